@@ -1,0 +1,9 @@
+/* cairn.h: the CAIRN runtime's public C API, one include for C users and generated code.
+ * Each part is documented in its own header. */
+#ifndef CAIRN_H
+#define CAIRN_H
+
+#include "cairn_trap.h"
+#include "cairn_pool.h"
+
+#endif

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages CAIRN needs (DESIGN.md section 3) when any is missing.
+# Does nothing, quickly, when everything is present. Uses apt-get as root, sudo otherwise.
+set -euo pipefail
+
+PACKAGES=(
+  gcc clang make pkg-config
+  libclang-rt-14-dev          # clang's sanitizer and libFuzzer runtimes
+  libcjson-dev                # all JSON
+  libssl-dev openssl          # SHA-256, Ed25519; openssl CLI for offline bundle checks
+  libcurl4-openssl-dev        # agent HTTP
+  libz3-dev                   # cairn verify
+  libsqlite3-dev              # coordinator store
+  libmicrohttpd-dev           # coordinator HTTP server
+  libopenblas-dev             # bench baseline for the bracket GEMM
+  python3 python3-pytest python3-numpy   # test driver and exact models
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

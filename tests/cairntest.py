@@ -1,0 +1,49 @@
+"""Shared test helpers (import as `from cairntest import ...`): where this matrix cell's binaries are, and how to run them.
+
+The Makefile exports CAIRN_BIN (bin/cairn, bin/cairn-farm, bin/cairn-agent),
+CAIRN_TBIN (C test and bench harnesses), CAIRN_CC (gcc|clang) and CAIRN_SAN
+(none|asan|tsan). Tests marked `matrix` run only under `make matrix`.
+"""
+import os
+import pathlib
+import subprocess
+
+
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+BIN = pathlib.Path(os.environ.get("CAIRN_BIN", ROOT / "bin"))
+TBIN = pathlib.Path(os.environ.get("CAIRN_TBIN", ROOT / "build" / "obj" / "tbin"))
+CC = os.environ.get("CAIRN_CC", "gcc")
+SAN = os.environ.get("CAIRN_SAN", "none")
+MATRIX = os.environ.get("CAIRN_MATRIX") == "1"
+
+# What `cairn build --sanitize` takes for this cell.
+SANITIZE_FLAG = {"none": None, "asan": "address,undefined", "tsan": "thread"}[SAN]
+
+
+def cairn_cell_flags():
+    """The `cairn build`/`cairn run` flags that put a program in this matrix cell."""
+    flags = ["--cc", CC]
+    if SANITIZE_FLAG:
+        flags += ["--sanitize", SANITIZE_FLAG]
+    return flags
+
+
+def harness(name):
+    """Path of a C harness built from tests/c/NAME.c; fails loudly when missing."""
+    path = TBIN / name
+    assert path.exists(), f"{path} not built: run make first"
+    return str(path)
+
+
+def run(cmd, *, input=None, timeout=300, check=False, env=None):
+    """Run a command, capturing text output; returns CompletedProcess."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    result = subprocess.run([str(c) for c in cmd], input=input, capture_output=True,
+                            text=True, timeout=timeout, env=full_env)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{cmd} exited {result.returncode}\n"
+                             f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}")
+    return result
