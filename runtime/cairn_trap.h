@@ -22,6 +22,9 @@ typedef struct cairn_loc {
     int line, col;
 } cairn_loc;
 
+/* For callers (C users) that have no source location to give. */
+#define CAIRN_NOLOC ((cairn_loc){0, 0, 0})
+
 #ifndef __CUDA_ARCH__
 /* Host side: prints and aborts; never returns. */
 _Noreturn void cairn_trap_at(const char *reason, cairn_loc loc);
@@ -35,9 +38,16 @@ _Noreturn void cairn_trap(const char *reason);
 #ifdef __CUDA_ARCH__
 #include <cstdio>
 /* Device side: the same message, then the hardware trap (kills the kernel). */
-static __device__ inline void cairn_trap(const char *reason) {
-    printf("trap: %s\n", reason);
+static __device__ inline void cairn_trap_at(const char *reason, cairn_loc loc) {
+    if (loc.file)
+        printf("trap: %s at %s:%d:%d\n", reason, loc.file, loc.line, loc.col);
+    else
+        printf("trap: %s\n", reason);
     __trap();
+}
+static __device__ inline void cairn_trap(const char *reason) {
+    cairn_loc none = {0, 0, 0};
+    cairn_trap_at(reason, none);
 }
 #endif
 
