@@ -13,7 +13,10 @@
 #endif
 
 #ifdef __cplusplus
+#define CAIRN_NORETURN [[noreturn]]
 extern "C" {
+#else
+#define CAIRN_NORETURN _Noreturn
 #endif
 
 /* Where a guard sits in the .cairn source; file may be NULL when unknown. */
@@ -23,12 +26,16 @@ typedef struct cairn_loc {
 } cairn_loc;
 
 /* For callers (C users) that have no source location to give. */
+#ifdef __cplusplus
+#define CAIRN_NOLOC (cairn_loc{0, 0, 0})
+#else
 #define CAIRN_NOLOC ((cairn_loc){0, 0, 0})
+#endif
 
 #ifndef __CUDA_ARCH__
 /* Host side: prints and aborts; never returns. */
-_Noreturn void cairn_trap_at(const char *reason, cairn_loc loc);
-_Noreturn void cairn_trap(const char *reason);
+CAIRN_NORETURN void cairn_trap_at(const char *reason, cairn_loc loc);
+CAIRN_NORETURN void cairn_trap(const char *reason);
 #endif
 
 #ifdef __cplusplus
