@@ -5,5 +5,6 @@
 
 #include "cairn_trap.h"
 #include "cairn_pool.h"
+#include "cairn_observe.h"
 
 #endif
