@@ -1,0 +1,296 @@
+/* ast.h: the CAIRN syntax tree, shared by every pass of the compiler.
+ *
+ * Ownership. Everything a parse creates (nodes, strings, types, symbols) lives in the
+ * Program's arena and dies with program_free(). No pass frees a node; a pass that makes
+ * new nodes (derive grad, lowering temporaries) allocates them from the same arena with
+ * ast_new_*() below or arena_alloc(), so one free releases all.
+ *
+ * Shape. A Program is a list of Items (fn, const, layout, derive). A function's body is
+ * a Block of Stmts; an expression-bodied function `fn f() -> T = e;` also gets a body
+ * holding the single statement `return e;` (with expr_body set so the printer writes it
+ * back as written). Statements hold Exprs; Exprs hold Exprs. Types written in the source
+ * (parameter types, let annotations, buffer elements, conversions, generic arguments) are
+ * Type nodes parsed straight into the semantic representation of types.h.
+ *
+ * Passes. parse (parser.c) -> check (check.c: names resolved, every Expr's `type` set,
+ * every Name's `sym` set, every Call's `builtin`/`fn` set) -> derive grad (grad*.c, adds
+ * fn Items) -> lower (lower_c.c). A later pass walks the checked tree with plain switch
+ * statements over the kinds below; it may rely on: no Expr has type NULL or TY_ERROR in
+ * a program the checker accepted; every Name resolves; every Call's arity matches.
+ *
+ * Spans. Every node carries the span of its source text (file, 1-based line and column,
+ * byte offset and length), which diagnostics underline and traps name.
+ *
+ * Stability: kinds and fields are only ever added, never renamed (other passes build
+ * on this header).
+ */
+#ifndef CAIRN_AST_H
+#define CAIRN_AST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "types.h"
+
+typedef struct Span {
+    const char *file;   /* the path as given on the command line */
+    int line, col;      /* 1-based */
+    int off, len;       /* byte offset into the source text, and length in bytes */
+} Span;
+
+typedef struct Expr Expr;
+typedef struct Stmt Stmt;
+typedef struct Block Block;
+typedef struct Item Item;
+typedef struct Param Param;
+typedef struct Symbol Symbol;
+
+/* ---- symbols: what a name resolves to (filled by the checker) ---- */
+
+typedef enum SymKind {
+    SYM_LOCAL,      /* let / let mut; decl is the Stmt */
+    SYM_PARAM,      /* function parameter; decl is the Param */
+    SYM_LOOP,       /* for / parallel / reduce / blocks / threads binder (immutable) */
+    SYM_BUFFER,     /* buffer or shared array; decl is the Stmt */
+    SYM_CONST,      /* top-level const; decl is the Item */
+    SYM_LAYOUT,     /* top-level layout; decl is the Item */
+    SYM_FN,         /* a user function; decl is the Item */
+    SYM_POISON      /* a name that failed to declare; uses are silent */
+} SymKind;
+
+struct Symbol {
+    SymKind kind;
+    const char *name;
+    const Type *type;
+    bool mut;           /* let mut, or a scalar rw<T> parameter */
+    Span span;          /* where it was declared */
+    int id;             /* unique within its function (locals), for lowering */
+    union { Stmt *stmt; Param *param; Item *item; Expr *expr; } decl;
+};
+
+/* ---- expressions ---- */
+
+typedef enum ExprKind {
+    EXPR_INT,       /* 42, 0x3555: exact integer constant, typed by context */
+    EXPR_FLOAT,     /* 0.125, 1e16: exact decimal constant, rounded once into its type */
+    EXPR_BOOL,      /* true, false */
+    EXPR_STRING,    /* "name" (observe's first argument) */
+    EXPR_NAME,      /* x; `std` of std.math.exp is a NAME under MEMBERs */
+    EXPR_UNARY,     /* -x, !b */
+    EXPR_BINARY,    /* a + b ... a || b */
+    EXPR_CALL,      /* f(a), quantize[f16](x, s), std.math.exp(x), L.col(t, v) */
+    EXPR_INDEX,     /* v[i] */
+    EXPR_MEMBER,    /* a.b (a layout's .row, a path std.math) */
+    EXPR_CONVERT,   /* T(x): f32(h), u8(i), WmmaAcc[f32, 16, 16, 16](0.0) (fill) */
+    EXPR_REDUCE,    /* reduce OP MODE i in n yield e; scan OP MODE i in n yield e into v */
+    EXPR_ZEROED     /* the `zeroed` initialiser of buffer and shared */
+} ExprKind;
+
+typedef enum UnaryOp { UN_NEG, UN_NOT } UnaryOp;
+
+typedef enum BinaryOp {
+    BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_REM,
+    BIN_EQ, BIN_NE, BIN_LT, BIN_LE, BIN_GT, BIN_GE,
+    BIN_AND, BIN_OR,                                /* && || on bool */
+    BIN_BITAND, BIN_BITOR, BIN_BITXOR, BIN_SHL, BIN_SHR
+} BinaryOp;
+
+typedef enum ReduceOp { RED_ADD, RED_MUL, RED_MIN, RED_MAX, RED_BITAND, RED_BITOR, RED_BITXOR } ReduceOp;
+
+/* How a reduction or scan runs: in written order, on the pool (exact for float +), or
+ * across a warp's lanes inside a cooperative region (fixed butterfly). */
+typedef enum ReduceMode { MODE_FOR, MODE_PARALLEL, MODE_WARP } ReduceMode;
+
+/* Builtin functions a Call may resolve to; BI_NONE is a user function (Call.fn). The
+ * table, with names and arities, is builtins.def (shared with lowering). */
+typedef enum Builtin {
+    BI_NONE = 0,
+#define BUILTIN(id, spelling, minargs, maxargs, generics) id,
+#include "builtins.def"
+#undef BUILTIN
+    BI_COUNT
+} Builtin;
+
+struct Expr {
+    ExprKind kind;
+    Span span;
+    const Type *type;       /* set by the checker; TY_ERROR after a reported error */
+    union {
+        struct { const char *text; uint64_t value; bool overflow; } int_lit;  /* value: magnitude */
+        struct { const char *text; } float_lit;     /* exact decimal text as written */
+        bool bool_lit;
+        struct { const char *text; int len; } str;  /* unescaped bytes */
+        struct { const char *name; Symbol *sym; } name;
+        struct { UnaryOp op; Expr *operand; } unary;
+        struct { BinaryOp op; Expr *lhs, *rhs; } binary;
+        struct {
+            Expr *callee;               /* NAME, or MEMBER chain (std.math.exp, L.col) */
+            const Type **generics;      /* quantize[f16] -> {f16}; NULL when none */
+            int ngenerics;
+            Expr **args;
+            int nargs;
+            Builtin builtin;            /* checker: which builtin, or BI_NONE */
+            Item *fn;                   /* checker: the user function when BI_NONE */
+        } call;
+        struct { Expr *base; Expr *index; } index;
+        struct { Expr *base; const char *field; Span field_span; } member;
+        struct { const Type *to; Expr *arg; } convert;
+        struct {
+            bool scan;                  /* scan ... into `into` (statement use only) */
+            ReduceOp op;
+            ReduceMode mode;
+            const char *var;            /* binder; "_" when unused; NULL for warp without one */
+            Span var_span;
+            Symbol *var_sym;            /* checker */
+            Expr *lo;                   /* `i in a..b`: lo = a; `i in n`: lo = NULL (0) */
+            Expr *count;                /* n, or b of a..b */
+            Expr *body;                 /* the yield */
+            Expr *into;                 /* scan target view; NULL for reduce */
+        } reduce;
+    } u;
+};
+
+/* ---- statements ---- */
+
+typedef enum StmtKind {
+    STMT_LET,       /* let [mut] x[:T] = e; */
+    STMT_ASSIGN,    /* target = e;  target += e; ... */
+    STMT_EXPR,      /* f(x);  scan ... ; */
+    STMT_IF,        /* if c { } [else { } | else if ...] */
+    STMT_FOR,       /* for i in a..b { } / for i in n { } */
+    STMT_RETURN,    /* return [e]; */
+    STMT_PARALLEL,  /* parallel i in n { } : a lane per index */
+    STMT_BLOCKS,    /* blocks g in G threads t in T { } : cooperative region */
+    STMT_BUFFER,    /* buffer x:T[n][@place] = zeroed; */
+    STMT_SHARED,    /* shared s:T[N] = zeroed;  (inside a blocks region) */
+    STMT_BARRIER,   /* barrier; */
+    STMT_BLOCK      /* { ... } */
+} StmtKind;
+
+typedef enum AssignOp { ASSIGN_SET, ASSIGN_ADD, ASSIGN_SUB, ASSIGN_MUL, ASSIGN_DIV } AssignOp;
+
+struct Block {
+    Span span;
+    Stmt **stmts;
+    int nstmts;
+};
+
+/* A loop-like binder: `i in n` or `i in a..b`. */
+typedef struct Binder {
+    const char *var;        /* "_" when unused */
+    Span var_span;
+    Symbol *sym;            /* checker */
+    Expr *lo;               /* NULL means 0 */
+    Expr *count;            /* upper bound (exclusive) */
+} Binder;
+
+struct Stmt {
+    StmtKind kind;
+    Span span;
+    union {
+        struct {
+            const char *name; Span name_span; bool mut;
+            const Type *declared;       /* NULL when inferred */
+            Expr *init;
+            Symbol *sym;                /* checker */
+        } let;
+        struct { AssignOp op; Expr *target; Expr *value; } assign;
+        Expr *expr;
+        struct { Expr *cond; Block *then; Stmt *els; } if_;   /* els: STMT_BLOCK or STMT_IF or NULL */
+        struct { Binder b; Block *body; } for_;
+        struct { Expr *value; } ret;                          /* NULL for `return;` */
+        struct { Binder b; Block *body; } parallel;
+        struct { Binder grid; Binder threads; Block *body; } blocks;
+        struct {                                              /* buffer and shared */
+            const char *name; Span name_span;
+            const Type *elem;
+            Expr *count;
+            Placement place;                                  /* PLACE_HOST unless @... */
+            Expr *init;                                       /* EXPR_ZEROED */
+            Symbol *sym;                                      /* checker */
+        } alloc;
+        Block *block;
+    } u;
+};
+
+/* ---- items ---- */
+
+typedef enum ItemKind {
+    ITEM_FN,        /* fn f(params) [-> T] [implements g] { } | = e; */
+    ITEM_CONST,     /* const N:T = e; */
+    ITEM_LAYOUT,    /* layout L = rows(16, 16); */
+    ITEM_DERIVE     /* derive grad[w, b] for f; */
+} ItemKind;
+
+struct Param {
+    const char *name;
+    Span span;              /* the whole `name:T` */
+    Span name_span;
+    const Type *type;
+    Symbol *sym;            /* checker */
+};
+
+struct Item {
+    ItemKind kind;
+    Span span;
+    const char *name;       /* fn / const / layout name; derive: the kind ("grad") */
+    Span name_span;
+    Symbol *sym;            /* checker (fn, const, layout) */
+    union {
+        struct {
+            Param **params; int nparams;
+            const Type *ret;            /* TYPE_VOID when no arrow */
+            Span ret_span;
+            Block *body;
+            bool expr_body;             /* written `= e;`: body is { return e; } */
+            const char *implements;     /* `implements ref`; NULL when none */
+            Span implements_span;
+            Item *implements_fn;        /* checker */
+            Item *derived_from;         /* set on functions derive made (grad), else NULL */
+            int nlocals;                /* checker: symbols numbered 0..nlocals-1 */
+        } fn;
+        struct { const Type *type; Expr *value; } const_;
+        struct { Expr *value; } layout;
+        struct {
+            const char **wrt; Span *wrt_spans; int nwrt;   /* NULL/0: every float param */
+            bool has_list;                                  /* `grad[...]` written */
+            const char *target; Span target_span;
+            Item *target_fn;                                /* checker */
+        } derive;
+    } u;
+};
+
+typedef struct SourceFile {
+    const char *path;
+    const char *text;       /* NUL-terminated */
+    size_t len;
+} SourceFile;
+
+typedef struct Program {
+    Arena *arena;
+    SourceFile src;
+    Item **items;
+    int nitems;
+    bool checked;           /* the checker accepted it */
+} Program;
+
+/* Node constructors: zeroed nodes from the program's arena. */
+Expr  *ast_new_expr(Arena *a, ExprKind kind, Span span);
+Stmt  *ast_new_stmt(Arena *a, StmtKind kind, Span span);
+Block *ast_new_block(Arena *a, Span span, Stmt **stmts, int nstmts);
+Item  *ast_new_item(Arena *a, ItemKind kind, Span span);
+/* Appends an item (e.g. a derived function) to the program. */
+void   program_add_item(Program *p, Item *it);
+void   program_free(Program *p);
+
+/* Names of operators, as written in source. */
+const char *binary_op_text(BinaryOp op);
+const char *unary_op_text(UnaryOp op);
+const char *reduce_op_text(ReduceOp op);
+const char *reduce_mode_text(ReduceMode m);
+const char *assign_op_text(AssignOp op);
+const char *builtin_name(Builtin b);   /* as written, e.g. "std.math.exp" */
+
+#endif

@@ -1,0 +1,26 @@
+/* commands.h: the cairn subcommands. Each lives in its own cmd_NAME.c and is listed
+ * once in COMMANDS below; main.c builds its dispatch table and help from this list.
+ * To add one: write cmd_NAME.c with `int cmd_NAME(int argc, char **argv)` (argv[0] is
+ * the command name; exit 0 ok, 1 refused/failed, 2 usage or I/O error) and
+ * `const char cmd_NAME_help[]` (its --help text), and add one COMMAND row. */
+#ifndef CAIRN_COMMANDS_H
+#define CAIRN_COMMANDS_H
+
+/* COMMAND(name, one-line summary) */
+#define COMMANDS(COMMAND) \
+    COMMAND(check,   "parse and check a program; exit 0 accepted, 1 refused") \
+    COMMAND(explain, "explain an error code: the rule, a refused and an accepted example") \
+    COMMANDS_BACKEND(COMMAND) \
+    COMMANDS_GRAD(COMMAND)
+
+/* Rows other rooms add (keep one line per command). */
+#define COMMANDS_BACKEND(COMMAND)
+#define COMMANDS_GRAD(COMMAND)
+
+#define DECLARE_COMMAND(name, summary) \
+    int cmd_##name(int argc, char **argv); \
+    extern const char cmd_##name##_help[];
+COMMANDS(DECLARE_COMMAND)
+#undef DECLARE_COMMAND
+
+#endif

@@ -1,0 +1,42 @@
+/* frontend.h: the front end's entry points, for every command that reads a program.
+ *
+ *   Diags d; diags_init(&d, NULL);
+ *   Program *p = cairn_load(path, &d);     // parse + check
+ *   if (!p) { diags_print(&d, stderr); ... exit 1 (or 2 when the file is unreadable) }
+ *   ... walk p (ast.h), then program_free(p); diags_free(&d);
+ */
+#ifndef CAIRN_FRONTEND_H
+#define CAIRN_FRONTEND_H
+
+#include "ast.h"
+#include "diag.h"
+
+typedef enum LoadStatus { LOAD_OK, LOAD_REFUSED, LOAD_IO_ERROR } LoadStatus;
+
+/* Reads, parses and checks path. Returns the checked program, or NULL with the reasons
+ * in d (and *status, when given, saying whether the file could not be read). d->src is
+ * pointed at the program's source so diags_print can show lines; keep the returned
+ * program (or call diags_print) before program_free. On refusal the source stays alive
+ * inside d until diags_free. */
+Program *cairn_load(const char *path, Diags *d, LoadStatus *status);
+/* The same from text in memory (path only names it in messages). */
+Program *cairn_load_text(const char *path, const char *text, size_t len, Diags *d);
+
+/* The stages, for tools that need only some. */
+Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d);
+bool     cairn_check(Program *p, Diags *d);
+
+/* derive grad: the checker calls this for each `derive grad` item after the target
+ * function checked cleanly. It appends the derived function(s) to p (program_add_item);
+ * the checker then checks them like any other. Returns false after reporting to d.
+ * The gradients room implements it in grad.c; the front end's weak default refuses
+ * every derive with E-UNSUPPORTED. */
+bool cairn_derive_grad(Program *p, Item *derive, Diags *d);
+
+/* Pretty printer (print.c): the program as CAIRN source that parses back to the same
+ * tree. Returns a malloc'ed string. */
+char *cairn_print_program(const Program *p);
+char *cairn_print_expr(const Expr *e);
+char *cairn_print_type(const Type *t);
+
+#endif
