@@ -1,0 +1,477 @@
+/* cairn_float.h: the storage floats (f16, bf16, f8e4m3, f8e5m2) and quantize.
+ *
+ * A storage float holds a number and converts; it never computes. Each is carried as
+ * its bits in an unsigned integer, so C code, generated code and CUDA device code all
+ * pass it around without a float type of their own.
+ *
+ *   format   bits  fraction  exponent bias  largest finite  past the range
+ *   f16       16     10         15           65504           infinity      (IEEE binary16)
+ *   bf16      16      7        127           ~3.39e38        infinity      (upper half of f32)
+ *   f8e4m3     8      3          7           448             trap          (OCP E4M3, NaN S.1111.111)
+ *   f8e5m2     8      2         15           57344           infinity      (OCP E5M2)
+ *
+ * What every routine here promises:
+ * - FMT -> f32 (and f64) is exact: every bit pattern, NaN payloads included.
+ * - f32 -> FMT and f64 -> FMT round once, to nearest with ties to even, straight from
+ *   the source bits (an f64 never goes through f32, which would round twice).
+ *   Subnormals are kept. Past the range: the infinity of the sign, except f8e4m3,
+ *   which has none: cairn_f32_to_f8e4m3 traps ("f8e4m3 overflow"), and the _try
+ *   variants report it instead. 464 itself is a tie that goes to the even 448.
+ *   A NaN gives a quiet NaN with the input's sign and the top payload bits that fit
+ *   (what x86 F16C does), and f8e4m3's only NaN, S.1111.111.
+ * - quantize[T](x, scale) is the exact quotient x / scale, rounded once to nearest
+ *   with ties to even, clamped to T's finite range (it saturates; +-inf x gives T's
+ *   largest or smallest finite value). Its result is always finite. A scale that is
+ *   not positive and finite traps, and so does a NaN x: a NaN has no nearest value in
+ *   an integer, and quantize promises a finite result for every T alike.
+ * - quantize_stochastic[T](x, scale, noise) rounds the quotient's magnitude away from
+ *   zero exactly when the dropped fraction of a unit in T's last place is greater
+ *   than noise / 2^32, and toward zero otherwise (an exact quotient is never moved).
+ *   Over uniform noise it rounds up with probability ceil(fraction * 2^32) / 2^32, so
+ *   it is unbiased to within 2^-32 of a unit, and the same noise gives the same bits.
+ *
+ * How: every rounding works on integer bit patterns only, with no floating-point
+ * instruction on its path, so the host and a CUDA lane give the same bits whatever
+ * the FPU's modes. Every routine is static inline and CAIRN_HD, so generated host C
+ * and device code (nvcc --fmad=false) share this one text.
+ *
+ * Why quantize rounds the exact quotient once: x = mx * 2^ex and scale = ms * 2^es
+ * with 24-bit significands normalized to [2^23, 2^24). The integer division
+ * (mx * 2^39) / ms gives a quotient Q in (2^38, 2^40) and a remainder r, so
+ * x / scale = (Q + r / ms) * 2^(ex - es - 39) exactly, with 0 <= r / ms < 1. Rounding
+ * to any T needs only the bits of Q above and at the rounding position and whether
+ * anything below it is nonzero. Q has at least 39 significant bits and every float T
+ * keeps at most 11, so the rounding position lies inside Q and "r != 0" is the sticky
+ * bit. For an integer T the position is the unit; if that lies below Q's last bit,
+ * the quotient is at least 2^38 and saturates anyway. One rounding, from exact data.
+ *
+ * Traps go through cairn_trap_at (cairn_trap.h) with the caller's source location;
+ * C callers without one pass CAIRN_NOLOC. */
+#ifndef CAIRN_FLOAT_H
+#define CAIRN_FLOAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cairn_trap.h"
+
+typedef uint16_t cairn_f16;    /* IEEE binary16 bits */
+typedef uint16_t cairn_bf16;   /* bfloat16 bits: the upper half of an f32 */
+typedef uint8_t cairn_f8e4m3;  /* OCP FP8 E4M3 bits */
+typedef uint8_t cairn_f8e5m2;  /* OCP FP8 E5M2 bits */
+
+#define CAIRN_FLOAT_FN static inline CAIRN_HD
+
+/* ---- internals (cairn__ names): bits of the compute floats, one rounding core ---- */
+
+CAIRN_FLOAT_FN uint32_t cairn__f32_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+CAIRN_FLOAT_FN float cairn__f32_from_bits(uint32_t u) {
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+CAIRN_FLOAT_FN uint64_t cairn__f64_bits(double x) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+/* Leading zeros of a nonzero 64-bit word. */
+CAIRN_FLOAT_FN int cairn__clz64(uint64_t v) {
+#ifdef __CUDA_ARCH__
+    return __clzll((long long)v);
+#else
+    return __builtin_clzll(v);
+#endif
+}
+
+/* A storage format's shape, as the rounding core needs it. */
+typedef struct cairn__fmt {
+    int man;            /* fraction bits */
+    int emin;           /* exponent of the smallest normal value */
+    uint32_t max_bits;  /* magnitude bits of the largest finite value; +1 is infinity
+                           in the IEEE-style formats and NaN in f8e4m3 */
+    uint32_t nan_bits;  /* magnitude bits of the quiet NaN a NaN input becomes */
+    uint32_t sign_bit;
+} cairn__fmt;
+
+CAIRN_FLOAT_FN cairn__fmt cairn__fmt_f16(void) {
+    cairn__fmt f = {10, -14, 0x7BFFu, 0x7E00u, 0x8000u};
+    return f;
+}
+CAIRN_FLOAT_FN cairn__fmt cairn__fmt_bf16(void) {
+    cairn__fmt f = {7, -126, 0x7F7Fu, 0x7FC0u, 0x8000u};
+    return f;
+}
+CAIRN_FLOAT_FN cairn__fmt cairn__fmt_f8e4m3(void) {
+    cairn__fmt f = {3, -6, 0x7Eu, 0x7Fu, 0x80u};
+    return f;
+}
+CAIRN_FLOAT_FN cairn__fmt cairn__fmt_f8e5m2(void) {
+    cairn__fmt f = {2, -14, 0x7Bu, 0x7Eu, 0x80u};
+    return f;
+}
+
+/* Stochastic decision: is the dropped fraction (rem + sticky) / 2^shift greater than
+ * noise / 2^32? rem < 2^shift; sticky means "a little more than rem". Compares the
+ * fraction's top 32 bits with noise, and on equality whether anything lies below. */
+CAIRN_FLOAT_FN int cairn__fraction_exceeds(uint64_t rem, int shift, int sticky,
+                                           uint32_t noise) {
+    if (shift <= 32) {
+        uint64_t top = rem << (32 - shift);
+        return top > noise || (top == noise && sticky);
+    }
+    int below = shift - 32;
+    uint64_t top = below >= 64 ? 0 : rem >> below;
+    uint64_t rest = below >= 64 ? rem : rem & ((UINT64_C(1) << below) - 1);
+    return top > noise || (top == noise && (rest != 0 || sticky));
+}
+
+/* Drops the low `shift` (>= 1) bits of sig + sticky, where sig < 2^63 and sticky
+ * means the true value lies strictly between sig and sig + 1. Returns the kept bits,
+ * plus one when the rounding goes away from zero: to nearest with ties to even, or
+ * stochastically against noise. */
+CAIRN_FLOAT_FN uint64_t cairn__drop_bits(uint64_t sig, int shift, int sticky,
+                                         int stochastic, uint32_t noise) {
+    uint64_t kept = shift >= 64 ? 0 : sig >> shift;
+    uint64_t rem = shift >= 64 ? sig : sig & ((UINT64_C(1) << shift) - 1);
+    int up;
+    if (stochastic) {
+        up = cairn__fraction_exceeds(rem, shift, sticky, noise);
+    } else if (shift > 64) {
+        up = 0; /* sig < 2^63 <= half a unit */
+    } else {
+        uint64_t half = UINT64_C(1) << (shift - 1);
+        up = rem > half || (rem == half && (sticky || (kept & 1)));
+    }
+    return kept + (uint64_t)up;
+}
+
+/* The one rounding core: rounds the magnitude (sig + sticky) * 2^exp, 1 <= sig < 2^63,
+ * to format f and returns its magnitude bits. A result above f.max_bits means the
+ * value lies past f's finite range. With sticky set, sig must hold more than f.man + 1
+ * significant bits (quantize's quotient holds 39), so the rounding position lies
+ * inside sig. */
+CAIRN_FLOAT_FN uint32_t cairn__round_to_fmt(uint64_t sig, int exp, int sticky, cairn__fmt f,
+                                            int stochastic, uint32_t noise) {
+    int lead = exp + 63 - cairn__clz64(sig); /* exponent of sig's leading bit */
+    if (lead - f.emin > 40)
+        return UINT32_MAX; /* far past every format's range */
+    int quantum = (lead > f.emin ? lead : f.emin) - f.man; /* exponent of the last kept bit */
+    int shift = quantum - exp;
+    uint64_t kept = shift <= 0 ? sig << -shift
+                               : cairn__drop_bits(sig, shift, sticky, stochastic, noise);
+    /* kept carries the implicit bit (and any carry out of rounding) into the exponent */
+    return (uint32_t)(((uint64_t)(quantum - (f.emin - f.man)) << f.man) + kept);
+}
+
+/* Narrows an IEEE binary value given by its fields (sign, biased exponent, fraction;
+ * src_man fraction bits, exponent all-ones at emask) to f, rounding to nearest-even.
+ * *past is set when the value (an infinity included) lies past f's range; the result
+ * then holds the infinity's bits (f8e4m3: its NaN). */
+CAIRN_FLOAT_FN uint32_t cairn__narrow(uint32_t sign, uint32_t efield, uint64_t frac,
+                                      int src_man, int src_bias, uint32_t emask,
+                                      cairn__fmt f, int *past) {
+    uint32_t sign_bits = sign ? f.sign_bit : 0;
+    *past = 0;
+    if (efield == emask) {
+        if (frac) /* quiet NaN: keep the sign and the payload's top bits */
+            return sign_bits | f.nan_bits |
+                   ((uint32_t)(frac >> (src_man - f.man)) & ((1u << f.man) - 1));
+        *past = 1;
+        return sign_bits | (f.max_bits + 1);
+    }
+    if (efield == 0 && frac == 0)
+        return sign_bits;
+    uint64_t sig = efield ? frac | (UINT64_C(1) << src_man) : frac;
+    int exp = (int)(efield ? efield : 1) - src_bias - src_man;
+    uint32_t bits = cairn__round_to_fmt(sig, exp, 0, f, 0, 0);
+    if (bits > f.max_bits) {
+        *past = 1;
+        bits = f.max_bits + 1;
+    }
+    return sign_bits | bits;
+}
+
+CAIRN_FLOAT_FN uint32_t cairn__narrow_f32(float x, cairn__fmt f, int *past) {
+    uint32_t u = cairn__f32_bits(x);
+    return cairn__narrow(u >> 31, (u >> 23) & 0xFFu, u & 0x7FFFFFu, 23, 127, 0xFFu, f, past);
+}
+
+CAIRN_FLOAT_FN uint32_t cairn__narrow_f64(double x, cairn__fmt f, int *past) {
+    uint64_t u = cairn__f64_bits(x);
+    return cairn__narrow((uint32_t)(u >> 63), (uint32_t)(u >> 52) & 0x7FFu,
+                         u & ((UINT64_C(1) << 52) - 1), 52, 1023, 0x7FFu, f, past);
+}
+
+/* Widens a format with `man` fraction bits, `ebits` exponent bits and `bias` to f32
+ * bits, exactly. ieee: the all-ones exponent holds infinities and NaNs; otherwise
+ * (f8e4m3) only all-ones exponent and fraction is NaN. Payloads are kept. */
+CAIRN_FLOAT_FN uint32_t cairn__widen(uint32_t bits, int man, int ebits, int bias, int ieee) {
+    uint32_t emask = (1u << ebits) - 1, fmask = (1u << man) - 1;
+    uint32_t sign = (bits >> (man + ebits) & 1u) << 31;
+    uint32_t e = (bits >> man) & emask, m = bits & fmask;
+    if (e == emask && (ieee || m == fmask))
+        return sign | 0x7F800000u | (m << (23 - man));
+    if (e != 0)
+        return sign | ((e - (uint32_t)bias + 127u) << 23) | (m << (23 - man));
+    if (m == 0)
+        return sign;
+    /* subnormal m * 2^(1 - bias - man): a normal f32 in every format but bf16 */
+    int lead = 63 - cairn__clz64(m);
+    uint32_t field = (uint32_t)(1 - bias - man + lead + 127);
+    return sign | (field << 23) | ((m << (23 - lead)) & 0x7FFFFFu);
+}
+
+/* ---- bits: to_bits and from_bits are the identity on these typedefs ---- */
+
+CAIRN_FLOAT_FN uint16_t cairn_f16_to_bits(cairn_f16 h) { return h; }
+CAIRN_FLOAT_FN cairn_f16 cairn_f16_from_bits(uint16_t u) { return u; }
+CAIRN_FLOAT_FN uint16_t cairn_bf16_to_bits(cairn_bf16 h) { return h; }
+CAIRN_FLOAT_FN cairn_bf16 cairn_bf16_from_bits(uint16_t u) { return u; }
+CAIRN_FLOAT_FN uint8_t cairn_f8e4m3_to_bits(cairn_f8e4m3 h) { return h; }
+CAIRN_FLOAT_FN cairn_f8e4m3 cairn_f8e4m3_from_bits(uint8_t u) { return u; }
+CAIRN_FLOAT_FN uint8_t cairn_f8e5m2_to_bits(cairn_f8e5m2 h) { return h; }
+CAIRN_FLOAT_FN cairn_f8e5m2 cairn_f8e5m2_from_bits(uint8_t u) { return u; }
+
+/* ---- widening: exact ---- */
+
+CAIRN_FLOAT_FN float cairn_f16_to_f32(cairn_f16 h) {
+    return cairn__f32_from_bits(cairn__widen(h, 10, 5, 15, 1));
+}
+CAIRN_FLOAT_FN float cairn_bf16_to_f32(cairn_bf16 h) {
+    return cairn__f32_from_bits((uint32_t)h << 16);
+}
+CAIRN_FLOAT_FN float cairn_f8e4m3_to_f32(cairn_f8e4m3 h) {
+    return cairn__f32_from_bits(cairn__widen(h, 3, 4, 7, 0));
+}
+CAIRN_FLOAT_FN float cairn_f8e5m2_to_f32(cairn_f8e5m2 h) {
+    return cairn__f32_from_bits(cairn__widen(h, 2, 5, 15, 1));
+}
+/* f32 -> f64 is exact, so these are too. */
+CAIRN_FLOAT_FN double cairn_f16_to_f64(cairn_f16 h) { return (double)cairn_f16_to_f32(h); }
+CAIRN_FLOAT_FN double cairn_bf16_to_f64(cairn_bf16 h) { return (double)cairn_bf16_to_f32(h); }
+CAIRN_FLOAT_FN double cairn_f8e4m3_to_f64(cairn_f8e4m3 h) { return (double)cairn_f8e4m3_to_f32(h); }
+CAIRN_FLOAT_FN double cairn_f8e5m2_to_f64(cairn_f8e5m2 h) { return (double)cairn_f8e5m2_to_f32(h); }
+
+/* ---- narrowing: one rounding to nearest, ties to even ---- */
+
+/* f32 -> f16 without a branch, so a loop over an array vectorizes (min and selects).
+ * Normal range: rebias the exponent (127 -> 15) and round the 13 dropped bits to
+ * nearest-even by adding 0xFFF plus the kept lsb; a carry moves into the exponent and,
+ * past 65504 + 16, onto infinity (clamped there). Below 2^-14 the significand with
+ * its implicit bit is shifted right by 126 - e (at most 31, enough to reach zero)
+ * with the same add-then-shift rounding. */
+CAIRN_FLOAT_FN cairn_f16 cairn_f32_to_f16(float x) {
+    uint32_t u = cairn__f32_bits(x);
+    uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
+    uint32_t rebiased = a - 0x38000000u;
+    uint32_t normal = (rebiased + 0x0FFFu + ((rebiased >> 13) & 1u)) >> 13;
+    normal = normal < 0x7C00u ? normal : 0x7C00u;
+    uint32_t e = a >> 23, shift = 126u - e < 31u ? 126u - e : 31u;
+    uint32_t m = (a & 0x7FFFFFu) | 0x800000u;
+    uint32_t sub = (m + ((1u << shift) >> 1) - 1u + ((m >> shift) & 1u)) >> shift;
+    uint32_t nan = 0x7E00u | ((a >> 13) & 0x3FFu);
+    uint32_t mag = a < 0x38800000u ? sub : normal;
+    return (cairn_f16)(sign | (a > 0x7F800000u ? nan : mag));
+}
+
+/* f32 -> bf16 without a branch: round the low 16 bits to nearest-even; a carry runs
+ * into the exponent and at the top onto infinity. A NaN keeps its top bits, made quiet. */
+CAIRN_FLOAT_FN cairn_bf16 cairn_f32_to_bf16(float x) {
+    uint32_t u = cairn__f32_bits(x);
+    uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+    uint32_t nan = (u >> 16) | 0x0040u;
+    return (cairn_bf16)((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
+}
+
+CAIRN_FLOAT_FN cairn_f8e5m2 cairn_f32_to_f8e5m2(float x) {
+    int past;
+    return (cairn_f8e5m2)cairn__narrow_f32(x, cairn__fmt_f8e5m2(), &past);
+}
+
+CAIRN_FLOAT_FN cairn_f16 cairn_f64_to_f16(double x) {
+    int past;
+    return (cairn_f16)cairn__narrow_f64(x, cairn__fmt_f16(), &past);
+}
+CAIRN_FLOAT_FN cairn_bf16 cairn_f64_to_bf16(double x) {
+    int past;
+    return (cairn_bf16)cairn__narrow_f64(x, cairn__fmt_bf16(), &past);
+}
+CAIRN_FLOAT_FN cairn_f8e5m2 cairn_f64_to_f8e5m2(double x) {
+    int past;
+    return (cairn_f8e5m2)cairn__narrow_f64(x, cairn__fmt_f8e5m2(), &past);
+}
+
+/* f8e4m3 has no infinity: the _try forms return 0 (and store the NaN) when x lies
+ * past the range (|x| > 464, or infinite), 1 otherwise; the plain forms trap there. */
+CAIRN_FLOAT_FN int cairn_f32_to_f8e4m3_try(float x, cairn_f8e4m3 *out) {
+    int past;
+    *out = (cairn_f8e4m3)cairn__narrow_f32(x, cairn__fmt_f8e4m3(), &past);
+    return !past;
+}
+CAIRN_FLOAT_FN int cairn_f64_to_f8e4m3_try(double x, cairn_f8e4m3 *out) {
+    int past;
+    *out = (cairn_f8e4m3)cairn__narrow_f64(x, cairn__fmt_f8e4m3(), &past);
+    return !past;
+}
+
+#define CAIRN__E4M3_OVERFLOW "f8e4m3 overflow: |x| rounds past 448 and the format has no infinity"
+
+CAIRN_FLOAT_FN cairn_f8e4m3 cairn_f32_to_f8e4m3(float x, cairn_loc loc) {
+    cairn_f8e4m3 r;
+    if (!cairn_f32_to_f8e4m3_try(x, &r))
+        cairn_trap_at(CAIRN__E4M3_OVERFLOW, loc);
+    return r;
+}
+CAIRN_FLOAT_FN cairn_f8e4m3 cairn_f64_to_f8e4m3(double x, cairn_loc loc) {
+    cairn_f8e4m3 r;
+    if (!cairn_f64_to_f8e4m3_try(x, &r))
+        cairn_trap_at(CAIRN__E4M3_OVERFLOW, loc);
+    return r;
+}
+
+/* ---- quantize ---- */
+
+/* The exact quotient x / scale as (sig + sticky) * 2^exp (see the header comment).
+ * Returns 0 when it is zero, 1 when finite and nonzero, 2 when x is infinite. Traps on
+ * a scale that is not positive and finite, and on a NaN x. */
+CAIRN_FLOAT_FN int cairn__quotient(float x, float scale, cairn_loc loc, uint64_t *sig,
+                                   int *exp, int *sticky) {
+    uint32_t xu = cairn__f32_bits(x) & 0x7FFFFFFFu, su = cairn__f32_bits(scale);
+    if (su == 0 || su >= 0x7F800000u) /* zero, negative (sign bit set), inf or NaN */
+        cairn_trap_at("quantize scale must be positive and finite", loc);
+    if (xu > 0x7F800000u)
+        cairn_trap_at("quantize of NaN: the result would have no nearest value", loc);
+    if (xu == 0x7F800000u)
+        return 2;
+    if (xu == 0)
+        return 0;
+    /* significands with the implicit bit, normalized to [2^23, 2^24) */
+    uint64_t mx = xu >> 23 ? (xu & 0x7FFFFFu) | 0x800000u : xu;
+    uint64_t ms = su >> 23 ? (su & 0x7FFFFFu) | 0x800000u : su;
+    int nx = cairn__clz64(mx) - 40, ns = cairn__clz64(ms) - 40;
+    int ex = (int)(xu >> 23 ? xu >> 23 : 1) - 150 - nx;
+    int es = (int)(su >> 23 ? su >> 23 : 1) - 150 - ns;
+    uint64_t num = (mx << nx) << 39, den = ms << ns;
+    *sig = num / den; /* in (2^38, 2^40) */
+    *sticky = num % den != 0;
+    *exp = ex - es - 39;
+    return 1;
+}
+
+/* quantize into a storage float: saturates at f's largest finite value. */
+CAIRN_FLOAT_FN uint32_t cairn__quantize_fmt(float x, float scale, cairn__fmt f, int stochastic,
+                                            uint32_t noise, cairn_loc loc) {
+    uint64_t sig = 0;
+    int exp = 0, sticky = 0;
+    int kind = cairn__quotient(x, scale, loc, &sig, &exp, &sticky);
+    uint32_t sign_bits = cairn__f32_bits(x) >> 31 ? f.sign_bit : 0;
+    if (kind != 1)
+        return sign_bits | (kind == 2 ? f.max_bits : 0);
+    uint32_t bits = cairn__round_to_fmt(sig, exp, sticky, f, stochastic, noise);
+    return sign_bits | (bits > f.max_bits ? f.max_bits : bits);
+}
+
+/* quantize into the integers lo..hi: saturates at either end. */
+CAIRN_FLOAT_FN int64_t cairn__quantize_int(float x, float scale, int64_t lo, int64_t hi,
+                                          int stochastic, uint32_t noise, cairn_loc loc) {
+    uint64_t sig = 0;
+    int exp = 0, sticky = 0;
+    int kind = cairn__quotient(x, scale, loc, &sig, &exp, &sticky);
+    int negative = cairn__f32_bits(x) >> 31;
+    if (kind == 0)
+        return 0;
+    /* the unit lies below the quotient's last bit only when the quotient is >= 2^38 */
+    uint64_t mag = kind == 2 || exp >= 0 ? UINT64_MAX
+                                         : cairn__drop_bits(sig, -exp, sticky, stochastic, noise);
+    if (negative)
+        return mag > (uint64_t)-lo ? lo : -(int64_t)mag;
+    return mag > (uint64_t)hi ? hi : (int64_t)mag;
+}
+
+/* quantize[T](x, scale): x / scale rounded once to nearest, ties to even, saturating. */
+CAIRN_FLOAT_FN cairn_f16 cairn_quantize_f16(float x, float scale, cairn_loc loc) {
+    return (cairn_f16)cairn__quantize_fmt(x, scale, cairn__fmt_f16(), 0, 0, loc);
+}
+CAIRN_FLOAT_FN cairn_bf16 cairn_quantize_bf16(float x, float scale, cairn_loc loc) {
+    return (cairn_bf16)cairn__quantize_fmt(x, scale, cairn__fmt_bf16(), 0, 0, loc);
+}
+CAIRN_FLOAT_FN cairn_f8e4m3 cairn_quantize_f8e4m3(float x, float scale, cairn_loc loc) {
+    return (cairn_f8e4m3)cairn__quantize_fmt(x, scale, cairn__fmt_f8e4m3(), 0, 0, loc);
+}
+CAIRN_FLOAT_FN cairn_f8e5m2 cairn_quantize_f8e5m2(float x, float scale, cairn_loc loc) {
+    return (cairn_f8e5m2)cairn__quantize_fmt(x, scale, cairn__fmt_f8e5m2(), 0, 0, loc);
+}
+CAIRN_FLOAT_FN int8_t cairn_quantize_i8(float x, float scale, cairn_loc loc) {
+    return (int8_t)cairn__quantize_int(x, scale, INT8_MIN, INT8_MAX, 0, 0, loc);
+}
+CAIRN_FLOAT_FN uint8_t cairn_quantize_u8(float x, float scale, cairn_loc loc) {
+    return (uint8_t)cairn__quantize_int(x, scale, 0, UINT8_MAX, 0, 0, loc);
+}
+CAIRN_FLOAT_FN int16_t cairn_quantize_i16(float x, float scale, cairn_loc loc) {
+    return (int16_t)cairn__quantize_int(x, scale, INT16_MIN, INT16_MAX, 0, 0, loc);
+}
+CAIRN_FLOAT_FN uint16_t cairn_quantize_u16(float x, float scale, cairn_loc loc) {
+    return (uint16_t)cairn__quantize_int(x, scale, 0, UINT16_MAX, 0, 0, loc);
+}
+
+/* quantize_stochastic[T](x, scale, noise): away from zero when the dropped fraction
+ * exceeds noise / 2^32, saturating. */
+CAIRN_FLOAT_FN cairn_f16 cairn_quantize_stochastic_f16(float x, float scale, uint32_t noise,
+                                                       cairn_loc loc) {
+    return (cairn_f16)cairn__quantize_fmt(x, scale, cairn__fmt_f16(), 1, noise, loc);
+}
+CAIRN_FLOAT_FN cairn_bf16 cairn_quantize_stochastic_bf16(float x, float scale, uint32_t noise,
+                                                         cairn_loc loc) {
+    return (cairn_bf16)cairn__quantize_fmt(x, scale, cairn__fmt_bf16(), 1, noise, loc);
+}
+CAIRN_FLOAT_FN cairn_f8e4m3 cairn_quantize_stochastic_f8e4m3(float x, float scale,
+                                                             uint32_t noise, cairn_loc loc) {
+    return (cairn_f8e4m3)cairn__quantize_fmt(x, scale, cairn__fmt_f8e4m3(), 1, noise, loc);
+}
+CAIRN_FLOAT_FN cairn_f8e5m2 cairn_quantize_stochastic_f8e5m2(float x, float scale,
+                                                             uint32_t noise, cairn_loc loc) {
+    return (cairn_f8e5m2)cairn__quantize_fmt(x, scale, cairn__fmt_f8e5m2(), 1, noise, loc);
+}
+CAIRN_FLOAT_FN int8_t cairn_quantize_stochastic_i8(float x, float scale, uint32_t noise,
+                                                   cairn_loc loc) {
+    return (int8_t)cairn__quantize_int(x, scale, INT8_MIN, INT8_MAX, 1, noise, loc);
+}
+CAIRN_FLOAT_FN uint8_t cairn_quantize_stochastic_u8(float x, float scale, uint32_t noise,
+                                                    cairn_loc loc) {
+    return (uint8_t)cairn__quantize_int(x, scale, 0, UINT8_MAX, 1, noise, loc);
+}
+CAIRN_FLOAT_FN int16_t cairn_quantize_stochastic_i16(float x, float scale, uint32_t noise,
+                                                     cairn_loc loc) {
+    return (int16_t)cairn__quantize_int(x, scale, INT16_MIN, INT16_MAX, 1, noise, loc);
+}
+CAIRN_FLOAT_FN uint16_t cairn_quantize_stochastic_u16(float x, float scale, uint32_t noise,
+                                                      cairn_loc loc) {
+    return (uint16_t)cairn__quantize_int(x, scale, 0, UINT16_MAX, 1, noise, loc);
+}
+
+/* ---- bulk conversions (host only; cairn_float.c) ----
+ * n elements from in to out; the arrays must not overlap. Bit for bit the same as the
+ * scalar routines; built to vectorize (AVX2 where the CPU has it). */
+#ifndef __CUDA_ARCH__
+#ifdef __cplusplus
+extern "C" {
+#endif
+void cairn_f32_to_f16_array(const float *in, cairn_f16 *out, size_t n);
+void cairn_f32_to_bf16_array(const float *in, cairn_bf16 *out, size_t n);
+void cairn_f16_to_f32_array(const cairn_f16 *in, float *out, size_t n);
+void cairn_bf16_to_f32_array(const cairn_bf16 *in, float *out, size_t n);
+#ifdef __cplusplus
+}
+#endif
+#endif
+
+#endif
