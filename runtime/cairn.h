@@ -7,5 +7,6 @@
 #include "cairn_pool.h"
 #include "cairn_float.h"
 #include "cairn_observe.h"
+#include "cairn_enclose.h"
 
 #endif
