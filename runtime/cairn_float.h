@@ -162,8 +162,8 @@ CAIRN_FLOAT_FN uint64_t cairn__drop_bits(uint64_t sig, int shift, int sticky,
 CAIRN_FLOAT_FN uint32_t cairn__round_to_fmt(uint64_t sig, int exp, int sticky, cairn__fmt f,
                                             int stochastic, uint32_t noise) {
     int lead = exp + 63 - cairn__clz64(sig); /* exponent of sig's leading bit */
-    if (lead - f.emin > 40)
-        return UINT32_MAX; /* far past every format's range */
+    if (lead - f.emin >= (int)(f.max_bits >> f.man))
+        return UINT32_MAX; /* at least 2^(emax + 1): past the range before rounding */
     int quantum = (lead > f.emin ? lead : f.emin) - f.man; /* exponent of the last kept bit */
     int shift = quantum - exp;
     uint64_t kept = shift <= 0 ? sig << -shift

@@ -62,6 +62,8 @@ class Format:
         self.beyond_bits = self.max_bits + 1
         self.floats = [float(v) for v in self.values] + [float(self.beyond)]
         self.all_bits = self.bits + [self.beyond_bits]
+        # midpoints of neighbours: q < mids[i] is nearer values[i], q > mids[i] nearer the next
+        self.mids = [(a + b) / 2 for a, b in zip(self.values, self.values[1:] + [self.beyond])]
         self.quiet_nan = (emask << man) | fmask if not ieee else (emask << man) | (1 << (man - 1))
         self.infinity = (emask << man) if ieee else None
 
@@ -79,28 +81,22 @@ class Format:
             return sign * Fraction(m, 1 << self.man) * Fraction(2) ** (1 - self.bias)
         return sign * (1 + Fraction(m, 1 << self.man)) * Fraction(2) ** (e - self.bias)
 
-    def neighbours(self, q):
-        """For 0 <= q < beyond: (lo, lo_bits, hi, hi_bits) with lo <= q < hi adjacent."""
-        i = bisect.bisect_right(self.floats, q) - 1
-        return (self.values[i], self.all_bits[i],
-                Fraction(self.floats[i + 1]) if i + 1 == len(self.values) else self.values[i + 1],
-                self.all_bits[i + 1])
-
     def round_magnitude(self, q, noise=None):
         """Bits of |q| (a Fraction or float, q >= 0) rounded to nearest, ties to even,
         or with noise: up exactly when the dropped fraction exceeds noise / 2^32.
         Returns PAST when the result would be the step past the largest value."""
-        q = Fraction(q)
-        if q >= self.beyond:
+        if q >= self.floats[-1]:  # the step past the largest, exactly
             return PAST
-        lo, lo_bits, hi, hi_bits = self.neighbours(q)
+        i = bisect.bisect_right(self.floats, q) - 1  # fast on a float q, exact on either
+        q = Fraction(q)
+        lo, lo_bits, hi_bits = self.values[i], self.all_bits[i], self.all_bits[i + 1]
         if q == lo:
             return lo_bits
         if noise is not None:
+            hi = self.mids[i] * 2 - lo
             up = (q - lo) / (hi - lo) > Fraction(noise, 2 ** 32)
-        else:
-            below, above = q - lo, hi - q
-            up = above < below or (above == below and hi_bits % 2 == 0)
+        else:  # nearer to hi when past the midpoint; at it, to the even bit pattern
+            up = q > self.mids[i] or (q == self.mids[i] and hi_bits % 2 == 0)
         result = hi_bits if up else lo_bits
         return PAST if result == self.beyond_bits else result
 
