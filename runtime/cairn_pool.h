@@ -16,6 +16,9 @@
 extern "C" {
 #endif
 
+/* The most threads a pool can have (CAIRN_THREADS above this is refused). */
+#define CAIRN_POOL_MAX_WIDTH 64
+
 typedef void (*cairn_task_fn)(void *ctx, size_t begin, size_t end, unsigned worker);
 
 /* Width of the pool (starts it if needed). */

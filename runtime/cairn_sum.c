@@ -1,0 +1,482 @@
+/* cairn_sum.c: the exact float sum (see cairn_sum.h, docs/numerics.md).
+ *
+ * Everything that is not the inline fast path: the fixed-point integer, the slow path of
+ * a term, the vectorised block kernel, merging, the one rounding, the pooled and plain
+ * array entry points, and the ordered fold. Both formats share one implementation,
+ * parameterised by a sum_format; they differ in the integer's width and unit.
+ *
+ * Strict floating point matters here as in the header: the kernels and the slow path
+ * run CAIRN_SUM_TWO_STEP, which is only error-free with every + and - rounded on its
+ * own (-ffp-contract=off -fno-fast-math; cairn_sum.h refuses -ffast-math). */
+#include "cairn_sum.h"
+#include "cairn_pool.h"
+#include "cairn_trap.h"
+
+#include <math.h>
+#include <string.h>
+
+/* How one format's exact integer looks. */
+typedef struct sum_format {
+    unsigned limbs;       /* 64-bit limbs of the integer */
+    unsigned skip;        /* 2^-1074 steps below the unit: 0 (f64), 1074 - 149 (f32) */
+    unsigned mant_bits;   /* stored mantissa bits of the result: 52, 23 */
+    unsigned exp_max;     /* biased exponent of infinity: 2047, 255 */
+    unsigned sign_shift;  /* 63, 31 */
+} sum_format;
+
+static const sum_format F64 = {CAIRN_SUM64_LIMBS, 0, 52, 2047, 63};
+static const sum_format F32 = {CAIRN_SUM32_LIMBS, 1074 - 149, 23, 255, 31};
+
+#define CHUNK 64          /* terms the kernel checks at once (a multiple of 8) */
+#define SERIAL_BELOW 32768   /* cairn_sum_f64/f32: smaller arrays stay on the caller */
+#define POOL_GRAIN 8192      /* and larger ones go to the pool in blocks of at least this */
+
+/* ---- the fixed-point integer: acc = sum of units, two's complement ---------------- */
+
+static void acc_touch(cairn_sum_state *st, uint64_t *acc, const sum_format *f) {
+    if (!(st->flags & CAIRN_SUM_F_ACC)) {
+        memset(acc, 0, f->limbs * sizeof *acc);
+        st->flags |= CAIRN_SUM_F_ACC;
+    }
+}
+
+/* acc[i..] += part (two limbs) or -= it; carries past the top limb wrap, which is
+ * exact because the true total always fits (2^64 terms of at most 2^1024). */
+static void acc_add_at(uint64_t *acc, unsigned n, unsigned i, const uint64_t part[2], int sub) {
+    uint64_t carry = 0;
+    for (unsigned j = 0; i + j < n && (j < 2 || carry); j++) {
+        uint64_t p = j < 2 ? part[j] : 0, a = acc[i + j], r;
+        uint64_t c1, c2;
+        if (sub) {
+            c1 = __builtin_sub_overflow(a, p, &r);
+            c2 = __builtin_sub_overflow(r, carry, &r);
+        } else {
+            c1 = __builtin_add_overflow(a, p, &r);
+            c2 = __builtin_add_overflow(r, carry, &r);
+        }
+        acc[i + j] = r;
+        carry = c1 | c2;
+    }
+}
+
+/* acc += x exactly, for a finite double that is a whole number of units (every term,
+ * leftover and expansion part of an f32 sum is a multiple of 2^-149). */
+static void acc_add(cairn_sum_state *st, uint64_t *acc, const sum_format *f, double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    unsigned biased = (unsigned)(bits >> 52) & 0x7ff;
+    uint64_t mant = bits & ((1ull << 52) - 1);
+    unsigned pos = 0;               /* of mant's lowest bit, in 2^-1074 steps */
+    if (biased) {
+        mant |= 1ull << 52;
+        pos = biased - 1;
+    }
+    if (mant == 0)
+        return;
+    if (pos < f->skip) {            /* drop low zero bits down to the unit */
+        unsigned drop = f->skip - pos;
+        if (drop >= 64 || (mant & ((1ull << drop) - 1)))
+            cairn_trap("exact sum: a value below the accumulator's unit (internal error)");
+        mant >>= drop;
+        pos = 0;
+    } else {
+        pos -= f->skip;
+    }
+    unsigned limb = pos / 64, off = pos % 64;
+    unsigned __int128 wide = (unsigned __int128)mant << off;
+    uint64_t part[2] = {(uint64_t)wide, (uint64_t)(wide >> 64)};
+    if (limb >= f->limbs || (limb + 1 == f->limbs && part[1]))
+        cairn_trap("exact sum: a value above the accumulator's range (internal error)");
+    acc_touch(st, acc, f);
+    acc_add_at(acc, f->limbs, limb, part, (int)(bits >> 63));
+}
+
+static void acc_add_acc(uint64_t *acc, const uint64_t *src, unsigned n) {
+    uint64_t carry = 0;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t r;
+        uint64_t c1 = __builtin_add_overflow(acc[i], src[i], &r);
+        uint64_t c2 = __builtin_add_overflow(r, carry, &r);
+        acc[i] = r;
+        carry = c1 | c2;
+    }
+}
+
+/* `width` (<= 64) bits of a starting at bit pos. */
+static uint64_t bits_at(const uint64_t *a, unsigned n, unsigned pos, unsigned width) {
+    unsigned limb = pos / 64, off = pos % 64;
+    uint64_t v = a[limb] >> off;
+    if (off && limb + 1 < n)
+        v |= a[limb + 1] << (64 - off);
+    return width == 64 ? v : v & ((1ull << width) - 1);
+}
+
+static int any_bit_below(const uint64_t *a, unsigned pos) {
+    for (unsigned i = 0; i < pos / 64; i++)
+        if (a[i])
+            return 1;
+    return pos % 64 && (a[pos / 64] & ((1ull << (pos % 64)) - 1));
+}
+
+/* The one rounding: the integer (destroyed) to the format's bits, nearest, ties to even,
+ * straight from the integer. Returns 0 with *zero set when the integer is 0. */
+static uint64_t acc_round(uint64_t *acc, const sum_format *f, int *zero) {
+    unsigned n = f->limbs;
+    uint64_t neg = acc[n - 1] >> 63;
+    if (neg) {                                  /* magnitude: -acc = ~acc + 1 */
+        uint64_t one[2] = {1, 0};
+        for (unsigned i = 0; i < n; i++)
+            acc[i] = ~acc[i];
+        acc_add_at(acc, n, 0, one, 0);
+    }
+    unsigned top = n;
+    while (top > 0 && acc[top - 1] == 0)
+        top--;
+    *zero = top == 0;
+    if (*zero)
+        return 0;
+    unsigned msb = (top - 1) * 64 + 63 - (unsigned)__builtin_clzll(acc[top - 1]);
+    uint64_t out;
+    if (msb <= f->mant_bits) {
+        out = acc[0];               /* below 2^(p) units: subnormal or least binade, exact,
+                                       and its encoding is the integer itself */
+    } else {
+        unsigned shift = msb - f->mant_bits;
+        uint64_t mant = bits_at(acc, n, shift, f->mant_bits + 1);
+        int half = (int)bits_at(acc, n, shift - 1, 1);
+        if (half && (any_bit_below(acc, shift - 1) || (mant & 1)))
+            mant++;
+        if (mant >> (f->mant_bits + 1)) {       /* rounded up to the next binade */
+            mant >>= 1;
+            shift++;
+        }
+        if (shift + 1 >= f->exp_max)            /* past largest finite + half an ulp */
+            out = (uint64_t)f->exp_max << f->mant_bits;
+        else                                    /* biased exponent shift + 1, implicit bit */
+            out = ((uint64_t)shift << f->mant_bits) + mant;
+    }
+    return out | neg << f->sign_shift;
+}
+
+/* ---- expansions ----------------------------------------------------------------- */
+
+/* Expansion k += x (finite) exactly: the leftover of the second step goes to the
+ * integer; if a sum would overflow, the expansion is left alone and x itself goes to
+ * the integer. */
+static void expansion_add(cairn_sum_state *st, uint64_t *acc, const sum_format *f,
+                          unsigned k, double x) {
+    CAIRN_SUM_TWO_STEP(double, st->hi[k], st->lo[k], x, a, b, e2);
+    if (isfinite(a) && isfinite(b) && isfinite(e2)) {
+        st->hi[k] = a;
+        st->lo[k] = b;
+        if (e2 != 0)
+            acc_add(st, acc, f, e2);
+    } else {
+        acc_add(st, acc, f, x);
+    }
+}
+
+/* A term the fast path refused: specials become flags, the rest is added exactly. */
+static void term_slow(cairn_sum_state *st, uint64_t *acc, const sum_format *f, unsigned k,
+                      double x) {
+    if (isnan(x))
+        st->flags |= CAIRN_SUM_F_NAN;
+    else if (isinf(x))
+        st->flags |= x > 0 ? CAIRN_SUM_F_PINF : CAIRN_SUM_F_NINF;
+    else
+        expansion_add(st, acc, f, k, x);
+}
+
+void cairn_sum64_add_slow(cairn_sum64 *s, unsigned k, double x) { term_slow(&s->st, s->acc, &F64, k, x); }
+void cairn_sum32_add_slow(cairn_sum32 *s, unsigned k, double x) { term_slow(&s->st, s->acc, &F32, k, x); }
+
+static void state_init(cairn_sum_state *st) {
+    for (int k = 0; k < CAIRN_SUM_LANES; k++) {
+        st->hi[k] = -0.0;               /* see cairn_sum_state: tracks "every term -0.0" */
+        st->lo[k] = 0.0;
+    }
+    st->count = 0;
+    st->flags = 0;                      /* the integer stays unwritten until first used */
+}
+
+void cairn_sum64_init(cairn_sum64 *s) { state_init(&s->st); }
+void cairn_sum32_init(cairn_sum32 *s) { state_init(&s->st); }
+
+/* dst += src. Expansion k of src joins expansion k of dst: its hi as a term (so -0.0
+ * tracking carries over), its lo as a plain value. */
+static void merge_into(cairn_sum_state *dst, uint64_t *dacc, const cairn_sum_state *src,
+                       const uint64_t *sacc, const sum_format *f) {
+    if (src->count == 0)
+        return;
+    for (unsigned k = 0; k < CAIRN_SUM_LANES; k++) {
+        expansion_add(dst, dacc, f, k, src->hi[k]);
+        if (src->lo[k] != 0)
+            expansion_add(dst, dacc, f, k, src->lo[k]);
+    }
+    if (src->flags & CAIRN_SUM_F_ACC) {
+        acc_touch(dst, dacc, f);
+        acc_add_acc(dacc, sacc, f->limbs);
+    }
+    dst->flags |= src->flags & (CAIRN_SUM_F_NAN | CAIRN_SUM_F_PINF | CAIRN_SUM_F_NINF);
+    dst->count += src->count;
+}
+
+void cairn_sum64_merge(cairn_sum64 *d, const cairn_sum64 *s) { merge_into(&d->st, d->acc, &s->st, s->acc, &F64); }
+void cairn_sum32_merge(cairn_sum32 *d, const cairn_sum32 *s) { merge_into(&d->st, d->acc, &s->st, s->acc, &F32); }
+
+/* ---- rounding ------------------------------------------------------------------- */
+
+typedef struct sum_scratch {
+    cairn_sum_state st;
+    uint64_t acc[CAIRN_SUM64_LIMBS];
+} sum_scratch;
+
+/* The result's bits: specials by the spec's table, else the exact total rounded once. */
+static uint64_t round_bits(const cairn_sum_state *st, const uint64_t *acc, const sum_format *f) {
+    uint64_t sign = 1ull << f->sign_shift, inf = (uint64_t)f->exp_max << f->mant_bits;
+    uint32_t fl = st->flags;
+    if ((fl & CAIRN_SUM_F_NAN) || ((fl & CAIRN_SUM_F_PINF) && (fl & CAIRN_SUM_F_NINF)))
+        return inf | 1ull << (f->mant_bits - 1);            /* the canonical quiet NaN */
+    if (fl & (CAIRN_SUM_F_PINF | CAIRN_SUM_F_NINF))
+        return fl & CAIRN_SUM_F_NINF ? sign | inf : inf;
+
+    sum_scratch t;                      /* fold all expansions into expansion 0 */
+    t.st = *st;
+    t.st.flags = 0;
+    for (unsigned k = 1; k < CAIRN_SUM_LANES; k++) {
+        expansion_add(&t.st, t.acc, f, 0, t.st.hi[k]);
+        if (t.st.lo[k] != 0)
+            expansion_add(&t.st, t.acc, f, 0, t.st.lo[k]);
+    }
+    if (fl & CAIRN_SUM_F_ACC) {
+        acc_touch(&t.st, t.acc, f);
+        acc_add_acc(t.acc, acc, f->limbs);
+    }
+    double hi = t.st.hi[0], lo = t.st.lo[0];
+    uint64_t hibits;
+    memcpy(&hibits, &hi, sizeof hibits);
+    uint64_t zero = st->count > 0 && hibits == 1ull << 63 ? sign : 0;
+
+    if (!(t.st.flags & CAIRN_SUM_F_ACC)) {      /* the total is exactly hi + lo */
+        CAIRN_SUM_TWO_STEP(double, hi, 0.0, lo, total, err, unused);
+        (void)unused;
+        uint64_t out;
+        if (total == 0)                     /* a sum of two doubles rounds to 0 only if 0 */
+            return zero;
+        if (f == &F64) {                    /* hi + lo rounded once: the answer itself */
+            memcpy(&out, &total, sizeof out);
+            return out;
+        }
+        if (err == 0) {                     /* total is exact: round it once to f32 */
+            float single = (float)total;
+            uint32_t b32;
+            memcpy(&b32, &single, sizeof b32);
+            return b32;
+        }
+    }                                       /* else: round from the integer */
+    acc_add(&t.st, t.acc, f, hi);
+    acc_add(&t.st, t.acc, f, lo);
+    int is_zero;
+    uint64_t out = acc_round(t.acc, f, &is_zero);
+    return is_zero ? zero : out;
+}
+
+double cairn_sum64_round(const cairn_sum64 *s) {
+    uint64_t bits = round_bits(&s->st, s->acc, &F64);
+    double out;
+    memcpy(&out, &bits, sizeof out);
+    return out;
+}
+
+float cairn_sum32_round(const cairn_sum32 *s) {
+    uint32_t bits = (uint32_t)round_bits(&s->st, s->acc, &F32);
+    float out;
+    memcpy(&out, &bits, sizeof out);
+    return out;
+}
+
+/* ---- blocks: the vectorised kernel ---------------------------------------------- */
+
+/* Four expansions per vector, eight per accumulator: term i of a block goes to
+ * expansion i % 8. GCC and clang lower these vectors to SSE2 pairs, or to AVX2 in the
+ * clone below when the CPU has it; either way each operation is one rounded IEEE
+ * operation per lane, so the clone changes speed, never bits. */
+typedef double v4d __attribute__((vector_size(32)));
+typedef int64_t v4i __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+
+#define KERNEL_STEP(H, L, X, BAD)                                  \
+    do {                                                           \
+        CAIRN_SUM_TWO_STEP(v4d, H, L, X, a_, b_, e2_);             \
+        H = a_;                                                    \
+        L = b_;                                                    \
+        BAD |= e2_ != zero;                                        \
+    } while (0)
+
+/* Add whole chunks of CHUNK terms while every step is clean; at the first chunk with a
+ * leftover, infinity, NaN or overflow, restore the state from before that chunk and
+ * return how many chunks went in (the caller redoes that chunk term by term). */
+#define DEFINE_KERNEL(NAME, T, LOAD)                                                   \
+    static inline __attribute__((always_inline)) size_t NAME(                          \
+        double *hi, double *lo, const T *x, size_t nchunks) {                          \
+        v4d h0, h1, l0, l1, zero = {0, 0, 0, 0};                                       \
+        memcpy(&h0, hi, 32), memcpy(&h1, hi + 4, 32);                                  \
+        memcpy(&l0, lo, 32), memcpy(&l1, lo + 4, 32);                                  \
+        size_t c = 0;                                                                  \
+        for (; c < nchunks; c++) {                                                     \
+            v4d s0 = h0, s1 = h1, t0 = l0, t1 = l1;                                    \
+            v4i bad = {0, 0, 0, 0};                                                    \
+            const T *p = x + c * CHUNK;                                                \
+            for (int j = 0; j < CHUNK; j += 8) {                                       \
+                v4d x0, x1;                                                            \
+                LOAD(x0, p + j);                                                       \
+                LOAD(x1, p + j + 4);                                                   \
+                KERNEL_STEP(h0, l0, x0, bad);                                          \
+                KERNEL_STEP(h1, l1, x1, bad);                                          \
+            }                                                                          \
+            if (bad[0] | bad[1] | bad[2] | bad[3]) {                                   \
+                h0 = s0, h1 = s1, l0 = t0, l1 = t1;                                    \
+                break;                                                                 \
+            }                                                                          \
+        }                                                                              \
+        memcpy(hi, &h0, 32), memcpy(hi + 4, &h1, 32);                                  \
+        memcpy(lo, &l0, 32), memcpy(lo + 4, &l1, 32);                                  \
+        return c;                                                                      \
+    }
+
+#define LOAD_F64(V, P) memcpy(&(V), (P), sizeof(V))
+#define LOAD_F32(V, P)                                                     \
+    do {                                                                   \
+        v4f narrow_;                                                       \
+        memcpy(&narrow_, (P), sizeof narrow_);                             \
+        V = __builtin_convertvector(narrow_, v4d);    /* exact widening */ \
+    } while (0)
+
+DEFINE_KERNEL(kernel_f64, double, LOAD_F64)
+DEFINE_KERNEL(kernel_f32, float, LOAD_F32)
+
+#if defined(__x86_64__) && !defined(CAIRN_SUM_NO_AVX2)
+__attribute__((target("avx2"))) static size_t kernel_f64_avx2(double *h, double *l, const double *x, size_t n) {
+    return kernel_f64(h, l, x, n);
+}
+__attribute__((target("avx2"))) static size_t kernel_f32_avx2(double *h, double *l, const float *x, size_t n) {
+    return kernel_f32(h, l, x, n);
+}
+static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
+#else
+#define kernel_f64_avx2 kernel_f64
+#define kernel_f32_avx2 kernel_f32
+static int have_avx2(void) { return 0; }
+#endif
+
+static size_t chunks_f64(double *h, double *l, const double *x, size_t n) {
+    return have_avx2() ? kernel_f64_avx2(h, l, x, n) : kernel_f64(h, l, x, n);
+}
+static size_t chunks_f32(double *h, double *l, const float *x, size_t n) {
+    return have_avx2() ? kernel_f32_avx2(h, l, x, n) : kernel_f32(h, l, x, n);
+}
+
+/* One term the scalar way, into expansion k. */
+static inline void term_add(cairn_sum_state *st, uint64_t *acc, const sum_format *f,
+                            unsigned k, double x) {
+    if (cairn_sum__step(st, k, x))
+        term_slow(st, acc, f, k, x);
+}
+
+#define DEFINE_ADD_BLOCK(NAME, SUMT, T, CHUNKS, FMT)                                   \
+    void NAME(SUMT *s, const T *x, size_t n) {                                         \
+        size_t full = n / CHUNK * CHUNK, i = 0;                                        \
+        while (i < full) {                                                             \
+            i += CHUNKS(s->st.hi, s->st.lo, x + i, (full - i) / CHUNK) * CHUNK;        \
+            for (size_t end = i < full ? i + CHUNK : i; i < end; i++)                  \
+                term_add(&s->st, s->acc, FMT, (unsigned)(i % CAIRN_SUM_LANES), x[i]);  \
+        }                                                                              \
+        for (; i < n; i++)                                                             \
+            term_add(&s->st, s->acc, FMT, (unsigned)(i % CAIRN_SUM_LANES), x[i]);      \
+        s->st.count += n;                                                              \
+    }
+
+DEFINE_ADD_BLOCK(cairn_sum64_add_block, cairn_sum64, double, chunks_f64, &F64)
+DEFINE_ADD_BLOCK(cairn_sum32_add_block, cairn_sum32, float, chunks_f32, &F32)
+
+/* ---- on the pool ---------------------------------------------------------------- */
+
+/* One accumulator per pool worker on the caller's stack; blocks add into their
+ * worker's; the used ones are merged in worker order and the total rounded once. */
+#define DEFINE_POOLED(NAME, SUMT, RT, BLOCKT, PREFIX)                                  \
+    typedef struct NAME##_job { BLOCKT block; void *ctx; SUMT *accs; } NAME##_job;    \
+    static void NAME##_task(void *ctx, size_t begin, size_t end, unsigned worker) {   \
+        NAME##_job *job = ctx;                                                         \
+        job->block(job->ctx, begin, end, &job->accs[worker]);                          \
+    }                                                                                  \
+    RT NAME(size_t n, size_t grain, BLOCKT block, void *ctx) {                         \
+        SUMT accs[CAIRN_POOL_MAX_WIDTH];                                               \
+        unsigned width = cairn_pool_width();                                           \
+        for (unsigned w = 0; w < width; w++)                                           \
+            PREFIX##_init(&accs[w]);                                                   \
+        NAME##_job job = {block, ctx, accs};                                           \
+        cairn_pool_run(n, grain, NAME##_task, &job);                                   \
+        for (unsigned w = 1; w < width; w++)                                           \
+            PREFIX##_merge(&accs[0], &accs[w]);                                        \
+        return PREFIX##_round(&accs[0]);                                               \
+    }
+
+DEFINE_POOLED(cairn_sum64_pooled, cairn_sum64, double, cairn_sum64_block_fn, cairn_sum64)
+DEFINE_POOLED(cairn_sum32_pooled, cairn_sum32, float, cairn_sum32_block_fn, cairn_sum32)
+
+/* Plain arrays: small ones on the calling thread, larger ones in pool blocks. */
+typedef struct array_ctx { const void *x; } array_ctx;
+
+static void block_f64(void *ctx, size_t b, size_t e, cairn_sum64 *acc) {
+    cairn_sum64_add_block(acc, (const double *)((array_ctx *)ctx)->x + b, e - b);
+}
+static void block_f32(void *ctx, size_t b, size_t e, cairn_sum32 *acc) {
+    cairn_sum32_add_block(acc, (const float *)((array_ctx *)ctx)->x + b, e - b);
+}
+
+static size_t array_grain(size_t n) {
+    size_t g = n / (4 * (size_t)cairn_pool_width());
+    return g < POOL_GRAIN ? POOL_GRAIN : g;
+}
+
+double cairn_sum_f64(const double *x, size_t n) {
+    array_ctx ctx = {x};
+    if (n < SERIAL_BELOW) {
+        cairn_sum64 s;
+        cairn_sum64_init(&s);
+        cairn_sum64_add_block(&s, x, n);
+        return cairn_sum64_round(&s);
+    }
+    return cairn_sum64_pooled(n, array_grain(n), block_f64, &ctx);
+}
+
+float cairn_sum_f32(const float *x, size_t n) {
+    array_ctx ctx = {x};
+    if (n < SERIAL_BELOW) {
+        cairn_sum32 s;
+        cairn_sum32_init(&s);
+        cairn_sum32_add_block(&s, x, n);
+        return cairn_sum32_round(&s);
+    }
+    return cairn_sum32_pooled(n, array_grain(n), block_f32, &ctx);
+}
+
+/* ---- the ordered fold of `reduce + for` ----------------------------------------- */
+
+double cairn_fold_f64(const double *x, size_t n) {
+    if (n == 0)
+        return 0.0;
+    double s = x[0];
+    for (size_t i = 1; i < n; i++)
+        s += x[i];                      /* each partial sum rounded, in written order */
+    return s;
+}
+
+float cairn_fold_f32(const float *x, size_t n) {
+    if (n == 0)
+        return 0.0f;
+    float s = x[0];
+    for (size_t i = 1; i < n; i++)
+        s += x[i];
+    return s;
+}

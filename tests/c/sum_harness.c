@@ -1,0 +1,140 @@
+/* sum_harness.c: drives the exact sum for tests/runtime/test_sum*.py.
+ *
+ *   sum_harness f64|f32 SEED  < cases
+ *
+ * Each input line is one case: its terms as hex bit patterns (16 or 8 digits),
+ * separated by spaces (an empty line: no terms). Each output line gives, as hex bits,
+ * the sum computed six ways, which must all be the exact sum rounded once:
+ *   block   cairn_sumNN_add_block over the whole array
+ *   terms   cairn_sumNN_add, one term at a time
+ *   cuts    random blocks (from SEED) into separate accumulators, each fed by
+ *           add_block or add, merged in a shuffled order
+ *   pooled  cairn_sumNN_pooled with a random grain, on CAIRN_THREADS workers
+ *   array   cairn_sum_fNN (serial when small, the pool when large)
+ * and then the ordered fold cairn_fold_fNN (not exact: checked against its own model). */
+#include "cairn.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng_state;
+static uint64_t rng(void) {                  /* splitmix64: reproducible from SEED */
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* One line of hex words into bits[]; returns the count, or -1 at end of input. */
+static long read_case(uint64_t **bits, size_t *cap) {
+    static char *line;
+    static size_t linecap;
+    if (getline(&line, &linecap, stdin) < 0)
+        return -1;
+    size_t n = 0;
+    for (char *p = line, *end; ; p = end) {
+        uint64_t v = strtoull(p, &end, 16);
+        if (end == p)
+            break;
+        if (n == *cap) {
+            *cap = *cap ? *cap * 2 : 1024;
+            *bits = realloc(*bits, *cap * sizeof **bits);
+            if (!*bits) { fprintf(stderr, "sum_harness: out of memory\n"); exit(1); }
+        }
+        (*bits)[n++] = v;
+    }
+    return (long)n;
+}
+
+/* The same six ways for each format; SUMT/T name the accumulator and term types. */
+#define DEFINE_CASE(NAME, SUMT, T, P, ARRAY, FOLD, BITS_T)                             \
+    static void P##_block_add(void *ctx, size_t b, size_t e, SUMT *acc) {              \
+        const T *x = ctx;                                                              \
+        if ((b ^ e) & 1)                                                               \
+            P##_add_block(acc, x + b, e - b);                                          \
+        else                                                                           \
+            for (size_t i = b; i < e; i++)                                             \
+                P##_add(acc, x[i]);                                                    \
+    }                                                                                  \
+    static BITS_T P##_bits(T v) { BITS_T b; memcpy(&b, &v, sizeof b); return b; }      \
+    static void NAME(const T *x, size_t n) {                                           \
+        SUMT s, parts[64];                                                             \
+        size_t order[64], nparts = 0;                                                  \
+        P##_init(&s);                                                                  \
+        P##_add_block(&s, x, n);                                                       \
+        T block = P##_round(&s);                                                       \
+        P##_init(&s);                                                                  \
+        for (size_t i = 0; i < n; i++)                                                 \
+            P##_add(&s, x[i]);                                                         \
+        T terms = P##_round(&s);                                                       \
+        for (size_t b = 0; b < n || rng() % 2; nparts++) {  /* may add empty parts */    \
+            size_t left = n - b, len = left;                                           \
+            if (nparts < 62 && left)                                                   \
+                len = rng() % 2 ? 1 + rng() % left : 1 + rng() % (left < 64 ? left : 64); \
+            if (nparts < 62 && rng() % 8 == 0)                                         \
+                len = 0;                                                               \
+            P##_init(&parts[nparts]);                                                  \
+            P##_block_add((void *)x, b, b + len, &parts[nparts]);                      \
+            order[nparts] = nparts;                                                    \
+            b += len;                                                                  \
+            if (nparts == 62) { nparts++; break; }                                     \
+        }                                                                              \
+        for (size_t i = nparts; i > 1; i--) {                                          \
+            size_t j = rng() % i, t = order[i - 1];                                    \
+            order[i - 1] = order[j], order[j] = t;                                     \
+        }                                                                              \
+        P##_init(&s);                                                                  \
+        for (size_t i = 0; i < nparts; i++)                                            \
+            P##_merge(&s, &parts[order[i]]);                                           \
+        T cuts = P##_round(&s);                                                        \
+        size_t grain = 1 + rng() % (n ? n : 1);                                        \
+        if (rng() % 2) grain = 1 + rng() % 17;                                         \
+        T pooled = P##_pooled(n, grain, P##_block_add, (void *)x);                     \
+        T array = ARRAY(x, n), fold = FOLD(x, n);                                      \
+        printf("%0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64                  \
+               " %0*" PRIx64 " %0*" PRIx64 "\n",                                        \
+               (int)(2 * sizeof(T)), (uint64_t)P##_bits(block),                        \
+               (int)(2 * sizeof(T)), (uint64_t)P##_bits(terms),                        \
+               (int)(2 * sizeof(T)), (uint64_t)P##_bits(cuts),                         \
+               (int)(2 * sizeof(T)), (uint64_t)P##_bits(pooled),                       \
+               (int)(2 * sizeof(T)), (uint64_t)P##_bits(array),                        \
+               (int)(2 * sizeof(T)), (uint64_t)P##_bits(fold));                        \
+    }
+
+DEFINE_CASE(case_f64, cairn_sum64, double, cairn_sum64, cairn_sum_f64, cairn_fold_f64, uint64_t)
+DEFINE_CASE(case_f32, cairn_sum32, float, cairn_sum32, cairn_sum_f32, cairn_fold_f32, uint32_t)
+
+int main(int argc, char **argv) {
+    if (argc != 3 || (strcmp(argv[1], "f64") && strcmp(argv[1], "f32"))) {
+        fprintf(stderr, "usage: sum_harness f64|f32 SEED < cases (one line of hex terms each)\n");
+        return 2;
+    }
+    int f64 = !strcmp(argv[1], "f64");
+    rng_state = strtoull(argv[2], NULL, 10);
+    uint64_t *bits = NULL;
+    size_t cap = 0;
+    void *terms = NULL;
+    long n;
+    while ((n = read_case(&bits, &cap)) >= 0) {
+        terms = realloc(terms, (n ? (size_t)n : 1) * 8);
+        if (!terms) { fprintf(stderr, "sum_harness: out of memory\n"); return 1; }
+        for (long i = 0; i < n; i++) {
+            if (f64) {
+                memcpy((double *)terms + i, &bits[i], 8);
+            } else {
+                uint32_t b32 = (uint32_t)bits[i];
+                memcpy((float *)terms + i, &b32, 4);
+            }
+        }
+        if (f64)
+            case_f64(terms, (size_t)n);
+        else
+            case_f32(terms, (size_t)n);
+    }
+    fflush(stdout);
+    free(bits);
+    free(terms);
+    return 0;
+}
