@@ -16,6 +16,7 @@
 #include "cairn_enclose.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,20 +87,6 @@ static void wide_add_u128(wide *acc, u128 v, int shift)
         acc->w[i] = (uint64_t)s;
         carry = (uint64_t)(s >> 64);
     }
-}
-
-/* x * 2^shift modulo 2^384, 0 <= shift < 384. */
-static wide wide_shl(const wide *x, int shift)
-{
-    wide r = {{0}};
-    int word = shift / 64, bit = shift % 64;
-    for (int i = WORDS - 1; i >= word; i--) {
-        uint64_t v = x->w[i - word] << bit;
-        if (bit && i - word > 0)
-            v |= x->w[i - word - 1] >> (64 - bit);
-        r.w[i] = v;
-    }
-    return r;
 }
 
 static int wide_is_negative(const wide *x) { return (int)(x->w[WORDS - 1] >> 63); }
@@ -228,9 +215,11 @@ struct job {
     unsigned char *row_lossy, *col_lossy;
     wide *row_pos, *row_neg, *col_pos, *col_neg; /* sums of the positive/negative X */
     wide *row_corr, *col_corr;                   /* what the bias added */
+    int signed_sums_a, signed_sums_b;            /* row_pos... needed (lossy opposite) */
     /* packed operands */
-    uint64_t *ap; /* [mpad][k][da] */
-    uint64_t *bp; /* [nblocks][k][db][8] */
+    uint64_t *packed; /* one block from the scratch cache: ap then bp */
+    uint64_t *ap;     /* [mpad][k][da] */
+    uint64_t *bp;     /* [nblocks][k][db][8] */
 };
 
 /* ---- parallel loops --------------------------------------------------------------------- */
@@ -374,42 +363,101 @@ static size_t assign_scales(const span *s, size_t count, int w, int *scale,
 
 /* ---- phase 3: pack ------------------------------------------------------------------------- */
 
-/* Floors x * 2^scale into X, adds X to *pos or *neg, and returns X + 2^w. */
-static wide scale_element(uint64_t bits, const format *f, int scale, int w, wide *pos,
-                          wide *neg)
+/* Packing works on PACK_WORDS words: X + 2^w < 2^257. */
+enum { PACK_WORDS = 5 };
+
+/* |X| for X = floor(x 2^scale) as PACK_WORDS words (|X| < 2^w <= 2^255 by the plan);
+ * returns whether X is negative. */
+static int scaled_magnitude(uint64_t bits, const format *f, int scale, uint64_t mag[PACK_WORDS])
 {
     decoded d;
-    wide x = {{0}};
     decode(bits, f, &d); /* finite: the scan refused the rest */
-    if (d.mant) {
-        int sh = d.q + scale;
-        int inexact = 0;
-        if (sh >= 0) {
-            wide_add_u128(&x, d.mant, sh);
-        } else if (sh > -64) {
-            x.w[0] = d.mant >> -sh;
-            inexact = (d.mant << (64 + sh)) != 0;
-        } else {
-            inexact = 1;
-        }
-        if (d.neg) {
-            wide_add_u128(&x, (u128)inexact, 0); /* floor of a negative value */
-            wide_neg(&x);
-            wide_add(neg, &x);
-        } else {
-            wide_add(pos, &x);
-        }
+    memset(mag, 0, PACK_WORDS * sizeof *mag);
+    if (!d.mant)
+        return 0;
+    int sh = d.q + scale;
+    if (sh >= 0) {
+        int word = sh / 64, bit = sh % 64;
+        mag[word] = d.mant << bit;
+        if (bit && word + 1 < PACK_WORDS)
+            mag[word + 1] = d.mant >> (64 - bit);
+    } else {
+        uint64_t kept = sh > -64 ? d.mant >> -sh : 0;
+        int inexact = sh > -64 ? (d.mant << (64 + sh)) != 0 : 1;
+        mag[0] = kept + (uint64_t)(d.neg & inexact); /* floor of a negative value */
     }
-    wide_add_u128(&x, 1, w);
-    return x;
+    return d.neg;
 }
 
-static void split_digits(const wide *x, int ndigits, uint64_t *out, size_t stride)
+/* X + 2^w from |X| and the sign, in place. */
+static void bias_words(uint64_t x[PACK_WORDS], int neg, int w)
 {
-    for (int d = 0; d < ndigits; d++)
-        out[d * stride] = wide_bits(x, d * DIGIT, DIGIT);
+    if (!neg) {
+        x[w / 64] |= UINT64_C(1) << (w % 64); /* |X| < 2^w: no carry */
+        return;
+    }
+    uint64_t borrow = 0; /* 2^w - |X| */
+    for (int i = 0; i < PACK_WORDS; i++) {
+        uint64_t top = i == w / 64 ? UINT64_C(1) << (w % 64) : 0;
+        u128 diff = (u128)top - x[i] - borrow;
+        x[i] = (uint64_t)diff;
+        borrow = (uint64_t)(diff >> 64) & 1;
+    }
 }
 
+/* Digit d of a PACK_WORDS number: bits [52 d, 52 d + 52). */
+static uint64_t pack_digit(const uint64_t x[PACK_WORDS], int d)
+{
+    int pos = d * DIGIT, word = pos / 64, bit = pos % 64;
+    uint64_t v = x[word] >> bit;
+    if (bit > 64 - DIGIT && word + 1 < PACK_WORDS)
+        v |= x[word + 1] << (64 - bit);
+    return v & DIGIT_MASK;
+}
+
+static void add_words(wide *acc, const uint64_t x[PACK_WORDS], int negate)
+{
+    wide v = {{0}};
+    memcpy(v.w, x, PACK_WORDS * sizeof *x);
+    if (negate)
+        wide_neg(&v);
+    wide_add(acc, &v);
+}
+
+/* What one row of A' (or column of B') contributes beyond its digits: the digit sums
+ * that remove the bias, and the signed sums that bound a lossy flooring. */
+typedef struct {
+    u128 digit_sum[MAX_DIGITS]; /* 52-bit digits, at most 2^17 of them: no overflow */
+    wide pos, neg;
+} line_sums;
+
+/* Packs one element into `ndigits` digits at out[d * stride] and adds it to the sums. */
+static void pack_element(uint64_t bits, const format *f, int scale, int w, int ndigits,
+                         int signed_sums, uint64_t *out, size_t stride, line_sums *sums)
+{
+    uint64_t x[PACK_WORDS];
+    int neg = scaled_magnitude(bits, f, scale, x);
+    if (signed_sums)
+        add_words(neg ? &sums->neg : &sums->pos, x, neg);
+    bias_words(x, neg, w);
+    for (int d = 0; d < ndigits; d++) {
+        uint64_t digit = pack_digit(x, d);
+        out[d * stride] = digit;
+        sums->digit_sum[d] += digit;
+    }
+}
+
+/* sum(X' 2^shift) from the digit sums. */
+static wide biased_sum(const line_sums *sums, int ndigits, int shift)
+{
+    wide total = {{0}};
+    for (int d = 0; d < ndigits; d++)
+        wide_add_u128(&total, sums->digit_sum[d], d * DIGIT + shift);
+    return total;
+}
+
+/* S = S' - 2^wb sum_t X'[i][t] - 2^wa sum_t Y'[t][j] + k 2^(wa+wb): the row part takes
+ * the constant. */
 static void pack_rows(const job *J, size_t begin, size_t end)
 {
     for (size_t i = begin; i < end; i++) {
@@ -418,17 +466,17 @@ static void pack_rows(const job *J, size_t begin, size_t end)
             memset(dst, 0, J->k * (size_t)J->da * sizeof *dst);
             continue;
         }
-        wide pos = {{0}}, neg = {{0}};
-        for (size_t t = 0; t < J->k; t++) {
-            wide x = scale_element(load_bits(J->a, i * J->k + t, J->f), J->f,
-                                   J->row_scale[i], J->wa, &pos, &neg);
-            split_digits(&x, J->da, dst + t * (size_t)J->da, 1);
-        }
-        J->row_pos[i] = pos;
-        J->row_neg[i] = neg;
-        wide sum = pos;
-        wide_add(&sum, &neg);
-        J->row_corr[i] = wide_shl(&sum, J->wb);
+        line_sums sums;
+        memset(&sums, 0, sizeof sums);
+        for (size_t t = 0; t < J->k; t++)
+            pack_element(load_bits(J->a, i * J->k + t, J->f), J->f, J->row_scale[i], J->wa,
+                         J->da, J->signed_sums_a, dst + t * (size_t)J->da, 1, &sums);
+        J->row_pos[i] = sums.pos;
+        J->row_neg[i] = sums.neg;
+        J->row_corr[i] = biased_sum(&sums, J->da, J->wb);
+        wide bias = {{0}};
+        wide_add_u128(&bias, J->k, J->wa + J->wb);
+        wide_sub(&J->row_corr[i], &bias);
     }
 }
 
@@ -437,26 +485,27 @@ static void pack_col_blocks(const job *J, size_t begin, size_t end)
     size_t ds = (size_t)J->db;
     for (size_t blk = begin; blk < end; blk++) {
         uint64_t *dst = J->bp + blk * J->k * ds * TILE_COLS;
-        for (size_t lane = 0; lane < TILE_COLS; lane++) {
-            size_t j = blk * TILE_COLS + lane;
-            if (j >= J->n) {
-                for (size_t t = 0; t < J->k * ds; t++)
-                    dst[t * TILE_COLS + lane] = 0;
-                continue;
+        size_t j0 = blk * TILE_COLS, lanes = J->n - j0 < TILE_COLS ? J->n - j0 : TILE_COLS;
+        line_sums sums[TILE_COLS];
+        memset(sums, 0, sizeof sums);
+        for (size_t t = 0; t < J->k; t++) {
+            uint64_t *row = dst + t * ds * TILE_COLS;
+            for (size_t lane = 0; lane < TILE_COLS; lane++) {
+                size_t j = j0 + lane;
+                if (lane >= lanes) { /* padding columns */
+                    for (size_t e = 0; e < ds; e++)
+                        row[e * TILE_COLS + lane] = 0;
+                    continue;
+                }
+                pack_element(load_bits(J->b, t * J->n + j, J->f), J->f, J->col_scale[j],
+                             J->wb, J->db, J->signed_sums_b, row + lane, TILE_COLS,
+                             &sums[lane]);
             }
-            wide pos = {{0}}, neg = {{0}};
-            for (size_t t = 0; t < J->k; t++) {
-                wide x = scale_element(load_bits(J->b, t * J->n + j, J->f), J->f,
-                                       J->col_scale[j], J->wb, &pos, &neg);
-                split_digits(&x, J->db, dst + t * ds * TILE_COLS + lane, TILE_COLS);
-            }
-            J->col_pos[j] = pos;
-            J->col_neg[j] = neg;
-            wide sum = pos, bias = {{0}};
-            wide_add(&sum, &neg);
-            J->col_corr[j] = wide_shl(&sum, J->wa);
-            wide_add_u128(&bias, J->k, J->wa + J->wb);
-            wide_add(&J->col_corr[j], &bias);
+        }
+        for (size_t lane = 0; lane < lanes; lane++) {
+            J->col_pos[j0 + lane] = sums[lane].pos;
+            J->col_neg[j0 + lane] = sums[lane].neg;
+            J->col_corr[j0 + lane] = biased_sum(&sums[lane], J->db, J->wa);
         }
     }
 }
@@ -692,6 +741,37 @@ static int check_sizes(size_t m, size_t n, size_t k, const void *a, const void *
     return CAIRN_ENCLOSE_OK;
 }
 
+/* The packed operands of the last call are kept for the next one (up to SCRATCH_KEEP
+ * bytes): touching fresh pages costs more than the packing itself. The first word of
+ * a block holds its capacity in words. */
+#define SCRATCH_KEEP ((size_t)64 << 20)
+static _Atomic(uint64_t *) scratch_cache;
+
+static uint64_t *scratch_get(size_t words)
+{
+    uint64_t *block = atomic_exchange(&scratch_cache, (uint64_t *)NULL);
+    if (block && block[0] >= words)
+        return block + 1;
+    free(block);
+    block = malloc((words + 1) * sizeof *block);
+    if (!block)
+        return NULL;
+    block[0] = words;
+    return block + 1;
+}
+
+static void scratch_put(uint64_t *words)
+{
+    if (!words)
+        return;
+    uint64_t *block = words - 1;
+    if (block[0] * sizeof *block > SCRATCH_KEEP) {
+        free(block);
+        return;
+    }
+    free(atomic_exchange(&scratch_cache, block));
+}
+
 /* All per-row, per-column and packed storage in one block, freed by release(). */
 static int allocate(job *J)
 {
@@ -724,8 +804,7 @@ static void release(job *J)
     free(J->col_lossy);
     free(J->row_pos);
     free(J->col_pos);
-    free(J->ap);
-    free(J->bp);
+    scratch_put(J->packed);
 }
 
 /* Phase 2: widths, scales, digits, tile shape and kernel; fills the info. */
@@ -745,6 +824,8 @@ static void plan(job *J, cairn_enclose_info *info)
                                      &info->scale_a_min, &info->scale_a_max);
     info->lossy_cols = assign_scales(J->col_span, J->n, J->wb, J->col_scale, J->col_lossy,
                                      &info->scale_b_min, &info->scale_b_max);
+    J->signed_sums_a = info->lossy_cols > 0;
+    J->signed_sums_b = info->lossy_rows > 0;
     J->da = (bits_a + DIGIT - 1) / DIGIT;
     J->db = (bits_b + DIGIT - 1) / DIGIT;
     J->rows = TILE_ROWS(J->da, J->db);
@@ -795,10 +876,12 @@ static int enclose(job *J, cairn_enclose_info *info)
     if (rc)
         return rc;
     plan(J, info);
-    J->ap = malloc((J->mpad * J->k * (size_t)J->da + 1) * sizeof *J->ap);
-    J->bp = malloc((J->nblocks * J->k * (size_t)J->db * TILE_COLS + 1) * sizeof *J->bp);
-    if (!J->ap || !J->bp)
+    size_t a_words = J->mpad * J->k * (size_t)J->da;
+    J->packed = scratch_get(a_words + J->nblocks * J->k * (size_t)J->db * TILE_COLS);
+    if (!J->packed)
         return CAIRN_ENCLOSE_ENOMEM;
+    J->ap = J->packed;
+    J->bp = J->packed + a_words;
     parallel_for(J, J->mpad, 8, pack_rows);
     parallel_for(J, J->nblocks, 1, pack_col_blocks);
     size_t row_tiles = J->mpad / (size_t)J->rows;

@@ -1,0 +1,197 @@
+/* bench_enclose.c: the exact bracket GEMM against plain f64 GEMMs, and its width against
+ * an interval GEMM, in one run on the same cores.
+ *
+ *   bench_enclose [M N K [REPS]]     default 256 1024 256... i.e. 256x1024x256, 5 reps
+ *
+ * Rate: best-of-REPS wall time of cairn_enclose_f64 at M x K times K x N, against
+ * OpenBLAS dgemm (set to the pool's width) and a naive triple loop run on the pool.
+ * Width: for random normal operands at several K, the bracket width in representable
+ * steps (max and mean over outputs) of cairn_enclose_f64 and of the interval GEMM that
+ * rounds outward on every partial product and sum (nextafter after round-to-nearest,
+ * which is a valid bound for finite normal values). */
+#include "cairn_enclose.h"
+#include "cairn_pool.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Deterministic standard normal numbers (xorshift + Box-Muller). */
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+static double uniform01(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return ((double)(rng_state >> 11) + 0.5) / 9007199254740992.0;
+}
+static void fill_normal(double *x, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        x[i] = sqrt(-2.0 * log(uniform01())) * cos(6.283185307179586 * uniform01());
+}
+
+typedef struct { size_t m, n, k; const double *a, *b; double *c; } naive_job;
+
+static void naive_rows(void *ctx, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    const naive_job *J = ctx;
+    for (size_t i = begin; i < end; i++) {
+        double *c = J->c + i * J->n;
+        for (size_t j = 0; j < J->n; j++)
+            c[j] = 0.0;
+        for (size_t t = 0; t < J->k; t++) {
+            double a = J->a[i * J->k + t];
+            const double *b = J->b + t * J->n;
+            for (size_t j = 0; j < J->n; j++)
+                c[j] += a * b[j];
+        }
+    }
+}
+
+typedef enum { RUN_ENCLOSE, RUN_BLAS, RUN_NAIVE } which;
+
+static double best_time(which w, int reps, size_t m, size_t n, size_t k, const double *a,
+                        const double *b, double *lo, double *hi)
+{
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        if (w == RUN_ENCLOSE) {
+            int rc = cairn_enclose_f64(m, n, k, a, b, lo, hi, NULL);
+            if (rc) {
+                fprintf(stderr, "bench_enclose: %s\n", cairn_enclose_strerror(rc));
+                exit(1);
+            }
+        } else if (w == RUN_BLAS) {
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k,
+                        1.0, a, (int)k, b, (int)n, 0.0, lo, (int)n);
+        } else {
+            naive_job J = {m, n, k, a, b, lo};
+            cairn_pool_run(m, 1, naive_rows, &J);
+        }
+        double t = now() - t0;
+        if (t < best)
+            best = t;
+    }
+    return best;
+}
+
+/* Steps between two finite-or-infinite doubles, through their ordered bit patterns. */
+static int64_t ordinal(double x)
+{
+    int64_t i;
+    memcpy(&i, &x, 8);
+    return i < 0 ? -(i & INT64_MAX) : i;
+}
+
+/* Interval GEMM: every product and partial sum is widened outward by one step. */
+static void interval_gemm(size_t m, size_t n, size_t k, const double *a, const double *b,
+                          double *lo, double *hi)
+{
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            double l = 0.0, h = 0.0;
+            for (size_t t = 0; t < k; t++) {
+                double p = a[i * k + t] * b[t * n + j];
+                l = nextafter(l + nextafter(p, -INFINITY), -INFINITY);
+                h = nextafter(h + nextafter(p, INFINITY), INFINITY);
+            }
+            lo[i * n + j] = l;
+            hi[i * n + j] = h;
+        }
+}
+
+static void width_stats(size_t count, const double *lo, const double *hi, int64_t *max,
+                        double *mean)
+{
+    *max = 0;
+    double sum = 0;
+    for (size_t i = 0; i < count; i++) {
+        int64_t w = ordinal(hi[i]) - ordinal(lo[i]);
+        if (w > *max)
+            *max = w;
+        sum += (double)w;
+    }
+    *mean = sum / (double)count;
+}
+
+static void width_table(void)
+{
+    const size_t m = 16, n = 16, ks[] = {16, 256, 1024, 4096, 16384, 65536};
+    printf("width in representable steps (random normal, %zux%zu outputs):\n", m, n);
+    printf("  %6s  %14s  %14s  %22s\n", "K", "enclose max", "enclose mean",
+           "interval max / mean");
+    for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c++) {
+        size_t k = ks[c];
+        double *a = malloc(m * k * 8), *b = malloc(k * n * 8), *lo = malloc(m * n * 8),
+               *hi = malloc(m * n * 8);
+        if (!a || !b || !lo || !hi)
+            exit(1);
+        fill_normal(a, m * k);
+        fill_normal(b, k * n);
+        int64_t emax, imax;
+        double emean, imean;
+        if (cairn_enclose_f64(m, n, k, a, b, lo, hi, NULL))
+            exit(1);
+        width_stats(m * n, lo, hi, &emax, &emean);
+        interval_gemm(m, n, k, a, b, lo, hi);
+        width_stats(m * n, lo, hi, &imax, &imean);
+        printf("  %6zu  %14lld  %14.2f  %12lld / %.1f\n", k, (long long)emax, emean,
+               (long long)imax, imean);
+        free(a), free(b), free(lo), free(hi);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    size_t m = 256, n = 256, k = 1024;
+    int reps = 5;
+    if (argc >= 4) {
+        m = strtoul(argv[1], NULL, 10);
+        n = strtoul(argv[2], NULL, 10);
+        k = strtoul(argv[3], NULL, 10);
+    }
+    if (argc >= 5)
+        reps = atoi(argv[4]);
+    if (argc == 2 || !m || !n || !k || reps < 1) {
+        fprintf(stderr, "usage: bench_enclose [M N K [REPS]]\n");
+        return 2;
+    }
+    unsigned width = cairn_pool_width();
+    openblas_set_num_threads((int)width);
+    double *a = malloc(m * k * 8), *b = malloc(k * n * 8), *lo = malloc(m * n * 8),
+           *hi = malloc(m * n * 8);
+    if (!a || !b || !lo || !hi)
+        return 1;
+    fill_normal(a, m * k);
+    fill_normal(b, k * n);
+    cairn_enclose_info info;
+    cairn_enclose_f64(m, n, k, a, b, lo, hi, &info);
+    double te = best_time(RUN_ENCLOSE, reps, m, n, k, a, b, lo, hi);
+    double tb = best_time(RUN_BLAS, reps, m, n, k, a, b, lo, hi);
+    double tn = best_time(RUN_NAIVE, reps, m, n, k, a, b, lo, hi);
+    double flops = 2.0 * (double)m * (double)n * (double)k;
+    printf("bracket GEMM %zux%zux%zu f64 on %u threads (kernel %s, bits %d+%d, tight %d)\n",
+           m, k, n, width, info.kernel, info.bits_a, info.bits_b, info.tight);
+    printf("  enclose        %9.2f ms  %7.2f Gmul-add/s\n", te * 1e3, flops / te * 0.5e-9);
+    printf("  openblas dgemm %9.2f ms  %7.2f Gflop/s\n", tb * 1e3, flops / tb * 1e-9);
+    printf("  naive loop     %9.2f ms  %7.2f Gflop/s\n", tn * 1e3, flops / tn * 1e-9);
+    printf("  ratio enclose/openblas %.2fx slower (target <= 20x)\n", te / tb);
+    printf("  ratio enclose/naive    %.2fx\n", te / tn);
+    free(a), free(b), free(lo), free(hi);
+    width_table();
+    return 0;
+}
