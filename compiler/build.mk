@@ -12,3 +12,15 @@ $(BIN)/cairn: $(CAIRN_OBJS) $(RUNTIME_LIB)
 ifneq ($(CAIRN_SRCS),)
 ALL_TARGETS += $(BIN)/cairn
 endif
+
+# The runtime travels inside bin/cairn (back end: compiler/driver.c writes it into the
+# build cache): scripts/embed_runtime.py turns runtime/*.h and runtime/*.c into one C file.
+RUNTIME_EMBED_FILES := $(sort $(wildcard runtime/*.h runtime/*.c))
+$(OBJ)/gen/runtime_embed.c: scripts/embed_runtime.py $(RUNTIME_EMBED_FILES)
+	@mkdir -p $(dir $@)
+	$(PYTHON) scripts/embed_runtime.py $@ $(RUNTIME_EMBED_FILES)
+$(OBJ)/gen/runtime_embed.o: $(OBJ)/gen/runtime_embed.c compiler/driver.h
+	$(CC) $(CFLAGS) -Icompiler -c $< -o $@
+ifneq ($(wildcard compiler/driver.h),)
+$(BIN)/cairn: $(OBJ)/gen/runtime_embed.o
+endif

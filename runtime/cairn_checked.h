@@ -1,0 +1,158 @@
+/* cairn_checked.h: the guards generated host C calls, as static inline functions.
+ *
+ * CAIRN's integer arithmetic is checked: an operation whose exact result does not fit
+ * its type traps ("integer overflow"), so does a division or remainder by zero, a shift
+ * count outside [0, bits), a conversion whose value does not fit, and an index outside
+ * a view. Each guard takes the .cairn location the trap names. Floats need no guard;
+ * the helpers here give min and max an answer that does not depend on argument order
+ * (so a pooled min/max reduction has fixed bits) and move f32/f64 to and from bits.
+ * Only compiler/lower_c.c's output uses this header. */
+#ifndef CAIRN_CHECKED_H
+#define CAIRN_CHECKED_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cairn_trap.h"
+
+#define CAIRN__OVERFLOW "integer overflow"
+#define CAIRN__DIVZERO "division by zero"
+
+/* + - * / % negation and shifts for one integer type S (C type T, minimum MIN, width
+ * BITS); MIN is 0 for unsigned types. */
+#define CAIRN__CHECKED(S, T, MIN, BITS)                                                   \
+    static inline T cairn_add_##S(T a, T b, cairn_loc at) {                               \
+        T r;                                                                              \
+        if (__builtin_add_overflow(a, b, &r)) cairn_trap_at(CAIRN__OVERFLOW, at);         \
+        return r;                                                                         \
+    }                                                                                     \
+    static inline T cairn_sub_##S(T a, T b, cairn_loc at) {                               \
+        T r;                                                                              \
+        if (__builtin_sub_overflow(a, b, &r)) cairn_trap_at(CAIRN__OVERFLOW, at);         \
+        return r;                                                                         \
+    }                                                                                     \
+    static inline T cairn_mul_##S(T a, T b, cairn_loc at) {                               \
+        T r;                                                                              \
+        if (__builtin_mul_overflow(a, b, &r)) cairn_trap_at(CAIRN__OVERFLOW, at);         \
+        return r;                                                                         \
+    }                                                                                     \
+    static inline T cairn_neg_##S(T a, cairn_loc at) { return cairn_sub_##S(0, a, at); }  \
+    static inline T cairn_div_##S(T a, T b, cairn_loc at) {                               \
+        if (b == 0) cairn_trap_at(CAIRN__DIVZERO, at);                                    \
+        if ((MIN) != 0 && a == (T)(MIN) && b == (T)-1) cairn_trap_at(CAIRN__OVERFLOW, at);\
+        return (T)(a / b);                                                                \
+    }                                                                                     \
+    static inline T cairn_rem_##S(T a, T b, cairn_loc at) {                               \
+        if (b == 0) cairn_trap_at(CAIRN__DIVZERO, at);                                    \
+        if ((MIN) != 0 && b == (T)-1) return 0;                                           \
+        return (T)(a % b);                                                                \
+    }                                                                                     \
+    static inline T cairn_shl_##S(T a, int64_t b, cairn_loc at) {                         \
+        if (b < 0 || b >= (BITS)) cairn_trap_at("shift count out of range", at);          \
+        T r = (T)((uint64_t)a << b);                                                      \
+        if ((T)(r >> b) != a) cairn_trap_at(CAIRN__OVERFLOW, at);                         \
+        return r;                                                                         \
+    }                                                                                     \
+    static inline T cairn_shr_##S(T a, int64_t b, cairn_loc at) {                         \
+        if (b < 0 || b >= (BITS)) cairn_trap_at("shift count out of range", at);          \
+        return (T)(a >> b);                                                               \
+    }                                                                                     \
+    static inline T cairn_min_##S(T a, T b) { return a < b ? a : b; }                     \
+    static inline T cairn_max_##S(T a, T b) { return a < b ? b : a; }
+
+/* Conversions into S from a signed or unsigned integer and from a float; lo and hi
+ * bound T, and f_hi is hi + 1 as a double (a power of two, exact). */
+#define CAIRN__CONVERT(S, T, LO, HI, F_HI)                                                \
+    static inline T cairn_to_##S##_from_signed(int64_t v, cairn_loc at) {                 \
+        if (v < (int64_t)(LO) || ((HI) <= INT64_MAX && v > (int64_t)(HI)))                \
+            cairn_trap_at("integer conversion out of range", at);                         \
+        return (T)v;                                                                      \
+    }                                                                                     \
+    static inline T cairn_to_##S##_from_unsigned(uint64_t v, cairn_loc at) {              \
+        if (v > (uint64_t)(HI)) cairn_trap_at("integer conversion out of range", at);     \
+        return (T)v;                                                                      \
+    }                                                                                     \
+    static inline T cairn_to_##S##_from_float(double v, cairn_loc at) {                   \
+        double t = trunc(v);                                                              \
+        if (!(t >= (double)(LO) && t < (F_HI)))                                           \
+            cairn_trap_at("float to integer conversion out of range", at);                \
+        return (T)t;                                                                      \
+    }
+
+CAIRN__CHECKED(i8, int8_t, INT8_MIN, 8)
+CAIRN__CHECKED(i16, int16_t, INT16_MIN, 16)
+CAIRN__CHECKED(i32, int32_t, INT32_MIN, 32)
+CAIRN__CHECKED(i64, int64_t, INT64_MIN, 64)
+CAIRN__CHECKED(u8, uint8_t, 0, 8)
+CAIRN__CHECKED(u16, uint16_t, 0, 16)
+CAIRN__CHECKED(u32, uint32_t, 0, 32)
+CAIRN__CHECKED(u64, uint64_t, 0, 64)
+
+/* abs of a signed integer: |MIN| does not fit. */
+#define CAIRN__ABS(S, T)                                                                  \
+    static inline T cairn_abs_##S(T a, cairn_loc at) { return a < 0 ? cairn_neg_##S(a, at) : a; }
+CAIRN__ABS(i8, int8_t)
+CAIRN__ABS(i16, int16_t)
+CAIRN__ABS(i32, int32_t)
+CAIRN__ABS(i64, int64_t)
+
+CAIRN__CONVERT(i8, int8_t, INT8_MIN, INT8_MAX, 0x1p7)
+CAIRN__CONVERT(i16, int16_t, INT16_MIN, INT16_MAX, 0x1p15)
+CAIRN__CONVERT(i32, int32_t, INT32_MIN, INT32_MAX, 0x1p31)
+CAIRN__CONVERT(i64, int64_t, INT64_MIN, INT64_MAX, 0x1p63)
+CAIRN__CONVERT(u8, uint8_t, 0, UINT8_MAX, 0x1p8)
+CAIRN__CONVERT(u16, uint16_t, 0, UINT16_MAX, 0x1p16)
+CAIRN__CONVERT(u32, uint32_t, 0, UINT32_MAX, 0x1p32)
+CAIRN__CONVERT(u64, uint64_t, 0, UINT64_MAX, 0x1p64)
+
+/* v[i]: the index, when it lies inside the view's n elements. */
+static inline uint64_t cairn_index_u(uint64_t i, uint64_t n, cairn_loc at) {
+    if (i >= n) cairn_trap_at("index out of bounds", at);
+    return i;
+}
+static inline uint64_t cairn_index_s(int64_t i, uint64_t n, cairn_loc at) {
+    if (i < 0 || (uint64_t)i >= n) cairn_trap_at("index out of bounds", at);
+    return (uint64_t)i;
+}
+
+/* A view passed where a parameter declares `extent` elements. */
+static inline void cairn_check_extent(uint64_t have, uint64_t extent, cairn_loc at) {
+    if (have != extent) cairn_trap_at("view extent mismatch", at);
+}
+
+/* Allocation for `buffer`: zeroed, or a trap. */
+static inline void *cairn_zeroed(uint64_t n, size_t size, cairn_loc at);
+
+/* Float min/max with an answer independent of argument order: a NaN argument gives the
+ * quiet NaN, and of two zeros min picks -0.0 and max +0.0. */
+#define CAIRN__FMINMAX(S, T)                                                              \
+    static inline T cairn_min_##S(T a, T b) {                                             \
+        if (a != a || b != b) return (T)NAN;                                              \
+        if (a == b) return signbit(a) ? a : b;                                            \
+        return a < b ? a : b;                                                             \
+    }                                                                                     \
+    static inline T cairn_max_##S(T a, T b) {                                             \
+        if (a != a || b != b) return (T)NAN;                                              \
+        if (a == b) return signbit(a) ? b : a;                                            \
+        return a < b ? b : a;                                                             \
+    }
+CAIRN__FMINMAX(f32, float)
+CAIRN__FMINMAX(f64, double)
+
+static inline uint32_t cairn_bits_f32(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
+static inline uint64_t cairn_bits_f64(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
+static inline float cairn_from_bits_f32(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
+static inline double cairn_from_bits_f64(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
+
+#include <stdlib.h>
+static inline void *cairn_zeroed(uint64_t n, size_t size, cairn_loc at) {
+    if (n == 0) return NULL;
+    if (n > SIZE_MAX / size) cairn_trap_at("buffer too large", at);
+    void *p = calloc((size_t)n, size);
+    if (!p) cairn_trap_at("out of memory for a buffer", at);
+    return p;
+}
+
+#endif
