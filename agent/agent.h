@@ -1,0 +1,79 @@
+/* agent.h: what cairn-agent's parts share: its options, the machine probe (probe.c),
+ * the coordinator client (client.c), the suite runner (suite.c), child processes
+ * (child.c) and the simulated agents of the load generator (loadgen.c). */
+#ifndef CAIRN_AGENT_H
+#define CAIRN_AGENT_H
+
+#include <cjson/cJSON.h>
+#include <openssl/evp.h>
+
+#include "http.h"
+#include "util.h"
+
+typedef struct {
+    const char *coordinator;    /* base URL */
+    const char *enrol_token;
+    const char *key_path;
+    const char *cairn;          /* path of the cairn binary */
+    const char *work;           /* scratch folder for jobs */
+    char name[129];             /* machine name, as filed in evidence paths */
+    const char *labels;         /* comma-separated machine labels */
+    const char *compilers;      /* limit offered compilers (comma list), or NULL */
+    const char *sanitizers;     /* limit offered sanitizers ("none" for none), or NULL */
+    int once;                   /* exit after one job */
+    double exit_when_idle;      /* exit after this many seconds without a job (0: never) */
+    int keep;                   /* keep job folders */
+} AgentOptions;
+
+/* A connection to the coordinator as one enrolled agent. */
+typedef struct {
+    Http *http;
+    EVP_PKEY *key;
+    char token[128];
+    long id;
+    char name[129];
+} Session;
+
+/* probe.c: {"compilers": {NAME: {"version", "sanitizers": [...]}}, "gpus": [...],
+ * "driver", "cuda", "labels", "cpu", "os", "cairn"}. */
+cJSON *probe_machine(const AgentOptions *o, Err *e);
+/* The version `cairn --version` prints ("0.1.0"), or -1. */
+int probe_cairn_version(const char *cairn, char *out, size_t cap, Err *e);
+
+/* client.c: enrol, claim, heartbeat, upload with retries and backoff. */
+int session_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY *key,
+                  const char *name, const cJSON *caps, Err *e);
+void session_close(Session *s);
+/* 1 with a job in *job, 0 when the long poll ended empty, -1 on error (e->msg). */
+int session_claim(Session *s, double wait_s, cJSON **job, Err *e);
+/* 0 keep going, 1 cancelled, -1 the lease is gone (or the coordinator is unreachable). */
+int session_heartbeat(Session *s, long job, const char *progress);
+int session_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err *e);
+/* Signs STATEMENT and uploads it with FILES ({name: base64}); retries transport errors
+ * and 5xx with backoff. Returns the HTTP status of the final answer, or -1. */
+long session_upload(Session *s, long job, const cJSON *statement, const cJSON *files,
+                    int max_tries, Err *e);
+
+/* child.c: runs ARGV in CWD with extra environment ENV (NAME=VALUE list, NULL-ended),
+ * stdout and stderr to LOG; every `tick_s` calls TICK, which may ask to stop (nonzero).
+ * Returns the exit status (128+signal when killed), or CHILD_TIMEOUT / CHILD_STOPPED. */
+#define CHILD_TIMEOUT (-2)
+#define CHILD_STOPPED (-3)
+typedef int (*ChildTick)(void *ctx);
+int run_child(char *const argv[], const char *cwd, char *const env[], const char *log,
+              double timeout_s, double tick_s, ChildTick tick, void *ctx);
+
+/* suite.c: runs one claimed job (the suite cell) and fills STATEMENT and FILES. */
+typedef struct {
+    const AgentOptions *opts;
+    Session *session;
+    const cJSON *caps;
+    const char *cairn_version;
+} SuiteEnv;
+/* 0 done (statement and files filled), 1 cancelled, -1 failed before any case ran. */
+int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **files,
+              Err *e);
+
+int loadgen_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,191 @@
+/* loadgen.c: `cairn-agent loadgen`: N simulated agents driving a coordinator through its
+ * real API (enrol, long-poll claim, signed upload) with tiny one-case bundles, so that
+ * throughput and claim latency measure the coordinator, not cairn. Prints one JSON line. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "dsse.h"
+
+typedef struct {
+    const char *url, *token;
+    int index, target;
+    atomic_int *filed;
+    double *lat;        /* claim latencies (ms) of this agent's successful claims */
+    int nlat, cap;
+    int errors;
+} Sim;
+
+static const char SIM_RECEIPT[] = "{\"cairn\":\"sim\",\"numerics\":{}}";
+
+static cJSON *sim_caps(void)
+{
+    return cJSON_Parse("{\"cairn\":\"sim\",\"compilers\":{\"gcc\":{\"version\":\"sim\","
+                       "\"sanitizers\":[\"asan\",\"tsan\"]},\"clang\":{\"version\":\"sim\","
+                       "\"sanitizers\":[\"asan\",\"tsan\"]}},\"gpus\":[],\"labels\":[\"sim\"]}");
+}
+
+/* A one-case statement about JOB, with its receipt as the only subject. */
+static cJSON *sim_statement(const cJSON *job, const char *machine, cJSON *files)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "run", json_num(job, "run", 0));
+    cJSON_AddNumberToObject(p, "job", json_num(job, "job", 0));
+    cJSON_AddNumberToObject(p, "attempt", json_num(job, "attempt", 0));
+    cJSON_AddStringToObject(p, "cairn_version", "sim");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(p, "machine"), "name", machine);
+    cJSON *cell = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(job, "cell"), 1);
+    cJSON_AddStringToObject(cell, "id", json_str(job, "cell_id"));
+    cJSON_AddItemToObject(p, "cell", cell);
+    cJSON *c = cJSON_CreateObject();
+    const char *case_path = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(job, "cases"), 0)->valuestring;
+    char name[1200], sha[SHA256_HEX_LEN];
+    snprintf(name, sizeof name, "%s/receipt.json", case_path);
+    sha256_hex(SIM_RECEIPT, strlen(SIM_RECEIPT), sha);
+    cJSON_AddStringToObject(c, "case", case_path);
+    cJSON_AddNumberToObject(c, "build_status", 0);
+    cJSON_AddNumberToObject(c, "exit_status", 0);
+    cJSON_AddStringToObject(c, "receipt", name);
+    cJSON_AddBoolToObject(c, "unordered", 0);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", "x");
+    cJSON_AddStringToObject(o, "type", "f64");
+    cJSON_AddNumberToObject(o, "count", 1);
+    cJSON_AddStringToObject(o, "sha256", sha);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(c, "observations"), o);
+    cJSON_AddArrayToObject(c, "checks");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(p, "cases"), c);
+    cJSON *st = statement_new(p);
+    statement_add_subject(st, name, sha);
+    char *b64 = b64_encode(SIM_RECEIPT, strlen(SIM_RECEIPT));
+    cJSON_AddStringToObject(files, name, b64);
+    free(b64);
+    return st;
+}
+
+static void *sim_agent(void *arg)
+{
+    Sim *a = arg;
+    Err e = {{0}};
+    char name[64];
+    snprintf(name, sizeof name, "sim-%d", a->index);
+    EVP_PKEY *key = key_generate(&e);
+    cJSON *caps = sim_caps();
+    Session s;
+    if (!key || session_enrol(&s, a->url, a->token, key, name, caps, &e) != 0) {
+        fprintf(stderr, "loadgen: %s: %s\n", name, e.msg);
+        a->errors++;
+        cJSON_Delete(caps);
+        EVP_PKEY_free(key);
+        return NULL;
+    }
+    int empty = 0;
+    while (atomic_load(a->filed) < a->target && empty < 3) {
+        cJSON *job = NULL;
+        double t0 = now_seconds();
+        int rc = session_claim(&s, 1.0, &job, &e);
+        double ms = (now_seconds() - t0) * 1000.0;
+        if (rc <= 0) {
+            empty += rc == 0;
+            a->errors += rc < 0;
+            continue;
+        }
+        empty = 0;
+        if (a->nlat == a->cap) {
+            a->cap = a->cap ? 2 * a->cap : 256;
+            a->lat = realloc(a->lat, (size_t)a->cap * sizeof *a->lat);
+        }
+        a->lat[a->nlat++] = ms;
+        cJSON *files = cJSON_CreateObject();
+        cJSON *st = sim_statement(job, name, files);
+        long status = session_upload(&s, (long)json_num(job, "job", 0), st, files, 3, &e);
+        if (status == 200)
+            atomic_fetch_add(a->filed, 1);
+        else
+            a->errors++;
+        cJSON_Delete(st);
+        cJSON_Delete(files);
+        cJSON_Delete(job);
+    }
+    session_close(&s);
+    cJSON_Delete(caps);
+    EVP_PKEY_free(key);
+    return NULL;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static const char LOADGEN_HELP[] =
+    "usage: cairn-agent loadgen --coordinator URL --token ENROL_TOKEN [--agents N] [--jobs N]\n"
+    "\n"
+    "Starts N simulated agents (default 50) that enrol, claim and upload signed one-case\n"
+    "bundles until N jobs (default 2000) are filed or the queue stays empty. Submit the\n"
+    "jobs first (e.g. a matrix with \"repeat\"). Prints {agents, jobs, seconds, jobs_per_s,\n"
+    "claim_p50_ms, claim_p99_ms, errors} as one JSON line.\n";
+
+int loadgen_main(int argc, char **argv)
+{
+    const char *url = NULL, *token = NULL;
+    int agents = 50, jobs = 2000;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(LOADGEN_HELP, stdout);
+            return 0;
+        } else if (!strcmp(a, "--coordinator") && v) {
+            url = argv[++i];
+        } else if (!strcmp(a, "--token") && v) {
+            token = argv[++i];
+        } else if (!strcmp(a, "--agents") && v) {
+            agents = atoi(argv[++i]);
+        } else if (!strcmp(a, "--jobs") && v) {
+            jobs = atoi(argv[++i]);
+        } else {
+            fprintf(stderr, "cairn-agent loadgen: unknown argument %s (see --help)\n", a);
+            return 2;
+        }
+    }
+    if (!url || !token || agents < 1 || agents > 1000 || jobs < 1) {
+        fprintf(stderr, "cairn-agent loadgen: needs --coordinator URL --token T, 1..1000 agents\n");
+        return 2;
+    }
+    http_free(http_new(url, NULL));   /* global libcurl set-up before the threads start */
+    atomic_int filed = 0;
+    Sim *sims = calloc((size_t)agents, sizeof *sims);
+    pthread_t *threads = calloc((size_t)agents, sizeof *threads);
+    double t0 = now_seconds();
+    for (int i = 0; i < agents; i++) {
+        sims[i] = (Sim){.url = url, .token = token, .index = i, .target = jobs, .filed = &filed};
+        pthread_create(&threads[i], NULL, sim_agent, &sims[i]);
+    }
+    int total = 0, errors = 0;
+    for (int i = 0; i < agents; i++) {
+        pthread_join(threads[i], NULL);
+        total += sims[i].nlat;
+        errors += sims[i].errors;
+    }
+    double secs = now_seconds() - t0;
+    double *all = calloc((size_t)total + 1, sizeof *all);
+    int n = 0;
+    for (int i = 0; i < agents; i++) {
+        memcpy(all + n, sims[i].lat, (size_t)sims[i].nlat * sizeof *all);
+        n += sims[i].nlat;
+        free(sims[i].lat);
+    }
+    qsort(all, (size_t)n, sizeof *all, cmp_double);
+    printf("{\"agents\": %d, \"jobs\": %d, \"seconds\": %.3f, \"jobs_per_s\": %.1f, "
+           "\"claim_p50_ms\": %.2f, \"claim_p99_ms\": %.2f, \"errors\": %d}\n", agents,
+           atomic_load(&filed), secs, atomic_load(&filed) / secs, n ? all[n / 2] : 0.0,
+           n ? all[(int)(0.99 * (n - 1))] : 0.0, errors);
+    free(all);
+    free(sims);
+    free(threads);
+    return atomic_load(&filed) >= jobs ? 0 : 1;
+}

@@ -1,0 +1,303 @@
+/* main.c: cairn-agent's verbs: keygen, probe, run (the job loop) and loadgen. */
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "dsse.h"
+
+static const char HELP[] =
+    "usage: cairn-agent VERB [options]\n"
+    "\n"
+    "  keygen KEYFILE         make an Ed25519 key (KEYFILE, and KEYFILE.pub in PEM)\n"
+    "  probe  [options]       print what this machine offers (JSON capabilities)\n"
+    "  run    --coordinator URL --token ENROL_TOKEN --key KEYFILE [options]\n"
+    "                         enrol, then claim jobs, run suite cells, upload signed bundles\n"
+    "  loadgen --coordinator URL --token ENROL_TOKEN [--agents N] [--jobs N]\n"
+    "                         simulated agents for load tests (tests/bench/bench_farm.sh)\n"
+    "\n"
+    "`cairn-agent VERB --help` says more; docs/farm.md describes the farm.\n";
+
+static const char RUN_HELP[] =
+    "usage: cairn-agent run --coordinator URL --token ENROL_TOKEN --key KEYFILE [options]\n"
+    "\n"
+    "Probes the machine, enrols with the coordinator (ENROL_TOKEN is the enrol_token of\n"
+    "its config; the agent gets its own bearer token back), then loops: long-poll a job\n"
+    "that fits, fetch and check the source archive, build and run every case with cairn\n"
+    "under the cell's flags while heartbeating, sign the evidence bundle and upload it\n"
+    "(retried with backoff). Progress goes to stderr.\n"
+    "\n"
+    "  --cairn PATH          the cairn binary (default: cairn next to cairn-agent)\n"
+    "  --name NAME           machine name in evidence paths (default: host name)\n"
+    "  --labels a,b          machine labels jobs may require\n"
+    "  --compilers gcc,clang offer only these compilers (default: every one found)\n"
+    "  --sanitizers asan,tsan  offer only these sanitizers (\"none\": none)\n"
+    "  --work DIR            scratch folder (default: $TMPDIR/cairn-agent-NAME)\n"
+    "  --once                exit after one job\n"
+    "  --exit-when-idle S    exit after S seconds without a job\n"
+    "  --keep                keep each job's scratch folder\n";
+
+static const char KEYGEN_HELP[] =
+    "usage: cairn-agent keygen KEYFILE\n"
+    "\n"
+    "Writes a new Ed25519 private key to KEYFILE (PKCS#8 PEM, mode 0600) and its public\n"
+    "key to KEYFILE.pub (SubjectPublicKeyInfo PEM: what `cairn-farm verify --key` and\n"
+    "`openssl pkeyutl -verify -pubin` read). Prints the key id (SHA-256 of the raw key).\n";
+
+static int cmd_keygen(int argc, char **argv)
+{
+    if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
+        fputs(KEYGEN_HELP, argc < 3 ? stderr : stdout);
+        return argc < 3 ? 2 : 0;
+    }
+    Err e = {{0}};
+    char pub_path[4096], kid[SHA256_HEX_LEN];
+    EVP_PKEY *key = key_generate(&e);
+    char *pem = key ? key_public_pem(key) : NULL;
+    snprintf(pub_path, sizeof pub_path, "%s.pub", argv[2]);
+    mode_t old = umask(077);
+    int rc = !pem || key_save_private(key, argv[2], &e) != 0 ? -1 : 0;
+    umask(old);
+    if (rc == 0)
+        rc = write_file_atomic(pub_path, pem, strlen(pem), &e);
+    if (rc == 0 && key_id(key, kid) == 0)
+        printf("key %s\npublic key %s\nkey id %s\n", argv[2], pub_path, kid);
+    else
+        fprintf(stderr, "cairn-agent keygen: %s\n", e.msg);
+    free(pem);
+    EVP_PKEY_free(key);
+    return rc == 0 ? 0 : 1;
+}
+
+/* Default cairn: the one beside this binary. */
+static const char *default_cairn(const char *argv0)
+{
+    static char path[PATH_MAX];
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        snprintf(self, sizeof self, "%s", argv0);
+    else
+        self[n] = '\0';
+    snprintf(path, sizeof path, "%s/cairn", dirname(self));
+    return path;
+}
+
+static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **help)
+{
+    static char work[PATH_MAX];
+    memset(o, 0, sizeof *o);
+    o->cairn = default_cairn(argv[0]);
+    gethostname(o->name, sizeof o->name - 1);
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            *help = RUN_HELP;
+            return 1;
+        }
+#define OPT(flag, field) else if (!strcmp(a, flag) && v) { o->field = v; i++; }
+        OPT("--coordinator", coordinator) OPT("--token", enrol_token) OPT("--key", key_path)
+        OPT("--cairn", cairn) OPT("--labels", labels) OPT("--compilers", compilers)
+        OPT("--sanitizers", sanitizers) OPT("--work", work)
+#undef OPT
+        else if (!strcmp(a, "--name") && v)
+            snprintf(o->name, sizeof o->name, "%s", argv[++i]);
+        else if (!strcmp(a, "--exit-when-idle") && v)
+            o->exit_when_idle = atof(argv[++i]);
+        else if (!strcmp(a, "--once"))
+            o->once = 1;
+        else if (!strcmp(a, "--keep"))
+            o->keep = 1;
+        else {
+            fprintf(stderr, "cairn-agent %s: unknown argument %s (see --help)\n", argv[1], a);
+            return -1;
+        }
+    }
+    if (!is_safe_component(o->name)) {
+        fprintf(stderr, "cairn-agent: machine name \"%s\" must be [A-Za-z0-9._+-]\n", o->name);
+        return -1;
+    }
+    if (!o->work) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(work, sizeof work, "%s/cairn-agent-%s", tmp ? tmp : "/tmp", o->name);
+        o->work = work;
+    }
+    Err e = {{0}};
+    if (mkdir_p(o->work, &e) != 0) {
+        fprintf(stderr, "cairn-agent: %s\n", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_probe(int argc, char **argv)
+{
+    AgentOptions o;
+    const char *help = NULL;
+    int p = parse_run_opts(argc, argv, &o, &help);
+    if (p != 0) {
+        if (help)
+            fputs("usage: cairn-agent probe [--cairn PATH] [--labels a,b] [--compilers ...]"
+                  " [--sanitizers ...]\n\nPrints the capabilities `run` would report.\n", stdout);
+        return p > 0 ? 0 : 2;
+    }
+    Err e = {{0}};
+    cJSON *caps = probe_machine(&o, &e);
+    if (!caps) {
+        fprintf(stderr, "cairn-agent probe: %s\n", e.msg);
+        return 1;
+    }
+    char *text = cJSON_Print(caps);
+    puts(text);
+    free(text);
+    cJSON_Delete(caps);
+    return 0;
+}
+
+/* Enrols, retrying with backoff while the coordinator is unreachable. */
+static int enrol(Session *s, const AgentOptions *o, EVP_PKEY *key, const cJSON *caps)
+{
+    long backoff = 250;
+    for (;;) {
+        Err e = {{0}};
+        int rc = session_enrol(s, o->coordinator, o->enrol_token, key, o->name, caps, &e);
+        if (rc == 0) {
+            fprintf(stderr, "agent: %s enrolled as agent %ld with %s\n", o->name, s->id,
+                    o->coordinator);
+            return 0;
+        }
+        session_close(s);
+        if (rc == -2) {
+            fprintf(stderr, "cairn-agent: enrolment refused: %s\n", e.msg);
+            return -1;
+        }
+        fprintf(stderr, "agent: enrol failed (%s), retry in %ld ms\n", e.msg, backoff);
+        sleep_ms(backoff);
+        backoff = backoff * 2 > 8000 ? 8000 : backoff * 2;
+    }
+}
+
+static void do_job(Session *s, const SuiteEnv *env, const cJSON *job)
+{
+    long id = (long)json_num(job, "job", 0);
+    fprintf(stderr, "agent: job %ld claimed: run %.0f cell %s attempt %.0f, %d cases\n", id,
+            json_num(job, "run", 0), json_str(job, "cell_id"), json_num(job, "attempt", 0),
+            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(job, "cases")));
+    cJSON *statement = NULL, *files = NULL;
+    Err e = {{0}};
+    int rc = suite_run(env, job, &statement, &files, &e);
+    if (rc < 0)
+        fprintf(stderr, "agent: job %ld failed before running: %s (its lease will run out)\n",
+                id, e.msg);
+    if (rc != 0)
+        return;
+    long status = session_upload(s, id, statement, files, 8, &e);
+    if (status == 200)
+        fprintf(stderr, "agent: job %ld: bundle uploaded and filed\n", id);
+    else
+        fprintf(stderr, "agent: job %ld: upload refused: %s\n", id, e.msg);
+    cJSON_Delete(statement);
+    cJSON_Delete(files);
+}
+
+static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, const char *version)
+{
+    Session s;
+    if (enrol(&s, o, key, caps) != 0)
+        return 1;
+    SuiteEnv env = {o, &s, caps, version};
+    double idle_since = now_seconds();
+    long backoff = 250;
+    for (;;) {
+        cJSON *job = NULL;
+        Err e = {{0}};
+        int rc = session_claim(&s, o->exit_when_idle > 0 && o->exit_when_idle < 20 ? o->exit_when_idle : 20,
+                               &job, &e);
+        if (rc > 0) {
+            backoff = 250;
+            do_job(&s, &env, job);
+            cJSON_Delete(job);
+            idle_since = now_seconds();
+            if (o->once)
+                break;
+            continue;
+        }
+        if (rc < 0) {
+            fprintf(stderr, "agent: claim failed (%s), retry in %ld ms\n", e.msg, backoff);
+            if (strstr(e.msg, "401")) {   /* forgotten or revoked: enrol again (or stop) */
+                session_close(&s);
+                if (enrol(&s, o, key, caps) != 0)
+                    return 1;
+            }
+            sleep_ms(backoff);
+            backoff = backoff * 2 > 8000 ? 8000 : backoff * 2;
+        }
+        if (o->exit_when_idle > 0 && now_seconds() - idle_since >= o->exit_when_idle) {
+            fprintf(stderr, "agent: idle for %.0f s, exiting\n", o->exit_when_idle);
+            break;
+        }
+    }
+    session_close(&s);
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    AgentOptions o;
+    const char *help = NULL;
+    int p = parse_run_opts(argc, argv, &o, &help);
+    if (p != 0) {
+        if (help)
+            fputs(help, stdout);
+        return p > 0 ? 0 : 2;
+    }
+    if (!o.coordinator || !o.enrol_token || !o.key_path) {
+        fprintf(stderr, "cairn-agent run: needs --coordinator URL --token ENROL_TOKEN --key KEYFILE"
+                        " (see --help)\n");
+        return 2;
+    }
+    Err e = {{0}};
+    EVP_PKEY *key = key_load_private(o.key_path, &e);
+    cJSON *caps = key ? probe_machine(&o, &e) : NULL;
+    if (!caps) {
+        fprintf(stderr, "cairn-agent run: %s\n", e.msg);
+        EVP_PKEY_free(key);
+        return 2;
+    }
+    const char *version = json_str(caps, "cairn");
+    const cJSON *cc;
+    fprintf(stderr, "agent: %s: cairn %s, gpus %d, compilers:", o.name, version,
+            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(caps, "gpus")));
+    cJSON_ArrayForEach(cc, cJSON_GetObjectItemCaseSensitive(caps, "compilers"))
+        fprintf(stderr, " %s %s", cc->string, json_str(cc, "version"));
+    fprintf(stderr, "\n");
+    int rc = job_loop(&o, key, caps, version);
+    cJSON_Delete(caps);
+    EVP_PKEY_free(key);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *verb = argc > 1 ? argv[1] : NULL;
+    signal(SIGPIPE, SIG_IGN);
+    if (!verb || !strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
+        fputs(HELP, verb ? stdout : stderr);
+        return verb ? 0 : 2;
+    }
+    if (!strcmp(verb, "keygen"))
+        return cmd_keygen(argc, argv);
+    if (!strcmp(verb, "probe"))
+        return cmd_probe(argc, argv);
+    if (!strcmp(verb, "run"))
+        return cmd_run(argc, argv);
+    if (!strcmp(verb, "loadgen"))
+        return loadgen_main(argc, argv);
+    fprintf(stderr, "cairn-agent: unknown verb \"%s\" (see cairn-agent --help)\n", verb);
+    return 2;
+}

@@ -1,0 +1,317 @@
+/* suite.c: one suite cell on this machine. For every case of the job: `cairn build`
+ * under the cell's flags, run the program with CAIRN_OBSERVE set, read back its
+ * observations and raw bits, and record exit status, trap, receipt and checks in the
+ * in-toto Statement whose subjects are the receipts, raw observed outputs and logs. */
+#include "agent.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "archive.h"
+#include "dsse.h"
+#include "evidence.h"
+
+#define MAX_LOG_SUBJECT (64 * 1024)
+
+typedef struct {
+    const SuiteEnv *env;
+    long job;
+    char progress[512];
+    int stop;          /* 1 cancelled, -1 lease lost */
+} Tick;
+
+static int tick(void *ctx)
+{
+    Tick *t = ctx;
+    int rc = session_heartbeat(t->env->session, t->job, t->progress);
+    if (rc != 0) {
+        t->stop = rc;
+        fprintf(stderr, "agent: job %ld %s: stopping\n", t->job,
+                rc > 0 ? "cancelled by the coordinator" : "lease lost");
+    }
+    return rc;
+}
+
+/* Adds the file at PATH as subject NAME (and to FILES); returns its digest in SHA. */
+static int add_subject(cJSON *statement, cJSON *files, const char *name, const char *path,
+                       size_t limit, char sha[SHA256_HEX_LEN])
+{
+    size_t len = 0;
+    char *data = read_file(path, &len, NULL);
+    if (!data || len > limit || !is_safe_relpath(name)) {
+        free(data);
+        return -1;
+    }
+    sha256_hex(data, len, sha);
+    char *b64 = b64_encode(data, len);
+    cJSON_AddStringToObject(files, name, b64);
+    statement_add_subject(statement, name, sha);
+    free(b64);
+    free(data);
+    return 0;
+}
+
+static void add_check(cJSON *checks, const char *name, int ok, const char *detail)
+{
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "name", name);
+    cJSON_AddBoolToObject(c, "ok", ok);
+    if (detail)
+        cJSON_AddStringToObject(c, "detail", detail);
+    cJSON_AddItemToArray(checks, c);
+}
+
+/* The first line of LOG mentioning "trap:", or NULL. */
+static char *trap_line(const char *log)
+{
+    char *text = read_file(log, NULL, NULL);
+    char *hit = text ? strstr(text, "trap:") : NULL;
+    char *line = NULL;
+    if (hit) {
+        while (hit > text && hit[-1] != '\n')
+            hit--;
+        line = strndup(hit, strcspn(hit, "\n"));
+    }
+    free(text);
+    return line;
+}
+
+/* Observation lines: data ones into OBS, {"check": name, "ok": bool} ones into CHECKS. */
+static void read_observations(const char *path, cJSON *obs, cJSON *checks)
+{
+    FILE *f = fopen(path, "r");
+    char line[8192];
+    while (f && fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line);
+        if (json_str(j, "check"))
+            add_check(checks, json_str(j, "check"),
+                      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok")), json_str(j, "detail"));
+        else if (j)
+            cJSON_AddItemToArray(obs, cJSON_Duplicate(j, 1));
+        cJSON_Delete(j);
+    }
+    if (f)
+        fclose(f);
+}
+
+/* Raw observed outputs become subjects; every observation's digest must be among them. */
+static int add_raw(const char *raw_dir, const char *case_path, cJSON *obs, cJSON *statement,
+                   cJSON *files)
+{
+    DIR *d = opendir(raw_dir);
+    if (!d)
+        return -1;   /* no raw bits were written: nothing to hold the digests to */
+    cJSON *seen = cJSON_CreateArray();
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL) {
+        if (ent->d_name[0] == '.' || !is_safe_component(ent->d_name))
+            continue;
+        char path[4400], name[2048], sha[SHA256_HEX_LEN];
+        snprintf(path, sizeof path, "%s/%s", raw_dir, ent->d_name);
+        snprintf(name, sizeof name, "%s/obs/%s", case_path, ent->d_name);
+        if (add_subject(statement, files, name, path, (size_t)-1, sha) == 0)
+            cJSON_AddItemToArray(seen, cJSON_CreateString(sha));
+    }
+    closedir(d);
+    int all = 1;
+    const cJSON *o, *s;
+    cJSON_ArrayForEach(o, obs) {
+        int found = 0;
+        cJSON_ArrayForEach(s, seen) {
+            found |= json_str(o, "sha256") && !strcmp(s->valuestring, json_str(o, "sha256"));
+        }
+        all &= found;
+    }
+    cJSON_Delete(seen);
+    return all;
+}
+
+static void build_argv(const SuiteEnv *env, const Cell *cell, const char *src, const char *prog,
+                       char **argv)
+{
+    int n = 0;
+    argv[n++] = (char *)env->opts->cairn;
+    argv[n++] = "build";
+    argv[n++] = (char *)src;
+    argv[n++] = "-o";
+    argv[n++] = (char *)prog;
+    argv[n++] = "--cc";
+    argv[n++] = (char *)cell->compiler;
+    if (cell_sanitize_flag(cell)) {
+        argv[n++] = "--sanitize";
+        argv[n++] = (char *)cell_sanitize_flag(cell);
+    }
+    if (!strcmp(cell->mode, "device")) {
+        /* The first GPU's architecture, e.g. compute_cap 9.0 -> sm_90. */
+        static _Thread_local char target[32];
+        const char *cap = json_str(cJSON_GetArrayItem(
+            cJSON_GetObjectItemCaseSensitive(env->caps, "gpus"), 0), "compute_cap");
+        int major = 0, minor = 0;
+        if (cap)
+            sscanf(cap, "%d.%d", &major, &minor);
+        snprintf(target, sizeof target, "sm_%d%d", major, minor);
+        argv[n++] = "--target";
+        argv[n++] = target;
+    } else {
+        argv[n++] = "--emulate";
+    }
+    argv[n] = NULL;
+}
+
+typedef struct {
+    const char *case_path;   /* as listed in the run, relative to the source tree */
+    const char *src_root;
+    const char *out;         /* this case's scratch folder */
+    double timeout_s;
+} CaseSpec;
+
+static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c, Tick *t,
+                       cJSON *statement, cJSON *files)
+{
+    char src[4096], prog[4096], blog[4096], rlog[4096], obs_log[4096], raw[4096];
+    char receipt[4200], name[4200], sha[SHA256_HEX_LEN];
+    snprintf(src, sizeof src, "%s/%s", c->src_root, c->case_path);
+    snprintf(prog, sizeof prog, "%s/prog", c->out);
+    snprintf(blog, sizeof blog, "%s/build.log", c->out);
+    snprintf(rlog, sizeof rlog, "%s/run.log", c->out);
+    snprintf(obs_log, sizeof obs_log, "%s/observe.jsonl", c->out);
+    snprintf(raw, sizeof raw, "%s/raw", c->out);
+    snprintf(receipt, sizeof receipt, "%s.receipt.json", prog);
+    mkdir_p(raw, NULL);
+    cJSON *r = cJSON_CreateObject(), *checks = cJSON_CreateArray();
+    cJSON_AddStringToObject(r, "case", c->case_path);
+    double start = now_seconds();
+    char *argv[16];
+    build_argv(env, cell, src, prog, argv);
+    int build = run_child(argv, c->src_root, NULL, blog, c->timeout_s, 1.0, tick, t);
+    cJSON_AddNumberToObject(r, "build_status", build);
+    add_check(checks, "build", build == 0, build == CHILD_TIMEOUT ? "timed out" : NULL);
+    snprintf(name, sizeof name, "%s/receipt.json", c->case_path);
+    if (build == 0 && add_subject(statement, files, name, receipt, (size_t)-1, sha) == 0) {
+        cJSON *rj = json_parse_file(receipt, NULL);
+        cJSON_AddStringToObject(r, "receipt", name);
+        cJSON_AddBoolToObject(r, "unordered", rj && receipt_is_unordered(rj));
+        cJSON_Delete(rj);
+    }
+    cJSON *obs = cJSON_AddArrayToObject(r, "observations");
+    if (build == 0 && !t->stop) {
+        char env_obs[4200], env_raw[4200];
+        snprintf(env_obs, sizeof env_obs, "CAIRN_OBSERVE=%s", obs_log);
+        snprintf(env_raw, sizeof env_raw, "CAIRN_OBSERVE_RAW=%s", raw);
+        char *child_env[] = {env_obs, env_raw, NULL};
+        char *run_argv[] = {prog, NULL};
+        int status = run_child(run_argv, c->src_root, child_env, rlog, c->timeout_s, 1.0, tick, t);
+        char *trap = trap_line(rlog);
+        cJSON_AddNumberToObject(r, "exit_status", status);
+        if (trap)
+            cJSON_AddStringToObject(r, "trap", trap);
+        add_check(checks, "exit_status_0", status == 0,
+                  status == CHILD_TIMEOUT ? "timed out" : NULL);
+        add_check(checks, "no_trap", trap == NULL, trap);
+        free(trap);
+        read_observations(obs_log, obs, checks);
+        int raw_ok = add_raw(raw, c->case_path, obs, statement, files);
+        add_check(checks, "raw_bits_match_digests", raw_ok != 0,
+                  raw_ok < 0 ? "no raw bits written" : NULL);
+        snprintf(name, sizeof name, "%s/run.log", c->case_path);
+        add_subject(statement, files, name, rlog, MAX_LOG_SUBJECT, sha);
+    } else {
+        snprintf(name, sizeof name, "%s/build.log", c->case_path);
+        add_subject(statement, files, name, blog, MAX_LOG_SUBJECT, sha);
+    }
+    cJSON_AddItemToObject(r, "checks", checks);
+    cJSON_AddNumberToObject(r, "duration_ms", (now_seconds() - start) * 1000.0);
+    return r;
+}
+
+static cJSON *predicate_head(const SuiteEnv *env, const cJSON *job, const Cell *cell)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "run", json_num(job, "run", 0));
+    cJSON_AddNumberToObject(p, "job", json_num(job, "job", 0));
+    cJSON_AddNumberToObject(p, "attempt", json_num(job, "attempt", 0));
+    cJSON_AddStringToObject(p, "cairn_version", env->cairn_version);
+    cJSON *src = cJSON_AddObjectToObject(p, "source");
+    cJSON_AddStringToObject(src, "sha256",
+                            json_str(cJSON_GetObjectItemCaseSensitive(job, "source"), "sha256"));
+    cJSON *m = cJSON_AddObjectToObject(p, "machine");
+    cJSON_AddStringToObject(m, "name", env->opts->name);
+    static const char *const keys[] = {"cpu", "cores", "os", "gpus", "driver", "cuda", "nvcc",
+                                       "labels", NULL};
+    for (int i = 0; keys[i]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(env->caps, keys[i]);
+        if (v)
+            cJSON_AddItemToObject(m, keys[i], cJSON_Duplicate(v, 1));
+    }
+    cJSON *c = cell_to_json(cell);
+    cJSON_AddStringToObject(c, "id", json_str(job, "cell_id"));
+    const cJSON *cc = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(env->caps, "compilers"), cell->compiler);
+    cJSON_AddStringToObject(c, "compiler_version", json_str(cc, "version") ? json_str(cc, "version") : "");
+    cJSON_AddItemToObject(p, "cell", c);
+    cJSON_AddNumberToObject(p, "started_at", now_seconds());
+    return p;
+}
+
+static int fetch_source(const SuiteEnv *env, const cJSON *job, const char *dest, Err *e)
+{
+    const char *sha = json_str(cJSON_GetObjectItemCaseSensitive(job, "source"), "sha256");
+    char *data = NULL;
+    size_t len = 0;
+    if (!is_sha256_hex(sha))
+        return err_set(e, "job without a source digest");
+    if (session_fetch_blob(env->session, sha, &data, &len, e) != 0)
+        return -1;
+    int n = archive_unpack(data, len, dest, e);
+    free(data);
+    return n < 0 ? -1 : 0;
+}
+
+int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **files, Err *e)
+{
+    long id = (long)json_num(job, "job", 0);
+    Cell cell;
+    char dir[2048], src[2200];
+    snprintf(dir, sizeof dir, "%s/job-%ld-a%.0f", env->opts->work, id, json_num(job, "attempt", 0));
+    snprintf(src, sizeof src, "%s/src", dir);
+    rm_rf(dir);
+    if (cell_from_json(cJSON_GetObjectItemCaseSensitive(job, "cell"), &cell, e) != 0 ||
+        fetch_source(env, job, src, e) != 0)
+        return -1;
+    *statement = statement_new(predicate_head(env, job, &cell));
+    *files = cJSON_CreateObject();
+    cJSON *results = cJSON_AddArrayToObject(
+        cJSON_GetObjectItemCaseSensitive(*statement, "predicate"), "cases");
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(job, "cases"), *c;
+    Tick t = {.env = env, .job = id};
+    int i = 0, n = cJSON_GetArraySize(cases);
+    cJSON_ArrayForEach(c, cases) {
+        if (!cJSON_IsString(c) || !is_safe_relpath(c->valuestring))
+            continue;
+        char out[2400];
+        snprintf(out, sizeof out, "%s/out/%d", dir, i++);
+        snprintf(t.progress, sizeof t.progress, "case %d/%d %s", i, n, c->valuestring);
+        fprintf(stderr, "agent: job %ld %s: %s\n", id, json_str(job, "cell_id"), t.progress);
+        CaseSpec spec = {c->valuestring, src, out, json_num(job, "timeout_s", 300)};
+        cJSON *r = run_case(env, &cell, &spec, &t, *statement, *files);
+        cJSON_AddItemToArray(results, r);
+        fprintf(stderr, "agent: job %ld   build %.0f exit %.0f observations %d%s\n", id,
+                json_num(r, "build_status", -1), json_num(r, "exit_status", -1),
+                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "observations")),
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "unordered")) ? " (unordered)" : "");
+        if (t.stop)
+            break;
+    }
+    if (!env->opts->keep)
+        rm_rf(dir);
+    if (t.stop) {
+        cJSON_Delete(*statement);
+        cJSON_Delete(*files);
+        *statement = *files = NULL;
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,127 @@
+/* bundle.c: evidence bundle checks shared by upload and offline verification. */
+#include "bundle.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsse.h"
+#include "evidence.h"
+
+static int is_subject(const cJSON *statement, const char *name)
+{
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(statement, "subject")) {
+        if (!strcmp(json_str(s, "name"), name))
+            return 1;
+    }
+    return 0;
+}
+
+static BundleVerdict check_subjects(const cJSON *statement, SubjectReader read, void *ctx,
+                                    const cJSON *extras, Err *e)
+{
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(statement, "subject")) {
+        const char *name = json_str(s, "name");
+        const char *want = json_str(cJSON_GetObjectItemCaseSensitive(s, "digest"), "sha256");
+        if (!is_safe_relpath(name)) {
+            err_set(e, "subject name \"%s\" is not a safe relative path", name);
+            return BUNDLE_BAD_SUBJECT;
+        }
+        size_t len = 0;
+        char *data = read(ctx, name, &len);
+        if (!data) {
+            err_set(e, "subject %s: no such file with the bundle", name);
+            return BUNDLE_BAD_SUBJECT;
+        }
+        char got[SHA256_HEX_LEN];
+        sha256_hex(data, len, got);
+        free(data);
+        if (strcmp(got, want) != 0) {
+            err_set(e, "subject %s: sha256 is %.16s..., the statement says %.16s...", name,
+                    got, want);
+            return BUNDLE_BAD_SUBJECT;
+        }
+    }
+    const cJSON *x;
+    cJSON_ArrayForEach(x, extras) {
+        if (!is_subject(statement, x->string)) {
+            err_set(e, "file %s is not a subject of the signed statement", x->string);
+            return BUNDLE_BAD_SUBJECT;
+        }
+    }
+    return BUNDLE_OK;
+}
+
+/* Each case's "unordered" claim must be what its (signed) receipt says. */
+static BundleVerdict check_claims(const cJSON *statement, SubjectReader read, void *ctx,
+                                  Err *e)
+{
+    const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(pred, "cases")) {
+        const char *receipt_name = json_str(c, "receipt");
+        if (!receipt_name)
+            continue;  /* the build failed: no receipt to hold the case to */
+        if (!is_subject(statement, receipt_name)) {
+            err_set(e, "case %s: receipt %s is not a subject", json_str(c, "case"),
+                    receipt_name);
+            return BUNDLE_BAD_CLAIM;
+        }
+        size_t len = 0;
+        char *text = read(ctx, receipt_name, &len);
+        cJSON *receipt = text ? cJSON_ParseWithLength(text, len) : NULL;
+        free(text);
+        int claimed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "unordered"));
+        int actual = receipt ? receipt_is_unordered(receipt) : -1;
+        cJSON_Delete(receipt);
+        if (actual != claimed) {
+            err_set(e, "case %s: \"unordered\" is %s but its receipt says %s",
+                    json_str(c, "case"), claimed ? "true" : "false",
+                    actual < 0 ? "nothing (not JSON)" : actual ? "true" : "false");
+            return BUNDLE_BAD_CLAIM;
+        }
+    }
+    return BUNDLE_OK;
+}
+
+BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader read,
+                           void *ctx, const cJSON *extras, cJSON **statement, Err *e)
+{
+    *statement = NULL;
+    if (!cJSON_IsObject(envelope) || !json_str(envelope, "payload") ||
+        !json_str(envelope, "payloadType") ||
+        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(envelope, "signatures"))) {
+        err_set(e, "not a DSSE envelope (payloadType, payload, signatures)");
+        return BUNDLE_MALFORMED;
+    }
+    char kid[SHA256_HEX_LEN];
+    key_id(key, kid);
+    int has_kid = 0;
+    const cJSON *sig;
+    cJSON_ArrayForEach(sig, cJSON_GetObjectItemCaseSensitive(envelope, "signatures")) {
+        const char *id = json_str(sig, "keyid");
+        has_kid |= id && !strcmp(id, kid);
+    }
+    if (!has_kid) {
+        err_set(e, "no signature by key %.16s... (signed by another key)", kid);
+        return BUNDLE_WRONG_KEY;
+    }
+    size_t len = 0;
+    unsigned char *payload = dsse_verify(envelope, key, &len, e);
+    if (!payload)
+        return BUNDLE_BAD_SIGNATURE;
+    cJSON *st = statement_parse(payload, len, e);
+    free(payload);
+    if (!st)
+        return BUNDLE_MALFORMED;
+    BundleVerdict v = check_subjects(st, read, ctx, extras, e);
+    if (v == BUNDLE_OK)
+        v = check_claims(st, read, ctx, e);
+    if (v != BUNDLE_OK) {
+        cJSON_Delete(st);
+        return v;
+    }
+    *statement = st;
+    return BUNDLE_OK;
+}

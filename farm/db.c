@@ -1,0 +1,543 @@
+/* db.c: the coordinator's SQLite store (see db.h). Acknowledged results (filed bundles)
+ * commit with synchronous=FULL; claims, heartbeats and lease bookkeeping commit with
+ * NORMAL: after a crash they may roll back, which only means a lease runs out again. */
+#include "db.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "matrix.h"
+
+struct Db {
+    sqlite3 *sql;
+    pthread_mutex_t lock;
+};
+
+static const char SCHEMA[] =
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA busy_timeout=5000;"
+    "CREATE TABLE IF NOT EXISTS agents(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+    " keyid TEXT UNIQUE NOT NULL, public_pem TEXT NOT NULL, caps TEXT NOT NULL,"
+    " token_hash TEXT UNIQUE, revoked INTEGER NOT NULL DEFAULT 0, enrolled_at REAL,"
+    " last_seen REAL);"
+    "CREATE TABLE IF NOT EXISTS blobs(sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL,"
+    " added_at REAL);"
+    "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, source_sha TEXT NOT NULL,"
+    " matrix TEXT NOT NULL, cases TEXT NOT NULL, created_at REAL,"
+    " cancelled INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL,"
+    " cell_id TEXT NOT NULL, cell TEXT NOT NULL, state TEXT NOT NULL, agent_id INTEGER,"
+    " attempt INTEGER NOT NULL DEFAULT 0, lost INTEGER NOT NULL DEFAULT 0,"
+    " lease_expires REAL, progress TEXT, bundle_sha TEXT, evidence TEXT, predicate TEXT,"
+    " failure TEXT, updated_at REAL, UNIQUE(run_id, cell_id));"
+    "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, id);"
+    "CREATE TABLE IF NOT EXISTS events(id INTEGER PRIMARY KEY, job_id INTEGER,"
+    " agent_id INTEGER, kind TEXT NOT NULL, at REAL);";
+
+Db *db_open(const char *path, Err *e)
+{
+    Db *db = calloc(1, sizeof *db);
+    pthread_mutex_init(&db->lock, NULL);
+    char *msg = NULL;
+    if (sqlite3_open_v2(path, &db->sql, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                        SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_exec(db->sql, SCHEMA, NULL, NULL, &msg) != SQLITE_OK) {
+        err_set(e, "database %s: %s", path, msg ? msg : sqlite3_errmsg(db->sql));
+        sqlite3_free(msg);
+        db_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+void db_close(Db *db)
+{
+    if (!db)
+        return;
+    sqlite3_close(db->sql);
+    pthread_mutex_destroy(&db->lock);
+    free(db);
+}
+
+void agent_free(Agent *a)
+{
+    free(a->public_pem);
+    cJSON_Delete(a->caps);
+    memset(a, 0, sizeof *a);
+}
+
+void job_free(Job *j)
+{
+    cJSON_Delete(j->cell);
+    memset(j, 0, sizeof *j);
+}
+
+/* --- statement helpers: prepare, bind by position, step ------------------------- */
+
+static sqlite3_stmt *prep(Db *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
+    return st;
+}
+
+static void exec(Db *db, const char *sql)
+{
+    sqlite3_exec(db->sql, sql, NULL, NULL, NULL);
+}
+
+static void durable(Db *db, int full)
+{
+    exec(db, full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? (const char *)t : "";
+}
+
+static cJSON *col_json(sqlite3_stmt *st, int i)
+{
+    cJSON *j = cJSON_Parse(col_text(st, i));
+    return j ? j : cJSON_CreateNull();
+}
+
+static void event(Db *db, long job, long agent, const char *kind)
+{
+    sqlite3_stmt *st = prep(db, "INSERT INTO events(job_id, agent_id, kind, at) VALUES(?,?,?,?)");
+    sqlite3_bind_int64(st, 1, job);
+    sqlite3_bind_int64(st, 2, agent);
+    sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 4, now_seconds());
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+}
+
+/* --- agents ------------------------------------------------------------------------ */
+
+int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
+                   const char *caps_json, const char *token_hash, long *id, Err *e)
+{
+    pthread_mutex_lock(&db->lock);
+    durable(db, 1);
+    int rc = -1;
+    sqlite3_stmt *st = prep(db, "SELECT id, revoked FROM agents WHERE keyid=?");
+    sqlite3_bind_text(st, 1, keyid, -1, SQLITE_STATIC);
+    int exists = sqlite3_step(st) == SQLITE_ROW;
+    long found = exists ? (long)sqlite3_column_int64(st, 0) : 0;
+    int revoked = exists && sqlite3_column_int(st, 1);
+    sqlite3_finalize(st);
+    if (revoked) {
+        err_set(e, "this key belongs to a revoked agent");
+        pthread_mutex_unlock(&db->lock);
+        return -2;
+    }
+    st = prep(db, exists
+        ? "UPDATE agents SET name=?1, public_pem=?3, caps=?4, token_hash=?5, last_seen=?6"
+          " WHERE keyid=?2"
+        : "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
+          " last_seen) VALUES(?1,?2,?3,?4,?5,?6,?6)");
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, keyid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, public_pem, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, caps_json, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, token_hash, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 6, now_seconds());
+    if (sqlite3_step(st) == SQLITE_DONE) {
+        *id = exists ? found : (long)sqlite3_last_insert_rowid(db->sql);
+        rc = 0;
+    } else {
+        err_set(e, "enrolment not stored: %s", sqlite3_errmsg(db->sql));
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->lock);
+    return rc;
+}
+
+int db_agent_by_token(Db *db, const char *token_hash, Agent *out)
+{
+    pthread_mutex_lock(&db->lock);
+    sqlite3_stmt *st = prep(db, "SELECT id, name, keyid, public_pem, caps, revoked FROM agents"
+                                " WHERE token_hash=?");
+    sqlite3_bind_text(st, 1, token_hash, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found) {
+        memset(out, 0, sizeof *out);
+        out->id = (long)sqlite3_column_int64(st, 0);
+        snprintf(out->name, sizeof out->name, "%s", col_text(st, 1));
+        snprintf(out->keyid, sizeof out->keyid, "%s", col_text(st, 2));
+        out->public_pem = strdup(col_text(st, 3));
+        out->caps = col_json(st, 4);
+        out->revoked = sqlite3_column_int(st, 5);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->lock);
+    return found && !out->revoked ? 1 : (found ? (agent_free(out), 0) : 0);
+}
+
+int db_agent_revoke(Db *db, long id)
+{
+    pthread_mutex_lock(&db->lock);
+    durable(db, 1);
+    sqlite3_stmt *st = prep(db, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=?");
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    int changed = sqlite3_changes(db->sql);
+    /* Its running jobs go back to the queue now rather than when their leases end. */
+    st = prep(db, "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
+                  " WHERE agent_id=? AND state='running'");
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->lock);
+    return changed ? 0 : -1;
+}
+
+/* --- blobs ------------------------------------------------------------------------- */
+
+int db_blob_add(Db *db, const char *sha, long size)
+{
+    pthread_mutex_lock(&db->lock);
+    durable(db, 1);
+    sqlite3_stmt *st = prep(db, "INSERT OR IGNORE INTO blobs(sha256, size, added_at)"
+                                " VALUES(?,?,?)");
+    sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, size);
+    sqlite3_bind_double(st, 3, now_seconds());
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->lock);
+    return rc;
+}
+
+int db_blob_exists(Db *db, const char *sha, long *size)
+{
+    pthread_mutex_lock(&db->lock);
+    sqlite3_stmt *st = prep(db, "SELECT size FROM blobs WHERE sha256=?");
+    sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found && size)
+        *size = (long)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->lock);
+    return found;
+}
+
+/* --- runs -------------------------------------------------------------------------- */
+
+long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJSON *cases,
+                   const cJSON *jobs, Err *e)
+{
+    char *matrix_text = cJSON_PrintUnformatted(matrix);
+    char *cases_text = cJSON_PrintUnformatted(cases);
+    pthread_mutex_lock(&db->lock);
+    durable(db, 1);
+    exec(db, "BEGIN IMMEDIATE");
+    sqlite3_stmt *st = prep(db, "INSERT INTO runs(source_sha, matrix, cases, created_at)"
+                                " VALUES(?,?,?,?)");
+    sqlite3_bind_text(st, 1, source_sha, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, matrix_text, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, cases_text, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 4, now_seconds());
+    int ok = sqlite3_step(st) == SQLITE_DONE;
+    sqlite3_finalize(st);
+    long run = (long)sqlite3_last_insert_rowid(db->sql);
+    st = prep(db, "INSERT INTO jobs(run_id, cell_id, cell, state, updated_at)"
+                  " VALUES(?,?,?,'queued',?)");
+    const cJSON *job;
+    cJSON_ArrayForEach(job, jobs) {
+        char *cell = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(job, "cell"));
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, run);
+        sqlite3_bind_text(st, 2, json_str(job, "cell_id"), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, cell, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_double(st, 4, now_seconds());
+        ok = ok && sqlite3_step(st) == SQLITE_DONE;
+        free(cell);
+    }
+    sqlite3_finalize(st);
+    if (!ok)
+        err_set(e, "run not stored: %s", sqlite3_errmsg(db->sql));
+    exec(db, ok ? "COMMIT" : "ROLLBACK");
+    pthread_mutex_unlock(&db->lock);
+    free(matrix_text);
+    free(cases_text);
+    return ok ? run : -1;
+}
+
+int db_run_cancel(Db *db, long run_id)
+{
+    pthread_mutex_lock(&db->lock);
+    durable(db, 1);
+    sqlite3_stmt *st = prep(db, "UPDATE runs SET cancelled=1 WHERE id=?");
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    int found = sqlite3_changes(db->sql);
+    st = prep(db, "UPDATE jobs SET state='cancelled', updated_at=? WHERE run_id=?"
+                  " AND state IN ('queued','running')");
+    sqlite3_bind_double(st, 1, now_seconds());
+    sqlite3_bind_int64(st, 2, run_id);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->lock);
+    return found ? 0 : -1;
+}
+
+/* --- jobs -------------------------------------------------------------------------- */
+
+static void job_from_row(sqlite3_stmt *st, Job *out)
+{
+    memset(out, 0, sizeof *out);
+    out->id = (long)sqlite3_column_int64(st, 0);
+    out->run_id = (long)sqlite3_column_int64(st, 1);
+    snprintf(out->cell_id, sizeof out->cell_id, "%s", col_text(st, 2));
+    out->cell = col_json(st, 3);
+    snprintf(out->state, sizeof out->state, "%s", col_text(st, 4));
+    out->agent_id = (long)sqlite3_column_int64(st, 5);
+    out->attempt = sqlite3_column_int(st, 6);
+    out->lease_expires = sqlite3_column_double(st, 7);
+    snprintf(out->bundle_sha, sizeof out->bundle_sha, "%s", col_text(st, 8));
+}
+
+#define JOB_COLS "id, run_id, cell_id, cell, state, agent_id, attempt, lease_expires, bundle_sha"
+
+int db_claim(Db *db, const Agent *agent, double lease_s, Job *out)
+{
+    pthread_mutex_lock(&db->lock);
+    durable(db, 0);
+    sqlite3_stmt *st = prep(db, "SELECT " JOB_COLS " FROM jobs WHERE state='queued' ORDER BY id");
+    int claimed = 0;
+    while (!claimed && sqlite3_step(st) == SQLITE_ROW) {
+        cJSON *cell = cJSON_Parse(col_text(st, 3));
+        if (cell_fits(agent->caps, cell)) {
+            job_from_row(st, out);
+            claimed = 1;
+        }
+        cJSON_Delete(cell);
+    }
+    sqlite3_finalize(st);
+    if (claimed) {
+        double now = now_seconds();
+        out->attempt += 1;
+        out->agent_id = agent->id;
+        out->lease_expires = now + lease_s;
+        snprintf(out->state, sizeof out->state, "running");
+        st = prep(db, "UPDATE jobs SET state='running', agent_id=?, attempt=?, lease_expires=?,"
+                      " progress='claimed', updated_at=? WHERE id=?");
+        sqlite3_bind_int64(st, 1, agent->id);
+        sqlite3_bind_int(st, 2, out->attempt);
+        sqlite3_bind_double(st, 3, out->lease_expires);
+        sqlite3_bind_double(st, 4, now);
+        sqlite3_bind_int64(st, 5, out->id);
+        sqlite3_step(st);
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&db->lock);
+    return claimed;
+}
+
+int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char *progress,
+                 double *expires)
+{
+    pthread_mutex_lock(&db->lock);
+    durable(db, 0);
+    sqlite3_stmt *st = prep(db, "SELECT state, agent_id FROM jobs WHERE id=?");
+    sqlite3_bind_int64(st, 1, job_id);
+    int rc = -1;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) == agent_id) {
+        const char *state = col_text(st, 0);
+        rc = !strcmp(state, "running") ? 0 : !strcmp(state, "cancelled") ? 1 : -1;
+    }
+    sqlite3_finalize(st);
+    if (rc == 0) {
+        *expires = now_seconds() + lease_s;
+        st = prep(db, "UPDATE jobs SET lease_expires=?, progress=?, updated_at=? WHERE id=?");
+        sqlite3_bind_double(st, 1, *expires);
+        sqlite3_bind_text(st, 2, progress ? progress : "", -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 3, now_seconds());
+        sqlite3_bind_int64(st, 4, job_id);
+        sqlite3_step(st);
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&db->lock);
+    return rc;
+}
+
+int db_reap(Db *db, int max_attempts)
+{
+    pthread_mutex_lock(&db->lock);
+    durable(db, 0);
+    double now = now_seconds();
+    exec(db, "BEGIN IMMEDIATE");
+    sqlite3_stmt *st = prep(db, "SELECT id, agent_id FROM jobs WHERE state='running'"
+                                " AND lease_expires < ?");
+    sqlite3_bind_double(st, 1, now);
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        event(db, (long)sqlite3_column_int64(st, 0), (long)sqlite3_column_int64(st, 1),
+              "agent_lost");
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (n) {
+        st = prep(db, "UPDATE jobs SET lost=lost+1, lease_expires=NULL, updated_at=?1,"
+                      " state=CASE WHEN attempt >= ?2 THEN 'failed' ELSE 'queued' END,"
+                      " failure=CASE WHEN attempt >= ?2 THEN 'agent_lost' ELSE failure END"
+                      " WHERE state='running' AND lease_expires < ?1");
+        sqlite3_bind_double(st, 1, now);
+        sqlite3_bind_int(st, 2, max_attempts);
+        sqlite3_step(st);
+        sqlite3_finalize(st);
+    }
+    exec(db, "COMMIT");
+    pthread_mutex_unlock(&db->lock);
+    return n;
+}
+
+int db_job_get(Db *db, long job_id, Job *out)
+{
+    pthread_mutex_lock(&db->lock);
+    sqlite3_stmt *st = prep(db, "SELECT " JOB_COLS " FROM jobs WHERE id=?");
+    sqlite3_bind_int64(st, 1, job_id);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found)
+        job_from_row(st, out);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->lock);
+    return found;
+}
+
+int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
+                const char *evidence_path, const char *predicate_json)
+{
+    pthread_mutex_lock(&db->lock);
+    durable(db, 1);
+    sqlite3_stmt *st = prep(db, "UPDATE jobs SET state='done', bundle_sha=?, evidence=?,"
+                                " predicate=?, progress='filed', lease_expires=NULL,"
+                                " updated_at=? WHERE id=? AND agent_id=? AND state='running'");
+    sqlite3_bind_text(st, 1, bundle_sha, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, evidence_path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, predicate_json, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 4, now_seconds());
+    sqlite3_bind_int64(st, 5, job_id);
+    sqlite3_bind_int64(st, 6, agent_id);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    int changed = sqlite3_changes(db->sql);
+    pthread_mutex_unlock(&db->lock);
+    return changed == 1 ? 0 : -1;
+}
+
+int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **cases,
+                  double *timeout_s)
+{
+    pthread_mutex_lock(&db->lock);
+    sqlite3_stmt *st = prep(db, "SELECT source_sha, cases, matrix FROM runs WHERE id=?");
+    sqlite3_bind_int64(st, 1, run_id);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found) {
+        snprintf(source_sha, SHA256_HEX_LEN, "%s", col_text(st, 0));
+        *cases = col_json(st, 1);
+        cJSON *matrix = col_json(st, 2);
+        *timeout_s = json_num(matrix, "timeout_s", 300);
+        cJSON_Delete(matrix);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->lock);
+    return found;
+}
+
+/* --- views ------------------------------------------------------------------------- */
+
+static cJSON *rows_to_json(Db *db, const char *sql, long bind, const char *const *names,
+                           const char *json_cols)
+{
+    cJSON *arr = cJSON_CreateArray();
+    pthread_mutex_lock(&db->lock);
+    sqlite3_stmt *st = prep(db, sql);
+    if (bind >= 0)
+        sqlite3_bind_int64(st, 1, bind);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        cJSON *row = cJSON_CreateObject();
+        for (int i = 0; names[i]; i++) {
+            int type = sqlite3_column_type(st, i);
+            if (json_cols[i] == 'j')
+                cJSON_AddItemToObject(row, names[i], col_json(st, i));
+            else if (type == SQLITE_NULL)
+                cJSON_AddNullToObject(row, names[i]);
+            else if (type == SQLITE_INTEGER || type == SQLITE_FLOAT)
+                cJSON_AddNumberToObject(row, names[i], sqlite3_column_double(st, i));
+            else
+                cJSON_AddStringToObject(row, names[i], col_text(st, i));
+        }
+        cJSON_AddItemToArray(arr, row);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->lock);
+    return arr;
+}
+
+cJSON *db_run_view(Db *db, long run_id)
+{
+    static const char *const run_cols[] = {"id", "source_sha", "matrix", "cases",
+                                           "created_at", "cancelled", NULL};
+    cJSON *runs = rows_to_json(db, "SELECT id, source_sha, matrix, cases, created_at, cancelled"
+                                   " FROM runs WHERE id=?", run_id, run_cols, "--jj--");
+    cJSON *run = cJSON_DetachItemFromArray(runs, 0);
+    cJSON_Delete(runs);
+    if (!run)
+        return NULL;
+    static const char *const job_cols[] = {"job", "cell_id", "cell", "state", "agent",
+                                           "attempt", "lost", "progress", "failure",
+                                           "evidence", NULL};
+    cJSON_AddItemToObject(run, "jobs", rows_to_json(db,
+        "SELECT j.id, j.cell_id, j.cell, j.state, a.name, j.attempt, j.lost, j.progress,"
+        " j.failure, j.evidence FROM jobs j LEFT JOIN agents a ON a.id=j.agent_id"
+        " WHERE j.run_id=? ORDER BY j.id", run_id, job_cols, "--j-------"));
+    return run;
+}
+
+cJSON *db_run_results(Db *db, long run_id)
+{
+    static const char *const cols[] = {"job", "cell_id", "machine", "evidence", "bundle_sha256",
+                                       "predicate", NULL};
+    return rows_to_json(db, "SELECT j.id, j.cell_id, a.name, j.evidence, j.bundle_sha,"
+                            " j.predicate FROM jobs j JOIN agents a ON a.id=j.agent_id"
+                            " WHERE j.run_id=? AND j.state='done' ORDER BY j.id",
+                        run_id, cols, "-----j");
+}
+
+cJSON *db_status_view(Db *db)
+{
+    static const char *const agent_cols[] = {"id", "name", "keyid", "caps", "revoked",
+                                             "last_seen", NULL};
+    static const char *const run_cols[] = {"id", "source_sha", "jobs", "queued", "running",
+                                           "done", "failed", "cancelled", NULL};
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddItemToObject(out, "agents", rows_to_json(db,
+        "SELECT id, name, keyid, caps, revoked, last_seen FROM agents ORDER BY id", -1,
+        agent_cols, "---j--"));
+    cJSON_AddItemToObject(out, "runs", rows_to_json(db,
+        "SELECT r.id, r.source_sha, COUNT(j.id), SUM(j.state='queued'),"
+        " SUM(j.state='running'), SUM(j.state='done'), SUM(j.state='failed'),"
+        " SUM(j.state='cancelled') FROM runs r LEFT JOIN jobs j ON j.run_id=r.id"
+        " GROUP BY r.id ORDER BY r.id", -1, run_cols, "--------"));
+    static const char *const event_cols[] = {"job", "agent", "kind", "at", NULL};
+    cJSON_AddItemToObject(out, "events", rows_to_json(db,
+        "SELECT job_id, agent_id, kind, at FROM events ORDER BY id DESC LIMIT 50", -1,
+        event_cols, "----"));
+    return out;
+}
+
+cJSON *db_evidence_paths(Db *db)
+{
+    static const char *const cols[] = {"evidence", NULL};
+    return rows_to_json(db, "SELECT evidence FROM jobs WHERE state='done'", -1, cols, "-");
+}

@@ -1,0 +1,74 @@
+/* db.h: the coordinator's SQLite store (WAL): agents, source blobs, runs, jobs and
+ * their events. One connection guarded by one mutex; every function locks it itself.
+ * Job states: queued -> running -> done | failed | cancelled (running -> queued when a
+ * lease runs out and attempts remain: each such loss is an agent_lost event). */
+#ifndef CAIRN_FARM_DB_H
+#define CAIRN_FARM_DB_H
+
+#include <cjson/cJSON.h>
+#include "util.h"
+
+typedef struct Db Db;
+
+typedef struct {
+    long id;
+    char name[129];
+    char keyid[SHA256_HEX_LEN];
+    char *public_pem;     /* malloc'd */
+    cJSON *caps;          /* owned */
+    int revoked;
+} Agent;
+
+typedef struct {
+    long id, run_id, agent_id;
+    int attempt;
+    char state[16];
+    char cell_id[160];
+    cJSON *cell;          /* owned: compiler, sanitizer, mode, repeat, labels */
+    double lease_expires;
+    char bundle_sha[SHA256_HEX_LEN];
+} Job;
+
+Db *db_open(const char *path, Err *e);
+void db_close(Db *db);
+void agent_free(Agent *a);
+void job_free(Job *j);
+
+/* Agents: enrol by public key (the same key re-enrols the same agent with a new token
+ * and fresh capabilities). Tokens are stored only as their SHA-256. */
+int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
+                   const char *caps_json, const char *token_hash, long *id, Err *e);
+int db_agent_by_token(Db *db, const char *token_hash, Agent *out);
+int db_agent_revoke(Db *db, long id);
+
+int db_blob_add(Db *db, const char *sha, long size);
+int db_blob_exists(Db *db, const char *sha, long *size);
+
+/* Runs: the jobs array holds {cell_id, cell} objects made by the matrix expansion. */
+long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJSON *cases,
+                   const cJSON *jobs, Err *e);
+int db_run_cancel(Db *db, long run_id);
+
+/* Claims the first queued job AGENT can run; 1 when claimed, 0 when none fits. */
+int db_claim(Db *db, const Agent *agent, double lease_s, Job *out);
+/* Extends the lease; returns 0 ok, 1 cancelled, -1 when the lease is not this agent's. */
+int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char *progress,
+                 double *expires);
+/* Returns the number of jobs whose lease ran out (requeued or failed as agent_lost). */
+int db_reap(Db *db, int max_attempts);
+int db_job_get(Db *db, long job_id, Job *out);
+/* Marks a running job of AGENT done; 0 ok, -1 when the job moved on meanwhile. */
+int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
+                const char *evidence_path, const char *predicate_json);
+
+/* Views for the client verbs (malloc'd cJSON). */
+cJSON *db_run_view(Db *db, long run_id);
+cJSON *db_run_results(Db *db, long run_id);
+cJSON *db_status_view(Db *db);
+/* Evidence folders of filed bundles, for reconciling the store after a crash. */
+cJSON *db_evidence_paths(Db *db);
+/* Run id and cases for a job's claim answer (cases as a JSON array, owned). */
+int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **cases,
+                  double *timeout_s);
+
+#endif

@@ -1,0 +1,526 @@
+/* main.c: cairn-farm's verbs. `serve` runs the coordinator (server.c); the others are
+ * its clients: submit, status, compare, cancel, revoke over HTTP, and verify offline. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "archive.h"
+#include "bundle.h"
+#include "compare.h"
+#include "dsse.h"
+#include "http.h"
+#include "server.h"
+
+static const char HELP[] =
+    "usage: cairn-farm VERB [options]\n"
+    "\n"
+    "  serve    --state DIR --config FILE [--listen HOST:PORT]   run the coordinator\n"
+    "  submit   [--matrix FILE] [--wait] [DIR]     upload DIR (default .) and start a run\n"
+    "  status   [RUN]                             agents, runs and jobs\n"
+    "  compare  RUN [--json]                      digests per case and machine/cell\n"
+    "  cancel   RUN                               cancel a run (reaches running agents)\n"
+    "  revoke   AGENT                             revoke an agent's key and token\n"
+    "  verify   BUNDLE --key PUB                  check a bundle offline\n"
+    "\n"
+    "Client verbs take --coordinator URL and --token ADMIN_TOKEN, or the environment\n"
+    "variables CAIRN_FARM_URL and CAIRN_FARM_TOKEN. `cairn-farm VERB --help` says more;\n"
+    "docs/farm.md describes the API, the bundle format and deployment.\n";
+
+typedef struct {
+    const char *url, *token, *matrix, *key, *positional;
+    int wait, json;
+} Opts;
+
+static int usage_error(const char *verb, const char *msg)
+{
+    fprintf(stderr, "cairn-farm %s: %s (see cairn-farm %s --help)\n", verb, msg, verb);
+    return 2;
+}
+
+/* Parses the client verbs' options; returns 1 when --help was printed, -1 on error. */
+static int parse_opts(int argc, char **argv, const char *help, Opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->url = getenv("CAIRN_FARM_URL");
+    o->token = getenv("CAIRN_FARM_TOKEN");
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(help, stdout);
+            return 1;
+        } else if (!strcmp(a, "--coordinator") && next) {
+            o->url = argv[++i];
+        } else if (!strcmp(a, "--token") && next) {
+            o->token = argv[++i];
+        } else if (!strcmp(a, "--matrix") && next) {
+            o->matrix = argv[++i];
+        } else if (!strcmp(a, "--key") && next) {
+            o->key = argv[++i];
+        } else if (!strcmp(a, "--wait")) {
+            o->wait = 1;
+        } else if (!strcmp(a, "--json")) {
+            o->json = 1;
+        } else if (a[0] != '-' && !o->positional) {
+            o->positional = a;
+        } else {
+            fprintf(stderr, "cairn-farm %s: unknown argument %s\n", argv[1], a);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static Http *connect_or_complain(const Opts *o, const char *verb)
+{
+    if (!o->url || !o->token) {
+        usage_error(verb, "needs --coordinator URL and --token ADMIN_TOKEN "
+                          "(or CAIRN_FARM_URL and CAIRN_FARM_TOKEN)");
+        return NULL;
+    }
+    return http_new(o->url, o->token);
+}
+
+/* GET PATH as JSON; NULL (reported) unless the answer is 2xx JSON. */
+static cJSON *get_json(Http *h, const char *path, const char *verb)
+{
+    long status = 0;
+    cJSON *answer = NULL;
+    Err e = {{0}};
+    if (http_json(h, "GET", path, NULL, 60, &status, &answer, &e) != 0 || status >= 300 ||
+        !answer) {
+        fprintf(stderr, "cairn-farm %s: %s\n", verb, e.msg[0] ? e.msg : "no JSON answer");
+        cJSON_Delete(answer);
+        return NULL;
+    }
+    return answer;
+}
+
+/* --- submit ------------------------------------------------------------------------ */
+
+static const char SUBMIT_HELP[] =
+    "usage: cairn-farm submit [--matrix FILE] [--wait] [--coordinator URL --token T] [DIR]\n"
+    "\n"
+    "Packs the source tree DIR (default .; .git, build, bin and hidden folders left out)\n"
+    "into one content-addressed archive, uploads it, and starts a run over the matrix\n"
+    "(default configs/matrix.json under DIR when present, else gcc plain). The cases are\n"
+    "the matrix's \"cases\" list, or every examples/*.cairn in DIR. Prints the run id;\n"
+    "with --wait, follows the run until every job has finished.\n";
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static cJSON *default_cases(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/examples", dir);
+    cJSON *cases = cJSON_CreateArray();
+    DIR *d = opendir(path);
+    char *names[4096];
+    int n = 0;
+    struct dirent *ent;
+    while (d && (ent = readdir(d)) != NULL && n < 4096) {
+        size_t len = strlen(ent->d_name);
+        if (len > 6 && !strcmp(ent->d_name + len - 6, ".cairn") && is_safe_component(ent->d_name))
+            names[n++] = strdup(ent->d_name);
+    }
+    if (d)
+        closedir(d);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "examples/%s", names[i]);
+        cJSON_AddItemToArray(cases, cJSON_CreateString(path));
+        free(names[i]);
+    }
+    return cases;
+}
+
+static cJSON *load_matrix(const char *path, const char *dir, Err *e)
+{
+    char fallback[4096];
+    struct stat st;
+    if (!path) {
+        snprintf(fallback, sizeof fallback, "%s/configs/matrix.json", dir);
+        if (stat(fallback, &st) != 0)
+            return cJSON_Parse("{\"compilers\": [\"gcc\"]}");
+        path = fallback;
+    }
+    return json_parse_file(path, e);
+}
+
+static void print_progress(const cJSON *run)
+{
+    int counts[5] = {0};
+    static const char *const names[] = {"queued", "running", "done", "failed", "cancelled"};
+    const cJSON *job;
+    cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(run, "jobs")) {
+        for (int k = 0; k < 5; k++)
+            counts[k] += !strcmp(json_str(job, "state"), names[k]);
+    }
+    printf("run %.0f:", json_num(run, "id", 0));
+    for (int k = 0; k < 5; k++)
+        printf(" %s %d", names[k], counts[k]);
+    printf("\n");
+    fflush(stdout);
+}
+
+static int run_finished(const cJSON *run)
+{
+    const cJSON *job;
+    cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(run, "jobs")) {
+        const char *st = json_str(job, "state");
+        if (!strcmp(st, "queued") || !strcmp(st, "running"))
+            return 0;
+    }
+    return 1;
+}
+
+static int follow_run(Http *h, long run)
+{
+    char path[64], last[256] = "";
+    snprintf(path, sizeof path, "/api/v1/runs/%ld", run);
+    for (;;) {
+        cJSON *view = get_json(h, path, "submit");
+        if (!view)
+            return 1;
+        char *line = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&line, &len);
+        const cJSON *job;
+        cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(view, "jobs"))
+            fprintf(mem, "%s", json_str(job, "progress") ? json_str(job, "progress") : "");
+        fclose(mem);
+        char sig[SHA256_HEX_LEN];
+        sha256_hex(line, len, sig);
+        free(line);
+        if (strcmp(sig, last) != 0) {   /* print only when something moved */
+            print_progress(view);
+            snprintf(last, sizeof last, "%s", sig);
+        }
+        int done = run_finished(view);
+        cJSON_Delete(view);
+        if (done)
+            return 0;
+        sleep_ms(500);
+    }
+}
+
+static int upload_and_start(Http *h, const char *dir, cJSON *matrix, long *run)
+{
+    Err e = {{0}};
+    size_t len = 0;
+    char *archive = archive_pack(dir, &len, &e);
+    if (!archive) {
+        fprintf(stderr, "cairn-farm submit: %s\n", e.msg);
+        return 1;
+    }
+    char sha[SHA256_HEX_LEN], path[128];
+    sha256_hex(archive, len, sha);
+    snprintf(path, sizeof path, "/api/v1/blobs/%s", sha);
+    HttpResponse r;
+    int rc = http_request(h, "PUT", path, "application/octet-stream", archive, len, 300, &r, &e);
+    free(archive);
+    if (rc != 0 || r.status != 200) {
+        fprintf(stderr, "cairn-farm submit: upload failed: %s\n",
+                rc ? e.msg : http_error_text(&r));
+        http_response_free(&r);
+        return 1;
+    }
+    http_response_free(&r);
+    cJSON *cases = cJSON_GetObjectItemCaseSensitive(matrix, "cases");
+    cJSON *req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "source", sha);
+    cJSON_AddItemToObject(req, "cases", cases ? cJSON_Duplicate(cases, 1) : default_cases(dir));
+    cJSON_AddItemReferenceToObject(req, "matrix", matrix);
+    long status = 0;
+    cJSON *answer = NULL;
+    rc = http_json(h, "POST", "/api/v1/runs", req, 60, &status, &answer, &e);
+    cJSON_Delete(req);
+    if (rc != 0 || status != 201) {
+        fprintf(stderr, "cairn-farm submit: %s\n", e.msg);
+        cJSON_Delete(answer);
+        return 1;
+    }
+    *run = (long)json_num(answer, "run", 0);
+    printf("run %ld: %.0f jobs, source %.16s... (%zu bytes)\n", *run,
+           json_num(answer, "jobs", 0), sha, len);
+    fflush(stdout);
+    cJSON_Delete(answer);
+    return 0;
+}
+
+static int cmd_submit(int argc, char **argv)
+{
+    Opts o;
+    int p = parse_opts(argc, argv, SUBMIT_HELP, &o);
+    if (p != 0)
+        return p > 0 ? 0 : 2;
+    Http *h = connect_or_complain(&o, "submit");
+    if (!h)
+        return 2;
+    const char *dir = o.positional ? o.positional : ".";
+    Err e = {{0}};
+    cJSON *matrix = load_matrix(o.matrix, dir, &e);
+    long run = 0;
+    int rc = !matrix ? (fprintf(stderr, "cairn-farm submit: %s\n", e.msg), 2)
+                     : upload_and_start(h, dir, matrix, &run);
+    if (rc == 0 && o.wait)
+        rc = follow_run(h, run);
+    cJSON_Delete(matrix);
+    http_free(h);
+    return rc;
+}
+
+/* --- status, cancel, revoke -------------------------------------------------------- */
+
+static const char STATUS_HELP[] =
+    "usage: cairn-farm status [RUN] [--json] [--coordinator URL --token T]\n"
+    "\n"
+    "Without RUN: the agents (capabilities, last seen), every run's job counts and the\n"
+    "latest events (agent_lost ...). With RUN: each job's cell, state, agent, attempt,\n"
+    "progress and where its evidence was filed.\n";
+
+static void print_status(const cJSON *st)
+{
+    const cJSON *a, *r, *ev;
+    printf("agents:\n");
+    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(st, "agents")) {
+        const cJSON *caps = cJSON_GetObjectItemCaseSensitive(a, "caps"), *cc;
+        printf("  %-3.0f %-20s %s compilers:", json_num(a, "id", 0), json_str(a, "name"),
+               json_num(a, "revoked", 0) ? "REVOKED" : "active ");
+        cJSON_ArrayForEach(cc, cJSON_GetObjectItemCaseSensitive(caps, "compilers"))
+            printf(" %s", cc->string);
+        printf(" gpus: %d\n", cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(caps, "gpus")));
+    }
+    printf("runs:\n");
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(st, "runs"))
+        printf("  %-3.0f jobs %.0f: queued %.0f running %.0f done %.0f failed %.0f cancelled %.0f\n",
+               json_num(r, "id", 0), json_num(r, "jobs", 0), json_num(r, "queued", 0),
+               json_num(r, "running", 0), json_num(r, "done", 0), json_num(r, "failed", 0),
+               json_num(r, "cancelled", 0));
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(st, "events"))
+        printf("  event: job %.0f agent %.0f %s\n", json_num(ev, "job", 0),
+               json_num(ev, "agent", 0), json_str(ev, "kind"));
+}
+
+static void print_run(const cJSON *run)
+{
+    const cJSON *j;
+    print_progress(run);
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(run, "jobs"))
+        printf("  job %-5.0f %-32s %-9s agent %-16s attempt %.0f lost %.0f %s%s%s\n",
+               json_num(j, "job", 0), json_str(j, "cell_id"), json_str(j, "state"),
+               json_str(j, "agent") ? json_str(j, "agent") : "-", json_num(j, "attempt", 0),
+               json_num(j, "lost", 0), json_str(j, "progress") ? json_str(j, "progress") : "",
+               json_str(j, "failure") ? " failure: " : "",
+               json_str(j, "failure") ? json_str(j, "failure") : "");
+}
+
+static int cmd_status(int argc, char **argv)
+{
+    Opts o;
+    int p = parse_opts(argc, argv, STATUS_HELP, &o);
+    if (p != 0)
+        return p > 0 ? 0 : 2;
+    Http *h = connect_or_complain(&o, "status");
+    if (!h)
+        return 2;
+    char path[128];
+    snprintf(path, sizeof path, o.positional ? "/api/v1/runs/%s" : "/api/v1/status%s",
+             o.positional ? o.positional : "");
+    cJSON *answer = get_json(h, path, "status");
+    http_free(h);
+    if (!answer)
+        return 1;
+    if (o.json) {
+        char *text = cJSON_Print(answer);
+        puts(text);
+        free(text);
+    } else if (o.positional) {
+        print_run(answer);
+    } else {
+        print_status(answer);
+    }
+    cJSON_Delete(answer);
+    return 0;
+}
+
+static const char CANCEL_HELP[] =
+    "usage: cairn-farm cancel RUN [--coordinator URL --token T]\n"
+    "\nCancels every queued and running job of RUN; a running agent learns it at its next\n"
+    "heartbeat, stops the case it runs and uploads nothing.\n";
+static const char REVOKE_HELP[] =
+    "usage: cairn-farm revoke AGENT [--coordinator URL --token T]\n"
+    "\nRevokes agent AGENT (its id in `cairn-farm status`): its token stops working (401),\n"
+    "its key cannot enrol again, and its running jobs go back to the queue.\n";
+
+static int post_verb(int argc, char **argv, const char *help, const char *fmt)
+{
+    Opts o;
+    int p = parse_opts(argc, argv, help, &o);
+    if (p != 0)
+        return p > 0 ? 0 : 2;
+    if (!o.positional)
+        return usage_error(argv[1], "needs an id");
+    Http *h = connect_or_complain(&o, argv[1]);
+    if (!h)
+        return 2;
+    char path[256];
+    snprintf(path, sizeof path, fmt, o.positional);
+    long status = 0;
+    Err e = {{0}};
+    int rc = http_json(h, "POST", path, NULL, 60, &status, NULL, &e);
+    http_free(h);
+    if (rc != 0 || status != 200) {
+        fprintf(stderr, "cairn-farm %s: %s\n", argv[1], e.msg);
+        return 1;
+    }
+    printf("%s %s: done\n", argv[1], o.positional);
+    return 0;
+}
+
+/* --- compare ----------------------------------------------------------------------- */
+
+static const char COMPARE_HELP[] =
+    "usage: cairn-farm compare RUN [--json] [--coordinator URL --token T]\n"
+    "\n"
+    "Prints per case a row and per machine/cell a column: a digest over every observation\n"
+    "(name, type, count, SHA-256) and the exit status when not 0, then a verdict:\n"
+    "  identical                          same digests and status everywhere\n"
+    "  differs: unordered, contracts held  allowed: the receipts name an operation whose\n"
+    "                                     order the language leaves to the hardware\n"
+    "  DIFFERS where it must not          the receipts fix every rounding, yet bits differ\n"
+    "  CHECKS FAILED                      a build failed, a case exited non-zero or trapped\n"
+    "Exits 1 when any case DIFFERS or FAILED, 0 otherwise.\n";
+
+static int cmd_compare(int argc, char **argv)
+{
+    Opts o;
+    int p = parse_opts(argc, argv, COMPARE_HELP, &o);
+    if (p != 0)
+        return p > 0 ? 0 : 2;
+    if (!o.positional)
+        return usage_error("compare", "needs a run id");
+    Http *h = connect_or_complain(&o, "compare");
+    if (!h)
+        return 2;
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/runs/%s", o.positional);
+    cJSON *run = get_json(h, path, "compare");
+    snprintf(path, sizeof path, "/api/v1/runs/%s/results", o.positional);
+    cJSON *results = run ? get_json(h, path, "compare") : NULL;
+    http_free(h);
+    if (!results) {
+        cJSON_Delete(run);
+        return 2;
+    }
+    cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(run, "cases"));
+    if (!run_finished(run))
+        cJSON_AddStringToObject(report, "note", "the run is not finished yet");
+    if (o.json) {
+        char *text = cJSON_Print(report);
+        puts(text);
+        free(text);
+    } else {
+        compare_print(stdout, report);
+        if (!run_finished(run))
+            printf("note: run %s is not finished yet\n", o.positional);
+    }
+    int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "ok"));
+    cJSON_Delete(report);
+    cJSON_Delete(results);
+    cJSON_Delete(run);
+    return ok ? 0 : 1;
+}
+
+/* --- verify (offline) -------------------------------------------------------------- */
+
+static const char VERIFY_HELP[] =
+    "usage: cairn-farm verify BUNDLE --key PUB\n"
+    "\n"
+    "Checks offline that BUNDLE (a bundle.dsse.json) carries an Ed25519 signature by the\n"
+    "key in PUB (PEM) over DSSE's PAE, that its payload is an in-toto Statement v1 with\n"
+    "the cairn predicate, and that every subject's file (beside BUNDLE, as filed under\n"
+    "evidence/) has the SHA-256 the statement names. docs/farm.md shows the same check\n"
+    "with the openssl command line.\n";
+
+static char *read_beside(void *ctx, const char *name, size_t *len)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", (const char *)ctx, name);
+    return read_file(path, len, NULL);
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+    Opts o;
+    int p = parse_opts(argc, argv, VERIFY_HELP, &o);
+    if (p != 0)
+        return p > 0 ? 0 : 2;
+    if (!o.positional || !o.key)
+        return usage_error("verify", "needs BUNDLE and --key PUB");
+    Err e = {{0}};
+    EVP_PKEY *key = key_load_public(o.key, &e);
+    cJSON *env = key ? json_parse_file(o.positional, &e) : NULL;
+    if (!env) {
+        EVP_PKEY_free(key);
+        fprintf(stderr, "cairn-farm verify: %s\n", e.msg);
+        return 2;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", o.positional);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    cJSON *statement = NULL;
+    BundleVerdict v = bundle_check(env, key, read_beside, dir, NULL, &statement, &e);
+    if (v == BUNDLE_OK) {
+        const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
+        printf("verified: %s\n  signed by key %s\n  %d subjects match their files\n"
+               "  run %.0f job %.0f machine %s cell %s cairn %s\n", o.positional,
+               json_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(env, "signatures"),
+                                           0), "keyid"),
+               cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(statement, "subject")),
+               json_num(pred, "run", 0), json_num(pred, "job", 0),
+               json_str(cJSON_GetObjectItemCaseSensitive(pred, "machine"), "name"),
+               json_str(cJSON_GetObjectItemCaseSensitive(pred, "cell"), "id"),
+               json_str(pred, "cairn_version"));
+    } else {
+        fprintf(stderr, "cairn-farm verify: FAILED: %s\n", e.msg);
+    }
+    cJSON_Delete(statement);
+    cJSON_Delete(env);
+    EVP_PKEY_free(key);
+    return v == BUNDLE_OK ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *verb = argc > 1 ? argv[1] : NULL;
+    if (!verb || !strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
+        fputs(HELP, verb ? stdout : stderr);
+        return verb ? 0 : 2;
+    }
+    if (!strcmp(verb, "serve"))
+        return serve_main(argc, argv);
+    if (!strcmp(verb, "submit"))
+        return cmd_submit(argc, argv);
+    if (!strcmp(verb, "status"))
+        return cmd_status(argc, argv);
+    if (!strcmp(verb, "compare"))
+        return cmd_compare(argc, argv);
+    if (!strcmp(verb, "verify"))
+        return cmd_verify(argc, argv);
+    if (!strcmp(verb, "cancel"))
+        return post_verb(argc, argv, CANCEL_HELP, "/api/v1/runs/%s/cancel");
+    if (!strcmp(verb, "revoke"))
+        return post_verb(argc, argv, REVOKE_HELP, "/api/v1/agents/%s/revoke");
+    fprintf(stderr, "cairn-farm: unknown verb \"%s\" (see cairn-farm --help)\n", verb);
+    return 2;
+}

@@ -1,0 +1,148 @@
+/* matrix.c: matrix expansion and capability matching (see matrix.h). */
+#include "matrix.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "evidence.h"
+
+static int string_array(const cJSON *a, int allow_empty)
+{
+    if (!cJSON_IsArray(a) || (!allow_empty && cJSON_GetArraySize(a) == 0))
+        return 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, a) {
+        if (!cJSON_IsString(x))
+            return 0;
+    }
+    return 1;
+}
+
+static int has_string(const cJSON *a, const char *s)
+{
+    const cJSON *x;
+    cJSON_ArrayForEach(x, a) {
+        if (cJSON_IsString(x) && !strcmp(x->valuestring, s))
+            return 1;
+    }
+    return 0;
+}
+
+/* Axis of the matrix, or a one-element default when absent. */
+static cJSON *axis(const cJSON *matrix, const char *key, const char *fallback, Err *e)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(matrix, key);
+    if (!a) {
+        cJSON *d = cJSON_CreateArray();
+        cJSON_AddItemToArray(d, cJSON_CreateString(fallback));
+        return d;
+    }
+    if (!string_array(a, 0)) {
+        err_set(e, "matrix \"%s\" must be a non-empty array of strings", key);
+        return NULL;
+    }
+    return cJSON_Duplicate(a, 1);
+}
+
+static int add_jobs(cJSON *jobs, const char *cc, const char *san, const char *mode,
+                    const cJSON *labels, int repeats, Err *e)
+{
+    for (int r = 0; r < repeats; r++) {
+        cJSON *cj = cJSON_CreateObject();
+        cJSON_AddStringToObject(cj, "compiler", cc);
+        cJSON_AddStringToObject(cj, "sanitizer", san);
+        cJSON_AddStringToObject(cj, "mode", mode);
+        cJSON_AddNumberToObject(cj, "repeat", r);
+        Cell cell;
+        if (cell_from_json(cj, &cell, e) != 0) {
+            cJSON_Delete(cj);
+            return -1;
+        }
+        char id[160];
+        cell_id(&cell, id, sizeof id);
+        const cJSON *l;
+        cJSON_ArrayForEach(l, labels) {
+            if (!is_safe_component(l->valuestring)) {
+                cJSON_Delete(cj);
+                return err_set(e, "machine label \"%s\" has characters outside [A-Za-z0-9._+-]",
+                               l->valuestring);
+            }
+            size_t n = strlen(id);
+            snprintf(id + n, sizeof id - n, "+%s", l->valuestring);
+        }
+        cJSON_AddItemToObject(cj, "labels", cJSON_Duplicate(labels, 1));
+        cJSON *job = cJSON_CreateObject();
+        cJSON_AddStringToObject(job, "cell_id", id);
+        cJSON_AddItemToObject(job, "cell", cj);
+        cJSON_AddItemToArray(jobs, job);
+    }
+    return 0;
+}
+
+static int valid_machines(const cJSON *machines, Err *e)
+{
+    if (!cJSON_IsArray(machines) || cJSON_GetArraySize(machines) == 0)
+        return err_set(e, "matrix \"machines\" must be a non-empty array of label arrays");
+    const cJSON *l;
+    cJSON_ArrayForEach(l, machines) {
+        if (!string_array(l, 1))
+            return err_set(e, "matrix \"machines\" entries must be arrays of labels");
+    }
+    return 0;
+}
+
+cJSON *matrix_expand(const cJSON *matrix, Err *e)
+{
+    if (!cJSON_IsObject(matrix)) {
+        err_set(e, "matrix must be a JSON object");
+        return NULL;
+    }
+    cJSON *ccs = axis(matrix, "compilers", "gcc", e);
+    cJSON *sans = ccs ? axis(matrix, "sanitizers", "none", e) : NULL;
+    cJSON *modes = sans ? axis(matrix, "modes", "emulated", e) : NULL;
+    const cJSON *given = cJSON_GetObjectItemCaseSensitive(matrix, "machines");
+    cJSON *machines = given ? cJSON_Duplicate(given, 1) : cJSON_Parse("[[]]");
+    double repeat = json_num(matrix, "repeat", 1);
+    int ok = modes && valid_machines(machines, e) == 0;
+    if (ok && (repeat < 1 || repeat > 100000))
+        ok = err_set(e, "matrix \"repeat\" must be between 1 and 100000") == 0;
+    cJSON *jobs = cJSON_CreateArray();
+    const cJSON *c, *s, *m, *l;
+    for (c = ok ? ccs->child : NULL; c; c = c->next)
+        for (s = sans->child; s; s = s->next)
+            for (m = modes->child; m; m = m->next)
+                for (l = machines->child; ok && l; l = l->next)
+                    ok = add_jobs(jobs, c->valuestring, s->valuestring, m->valuestring, l,
+                                  (int)repeat, e) == 0;
+    if (!ok) {
+        cJSON_Delete(jobs);
+        jobs = NULL;
+    }
+    cJSON_Delete(machines);
+    cJSON_Delete(ccs);
+    cJSON_Delete(sans);
+    cJSON_Delete(modes);
+    return jobs;
+}
+
+int cell_fits(const cJSON *caps, const cJSON *cell)
+{
+    const char *cc = json_str(cell, "compiler"), *san = json_str(cell, "sanitizer");
+    const char *mode = json_str(cell, "mode");
+    const cJSON *compilers = cJSON_GetObjectItemCaseSensitive(caps, "compilers");
+    const cJSON *have = cc ? cJSON_GetObjectItemCaseSensitive(compilers, cc) : NULL;
+    if (!have)
+        return 0;
+    if (san && strcmp(san, "none") != 0 &&
+        !has_string(cJSON_GetObjectItemCaseSensitive(have, "sanitizers"), san))
+        return 0;
+    if (mode && !strcmp(mode, "device") &&
+        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(caps, "gpus")) == 0)
+        return 0;
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(caps, "labels"), *l;
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(cell, "labels")) {
+        if (!cJSON_IsString(l) || !has_string(labels, l->valuestring))
+            return 0;
+    }
+    return 1;
+}

@@ -1,0 +1,76 @@
+/* evidence.c: cells and receipts as both the agent and the coordinator read them. */
+#include "evidence.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int one_of(const char *s, const char *const *allowed)
+{
+    for (; s && *allowed; allowed++)
+        if (!strcmp(s, *allowed))
+            return 1;
+    return 0;
+}
+
+int cell_from_json(const cJSON *j, Cell *c, Err *e)
+{
+    static const char *const compilers[] = {"gcc", "clang", NULL};
+    static const char *const sanitizers[] = {"none", "asan", "tsan", NULL};
+    static const char *const modes[] = {"emulated", "device", NULL};
+    const char *cc = json_str(j, "compiler"), *san = json_str(j, "sanitizer");
+    const char *mode = json_str(j, "mode");
+    if (!one_of(cc, compilers))
+        return err_set(e, "cell compiler must be gcc or clang");
+    if (!one_of(san ? san : "none", sanitizers))
+        return err_set(e, "cell sanitizer must be none, asan or tsan");
+    if (!one_of(mode ? mode : "emulated", modes))
+        return err_set(e, "cell mode must be emulated or device");
+    memset(c, 0, sizeof *c);
+    snprintf(c->compiler, sizeof c->compiler, "%s", cc);
+    snprintf(c->sanitizer, sizeof c->sanitizer, "%s", san ? san : "none");
+    snprintf(c->mode, sizeof c->mode, "%s", mode ? mode : "emulated");
+    c->repeat = (int)json_num(j, "repeat", 0);
+    return 0;
+}
+
+cJSON *cell_to_json(const Cell *c)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "compiler", c->compiler);
+    cJSON_AddStringToObject(j, "sanitizer", c->sanitizer);
+    cJSON_AddStringToObject(j, "mode", c->mode);
+    if (c->repeat)
+        cJSON_AddNumberToObject(j, "repeat", c->repeat);
+    return j;
+}
+
+void cell_id(const Cell *c, char *out, size_t cap)
+{
+    if (c->repeat)
+        snprintf(out, cap, "%s-%s-%s-r%d", c->compiler, c->sanitizer, c->mode, c->repeat);
+    else
+        snprintf(out, cap, "%s-%s-%s", c->compiler, c->sanitizer, c->mode);
+}
+
+const char *cell_sanitize_flag(const Cell *c)
+{
+    if (!strcmp(c->sanitizer, "asan"))
+        return "address,undefined";
+    if (!strcmp(c->sanitizer, "tsan"))
+        return "thread";
+    return NULL;
+}
+
+int receipt_is_unordered(const cJSON *receipt)
+{
+    const cJSON *numerics = cJSON_GetObjectItemCaseSensitive(receipt, "numerics");
+    const cJSON *fn, *entry;
+    cJSON_ArrayForEach(fn, numerics) {
+        cJSON_ArrayForEach(entry, fn) {
+            const char *order = json_str(entry, "order");
+            if (order && !strcmp(order, "unordered"))
+                return 1;
+        }
+    }
+    return 0;
+}

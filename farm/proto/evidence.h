@@ -1,0 +1,32 @@
+/* evidence.h: what the agent and the coordinator agree on about a suite cell and its
+ * evidence: cell names and the cairn flags they stand for, which receipts allow
+ * differing digests, and the upload body that carries a bundle with its files. */
+#ifndef CAIRN_FARM_EVIDENCE_H
+#define CAIRN_FARM_EVIDENCE_H
+
+#include <cjson/cJSON.h>
+#include "util.h"
+
+/* A cell: compiler (gcc|clang), sanitizer (none|asan|tsan), mode (emulated|device).
+ * Its id is "compiler-sanitizer-mode" (plus "-rN" for a repeat), safe as a folder name. */
+typedef struct {
+    char compiler[16];
+    char sanitizer[16];
+    char mode[16];
+    int repeat;          /* 0 for the first (or only) copy of a cell */
+} Cell;
+
+int cell_from_json(const cJSON *j, Cell *c, Err *e);
+cJSON *cell_to_json(const Cell *c);
+void cell_id(const Cell *c, char *out, size_t cap);
+/* What `cairn build` takes for the sanitizer: "address,undefined", "thread" or NULL. */
+const char *cell_sanitize_flag(const Cell *c);
+
+/* True when a build receipt lists an operation whose order the language leaves to the
+ * hardware ("order": "unordered" in any numerics entry). */
+int receipt_is_unordered(const cJSON *receipt);
+
+/* The upload body: {"envelope": DSSE, "files": {name: base64}}. Every subject of the
+ * statement names one of the files. */
+
+#endif

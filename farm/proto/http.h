@@ -1,0 +1,32 @@
+/* http.h: the HTTP+JSON client both binaries use to talk to a coordinator (libcurl).
+ * One Http per thread: it keeps its curl handle (and so its connection) alive. */
+#ifndef CAIRN_FARM_HTTP_H
+#define CAIRN_FARM_HTTP_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+#include "util.h"
+
+typedef struct Http Http;
+
+typedef struct {
+    long status;       /* HTTP status, 0 when no answer came back */
+    char *body;        /* response body, NUL-terminated, malloc'd */
+    size_t len;
+} HttpResponse;
+
+Http *http_new(const char *base_url, const char *token);
+void http_set_token(Http *h, const char *token);
+void http_free(Http *h);
+/* METHOD PATH with an optional body (JSON unless content_type says otherwise).
+ * Returns 0 when an HTTP answer arrived (any status), -1 on transport failure. */
+int http_request(Http *h, const char *method, const char *path, const char *content_type,
+                 const void *body, size_t len, long timeout_s, HttpResponse *out, Err *e);
+/* The same with a JSON body and a parsed JSON answer (NULL when not JSON). */
+int http_json(Http *h, const char *method, const char *path, const cJSON *body,
+              long timeout_s, long *status, cJSON **answer, Err *e);
+void http_response_free(HttpResponse *r);
+/* The "error" field of a JSON error answer, or the raw body, for messages. */
+const char *http_error_text(const HttpResponse *r);
+
+#endif

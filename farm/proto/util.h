@@ -1,0 +1,47 @@
+/* util.h: small shared helpers for cairn-farm and cairn-agent: errors as values,
+ * SHA-256 and base64 through OpenSSL, files written crash-safely, JSON field access. */
+#ifndef CAIRN_FARM_UTIL_H
+#define CAIRN_FARM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+/* An error carried as a value: a short message for the one place that reports it. */
+typedef struct { char msg[256]; } Err;
+int err_set(Err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* SHA-256 as 64 lowercase hex characters plus NUL. */
+#define SHA256_HEX_LEN 65
+void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN]);
+int sha256_file_hex(const char *path, char out[SHA256_HEX_LEN], size_t *size, Err *e);
+int is_sha256_hex(const char *s);
+
+/* Base64 (standard alphabet, padded, no newlines). Returned buffers are malloc'd. */
+char *b64_encode(const void *data, size_t len);
+unsigned char *b64_decode(const char *text, size_t *len);
+
+/* Whole files. read_file NUL-terminates the buffer it returns (len excludes the NUL). */
+char *read_file(const char *path, size_t *len, Err *e);
+/* Writes to PATH.tmp.<pid>, fsyncs, renames over PATH, fsyncs the folder. */
+int write_file_atomic(const char *path, const void *data, size_t len, Err *e);
+/* Writes and fsyncs PATH (no rename): for files inside a folder renamed later. */
+int write_file_synced(const char *path, const void *data, size_t len, Err *e);
+int fsync_dir(const char *dir);
+int mkdir_p(const char *path, Err *e);
+int rm_rf(const char *path);
+
+/* A name that is safe as one path component: [A-Za-z0-9._+-], not "." or "..". */
+int is_safe_component(const char *s);
+/* A relative path of safe components joined by '/'. */
+int is_safe_relpath(const char *s);
+
+double now_seconds(void);
+void sleep_ms(long ms);
+
+/* JSON field access with type checks; NULL/fallback when absent or of another type. */
+const char *json_str(const cJSON *obj, const char *key);
+double json_num(const cJSON *obj, const char *key, double fallback);
+cJSON *json_parse_file(const char *path, Err *e);
+
+#endif

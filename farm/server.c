@@ -1,0 +1,423 @@
+/* server.c: `cairn-farm serve`: the coordinator's HTTP plumbing on libmicrohttpd
+ * (a thread per connection, so a long-polling claim simply waits), authentication,
+ * routing, JSON errors and the request log. The handlers live in handlers.c. */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+#include <openssl/crypto.h>
+
+typedef enum { AUTH_NONE, AUTH_ENROL, AUTH_AGENT, AUTH_ADMIN, AUTH_AGENT_OR_ADMIN } AuthKind;
+
+typedef struct {
+    const char *method;
+    const char *pattern;     /* segments; "*" captures one segment into Request.arg */
+    AuthKind auth;
+    void (*handle)(Server *, Request *, Reply *);
+} Route;
+
+static const Route ROUTES[] = {
+    {"GET", "/healthz", AUTH_NONE, h_health},
+    {"GET", "/", AUTH_NONE, h_page},
+    {"POST", "/api/v1/agents/enrol", AUTH_ENROL, h_enrol},
+    {"POST", "/api/v1/agents/*/revoke", AUTH_ADMIN, h_revoke},
+    {"POST", "/api/v1/claim", AUTH_AGENT, h_claim},
+    {"POST", "/api/v1/jobs/*/heartbeat", AUTH_AGENT, h_heartbeat},
+    {"POST", "/api/v1/jobs/*/bundle", AUTH_AGENT, h_upload},
+    {"PUT", "/api/v1/blobs/*", AUTH_ADMIN, h_blob_put},
+    {"GET", "/api/v1/blobs/*", AUTH_AGENT_OR_ADMIN, h_blob_get},
+    {"POST", "/api/v1/runs", AUTH_ADMIN, h_run_create},
+    {"GET", "/api/v1/runs/*", AUTH_ADMIN, h_run_get},
+    {"GET", "/api/v1/runs/*/results", AUTH_ADMIN, h_run_results},
+    {"POST", "/api/v1/runs/*/cancel", AUTH_ADMIN, h_run_cancel},
+    {"GET", "/api/v1/status", AUTH_ADMIN, h_status},
+};
+
+int reply_error(Reply *r, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->error, sizeof r->error, fmt, ap);
+    va_end(ap);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "error", r->error);
+    cJSON_AddNumberToObject(j, "status", status);
+    reply_json(r, status, j);
+    return -1;
+}
+
+void reply_json(Reply *r, int status, cJSON *json)
+{
+    cJSON_Delete(r->json);
+    r->status = status;
+    r->json = json;
+}
+
+void server_notify(Server *s)
+{
+    pthread_mutex_lock(&s->wake_lock);
+    s->generation++;
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->wake_lock);
+}
+
+/* Matches PATH against PATTERN; on a match, the "*" segment is copied into ARG. */
+static int match(const char *pattern, const char *path, char *arg, size_t cap)
+{
+    arg[0] = '\0';
+    while (*pattern && *path) {
+        if (*pattern == '*') {
+            size_t n = strcspn(path, "/");
+            if (n == 0 || n >= cap)
+                return 0;
+            memcpy(arg, path, n);
+            arg[n] = '\0';
+            pattern++;
+            path += n;
+        } else if (*pattern++ != *path++) {
+            return 0;
+        }
+    }
+    return *pattern == '\0' && *path == '\0';
+}
+
+static int token_equals(const char *given, const char *expected)
+{
+    size_t n = strlen(expected);
+    return n > 0 && strlen(given) == n && CRYPTO_memcmp(given, expected, n) == 0;
+}
+
+/* 0 when the request may go on; otherwise the 401 is already in R. */
+static int authenticate(Server *s, const Route *route, Request *q, Reply *r)
+{
+    if (route->auth == AUTH_NONE)
+        return 0;
+    if (!q->bearer)
+        return reply_error(r, 401, "missing Authorization: Bearer token");
+    if (route->auth == AUTH_ENROL)
+        return token_equals(q->bearer, s->cfg.enrol_token)
+               ? 0 : reply_error(r, 401, "wrong enrolment token");
+    int admin = token_equals(q->bearer, s->cfg.admin_token);
+    if (route->auth == AUTH_ADMIN)
+        return admin ? 0 : reply_error(r, 401, "this route needs the admin token");
+    if (admin && route->auth == AUTH_AGENT_OR_ADMIN)
+        return 0;
+    char hash[SHA256_HEX_LEN];
+    sha256_hex(q->bearer, strlen(q->bearer), hash);
+    if (!db_agent_by_token(s->db, hash, &q->agent))
+        return reply_error(r, 401, "unknown or revoked agent token");
+    return 0;
+}
+
+static void dispatch(Server *s, Request *q, Reply *r)
+{
+    char arg[160];
+    int path_known = 0;
+    for (size_t i = 0; i < sizeof ROUTES / sizeof ROUTES[0]; i++) {
+        const Route *route = &ROUTES[i];
+        if (!match(route->pattern, q->path, arg, sizeof arg))
+            continue;
+        path_known = 1;
+        if (strcmp(route->method, q->method) != 0)
+            continue;
+        q->arg = arg;
+        if (authenticate(s, route, q, r) == 0)
+            route->handle(s, q, r);
+        agent_free(&q->agent);
+        return;
+    }
+    if (path_known)
+        reply_error(r, 405, "method %s not allowed on %s", q->method, q->path);
+    else
+        reply_error(r, 404, "no route %s %s", q->method, q->path);
+}
+
+/* --- libmicrohttpd glue ------------------------------------------------------------ */
+
+typedef struct {
+    char *body;
+    size_t len, cap;
+    int too_big;
+    double started;
+} Upload;
+
+static Server *g_server;
+
+static enum MHD_Result send_reply(struct MHD_Connection *conn, Reply *r)
+{
+    struct MHD_Response *resp;
+    if (r->raw) {
+        resp = MHD_create_response_from_buffer(r->raw_len, r->raw, MHD_RESPMEM_MUST_FREE);
+        MHD_add_response_header(resp, "Content-Type", r->raw_type);
+    } else if (r->json) {
+        char *text = cJSON_PrintUnformatted(r->json);
+        resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+        MHD_add_response_header(resp, "Content-Type", "application/json");
+    } else {
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
+    enum MHD_Result rc = MHD_queue_response(conn, (unsigned)r->status, resp);
+    MHD_destroy_response(resp);
+    return rc;
+}
+
+static void log_request(const Request *q, const Reply *r, double started)
+{
+    double ms = (now_seconds() - started) * 1000.0;
+    if (r->status >= 400)
+        fprintf(stderr, "farm: %s %s -> %d (%.1f ms): %s\n", q->method, q->path, r->status,
+                ms, r->error);
+    else if (getenv("CAIRN_FARM_LOG_ALL"))
+        fprintf(stderr, "farm: %s %s -> %d (%.1f ms)\n", q->method, q->path, r->status, ms);
+}
+
+static int take_body(Upload *u, const char *data, size_t size, long max)
+{
+    if (u->too_big || u->len + size > (size_t)max) {
+        u->too_big = 1;  /* keep reading, keep nothing: the answer is 413 */
+        return 0;
+    }
+    if (u->len + size + 1 > u->cap) {
+        size_t cap = u->cap ? u->cap : 4096;
+        while (cap < u->len + size + 1)
+            cap *= 2;
+        char *bigger = realloc(u->body, cap);
+        if (!bigger)
+            return -1;
+        u->body = bigger;
+        u->cap = cap;
+    }
+    memcpy(u->body + u->len, data, size);
+    u->len += size;
+    u->body[u->len] = '\0';
+    return 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_size, void **state)
+{
+    (void)cls;
+    (void)version;
+    Server *s = g_server;
+    Upload *u = *state;
+    if (!u) {
+        *state = u = calloc(1, sizeof *u);
+        u->started = now_seconds();
+        return u ? MHD_YES : MHD_NO;
+    }
+    if (*upload_size) {
+        if (take_body(u, upload_data, *upload_size, s->cfg.max_body_bytes) != 0)
+            return MHD_NO;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    Request q = {.method = method, .path = url, .body = u->body ? u->body : "", .len = u->len};
+    const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    if (auth && !strncmp(auth, "Bearer ", 7))
+        q.bearer = auth + 7;
+    Reply r = {0};
+    if (u->too_big)
+        reply_error(&r, 413, "body larger than max_body_bytes (%ld)", s->cfg.max_body_bytes);
+    else
+        dispatch(s, &q, &r);
+    log_request(&q, &r, u->started);
+    enum MHD_Result rc = send_reply(conn, &r);
+    cJSON_Delete(r.json);
+    return rc;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
+                         enum MHD_RequestTerminationCode code)
+{
+    (void)cls;
+    (void)conn;
+    (void)code;
+    Upload *u = *state;
+    if (u) {
+        free(u->body);
+        free(u);
+    }
+    *state = NULL;
+}
+
+/* --- configuration and the serve verb ---------------------------------------------- */
+
+static int load_config(const char *path, FarmConfig *c, Err *e)
+{
+    *c = (FarmConfig){.max_body_bytes = 64L << 20, .lease_seconds = 60, .max_attempts = 3,
+                      .claim_wait_max_seconds = 30};
+    snprintf(c->listen, sizeof c->listen, "127.0.0.1:8470");
+    if (!path)
+        return err_set(e, "--config FILE is required (it holds the tokens; see configs/farm.json)");
+    cJSON *j = json_parse_file(path, e);
+    if (!j)
+        return -1;
+    const char *listen = json_str(j, "listen"), *enrol = json_str(j, "enrol_token");
+    const char *admin = json_str(j, "admin_token");
+    if (listen)
+        snprintf(c->listen, sizeof c->listen, "%s", listen);
+    snprintf(c->enrol_token, sizeof c->enrol_token, "%s", enrol ? enrol : "");
+    snprintf(c->admin_token, sizeof c->admin_token, "%s", admin ? admin : "");
+    c->max_body_bytes = (long)json_num(j, "max_body_bytes", (double)c->max_body_bytes);
+    c->lease_seconds = json_num(j, "lease_seconds", c->lease_seconds);
+    c->max_attempts = (int)json_num(j, "max_attempts", c->max_attempts);
+    c->claim_wait_max_seconds = json_num(j, "claim_wait_max_seconds",
+                                         c->claim_wait_max_seconds);
+    cJSON_Delete(j);
+    if (strlen(c->enrol_token) < 16 || strlen(c->admin_token) < 16)
+        return err_set(e, "%s: enrol_token and admin_token must be at least 16 characters", path);
+    if (c->lease_seconds <= 0 || c->max_attempts < 1 || c->max_body_bytes < 1024)
+        return err_set(e, "%s: lease_seconds > 0, max_attempts >= 1, max_body_bytes >= 1024",
+                       path);
+    return 0;
+}
+
+static int parse_listen(const char *listen, struct sockaddr_in *addr, Err *e)
+{
+    char host[128];
+    unsigned port = 0;
+    const char *colon = strrchr(listen, ':');
+    if (!colon || sscanf(colon + 1, "%u", &port) != 1 || port > 65535 ||
+        (size_t)(colon - listen) >= sizeof host)
+        return err_set(e, "listen address \"%s\" is not HOST:PORT", listen);
+    memcpy(host, listen, (size_t)(colon - listen));
+    host[colon - listen] = '\0';
+    memset(addr, 0, sizeof *addr);
+    addr->sin_family = AF_INET;
+    addr->sin_port = htons((unsigned short)port);
+    if (inet_pton(AF_INET, host, &addr->sin_addr) != 1)
+        return err_set(e, "listen host \"%s\" is not an IPv4 address", host);
+    return 0;
+}
+
+static void *reaper(void *arg)
+{
+    Server *s = arg;
+    for (;;) {
+        sleep_ms(200);
+        if (db_reap(s->db, s->cfg.max_attempts) > 0)
+            server_notify(s);
+    }
+    return NULL;
+}
+
+static const char SERVE_HELP[] =
+    "usage: cairn-farm serve --state DIR --config FILE [--listen HOST:PORT]\n"
+    "\n"
+    "Runs the coordinator: the HTTP+JSON API (docs/farm.md), the job queue and the\n"
+    "evidence store, all kept in DIR (farm.db, blobs/, evidence/, tmp/). FILE is JSON:\n"
+    "  {\"listen\": \"127.0.0.1:8470\", \"enrol_token\": \"...\", \"admin_token\": \"...\",\n"
+    "   \"max_body_bytes\": 67108864, \"lease_seconds\": 60, \"max_attempts\": 3,\n"
+    "   \"claim_wait_max_seconds\": 30}\n"
+    "Port 0 picks a free port. Once listening it writes DIR/serve.json ({\"url\", \"pid\"}).\n"
+    "SIGINT or SIGTERM stops it; kill -9 loses nothing acknowledged.\n";
+
+static int start_http(Server *s, struct MHD_Daemon **daemon, char *url, size_t cap, Err *e)
+{
+    struct sockaddr_in addr;
+    if (parse_listen(s->cfg.listen, &addr, e) != 0)
+        return -1;
+    g_server = s;
+    *daemon = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ERROR_LOG,
+        0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+    if (!*daemon)
+        return err_set(e, "cannot listen on %s: %s", s->cfg.listen, strerror(errno));
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(*daemon, MHD_DAEMON_INFO_BIND_PORT);
+    char host[64];
+    inet_ntop(AF_INET, &addr.sin_addr, host, sizeof host);
+    snprintf(url, cap, "http://%s:%u", host, info ? info->port : ntohs(addr.sin_port));
+    return 0;
+}
+
+static int open_state(Server *s, Err *e)
+{
+    char path[1200];
+    if (mkdir_p(s->state, e) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/farm.db", s->state);
+    s->db = db_open(path, e);
+    return s->db && store_reconcile(s, e) == 0 ? 0 : -1;
+}
+
+int serve_main(int argc, char **argv)
+{
+    const char *state = NULL, *config = NULL, *listen = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(SERVE_HELP, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--state") && i + 1 < argc) {
+            state = argv[++i];
+        } else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+            config = argv[++i];
+        } else if (!strcmp(argv[i], "--listen") && i + 1 < argc) {
+            listen = argv[++i];
+        } else {
+            fprintf(stderr, "cairn-farm serve: unknown argument %s (see --help)\n", argv[i]);
+            return 2;
+        }
+    }
+    static Server s;
+    Err e = {{0}};
+    if (!state) {
+        fprintf(stderr, "cairn-farm serve: --state DIR is required (see --help)\n");
+        return 2;
+    }
+    snprintf(s.state, sizeof s.state, "%s", state);
+    pthread_mutex_init(&s.wake_lock, NULL);
+    pthread_cond_init(&s.wake, NULL);
+    pthread_mutex_init(&s.filing_lock, NULL);
+    if (load_config(config, &s.cfg, &e) != 0) {
+        fprintf(stderr, "cairn-farm serve: %s\n", e.msg);
+        return 2;
+    }
+    if (listen)
+        snprintf(s.cfg.listen, sizeof s.cfg.listen, "%s", listen);
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);   /* every thread inherits the mask */
+    signal(SIGPIPE, SIG_IGN);
+    struct MHD_Daemon *daemon = NULL;
+    char url[256], info_path[1200];
+    pthread_t reap;
+    if (open_state(&s, &e) != 0 || start_http(&s, &daemon, url, sizeof url, &e) != 0) {
+        fprintf(stderr, "cairn-farm serve: %s\n", e.msg);
+        return 1;
+    }
+    pthread_create(&reap, NULL, reaper, &s);
+    pthread_detach(reap);
+    cJSON *info = cJSON_CreateObject();
+    cJSON_AddStringToObject(info, "url", url);
+    cJSON_AddNumberToObject(info, "pid", (double)getpid());
+    char *text = cJSON_Print(info);
+    snprintf(info_path, sizeof info_path, "%s/serve.json", s.state);
+    write_file_atomic(info_path, text, strlen(text), &e);
+    free(text);
+    cJSON_Delete(info);
+    fprintf(stderr, "farm: listening on %s, state in %s\n", url, s.state);
+    int sig = 0;
+    sigwait(&stop, &sig);
+    fprintf(stderr, "farm: stopping (signal %d)\n", sig);
+    pthread_mutex_lock(&s.wake_lock);
+    s.stopping = 1;                 /* long-polling claims return at once */
+    pthread_cond_broadcast(&s.wake);
+    pthread_mutex_unlock(&s.wake_lock);
+    MHD_stop_daemon(daemon);
+    return 0;
+}

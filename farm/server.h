@@ -1,0 +1,95 @@
+/* server.h: what the coordinator's HTTP plumbing (server.c), its route handlers
+ * (handlers.c) and its file store (store.c) share. */
+#ifndef CAIRN_FARM_SERVER_H
+#define CAIRN_FARM_SERVER_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#include "db.h"
+#include "util.h"
+
+typedef struct {
+    char listen[128];         /* host:port, port 0 picks a free one */
+    char enrol_token[256];
+    char admin_token[256];
+    long max_body_bytes;
+    double lease_seconds;
+    int max_attempts;
+    double claim_wait_max_seconds;
+} FarmConfig;
+
+#define MAX_FILING 256
+
+typedef struct {
+    Db *db;
+    FarmConfig cfg;
+    char state[1024];
+    pthread_mutex_t wake_lock;      /* guards generation; waiters sleep on wake */
+    pthread_cond_t wake;
+    unsigned long generation;       /* bumped whenever jobs may have become claimable */
+    pthread_mutex_t filing_lock;    /* guards filing[]: jobs whose upload is being filed */
+    long filing[MAX_FILING];
+    int stopping;                   /* set under wake_lock when serve is shutting down */
+} Server;
+
+/* A request as the handlers see it, and the answer they fill in. */
+typedef struct {
+    const char *method;
+    const char *path;
+    const char *arg;                /* the variable path segment ({id} or {sha}) */
+    const char *body;
+    size_t len;
+    const char *bearer;             /* the Authorization: Bearer token, or NULL */
+    Agent agent;                    /* filled for agent routes */
+} Request;
+
+typedef struct {
+    int status;
+    cJSON *json;                    /* JSON answer, or */
+    char *raw;                      /* raw bytes (malloc'd) with raw_type */
+    size_t raw_len;
+    const char *raw_type;
+    char error[256];                /* for the log when status >= 400 */
+} Reply;
+
+int reply_error(Reply *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void reply_json(Reply *r, int status, cJSON *json);
+
+/* Route handlers (handlers.c). */
+void h_health(Server *s, Request *q, Reply *r);
+void h_page(Server *s, Request *q, Reply *r);
+void h_enrol(Server *s, Request *q, Reply *r);
+void h_revoke(Server *s, Request *q, Reply *r);
+void h_claim(Server *s, Request *q, Reply *r);
+void h_heartbeat(Server *s, Request *q, Reply *r);
+void h_upload(Server *s, Request *q, Reply *r);
+void h_blob_put(Server *s, Request *q, Reply *r);
+void h_blob_get(Server *s, Request *q, Reply *r);
+void h_run_create(Server *s, Request *q, Reply *r);
+void h_run_get(Server *s, Request *q, Reply *r);
+void h_run_results(Server *s, Request *q, Reply *r);
+void h_run_cancel(Server *s, Request *q, Reply *r);
+void h_status(Server *s, Request *q, Reply *r);
+
+/* Wakes every long-polling claim (new jobs, requeued jobs). */
+void server_notify(Server *s);
+
+/* The store (store.c): blobs by digest, evidence folders filed atomically. */
+void blob_path(const Server *s, const char *sha, char *out, size_t cap);
+int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e);
+/* Writes FILES (name -> bytes) plus the envelope and key into a temp folder, syncs it
+ * and renames it to REL under the state folder. */
+typedef struct {
+    const char *name;
+    const unsigned char *data;
+    size_t len;
+} FileItem;
+int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, Err *e);
+/* After a crash: drop temp folders and any evidence folder no filed job points to. */
+int store_reconcile(Server *s, Err *e);
+
+int serve_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""A stand-in for `cairn build`/`cairn --version` that the farm tests drive.
+
+It reads directives from the case file, lines of the form `//! DIRECTIVE ...`:
+    //! observe NAME V1,V2,...   an f64 observation of these values
+    //! observe-cc NAME          an observation whose bits depend on --cc (gcc vs clang)
+    //! unordered                the receipt lists an operation with "order": "unordered"
+    //! exit N                   the program returns N
+    //! sleep S                  the program sleeps S seconds first (for kill tests)
+    //! trap                     the program traps (message on stderr, exit 1)
+    //! build-fail               `cairn build` fails
+It writes OUT (a small Python program) and OUT.receipt.json the way the real cairn does,
+and the program honours CAIRN_OBSERVE / CAIRN_OBSERVE_RAW like the real runtime.
+"""
+import hashlib
+import json
+import os
+import struct
+import sys
+
+VERSION = "0.1.0"
+
+PROGRAM = r'''#!/usr/bin/python3
+import hashlib, json, os, sys, time
+spec = json.loads(%r)
+time.sleep(spec["sleep"])
+log, raw = os.environ.get("CAIRN_OBSERVE"), os.environ.get("CAIRN_OBSERVE_RAW")
+for seq, (name, hexbits) in enumerate(spec["observations"]):
+    bits = bytes.fromhex(hexbits)
+    if log:
+        with open(log, "a") as f:
+            f.write(json.dumps({"name": name, "type": "f64", "count": len(bits) // 8,
+                                "sha256": hashlib.sha256(bits).hexdigest()}) + "\n")
+    if raw:
+        with open(os.path.join(raw, "%%s.%%d.bin" %% (name, seq)), "wb") as f:
+            f.write(bits)
+if spec["trap"]:
+    sys.stderr.write("trap: %%s:1:1: integer overflow\n" %% spec["source"])
+    sys.exit(1)
+print("fake program done")
+sys.exit(spec["exit"])
+'''
+
+
+def parse_args(argv):
+    opts = {"cc": "gcc", "sanitize": None, "emulate": False, "target": "host", "out": None}
+    src, i = None, 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-o", "--cc", "--sanitize", "--target"):
+            opts[{"-o": "out", "--cc": "cc", "--sanitize": "sanitize", "--target": "target"}[a]] = argv[i + 1]
+            i += 2
+            continue
+        if a == "--emulate":
+            opts["emulate"] = True
+        else:
+            src = a
+        i += 1
+    return src, opts
+
+
+def build(argv):
+    src, o = parse_args(argv)
+    text = open(src).read()
+    spec = {"sleep": 0.0, "observations": [], "exit": 0, "trap": False, "source": src}
+    unordered = False
+    for line in text.splitlines():
+        if not line.startswith("//! "):
+            continue
+        words = line[4:].split()
+        if words[0] == "observe":
+            vals = [float(v) for v in words[2].split(",")]
+            spec["observations"].append((words[1], struct.pack("<%dd" % len(vals), *vals).hex()))
+        elif words[0] == "observe-cc":
+            val = 1.0 if o["cc"] == "gcc" else 1.0 + 2.0 ** -52
+            spec["observations"].append((words[1], struct.pack("<d", val).hex()))
+        elif words[0] == "unordered":
+            unordered = True
+        elif words[0] == "exit":
+            spec["exit"] = int(words[1])
+        elif words[0] == "sleep":
+            spec["sleep"] = float(words[1])
+        elif words[0] == "trap":
+            spec["trap"] = True
+        elif words[0] == "build-fail":
+            sys.stderr.write("%s:1:1: error[E-FAKE]: build refused\n" % src)
+            return 1
+    with open(o["out"], "w") as f:
+        f.write(PROGRAM % json.dumps(spec))
+    os.chmod(o["out"], 0o755)
+    entry = {"op": "sum", "from": "f64", "to": "f64", "rounding": "nearest-even", "sum": "exact"}
+    numerics = {"main": [entry]}
+    if unordered:
+        numerics["main"].append({"op": "atomic_add_unordered", "from": "f64", "to": "f64",
+                                 "rounding": "nearest-even", "order": "unordered"})
+    receipt = {
+        "cairn": VERSION,
+        "source": {"path": src, "sha256": hashlib.sha256(text.encode()).hexdigest()},
+        "output": {"path": o["out"], "sha256": hashlib.sha256(open(o["out"], "rb").read()).hexdigest()},
+        "target": o["target"], "emulate": o["emulate"],
+        "compiler": {"name": o["cc"], "version": "fake", "flags": argv},
+        "sanitizers": o["sanitize"].split(",") if o["sanitize"] else [],
+        "numerics": numerics,
+    }
+    with open(o["out"] + ".receipt.json", "w") as f:
+        json.dump(receipt, f, indent=2, sort_keys=True)
+    return 0
+
+
+def main():
+    if sys.argv[1:2] == ["--version"]:
+        print("cairn " + VERSION)
+        return 0
+    if sys.argv[1:2] == ["build"]:
+        return build(sys.argv[2:])
+    sys.stderr.write("fake cairn: only --version and build\n")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
