@@ -157,18 +157,16 @@ static void store_bits(void *base, size_t idx, uint64_t bits, const format *f)
 typedef struct { int neg; uint64_t mant; int q; } decoded;
 
 /* Returns 0 for a finite value, -1 for NaN or infinity. */
-static int decode(uint64_t bits, const format *f, decoded *d)
+INLINE int decode(uint64_t bits, const format *f, decoded *d)
 {
     int frac_bits = f->prec - 1;
     int sign_bit = (int)f->size * 8 - 1;
     uint64_t frac = bits & ((UINT64_C(1) << frac_bits) - 1);
     int field = (int)((bits >> frac_bits) & (uint64_t)(2 * f->bias + 1));
-    if (field == 2 * f->bias + 1)
-        return -1;
     d->neg = (int)((bits >> sign_bit) & 1);
     d->mant = field ? frac | (UINT64_C(1) << frac_bits) : frac;
     d->q = (field ? field : 1) - f->bias - frac_bits;
-    return 0;
+    return field == 2 * f->bias + 1 ? -1 : 0;
 }
 
 /* ---- phase 1: scan -------------------------------------------------------------------- */
@@ -363,23 +361,26 @@ static size_t assign_scales(const span *s, size_t count, int w, int *scale,
 
 /* ---- phase 3: pack ------------------------------------------------------------------------- */
 
-/* Packing works on PACK_WORDS words: X + 2^w < 2^257. */
-enum { PACK_WORDS = 5 };
+/* Packing works on NW words, NW a compile-time constant at each call: 2 when X + 2^w
+ * fits 128 bits (the common case, kept in registers), PACK_WORDS otherwise. */
+enum { PACK_WORDS = 5 }; /* X + 2^w < 2^257 */
 
-/* |X| for X = floor(x 2^scale) as PACK_WORDS words (|X| < 2^w <= 2^255 by the plan);
- * returns whether X is negative. */
-static int scaled_magnitude(uint64_t bits, const format *f, int scale, uint64_t mag[PACK_WORDS])
+/* |X| for X = floor(x 2^scale) in NW words (|X| < 2^w by the plan); returns whether X
+ * is negative. */
+INLINE int scaled_magnitude(uint64_t bits, const format *f, int scale, uint64_t *mag,
+                            const int NW)
 {
     decoded d;
     decode(bits, f, &d); /* finite: the scan refused the rest */
-    memset(mag, 0, PACK_WORDS * sizeof *mag);
+    for (int i = 0; i < NW; i++)
+        mag[i] = 0;
     if (!d.mant)
         return 0;
     int sh = d.q + scale;
     if (sh >= 0) {
         int word = sh / 64, bit = sh % 64;
         mag[word] = d.mant << bit;
-        if (bit && word + 1 < PACK_WORDS)
+        if (bit && word + 1 < NW)
             mag[word + 1] = d.mant >> (64 - bit);
     } else {
         uint64_t kept = sh > -64 ? d.mant >> -sh : 0;
@@ -390,14 +391,14 @@ static int scaled_magnitude(uint64_t bits, const format *f, int scale, uint64_t 
 }
 
 /* X + 2^w from |X| and the sign, in place. */
-static void bias_words(uint64_t x[PACK_WORDS], int neg, int w)
+INLINE void bias_words(uint64_t *x, int neg, int w, const int NW)
 {
     if (!neg) {
         x[w / 64] |= UINT64_C(1) << (w % 64); /* |X| < 2^w: no carry */
         return;
     }
     uint64_t borrow = 0; /* 2^w - |X| */
-    for (int i = 0; i < PACK_WORDS; i++) {
+    for (int i = 0; i < NW; i++) {
         uint64_t top = i == w / 64 ? UINT64_C(1) << (w % 64) : 0;
         u128 diff = (u128)top - x[i] - borrow;
         x[i] = (uint64_t)diff;
@@ -405,20 +406,20 @@ static void bias_words(uint64_t x[PACK_WORDS], int neg, int w)
     }
 }
 
-/* Digit d of a PACK_WORDS number: bits [52 d, 52 d + 52). */
-static uint64_t pack_digit(const uint64_t x[PACK_WORDS], int d)
+/* Digit d: bits [52 d, 52 d + 52). */
+INLINE uint64_t pack_digit(const uint64_t *x, int d, const int NW)
 {
     int pos = d * DIGIT, word = pos / 64, bit = pos % 64;
     uint64_t v = x[word] >> bit;
-    if (bit > 64 - DIGIT && word + 1 < PACK_WORDS)
+    if (bit > 64 - DIGIT && word + 1 < NW)
         v |= x[word + 1] << (64 - bit);
     return v & DIGIT_MASK;
 }
 
-static void add_words(wide *acc, const uint64_t x[PACK_WORDS], int negate)
+static void add_words(wide *acc, const uint64_t *x, int nw, int negate)
 {
     wide v = {{0}};
-    memcpy(v.w, x, PACK_WORDS * sizeof *x);
+    memcpy(v.w, x, (size_t)nw * sizeof *x);
     if (negate)
         wide_neg(&v);
     wide_add(acc, &v);
@@ -432,20 +433,24 @@ typedef struct {
 } line_sums;
 
 /* Packs one element into `ndigits` digits at out[d * stride] and adds it to the sums. */
-static void pack_element(uint64_t bits, const format *f, int scale, int w, int ndigits,
-                         int signed_sums, uint64_t *out, size_t stride, line_sums *sums)
+INLINE void pack_element(uint64_t bits, const format *f, int scale, int w, int ndigits,
+                         int signed_sums, uint64_t *out, size_t stride, line_sums *sums,
+                         const int NW)
 {
     uint64_t x[PACK_WORDS];
-    int neg = scaled_magnitude(bits, f, scale, x);
+    int neg = scaled_magnitude(bits, f, scale, x, NW);
     if (signed_sums)
-        add_words(neg ? &sums->neg : &sums->pos, x, neg);
-    bias_words(x, neg, w);
-    for (int d = 0; d < ndigits; d++) {
-        uint64_t digit = pack_digit(x, d);
+        add_words(neg ? &sums->neg : &sums->pos, x, NW, neg);
+    bias_words(x, neg, w, NW);
+    for (int d = 0; d < MAX_DIGITS && d < ndigits; d++) {
+        uint64_t digit = pack_digit(x, d, NW);
         out[d * stride] = digit;
         sums->digit_sum[d] += digit;
     }
 }
+
+/* Words needed for X + 2^w. */
+static int pack_words(int w) { return w + 1 <= 128 ? 2 : PACK_WORDS; }
 
 /* sum(X' 2^shift) from the digit sums. */
 static wide biased_sum(const line_sums *sums, int ndigits, int shift)
@@ -454,6 +459,26 @@ static wide biased_sum(const line_sums *sums, int ndigits, int shift)
     for (int d = 0; d < ndigits; d++)
         wide_add_u128(&total, sums->digit_sum[d], d * DIGIT + shift);
     return total;
+}
+
+INLINE void pack_row(const job *J, size_t i, uint64_t *dst, line_sums *sums, const int NW)
+{
+    for (size_t t = 0; t < J->k; t++)
+        pack_element(load_bits(J->a, i * J->k + t, J->f), J->f, J->row_scale[i], J->wa,
+                     J->da, J->signed_sums_a, dst + t * (size_t)J->da, 1, sums, NW);
+}
+
+/* Row t of one block of B: TILE_COLS lanes, `lanes` of them real. */
+INLINE void pack_block_row(const job *J, size_t t, size_t j0, size_t lanes, uint64_t *row,
+                           line_sums *sums, const int NW)
+{
+    for (size_t lane = 0; lane < lanes; lane++)
+        pack_element(load_bits(J->b, t * J->n + j0 + lane, J->f), J->f,
+                     J->col_scale[j0 + lane], J->wb, J->db, J->signed_sums_b, row + lane,
+                     TILE_COLS, &sums[lane], NW);
+    for (size_t lane = lanes; lane < TILE_COLS; lane++) /* padding columns */
+        for (size_t e = 0; e < (size_t)J->db; e++)
+            row[e * TILE_COLS + lane] = 0;
 }
 
 /* S = S' - 2^wb sum_t X'[i][t] - 2^wa sum_t Y'[t][j] + k 2^(wa+wb): the row part takes
@@ -468,9 +493,10 @@ static void pack_rows(const job *J, size_t begin, size_t end)
         }
         line_sums sums;
         memset(&sums, 0, sizeof sums);
-        for (size_t t = 0; t < J->k; t++)
-            pack_element(load_bits(J->a, i * J->k + t, J->f), J->f, J->row_scale[i], J->wa,
-                         J->da, J->signed_sums_a, dst + t * (size_t)J->da, 1, &sums);
+        if (pack_words(J->wa) == 2)
+            pack_row(J, i, dst, &sums, 2);
+        else
+            pack_row(J, i, dst, &sums, PACK_WORDS);
         J->row_pos[i] = sums.pos;
         J->row_neg[i] = sums.neg;
         J->row_corr[i] = biased_sum(&sums, J->da, J->wb);
@@ -490,17 +516,10 @@ static void pack_col_blocks(const job *J, size_t begin, size_t end)
         memset(sums, 0, sizeof sums);
         for (size_t t = 0; t < J->k; t++) {
             uint64_t *row = dst + t * ds * TILE_COLS;
-            for (size_t lane = 0; lane < TILE_COLS; lane++) {
-                size_t j = j0 + lane;
-                if (lane >= lanes) { /* padding columns */
-                    for (size_t e = 0; e < ds; e++)
-                        row[e * TILE_COLS + lane] = 0;
-                    continue;
-                }
-                pack_element(load_bits(J->b, t * J->n + j, J->f), J->f, J->col_scale[j],
-                             J->wb, J->db, J->signed_sums_b, row + lane, TILE_COLS,
-                             &sums[lane]);
-            }
+            if (pack_words(J->wb) == 2)
+                pack_block_row(J, t, j0, lanes, row, sums, 2);
+            else
+                pack_block_row(J, t, j0, lanes, row, sums, PACK_WORDS);
         }
         for (size_t lane = 0; lane < lanes; lane++) {
             J->col_pos[j0 + lane] = sums[lane].pos;
