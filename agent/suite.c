@@ -19,6 +19,7 @@
 typedef struct {
     const SuiteEnv *env;
     long job;
+    double every_s;    /* heartbeat interval: a third of the lease, at most 1 s */
     char progress[512];
     int stop;          /* 1 cancelled, -1 lease lost */
 } Tick;
@@ -186,7 +187,7 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
     double start = now_seconds();
     char *argv[16];
     build_argv(env, cell, src, prog, argv);
-    int build = run_child(argv, c->src_root, NULL, blog, c->timeout_s, 1.0, tick, t);
+    int build = run_child(argv, c->src_root, NULL, blog, c->timeout_s, t->every_s, tick, t);
     cJSON_AddNumberToObject(r, "build_status", build);
     add_check(checks, "build", build == 0, build == CHILD_TIMEOUT ? "timed out" : NULL);
     snprintf(name, sizeof name, "%s/receipt.json", c->case_path);
@@ -203,7 +204,8 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
         snprintf(env_raw, sizeof env_raw, "CAIRN_OBSERVE_RAW=%s", raw);
         char *child_env[] = {env_obs, env_raw, NULL};
         char *run_argv[] = {prog, NULL};
-        int status = run_child(run_argv, c->src_root, child_env, rlog, c->timeout_s, 1.0, tick, t);
+        int status = run_child(run_argv, c->src_root, child_env, rlog, c->timeout_s, t->every_s,
+                               tick, t);
         char *trap = trap_line(rlog);
         cJSON_AddNumberToObject(r, "exit_status", status);
         if (trap)
@@ -286,7 +288,8 @@ int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **
     cJSON *results = cJSON_AddArrayToObject(
         cJSON_GetObjectItemCaseSensitive(*statement, "predicate"), "cases");
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(job, "cases"), *c;
-    Tick t = {.env = env, .job = id};
+    double lease = json_num(job, "lease_seconds", 60);
+    Tick t = {.env = env, .job = id, .every_s = lease / 3 < 1.0 ? lease / 3 : 1.0};
     int i = 0, n = cJSON_GetArraySize(cases);
     cJSON_ArrayForEach(c, cases) {
         if (!cJSON_IsString(c) || !is_safe_relpath(c->valuestring))

@@ -9,6 +9,8 @@ It reads directives from the case file, lines of the form `//! DIRECTIVE ...`:
     //! sleep S                  the program sleeps S seconds first (for kill tests)
     //! trap                     the program traps (message on stderr, exit 1)
     //! build-fail               `cairn build` fails
+The program also sleeps $FAKE_CAIRN_SLEEP seconds and appends its pid to
+$FAKE_CAIRN_PIDFILE when those are set (the kill and cancel tests use them).
 It writes OUT (a small Python program) and OUT.receipt.json the way the real cairn does,
 and the program honours CAIRN_OBSERVE / CAIRN_OBSERVE_RAW like the real runtime.
 """
@@ -23,7 +25,10 @@ VERSION = "0.1.0"
 PROGRAM = r'''#!/usr/bin/python3
 import hashlib, json, os, sys, time
 spec = json.loads(%r)
-time.sleep(spec["sleep"])
+if os.environ.get("FAKE_CAIRN_PIDFILE"):
+    with open(os.environ["FAKE_CAIRN_PIDFILE"], "a") as f:
+        f.write("%%d\n" %% os.getpid())
+time.sleep(spec["sleep"] + float(os.environ.get("FAKE_CAIRN_SLEEP", "0")))
 log, raw = os.environ.get("CAIRN_OBSERVE"), os.environ.get("CAIRN_OBSERVE_RAW")
 for seq, (name, hexbits) in enumerate(spec["observations"]):
     bits = bytes.fromhex(hexbits)

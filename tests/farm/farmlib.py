@@ -1,0 +1,222 @@
+"""Helpers for the farm tests: a coordinator and agents as real processes on loopback.
+
+Every process started here is stopped by Farm.close() (the tests use it as a context
+manager), so nothing outlives a test.
+"""
+import base64
+import hashlib
+import http.client
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from cairntest import BIN  # noqa: E402
+
+HERE = pathlib.Path(__file__).resolve().parent
+FAKE_CAIRN = HERE / "fake_cairn.py"
+FARM = BIN / "cairn-farm"
+AGENT = BIN / "cairn-agent"
+ENROL = "enrol-token-for-tests-0123456789"
+ADMIN = "admin-token-for-tests-0123456789"
+
+
+def wait_for(pred, timeout, what, step=0.05):
+    end = time.time() + timeout
+    while time.time() < end:
+        value = pred()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class Farm:
+    def __init__(self, tmp, lease=3.0, max_attempts=3, max_body=1 << 20, claim_wait=5):
+        self.tmp = pathlib.Path(tmp)
+        self.state = self.tmp / "state"
+        self.config = self.tmp / "farm.json"
+        self.config.write_text(json.dumps({
+            "listen": "127.0.0.1:0", "enrol_token": ENROL, "admin_token": ADMIN,
+            "lease_seconds": lease, "max_attempts": max_attempts,
+            "max_body_bytes": max_body, "claim_wait_max_seconds": claim_wait}))
+        self.procs = []
+        self.server = None
+        self.url = None
+        self.port = 0
+
+    # --- the coordinator -------------------------------------------------------------
+    def start(self):
+        info = self.state / "serve.json"
+        if info.exists():
+            info.unlink()
+        self.log = open(self.tmp / "farm.log", "a")
+        self.server = subprocess.Popen(
+            [FARM, "serve", "--state", self.state, "--config", self.config,
+             "--listen", f"127.0.0.1:{self.port}"], stderr=self.log)
+        wait_for(info.exists, 10, "serve.json")
+        self.url = json.loads(info.read_text())["url"]
+        self.port = urllib.parse.urlparse(self.url).port
+        return self
+
+    def kill9(self):
+        self.server.send_signal(signal.SIGKILL)
+        self.server.wait(10)
+
+    def stop_server(self):
+        if self.server and self.server.poll() is None:
+            self.server.terminate()
+            try:
+                self.server.wait(10)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+                self.server.wait()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.stop_server()
+        pidfile = self.tmp / "pids"
+        if pidfile.exists():   # fake programs left sleeping by killed agents
+            for pid in pidfile.read_text().split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+
+    # --- HTTP ------------------------------------------------------------------------
+    def request(self, method, path, body=None, token=ADMIN, raw=None, timeout=30,
+                headers=None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        h = {"Content-Type": "application/json"}
+        if token:
+            h["Authorization"] = f"Bearer {token}"
+        h.update(headers or {})
+        conn.request(method, path, body=data, headers=h)
+        resp = conn.getresponse()
+        text = resp.read()
+        conn.close()
+        try:
+            parsed = json.loads(text) if text else None
+        except ValueError:
+            parsed = text
+        return resp.status, parsed
+
+    def run_view(self, run):
+        status, view = self.request("GET", f"/api/v1/runs/{run}")
+        assert status == 200, view
+        return view
+
+    def wait_run(self, run, timeout):
+        def finished():
+            jobs = self.run_view(run)["jobs"]
+            return all(j["state"] not in ("queued", "running") for j in jobs)
+        wait_for(finished, timeout, f"run {run} to finish", step=0.2)
+        return self.run_view(run)
+
+    # --- client verbs ----------------------------------------------------------------
+    def cli(self, *args, timeout=60):
+        return subprocess.run([str(FARM), *map(str, args), "--coordinator", self.url,
+                               "--token", ADMIN], capture_output=True, text=True,
+                              timeout=timeout)
+
+    def submit(self, tree, matrix):
+        mpath = self.tmp / f"matrix-{time.time_ns()}.json"
+        mpath.write_text(json.dumps(matrix))
+        r = self.cli("submit", "--matrix", mpath, tree)
+        assert r.returncode == 0, r.stderr
+        return int(r.stdout.split()[1].rstrip(":"))
+
+    # --- agents ----------------------------------------------------------------------
+    def keygen(self, name):
+        key = self.tmp / f"{name}.key"
+        if not key.exists():
+            subprocess.run([AGENT, "keygen", key], check=True, capture_output=True, timeout=30)
+        return key
+
+    def agent(self, name, *extra, env=None, cairn=FAKE_CAIRN, sanitizers="none", idle=None):
+        key = self.keygen(name)
+        args = [AGENT, "run", "--coordinator", self.url, "--token", ENROL, "--key", key,
+                "--cairn", cairn, "--name", name, "--work", self.tmp / f"work-{name}",
+                "--sanitizers", sanitizers, *extra]
+        if idle:
+            args += ["--exit-when-idle", str(idle)]
+        full_env = dict(os.environ)
+        full_env["FAKE_CAIRN_PIDFILE"] = str(self.tmp / "pids")
+        full_env.update(env or {})
+        log = open(self.tmp / f"agent-{name}.log", "a")
+        p = subprocess.Popen([str(a) for a in args], stderr=log, env=full_env)
+        p.name = name
+        p.logpath = self.tmp / f"agent-{name}.log"
+        self.procs.append(p)
+        return p
+
+    def evidence_dirs(self):
+        """Every filed cell folder: state/evidence/<version>/<run>/<machine>/<cell>."""
+        root = self.state / "evidence"
+        return sorted(p for p in root.glob("*/*/*/*") if p.is_dir()) if root.exists() else []
+
+
+def enrol(farm, name, key):
+    pub = pathlib.Path(str(key) + ".pub").read_text()
+    caps = {"compilers": {"gcc": {"version": "t", "sanitizers": []},
+                          "clang": {"version": "t", "sanitizers": []}},
+            "gpus": [], "labels": []}
+    status, answer = farm.request("POST", "/api/v1/agents/enrol",
+                                  {"name": name, "public_key": pub, "capabilities": caps},
+                                  token=ENROL)
+    assert status == 200, answer
+    return answer["token"], answer["agent"]
+
+
+def sign_envelope(key, payload: bytes, tmp):
+    """A DSSE envelope signed with the openssl command line (independent of our C)."""
+    ptype = "application/vnd.in-toto+json"
+    pae = b"DSSEv1 %d %s %d " % (len(ptype), ptype.encode(), len(payload)) + payload
+    pae_path, sig_path = pathlib.Path(tmp) / "pae.bin", pathlib.Path(tmp) / "sig.bin"
+    pae_path.write_bytes(pae)
+    subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", str(key), "-rawin",
+                    "-in", str(pae_path), "-out", str(sig_path)], check=True, timeout=30)
+    raw_pub = subprocess.run(["openssl", "pkey", "-in", str(key), "-pubout", "-outform", "DER"],
+                             check=True, capture_output=True, timeout=30).stdout[-32:]
+    return {"payloadType": ptype, "payload": base64.b64encode(payload).decode(),
+            "signatures": [{"keyid": hashlib.sha256(raw_pub).hexdigest(),
+                            "sig": base64.b64encode(sig_path.read_bytes()).decode()}]}
+
+
+def statement(job, machine, files, unordered=False):
+    """An in-toto Statement about JOB with FILES ({name: bytes}) as subjects."""
+    case = job["cases"][0]
+    receipt = f"{case}/receipt.json"
+    pred = {"run": job["run"], "job": job["job"], "attempt": job["attempt"],
+            "cairn_version": "0.1.0", "machine": {"name": machine},
+            "cell": dict(job["cell"], id=job["cell_id"]),
+            "cases": [{"case": case, "build_status": 0, "exit_status": 0,
+                       "receipt": receipt if receipt in files else None,
+                       "unordered": unordered, "observations": [], "checks": []}]}
+    if receipt not in files:
+        del pred["cases"][0]["receipt"]
+    return {"_type": "https://in-toto.io/Statement/v1",
+            "subject": [{"name": n, "digest": {"sha256": hashlib.sha256(b).hexdigest()}}
+                        for n, b in files.items()],
+            "predicateType": "https://cairn.dev/evidence/suite-cell/v1",
+            "predicate": pred}
+
+
+def upload_body(envelope, files):
+    return {"envelope": envelope,
+            "files": {n: base64.b64encode(b).decode() for n, b in files.items()}}
