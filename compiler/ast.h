@@ -67,6 +67,7 @@ struct Symbol {
     bool mut;           /* let mut, or a scalar rw<T> parameter */
     Span span;          /* where it was declared */
     int id;             /* unique within its function (locals), for lowering */
+    bool lane_varying;  /* checker: in a cooperative region, may differ within a warp */
     union { Stmt *stmt; Param *param; Item *item; Expr *expr; } decl;
 };
 
@@ -250,6 +251,7 @@ struct Item {
             Item *implements_fn;        /* checker */
             Item *derived_from;         /* set on functions derive made (grad), else NULL */
             int nlocals;                /* checker: symbols numbered 0..nlocals-1 */
+            unsigned lane_effects;      /* checker: LANE_EFFECT_* bits, through its calls */
         } fn;
         struct { const Type *type; Expr *value; } const_;
         struct { Expr *value; } layout;
@@ -260,6 +262,12 @@ struct Item {
             Item *target_fn;                                /* checker */
         } derive;
     } u;
+};
+
+/* What a function does that a lane may not (Item.u.fn.lane_effects). */
+enum {
+    LANE_EFFECT_PARALLEL = 1u,      /* parallel/blocks regions, pooled reductions, mma */
+    LANE_EFFECT_HOST_ONLY = 2u      /* std.math, observe, buffer allocation */
 };
 
 typedef struct SourceFile {

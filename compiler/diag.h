@@ -53,6 +53,7 @@ typedef struct Diags {
     int len, cap;
     int limit;              /* errors kept at most (default 50); more are counted */
     int dropped;
+    struct Program *keep;   /* a refused program whose source the messages show; freed by diags_free */
 } Diags;
 
 void diags_init(Diags *d, const SourceFile *src);

@@ -1,0 +1,92 @@
+/* arena.c: the bump allocator behind the syntax tree (see arena.h). */
+#include "arena.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Chunk {
+    struct Chunk *next;
+    size_t used, cap;
+    max_align_t data[];
+} Chunk;
+
+struct Arena {
+    Chunk *head;
+};
+
+enum { CHUNK_BYTES = 64 * 1024 };
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n);
+    if (!p) {
+        fputs("cairn: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+Arena *arena_new(void) {
+    Arena *a = xmalloc(sizeof *a);
+    a->head = NULL;
+    return a;
+}
+
+void arena_free(Arena *a) {
+    if (!a) return;
+    for (Chunk *c = a->head, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    free(a);
+}
+
+void *arena_alloc(Arena *a, size_t size) {
+    size_t align = sizeof(max_align_t);
+    size = (size + align - 1) / align * align;
+    if (size == 0) size = align;
+    Chunk *c = a->head;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > CHUNK_BYTES ? size : CHUNK_BYTES;
+        c = xmalloc(sizeof(Chunk) + cap);
+        c->used = 0;
+        c->cap = cap;
+        c->next = a->head;
+        a->head = c;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+char *arena_strndup(Arena *a, const char *s, size_t n) {
+    char *p = arena_alloc(a, n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *arena_strdup(Arena *a, const char *s) {
+    return arena_strndup(a, s, strlen(s));
+}
+
+void *arena_copy(Arena *a, const void *src, size_t size) {
+    void *p = arena_alloc(a, size);
+    if (size) memcpy(p, src, size);
+    return p;
+}
+
+char *arena_printf(Arena *a, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) n = 0;
+    char *p = arena_alloc(a, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}

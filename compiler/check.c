@@ -1,0 +1,704 @@
+/* check.c: name resolution and the rules of items, statements and regions.
+ *
+ * Order: declare every top-level name; check consts and layouts; check function
+ * signatures; summarise what each function does that a lane may not (transitively
+ * through calls); check derive targets and hand them to cairn_derive_grad; check every
+ * body; then the whole-program rules (main, implements). Expressions are check_expr.c's.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_internal.h"
+
+#define ERR type_scalar(TY_ERROR)
+
+/* ---- symbols and scopes ---- */
+
+static void push_ptr(Arena *a, Symbol ***items, int *len, int *cap, Symbol *s) {
+    if (*len == *cap) {
+        int ncap = *cap ? *cap * 2 : 32;
+        Symbol **n = arena_alloc(a, sizeof(Symbol *) * (size_t)ncap);
+        if (*len) memcpy(n, *items, sizeof(Symbol *) * (size_t)*len);
+        *items = n;
+        *cap = ncap;
+    }
+    (*items)[(*len)++] = s;
+}
+
+Symbol *new_symbol(Checker *c, SymKind kind, const char *name, const Type *t, Span span) {
+    Symbol *s = arena_alloc(c->arena, sizeof *s);
+    s->kind = kind;
+    s->name = name;
+    s->type = t;
+    s->span = span;
+    return s;
+}
+
+static Symbol *lookup_global(Checker *c, const char *name) {
+    for (int i = c->nglobals - 1; i >= 0; i--)
+        if (strcmp(c->globals[i]->name, name) == 0) return c->globals[i];
+    return NULL;
+}
+
+Symbol *lookup(Checker *c, const char *name) {
+    for (int i = c->nlocals - 1; i >= 0; i--)
+        if (strcmp(c->locals[i]->name, name) == 0) return c->locals[i];
+    return lookup_global(c, name);
+}
+
+/* Declares a local; a name already visible is E-DUPLICATE (no shadowing). */
+void declare_local(Checker *c, Symbol *s) {
+    if (strcmp(s->name, "_") == 0) return;
+    Symbol *old = lookup(c, s->name);
+    if (old && old->kind != SYM_POISON) {
+        diag_error(c->d, s->span, E_DUPLICATE, "pick another name: names are never shadowed",
+                   "'%s' is already declared (line %d)", s->name, old->span.line);
+    }
+    if (c->fn) s->id = c->fn->u.fn.nlocals++;
+    push_ptr(c->arena, &c->locals, &c->nlocals, &c->caplocals, s);
+}
+
+static void declare_global(Checker *c, Symbol *s) {
+    Symbol *old = lookup_global(c, s->name);
+    if (old) {
+        diag_error(c->d, s->span, E_DUPLICATE, "give each top-level item its own name",
+                   "'%s' is already declared (line %d)", s->name, old->span.line);
+        return;
+    }
+    push_ptr(c->arena, &c->globals, &c->nglobals, &c->capglobals, s);
+}
+
+void defer_later(Checker *c, Later what, Span span, const char *construct) {
+    if (c->later_reported[what]) return;
+    c->later_reported[what] = true;
+    diag_deferred(c->d, span, E_UNSUPPORTED,
+                  "this build checks it but does not lower it yet (docs/language.md lists what is pending)",
+                  "not supported yet: %s", construct);
+}
+
+/* ---- regions ---- */
+
+bool in_lane(const Checker *c) {
+    for (const Region *r = c->region; r; r = r->outer)
+        if (r->lane || r->coop) return true;
+    return false;
+}
+
+bool in_coop(const Checker *c) {
+    for (const Region *r = c->region; r; r = r->outer)
+        if (r->coop) return true;
+    return false;
+}
+
+Region *push_region(Checker *c, Region *r, bool lane, bool coop, Symbol *var) {
+    memset(r, 0, sizeof *r);
+    r->outer = c->region;
+    r->lane = lane;
+    r->coop = coop;
+    r->lane_var = var;
+    r->scope_base = c->nlocals;
+    if (var && strcmp(var->name, "_") != 0) r->scope_base--;   /* the binder is the region's */
+    c->region = r;
+    return r;
+}
+
+/* The race rule, at the end of a parallel region: a lane writes only [i], and reads an
+ * array it writes only at [i]. */
+static void check_races(Checker *c, Region *r) {
+    for (int i = 0; i < r->nacc; i++) {
+        LaneAccess *w = &r->acc[i];
+        if (!w->write) continue;
+        bool scalar = !(w->array->type && w->array->type->kind == TY_VIEW && w->array->type->u.view.extent);
+        if (scalar && !w->whole) {
+            diag_error(c->d, w->span, E_LANE_RACE, "give each lane its own variable, or combine with reduce",
+                       "a lane assigns '%s', which is declared outside the region", w->array->name);
+            continue;
+        }
+        if (w->whole) {
+            diag_error(c->d, w->span, E_LANE_RACE,
+                       "write the lane's own element in the region, or call the function outside it",
+                       "a lane passes '%s' where it may be written at any element", w->array->name);
+            continue;
+        }
+        if (!w->at_lane_index) {
+            diag_error(c->d, w->span, E_LANE_RACE, "a lane writes only its own element: index with the lane's variable",
+                       "a lane writes '%s' at another lane's element", w->array->name);
+            continue;
+        }
+        for (int j = 0; j < r->nacc; j++) {
+            LaneAccess *a = &r->acc[j];
+            if (a->array == w->array && !a->write && !a->at_lane_index) {
+                diag_error(c->d, a->span, E_LANE_RACE, "read what the region writes only at the lane's own index",
+                           "a lane reads '%s' at another lane's element, which that lane writes", a->array->name);
+                a->at_lane_index = true;   /* one report per read */
+            }
+        }
+    }
+    free(r->acc);
+}
+
+void pop_region(Checker *c, Region *r) {
+    if (r->lane && !r->coop) check_races(c, r);
+    else free(r->acc);
+    c->region = r->outer;
+}
+
+/* Records an array access inside a lane (the innermost parallel region). */
+void region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole, Span span) {
+    Region *r = c->region;
+    if (!r || !r->lane || r->coop || c->no_record) return;
+    bool outside = false;
+    for (int i = 0; i < r->scope_base && i < c->nlocals; i++)
+        if (c->locals[i] == array) outside = true;
+    if (array->kind == SYM_PARAM || array->kind == SYM_CONST) outside = true;
+    if (!outside) return;   /* the lane's own locals */
+    if (r->nacc == r->capacc) {
+        r->capacc = r->capacc ? r->capacc * 2 : 8;
+        r->acc = realloc(r->acc, sizeof(LaneAccess) * (size_t)r->capacc);
+        if (!r->acc) abort();
+    }
+    bool at_lane = index && index->kind == EXPR_NAME && r->lane_var && index->u.name.sym == r->lane_var;
+    r->acc[r->nacc++] = (LaneAccess){array, write, at_lane, whole, span};
+}
+
+/* A region's arrays must live where it runs: all host, or all device (@unified fits both). */
+void note_placement(Checker *c, const Type *view, Span span) {
+    Placement p = view->u.view.place;
+    if (view->u.view.origin == VIEW_SHARED || p == PLACE_UNIFIED) return;
+    Region *r = c->region;
+    while (r && r->outer) r = r->outer;   /* the outermost region decides */
+    if (!r) {
+        if (p == PLACE_DEVICE)
+            diag_error(c->d, span, E_PLACEMENT,
+                       "index device memory inside a region (parallel or blocks), or place it @unified",
+                       "host code indexes a @device view");
+        return;
+    }
+    if (r->coop && p == PLACE_HOST) {
+        diag_error(c->d, span, E_PLACEMENT, "a cooperative region runs on the device: pass @device views",
+                   "a cooperative region indexes a host view");
+        return;
+    }
+    if (!r->place_known) {
+        r->place_known = true;
+        r->place = p;
+    } else if (r->place != p) {
+        diag_error(c->d, span, E_PLACEMENT, "a region's arrays all live on the host or all on the device",
+                   "a region mixes host and @device views");
+    }
+}
+
+/* t / 32 is the same across a warp; t, t % 2, and lets made from them are not. */
+bool expr_is_warp_uniform(const Checker *c, const Expr *e) {
+    switch (e->kind) {
+    case EXPR_NAME:
+        return !(e->u.name.sym && e->u.name.sym->lane_varying);
+    case EXPR_BINARY: {
+        int64_t k;
+        if (e->u.binary.op == BIN_DIV && e->u.binary.rhs->kind == EXPR_INT &&
+            (k = (int64_t)e->u.binary.rhs->u.int_lit.value) > 0 && k % 32 == 0 &&
+            e->u.binary.lhs->kind == EXPR_NAME)
+            return true;
+        return expr_is_warp_uniform(c, e->u.binary.lhs) && expr_is_warp_uniform(c, e->u.binary.rhs);
+    }
+    case EXPR_UNARY: return expr_is_warp_uniform(c, e->u.unary.operand);
+    case EXPR_CONVERT: return expr_is_warp_uniform(c, e->u.convert.arg);
+    case EXPR_INDEX: return expr_is_warp_uniform(c, e->u.index.index);
+    case EXPR_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (!expr_is_warp_uniform(c, e->u.call.args[i])) return false;
+        return true;
+    default:
+        return true;
+    }
+}
+
+/* ---- constants ---- */
+
+bool const_eval_int(Checker *c, const Expr *e, int64_t *out, int depth) {
+    if (!e || depth > 64) return false;
+    switch (e->kind) {
+    case EXPR_INT:
+        if (e->u.int_lit.overflow || e->u.int_lit.value > INT64_MAX) return false;
+        *out = (int64_t)e->u.int_lit.value;
+        return true;
+    case EXPR_NAME: {
+        Symbol *s = e->u.name.sym ? e->u.name.sym : lookup_global(c, e->u.name.name);
+        if (!s || s->kind != SYM_CONST) return false;
+        return const_eval_int(c, s->decl.item->u.const_.value, out, depth + 1);
+    }
+    case EXPR_UNARY: {
+        int64_t v;
+        if (e->u.unary.op != UN_NEG || !const_eval_int(c, e->u.unary.operand, &v, depth + 1) || v == INT64_MIN)
+            return false;
+        *out = -v;
+        return true;
+    }
+    case EXPR_BINARY: {
+        int64_t a, b;
+        if (!const_eval_int(c, e->u.binary.lhs, &a, depth + 1) || !const_eval_int(c, e->u.binary.rhs, &b, depth + 1))
+            return false;
+        switch (e->u.binary.op) {
+        case BIN_ADD: return !__builtin_add_overflow(a, b, out);
+        case BIN_SUB: return !__builtin_sub_overflow(a, b, out);
+        case BIN_MUL: return !__builtin_mul_overflow(a, b, out);
+        case BIN_DIV: if (b == 0 || (a == INT64_MIN && b == -1)) return false; *out = a / b; return true;
+        case BIN_REM: if (b == 0 || (a == INT64_MIN && b == -1)) return false; *out = a % b; return true;
+        default: return false;
+        }
+    }
+    default:
+        return false;
+    }
+}
+
+/* ---- types written in the source ---- */
+
+/* Checks a written type: view elements are scalars, extents are usize, fragments are
+ * well formed, placements other than the host are pending. */
+const Type *check_type_ok(Checker *c, const Type *t, Span span, bool param) {
+    if (t->kind == TY_FRAGMENT) return check_fragment_type(c, t, span);
+    if (t->kind != TY_VIEW) return t;
+    if (!param) {
+        diag_error(c->d, span, E_TYPE_MISMATCH, "views are parameters; allocate arrays with buffer",
+                   "a view type is only a parameter's type");
+        return ERR;
+    }
+    const Type *el = t->u.view.elem;
+    if (!type_is_scalar(el)) {
+        diag_error(c->d, span, E_TYPE_MISMATCH, "views hold scalars", "a view of %s", tname(el));
+        return ERR;
+    }
+    if (t->u.view.extent &&
+        type_is_error(check_expr_as(c, t->u.view.extent, type_scalar(TY_USIZE), "a view's extent")))
+        return ERR;
+    if (t->u.view.place != PLACE_HOST)
+        defer_later(c, LATER_DEVICE, span, "device and unified placements");
+    return t;
+}
+
+Symbol *bind_var(Checker *c, const char *var, Span span, const Type *t);
+Symbol *bind_var(Checker *c, const char *var, Span span, const Type *t) {
+    Symbol *s = new_symbol(c, SYM_LOOP, var, t, span);
+    declare_local(c, s);
+    return s;
+}
+
+/* `i in n` / `i in a..b`: bounds of one integer type (usize when both are literals). */
+void check_binder(Checker *c, Binder *b) {
+    const Type *t;
+    if (b->lo) {
+        const Type *lt, *ht;
+        check_pair(c, b->lo, b->count, type_scalar(TY_USIZE), &lt, &ht);
+        t = type_is_error(lt) || type_is_error(ht) ? ERR : lt;
+        if (!type_is_error(t) && !type_equal(lt, ht)) {
+            diag_error(c->d, b->count->span, E_TYPE_MISMATCH, "write both bounds in one type",
+                       "a range from %s to %s", tname(lt), tname(ht));
+            t = ERR;
+        }
+    } else {
+        t = check_expr(c, b->count, type_scalar(TY_USIZE));
+    }
+    if (!type_is_error(t) && !type_is_int(t)) {
+        diag_error(c->d, b->count->span, E_TYPE_MISMATCH, "a range counts with an integer type",
+                   "a range over %s", tname(t));
+        t = ERR;
+    }
+    b->sym = bind_var(c, b->var, b->var_span, t);
+}
+
+/* ---- statements ---- */
+
+static void check_block(Checker *c, Block *b);
+
+static void check_let(Checker *c, Stmt *s) {
+    const Type *want = s->u.let.declared ? check_type_ok(c, s->u.let.declared, s->span, false) : NULL;
+    const Type *t = want ? check_expr_as(c, s->u.let.init, want, "the initialiser")
+                         : check_expr(c, s->u.let.init, NULL);
+    if (want && !type_is_error(want)) t = want;
+    if (!type_is_error(t) && !type_is_scalar(t) && t->kind != TY_FRAGMENT) {
+        diag_error(c->d, s->u.let.init->span, E_TYPE_MISMATCH,
+                   t->kind == TY_VOID ? "only expressions with a value initialise a let"
+                                      : "lets hold scalars and fragments; pass arrays by name",
+                   "a let of %s", tname(t));
+        t = ERR;
+    }
+    Symbol *sym = new_symbol(c, SYM_LOCAL, s->u.let.name, t, s->u.let.name_span);
+    sym->mut = s->u.let.mut;
+    sym->decl.stmt = s;
+    sym->lane_varying = in_coop(c) && !expr_is_warp_uniform(c, s->u.let.init);
+    if (type_is_error(t)) sym->kind = SYM_POISON;
+    declare_local(c, sym);
+    s->u.let.sym = sym;
+}
+
+static bool is_float_assign_op(AssignOp op) { return op != ASSIGN_SET; }
+
+static void check_assign(Checker *c, Stmt *s) {
+    Expr *target = s->u.assign.target;
+    const Type *t;
+    if (target->kind == EXPR_NAME) {
+        t = check_expr(c, target, NULL);
+        Symbol *sym = target->u.name.sym;
+        if (sym && sym->kind != SYM_POISON && !sym->mut) {
+            const char *help = sym->kind == SYM_LOCAL ? "declare it with `let mut`"
+                             : sym->kind == SYM_PARAM ? "copy it into a `let mut`, or take it as rw<T>"
+                             : "assign a `let mut` variable or an array element";
+            diag_error(c->d, target->span, E_IMMUTABLE, help, "'%s' cannot be assigned", sym->name);
+            t = ERR;
+        } else if (sym && c->region && c->region->lane && !c->region->coop) {
+            region_record(c, sym, true, NULL, false, target->span);
+        }
+    } else if (target->kind == EXPR_INDEX) {
+        bool saved = c->no_record;
+        c->no_record = true;    /* the write is recorded below, not as a read */
+        t = check_expr(c, target, NULL);
+        c->no_record = saved;
+        const Type *vt = target->u.index.base->type;
+        if (!type_is_error(t) && vt && vt->kind == TY_VIEW && vt->u.view.access == ACCESS_RO) {
+            diag_error(c->d, target->span, E_RO_WRITE, "take the parameter as rw<T>[n]",
+                       "a write through the read-only view '%s'",
+                       target->u.index.base->kind == EXPR_NAME ? target->u.index.base->u.name.name : "?");
+            t = ERR;
+        }
+        Expr *base = target->u.index.base;
+        if (base->kind == EXPR_NAME && base->u.name.sym)
+            region_record(c, base->u.name.sym, true, target->u.index.index, false, target->span);
+    } else {
+        diag_error(c->d, target->span, E_IMMUTABLE, "assign a `let mut` variable or an array element",
+                   "this cannot be assigned");
+        t = ERR;
+        check_expr(c, target, NULL);
+    }
+    const Type *v = check_expr_as(c, s->u.assign.value, type_is_error(t) ? NULL : t, "the assigned value");
+    if (type_is_error(t) || type_is_error(v)) return;
+    if (is_float_assign_op(s->u.assign.op) && !type_is_int(t) && !type_is_compute_float(t))
+        operator_error(c, target, t, assign_op_text(s->u.assign.op));
+}
+
+static void check_alloc(Checker *c, Stmt *s) {
+    bool shared = s->kind == STMT_SHARED;
+    const Type *el = s->u.alloc.elem;
+    if (shared && !in_coop(c))
+        diag_error(c->d, s->span, E_COOP_REGION, "declare shared arrays inside blocks ... threads ... { }",
+                   "a shared array outside a cooperative region");
+    else if (!shared && in_lane(c))
+        diag_error(c->d, s->span, E_PARALLEL_CALL, "allocate the buffer before the region",
+                   "a lane cannot allocate a buffer");
+    if (!type_is_scalar(el))
+        diag_error(c->d, s->span, E_TYPE_MISMATCH, "arrays hold scalars", "an array of %s", tname(el));
+    check_expr_as(c, s->u.alloc.count, type_scalar(TY_USIZE), "an array's length");
+    if (s->u.alloc.init->kind != EXPR_ZEROED) {
+        check_expr(c, s->u.alloc.init, NULL);
+        diag_error(c->d, s->u.alloc.init->span, E_TYPE_MISMATCH, "write `= zeroed`",
+                   "arrays start zeroed");
+    } else {
+        s->u.alloc.init->type = type_scalar(TY_VOID);
+    }
+    Placement place = shared ? PLACE_DEVICE : s->u.alloc.place;
+    if (shared && s->u.alloc.place != PLACE_HOST)
+        diag_error(c->d, s->span, E_PLACEMENT, "shared arrays live in the block's shared memory",
+                   "a shared array takes no placement");
+    if (!shared && place != PLACE_HOST) defer_later(c, LATER_DEVICE, s->span, "device and unified placements");
+    Type *t = type_new_view(c->arena, ACCESS_RW, el, s->u.alloc.count, place,
+                            shared ? VIEW_SHARED : VIEW_BUFFER);
+    Symbol *sym = new_symbol(c, SYM_BUFFER, s->u.alloc.name, t, s->u.alloc.name_span);
+    sym->decl.stmt = s;
+    declare_local(c, sym);
+    s->u.alloc.sym = sym;
+}
+
+static void check_return(Checker *c, Stmt *s) {
+    const Type *want = c->fn->u.fn.ret;
+    if (c->region) {
+        diag_error(c->d, s->span, E_LANE_RETURN, "compute a flag in the region and return after it",
+                   "a return inside a %s", in_coop(c) ? "cooperative region" : "lane");
+    }
+    if (!s->u.ret.value) {
+        if (want->kind != TY_VOID && !type_is_error(want))
+            diag_error(c->d, s->span, E_TYPE_MISMATCH, "return a value", "%s returns %s: a value is needed",
+                       c->fn->name, tname(want));
+        return;
+    }
+    if (want->kind == TY_VOID) {
+        check_expr(c, s->u.ret.value, NULL);
+        diag_error(c->d, s->u.ret.value->span, E_TYPE_MISMATCH, "declare the result: fn f(...) -> T",
+                   "%s returns no value", c->fn->name);
+        return;
+    }
+    check_expr_as(c, s->u.ret.value, want, "the returned value");
+}
+
+static void check_cond(Checker *c, Expr *cond) {
+    check_expr_as(c, cond, type_scalar(TY_BOOL), "a condition");
+}
+
+static void check_region_stmt(Checker *c, Stmt *s) {
+    int mark = c->nlocals;
+    Region r;
+    if (s->kind == STMT_PARALLEL) {
+        if (in_lane(c))
+            diag_error(c->d, s->span, E_PARALLEL_NEST, "nest a for loop inside the lane",
+                       "a parallel region inside a lane");
+        check_binder(c, &s->u.parallel.b);
+        push_region(c, &r, true, false, s->u.parallel.b.sym);
+        check_block(c, s->u.parallel.body);
+    } else {
+        if (in_lane(c))
+            diag_error(c->d, s->span, E_PARALLEL_NEST, "start cooperative regions from host code",
+                       "a cooperative region inside a lane");
+        check_binder(c, &s->u.blocks.grid);
+        check_binder(c, &s->u.blocks.threads);
+        s->u.blocks.threads.sym->lane_varying = true;
+        push_region(c, &r, false, true, s->u.blocks.threads.sym);
+        defer_later(c, LATER_COOP, s->span, "cooperative regions (blocks ... threads ...)");
+        check_block(c, s->u.blocks.body);
+    }
+    pop_region(c, &r);
+    c->nlocals = mark;
+}
+
+static void check_stmt(Checker *c, Stmt *s) {
+    switch (s->kind) {
+    case STMT_LET: check_let(c, s); break;
+    case STMT_ASSIGN: check_assign(c, s); break;
+    case STMT_EXPR: check_expr(c, s->u.expr, NULL); break;
+    case STMT_IF: {
+        check_cond(c, s->u.if_.cond);
+        bool varying = in_coop(c) && !expr_is_warp_uniform(c, s->u.if_.cond);
+        if (varying) c->region->nonuniform_depth++;
+        check_block(c, s->u.if_.then);
+        if (s->u.if_.els) check_stmt(c, s->u.if_.els);
+        if (varying) c->region->nonuniform_depth--;
+        break;
+    }
+    case STMT_FOR: {
+        int mark = c->nlocals;
+        check_binder(c, &s->u.for_.b);
+        bool varying = in_coop(c) && !(expr_is_warp_uniform(c, s->u.for_.b.count) &&
+                                       (!s->u.for_.b.lo || expr_is_warp_uniform(c, s->u.for_.b.lo)));
+        if (varying) c->region->nonuniform_depth++;
+        check_block(c, s->u.for_.body);
+        if (varying) c->region->nonuniform_depth--;
+        c->nlocals = mark;
+        break;
+    }
+    case STMT_RETURN: check_return(c, s); break;
+    case STMT_PARALLEL: case STMT_BLOCKS: check_region_stmt(c, s); break;
+    case STMT_BUFFER: case STMT_SHARED: check_alloc(c, s); break;
+    case STMT_BARRIER:
+        if (!in_coop(c))
+            diag_error(c->d, s->span, E_COOP_REGION, "barrier synchronises a block's threads inside blocks ... threads ...",
+                       "a barrier outside a cooperative region");
+        else if (c->region->nonuniform_depth > 0)
+            diag_error(c->d, s->span, E_COOP_WARP, "every thread of the block reaches a barrier",
+                       "a barrier under a condition that differs between threads");
+        break;
+    case STMT_BLOCK: check_block(c, s->u.block); break;
+    }
+}
+
+static void check_block(Checker *c, Block *b) {
+    int mark = c->nlocals;
+    for (int i = 0; i < b->nstmts; i++) check_stmt(c, b->stmts[i]);
+    c->nlocals = mark;
+}
+
+static bool block_returns(const Block *b);
+
+static bool stmt_returns(const Stmt *s) {
+    switch (s->kind) {
+    case STMT_RETURN: return true;
+    case STMT_BLOCK: return block_returns(s->u.block);
+    case STMT_IF: return s->u.if_.els && block_returns(s->u.if_.then) && stmt_returns(s->u.if_.els);
+    default: return false;
+    }
+}
+
+static bool block_returns(const Block *b) {
+    for (int i = 0; i < b->nstmts; i++)
+        if (stmt_returns(b->stmts[i])) return true;
+    return false;
+}
+
+/* ---- items ---- */
+
+static void check_signature(Checker *c, Item *fn) {
+    c->fn = fn;
+    int mark = c->nlocals;
+    for (int i = 0; i < fn->u.fn.nparams; i++) {
+        Param *p = fn->u.fn.params[i];
+        const Type *t = check_type_ok(c, p->type, p->span, true);
+        Symbol *s = new_symbol(c, type_is_error(t) ? SYM_POISON : SYM_PARAM, p->name, t, p->name_span);
+        s->decl.param = p;
+        s->mut = t->kind == TY_VIEW && !t->u.view.extent;   /* rw<T>: a reference */
+        if (s->mut && t->u.view.access == ACCESS_RO) {
+            diag_error(c->d, p->span, E_TYPE_MISMATCH, "a scalar parameter is passed by value: x:T",
+                       "ro<T> without an extent says nothing");
+        }
+        declare_local(c, s);
+        p->sym = s;
+    }
+    const Type *r = fn->u.fn.ret;
+    Span rs = fn->u.fn.ret_span.line ? fn->u.fn.ret_span : fn->name_span;
+    if (r->kind == TY_VIEW)
+        diag_error(c->d, rs, E_TYPE_MISMATCH, "return scalars; write results through an rw view parameter",
+                   "a function cannot return a view");
+    else
+        check_type_ok(c, r, rs, false);
+    c->nlocals = mark;
+    c->fn = NULL;
+}
+
+static void check_body(Checker *c, Item *fn) {
+    c->fn = fn;
+    c->nlocals = 0;
+    for (int i = 0; i < fn->u.fn.nparams; i++) {
+        Symbol *s = fn->u.fn.params[i]->sym;
+        if (s) push_ptr(c->arena, &c->locals, &c->nlocals, &c->caplocals, s);
+    }
+    check_block(c, fn->u.fn.body);
+    if (fn->u.fn.ret->kind != TY_VOID && !type_is_error(fn->u.fn.ret) && !block_returns(fn->u.fn.body))
+        diag_error(c->d, fn->name_span, E_MISSING_RETURN, "end the body with a return",
+                   "%s can reach its end without returning %s", fn->name, tname(fn->u.fn.ret));
+    c->nlocals = 0;
+    c->fn = NULL;
+}
+
+static void check_const(Checker *c, Item *it) {
+    const Type *t = it->u.const_.type;
+    if (!type_is_int(t) && !type_is_compute_float(t) && t->kind != TY_BOOL) {
+        diag_error(c->d, it->span, E_CONST, "consts are integers, f32, f64 or bool", "a const of %s", tname(t));
+        return;
+    }
+    c->in_const = true;
+    check_expr_as(c, it->u.const_.value, t, "the const's value");
+    c->in_const = false;
+}
+
+static void check_layout_item(Checker *c, Item *it) {
+    c->in_const = true;
+    check_expr_as(c, it->u.layout.value, type_scalar(TY_LAYOUT), "a layout");
+    c->in_const = false;
+}
+
+static Symbol *declare_item(Checker *c, Item *it) {
+    SymKind k = it->kind == ITEM_FN ? SYM_FN : it->kind == ITEM_CONST ? SYM_CONST : SYM_LAYOUT;
+    const Type *t = it->kind == ITEM_CONST ? it->u.const_.type
+                  : it->kind == ITEM_LAYOUT ? type_scalar(TY_LAYOUT) : type_scalar(TY_VOID);
+    Symbol *s = new_symbol(c, k, it->name, t, it->name_span);
+    s->decl.item = it;
+    it->sym = s;
+    declare_global(c, s);
+    return s;
+}
+
+/* The weak default of the derive hook: the gradients room's grad.c replaces it. */
+__attribute__((weak)) bool cairn_derive_grad(Program *p, Item *derive, Diags *d) {
+    (void)p;
+    diag_deferred(d, derive->span, E_UNSUPPORTED, "this build has no derive grad yet",
+                  "derive grad is not supported yet");
+    return false;
+}
+
+static void check_derive(Checker *c, Item *it, bool *checked) {
+    Symbol *s = lookup_global(c, it->u.derive.target);
+    if (!s || s->kind != SYM_FN) {
+        diag_error(c->d, it->u.derive.target_span, E_GRAD, "derive grad for a function declared in this program",
+                   "'%s' is not a function", it->u.derive.target);
+    } else {
+        it->u.derive.target_fn = s->decl.item;
+    }
+    int before = c->prog->nitems;
+    int errors = c->d->len;
+    bool ok = false;
+    if (it->u.derive.target_fn) {
+        int idx = 0, n0 = c->nitems_written;
+        while (idx < n0 && c->prog->items[idx] != it->u.derive.target_fn) idx++;
+        if (idx < n0 && !checked[idx]) {
+            check_body(c, it->u.derive.target_fn);
+            checked[idx] = true;
+        }
+        if (c->d->len == errors) ok = cairn_derive_grad(c->prog, it, c->d);
+    }
+    /* Declare what derive made; when it failed, poison f_grad so calls stay quiet. */
+    for (int i = before; i < c->prog->nitems; i++) {
+        declare_item(c, c->prog->items[i]);
+        if (c->prog->items[i]->kind == ITEM_FN) check_signature(c, c->prog->items[i]);
+    }
+    if (!ok && c->prog->nitems == before) {
+        char *name = arena_printf(c->arena, "%s_grad", it->u.derive.target);
+        if (!lookup_global(c, name)) {
+            Symbol *poison = new_symbol(c, SYM_POISON, name, ERR, it->span);
+            push_ptr(c->arena, &c->globals, &c->nglobals, &c->capglobals, poison);
+        }
+    }
+}
+
+static void check_main(Checker *c, Item *it) {
+    if (it->u.fn.nparams != 0 || it->u.fn.ret->kind != TY_I32)
+        diag_error(c->d, it->name_span, E_MAIN, "write fn main() -> i32 { ... return 0; }",
+                   "main takes no parameters and returns i32 (the exit status)");
+}
+
+static bool same_signature(const Item *a, const Item *b) {
+    if (a->u.fn.nparams != b->u.fn.nparams || !type_equal(a->u.fn.ret, b->u.fn.ret)) return false;
+    for (int i = 0; i < a->u.fn.nparams; i++)
+        if (!type_equal(a->u.fn.params[i]->type, b->u.fn.params[i]->type)) return false;
+    return true;
+}
+
+static void check_implements(Checker *c, Item *it) {
+    Symbol *s = lookup_global(c, it->u.fn.implements);
+    if (!s || s->kind != SYM_FN || s->decl.item == it) {
+        diag_error(c->d, it->u.fn.implements_span, E_IMPL, "name the reference function this one implements",
+                   "'%s' is not another function of this program", it->u.fn.implements);
+        return;
+    }
+    Item *ref = s->decl.item;
+    it->u.fn.implements_fn = ref;
+    if (!same_signature(it, ref)) {
+        diag_error(c->d, it->name_span, E_IMPL, "give the implementation the reference's parameter and return types",
+                   "%s's signature differs from %s's", it->name, ref->name);
+        return;
+    }
+    char *mine = rounding_signature(it), *theirs = rounding_signature(ref);
+    if (strcmp(mine, theirs) != 0)
+        diag_error(c->d, it->name_span, E_IMPL_NUMERICS,
+                   "perform the reference's roundings: the same sums, conversions and quantizes",
+                   "%s rounds as {%s}, its reference %s as {%s}", it->name, mine, ref->name, theirs);
+    free(mine);
+    free(theirs);
+}
+
+bool cairn_check(Program *p, Diags *d) {
+    int n0 = p->nitems;
+    Checker c = {.prog = p, .arena = p->arena, .d = d, .nitems_written = n0};
+    for (int i = 0; i < n0; i++)
+        if (p->items[i]->kind != ITEM_DERIVE) declare_item(&c, p->items[i]);
+    for (int i = 0; i < n0; i++) {
+        Item *it = p->items[i];
+        if (it->kind == ITEM_CONST) check_const(&c, it);
+        else if (it->kind == ITEM_LAYOUT) check_layout_item(&c, it);
+        else if (it->kind == ITEM_FN) check_signature(&c, it);
+    }
+    compute_lane_effects(&c);
+    bool *checked = calloc((size_t)n0 + 1, sizeof(bool));
+    if (!checked) abort();
+    for (int i = 0; i < n0; i++)
+        if (p->items[i]->kind == ITEM_DERIVE) check_derive(&c, p->items[i], checked);
+    for (int i = 0; i < p->nitems; i++) {
+        Item *it = p->items[i];
+        if (it->kind == ITEM_FN && !(i < n0 && checked[i])) check_body(&c, it);
+        if (it->kind == ITEM_LAYOUT) defer_later(&c, LATER_LAYOUT, it->span, "layouts");
+    }
+    free(checked);
+    for (int i = 0; i < p->nitems; i++) {
+        Item *it = p->items[i];
+        if (it->kind != ITEM_FN) continue;
+        if (strcmp(it->name, "main") == 0) check_main(&c, it);
+        if (it->u.fn.implements && !diags_has_errors(d)) check_implements(&c, it);
+    }
+    p->checked = !diags_has_errors(d);
+    return p->checked;
+}

@@ -1,0 +1,421 @@
+/* check_builtin.c: the rules of every builtin call (builtins.def): storage floats and
+ * quantize, exact float functions, std.math, observe, atomics, the tensor-core multiply
+ * and fragments, layouts, wide access and shuffles. */
+#include <string.h>
+
+#include "check_internal.h"
+
+#define ERR type_scalar(TY_ERROR)
+
+static const struct { int min, max, generics; } arity[BI_COUNT] = {
+#define BUILTIN(id, spelling, minargs, maxargs, generics) [id] = {minargs, maxargs, generics},
+#include "builtins.def"
+#undef BUILTIN
+};
+
+static Expr *arg(Expr *e, int i) { return e->u.call.args[i]; }
+
+static bool check_arity(Checker *c, Expr *e, Builtin b) {
+    int n = e->u.call.nargs;
+    if (n < arity[b].min || n > arity[b].max || (b == BI_MMA_UNORDERED && n != 3 && n != 6)) {
+        if (b == BI_MMA_UNORDERED)
+            diag_error(c->d, e->span, E_ARG_COUNT, "mma_unordered(m, n, k, c, a, b) or mma_unordered(acc, a, b)",
+                       "mma_unordered takes 6 arguments (matrices) or 3 (fragments), %d given", n);
+        else
+            diag_error(c->d, e->span, E_ARG_COUNT, "see docs/language.md for the builtins",
+                       "%s takes %d argument%s, %d given", builtin_name(b), arity[b].min,
+                       arity[b].min == 1 ? "" : "s", n);
+        check_args_loosely(c, e);
+        return false;
+    }
+    if (e->u.call.ngenerics != arity[b].generics) {
+        diag_error(c->d, e->span, E_ARG_COUNT, "e.g. quantize[f8e4m3](x, scale)",
+                   "%s takes %d type argument%s, %d given", builtin_name(b), arity[b].generics,
+                   arity[b].generics == 1 ? "" : "s", e->u.call.ngenerics);
+        check_args_loosely(c, e);
+        return false;
+    }
+    return true;
+}
+
+static const Type *unsigned_of_width(int bits) {
+    return type_scalar(bits == 8 ? TY_U8 : bits == 16 ? TY_U16 : bits == 32 ? TY_U32 : TY_U64);
+}
+
+static const Type *check_quantize(Checker *c, Expr *e, Builtin b) {
+    const Type *t = e->u.call.generics[0];
+    bool ok = type_is_storage_float(t) || t->kind == TY_I8 || t->kind == TY_U8 ||
+              t->kind == TY_I16 || t->kind == TY_U16;
+    const Type *f32 = type_scalar(TY_F32);
+    const Type *x = check_expr_as(c, arg(e, 0), f32, "quantize's value");
+    const Type *s = check_expr_as(c, arg(e, 1), f32, "quantize's scale");
+    const Type *n = b == BI_QUANTIZE_STOCHASTIC
+        ? check_expr_as(c, arg(e, 2), type_scalar(TY_U32), "quantize_stochastic's noise") : f32;
+    if (!ok) {
+        diag_error(c->d, e->span, E_QUANTIZE, "quantize to f16, bf16, f8e4m3, f8e5m2, i8, u8, i16 or u16",
+                   "quantize cannot produce %s", tname(t));
+        return ERR;
+    }
+    return type_is_error(x) || type_is_error(s) || type_is_error(n) ? ERR : t;
+}
+
+static const Type *check_bits(Checker *c, Expr *e, Builtin b) {
+    if (b == BI_TO_BITS) {
+        const Type *t = check_expr(c, arg(e, 0), NULL);
+        if (type_is_error(t)) return ERR;
+        if (!type_is_float(t)) {
+            diag_error(c->d, arg(e, 0)->span, E_TYPE_MISMATCH, "to_bits takes a float",
+                       "to_bits of %s", tname(t));
+            return ERR;
+        }
+        return unsigned_of_width(type_bits(t));
+    }
+    const Type *t = e->u.call.generics[0];
+    if (!type_is_float(t)) {
+        diag_error(c->d, e->span, E_TYPE_MISMATCH, "from_bits makes a float: from_bits[f16](u)",
+                   "from_bits cannot make %s", tname(t));
+        check_args_loosely(c, e);
+        return ERR;
+    }
+    const Type *u = check_expr_as(c, arg(e, 0), unsigned_of_width(type_bits(t)), "from_bits's bits");
+    return type_is_error(u) ? ERR : t;
+}
+
+/* sqrt, abs, floor, ceil, trunc, and std.math: one compute float (abs: or a signed int). */
+static const Type *check_math1(Checker *c, Expr *e, Builtin b, const Type *expected, Expr *x) {
+    const Type *t = check_expr(c, x, type_is_compute_float(expected) ? expected : NULL);
+    if (type_is_error(t)) return ERR;
+    if (type_is_compute_float(t) || (b == BI_ABS && type_is_signed(t))) return t;
+    if (type_is_storage_float(t)) return operator_error(c, e, t, builtin_name(b));
+    diag_error(c->d, x->span, E_TYPE_MISMATCH, "widen to f64(x) or f32(x) first",
+               "%s takes f32 or f64, found %s", builtin_name(b), tname(t));
+    return ERR;
+}
+
+static const Type *check_math2(Checker *c, Expr *e, Builtin b, const Type *expected) {
+    const Type *lt, *rt;
+    check_pair(c, arg(e, 0), arg(e, 1), expected, &lt, &rt);
+    if (type_is_error(lt) || type_is_error(rt)) return ERR;
+    bool ints_ok = b == BI_MIN || b == BI_MAX;
+    if (type_is_storage_float(lt) || type_is_storage_float(rt))
+        return operator_error(c, e, type_is_storage_float(lt) ? lt : rt, builtin_name(b));
+    if (!(type_is_compute_float(lt) || (ints_ok && type_is_int(lt))) || !type_equal(lt, rt)) {
+        diag_error(c->d, e->span, E_TYPE_MISMATCH, "both arguments have one type (f32 or f64)",
+                   "%s of %s and %s", builtin_name(b), tname(lt), tname(rt));
+        return ERR;
+    }
+    return lt;
+}
+
+static bool refuse_in_lane(Checker *c, Expr *e, const char *what) {
+    if (!in_lane(c)) return false;
+    diag_error(c->d, e->span, E_PARALLEL_CALL,
+               "compute it before the region, or use sqrt, abs, floor, ceil, trunc, min, max",
+               "a lane cannot call %s", what);
+    check_args_loosely(c, e);
+    return true;
+}
+
+static const Type *check_observe(Checker *c, Expr *e) {
+    if (refuse_in_lane(c, e, "observe")) return ERR;
+    Expr *name = arg(e, 0);
+    if (name->kind != EXPR_STRING) {
+        diag_error(c->d, name->span, E_TYPE_MISMATCH, "observe(\"name\", x)",
+                   "an observation's name is a string literal");
+        check_expr(c, arg(e, 1), NULL);
+        return ERR;
+    }
+    set_type(name, type_scalar(TY_STRING));
+    const Type *t = check_expr(c, arg(e, 1), NULL);
+    if (type_is_error(t)) return ERR;
+    if (!type_is_scalar(t) && !(t->kind == TY_VIEW && t->u.view.extent)) {
+        diag_error(c->d, arg(e, 1)->span, E_TYPE_MISMATCH, "observe a scalar or an array",
+                   "cannot observe %s", tname(t));
+        return ERR;
+    }
+    return type_scalar(TY_VOID);
+}
+
+static const Type *check_atomic(Checker *c, Expr *e, Builtin b) {
+    Expr *target = arg(e, 0);
+    if (target->kind != EXPR_INDEX) {
+        diag_error(c->d, target->span, E_TYPE_MISMATCH, "atomics update an element: atomic_add_wrap(x[i], v)",
+                   "%s needs an array element", builtin_name(b));
+        check_args_loosely(c, e);
+        return ERR;
+    }
+    bool saved = c->no_record;
+    c->no_record = true;
+    const Type *t = check_expr(c, target, NULL);
+    c->no_record = saved;
+    const Type *vt = check_expr_as(c, arg(e, 1), t, "the atomic's operand");
+    const Type *wt = b == BI_ATOMIC_CAS ? check_expr_as(c, arg(e, 2), t, "atomic_cas's new value") : vt;
+    if (type_is_error(t) || type_is_error(vt) || type_is_error(wt)) return ERR;
+    const Type *view = target->u.index.base->type;
+    if (view && view->kind == TY_VIEW && view->u.view.access == ACCESS_RO) {
+        diag_error(c->d, target->span, E_RO_WRITE, "take the array as rw", "an atomic on a read-only view");
+        return ERR;
+    }
+    bool float_op = b == BI_ATOMIC_ADD_UNORDERED;
+    if (float_op ? !type_is_compute_float(t) : !type_is_int(t)) {
+        diag_error(c->d, target->span, E_TYPE_MISMATCH,
+                   float_op ? "atomic_add_unordered adds f32 or f64; integers use atomic_add_wrap"
+                            : "integer atomics take integer elements; floats use atomic_add_unordered",
+                   "%s on %s", builtin_name(b), tname(t));
+        return ERR;
+    }
+    return float_op ? type_scalar(TY_VOID) : t;
+}
+
+/* ---- tensor cores ---- */
+
+static bool shape_ok(FragFamily fam, int m, int n, int k) {
+    if (fam == FRAG_MMA) return m == 16 && n == 8 && k == 16;
+    return (m == 16 && n == 16 && k == 16) || (m == 32 && n == 8 && k == 16) ||
+           (m == 8 && n == 32 && k == 16);
+}
+
+const Type *check_fragment_type(Checker *c, const Type *t, Span span) {
+    if (t->kind != TY_FRAGMENT) return t;
+    if (t->u.frag.family == FRAG_TMEM) {
+        diag_error(c->d, span, E_TARGET_FEATURE, "use WmmaAcc or MmaAcc",
+                   "TmemAcc needs tcgen05 tensor memory, which no supported target provides");
+        return ERR;
+    }
+    const Type *el = t->u.frag.elem;
+    bool acc = t->u.frag.role == FRAG_ACC;
+    if (acc ? el->kind != TY_F32 : (el->kind != TY_F16 && el->kind != TY_BF16)) {
+        diag_error(c->d, span, E_FRAGMENT, acc ? "accumulators hold f32" : "operands hold f16 or bf16",
+                   "%s cannot hold %s", frag_family_name(t->u.frag.family, t->u.frag.role), tname(el));
+        return ERR;
+    }
+    if (!shape_ok(t->u.frag.family, t->u.frag.m, t->u.frag.n, t->u.frag.k)) {
+        diag_error(c->d, span, E_FRAGMENT,
+                   t->u.frag.family == FRAG_MMA ? "mma.sync fragments are 16, 8, 16"
+                                                : "WMMA fragments are 16, 16, 16; 32, 8, 16; 8, 32, 16",
+                   "no %s of shape %d x %d x %d", frag_family_name(t->u.frag.family, t->u.frag.role),
+                   t->u.frag.m, t->u.frag.n, t->u.frag.k);
+        return ERR;
+    }
+    return t;
+}
+
+/* A fragment operation needs a cooperative region the whole warp reaches. */
+static bool warp_op_ok(Checker *c, Expr *e, Expr *const *coords, int ncoords) {
+    if (!in_coop(c)) {
+        diag_error(c->d, e->span, E_FRAGMENT, "fragment operations run inside blocks ... threads ... { }",
+                   "a fragment operation outside a cooperative region");
+        return false;
+    }
+    bool uniform = c->region->nonuniform_depth == 0;
+    for (int i = 0; i < ncoords; i++) uniform = uniform && expr_is_warp_uniform(c, coords[i]);
+    if (!uniform) {
+        diag_error(c->d, e->span, E_COOP_WARP,
+                   "keep it where every thread of the warp reaches it with the same coordinates (t / 32 is "
+                   "warp-uniform, t % 2 is not)",
+                   "a fragment operation that differs within a warp");
+        return false;
+    }
+    return true;
+}
+
+static const Type *check_matrix_mma(Checker *c, Expr *e) {
+    const Type *usz = type_scalar(TY_USIZE);
+    const char *dims[] = {"m", "n", "k"};
+    bool bad = false;
+    for (int i = 0; i < 3; i++) bad |= type_is_error(check_expr_as(c, arg(e, i), usz, dims[i]));
+    const Type *ct = check_expr(c, arg(e, 3), NULL);
+    const Type *at = check_expr(c, arg(e, 4), NULL);
+    const Type *bt = check_expr(c, arg(e, 5), NULL);
+    if (bad || type_is_error(ct) || type_is_error(at) || type_is_error(bt)) return ERR;
+    bool c_ok = ct->kind == TY_VIEW && ct->u.view.extent && ct->u.view.access == ACCESS_RW &&
+                ct->u.view.elem->kind == TY_F32;
+    if (!c_ok) {
+        diag_error(c->d, arg(e, 3)->span, E_MMA, "c is an rw view of f32: c:rw<f32>[cn]",
+                   "mma_unordered's c must be an rw view of f32, found %s", tname(ct));
+        return ERR;
+    }
+    bool ab_views = at->kind == TY_VIEW && at->u.view.extent && bt->kind == TY_VIEW && bt->u.view.extent;
+    if (!ab_views || !type_is_storage_float(at->u.view.elem) || !type_equal(at->u.view.elem, bt->u.view.elem)) {
+        diag_error(c->d, e->span, E_MMA, "a and b are views of one storage float (f16, bf16, f8e4m3, f8e5m2)",
+                   "mma_unordered's a and b must be views of one storage float, found %s and %s",
+                   tname(at), tname(bt));
+        return ERR;
+    }
+    Placement pc = ct->u.view.place, pa = at->u.view.place, pb = bt->u.view.place;
+    bool dev = pc == PLACE_DEVICE || pa == PLACE_DEVICE || pb == PLACE_DEVICE;
+    bool host = pc == PLACE_HOST || pa == PLACE_HOST || pb == PLACE_HOST;
+    if (dev && host) {
+        diag_error(c->d, e->span, E_PLACEMENT, "place c, a and b all @device (or all on the host)",
+                   "mma_unordered's views live in different memories");
+        return ERR;
+    }
+    if (arg(e, 3)->kind == EXPR_NAME && arg(e, 3)->u.name.sym)
+        region_record(c, arg(e, 3)->u.name.sym, true, NULL, true, arg(e, 3)->span);
+    defer_later(c, LATER_MMA, e->span, "mma_unordered (the tensor-core multiply)");
+    return type_scalar(TY_VOID);
+}
+
+static bool is_frag(const Type *t, FragRole role) {
+    return t && t->kind == TY_FRAGMENT && t->u.frag.role == role;
+}
+
+static const Type *check_fragment_mma(Checker *c, Expr *e) {
+    const Type *acc = check_expr(c, arg(e, 0), NULL);
+    const Type *a = check_expr(c, arg(e, 1), NULL);
+    const Type *b = check_expr(c, arg(e, 2), NULL);
+    if (type_is_error(acc) || type_is_error(a) || type_is_error(b)) return ERR;
+    if (!is_frag(acc, FRAG_ACC) || !is_frag(a, FRAG_A) || !is_frag(b, FRAG_B) ||
+        acc->u.frag.family != a->u.frag.family || a->u.frag.family != b->u.frag.family ||
+        !type_equal(a->u.frag.elem, b->u.frag.elem) || acc->u.frag.m != a->u.frag.m ||
+        acc->u.frag.n != a->u.frag.n || acc->u.frag.k != a->u.frag.k || a->u.frag.m != b->u.frag.m ||
+        a->u.frag.n != b->u.frag.n || a->u.frag.k != b->u.frag.k) {
+        diag_error(c->d, e->span, E_MMA, "acc = mma_unordered(acc, a, b) with Acc, A and B of one family and shape",
+                   "mma_unordered of %s, %s and %s", tname(acc), tname(a), tname(b));
+        return ERR;
+    }
+    if (!warp_op_ok(c, e, NULL, 0)) return ERR;
+    defer_later(c, LATER_FRAGMENT, e->span, "tensor-core fragments");
+    return acc;
+}
+
+/* Whether a layout expression (or the layout a name holds) is a swizzle at its top. */
+static bool layout_swizzled(Checker *c, const Expr *l, int depth) {
+    if (depth > 32 || !l) return false;
+    if (l->kind == EXPR_NAME) {
+        Symbol *s = l->u.name.sym ? l->u.name.sym : lookup(c, l->u.name.name);
+        return s && s->kind == SYM_LAYOUT && layout_swizzled(c, s->decl.item->u.layout.value, depth + 1);
+    }
+    if (l->kind != EXPR_CALL || l->u.call.callee->kind != EXPR_NAME) return false;
+    const char *f = l->u.call.callee->u.name.name;
+    if (strcmp(f, "swizzle") == 0) return true;
+    return strcmp(f, "pad") == 0 && l->u.call.nargs > 0 && layout_swizzled(c, l->u.call.args[0], depth + 1);
+}
+
+static bool check_tile_args(Checker *c, Expr *e, int first, const Type *frag, bool store) {
+    Expr *tile = arg(e, first), *layout = arg(e, first + 1);
+    const Type *tt = check_expr(c, tile, NULL);
+    const Type *lt = check_expr_as(c, layout, type_scalar(TY_LAYOUT), "a fragment's layout");
+    const Type *it = check_expr_as(c, arg(e, first + 2), type_scalar(TY_USIZE), "a fragment row");
+    const Type *jt = check_expr_as(c, arg(e, first + 3), type_scalar(TY_USIZE), "a fragment column");
+    if (type_is_error(tt) || type_is_error(lt) || type_is_error(it) || type_is_error(jt) || type_is_error(frag))
+        return false;
+    if (tt->kind != TY_VIEW || !tt->u.view.extent || !type_equal(tt->u.view.elem, frag->u.frag.elem)) {
+        diag_error(c->d, tile->span, E_FRAGMENT, "the tile holds the fragment's element type",
+                   "%s cannot %s %s", tname(frag), store ? "be stored into" : "be loaded from", tname(tt));
+        return false;
+    }
+    if (store && tt->u.view.access == ACCESS_RO) {
+        diag_error(c->d, tile->span, E_RO_WRITE, "store into a shared array or an rw view",
+                   "mma_store into a read-only view");
+        return false;
+    }
+    if (frag->u.frag.family == FRAG_WMMA && layout_swizzled(c, layout, 0)) {
+        diag_error(c->d, layout->span, E_LAYOUT_CONSUMER,
+                   "WMMA reads row-major tiles: use rows(...), or an mma.sync fragment (MmaA) for a swizzle",
+                   "a WMMA fragment cannot read a swizzled layout");
+        return false;
+    }
+    return warp_op_ok(c, e, &e->u.call.args[first + 2], 2);
+}
+
+static const Type *check_mma_access(Checker *c, Expr *e, Builtin b) {
+    if (b == BI_MMA_LOAD) {
+        const Type *f = check_fragment_type(c, e->u.call.generics[0], e->span);
+        if (!check_tile_args(c, e, 0, f, false)) return ERR;
+        defer_later(c, LATER_FRAGMENT, e->span, "tensor-core fragments");
+        return f;
+    }
+    if (b == BI_MMA_STORE) {
+        const Type *acc = check_expr(c, arg(e, 4), NULL);
+        if (type_is_error(acc)) { check_args_loosely(c, e); return ERR; }
+        if (!is_frag(acc, FRAG_ACC)) {
+            diag_error(c->d, arg(e, 4)->span, E_FRAGMENT, "mma_store writes an accumulator",
+                       "mma_store of %s", tname(acc));
+            return ERR;
+        }
+        if (!check_tile_args(c, e, 0, acc, true)) return ERR;
+        defer_later(c, LATER_FRAGMENT, e->span, "tensor-core fragments");
+        return type_scalar(TY_VOID);
+    }
+    /* mma_get(acc, v) / mma_set(acc, v, x) */
+    const Type *acc = check_expr(c, arg(e, 0), NULL);
+    const Type *v = check_expr_as(c, arg(e, 1), type_scalar(TY_USIZE), "an accumulator element");
+    const Type *x = b == BI_MMA_SET ? check_expr_as(c, arg(e, 2), type_scalar(TY_F32), "the new value") : v;
+    if (type_is_error(acc) || type_is_error(v) || type_is_error(x)) return ERR;
+    if (!is_frag(acc, FRAG_ACC) || acc->u.frag.family != FRAG_MMA) {
+        diag_error(c->d, arg(e, 0)->span, E_FRAGMENT,
+                   "only an mma.sync accumulator (MmaAcc) says which lane holds which element",
+                   "%s of %s", builtin_name(b), tname(acc));
+        return ERR;
+    }
+    if (!warp_op_ok(c, e, NULL, 0)) return ERR;
+    defer_later(c, LATER_FRAGMENT, e->span, "tensor-core fragments");
+    return b == BI_MMA_GET ? type_scalar(TY_F32) : acc;
+}
+
+/* ---- layouts ---- */
+
+static const Type *check_layout_call(Checker *c, Expr *e, Builtin b, Expr *receiver) {
+    const Type *layout = type_scalar(TY_LAYOUT);
+    bool bad = false;
+    if (receiver) {
+        const Type *rt = check_expr(c, receiver, NULL);
+        if (!type_is_error(rt) && rt->kind != TY_LAYOUT) {
+            diag_error(c->d, receiver->span, E_TYPE_MISMATCH, "methods like .cosize() belong to layouts",
+                       "%s has no method %s", tname(rt), builtin_name(b) + 1);
+            bad = true;
+        }
+        bad |= type_is_error(rt);
+    }
+    int first_int = (b == BI_LAYOUT_PAD || b == BI_LAYOUT_SWIZZLE || b == BI_LAYOUT_SPREAD) ? 1 : 0;
+    if (first_int) bad |= type_is_error(check_expr_as(c, arg(e, 0), layout, "the layout argument"));
+    for (int i = first_int; i < e->u.call.nargs; i++)
+        bad |= type_is_error(check_expr_as(c, arg(e, i), type_scalar(TY_USIZE), "a layout argument"));
+    if (bad) return ERR;
+    defer_later(c, LATER_LAYOUT, e->span, "layouts");
+    return receiver ? type_scalar(TY_USIZE) : layout;
+}
+
+const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const Type *expected) {
+    if (!check_arity(c, e, b)) return ERR;
+    switch (b) {
+    case BI_QUANTIZE: case BI_QUANTIZE_STOCHASTIC: return check_quantize(c, e, b);
+    case BI_TO_BITS: case BI_FROM_BITS: return check_bits(c, e, b);
+    case BI_SQRT: case BI_ABS: case BI_FLOOR: case BI_CEIL: case BI_TRUNC:
+        return check_math1(c, e, b, expected, arg(e, 0));
+    case BI_MIN: case BI_MAX: return check_math2(c, e, b, expected);
+    case BI_OBSERVE: return check_observe(c, e);
+    case BI_ATOMIC_ADD_UNORDERED: case BI_ATOMIC_ADD_WRAP: case BI_ATOMIC_MIN: case BI_ATOMIC_MAX:
+    case BI_ATOMIC_AND: case BI_ATOMIC_OR: case BI_ATOMIC_XOR: case BI_ATOMIC_CAS:
+        return check_atomic(c, e, b);
+    case BI_MMA_UNORDERED:
+        if (in_lane(c) && !in_coop(c)) {
+            diag_error(c->d, e->span, E_PARALLEL_NEST, "call mma_unordered outside the region",
+                       "a tensor-core multiply inside a lane");
+            check_args_loosely(c, e);
+            return ERR;
+        }
+        return e->u.call.nargs == 6 ? check_matrix_mma(c, e) : check_fragment_mma(c, e);
+    case BI_MMA_LOAD: case BI_MMA_STORE: case BI_MMA_GET: case BI_MMA_SET:
+        return check_mma_access(c, e, b);
+    case BI_LOAD_WIDE: case BI_STORE_WIDE: case BI_SHUFFLE: case BI_SHUFFLE_XOR: {
+        const Type *first = check_expr(c, arg(e, 0), NULL);
+        for (int i = 1; i < e->u.call.nargs; i++) check_expr(c, arg(e, i), type_scalar(TY_USIZE));
+        defer_later(c, LATER_WIDE, e->span, builtin_name(b));
+        return (b == BI_SHUFFLE || b == BI_SHUFFLE_XOR) ? first : ERR;
+    }
+    case BI_LAYOUT_ROWS: case BI_LAYOUT_COLS: case BI_LAYOUT_PAD: case BI_LAYOUT_SWIZZLE:
+    case BI_LAYOUT_SPREAD: case BI_LAYOUT_COSIZE: case BI_LAYOUT_SIZE: case BI_LAYOUT_AT:
+    case BI_LAYOUT_ROW: case BI_LAYOUT_COL:
+        return check_layout_call(c, e, b, receiver);
+    default:
+        if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) {
+            if (refuse_in_lane(c, e, builtin_name(b))) return ERR;
+            if (e->u.call.nargs == 2) return check_math2(c, e, b, expected);
+            return check_math1(c, e, b, expected, arg(e, 0));
+        }
+        check_args_loosely(c, e);
+        return ERR;
+    }
+}

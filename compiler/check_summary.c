@@ -1,0 +1,265 @@
+/* check_summary.c: what a function does, through the functions it calls.
+ *
+ * Lane effects (syntactic, before bodies are checked): whether a function starts
+ * parallel work or uses what only the host has, so that a lane calling it is refused
+ * (E-PARALLEL-NEST, E-PARALLEL-CALL). Rounding signatures (after checking): the kinds of
+ * rounding a function performs, which an implementation must share with its reference
+ * (E-IMPL-NUMERICS).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_internal.h"
+
+/* ---- lane effects ---- */
+
+typedef struct FnFacts {
+    Item *fn;
+    unsigned direct;
+    Item **callees;
+    int ncallees, cap;
+} FnFacts;
+
+static void add_callee(FnFacts *f, Item *callee) {
+    for (int i = 0; i < f->ncallees; i++)
+        if (f->callees[i] == callee) return;
+    if (f->ncallees == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 4;
+        f->callees = realloc(f->callees, sizeof(Item *) * (size_t)f->cap);
+        if (!f->callees) abort();
+    }
+    f->callees[f->ncallees++] = callee;
+}
+
+static bool callee_is(const Expr *callee, const char *name) {
+    return callee->kind == EXPR_NAME && strcmp(callee->u.name.name, name) == 0;
+}
+
+static void facts_expr(Checker *c, FnFacts *f, const Expr *e);
+
+static void facts_exprs(Checker *c, FnFacts *f, Expr *const *es, int n) {
+    for (int i = 0; i < n; i++) facts_expr(c, f, es[i]);
+}
+
+static void facts_expr(Checker *c, FnFacts *f, const Expr *e) {
+    if (!e) return;
+    switch (e->kind) {
+    case EXPR_UNARY: facts_expr(c, f, e->u.unary.operand); break;
+    case EXPR_BINARY: facts_expr(c, f, e->u.binary.lhs); facts_expr(c, f, e->u.binary.rhs); break;
+    case EXPR_INDEX: facts_expr(c, f, e->u.index.base); facts_expr(c, f, e->u.index.index); break;
+    case EXPR_CONVERT: facts_expr(c, f, e->u.convert.arg); break;
+    case EXPR_REDUCE:
+        if (e->u.reduce.mode == MODE_PARALLEL) f->direct |= LANE_EFFECT_PARALLEL;
+        facts_expr(c, f, e->u.reduce.lo);
+        facts_expr(c, f, e->u.reduce.count);
+        facts_expr(c, f, e->u.reduce.body);
+        facts_expr(c, f, e->u.reduce.into);
+        break;
+    case EXPR_CALL: {
+        const Expr *callee = e->u.call.callee;
+        Symbol *s = callee->kind == EXPR_NAME ? lookup(c, callee->u.name.name) : NULL;
+        if (s && s->kind == SYM_FN) add_callee(f, s->decl.item);
+        else if (!s && callee_is(callee, "mma_unordered")) f->direct |= LANE_EFFECT_PARALLEL;
+        else if (!s && callee_is(callee, "observe")) f->direct |= LANE_EFFECT_HOST_ONLY;
+        else if (callee->kind == EXPR_MEMBER && callee->u.member.base->kind == EXPR_MEMBER &&
+                 callee->u.member.base->u.member.base->kind == EXPR_NAME &&
+                 strcmp(callee->u.member.base->u.member.base->u.name.name, "std") == 0)
+            f->direct |= LANE_EFFECT_HOST_ONLY;
+        facts_exprs(c, f, e->u.call.args, e->u.call.nargs);
+        break;
+    }
+    default: break;
+    }
+}
+
+static void facts_block(Checker *c, FnFacts *f, const Block *b);
+
+static void facts_stmt(Checker *c, FnFacts *f, const Stmt *s) {
+    switch (s->kind) {
+    case STMT_LET: facts_expr(c, f, s->u.let.init); break;
+    case STMT_ASSIGN: facts_expr(c, f, s->u.assign.target); facts_expr(c, f, s->u.assign.value); break;
+    case STMT_EXPR: facts_expr(c, f, s->u.expr); break;
+    case STMT_IF:
+        facts_expr(c, f, s->u.if_.cond);
+        facts_block(c, f, s->u.if_.then);
+        if (s->u.if_.els) facts_stmt(c, f, s->u.if_.els);
+        break;
+    case STMT_FOR: facts_expr(c, f, s->u.for_.b.count); facts_block(c, f, s->u.for_.body); break;
+    case STMT_RETURN: facts_expr(c, f, s->u.ret.value); break;
+    case STMT_PARALLEL: f->direct |= LANE_EFFECT_PARALLEL; facts_block(c, f, s->u.parallel.body); break;
+    case STMT_BLOCKS: f->direct |= LANE_EFFECT_PARALLEL; facts_block(c, f, s->u.blocks.body); break;
+    case STMT_BUFFER: f->direct |= LANE_EFFECT_HOST_ONLY; break;
+    case STMT_SHARED: case STMT_BARRIER: break;
+    case STMT_BLOCK: facts_block(c, f, s->u.block); break;
+    }
+}
+
+static void facts_block(Checker *c, FnFacts *f, const Block *b) {
+    for (int i = 0; i < b->nstmts; i++) facts_stmt(c, f, b->stmts[i]);
+}
+
+void compute_lane_effects(Checker *c) {
+    Program *p = c->prog;
+    FnFacts *facts = calloc((size_t)p->nitems + 1, sizeof(FnFacts));
+    if (!facts) abort();
+    int n = 0;
+    for (int i = 0; i < p->nitems; i++) {
+        if (p->items[i]->kind != ITEM_FN) continue;
+        FnFacts *f = &facts[n++];
+        f->fn = p->items[i];
+        facts_block(c, f, f->fn->u.fn.body);
+        f->fn->u.fn.lane_effects = f->direct;
+    }
+    /* Propagate along calls until nothing changes (bits only grow: this ends). */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < n; i++) {
+            unsigned bits = facts[i].fn->u.fn.lane_effects;
+            for (int j = 0; j < facts[i].ncallees; j++) bits |= facts[i].callees[j]->u.fn.lane_effects;
+            if (bits != facts[i].fn->u.fn.lane_effects) {
+                facts[i].fn->u.fn.lane_effects = bits;
+                changed = true;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) free(facts[i].callees);
+    free(facts);
+}
+
+/* ---- rounding signatures ---- */
+
+typedef struct StrSet { char **items; int len, cap; } StrSet;
+
+static void set_add(StrSet *s, const char *text) {
+    for (int i = 0; i < s->len; i++)
+        if (strcmp(s->items[i], text) == 0) return;
+    if (s->len == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 8;
+        s->items = realloc(s->items, sizeof(char *) * (size_t)s->cap);
+        if (!s->items) abort();
+    }
+    s->items[s->len] = strdup(text);
+    if (!s->items[s->len]) abort();
+    s->len++;
+}
+
+typedef struct SigWalk {
+    StrSet set;
+    const Item **visited;
+    int nvisited, cap;
+} SigWalk;
+
+static void sig_fn(SigWalk *w, const Item *fn);
+
+static void sig_add(SigWalk *w, const char *kind, const Type *t) {
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s %s", kind, tname(t));
+    set_add(&w->set, buf);
+}
+
+static void sig_expr(SigWalk *w, const Expr *e) {
+    if (!e) return;
+    switch (e->kind) {
+    case EXPR_UNARY: sig_expr(w, e->u.unary.operand); break;
+    case EXPR_BINARY:
+        if (e->u.binary.op <= BIN_DIV && type_is_compute_float(e->type)) sig_add(w, "arithmetic", e->type);
+        sig_expr(w, e->u.binary.lhs);
+        sig_expr(w, e->u.binary.rhs);
+        break;
+    case EXPR_INDEX: sig_expr(w, e->u.index.index); break;
+    case EXPR_CONVERT: {
+        const Type *from = e->u.convert.arg->type, *to = e->u.convert.to;
+        if (from && to && !type_equal(from, to) && (type_is_float(to) || type_is_float(from))) {
+            char buf[96];
+            snprintf(buf, sizeof buf, "convert %s", tname(from));
+            sig_add(w, buf, to);
+        }
+        sig_expr(w, e->u.convert.arg);
+        break;
+    }
+    case EXPR_REDUCE: {
+        const Type *t = e->u.reduce.body->type;
+        if (type_is_compute_float(t) && (e->u.reduce.op == RED_ADD || e->u.reduce.op == RED_MUL))
+            sig_add(w, e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD ? "exact sum"
+                       : e->u.reduce.mode == MODE_WARP ? "warp reduction" : "arithmetic", t);
+        sig_expr(w, e->u.reduce.count);
+        sig_expr(w, e->u.reduce.body);
+        break;
+    }
+    case EXPR_CALL: {
+        Builtin b = e->u.call.builtin;
+        if (b == BI_NONE && e->u.call.fn) sig_fn(w, e->u.call.fn);
+        else if (b == BI_QUANTIZE || b == BI_QUANTIZE_STOCHASTIC || b == BI_SQRT ||
+                 b == BI_ATOMIC_ADD_UNORDERED || b == BI_MMA_UNORDERED || (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT))
+            sig_add(w, builtin_name(b), e->type && e->type->kind != TY_VOID ? e->type
+                                        : e->u.call.nargs ? e->u.call.args[e->u.call.nargs - 1]->type : e->type);
+        for (int i = 0; i < e->u.call.nargs; i++) sig_expr(w, e->u.call.args[i]);
+        break;
+    }
+    default: break;
+    }
+}
+
+static void sig_block(SigWalk *w, const Block *b);
+
+static void sig_stmt(SigWalk *w, const Stmt *s) {
+    switch (s->kind) {
+    case STMT_LET: sig_expr(w, s->u.let.init); break;
+    case STMT_ASSIGN:
+        if (s->u.assign.op != ASSIGN_SET && type_is_compute_float(s->u.assign.target->type))
+            sig_add(w, "arithmetic", s->u.assign.target->type);
+        sig_expr(w, s->u.assign.value);
+        break;
+    case STMT_EXPR: sig_expr(w, s->u.expr); break;
+    case STMT_IF:
+        sig_expr(w, s->u.if_.cond);
+        sig_block(w, s->u.if_.then);
+        if (s->u.if_.els) sig_stmt(w, s->u.if_.els);
+        break;
+    case STMT_FOR: sig_block(w, s->u.for_.body); break;
+    case STMT_RETURN: sig_expr(w, s->u.ret.value); break;
+    case STMT_PARALLEL: sig_block(w, s->u.parallel.body); break;
+    case STMT_BLOCKS: sig_block(w, s->u.blocks.body); break;
+    case STMT_BLOCK: sig_block(w, s->u.block); break;
+    default: break;
+    }
+}
+
+static void sig_block(SigWalk *w, const Block *b) {
+    for (int i = 0; i < b->nstmts; i++) sig_stmt(w, b->stmts[i]);
+}
+
+static void sig_fn(SigWalk *w, const Item *fn) {
+    for (int i = 0; i < w->nvisited; i++)
+        if (w->visited[i] == fn) return;
+    if (w->nvisited == w->cap) {
+        w->cap = w->cap ? w->cap * 2 : 8;
+        w->visited = realloc(w->visited, sizeof(Item *) * (size_t)w->cap);
+        if (!w->visited) abort();
+    }
+    w->visited[w->nvisited++] = fn;
+    sig_block(w, fn->u.fn.body);
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *rounding_signature(const Item *fn) {
+    SigWalk w = {0};
+    sig_fn(&w, fn);
+    qsort(w.set.items, (size_t)w.set.len, sizeof(char *), cmp_str);
+    size_t total = 1;
+    for (int i = 0; i < w.set.len; i++) total += strlen(w.set.items[i]) + 2;
+    char *out = malloc(total);
+    if (!out) abort();
+    out[0] = '\0';
+    for (int i = 0; i < w.set.len; i++) {
+        if (i) strcat(out, ", ");
+        strcat(out, w.set.items[i]);
+        free(w.set.items[i]);
+    }
+    free(w.set.items);
+    free(w.visited);
+    return out;
+}

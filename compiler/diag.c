@@ -1,0 +1,176 @@
+/* diag.c: collecting and printing diagnostics (see diag.h), and the code table. */
+#include "diag.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const CodeInfo code_table[CODE_COUNT] = {
+#define CODE(id, text, title, rule, refused, accepted) [id] = {text, title, rule, refused, accepted},
+#include "codes.def"
+#undef CODE
+};
+
+const CodeInfo *code_info(Code c) {
+    return (unsigned)c < CODE_COUNT ? &code_table[c] : NULL;
+}
+
+Code code_from_text(const char *text) {
+    for (int c = 0; c < CODE_COUNT; c++)
+        if (strcasecmp(code_table[c].text, text) == 0) return (Code)c;
+    return CODE_COUNT;
+}
+
+void diags_init(Diags *d, const SourceFile *src) {
+    memset(d, 0, sizeof *d);
+    d->src = src;
+    d->limit = 50;
+}
+
+void diags_free(Diags *d) {
+    for (int i = 0; i < d->len; i++) {
+        free(d->items[i].message);
+        free(d->items[i].help);
+    }
+    free(d->items);
+    d->items = NULL;
+    if (d->keep) program_free(d->keep);
+    d->keep = NULL;
+    d->len = d->cap = 0;
+}
+
+static char *vformat(const char *fmt, va_list ap) {
+    va_list copy;
+    va_copy(copy, ap);
+    int n = vsnprintf(NULL, 0, fmt, copy);
+    va_end(copy);
+    if (n < 0) n = 0;
+    char *s = malloc((size_t)n + 1);
+    if (!s) abort();
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+static char *dup_or_null(const char *s) {
+    if (!s) return NULL;
+    char *p = strdup(s);
+    if (!p) abort();
+    return p;
+}
+
+static void add(Diags *d, Span span, Code code, bool deferred, const char *help,
+                const char *fmt, va_list ap) {
+    if (d->len >= d->limit * 4) {   /* keep a bounded list; extra ones are only counted */
+        d->dropped++;
+        return;
+    }
+    if (d->len == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 16;
+        d->items = realloc(d->items, sizeof(Diag) * (size_t)d->cap);
+        if (!d->items) abort();
+    }
+    d->items[d->len++] = (Diag){code, span, vformat(fmt, ap), dup_or_null(help), deferred};
+}
+
+void diag_error(Diags *d, Span span, Code code, const char *help, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add(d, span, code, false, help, fmt, ap);
+    va_end(ap);
+}
+
+void diag_deferred(Diags *d, Span span, Code code, const char *help, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add(d, span, code, true, help, fmt, ap);
+    va_end(ap);
+}
+
+static bool any_real(const Diags *d) {
+    for (int i = 0; i < d->len; i++)
+        if (!d->items[i].deferred) return true;
+    return false;
+}
+
+/* Whether diagnostic i is shown: deferred ones only when nothing else went wrong. */
+static bool counts(const Diags *d, int i, bool real) {
+    return real ? !d->items[i].deferred : true;
+}
+
+int diags_count(const Diags *d) {
+    bool real = any_real(d);
+    int n = 0;
+    for (int i = 0; i < d->len; i++) n += counts(d, i, real);
+    return n + d->dropped;
+}
+
+bool diags_has_errors(const Diags *d) { return d->len > 0 || d->dropped > 0; }
+
+/* The shown diagnostics' indices, sorted by position (stable), at most d->limit. */
+static int shown_order(const Diags *d, int *order) {
+    bool real = any_real(d);
+    int n = 0;
+    for (int i = 0; i < d->len; i++)
+        if (counts(d, i, real)) order[n++] = i;
+    for (int i = 1; i < n; i++) {   /* insertion sort: stable, lists are short */
+        int x = order[i], j = i - 1;
+        while (j >= 0 && d->items[order[j]].span.off > d->items[x].span.off) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = x;
+    }
+    return n < d->limit ? n : d->limit;
+}
+
+int diags_codes(const Diags *d, Code *out, int max) {
+    int *order = malloc(sizeof(int) * (size_t)(d->len + 1));
+    if (!order) abort();
+    int n = shown_order(d, order);
+    int k = 0;
+    for (int i = 0; i < n && k < max; i++) out[k++] = d->items[order[i]].code;
+    free(order);
+    return k;
+}
+
+/* Prints the source line of span with a caret run under it. */
+static void print_source_line(const Diags *d, const Diag *g, FILE *out) {
+    const SourceFile *src = d->src;
+    if (!src || !src->text || g->span.line <= 0 || (size_t)g->span.off > src->len) return;
+    const char *text = src->text;
+    size_t start = (size_t)g->span.off, end;
+    while (start > 0 && text[start - 1] != '\n') start--;
+    for (end = start; end < src->len && text[end] != '\n' && text[end] != '\r'; end++) {}
+    int gutter = snprintf(NULL, 0, "%d", g->span.line);
+    fprintf(out, "%*s |\n", gutter, "");
+    fprintf(out, "%d | ", g->span.line);
+    for (size_t i = start; i < end; i++) {
+        unsigned char c = (unsigned char)text[i];
+        fputc(c == '\t' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : c, out);
+    }
+    fputc('\n', out);
+    size_t col = (size_t)g->span.off - start;
+    size_t len = g->span.len > 0 ? (size_t)g->span.len : 1;
+    if (col + len > end - start) len = end - start > col ? end - start - col : 1;
+    fprintf(out, "%*s | %*s", gutter, "", (int)col, "");
+    for (size_t i = 0; i < len; i++) fputc('^', out);
+    fputc('\n', out);
+}
+
+void diags_print(const Diags *d, FILE *out) {
+    int *order = malloc(sizeof(int) * (size_t)(d->len + 1));
+    if (!order) abort();
+    int n = shown_order(d, order);
+    for (int i = 0; i < n; i++) {
+        const Diag *g = &d->items[order[i]];
+        fprintf(out, "%s:%d:%d: error[%s]: %s\n", g->span.file ? g->span.file : "<input>",
+                g->span.line, g->span.col, code_table[g->code].text, g->message);
+        print_source_line(d, g, out);
+        if (g->help) fprintf(out, "help: %s\n", g->help);
+    }
+    int total = diags_count(d);
+    if (total > n) fprintf(out, "... and %d more error%s not shown\n", total - n, total - n == 1 ? "" : "s");
+    if (total > 0)
+        fprintf(out, "%d error%s (cairn explain CODE says more)\n", total, total == 1 ? "" : "s");
+    free(order);
+}
