@@ -14,7 +14,9 @@
     COMMANDS_GRAD(COMMAND)
 
 /* Rows other rooms add (keep one line per command). */
-#define COMMANDS_BACKEND(COMMAND)
+#define COMMANDS_BACKEND(COMMAND) \
+    COMMAND(build,   "build a program for the host, with its receipt OUT.receipt.json") \
+    COMMAND(run,     "build into the cache and run; --observe LOG records observations")
 #define COMMANDS_GRAD(COMMAND)
 
 #define DECLARE_COMMAND(name, summary) \

@@ -1,0 +1,64 @@
+/* cmd_build.c: `cairn build FILE [-o OUT] ...`: the program, built for the host, and
+ * its receipt OUT.receipt.json (driver.h does the work; this file reads the flags and
+ * reports). */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "driver.h"
+
+const char cmd_build_help[] =
+    "usage: cairn build FILE [-o OUT] [--cc gcc|clang|PATH] [--sanitize address,undefined|thread]\n"
+    "                   [-O0|-O1|-O2|-O3] [--emit-c DIR] [--target host]\n"
+    "\n"
+    "Checks FILE, lowers it to C11, compiles it with the host C compiler and writes OUT\n"
+    "(default: FILE's name without .cairn, in this folder) and OUT.receipt.json, the\n"
+    "build receipt: digests, the compiler and its exact flags, and every rounding the\n"
+    "program performs (docs/tools.md).\n"
+    "\n"
+    "  -o OUT          where the executable goes\n"
+    "  --cc CC         the C compiler: gcc, clang or a path (default: gcc, else clang)\n"
+    "  --sanitize S    address,undefined (ASan+UBSan) or thread (TSan)\n"
+    "  -O0 .. -O3      optimization level (default -O2)\n"
+    "  --emit-c DIR    also write the generated C to DIR/NAME.c\n"
+    "\n"
+    "The C flags are always -std=c11 -Wall -Wextra -Werror -ffp-contract=off -fno-fast-math.\n"
+    "The runtime is carried inside cairn and compiled once per compiler and flags into the\n"
+    "cache ($CAIRN_CACHE, else ~/.cache/cairn).\n"
+    "Exit: 0 built, 1 the program was refused, 2 a bad flag, a missing compiler or an\n"
+    "unwritable output, 3 an internal error (the C compiler rejected generated code).\n";
+
+/* Reads build flags and the one source file; shared with nothing else on purpose: run
+ * has its own extra flags and its `--`. Returns -1 when it printed help. */
+static int parse(int argc, char **argv, build_options *opt, driver_error *err) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(cmd_build_help, stdout);
+            return -1;
+        }
+        int taken = driver_parse_flag(opt, argc, argv, &i, err);
+        if (taken < 0) return DRIVER_USAGE;
+        if (taken) continue;
+        if (argv[i][0] == '-' && argv[i][1]) {
+            snprintf(err->message, sizeof err->message, "unknown flag '%s' (see cairn build --help)", argv[i]);
+            return DRIVER_USAGE;
+        }
+        if (opt->source) {
+            snprintf(err->message, sizeof err->message, "one source file at a time ('%s' and '%s')",
+                     opt->source, argv[i]);
+            return DRIVER_USAGE;
+        }
+        opt->source = argv[i];
+    }
+    return 0;
+}
+
+int cmd_build(int argc, char **argv) {
+    build_options opt = {0};
+    driver_error err = {{0}};
+    int status = parse(argc, argv, &opt, &err);
+    if (status < 0) return 0;
+    if (status == 0) status = driver_build(&opt, &err);
+    if (status != 0 && status != DRIVER_REFUSED) fprintf(stderr, "cairn build: error: %s\n", err.message);
+    return status;
+}

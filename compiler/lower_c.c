@@ -1,0 +1,362 @@
+/* lower_c.c: checked CAIRN programs to C11 for the host (see lower_c.h).
+ *
+ * The C file: includes, the source path for traps, prototypes of every function, the
+ * lane functions of parallel regions (each with its context struct), then the
+ * functions. Names: a local, parameter or loop variable x numbered 3 by the checker is
+ * v_x_3 (a view adds v_x_3_n, its element count); function f is cairn_fn_f; constant
+ * K is cairn_const_K(). A function with view parameters takes one more argument, the
+ * call's location, where it checks each view's extent once on entry. Buffers are
+ * calloc'ed and freed at the end of their block and at every return. */
+#include "lower_c.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend.h"
+#include "lower_c_internal.h"
+
+/* ---- emitting ---- */
+
+void emit(Lower *L, const char *fmt, ...) {
+    for (int i = 0; i < L->indent; i++) sb_puts(L->out, "    ");
+    va_list ap;
+    va_start(ap, fmt);
+    char small[512];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n >= (int)sizeof small) {
+        char *big = malloc((size_t)n + 1);
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        sb_puts(L->out, big);
+        free(big);
+    } else if (n > 0) {
+        sb_puts(L->out, small);
+    }
+    sb_puts(L->out, "\n");
+}
+
+const char *new_tmp(Lower *L) { return arena_printf(L->arena, "t%d", ++L->tmp); }
+
+const char *at(Lower *L, Span s) { return arena_printf(L->arena, "CAIRN_AT(%d, %d)", s.line, s.col); }
+
+void unsupported(Lower *L, Span s, const char *what) {
+    diag_error(L->diags, s, E_UNSUPPORTED, "build for a target that has it, or leave it out",
+               "%s is not lowered for the host yet", what);
+}
+
+/* ---- names and types ---- */
+
+const char *c_scalar(const Type *t) {
+    switch (t->kind) {
+    case TY_BOOL: return "bool";
+    case TY_I8: return "int8_t";
+    case TY_I16: return "int16_t";
+    case TY_I32: return "int32_t";
+    case TY_I64: return "int64_t";
+    case TY_U8: return "uint8_t";
+    case TY_U16: return "uint16_t";
+    case TY_U32: return "uint32_t";
+    case TY_U64: case TY_USIZE: return "uint64_t";
+    case TY_F32: return "float";
+    case TY_F64: return "double";
+    case TY_F16: return "cairn_f16";
+    case TY_BF16: return "cairn_bf16";
+    case TY_F8E4M3: return "cairn_f8e4m3";
+    case TY_F8E5M2: return "cairn_f8e5m2";
+    case TY_VOID: return "void";
+    default: return "int";
+    }
+}
+
+const char *type_word(const Type *t) {
+    const char *k = type_kind_keyword(t->kind);
+    return k ? k : "?";
+}
+
+const char *helper_suffix(const Type *t) {
+    return t->kind == TY_USIZE ? "u64" : type_word(t);
+}
+
+bool is_view(const Type *t) { return t && t->kind == TY_VIEW && t->u.view.extent; }
+bool is_scalar_ref(const Type *t) { return t && t->kind == TY_VIEW && !t->u.view.extent; }
+
+const Symbol *expr_sym(const Expr *e) { return e && e->kind == EXPR_NAME ? e->u.name.sym : NULL; }
+
+const char *sym_c(Lower *L, const Symbol *s) {
+    switch (s->kind) {
+    case SYM_CONST: return arena_printf(L->arena, "cairn_const_%s()", s->name);
+    case SYM_FN: return arena_printf(L->arena, "cairn_fn_%s", s->name);
+    default: return arena_printf(L->arena, "v_%s_%d", s->name, s->id);
+    }
+}
+
+const char *sym_len(Lower *L, const Symbol *s) {
+    return arena_printf(L->arena, "v_%s_%d_n", s->name, s->id);
+}
+
+static void c_string(strbuf *sb, const char *text, size_t len) {
+    sb_puts(sb, "\"");
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '"' || c == '\\') sb_printf(sb, "\\%c", c);
+        else if (c < 32 || c > 126) sb_printf(sb, "\\%03o", c);
+        else sb_append(sb, (const char *)&c, 1);
+    }
+    sb_puts(sb, "\"");
+}
+
+/* ---- statements ---- */
+
+/* Frees the buffers live[from..] (innermost first). */
+static void free_live(Lower *L, int from) {
+    for (int k = L->nlive - 1; k >= from; k--) emit(L, "free(%s);", sym_c(L, L->live[k]));
+}
+
+static void lower_stmt(Lower *L, const Stmt *s);
+
+void lower_block(Lower *L, const Block *b) {
+    int mark = L->nlive;
+    for (int i = 0; i < b->nstmts; i++) lower_stmt(L, b->stmts[i]);
+    free_live(L, mark);
+    L->nlive = mark;
+}
+
+/* A nested block in braces. */
+static void lower_braced(Lower *L, const Block *b) {
+    emit(L, "{");
+    L->indent++;
+    lower_block(L, b);
+    L->indent--;
+    emit(L, "}");
+}
+
+static void lower_let(Lower *L, const Stmt *s) {
+    const Symbol *sym = s->u.let.sym;
+    if (!type_is_scalar(sym->type) && !type_is_storage_float(sym->type)) {
+        unsupported(L, s->span, "a let of this type");
+        return;
+    }
+    const char *v = lower_expr(L, s->u.let.init);
+    const char *name = sym_c(L, sym);
+    emit(L, "%s %s = %s;", c_scalar(sym->type), name, v ? v : "0");
+    emit(L, "(void)%s;", name);
+}
+
+static void lower_assign(Lower *L, const Stmt *s) {
+    static const BinaryOp ops[] = {[ASSIGN_ADD] = BIN_ADD, [ASSIGN_SUB] = BIN_SUB,
+                                   [ASSIGN_MUL] = BIN_MUL, [ASSIGN_DIV] = BIN_DIV};
+    const Expr *target = s->u.assign.target;
+    const char *v = lower_expr(L, s->u.assign.value);
+    const char *place = lower_place(L, s->u.assign.target);
+    if (!v || !place) return;
+    if (s->u.assign.op != ASSIGN_SET)
+        v = lower_arith(L, ops[s->u.assign.op], place, v, target->type, s->span);
+    emit(L, "%s = %s;", place, v);
+}
+
+static void lower_if(Lower *L, const Stmt *s) {
+    const char *cond = lower_expr(L, s->u.if_.cond);
+    emit(L, "if (%s) {", cond);
+    L->indent++;
+    lower_block(L, s->u.if_.then);
+    L->indent--;
+    const Stmt *els = s->u.if_.els;
+    if (els) {
+        emit(L, "} else {");
+        L->indent++;
+        if (els->kind == STMT_BLOCK) lower_block(L, els->u.block);
+        else lower_stmt(L, els);
+        L->indent--;
+    }
+    emit(L, "}");
+}
+
+static void lower_for(Lower *L, const Stmt *s) {
+    const Binder *b = &s->u.for_.b;
+    const Type *t = b->sym ? b->sym->type : b->count->type;
+    const char *lo = b->lo ? lower_expr(L, b->lo) : "0";
+    const char *hi = lower_expr(L, b->count);
+    const char *i = b->sym ? sym_c(L, b->sym) : new_tmp(L);
+    emit(L, "for (%s %s = %s; %s < %s; %s++) {", c_scalar(t), i, lo, i, hi, i);
+    L->indent++;
+    lower_block(L, s->u.for_.body);
+    L->indent--;
+    emit(L, "}");
+}
+
+static void lower_return(Lower *L, const Stmt *s) {
+    const char *v = s->u.ret.value ? lower_expr(L, s->u.ret.value) : NULL;
+    free_live(L, L->live_base);
+    if (v) emit(L, "return %s;", v);
+    else emit(L, "return;");
+}
+
+static void lower_buffer(Lower *L, const Stmt *s) {
+    const Symbol *sym = s->u.alloc.sym;
+    if (s->u.alloc.place != PLACE_HOST) {
+        unsupported(L, s->span, "a buffer placed on the device");
+        return;
+    }
+    if (L->nlive == LOWER_MAX_LIVE) {
+        unsupported(L, s->span, "this many nested buffers");
+        return;
+    }
+    const char *n = lower_expr(L, s->u.alloc.count);
+    const char *t = c_scalar(s->u.alloc.elem), *name = sym_c(L, sym), *len = sym_len(L, sym);
+    emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", t, name, t, n, t, at(L, s->span));
+    emit(L, "const uint64_t %s = %s;", len, n);
+    emit(L, "(void)%s;", len);
+    L->live[L->nlive++] = sym;
+}
+
+static void lower_expr_stmt(Lower *L, const Stmt *s) {
+    const char *v = lower_expr(L, s->u.expr);
+    if (v) emit(L, "(void)%s;", v);
+}
+
+static void lower_stmt(Lower *L, const Stmt *s) {
+    switch (s->kind) {
+    case STMT_LET: lower_let(L, s); break;
+    case STMT_ASSIGN: lower_assign(L, s); break;
+    case STMT_EXPR: lower_expr_stmt(L, s); break;
+    case STMT_IF: lower_if(L, s); break;
+    case STMT_FOR: lower_for(L, s); break;
+    case STMT_RETURN: lower_return(L, s); break;
+    case STMT_PARALLEL: lower_parallel(L, s); break;
+    case STMT_BUFFER: lower_buffer(L, s); break;
+    case STMT_BLOCK: lower_braced(L, s->u.block); break;
+    case STMT_BLOCKS: unsupported(L, s->span, "a cooperative `blocks` region"); break;
+    case STMT_SHARED: unsupported(L, s->span, "a `shared` array"); break;
+    case STMT_BARRIER: unsupported(L, s->span, "`barrier`"); break;
+    }
+}
+
+/* ---- functions ---- */
+
+static bool has_extent_checks(const Item *fn) {
+    for (int i = 0; i < fn->u.fn.nparams; i++)
+        if (is_view(fn->u.fn.params[i]->type)) return true;
+    return false;
+}
+
+/* "double cairn_fn_f(uint64_t v_n_0, const double *v_x_1, uint64_t v_x_1_n, ...)" */
+static const char *signature(Lower *L, const Item *fn) {
+    strbuf sb = {0};
+    const char *ret = fn->u.fn.ret ? c_scalar(fn->u.fn.ret) : "void";
+    if (strcmp(fn->name, "main") == 0) ret = "int32_t";
+    sb_printf(&sb, "%s cairn_fn_%s(", ret, fn->name);
+    for (int i = 0; i < fn->u.fn.nparams; i++) {
+        const Param *p = fn->u.fn.params[i];
+        const Type *t = p->type;
+        const char *name = sym_c(L, p->sym), *sep = i ? ", " : "";
+        if (is_view(t))
+            sb_printf(&sb, "%s%s%s *%s, uint64_t %s", sep, t->u.view.access == ACCESS_RO ? "const " : "",
+                      c_scalar(t->u.view.elem), name, sym_len(L, p->sym));
+        else if (is_scalar_ref(t)) sb_printf(&sb, "%s%s *%s", sep, c_scalar(t->u.view.elem), name);
+        else sb_printf(&sb, "%s%s %s", sep, c_scalar(t), name);
+    }
+    if (has_extent_checks(fn)) sb_printf(&sb, "%scairn_loc cairn_call", fn->u.fn.nparams ? ", " : "");
+    else if (fn->u.fn.nparams == 0) sb_puts(&sb, "void");
+    sb_puts(&sb, ")");
+    const char *text = arena_strdup(L->arena, sb.data);
+    sb_free(&sb);
+    return text;
+}
+
+/* Marks every parameter used, and checks each view's extent against its argument. */
+static void prologue(Lower *L, const Item *fn) {
+    for (int i = 0; i < fn->u.fn.nparams; i++) {
+        const Param *p = fn->u.fn.params[i];
+        emit(L, "(void)%s;", sym_c(L, p->sym));
+        if (!is_view(p->type)) continue;
+        const char *extent = lower_expr(L, p->type->u.view.extent);
+        emit(L, "cairn_check_extent(%s, (uint64_t)%s, cairn_call);", sym_len(L, p->sym), extent);
+    }
+}
+
+static void lower_fn(Lower *L, const Item *fn) {
+    const char *sig = signature(L, fn);
+    sb_printf(&L->protos, "static %s __attribute__((unused));\n", sig);
+    L->fn = fn;
+    L->entries = cJSON_AddArrayToObject(L->numerics, fn->name);
+    L->out = &L->defs;
+    L->nlive = L->live_base = 0;
+    emit(L, "static %s {", sig);
+    L->indent = 1;
+    prologue(L, fn);
+    lower_block(L, fn->u.fn.body);
+    if (fn->u.fn.ret && fn->u.fn.ret->kind != TY_VOID)
+        emit(L, "cairn_trap_at(\"reached the end of a function without a return\", %s);",
+             at(L, fn->span));
+    L->indent = 0;
+    emit(L, "}\n");
+}
+
+/* A constant becomes a function computing it, so any checked expression may define it. */
+static void lower_const(Lower *L, const Item *it) {
+    const char *t = c_scalar(it->u.const_.type);
+    sb_printf(&L->protos, "static %s cairn_const_%s(void) __attribute__((unused));\n", t, it->name);
+    L->entries = cJSON_AddArrayToObject(L->numerics, arena_printf(L->arena, "const %s", it->name));
+    L->out = &L->defs;
+    emit(L, "static %s cairn_const_%s(void) {", t, it->name);
+    L->indent = 1;
+    emit(L, "return %s;", lower_expr(L, it->u.const_.value));
+    L->indent = 0;
+    emit(L, "}\n");
+}
+
+static void prelude(strbuf *out, const Program *p) {
+    sb_puts(out, "/* Generated by cairn from ");
+    sb_puts(out, p->src.path);
+    sb_puts(out, ": do not edit. */\n#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
+                 "#include <stdlib.h>\n\n#include \"cairn.h\"\n#include \"cairn_checked.h\"\n\n"
+                 "static const char cairn_source[] = ");
+    c_string(out, p->src.path, strlen(p->src.path));
+    sb_puts(out, ";\n#define CAIRN_AT(line, col) ((cairn_loc){cairn_source, (line), (col)})\n\n");
+}
+
+static void lower_program(Lower *L) {
+    bool has_main = false;
+    for (int i = 0; i < L->prog->nitems; i++) {
+        const Item *it = L->prog->items[i];
+        if (it->kind == ITEM_FN) {
+            lower_fn(L, it);
+            has_main |= strcmp(it->name, "main") == 0;
+        } else if (it->kind == ITEM_CONST) {
+            lower_const(L, it);
+        }
+    }
+    if (has_main)
+        sb_puts(&L->defs, "int main(void) {\n    return (int)cairn_fn_main();\n}\n");
+}
+
+int lower_file(const char *path, strbuf *c_out, cJSON *numerics) {
+    Diags d;
+    diags_init(&d, NULL);
+    LoadStatus status;
+    Program *p = cairn_load(path, &d, &status);
+    int refused = 1;
+    if (p) {
+        Lower L = {.prog = p, .diags = &d, .arena = p->arena, .numerics = numerics};
+        lower_program(&L);
+        refused = diags_has_errors(&d);
+        if (!refused) {
+            prelude(c_out, p);
+            sb_append(c_out, L.protos.data ? L.protos.data : "", L.protos.len);
+            sb_puts(c_out, "\n");
+            sb_append(c_out, L.lanes.data ? L.lanes.data : "", L.lanes.len);
+            sb_append(c_out, L.defs.data ? L.defs.data : "", L.defs.len);
+        }
+        sb_free(&L.protos);
+        sb_free(&L.lanes);
+        sb_free(&L.defs);
+    }
+    if (refused) diags_print(&d, stderr);
+    if (p) program_free(p);
+    diags_free(&d);
+    return refused;
+}

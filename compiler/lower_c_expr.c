@@ -1,0 +1,312 @@
+/* lower_c_expr.c: expressions and builtins to C (see lower_c_internal.h for the
+ * scheme: every value lands in a temporary, in CAIRN's evaluation order). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_c_internal.h"
+
+/* Declares a temporary of type t holding value; returns its name. */
+static const char *bind(Lower *L, const Type *t, const char *value) {
+    const char *name = new_tmp(L);
+    emit(L, "%s %s = %s;", c_scalar(t), name, value);
+    return name;
+}
+
+#define FMT(...) arena_printf(L->arena, __VA_ARGS__)
+
+/* ---- constants ---- */
+
+static const char *int_constant(Lower *L, const Type *t, uint64_t value, bool negative) {
+    if (type_is_compute_float(t))   /* an integer literal in a float context: one rounding */
+        return FMT("(%s(%s)UINT64_C(%" PRIu64 "))", negative ? "-" : "", c_scalar(t), value);
+    if (!negative) return FMT("((%s)UINT64_C(%" PRIu64 "))", c_scalar(t), value);
+    if (value == (uint64_t)1 << 63) return "INT64_MIN";
+    return FMT("((%s)-INT64_C(%" PRIu64 "))", c_scalar(t), value);
+}
+
+/* The literal rounded once into its type (strtod/strtof round correctly to nearest),
+ * written as a hex float so the C compiler does not round it again. */
+static const char *float_constant(Lower *L, const Expr *e) {
+    const char *text = e->u.float_lit.text;
+    if (e->type->kind == TY_F32) {
+        float f = strtof(text, NULL);
+        return isinf(f) ? "INFINITY" : FMT("%af", (double)f);
+    }
+    double d = strtod(text, NULL);
+    return isinf(d) ? "(double)INFINITY" : FMT("%a", d);
+}
+
+/* ---- names, places, indexing ---- */
+
+static const char *lower_name(Lower *L, const Expr *e) {
+    const Symbol *s = e->u.name.sym;
+    if (s->kind == SYM_CONST) return bind(L, s->type, sym_c(L, s));
+    if (is_scalar_ref(s->type)) return bind(L, s->type->u.view.elem, FMT("(*%s)", sym_c(L, s)));
+    if (s->mut) return bind(L, s->type, sym_c(L, s));  /* read now, before later effects */
+    return sym_c(L, s);
+}
+
+/* "v_x_3[t7]", the index checked against the view's extent. */
+static const char *lower_element(Lower *L, const Expr *e) {
+    const Symbol *view = expr_sym(e->u.index.base);
+    if (!view || !is_view(view->type)) {
+        unsupported(L, e->span, "indexing anything but a view by name");
+        return NULL;
+    }
+    const char *i = lower_expr(L, e->u.index.index);
+    bool sign = type_is_signed(e->u.index.index->type);
+    const char *idx = new_tmp(L);
+    emit(L, "const uint64_t %s = cairn_index_%s((%s)%s, %s, %s);", idx, sign ? "s" : "u",
+         sign ? "int64_t" : "uint64_t", i, sym_len(L, view), at(L, e->span));
+    return FMT("%s[%s]", sym_c(L, view), idx);
+}
+
+const char *lower_place(Lower *L, Expr *target) {
+    if (target->kind == EXPR_INDEX) return lower_element(L, target);
+    const Symbol *s = expr_sym(target);
+    if (!s) {
+        unsupported(L, target->span, "assigning to this expression");
+        return NULL;
+    }
+    return is_scalar_ref(s->type) ? FMT("(*%s)", sym_c(L, s)) : sym_c(L, s);
+}
+
+const char *lower_arg(Lower *L, Expr *arg, const Type *param) {
+    const Symbol *s = expr_sym(arg);
+    if (is_view(param) && s && is_view(s->type)) return FMT("%s, %s", sym_c(L, s), sym_len(L, s));
+    if (is_scalar_ref(param) && s)
+        return is_scalar_ref(s->type) ? sym_c(L, s) : FMT("&%s", sym_c(L, s));
+    if (is_view(param) || is_scalar_ref(param)) {
+        unsupported(L, arg->span, "passing this expression as a view");
+        return "0";
+    }
+    return lower_expr(L, arg);
+}
+
+/* ---- arithmetic ---- */
+
+static const char *const c_ops[] = {
+    [BIN_ADD] = "+", [BIN_SUB] = "-", [BIN_MUL] = "*", [BIN_DIV] = "/", [BIN_REM] = "%",
+    [BIN_EQ] = "==", [BIN_NE] = "!=", [BIN_LT] = "<", [BIN_LE] = "<=", [BIN_GT] = ">",
+    [BIN_GE] = ">=", [BIN_AND] = "&&", [BIN_OR] = "||", [BIN_BITAND] = "&",
+    [BIN_BITOR] = "|", [BIN_BITXOR] = "^", [BIN_SHL] = "<<", [BIN_SHR] = ">>"};
+static const char *const checked_names[] = {
+    [BIN_ADD] = "add", [BIN_SUB] = "sub", [BIN_MUL] = "mul", [BIN_DIV] = "div",
+    [BIN_REM] = "rem", [BIN_SHL] = "shl", [BIN_SHR] = "shr"};
+
+const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, const Type *t,
+                        Span s) {
+    if (type_is_int(t)) {
+        const char *cast = op == BIN_SHL || op == BIN_SHR ? "(int64_t)" : "";
+        return bind(L, t, FMT("cairn_%s_%s(%s, %s%s, %s)", checked_names[op], helper_suffix(t),
+                              a, cast, b, at(L, s)));
+    }
+    if (op == BIN_REM) /* fmod is exact */
+        return bind(L, t, FMT("%s(%s, %s)", t->kind == TY_F32 ? "fmodf" : "fmod", a, b));
+    numerics_arith(L, t);
+    return bind(L, t, FMT("%s %s %s", a, c_ops[op], b));
+}
+
+/* a && b, a || b: b runs only when it decides the answer. */
+static const char *lower_logic(Lower *L, const Expr *e) {
+    bool is_and = e->u.binary.op == BIN_AND;
+    const char *a = lower_expr(L, e->u.binary.lhs);
+    const char *r = new_tmp(L);
+    emit(L, "bool %s = %s;", r, a);
+    emit(L, "if (%s%s) {", is_and ? "" : "!", r);
+    L->indent++;
+    const char *b = lower_expr(L, e->u.binary.rhs);
+    emit(L, "%s = %s;", r, b);
+    L->indent--;
+    emit(L, "}");
+    return r;
+}
+
+static const char *lower_binary(Lower *L, const Expr *e) {
+    BinaryOp op = e->u.binary.op;
+    if (op == BIN_AND || op == BIN_OR) return lower_logic(L, e);
+    const char *a = lower_expr(L, e->u.binary.lhs);
+    const char *b = lower_expr(L, e->u.binary.rhs);
+    const Type *t = e->u.binary.lhs->type;
+    if (op >= BIN_EQ && op <= BIN_GE) return bind(L, e->type, FMT("%s %s %s", a, c_ops[op], b));
+    if (op == BIN_BITAND || op == BIN_BITOR || op == BIN_BITXOR)
+        return bind(L, e->type, FMT("(%s)(%s %s %s)", c_scalar(e->type), a, c_ops[op], b));
+    return lower_arith(L, op, a, b, t, e->span);
+}
+
+static const char *lower_unary(Lower *L, const Expr *e) {
+    const Expr *x = e->u.unary.operand;
+    if (e->u.unary.op == UN_NOT) return bind(L, e->type, FMT("!%s", lower_expr(L, (Expr *)x)));
+    if (x->kind == EXPR_INT) return int_constant(L, e->type, x->u.int_lit.value, true);
+    const char *v = lower_expr(L, (Expr *)x);
+    if (type_is_int(e->type))
+        return bind(L, e->type, FMT("cairn_neg_%s(%s, %s)", helper_suffix(e->type), v, at(L, e->span)));
+    return bind(L, e->type, FMT("-%s", v));  /* exact */
+}
+
+/* ---- conversions ---- */
+
+const char *lower_convert(Lower *L, const char *v, const Type *from, const Type *to, Span s) {
+    if (from->kind == to->kind) return v;
+    if (type_is_storage_float(from)) {  /* widen exactly, then convert from f32 */
+        if (to->kind == TY_F64) return bind(L, to, FMT("cairn_%s_to_f64(%s)", type_word(from), v));
+        const char *wide = bind(L, type_scalar(TY_F32), FMT("cairn_%s_to_f32(%s)", type_word(from), v));
+        return lower_convert(L, wide, type_scalar(TY_F32), to, s);
+    }
+    numerics_convert(L, from, to);
+    if (type_is_storage_float(to)) {
+        const char *src = type_is_int(from) ? bind(L, type_scalar(TY_F32), FMT("(float)%s", v)) : v;
+        const char *src_word = type_is_int(from) ? "f32" : type_word(from);
+        if (to->kind == TY_F8E4M3)
+            return bind(L, to, FMT("cairn_%s_to_f8e4m3(%s, %s)", src_word, src, at(L, s)));
+        return bind(L, to, FMT("cairn_%s_to_%s(%s)", src_word, type_word(to), src));
+    }
+    if (type_is_int(to) && type_is_float(from))
+        return bind(L, to, FMT("cairn_to_%s_from_float((double)%s, %s)", helper_suffix(to), v, at(L, s)));
+    if (type_is_int(to) && type_is_int(from))
+        return bind(L, to, FMT("cairn_to_%s_from_%s((%s)%s, %s)", helper_suffix(to),
+                               type_is_signed(from) ? "signed" : "unsigned",
+                               type_is_signed(from) ? "int64_t" : "uint64_t", v, at(L, s)));
+    return bind(L, to, FMT("(%s)%s", c_scalar(to), v));  /* int -> float, f64 <-> f32, bool */
+}
+
+/* ---- builtins ---- */
+
+static const char *lower_observe(Lower *L, Expr *e) {
+    Expr *name = e->u.call.args[0], *x = e->u.call.args[1];
+    strbuf sb = {0};
+    sb_puts(&sb, "\"");
+    for (int i = 0; i < name->u.str.len; i++) {
+        unsigned char c = (unsigned char)name->u.str.text[i];
+        if (c == '"' || c == '\\' || c < 32 || c > 126) sb_printf(&sb, "\\%03o", c);
+        else sb_append(&sb, (const char *)&c, 1);
+    }
+    sb_puts(&sb, "\"");
+    const char *cname = arena_strdup(L->arena, sb.data);
+    sb_free(&sb);
+    const Symbol *s = expr_sym(x);
+    if (s && (is_view(s->type) || is_scalar_ref(s->type))) {
+        const Type *elem = s->type->u.view.elem;
+        emit(L, "cairn_observe(%s, \"%s\", %s, %s, sizeof(%s));", cname, type_word(elem),
+             sym_c(L, s), is_view(s->type) ? sym_len(L, s) : "1", c_scalar(elem));
+        return NULL;
+    }
+    const char *v = bind(L, x->type, lower_expr(L, x));
+    emit(L, "cairn_observe(%s, \"%s\", &%s, 1, sizeof %s);", cname, type_word(x->type), v, v);
+    return NULL;
+}
+
+/* std.math.NAME (host libm): the f32 forms take C's f suffix. */
+static const char *lower_math(Lower *L, Expr *e) {
+    const char *name = builtin_name(e->u.call.builtin) + strlen("std.math.");
+    const Type *t = e->type;
+    const char *a = lower_expr(L, e->u.call.args[0]);
+    const char *b = e->u.call.nargs > 1 ? lower_expr(L, e->u.call.args[1]) : NULL;
+    numerics_fn(L, builtin_name(e->u.call.builtin), t, "libm");
+    const char *suffix = t->kind == TY_F32 ? "f" : "";
+    if (b) return bind(L, t, FMT("%s%s(%s, %s)", name, suffix, a, b));
+    return bind(L, t, FMT("%s%s(%s)", name, suffix, a));
+}
+
+/* sqrt, abs, floor, ceil, trunc, min, max: exact but for sqrt (rounded once). */
+static const char *lower_exact_fn(Lower *L, Expr *e, const char *name) {
+    const Type *t = e->type;
+    const char *a = lower_expr(L, e->u.call.args[0]);
+    if (e->u.call.nargs == 2) {
+        const char *b = lower_expr(L, e->u.call.args[1]);
+        return bind(L, t, FMT("cairn_%s_%s(%s, %s)", name, helper_suffix(t), a, b));
+    }
+    if (type_is_int(t)) {
+        if (strcmp(name, "abs") == 0 && type_is_signed(t))
+            return bind(L, t, FMT("cairn_abs_%s(%s, %s)", helper_suffix(t), a, at(L, e->span)));
+        return a;  /* floor, ceil, trunc and abs of an unsigned integer change nothing */
+    }
+    if (strcmp(name, "sqrt") == 0) numerics_fn(L, "sqrt", t, "nearest-even");
+    if (strcmp(name, "abs") == 0) name = "fabs";
+    return bind(L, t, FMT("%s%s(%s)", name, t->kind == TY_F32 ? "f" : "", a));
+}
+
+static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
+    const Type *to = e->u.call.generics[0];
+    const char *x = lower_expr(L, e->u.call.args[0]);
+    const char *scale = lower_expr(L, e->u.call.args[1]);
+    const char *noise = stochastic ? FMT("%s, ", lower_expr(L, e->u.call.args[2])) : "";
+    numerics_quantize(L, to, stochastic);
+    return bind(L, to, FMT("cairn_quantize_%s%s(%s, %s, %s%s)", stochastic ? "stochastic_" : "",
+                           type_word(to), x, scale, noise, at(L, e->span)));
+}
+
+static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
+    const Type *t = to_bits ? e->u.call.args[0]->type : e->u.call.generics[0];
+    const char *v = lower_expr(L, e->u.call.args[0]);
+    if (type_is_storage_float(t))
+        return bind(L, e->type, FMT("cairn_%s_%s_bits(%s)", type_word(t), to_bits ? "to" : "from", v));
+    return bind(L, e->type, FMT("cairn_%sbits_%s(%s)", to_bits ? "" : "from_", type_word(t), v));
+}
+
+static const char *lower_user_call(Lower *L, Expr *e) {
+    const Item *fn = e->u.call.fn;
+    strbuf args = {0};
+    bool checks = false;
+    for (int i = 0; i < e->u.call.nargs; i++) {
+        const Type *pt = fn->u.fn.params[i]->type;
+        checks |= is_view(pt);
+        sb_printf(&args, "%s%s", i ? ", " : "", lower_arg(L, e->u.call.args[i], pt));
+    }
+    if (checks) sb_printf(&args, "%s%s", e->u.call.nargs ? ", " : "", at(L, e->span));
+    const char *call = FMT("cairn_fn_%s(%s)", fn->name, args.data ? args.data : "");
+    sb_free(&args);
+    if (!e->type || e->type->kind == TY_VOID) {
+        emit(L, "%s;", call);
+        return NULL;
+    }
+    return bind(L, e->type, call);
+}
+
+static const char *lower_call(Lower *L, Expr *e) {
+    Builtin b = e->u.call.builtin;
+    if (b == BI_NONE) return lower_user_call(L, e);
+    if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) return lower_math(L, e);
+    switch (b) {
+    case BI_QUANTIZE: return lower_quantize(L, e, false);
+    case BI_QUANTIZE_STOCHASTIC: return lower_quantize(L, e, true);
+    case BI_TO_BITS: return lower_bits(L, e, true);
+    case BI_FROM_BITS: return lower_bits(L, e, false);
+    case BI_SQRT: return lower_exact_fn(L, e, "sqrt");
+    case BI_ABS: return lower_exact_fn(L, e, "abs");
+    case BI_FLOOR: return lower_exact_fn(L, e, "floor");
+    case BI_CEIL: return lower_exact_fn(L, e, "ceil");
+    case BI_TRUNC: return lower_exact_fn(L, e, "trunc");
+    case BI_MIN: return lower_exact_fn(L, e, "min");
+    case BI_MAX: return lower_exact_fn(L, e, "max");
+    case BI_OBSERVE: return lower_observe(L, e);
+    default:
+        unsupported(L, e->span, arena_printf(L->arena, "`%s`", builtin_name(b)));
+        return "0";
+    }
+}
+
+const char *lower_expr(Lower *L, Expr *e) {
+    switch (e->kind) {
+    case EXPR_INT: return int_constant(L, e->type, e->u.int_lit.value, false);
+    case EXPR_FLOAT: return float_constant(L, e);
+    case EXPR_BOOL: return e->u.bool_lit ? "true" : "false";
+    case EXPR_NAME: return lower_name(L, e);
+    case EXPR_UNARY: return lower_unary(L, e);
+    case EXPR_BINARY: return lower_binary(L, e);
+    case EXPR_CALL: return lower_call(L, e);
+    case EXPR_INDEX: {
+        const char *place = lower_element(L, e);
+        return place ? bind(L, e->type, place) : "0";
+    }
+    case EXPR_CONVERT:
+        return lower_convert(L, lower_expr(L, e->u.convert.arg), e->u.convert.arg->type,
+                             e->u.convert.to, e->span);
+    case EXPR_REDUCE: return lower_reduce(L, e);
+    default:
+        unsupported(L, e->span, "this expression");
+        return "0";
+    }
+}

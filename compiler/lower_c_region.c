@@ -1,0 +1,382 @@
+/* lower_c_region.c: `parallel` regions and reductions to C.
+ *
+ * A region's body becomes a lane function run by cairn_pool_run over blocks of
+ * indices; what the body uses from outside is copied into a context struct (scalars by
+ * value, views as pointer and count, scalar references as pointers; lanes never assign
+ * an outer scalar, the checker sees to that). `reduce + parallel` over floats hands each
+ * block an exact accumulator (cairn_sum64_pooled / cairn_sum32_pooled): each yield is
+ * evaluated once and added exactly, so the bits do not depend on the pool. Other pooled
+ * reductions keep one partial per worker and combine them in worker order with
+ * operations that are associative and commutative as implemented: integer + adds in
+ * 128 bits and traps only when the total does not fit; float min/max order NaN and
+ * zeros (cairn_checked.h). `reduce OP for` folds in written order. */
+#include <string.h>
+
+#include "lower_c_internal.h"
+
+#define FMT(...) arena_printf(L->arena, __VA_ARGS__)
+
+/* ---- what a region captures ---- */
+
+typedef struct SymSet {
+    const Symbol *items[512];
+    int len;
+} SymSet;
+
+static void set_add(SymSet *set, const Symbol *s) {
+    if (!s) return;
+    for (int i = 0; i < set->len; i++)
+        if (set->items[i] == s) return;
+    if (set->len < 512) set->items[set->len++] = s;
+}
+
+static bool set_has(const SymSet *set, const Symbol *s) {
+    for (int i = 0; i < set->len; i++)
+        if (set->items[i] == s) return true;
+    return false;
+}
+
+static void walk_block(const Block *b, SymSet *used, SymSet *declared);
+
+static void walk_expr(const Expr *e, SymSet *used, SymSet *declared) {
+    if (!e) return;
+    switch (e->kind) {
+    case EXPR_NAME: {
+        SymKind k = e->u.name.sym ? e->u.name.sym->kind : SYM_POISON;
+        if (k == SYM_LOCAL || k == SYM_PARAM || k == SYM_LOOP || k == SYM_BUFFER)
+            set_add(used, e->u.name.sym);
+        break;
+    }
+    case EXPR_UNARY: walk_expr(e->u.unary.operand, used, declared); break;
+    case EXPR_BINARY:
+        walk_expr(e->u.binary.lhs, used, declared);
+        walk_expr(e->u.binary.rhs, used, declared);
+        break;
+    case EXPR_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++) walk_expr(e->u.call.args[i], used, declared);
+        break;
+    case EXPR_INDEX:
+        walk_expr(e->u.index.base, used, declared);
+        walk_expr(e->u.index.index, used, declared);
+        break;
+    case EXPR_CONVERT: walk_expr(e->u.convert.arg, used, declared); break;
+    case EXPR_REDUCE:
+        set_add(declared, e->u.reduce.var_sym);
+        walk_expr(e->u.reduce.lo, used, declared);
+        walk_expr(e->u.reduce.count, used, declared);
+        walk_expr(e->u.reduce.body, used, declared);
+        walk_expr(e->u.reduce.into, used, declared);
+        break;
+    default: break;
+    }
+}
+
+static void walk_stmt(const Stmt *s, SymSet *used, SymSet *declared) {
+    switch (s->kind) {
+    case STMT_LET:
+        set_add(declared, s->u.let.sym);
+        walk_expr(s->u.let.init, used, declared);
+        break;
+    case STMT_ASSIGN:
+        walk_expr(s->u.assign.target, used, declared);
+        walk_expr(s->u.assign.value, used, declared);
+        break;
+    case STMT_EXPR: walk_expr(s->u.expr, used, declared); break;
+    case STMT_IF:
+        walk_expr(s->u.if_.cond, used, declared);
+        walk_block(s->u.if_.then, used, declared);
+        if (s->u.if_.els) walk_stmt(s->u.if_.els, used, declared);
+        break;
+    case STMT_FOR:
+    case STMT_PARALLEL: {
+        const Binder *b = s->kind == STMT_FOR ? &s->u.for_.b : &s->u.parallel.b;
+        set_add(declared, b->sym);
+        walk_expr(b->lo, used, declared);
+        walk_expr(b->count, used, declared);
+        walk_block(s->kind == STMT_FOR ? s->u.for_.body : s->u.parallel.body, used, declared);
+        break;
+    }
+    case STMT_RETURN: walk_expr(s->u.ret.value, used, declared); break;
+    case STMT_BUFFER:
+        set_add(declared, s->u.alloc.sym);
+        walk_expr(s->u.alloc.count, used, declared);
+        break;
+    case STMT_BLOCK: walk_block(s->u.block, used, declared); break;
+    default: break;
+    }
+}
+
+static void walk_block(const Block *b, SymSet *used, SymSet *declared) {
+    for (int i = 0; i < b->nstmts; i++) walk_stmt(b->stmts[i], used, declared);
+}
+
+/* ---- lane functions ---- */
+
+typedef struct Lane {
+    int id;
+    SymSet captures;
+    const Symbol *var;     /* the index binder (may be NULL for `_`) */
+    const Type *index_type;
+    strbuf text;           /* the struct and the function, appended to L->lanes at close */
+    strbuf *saved_out;
+    int saved_indent, saved_nlive, saved_base;
+} Lane;
+
+/* The C declaration of a captured symbol's field(s) or local copy. */
+static void capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init_prefix) {
+    const Type *t = s->type;
+    const char *name = sym_c(L, s);
+    const char *init = init_prefix ? FMT(" = %s%s", init_prefix, name) : "";
+    if (is_view(t)) {
+        const char *cq = t->u.view.access == ACCESS_RO ? "const " : "";
+        const char *len = sym_len(L, s);
+        sb_printf(sb, "%s%s *%s%s; uint64_t %s%s;", cq, c_scalar(t->u.view.elem), name, init, len,
+                  init_prefix ? FMT(" = %s%s", init_prefix, len) : "");
+    } else if (is_scalar_ref(t)) {
+        sb_printf(sb, "%s *%s%s;", c_scalar(t->u.view.elem), name, init);
+    } else {
+        sb_printf(sb, "%s %s%s;", c_scalar(t), name, init);
+    }
+}
+
+/* Opens a lane function: struct laneN { captures; lo; EXTRA }, then
+ * static void laneN(void *, size_t, size_t, PARAM4) { ...copies...; for each index { */
+static void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield,
+                      const Symbol *var, const Type *index_type, const char *extra_field,
+                      const char *fourth_param) {
+    SymSet declared = {0};
+    memset(&ln->captures, 0, sizeof ln->captures);
+    set_add(&declared, var);
+    if (body) walk_block(body, &ln->captures, &declared);
+    if (yield) walk_expr(yield, &ln->captures, &declared);
+    SymSet outer = {0};
+    for (int i = 0; i < ln->captures.len; i++)
+        if (!set_has(&declared, ln->captures.items[i])) set_add(&outer, ln->captures.items[i]);
+    ln->captures = outer;
+    ln->id = ++L->tmp;
+    ln->var = var;
+    ln->index_type = index_type;
+    ln->text = (strbuf){0};
+    sb_printf(&ln->text, "struct lane%d {\n", ln->id);
+    for (int i = 0; i < outer.len; i++) {
+        sb_puts(&ln->text, "    ");
+        capture_decl(L, &ln->text, outer.items[i], NULL);
+        sb_puts(&ln->text, "\n");
+    }
+    sb_printf(&ln->text, "    %s cairn_lo;\n%s};\n\n", c_scalar(index_type), extra_field);
+    sb_printf(&ln->text, "static void lane%d(void *cairn_ctx, size_t cairn_begin, size_t cairn_end, %s) {\n",
+              ln->id, fourth_param);
+    sb_printf(&ln->text, "    struct lane%d *c = cairn_ctx;\n", ln->id);
+    for (int i = 0; i < outer.len; i++) {
+        sb_puts(&ln->text, "    ");
+        capture_decl(L, &ln->text, outer.items[i], "c->");
+        const Symbol *s = outer.items[i];
+        sb_printf(&ln->text, " (void)%s;%s\n", sym_c(L, s), is_view(s->type) ? FMT(" (void)%s;", sym_len(L, s)) : "");
+    }
+    ln->saved_out = L->out;
+    ln->saved_indent = L->indent;
+    ln->saved_nlive = L->nlive;
+    ln->saved_base = L->live_base;
+    L->out = &ln->text;
+    L->indent = 1;
+    L->live_base = L->nlive;
+    const char *i = var ? sym_c(L, var) : new_tmp(L);
+    emit(L, "for (size_t cairn_k = cairn_begin; cairn_k < cairn_end; cairn_k++) {");
+    L->indent = 2;
+    emit(L, "const %s %s = (%s)((uint64_t)c->cairn_lo + cairn_k);", c_scalar(index_type), i,
+         c_scalar(index_type));
+    emit(L, "(void)%s;", i);
+}
+
+/* Closes the loop (after `tail`, a statement run after it, e.g. storing a partial). */
+static void lane_close(Lower *L, Lane *ln, const char *tail) {
+    L->indent = 1;
+    emit(L, "}");
+    if (tail) emit(L, "%s", tail);
+    L->indent = 0;
+    emit(L, "}\n");
+    L->out = ln->saved_out;
+    L->indent = ln->saved_indent;
+    L->nlive = ln->saved_nlive;
+    L->live_base = ln->saved_base;
+    sb_append(&L->lanes, ln->text.data, ln->text.len);
+    sb_free(&ln->text);
+}
+
+/* In the caller: the context, filled; returns its name. */
+static const char *lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init) {
+    strbuf sb = {0};
+    const char *ctx = FMT("c%d", ln->id);
+    sb_printf(&sb, "struct lane%d %s = {", ln->id, ctx);
+    for (int i = 0; i < ln->captures.len; i++) {
+        const Symbol *s = ln->captures.items[i];
+        sb_printf(&sb, ".%s = %s, ", sym_c(L, s), sym_c(L, s));
+        if (is_view(s->type)) sb_printf(&sb, ".%s = %s, ", sym_len(L, s), sym_len(L, s));
+    }
+    sb_printf(&sb, ".cairn_lo = %s%s};", lo, extra_init);
+    emit(L, "%s", sb.data);
+    sb_free(&sb);
+    return ctx;
+}
+
+/* The number of indices in [lo, hi), as uint64_t (modular subtraction is exact here). */
+static const char *index_count(Lower *L, const char *lo, const char *hi) {
+    const char *n = new_tmp(L);
+    emit(L, "const uint64_t %s = %s > %s ? (uint64_t)%s - (uint64_t)%s : 0;", n, hi, lo, hi, lo);
+    emit(L, "(void)%s;", n);
+    return n;
+}
+
+void lower_parallel(Lower *L, const Stmt *s) {
+    const Binder *b = &s->u.parallel.b;
+    const Type *it = b->sym ? b->sym->type : b->count->type;
+    const char *lo = b->lo ? lower_expr(L, b->lo) : "0";
+    const char *hi = lower_expr(L, b->count);
+    const char *n = index_count(L, lo, hi);
+    Lane ln;
+    lane_open(L, &ln, s->u.parallel.body, NULL, b->sym, it, "", "unsigned cairn_worker");
+    emit(L, "(void)cairn_worker;");
+    lower_block(L, s->u.parallel.body);
+    lane_close(L, &ln, NULL);
+    const char *ctx = lane_context(L, &ln, lo, "");
+    emit(L, "if (%s) cairn_pool_run((size_t)%s, 0, lane%d, &%s);", n, n, ln.id, ctx);
+}
+
+/* ---- reductions ---- */
+
+static const char *int_limit(const Type *t, bool max) {
+    static const char *const lo[] = {[TY_I8] = "INT8_MIN", [TY_I16] = "INT16_MIN",
+        [TY_I32] = "INT32_MIN", [TY_I64] = "INT64_MIN", [TY_U8] = "0", [TY_U16] = "0",
+        [TY_U32] = "0", [TY_U64] = "0", [TY_USIZE] = "0"};
+    static const char *const hi[] = {[TY_I8] = "INT8_MAX", [TY_I16] = "INT16_MAX",
+        [TY_I32] = "INT32_MAX", [TY_I64] = "INT64_MAX", [TY_U8] = "UINT8_MAX",
+        [TY_U16] = "UINT16_MAX", [TY_U32] = "UINT32_MAX", [TY_U64] = "UINT64_MAX",
+        [TY_USIZE] = "UINT64_MAX"};
+    return max ? hi[t->kind] : lo[t->kind];
+}
+
+/* The value a reduction starts from. A float sum starts at -0.0, which leaves its
+ * first term unchanged (even -0.0), so the fold is exactly t0 + t1 + ... */
+static const char *identity(Lower *L, ReduceOp op, const Type *t) {
+    bool fl = type_is_float(t);
+    switch (op) {
+    case RED_ADD: return fl ? "-0.0" : "0";
+    case RED_MUL: return "1";
+    case RED_MIN: return fl ? "INFINITY" : int_limit(t, true);
+    case RED_MAX: return fl ? "-INFINITY" : int_limit(t, false);
+    case RED_BITAND: return FMT("(%s)~(%s)0", c_scalar(t), c_scalar(t));
+    default: return "0";
+    }
+}
+
+/* acc OP v as a C expression (checked for integers). */
+static const char *combine(Lower *L, ReduceOp op, const Type *t, const char *acc, const char *v,
+                           Span s) {
+    const char *sfx = helper_suffix(t);
+    switch (op) {
+    case RED_ADD:
+    case RED_MUL:
+        if (type_is_float(t)) return FMT("%s %s %s", acc, op == RED_ADD ? "+" : "*", v);
+        return FMT("cairn_%s_%s(%s, %s, %s)", op == RED_ADD ? "add" : "mul", sfx, acc, v, at(L, s));
+    case RED_MIN: return FMT("cairn_min_%s(%s, %s)", sfx, acc, v);
+    case RED_MAX: return FMT("cairn_max_%s(%s, %s)", sfx, acc, v);
+    case RED_BITAND: return FMT("(%s)(%s & %s)", c_scalar(t), acc, v);
+    case RED_BITOR: return FMT("(%s)(%s | %s)", c_scalar(t), acc, v);
+    default: return FMT("(%s)(%s ^ %s)", c_scalar(t), acc, v);
+    }
+}
+
+static const char *reduce_for(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
+                              const char *n) {
+    const Type *t = e->type;
+    ReduceOp op = e->u.reduce.op;
+    const char *acc = new_tmp(L);
+    emit(L, "%s %s = %s;", c_scalar(t), acc, identity(L, op, t));
+    const char *i = e->u.reduce.var_sym ? sym_c(L, e->u.reduce.var_sym) : new_tmp(L);
+    emit(L, "for (%s %s = %s; %s < %s; %s++) {", c_scalar(it), i, lo, i, hi, i);
+    L->indent++;
+    const char *v = lower_expr(L, e->u.reduce.body);
+    emit(L, "%s = %s;", acc, combine(L, op, t, acc, v, e->span));
+    L->indent--;
+    emit(L, "}");
+    if (type_is_float(t) && op == RED_ADD) {
+        emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, t->kind == TY_F32 ? "f" : "");
+        numerics_sum(L, t, "ordered");
+    } else if (type_is_float(t) && op == RED_MUL) {
+        numerics_product(L, t);
+    }
+    return acc;
+}
+
+/* reduce + parallel over floats: exact, rounded once. */
+static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
+    const Type *t = e->type;
+    const char *w = t->kind == TY_F32 ? "32" : "64";
+    Lane ln;
+    lane_open(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
+              FMT("cairn_sum%s *cairn_acc", w));
+    const char *v = lower_expr(L, e->u.reduce.body);
+    emit(L, "cairn_sum%s_add(cairn_acc, %s);", w, v);
+    lane_close(L, &ln, NULL);
+    const char *ctx = lane_context(L, &ln, lo, "");
+    numerics_sum(L, t, "exact");
+    return FMT("(%s ? cairn_sum%s_pooled((size_t)%s, 0, lane%d, &%s) : 0.0%s)", n, w, n, ln.id,
+               ctx, t->kind == TY_F32 ? "f" : "");
+}
+
+/* Other pooled reductions: one partial per worker, combined in worker order. */
+static const char *reduce_partials(Lower *L, Expr *e, const Type *it, const char *lo,
+                                   const char *n) {
+    const Type *t = e->type;
+    ReduceOp op = e->u.reduce.op;
+    bool wide = op == RED_ADD && type_is_int(t);  /* exact in 128 bits, checked at the end */
+    const char *acc_t = !wide ? c_scalar(t) : type_is_signed(t) ? "__int128" : "unsigned __int128";
+    Lane ln;
+    lane_open(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it,
+              FMT("    %s *cairn_parts;\n", acc_t), "unsigned cairn_worker");
+    const char *v = lower_expr(L, e->u.reduce.body);
+    const char *slot = "c->cairn_parts[cairn_worker]";
+    emit(L, "%s = %s;", slot, wide ? FMT("%s + (%s)%s", slot, acc_t, v) : combine(L, op, t, slot, v, e->span));
+    lane_close(L, &ln, NULL);
+    const char *width = new_tmp(L), *parts = new_tmp(L), *total = new_tmp(L);
+    emit(L, "const unsigned %s = cairn_pool_width();", width);
+    emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", acc_t, parts, acc_t, width, acc_t, at(L, e->span));
+    emit(L, "for (unsigned k = 0; k < %s; k++) %s[k] = %s;", width, parts, identity(L, op, t));
+    const char *ctx = lane_context(L, &ln, lo, FMT(", .cairn_parts = %s", parts));
+    emit(L, "if (%s) cairn_pool_run((size_t)%s, 0, lane%d, &%s);", n, n, ln.id, ctx);
+    emit(L, "%s %s = %s;", acc_t, total, identity(L, op, t));
+    const char *part = FMT("%s[k]", parts);
+    emit(L, "for (unsigned k = 0; k < %s; k++) %s = %s;", width, total,
+         wide ? FMT("%s + %s", total, part) : combine(L, op, t, total, part, e->span));
+    emit(L, "free(%s);", parts);
+    if (!wide) return total;
+    if (type_is_signed(t))
+        emit(L, "if (%s < %s || %s > %s) cairn_trap_at(\"integer overflow\", %s);", total,
+             int_limit(t, false), total, int_limit(t, true), at(L, e->span));
+    else
+        emit(L, "if (%s > %s) cairn_trap_at(\"integer overflow\", %s);", total, int_limit(t, true),
+             at(L, e->span));
+    return FMT("(%s)%s", c_scalar(t), total);
+}
+
+const char *lower_reduce(Lower *L, Expr *e) {
+    if (e->u.reduce.scan) {
+        unsupported(L, e->span, "a scan");
+        return "0";
+    }
+    if (e->u.reduce.mode == MODE_WARP) {
+        unsupported(L, e->span, "a warp reduction");
+        return "0";
+    }
+    const Type *it = e->u.reduce.var_sym ? e->u.reduce.var_sym->type : e->u.reduce.count->type;
+    const char *lo = e->u.reduce.lo ? lower_expr(L, e->u.reduce.lo) : "0";
+    const char *hi = lower_expr(L, e->u.reduce.count);
+    const char *n = index_count(L, lo, hi);
+    const char *r;
+    if (e->u.reduce.mode == MODE_FOR) r = reduce_for(L, e, it, lo, hi, n);
+    else if (type_is_float(e->type) && e->u.reduce.op == RED_ADD) r = reduce_exact(L, e, it, lo, n);
+    else r = reduce_partials(L, e, it, lo, n);
+    const char *name = new_tmp(L);
+    emit(L, "const %s %s = %s;", c_scalar(e->type), name, r);
+    return name;
+}

@@ -1,0 +1,92 @@
+/* numerics.c: the receipt's `numerics` entries, one per kind of rounding a function
+ * performs (docs/tools.md). Lowering calls these as it meets each rounding; identical
+ * entries within a function are listed once, in the order first met. Exact operations
+ * (widenings, f32(h), abs, floor, ceil, trunc, min, max, comparisons, negation, integer
+ * arithmetic) round nothing and are not listed. */
+#include "lower_c_internal.h"
+
+void numerics_add(Lower *L, cJSON *entry) {
+    cJSON *seen;
+    cJSON_ArrayForEach(seen, L->entries) {
+        if (cJSON_Compare(seen, entry, 1)) {
+            cJSON_Delete(entry);
+            return;
+        }
+    }
+    cJSON_AddItemToArray(L->entries, entry);
+}
+
+static cJSON *entry_from_to(const char *op, const Type *from, const Type *to,
+                            const char *rounding) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "op", op);
+    cJSON_AddStringToObject(e, "from", type_word(from));
+    cJSON_AddStringToObject(e, "to", type_word(to));
+    cJSON_AddStringToObject(e, "rounding", rounding);
+    return e;
+}
+
+static cJSON *entry_typed(const char *op, const Type *t, const char *rounding) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "op", op);
+    cJSON_AddStringToObject(e, "type", type_word(t));
+    cJSON_AddStringToObject(e, "rounding", rounding);
+    return e;
+}
+
+void numerics_arith(Lower *L, const Type *t) {
+    numerics_add(L, entry_typed("arith", t, "nearest-even"));
+}
+
+void numerics_fn(Lower *L, const char *op, const Type *t, const char *rounding) {
+    numerics_add(L, entry_typed(op, t, rounding));
+}
+
+/* Significand bits a float type carries (with the implicit bit). */
+static int precision(const Type *t) { return t->kind == TY_F32 ? 24 : 53; }
+
+void numerics_convert(Lower *L, const Type *from, const Type *to) {
+    if (type_is_int(from) && type_is_compute_float(to)) {
+        int bits = type_bits(from) - type_is_signed(from);
+        if (bits > precision(to))
+            numerics_add(L, entry_from_to("convert", from, to, "nearest-even"));
+        return;
+    }
+    if (type_is_float(from) && type_is_int(to)) {
+        cJSON *e = entry_from_to("convert", from, to, "toward-zero");
+        cJSON_AddStringToObject(e, "overflow", "trap");
+        numerics_add(L, e);
+        return;
+    }
+    bool narrows = (from->kind == TY_F64 && to->kind == TY_F32) ||
+                   (type_is_compute_float(from) && type_is_storage_float(to));
+    if (!narrows) return;
+    cJSON *e = entry_from_to("convert", from, to, "nearest-even");
+    cJSON_AddStringToObject(e, "overflow", to->kind == TY_F8E4M3 ? "trap" : "inf");
+    numerics_add(L, e);
+}
+
+void numerics_quantize(Lower *L, const Type *to, bool stochastic) {
+    cJSON *e = entry_from_to("quantize", type_scalar(TY_F32), to,
+                             stochastic ? "stochastic" : "nearest-even");
+    cJSON_AddBoolToObject(e, "saturate", 1);
+    numerics_add(L, e);
+}
+
+void numerics_sum(Lower *L, const Type *t, const char *sum) {
+    cJSON *e = entry_from_to("sum", t, t, "nearest-even");
+    cJSON_AddStringToObject(e, "sum", sum);
+    numerics_add(L, e);
+}
+
+void numerics_product(Lower *L, const Type *t) {
+    cJSON *e = entry_from_to("product", t, t, "nearest-even");
+    cJSON_AddStringToObject(e, "order", "ordered");
+    numerics_add(L, e);
+}
+
+void numerics_unordered(Lower *L, const char *op, const Type *t) {
+    cJSON *e = entry_typed(op, t, "nearest-even");
+    cJSON_AddStringToObject(e, "order", "unordered");
+    numerics_add(L, e);
+}

@@ -1,0 +1,28 @@
+/* receipt.h: the build receipt, OUT.receipt.json, that `cairn build` writes beside OUT.
+ * docs/tools.md describes every field. The same inputs give the same bytes: nothing in
+ * it depends on time or the machine's state, except `source_date_epoch`, present only
+ * when the SOURCE_DATE_EPOCH environment variable is set. */
+#ifndef CAIRN_RECEIPT_H
+#define CAIRN_RECEIPT_H
+
+#include <cjson/cJSON.h>
+
+#include "driver_fs.h"
+
+#include "version.h" /* CAIRN_VERSION */
+
+typedef struct receipt_info {
+    const char *source_path, *source_sha256;
+    const char *output_path, *output_sha256;
+    const char *runtime_sha256;      /* digest of the runtime sources compiled in */
+    const char *cc_name, *cc_version;
+    const strvec *flags;             /* exactly what the program was compiled with */
+    const strvec *link;              /* the libraries it was linked with */
+    const char *sanitize;            /* "address,undefined", "thread" or NULL */
+    const cJSON *numerics;           /* {"function": [entry, ...], ...} (numerics.h) */
+} receipt_info;
+
+/* The receipt's text (malloc'd, ends in a newline). */
+char *receipt_render(const receipt_info *info);
+
+#endif
