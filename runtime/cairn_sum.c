@@ -202,17 +202,27 @@ static void state_init(cairn_sum_state *st) {
 void cairn_sum64_init(cairn_sum64 *s) { state_init(&s->st); }
 void cairn_sum32_init(cairn_sum32 *s) { state_init(&s->st); }
 
-/* dst += src. Expansion k of src joins expansion k of dst: its hi as a term (so -0.0
- * tracking carries over), its lo as a plain value. */
+/* Expansion (hi, lo) joins expansion k: hi as a term (so the -0.0 tracking carries
+ * over), lo as a plain value. An expansion no term reached (-0.0, +0.0) is skipped:
+ * joining it would change nothing. */
+static void expansion_join(cairn_sum_state *st, uint64_t *acc, const sum_format *f,
+                           unsigned k, double hi, double lo) {
+    uint64_t hibits;
+    memcpy(&hibits, &hi, sizeof hibits);
+    if (hibits == 1ull << 63 && lo == 0)
+        return;
+    expansion_add(st, acc, f, k, hi);
+    if (lo != 0)
+        expansion_add(st, acc, f, k, lo);
+}
+
+/* dst += src, expansion by expansion, integer by integer. */
 static void merge_into(cairn_sum_state *dst, uint64_t *dacc, const cairn_sum_state *src,
                        const uint64_t *sacc, const sum_format *f) {
     if (src->count == 0)
         return;
-    for (unsigned k = 0; k < CAIRN_SUM_LANES; k++) {
-        expansion_add(dst, dacc, f, k, src->hi[k]);
-        if (src->lo[k] != 0)
-            expansion_add(dst, dacc, f, k, src->lo[k]);
-    }
+    for (unsigned k = 0; k < CAIRN_SUM_LANES; k++)
+        expansion_join(dst, dacc, f, k, src->hi[k], src->lo[k]);
     if (src->flags & CAIRN_SUM_F_ACC) {
         acc_touch(dst, dacc, f);
         acc_add_acc(dacc, sacc, f->limbs);
@@ -231,54 +241,77 @@ typedef struct sum_scratch {
     uint64_t acc[CAIRN_SUM64_LIMBS];
 } sum_scratch;
 
+/* The signed zero an exactly-zero total gives: -0.0 when there were terms and every
+ * one was -0.0 (expansion 0, all lanes folded in, is then still -0.0), else +0.0. */
+static uint64_t zero_bits(double hi, uint64_t count, const sum_format *f) {
+    uint64_t hibits;
+    memcpy(&hibits, &hi, sizeof hibits);
+    return count > 0 && hibits == 1ull << 63 ? 1ull << f->sign_shift : 0;
+}
+
+/* When the whole total is hi + lo (no integer), round it with one addition: that is the
+ * f64 answer itself, and an f32 answer when the addition was exact (then one (float)
+ * rounds the exact total once). Returns 0 where the integer must decide. */
+static int round_pair(double hi, double lo, uint64_t count, const sum_format *f, uint64_t *out) {
+    CAIRN_SUM_TWO_STEP(double, hi, 0.0, lo, total, err, unused);
+    (void)unused;
+    if (total == 0) {                       /* a sum of two doubles rounds to 0 only if 0 */
+        *out = zero_bits(hi, count, f);
+        return 1;
+    }
+    if (f == &F64) {
+        memcpy(out, &total, sizeof *out);
+        return 1;
+    }
+    if (err != 0)
+        return 0;
+    float single = (float)total;
+    uint32_t b32;
+    memcpy(&b32, &single, sizeof b32);
+    *out = b32;
+    return 1;
+}
+
+static int lanes_beyond_first_unused(const cairn_sum_state *st) {
+    for (unsigned k = 1; k < CAIRN_SUM_LANES; k++) {
+        uint64_t hibits;
+        memcpy(&hibits, &st->hi[k], sizeof hibits);
+        if (hibits != 1ull << 63 || st->lo[k] != 0)
+            return 0;
+    }
+    return 1;
+}
+
 /* The result's bits: specials by the spec's table, else the exact total rounded once. */
 static uint64_t round_bits(const cairn_sum_state *st, const uint64_t *acc, const sum_format *f) {
-    uint64_t sign = 1ull << f->sign_shift, inf = (uint64_t)f->exp_max << f->mant_bits;
+    uint64_t sign = 1ull << f->sign_shift, inf = (uint64_t)f->exp_max << f->mant_bits, out;
     uint32_t fl = st->flags;
     if ((fl & CAIRN_SUM_F_NAN) || ((fl & CAIRN_SUM_F_PINF) && (fl & CAIRN_SUM_F_NINF)))
         return inf | 1ull << (f->mant_bits - 1);            /* the canonical quiet NaN */
     if (fl & (CAIRN_SUM_F_PINF | CAIRN_SUM_F_NINF))
         return fl & CAIRN_SUM_F_NINF ? sign | inf : inf;
+    if (!(fl & CAIRN_SUM_F_ACC) && lanes_beyond_first_unused(st) &&
+        round_pair(st->hi[0], st->lo[0], st->count, f, &out))
+        return out;                         /* a short sum: nothing to fold */
 
-    sum_scratch t;                      /* fold all expansions into expansion 0 */
+    sum_scratch t;                          /* fold the expansions into expansion 0 */
     t.st = *st;
     t.st.flags = 0;
-    for (unsigned k = 1; k < CAIRN_SUM_LANES; k++) {
-        expansion_add(&t.st, t.acc, f, 0, t.st.hi[k]);
-        if (t.st.lo[k] != 0)
-            expansion_add(&t.st, t.acc, f, 0, t.st.lo[k]);
-    }
+    for (unsigned step = CAIRN_SUM_LANES / 2; step; step /= 2)
+        for (unsigned k = 0; k < step; k++)
+            expansion_join(&t.st, t.acc, f, k, t.st.hi[k + step], t.st.lo[k + step]);
     if (fl & CAIRN_SUM_F_ACC) {
         acc_touch(&t.st, t.acc, f);
         acc_add_acc(t.acc, acc, f->limbs);
     }
     double hi = t.st.hi[0], lo = t.st.lo[0];
-    uint64_t hibits;
-    memcpy(&hibits, &hi, sizeof hibits);
-    uint64_t zero = st->count > 0 && hibits == 1ull << 63 ? sign : 0;
-
-    if (!(t.st.flags & CAIRN_SUM_F_ACC)) {      /* the total is exactly hi + lo */
-        CAIRN_SUM_TWO_STEP(double, hi, 0.0, lo, total, err, unused);
-        (void)unused;
-        uint64_t out;
-        if (total == 0)                     /* a sum of two doubles rounds to 0 only if 0 */
-            return zero;
-        if (f == &F64) {                    /* hi + lo rounded once: the answer itself */
-            memcpy(&out, &total, sizeof out);
-            return out;
-        }
-        if (err == 0) {                     /* total is exact: round it once to f32 */
-            float single = (float)total;
-            uint32_t b32;
-            memcpy(&b32, &single, sizeof b32);
-            return b32;
-        }
-    }                                       /* else: round from the integer */
-    acc_add(&t.st, t.acc, f, hi);
+    if (!(t.st.flags & CAIRN_SUM_F_ACC) && round_pair(hi, lo, st->count, f, &out))
+        return out;
+    acc_add(&t.st, t.acc, f, hi);           /* else: round from the integer */
     acc_add(&t.st, t.acc, f, lo);
     int is_zero;
-    uint64_t out = acc_round(t.acc, f, &is_zero);
-    return is_zero ? zero : out;
+    out = acc_round(t.acc, f, &is_zero);
+    return is_zero ? zero_bits(hi, st->count, f) : out;
 }
 
 double cairn_sum64_round(const cairn_sum64 *s) {
@@ -316,9 +349,8 @@ typedef float v4f __attribute__((vector_size(16)));
 /* Add whole chunks of CHUNK terms while every step is clean; at the first chunk with a
  * leftover, infinity, NaN or overflow, restore the state from before that chunk and
  * return how many chunks went in (the caller redoes that chunk term by term). */
-#define DEFINE_KERNEL(NAME, T, LOAD)                                                   \
-    static inline __attribute__((always_inline)) size_t NAME(                          \
-        double *hi, double *lo, const T *x, size_t nchunks) {                          \
+#define DEFINE_KERNEL(NAME, T, LOAD, ATTR)                                             \
+    ATTR static size_t NAME(double *hi, double *lo, const T *x, size_t nchunks) {      \
         v4d h0, h1, l0, l1, zero = {0, 0, 0, 0};                                       \
         memcpy(&h0, hi, 32), memcpy(&h1, hi + 4, 32);                                  \
         memcpy(&l0, lo, 32), memcpy(&l1, lo + 4, 32);                                  \
@@ -352,16 +384,16 @@ typedef float v4f __attribute__((vector_size(16)));
         V = __builtin_convertvector(narrow_, v4d);    /* exact widening */ \
     } while (0)
 
-DEFINE_KERNEL(kernel_f64, double, LOAD_F64)
-DEFINE_KERNEL(kernel_f32, float, LOAD_F32)
+DEFINE_KERNEL(kernel_f64, double, LOAD_F64, )
+DEFINE_KERNEL(kernel_f32, float, LOAD_F32, )
 
 #if defined(__x86_64__) && !defined(CAIRN_SUM_NO_AVX2)
-__attribute__((target("avx2"))) static size_t kernel_f64_avx2(double *h, double *l, const double *x, size_t n) {
-    return kernel_f64(h, l, x, n);
-}
-__attribute__((target("avx2"))) static size_t kernel_f32_avx2(double *h, double *l, const float *x, size_t n) {
-    return kernel_f32(h, l, x, n);
-}
+#include <immintrin.h>
+#define AVX2 __attribute__((target("avx2")))
+/* One vcvtps2pd ymm: GCC lowers the generic conversion as two xmm halves. */
+#define LOAD_F32_AVX2(V, P) V = (v4d)_mm256_cvtps_pd(_mm_loadu_ps(P))
+DEFINE_KERNEL(kernel_f64_avx2, double, LOAD_F64, AVX2)
+DEFINE_KERNEL(kernel_f32_avx2, float, LOAD_F32_AVX2, AVX2)
 static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
 #else
 #define kernel_f64_avx2 kernel_f64
@@ -383,7 +415,32 @@ static inline void term_add(cairn_sum_state *st, uint64_t *acc, const sum_format
         term_slow(st, acc, f, k, x);
 }
 
-#define DEFINE_ADD_BLOCK(NAME, SUMT, T, CHUNKS, FMT)                                   \
+/* Terms x[0..n) into expansion 0, kept in registers (a tiny block, or a short tail):
+ * through memory, each term would wait on the store of the one before. */
+#define DEFINE_SHORT(NAME, T, FMT)                                                     \
+    static void NAME(cairn_sum_state *st, uint64_t *acc, const T *x, size_t n) {       \
+        double h = st->hi[0], l = st->lo[0];                                           \
+        for (size_t i = 0; i < n; i++) {                                               \
+            CAIRN_SUM_TWO_STEP(double, h, l, (double)x[i], a, b, e2);                  \
+            if (__builtin_expect(e2 == 0, 1)) {                                        \
+                h = a, l = b;                                                          \
+                continue;                                                              \
+            }                                                                          \
+            st->hi[0] = h, st->lo[0] = l;                                              \
+            term_slow(st, acc, FMT, 0, (double)x[i]);                                  \
+            h = st->hi[0], l = st->lo[0];                                              \
+        }                                                                              \
+        st->hi[0] = h, st->lo[0] = l;                                                  \
+    }
+
+DEFINE_SHORT(short_f64, double, &F64)
+DEFINE_SHORT(short_f32, float, &F32)
+
+/* A block: whole chunks through the kernel (a refused chunk term by term); a tail of
+ * 16 or more as one more chunk padded with -0.0, which changes no expansion (x + -0.0
+ * is x, -0.0 included, with no leftover); a shorter tail, or a tiny block, into
+ * expansion 0 (so that round has little to fold). */
+#define DEFINE_ADD_BLOCK(NAME, SUMT, T, CHUNKS, SHORT, FMT)                            \
     void NAME(SUMT *s, const T *x, size_t n) {                                         \
         size_t full = n / CHUNK * CHUNK, i = 0;                                        \
         while (i < full) {                                                             \
@@ -391,13 +448,19 @@ static inline void term_add(cairn_sum_state *st, uint64_t *acc, const sum_format
             for (size_t end = i < full ? i + CHUNK : i; i < end; i++)                  \
                 term_add(&s->st, s->acc, FMT, (unsigned)(i % CAIRN_SUM_LANES), x[i]);  \
         }                                                                              \
-        for (; i < n; i++)                                                             \
-            term_add(&s->st, s->acc, FMT, (unsigned)(i % CAIRN_SUM_LANES), x[i]);      \
+        if (n - i >= 16) {                                                             \
+            T pad[CHUNK];                                                              \
+            for (size_t j = 0; j < CHUNK; j++)                                         \
+                pad[j] = i + j < n ? x[i + j] : (T)-0.0;                               \
+            if (CHUNKS(s->st.hi, s->st.lo, pad, 1) == 1)                               \
+                i = n;                                                                 \
+        }                                                                              \
+        SHORT(&s->st, s->acc, x + i, n - i);                                           \
         s->st.count += n;                                                              \
     }
 
-DEFINE_ADD_BLOCK(cairn_sum64_add_block, cairn_sum64, double, chunks_f64, &F64)
-DEFINE_ADD_BLOCK(cairn_sum32_add_block, cairn_sum32, float, chunks_f32, &F32)
+DEFINE_ADD_BLOCK(cairn_sum64_add_block, cairn_sum64, double, chunks_f64, short_f64, &F64)
+DEFINE_ADD_BLOCK(cairn_sum32_add_block, cairn_sum32, float, chunks_f32, short_f32, &F32)
 
 /* ---- on the pool ---------------------------------------------------------------- */
 

@@ -9,7 +9,8 @@
  *   terms   cairn_sumNN_add, one term at a time
  *   cuts    random blocks (from SEED) into separate accumulators, each fed by
  *           add_block or add, merged in a shuffled order
- *   pooled  cairn_sumNN_pooled with a random grain, on CAIRN_THREADS workers
+ *   pooled  cairn_sumNN_pooled with a random grain, on CAIRN_THREADS workers, its
+ *           blocks defined by CAIRN_SUMNN_BLOCK (what generated code uses)
  *   array   cairn_sum_fNN (serial when small, the pool when large)
  * and then the ordered fold cairn_fold_fNN (not exact: checked against its own model). */
 #include "cairn.h"
@@ -47,6 +48,9 @@ static long read_case(uint64_t **bits, size_t *cap) {
     }
     return (long)n;
 }
+
+CAIRN_SUM64_BLOCK(cairn_sum64_macro_block, const double, x, i, x[i])
+CAIRN_SUM32_BLOCK(cairn_sum32_macro_block, const float, x, i, x[i])
 
 /* The same six ways for each format; SUMT/T name the accumulator and term types. */
 #define DEFINE_CASE(NAME, SUMT, T, P, ARRAY, FOLD, BITS_T)                             \
@@ -91,7 +95,7 @@ static long read_case(uint64_t **bits, size_t *cap) {
         T cuts = P##_round(&s);                                                        \
         size_t grain = 1 + rng() % (n ? n : 1);                                        \
         if (rng() % 2) grain = 1 + rng() % 17;                                         \
-        T pooled = P##_pooled(n, grain, P##_block_add, (void *)x);                     \
+        T pooled = P##_pooled(n, grain, P##_macro_block, (void *)x);                     \
         T array = ARRAY(x, n), fold = FOLD(x, n);                                      \
         printf("%0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64                  \
                " %0*" PRIx64 " %0*" PRIx64 "\n",                                        \

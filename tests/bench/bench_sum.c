@@ -1,0 +1,95 @@
+/* bench_sum.c: the exact sum against the ordered fold, in the same process.
+ *
+ *   bench_sum [MAX_N]       (CAIRN_THREADS sets the pool width; bench_sum.sh runs it)
+ *
+ * For f64 and f32 and n = 10, 10^3, 10^5, 10^7 (up to MAX_N) prints the best-of-7 time
+ * per sum of cairn_fold_fNN (reduce + for), cairn_sum_fNN (reduce + parallel: the pool
+ * for large n) and one CAIRN_SUMNN_BLOCK block (what a `yield` lowers to, on one
+ * thread), and the ratios exact / fold. Terms are uniform in [-1, 1), a sum whose
+ * partial sums wander, which is what the fold's latency and the expansions both see. */
+#include "cairn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static volatile double sink;
+
+/* What `let s = reduce + parallel i in n yield x[i]` lowers to, on the calling thread:
+ * one block of CAIRN_SUMNN_BLOCK's buffered loop (the pool adds only its region cost). */
+CAIRN_SUM64_BLOCK(yield_block64, const double, x, i, x[i])
+CAIRN_SUM32_BLOCK(yield_block32, const float, x, i, x[i])
+
+static double add_loop_f64(const double *x, size_t n) {
+    cairn_sum64 s;
+    cairn_sum64_init(&s);
+    yield_block64((void *)x, 0, n, &s);
+    return cairn_sum64_round(&s);
+}
+
+static double add_loop_f32(const float *x, size_t n) {
+    cairn_sum32 s;
+    cairn_sum32_init(&s);
+    yield_block32((void *)x, 0, n, &s);
+    return cairn_sum32_round(&s);
+}
+
+typedef double (*sum_fn)(const void *, size_t);
+static double fold64(const void *x, size_t n) { return cairn_fold_f64(x, n); }
+static double exact64(const void *x, size_t n) { return cairn_sum_f64(x, n); }
+static double adds64(const void *x, size_t n) { return add_loop_f64(x, n); }
+static double fold32(const void *x, size_t n) { return cairn_fold_f32(x, n); }
+static double exact32(const void *x, size_t n) { return cairn_sum_f32(x, n); }
+static double adds32(const void *x, size_t n) { return add_loop_f32(x, n); }
+
+/* Best of 7 trials of (at least ~3e7 terms or one call), in ns per call. */
+static double time_per_call(sum_fn f, const void *x, size_t n) {
+    size_t reps = n >= 30000000 ? 1 : 30000000 / n;
+    double best = 1e300;
+    for (int t = 0; t < 7; t++) {
+        double t0 = now_ns();
+        for (size_t r = 0; r < reps; r++)
+            sink = f(x, n);
+        double per = (now_ns() - t0) / (double)reps;
+        if (per < best)
+            best = per;
+    }
+    return best;
+}
+
+static void row(const char *fmt, size_t n, sum_fn fold, sum_fn exact, sum_fn adds, const void *x) {
+    double tf = time_per_call(fold, x, n), te = time_per_call(exact, x, n);
+    double ta = time_per_call(adds, x, n);
+    printf("%s n=%zu fold_ns=%.1f exact_ns=%.1f ratio=%.2f add_ns=%.1f add_ratio=%.2f\n",
+           fmt, n, tf, te, te / tf, ta, ta / tf);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+    size_t max_n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000;
+    double *x = malloc(max_n * sizeof *x);
+    float *y = malloc(max_n * sizeof *y);
+    if (!x || !y) {
+        fprintf(stderr, "bench_sum: out of memory for %zu terms\n", max_n);
+        return 1;
+    }
+    srand(12345);
+    for (size_t i = 0; i < max_n; i++) {
+        x[i] = 2.0 * rand() / ((double)RAND_MAX + 1) - 1.0;
+        y[i] = (float)x[i];
+    }
+    printf("width=%u\n", cairn_pool_width());
+    for (size_t n = 10; n <= max_n; n *= 100)
+        row("f64", n, fold64, exact64, adds64, x);
+    for (size_t n = 10; n <= max_n; n *= 100)
+        row("f32", n, fold32, exact32, adds32, y);
+    free(x);
+    free(y);
+    return 0;
+}
