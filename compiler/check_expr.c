@@ -312,7 +312,8 @@ static Builtin resolve_builtin(Checker *c, const Expr *callee, Expr **receiver) 
 }
 
 const Type *check_args_loosely(Checker *c, Expr *e) {
-    for (int i = 0; i < e->u.call.nargs; i++) check_expr(c, e->u.call.args[i], NULL);
+    for (int i = 0; i < e->u.call.nargs; i++)
+        if (e->u.call.args[i]->kind != EXPR_STRING) check_expr(c, e->u.call.args[i], NULL);
     return ERR;
 }
 

@@ -3,6 +3,7 @@
  * stdout (for scripts and the test suite). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -16,14 +17,43 @@ const char cmd_check_help[] =
     "under the span and a help: line; cairn explain E-CODE says more.\n"
     "\n"
     "  --codes    also print the code of each error on stdout, one a line\n"
+    "  --print    parse only, and print the program back as CAIRN source on stdout\n"
     "\n"
     "exit status: 0 accepted, 1 refused, 2 usage or I/O error\n";
 
+/* --print: the parse, printed back (for round-trip tests and a quick look). */
+static int print_parsed(const char *path) {
+    size_t len = 0;
+    char *text = cairn_read_file(path, &len);
+    if (!text) {
+        fprintf(stderr, "cairn check: error: cannot read %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    Diags d;
+    diags_init(&d, NULL);
+    Program *p = cairn_parse(path, text, len, &d);
+    free(text);
+    int rc = 0;
+    if (diags_has_errors(&d)) {
+        diags_print(&d, stderr);
+        rc = 1;
+    } else {
+        char *out = cairn_print_program(p);
+        fputs(out, stdout);
+        free(out);
+    }
+    program_free(p);
+    d.src = NULL;
+    diags_free(&d);
+    return rc;
+}
+
 int cmd_check(int argc, char **argv) {
     const char *path = NULL;
-    bool codes = false;
+    bool codes = false, print = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--codes") == 0) codes = true;
+        else if (strcmp(argv[i], "--print") == 0) print = true;
         else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "cairn check: error: unknown option '%s' (cairn check --help)\n", argv[i]);
             return 2;
@@ -38,6 +68,7 @@ int cmd_check(int argc, char **argv) {
         fprintf(stderr, "cairn check: error: no file given (usage: cairn check FILE)\n");
         return 2;
     }
+    if (print) return print_parsed(path);
     Diags d;
     diags_init(&d, NULL);
     LoadStatus status;

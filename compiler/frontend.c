@@ -19,8 +19,7 @@ Program *cairn_load_text(const char *path, const char *text, size_t len, Diags *
     return p;
 }
 
-/* Reads a whole file; NULL with errno set on failure. */
-static char *read_file(const char *path, size_t *len) {
+char *cairn_read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 1 << 16, n = 0;
@@ -43,7 +42,7 @@ static char *read_file(const char *path, size_t *len) {
 
 Program *cairn_load(const char *path, Diags *d, LoadStatus *status) {
     size_t len = 0;
-    char *text = read_file(path, &len);
+    char *text = cairn_read_file(path, &len);
     if (!text) {
         if (status) *status = LOAD_IO_ERROR;
         return NULL;

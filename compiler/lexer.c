@@ -11,7 +11,7 @@ static const Keyword keywords[] = {
     {"for", TOK_FOR}, {"in", TOK_IN}, {"return", TOK_RETURN}, {"parallel", TOK_PARALLEL},
     {"blocks", TOK_BLOCKS}, {"threads", TOK_THREADS}, {"shared", TOK_SHARED},
     {"buffer", TOK_BUFFER}, {"barrier", TOK_BARRIER}, {"reduce", TOK_REDUCE},
-    {"scan", TOK_SCAN}, {"yield", TOK_YIELD}, {"into", TOK_INTO}, {"warp", TOK_WARP},
+    {"scan", TOK_SCAN}, {"yield", TOK_YIELD}, {"into", TOK_INTO},
     {"zeroed", TOK_ZEROED}, {"true", TOK_TRUE}, {"false", TOK_FALSE},
     {"implements", TOK_IMPLEMENTS}, {"ro", TOK_RO}, {"rw", TOK_RW},
     {"WmmaA", TOK_FRAGMENT_TYPE}, {"WmmaB", TOK_FRAGMENT_TYPE}, {"WmmaAcc", TOK_FRAGMENT_TYPE},
@@ -146,6 +146,7 @@ static void lex_number(Lexer *lx) {
         diag_error(lx->d, lex_span(lx, off, line, col, lx->pos - off), E_SYNTAX,
                    "a number is digits (0x for hex), with a point and exponent for a float",
                    "malformed number '%.*s'", lx->pos - off, s + off);
+        kind = TOK_ERROR;
     }
     push(lx, kind, off, line, col);
 }
@@ -161,6 +162,7 @@ static void lex_string(Lexer *lx) {
     if (lx->s[lx->pos] != '"') {
         diag_error(lx->d, lex_span(lx, off, line, col, lx->pos - off), E_SYNTAX,
                    "close the string with \" on the same line", "unterminated string");
+        push(lx, TOK_ERROR, off, line, col);
         return;
     }
     advance(lx, 1);
@@ -208,6 +210,7 @@ TokenList lex(Arena *arena, const SourceFile *src, Diags *d) {
                        "remove it", u >= 0x20 && u < 0x7f ? "unexpected character '%c'"
                                                           : "unexpected byte 0x%02x", u);
             advance(&lx, 1);
+            push(&lx, TOK_ERROR, lx.pos - 1, lx.line, lx.col - 1);
         }
     }
     push(&lx, TOK_EOF, lx.pos, lx.line, lx.col);

@@ -70,6 +70,8 @@ static bool tok_is(const Parser *p, const Token *t, const char *word) {
 }
 
 static _Noreturn void fail_at(Parser *p, const Token *t, const char *help, const char *what) {
+    if (t->kind == TOK_ERROR)
+        longjmp(p->on_error, 1);    /* the lexer said what is wrong here */
     if (t->kind == TOK_EOF)
         diag_error(p->d, tok_span(p, t), E_SYNTAX, help, "expected %s, found end of file", what);
     else
@@ -305,10 +307,10 @@ static Expr *parse_reduce(Parser *p) {
         fail_at(p, peek(p), "reduction operators are + * min max & | ^", "a reduction operator");
     if (accept(p, TOK_FOR)) e->u.reduce.mode = MODE_FOR;
     else if (accept(p, TOK_PARALLEL)) e->u.reduce.mode = MODE_PARALLEL;
-    else if (accept(p, TOK_WARP)) e->u.reduce.mode = MODE_WARP;
+    else if (tok_is(p, peek(p), "warp")) { advance_tok(p); e->u.reduce.mode = MODE_WARP; }
     else fail_at(p, peek(p), "write `for` (written order), `parallel` (pool) or `warp`",
                  "for, parallel or warp");
-    if (e->u.reduce.mode != MODE_WARP || at(p, TOK_IDENT))
+    if (e->u.reduce.mode != MODE_WARP || (at(p, TOK_IDENT) && peek_at(p, 1)->kind == TOK_IN))
         parse_binder_rest(p, &e->u.reduce.var, &e->u.reduce.var_span, &e->u.reduce.lo,
                           &e->u.reduce.count);
     expect(p, TOK_YIELD);
