@@ -460,12 +460,18 @@ CAIRN_FLOAT_FN uint16_t cairn_quantize_stochastic_u16(float x, float scale, uint
 
 /* ---- bulk conversions (host only; cairn_float.c) ----
  * n elements from in to out; the arrays must not overlap. Bit for bit the same as the
- * scalar routines; built to vectorize (AVX2 where the CPU has it). */
+ * scalar routines. The loops vectorize (AVX2 where the CPU has it); f32 -> f16 uses
+ * the F16C instruction where the CPU has it, which the exhaustive sweep proves
+ * bit-identical (see cairn_float.c). */
 #ifndef __CUDA_ARCH__
 #ifdef __cplusplus
 extern "C" {
 #endif
 void cairn_f32_to_f16_array(const float *in, cairn_f16 *out, size_t n);
+/* Which f32 -> f16 bulk path this CPU takes now: "f16c", "avx2" or "portable". */
+const char *cairn_f32_to_f16_array_path(void);
+/* The integer-only f32 -> f16 bulk path, whatever the CPU has (tests and benchmarks). */
+void cairn__f32_to_f16_array_int(const float *in, cairn_f16 *out, size_t n);
 void cairn_f32_to_bf16_array(const float *in, cairn_bf16 *out, size_t n);
 void cairn_f16_to_f32_array(const cairn_f16 *in, float *out, size_t n);
 void cairn_bf16_to_f32_array(const cairn_bf16 *in, float *out, size_t n);

@@ -8,7 +8,8 @@
  *   float_conv try32|try64 f8e4m3 like from32/64 through the _try form; "past" when past
  *   float_conv quant T            lines "XHEX SCALEHEX"   -> result (hex bits / decimal)
  *   float_conv stoch T            lines "XHEX SCALEHEX NOISE" -> result
- *   float_conv array16|array16b   lines "F32HEX": the bulk f32 -> f16 / bf16 functions
+ *   float_conv array16|array16i|array16b   lines "F32HEX": the bulk f32 -> f16 (as the
+ *                                 CPU picks, or integer-only) and f32 -> bf16 functions
  *
  * FMT is f16, bf16, f8e4m3 or f8e5m2; T is a FMT or i8, u8, i16, u16. from32/from64
  * into f8e4m3 and quantize use the trapping forms, so a bad input ends the process
@@ -107,7 +108,7 @@ static int64_t quant(int t, float x, float s, int stochastic, uint32_t noise) {
 }
 
 /* Reads all of stdin's hex f32 words and converts them with the bulk function. */
-static void bulk(int bf16) {
+static void bulk(char kind) {
     size_t n = 0, cap = 1024;
     float *in = malloc(cap * sizeof *in);
     uint32_t u;
@@ -122,8 +123,10 @@ static void bulk(int bf16) {
         fprintf(stderr, "float_conv: out of memory\n");
         exit(2);
     }
-    if (bf16)
+    if (kind == 'b')
         cairn_f32_to_bf16_array(in, out, n);
+    else if (kind == 'i')
+        cairn__f32_to_f16_array_int(in, out, n);
     else
         cairn_f32_to_f16_array(in, out, n);
     for (size_t i = 0; i < n; i++)
@@ -163,12 +166,12 @@ static void stream(const char *mode, int t) {
 
 int main(int argc, char **argv) {
     if (argc == 2 && strncmp(argv[1], "array16", 7) == 0) {
-        bulk(argv[1][7] == 'b');
+        bulk(argv[1][7]);
         return 0;
     }
     if (argc != 3) {
         fprintf(stderr, "usage: float_conv widen|from32|from64|try32|try64|quant|stoch FORMAT\n"
-                        "       float_conv array16|array16b   (see the header comment)\n");
+                        "       float_conv array16|array16i|array16b   (see the header comment)\n");
         return 2;
     }
     int t = target_index(argv[2]);

@@ -5,6 +5,10 @@
  *   float_sweep FMT [FIRST LAST]   magnitudes FIRST..LAST (hex, default 0..7fffffff),
  *                                  each with both signs
  *
+ * For f16 it checks the bulk function (F16C where the CPU has it), the integer-only bulk
+ * path and the scalar routine, and the F16C instruction itself, also with DAZ, FTZ and
+ * round-toward-zero set in MXCSR (it must ignore them).
+ *
  * The reference never rounds bits: it lists every finite value of FMT as a double
  * (from the format's definition, with ldexp), adds the step past the largest, and walks
  * the f32 magnitudes in increasing order beside that list. Each f32 goes to the nearer
@@ -94,15 +98,19 @@ static uint32_t reference(const format *f, uint32_t u, int *at) {
 
 /* The runtime on one chunk of inputs. */
 static void runtime_chunk(const char *name, const float *in, uint32_t *out, size_t n) {
-    static cairn_f16 half[CHUNK];
-    if (strcmp(name, "f16") == 0 || strcmp(name, "bf16") == 0) {
-        int is_f16 = name[0] == 'f';
-        if (is_f16)
-            cairn_f32_to_f16_array(in, half, n);
-        else
-            cairn_f32_to_bf16_array(in, half, n);
+    static cairn_f16 half[2 * CHUNK];
+    static cairn_f16 half_int[2 * CHUNK];
+    if (strcmp(name, "f16") == 0) { /* bulk (maybe F16C), bulk integer-only and scalar */
+        cairn_f32_to_f16_array(in, half, n);
+        cairn__f32_to_f16_array_int(in, half_int, n);
         for (size_t i = 0; i < n; i++) {
-            uint32_t scalar = is_f16 ? cairn_f32_to_f16(in[i]) : cairn_f32_to_bf16(in[i]);
+            uint32_t scalar = cairn_f32_to_f16(in[i]);
+            out[i] = half[i] == scalar && half_int[i] == scalar ? scalar : 0xDEAD0000u;
+        }
+    } else if (strcmp(name, "bf16") == 0) {
+        cairn_f32_to_bf16_array(in, half, n);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t scalar = cairn_f32_to_bf16(in[i]);
             out[i] = half[i] == scalar ? scalar : 0xDEAD0000u; /* bulk and scalar agree */
         }
     } else if (strcmp(name, "f8e5m2") == 0) {
@@ -142,12 +150,12 @@ int main(int argc, char **argv) {
     uint32_t sign_bit = 1u << (f.ebits + f.man);
     int f16c = 0;
 #ifdef HAVE_F16C_PATH
-    f16c = strcmp(f.name, "f16") == 0 && __builtin_cpu_supports("f16c");
+    f16c = strcmp(f.name, "f16") == 0 && strcmp(cairn_f32_to_f16_array_path(), "f16c") == 0;
 #endif
     static float in[2 * CHUNK];
     static uint32_t out[2 * CHUNK];
-    static uint16_t hw[2 * CHUNK];
-    uint64_t checked = 0, bad = 0, hw_bad = 0;
+    static uint16_t hw[2 * CHUNK], hw_modes[2 * CHUNK];
+    uint64_t checked = 0, bad = 0, hw_bad = 0, hw_modes_bad = 0;
     int at = 0;
     clock_t start = clock();
     for (uint64_t base = first; base <= last; base += CHUNK) {
@@ -159,8 +167,17 @@ int main(int argc, char **argv) {
         }
         runtime_chunk(f.name, in, out, 2 * n);
 #ifdef HAVE_F16C_PATH
-        if (f16c)
+        if (f16c) {
+            /* the instruction must not care about MXCSR: with DAZ, FTZ and round toward
+             * zero set it must give the same bits as with the defaults */
+            unsigned csr = _mm_getcsr();
+            f16c_chunk(in, hw_modes, 2 * n);
+            _mm_setcsr(csr | 0x8040u | 0x6000u);
             f16c_chunk(in, hw, 2 * n);
+            _mm_setcsr(csr);
+            for (size_t i = 0; i < 2 * n; i++)
+                hw_modes_bad += hw[i] != hw_modes[i];
+        }
 #endif
         for (size_t i = 0; i < n; i++) {
             uint32_t want = reference(&f, (uint32_t)(base + i), &at);
@@ -180,9 +197,9 @@ int main(int argc, char **argv) {
     }
     double seconds = (double)(clock() - start) / CLOCKS_PER_SEC;
     printf("%s: %" PRIu64 " f32 inputs, %" PRIu64 " differ from the reference; F16C %s%" PRIu64
-           "; %.1f s\n", f.name, checked, bad, f16c ? "differs on " : "not checked, ",
-           f16c ? hw_bad : 0, seconds);
+           ", %" PRIu64 " change under DAZ+FTZ+RZ; %.1f s\n", f.name, checked, bad,
+           f16c ? "differs on " : "not checked, ", f16c ? hw_bad : 0, hw_modes_bad, seconds);
     free(f.value);
     free(f.bits);
-    return bad || hw_bad ? 1 : 0;
+    return bad || hw_bad || hw_modes_bad ? 1 : 0;
 }

@@ -158,10 +158,10 @@ def test_f8e4m3_tie_at_464_goes_to_448_without_trap():
     assert conv("from64", "f8e4m3", [f64_bits(464.0), f64_bits(464 - 2.0 ** -40)], 16) == [0x7E, 0x7E]
 
 
-@pytest.mark.parametrize("mode,fmt", [("array16", "f16"), ("array16b", "bf16")])
+@pytest.mark.parametrize("mode,fmt", [("array16", "f16"), ("array16i", "f16"), ("array16b", "bf16")])
 def test_bulk_arrays_against_model(mode, fmt):
-    """The bulk functions (vectorized) on every tie and neighbour, in an odd-length array
-    so the blocked loop's tail runs too."""
+    """The bulk functions (F16C where the CPU has it, the vectorized integer loops) on
+    every tie and neighbour, in an odd-length array so each loop's tail runs too."""
     words = with_negatives([w for t in ties(fmt) for w in around_f32(t)], 32) + SPECIALS32
     text = "".join(f"{w:08x}\n" for w in words)
     out = run([harness("float_conv"), mode], input=text, check=True).stdout.split()
