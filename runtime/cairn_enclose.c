@@ -212,7 +212,7 @@ struct job {
     int *row_scale, *col_scale;
     unsigned char *row_lossy, *col_lossy;
     wide *row_pos, *row_neg, *col_pos, *col_neg; /* sums of the positive/negative X */
-    wide *row_corr, *col_corr;                   /* what the bias added */
+    wide *row_corr, *col_corr;                   /* minus what the bias added */
     int signed_sums_a, signed_sums_b;            /* row_pos... needed (lossy opposite) */
     /* packed operands */
     uint64_t *packed; /* one block from the scratch cache: ap then bp */
@@ -362,7 +362,7 @@ static size_t assign_scales(const span *s, size_t count, int w, int *scale,
 /* ---- phase 3: pack ------------------------------------------------------------------------- */
 
 /* Packing works on NW words, NW a compile-time constant at each call: 2 when X + 2^w
- * fits 128 bits (the common case, kept in registers), PACK_WORDS otherwise. */
+ * fits 104 bits (the common case), PACK_WORDS otherwise. */
 enum { PACK_WORDS = 5 }; /* X + 2^w < 2^257 */
 
 /* |X| for X = floor(x 2^scale) in NW words (|X| < 2^w by the plan); returns whether X
@@ -432,25 +432,33 @@ typedef struct {
     wide pos, neg;
 } line_sums;
 
-/* Packs one element into `ndigits` digits at out[d * stride] and adds it to the sums. */
-INLINE void pack_element(uint64_t bits, const format *f, int scale, int w, int ndigits,
-                         int signed_sums, uint64_t *out, size_t stride, line_sums *sums,
-                         const int NW)
+/* Packs one element into ND digits at out[d * stride] and adds it to the sums. ND is
+ * a compile-time constant at each call; up to 2 digits (X + 2^w < 2^104) two words do. */
+INLINE void pack_element(uint64_t bits, const format *f, int scale, int w, int signed_sums,
+                         uint64_t *out, size_t stride, line_sums *sums, const int ND)
 {
+    const int NW = ND <= 2 ? 2 : PACK_WORDS;
     uint64_t x[PACK_WORDS];
     int neg = scaled_magnitude(bits, f, scale, x, NW);
     if (signed_sums)
         add_words(neg ? &sums->neg : &sums->pos, x, NW, neg);
     bias_words(x, neg, w, NW);
-    for (int d = 0; d < MAX_DIGITS && d < ndigits; d++) {
+    for (int d = 0; d < ND; d++) {
         uint64_t digit = pack_digit(x, d, NW);
         out[d * stride] = digit;
         sums->digit_sum[d] += digit;
     }
 }
 
-/* Words needed for X + 2^w. */
-static int pack_words(int w) { return w + 1 <= 128 ? 2 : PACK_WORDS; }
+/* Calls FN(..., ND) with ND = nd as a constant. */
+#define WITH_DIGITS(nd, FN, ...)                                                            \
+    switch (nd) {                                                                           \
+    case 1: FN(__VA_ARGS__, 1); break;                                                      \
+    case 2: FN(__VA_ARGS__, 2); break;                                                      \
+    case 3: FN(__VA_ARGS__, 3); break;                                                      \
+    case 4: FN(__VA_ARGS__, 4); break;                                                      \
+    default: FN(__VA_ARGS__, 5); break;                                                     \
+    }
 
 /* sum(X' 2^shift) from the digit sums. */
 static wide biased_sum(const line_sums *sums, int ndigits, int shift)
@@ -461,23 +469,23 @@ static wide biased_sum(const line_sums *sums, int ndigits, int shift)
     return total;
 }
 
-INLINE void pack_row(const job *J, size_t i, uint64_t *dst, line_sums *sums, const int NW)
+INLINE void pack_row(const job *J, size_t i, uint64_t *dst, line_sums *sums, const int ND)
 {
     for (size_t t = 0; t < J->k; t++)
         pack_element(load_bits(J->a, i * J->k + t, J->f), J->f, J->row_scale[i], J->wa,
-                     J->da, J->signed_sums_a, dst + t * (size_t)J->da, 1, sums, NW);
+                     J->signed_sums_a, dst + t * (size_t)ND, 1, sums, ND);
 }
 
 /* Row t of one block of B: TILE_COLS lanes, `lanes` of them real. */
 INLINE void pack_block_row(const job *J, size_t t, size_t j0, size_t lanes, uint64_t *row,
-                           line_sums *sums, const int NW)
+                           line_sums *sums, const int ND)
 {
     for (size_t lane = 0; lane < lanes; lane++)
         pack_element(load_bits(J->b, t * J->n + j0 + lane, J->f), J->f,
-                     J->col_scale[j0 + lane], J->wb, J->db, J->signed_sums_b, row + lane,
-                     TILE_COLS, &sums[lane], NW);
+                     J->col_scale[j0 + lane], J->wb, J->signed_sums_b, row + lane, TILE_COLS,
+                     &sums[lane], ND);
     for (size_t lane = lanes; lane < TILE_COLS; lane++) /* padding columns */
-        for (size_t e = 0; e < (size_t)J->db; e++)
+        for (int e = 0; e < ND; e++)
             row[e * TILE_COLS + lane] = 0;
 }
 
@@ -493,16 +501,14 @@ static void pack_rows(const job *J, size_t begin, size_t end)
         }
         line_sums sums;
         memset(&sums, 0, sizeof sums);
-        if (pack_words(J->wa) == 2)
-            pack_row(J, i, dst, &sums, 2);
-        else
-            pack_row(J, i, dst, &sums, PACK_WORDS);
+        WITH_DIGITS(J->da, pack_row, J, i, dst, &sums)
         J->row_pos[i] = sums.pos;
         J->row_neg[i] = sums.neg;
-        J->row_corr[i] = biased_sum(&sums, J->da, J->wb);
-        wide bias = {{0}};
+        wide corr = biased_sum(&sums, J->da, J->wb), bias = {{0}};
         wide_add_u128(&bias, J->k, J->wa + J->wb);
-        wide_sub(&J->row_corr[i], &bias);
+        wide_sub(&corr, &bias);
+        wide_neg(&corr);
+        J->row_corr[i] = corr;
     }
 }
 
@@ -516,15 +522,13 @@ static void pack_col_blocks(const job *J, size_t begin, size_t end)
         memset(sums, 0, sizeof sums);
         for (size_t t = 0; t < J->k; t++) {
             uint64_t *row = dst + t * ds * TILE_COLS;
-            if (pack_words(J->wb) == 2)
-                pack_block_row(J, t, j0, lanes, row, sums, 2);
-            else
-                pack_block_row(J, t, j0, lanes, row, sums, PACK_WORDS);
+            WITH_DIGITS(J->db, pack_block_row, J, t, j0, lanes, row, sums)
         }
         for (size_t lane = 0; lane < lanes; lane++) {
             J->col_pos[j0 + lane] = sums[lane].pos;
             J->col_neg[j0 + lane] = sums[lane].neg;
             J->col_corr[j0 + lane] = biased_sum(&sums[lane], J->db, J->wa);
+            wide_neg(&J->col_corr[j0 + lane]);
         }
     }
 }
@@ -662,60 +666,74 @@ static int use_ifma(void)
 
 /* ---- the outward rounding ------------------------------------------------------------------ */
 
-/* v * 2^-e rounded to the format: up (toward +inf) or down, overflowing as directed
- * rounding requires. Exact zero gives +0. */
-static uint64_t round_directed(wide v, int e, int up, const format *f)
+/* v 2^-e rounded toward zero into the format, and down and up from there. For a
+ * positive finite value the next representable value away from zero has the next bit
+ * pattern (across the subnormal/normal boundary and from the largest finite value to
+ * infinity alike), so outward rounding is the truncation plus one where inexact. */
+typedef struct { uint64_t down, up; } bracket_bits;
+
+static bracket_bits round_outward(wide v, int e, const format *f)
 {
     int neg = wide_is_negative(&v);
     if (neg)
         wide_neg(&v);
     int nb = wide_bit_length(&v);
     if (nb == 0)
-        return 0;
-    int away = neg ? !up : up; /* round the magnitude up? */
-    uint64_t sign = (uint64_t)neg << (f->size * 8 - 1);
+        return (bracket_bits){0, 0}; /* exact zero: +0 both ways */
+    uint64_t trunc;
+    int inexact;
     long exp = (long)nb - 1 - e; /* binade of the top bit */
     if (exp > f->emax) {
-        uint64_t inf = (uint64_t)(2 * f->bias + 1) << (f->prec - 1);
-        return sign | (away ? inf : inf - 1);
-    }
-    long shift = (exp > f->emin ? exp : f->emin) - f->prec + 1 + e; /* bits dropped */
-    uint64_t mant;
-    int inexact;
-    if (shift <= 0) {
-        mant = v.w[0] << -shift; /* nb <= prec: one word, exact */
-        inexact = 0;
+        trunc = ((uint64_t)(2 * f->bias + 1) << (f->prec - 1)) - 1; /* largest finite */
+        inexact = 1;
     } else {
-        mant = shift >= nb ? 0 : wide_bits(&v, (int)shift, f->prec);
-        inexact = wide_low_nonzero(&v, shift > INT_MAX ? INT_MAX : (int)shift);
+        long shift = (exp > f->emin ? exp : f->emin) - f->prec + 1 + e; /* bits dropped */
+        uint64_t mant;
+        if (shift <= 0) {
+            mant = v.w[0] << -shift; /* nb <= prec: one word, exact */
+            inexact = 0;
+        } else {
+            mant = shift >= nb ? 0 : wide_bits(&v, (int)shift, f->prec);
+            inexact = wide_low_nonzero(&v, shift > INT_MAX ? INT_MAX : (int)shift);
+        }
+        /* normal: the implicit bit of mant carries into the exponent field */
+        trunc = exp >= f->emin ? ((uint64_t)(exp + f->bias - 1) << (f->prec - 1)) + mant
+                               : mant;
     }
-    mant += (uint64_t)(inexact && away);
-    if (exp >= f->emin) /* the implicit bit carries into the exponent field */
-        return sign | (((uint64_t)(exp + f->bias - 1) << (f->prec - 1)) + mant);
-    return sign | mant; /* subnormal; a carry to 2^(prec-1) is the least normal */
+    uint64_t away = trunc + (uint64_t)inexact;
+    if (!neg)
+        return (bracket_bits){trunc, away};
+    uint64_t sign = UINT64_C(1) << (f->size * 8 - 1);
+    return (bracket_bits){sign | away, sign | trunc};
 }
 
 /* The bracket of output (i, j) from its biased sum, into lo and hi. */
 static void finish_output(const job *J, size_t i, size_t j, const wide *biased)
 {
-    wide s = *biased;
-    wide_sub(&s, &J->row_corr[i]);
-    wide_sub(&s, &J->col_corr[j]);
-    wide lower = s, upper = s;
-    /* a 2^e = X + dA, b 2^f = Y + dB with dA, dB in [0, 1) where lossy */
-    if (J->col_lossy[j]) { /* X dB lies between min(X, 0) and max(X, 0) */
-        wide_add(&lower, &J->row_neg[i]);
-        wide_add(&upper, &J->row_pos[i]);
-    }
-    if (J->row_lossy[i]) {
-        wide_add(&lower, &J->col_neg[j]);
-        wide_add(&upper, &J->col_pos[j]);
-    }
-    if (J->row_lossy[i] && J->col_lossy[j])
-        wide_add_u128(&upper, J->k, 0); /* dA dB < 1 per step */
+    wide s = *biased; /* row_corr and col_corr are stored negated */
+    wide_add(&s, &J->row_corr[i]);
+    wide_add(&s, &J->col_corr[j]);
     int e = J->row_scale[i] + J->col_scale[j];
-    store_bits(J->lo, i * J->n + j, round_directed(lower, e, 0, J->f), J->f);
-    store_bits(J->hi, i * J->n + j, round_directed(upper, e, 1, J->f), J->f);
+    bracket_bits out;
+    if (!J->row_lossy[i] && !J->col_lossy[j]) {
+        out = round_outward(s, e, J->f);
+    } else { /* a 2^e = X + dA, b 2^f = Y + dB with dA, dB in [0, 1) where lossy */
+        wide lower = s, upper = s;
+        if (J->col_lossy[j]) { /* X dB lies between min(X, 0) and max(X, 0) */
+            wide_add(&lower, &J->row_neg[i]);
+            wide_add(&upper, &J->row_pos[i]);
+        }
+        if (J->row_lossy[i]) {
+            wide_add(&lower, &J->col_neg[j]);
+            wide_add(&upper, &J->col_pos[j]);
+        }
+        if (J->row_lossy[i] && J->col_lossy[j])
+            wide_add_u128(&upper, J->k, 0); /* dA dB < 1 per step */
+        out.down = round_outward(lower, e, J->f).down;
+        out.up = round_outward(upper, e, J->f).up;
+    }
+    store_bits(J->lo, i * J->n + j, out.down, J->f);
+    store_bits(J->hi, i * J->n + j, out.up, J->f);
 }
 
 /* One task: GROUP row tiles against one block of 8 columns, K block by K block. */

@@ -1,9 +1,9 @@
 /* bench_enclose.c: the exact bracket GEMM against plain f64 GEMMs, and its width against
  * an interval GEMM, in one run on the same cores.
  *
- *   bench_enclose [M N K [REPS]]     default 256 1024 256... i.e. 256x1024x256, 5 reps
+ *   bench_enclose [M N K [REPS]]     default M=256 N=256 K=1024 (256x1024x256), 10 reps
  *
- * Rate: best-of-REPS wall time of cairn_enclose_f64 at M x K times K x N, against
+ * Rate: best-of-REPS wall time (the three interleaved) of cairn_enclose_f64 at M x K times K x N, against
  * OpenBLAS dgemm (set to the pool's width) and a naive triple loop run on the pool.
  * Width: for random normal operands at several K, the bracket width in representable
  * steps (max and mean over outputs) of cairn_enclose_f64 and of the interval GEMM that
@@ -61,32 +61,41 @@ static void naive_rows(void *ctx, size_t begin, size_t end, unsigned worker)
     }
 }
 
-typedef enum { RUN_ENCLOSE, RUN_BLAS, RUN_NAIVE } which;
+typedef enum { RUN_ENCLOSE, RUN_BLAS, RUN_NAIVE, RUNS } which;
 
-static double best_time(which w, int reps, size_t m, size_t n, size_t k, const double *a,
-                        const double *b, double *lo, double *hi)
+static void run_once(which w, size_t m, size_t n, size_t k, const double *a, const double *b,
+                     double *lo, double *hi)
 {
-    double best = 1e30;
-    for (int r = 0; r < reps; r++) {
-        double t0 = now();
-        if (w == RUN_ENCLOSE) {
-            int rc = cairn_enclose_f64(m, n, k, a, b, lo, hi, NULL);
-            if (rc) {
-                fprintf(stderr, "bench_enclose: %s\n", cairn_enclose_strerror(rc));
-                exit(1);
-            }
-        } else if (w == RUN_BLAS) {
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k,
-                        1.0, a, (int)k, b, (int)n, 0.0, lo, (int)n);
-        } else {
-            naive_job J = {m, n, k, a, b, lo};
-            cairn_pool_run(m, 1, naive_rows, &J);
+    if (w == RUN_ENCLOSE) {
+        int rc = cairn_enclose_f64(m, n, k, a, b, lo, hi, NULL);
+        if (rc) {
+            fprintf(stderr, "bench_enclose: %s\n", cairn_enclose_strerror(rc));
+            exit(1);
         }
-        double t = now() - t0;
-        if (t < best)
-            best = t;
+    } else if (w == RUN_BLAS) {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a,
+                    (int)k, b, (int)n, 0.0, lo, (int)n);
+    } else {
+        naive_job J = {m, n, k, a, b, lo};
+        cairn_pool_run(m, 1, naive_rows, &J);
     }
-    return best;
+}
+
+/* Best-of-reps times, the three contenders interleaved so that a busy spell on a
+ * shared machine hits them alike. */
+static void best_times(int reps, size_t m, size_t n, size_t k, const double *a,
+                       const double *b, double *lo, double *hi, double best[RUNS])
+{
+    for (int w = 0; w < RUNS; w++)
+        best[w] = 1e30;
+    for (int r = 0; r < reps; r++)
+        for (int w = 0; w < RUNS; w++) {
+            double t0 = now();
+            run_once((which)w, m, n, k, a, b, lo, hi);
+            double t = now() - t0;
+            if (t < best[w])
+                best[w] = t;
+        }
 }
 
 /* Steps between two finite-or-infinite doubles, through their ordered bit patterns. */
@@ -158,7 +167,7 @@ static void width_table(void)
 int main(int argc, char **argv)
 {
     size_t m = 256, n = 256, k = 1024;
-    int reps = 5;
+    int reps = 10;
     if (argc >= 4) {
         m = strtoul(argv[1], NULL, 10);
         n = strtoul(argv[2], NULL, 10);
@@ -180,9 +189,9 @@ int main(int argc, char **argv)
     fill_normal(b, k * n);
     cairn_enclose_info info;
     cairn_enclose_f64(m, n, k, a, b, lo, hi, &info);
-    double te = best_time(RUN_ENCLOSE, reps, m, n, k, a, b, lo, hi);
-    double tb = best_time(RUN_BLAS, reps, m, n, k, a, b, lo, hi);
-    double tn = best_time(RUN_NAIVE, reps, m, n, k, a, b, lo, hi);
+    double best[RUNS];
+    best_times(reps, m, n, k, a, b, lo, hi, best);
+    double te = best[RUN_ENCLOSE], tb = best[RUN_BLAS], tn = best[RUN_NAIVE];
     double flops = 2.0 * (double)m * (double)n * (double)k;
     printf("bracket GEMM %zux%zux%zu f64 on %u threads (kernel %s, bits %d+%d, tight %d)\n",
            m, k, n, width, info.kernel, info.bits_a, info.bits_b, info.tight);
