@@ -67,20 +67,21 @@ def _round_positive(x, width, up):
     return field << (prec - 1) | (m & ((1 << (prec - 1)) - 1))
 
 
-def floor_bits(x, width):
+def directed_bits(x, width, up):
+    """Bits of the least format value >= x (up) or the largest <= x; +0 for zero."""
     if x == 0:
         return 0
     if x > 0:
-        return _round_positive(x, width, False)
-    return SIGN[width] | _round_positive(-x, width, True)
+        return _round_positive(x, width, up)
+    return SIGN[width] | _round_positive(-x, width, not up)
+
+
+def floor_bits(x, width):
+    return directed_bits(x, width, False)
 
 
 def ceil_bits(x, width):
-    if x == 0:
-        return 0
-    if x > 0:
-        return _round_positive(x, width, True)
-    return SIGN[width] | _round_positive(-x, width, False)
+    return directed_bits(x, width, True)
 
 
 def exact_product(a, b, m, n, k, width):
