@@ -31,6 +31,8 @@ typedef struct {
 
 Db *db_open(const char *path, Err *e);
 void db_close(Db *db);
+/* 1: acknowledged commits survive power loss (fsync); 0: they survive kill -9 only. */
+void db_set_sync(Db *db, int full);
 void agent_free(Agent *a);
 void job_free(Job *j);
 

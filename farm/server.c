@@ -255,7 +255,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
 static int load_config(const char *path, FarmConfig *c, Err *e)
 {
     *c = (FarmConfig){.max_body_bytes = 64L << 20, .lease_seconds = 60, .max_attempts = 3,
-                      .claim_wait_max_seconds = 30};
+                      .claim_wait_max_seconds = 30, .sync_full = 1};
     snprintf(c->listen, sizeof c->listen, "127.0.0.1:8470");
     if (!path)
         return err_set(e, "--config FILE is required (it holds the tokens; see configs/farm.json)");
@@ -263,7 +263,7 @@ static int load_config(const char *path, FarmConfig *c, Err *e)
     if (!j)
         return -1;
     const char *listen = json_str(j, "listen"), *enrol = json_str(j, "enrol_token");
-    const char *admin = json_str(j, "admin_token");
+    const char *admin = json_str(j, "admin_token"), *sync = json_str(j, "sync");
     if (listen)
         snprintf(c->listen, sizeof c->listen, "%s", listen);
     snprintf(c->enrol_token, sizeof c->enrol_token, "%s", enrol ? enrol : "");
@@ -273,7 +273,11 @@ static int load_config(const char *path, FarmConfig *c, Err *e)
     c->max_attempts = (int)json_num(j, "max_attempts", c->max_attempts);
     c->claim_wait_max_seconds = json_num(j, "claim_wait_max_seconds",
                                          c->claim_wait_max_seconds);
+    int bad_sync = sync && strcmp(sync, "full") != 0 && strcmp(sync, "process") != 0;
+    c->sync_full = !sync || !strcmp(sync, "full");
     cJSON_Delete(j);
+    if (bad_sync)
+        return err_set(e, "%s: \"sync\" must be \"full\" or \"process\"", path);
     if (strlen(c->enrol_token) < 16 || strlen(c->admin_token) < 16)
         return err_set(e, "%s: enrol_token and admin_token must be at least 16 characters", path);
     if (c->lease_seconds <= 0 || c->max_attempts < 1 || c->max_body_bytes < 1024)
@@ -318,7 +322,9 @@ static const char SERVE_HELP[] =
     "evidence store, all kept in DIR (farm.db, blobs/, evidence/, tmp/). FILE is JSON:\n"
     "  {\"listen\": \"127.0.0.1:8470\", \"enrol_token\": \"...\", \"admin_token\": \"...\",\n"
     "   \"max_body_bytes\": 67108864, \"lease_seconds\": 60, \"max_attempts\": 3,\n"
-    "   \"claim_wait_max_seconds\": 30}\n"
+    "   \"claim_wait_max_seconds\": 30, \"sync\": \"full\"}\n"
+    "sync \"full\" fsyncs every acknowledged bundle (it survives power loss); \"process\"\n"
+    "only guarantees survival of the coordinator's own crash (kill -9), and is faster.\n"
     "Port 0 picks a free port. Once listening it writes DIR/serve.json ({\"url\", \"pid\"}).\n"
     "SIGINT or SIGTERM stops it; kill -9 loses nothing acknowledged.\n";
 
@@ -350,6 +356,8 @@ static int open_state(Server *s, Err *e)
         return -1;
     snprintf(path, sizeof path, "%s/farm.db", s->state);
     s->db = db_open(path, e);
+    if (s->db)
+        db_set_sync(s->db, s->cfg.sync_full);
     return s->db && store_reconcile(s, e) == 0 ? 0 : -1;
 }
 

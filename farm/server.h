@@ -18,6 +18,7 @@ typedef struct {
     double lease_seconds;
     int max_attempts;
     double claim_wait_max_seconds;
+    int sync_full;            /* "sync": "full" (default) fsyncs evidence; "process" does not */
 } FarmConfig;
 
 #define MAX_FILING 256
