@@ -17,7 +17,8 @@
 #define COMMANDS_BACKEND(COMMAND) \
     COMMAND(build,   "build a program for the host, with its receipt OUT.receipt.json") \
     COMMAND(run,     "build into the cache and run; --observe LOG records observations")
-#define COMMANDS_GRAD(COMMAND)
+#define COMMANDS_GRAD(COMMAND) \
+    COMMAND(expand,  "print the program with every derived function written out")
 
 #define DECLARE_COMMAND(name, summary) \
     int cmd_##name(int argc, char **argv); \

@@ -1,0 +1,110 @@
+/* grad.h: derive grad, reverse mode, source to source (docs/gradients.md).
+ *
+ * For `derive grad[...] for f;` the checker calls cairn_derive_grad (frontend.h) once f
+ * has checked. It builds f_grad as an ordinary function of fresh, unchecked nodes and
+ * appends it to the program; the checker then checks it like any other, and lowering
+ * and `cairn expand` see nothing special about it.
+ *
+ *   grad.c        the entry point: target and list (E-GRAD), the signature of f_grad,
+ *                 and the walk that copies f and puts a backward sweep at each return
+ *   grad_sweep.c  the backward sweep: statements in reverse, expressions' adjoints
+ *                 (E-GRAD-FORM, E-GRAD-CALL, E-GRAD-RACE)
+ *   grad_ast.c    fresh nodes, deep copies, growing statement lists, fresh names
+ *
+ * No tape: each return recomputes what its sweep needs (the lets on its path are in
+ * scope; a loop's or region's backward twin recomputes its body's lets).
+ */
+#ifndef CAIRN_GRAD_H
+#define CAIRN_GRAD_H
+
+#include <stdbool.h>
+
+#include "ast.h"
+#include "diag.h"
+
+/* A growing list of statements (malloc'ed; moved into the arena by stmts_block). */
+typedef struct StmtList {
+    Stmt **v;
+    int n, cap;
+} StmtList;
+
+/* A value that carries an adjoint: a differentiated parameter, an active let, or a sum
+ * (a float let mut one loop adds into). `adj` names where its adjoint is added. */
+typedef struct Active {
+    const Symbol *sym;
+    const char *adj;
+    const void *region;     /* the parallel region whose body declares it, or NULL */
+} Active;
+
+typedef struct Grad {
+    Program *prog;
+    Arena *arena;
+    Diags *diags;
+    Item *derive;           /* the `derive grad` item */
+    Item *fn;               /* f */
+    bool has_seed;          /* f returns f32 or f64 */
+    const char *seed;       /* name of the seed parameter */
+    const char *result;     /* name of the let holding f's result at a return */
+    bool *wrt;              /* per parameter of f: differentiated */
+    const char **d_param;   /* per parameter: its adjoint (d_x) or d_out name, or NULL */
+    bool *writes;           /* per parameter: a float view f writes */
+    Active *act;            /* what carries an adjoint */
+    int nact, capact;
+    const char **names;     /* every name in use in f_grad (for fresh names) */
+    int nnames, capnames;
+    /* while sweeping a region: its statement and binder; adjoints declared outside it
+     * may not be added into by a lane (E-GRAD-RACE). */
+    const void *region;     /* a STMT_PARALLEL or a reduce + parallel */
+    const Symbol *lane;
+    bool failed;
+} Grad;
+
+/* grad_ast.c */
+void   stmts_push(StmtList *l, Stmt *s);
+void   stmts_append(StmtList *l, const StmtList *more);
+Block *stmts_block(Grad *g, StmtList *l, Span span);   /* frees l's array */
+Expr  *g_name(Grad *g, const char *name, Span sp);
+Expr  *g_float(Grad *g, const char *text, Span sp);
+Expr  *g_binary(Grad *g, BinaryOp op, Expr *lhs, Expr *rhs);
+Expr  *g_neg(Grad *g, Expr *x);
+Expr  *g_index(Grad *g, Expr *base, Expr *index);
+Expr  *g_convert(Grad *g, const Type *to, Expr *x);
+Stmt  *g_let(Grad *g, const char *name, bool mut, const Type *declared, Expr *init);
+Stmt  *g_assign(Grad *g, AssignOp op, Expr *target, Expr *value);
+Stmt  *g_expr_stmt(Grad *g, Expr *e);
+Stmt  *g_return(Grad *g, Expr *value, Span sp);
+Expr  *clone_expr(Grad *g, const Expr *e);
+Stmt  *clone_stmt(Grad *g, const Stmt *s);
+Block *clone_block(Grad *g, const Block *b);
+const Type *clone_type(Grad *g, const Type *t);
+void   names_use(Grad *g, const char *name);
+const char *fresh_name(Grad *g, const char *base);
+void   names_collect_fn(Grad *g, const Item *fn);
+
+/* grad_sweep.c */
+/* The backward sweep of a path (the statements before a return, outermost first) with
+ * f's result adjoint: appends to out. ret is the returned expression or NULL. */
+void   sweep_path(Grad *g, Stmt *const *path, int npath, const Expr *ret, StmtList *out);
+
+/* grad_forms.c */
+/* Marks the float views f writes (g->writes). */
+void   grad_find_writes(Grad *g);
+/* Finds what carries an adjoint in f's body and refuses the statements derive grad
+ * cannot differentiate. */
+void   find_active(Grad *g);
+const Active *active_of(const Grad *g, const Symbol *sym);
+bool   expr_active(const Grad *g, const Expr *e);
+/* The term a statement adds into the sum sym (s += e, s = s + e, ...), or NULL. */
+const Expr *sum_term(const Stmt *s, const Symbol *sym);
+void   grad_refuse(Grad *g, Span sp, Code code, const char *help, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* grad.c: which parameters of fn a derive item differentiates (mask of nparams). Reports
+ * E-GRAD to d when d is not NULL. */
+bool   grad_wrt(Item *fn, const Item *derive, bool *mask, Diags *d);
+/* The derive item targeting fn, or NULL. */
+const Item *grad_derive_of(const Program *p, const Item *fn);
+bool   param_is_float_view(const Param *p, Access acc);
+bool   param_is_float_scalar(const Param *p);
+
+#endif

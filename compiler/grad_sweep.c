@@ -1,0 +1,400 @@
+/* grad_sweep.c: the backward sweep, as CAIRN statements.
+ *
+ * backprop(e, a) writes statements that add a times the derivative of e into the
+ * adjoints of what e reads (x[i] -> d_x[i] += ...; an active let v -> d_v += ...). The
+ * statements of a path are swept in reverse, so an adjoint is complete before it is
+ * propagated. A loop's backward twin is a loop over the same range whose body recomputes
+ * the forward body's lets (and the sums it needs) and sweeps the body back; a region's
+ * twin is a region, in which a lane may add only into adjoints of its own lets and into
+ * element [i] of a view's adjoint (E-GRAD-RACE otherwise).
+ */
+#include "grad.h"
+
+#include "frontend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void backprop(Grad *g, const Expr *e, Expr *adj, StmtList *out);
+static void sweep_stmts(Grad *g, Stmt *const *v, int n, StmtList *out);
+
+/* An adjoint expression that may be copied rather than bound to a let. */
+static bool simple(const Expr *a) {
+    if (a->kind == EXPR_UNARY && a->u.unary.op == UN_NEG) a = a->u.unary.operand;
+    if (a->kind == EXPR_NAME || a->kind == EXPR_FLOAT) return true;
+    return a->kind == EXPR_INDEX && a->u.index.base->kind == EXPR_NAME &&
+           (a->u.index.index->kind == EXPR_NAME || a->u.index.index->kind == EXPR_INT);
+}
+
+/* adj, bound to a fresh let first when it is used more than once and is not simple. */
+static Expr *share(Grad *g, Expr *adj, int uses, StmtList *out) {
+    if (uses < 2 || simple(adj)) return adj;
+    const char *t = fresh_name(g, "dt");
+    stmts_push(out, g_let(g, t, false, NULL, adj));
+    return g_name(g, t, adj->span);
+}
+
+/* target += adj, or target -= a for adj = -a. */
+static void add_into(Grad *g, Expr *target, Expr *adj, StmtList *out) {
+    if (adj->kind == EXPR_UNARY && adj->u.unary.op == UN_NEG)
+        stmts_push(out, g_assign(g, ASSIGN_SUB, target, adj->u.unary.operand));
+    else
+        stmts_push(out, g_assign(g, ASSIGN_ADD, target, adj));
+}
+
+static void backprop_name(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
+    const Active *a = active_of(g, e->u.name.sym);
+    if (g->region && a->region != g->region) {
+        grad_refuse(g, e->span, E_GRAD_RACE,
+                    "read inputs at [i] in the region (pass a value every lane needs as a "
+                    "view), or differentiate a sequential loop",
+                    "every lane reads %s, so every lane would add into %s", e->u.name.name, a->adj);
+        return;
+    }
+    add_into(g, g_name(g, a->adj, e->span), adj, out);
+}
+
+static void backprop_index(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
+    const Expr *base = e->u.index.base, *idx = e->u.index.index;
+    const Active *a = base->kind == EXPR_NAME ? active_of(g, base->u.name.sym) : NULL;
+    if (!a) {
+        grad_refuse(g, e->span, E_GRAD_FORM, "index a view parameter",
+                    "this element read is not differentiated");
+        return;
+    }
+    if (g->region && (idx->kind != EXPR_NAME || idx->u.name.sym != g->lane)) {
+        char *text = cairn_print_expr(e);
+        grad_refuse(g, idx->span, E_GRAD_RACE,
+                    "read x at [i] in the region, or differentiate a sequential loop",
+                    "the adjoint of %s adds into %s at another lane's element",
+                    text ? text : base->u.name.name, a->adj);
+        free(text);
+        return;
+    }
+    add_into(g, g_index(g, g_name(g, a->adj, base->span), clone_expr(g, idx)), adj, out);
+}
+
+static void backprop_binary(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
+    const Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
+    bool la = expr_active(g, l), ra = expr_active(g, r);
+    adj = share(g, adj, la + ra, out);
+    Expr *adj2 = la && ra ? clone_expr(g, adj) : adj;
+    switch (e->u.binary.op) {
+    case BIN_ADD: backprop(g, l, adj, out); backprop(g, r, adj2, out); return;
+    case BIN_SUB: backprop(g, l, adj, out); backprop(g, r, g_neg(g, adj2), out); return;
+    case BIN_MUL:
+        if (la) backprop(g, l, g_binary(g, BIN_MUL, adj, clone_expr(g, r)), out);
+        if (ra) backprop(g, r, g_binary(g, BIN_MUL, clone_expr(g, l), adj2), out);
+        return;
+    case BIN_DIV:   /* d(l/r) = dl / r - dr * (l / r) / r */
+        if (la) backprop(g, l, g_binary(g, BIN_DIV, adj, clone_expr(g, r)), out);
+        if (ra) {
+            Expr *q = g_binary(g, BIN_DIV, clone_expr(g, l), clone_expr(g, r));
+            Expr *d = g_binary(g, BIN_DIV, g_binary(g, BIN_MUL, adj2, q), clone_expr(g, r));
+            backprop(g, r, g_neg(g, d), out);
+        }
+        return;
+    default:
+        grad_refuse(g, e->span, E_GRAD_FORM, "write it with + - * / and the forms of docs/gradients.md",
+                    "%s on floats is not differentiated", binary_op_text(e->u.binary.op));
+    }
+}
+
+/* |x|: derivative -1 below zero, 1 at zero and above. */
+static void backprop_abs(Grad *g, const Expr *x, Expr *adj, StmtList *out) {
+    adj = share(g, adj, 2, out);
+    StmtList neg = {0}, pos = {0};
+    backprop(g, x, g_neg(g, adj), &neg);
+    backprop(g, x, clone_expr(g, adj), &pos);
+    Stmt *s = ast_new_stmt(g->arena, STMT_IF, x->span);
+    s->u.if_.cond = g_binary(g, BIN_LT, clone_expr(g, x), g_float(g, "0.0", x->span));
+    s->u.if_.then = stmts_block(g, &neg, x->span);
+    Stmt *els = ast_new_stmt(g->arena, STMT_BLOCK, x->span);
+    els->u.block = stmts_block(g, &pos, x->span);
+    s->u.if_.els = els;
+    stmts_push(out, s);
+}
+
+static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out);
+
+static void backprop_builtin(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
+    const Expr *x = e->u.call.nargs ? e->u.call.args[0] : NULL;
+    switch (e->u.call.builtin) {
+    case BI_SQRT:   /* d sqrt(x) = dx / (2 sqrt(x)) */
+        backprop(g, x, g_binary(g, BIN_DIV, adj, g_binary(g, BIN_MUL, g_float(g, "2.0", e->span),
+                                                          clone_expr(g, e))), out);
+        return;
+    case BI_ABS: backprop_abs(g, x, adj, out); return;
+    case BI_FLOOR: case BI_CEIL: case BI_TRUNC: return;    /* derivative 0 */
+    case BI_MATH_EXP: backprop(g, x, g_binary(g, BIN_MUL, adj, clone_expr(g, e)), out); return;
+    case BI_MATH_LOG: backprop(g, x, g_binary(g, BIN_DIV, adj, clone_expr(g, x)), out); return;
+    case BI_NONE: backprop_call(g, e, adj, out); return;
+    default:
+        grad_refuse(g, e->span, E_GRAD_FORM,
+                    "derive grad differentiates sqrt, abs, floor, ceil, trunc, std.math.exp and "
+                    "std.math.log; write the function from those, or as a function with "
+                    "a derived gradient of its own",
+                    "%s is not differentiated", builtin_name(e->u.call.builtin));
+    }
+}
+
+static void backprop_convert(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
+    const Expr *x = e->u.convert.arg;
+    if (!x->type || !type_is_compute_float(x->type)) {
+        grad_refuse(g, e->span, E_GRAD_FORM,
+                    "convert between f32 and f64 only where a value is differentiated",
+                    "this conversion is not differentiated");
+        return;
+    }
+    if (x->type->kind != e->type->kind) adj = g_convert(g, x->type, adj);
+    backprop(g, x, adj, out);
+}
+
+/* reduce + for/parallel i in n yield t: the adjoint of every term is the sum's. */
+static void backprop_reduce(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
+    if (e->u.reduce.op != RED_ADD || e->u.reduce.scan || e->u.reduce.mode == MODE_WARP) {
+        grad_refuse(g, e->span, E_GRAD_FORM,
+                    "differentiate a sum: reduce + for or reduce + parallel",
+                    "%s %s %s is not differentiated", e->u.reduce.scan ? "scan" : "reduce",
+                    reduce_op_text(e->u.reduce.op), reduce_mode_text(e->u.reduce.mode));
+        return;
+    }
+    bool parallel = e->u.reduce.mode == MODE_PARALLEL;
+    if (!simple(adj) || (parallel && adj->kind != EXPR_NAME)) {
+        const char *t = fresh_name(g, "dt");
+        stmts_push(out, g_let(g, t, false, NULL, adj));
+        adj = g_name(g, t, adj->span);
+    }
+    const void *saved_region = g->region;
+    const Symbol *saved_lane = g->lane;
+    if (parallel) { g->region = e; g->lane = e->u.reduce.var_sym; }
+    StmtList body = {0};
+    backprop(g, e->u.reduce.body, adj, &body);
+    g->region = saved_region;
+    g->lane = saved_lane;
+    Stmt *s = ast_new_stmt(g->arena, parallel ? STMT_PARALLEL : STMT_FOR, e->span);
+    Binder b = { .var = e->u.reduce.var ? e->u.reduce.var : "_", .var_span = e->u.reduce.var_span,
+                 .lo = clone_expr(g, e->u.reduce.lo), .count = clone_expr(g, e->u.reduce.count) };
+    Block *blk = stmts_block(g, &body, e->span);
+    if (parallel) { s->u.parallel.b = b; s->u.parallel.body = blk; }
+    else { s->u.for_.b = b; s->u.for_.body = blk; }
+    stmts_push(out, s);
+}
+
+static void backprop(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
+    if (g->failed || !expr_active(g, e)) return;
+    switch (e->kind) {
+    case EXPR_NAME: backprop_name(g, e, adj, out); return;
+    case EXPR_INDEX: backprop_index(g, e, adj, out); return;
+    case EXPR_UNARY:
+        if (e->u.unary.op == UN_NEG) { backprop(g, e->u.unary.operand, g_neg(g, adj), out); return; }
+        break;
+    case EXPR_BINARY: backprop_binary(g, e, adj, out); return;
+    case EXPR_CALL: backprop_builtin(g, e, adj, out); return;
+    case EXPR_CONVERT: backprop_convert(g, e, adj, out); return;
+    case EXPR_REDUCE: backprop_reduce(g, e, adj, out); return;
+    default: break;
+    }
+    grad_refuse(g, e->span, E_GRAD_FORM, "write it with the forms of docs/gradients.md",
+                "this expression is not differentiated");
+}
+
+/* ---- calls of functions with a derived gradient ---- */
+
+/* The adjoint argument for parameter p of the callee, bound to arg; after the call,
+ * `after` propagates it into arg's own adjoint. */
+static Expr *call_adjoint(Grad *g, const Expr *call, const Param *p, const Expr *arg,
+                          StmtList *out, StmtList *after) {
+    bool active = expr_active(g, arg);
+    const Type *t = p->type;
+    if (t->kind == TY_VIEW && t->u.view.extent) {
+        if (active && arg->kind == EXPR_NAME && !g->region)
+            return g_name(g, active_of(g, arg->u.name.sym)->adj, arg->span);
+        if (active || g->region) {
+            grad_refuse(g, arg->span, active ? E_GRAD_RACE : E_GRAD_FORM,
+                        "call it outside the region, from a sequential loop",
+                        "a call in a region adds into the whole adjoint of %s", p->name);
+            return NULL;
+        }
+        const char *tmp = fresh_name(g, "d_unused");
+        Stmt *buf = ast_new_stmt(g->arena, STMT_BUFFER, call->span);
+        buf->u.alloc.name = tmp;
+        buf->u.alloc.name_span = call->span;
+        buf->u.alloc.elem = t->u.view.elem;
+        buf->u.alloc.count = clone_expr(g, arg->type->u.view.extent);
+        buf->u.alloc.place = arg->type->u.view.place;
+        buf->u.alloc.init = ast_new_expr(g->arena, EXPR_ZEROED, call->span);
+        stmts_push(out, buf);
+        return g_name(g, tmp, arg->span);
+    }
+    const char *tmp = fresh_name(g, active ? "d_arg" : "d_unused");
+    stmts_push(out, g_let(g, tmp, true, t, g_float(g, "0.0", arg->span)));
+    if (active) backprop(g, arg, g_name(g, tmp, arg->span), after);
+    return g_name(g, tmp, arg->span);
+}
+
+static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
+    Item *callee = e->u.call.fn;
+    const Item *d = callee ? grad_derive_of(g->prog, callee) : NULL;
+    const char *name = callee ? callee->name : "this function";
+    int n = callee ? callee->u.fn.nparams : 0;
+    if (!d) {
+        char *help = arena_printf(g->arena, "add `derive grad for %s;`", name);
+        grad_refuse(g, e->span, E_GRAD_CALL, help, "%s has no derived gradient", name);
+        return;
+    }
+    bool *mask = calloc((size_t)n + 1, sizeof *mask);
+    Expr **args = arena_alloc(g->arena, sizeof(Expr *) * (size_t)(2 * n + 1));
+    int nargs = 0;
+    StmtList after = {0};
+    if (!grad_wrt(callee, d, mask, NULL))
+        grad_refuse(g, e->span, E_GRAD_CALL, "fix the derive grad for it",
+                    "the derive grad for %s is refused", name);
+    for (int i = 0; i < n && !g->failed; i++) {
+        const Param *p = callee->u.fn.params[i];
+        if (param_is_float_view(p, ACCESS_RW))
+            grad_refuse(g, e->u.call.args[i]->span, E_GRAD_FORM,
+                        "call only functions that return their value",
+                        "%s writes the view %s", name, p->name);
+        else if (!mask[i] && expr_active(g, e->u.call.args[i]))
+            grad_refuse(g, e->u.call.args[i]->span, E_GRAD_CALL,
+                        arena_printf(g->arena, "derive grad for %s without a list, or name %s in it",
+                                     name, p->name),
+                        "%s_grad has no adjoint for its parameter %s", name, p->name);
+        args[nargs++] = clone_expr(g, e->u.call.args[i]);
+    }
+    if (type_is_compute_float(callee->u.fn.ret)) args[nargs++] = adj;
+    for (int i = 0; i < n && !g->failed; i++)
+        if (mask[i]) args[nargs++] = call_adjoint(g, e, callee->u.fn.params[i], e->u.call.args[i], out, &after);
+    free(mask);
+    if (g->failed) { free(after.v); return; }
+    Expr *call = ast_new_expr(g->arena, EXPR_CALL, e->span);
+    call->u.call.callee = g_name(g, arena_printf(g->arena, "%s_grad", name), e->span);
+    call->u.call.args = args;
+    call->u.call.nargs = nargs;
+    stmts_push(out, g_expr_stmt(g, call));
+    stmts_append(out, &after);
+    free(after.v);
+}
+
+/* ---- statements ---- */
+
+static const Symbol *sum_target(const Grad *g, const Stmt *s) {
+    const Expr *t = s->u.assign.target;
+    return t->kind == EXPR_NAME && active_of(g, t->u.name.sym) ? t->u.name.sym : NULL;
+}
+
+static int written_param(const Grad *g, const Stmt *s) {
+    const Expr *t = s->u.assign.target;
+    if (t->kind != EXPR_INDEX || t->u.index.base->kind != EXPR_NAME) return -1;
+    for (int i = 0; i < g->fn->u.fn.nparams; i++)
+        if (g->writes[i] && g->fn->u.fn.params[i]->sym == t->u.index.base->u.name.sym) return i;
+    return -1;
+}
+
+static void sweep_assign(Grad *g, const Stmt *s, StmtList *out) {
+    const Symbol *sum = sum_target(g, s);
+    if (sum) {
+        const Expr *term = sum_term(s, sum);
+        bool minus = s->u.assign.op == ASSIGN_SUB ||
+                     (s->u.assign.op == ASSIGN_SET && s->u.assign.value->u.binary.op == BIN_SUB);
+        Expr *adj = g_name(g, active_of(g, sum)->adj, s->span);
+        backprop(g, term, minus ? g_neg(g, adj) : adj, out);
+        return;
+    }
+    int p = written_param(g, s);
+    if (p < 0) return;
+    Expr *d_out = g_name(g, g->d_param[p], s->u.assign.target->span);
+    backprop(g, s->u.assign.value, g_index(g, d_out, clone_expr(g, s->u.assign.target->u.index.index)), out);
+}
+
+/* A copy of a loop that keeps only what recomputes sums: lets, adds into sums and the
+ * loops holding them (never a write to an output). NULL when nothing is left. */
+static Stmt *recompute_loop(Grad *g, const Stmt *s) {
+    const Block *body = s->kind == STMT_FOR ? s->u.for_.body : s->u.parallel.body;
+    StmtList keep = {0};
+    bool sums = false;
+    for (int i = 0; i < body->nstmts; i++) {
+        const Stmt *t = body->stmts[i];
+        Stmt *c = NULL;
+        if (t->kind == STMT_LET) c = clone_stmt(g, t);
+        else if (t->kind == STMT_ASSIGN && t->u.assign.target->kind == EXPR_NAME) c = clone_stmt(g, t);
+        else if (t->kind == STMT_FOR) c = recompute_loop(g, t);
+        sums |= c && t->kind != STMT_LET;
+        if (c) stmts_push(&keep, c);
+    }
+    if (!sums) { free(keep.v); return NULL; }
+    Stmt *c = ast_new_stmt(g->arena, STMT_FOR, s->span);
+    c->u.for_.b = s->u.for_.b;
+    c->u.for_.b.sym = NULL;
+    c->u.for_.b.lo = clone_expr(g, s->u.for_.b.lo);
+    c->u.for_.b.count = clone_expr(g, s->u.for_.b.count);
+    c->u.for_.body = stmts_block(g, &keep, body->span);
+    return c;
+}
+
+/* `let mut d_v:T = 0.0;` for every active let among v. */
+static void declare_adjoints(Grad *g, Stmt *const *v, int n, StmtList *out) {
+    for (int i = 0; i < n; i++) {
+        const Active *a = v[i]->kind == STMT_LET ? active_of(g, v[i]->u.let.sym) : NULL;
+        if (a) stmts_push(out, g_let(g, a->adj, true, a->sym->type, g_float(g, "0.0", v[i]->span)));
+    }
+}
+
+/* The backward twin of a loop or region: the same range; its body recomputes the lets
+ * and sums of the forward body, declares their adjoints and sweeps the body back. */
+static void sweep_loop(Grad *g, const Stmt *s, StmtList *out) {
+    bool region = s->kind == STMT_PARALLEL;
+    const Binder *b = region ? &s->u.parallel.b : &s->u.for_.b;
+    const Block *body = region ? s->u.parallel.body : s->u.for_.body;
+    const void *saved_region = g->region;
+    const Symbol *saved_lane = g->lane;
+    if (region) { g->region = s; g->lane = b->sym; }
+    StmtList back = {0}, twin = {0};
+    sweep_stmts(g, body->stmts, body->nstmts, &back);
+    g->region = saved_region;
+    g->lane = saved_lane;
+    if (!back.n) { free(back.v); return; }
+    for (int i = 0; i < body->nstmts; i++) {
+        const Stmt *t = body->stmts[i];
+        if (t->kind == STMT_LET) stmts_push(&twin, clone_stmt(g, t));
+        else if (t->kind == STMT_FOR) {
+            Stmt *c = recompute_loop(g, t);
+            if (c) stmts_push(&twin, c);
+        }
+    }
+    declare_adjoints(g, body->stmts, body->nstmts, &twin);
+    stmts_append(&twin, &back);
+    free(back.v);
+    Stmt *c = ast_new_stmt(g->arena, s->kind, s->span);
+    Binder cb = *b;
+    cb.sym = NULL;
+    cb.lo = clone_expr(g, b->lo);
+    cb.count = clone_expr(g, b->count);
+    if (region) { c->u.parallel.b = cb; c->u.parallel.body = stmts_block(g, &twin, body->span); }
+    else { c->u.for_.b = cb; c->u.for_.body = stmts_block(g, &twin, body->span); }
+    stmts_push(out, c);
+}
+
+static void sweep_stmt(Grad *g, const Stmt *s, StmtList *out) {
+    switch (s->kind) {
+    case STMT_LET: {
+        const Active *a = active_of(g, s->u.let.sym);
+        if (a) backprop(g, s->u.let.init, g_name(g, a->adj, s->span), out);
+        return;
+    }
+    case STMT_ASSIGN: sweep_assign(g, s, out); return;
+    case STMT_FOR: case STMT_PARALLEL: sweep_loop(g, s, out); return;
+    default: return;    /* the walk refused or found inert everything else */
+    }
+}
+
+static void sweep_stmts(Grad *g, Stmt *const *v, int n, StmtList *out) {
+    for (int i = n - 1; i >= 0 && !g->failed; i--) sweep_stmt(g, v[i], out);
+}
+
+void sweep_path(Grad *g, Stmt *const *path, int npath, const Expr *ret, StmtList *out) {
+    declare_adjoints(g, path, npath, out);
+    if (ret && g->has_seed) backprop(g, ret, g_name(g, g->seed, ret->span), out);
+    sweep_stmts(g, path, npath, out);
+}
