@@ -169,6 +169,18 @@ static void pool_shutdown(void) {
     pthread_mutex_unlock(&pool.region_lock);
 }
 
+/* In a child after fork() only the forking thread exists: the child's pool runs every
+ * region serially on the calling thread, with fresh locks (the parent's may have been
+ * held by another thread at the fork). */
+static void pool_after_fork_in_child(void) {
+    pthread_mutex_init(&pool.region_lock, NULL);
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.work_cv, NULL);
+    pthread_cond_init(&pool.done_cv, NULL);
+    pool.nthreads = 0;
+    current_worker_plus1 = 0;
+}
+
 static void pool_start(void) {
     unsigned want = width_from_env();
     for (unsigned w = 1; w < want; w++) {
@@ -178,6 +190,7 @@ static void pool_start(void) {
     }
     pool.width = pool.nthreads + 1;
     atexit(pool_shutdown);
+    pthread_atfork(NULL, NULL, pool_after_fork_in_child);
 }
 
 unsigned cairn_pool_width(void) {

@@ -34,6 +34,7 @@
 #ifndef CAIRN_SUM_H
 #define CAIRN_SUM_H
 
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,9 @@ extern "C" {
 
 #if defined(__FAST_MATH__)
 #error "cairn_sum.h needs strict floating point: build without -ffast-math (see the header comment)"
+#endif
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
+#error "cairn_sum.h needs doubles rounded as doubles (FLT_EVAL_METHOD 0: SSE2, not x87)"
 #endif
 
 #define CAIRN_SUM_LANES 8          /* expansions per accumulator */

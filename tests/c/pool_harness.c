@@ -7,6 +7,7 @@
  *   pool_harness concurrent T N REPS      T application threads starting regions at once
  *   pool_harness idle MS                  one region, then MS ms asleep: CPU time used
  *   pool_harness exit-inside              exit(0) from inside a block
+ *   pool_harness fork N                   regions in a child after fork() (serial there)
  *   pool_harness cost REPS                ns per region: n = 0, n = 1, and one block per worker
  *
  * Checks print "FAIL: ..." and exit 1; success prints one "ok ..." line. Worker ids are
@@ -19,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static atomic_int in_use[CAIRN_POOL_MAX_WIDTH];
 static atomic_int seen[CAIRN_POOL_MAX_WIDTH];
@@ -197,6 +200,24 @@ static int cmd_cost(long reps) {
     return 0;
 }
 
+static int cmd_fork(size_t n) {
+    atomic_uchar *hits = hits_array(n);
+    one_region(n, 1, hits);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        one_region(n, 1, hits);
+        _exit(atomic_load(&failures) ? 1 : 0);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+        fail("child after fork", (unsigned long)pid, (unsigned long)status);
+    one_region(n, 1, hits);
+    free(hits);
+    printf("ok width=%u\n", cairn_pool_width());
+    return 0;
+}
+
 static long arg(char **argv, int i) { return strtol(argv[i], NULL, 10); }
 
 int main(int argc, char **argv) {
@@ -216,11 +237,13 @@ int main(int argc, char **argv) {
     } else if (!strcmp(cmd, "exit-inside") && argc == 2) {
         cairn_pool_run(1000, 1, exit_block, NULL);
         rc = 1;                      /* not reached */
+    } else if (!strcmp(cmd, "fork") && argc == 3) {
+        rc = cmd_fork((size_t)arg(argv, 2));
     } else if (!strcmp(cmd, "cost") && argc == 3) {
         rc = cmd_cost(arg(argv, 2));
     } else {
         fprintf(stderr, "usage: pool_harness width | visit N GRAIN REPS | nested N GRAIN | "
-                        "concurrent T N REPS | idle MS | exit-inside | cost REPS\n");
+                        "concurrent T N REPS | idle MS | exit-inside | fork N | cost REPS\n");
         return 2;
     }
     if (atomic_load(&failures))

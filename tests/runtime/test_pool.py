@@ -84,6 +84,11 @@ def test_exit_from_inside_a_block_is_clean(threads):
     assert res.returncode == 0, res.stderr
 
 
+@pytest.mark.parametrize("threads", [1, 4])
+def test_regions_in_a_child_after_fork(threads):
+    ok(pool("fork", 5000, threads=threads, timeout=60))
+
+
 def test_harness_refuses_bad_usage():
     res = run([harness("pool_harness"), "nonsense"])
     assert res.returncode == 2 and "usage:" in res.stderr
