@@ -565,7 +565,41 @@ static void check_body(Checker *c, Item *fn) {
     c->fn = NULL;
 }
 
+/* Whether a const or layout value reaches `target` through the consts and layouts it
+ * names (a cycle, which has no value). */
+static bool refers_to(Checker *c, const Expr *e, const Item *target, int depth) {
+    if (!e || depth > 64) return depth > 64;
+    switch (e->kind) {
+    case EXPR_NAME: {
+        Symbol *s = lookup_global(c, e->u.name.name);
+        if (!s || (s->kind != SYM_CONST && s->kind != SYM_LAYOUT)) return false;
+        const Item *it = s->decl.item;
+        if (it == target) return true;
+        return refers_to(c, it->kind == ITEM_CONST ? it->u.const_.value : it->u.layout.value, target, depth + 1);
+    }
+    case EXPR_UNARY: return refers_to(c, e->u.unary.operand, target, depth + 1);
+    case EXPR_BINARY:
+        return refers_to(c, e->u.binary.lhs, target, depth + 1) || refers_to(c, e->u.binary.rhs, target, depth + 1);
+    case EXPR_CONVERT: return refers_to(c, e->u.convert.arg, target, depth + 1);
+    case EXPR_MEMBER: return refers_to(c, e->u.member.base, target, depth + 1);
+    case EXPR_CALL:
+        if (refers_to(c, e->u.call.callee, target, depth + 1)) return true;
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (refers_to(c, e->u.call.args[i], target, depth + 1)) return true;
+        return false;
+    default: return false;
+    }
+}
+
+static bool refuse_cycle(Checker *c, Item *it, const Expr *value) {
+    if (!refers_to(c, value, it, 0)) return false;
+    diag_error(c->d, it->name_span, E_CONST, "give it a value that does not depend on itself",
+               "'%s' is defined in terms of itself", it->name);
+    return true;
+}
+
 static void check_const(Checker *c, Item *it) {
+    if (refuse_cycle(c, it, it->u.const_.value)) return;
     const Type *t = it->u.const_.type;
     if (!type_is_int(t) && !type_is_compute_float(t) && t->kind != TY_BOOL) {
         diag_error(c->d, it->span, E_CONST, "consts are integers, f32, f64 or bool", "a const of %s", tname(t));
@@ -577,6 +611,7 @@ static void check_const(Checker *c, Item *it) {
 }
 
 static void check_layout_item(Checker *c, Item *it) {
+    if (refuse_cycle(c, it, it->u.layout.value)) return;
     c->in_const = true;
     check_expr_as(c, it->u.layout.value, type_scalar(TY_LAYOUT), "a layout");
     c->in_const = false;
