@@ -214,34 +214,57 @@ static void runtime_digest(char hex[65]) {
     sb_free(&all);
 }
 
-/* Writes the embedded runtime into `dir` and compiles it into dir/libcairnrt.a. */
-static int runtime_compile(const cc_info *cc, const strvec *flags, const char *dir,
-                           driver_error *err) {
-    strvec objects = {0};
-    int status = 0;
-    for (size_t k = 0; k < cairn_runtime_file_count && status == 0; k++) {
+/* Writes the embedded runtime into `dir`. */
+static int runtime_write(const char *dir, driver_error *err) {
+    for (size_t k = 0; k < cairn_runtime_file_count; k++) {
         const cairn_embedded_file *f = &cairn_runtime_files[k];
         char path[PATH_MAX];
         pathf(path, "%s/%s", dir, f->name);
         if (fs_write_atomic(path, f->data, f->size) != 0)
-            status = fail(err, DRIVER_USAGE, "cannot write %s: %s", path, strerror(errno));
+            return fail(err, DRIVER_USAGE, "cannot write %s: %s", path, strerror(errno));
     }
-    for (size_t k = 0; k < cairn_runtime_file_count && status == 0; k++) {
+    return 0;
+}
+
+/* Starts the compile of one runtime source (NAME.c -> NAME.o, log NAME.o.log). */
+static pid_t runtime_compile_start(const cc_info *cc, const strvec *flags, const char *dir,
+                                   const char *name, strvec *objects) {
+    size_t n = strlen(name);
+    char object[256], log[PATH_MAX];
+    snprintf(object, sizeof object, "%.*s.o", (int)(n - 2), name);
+    pathf(log, "%s/%s.log", dir, object);
+    strvec argv = {0};
+    sv_push(&argv, cc->path);
+    for (size_t f = 0; f < flags->len; f++)  /* the project's own build vets warnings */
+        if (strcmp(flags->items[f], "-Werror") != 0) sv_push(&argv, flags->items[f]);
+    const char *tail[] = {"-D_GNU_SOURCE", "-I.", "-c", name, "-o", object};
+    for (size_t t = 0; t < 6; t++) sv_push(&argv, tail[t]);
+    pid_t pid = proc_start(argv.items, dir, log);
+    sv_free(&argv);
+    sv_push(objects, object);
+    return pid;
+}
+
+/* Compiles every runtime source in `dir` at once, then archives them into libcairnrt.a. */
+static int runtime_compile(const cc_info *cc, const strvec *flags, const char *dir,
+                           driver_error *err) {
+    strvec objects = {0};
+    pid_t pids[64];
+    size_t started = 0;
+    for (size_t k = 0; k < cairn_runtime_file_count && started < 64; k++) {
         const char *name = cairn_runtime_files[k].name;
         size_t n = strlen(name);
-        if (n < 3 || strcmp(name + n - 2, ".c") != 0) continue;
-        char object[256], log[PATH_MAX];
-        snprintf(object, sizeof object, "%.*s.o", (int)(n - 2), name);
-        pathf(log, "%s/%s.log", dir, object);
-        strvec argv = {0};
-        sv_push(&argv, cc->path);
-        for (size_t f = 0; f < flags->len; f++)  /* the project's own build vets warnings */
-            if (strcmp(flags->items[f], "-Werror") != 0) sv_push(&argv, flags->items[f]);
-        const char *tail[] = {"-D_GNU_SOURCE", "-I.", "-c", name, "-o", object};
-        for (size_t t = 0; t < 6; t++) sv_push(&argv, tail[t]);
-        if (proc_run(argv.items, dir, log) != 0) status = compile_failure(name, log, err);
-        sv_free(&argv);
-        sv_push(&objects, object);
+        if (n > 2 && strcmp(name + n - 2, ".c") == 0)
+            pids[started++] = runtime_compile_start(cc, flags, dir, name, &objects);
+    }
+    int status = 0;
+    for (size_t k = 0; k < started; k++) {
+        int rc = pids[k] < 0 ? -1 : proc_wait(pids[k]);
+        if (rc != 0 && status == 0) {
+            char log[PATH_MAX];
+            pathf(log, "%s/%s.log", dir, objects.items[k]);
+            status = compile_failure(objects.items[k], log, err);
+        }
     }
     if (status == 0) {
         char *ar = fs_which("ar");
@@ -276,7 +299,8 @@ static int runtime_ensure(const cc_info *cc, const strvec *flags, const char *di
     scratch_name(rt_dir, scratch);
     if (fs_mkdirs(scratch) != 0)
         return fail(err, DRIVER_USAGE, "cannot create %s: %s", scratch, strerror(errno));
-    int status = runtime_compile(cc, flags, scratch, err);
+    int status = runtime_write(scratch, err);
+    if (status == 0) status = runtime_compile(cc, flags, scratch, err);
     if (status == 0) publish(scratch, rt_dir);
     return status;
 }
@@ -334,6 +358,9 @@ static int probe_output(const char *output, char **out_abs, driver_error *err) {
     *out_abs = fs_absolute(output);
     if (!*out_abs)
         return fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
+    struct stat st;
+    if (stat(*out_abs, &st) == 0 && S_ISDIR(st.st_mode))
+        return fail(err, DRIVER_USAGE, "cannot write %s: it is a folder (give -o a file name)", output);
     char probe[PATH_MAX];
     pathf(probe, "%s.probe.%ld", *out_abs, (long)getpid());
     FILE *f = fopen(probe, "w");

@@ -1,0 +1,68 @@
+"""Receipts are deterministic: the same inputs give the same bytes, and a change of the
+source, the compiler, the flags or the sanitizers changes them (in the field that says
+so). SOURCE_DATE_EPOCH is the only time that may enter one."""
+import json
+import pathlib
+import shutil
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # buildlib.py
+from buildlib import EXAMPLES, cairn
+
+SOURCE = EXAMPLES / "parallel_sum.cairn"
+
+
+def receipt_bytes(source, out, *flags, env=None):
+    result = cairn("build", source, "-o", out, *flags, env=env)
+    assert result.returncode == 0, result.stderr
+    return pathlib.Path(f"{out}.receipt.json").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    d = tmp_path_factory.mktemp("receipts")
+    return d, receipt_bytes(SOURCE, d / "prog", "--cc", "gcc")
+
+
+def test_same_inputs_same_bytes(base):
+    d, first = base
+    assert receipt_bytes(SOURCE, d / "prog", "--cc", "gcc") == first
+    assert first.endswith(b"\n") and b"source_date_epoch" not in first
+
+
+def test_source_change_changes_receipt(base, tmp_path):
+    d, first = base
+    edited = tmp_path / "parallel_sum.cairn"
+    edited.write_text(SOURCE.read_text() + "// one more line\n")
+    shutil.copy(edited, d / "edited.cairn")
+    other = json.loads(receipt_bytes(d / "edited.cairn", d / "prog", "--cc", "gcc"))
+    assert other["source"]["sha256"] != json.loads(first)["source"]["sha256"]
+
+
+@pytest.mark.parametrize("flags,field", [
+    (["--cc", "clang"], "compiler"),
+    (["--cc", "gcc", "-O1"], "compiler"),
+    (["--cc", "gcc", "--sanitize", "address,undefined"], "sanitizers"),
+    (["--cc", "gcc", "--sanitize", "thread"], "sanitizers"),
+])
+def test_build_change_changes_receipt(base, flags, field):
+    d, first = base
+    changed = receipt_bytes(SOURCE, d / "prog", *flags)
+    assert changed != first
+    assert json.loads(changed)[field] != json.loads(first)[field]
+
+
+def test_source_date_epoch_recorded(base):
+    d, _ = base
+    r = json.loads(receipt_bytes(SOURCE, d / "epoch", "--cc", "gcc",
+                                 env={"SOURCE_DATE_EPOCH": "1700000000"}))
+    assert r["source_date_epoch"] == "1700000000"
+
+
+def test_receipt_lists_unordered_free_host_program(base):
+    # A host program whose bits the language fixes has no "order": "unordered" entry.
+    _, first = base
+    for entries in json.loads(first)["numerics"].values():
+        assert all(e.get("order") != "unordered" for e in entries)
