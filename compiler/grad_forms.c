@@ -191,13 +191,14 @@ static void walk_sum_add(Walk *w, const Stmt *s, Sum *sum) {
     Grad *g = w->g;
     const Expr *term = sum_term(s, sum->sym);
     const char *name = sum->sym->name;
-    check_reads(w, term ? term : s->u.assign.value);
-    if (!w->validate) goto activity;
-    if (!term) {
-        grad_refuse(g, s->span, E_GRAD_FORM, "add into the sum: write s += e",
+    if (w->validate && !term) {
+        grad_refuse(g, s->span, E_GRAD_FORM,
+                    "use immutable lets (let y2 = y * y;), or add into a sum: s += e",
                     "%s is assigned, but a let mut is differentiated only as a sum", name);
         return;
     }
+    check_reads(w, term);
+    if (!w->validate) goto activity;
     const Stmt *loop = sum->depth < w->depth ? w->loops[sum->depth] : NULL;
     for (int i = sum->depth; i < w->depth; i++)
         if (w->loops[i]->kind == STMT_PARALLEL) loop = NULL;
