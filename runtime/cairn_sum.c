@@ -415,26 +415,36 @@ static inline void term_add(cairn_sum_state *st, uint64_t *acc, const sum_format
         term_slow(st, acc, f, k, x);
 }
 
-/* Terms x[0..n) into expansion 0, kept in registers (a tiny block, or a short tail):
- * through memory, each term would wait on the store of the one before. */
-#define DEFINE_SHORT(NAME, T, FMT)                                                     \
-    static void NAME(cairn_sum_state *st, uint64_t *acc, const T *x, size_t n) {       \
-        double h = st->hi[0], l = st->lo[0];                                           \
-        for (size_t i = 0; i < n; i++) {                                               \
+/* Terms x[0..n) into the expansion (*hi, *lo) kept in registers, up to the first term
+ * whose step is not clean; returns how many went in. Through memory, each term would
+ * wait on the store of the one before. */
+#define DEFINE_RUN(NAME, T)                                                            \
+    static size_t NAME(double *hi, double *lo, const T *x, size_t n) {                 \
+        double h = *hi, l = *lo;                                                       \
+        size_t i = 0;                                                                  \
+        for (; i < n; i++) {                                                           \
             CAIRN_SUM_TWO_STEP(double, h, l, (double)x[i], a, b, e2);                  \
-            if (__builtin_expect(e2 == 0, 1)) {                                        \
-                h = a, l = b;                                                          \
-                continue;                                                              \
-            }                                                                          \
-            st->hi[0] = h, st->lo[0] = l;                                              \
-            term_slow(st, acc, FMT, 0, (double)x[i]);                                  \
-            h = st->hi[0], l = st->lo[0];                                              \
+            if (__builtin_expect(e2 != 0, 0))                                          \
+                break;                                                                 \
+            h = a, l = b;                                                              \
         }                                                                              \
-        st->hi[0] = h, st->lo[0] = l;                                                  \
+        *hi = h, *lo = l;                                                              \
+        return i;                                                                      \
     }
 
-DEFINE_SHORT(short_f64, double, &F64)
-DEFINE_SHORT(short_f32, float, &F32)
+DEFINE_RUN(run_f64, double)
+DEFINE_RUN(run_f32, float)
+
+/* A short block or tail into expansion 0 (so that round has little to fold). */
+#define DEFINE_SHORT(NAME, T, RUN, FMT)                                                \
+    static void NAME(cairn_sum_state *st, uint64_t *acc, const T *x, size_t n) {       \
+        for (size_t i = RUN(&st->hi[0], &st->lo[0], x, n); i < n;                      \
+             i += 1 + RUN(&st->hi[0], &st->lo[0], x + i + 1, n - i - 1))               \
+            term_slow(st, acc, FMT, 0, (double)x[i]);                                  \
+    }
+
+DEFINE_SHORT(short_f64, double, run_f64, &F64)
+DEFINE_SHORT(short_f32, float, run_f32, &F32)
 
 /* A block: whole chunks through the kernel (a refused chunk term by term); a tail of
  * 16 or more as one more chunk padded with -0.0, which changes no expansion (x + -0.0
@@ -502,27 +512,35 @@ static size_t array_grain(size_t n) {
     return g < POOL_GRAIN ? POOL_GRAIN : g;
 }
 
-double cairn_sum_f64(const double *x, size_t n) {
-    array_ctx ctx = {x};
-    if (n < SERIAL_BELOW) {
-        cairn_sum64 s;
-        cairn_sum64_init(&s);
-        cairn_sum64_add_block(&s, x, n);
-        return cairn_sum64_round(&s);
+/* A tiny array: one expansion in registers, rounded straight from it when every step
+ * was clean (no state, no folding); else the general way. */
+#define TINY 16
+#define DEFINE_ARRAY_SUM(NAME, SUMT, T, P, RUN, FMT, BLOCK)                            \
+    T NAME(const T *x, size_t n) {                                                     \
+        array_ctx ctx = {x};                                                           \
+        double hi = -0.0, lo = 0.0;                                                    \
+        uint64_t bits;                                                                 \
+        if (n < TINY && RUN(&hi, &lo, x, n) == n && round_pair(hi, lo, n, FMT, &bits)) { \
+            T out;                                                                     \
+            if (sizeof out == 4) {                                                     \
+                uint32_t b32 = (uint32_t)bits;                                         \
+                memcpy(&out, &b32, sizeof out);                                        \
+            } else {                                                                   \
+                memcpy(&out, &bits, sizeof out);                                       \
+            }                                                                          \
+            return out;                                                                \
+        }                                                                              \
+        if (n < SERIAL_BELOW) {                                                        \
+            SUMT s;                                                                    \
+            P##_init(&s);                                                              \
+            P##_add_block(&s, x, n);                                                   \
+            return P##_round(&s);                                                      \
+        }                                                                              \
+        return P##_pooled(n, array_grain(n), BLOCK, &ctx);                             \
     }
-    return cairn_sum64_pooled(n, array_grain(n), block_f64, &ctx);
-}
 
-float cairn_sum_f32(const float *x, size_t n) {
-    array_ctx ctx = {x};
-    if (n < SERIAL_BELOW) {
-        cairn_sum32 s;
-        cairn_sum32_init(&s);
-        cairn_sum32_add_block(&s, x, n);
-        return cairn_sum32_round(&s);
-    }
-    return cairn_sum32_pooled(n, array_grain(n), block_f32, &ctx);
-}
+DEFINE_ARRAY_SUM(cairn_sum_f64, cairn_sum64, double, cairn_sum64, run_f64, &F64, block_f64)
+DEFINE_ARRAY_SUM(cairn_sum_f32, cairn_sum32, float, cairn_sum32, run_f32, &F32, block_f32)
 
 /* ---- the ordered fold of `reduce + for` ----------------------------------------- */
 
