@@ -16,7 +16,8 @@ struct Arena {
     Chunk *head;
 };
 
-enum { CHUNK_BYTES = 64 * 1024 };
+/* Big chunks come from mmap already zeroed (calloc knows), so nodes need no memset. */
+enum { CHUNK_BYTES = 1024 * 1024 };
 
 static void *xmalloc(size_t n) {
     void *p = malloc(n);
@@ -49,20 +50,34 @@ void *arena_alloc(Arena *a, size_t size) {
     Chunk *c = a->head;
     if (!c || c->cap - c->used < size) {
         size_t cap = size > CHUNK_BYTES ? size : CHUNK_BYTES;
-        c = xmalloc(sizeof(Chunk) + cap);
+        c = calloc(1, sizeof(Chunk) + cap);
+        if (!c) {
+            fputs("cairn: out of memory\n", stderr);
+            abort();
+        }
         c->used = 0;
         c->cap = cap;
         c->next = a->head;
         a->head = c;
     }
-    void *p = (char *)c->data + c->used;
+    void *p = (char *)c->data + c->used;   /* zero: chunks are calloc'ed, never reused */
     c->used += size;
-    memset(p, 0, size);
     return p;
 }
 
+/* Bytes with no alignment (strings), from the current chunk's end. */
+static char *arena_bytes(Arena *a, size_t n) {
+    Chunk *c = a->head;
+    if (c && c->cap - c->used >= n) {
+        char *p = (char *)c->data + c->used;
+        c->used += n;
+        return p;
+    }
+    return arena_alloc(a, n);
+}
+
 char *arena_strndup(Arena *a, const char *s, size_t n) {
-    char *p = arena_alloc(a, n + 1);
+    char *p = arena_bytes(a, n + 1);
     memcpy(p, s, n);
     p[n] = '\0';
     return p;

@@ -10,7 +10,7 @@ typedef struct Arena Arena;
 
 Arena *arena_new(void);
 void   arena_free(Arena *a);
-/* Zeroed memory, aligned for any object. */
+/* Zeroed memory, aligned for any object (strings below are packed unaligned). */
 void  *arena_alloc(Arena *a, size_t size);
 char  *arena_strndup(Arena *a, const char *s, size_t n);
 char  *arena_strdup(Arena *a, const char *s);

@@ -34,10 +34,38 @@ Symbol *new_symbol(Checker *c, SymKind kind, const char *name, const Type *t, Sp
     return s;
 }
 
+static unsigned hash_name(const char *s) {
+    unsigned h = 2166136261u;   /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
 static Symbol *lookup_global(Checker *c, const char *name) {
-    for (int i = c->nglobals - 1; i >= 0; i--)
-        if (strcmp(c->globals[i]->name, name) == 0) return c->globals[i];
-    return NULL;
+    if (!c->index_cap) return NULL;
+    for (unsigned i = hash_name(name) & (unsigned)(c->index_cap - 1);; i = (i + 1) & (unsigned)(c->index_cap - 1)) {
+        Symbol *s = c->global_index[i];
+        if (!s) return NULL;
+        if (strcmp(s->name, name) == 0) return s;
+    }
+}
+
+/* Adds a global to the array and the index (growing it at half full). */
+static void add_global(Checker *c, Symbol *s) {
+    push_ptr(c->arena, &c->globals, &c->nglobals, &c->capglobals, s);
+    if (c->nglobals * 2 > c->index_cap) {
+        int cap = c->index_cap ? c->index_cap * 2 : 64;
+        while (c->nglobals * 2 > cap) cap *= 2;
+        c->global_index = arena_alloc(c->arena, sizeof(Symbol *) * (size_t)cap);
+        c->index_cap = cap;
+        for (int i = 0; i < c->nglobals - 1; i++) {
+            unsigned j = hash_name(c->globals[i]->name) & (unsigned)(cap - 1);
+            while (c->global_index[j]) j = (j + 1) & (unsigned)(cap - 1);
+            c->global_index[j] = c->globals[i];
+        }
+    }
+    unsigned j = hash_name(s->name) & (unsigned)(c->index_cap - 1);
+    while (c->global_index[j]) j = (j + 1) & (unsigned)(c->index_cap - 1);
+    c->global_index[j] = s;
 }
 
 Symbol *lookup(Checker *c, const char *name) {
@@ -65,7 +93,7 @@ static void declare_global(Checker *c, Symbol *s) {
                    "'%s' is already declared (line %d)", s->name, old->span.line);
         return;
     }
-    push_ptr(c->arena, &c->globals, &c->nglobals, &c->capglobals, s);
+    add_global(c, s);
 }
 
 void defer_later(Checker *c, Later what, Span span, const char *construct) {
@@ -665,7 +693,7 @@ static void check_derive(Checker *c, Item *it, bool *checked) {
         char *name = arena_printf(c->arena, "%s_grad", it->u.derive.target);
         if (!lookup_global(c, name)) {
             Symbol *poison = new_symbol(c, SYM_POISON, name, ERR, it->span);
-            push_ptr(c->arena, &c->globals, &c->nglobals, &c->capglobals, poison);
+            add_global(c, poison);
         }
     }
 }

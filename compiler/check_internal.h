@@ -41,6 +41,8 @@ typedef struct Checker {
     Diags *d;
     Symbol **globals;
     int nglobals, capglobals;
+    Symbol **global_index;  /* open-addressing hash of globals by name (power-of-two size) */
+    int index_cap;
     Symbol **locals;        /* a stack; scopes are marks into it */
     int nlocals, caplocals;
     Item *fn;               /* the function being checked */

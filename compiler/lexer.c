@@ -1,9 +1,13 @@
 /* lexer.c: CAIRN source text to tokens (see lexer.h). */
 #include "lexer.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct Keyword { const char *text; TokKind kind; } Keyword;
+
+/* A keyword's length (checked only after its first character matches). */
+static size_t keyword_len(const Keyword *k) { return strlen(k->text); }
 
 static const Keyword keywords[] = {
     {"fn", TOK_FN}, {"const", TOK_CONST}, {"layout", TOK_LAYOUT}, {"derive", TOK_DERIVE},
@@ -74,8 +78,8 @@ static Span lex_span(const Lexer *lx, int off, int line, int col, int len) {
 static void push(Lexer *lx, TokKind kind, int off, int line, int col) {
     if (lx->len == lx->cap) {
         int cap = lx->cap ? lx->cap * 2 : 1024;
-        Token *t = arena_alloc(lx->arena, sizeof(Token) * (size_t)cap);
-        if (lx->len) memcpy(t, lx->toks, sizeof(Token) * (size_t)lx->len);
+        Token *t = realloc(lx->toks, sizeof(Token) * (size_t)cap);
+        if (!t) abort();
         lx->toks = t;
         lx->cap = cap;
     }
@@ -175,15 +179,17 @@ static void lex_word(Lexer *lx) {
     size_t n = (size_t)(lx->pos - off);
     TokKind kind = TOK_IDENT;
     for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
-        if (strlen(keywords[i].text) == n && memcmp(keywords[i].text, lx->s + off, n) == 0)
+        if (keywords[i].text[0] == lx->s[off] && keyword_len(&keywords[i]) == n &&
+            memcmp(keywords[i].text, lx->s + off, n) == 0)
             kind = keywords[i].kind;
-    if (kind == TOK_IDENT && type_kind_from_keyword(lx->s + off, n) != TY_ERROR)
+    if (kind == TOK_IDENT && n <= 6 && type_kind_from_keyword(lx->s + off, n) != TY_ERROR)
         kind = TOK_SCALAR_TYPE;
     push(lx, kind, off, line, col);
 }
 
 static bool lex_punct(Lexer *lx) {
     for (size_t i = 0; i < sizeof puncts / sizeof puncts[0]; i++) {
+        if (puncts[i].text[0] != lx->s[lx->pos]) continue;
         size_t n = strlen(puncts[i].text);
         if (strncmp(lx->s + lx->pos, puncts[i].text, n) == 0) {
             int off = lx->pos, line = lx->line, col = lx->col;
@@ -197,6 +203,7 @@ static bool lex_punct(Lexer *lx) {
 
 TokenList lex(Arena *arena, const SourceFile *src, Diags *d) {
     Lexer lx = {.src = src, .s = src->text, .pos = 0, .line = 1, .col = 1, .d = d, .arena = arena};
+    (void)lx.arena;
     for (;;) {
         skip_space(&lx);
         if ((size_t)lx.pos >= src->len) break;

@@ -36,7 +36,7 @@ typedef struct TokenList {
     int len;
 } TokenList;
 
-/* Lexes src (NUL-terminated, len bytes) into tokens allocated in arena. */
+/* Lexes src (NUL-terminated, len bytes) into a malloc'ed token array (free(toks)). */
 TokenList lex(Arena *arena, const SourceFile *src, Diags *d);
 /* How a kind reads in a message: "'('", "identifier", "'fn'". */
 const char *tok_kind_text(TokKind k);

@@ -24,6 +24,8 @@ typedef struct Parser {
     int depth;
     jmp_buf on_error;
     struct PtrVec *items;    /* the program's items: in memory, so longjmp keeps them */
+    const char **names;      /* interned identifier texts: open addressing, power-of-two size */
+    int nnames, capnames;
 } Parser;
 
 /* A growable list of pointers in the arena (safe to abandon on longjmp). */
@@ -60,8 +62,34 @@ static Span span_from(const Parser *p, int start) {
     return (Span){p->src->path, a->line, a->col, a->off, b->off + b->len - a->off};
 }
 
+static unsigned hash_bytes(const char *s, int n) {
+    unsigned h = 2166136261u;   /* FNV-1a */
+    for (int i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+/* A token's text in the arena; identifiers are interned (one copy of each name). */
 static char *tok_text(Parser *p, const Token *t) {
-    return arena_strndup(p->arena, p->src->text + t->off, (size_t)t->len);
+    const char *s = p->src->text + t->off;
+    if (t->kind != TOK_IDENT) return arena_strndup(p->arena, s, (size_t)t->len);
+    if (p->nnames * 2 >= p->capnames) {
+        int cap = p->capnames ? p->capnames * 2 : 256;
+        const char **names = arena_alloc(p->arena, sizeof(char *) * (size_t)cap);
+        for (int i = 0; i < p->capnames; i++) {
+            if (!p->names[i]) continue;
+            unsigned j = hash_bytes(p->names[i], (int)strlen(p->names[i])) & (unsigned)(cap - 1);
+            while (names[j]) j = (j + 1) & (unsigned)(cap - 1);
+            names[j] = p->names[i];
+        }
+        p->names = names;
+        p->capnames = cap;
+    }
+    unsigned j = hash_bytes(s, t->len) & (unsigned)(p->capnames - 1);
+    for (; p->names[j]; j = (j + 1) & (unsigned)(p->capnames - 1))
+        if (strncmp(p->names[j], s, (size_t)t->len) == 0 && p->names[j][t->len] == '\0')
+            return (char *)p->names[j];
+    p->nnames++;
+    return (char *)(p->names[j] = arena_strndup(p->arena, s, (size_t)t->len));
 }
 
 static bool tok_is(const Parser *p, const Token *t, const char *word) {
@@ -792,5 +820,6 @@ Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d) {
     }
     prog->items = (Item **)p->items->items;
     prog->nitems = p->items->len;
+    free(tl.toks);
     return prog;
 }
