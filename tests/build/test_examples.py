@@ -60,12 +60,10 @@ def test_every_numerics_example_is_host_buildable(built):
     assert set(NUMERICS) <= set(built), f"not built: {set(NUMERICS) - set(built)}"
 
 
-@pytest.mark.parametrize("name", sorted(NUMERICS))
-def test_example_runs_and_returns_zero(built, name, tmp_path):
-    _, exe, _ = built[name]
-    log = tmp_path / "obs.jsonl"
-    result = run_exe(exe, env={"CAIRN_OBSERVE": str(log)})
-    assert result.returncode == 0, result.stderr
+def test_every_host_example_returns_zero(built, tmp_path):
+    for name, (_, exe, _) in built.items():
+        result = run_exe(exe, env={"CAIRN_OBSERVE": str(tmp_path / f"{name}.jsonl")})
+        assert result.returncode == 0, (name, result.stderr)
 
 
 def compiler_version():
