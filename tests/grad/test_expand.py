@@ -82,3 +82,16 @@ def test_train_runs_and_returns_zero():
     """The spec's training loop: the loss falls under 1e-9 in 100 steps."""
     proc = cairn("run", *cairn_cell_flags(), TRAIN, timeout=240)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_receipt_lists_derived_functions(tmp_path):
+    """A derived function is a function like any other: the receipt lists its numerics."""
+    exe = tmp_path / "train"
+    proc = cairn("build", *cairn_cell_flags(), TRAIN, "-o", exe, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    numerics = json.loads((tmp_path / "train.receipt.json").read_text())["numerics"]
+    arith = {"op": "arith", "type": "f64", "rounding": "nearest-even"}
+    assert numerics["square_grad"] == [arith]
+    assert arith in numerics["loss_grad"]
+    assert {"op": "sum", "from": "f64", "to": "f64", "rounding": "nearest-even",
+            "sum": "ordered"} in numerics["loss_grad"]
