@@ -105,3 +105,9 @@ def test_check_exit_statuses(tmp_path):
     assert run([CAIRN, "check", "--bogus", good]).returncode == 2
     assert run([CAIRN, "check", good, good]).returncode == 2
     assert run([CAIRN, "check", tmp_path]).returncode == 2     # a folder is not a program
+
+
+def test_language_reference_lists_every_code():
+    doc = (ROOT / "docs/language.md").read_text()
+    table = set(re.findall(r"^\| (E-[A-Z-]+) \|", doc, re.M))
+    assert table == set(all_codes())
