@@ -83,6 +83,12 @@ CAIRN_FLOAT_FN uint64_t cairn__f64_bits(double x) {
     return u;
 }
 
+CAIRN_FLOAT_FN double cairn__f64_from_bits(uint64_t u) {
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
 /* Leading zeros of a nonzero 64-bit word. */
 CAIRN_FLOAT_FN int cairn__clz64(uint64_t v) {
 #ifdef __CUDA_ARCH__
@@ -397,66 +403,44 @@ CAIRN_FLOAT_FN int64_t cairn__quantize_int(float x, float scale, int64_t lo, int
     return mag > (uint64_t)hi ? hi : (int64_t)mag;
 }
 
-/* quantize[T](x, scale): x / scale rounded once to nearest, ties to even, saturating. */
-CAIRN_FLOAT_FN cairn_f16 cairn_quantize_f16(float x, float scale, cairn_loc loc) {
-    return (cairn_f16)cairn__quantize_fmt(x, scale, cairn__fmt_f16(), 0, 0, loc);
-}
-CAIRN_FLOAT_FN cairn_bf16 cairn_quantize_bf16(float x, float scale, cairn_loc loc) {
-    return (cairn_bf16)cairn__quantize_fmt(x, scale, cairn__fmt_bf16(), 0, 0, loc);
-}
-CAIRN_FLOAT_FN cairn_f8e4m3 cairn_quantize_f8e4m3(float x, float scale, cairn_loc loc) {
-    return (cairn_f8e4m3)cairn__quantize_fmt(x, scale, cairn__fmt_f8e4m3(), 0, 0, loc);
-}
-CAIRN_FLOAT_FN cairn_f8e5m2 cairn_quantize_f8e5m2(float x, float scale, cairn_loc loc) {
-    return (cairn_f8e5m2)cairn__quantize_fmt(x, scale, cairn__fmt_f8e5m2(), 0, 0, loc);
-}
-CAIRN_FLOAT_FN int8_t cairn_quantize_i8(float x, float scale, cairn_loc loc) {
-    return (int8_t)cairn__quantize_int(x, scale, INT8_MIN, INT8_MAX, 0, 0, loc);
-}
-CAIRN_FLOAT_FN uint8_t cairn_quantize_u8(float x, float scale, cairn_loc loc) {
-    return (uint8_t)cairn__quantize_int(x, scale, 0, UINT8_MAX, 0, 0, loc);
-}
-CAIRN_FLOAT_FN int16_t cairn_quantize_i16(float x, float scale, cairn_loc loc) {
-    return (int16_t)cairn__quantize_int(x, scale, INT16_MIN, INT16_MAX, 0, 0, loc);
-}
-CAIRN_FLOAT_FN uint16_t cairn_quantize_u16(float x, float scale, cairn_loc loc) {
-    return (uint16_t)cairn__quantize_int(x, scale, 0, UINT16_MAX, 0, 0, loc);
-}
-
-/* quantize_stochastic[T](x, scale, noise): away from zero when the dropped fraction
- * exceeds noise / 2^32, saturating. */
-CAIRN_FLOAT_FN cairn_f16 cairn_quantize_stochastic_f16(float x, float scale, uint32_t noise,
-                                                       cairn_loc loc) {
-    return (cairn_f16)cairn__quantize_fmt(x, scale, cairn__fmt_f16(), 1, noise, loc);
-}
-CAIRN_FLOAT_FN cairn_bf16 cairn_quantize_stochastic_bf16(float x, float scale, uint32_t noise,
-                                                         cairn_loc loc) {
-    return (cairn_bf16)cairn__quantize_fmt(x, scale, cairn__fmt_bf16(), 1, noise, loc);
-}
-CAIRN_FLOAT_FN cairn_f8e4m3 cairn_quantize_stochastic_f8e4m3(float x, float scale,
-                                                             uint32_t noise, cairn_loc loc) {
-    return (cairn_f8e4m3)cairn__quantize_fmt(x, scale, cairn__fmt_f8e4m3(), 1, noise, loc);
-}
-CAIRN_FLOAT_FN cairn_f8e5m2 cairn_quantize_stochastic_f8e5m2(float x, float scale,
-                                                             uint32_t noise, cairn_loc loc) {
-    return (cairn_f8e5m2)cairn__quantize_fmt(x, scale, cairn__fmt_f8e5m2(), 1, noise, loc);
-}
-CAIRN_FLOAT_FN int8_t cairn_quantize_stochastic_i8(float x, float scale, uint32_t noise,
-                                                   cairn_loc loc) {
-    return (int8_t)cairn__quantize_int(x, scale, INT8_MIN, INT8_MAX, 1, noise, loc);
-}
-CAIRN_FLOAT_FN uint8_t cairn_quantize_stochastic_u8(float x, float scale, uint32_t noise,
-                                                    cairn_loc loc) {
-    return (uint8_t)cairn__quantize_int(x, scale, 0, UINT8_MAX, 1, noise, loc);
-}
-CAIRN_FLOAT_FN int16_t cairn_quantize_stochastic_i16(float x, float scale, uint32_t noise,
-                                                     cairn_loc loc) {
-    return (int16_t)cairn__quantize_int(x, scale, INT16_MIN, INT16_MAX, 1, noise, loc);
-}
-CAIRN_FLOAT_FN uint16_t cairn_quantize_stochastic_u16(float x, float scale, uint32_t noise,
-                                                      cairn_loc loc) {
-    return (uint16_t)cairn__quantize_int(x, scale, 0, UINT16_MAX, 1, noise, loc);
-}
+/* The public quantize functions, one pair per target T:
+ *
+ *   T cairn_quantize_NAME(float x, float scale, cairn_loc loc);
+ *   T cairn_quantize_stochastic_NAME(float x, float scale, uint32_t noise, cairn_loc loc);
+ *
+ * quantize: x / scale rounded once to nearest, ties to even, saturating at T's range.
+ * quantize_stochastic: away from zero when the dropped fraction exceeds noise / 2^32.
+ *
+ *   NAME     T              NAME   T
+ *   f16      cairn_f16      i8     int8_t
+ *   bf16     cairn_bf16     u8     uint8_t
+ *   f8e4m3   cairn_f8e4m3   i16    int16_t
+ *   f8e5m2   cairn_f8e5m2   u16    uint16_t
+ */
+#define CAIRN__QUANTIZE_PAIR(NAME, T, ROUND)                                              \
+    CAIRN_FLOAT_FN T cairn_quantize_##NAME(float x, float scale, cairn_loc loc) {         \
+        return (T)ROUND(0, 0);                                                            \
+    }                                                                                     \
+    CAIRN_FLOAT_FN T cairn_quantize_stochastic_##NAME(float x, float scale, uint32_t noise, \
+                                                      cairn_loc loc) {                    \
+        return (T)ROUND(1, noise);                                                        \
+    }
+#define CAIRN__ROUND_F16(st, nz) cairn__quantize_fmt(x, scale, cairn__fmt_f16(), st, nz, loc)
+#define CAIRN__ROUND_BF16(st, nz) cairn__quantize_fmt(x, scale, cairn__fmt_bf16(), st, nz, loc)
+#define CAIRN__ROUND_E4M3(st, nz) cairn__quantize_fmt(x, scale, cairn__fmt_f8e4m3(), st, nz, loc)
+#define CAIRN__ROUND_E5M2(st, nz) cairn__quantize_fmt(x, scale, cairn__fmt_f8e5m2(), st, nz, loc)
+#define CAIRN__ROUND_I8(st, nz) cairn__quantize_int(x, scale, INT8_MIN, INT8_MAX, st, nz, loc)
+#define CAIRN__ROUND_U8(st, nz) cairn__quantize_int(x, scale, 0, UINT8_MAX, st, nz, loc)
+#define CAIRN__ROUND_I16(st, nz) cairn__quantize_int(x, scale, INT16_MIN, INT16_MAX, st, nz, loc)
+#define CAIRN__ROUND_U16(st, nz) cairn__quantize_int(x, scale, 0, UINT16_MAX, st, nz, loc)
+CAIRN__QUANTIZE_PAIR(f16, cairn_f16, CAIRN__ROUND_F16)
+CAIRN__QUANTIZE_PAIR(bf16, cairn_bf16, CAIRN__ROUND_BF16)
+CAIRN__QUANTIZE_PAIR(f8e4m3, cairn_f8e4m3, CAIRN__ROUND_E4M3)
+CAIRN__QUANTIZE_PAIR(f8e5m2, cairn_f8e5m2, CAIRN__ROUND_E5M2)
+CAIRN__QUANTIZE_PAIR(i8, int8_t, CAIRN__ROUND_I8)
+CAIRN__QUANTIZE_PAIR(u8, uint8_t, CAIRN__ROUND_U8)
+CAIRN__QUANTIZE_PAIR(i16, int16_t, CAIRN__ROUND_I16)
+CAIRN__QUANTIZE_PAIR(u16, uint16_t, CAIRN__ROUND_U16)
 
 /* ---- bulk conversions (host only; cairn_float.c) ----
  * n elements from in to out; the arrays must not overlap. Bit for bit the same as the

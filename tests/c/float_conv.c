@@ -33,23 +33,10 @@ static int target_index(const char *name) {
     exit(2);
 }
 
-static float f32_of(uint32_t u) {
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
-static double f64_of(uint64_t u) {
-    double x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
-static uint32_t bits_of(float x) {
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
+/* The bit moves of cairn_float.h's internals, under short names. */
+#define f32_of cairn__f32_from_bits
+#define f64_of cairn__f64_from_bits
+#define bits_of cairn__f32_bits
 
 static void widen(int fmt) {
     uint32_t count = fmt < 2 ? 65536u : 256u;
