@@ -142,8 +142,9 @@ def test_quantize_bad_scale_traps(target, scale):
 def test_quantize_nan_traps(target):
     """Decision: quantize of a NaN traps for every T (its result is always finite)."""
     for x in (NAN, 0xFF800001):
-        res = run([harness("float_conv"), "quant", target], input=f"{x:x} 3f800000\n")
-        assert res.returncode != 0 and "trap: quantize of NaN" in res.stderr
+        for mode, noise in (("quant", ""), ("stoch", " 9")):
+            res = run([harness("float_conv"), mode, target], input=f"{x:x} 3f800000{noise}\n")
+            assert res.returncode != 0 and "trap: quantize of NaN" in res.stderr
 
 
 @pytest.mark.parametrize("target", TARGETS)
