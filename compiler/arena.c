@@ -48,7 +48,8 @@ void *arena_alloc(Arena *a, size_t size) {
     size = (size + align - 1) / align * align;
     if (size == 0) size = align;
     Chunk *c = a->head;
-    if (!c || c->cap - c->used < size) {
+    if (c) c->used = (c->used + align - 1) / align * align;   /* strings leave it unaligned */
+    if (!c || c->used > c->cap || c->cap - c->used < size) {
         size_t cap = size > CHUNK_BYTES ? size : CHUNK_BYTES;
         c = calloc(1, sizeof(Chunk) + cap);
         if (!c) {
