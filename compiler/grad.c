@@ -150,19 +150,8 @@ static void signature(Grad *g, Item *out) {
 
 /* ---- the body: f's code, with a backward sweep before every return ---- */
 
-typedef struct Path {
-    Stmt **v;
-    int n, cap;
-} Path;
-
-static void path_push(Path *p, Stmt *s) {
-    if (p->n == p->cap) {
-        p->cap = p->cap ? 2 * p->cap : 16;
-        p->v = realloc(p->v, sizeof *p->v * (size_t)p->cap);
-        if (!p->v) abort();
-    }
-    p->v[p->n++] = s;
-}
+/* A path is the list of f's statements before a return, outermost first. */
+typedef StmtList Path;
 
 static void emit_return(Grad *g, const Stmt *s, Path *path, StmtList *out) {
     const Expr *v = s->u.ret.value;
@@ -202,7 +191,7 @@ static Block *copy_block(Grad *g, const Block *b, Path *path, bool top) {
         Stmt *s = b->stmts[i];
         if (s->kind == STMT_RETURN) { emit_return(g, s, path, &out); returned = true; }
         else if (s->kind == STMT_IF) stmts_push(&out, copy_if(g, s, path));
-        else { stmts_push(&out, clone_stmt(g, s)); path_push(path, s); }
+        else { stmts_push(&out, clone_stmt(g, s)); stmts_push(path, s); }
     }
     if (top && !returned && !g->failed) sweep_path(g, path->v, path->n, NULL, &out);
     path->n = mark;

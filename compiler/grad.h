@@ -60,6 +60,8 @@ typedef struct Grad {
 } Grad;
 
 /* grad_ast.c */
+/* Doubles *cap (from 0: 8) and reallocates v to it; out of memory aborts. */
+void  *grad_grow(void *v, int *cap, size_t elem);
 void   stmts_push(StmtList *l, Stmt *s);
 void   stmts_append(StmtList *l, const StmtList *more);
 Block *stmts_block(Grad *g, StmtList *l, Span span);   /* frees l's array */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *grow(void *v, int *cap, size_t elem) {
+void *grad_grow(void *v, int *cap, size_t elem) {
     *cap = *cap ? *cap * 2 : 8;
     void *p = realloc(v, elem * (size_t)*cap);
     if (!p) { fputs("cairn: out of memory\n", stderr); abort(); }
@@ -16,7 +16,7 @@ static void *grow(void *v, int *cap, size_t elem) {
 }
 
 void stmts_push(StmtList *l, Stmt *s) {
-    if (l->n == l->cap) l->v = grow(l->v, &l->cap, sizeof *l->v);
+    if (l->n == l->cap) l->v = grad_grow(l->v, &l->cap, sizeof *l->v);
     l->v[l->n++] = s;
 }
 
@@ -221,7 +221,7 @@ Stmt *clone_stmt(Grad *g, const Stmt *s) {
 /* ---- names: f_grad's own names never collide with f's or the program's ---- */
 
 void names_use(Grad *g, const char *name) {
-    if (g->nnames == g->capnames) g->names = grow(g->names, &g->capnames, sizeof *g->names);
+    if (g->nnames == g->capnames) g->names = grad_grow(g->names, &g->capnames, sizeof *g->names);
     g->names[g->nnames++] = name;
 }
 

@@ -37,9 +37,9 @@ typedef struct Walk {
     int depth;
     int plain_if;           /* inside a branch of an if that does not return */
     Sum *sums;
-    int nsums;
+    int nsums, capsums;
     const Symbol **assigned;    /* every local some statement assigns */
-    int nassigned;
+    int nassigned, capassigned;
 } Walk;
 
 void grad_refuse(Grad *g, Span sp, Code code, const char *help, const char *fmt, ...) {
@@ -61,11 +61,7 @@ const Active *active_of(const Grad *g, const Symbol *sym) {
 
 static bool add_active(Grad *g, const Symbol *sym, const char *adj, const void *region) {
     if (active_of(g, sym)) return false;
-    if (g->nact == g->capact) {
-        g->capact = g->capact ? 2 * g->capact : 16;
-        g->act = realloc(g->act, sizeof *g->act * (size_t)g->capact);
-        if (!g->act) { fputs("cairn: out of memory\n", stderr); abort(); }
-    }
+    if (g->nact == g->capact) g->act = grad_grow(g->act, &g->capact, sizeof *g->act);
     if (!adj) adj = fresh_name(g, arena_printf(g->arena, "d_%s", sym->name));
     g->act[g->nact++] = (Active){ sym, adj, region };
     return true;
@@ -169,8 +165,7 @@ static void walk_let(Walk *w, const Stmt *s) {
                     "%s is a let mut of %s", sym->name, type_name(sym->type, (char[32]){0}, 32));
     if (!type_is_compute_float(sym->type)) return;
     if (!sum_of(w, sym)) {
-        w->sums = realloc(w->sums, sizeof *w->sums * (size_t)(w->nsums + 1));
-        if (!w->sums) { fputs("cairn: out of memory\n", stderr); abort(); }
+        if (w->nsums == w->capsums) w->sums = grad_grow(w->sums, &w->capsums, sizeof *w->sums);
         w->sums[w->nsums++] = (Sum){ sym, w->depth, NULL, !assigned };
     }
     if (expr_active(g, s->u.let.init)) w->changed |= add_active(g, sym, NULL, innermost_region(w));
@@ -345,8 +340,8 @@ static void note_stmt(Walk *w, const Stmt *s) {
         int p = param_index(g, t->u.name.sym);
         if (p >= 0 && s->u.assign.target->kind == EXPR_INDEX && param_is_float_view(g->fn->u.fn.params[p], ACCESS_RW))
             g->writes[p] = true;
-        w->assigned = realloc(w->assigned, sizeof *w->assigned * (size_t)(w->nassigned + 1));
-        if (!w->assigned) { fputs("cairn: out of memory\n", stderr); abort(); }
+        if (w->nassigned == w->capassigned)
+            w->assigned = grad_grow(w->assigned, &w->capassigned, sizeof *w->assigned);
         w->assigned[w->nassigned++] = t->u.name.sym;
         break;
     }

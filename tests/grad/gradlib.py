@@ -35,6 +35,19 @@ from cairntest import BIN, cairn_cell_flags, run
 
 CAIRN = BIN / "cairn"
 EPS = {"f64": 2.0 ** -53, "f32": 2.0 ** -24}
+
+# The spec's loss (numerics.md, "Gradients"), shared by several tests.
+SPEC_LOSS = """
+fn square(x:f64) -> f64 = x * x;
+
+fn loss(n:usize, w:ro<f64>[n], x:ro<f64>[n], bias:f64, target:f64) -> f64 {
+  let guess = reduce + for i in n yield w[i] * x[i];
+  return square(guess + bias - target);
+}
+
+derive grad for square;
+derive grad[w, bias] for loss;
+"""
 FMT = {"f64": "d", "f32": "f"}
 
 

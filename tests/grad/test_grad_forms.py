@@ -6,9 +6,23 @@ compares in exact rationals (tolerances: gradlib's docstring).
 """
 import pytest
 
-from gradlib import Case, Param, check_gradient, workdir
+from gradlib import SPEC_LOSS, Case, Param, check_gradient, workdir
 
 N = Param("n", "size")
+
+# Both paths of one if, each evaluated on its own side of a * y = 1.
+IF_ELSE = """
+fn f(x:f64, y:f64) -> f64 {
+  let a = x * y;
+  if a > 1.0 {
+    let b = a * a;
+    return b + y;
+  } else {
+    return a - x * 3.0;
+  }
+}
+derive grad for f;
+"""
 
 
 def scalar(name, ty="f64"):
@@ -66,31 +80,9 @@ derive grad for f;
 """, "f", [scalar("x", "f32"), scalar("y", "f32")], {"x": 1.5, "y": 2.25}, ["x", "y"], "f32",
          compute="f32", m3=10),
 
-    Case("if_then", """
-fn f(x:f64, y:f64) -> f64 {
-  let a = x * y;
-  if a > 1.0 {
-    let b = a * a;
-    return b + y;
-  } else {
-    return a - x * 3.0;
-  }
-}
-derive grad for f;
-""", "f", [scalar("x"), scalar("y")], {"x": 1.5, "y": 2.0}, ["x", "y"], "f64", m3=50),
+    Case("if_then", IF_ELSE, "f", [scalar("x"), scalar("y")], {"x": 1.5, "y": 2.0}, ["x", "y"], "f64", m3=50),
 
-    Case("if_else", """
-fn f(x:f64, y:f64) -> f64 {
-  let a = x * y;
-  if a > 1.0 {
-    let b = a * a;
-    return b + y;
-  } else {
-    return a - x * 3.0;
-  }
-}
-derive grad for f;
-""", "f", [scalar("x"), scalar("y")], {"x": 0.25, "y": 2.0}, ["x", "y"], "f64"),
+    Case("if_else", IF_ELSE, "f", [scalar("x"), scalar("y")], {"x": 0.25, "y": 2.0}, ["x", "y"], "f64"),
 
     Case("if_early_return", """
 fn f(x:f64) -> f64 {
@@ -177,17 +169,7 @@ fn f(x:f64) -> f64 = g(x, x * x) + g(2.0, x);
 derive grad for f;
 """, "f", [scalar("x")], {"x": 0.75}, ["x"], "f64", m3=20),
 
-    Case("spec_loss", """
-fn square(x:f64) -> f64 = x * x;
-
-fn loss(n:usize, w:ro<f64>[n], x:ro<f64>[n], bias:f64, target:f64) -> f64 {
-  let guess = reduce + for i in n yield w[i] * x[i];
-  return square(guess + bias - target);
-}
-
-derive grad for square;
-derive grad[w, bias] for loss;
-""", "loss", [N, view("w"), view("x"), scalar("bias"), scalar("target")],
+    Case("spec_loss", SPEC_LOSS, "loss", [N, view("w"), view("x"), scalar("bias"), scalar("target")],
          {"n": 2, "w": [0.25, -0.5], "x": [1.0, 2.0], "bias": 0.125, "target": 5.0},
          ["w", "bias"], "f64", m3=1),
 

@@ -4,7 +4,7 @@ accumulation, linearity in the seed, the derivative conventions at kinks, and th
 import fractions
 import re
 
-from gradlib import EPS, cairn, one, run_observed, workdir
+from gradlib import EPS, SPEC_LOSS, cairn, one, run_observed, workdir
 
 F = fractions.Fraction
 
@@ -192,17 +192,7 @@ fn main() -> i32 {
     assert one(obs, "dp", "f64") == [1.0]
 
 
-SPEC_LOSS = """
-fn square(x:f64) -> f64 = x * x;
 
-fn loss(n:usize, w:ro<f64>[n], x:ro<f64>[n], bias:f64, target:f64) -> f64 {
-  let guess = reduce + for i in n yield w[i] * x[i];
-  return square(guess + bias - target);
-}
-
-derive grad for square;
-derive grad[w, bias] for loss;
-"""
 
 
 def test_list_gives_adjoints_to_named_parameters_only(tmp_path):
