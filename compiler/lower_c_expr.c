@@ -246,6 +246,36 @@ static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
     return bind(L, e->type, FMT("cairn_%sbits_%s(%s)", to_bits ? "" : "from_", type_word(t), v));
 }
 
+/* Atomics on an element x[i] (host: GCC/Clang __atomic builtins, sequentially
+ * consistent). The integer forms give back the element's old value. */
+static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
+    const Type *t = e->u.call.args[0]->type;
+    const char *v = lower_expr(L, e->u.call.args[1]);
+    const char *w = b == BI_ATOMIC_CAS ? lower_expr(L, e->u.call.args[2]) : NULL;
+    const char *place = lower_place(L, e->u.call.args[0]);
+    if (!place) return "0";
+    const char *p = FMT("&%s", place), *seq = "__ATOMIC_SEQ_CST";
+    switch (b) {
+    case BI_ATOMIC_ADD_UNORDERED:
+        numerics_unordered(L, "atomic_add", t);
+        emit(L, "cairn_atomic_add_%s(%s, %s);", type_word(t), p, v);
+        return NULL;
+    case BI_ATOMIC_ADD_WRAP: return bind(L, t, FMT("__atomic_fetch_add(%s, %s, %s)", p, v, seq));
+    case BI_ATOMIC_AND: return bind(L, t, FMT("__atomic_fetch_and(%s, %s, %s)", p, v, seq));
+    case BI_ATOMIC_OR: return bind(L, t, FMT("__atomic_fetch_or(%s, %s, %s)", p, v, seq));
+    case BI_ATOMIC_XOR: return bind(L, t, FMT("__atomic_fetch_xor(%s, %s, %s)", p, v, seq));
+    default: break;
+    }
+    /* min, max and cas: a compare-and-swap loop that leaves the old value in `old` */
+    const char *old = bind(L, t, b == BI_ATOMIC_CAS ? v : FMT("__atomic_load_n(%s, __ATOMIC_RELAXED)", p));
+    if (b == BI_ATOMIC_CAS)
+        emit(L, "__atomic_compare_exchange_n(%s, &%s, %s, false, %s, %s);", p, old, w, seq, seq);
+    else
+        emit(L, "while (%s %s %s && !__atomic_compare_exchange_n(%s, &%s, %s, false, %s, __ATOMIC_RELAXED)) {}",
+             v, b == BI_ATOMIC_MIN ? "<" : ">", old, p, old, v, seq);
+    return old;
+}
+
 static const char *lower_user_call(Lower *L, Expr *e) {
     const Item *fn = e->u.call.fn;
     strbuf args = {0};
@@ -282,6 +312,10 @@ static const char *lower_call(Lower *L, Expr *e) {
     case BI_MIN: return lower_exact_fn(L, e, "min");
     case BI_MAX: return lower_exact_fn(L, e, "max");
     case BI_OBSERVE: return lower_observe(L, e);
+    case BI_ATOMIC_ADD_UNORDERED: case BI_ATOMIC_ADD_WRAP: case BI_ATOMIC_MIN:
+    case BI_ATOMIC_MAX: case BI_ATOMIC_AND: case BI_ATOMIC_OR: case BI_ATOMIC_XOR:
+    case BI_ATOMIC_CAS:
+        return lower_atomic(L, e, b);
     default:
         unsupported(L, e->span, arena_printf(L->arena, "`%s`", builtin_name(b)));
         return "0";

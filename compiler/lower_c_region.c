@@ -359,11 +359,34 @@ static const char *reduce_partials(Lower *L, Expr *e, const Type *it, const char
     return FMT("(%s)%s", c_scalar(t), total);
 }
 
-const char *lower_reduce(Lower *L, Expr *e) {
-    if (e->u.reduce.scan) {
-        unsupported(L, e->span, "a scan");
-        return "0";
+/* scan OP MODE i in a..b yield e into out: out[i - a] = the prefix through i. Every
+ * mode runs in written order on the host: a float scan may only (E-SCAN-ORDER), and an
+ * integer scan's prefixes are the same in any order (each one is an output, so each is
+ * checked). */
+static void lower_scan(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
+    const Symbol *out = expr_sym(e->u.reduce.into);
+    const Type *t = e->u.reduce.body->type;
+    ReduceOp op = e->u.reduce.op;
+    if (!out || !is_view(out->type)) {
+        unsupported(L, e->span, "a scan into anything but a view by name");
+        return;
     }
+    const char *acc = new_tmp(L);
+    emit(L, "%s %s = %s;", c_scalar(t), acc, identity(L, op, t));
+    const char *i = e->u.reduce.var_sym ? sym_c(L, e->u.reduce.var_sym) : new_tmp(L);
+    emit(L, "for (%s %s = %s; %s < %s; %s++) {", c_scalar(it), i, lo, i, hi, i);
+    L->indent++;
+    const char *v = lower_expr(L, e->u.reduce.body);
+    emit(L, "%s = %s;", acc, combine(L, op, t, acc, v, e->span));
+    emit(L, "%s[cairn_index_u((uint64_t)%s - (uint64_t)%s, %s, %s)] = %s;", sym_c(L, out), i, lo,
+         sym_len(L, out), at(L, e->u.reduce.into->span), acc);
+    L->indent--;
+    emit(L, "}");
+    if (type_is_float(t) && op == RED_ADD) numerics_sum(L, t, "ordered");
+    if (type_is_float(t) && op == RED_MUL) numerics_product(L, t);
+}
+
+const char *lower_reduce(Lower *L, Expr *e) {
     if (e->u.reduce.mode == MODE_WARP) {
         unsupported(L, e->span, "a warp reduction");
         return "0";
@@ -371,6 +394,10 @@ const char *lower_reduce(Lower *L, Expr *e) {
     const Type *it = e->u.reduce.var_sym ? e->u.reduce.var_sym->type : e->u.reduce.count->type;
     const char *lo = e->u.reduce.lo ? lower_expr(L, e->u.reduce.lo) : "0";
     const char *hi = lower_expr(L, e->u.reduce.count);
+    if (e->u.reduce.scan) {
+        lower_scan(L, e, it, lo, hi);
+        return NULL;
+    }
     const char *n = index_count(L, lo, hi);
     const char *r;
     if (e->u.reduce.mode == MODE_FOR) r = reduce_for(L, e, it, lo, hi, n);

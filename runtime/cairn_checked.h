@@ -146,6 +146,21 @@ static inline uint64_t cairn_bits_f64(double x) { uint64_t u; memcpy(&u, &x, 8);
 static inline float cairn_from_bits_f32(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
 static inline double cairn_from_bits_f64(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
 
+/* atomic_add_unordered on the host: one compare-and-swap loop per add, so each add is
+ * one rounding of the current value plus v, in whatever order the threads arrive. */
+static inline void cairn_atomic_add_f64(double *p, double v) {
+    double old, sum;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    do sum = old + v;
+    while (!__atomic_compare_exchange(p, &old, &sum, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+}
+static inline void cairn_atomic_add_f32(float *p, float v) {
+    float old, sum;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    do sum = old + v;
+    while (!__atomic_compare_exchange(p, &old, &sum, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+}
+
 #include <stdlib.h>
 static inline void *cairn_zeroed(uint64_t n, size_t size, cairn_loc at) {
     if (n == 0) return NULL;

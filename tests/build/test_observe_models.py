@@ -90,6 +90,19 @@ def model_observe_scalars():
             line("e", "bool", 1, b"\x01")]
 
 
+def model_scan_prefix():
+    pre, acc = [], 0
+    for i in range(100):
+        acc += i * 3
+        pre.append(acc)
+    fpre, facc = [], -0.0
+    for i in range(100):
+        facc += float(i) * 0.1
+        fpre.append(facc)
+    return [line("pre", "i64", 100, struct.pack("<100q", *pre)),
+            line("fpre", "f64", 100, struct.pack("<100d", *fpre))]
+
+
 MODELS = {name[len("model_"):]: fn for name, fn in dict(globals()).items()
           if name.startswith("model_")}
 

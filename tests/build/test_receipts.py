@@ -9,7 +9,7 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # buildlib.py
-from buildlib import EXAMPLES, cairn
+from buildlib import EXAMPLES, GOLDEN_RUN, cairn
 
 SOURCE = EXAMPLES / "parallel_sum.cairn"
 
@@ -66,3 +66,11 @@ def test_receipt_lists_unordered_free_host_program(base):
     _, first = base
     for entries in json.loads(first)["numerics"].values():
         assert all(e.get("order") != "unordered" for e in entries)
+
+
+def test_unordered_operations_say_so(tmp_path):
+    # atomic_add_unordered's order is the scheduler's: the farm reads "order" to know
+    # that its digests need not match between runs.
+    r = json.loads(receipt_bytes(GOLDEN_RUN / "atomics_host.cairn", tmp_path / "atomics", "--cc", "gcc"))
+    assert {"op": "atomic_add", "type": "f64", "rounding": "nearest-even",
+            "order": "unordered"} in r["numerics"]["main"]
