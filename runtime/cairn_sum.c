@@ -253,6 +253,13 @@ static uint64_t zero_bits(double hi, uint64_t count, const sum_format *f) {
  * f64 answer itself, and an f32 answer when the addition was exact (then one (float)
  * rounds the exact total once). Returns 0 where the integer must decide. */
 static int round_pair(double hi, double lo, uint64_t count, const sum_format *f, uint64_t *out) {
+    if (lo == 0 && f != &F64 && hi != 0) {  /* the usual short f32 sum: hi is exact */
+        float single = (float)hi;
+        uint32_t b32;
+        memcpy(&b32, &single, sizeof b32);
+        *out = b32;
+        return 1;
+    }
     CAIRN_SUM_TWO_STEP(double, hi, 0.0, lo, total, err, unused);
     (void)unused;
     if (total == 0) {                       /* a sum of two doubles rounds to 0 only if 0 */

@@ -6,6 +6,8 @@
 # of the same run; the speedup compares the 1- and 2-thread runs of this invocation.
 # Targets (issue 3): 1 thread <= 1.0x the fold at 10^7, <= 1.5x at 10^3, <= 5x at 10;
 # 2 threads >= 1.8x faster than 1 for n >= 10^6. The machine may be shared: run it quiet.
+# One-thread rows use the thread's CPU time (other tenants' slices do not count); rows
+# with more threads, and so the speedup, use wall time and need a quiet machine.
 set -e
 if [ "$1" = "--help" ] || [ "$1" = "-h" ]; then
   echo "usage: bench_sum.sh [MAX_N]   (CAIRN_TBIN: where bench_sum and pool_harness are)"
@@ -25,7 +27,7 @@ WIDTHS="1 2"
 [ "$ALL" -gt 2 ] && WIDTHS="1 2 $ALL"
 for t in $WIDTHS; do
   CAIRN_THREADS=$t "$TBIN/bench_sum" "$MAX_N" > "$tmp/t$t"
-  echo "-- CAIRN_THREADS=$t"
+  echo "-- CAIRN_THREADS=$t ($(sed -n 's/^width=[0-9]* clock=//p' "$tmp/t$t") time)"
   grep -v '^width' "$tmp/t$t" | awk '{
     split($2,n,"="); split($3,f,"="); split($4,e,"="); split($5,r,"="); split($7,a,"=");
     printf "  %s n=%-9s fold %12.1f ns  exact %12.1f ns  exact/fold %5.2fx  yield/fold %5.2fx\n",
