@@ -29,6 +29,7 @@
  *   than noise / 2^32, and toward zero otherwise (an exact quotient is never moved).
  *   Over uniform noise it rounds up with probability ceil(fraction * 2^32) / 2^32, so
  *   it is unbiased to within 2^-32 of a unit, and the same noise gives the same bits.
+ *   It saturates and traps like quantize.
  *
  * How: every rounding works on integer bit patterns only, with no floating-point
  * instruction on its path, so the host and a CUDA lane give the same bits whatever
