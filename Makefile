@@ -77,7 +77,7 @@ export CAIRN_MATRIX
 
 # Benchmarks and fuzzers are scripts the rooms drop into tests/bench and tests/fuzz.
 bench: all
-	@set -e; for b in $(sort $(wildcard tests/bench/bench_*)); do \
+	@set -e; for b in $(sort $(wildcard tests/bench/bench_*.sh tests/bench/bench_*.py)); do \
 	  echo "== $$b"; $(TEST_ENV) $$b; done
 
 fuzz: $(DEPS_STAMP)
