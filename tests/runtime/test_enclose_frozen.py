@@ -73,10 +73,10 @@ def test_standalone_checker_digest(tmp_path):
     assert checker_digest(BIN / "enclose_check", tmp_path) == DIGEST
 
 
-def compile_with(cc, sources, out, extra):
+def compile_with(cc, sources, out, extra, libs=()):
     if not shutil.which(cc):
         pytest.skip(f"{cc} is not installed")
-    proc = subprocess.run([cc] + STRICT + extra + sources + ["-o", str(out)],
+    proc = subprocess.run([cc] + STRICT + extra + sources + ["-o", str(out)] + list(libs),
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
 
@@ -87,7 +87,7 @@ def test_other_compiler_gives_the_same_digest(tmp_path):
     run_exe = tmp_path / "enclose_run"
     compile_with(OTHER_CC, ["tests/c/enclose_run.c", "tools/enclose_casefile.c",
                             "runtime/cairn_enclose.c", "runtime/cairn_enclose_digest.c",
-                            "runtime/cairn_pool.c"], run_exe, ["-pthread", "-lcrypto"])
+                            "runtime/cairn_pool.c"], run_exe, ["-pthread"], ["-lcrypto"])
     assert runtime_digest(4, path=run_exe) == DIGEST
     checker = tmp_path / "enclose_check"
     compile_with(OTHER_CC, CHECKER_SRCS, checker, NOFP_FLAGS)
