@@ -63,14 +63,19 @@ static bool int_fits(const Type *t, uint64_t mag, bool negative) {
     return bits == 64 || mag <= ((uint64_t)1 << bits) - 1;
 }
 
+/* A storage float has no literals: its values are made by a named rounding. */
+static bool refuse_storage_literal(Checker *c, Expr *e, const Type *expected, Span span) {
+    if (!type_is_storage_float(expected)) return false;
+    diag_error(c->d, span, E_TYPE_MISMATCH, "write the conversion: f16(1.0), bf16(0.5), ...",
+               "a literal of the storage float %s", tname(expected));
+    set_type(e, ERR);
+    return true;
+}
+
 static const Type *check_int_literal(Checker *c, Expr *e, const Type *expected, bool negative,
                                      Span span) {
     const Type *t = expected;
-    if (type_is_storage_float(expected)) {
-        diag_error(c->d, span, E_TYPE_MISMATCH, "write the conversion: f16(1.0), bf16(0.5), ...",
-                   "a literal of the storage float %s", tname(expected));
-        return set_type(e, ERR);
-    }
+    if (refuse_storage_literal(c, e, expected, span)) return ERR;
     if (type_is_compute_float(expected)) {
         diag_error(c->d, span, E_TYPE_MISMATCH, "write a float literal with a point, e.g. 2.0",
                    "an integer literal where %s is required", tname(expected));
@@ -86,11 +91,7 @@ static const Type *check_int_literal(Checker *c, Expr *e, const Type *expected, 
 }
 
 static const Type *check_float_literal(Checker *c, Expr *e, const Type *expected, Span span) {
-    if (type_is_storage_float(expected)) {
-        diag_error(c->d, span, E_TYPE_MISMATCH, "write the conversion: f16(1.0), bf16(0.5), ...",
-                   "a literal of the storage float %s", tname(expected));
-        return set_type(e, ERR);
-    }
+    if (refuse_storage_literal(c, e, expected, span)) return ERR;
     if (type_is_int(expected)) {
         diag_error(c->d, span, E_TYPE_MISMATCH, "write an integer literal, or convert: i32(x)",
                    "a float literal where %s is required", tname(expected));

@@ -200,6 +200,20 @@ static void indent(Buf *b, int depth) { put(b, "%*s", depth * 2, ""); }
 
 static void print_block(Buf *b, const Block *blk, int depth);
 
+/* for / parallel / blocks ... threads ...: a keyword, binders, and a body. */
+static void print_loop(Buf *b, const char *keyword, const Binder *first, const Binder *threads,
+                       const Block *body, int depth) {
+    put(b, "%s ", keyword);
+    print_binder(b, first->var, first->lo, first->count);
+    if (threads) {
+        put(b, " threads ");
+        print_binder(b, threads->var, threads->lo, threads->count);
+    }
+    put(b, " ");
+    print_block(b, body, depth);
+    put(b, "\n");
+}
+
 static void print_stmt(Buf *b, const Stmt *s, int depth) {
     indent(b, depth);
     switch (s->kind) {
@@ -245,27 +259,13 @@ static void print_stmt(Buf *b, const Stmt *s, int depth) {
         break;
     }
     case STMT_FOR:
-        put(b, "for ");
-        print_binder(b, s->u.for_.b.var, s->u.for_.b.lo, s->u.for_.b.count);
-        put(b, " ");
-        print_block(b, s->u.for_.body, depth);
-        put(b, "\n");
+        print_loop(b, "for", &s->u.for_.b, NULL, s->u.for_.body, depth);
         break;
     case STMT_PARALLEL:
-        put(b, "parallel ");
-        print_binder(b, s->u.parallel.b.var, s->u.parallel.b.lo, s->u.parallel.b.count);
-        put(b, " ");
-        print_block(b, s->u.parallel.body, depth);
-        put(b, "\n");
+        print_loop(b, "parallel", &s->u.parallel.b, NULL, s->u.parallel.body, depth);
         break;
     case STMT_BLOCKS:
-        put(b, "blocks ");
-        print_binder(b, s->u.blocks.grid.var, s->u.blocks.grid.lo, s->u.blocks.grid.count);
-        put(b, " threads ");
-        print_binder(b, s->u.blocks.threads.var, s->u.blocks.threads.lo, s->u.blocks.threads.count);
-        put(b, " ");
-        print_block(b, s->u.blocks.body, depth);
-        put(b, "\n");
+        print_loop(b, "blocks", &s->u.blocks.grid, &s->u.blocks.threads, s->u.blocks.body, depth);
         break;
     case STMT_RETURN:
         put(b, "return");
