@@ -76,6 +76,57 @@ static void row(const char *fmt, size_t n, sum_fn fold, sum_fn exact, sum_fn add
     fflush(stdout);
 }
 
+/* The pooled exact sum again, each block timed in its thread's CPU time. The workers'
+ * total against the 1-thread time says whether running on W threads inflates the work
+ * (memory stalls count: bandwidth shared between the threads shows up here); total / W
+ * is then what a perfectly balanced region would take on a machine nobody else uses.
+ * The busiest worker's share shows how even the balance was in this run. */
+typedef struct timed_ctx {
+    const double *x;
+    cairn_sum64 *accs;
+    double busy[CAIRN_POOL_MAX_WIDTH];
+} timed_ctx;
+
+static double thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void timed_task(void *ctx, size_t b, size_t e, unsigned worker) {
+    timed_ctx *c = ctx;
+    double t0 = thread_cpu_ns();
+    cairn_sum64_add_block(&c->accs[worker], c->x + b, e - b);
+    c->busy[worker] += thread_cpu_ns() - t0;
+}
+
+static void busiest_row(const double *x, size_t n) {
+    static cairn_sum64 accs[CAIRN_POOL_MAX_WIDTH];
+    unsigned width = cairn_pool_width();
+    size_t grain = n / (4 * (size_t)width) < 8192 ? 8192 : n / (4 * (size_t)width);
+    timed_ctx c = {x, accs, {0}};
+    int reps = 7;
+    double best_wall = 1e300;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_ns();
+        for (unsigned w = 0; w < width; w++)
+            cairn_sum64_init(&accs[w]);
+        cairn_pool_run(n, grain, timed_task, &c);
+        for (unsigned w = 1; w < width; w++)
+            cairn_sum64_merge(&accs[0], &accs[w]);
+        sink = cairn_sum64_round(&accs[0]);
+        double wall = now_ns() - t0;
+        best_wall = wall < best_wall ? wall : best_wall;
+    }
+    double busiest = 0, total = 0;
+    for (unsigned w = 0; w < width; w++) {
+        busiest = c.busy[w] > busiest ? c.busy[w] : busiest;
+        total += c.busy[w];
+    }
+    printf("busiest f64 n=%zu wall_ns=%.1f busiest_cpu_ns=%.1f total_cpu_ns=%.1f\n", n,
+           best_wall, busiest / reps, total / reps);
+}
+
 int main(int argc, char **argv) {
     size_t max_n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000;
     double *x = malloc(max_n * sizeof *x);
@@ -97,6 +148,9 @@ int main(int argc, char **argv) {
         row("f64", sizes[i], fold64, exact64, adds64, x);
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max_n; i++)
         row("f32", sizes[i], fold32, exact32, adds32, y);
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max_n; i++)
+        if (sizes[i] >= 1000000 && cairn_pool_width() > 1)
+            busiest_row(x, sizes[i]);
     free(x);
     free(y);
     return 0;

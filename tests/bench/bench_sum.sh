@@ -28,7 +28,7 @@ WIDTHS="1 2"
 for t in $WIDTHS; do
   CAIRN_THREADS=$t "$TBIN/bench_sum" "$MAX_N" > "$tmp/t$t"
   echo "-- CAIRN_THREADS=$t ($(sed -n 's/^width=[0-9]* clock=//p' "$tmp/t$t") time)"
-  grep -v '^width' "$tmp/t$t" | awk '{
+  grep -v '^width' "$tmp/t$t" | grep -v '^busiest' | awk '{
     split($2,n,"="); split($3,f,"="); split($4,e,"="); split($5,r,"="); split($7,a,"=");
     printf "  %s n=%-9s fold %12.1f ns  exact %12.1f ns  exact/fold %5.2fx  yield/fold %5.2fx\n",
            $1, n[2], f[2], e[2], r[2], a[2] }'
@@ -38,6 +38,12 @@ awk 'FNR==NR { if ($2 ~ /^n=/) one[$1" "$2]=$4; next }
        $2 ~ /^n=/ { split($2,n,"="); if (n[2] >= 1000000) { split(one[$1" "$2],a,"="); split($4,b,"=");
          printf "  %s n=%-9s 1 thread %12.1f ns  2 threads %12.1f ns  speedup %4.2fx\n", $1, n[2], a[2], b[2], a[2]/b[2] } }' \
       "$tmp/t1" "$tmp/t2"
+echo "-- the same in CPU time (the machine may be shared): 1 thread against the 2 workers' total / 2"
+awk 'FNR==NR { if ($1 == "f64" && $2 ~ /^n=/) one[$2]=$4; next }
+     $1 == "busiest" { split(one[$3],a,"="); split($5,b,"="); split($6,c,"=");
+       printf "  f64 %-11s 1 thread %12.1f ns  2 workers %12.1f ns total (busiest %12.1f)  speedup if balanced %4.2fx\n",
+              $3, a[2], c[2], b[2], 2*a[2]/c[2] }' \
+    "$tmp/t1" "$tmp/t2"
 echo "-- pool region cost (ns per cairn_pool_run; n = 0, n = 1, one block per worker)"
 for t in $WIDTHS; do
   CAIRN_THREADS=$t "$TBIN/pool_harness" cost 200000 | sed "s/^ok /  /"
