@@ -260,5 +260,7 @@ bool cairn_derive_grad(Program *p, Item *item, Diags *d) {
     free(g.d_param);
     free(g.act);
     free(g.names);
+    free(g.ren_sym);
+    free(g.ren_name);
     return ok;
 }

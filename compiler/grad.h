@@ -50,8 +50,14 @@ typedef struct Grad {
     bool *writes;           /* per parameter: a float view f writes */
     Active *act;            /* what carries an adjoint */
     int nact, capact;
-    const char **names;     /* every name in use in f_grad (for fresh names) */
+    const char **names;     /* every name in use in f_grad (for fresh names); a name f
+                             * declares twice (in sibling scopes) is listed twice */
     int nnames, capnames;
+    /* Names f declares more than once, renamed where a backward twin recomputes them
+     * (a twin runs after everything on its path, so a sibling's name is visible there). */
+    const Symbol **ren_sym;
+    const char **ren_name;
+    int nren, capren;
     /* while sweeping a region: its statement and binder; adjoints declared outside it
      * may not be added into by a lane (E-GRAD-RACE). */
     const void *region;     /* a STMT_PARALLEL or a reduce + parallel */
@@ -82,6 +88,11 @@ const Type *clone_type(Grad *g, const Type *t);
 void   names_use(Grad *g, const char *name);
 const char *fresh_name(Grad *g, const char *base);
 void   names_collect_fn(Grad *g, const Item *fn);
+/* Gives sym a fresh name in every copy made from now on when f declares its name more
+ * than once. */
+void   rename_if_reused(Grad *g, const Symbol *sym);
+/* The name copies use for sym (its own unless renamed). */
+const char *name_for(const Grad *g, const Symbol *sym, const char *name);
 
 /* grad_sweep.c */
 /* The backward sweep of a path (the statements before a return, outermost first) with

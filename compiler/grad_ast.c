@@ -119,7 +119,10 @@ Expr *clone_expr(Grad *g, const Expr *e) {
     Expr *c = ast_new_expr(g->arena, e->kind, e->span);
     c->u = e->u;
     switch (e->kind) {
-    case EXPR_NAME: c->u.name.sym = NULL; break;
+    case EXPR_NAME:
+        c->u.name.name = name_for(g, e->u.name.sym, e->u.name.name);
+        c->u.name.sym = NULL;
+        break;
     case EXPR_UNARY: c->u.unary.operand = clone_expr(g, e->u.unary.operand); break;
     case EXPR_BINARY:
         c->u.binary.lhs = clone_expr(g, e->u.binary.lhs);
@@ -141,6 +144,7 @@ Expr *clone_expr(Grad *g, const Expr *e) {
         c->u.convert.arg = clone_expr(g, e->u.convert.arg);
         break;
     case EXPR_REDUCE:
+        c->u.reduce.var = name_for(g, e->u.reduce.var_sym, e->u.reduce.var);
         c->u.reduce.var_sym = NULL;
         c->u.reduce.lo = clone_expr(g, e->u.reduce.lo);
         c->u.reduce.count = clone_expr(g, e->u.reduce.count);
@@ -161,6 +165,7 @@ const Type *clone_type(Grad *g, const Type *t) {
 
 static Binder clone_binder(Grad *g, const Binder *b) {
     Binder c = *b;
+    c.var = name_for(g, b->sym, b->var);
     c.sym = NULL;
     c.lo = clone_expr(g, b->lo);
     c.count = clone_expr(g, b->count);
@@ -179,6 +184,7 @@ Stmt *clone_stmt(Grad *g, const Stmt *s) {
     c->u = s->u;
     switch (s->kind) {
     case STMT_LET:
+        c->u.let.name = name_for(g, s->u.let.sym, s->u.let.name);
         c->u.let.sym = NULL;
         c->u.let.declared = clone_type(g, s->u.let.declared);
         c->u.let.init = clone_expr(g, s->u.let.init);
@@ -241,9 +247,30 @@ const char *fresh_name(Grad *g, const char *base) {
 
 static void names_in_block(Grad *g, const Block *b);
 
+/* A reduce's binder is a name too (its copy in a twin runs where later lets are seen). */
+static void names_in_expr(Grad *g, const Expr *e) {
+    if (!e) return;
+    switch (e->kind) {
+    case EXPR_REDUCE:
+        if (e->u.reduce.var) names_use(g, e->u.reduce.var);
+        names_in_expr(g, e->u.reduce.body);
+        return;
+    case EXPR_UNARY: names_in_expr(g, e->u.unary.operand); return;
+    case EXPR_BINARY: names_in_expr(g, e->u.binary.lhs); names_in_expr(g, e->u.binary.rhs); return;
+    case EXPR_CONVERT: names_in_expr(g, e->u.convert.arg); return;
+    case EXPR_INDEX: names_in_expr(g, e->u.index.index); return;
+    case EXPR_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++) names_in_expr(g, e->u.call.args[i]);
+        return;
+    default: return;
+    }
+}
+
 static void names_in_stmt(Grad *g, const Stmt *s) {
     switch (s->kind) {
-    case STMT_LET: names_use(g, s->u.let.name); break;
+    case STMT_LET: names_use(g, s->u.let.name); names_in_expr(g, s->u.let.init); break;
+    case STMT_ASSIGN: names_in_expr(g, s->u.assign.value); break;
+    case STMT_RETURN: names_in_expr(g, s->u.ret.value); break;
     case STMT_BUFFER: case STMT_SHARED: names_use(g, s->u.alloc.name); break;
     case STMT_IF:
         names_in_block(g, s->u.if_.then);
@@ -264,11 +291,33 @@ static void names_in_block(Grad *g, const Block *b) {
     for (int i = 0; b && i < b->nstmts; i++) names_in_stmt(g, b->stmts[i]);
 }
 
-/* Top-level names, f's parameters and every local f declares. (A reduce's binder is
- * local to its yield and is never shadowed by a name f_grad adds.) */
+/* Top-level names, f's parameters and every local f declares. */
 void names_collect_fn(Grad *g, const Item *fn) {
     for (int i = 0; i < g->prog->nitems; i++)
         if (g->prog->items[i]->name) names_use(g, g->prog->items[i]->name);
     for (int i = 0; i < fn->u.fn.nparams; i++) names_use(g, fn->u.fn.params[i]->name);
     names_in_block(g, fn->u.fn.body);
+}
+
+static int name_count(const Grad *g, const char *name) {
+    int n = 0;
+    for (int i = 0; i < g->nnames; i++) n += strcmp(g->names[i], name) == 0;
+    return n;
+}
+
+const char *name_for(const Grad *g, const Symbol *sym, const char *name) {
+    for (int i = 0; sym && i < g->nren; i++)
+        if (g->ren_sym[i] == sym) return g->ren_name[i];
+    return name;
+}
+
+void rename_if_reused(Grad *g, const Symbol *sym) {
+    if (!sym || name_for(g, sym, NULL) || name_count(g, sym->name) < 2) return;
+    if (g->nren == g->capren) {
+        int cap = g->capren;
+        g->ren_sym = grad_grow(g->ren_sym, &cap, sizeof *g->ren_sym);
+        g->ren_name = grad_grow(g->ren_name, &g->capren, sizeof *g->ren_name);
+    }
+    g->ren_sym[g->nren] = sym;
+    g->ren_name[g->nren++] = fresh_name(g, sym->name);
 }

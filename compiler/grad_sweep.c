@@ -17,6 +17,7 @@
 
 static void backprop(Grad *g, const Expr *e, Expr *adj, StmtList *out);
 static void sweep_stmts(Grad *g, Stmt *const *v, int n, StmtList *out);
+static void rename_in_expr(Grad *g, const Expr *e);
 
 /* An adjoint expression that may be copied rather than bound to a let. */
 static bool simple(const Expr *a) {
@@ -165,6 +166,7 @@ static void backprop_reduce(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
         stmts_push(out, g_let(g, t, false, NULL, adj));
         adj = g_name(g, t, adj->span);
     }
+    rename_in_expr(g, e);
     const void *saved_region = g->region;
     const Symbol *saved_lane = g->lane;
     if (parallel) { g->region = e; g->lane = e->u.reduce.var_sym; }
@@ -173,7 +175,8 @@ static void backprop_reduce(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     g->region = saved_region;
     g->lane = saved_lane;
     Stmt *s = ast_new_stmt(g->arena, parallel ? STMT_PARALLEL : STMT_FOR, e->span);
-    Binder b = { .var = e->u.reduce.var ? e->u.reduce.var : "_", .var_span = e->u.reduce.var_span,
+    const char *var = name_for(g, e->u.reduce.var_sym, e->u.reduce.var);
+    Binder b = { .var = var ? var : "_", .var_span = e->u.reduce.var_span,
                  .lo = clone_expr(g, e->u.reduce.lo), .count = clone_expr(g, e->u.reduce.count) };
     Block *blk = stmts_block(g, &body, e->span);
     if (parallel) { s->u.parallel.b = b; s->u.parallel.body = blk; }
@@ -326,6 +329,7 @@ static Stmt *recompute_loop(Grad *g, const Stmt *s) {
     if (!sums) { free(keep.v); return NULL; }
     Stmt *c = ast_new_stmt(g->arena, STMT_FOR, s->span);
     c->u.for_.b = s->u.for_.b;
+    c->u.for_.b.var = name_for(g, s->u.for_.b.sym, s->u.for_.b.var);
     c->u.for_.b.sym = NULL;
     c->u.for_.b.lo = clone_expr(g, s->u.for_.b.lo);
     c->u.for_.b.count = clone_expr(g, s->u.for_.b.count);
@@ -341,12 +345,50 @@ static void declare_adjoints(Grad *g, Stmt *const *v, int n, StmtList *out) {
     }
 }
 
+static void rename_in_expr(Grad *g, const Expr *e) {
+    if (!e) return;
+    switch (e->kind) {
+    case EXPR_REDUCE:
+        rename_if_reused(g, e->u.reduce.var_sym);
+        rename_in_expr(g, e->u.reduce.body);
+        return;
+    case EXPR_UNARY: rename_in_expr(g, e->u.unary.operand); return;
+    case EXPR_BINARY: rename_in_expr(g, e->u.binary.lhs); rename_in_expr(g, e->u.binary.rhs); return;
+    case EXPR_CONVERT: rename_in_expr(g, e->u.convert.arg); return;
+    case EXPR_INDEX: rename_in_expr(g, e->u.index.index); return;
+    case EXPR_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++) rename_in_expr(g, e->u.call.args[i]);
+        return;
+    default: return;
+    }
+}
+
+/* What a twin of this loop declares again: its binder, and the lets and binders of
+ * its body (the twin runs after every name on its path is visible). */
+static void rename_in_loop(Grad *g, const Stmt *s) {
+    bool region = s->kind == STMT_PARALLEL;
+    const Block *body = region ? s->u.parallel.body : s->u.for_.body;
+    rename_if_reused(g, region ? s->u.parallel.b.sym : s->u.for_.b.sym);
+    for (int i = 0; i < body->nstmts; i++) {
+        const Stmt *t = body->stmts[i];
+        if (t->kind == STMT_LET) {
+            rename_if_reused(g, t->u.let.sym);
+            rename_in_expr(g, t->u.let.init);
+        } else if (t->kind == STMT_ASSIGN) {
+            rename_in_expr(g, t->u.assign.value);
+        } else if (t->kind == STMT_FOR || t->kind == STMT_PARALLEL) {
+            rename_in_loop(g, t);
+        }
+    }
+}
+
 /* The backward twin of a loop or region: the same range; its body recomputes the lets
  * and sums of the forward body, declares their adjoints and sweeps the body back. */
 static void sweep_loop(Grad *g, const Stmt *s, StmtList *out) {
     bool region = s->kind == STMT_PARALLEL;
     const Binder *b = region ? &s->u.parallel.b : &s->u.for_.b;
     const Block *body = region ? s->u.parallel.body : s->u.for_.body;
+    rename_in_loop(g, s);
     const void *saved_region = g->region;
     const Symbol *saved_lane = g->lane;
     if (region) { g->region = s; g->lane = b->sym; }
@@ -368,6 +410,7 @@ static void sweep_loop(Grad *g, const Stmt *s, StmtList *out) {
     free(back.v);
     Stmt *c = ast_new_stmt(g->arena, s->kind, s->span);
     Binder cb = *b;
+    cb.var = name_for(g, b->sym, b->var);
     cb.sym = NULL;
     cb.lo = clone_expr(g, b->lo);
     cb.count = clone_expr(g, b->count);

@@ -162,6 +162,19 @@ derive grad for f;
          {"m": 2, "n": 3, "mn": 6, "w": [0.5, -1.0, 0.25, 1.5, 0.75, -0.5], "x": [1.0, -0.5, 2.0]},
          ["w", "x"], None, m3=20, d_out={"out": [1.0, -2.0]}),
 
+    Case("reused_names", """
+fn f(n:usize, x:ro<f64>[n], out:rw<f64>[n]) -> f64 {
+  for i in 0..n { let t = x[i] * 2.0; out[i] = t * t; }
+  let t = x[0] * 3.0;
+  let s = reduce + for j in n yield x[j] * t;
+  let i = s * s;
+  let j = i + 1.0;
+  return j * t;
+}
+derive grad for f;
+""", "f", [N, view("x"), out("out")], {"n": 3, "x": [0.5, -0.25, 0.75]},
+         ["x"], "f64", m3=2000, d_out={"out": [1.0, -0.5, 0.25]}),  # f is of degree 5 in x[0]
+
     Case("calls", """
 fn g(a:f64, b:f64) -> f64 = a * b + a;
 derive grad for g;
