@@ -1,19 +1,21 @@
 /* driver.c: `cairn build` / `cairn run` mechanics (see driver.h).
  *
  * Cache layout, under $CAIRN_CACHE, else $XDG_CACHE_HOME/cairn, else ~/.cache/cairn:
- *   rt/KEY/    the embedded runtime written out and compiled, KEY = SHA-256 of the
- *              compiler, its version, the flags and every runtime byte
+ *   rt/KEY/    the embedded runtime written out, and each source a program needs
+ *              compiled to NAME.o on first need, KEY = SHA-256 of the compiler, its
+ *              version, the flags and every runtime byte
  *   c/KEY/     generated C, KEY = SHA-256 of the C text (the compiler runs in that
  *              folder on a relative name, so the output holds no cache path)
  *   bin/KEY/   `cairn run` executables and receipts, KEY = SHA-256 of this cairn
  *              binary, the source path and bytes, the compiler and the flags
- * Entries are built in a private folder and renamed into place, so concurrent builds
- * never see half an entry. */
+ * Files are written under a private name and renamed into place, so concurrent builds
+ * never see half a file. */
 #include "driver.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +100,9 @@ int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, driver_
         opt->opt_set = 1;
         return 1;
     }
+    if (strcmp(a, "--emulate") == 0)
+        return fail(err, -1, "--emulate: this cairn lowers host programs only, which need no "
+                    "emulation"), -1;
     if (strcmp(a, "--target") == 0) {
         const char *value;
         if (take_value(argc, argv, i, &value, err) < 0) return -1;
@@ -143,16 +148,6 @@ static int cache_dir(const char *sub, char out[PATH_MAX], driver_error *err) {
         return fail(err, DRIVER_USAGE, "cannot create the build cache %s: %s (set CAIRN_CACHE "
                     "to a writable folder)", out, strerror(errno));
     return 0;
-}
-
-/* A private scratch folder next to the cache entry `final`; renamed into place later. */
-static void scratch_name(const char *final, char out[PATH_MAX]) {
-    pathf(out, "%s.tmp.%ld", final, (long)getpid());
-}
-
-/* Renames scratch to final; another process may have won the race, which is fine. */
-static void publish(const char *scratch, const char *final) {
-    if (rename(scratch, final) != 0) fs_remove_tree(scratch);
 }
 
 static int exists(const char *path) {
@@ -214,94 +209,145 @@ static void runtime_digest(char hex[65]) {
     sb_free(&all);
 }
 
-/* Writes the embedded runtime into `dir`. */
+/* Which runtime sources a program needs. Source cairn_X.c is needed when the program's
+ * C, or a source already needed, names an identifier starting with cairn_X (its
+ * module's prefix: this also catches the inline functions of cairn_X.h, which call
+ * into cairn_X.c), or one that cairn_X.c defines (any cairn_ identifier on a line at
+ * column 0 that is not static, followed by `(` or `,`: macro-made definitions
+ * included). cairn_trap.c is
+ * always needed. Only what is needed is compiled, so e.g. the bracket GEMM costs
+ * nothing to a program without one. */
+static bool is_ident(char c) { return c == '_' || (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z'); }
+
+/* Does `text` hold `name` as a word (whole == true) or as the start of a word? */
+static bool mentions(const char *text, const char *name, size_t len, bool whole) {
+    for (const char *p = strstr(text, name); p; p = strstr(p + 1, name))
+        if ((p == text || !is_ident(p[-1])) && (!whole || !is_ident(p[len]))) return true;
+    return false;
+}
+
+/* Does `text` name something that `src` (a runtime source called `file`) defines? */
+static bool names_from(const char *file, const char *src, const char *text) {
+    char stem[128];
+    snprintf(stem, sizeof stem, "%.*s", (int)strcspn(file, "."), file);
+    if (mentions(text, stem, strlen(stem), false)) return true;
+    for (const char *line = src; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        if (!is_ident(*line) || strncmp(line, "static", 6) == 0 || strncmp(line, "typedef", 7) == 0)
+            continue;
+        const char *end = strchr(line, '\n');
+        for (const char *p = strstr(line, "cairn_"); p && (!end || p < end); p = strstr(p + 1, "cairn_")) {
+            size_t n = 0;
+            while (is_ident(p[n])) n++;
+            if ((p > line && is_ident(p[-1])) || (p[n] != '(' && p[n] != ',')) continue;
+            char name[128];
+            snprintf(name, sizeof name, "%.*s", (int)(n < 127 ? n : 127), p);
+            if (mentions(text, name, strlen(name), true)) return true;
+        }
+    }
+    return false;
+}
+
+static bool is_c_source(const char *name) {
+    size_t n = strlen(name);
+    return n > 2 && strcmp(name + n - 2, ".c") == 0;
+}
+
+static void runtime_needed(const char *program_c, bool needed[]) {
+    for (size_t k = 0; k < cairn_runtime_file_count; k++)
+        needed[k] = strcmp(cairn_runtime_files[k].name, "cairn_trap.c") == 0;
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (size_t k = 0; k < cairn_runtime_file_count; k++) {
+            const char *src = (const char *)cairn_runtime_files[k].data;
+            if (needed[k] || !is_c_source(cairn_runtime_files[k].name)) continue;
+            const char *file = cairn_runtime_files[k].name;
+            bool hit = names_from(file, src, program_c);
+            for (size_t j = 0; !hit && j < cairn_runtime_file_count; j++)
+                hit = needed[j] && names_from(file, src, (const char *)cairn_runtime_files[j].data);
+            grew |= needed[k] = hit;
+        }
+    }
+}
+
+/* Writes the embedded runtime into `dir` (identical bytes, so racing writers agree). */
 static int runtime_write(const char *dir, driver_error *err) {
     for (size_t k = 0; k < cairn_runtime_file_count; k++) {
         const cairn_embedded_file *f = &cairn_runtime_files[k];
         char path[PATH_MAX];
         pathf(path, "%s/%s", dir, f->name);
-        if (fs_write_atomic(path, f->data, f->size) != 0)
+        if (!exists(path) && fs_write_atomic(path, f->data, f->size) != 0)
             return fail(err, DRIVER_USAGE, "cannot write %s: %s", path, strerror(errno));
     }
     return 0;
 }
 
-/* Starts the compile of one runtime source (NAME.c -> NAME.o, log NAME.o.log). */
+/* Starts compiling NAME.c into NAME.o.tmp.PID (log NAME.o.log), unless NAME.o exists. */
 static pid_t runtime_compile_start(const cc_info *cc, const strvec *flags, const char *dir,
                                    const char *name, strvec *objects) {
     size_t n = strlen(name);
-    char object[256], log[PATH_MAX];
+    char object[256], tmp[300], path[PATH_MAX], log[PATH_MAX];
     snprintf(object, sizeof object, "%.*s.o", (int)(n - 2), name);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", object, (long)getpid());
+    pathf(path, "%s/%s", dir, object);
     pathf(log, "%s/%s.log", dir, object);
+    sv_push(objects, object);
+    if (exists(path)) return 0;
     strvec argv = {0};
     sv_push(&argv, cc->path);
     for (size_t f = 0; f < flags->len; f++)  /* the project's own build vets warnings */
         if (strcmp(flags->items[f], "-Werror") != 0) sv_push(&argv, flags->items[f]);
-    const char *tail[] = {"-D_GNU_SOURCE", "-I.", "-c", name, "-o", object};
+    const char *tail[] = {"-D_GNU_SOURCE", "-I.", "-c", name, "-o", tmp};
     for (size_t t = 0; t < 6; t++) sv_push(&argv, tail[t]);
     pid_t pid = proc_start(argv.items, dir, log);
     sv_free(&argv);
-    sv_push(objects, object);
     return pid;
 }
 
-/* Compiles every runtime source in `dir` at once, then archives them into libcairnrt.a. */
+/* Compiles the needed runtime sources in `dir` at once (those not compiled before) and
+ * lists their objects' paths in *objects. */
 static int runtime_compile(const cc_info *cc, const strvec *flags, const char *dir,
-                           driver_error *err) {
-    strvec objects = {0};
+                           const bool needed[], strvec *objects, driver_error *err) {
+    strvec names = {0};
     pid_t pids[64];
     size_t started = 0;
-    for (size_t k = 0; k < cairn_runtime_file_count && started < 64; k++) {
-        const char *name = cairn_runtime_files[k].name;
-        size_t n = strlen(name);
-        if (n > 2 && strcmp(name + n - 2, ".c") == 0)
-            pids[started++] = runtime_compile_start(cc, flags, dir, name, &objects);
-    }
+    for (size_t k = 0; k < cairn_runtime_file_count && started < 64; k++)
+        if (needed[k] && is_c_source(cairn_runtime_files[k].name))
+            pids[started++] = runtime_compile_start(cc, flags, dir, cairn_runtime_files[k].name, &names);
     int status = 0;
     for (size_t k = 0; k < started; k++) {
-        int rc = pids[k] < 0 ? -1 : proc_wait(pids[k]);
-        if (rc != 0 && status == 0) {
-            char log[PATH_MAX];
-            pathf(log, "%s/%s.log", dir, objects.items[k]);
-            status = compile_failure(objects.items[k], log, err);
-        }
+        char path[PATH_MAX], tmp[PATH_MAX], log[PATH_MAX];
+        pathf(path, "%s/%s", dir, names.items[k]);
+        pathf(tmp, "%s.tmp.%ld", path, (long)getpid());
+        pathf(log, "%s.log", path);
+        int rc = pids[k] == 0 ? 0 : pids[k] < 0 ? -1 : proc_wait(pids[k]);
+        if (rc == 0 && pids[k] > 0 && rename(tmp, path) != 0) rc = -1;
+        if (rc != 0 && status == 0) status = compile_failure(names.items[k], log, err);
+        sv_push(objects, path);
     }
-    if (status == 0) {
-        char *ar = fs_which("ar");
-        strvec argv = {0};
-        sv_push(&argv, ar ? ar : "ar");
-        sv_push(&argv, "rcs");
-        sv_push(&argv, "libcairnrt.a");
-        for (size_t k = 0; k < objects.len; k++) sv_push(&argv, objects.items[k]);
-        if (!ar || proc_run(argv.items, dir, NULL) != 0)
-            status = fail(err, DRIVER_USAGE, "'ar' (binutils) is needed to archive the runtime");
-        free(ar);
-        sv_free(&argv);
-    }
-    sv_free(&objects);
+    sv_free(&names);
     return status;
 }
 
-/* The runtime compiled for this compiler and these flags: its folder in rt_dir. */
+/* The runtime objects this program needs, compiled for this compiler and these flags
+ * (cached in rt/KEY/); their paths go to *objects, the folder to rt_dir. */
 static int runtime_ensure(const cc_info *cc, const strvec *flags, const char *digest,
-                          char rt_dir[PATH_MAX], driver_error *err) {
+                          const char *program_c, char rt_dir[PATH_MAX], strvec *objects,
+                          driver_error *err) {
     strbuf key = {0};
-    sb_printf(&key, "cairn-runtime-1\n%s\n%s\n%s\n", cc->path, cc->banner, digest);
+    sb_printf(&key, "cairn-runtime-2\n%s\n%s\n%s\n", cc->path, cc->banner, digest);
     for (size_t k = 0; k < flags->len; k++) sb_printf(&key, "%s\n", flags->items[k]);
     char hex[65], root[PATH_MAX];
     sha256_hex(key.data, key.len, hex);
     sb_free(&key);
     if (cache_dir("rt", root, err)) return DRIVER_USAGE;
     pathf(rt_dir, "%s/%.32s", root, hex);
-    char archive[PATH_MAX], scratch[PATH_MAX];
-    pathf(archive, "%s/libcairnrt.a", rt_dir);
-    if (exists(archive)) return 0;
-    scratch_name(rt_dir, scratch);
-    if (fs_mkdirs(scratch) != 0)
-        return fail(err, DRIVER_USAGE, "cannot create %s: %s", scratch, strerror(errno));
-    int status = runtime_write(scratch, err);
-    if (status == 0) status = runtime_compile(cc, flags, scratch, err);
-    if (status == 0) publish(scratch, rt_dir);
+    if (fs_mkdirs(rt_dir) != 0)
+        return fail(err, DRIVER_USAGE, "cannot create %s: %s", rt_dir, strerror(errno));
+    bool needed[256] = {0};
+    if (cairn_runtime_file_count > 256) return fail(err, DRIVER_INTERNAL, "too many runtime files");
+    runtime_needed(program_c, needed);
+    int status = runtime_write(rt_dir, err);
+    if (status == 0) status = runtime_compile(cc, flags, rt_dir, needed, objects, err);
     return status;
 }
 
@@ -333,20 +379,22 @@ static int write_c(const build_options *opt, const strbuf *c_text, const char *s
     return 0;
 }
 
-/* Compiles and links c_dir/STEM.c into `out` (an absolute path). */
+/* Compiles and links c_dir/STEM.c with the runtime objects into `out` (absolute). */
 static int compile_program(const cc_info *cc, const strvec *flags, const char *rt_dir,
-                           const char *c_dir, const char *stem, const char *out,
-                           driver_error *err) {
-    char source[300], include[PATH_MAX], archive[PATH_MAX], log[PATH_MAX];
+                           const strvec *objects, const char *c_dir, const char *stem,
+                           const char *out, driver_error *err) {
+    char source[300], include[PATH_MAX], log[PATH_MAX];
     snprintf(source, sizeof source, "%s.c", stem);
     pathf(include, "-I%s", rt_dir);
-    pathf(archive, "%s/libcairnrt.a", rt_dir);
     pathf(log, "%s/%s.log", c_dir, stem);
     strvec argv = {0};
     sv_push(&argv, cc->path);
     for (size_t k = 0; k < flags->len; k++) sv_push(&argv, flags->items[k]);
-    const char *tail[] = {include, source, archive, "-o", out};
-    for (size_t k = 0; k < 5; k++) sv_push(&argv, tail[k]);
+    sv_push(&argv, include);
+    sv_push(&argv, source);
+    for (size_t k = 0; k < objects->len; k++) sv_push(&argv, objects->items[k]);
+    sv_push(&argv, "-o");
+    sv_push(&argv, out);
     for (size_t k = 0; k < sizeof link_libs / sizeof *link_libs; k++) sv_push(&argv, link_libs[k]);
     int status = proc_run(argv.items, c_dir, log);
     sv_free(&argv);
@@ -406,10 +454,14 @@ static int build_into(const build_options *opt, const char *output, const cc_inf
     char rt_digest[65], rt_dir[PATH_MAX], c_dir[PATH_MAX], stem[256], tmp_out[PATH_MAX];
     runtime_digest(rt_digest);
     source_stem(opt->source, stem);
-    if (status == 0) status = runtime_ensure(cc, &flags, rt_digest, rt_dir, err);
+    strvec objects = {0};
+    if (status == 0)
+        status = runtime_ensure(cc, &flags, rt_digest, c_text.data, rt_dir, &objects, err);
     if (status == 0) status = write_c(opt, &c_text, stem, c_dir, err);
     pathf(tmp_out, "%s.tmp.%ld", out_abs ? out_abs : "", (long)getpid());
-    if (status == 0) status = compile_program(cc, &flags, rt_dir, c_dir, stem, tmp_out, err);
+    if (status == 0)
+        status = compile_program(cc, &flags, rt_dir, &objects, c_dir, stem, tmp_out, err);
+    sv_free(&objects);
     if (status == 0 && rename(tmp_out, out_abs) != 0)
         status = fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
     if (status == 0)

@@ -36,6 +36,7 @@ def test_help(command):
     (["run", SOURCE, "-o", "x"], "cairn run builds into its cache"),
     (["run", SOURCE, "--frobnicate"], "unknown flag '--frobnicate'"),
     (["build", SOURCE, "--target", "sm_90"], "builds for the host only"),
+    (["build", SOURCE, "--emulate"], "lowers host programs only"),
 ])
 def test_usage_errors_are_one_line_exit_2(args, message):
     result = cairn(*args)
