@@ -143,6 +143,13 @@ cJSON *probe_machine(const AgentOptions *o, Err *e)
         return NULL;
     cJSON *caps = cJSON_CreateObject();
     cJSON_AddStringToObject(caps, "cairn", version);
+    /* Whether this cairn takes --emulate (builds that run device code on the emulator);
+     * one that does not runs device lanes on the host the same way by default. */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' build --help 2>&1 | grep -c -e --emulate", o->cairn);
+    char *count = first_line(cmd);
+    cJSON_AddBoolToObject(caps, "cairn_emulate_flag", count && atoi(count) > 0);
+    free(count);
     cJSON_AddItemToObject(caps, "compilers", probe_compilers(o));
     probe_gpus(caps);
     char *cpu = first_line("sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo | head -n 1");

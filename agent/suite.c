@@ -156,7 +156,7 @@ static void build_argv(const SuiteEnv *env, const Cell *cell, const char *src, c
         snprintf(target, sizeof target, "sm_%d%d", major, minor);
         argv[n++] = "--target";
         argv[n++] = target;
-    } else {
+    } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(env->caps, "cairn_emulate_flag"))) {
         argv[n++] = "--emulate";
     }
     argv[n] = NULL;

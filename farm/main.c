@@ -179,34 +179,50 @@ static int run_finished(const cJSON *run)
     return 1;
 }
 
+/* Prints each job whose state or progress moved since the last look. */
+static void print_moves(const cJSON *view, cJSON *last)
+{
+    const cJSON *job;
+    cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(view, "jobs")) {
+        char key[32], now[600];
+        snprintf(key, sizeof key, "%.0f", json_num(job, "job", 0));
+        const char *progress = json_str(job, "progress");
+        snprintf(now, sizeof now, "%s %s", json_str(job, "state"), progress ? progress : "");
+        const char *before = json_str(last, key);
+        if (before && !strcmp(before, now))
+            continue;
+        printf("  job %-4s %-28s %-9s %-14s %s\n", key, json_str(job, "cell_id"),
+               json_str(job, "state"), json_str(job, "agent") ? json_str(job, "agent") : "",
+               progress && strcmp(progress, "claimed") ? progress : "");
+        cJSON_DeleteItemFromObject(last, key);
+        cJSON_AddStringToObject(last, key, now);
+    }
+    fflush(stdout);
+}
+
 static int follow_run(Http *h, long run)
 {
-    char path[64], last[256] = "";
+    char path[64];
     snprintf(path, sizeof path, "/api/v1/runs/%ld", run);
+    cJSON *last = cJSON_CreateObject();
+    int rc = 1;
     for (;;) {
         cJSON *view = get_json(h, path, "submit");
         if (!view)
-            return 1;
-        char *line = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&line, &len);
-        const cJSON *job;
-        cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(view, "jobs"))
-            fprintf(mem, "%s", json_str(job, "progress") ? json_str(job, "progress") : "");
-        fclose(mem);
-        char sig[SHA256_HEX_LEN];
-        sha256_hex(line, len, sig);
-        free(line);
-        if (strcmp(sig, last) != 0) {   /* print only when something moved */
-            print_progress(view);
-            snprintf(last, sizeof last, "%s", sig);
-        }
+            break;
+        print_moves(view, last);
         int done = run_finished(view);
-        cJSON_Delete(view);
         if (done)
-            return 0;
+            print_progress(view);
+        cJSON_Delete(view);
+        if (done) {
+            rc = 0;
+            break;
+        }
         sleep_ms(500);
     }
+    cJSON_Delete(last);
+    return rc;
 }
 
 static int upload_and_start(Http *h, const char *dir, cJSON *matrix, long *run)

@@ -91,11 +91,48 @@ static int valid_machines(const cJSON *machines, Err *e)
     return 0;
 }
 
+/* The explicit form: "cells": [{"compiler", "sanitizer", "mode", "labels"}, ...]. */
+static cJSON *expand_cells(const cJSON *cells, int repeat, Err *e)
+{
+    cJSON *jobs = cJSON_CreateArray();
+    const cJSON *c;
+    int ok = cJSON_IsArray(cells) && cJSON_GetArraySize(cells) > 0;
+    if (!ok)
+        err_set(e, "matrix \"cells\" must be a non-empty array of cell objects");
+    for (c = ok ? cells->child : NULL; ok && c; c = c->next) {
+        const cJSON *labels = cJSON_GetObjectItemCaseSensitive(c, "labels");
+        cJSON *none = cJSON_CreateArray();
+        const char *san = json_str(c, "sanitizer"), *mode = json_str(c, "mode");
+        if (!cJSON_IsObject(c) || !json_str(c, "compiler"))
+            ok = err_set(e, "each of matrix \"cells\" needs a \"compiler\"") == 0;
+        else if (labels && !string_array(labels, 1))
+            ok = err_set(e, "a cell's \"labels\" must be an array of strings") == 0;
+        else
+            ok = add_jobs(jobs, json_str(c, "compiler"), san ? san : "none",
+                          mode ? mode : "emulated", labels ? labels : none, repeat, e) == 0;
+        cJSON_Delete(none);
+    }
+    if (!ok) {
+        cJSON_Delete(jobs);
+        jobs = NULL;
+    }
+    return jobs;
+}
+
 cJSON *matrix_expand(const cJSON *matrix, Err *e)
 {
     if (!cJSON_IsObject(matrix)) {
         err_set(e, "matrix must be a JSON object");
         return NULL;
+    }
+    const cJSON *cells = cJSON_GetObjectItemCaseSensitive(matrix, "cells");
+    if (cells) {
+        double r = json_num(matrix, "repeat", 1);
+        if (r < 1 || r > 100000) {
+            err_set(e, "matrix \"repeat\" must be between 1 and 100000");
+            return NULL;
+        }
+        return expand_cells(cells, (int)r, e);
     }
     cJSON *ccs = axis(matrix, "compilers", "gcc", e);
     cJSON *sans = ccs ? axis(matrix, "sanitizers", "none", e) : NULL;

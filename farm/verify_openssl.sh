@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Verifies a cairn evidence bundle with nothing but the openssl command line (and python3
-# only to pick two fields out of the JSON). The same steps as in docs/farm.md.
-# usage: verify_with_openssl.sh BUNDLE PUBKEY.pem   (works in the current folder)
+# Verifies a cairn evidence bundle with nothing but the openssl command line (python3 only
+# picks three fields out of the JSON). The same steps as docs/farm.md, "Verifying with
+# openssl". Exits 0 and prints "Signature Verified Successfully" when the signature holds.
+#   usage: farm/verify_openssl.sh BUNDLE PUBKEY.pem
 set -euo pipefail
-bundle=$1 pub=$2
+[ $# -eq 2 ] || { echo "usage: $0 BUNDLE PUBKEY.pem" >&2; exit 2; }
+bundle=$(realpath "$1") pub=$(realpath "$2")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
 python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))
 open("payload.b64","w").write(e["payload"]); open("sig.b64","w").write(e["signatures"][0]["sig"])
 open("type.txt","w").write(e["payloadType"])' "$bundle"

@@ -116,6 +116,9 @@ def main():
     if sys.argv[1:2] == ["--version"]:
         print("cairn " + VERSION)
         return 0
+    if sys.argv[1:3] == ["build", "--help"]:
+        print("usage: cairn build FILE [-o OUT] [--emulate] [--cc gcc|clang] [--sanitize S]")
+        return 0
     if sys.argv[1:2] == ["build"]:
         return build(sys.argv[2:])
     sys.stderr.write("fake cairn: only --version and build\n")

@@ -89,7 +89,7 @@ def check_offline_verification(farm, folder, tmp):
     assert ok.returncode == 0 and "verified" in ok.stdout, ok.stderr
     # The plain openssl command line, as docs/farm.md shows it.
     env = json.loads(bundle.read_text())
-    script = HERE / "verify_with_openssl.sh"
+    script = HERE.parent.parent / "farm" / "verify_openssl.sh"
     r = subprocess.run(["bash", script, bundle, pub], capture_output=True, text=True, timeout=30,
                        cwd=tmp)
     assert r.returncode == 0 and "Signature Verified Successfully" in r.stdout, r.stdout + r.stderr
