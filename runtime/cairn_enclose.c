@@ -752,24 +752,28 @@ static void run_tasks(const job *J, size_t begin, size_t end)
                 J->kernel(J, t * (size_t)J->rows, jb, k0, k1,
                           &acc[(t - t0) * (size_t)J->rows * TILE_COLS]);
         }
-        for (size_t t = t0; t < t1; t++)
-            for (int r = 0; r < J->rows; r++)
-                for (size_t l = 0; l < TILE_COLS; l++) {
-                    size_t i = t * (size_t)J->rows + (size_t)r, j = jb * TILE_COLS + l;
-                    if (i < J->m && j < J->n)
-                        finish_output(J, i, j, &acc[((t - t0) * (size_t)J->rows + (size_t)r) * TILE_COLS + l]);
-                }
+        for (size_t i = t0 * (size_t)J->rows; i < t1 * (size_t)J->rows && i < J->m; i++)
+            for (size_t l = 0; l < TILE_COLS && jb * TILE_COLS + l < J->n; l++)
+                finish_output(J, i, jb * TILE_COLS + l,
+                              &acc[(i - t0 * (size_t)J->rows) * TILE_COLS + l]);
     }
 }
 
 /* ---- driver ----------------------------------------------------------------------------------- */
 
+/* Whether a rows x cols matrix, padded to whole tiles and packed at up to 5 words per
+ * element (plus the 8-byte stride of the caller's data), could overflow size_t. */
+static int too_big(size_t rows, size_t cols)
+{
+    size_t p;
+    return rows > SIZE_MAX - TILE_COLS || __builtin_mul_overflow(rows + TILE_COLS, cols, &p) ||
+           p > SIZE_MAX / 64;
+}
+
 static int check_sizes(size_t m, size_t n, size_t k, const void *a, const void *b,
                        const void *lo, const void *hi)
 {
-    size_t p;
-    if (__builtin_mul_overflow(m, k, &p) || __builtin_mul_overflow(k, n, &p) ||
-        __builtin_mul_overflow(m, n, &p) || __builtin_mul_overflow(p, (size_t)64, &p))
+    if (too_big(m, k) || too_big(n, k) || too_big(m, n))
         return CAIRN_ENCLOSE_ESIZE;
     if ((m && k && !a) || (k && n && !b) || (m && n && (!lo || !hi)))
         return CAIRN_ENCLOSE_ESIZE;

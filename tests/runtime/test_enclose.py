@@ -5,6 +5,7 @@ losslessly, lo and hi must equal the exact floor and ceiling in the format.
 """
 import math
 import pathlib
+import subprocess
 import sys
 from fractions import Fraction
 
@@ -251,3 +252,8 @@ def test_model_floor_ceil_agree_with_python_floats():
         assert value(floor_bits(x, 64), 64) == (Fraction(lo) if math.isfinite(lo) else lo)
         assert value(ceil_bits(x, 64), 64) == (Fraction(hi) if math.isfinite(hi) else hi)
     assert FORMATS[32][0] == 24
+
+
+def test_c_api_edge_cases():
+    proc = subprocess.run([harness("enclose_api")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
