@@ -2,6 +2,7 @@
  * function written out where its `derive` stood. The output is itself a program that
  * `cairn check` accepts and that builds to the same results (tests/grad/test_expand.py).
  * Comments are not kept: the printer writes the tree. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,10 +44,15 @@ int cmd_expand(int argc, char **argv) {
     diags_init(&d, NULL);
     LoadStatus status = LOAD_OK;
     Program *p = cairn_load(argv[1], &d, &status);
+    if (status == LOAD_IO_ERROR) {
+        fprintf(stderr, "cairn expand: error: cannot read %s: %s\n", argv[1], strerror(errno));
+        diags_free(&d);
+        return 2;
+    }
     if (!p) {
         diags_print(&d, stderr);
         diags_free(&d);
-        return status == LOAD_IO_ERROR ? 2 : 1;
+        return 1;
     }
     Item **items = calloc((size_t)p->nitems + 1, sizeof *items);
     if (!items) abort();

@@ -32,6 +32,8 @@ def test_expand_help():
     assert proc.returncode == 0 and "usage: cairn expand FILE" in proc.stdout
     proc = cairn("expand")
     assert proc.returncode == 2 and "expand" in proc.stderr
+    proc = cairn("expand", "/nonexistent/x.cairn")
+    assert proc.returncode == 2 and "cannot read" in proc.stderr
 
 
 def test_expand_refused_program_exits_1(tmp_path):
