@@ -95,6 +95,7 @@ void *arena_copy(Arena *a, const void *src, size_t size) {
 }
 
 char *arena_printf(Arena *a, const char *fmt, ...) {
+    if (!fmt) fmt = "";   /* also quiets gcc's -Wformat-truncation under UBSan */
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);

@@ -40,6 +40,7 @@ void diags_free(Diags *d) {
 }
 
 static char *vformat(const char *fmt, va_list ap) {
+    if (!fmt) fmt = "";   /* also quiets gcc's -Wformat-truncation under UBSan */
     va_list copy;
     va_copy(copy, ap);
     int n = vsnprintf(NULL, 0, fmt, copy);
