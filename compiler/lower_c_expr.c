@@ -19,22 +19,57 @@ static const char *bind(Lower *L, const Type *t, const char *value) {
 /* ---- constants ---- */
 
 static const char *int_constant(Lower *L, const Type *t, uint64_t value, bool negative) {
-    if (type_is_compute_float(t))   /* an integer literal in a float context: one rounding */
+    if (type_is_compute_float(t)) { /* an integer literal in a float context: one rounding */
+        int bits = 64 - (value ? __builtin_clzll(value) + __builtin_ctzll(value) : 64);
+        if (bits > (t->kind == TY_F32 ? 24 : 53)) numerics_literal(L, t);
         return FMT("(%s(%s)UINT64_C(%" PRIu64 "))", negative ? "-" : "", c_scalar(t), value);
+    }
     if (!negative) return FMT("((%s)UINT64_C(%" PRIu64 "))", c_scalar(t), value);
     if (value == (uint64_t)1 << 63) return "INT64_MIN";
     return FMT("((%s)-INT64_C(%" PRIu64 "))", c_scalar(t), value);
 }
 
+/* A decimal number as its significant digits and a power of ten: value = D * 10^exp,
+ * D without leading or trailing zeros ("" for zero). Reads "12.50e-3" and printf's
+ * "%.Ne" output alike. */
+static void decimal_normal(const char *s, char *digits, size_t cap, long *exp) {
+    size_t n = 0;
+    long frac = 0;
+    bool after_point = false;
+    for (; *s && *s != 'e' && *s != 'E'; s++) {
+        if (*s == '.') after_point = true;
+        if (*s < '0' || *s > '9' || (n == 0 && *s == '0')) {
+            if (*s == '0' && after_point) frac++;  /* a leading zero after the point */
+            continue;
+        }
+        if (n + 1 < cap) digits[n++] = *s;
+        frac += after_point;
+    }
+    *exp = (*s ? strtol(s + 1, NULL, 10) : 0) - frac;
+    while (n > 0 && digits[n - 1] == '0') n--, (*exp)++;
+    digits[n] = '\0';
+}
+
+/* Is the decimal literal exactly the double d (which holds the rounded literal)?
+ * glibc's printf writes a double's exact decimal expansion (at most 767 digits). */
+static bool literal_exact(const char *text, double d) {
+    char want[1200], have[1200], printed[1300];
+    long e1, e2;
+    decimal_normal(text, want, sizeof want, &e1);
+    snprintf(printed, sizeof printed, "%.1100e", fabs(d));
+    decimal_normal(printed, have, sizeof have, &e2);
+    return strcmp(want, have) == 0 && (want[0] == '\0' || e1 == e2);
+}
+
 /* The literal rounded once into its type (strtod/strtof round correctly to nearest),
- * written as a hex float so the C compiler does not round it again. */
+ * written as a hex float so the C compiler does not round it again. A literal that
+ * does not hold its value exactly is a rounding, listed in the receipt. */
 static const char *float_constant(Lower *L, const Expr *e) {
     const char *text = e->u.float_lit.text;
-    if (e->type->kind == TY_F32) {
-        float f = strtof(text, NULL);
-        return isinf(f) ? "INFINITY" : FMT("%af", (double)f);
-    }
-    double d = strtod(text, NULL);
+    bool f32 = e->type->kind == TY_F32;
+    double d = f32 ? (double)strtof(text, NULL) : strtod(text, NULL);
+    if (!isinf(d) && !literal_exact(text, d)) numerics_literal(L, e->type);
+    if (f32) return isinf(d) ? "INFINITY" : FMT("%af", d);
     return isinf(d) ? "(double)INFINITY" : FMT("%a", d);
 }
 

@@ -1,7 +1,8 @@
 /* numerics.c: the receipt's `numerics` entries, one per kind of rounding a function
  * performs (docs/tools.md). Lowering calls these as it meets each rounding; identical
- * entries within a function are listed once, in the order first met. Exact operations
- * (widenings, f32(h), abs, floor, ceil, trunc, min, max, comparisons, negation, integer
+ * entries within a function are listed once, in the order first met. A float literal
+ * that its type cannot hold exactly is listed too (it is rounded once, at compile
+ * time). Exact operations (widenings, f32(h), abs, floor, ceil, trunc, min, max, comparisons, negation, integer
  * arithmetic) round nothing and are not listed. */
 #include "lower_c_internal.h"
 
@@ -88,5 +89,13 @@ void numerics_product(Lower *L, const Type *t) {
 void numerics_unordered(Lower *L, const char *op, const Type *t) {
     cJSON *e = entry_typed(op, t, "nearest-even");
     cJSON_AddStringToObject(e, "order", "unordered");
+    numerics_add(L, e);
+}
+
+void numerics_literal(Lower *L, const Type *t) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "op", "literal");
+    cJSON_AddStringToObject(e, "to", type_word(t));
+    cJSON_AddStringToObject(e, "rounding", "nearest-even");
     numerics_add(L, e);
 }

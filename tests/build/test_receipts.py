@@ -74,3 +74,30 @@ def test_unordered_operations_say_so(tmp_path):
     r = json.loads(receipt_bytes(GOLDEN_RUN / "atomics_host.cairn", tmp_path / "atomics", "--cc", "gcc"))
     assert {"op": "atomic_add", "type": "f64", "rounding": "nearest-even",
             "order": "unordered"} in r["numerics"]["main"]
+
+
+LITERALS = ["0.1", "0.5", "1e22", "1e23", "0.000030517578125", "3.0", "16777217.0",
+            "123456789.125", "0.3", "1e-5", "5e-324", "2.5e-3"]
+
+
+def test_inexact_literals_listed(tmp_path):
+    """A float literal its type cannot hold is listed as {"op": "literal", ...}; the
+    model decides exactness with fractions, independently of cairn."""
+    from fractions import Fraction
+    import struct
+    lines = []
+    for k, text in enumerate(LITERALS):
+        lines.append(f"fn d{k}() -> f64 = {text};")
+        lines.append(f"fn s{k}() -> f32 = {text};" if float(text) < 3e38 and float(text) > 1e-40 else "")
+    source = tmp_path / "literals.cairn"
+    source.write_text("\n".join(lines) + "\nfn main() -> i32 { return 0; }\n")
+    numerics = json.loads(receipt_bytes(source, tmp_path / "lit", "--cc", "gcc"))["numerics"]
+    for k, text in enumerate(LITERALS):
+        exact64 = Fraction(float(text)) == Fraction(text)
+        listed = {"op": "literal", "to": "f64", "rounding": "nearest-even"} in numerics[f"d{k}"]
+        assert listed == (not exact64), text
+        if f"s{k}" in numerics:
+            as32 = struct.unpack("<f", struct.pack("<f", float(text)))[0]
+            exact32 = exact64 and as32 == float(text)
+            listed = {"op": "literal", "to": "f32", "rounding": "nearest-even"} in numerics[f"s{k}"]
+            assert listed == (not exact32), text
