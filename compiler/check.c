@@ -74,10 +74,13 @@ Symbol *lookup(Checker *c, const char *name) {
     return lookup_global(c, name);
 }
 
-/* Declares a local; a name already visible is E-DUPLICATE (no shadowing). */
+/* Declares a local. Reusing the name of a parameter or an enclosing local is
+ * E-DUPLICATE (no shadowing among locals); a top-level name may be hidden. */
 void declare_local(Checker *c, Symbol *s) {
     if (strcmp(s->name, "_") == 0) return;
-    Symbol *old = lookup(c, s->name);
+    Symbol *old = NULL;
+    for (int i = c->nlocals - 1; i >= 0 && !old; i--)
+        if (strcmp(c->locals[i]->name, s->name) == 0) old = c->locals[i];
     if (old && old->kind != SYM_POISON) {
         diag_error(c->d, s->span, E_DUPLICATE, "pick another name: names are never shadowed",
                    "'%s' is already declared (line %d)", s->name, old->span.line);
