@@ -103,6 +103,16 @@ def model_scan_prefix():
             line("fpre", "f64", 100, struct.pack("<100d", *fpre))]
 
 
+def model_language_tour():
+    v = []
+    for i in range(8):
+        v.append(i * 0.25 if i % 3 == 0 else math.sqrt(i) if i % 3 == 1 else i / 8.0)
+    acc = 1.0
+    for i in range(1, 6):
+        acc = f32(f32(f32(acc * i) - 0.5) / 2.0)
+    return [line("v", "f64", 8, struct.pack("<8d", *v)), line("acc", "f32", 1, struct.pack("<f", acc))]
+
+
 MODELS = {name[len("model_"):]: fn for name, fn in dict(globals()).items()
           if name.startswith("model_")}
 
