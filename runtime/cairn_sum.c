@@ -426,7 +426,8 @@ static inline void term_add(cairn_sum_state *st, uint64_t *acc, const sum_format
  * whose step is not clean; returns how many went in. Through memory, each term would
  * wait on the store of the one before. */
 #define DEFINE_RUN(NAME, T)                                                            \
-    static size_t NAME(double *hi, double *lo, const T *x, size_t n) {                 \
+    static inline __attribute__((always_inline)) size_t NAME(double *hi, double *lo,   \
+                                                             const T *x, size_t n) {   \
         double h = *hi, l = *lo;                                                       \
         size_t i = 0;                                                                  \
         for (; i < n; i++) {                                                           \
