@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* On one thread, the thread's CPU time: on a shared machine the other tenants' time
@@ -129,6 +130,10 @@ static void busiest_row(const double *x, size_t n) {
 
 int main(int argc, char **argv) {
     size_t max_n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000;
+    if (argc > 2 || max_n < 10) {
+        fprintf(stderr, "usage: bench_sum [MAX_N >= 10]   (CAIRN_THREADS: the pool's width)\n");
+        return argc > 1 && !strcmp(argv[1], "--help") ? 0 : 2;
+    }
     double *x = malloc(max_n * sizeof *x);
     float *y = malloc(max_n * sizeof *y);
     if (!x || !y) {

@@ -244,7 +244,7 @@ int main(int argc, char **argv) {
     } else {
         fprintf(stderr, "usage: pool_harness width | visit N GRAIN REPS | nested N GRAIN | "
                         "concurrent T N REPS | idle MS | exit-inside | fork N | cost REPS\n");
-        return 2;
+        return !strcmp(cmd, "--help") ? 0 : 2;
     }
     if (atomic_load(&failures))
         return 1;

@@ -113,7 +113,7 @@ DEFINE_CASE(case_f32, cairn_sum32, float, cairn_sum32, cairn_sum_f32, cairn_fold
 int main(int argc, char **argv) {
     if (argc != 3 || (strcmp(argv[1], "f64") && strcmp(argv[1], "f32"))) {
         fprintf(stderr, "usage: sum_harness f64|f32 SEED < cases (one line of hex terms each)\n");
-        return 2;
+        return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 2;
     }
     int f64 = !strcmp(argv[1], "f64");
     rng_state = strtoull(argv[2], NULL, 10);
