@@ -45,6 +45,72 @@ void program_free(Program *p) {
     arena_free(a);   /* the Program itself lives in its arena */
 }
 
+typedef struct Visitor { void (*visit)(Expr *e, void *ctx); void *ctx; } Visitor;
+
+static void visit_expr(const Visitor *v, Expr *e) {
+    if (!e) return;
+    v->visit(e, v->ctx);
+    switch (e->kind) {
+    case EXPR_UNARY: visit_expr(v, e->u.unary.operand); break;
+    case EXPR_BINARY: visit_expr(v, e->u.binary.lhs); visit_expr(v, e->u.binary.rhs); break;
+    case EXPR_CALL:
+        if (e->u.call.builtin >= BI_LAYOUT_COSIZE && e->u.call.builtin <= BI_LAYOUT_COL)
+            visit_expr(v, e->u.call.callee->u.member.base);   /* a layout method's receiver */
+        for (int i = 0; i < e->u.call.nargs; i++) visit_expr(v, e->u.call.args[i]);
+        break;
+    case EXPR_INDEX: visit_expr(v, e->u.index.base); visit_expr(v, e->u.index.index); break;
+    case EXPR_MEMBER: visit_expr(v, e->u.member.base); break;
+    case EXPR_CONVERT: visit_expr(v, e->u.convert.arg); break;
+    case EXPR_REDUCE:
+        visit_expr(v, e->u.reduce.lo);
+        visit_expr(v, e->u.reduce.count);
+        visit_expr(v, e->u.reduce.body);
+        visit_expr(v, e->u.reduce.into);
+        break;
+    default: break;
+    }
+}
+
+static void visit_block(const Visitor *v, Block *b);
+
+static void visit_binder(const Visitor *v, Binder *b) {
+    visit_expr(v, b->lo);
+    visit_expr(v, b->count);
+}
+
+static void visit_stmt(const Visitor *v, Stmt *s) {
+    switch (s->kind) {
+    case STMT_LET: visit_expr(v, s->u.let.init); break;
+    case STMT_ASSIGN: visit_expr(v, s->u.assign.target); visit_expr(v, s->u.assign.value); break;
+    case STMT_EXPR: visit_expr(v, s->u.expr); break;
+    case STMT_IF:
+        visit_expr(v, s->u.if_.cond);
+        visit_block(v, s->u.if_.then);
+        if (s->u.if_.els) visit_stmt(v, s->u.if_.els);
+        break;
+    case STMT_FOR: visit_binder(v, &s->u.for_.b); visit_block(v, s->u.for_.body); break;
+    case STMT_RETURN: visit_expr(v, s->u.ret.value); break;
+    case STMT_PARALLEL: visit_binder(v, &s->u.parallel.b); visit_block(v, s->u.parallel.body); break;
+    case STMT_BLOCKS:
+        visit_binder(v, &s->u.blocks.grid);
+        visit_binder(v, &s->u.blocks.threads);
+        visit_block(v, s->u.blocks.body);
+        break;
+    case STMT_BUFFER: case STMT_SHARED: visit_expr(v, s->u.alloc.count); visit_expr(v, s->u.alloc.init); break;
+    case STMT_BARRIER: break;
+    case STMT_BLOCK: visit_block(v, s->u.block); break;
+    }
+}
+
+static void visit_block(const Visitor *v, Block *b) {
+    for (int i = 0; i < b->nstmts; i++) visit_stmt(v, b->stmts[i]);
+}
+
+void ast_visit_exprs(Block *b, void (*visit)(Expr *e, void *ctx), void *ctx) {
+    Visitor v = {visit, ctx};
+    visit_block(&v, b);
+}
+
 const char *binary_op_text(BinaryOp op) {
     static const char *const text[] = {
         [BIN_ADD] = "+", [BIN_SUB] = "-", [BIN_MUL] = "*", [BIN_DIV] = "/", [BIN_REM] = "%",

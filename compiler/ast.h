@@ -293,6 +293,13 @@ Item  *ast_new_item(Arena *a, ItemKind kind, Span span);
 void   program_add_item(Program *p, Item *it);
 void   program_free(Program *p);
 
+/* Calls visit(e, ctx) on every expression under a block, parents before children, in
+ * source order: statement expressions, conditions, bounds, initialisers, arguments,
+ * reduction parts and allocation lengths. Call callees (names of functions, builtins
+ * and std.math paths) are not values and are not visited, except a layout method's
+ * receiver (L of L.cosize()). */
+void ast_visit_exprs(Block *b, void (*visit)(Expr *e, void *ctx), void *ctx);
+
 /* Names of operators, as written in source. */
 const char *binary_op_text(BinaryOp op);
 const char *unary_op_text(UnaryOp op);

@@ -148,7 +148,9 @@ static void check_races(Checker *c, Region *r) {
         if (w->whole) {
             diag_error(c->d, w->span, E_LANE_RACE,
                        "write the lane's own element in the region, or call the function outside it",
-                       "a lane passes '%s' where it may be written at any element", w->array->name);
+                       scalar ? "a lane passes '%s', declared outside the region, to be written"
+                              : "a lane passes '%s' where it may be written at any element",
+                       w->array->name);
             continue;
         }
         if (!w->at_lane_index) {
@@ -738,6 +740,15 @@ static void check_implements(Checker *c, Item *it) {
     free(theirs);
 }
 
+/* The last fence: an accepted program has a type on every expression. An untyped one
+ * would mean a checker path that returned without a verdict; refuse rather than guess. */
+static void require_typed(Expr *e, void *ctx) {
+    Checker *c = ctx;
+    if (e->type && e->type->kind != TY_ERROR) return;
+    diag_error(c->d, e->span, E_UNSUPPORTED, "please report this program: the checker missed a rule",
+               "this expression was left without a type (internal error)");
+}
+
 bool cairn_check(Program *p, Diags *d) {
     int n0 = p->nitems;
     Checker c = {.prog = p, .arena = p->arena, .d = d, .nitems_written = n0};
@@ -766,6 +777,8 @@ bool cairn_check(Program *p, Diags *d) {
         if (strcmp(it->name, "main") == 0) check_main(&c, it);
         if (it->u.fn.implements) check_implements(&c, it);
     }
+    for (int i = 0; i < p->nitems && !diags_has_errors(d); i++)
+        if (p->items[i]->kind == ITEM_FN) ast_visit_exprs(p->items[i]->u.fn.body, require_typed, &c);
     p->checked = !diags_has_errors(d);
     return p->checked;
 }

@@ -415,6 +415,8 @@ const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const 
             if (e->u.call.nargs == 2) return check_math2(c, e, b, expected);
             return check_math1(c, e, b, expected, arg(e, 0));
         }
+        diag_error(c->d, e->span, E_UNSUPPORTED, NULL, "the builtin %s has no rule (internal error)",
+                   builtin_name(b));
         check_args_loosely(c, e);
         return ERR;
     }

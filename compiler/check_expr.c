@@ -547,6 +547,8 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
 const Type *check_expr(Checker *c, Expr *e, const Type *expected) {
     if (++c->expr_depth > 1000) {   /* the parser bounds nesting; this is a second fence */
         c->expr_depth--;
+        diag_error(c->d, e->span, E_SYNTAX, "split the expression into smaller ones",
+                   "an expression nested too deeply to check");
         return set_type(e, ERR);
     }
     const Type *t;
