@@ -345,3 +345,19 @@ def test_model_rounding_is_not_the_code_under_test():
     assert math.isinf(F64.round(F64.max + F64.ulp(F64.max) / 2))
     assert F64.round(F64.max + F64.ulp(F64.max) / 2 - F64.tiny) == float(F64.max)
     assert F32.round(F32.tiny / 2) == 0.0 and F32.round(F32.tiny * 3 / 2) == 2 * float(F32.tiny)
+
+
+@pytest.mark.matrix
+@pytest.mark.parametrize("fmt", [F64, F32], ids=["f64", "f32"])
+def test_long_random_sweep(fmt):
+    """make matrix only: many more random cases (every kind, many sizes) at widths 1, 2, 7, 16."""
+    rng = random.Random(99 + fmt.width)
+    count = 150 if SMALL else 1500
+    cases = random_cases(fmt, rng, count, 300 if SMALL else 2000)
+    digits = fmt.width // 4
+    text = "".join(" ".join(f"{b:0{digits}x}" for b in c) + "\n" for c in cases)
+    expected = [model_sum(fmt, c) for c in cases]
+    folds = [model_fold(fmt, c) for c in cases]
+    for threads in (1, 2, 7, 16):
+        rows = run_harness(fmt, threads, 5000 + threads, text)
+        check_rows(fmt, cases, expected, folds, rows, f"{fmt.name} sweep CAIRN_THREADS={threads}")
