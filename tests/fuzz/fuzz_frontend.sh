@@ -24,7 +24,7 @@ done
 echo "fuzz_frontend: running for ${SECONDS_TO_RUN}s"
 status=0
 "$OUT/fuzz_frontend" "$OUT/corpus" -max_total_time="$SECONDS_TO_RUN" -timeout=5 -rss_limit_mb=2048 \
-  -max_len=4096 -artifact_prefix="$OUT/artifacts/" -print_final_stats=1 >"$OUT/log" 2>&1 || status=$?
+  -max_len=4096 -dict=tests/fuzz/cairn.dict -artifact_prefix="$OUT/artifacts/" -print_final_stats=1 >"$OUT/log" 2>&1 || status=$?
 tail -8 "$OUT/log"
 if [ "$status" -ne 0 ]; then
   echo "fuzz_frontend: FAILED (exit $status); the input is in $OUT/artifacts/, the log in $OUT/log" >&2
