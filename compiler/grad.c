@@ -181,8 +181,9 @@ static Stmt *copy_if(Grad *g, const Stmt *s, Path *path) {
 }
 
 /* Copies b; a return gets the sweep of the statements before it on its path (those of
- * b and of the blocks around it). An if copies its branches the same way; its branches'
- * statements are not on the path after it. */
+ * b and of the blocks around it). An if with a return in it copies its branches the same
+ * way, and its branches' statements are not on the path after it; an if without one is
+ * on the path like any statement. */
 static Block *copy_block(Grad *g, const Block *b, Path *path, bool top) {
     StmtList out = {0};
     int mark = path->n;
@@ -190,7 +191,7 @@ static Block *copy_block(Grad *g, const Block *b, Path *path, bool top) {
     for (int i = 0; i < b->nstmts && !returned && !g->failed; i++) {
         Stmt *s = b->stmts[i];
         if (s->kind == STMT_RETURN) { emit_return(g, s, path, &out); returned = true; }
-        else if (s->kind == STMT_IF) stmts_push(&out, copy_if(g, s, path));
+        else if (s->kind == STMT_IF && grad_has_return(s)) stmts_push(&out, copy_if(g, s, path));
         else { stmts_push(&out, clone_stmt(g, s)); stmts_push(path, s); }
     }
     if (top && !returned && !g->failed) sweep_path(g, path->v, path->n, NULL, &out);

@@ -107,6 +107,9 @@ void   grad_find_writes(Grad *g);
 void   find_active(Grad *g);
 const Active *active_of(const Grad *g, const Symbol *sym);
 bool   expr_active(const Grad *g, const Expr *e);
+/* Whether s holds a return (an if that does is a fork of the path; one that does not is
+ * a statement with a backward twin). */
+bool   grad_has_return(const Stmt *s);
 /* The term a statement adds into the sum sym (s += e, s = s + e, ...), or NULL. */
 const Expr *sum_term(const Stmt *s, const Symbol *sym);
 void   grad_refuse(Grad *g, Span sp, Code code, const char *help, const char *fmt, ...)

@@ -11,8 +11,12 @@
  *     `s = s - e`, all inside one sequential loop that follows it, and read only after
  *     that loop;
  *   - a float view f writes (an output) is written as out[i] = e, once per element: i is
- *     the binder of the innermost loop or region around the write; f never reads it;
- *   - an if either returns on its path or leaves outputs and sums alone;
+ *     the binder of the loop or region around the write, which is no other loop's body;
+ *     one loop per path writes it, once per pass; f never reads it;
+ *   - an if with a return in it is a fork of the path: a branch that does not return
+ *     leaves outputs and sums alone; an if with no return in it is a statement like
+ *     any other (its backward twin is an if on the same condition), and a loop body
+ *     writes each output at most once on every way through its ifs;
  *   - no return inside a loop, no local float buffer, no cooperative region.
  */
 #include "grad.h"
@@ -35,7 +39,9 @@ typedef struct Walk {
     bool changed;
     const Stmt *loops[64];  /* enclosing loops and regions, outermost first */
     int depth;
-    int plain_if;           /* inside a branch of an if that does not return */
+    int plain_if;           /* inside a branch that does not return, of an if that does */
+    int *counts;            /* writes per parameter on this way through the loop body
+                             * (outside loops: loops that write it on this path) */
     Sum *sums;
     int nsums, capsums;
     const Symbol **assigned;    /* every local some statement assigns */
@@ -217,11 +223,21 @@ static void walk_write(Walk *w, const Stmt *s, int p) {
     if (!w->validate) return;
     const Stmt *loop = w->depth ? w->loops[w->depth - 1] : NULL;
     const char *name = g->fn->u.fn.params[p]->name;
-    if (s->u.assign.op != ASSIGN_SET || !loop || w->plain_if || idx->kind != EXPR_NAME ||
-        idx->u.name.sym != loop_binder(loop))
+    if (w->depth > 1)
+        grad_refuse(g, s->span, E_GRAD_FORM,
+                    "write out[i] in the body of the outermost loop or region over i; "
+                    "compute the value in the inner loop (a sum) first",
+                    "%s is written inside a nested loop: each pass of the outer loop writes "
+                    "it again", name);
+    else if (s->u.assign.op != ASSIGN_SET || !loop || w->plain_if || idx->kind != EXPR_NAME ||
+             idx->u.name.sym != loop_binder(loop))
         grad_refuse(g, s->span, E_GRAD_FORM,
                     "write each output element once: out[i] = e in a loop or region over i",
                     "this write to %s is not a write of element [i] once by the loop over i", name);
+    else if (++w->counts[p] > 1)
+        grad_refuse(g, s->span, E_GRAD_FORM,
+                    "compute the value with lets (or an if), then write out[i] once",
+                    "%s[i] is written twice in one pass through the loop body", name);
 }
 
 static void walk_assign(Walk *w, const Stmt *s) {
@@ -258,6 +274,26 @@ static bool block_returns(const Block *b) {
     return b && b->nstmts && stmt_returns(b->stmts[b->nstmts - 1]);
 }
 
+static bool block_has_return(const Block *b);
+
+bool grad_has_return(const Stmt *s) {
+    switch (s->kind) {
+    case STMT_RETURN: return true;
+    case STMT_IF:
+        return block_has_return(s->u.if_.then) || (s->u.if_.els && grad_has_return(s->u.if_.els));
+    case STMT_FOR: return block_has_return(s->u.for_.body);
+    case STMT_PARALLEL: return block_has_return(s->u.parallel.body);
+    case STMT_BLOCK: return block_has_return(s->u.block);
+    default: return false;
+    }
+}
+
+static bool block_has_return(const Block *b) {
+    for (int i = 0; b && i < b->nstmts; i++)
+        if (grad_has_return(b->stmts[i])) return true;
+    return false;
+}
+
 /* A branch that returns is a path of its own; one that does not may not touch outputs
  * or sums (there would be no single path to sweep back). */
 static void walk_branch(Walk *w, const Block *b) {
@@ -267,13 +303,45 @@ static void walk_branch(Walk *w, const Block *b) {
     w->plain_if -= plain;
 }
 
-static void walk_if(Walk *w, const Stmt *s) {
+static void walk_fork(Walk *w, const Stmt *s) {
     check_reads(w, s->u.if_.cond);
     walk_branch(w, s->u.if_.then);
     const Stmt *e = s->u.if_.els;
     if (!e) return;
-    if (e->kind == STMT_IF) walk_if(w, e);
+    if (e->kind == STMT_IF) walk_fork(w, e);
     else walk_branch(w, e->u.block);
+}
+
+static void walk_else(Walk *w, const Stmt *e);
+
+/* An if without a return: both branches are walked from the same write counts, and a
+ * parameter counts as written as often as the branch that writes it most. */
+static void walk_plain_if(Walk *w, const Stmt *s) {
+    int n = w->g->fn->u.fn.nparams;
+    int *before = w->counts ? calloc((size_t)n + 1, sizeof *before) : NULL;
+    if (before) memcpy(before, w->counts, sizeof *before * (size_t)n);
+    check_reads(w, s->u.if_.cond);
+    walk_block(w, s->u.if_.then);
+    for (int i = 0; before && i < n; i++) {
+        int then = w->counts[i];
+        w->counts[i] = before[i];
+        before[i] = then;
+    }
+    walk_else(w, s->u.if_.els);
+    for (int i = 0; before && i < n; i++)
+        if (before[i] > w->counts[i]) w->counts[i] = before[i];
+    free(before);
+}
+
+static void walk_else(Walk *w, const Stmt *e) {
+    if (!e) return;
+    if (e->kind == STMT_IF) walk_plain_if(w, e);
+    else walk_block(w, e->u.block);
+}
+
+static void walk_if(Walk *w, const Stmt *s) {
+    if (grad_has_return(s)) walk_fork(w, s);
+    else walk_plain_if(w, s);
 }
 
 static void walk_loop(Walk *w, const Stmt *s, const Binder *b, const Block *body) {
@@ -283,9 +351,20 @@ static void walk_loop(Walk *w, const Stmt *s, const Binder *b, const Block *body
         grad_refuse(w->g, s->span, E_GRAD_FORM, "nest fewer loops", "loops nested too deep");
         return;
     }
+    int n = w->g->fn->u.fn.nparams;
+    int *outer = w->counts;
+    w->counts = calloc((size_t)n + 1, sizeof *w->counts);
+    if (!w->counts) abort();
     w->loops[w->depth++] = s;
     walk_block(w, body);
     w->depth--;
+    for (int p = 0; p < n && w->depth == 0; p++)   /* outer: loops that write p */
+        if (w->counts[p] && ++outer[p] > 1 && w->validate)
+            grad_refuse(w->g, s->span, E_GRAD_FORM,
+                        "write each output in one loop or region; compute the values first",
+                        "%s is written by a second loop", w->g->fn->u.fn.params[p]->name);
+    free(w->counts);
+    w->counts = outer;
     for (int i = 0; i < w->nsums; i++)
         if (w->sums[i].loop == s) w->sums[i].done = true;
 }
@@ -373,12 +452,18 @@ void find_active(Grad *g) {
         if (g->wrt[i]) add_active(g, g->fn->u.fn.params[i]->sym, g->d_param[i], NULL);
     /* Activity only grows, and each pass sees what the last one found (a sum's term is
      * a let inside its loop, read after the let mut was met). */
+    int n = g->fn->u.fn.nparams;
+    int *loops_writing = calloc((size_t)n + 1, sizeof *loops_writing);
+    if (!loops_writing) abort();
     do {
         w.changed = false;
         w.nsums = 0;
+        memset(loops_writing, 0, sizeof *loops_writing * (size_t)(n + 1));
+        w.counts = loops_writing;
         walk_block(&w, g->fn->u.fn.body);
         w.validate = false;
     } while (w.changed && !g->failed);
+    free(loops_writing);
     free(w.sums);
     free(w.assigned);
 }

@@ -311,29 +311,78 @@ static void sweep_assign(Grad *g, const Stmt *s, StmtList *out) {
     backprop(g, s->u.assign.value, g_index(g, d_out, clone_expr(g, s->u.assign.target->u.index.index)), out);
 }
 
-/* A copy of a loop that keeps only what recomputes sums: lets, adds into sums and the
- * loops holding them (never a write to an output). NULL when nothing is left. */
-static Stmt *recompute_loop(Grad *g, const Stmt *s) {
-    const Block *body = s->kind == STMT_FOR ? s->u.for_.body : s->u.parallel.body;
+static bool declares(const Block *b, const Symbol *sym);
+
+/* Whether a let somewhere in s declares sym. */
+static bool stmt_declares(const Stmt *t, const Symbol *sym) {
+    switch (t->kind) {
+    case STMT_LET: return t->u.let.sym == sym;
+    case STMT_FOR: return declares(t->u.for_.body, sym);
+    case STMT_BLOCK: return declares(t->u.block, sym);
+    case STMT_IF:
+        return declares(t->u.if_.then, sym) || (t->u.if_.els && stmt_declares(t->u.if_.els, sym));
+    default: return false;
+    }
+}
+
+static bool declares(const Block *b, const Symbol *sym) {
+    for (int i = 0; b && i < b->nstmts; i++)
+        if (stmt_declares(b->stmts[i], sym)) return true;
+    return false;
+}
+
+typedef struct Recompute {
+    const Block *scope;     /* the forward body a twin recomputes */
+    bool sums;              /* a sum declared in it is added */
+} Recompute;
+
+static Stmt *recompute_stmt(Grad *g, const Stmt *t, Recompute *r);
+
+static Block *recompute_block(Grad *g, const Block *body, Recompute *r) {
     StmtList keep = {0};
-    bool sums = false;
     for (int i = 0; i < body->nstmts; i++) {
-        const Stmt *t = body->stmts[i];
-        Stmt *c = NULL;
-        if (t->kind == STMT_LET) c = clone_stmt(g, t);
-        else if (t->kind == STMT_ASSIGN && t->u.assign.target->kind == EXPR_NAME) c = clone_stmt(g, t);
-        else if (t->kind == STMT_FOR) c = recompute_loop(g, t);
-        sums |= c && t->kind != STMT_LET;
+        Stmt *c = recompute_stmt(g, body->stmts[i], r);
         if (c) stmts_push(&keep, c);
     }
-    if (!sums) { free(keep.v); return NULL; }
-    Stmt *c = ast_new_stmt(g->arena, STMT_FOR, s->span);
-    c->u.for_.b = s->u.for_.b;
-    c->u.for_.b.var = name_for(g, s->u.for_.b.sym, s->u.for_.b.var);
-    c->u.for_.b.sym = NULL;
-    c->u.for_.b.lo = clone_expr(g, s->u.for_.b.lo);
-    c->u.for_.b.count = clone_expr(g, s->u.for_.b.count);
-    c->u.for_.body = stmts_block(g, &keep, body->span);
+    return stmts_block(g, &keep, body->span);
+}
+
+/* What of t recomputes the lets and sums a twin of r->scope needs: lets, adds into sums
+ * declared in the scope, and the loops and ifs holding them; never a write to an output.
+ * A loop or if without such an add is dropped (NULL). */
+static Stmt *recompute_stmt(Grad *g, const Stmt *t, Recompute *r) {
+    Recompute inner = { r->scope, false };
+    Stmt *c = NULL;
+    switch (t->kind) {
+    case STMT_LET: return clone_stmt(g, t);
+    case STMT_ASSIGN:
+        if (t->u.assign.target->kind != EXPR_NAME || !declares(r->scope, t->u.assign.target->u.name.sym))
+            return NULL;
+        r->sums = true;
+        return clone_stmt(g, t);
+    case STMT_FOR:
+        c = ast_new_stmt(g->arena, STMT_FOR, t->span);
+        c->u.for_.b = t->u.for_.b;
+        c->u.for_.b.var = name_for(g, t->u.for_.b.sym, t->u.for_.b.var);
+        c->u.for_.b.sym = NULL;
+        c->u.for_.b.lo = clone_expr(g, t->u.for_.b.lo);
+        c->u.for_.b.count = clone_expr(g, t->u.for_.b.count);
+        c->u.for_.body = recompute_block(g, t->u.for_.body, &inner);
+        break;
+    case STMT_IF:
+        c = ast_new_stmt(g->arena, STMT_IF, t->span);
+        c->u.if_.cond = clone_expr(g, t->u.if_.cond);
+        c->u.if_.then = recompute_block(g, t->u.if_.then, &inner);
+        if (t->u.if_.els) c->u.if_.els = recompute_stmt(g, t->u.if_.els, &inner);
+        break;
+    case STMT_BLOCK:
+        c = ast_new_stmt(g->arena, STMT_BLOCK, t->span);
+        c->u.block = recompute_block(g, t->u.block, &inner);
+        break;
+    default: return NULL;
+    }
+    if (!inner.sums) return NULL;
+    r->sums = true;
     return c;
 }
 
@@ -363,60 +412,103 @@ static void rename_in_expr(Grad *g, const Expr *e) {
     }
 }
 
-/* What a twin of this loop declares again: its binder, and the lets and binders of
- * its body (the twin runs after every name on its path is visible). */
-static void rename_in_loop(Grad *g, const Stmt *s) {
-    bool region = s->kind == STMT_PARALLEL;
-    const Block *body = region ? s->u.parallel.body : s->u.for_.body;
-    rename_if_reused(g, region ? s->u.parallel.b.sym : s->u.for_.b.sym);
-    for (int i = 0; i < body->nstmts; i++) {
+/* What a twin of this block declares again: the lets and binders in it (the twin runs
+ * after every name on its path is visible). */
+static void rename_in_block(Grad *g, const Block *body) {
+    for (int i = 0; body && i < body->nstmts; i++) {
         const Stmt *t = body->stmts[i];
-        if (t->kind == STMT_LET) {
+        switch (t->kind) {
+        case STMT_LET:
             rename_if_reused(g, t->u.let.sym);
             rename_in_expr(g, t->u.let.init);
-        } else if (t->kind == STMT_ASSIGN) {
-            rename_in_expr(g, t->u.assign.value);
-        } else if (t->kind == STMT_FOR || t->kind == STMT_PARALLEL) {
-            rename_in_loop(g, t);
+            break;
+        case STMT_ASSIGN: rename_in_expr(g, t->u.assign.value); break;
+        case STMT_FOR:
+            rename_if_reused(g, t->u.for_.b.sym);
+            rename_in_block(g, t->u.for_.body);
+            break;
+        case STMT_PARALLEL:
+            rename_if_reused(g, t->u.parallel.b.sym);
+            rename_in_block(g, t->u.parallel.body);
+            break;
+        case STMT_IF:
+            rename_in_block(g, t->u.if_.then);
+            if (t->u.if_.els && t->u.if_.els->kind == STMT_BLOCK) rename_in_block(g, t->u.if_.els->u.block);
+            else if (t->u.if_.els) {
+                Block one = { .stmts = (Stmt **)&t->u.if_.els, .nstmts = 1 };
+                rename_in_block(g, &one);
+            }
+            break;
+        default: break;
         }
     }
 }
 
-/* The backward twin of a loop or region: the same range; its body recomputes the lets
- * and sums of the forward body, declares their adjoints and sweeps the body back. */
-static void sweep_loop(Grad *g, const Stmt *s, StmtList *out) {
-    bool region = s->kind == STMT_PARALLEL;
-    const Binder *b = region ? &s->u.parallel.b : &s->u.for_.b;
-    const Block *body = region ? s->u.parallel.body : s->u.for_.body;
-    rename_in_loop(g, s);
-    const void *saved_region = g->region;
-    const Symbol *saved_lane = g->lane;
-    if (region) { g->region = s; g->lane = b->sym; }
+/* The body of a backward twin: recomputes the forward body's lets and sums, declares
+ * their adjoints and sweeps the body back. NULL when nothing in it is differentiated. */
+static Block *twin_body(Grad *g, const Block *body) {
     StmtList back = {0}, twin = {0};
     sweep_stmts(g, body->stmts, body->nstmts, &back);
-    g->region = saved_region;
-    g->lane = saved_lane;
-    if (!back.n) { free(back.v); return; }
+    if (!back.n) { free(back.v); return NULL; }
+    Recompute r = { body, false };
     for (int i = 0; i < body->nstmts; i++) {
-        const Stmt *t = body->stmts[i];
-        if (t->kind == STMT_LET) stmts_push(&twin, clone_stmt(g, t));
-        else if (t->kind == STMT_FOR) {
-            Stmt *c = recompute_loop(g, t);
-            if (c) stmts_push(&twin, c);
-        }
+        Stmt *c = recompute_stmt(g, body->stmts[i], &r);
+        if (c) stmts_push(&twin, c);
     }
     declare_adjoints(g, body->stmts, body->nstmts, &twin);
     stmts_append(&twin, &back);
     free(back.v);
+    return stmts_block(g, &twin, body->span);
+}
+
+/* The backward twin of a loop or region: a loop or region over the same range. */
+static void sweep_loop(Grad *g, const Stmt *s, StmtList *out) {
+    bool region = s->kind == STMT_PARALLEL;
+    const Binder *b = region ? &s->u.parallel.b : &s->u.for_.b;
+    const Block *body = region ? s->u.parallel.body : s->u.for_.body;
+    rename_if_reused(g, b->sym);
+    rename_in_block(g, body);
+    const void *saved_region = g->region;
+    const Symbol *saved_lane = g->lane;
+    if (region) { g->region = s; g->lane = b->sym; }
+    Block *twin = twin_body(g, body);
+    g->region = saved_region;
+    g->lane = saved_lane;
+    if (!twin) return;
     Stmt *c = ast_new_stmt(g->arena, s->kind, s->span);
     Binder cb = *b;
     cb.var = name_for(g, b->sym, b->var);
     cb.sym = NULL;
     cb.lo = clone_expr(g, b->lo);
     cb.count = clone_expr(g, b->count);
-    if (region) { c->u.parallel.b = cb; c->u.parallel.body = stmts_block(g, &twin, body->span); }
-    else { c->u.for_.b = cb; c->u.for_.body = stmts_block(g, &twin, body->span); }
+    if (region) { c->u.parallel.b = cb; c->u.parallel.body = twin; }
+    else { c->u.for_.b = cb; c->u.for_.body = twin; }
     stmts_push(out, c);
+}
+
+/* The backward twin of an if without a return: an if on the same condition whose
+ * branches are the twins of the forward branches. */
+static Stmt *sweep_if(Grad *g, const Stmt *s) {
+    rename_in_block(g, s->u.if_.then);
+    Block *then = twin_body(g, s->u.if_.then);
+    Stmt *els = NULL;
+    const Stmt *e = s->u.if_.els;
+    if (e && e->kind == STMT_IF) {
+        els = sweep_if(g, e);
+    } else if (e) {
+        rename_in_block(g, e->u.block);
+        Block *b = twin_body(g, e->u.block);
+        if (b) {
+            els = ast_new_stmt(g->arena, STMT_BLOCK, e->span);
+            els->u.block = b;
+        }
+    }
+    if (!then && !els) return NULL;
+    Stmt *c = ast_new_stmt(g->arena, STMT_IF, s->span);
+    c->u.if_.cond = clone_expr(g, s->u.if_.cond);
+    c->u.if_.then = then ? then : ast_new_block(g->arena, s->u.if_.then->span, NULL, 0);
+    c->u.if_.els = els;
+    return c;
 }
 
 static void sweep_stmt(Grad *g, const Stmt *s, StmtList *out) {
@@ -428,6 +520,11 @@ static void sweep_stmt(Grad *g, const Stmt *s, StmtList *out) {
     }
     case STMT_ASSIGN: sweep_assign(g, s, out); return;
     case STMT_FOR: case STMT_PARALLEL: sweep_loop(g, s, out); return;
+    case STMT_IF: {
+        Stmt *c = sweep_if(g, s);
+        if (c) stmts_push(out, c);
+        return;
+    }
     default: return;    /* the walk refused or found inert everything else */
     }
 }

@@ -175,6 +175,56 @@ derive grad for f;
 """, "f", [N, view("x"), out("out")], {"n": 3, "x": [0.5, -0.25, 0.75]},
          ["x"], "f64", m3=2000, d_out={"out": [1.0, -0.5, 0.25]}),  # f is of degree 5 in x[0]
 
+    Case("if_in_region", """
+fn f(n:usize, x:ro<f64>[n], out:rw<f64>[n]) {
+  parallel i in n {
+    let v = x[i] * 2.0;
+    if v > 0.0 { out[i] = v * v; } else { let w = v * 0.5; out[i] = w * w * w; }
+  }
+}
+derive grad for f;
+""", "f", [N, view("x"), out("out")], {"n": 4, "x": [0.75, -0.5, 1.25, -1.5]},
+         ["x"], None, m3=100, d_out={"out": [1.0, -0.5, 0.25, 2.0]}),
+
+    Case("if_in_sum_loop", """
+fn f(n:usize, x:ro<f64>[n], k:f64) -> f64 {
+  let mut acc:f64 = 0.0;
+  for i in 0..n {
+    let a = abs(x[i]) * k;
+    if a < 1.0 { acc += 0.5 * a * a; } else if a < 2.0 { acc += a - 0.5; } else { acc += 1.5; }
+  }
+  return acc;
+}
+derive grad for f;
+""", "f", [N, view("x"), scalar("k")], {"n": 4, "x": [0.5, -1.5, 2.5, -0.25], "k": 1.0},
+         ["x", "k"], "f64", m3=10),
+
+    Case("if_around_sum", """
+fn f(r:usize, c:usize, rc:usize, w:ro<f64>[rc], x:ro<f64>[c], out:rw<f64>[r]) {
+  for i in 0..r {
+    let mut s:f64 = 0.0;
+    for j in 0..c { if x[j] > 0.0 { s += w[i * c + j] * x[j]; } }
+    out[i] = s * s;
+  }
+}
+derive grad for f;
+""", "f", [Param("r", "size"), Param("c", "size"), Param("rc", "size"), Param("w", "in", extent="rc"),
+           Param("x", "in", extent="c"), Param("out", "out", extent="r")],
+         {"r": 2, "c": 3, "rc": 6, "w": [0.5, -1.0, 0.25, 1.5, 0.75, -0.5], "x": [1.0, -0.5, 2.0]},
+         ["w", "x"], None, m3=20, d_out={"out": [1.0, -2.0]}),
+
+    Case("if_around_loops", """
+fn f(n:usize, x:ro<f64>[n], flag:f64, out:rw<f64>[n]) {
+  if flag > 0.0 {
+    for i in 0..n { out[i] = x[i] * x[i] * flag; }
+  } else {
+    parallel i in n { out[i] = -x[i]; }
+  }
+}
+derive grad[x] for f;
+""", "f", [N, view("x"), scalar("flag"), out("out")], {"n": 3, "x": [1.5, 0.25, -0.75], "flag": 2.0},
+         ["x"], None, m3=20, d_out={"out": [1.0, -0.5, 0.25]}),
+
     Case("calls", """
 fn g(a:f64, b:f64) -> f64 = a * b + a;
 derive grad for g;
