@@ -130,3 +130,18 @@ def test_checker_refuses_bad_input(tmp_path):
     proc = run([checker, nan, tmp_path / "out.bin"])
     assert proc.returncode == 1 and "NaN or infinite" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_runtime_core_has_no_floating_point_arithmetic(tmp_path):
+    """The runtime's own object, as the library builds it (IFMA kernels included), moves
+    data through vector registers but performs no floating-point operation."""
+    obj = tmp_path / "cairn_enclose.o"
+    compile_with(CC, ["-c", "runtime/cairn_enclose.c"], obj, [])
+    dis = run(["objdump", "-d", "--no-show-raw-insn", obj], check=True).stdout
+    fp = re.compile(r"v?(add|sub|mul|div|sqrt|min|max|cmp|round|rcp|rsqrt|and|andn|or|xor)"
+                    r"[sp][sdh]|v?u?comis[sdh]|v?cvt\w+|vfn?m(add|sub)\w+|f\w+")
+    mnemonics = [line.split("\t")[1].split()[0] for line in dis.splitlines()
+                 if line.count("\t") >= 1 and line.split("\t")[1].strip()]
+    bad = [m for m in mnemonics if fp.fullmatch(m)]
+    assert mnemonics and not bad, sorted(set(bad))[:10]
+    assert "vpmadd52luq" in dis  # the IFMA kernels are there
