@@ -16,8 +16,9 @@ struct Arena {
     Chunk *head;
 };
 
-/* Big chunks come from mmap already zeroed (calloc knows), so nodes need no memset. */
-enum { CHUNK_BYTES = 1024 * 1024 };
+/* Chunks grow from 16 KiB to 1 MiB, so a small program stays small and a large one
+ * gets chunks that come from mmap already zeroed (calloc knows: no memset). */
+enum { FIRST_CHUNK = 16 * 1024, CHUNK_BYTES = 1024 * 1024 };
 
 static void *xmalloc(size_t n) {
     void *p = malloc(n);
@@ -50,7 +51,8 @@ void *arena_alloc(Arena *a, size_t size) {
     Chunk *c = a->head;
     if (c) c->used = (c->used + align - 1) / align * align;   /* strings leave it unaligned */
     if (!c || c->used > c->cap || c->cap - c->used < size) {
-        size_t cap = size > CHUNK_BYTES ? size : CHUNK_BYTES;
+        size_t cap = c ? (c->cap < CHUNK_BYTES ? c->cap * 2 : CHUNK_BYTES) : FIRST_CHUNK;
+        if (cap < size) cap = size;
         c = calloc(1, sizeof(Chunk) + cap);
         if (!c) {
             fputs("cairn: out of memory\n", stderr);
