@@ -17,6 +17,10 @@
  * fn Items) -> lower (lower_c.c). A later pass walks the checked tree with plain switch
  * statements over the kinds below; it may rely on: no Expr has type NULL or TY_ERROR in
  * a program the checker accepted; every Name resolves; every Call's arity matches.
+ * Typing details a lowering needs: a Name of a scalar rw<T> parameter has type T, and
+ * its Symbol's type is the view (kind TY_VIEW, extent NULL), so it lowers as a deref;
+ * a Name of an array has its view type (buffers: origin VIEW_BUFFER); a literal's type
+ * is the type its exact value rounds into once; a scan's type is TY_VOID.
  *
  * Spans. Every node carries the span of its source text (file, 1-based line and column,
  * byte offset and length), which diagnostics underline and traps name.
