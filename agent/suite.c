@@ -290,8 +290,12 @@ int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(job, "cases"), *c;
     double lease = json_num(job, "lease_seconds", 60);
     Tick t = {.env = env, .job = id, .every_s = lease / 3 < 1.0 ? lease / 3 : 1.0};
+    snprintf(t.progress, sizeof t.progress, "source unpacked");
+    tick(&t);   /* fetching may have taken a while: renew the lease before the cases */
     int i = 0, n = cJSON_GetArraySize(cases);
     cJSON_ArrayForEach(c, cases) {
+        if (t.stop)
+            break;
         if (!cJSON_IsString(c) || !is_safe_relpath(c->valuestring))
             continue;
         char out[2400];
@@ -305,11 +309,13 @@ int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **
                 json_num(r, "build_status", -1), json_num(r, "exit_status", -1),
                 cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "observations")),
                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "unordered")) ? " (unordered)" : "");
-        if (t.stop)
-            break;
     }
     if (!env->opts->keep)
         rm_rf(dir);
+    if (!t.stop) {
+        snprintf(t.progress, sizeof t.progress, "uploading");
+        tick(&t);   /* a fresh lease for the upload */
+    }
     if (t.stop) {
         cJSON_Delete(*statement);
         cJSON_Delete(*files);

@@ -36,7 +36,9 @@ static cJSON *cell_value(const cJSON *c)
     sha256_hex(text, len, digest);
     free(text);
     int build = (int)json_num(c, "build_status", 0), status = (int)json_num(c, "exit_status", 0);
-    if (build != 0)
+    if (build == -2)   /* the agent's mark for a build it stopped at the job's timeout */
+        snprintf(shown, sizeof shown, "build-timeout");
+    else if (build != 0)
         snprintf(shown, sizeof shown, "build-failed(%d)", build);
     else if (status != 0)
         snprintf(shown, sizeof shown, "%.12s exit=%d", digest, status);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 
 #include <openssl/rand.h>
 
@@ -208,6 +209,40 @@ void h_heartbeat(Server *s, Request *q, Reply *r)
 
 /* --- uploads ----------------------------------------------------------------------- */
 
+/* Agents' keys, decoded once: PEM decoding goes through OpenSSL 3's decoder framework,
+ * far slower than the signature check itself. Keyed by agent id and key id. */
+#define KEY_CACHE 1024
+static struct {
+    long agent;
+    char keyid[SHA256_HEX_LEN];
+    EVP_PKEY *key;
+} key_cache[KEY_CACHE];
+static pthread_mutex_t key_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static EVP_PKEY *agent_key(const Agent *a, Err *e)
+{
+    EVP_PKEY *key = NULL;
+    size_t slot = (size_t)a->id % KEY_CACHE;
+    pthread_mutex_lock(&key_cache_lock);
+    if (key_cache[slot].key && key_cache[slot].agent == a->id &&
+        !strcmp(key_cache[slot].keyid, a->keyid) && EVP_PKEY_up_ref(key_cache[slot].key))
+        key = key_cache[slot].key;
+    pthread_mutex_unlock(&key_cache_lock);
+    if (key)
+        return key;
+    key = key_from_public_pem(a->public_pem, e);
+    if (!key)
+        return NULL;
+    pthread_mutex_lock(&key_cache_lock);
+    EVP_PKEY_free(key_cache[slot].key);
+    key_cache[slot].agent = a->id;
+    snprintf(key_cache[slot].keyid, SHA256_HEX_LEN, "%s", a->keyid);
+    key_cache[slot].key = key;
+    EVP_PKEY_up_ref(key);
+    pthread_mutex_unlock(&key_cache_lock);
+    return key;
+}
+
 typedef struct {
     FileItem *items;
     size_t n;
@@ -397,7 +432,7 @@ void h_upload(Server *s, Request *q, Reply *r)
     sha256_hex(env_text, strlen(env_text), bundle_sha);
     if (check_lease(&job, &q->agent, bundle_sha, r) != 0)
         goto out;
-    key = key_from_public_pem(q->agent.public_pem, &e);
+    key = agent_key(&q->agent, &e);
     BundleVerdict v = key ? bundle_check(env, key, read_item, &files, files_obj, &statement, &e)
                           : BUNDLE_WRONG_KEY;
     if (v != BUNDLE_OK) {

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,11 +37,25 @@ static void hex_of(const unsigned char *md, unsigned n, char *out)
     out[2 * n] = '\0';
 }
 
+/* SHA-256 fetched once: OpenSSL 3's implicit fetch per digest takes global locks. */
+static EVP_MD *sha256_md;
+static void fetch_sha256(void)
+{
+    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+static const EVP_MD *sha256(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fetch_sha256);
+    return sha256_md;
+}
+
 void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN])
 {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned n = 0;
-    EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+    EVP_Digest(data, len, md, &n, sha256(), NULL);
     hex_of(md, n, out);
 }
 
@@ -50,7 +65,7 @@ int sha256_file_hex(const char *path, char out[SHA256_HEX_LEN], size_t *size, Er
     if (!f)
         return err_set(e, "cannot open %s: %s", path, strerror(errno));
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+    EVP_DigestInit_ex(ctx, sha256(), NULL);
     unsigned char buf[65536];
     size_t n, total = 0;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
@@ -210,18 +225,20 @@ int write_file_atomic(const char *path, const void *data, size_t len, Err *e)
 
 int mkdir_p(const char *path, Err *e)
 {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return err_set(e, "cannot create %s: %s", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        return err_set(e, "cannot create %s: %s", buf, strerror(errno));
+    if (mkdir(path, 0755) == 0 || errno == EEXIST)
+        return 0;   /* the common case: one system call */
+    if (errno != ENOENT)
+        return err_set(e, "cannot create %s: %s", path, strerror(errno));
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", path);
+    char *slash = strrchr(parent, '/');
+    if (!slash || slash == parent)
+        return err_set(e, "cannot create %s: %s", path, strerror(ENOENT));
+    *slash = '\0';
+    if (mkdir_p(parent, e) != 0)
+        return -1;
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return err_set(e, "cannot create %s: %s", path, strerror(errno));
     return 0;
 }
 

@@ -37,7 +37,7 @@ def fits(caps, cell):
 
 
 def test_three_agents_each_job_once_on_a_fitting_agent(tmp_path):
-    with Farm(tmp_path, lease=5) as farm:
+    with Farm(tmp_path, lease=15) as farm:
         farm.agent("a-gcc", "--compilers", "gcc", idle=4)
         farm.agent("b-clang", "--compilers", "clang", "--labels", "big", idle=4)
         farm.agent("c-both", "--compilers", "gcc,clang", sanitizers="asan", idle=4)
