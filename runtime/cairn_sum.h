@@ -141,9 +141,9 @@ float cairn_sum32_pooled(size_t n, size_t grain, cairn_sum32_block_fn block, voi
 /* Defines `static void NAME(void *, size_t, size_t, cairn_sumNN *)` that adds EXPR for
  * each index VAR of its block, with CTXVAR a CTXTYPE * to the caller's context. EXPR is
  * evaluated once per index, into a stack buffer of CAIRN_SUM_BUF terms that goes to
- * add_block when full: the vector kernel then does the adding, about 3x faster than
- * cairn_sumNN_add one term at a time (bench_sum, n = 10^5: 1.4x the ordered fold
- * against 4.2x). 64 measured faster than 256 or 1024 on our machine. */
+ * add_block when full: the vector kernel then does the adding, 2x to 3x faster than
+ * cairn_sumNN_add one term at a time (bench_sum, n = 10^5: 1.4x to 2.8x the ordered
+ * fold against 4.2x). 64 measured no slower than 256 or 1024 on our machine. */
 #ifndef CAIRN_SUM_BUF
 #define CAIRN_SUM_BUF 64
 #endif
