@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench_codegen.sh: generated C against the same loops written by hand in C, built with
-# the same compiler and flags, timed in one run (best of 3, CAIRN_THREADS=1 so the pool's
+# the same compiler and flags, timed in one run (best of 5, CAIRN_THREADS=1 so the pool's
 # scheduling on a shared machine does not blur the code's speed). Prints ratios
 # cairn / hand-written (1.00 = as fast). Target: the ordered loop within 1.1x.
 # Also: how long `cairn build` takes beyond the C compiler's own time.
@@ -136,9 +136,9 @@ int main(void) {
 X
 
 now_ns() { date +%s%N; }
-best_ms() {  # best of 3 wall times of "$@", in ms
+best_ms() {  # best of 5 wall times of "$@", in ms
     local best=999999999 t0 t1
-    for _ in 1 2 3; do
+    for _ in 1 2 3 4 5; do
         t0=$(now_ns); "$@" >/dev/null; t1=$(now_ns)
         (( (t1 - t0) / 1000000 < best )) && best=$(( (t1 - t0) / 1000000 ))
     done
