@@ -136,6 +136,16 @@ static cJSON *col_json(sqlite3_stmt *st, int i)
     return j ? j : cJSON_CreateNull();
 }
 
+/* Runs SQL with its one parameter bound to ID; returns the number of rows changed. */
+static int exec_id(Db *db, const char *sql, long id)
+{
+    sqlite3_stmt *st = prep(db, sql);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    return sqlite3_changes(db->sql);
+}
+
 static void event(Db *db, long job, long agent, const char *kind)
 {
     sqlite3_stmt *st = prep(db, "INSERT INTO events(job_id, agent_id, kind, at) VALUES(?,?,?,?)");
@@ -213,17 +223,10 @@ int db_agent_revoke(Db *db, long id)
 {
     pthread_mutex_lock(&db->lock);
     durable(db, 1);
-    sqlite3_stmt *st = prep(db, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=?");
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_step(st);
-    sqlite3_finalize(st);
-    int changed = sqlite3_changes(db->sql);
+    int changed = exec_id(db, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=?", id);
     /* Its running jobs go back to the queue now rather than when their leases end. */
-    st = prep(db, "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
-                  " WHERE agent_id=? AND state='running'");
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_step(st);
-    sqlite3_finalize(st);
+    exec_id(db, "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
+                " WHERE agent_id=? AND state='running'", id);
     pthread_mutex_unlock(&db->lock);
     return changed ? 0 : -1;
 }
@@ -304,12 +307,8 @@ int db_run_cancel(Db *db, long run_id)
 {
     pthread_mutex_lock(&db->lock);
     durable(db, 1);
-    sqlite3_stmt *st = prep(db, "UPDATE runs SET cancelled=1 WHERE id=?");
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_step(st);
-    sqlite3_finalize(st);
-    int found = sqlite3_changes(db->sql);
-    st = prep(db, "UPDATE jobs SET state='cancelled', updated_at=? WHERE run_id=?"
+    int found = exec_id(db, "UPDATE runs SET cancelled=1 WHERE id=?", run_id);
+    sqlite3_stmt *st = prep(db, "UPDATE jobs SET state='cancelled', updated_at=? WHERE run_id=?"
                   " AND state IN ('queued','running')");
     sqlite3_bind_double(st, 1, now_seconds());
     sqlite3_bind_int64(st, 2, run_id);

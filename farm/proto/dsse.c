@@ -29,28 +29,28 @@ static EVP_PKEY *require_ed25519(EVP_PKEY *key, const char *what, Err *e)
     return key;
 }
 
-EVP_PKEY *key_load_private(const char *path, Err *e)
+typedef EVP_PKEY *(*PemReader)(FILE *, EVP_PKEY **, pem_password_cb *, void *);
+
+static EVP_PKEY *load_pem(const char *path, PemReader read, Err *e)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
         err_set(e, "cannot open key %s", path);
         return NULL;
     }
-    EVP_PKEY *key = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+    EVP_PKEY *key = read(f, NULL, NULL, NULL);
     fclose(f);
     return require_ed25519(key, path, e);
 }
 
+EVP_PKEY *key_load_private(const char *path, Err *e)
+{
+    return load_pem(path, PEM_read_PrivateKey, e);
+}
+
 EVP_PKEY *key_load_public(const char *path, Err *e)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        err_set(e, "cannot open key %s", path);
-        return NULL;
-    }
-    EVP_PKEY *key = PEM_read_PUBKEY(f, NULL, NULL, NULL);
-    fclose(f);
-    return require_ed25519(key, path, e);
+    return load_pem(path, PEM_read_PUBKEY, e);
 }
 
 EVP_PKEY *key_from_raw_public(const unsigned char *raw, size_t len, Err *e)
