@@ -40,10 +40,12 @@ static cJSON *cell_value(const cJSON *c)
         snprintf(shown, sizeof shown, "build-timeout");
     else if (build != 0)
         snprintf(shown, sizeof shown, "build-failed(%d)", build);
-    else if (status != 0)
-        snprintf(shown, sizeof shown, "%.12s exit=%d", digest, status);
     else
-        snprintf(shown, sizeof shown, "%.12s", digest);
+        snprintf(shown, sizeof shown, "%.12s", cJSON_GetArraySize(obs) ? digest : "no-obs");
+    if (build == 0 && status != 0) {
+        size_t n = strlen(shown);
+        snprintf(shown + n, sizeof shown - n, " exit=%d", status);
+    }
     cJSON_AddStringToObject(v, "value", shown);
     cJSON_AddNumberToObject(v, "observations", cJSON_GetArraySize(obs));
     int checks_ok = build == 0;
