@@ -1,10 +1,12 @@
 """Helpers for the back end's tests: building and running .cairn programs with this
 matrix cell's compiler and sanitizer, with a cache shared by the whole session."""
+import atexit
 import hashlib
 import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import tempfile
 
@@ -13,8 +15,13 @@ from cairntest import BIN, ROOT, cairn_cell_flags
 CAIRN = BIN / "cairn"
 EXAMPLES = ROOT / "examples"
 GOLDEN_RUN = ROOT / "tests" / "golden" / "run"
-# One cache per test session: the runtime is compiled once per compiler and flags.
-CACHE = pathlib.Path(os.environ.get("CAIRN_TEST_CACHE") or tempfile.mkdtemp(prefix="cairn-test-cache-"))
+# One cache per test session (removed at exit): the runtime is compiled once per
+# compiler and flags. CAIRN_TEST_CACHE keeps one across sessions instead.
+if os.environ.get("CAIRN_TEST_CACHE"):
+    CACHE = pathlib.Path(os.environ["CAIRN_TEST_CACHE"])
+else:
+    CACHE = pathlib.Path(tempfile.mkdtemp(prefix="cairn-test-cache-"))
+    atexit.register(shutil.rmtree, CACHE, True)
 # Sanitizer reports abort (so a test sees them as a failing status); LeakSanitizer stays
 # on: generated code frees every buffer it allocates.
 SAN_ENV = {"ASAN_OPTIONS": "abort_on_error=1", "CAIRN_CACHE": str(CACHE)}
