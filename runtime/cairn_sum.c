@@ -520,15 +520,44 @@ static size_t array_grain(size_t n) {
     return g < POOL_GRAIN ? POOL_GRAIN : g;
 }
 
-/* A tiny array: one expansion in registers, rounded straight from it when every step
- * was clean (no state, no folding); else the general way. */
+/* A tiny array in two expansions held in one SSE2 register pair (even and odd terms,
+ * an odd count padded with -0.0, which changes nothing), joined into one: half the
+ * instructions of one scalar expansion. The second lo joins the first lo, not hi, so
+ * that a +0.0 there cannot turn an all -0.0 hi into +0.0. Returns 0 when some step was
+ * not clean. */
+typedef double v2d __attribute__((vector_size(16)));
+typedef int64_t v2i __attribute__((vector_size(16)));
+
+#define DEFINE_TINY(NAME, T)                                                           \
+    static inline __attribute__((always_inline)) int NAME(const T *x, size_t n,       \
+                                                          double *hi, double *lo) {    \
+        v2d h = {-0.0, -0.0}, l = {0.0, 0.0}, zero = {0.0, 0.0};                       \
+        v2i bad = {0, 0};                                                              \
+        for (size_t i = 0; i < n; i += 2) {                                            \
+            v2d xv = {(double)x[i], i + 1 < n ? (double)x[i + 1] : -0.0};              \
+            CAIRN_SUM_TWO_STEP(v2d, h, l, xv, a, b, e2);                               \
+            h = a, l = b;                                                              \
+            bad |= e2 != zero;                                                         \
+        }                                                                              \
+        CAIRN_SUM_TWO_STEP(double, h[0], l[0], h[1], a, b, e2);    /* hi joins hi */   \
+        CAIRN_SUM_TWO_STEP(double, b, 0.0, l[1], d, e3, unused);   /* lo joins lo */   \
+        (void)unused;                                                                  \
+        *hi = a, *lo = d;                                                              \
+        return !(bad[0] | bad[1]) && e2 == 0 && e3 == 0;                               \
+    }
+
+DEFINE_TINY(tiny_f64, double)
+DEFINE_TINY(tiny_f32, float)
+
+/* A tiny array: rounded straight from the joined expansion when every step was clean
+ * (no state, no folding); else the general way. */
 #define TINY 16
-#define DEFINE_ARRAY_SUM(NAME, SUMT, T, P, RUN, FMT, BLOCK)                            \
+#define DEFINE_ARRAY_SUM(NAME, SUMT, T, P, TINYSUM, FMT, BLOCK)                        \
     T NAME(const T *x, size_t n) {                                                     \
         array_ctx ctx = {x};                                                           \
-        double hi = -0.0, lo = 0.0;                                                    \
+        double hi, lo;                                                                 \
         uint64_t bits;                                                                 \
-        if (n < TINY && RUN(&hi, &lo, x, n) == n && round_pair(hi, lo, n, FMT, &bits)) { \
+        if (n < TINY && TINYSUM(x, n, &hi, &lo) && round_pair(hi, lo, n, FMT, &bits)) {  \
             T out;                                                                     \
             if (sizeof out == 4) {                                                     \
                 uint32_t b32 = (uint32_t)bits;                                         \
@@ -547,8 +576,8 @@ static size_t array_grain(size_t n) {
         return P##_pooled(n, array_grain(n), BLOCK, &ctx);                             \
     }
 
-DEFINE_ARRAY_SUM(cairn_sum_f64, cairn_sum64, double, cairn_sum64, run_f64, &F64, block_f64)
-DEFINE_ARRAY_SUM(cairn_sum_f32, cairn_sum32, float, cairn_sum32, run_f32, &F32, block_f32)
+DEFINE_ARRAY_SUM(cairn_sum_f64, cairn_sum64, double, cairn_sum64, tiny_f64, &F64, block_f64)
+DEFINE_ARRAY_SUM(cairn_sum_f32, cairn_sum32, float, cairn_sum32, tiny_f32, &F32, block_f32)
 
 /* ---- the ordered fold of `reduce + for` ----------------------------------------- */
 

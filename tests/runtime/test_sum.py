@@ -143,6 +143,13 @@ def fixed_cases(fmt):
             add([f(base), f(half)] + [f(e) for e in extra])
             add([f(base), f(-half)] + [f(e) for e in extra])
             add([f(half), f(base)] + [f(e) for e in extra] + [f(half / 2), f(half / 2)])
+    # Ties broken only by a term far below: small sums join two expansions, and the
+    # tiny part must survive the join (even and odd terms take different expansions).
+    small = fmt.tiny * Fraction(2) ** 20
+    for t in ([one, one, fmt.ulp(one), small], [one, one, fmt.ulp(one), -small],
+              [one, small, fmt.ulp(one), one], [small, one, one, fmt.ulp(one)],
+              [one, one, one, fmt.ulp(one) * 2, small, small]):
+        add([f(v) for v in t])
     # An ulp around powers of two (the spacing changes there).
     for k in [fmt.emin, fmt.emin + 1, -1, 0, 1, fmt.p, 100 if fmt is F64 else 20, fmt.emax]:
         p2 = Fraction(2) ** k
