@@ -286,9 +286,12 @@ static const char *combine(Lower *L, ReduceOp op, const Type *t, const char *acc
     }
 }
 
-static const char *reduce_for(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
-                              const char *n) {
-    const Type *t = e->type;
+/* The written-order fold of `reduce OP for` and of every scan: acc = identity, then
+ * acc = acc OP yield for each index, storing each prefix into `out` (scans) when given.
+ * Returns the accumulator's name. */
+static const char *fold_in_order(Lower *L, Expr *e, const Type *it, const char *lo,
+                                 const char *hi, const Symbol *out) {
+    const Type *t = e->u.reduce.body->type;
     ReduceOp op = e->u.reduce.op;
     const char *acc = new_tmp(L);
     emit(L, "%s %s = %s;", c_scalar(t), acc, identity(L, op, t));
@@ -297,14 +300,21 @@ static const char *reduce_for(Lower *L, Expr *e, const Type *it, const char *lo,
     L->indent++;
     const char *v = lower_expr(L, e->u.reduce.body);
     emit(L, "%s = %s;", acc, combine(L, op, t, acc, v, e->span));
+    if (out)
+        emit(L, "%s[cairn_index_u((uint64_t)%s - (uint64_t)%s, %s, %s)] = %s;", sym_c(L, out), i,
+             lo, sym_len(L, out), at(L, e->u.reduce.into->span), acc);
     L->indent--;
     emit(L, "}");
-    if (type_is_float(t) && op == RED_ADD) {
-        emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, t->kind == TY_F32 ? "f" : "");
-        numerics_sum(L, t, "ordered");
-    } else if (type_is_float(t) && op == RED_MUL) {
-        numerics_product(L, t);
-    }
+    if (type_is_float(t) && op == RED_ADD) numerics_sum(L, t, "ordered");
+    if (type_is_float(t) && op == RED_MUL) numerics_product(L, t);
+    return acc;
+}
+
+static const char *reduce_for(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
+                              const char *n) {
+    const char *acc = fold_in_order(L, e, it, lo, hi, NULL);
+    if (type_is_float(e->type) && e->u.reduce.op == RED_ADD)
+        emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, e->type->kind == TY_F32 ? "f" : "");
     return acc;
 }
 
@@ -365,25 +375,11 @@ static const char *reduce_partials(Lower *L, Expr *e, const Type *it, const char
  * checked). */
 static void lower_scan(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
     const Symbol *out = expr_sym(e->u.reduce.into);
-    const Type *t = e->u.reduce.body->type;
-    ReduceOp op = e->u.reduce.op;
     if (!out || !is_view(out->type)) {
         unsupported(L, e->span, "a scan into anything but a view by name");
         return;
     }
-    const char *acc = new_tmp(L);
-    emit(L, "%s %s = %s;", c_scalar(t), acc, identity(L, op, t));
-    const char *i = e->u.reduce.var_sym ? sym_c(L, e->u.reduce.var_sym) : new_tmp(L);
-    emit(L, "for (%s %s = %s; %s < %s; %s++) {", c_scalar(it), i, lo, i, hi, i);
-    L->indent++;
-    const char *v = lower_expr(L, e->u.reduce.body);
-    emit(L, "%s = %s;", acc, combine(L, op, t, acc, v, e->span));
-    emit(L, "%s[cairn_index_u((uint64_t)%s - (uint64_t)%s, %s, %s)] = %s;", sym_c(L, out), i, lo,
-         sym_len(L, out), at(L, e->u.reduce.into->span), acc);
-    L->indent--;
-    emit(L, "}");
-    if (type_is_float(t) && op == RED_ADD) numerics_sum(L, t, "ordered");
-    if (type_is_float(t) && op == RED_MUL) numerics_product(L, t);
+    fold_in_order(L, e, it, lo, hi, out);
 }
 
 const char *lower_reduce(Lower *L, Expr *e) {
