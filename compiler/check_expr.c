@@ -376,6 +376,26 @@ static void check_ref_arg(Checker *c, Expr *arg, const Type *at, const Type *pt,
     region_record(c, s, true, NULL, true, arg->span);
 }
 
+/* E-ALIAS: an argument bound to an rw parameter is not also another argument. */
+static void check_aliases(Checker *c, Expr *e, Item *fn) {
+    for (int i = 0; i < e->u.call.nargs; i++) {
+        const Type *pt = fn->u.fn.params[i]->type;
+        Expr *a = e->u.call.args[i];
+        if (pt->kind != TY_VIEW || pt->u.view.access != ACCESS_RW || a->kind != EXPR_NAME || !a->u.name.sym)
+            continue;
+        for (int j = 0; j < e->u.call.nargs; j++) {
+            Expr *b = e->u.call.args[j];
+            if (j != i && b->kind == EXPR_NAME && b->u.name.sym == a->u.name.sym &&
+                fn->u.fn.params[j]->type->kind == TY_VIEW) {
+                diag_error(c->d, b->span, E_ALIAS, "copy it into a buffer first, or pass another array",
+                           "'%s' is passed to %s's rw parameter '%s' and again as '%s'", a->u.name.name,
+                           fn->name, fn->u.fn.params[i]->name, fn->u.fn.params[j]->name);
+                return;
+            }
+        }
+    }
+}
+
 void check_call_args_against(Checker *c, Expr *e, Item *fn) {
     int n = e->u.call.nargs;
     if (n != fn->u.fn.nparams) {
@@ -400,6 +420,7 @@ void check_call_args_against(Checker *c, Expr *e, Item *fn) {
             check_expr_as(c, arg, pt, what);
         }
     }
+    check_aliases(c, e, fn);
 }
 
 static const Type *check_call(Checker *c, Expr *e, const Type *expected) {
