@@ -138,8 +138,9 @@ def test_runtime_core_has_no_floating_point_arithmetic(tmp_path):
     obj = tmp_path / "cairn_enclose.o"
     compile_with(CC, ["-c", "runtime/cairn_enclose.c"], obj, [])
     dis = run(["objdump", "-d", "--no-show-raw-insn", obj], check=True).stdout
-    fp = re.compile(r"v?(add|sub|mul|div|sqrt|min|max|cmp|round|rcp|rsqrt|and|andn|or|xor)"
-                    r"[sp][sdh]|v?u?comis[sdh]|v?cvt\w+|vfn?m(add|sub)\w+|f\w+")
+    # bitwise xorps/andps (clang zeroes registers so) are not arithmetic: not listed
+    fp = re.compile(r"v?(add|sub|mul|div|sqrt|min|max|cmp|round|rcp|rsqrt)[sp][sdh]"
+                    r"|v?u?comis[sdh]|v?cvt\w+|vfn?m(add|sub)\w+|f\w+")
     mnemonics = [line.split("\t")[1].split()[0] for line in dis.splitlines()
                  if line.count("\t") >= 1 and line.split("\t")[1].strip()]
     bad = [m for m in mnemonics if fp.fullmatch(m)]
