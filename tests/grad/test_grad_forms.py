@@ -232,6 +232,14 @@ fn f(x:f64) -> f64 = g(x, x * x) + g(2.0, x);
 derive grad for f;
 """, "f", [scalar("x")], {"x": 0.75}, ["x"], "f64", m3=20),
 
+    Case("calls_views", """
+fn dot(n:usize, a:ro<f64>[n], b:ro<f64>[n]) -> f64 = reduce + for i in n yield a[i] * b[i];
+derive grad for dot;
+fn f(n:usize, x:ro<f64>[n], w:ro<f64>[n]) -> f64 = dot(n, x, w) * dot(n, x, x);
+derive grad[x] for f;
+""", "f", [N, view("x"), view("w")], {"n": 3, "x": [1.5, 0.25, -0.75], "w": [0.5, -1.25, 2.0]},
+         ["x"], "f64", m3=50),
+
     Case("spec_loss", SPEC_LOSS, "loss", [N, view("w"), view("x"), scalar("bias"), scalar("target")],
          {"n": 2, "w": [0.25, -0.5], "x": [1.0, 2.0], "bias": 0.125, "target": 5.0},
          ["w", "bias"], "f64", m3=1),
