@@ -330,8 +330,13 @@ static void lower_program(Lower *L) {
             lower_const(L, it);
         }
     }
-    if (has_main)
+    if (has_main) {
         sb_puts(&L->defs, "int main(void) {\n    return (int)cairn_fn_main();\n}\n");
+        return;
+    }
+    Span start = {L->prog->src.path, 1, 1, 0, 0};
+    diag_error(L->diags, start, E_MAIN, "add `fn main() -> i32 { ... }`: its return value is the exit status",
+               "a program to build needs a main function");
 }
 
 int lower_file(const char *path, strbuf *c_out, cJSON *numerics) {

@@ -60,6 +60,13 @@ def test_refused_program_exits_1_with_diagnostics(tmp_path):
     assert not (tmp_path / "bad").exists() and not (tmp_path / "bad.receipt.json").exists()
 
 
+def test_program_without_main_is_refused(tmp_path):
+    lib = tmp_path / "lib.cairn"
+    lib.write_text("fn twice(x:f64) -> f64 = x * 2.0;\n")
+    result = cairn("build", lib, "-o", tmp_path / "lib")
+    assert result.returncode == 1 and "error[E-MAIN]" in result.stderr, result.stderr
+
+
 def test_emit_c(tmp_path):
     result = cairn("build", SOURCE, "-o", tmp_path / "ps", "--emit-c", tmp_path / "c")
     assert result.returncode == 0, result.stderr
