@@ -27,6 +27,7 @@ struct Db {
     pthread_cond_t queued, committed;
     DoneReq *pending;
     int sync_full;              /* durable commits fsync (FULL) or not (NORMAL) */
+    int sync_now;               /* the connection's setting: 0 unknown, 1 NORMAL, 2 FULL */
 };
 
 static void *committer(void *arg);
@@ -115,8 +116,10 @@ static void exec(Db *db, const char *sql)
  * (kill -9: the page cache keeps them), which NORMAL already gives in WAL mode. */
 static void durable(Db *db, int acknowledged)
 {
-    exec(db, acknowledged && db->sync_full ? "PRAGMA synchronous=FULL"
-                                           : "PRAGMA synchronous=NORMAL");
+    int want = acknowledged && db->sync_full ? 2 : 1;
+    if (db->sync_now != want)
+        exec(db, want == 2 ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+    db->sync_now = want;
 }
 
 void db_set_sync(Db *db, int full)

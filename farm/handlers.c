@@ -86,6 +86,7 @@ void h_enrol(Server *s, Request *q, Reply *r)
         char *caps_text = cJSON_PrintUnformatted(caps);
         int rc = db_agent_enrol(s->db, name, kid, pem, caps_text, hash, &id, &e);
         free(caps_text);
+        server_forget_agents();   /* the agent's old token means nothing now */
         if (rc == -2)
             reply_error(r, 403, "%s", e.msg);
         else if (rc != 0)
@@ -113,6 +114,7 @@ void h_revoke(Server *s, Request *q, Reply *r)
     else if (db_agent_revoke(s->db, id) != 0)
         reply_error(r, 404, "no agent %ld", id);
     else {
+        server_forget_agents();   /* and no answer read before the revocation is cached */
         cJSON *j = cJSON_CreateObject();
         cJSON_AddBoolToObject(j, "revoked", 1);
         reply_json(r, 200, j);
@@ -122,14 +124,53 @@ void h_revoke(Server *s, Request *q, Reply *r)
 
 /* --- claims and leases --------------------------------------------------------------- */
 
+/* What a claim answer says about its run: runs never change once made, so this is
+ * read from the database once per run rather than once per claim. */
+#define RUN_CACHE 64
+static struct {
+    long run;
+    char sha[SHA256_HEX_LEN];
+    long size;
+    double timeout_s;
+    cJSON *cases;
+} run_cache[RUN_CACHE];
+static pthread_mutex_t run_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static cJSON *run_facts(Server *s, long run, char sha[SHA256_HEX_LEN], long *size,
+                        double *timeout_s)
+{
+    size_t i = (size_t)run % RUN_CACHE;
+    cJSON *cases = NULL;
+    pthread_mutex_lock(&run_cache_lock);
+    if (run_cache[i].run == run && run_cache[i].cases) {
+        snprintf(sha, SHA256_HEX_LEN, "%s", run_cache[i].sha);
+        *size = run_cache[i].size;
+        *timeout_s = run_cache[i].timeout_s;
+        cases = cJSON_Duplicate(run_cache[i].cases, 1);
+    }
+    pthread_mutex_unlock(&run_cache_lock);
+    if (cases)
+        return cases;
+    if (!db_run_of_job(s->db, run, sha, &cases, timeout_s))
+        return cJSON_CreateArray();
+    db_blob_exists(s->db, sha, size);
+    pthread_mutex_lock(&run_cache_lock);
+    cJSON_Delete(run_cache[i].cases);
+    run_cache[i].run = run;
+    snprintf(run_cache[i].sha, SHA256_HEX_LEN, "%s", sha);
+    run_cache[i].size = *size;
+    run_cache[i].timeout_s = *timeout_s;
+    run_cache[i].cases = cJSON_Duplicate(cases, 1);
+    pthread_mutex_unlock(&run_cache_lock);
+    return cases;
+}
+
 static cJSON *job_answer(Server *s, const Job *job)
 {
     char sha[SHA256_HEX_LEN] = "";
-    cJSON *cases = NULL;
     double timeout_s = 300;
     long size = 0;
-    db_run_of_job(s->db, job->run_id, sha, &cases, &timeout_s);
-    db_blob_exists(s->db, sha, &size);
+    cJSON *cases = run_facts(s, job->run_id, sha, &size, &timeout_s);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "job", job->id);
     cJSON_AddNumberToObject(j, "run", job->run_id);
@@ -139,7 +180,7 @@ static cJSON *job_answer(Server *s, const Job *job)
     cJSON *src = cJSON_AddObjectToObject(j, "source");
     cJSON_AddStringToObject(src, "sha256", sha);
     cJSON_AddNumberToObject(src, "size", (double)size);
-    cJSON_AddItemToObject(j, "cases", cases ? cases : cJSON_CreateArray());
+    cJSON_AddItemToObject(j, "cases", cases);
     cJSON_AddNumberToObject(j, "timeout_s", timeout_s);
     cJSON_AddNumberToObject(j, "lease_seconds", s->cfg.lease_seconds);
     cJSON_AddNumberToObject(j, "lease_expires", job->lease_expires);

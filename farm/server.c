@@ -97,6 +97,69 @@ static int token_equals(const char *given, const char *expected)
     return n > 0 && strlen(given) == n && CRYPTO_memcmp(given, expected, n) == 0;
 }
 
+/* Agents by token hash, so that most requests authenticate without the database. Any
+ * enrolment or revocation empties it (both can change which token means whom). */
+#define AGENT_CACHE 512
+static struct {
+    char hash[SHA256_HEX_LEN];
+    Agent agent;
+} agent_cache[AGENT_CACHE];
+static pthread_mutex_t agent_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long agent_epoch;   /* bumped by every flush, under agent_cache_lock */
+
+static void agent_copy(Agent *to, const Agent *from)
+{
+    *to = *from;
+    to->public_pem = strdup(from->public_pem);
+    to->caps = cJSON_Duplicate(from->caps, 1);
+}
+
+static size_t cache_slot(const char *hash)
+{
+    return (size_t)strtoul((char[9]){hash[0], hash[1], hash[2], hash[3], hash[4], hash[5],
+                                     hash[6], hash[7], 0}, NULL, 16) % AGENT_CACHE;
+}
+
+/* A hit copies the agent into OUT; a miss returns the epoch to hand remember_agent. */
+static int cached_agent(const char *hash, Agent *out, unsigned long *epoch)
+{
+    size_t i = cache_slot(hash);
+    pthread_mutex_lock(&agent_cache_lock);
+    int hit = !strcmp(agent_cache[i].hash, hash);
+    if (hit)
+        agent_copy(out, &agent_cache[i].agent);
+    *epoch = agent_epoch;
+    pthread_mutex_unlock(&agent_cache_lock);
+    return hit;
+}
+
+/* Caches what the database said, unless a flush came in between (the answer may be
+ * from before a revocation). */
+static void remember_agent(const char *hash, const Agent *a, unsigned long epoch)
+{
+    size_t i = cache_slot(hash);
+    pthread_mutex_lock(&agent_cache_lock);
+    if (epoch == agent_epoch) {
+        if (agent_cache[i].hash[0])
+            agent_free(&agent_cache[i].agent);
+        snprintf(agent_cache[i].hash, SHA256_HEX_LEN, "%s", hash);
+        agent_copy(&agent_cache[i].agent, a);
+    }
+    pthread_mutex_unlock(&agent_cache_lock);
+}
+
+void server_forget_agents(void)
+{
+    pthread_mutex_lock(&agent_cache_lock);
+    for (size_t i = 0; i < AGENT_CACHE; i++) {
+        if (agent_cache[i].hash[0])
+            agent_free(&agent_cache[i].agent);
+        agent_cache[i].hash[0] = '\0';
+    }
+    agent_epoch++;
+    pthread_mutex_unlock(&agent_cache_lock);
+}
+
 /* 0 when the request may go on; otherwise the 401 is already in R. */
 static int authenticate(Server *s, const Route *route, Request *q, Reply *r)
 {
@@ -114,8 +177,12 @@ static int authenticate(Server *s, const Route *route, Request *q, Reply *r)
         return 0;
     char hash[SHA256_HEX_LEN];
     sha256_hex(q->bearer, strlen(q->bearer), hash);
+    unsigned long epoch;
+    if (cached_agent(hash, &q->agent, &epoch))
+        return 0;
     if (!db_agent_by_token(s->db, hash, &q->agent))
         return reply_error(r, 401, "unknown or revoked agent token");
+    remember_agent(hash, &q->agent, epoch);
     return 0;
 }
 

@@ -74,6 +74,9 @@ void h_run_results(Server *s, Request *q, Reply *r);
 void h_run_cancel(Server *s, Request *q, Reply *r);
 void h_status(Server *s, Request *q, Reply *r);
 
+/* Empties the cache of agents by token (after an enrolment or a revocation). */
+void server_forget_agents(void);
+
 /* Wakes every long-polling claim (new jobs, requeued jobs). */
 void server_notify(Server *s);
 
