@@ -214,9 +214,11 @@ static Expr *call_adjoint(Grad *g, const Expr *call, const Param *p, const Expr 
         if (active && arg->kind == EXPR_NAME && !g->region)
             return g_name(g, active_of(g, arg->u.name.sym)->adj, arg->span);
         if (active || g->region) {
+            const char *what = arg->kind == EXPR_NAME ? arg->u.name.name : p->name;
             grad_refuse(g, arg->span, active ? E_GRAD_RACE : E_GRAD_FORM,
                         "call it outside the region, from a sequential loop",
-                        "a call in a region adds into the whole adjoint of %s", p->name);
+                        "%s's gradient would add into all of %s's adjoint from every lane",
+                        call->u.call.fn->name, what);
             return NULL;
         }
         const char *tmp = fresh_name(g, "d_unused");
