@@ -800,6 +800,27 @@ static void run_tasks(const job *J, size_t begin, size_t end)
     }
 }
 
+/* Rows of A and column blocks of B in one region: indices [0, rows) are rows, the rest
+ * column blocks, so neither waits for the other. */
+static void split_range(const job *J, size_t rows, size_t begin, size_t end, range_fn *row_fn,
+                        range_fn *col_fn)
+{
+    if (begin < rows)
+        row_fn(J, begin, end < rows ? end : rows);
+    if (end > rows)
+        col_fn(J, (begin > rows ? begin : rows) - rows, end - rows);
+}
+
+static void scan_both(const job *J, size_t begin, size_t end)
+{
+    split_range(J, J->m, begin, end, scan_rows, scan_col_blocks);
+}
+
+static void pack_both(const job *J, size_t begin, size_t end)
+{
+    split_range(J, J->mpad, begin, end, pack_rows, pack_col_blocks);
+}
+
 /* ---- driver ----------------------------------------------------------------------------------- */
 
 /* Whether a rows x cols matrix, padded to whole tiles and packed at up to 5 words per
@@ -952,8 +973,7 @@ static int enclose(job *J, cairn_enclose_info *info)
     int rc = allocate(J);
     if (rc)
         return rc;
-    parallel_for(J, J->m, 16, scan_rows);
-    parallel_for(J, (J->n + TILE_COLS - 1) / TILE_COLS, 2, scan_col_blocks);
+    parallel_for(J, J->m + (J->n + TILE_COLS - 1) / TILE_COLS, 1, scan_both);
     rc = report_nonfinite(J, info);
     if (rc)
         return rc;
@@ -964,8 +984,7 @@ static int enclose(job *J, cairn_enclose_info *info)
         return CAIRN_ENCLOSE_ENOMEM;
     J->ap = J->packed;
     J->bp = J->packed + a_words;
-    parallel_for(J, J->mpad, 8, pack_rows);
-    parallel_for(J, J->nblocks, 1, pack_col_blocks);
+    parallel_for(J, J->mpad + J->nblocks, 1, pack_both);
     size_t row_tiles = J->mpad / (size_t)J->rows;
     size_t tasks = (row_tiles + GROUP - 1) / GROUP * J->nblocks;
     parallel_for(J, tasks, 1, run_tasks);

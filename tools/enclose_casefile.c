@@ -106,6 +106,8 @@ int enclose_case_read(FILE *fp, enclose_case *c, char *err, size_t errlen)
 {
     char tok[64], dims[3][64];
     memset(c, 0, sizeof *c);
+    if (ftell(fp) == 0)
+        current_line = 1; /* a new file */
     if (!next_token(fp, tok, sizeof tok))
         return 0;
     if (strcmp(tok, "case") != 0)
