@@ -82,6 +82,8 @@ Stmt  *g_assign(Grad *g, AssignOp op, Expr *target, Expr *value);
 Stmt  *g_expr_stmt(Grad *g, Expr *e);
 Stmt  *g_return(Grad *g, Expr *value, Span sp);
 Expr  *clone_expr(Grad *g, const Expr *e);
+/* Calls visit for every reduce in e, outermost first. */
+void   each_reduce(Grad *g, const Expr *e, void (*visit)(Grad *g, const Expr *reduce));
 Stmt  *clone_stmt(Grad *g, const Stmt *s);
 Block *clone_block(Grad *g, const Block *b);
 const Type *clone_type(Grad *g, const Type *t);

@@ -247,24 +247,33 @@ const char *fresh_name(Grad *g, const char *base) {
 
 static void names_in_block(Grad *g, const Block *b);
 
-/* A reduce's binder is a name too (its copy in a twin runs where later lets are seen). */
-static void names_in_expr(Grad *g, const Expr *e) {
+void each_reduce(Grad *g, const Expr *e, void (*visit)(Grad *g, const Expr *reduce)) {
     if (!e) return;
     switch (e->kind) {
     case EXPR_REDUCE:
-        if (e->u.reduce.var) names_use(g, e->u.reduce.var);
-        names_in_expr(g, e->u.reduce.body);
+        visit(g, e);
+        each_reduce(g, e->u.reduce.body, visit);
         return;
-    case EXPR_UNARY: names_in_expr(g, e->u.unary.operand); return;
-    case EXPR_BINARY: names_in_expr(g, e->u.binary.lhs); names_in_expr(g, e->u.binary.rhs); return;
-    case EXPR_CONVERT: names_in_expr(g, e->u.convert.arg); return;
-    case EXPR_INDEX: names_in_expr(g, e->u.index.index); return;
+    case EXPR_UNARY: each_reduce(g, e->u.unary.operand, visit); return;
+    case EXPR_BINARY:
+        each_reduce(g, e->u.binary.lhs, visit);
+        each_reduce(g, e->u.binary.rhs, visit);
+        return;
+    case EXPR_CONVERT: each_reduce(g, e->u.convert.arg, visit); return;
+    case EXPR_INDEX: each_reduce(g, e->u.index.index, visit); return;
     case EXPR_CALL:
-        for (int i = 0; i < e->u.call.nargs; i++) names_in_expr(g, e->u.call.args[i]);
+        for (int i = 0; i < e->u.call.nargs; i++) each_reduce(g, e->u.call.args[i], visit);
         return;
     default: return;
     }
 }
+
+/* A reduce's binder is a name too (its copy in a twin runs where later lets are seen). */
+static void use_binder(Grad *g, const Expr *reduce) {
+    if (reduce->u.reduce.var) names_use(g, reduce->u.reduce.var);
+}
+
+static void names_in_expr(Grad *g, const Expr *e) { each_reduce(g, e, use_binder); }
 
 static void names_in_stmt(Grad *g, const Stmt *s) {
     switch (s->kind) {

@@ -396,23 +396,9 @@ static void declare_adjoints(Grad *g, Stmt *const *v, int n, StmtList *out) {
     }
 }
 
-static void rename_in_expr(Grad *g, const Expr *e) {
-    if (!e) return;
-    switch (e->kind) {
-    case EXPR_REDUCE:
-        rename_if_reused(g, e->u.reduce.var_sym);
-        rename_in_expr(g, e->u.reduce.body);
-        return;
-    case EXPR_UNARY: rename_in_expr(g, e->u.unary.operand); return;
-    case EXPR_BINARY: rename_in_expr(g, e->u.binary.lhs); rename_in_expr(g, e->u.binary.rhs); return;
-    case EXPR_CONVERT: rename_in_expr(g, e->u.convert.arg); return;
-    case EXPR_INDEX: rename_in_expr(g, e->u.index.index); return;
-    case EXPR_CALL:
-        for (int i = 0; i < e->u.call.nargs; i++) rename_in_expr(g, e->u.call.args[i]);
-        return;
-    default: return;
-    }
-}
+static void rename_binder(Grad *g, const Expr *reduce) { rename_if_reused(g, reduce->u.reduce.var_sym); }
+
+static void rename_in_expr(Grad *g, const Expr *e) { each_reduce(g, e, rename_binder); }
 
 /* What a twin of this block declares again: the lets and binders in it (the twin runs
  * after every name on its path is visible). */
