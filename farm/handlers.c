@@ -321,6 +321,10 @@ static int decode_files(const cJSON *obj, Files *f, Reply *r)
         unsigned char *data = cJSON_IsString(x) ? b64_decode(x->valuestring, &len) : NULL;
         if (!data)
             return reply_error(r, 400, "file %s: value must be base64 text", x->string);
+        if (!strcmp(x->string, "bundle.dsse.json") || !strcmp(x->string, "agent.pub.pem")) {
+            free(data);   /* the coordinator writes these two itself */
+            return reply_error(r, 422, "file name %s is reserved", x->string);
+        }
         f->items[f->n++] = (FileItem){x->string, data, len};
     }
     return 0;

@@ -119,6 +119,14 @@ def test_unsafe_subject_path(setup):
     assert_nothing_filed(farm, jobs)
 
 
+def test_reserved_file_names(setup):
+    farm, keys, tokens, jobs, tmp = setup
+    files = {"agent.pub.pem": b"-----BEGIN PUBLIC KEY----- forged"}
+    env, _ = bundle(jobs[0], keys["x"], tmp, files=files)
+    rejected(*upload(farm, jobs[0], upload_body(env, files), tokens["x"]), 422, "reserved")
+    assert_nothing_filed(farm, jobs)
+
+
 def test_bundle_replayed_onto_another_job(setup):
     farm, keys, tokens, jobs, tmp = setup
     env, files = bundle(jobs[0], keys["x"], tmp)
