@@ -29,6 +29,7 @@ typedef struct {
 static const Route ROUTES[] = {
     {"GET", "/healthz", AUTH_NONE, h_health},
     {"GET", "/", AUTH_NONE, h_page},
+    {"GET", "/runs/*", AUTH_NONE, h_run_page},
     {"POST", "/api/v1/agents/enrol", AUTH_ENROL, h_enrol},
     {"POST", "/api/v1/agents/*/revoke", AUTH_ADMIN, h_revoke},
     {"POST", "/api/v1/claim", AUTH_AGENT, h_claim},

@@ -73,6 +73,9 @@ def test_three_agents_each_job_once_on_a_fitting_agent(tmp_path):
         assert len(report["columns"]) == 4
         text = farm.cli("compare", run1)
         assert "examples/unordered.cairn" in text.stdout and text.returncode == 0
+        status, page = farm.request("GET", f"/runs/{run1}", token=None)
+        assert status == 200 and b"differs: unordered, contracts held" in page
+        assert page.count(b"<tr>") == 4 and b"gcc-asan-emulated" in page
         # Receipts record the cell's flags: the agent built with the cell's compiler.
         for d in dirs:
             receipt = json.loads((d / "examples/fixed.cairn/receipt.json").read_text())
