@@ -1,11 +1,11 @@
-# compiler/: the cairn binary. Every compiler/*.c is part of it; it links the runtime
-# only for what the compiler itself computes with (e.g. exact literal rounding).
+# compiler/: the cairn binary. Every compiler/*.c is part of it. It does not link the
+# runtime library: it carries the runtime's sources (below) for the programs it builds.
 
 CAIRN_SRCS := $(wildcard compiler/*.c)
 CAIRN_OBJS := $(CAIRN_SRCS:%.c=$(OBJ)/%.o)
 CAIRN_LIBS := $(shell pkg-config --libs libcjson openssl 2>/dev/null || echo -lcjson -lcrypto)
 
-$(BIN)/cairn: $(CAIRN_OBJS) $(RUNTIME_LIB)
+$(BIN)/cairn: $(CAIRN_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CAIRN_LIBS) $(LDLIBS)
 
