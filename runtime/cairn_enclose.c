@@ -490,56 +490,43 @@ static wide biased_sum(const u128 *dsum, int ndigits, int shift)
     return total;
 }
 
-/* The digit sums live in locals here so that they stay in registers. */
-INLINE void pack_row(const job *J, size_t i, uint64_t *dst, u128 *dsum_out, signed_sums *ss,
-                     const int ND)
+/* One row of A or column of B: k elements at base[first + t * step], digit d of element
+ * t to out[t * out_step + d * digit_step]. The digit sums are locals so that they stay
+ * in registers; they are stored to dsum_out at the end. */
+INLINE void pack_line(const job *J, const void *base, size_t first, size_t step, int scale,
+                      int w, uint64_t *out, size_t out_step, size_t digit_step,
+                      signed_sums *ss, u128 *dsum_out, const int ND)
 {
     u128 dsum[MAX_DIGITS] = {0};
-    int narrow = ND <= 2 && !ss;
-    for (size_t t = 0; t < J->k; t++) {
-        uint64_t bits = load_bits(J->a, i * J->k + t, J->f);
-        if (narrow)
-            pack_element_narrow(bits, J->f, J->row_scale[i], J->wa, dst + t * (size_t)ND, 1,
-                                dsum, ND);
-        else
-            pack_element(bits, J->f, J->row_scale[i], J->wa, ss, dst + t * (size_t)ND, 1,
-                         dsum, ND);
+    if (ND <= 2 && !ss) {
+        for (size_t t = 0; t < J->k; t++)
+            pack_element_narrow(load_bits(base, first + t * step, J->f), J->f, scale, w,
+                                out + t * out_step, digit_step, dsum, ND);
+    } else {
+        for (size_t t = 0; t < J->k; t++)
+            pack_element(load_bits(base, first + t * step, J->f), J->f, scale, w, ss,
+                         out + t * out_step, digit_step, dsum, ND);
     }
-    memcpy(dsum_out, dsum, sizeof dsum);
-}
-
-/* Row t of one block of B: TILE_COLS lanes, `lanes` of them real. */
-INLINE void pack_block_row(const job *J, size_t t, size_t j0, size_t lanes, uint64_t *row,
-                           u128 (*dsum)[MAX_DIGITS], signed_sums *ss, const int ND)
-{
-    for (size_t lane = 0; lane < lanes; lane++) {
-        uint64_t bits = load_bits(J->b, t * J->n + j0 + lane, J->f);
-        if (ND <= 2 && !ss)
-            pack_element_narrow(bits, J->f, J->col_scale[j0 + lane], J->wb, row + lane,
-                                TILE_COLS, dsum[lane], ND);
-        else
-            pack_element(bits, J->f, J->col_scale[j0 + lane], J->wb, ss ? &ss[lane] : NULL,
-                         row + lane, TILE_COLS, dsum[lane], ND);
-    }
-    for (size_t lane = lanes; lane < TILE_COLS; lane++) /* padding columns */
-        for (int e = 0; e < ND; e++)
-            row[e * TILE_COLS + lane] = 0;
+    for (int d = 0; d < ND; d++)
+        dsum_out[d] = dsum[d];
 }
 
 /* S = S' - 2^wb sum_t X'[i][t] - 2^wa sum_t Y'[t][j] + k 2^(wa+wb): the row part takes
  * the constant. */
 static void pack_rows(const job *J, size_t begin, size_t end)
 {
+    size_t ds = (size_t)J->da;
     for (size_t i = begin; i < end; i++) {
-        uint64_t *dst = J->ap + i * J->k * (size_t)J->da;
+        uint64_t *dst = J->ap + i * J->k * ds;
         if (i >= J->m) { /* padding rows: any digits do, their outputs are dropped */
-            memset(dst, 0, J->k * (size_t)J->da * sizeof *dst);
+            memset(dst, 0, J->k * ds * sizeof *dst);
             continue;
         }
         signed_sums ss;
         memset(&ss, 0, sizeof ss);
         u128 dsum[MAX_DIGITS];
-        WITH_DIGITS(J->da, pack_row, J, i, dst, dsum, J->signed_sums_a ? &ss : NULL)
+        WITH_DIGITS(J->da, pack_line, J, J->a, i * J->k, 1, J->row_scale[i], J->wa, dst, ds,
+                    1, J->signed_sums_a ? &ss : NULL, dsum)
         J->row_pos[i] = ss.pos;
         J->row_neg[i] = ss.neg;
         wide corr = biased_sum(dsum, J->da, J->wb), bias = {{0}};
@@ -550,26 +537,30 @@ static void pack_rows(const job *J, size_t begin, size_t end)
     }
 }
 
+/* Column by column: each reads one element per cache line, but the block's lines stay
+ * in cache across its 8 columns, and the sums stay in registers. */
 static void pack_col_blocks(const job *J, size_t begin, size_t end)
 {
     size_t ds = (size_t)J->db;
     for (size_t blk = begin; blk < end; blk++) {
         uint64_t *dst = J->bp + blk * J->k * ds * TILE_COLS;
-        size_t j0 = blk * TILE_COLS, lanes = J->n - j0 < TILE_COLS ? J->n - j0 : TILE_COLS;
-        signed_sums ss[TILE_COLS];
-        u128 dsum[TILE_COLS][MAX_DIGITS];
-        memset(ss, 0, sizeof ss);
-        memset(dsum, 0, sizeof dsum);
-        for (size_t t = 0; t < J->k; t++) {
-            uint64_t *row = dst + t * ds * TILE_COLS;
-            WITH_DIGITS(J->db, pack_block_row, J, t, j0, lanes, row, dsum,
-                        J->signed_sums_b ? ss : NULL)
-        }
-        for (size_t lane = 0; lane < lanes; lane++) {
-            J->col_pos[j0 + lane] = ss[lane].pos;
-            J->col_neg[j0 + lane] = ss[lane].neg;
-            J->col_corr[j0 + lane] = biased_sum(dsum[lane], J->db, J->wa);
-            wide_neg(&J->col_corr[j0 + lane]);
+        for (size_t lane = 0; lane < TILE_COLS; lane++) {
+            size_t j = blk * TILE_COLS + lane;
+            if (j >= J->n) { /* padding columns */
+                for (size_t t = 0; t < J->k * ds; t++)
+                    dst[t * TILE_COLS + lane] = 0;
+                continue;
+            }
+            signed_sums ss;
+            memset(&ss, 0, sizeof ss);
+            u128 dsum[MAX_DIGITS];
+            WITH_DIGITS(J->db, pack_line, J, J->b, j, J->n, J->col_scale[j], J->wb,
+                        dst + lane, ds * TILE_COLS, TILE_COLS,
+                        J->signed_sums_b ? &ss : NULL, dsum)
+            J->col_pos[j] = ss.pos;
+            J->col_neg[j] = ss.neg;
+            J->col_corr[j] = biased_sum(dsum, J->db, J->wa);
+            wide_neg(&J->col_corr[j]);
         }
     }
 }
