@@ -1,6 +1,6 @@
 /* check_builtin.c: the rules of every builtin call (builtins.def): storage floats and
  * quantize, exact float functions, std.math, observe, atomics, the tensor-core multiply
- * and fragments, layouts, wide access and shuffles. */
+ * and fragments, the exact bracket GEMM, layouts, wide access and shuffles. */
 #include <string.h>
 
 #include "check_internal.h"
@@ -354,6 +354,59 @@ static const Type *check_mma_access(Checker *c, Expr *e, Builtin b) {
     return b == BI_MMA_GET ? type_scalar(TY_F32) : acc;
 }
 
+/* ---- the exact bracket GEMM ---- */
+
+static bool is_enclose_view(const Type *t, const Type *elem) {
+    return t->kind == TY_VIEW && t->u.view.extent &&
+           (t->u.view.elem->kind == TY_F64 || t->u.view.elem->kind == TY_F32) &&
+           type_equal(t->u.view.elem, elem);
+}
+
+/* tight = mm_enclose(m, n, k, lo, hi, a, b): four host views of one compute float, lo
+ * and hi written (so rw, and not one array twice); the runtime pool does the work, so a
+ * lane cannot call it. Extents are checked at run time (docs/numerics.md). */
+static const Type *check_mm_enclose(Checker *c, Expr *e) {
+    if (in_lane(c)) {
+        diag_error(c->d, e->span, E_PARALLEL_NEST, "call mm_enclose before or after the region",
+                   "the bracket GEMM inside a lane (it runs on the whole pool)");
+        check_args_loosely(c, e);
+        return ERR;
+    }
+    static const char *const what[] = {"mm_enclose's m", "mm_enclose's n", "mm_enclose's k"};
+    bool bad = false;
+    for (int i = 0; i < 3; i++) bad |= type_is_error(check_expr_as(c, arg(e, i), type_scalar(TY_USIZE), what[i]));
+    const Type *v[4];
+    for (int i = 0; i < 4; i++) bad |= type_is_error(v[i] = check_expr(c, arg(e, 3 + i), NULL));
+    if (bad) return ERR;
+    const Type *elem = v[2]->kind == TY_VIEW ? v[2]->u.view.elem : v[2];
+    if (!is_enclose_view(v[0], elem) || !is_enclose_view(v[1], elem) || !is_enclose_view(v[2], elem) ||
+        !is_enclose_view(v[3], elem)) {
+        diag_error(c->d, e->span, E_TYPE_MISMATCH,
+                   "lo, hi, a and b are views of f64 (or all of f32): lo:rw<f64>[p], a:ro<f64>[q], ...",
+                   "mm_enclose of %s, %s, %s and %s", tname(v[0]), tname(v[1]), tname(v[2]), tname(v[3]));
+        return ERR;
+    }
+    for (int i = 0; i < 2; i++)
+        if (v[i]->u.view.access == ACCESS_RO) {
+            diag_error(c->d, arg(e, 3 + i)->span, E_RO_WRITE, "pass an rw view or a buffer",
+                       "mm_enclose writes its %s, and this view is read only", i ? "hi" : "lo");
+            return ERR;
+        }
+    Expr *lo = arg(e, 3), *hi = arg(e, 4);
+    if (lo->kind == EXPR_NAME && hi->kind == EXPR_NAME && lo->u.name.sym && lo->u.name.sym == hi->u.name.sym) {
+        diag_error(c->d, hi->span, E_ALIAS, "pass two arrays: lo gets the floor, hi the ceiling",
+                   "'%s' is passed to mm_enclose as both lo and hi", hi->u.name.name);
+        return ERR;
+    }
+    for (int i = 0; i < 4; i++)
+        if (v[i]->u.view.place == PLACE_DEVICE) {
+            diag_error(c->d, arg(e, 3 + i)->span, E_PLACEMENT, "mm_enclose runs on the host: pass host arrays",
+                       "mm_enclose of a @device view");
+            return ERR;
+        }
+    return type_scalar(TY_BOOL);
+}
+
 /* ---- layouts ---- */
 
 static const Type *check_layout_call(Checker *c, Expr *e, Builtin b, Expr *receiver) {
@@ -399,6 +452,7 @@ const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const 
         return e->u.call.nargs == 6 ? check_matrix_mma(c, e) : check_fragment_mma(c, e);
     case BI_MMA_LOAD: case BI_MMA_STORE: case BI_MMA_GET: case BI_MMA_SET:
         return check_mma_access(c, e, b);
+    case BI_MM_ENCLOSE: return check_mm_enclose(c, e);
     case BI_LOAD_WIDE: case BI_STORE_WIDE: case BI_SHUFFLE: case BI_SHUFFLE_XOR: {
         const Type *first = check_expr(c, arg(e, 0), NULL);
         for (int i = 1; i < e->u.call.nargs; i++) check_expr(c, arg(e, i), type_scalar(TY_USIZE));

@@ -59,7 +59,8 @@ static void facts_expr(Checker *c, FnFacts *f, const Expr *e) {
         const Expr *callee = e->u.call.callee;
         Symbol *s = callee->kind == EXPR_NAME ? lookup(c, callee->u.name.name) : NULL;
         if (s && s->kind == SYM_FN) add_callee(f, s->decl.item);
-        else if (!s && callee_is(callee, "mma_unordered")) f->direct |= LANE_EFFECT_PARALLEL;
+        else if (!s && (callee_is(callee, "mma_unordered") || callee_is(callee, "mm_enclose")))
+            f->direct |= LANE_EFFECT_PARALLEL;
         else if (!s && callee_is(callee, "observe")) f->direct |= LANE_EFFECT_HOST_ONLY;
         else if (callee->kind == EXPR_MEMBER && callee->u.member.base->kind == EXPR_MEMBER &&
                  callee->u.member.base->u.member.base->kind == EXPR_NAME &&
@@ -189,6 +190,9 @@ static void sig_expr(SigWalk *w, const Expr *e) {
     case EXPR_CALL: {
         Builtin b = e->u.call.builtin;
         if (b == BI_NONE && e->u.call.fn) sig_fn(w, e->u.call.fn);
+        else if (b == BI_MM_ENCLOSE && e->u.call.nargs == 7 && e->u.call.args[5]->type &&
+                 e->u.call.args[5]->type->kind == TY_VIEW)
+            sig_add(w, "mm_enclose", e->u.call.args[5]->type->u.view.elem);
         else if (b == BI_QUANTIZE || b == BI_QUANTIZE_STOCHASTIC || b == BI_SQRT ||
                  b == BI_ATOMIC_ADD_UNORDERED || b == BI_MMA_UNORDERED || (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT))
             sig_add(w, builtin_name(b), e->type && e->type->kind != TY_VOID ? e->type

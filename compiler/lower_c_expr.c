@@ -273,6 +273,21 @@ static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
                            type_word(to), x, scale, noise, at(L, e->span)));
 }
 
+/* tight = mm_enclose(m, n, k, lo, hi, a, b): the runtime (cairn_mm_enclose.c) checks
+ * the extents, runs the bracket GEMM on the pool and traps on its errors. */
+static const char *lower_mm_enclose(Lower *L, Expr *e) {
+    strbuf args = {0};
+    for (int i = 0; i < 7; i++) {
+        Expr *a = e->u.call.args[i];
+        sb_printf(&args, "%s, ", lower_arg(L, a, a->type));
+    }
+    const Type *t = e->u.call.args[5]->type->u.view.elem;
+    numerics_matmul(L, t);
+    const char *call = FMT("cairn_mm_enclose_%s(%s%s)", type_word(t), args.data, at(L, e->span));
+    sb_free(&args);
+    return bind(L, e->type, call);
+}
+
 static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
     const Type *t = to_bits ? e->u.call.args[0]->type : e->u.call.generics[0];
     const char *v = lower_expr(L, e->u.call.args[0]);
@@ -347,6 +362,7 @@ static const char *lower_call(Lower *L, Expr *e) {
     case BI_MIN: return lower_exact_fn(L, e, "min");
     case BI_MAX: return lower_exact_fn(L, e, "max");
     case BI_OBSERVE: return lower_observe(L, e);
+    case BI_MM_ENCLOSE: return lower_mm_enclose(L, e);
     case BI_ATOMIC_ADD_UNORDERED: case BI_ATOMIC_ADD_WRAP: case BI_ATOMIC_MIN:
     case BI_ATOMIC_MAX: case BI_ATOMIC_AND: case BI_ATOMIC_OR: case BI_ATOMIC_XOR:
     case BI_ATOMIC_CAS:

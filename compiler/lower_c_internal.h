@@ -79,6 +79,7 @@ void numerics_quantize(Lower *L, const Type *to, bool stochastic);
 void numerics_fn(Lower *L, const char *op, const Type *t, const char *rounding);
 void numerics_sum(Lower *L, const Type *t, const char *sum);
 void numerics_product(Lower *L, const Type *t);
+void numerics_matmul(Lower *L, const Type *t);
 void numerics_unordered(Lower *L, const char *op, const Type *t);
 void numerics_literal(Lower *L, const Type *t);
 

@@ -80,6 +80,14 @@ void numerics_sum(Lower *L, const Type *t, const char *sum) {
     numerics_add(L, e);
 }
 
+/* mm_enclose: every output rounded once, lo down and hi up, from the exact sum of
+ * products (the entry runtime/cairn_enclose.h's documentation recommends). */
+void numerics_matmul(Lower *L, const Type *t) {
+    cJSON *e = entry_from_to("matmul", t, t, "outward");
+    cJSON_AddStringToObject(e, "sum", "exact");
+    numerics_add(L, e);
+}
+
 void numerics_product(Lower *L, const Type *t) {
     cJSON *e = entry_from_to("product", t, t, "nearest-even");
     cJSON_AddStringToObject(e, "order", "ordered");

@@ -9,5 +9,6 @@
 #include "cairn_float.h"
 #include "cairn_observe.h"
 #include "cairn_enclose.h"
+#include "cairn_mm_enclose.h"
 
 #endif

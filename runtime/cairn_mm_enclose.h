@@ -1,0 +1,36 @@
+/* cairn_mm_enclose.h: the language's builtin mm_enclose(m, n, k, lo, hi, a, b), the
+ * exact bracket GEMM of cairn_enclose.h behind the checks a CAIRN call promises.
+ *
+ * Generated code passes each view as its pointer and element count, and the call's
+ * location. The extents are checked once, before any work: a holds at least m*k
+ * elements, b at least k*n, lo and hi at least m*n each (a longer view is fine: the
+ * first elements are used, row-major). A view that is too short, a NaN or infinite
+ * operand (named with its row and column), k > 2^17 or an allocation failure traps at
+ * the call with the runtime's message; lo and hi are then left as they were. The result
+ * is info.tight: true when every output got the one-step bracket (lo == hi where the
+ * exact product is representable, adjacent values otherwise). */
+#ifndef CAIRN_MM_ENCLOSE_H
+#define CAIRN_MM_ENCLOSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cairn_trap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+bool cairn_mm_enclose_f64(uint64_t m, uint64_t n, uint64_t k, double *lo, uint64_t lo_n,
+                          double *hi, uint64_t hi_n, const double *a, uint64_t a_n,
+                          const double *b, uint64_t b_n, cairn_loc at);
+
+bool cairn_mm_enclose_f32(uint64_t m, uint64_t n, uint64_t k, float *lo, uint64_t lo_n,
+                          float *hi, uint64_t hi_n, const float *a, uint64_t a_n,
+                          const float *b, uint64_t b_n, cairn_loc at);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
