@@ -38,6 +38,9 @@ NUMERICS = {
                   "main": [convert("usize", "f64"), ARITH64]},
     "quantized_dot": {"quantize_all": [quantize("i8")], "qdot": [ARITH32],
                       "main": [convert("usize", "f32"), ARITH32]},
+    "enclose": {"ordered": [ARITH64, SUM_ORDERED],
+                "main": [{"op": "literal", "to": "f64", "rounding": "nearest-even"},
+                         {"op": "matmul", "from": "f64", "to": "f64", "rounding": "outward", "sum": "exact"}]},
 }
 
 
