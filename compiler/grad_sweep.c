@@ -204,6 +204,23 @@ static void backprop(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
 
 /* ---- calls of functions with a derived gradient ---- */
 
+/* A fresh zeroed buffer of view arg's extent, element type and placement, named from
+ * base: the adjoint a call gets where no adjoint of f's may be passed. */
+static Expr *zeroed_buffer(Grad *g, const Expr *call, const Expr *arg, const char *base,
+                           StmtList *out) {
+    const Type *t = arg->type;
+    const char *tmp = fresh_name(g, base);
+    Stmt *buf = ast_new_stmt(g->arena, STMT_BUFFER, call->span);
+    buf->u.alloc.name = tmp;
+    buf->u.alloc.name_span = call->span;
+    buf->u.alloc.elem = t->u.view.elem;
+    buf->u.alloc.count = clone_expr(g, t->u.view.extent);
+    buf->u.alloc.place = t->u.view.place;
+    buf->u.alloc.init = ast_new_expr(g->arena, EXPR_ZEROED, call->span);
+    stmts_push(out, buf);
+    return g_name(g, tmp, arg->span);
+}
+
 /* The adjoint argument for parameter p of the callee, bound to arg; after the call,
  * `after` propagates it into arg's own adjoint. */
 static Expr *call_adjoint(Grad *g, const Expr *call, const Param *p, const Expr *arg,
@@ -221,21 +238,38 @@ static Expr *call_adjoint(Grad *g, const Expr *call, const Param *p, const Expr 
                         call->u.call.fn->name, what);
             return NULL;
         }
-        const char *tmp = fresh_name(g, "d_unused");
-        Stmt *buf = ast_new_stmt(g->arena, STMT_BUFFER, call->span);
-        buf->u.alloc.name = tmp;
-        buf->u.alloc.name_span = call->span;
-        buf->u.alloc.elem = t->u.view.elem;
-        buf->u.alloc.count = clone_expr(g, arg->type->u.view.extent);
-        buf->u.alloc.place = arg->type->u.view.place;
-        buf->u.alloc.init = ast_new_expr(g->arena, EXPR_ZEROED, call->span);
-        stmts_push(out, buf);
-        return g_name(g, tmp, arg->span);
+        return zeroed_buffer(g, call, arg, "d_unused", out);
     }
     const char *tmp = fresh_name(g, active ? "d_arg" : "d_unused");
     stmts_push(out, g_let(g, tmp, true, t, g_float(g, "0.0", arg->span)));
     if (active) backprop(g, arg, g_name(g, tmp, arg->span), after);
     return g_name(g, tmp, arg->span);
+}
+
+/* Whether the adjoint name adj is among the n adjoint arguments v already passed. */
+static bool passed_before(Expr *const *v, int n, const Expr *adj) {
+    for (int i = 0; i < n; i++)
+        if (v[i]->kind == EXPR_NAME && strcmp(v[i]->u.name.name, adj->u.name.name) == 0) return true;
+    return false;
+}
+
+/* The adjoint view adj is already passed to one rw parameter of the call, and the
+ * checker refuses one view in two rw parameters (E-ALIAS): this one gets a fresh zeroed
+ * buffer, which `after` adds into adj element by element (adding, never assigning). */
+static Expr *alias_part(Grad *g, const Expr *call, const Expr *arg, Expr *adj,
+                        StmtList *out, StmtList *after) {
+    const char *name = adj->u.name.name;
+    Expr *part = zeroed_buffer(g, call, arg, arena_printf(g->arena, "%s_part", name), out);
+    const char *k = fresh_name(g, "k");
+    StmtList body = {0};
+    stmts_push(&body, g_assign(g, ASSIGN_ADD, g_index(g, g_name(g, name, adj->span), g_name(g, k, adj->span)),
+                               g_index(g, part, g_name(g, k, adj->span))));
+    Stmt *loop = ast_new_stmt(g->arena, STMT_FOR, call->span);
+    loop->u.for_.b = (Binder){ .var = k, .var_span = call->span,
+                               .count = clone_expr(g, arg->type->u.view.extent) };
+    loop->u.for_.body = stmts_block(g, &body, call->span);
+    stmts_push(after, loop);
+    return g_name(g, part->u.name.name, adj->span);
 }
 
 static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
@@ -269,8 +303,17 @@ static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
         args[nargs++] = clone_expr(g, e->u.call.args[i]);
     }
     if (type_is_compute_float(callee->u.fn.ret)) args[nargs++] = adj;
-    for (int i = 0; i < n && !g->failed; i++)
-        if (mask[i]) args[nargs++] = call_adjoint(g, e, callee->u.fn.params[i], e->u.call.args[i], out, &after);
+    /* A scalar adjoint is always a fresh `let mut`; a view's is f's own adjoint, which
+     * one call may name only once. */
+    int first_adjoint = nargs;
+    for (int i = 0; i < n && !g->failed; i++) {
+        if (!mask[i]) continue;
+        const Expr *arg = e->u.call.args[i];
+        Expr *a = call_adjoint(g, e, callee->u.fn.params[i], arg, out, &after);
+        if (a && arg->type->kind == TY_VIEW && passed_before(args + first_adjoint, nargs - first_adjoint, a))
+            a = alias_part(g, e, arg, a, out, &after);
+        args[nargs++] = a;
+    }
     free(mask);
     if (g->failed) { free(after.v); return; }
     Expr *call = ast_new_expr(g->arena, EXPR_CALL, e->span);

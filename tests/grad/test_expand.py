@@ -57,8 +57,9 @@ def test_train_expands_checks_and_runs_the_same(tmp_path):
     assert rc1 == 0 and rc2 == 0
 
 
-# Three forms in every run (a region, a sum loop, calls); all of them in `make matrix`.
-QUICK = {"region_outputs", "sum_loop", "calls", "if_then"}
+# Some forms in every run (a region, a sum loop, calls, a view passed twice to one call);
+# all of them in `make matrix`.
+QUICK = {"region_outputs", "sum_loop", "calls", "calls_views", "if_then"}
 ROUND_TRIP = [pytest.param(c, id=c.name, marks=() if c.name in QUICK else pytest.mark.matrix)
               for c in CASES]
 

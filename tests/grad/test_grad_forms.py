@@ -240,6 +240,25 @@ derive grad[x] for f;
 """, "f", [N, view("x"), view("w")], {"n": 3, "x": [1.5, 0.25, -0.75], "w": [0.5, -1.25, 2.0]},
          ["x"], "f64", m3=50),
 
+    # One adjoint view may not go to two rw parameters (E-ALIAS): the second and third
+    # get zeroed buffers added into d_x after the call.
+    Case("calls_views_thrice", """
+fn tri(n:usize, a:ro<f64>[n], b:ro<f64>[n], c:ro<f64>[n]) -> f64 =
+  reduce + for i in n yield a[i] * b[i] * c[i];
+derive grad for tri;
+fn f(n:usize, x:ro<f64>[n], w:ro<f64>[n]) -> f64 = tri(n, w, x, x) + tri(n, x, x, x) * tri(n, x, w, x);
+derive grad for f;
+""", "f", [N, view("x"), view("w")], {"n": 3, "x": [1.5, 0.25, -0.75], "w": [0.5, -1.25, 2.0]},
+         ["x", "w"], "f64", m3=200),
+
+    # The scalar twin: h(x, x) gives each of h_grad's adjoints its own `let mut`.
+    Case("calls_scalar_twice", """
+fn h(a:f64, b:f64) -> f64 = a * a * b - b / a;
+derive grad for h;
+fn g(x:f64) -> f64 = h(x, x);
+derive grad for g;
+""", "g", [scalar("x")], {"x": 1.25}, ["x"], "f64", m3=50),
+
     Case("spec_loss", SPEC_LOSS, "loss", [N, view("w"), view("x"), scalar("bias"), scalar("target")],
          {"n": 2, "w": [0.25, -0.5], "x": [1.0, 2.0], "bias": 0.125, "target": 5.0},
          ["w", "bias"], "f64", m3=1),
