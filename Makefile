@@ -67,12 +67,15 @@ test: all
 
 MATRIX_CELLS := gcc-none gcc-asan gcc-tsan clang-none clang-asan clang-tsan
 matrix: $(DEPS_STAMP)
-	@set -e; for cell in $(MATRIX_CELLS); do \
+	@failed=""; for cell in $(MATRIX_CELLS); do \
 	  cc=$${cell%-*}; san=$${cell#*-}; \
 	  echo "== matrix cell $$cell"; \
 	  $(MAKE) --no-print-directory test CC=$$cc SAN=$$san \
-	    BIN=build/matrix/$$cell/bin OBJ=build/matrix/$$cell/obj CAIRN_MATRIX=1; \
-	done; echo "== matrix: all $(words $(MATRIX_CELLS)) cells passed"
+	    BIN=build/matrix/$$cell/bin OBJ=build/matrix/$$cell/obj CAIRN_MATRIX=1 \
+	    || failed="$$failed $$cell"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "== matrix: failed cells:$$failed"; exit 1; fi; \
+	echo "== matrix: all $(words $(MATRIX_CELLS)) cells passed"
 export CAIRN_MATRIX
 
 # Benchmarks and fuzzers are scripts the rooms drop into tests/bench and tests/fuzz.
