@@ -1,12 +1,18 @@
-/* db.c: the coordinator's SQLite store (see db.h). Acknowledged results (filed bundles)
- * commit with synchronous=FULL; claims, heartbeats and lease bookkeeping commit with
- * NORMAL: after a crash they may roll back, which only means a lease runs out again. */
+/* db.c: the coordinator's SQLite store (see db.h). Every commit is in the WAL before the
+ * call returns, so it survives a kill -9 of the coordinator. With sync "full", what
+ * acknowledges something (filed bundles, enrolments, runs, blobs) is also fsynced before
+ * the answer: filed bundles by the group commit's own fsync of the WAL, the rare others
+ * with synchronous=FULL. Claims, heartbeats and lease bookkeeping are not fsynced: after
+ * a power loss they may roll back, which only means a lease runs out again. */
 #include "db.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -15,18 +21,20 @@
 /* A filed bundle waiting for the group commit (see db_job_done). */
 typedef struct DoneReq {
     long job, agent;
-    const char *sha, *rel, *pred;
+    const char *sha, *rel, *pred, *journal;
     int result, finished;
     struct DoneReq *next;
 } DoneReq;
 
 struct Db {
     sqlite3 *sql;
+    sqlite3 *ckpt;              /* a second connection: checkpoints off the request path */
     pthread_mutex_t lock;
     pthread_mutex_t qlock;      /* guards pending and the finished flags */
     pthread_cond_t queued, committed;
     DoneReq *pending;
     int sync_full;              /* durable commits fsync (FULL) or not (NORMAL) */
+    int wal_fd;                 /* the WAL file, fsynced by the group commit itself */
     int sync_now;               /* the connection's setting: 0 unknown, 1 NORMAL, 2 FULL */
 };
 
@@ -51,11 +59,17 @@ static const char SCHEMA[] =
     " failure TEXT, updated_at REAL, UNIQUE(run_id, cell_id));"
     "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, id);"
     "CREATE TABLE IF NOT EXISTS events(id INTEGER PRIMARY KEY, job_id INTEGER,"
-    " agent_id INTEGER, kind TEXT NOT NULL, at REAL);";
+    " agent_id INTEGER, kind TEXT NOT NULL, at REAL);"
+    "CREATE TABLE IF NOT EXISTS unsettled(seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
+    " evidence TEXT NOT NULL, files TEXT NOT NULL);"
+    /* Checkpoints run from db_checkpoint on their own connection, so that no claim or
+     * upload pays for copying the WAL back and fsyncing the database file. */
+    "PRAGMA wal_autocheckpoint=0;";
 
 Db *db_open(const char *path, Err *e)
 {
     Db *db = calloc(1, sizeof *db);
+    db->wal_fd = -1;
     pthread_mutex_init(&db->lock, NULL);
     pthread_mutex_init(&db->qlock, NULL);
     pthread_cond_init(&db->queued, NULL);
@@ -69,6 +83,21 @@ Db *db_open(const char *path, Err *e)
         db_close(db);
         return NULL;
     }
+    if (sqlite3_open_v2(path, &db->ckpt, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX,
+                        NULL) != SQLITE_OK) {
+        err_set(e, "database %s: %s", path, sqlite3_errmsg(db->ckpt));
+        db_close(db);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db->ckpt, 5000);
+    char wal[4200];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    db->wal_fd = open(wal, O_RDONLY | O_CLOEXEC);
+    if (db->wal_fd < 0) {
+        err_set(e, "database %s: cannot open its WAL: %s", path, strerror(errno));
+        db_close(db);
+        return NULL;
+    }
     pthread_t t;
     pthread_create(&t, NULL, committer, db);
     pthread_detach(t);
@@ -79,6 +108,9 @@ void db_close(Db *db)
 {
     if (!db)
         return;
+    if (db->wal_fd >= 0)
+        close(db->wal_fd);
+    sqlite3_close(db->ckpt);
     sqlite3_close(db->sql);
     pthread_mutex_destroy(&db->lock);
     free(db);
@@ -445,12 +477,29 @@ int db_job_get(Db *db, long job_id, Job *out)
     return found;
 }
 
-/* Group commit: uploads that finish filing together share one durable (FULL) commit,
- * so the WAL's fsync is paid once per batch rather than once per bundle. */
+/* The filed folder's files, kept in the same commit as the job's row until db_settle
+ * knows the folder itself is on disk. */
+static int journal_add(Db *db, const DoneReq *r)
+{
+    sqlite3_stmt *st = prep(db, "INSERT INTO unsettled(job_id, evidence, files) VALUES(?,?,?)");
+    sqlite3_bind_int64(st, 1, r->job);
+    sqlite3_bind_text(st, 2, r->rel, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, r->journal, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Group commit: uploads that finish filing together share one commit and one fsync of
+ * the WAL. The commit itself runs with NORMAL (it writes the WAL, no fsync) and the
+ * fsync follows once the connection is free again, so that claims and heartbeats do not
+ * wait behind the disk. The fsync covers every frame written so far, this batch's
+ * included; a checkpoint in between syncs the WAL before copying frames out of it, and
+ * the WAL is only rewritten from its start after such a checkpoint. */
 static void commit_batch(Db *db, DoneReq *batch)
 {
     pthread_mutex_lock(&db->lock);
-    durable(db, 1);
+    durable(db, 0);
     exec(db, "BEGIN IMMEDIATE");
     sqlite3_stmt *st = prep(db, "UPDATE jobs SET state='done', bundle_sha=?, evidence=?,"
                                 " predicate=?, progress='filed', lease_expires=NULL,"
@@ -464,6 +513,8 @@ static void commit_batch(Db *db, DoneReq *batch)
         sqlite3_bind_int64(st, 5, r->job);
         sqlite3_bind_int64(st, 6, r->agent);
         r->result = sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(db->sql) == 1 ? 0 : -1;
+        if (r->result == 0 && r->journal && journal_add(db, r) != 0)
+            r->result = -1;
     }
     sqlite3_finalize(st);
     if (sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
@@ -472,6 +523,12 @@ static void commit_batch(Db *db, DoneReq *batch)
             r->result = -1;
     }
     pthread_mutex_unlock(&db->lock);
+    /* If the WAL cannot be synced, acknowledged rows would not be durable and nothing
+     * says which: stop, as PostgreSQL does, and let the restart reconcile. */
+    if (db->sync_full && fdatasync(db->wal_fd) != 0) {
+        fprintf(stderr, "farm: cannot fsync the database's WAL: %s\n", strerror(errno));
+        abort();
+    }
 }
 
 static void *committer(void *arg)
@@ -495,9 +552,10 @@ static void *committer(void *arg)
 }
 
 int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
-                const char *evidence_path, const char *predicate_json)
+                const char *evidence_path, const char *predicate_json, const char *journal)
 {
-    DoneReq req = {job_id, agent_id, bundle_sha, evidence_path, predicate_json, -1, 0, NULL};
+    DoneReq req = {job_id, agent_id, bundle_sha, evidence_path, predicate_json, journal, -1, 0,
+                   NULL};
     pthread_mutex_lock(&db->qlock);
     req.next = db->pending;
     db->pending = &req;
@@ -613,4 +671,33 @@ cJSON *db_evidence_paths(Db *db)
 {
     static const char *const cols[] = {"evidence", NULL};
     return rows_to_json(db, "SELECT evidence FROM jobs WHERE state='done'", -1, cols, "-");
+}
+
+cJSON *db_unsettled(Db *db)
+{
+    static const char *const cols[] = {"evidence", "files", NULL};
+    return rows_to_json(db, "SELECT evidence, files FROM unsettled ORDER BY seq", -1, cols, "-j");
+}
+
+int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&db->lock);
+    sqlite3_stmt *st = prep(db, "SELECT COALESCE(MAX(seq), 0) FROM unsettled");
+    long last = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->lock);
+    /* Rows up to LAST were committed after their folders were written: once the file
+     * system has synced, the folders no longer need them. Later rows wait for next time. */
+    if (last == 0 || sync_files(ctx) != 0)
+        return 0;
+    pthread_mutex_lock(&db->lock);
+    durable(db, 0);
+    int n = exec_id(db, "DELETE FROM unsettled WHERE seq <= ?", last);
+    pthread_mutex_unlock(&db->lock);
+    return n;
+}
+
+void db_checkpoint(Db *db)
+{
+    sqlite3_wal_checkpoint_v2(db->ckpt, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 }

@@ -59,9 +59,18 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
 /* Returns the number of jobs whose lease ran out (requeued or failed as agent_lost). */
 int db_reap(Db *db, int max_attempts);
 int db_job_get(Db *db, long job_id, Job *out);
-/* Marks a running job of AGENT done; 0 ok, -1 when the job moved on meanwhile. */
+/* Marks a running job of AGENT done; 0 ok, -1 when the job moved on meanwhile. JOURNAL,
+ * when not NULL, is the filed folder's files ({name: base64}, JSON) committed with the
+ * row, so that the folder can be written again after a power loss (see db_settle). */
 int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
-                const char *evidence_path, const char *predicate_json);
+                const char *evidence_path, const char *predicate_json, const char *journal);
+/* Journal rows not yet settled: [{"evidence": REL, "files": {name: base64}}]. */
+cJSON *db_unsettled(Db *db);
+/* Calls SYNC_FILES (which makes every folder written so far durable, 0 on success) and
+ * then drops the journal rows committed before it; returns how many. */
+int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx);
+/* Copies the WAL back into the database (passive: never waits for, or blocks, a writer). */
+void db_checkpoint(Db *db);
 
 /* Views for the client verbs (malloc'd cJSON). */
 cJSON *db_run_view(Db *db, long run_id);

@@ -389,6 +389,20 @@ static void filing_leave(Server *s, int slot)
     pthread_mutex_unlock(&s->filing_lock);
 }
 
+/* The folder's files as {name: base64} for the evidence journal (see store.c). */
+static char *journal_text(const Files *files)
+{
+    cJSON *j = cJSON_CreateObject();
+    for (size_t i = 0; i < files->n; i++) {
+        char *b64 = b64_encode(files->items[i].data, files->items[i].len);
+        cJSON_AddStringToObject(j, files->items[i].name, b64);
+        free(b64);
+    }
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return text;
+}
+
 static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJSON *pred,
                         char *env_text, const char *bundle_sha, Files *files, Reply *r)
 {
@@ -402,11 +416,13 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
     int slot = filing_enter(s, job->id);
     Err e = {{0}};
     char *pred_text = cJSON_PrintUnformatted(pred);
+    char *journal = s->cfg.sync_full ? journal_text(files) : NULL;
     if (slot < 0) {
         reply_error(r, 409, "another upload of job %ld is being filed", job->id);
     } else if (store_evidence(s, rel, files->items, files->n, &e) != 0) {
         reply_error(r, 500, "filing failed: %s", e.msg);
-    } else if (db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text) != 0) {
+    } else if (db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text,
+                           journal) != 0) {
         char full[2048];
         snprintf(full, sizeof full, "%s/%s", s->state, rel);
         rm_rf(full);
@@ -421,6 +437,7 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
     if (slot >= 0)
         filing_leave(s, slot);
     free(pred_text);
+    free(journal);
     files->n -= 2;   /* the two added items are not ours to free */
 }
 

@@ -373,6 +373,8 @@ static int parse_listen(const char *listen, struct sockaddr_in *addr, Err *e)
     return 0;
 }
 
+/* Background work, off every request's path: expired leases, the evidence journal's
+ * settling (sync "full") and WAL checkpoints. */
 static void *reaper(void *arg)
 {
     Server *s = arg;
@@ -380,6 +382,9 @@ static void *reaper(void *arg)
         sleep_ms(200);
         if (db_reap(s->db, s->cfg.max_attempts) > 0)
             server_notify(s);
+        if (s->cfg.sync_full)
+            store_settle(s);
+        db_checkpoint(s->db);
     }
     return NULL;
 }

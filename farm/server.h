@@ -18,7 +18,8 @@ typedef struct {
     double lease_seconds;
     int max_attempts;
     double claim_wait_max_seconds;
-    int sync_full;            /* "sync": "full" (default) fsyncs evidence; "process" does not */
+    int sync_full;            /* "sync": "full" (default): acknowledged bundles survive power
+                                 loss; "process": they survive the coordinator's crash */
 } FarmConfig;
 
 #define MAX_FILING 256
@@ -92,8 +93,11 @@ typedef struct {
     size_t len;
 } FileItem;
 int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, Err *e);
-/* After a crash: drop temp folders and any evidence folder no filed job points to. */
+/* After a crash: write journalled folders again, drop temp folders and any evidence
+ * folder no filed job points to. */
 int store_reconcile(Server *s, Err *e);
+/* Syncs the evidence written so far and drops its journal rows; returns how many. */
+int store_settle(Server *s);
 
 int serve_main(int argc, char **argv);
 

@@ -1,7 +1,14 @@
 /* store.c: the coordinator's files. Blobs live at blobs/<first two hex>/<sha256>;
  * evidence at evidence/<cairn version>/<run>/<machine>/<cell>/. Both are written under
- * tmp/ first, fsynced, and renamed into place before the database row that points to
- * them commits, so after a kill -9 a folder either is complete or gets dropped. */
+ * tmp/ first and renamed into place before the database row that points to them
+ * commits, so after a kill -9 a folder either is complete or gets dropped.
+ *
+ * Blobs are fsynced. Evidence folders are not, one by one: with "sync": "full" their
+ * files are also committed, in the same fsynced SQLite commit as the job's row, to the
+ * `unsettled` journal; store_settle syncs the file system in the background (one
+ * syncfs for every folder written meanwhile) and drops those rows, and after a power
+ * loss store_reconcile writes any folder still in the journal again. A bundle costs
+ * one share of a group commit's fsync instead of an fsync per file and folder. */
 #include "server.h"
 
 #include <dirent.h>
@@ -29,8 +36,7 @@ int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e)
     return db_blob_add(s->db, sha, (long)len) == 0 ? 0 : err_set(e, "blob row not stored");
 }
 
-/* Writes F under ROOT (folders made as needed) without syncing: store_evidence syncs
- * everything once all is written, so one journal commit covers most of it. */
+/* Writes F under ROOT (folders made as needed) without syncing (see store_evidence). */
 static int write_item(const char *root, const FileItem *f, Err *e)
 {
     char path[4096], dir[4096];
@@ -48,36 +54,6 @@ static int write_item(const char *root, const FileItem *f, Err *e)
     return fclose(out) == 0 ? 0 : err_set(e, "cannot write %s", path);
 }
 
-static int sync_path(const char *path, int flags)
-{
-    int fd = open(path, flags | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
-/* fsyncs every file, then every folder from the deepest up to ROOT itself. */
-static int sync_tree(const char *root, const FileItem *files, size_t n, Err *e)
-{
-    char path[4096];
-    for (size_t i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", root, files[i].name);
-        if (sync_path(path, O_RDONLY) != 0)
-            return err_set(e, "cannot sync %s", path);
-    }
-    for (size_t i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", root, files[i].name);
-        char *slash;
-        while ((slash = strrchr(path, '/')) != NULL && strlen(path) > strlen(root)) {
-            *slash = '\0';
-            sync_path(path, O_RDONLY | O_DIRECTORY);
-        }
-    }
-    return 0;
-}
-
 int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, Err *e)
 {
     static atomic_ulong counter;
@@ -90,16 +66,12 @@ int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, 
     int rc = mkdir_p(tmp, e);
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = write_item(tmp, &files[i], e);
-    if (rc == 0 && s->cfg.sync_full)
-        rc = sync_tree(tmp, files, n, e);
     if (rc == 0)
         rc = mkdir_p(parent, e);
     if (rc == 0) {
         rm_rf(final);   /* a leftover from a crash before its row committed */
         if (rename(tmp, final) != 0)
             rc = err_set(e, "cannot rename %s: %s", tmp, strerror(errno));
-        else if (s->cfg.sync_full)
-            fsync_dir(parent);
     }
     if (rc != 0)
         rm_rf(tmp);
@@ -144,12 +116,60 @@ static void prune(const char *state, const char *rel, int depth, const cJSON *pa
     closedir(d);
 }
 
+static int sync_state(void *ctx)
+{
+    const Server *s = ctx;
+    int fd = open(s->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = syncfs(fd);
+    close(fd);
+    return rc;
+}
+
+int store_settle(Server *s)
+{
+    return db_settle(s->db, sync_state, s);
+}
+
+/* Writes every journalled folder again (it may have been lost with the page cache). */
+static int restore_unsettled(Server *s, Err *e)
+{
+    cJSON *rows = db_unsettled(s->db);
+    const cJSON *row;
+    int rc = 0, n = 0;
+    cJSON_ArrayForEach(row, rows) {
+        const cJSON *files = cJSON_GetObjectItemCaseSensitive(row, "files"), *f;
+        FileItem *items = calloc((size_t)cJSON_GetArraySize(files) + 1, sizeof *items);
+        size_t k = 0;
+        cJSON_ArrayForEach(f, files) {
+            size_t len = 0;
+            unsigned char *data = cJSON_IsString(f) ? b64_decode(f->valuestring, &len) : NULL;
+            if (data)
+                items[k++] = (FileItem){f->string, data, len};
+        }
+        if (rc == 0)
+            rc = store_evidence(s, json_str(row, "evidence"), items, k, e);
+        for (size_t i = 0; i < k; i++)
+            free((void *)items[i].data);
+        free(items);
+        n++;
+    }
+    cJSON_Delete(rows);
+    if (rc == 0 && n && store_settle(s) != n)
+        rc = err_set(e, "cannot sync the %d evidence folder(s) restored from the journal", n);
+    if (n)
+        fprintf(stderr, "farm: reconcile: wrote %d evidence folder(s) again from the journal\n",
+                n);
+    return rc;
+}
+
 int store_reconcile(Server *s, Err *e)
 {
     char tmp[1400];
     snprintf(tmp, sizeof tmp, "%s/tmp", s->state);
     rm_rf(tmp);
-    if (mkdir_p(tmp, e) != 0)
+    if (mkdir_p(tmp, e) != 0 || restore_unsettled(s, e) != 0)
         return -1;
     cJSON *paths = db_evidence_paths(s->db);
     int dropped = 0;
