@@ -1,9 +1,8 @@
 /* db.c: the coordinator's SQLite store (see db.h). Every commit is in the WAL before the
  * call returns, so it survives a kill -9 of the coordinator. With sync "full", what
  * acknowledges something (filed bundles, enrolments, runs, blobs) is also fsynced before
- * the answer: filed bundles by the group commit's own fsync of the WAL, the rare others
- * with synchronous=FULL. Claims, heartbeats and lease bookkeeping are not fsynced: after
- * a power loss they may roll back, which only means a lease runs out again. */
+ * the answer (unlock_acknowledged). Claims, heartbeats and lease bookkeeping are not:
+ * after a power loss they may roll back, which only means a lease runs out again. */
 #include "db.h"
 
 #include <errno.h>
@@ -33,9 +32,8 @@ struct Db {
     pthread_mutex_t qlock;      /* guards pending and the finished flags */
     pthread_cond_t queued, committed;
     DoneReq *pending;
-    int sync_full;              /* durable commits fsync (FULL) or not (NORMAL) */
+    int sync_full;              /* acknowledging commits fsync the WAL (see unlock_acknowledged) */
     int wal_fd;                 /* the WAL file, fsynced by the group commit itself */
-    int sync_now;               /* the connection's setting: 0 unknown, 1 NORMAL, 2 FULL */
 };
 
 static void *committer(void *arg);
@@ -43,6 +41,7 @@ static void *committer(void *arg);
 static const char SCHEMA[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA busy_timeout=5000;"
+    "PRAGMA synchronous=NORMAL;"
     "CREATE TABLE IF NOT EXISTS agents(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
     " keyid TEXT UNIQUE NOT NULL, public_pem TEXT NOT NULL, caps TEXT NOT NULL,"
     " token_hash TEXT UNIQUE, revoked INTEGER NOT NULL DEFAULT 0, enrolled_at REAL,"
@@ -143,15 +142,21 @@ static void exec(Db *db, const char *sql)
     sqlite3_exec(db->sql, sql, NULL, NULL, NULL);
 }
 
-/* Commits that acknowledge something are durable: with sync "full" they survive a power
- * loss (FULL fsyncs the WAL); with sync "process" they survive the coordinator's death
- * (kill -9: the page cache keeps them), which NORMAL already gives in WAL mode. */
-static void durable(Db *db, int acknowledged)
+/* The WAL holds every commit once it returns, so all commits survive a kill -9; with
+ * sync "full" one that acknowledges something is also fsynced before the answer. The
+ * fsync comes after the connection is released, so that claims and heartbeats never
+ * wait behind the disk. It covers every frame written so far (this commit's included):
+ * a checkpoint in between syncs the WAL before copying frames out of it, and the WAL is
+ * only rewritten from its start after such a checkpoint. If the WAL cannot be synced,
+ * nothing says which acknowledged rows are durable: stop, as PostgreSQL does, and let
+ * the restart reconcile. */
+static void unlock_acknowledged(Db *db)
 {
-    int want = acknowledged && db->sync_full ? 2 : 1;
-    if (db->sync_now != want)
-        exec(db, want == 2 ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
-    db->sync_now = want;
+    pthread_mutex_unlock(&db->lock);
+    if (db->sync_full && fdatasync(db->wal_fd) != 0) {
+        fprintf(stderr, "farm: cannot fsync the database's WAL: %s\n", strerror(errno));
+        abort();
+    }
 }
 
 void db_set_sync(Db *db, int full)
@@ -198,7 +203,6 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
                    const char *caps_json, const char *token_hash, long *id, Err *e)
 {
     pthread_mutex_lock(&db->lock);
-    durable(db, 1);
     int rc = -1;
     sqlite3_stmt *st = prep(db, "SELECT id, revoked FROM agents WHERE keyid=?");
     sqlite3_bind_text(st, 1, keyid, -1, SQLITE_STATIC);
@@ -229,7 +233,7 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
         err_set(e, "enrolment not stored: %s", sqlite3_errmsg(db->sql));
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->lock);
+    unlock_acknowledged(db);
     return rc;
 }
 
@@ -257,12 +261,11 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out)
 int db_agent_revoke(Db *db, long id)
 {
     pthread_mutex_lock(&db->lock);
-    durable(db, 1);
     int changed = exec_id(db, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=?", id);
     /* Its running jobs go back to the queue now rather than when their leases end. */
     exec_id(db, "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
                 " WHERE agent_id=? AND state='running'", id);
-    pthread_mutex_unlock(&db->lock);
+    unlock_acknowledged(db);
     return changed ? 0 : -1;
 }
 
@@ -271,7 +274,6 @@ int db_agent_revoke(Db *db, long id)
 int db_blob_add(Db *db, const char *sha, long size)
 {
     pthread_mutex_lock(&db->lock);
-    durable(db, 1);
     sqlite3_stmt *st = prep(db, "INSERT OR IGNORE INTO blobs(sha256, size, added_at)"
                                 " VALUES(?,?,?)");
     sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC);
@@ -279,7 +281,7 @@ int db_blob_add(Db *db, const char *sha, long size)
     sqlite3_bind_double(st, 3, now_seconds());
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->lock);
+    unlock_acknowledged(db);
     return rc;
 }
 
@@ -304,7 +306,6 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
     char *matrix_text = cJSON_PrintUnformatted(matrix);
     char *cases_text = cJSON_PrintUnformatted(cases);
     pthread_mutex_lock(&db->lock);
-    durable(db, 1);
     exec(db, "BEGIN IMMEDIATE");
     sqlite3_stmt *st = prep(db, "INSERT INTO runs(source_sha, matrix, cases, created_at)"
                                 " VALUES(?,?,?,?)");
@@ -332,7 +333,7 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
     if (!ok)
         err_set(e, "run not stored: %s", sqlite3_errmsg(db->sql));
     exec(db, ok ? "COMMIT" : "ROLLBACK");
-    pthread_mutex_unlock(&db->lock);
+    unlock_acknowledged(db);
     free(matrix_text);
     free(cases_text);
     return ok ? run : -1;
@@ -341,7 +342,6 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
 int db_run_cancel(Db *db, long run_id)
 {
     pthread_mutex_lock(&db->lock);
-    durable(db, 1);
     int found = exec_id(db, "UPDATE runs SET cancelled=1 WHERE id=?", run_id);
     sqlite3_stmt *st = prep(db, "UPDATE jobs SET state='cancelled', updated_at=? WHERE run_id=?"
                   " AND state IN ('queued','running')");
@@ -349,7 +349,7 @@ int db_run_cancel(Db *db, long run_id)
     sqlite3_bind_int64(st, 2, run_id);
     sqlite3_step(st);
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->lock);
+    unlock_acknowledged(db);
     return found ? 0 : -1;
 }
 
@@ -374,7 +374,6 @@ static void job_from_row(sqlite3_stmt *st, Job *out)
 int db_claim(Db *db, const Agent *agent, double lease_s, Job *out)
 {
     pthread_mutex_lock(&db->lock);
-    durable(db, 0);
     sqlite3_stmt *st = prep(db, "SELECT " JOB_COLS " FROM jobs WHERE state='queued' ORDER BY id");
     int claimed = 0;
     while (!claimed && sqlite3_step(st) == SQLITE_ROW) {
@@ -410,7 +409,6 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
                  double *expires)
 {
     pthread_mutex_lock(&db->lock);
-    durable(db, 0);
     sqlite3_stmt *st = prep(db, "SELECT state, agent_id FROM jobs WHERE id=?");
     sqlite3_bind_int64(st, 1, job_id);
     int rc = -1;
@@ -436,7 +434,6 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
 int db_reap(Db *db, int max_attempts)
 {
     pthread_mutex_lock(&db->lock);
-    durable(db, 0);
     double now = now_seconds();
     exec(db, "BEGIN IMMEDIATE");
     sqlite3_stmt *st = prep(db, "SELECT id, agent_id FROM jobs WHERE state='running'"
@@ -491,15 +488,10 @@ static int journal_add(Db *db, const DoneReq *r)
 }
 
 /* Group commit: uploads that finish filing together share one commit and one fsync of
- * the WAL. The commit itself runs with NORMAL (it writes the WAL, no fsync) and the
- * fsync follows once the connection is free again, so that claims and heartbeats do not
- * wait behind the disk. The fsync covers every frame written so far, this batch's
- * included; a checkpoint in between syncs the WAL before copying frames out of it, and
- * the WAL is only rewritten from its start after such a checkpoint. */
+ * the WAL (see unlock_acknowledged). */
 static void commit_batch(Db *db, DoneReq *batch)
 {
     pthread_mutex_lock(&db->lock);
-    durable(db, 0);
     exec(db, "BEGIN IMMEDIATE");
     sqlite3_stmt *st = prep(db, "UPDATE jobs SET state='done', bundle_sha=?, evidence=?,"
                                 " predicate=?, progress='filed', lease_expires=NULL,"
@@ -522,13 +514,7 @@ static void commit_batch(Db *db, DoneReq *batch)
         for (DoneReq *r = batch; r; r = r->next)
             r->result = -1;
     }
-    pthread_mutex_unlock(&db->lock);
-    /* If the WAL cannot be synced, acknowledged rows would not be durable and nothing
-     * says which: stop, as PostgreSQL does, and let the restart reconcile. */
-    if (db->sync_full && fdatasync(db->wal_fd) != 0) {
-        fprintf(stderr, "farm: cannot fsync the database's WAL: %s\n", strerror(errno));
-        abort();
-    }
+    unlock_acknowledged(db);
 }
 
 static void *committer(void *arg)
@@ -691,7 +677,6 @@ int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx)
     if (last == 0 || sync_files(ctx) != 0)
         return 0;
     pthread_mutex_lock(&db->lock);
-    durable(db, 0);
     int n = exec_id(db, "DELETE FROM unsettled WHERE seq <= ?", last);
     pthread_mutex_unlock(&db->lock);
     return n;

@@ -373,16 +373,21 @@ static int parse_listen(const char *listen, struct sockaddr_in *addr, Err *e)
     return 0;
 }
 
+/* The journal settles every SETTLE_TICKS ticks (one second): a syncfs every tick made
+ * claims' WAL writes wait behind the file system's writeback (server-side claim p50
+ * 6 ms instead of 0.3 ms under the load test). */
+#define SETTLE_TICKS 5
+
 /* Background work, off every request's path: expired leases, the evidence journal's
  * settling (sync "full") and WAL checkpoints. */
 static void *reaper(void *arg)
 {
     Server *s = arg;
-    for (;;) {
+    for (unsigned long tick = 1;; tick++) {
         sleep_ms(200);
         if (db_reap(s->db, s->cfg.max_attempts) > 0)
             server_notify(s);
-        if (s->cfg.sync_full)
+        if (s->cfg.sync_full && tick % SETTLE_TICKS == 0)
             store_settle(s);
         db_checkpoint(s->db);
     }
