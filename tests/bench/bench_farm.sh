@@ -34,6 +34,7 @@ echo "{\"compilers\": [\"gcc\", \"clang\"], \"repeat\": $half}" > "$work/matrix.
 export CAIRN_FARM_URL=$url CAIRN_FARM_TOKEN=bench-admin-token-0123456789
 "$BIN/cairn-farm" submit --matrix "$work/matrix.json" "$work/src" >/dev/null
 
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 rss_start=$(rss)
 ( while kill -0 "$farm_pid" 2>/dev/null; do rss >> "$work/rss"; sleep 0.25; done ) &
 sampler=$!
@@ -41,6 +42,7 @@ result=$("$BIN/cairn-agent" loadgen --coordinator "$url" --token bench-enrol-tok
          --agents "$AGENTS" --jobs "$((half * 2))")
 kill $sampler 2>/dev/null || true
 rss_end=$(rss)
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 rss_max=$(sort -n "$work/rss" | tail -n 1)
 
 # Baseline: one agent alone through 200 jobs.
@@ -48,7 +50,8 @@ echo '{"compilers": ["gcc"], "repeat": 200}' > "$work/matrix1.json"
 "$BIN/cairn-farm" submit --matrix "$work/matrix1.json" "$work/src" >/dev/null
 base=$("$BIN/cairn-agent" loadgen --coordinator "$url" --token bench-enrol-token-0123456789 \
        --agents 1 --jobs 200)
-echo "bench_farm: $AGENTS agents, $((half * 2)) jobs on $(nproc) cores (machine shared: figures are upper bounds on latency)"
+echo "bench_farm: $AGENTS agents, $((half * 2)) jobs on $(nproc) cores, sync ${CAIRN_FARM_SYNC:-full}, state in ${TMPDIR:-/tmp} (machine shared: figures are upper bounds on latency)"
+echo "bench_farm: load average before $load_before, after $load_after"
 echo "bench_farm: $result"
 echo "bench_farm: baseline, 1 agent: $base"
 echo "bench_farm: coordinator RSS start ${rss_start} KiB, max ${rss_max} KiB, end ${rss_end} KiB"
