@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-$(pwd)/bin}
-DEMO=$(pwd)/build/demo
+DEMO=${DEMO:-$(pwd)/build/demo}   # DEMO=DIR keeps concurrent demos apart
 state=$DEMO/state
 pids=()
 cleanup() {
@@ -31,7 +31,7 @@ cat > "$DEMO/farm.json" <<JSON
  "lease_seconds": 30, "sync": "full"}
 JSON
 
-say "coordinator: cairn-farm serve (state in build/demo/state, log build/demo/farm.log)"
+say "coordinator: cairn-farm serve (state in $state, log $DEMO/farm.log)"
 "$BIN/cairn-farm" serve --state "$state" --config "$DEMO/farm.json" 2>"$DEMO/farm.log" &
 pids+=($!)
 for _ in $(seq 100); do [ -f "$state/serve.json" ] && break; sleep 0.1; done
