@@ -60,7 +60,7 @@ set -e
 say "where the evidence lies"
 bundles=$(find "$state/evidence" -name bundle.dsse.json | sort)
 echo "$bundles" | sed "s|^$(pwd)/||"
-echo "agent public key: build/demo/agent.key.pub (also beside each bundle as agent.pub.pem)"
+echo "agent public key: ${DEMO#$(pwd)/}/agent.key.pub (also beside each bundle as agent.pub.pem)"
 first=$(echo "$bundles" | head -n 1)
 
 say "verify one bundle offline: cairn-farm verify"
