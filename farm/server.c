@@ -373,6 +373,11 @@ static int parse_listen(const char *listen, struct sockaddr_in *addr, Err *e)
     return 0;
 }
 
+/* Uploads verifying signatures or writing files at once (see store_files in handlers.c):
+ * as many as this machine class has cores. More only adds runnable threads that preempt
+ * the short requests; under the load test 2 took the claim p50 from 8 ms to 2 ms. */
+#define FILERS 2
+
 /* The journal settles every SETTLE_TICKS ticks (one second): a syncfs every tick made
  * claims' WAL writes wait behind the file system's writeback (server-side claim p50
  * 6 ms instead of 0.3 ms under the load test). */
@@ -468,6 +473,7 @@ int serve_main(int argc, char **argv)
     pthread_mutex_init(&s.wake_lock, NULL);
     pthread_cond_init(&s.wake, NULL);
     pthread_mutex_init(&s.filing_lock, NULL);
+    sem_init(&s.filers, 0, FILERS);
     if (load_config(config, &s.cfg, &e) != 0) {
         fprintf(stderr, "cairn-farm serve: %s\n", e.msg);
         return 2;

@@ -4,6 +4,7 @@
 #define CAIRN_FARM_SERVER_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
@@ -34,6 +35,7 @@ typedef struct {
     pthread_mutex_t filing_lock;    /* guards filing[]: jobs whose upload is being filed */
     long filing[MAX_FILING];
     int stopping;                   /* set under wake_lock when serve is shutting down */
+    sem_t filers;                   /* uploads verifying or writing files at once */
 } Server;
 
 /* A request as the handlers see it, and the answer they fill in. */
