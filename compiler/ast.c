@@ -111,6 +111,11 @@ void ast_visit_exprs(Block *b, void (*visit)(Expr *e, void *ctx), void *ctx) {
     visit_block(&v, b);
 }
 
+void ast_visit_expr(Expr *e, void (*visit)(Expr *e, void *ctx), void *ctx) {
+    Visitor v = {visit, ctx};
+    visit_expr(&v, e);
+}
+
 const char *binary_op_text(BinaryOp op) {
     static const char *const text[] = {
         [BIN_ADD] = "+", [BIN_SUB] = "-", [BIN_MUL] = "*", [BIN_DIV] = "/", [BIN_REM] = "%",

@@ -303,6 +303,8 @@ void   program_free(Program *p);
  * and std.math paths) are not values and are not visited, except a layout method's
  * receiver (L of L.cosize()). */
 void ast_visit_exprs(Block *b, void (*visit)(Expr *e, void *ctx), void *ctx);
+/* The same walk over one expression and everything under it (pre-order). */
+void ast_visit_expr(Expr *e, void (*visit)(Expr *e, void *ctx), void *ctx);
 
 /* Names of operators, as written in source. */
 const char *binary_op_text(BinaryOp op);

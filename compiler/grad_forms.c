@@ -116,39 +116,26 @@ static const Symbol *loop_binder(const Stmt *loop) {
 }
 
 /* Reads: a sum before its loop ends, or an output at all, is refused. */
+static void check_name_read(Expr *e, void *ctx) {
+    if (e->kind != EXPR_NAME) return;
+    Walk *w = ctx;
+    const Symbol *sym = e->u.name.sym;
+    Sum *s = sum_of(w, sym);
+    int p = param_index(w->g, sym);
+    if (s && !s->done)
+        grad_refuse(w->g, e->span, E_GRAD_FORM,
+                    "read a sum only after the loop that adds into it",
+                    "%s is read while its sum is still being added", sym->name);
+    else if (p >= 0 && w->g->writes[p])
+        grad_refuse(w->g, e->span, E_GRAD_FORM,
+                    "read the inputs only: pass what f reads and what it writes as separate views",
+                    "%s reads %s, which it writes; its adjoint would need the value "
+                    "before the write", w->g->fn->name, sym->name);
+}
+
 static void check_reads(Walk *w, const Expr *e) {
     if (!e || !w->validate) return;
-    switch (e->kind) {
-    case EXPR_NAME: {
-        const Symbol *sym = e->u.name.sym;
-        Sum *s = sum_of(w, sym);
-        int p = param_index(w->g, sym);
-        if (s && !s->done)
-            grad_refuse(w->g, e->span, E_GRAD_FORM,
-                        "read a sum only after the loop that adds into it",
-                        "%s is read while its sum is still being added", sym->name);
-        else if (p >= 0 && w->g->writes[p])
-            grad_refuse(w->g, e->span, E_GRAD_FORM,
-                        "read the inputs only: pass what f reads and what it writes as separate views",
-                        "%s reads %s, which it writes; its adjoint would need the value "
-                        "before the write", w->g->fn->name, sym->name);
-        return;
-    }
-    case EXPR_UNARY: check_reads(w, e->u.unary.operand); return;
-    case EXPR_BINARY: check_reads(w, e->u.binary.lhs); check_reads(w, e->u.binary.rhs); return;
-    case EXPR_CALL:
-        for (int i = 0; i < e->u.call.nargs; i++) check_reads(w, e->u.call.args[i]);
-        return;
-    case EXPR_INDEX: check_reads(w, e->u.index.base); check_reads(w, e->u.index.index); return;
-    case EXPR_CONVERT: check_reads(w, e->u.convert.arg); return;
-    case EXPR_REDUCE:
-        check_reads(w, e->u.reduce.lo);
-        check_reads(w, e->u.reduce.count);
-        check_reads(w, e->u.reduce.body);
-        check_reads(w, e->u.reduce.into);
-        return;
-    default: return;
-    }
+    ast_visit_expr((Expr *)e, check_name_read, w);   /* the walk only reads */
 }
 
 static void walk_block(Walk *w, const Block *b);
