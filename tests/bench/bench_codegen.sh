@@ -18,9 +18,12 @@ trap 'rm -rf "$W"' EXIT
 export CAIRN_CACHE=$W/cache CAIRN_THREADS=1
 
 # ---- the three kernels in CAIRN ----
-cat > "$W/ordered.cairn" <<'X'
+# The ordered and the exact dot product differ only in the reduction's mode (and in how
+# often they repeat, to take similar time).
+dot_program() {   # MODE REPEATS
+  cat <<X
 fn dot(n:usize, x:ro<f64>[n], y:ro<f64>[n]) -> f64 {
-  return reduce + for i in n yield x[i] * y[i];
+  return reduce + $1 i in n yield x[i] * y[i];
 }
 fn main() -> i32 {
   let n:usize = 1048576;
@@ -28,26 +31,14 @@ fn main() -> i32 {
   buffer y:f64[n] = zeroed;
   for i in 0..n { x[i] = f64(i % 1000) * 0.001; y[i] = 1.0 - f64(i % 7) * 0.125; }
   let mut acc:f64 = 0.0;
-  for _ in 0..200 { acc = acc + dot(n, x, y); }
+  for _ in 0..$2 { acc = acc + dot(n, x, y); }
   if acc == 0.5 { return 1; }
   return 0;
 }
 X
-cat > "$W/exact.cairn" <<'X'
-fn dot(n:usize, x:ro<f64>[n], y:ro<f64>[n]) -> f64 {
-  return reduce + parallel i in n yield x[i] * y[i];
 }
-fn main() -> i32 {
-  let n:usize = 1048576;
-  buffer x:f64[n] = zeroed;
-  buffer y:f64[n] = zeroed;
-  for i in 0..n { x[i] = f64(i % 1000) * 0.001; y[i] = 1.0 - f64(i % 7) * 0.125; }
-  let mut acc:f64 = 0.0;
-  for _ in 0..40 { acc = acc + dot(n, x, y); }
-  if acc == 0.5 { return 1; }
-  return 0;
-}
-X
+dot_program for 200 > "$W/ordered.cairn"
+dot_program parallel 40 > "$W/exact.cairn"
 cat > "$W/quantized.cairn" <<'X'
 fn qdot(n:usize, q:ro<i8>[n], x:ro<f32>[n]) -> f32 {
   let mut acc:f32 = 0.0;
