@@ -153,6 +153,8 @@ struct Expr {
             Expr *count;                /* n, or b of a..b */
             Expr *body;                 /* the yield */
             Expr *into;                 /* scan target view; NULL for reduce */
+            bool on_device;             /* checker: a pooled reduce/scan whose yield indexes a
+                                         * @device view runs on the device */
         } reduce;
     } u;
 };
@@ -206,8 +208,11 @@ struct Stmt {
         struct { Expr *cond; Block *then; Stmt *els; } if_;   /* els: STMT_BLOCK or STMT_IF or NULL */
         struct { Binder b; Block *body; } for_;
         struct { Expr *value; } ret;                          /* NULL for `return;` */
-        struct { Binder b; Block *body; } parallel;
-        struct { Binder grid; Binder threads; Block *body; } blocks;
+        /* on_device (checker): the region runs on the device (a parallel region whose
+         * body indexes a @device view; a blocks region always); otherwise a host pool
+         * region. The lowering reads it and never recomputes placement. */
+        struct { Binder b; Block *body; bool on_device; } parallel;
+        struct { Binder grid; Binder threads; Block *body; bool on_device; } blocks;
         struct {                                              /* buffer and shared */
             const char *name; Span name_span;
             const Type *elem;
