@@ -4,6 +4,7 @@
  * where every contract check held. */
 #include "compare.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,19 +20,16 @@ static cJSON *cell_value(const cJSON *c)
 {
     cJSON *v = cJSON_CreateObject();
     const cJSON *obs = cJSON_GetObjectItemCaseSensitive(c, "observations"), *o;
-    size_t cap = 256, len = 0;
-    char *text = calloc(1, cap);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *lines = open_memstream(&text, &len);   /* grows with every field, however long */
     cJSON_ArrayForEach(o, obs) {
         const char *name = json_str(o, "name"), *type = json_str(o, "type");
         const char *sha = json_str(o, "sha256");
-        size_t need = len + 200 + (name ? strlen(name) : 0);
-        if (need > cap) {
-            cap = 2 * need;
-            text = realloc(text, cap);
-        }
-        len += (size_t)snprintf(text + len, cap - len, "%s %s %.0f %s\n", name ? name : "",
-                                type ? type : "", json_num(o, "count", 0), sha ? sha : "");
+        fprintf(lines, "%s %s %.0f %s\n", name ? name : "", type ? type : "",
+                json_num(o, "count", 0), sha ? sha : "");
     }
+    fclose(lines);
     char digest[SHA256_HEX_LEN], shown[64];
     sha256_hex(text, len, digest);
     free(text);
