@@ -262,11 +262,34 @@ CAIRN_FLOAT_FN float cairn_f8e4m3_to_f32(cairn_f8e4m3 h) {
 CAIRN_FLOAT_FN float cairn_f8e5m2_to_f32(cairn_f8e5m2 h) {
     return cairn__f32_from_bits(cairn__widen(h, 2, 5, 15, 1));
 }
-/* f32 -> f64 is exact, so these are too. */
-CAIRN_FLOAT_FN double cairn_f16_to_f64(cairn_f16 h) { return (double)cairn_f16_to_f32(h); }
-CAIRN_FLOAT_FN double cairn_bf16_to_f64(cairn_bf16 h) { return (double)cairn_bf16_to_f32(h); }
-CAIRN_FLOAT_FN double cairn_f8e4m3_to_f64(cairn_f8e4m3 h) { return (double)cairn_f8e4m3_to_f32(h); }
-CAIRN_FLOAT_FN double cairn_f8e5m2_to_f64(cairn_f8e5m2 h) { return (double)cairn_f8e5m2_to_f32(h); }
+/* f32 bits -> f64 bits, exactly, on the integers: a C (double) conversion of a
+ * signalling NaN quiets it (the FPU sets the quiet bit), which would break the promise
+ * that widening keeps every bit pattern. bf16 has f32 subnormals; they normalize. */
+CAIRN_FLOAT_FN uint64_t cairn__widen_f32_bits(uint32_t u) {
+    uint64_t sign = (uint64_t)(u >> 31) << 63, m = u & 0x7FFFFFu;
+    uint32_t e = (u >> 23) & 0xFFu;
+    if (e == 0xFFu)
+        return sign | (UINT64_C(0x7FF) << 52) | (m << 29);
+    if (e != 0)
+        return sign | ((uint64_t)(e - 127u + 1023u) << 52) | (m << 29);
+    if (m == 0)
+        return sign;
+    int lead = 63 - cairn__clz64(m); /* m * 2^-149, its top bit at 2^(lead - 149) */
+    uint64_t field = (uint64_t)(lead - 149 + 1023);
+    return sign | (field << 52) | ((m << (52 - lead)) & ((UINT64_C(1) << 52) - 1));
+}
+CAIRN_FLOAT_FN double cairn_f16_to_f64(cairn_f16 h) {
+    return cairn__f64_from_bits(cairn__widen_f32_bits(cairn__widen(h, 10, 5, 15, 1)));
+}
+CAIRN_FLOAT_FN double cairn_bf16_to_f64(cairn_bf16 h) {
+    return cairn__f64_from_bits(cairn__widen_f32_bits((uint32_t)h << 16));
+}
+CAIRN_FLOAT_FN double cairn_f8e4m3_to_f64(cairn_f8e4m3 h) {
+    return cairn__f64_from_bits(cairn__widen_f32_bits(cairn__widen(h, 3, 4, 7, 0)));
+}
+CAIRN_FLOAT_FN double cairn_f8e5m2_to_f64(cairn_f8e5m2 h) {
+    return cairn__f64_from_bits(cairn__widen_f32_bits(cairn__widen(h, 2, 5, 15, 1)));
+}
 
 /* ---- narrowing: one rounding to nearest, ties to even ---- */
 

@@ -3,6 +3,7 @@
  * (tests/runtime/test_storage_*.py).
  *
  *   float_conv widen FMT          every bit pattern of FMT -> its f32 bits (no stdin)
+ *   float_conv widen64 FMT        every bit pattern of FMT -> its f64 bits (no stdin)
  *   float_conv from32 FMT         lines "F32HEX"          -> result bits (hex)
  *   float_conv from64 FMT         lines "F64HEX"          -> result bits (hex)
  *   float_conv try32|try64 f8e4m3 like from32/64 through the _try form; "past" when past
@@ -46,6 +47,17 @@ static void widen(int fmt) {
                   : fmt == 2 ? cairn_f8e4m3_to_f32((cairn_f8e4m3)h)
                              : cairn_f8e5m2_to_f32((cairn_f8e5m2)h);
         printf("%08" PRIx32 "\n", bits_of(w));
+    }
+}
+
+static void widen64(int fmt) {
+    uint32_t count = fmt < 2 ? 65536u : 256u;
+    for (uint32_t h = 0; h < count; h++) {
+        double w = fmt == 0   ? cairn_f16_to_f64((cairn_f16)h)
+                   : fmt == 1 ? cairn_bf16_to_f64((cairn_bf16)h)
+                   : fmt == 2 ? cairn_f8e4m3_to_f64((cairn_f8e4m3)h)
+                              : cairn_f8e5m2_to_f64((cairn_f8e5m2)h);
+        printf("%016" PRIx64 "\n", cairn__f64_bits(w));
     }
 }
 
@@ -157,13 +169,13 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc != 3) {
-        fprintf(stderr, "usage: float_conv widen|from32|from64|try32|try64|quant|stoch FORMAT\n"
+        fprintf(stderr, "usage: float_conv widen|widen64|from32|from64|try32|try64|quant|stoch FORMAT\n"
                         "       float_conv array16|array16i|array16b   (see the header comment)\n");
         return 2;
     }
     int t = target_index(argv[2]);
     const char *mode = argv[1];
-    int converts = strcmp(mode, "widen") == 0 || strncmp(mode, "from", 4) == 0 ||
+    int converts = strncmp(mode, "widen", 5) == 0 || strncmp(mode, "from", 4) == 0 ||
                    strncmp(mode, "try", 3) == 0;
     if (converts && t >= N_FLOAT_FORMATS) {
         fprintf(stderr, "float_conv: %s needs a storage float format\n", mode);
@@ -171,6 +183,8 @@ int main(int argc, char **argv) {
     }
     if (strcmp(mode, "widen") == 0)
         widen(t);
+    else if (strcmp(mode, "widen64") == 0)
+        widen64(t);
     else if (strstr(" from32 from64 try32 try64 quant stoch ", mode) && strlen(mode) >= 5)
         stream(mode, t);
     else {

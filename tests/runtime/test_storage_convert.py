@@ -5,6 +5,7 @@ through f32 would round twice. The C side is tests/c/float_conv.c."""
 import pathlib
 import struct
 import sys
+from fractions import Fraction
 
 import pytest
 
@@ -79,6 +80,29 @@ SPECIALS64 = [0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF800000000
               0xFFF8000000000000, 0x7FF0000000000001, 0x7FFFFFFFFFFFFFFF, 0x7FF5A5A5A5A5A5A5,
               0x7FEFFFFFFFFFFFFF, 1, 0x0010000000000000, f64_bits(1e300), f64_bits(1e-300),
               f64_bits(3.5e38), f64_bits(1e-46)]
+
+
+@pytest.mark.parametrize("fmt", NAMES)
+def test_widen_to_f64_every_bit_pattern(fmt):
+    """FMT -> f64 keeps every bit pattern: a value's exact Fraction, a zero's sign, and a
+    NaN's sign and payload bit for bit, signalling NaNs included (f16 0x7C01 stays
+    signalling: a C (double) conversion of the f32 would set the quiet bit)."""
+    f = FORMATS[fmt]
+    out = [int(o, 16) for o in
+           run([harness("float_conv"), "widen64", fmt], check=True).stdout.split()]
+    assert len(out) == 1 << f.width
+    for bits, got in enumerate(out):
+        v = f.decode(bits)
+        sign = bits >> (f.width - 1)
+        if isinstance(v, tuple):  # NaN: same sign, payload at the top of f64's fraction
+            m = bits & ((1 << f.man) - 1)
+            assert got == (sign << 63) | (0x7FF << 52) | (m << (52 - f.man)), hex(bits)
+        else:
+            assert got >> 63 == sign, hex(bits)
+            w = f64_value(got)
+            assert (w == v if isinstance(v, float) else Fraction(w) == v), hex(bits)
+    if fmt == "f16":
+        assert out[0x7C01] == 0x7FF0040000000000  # still signalling
 
 
 @pytest.mark.parametrize("fmt", NAMES)
