@@ -216,11 +216,22 @@ static void expansion_join(cairn_sum_state *st, uint64_t *acc, const sum_format 
         expansion_add(st, acc, f, k, lo);
 }
 
+/* count += more, or a trap: the integer is only wide enough for 2^64 terms (see
+ * acc_add_at), so past 2^64 - 1 a merge would wrap the count (and later the integer) and
+ * round to a wrong finite number. Only merges and huge blocks get there: single adds
+ * would need 2^64 calls. */
+static void count_terms(cairn_sum_state *st, uint64_t more) {
+    if (__builtin_add_overflow(st->count, more, &st->count))
+        cairn_trap("exact sum: more than 2^64 - 1 terms in one sum, past the range its "
+                   "accumulator is exact for (split the sum)");
+}
+
 /* dst += src, expansion by expansion, integer by integer. */
 static void merge_into(cairn_sum_state *dst, uint64_t *dacc, const cairn_sum_state *src,
                        const uint64_t *sacc, const sum_format *f) {
     if (src->count == 0)
         return;
+    count_terms(dst, src->count);
     for (unsigned k = 0; k < CAIRN_SUM_LANES; k++)
         expansion_join(dst, dacc, f, k, src->hi[k], src->lo[k]);
     if (src->flags & CAIRN_SUM_F_ACC) {
@@ -228,7 +239,6 @@ static void merge_into(cairn_sum_state *dst, uint64_t *dacc, const cairn_sum_sta
         acc_add_acc(dacc, sacc, f->limbs);
     }
     dst->flags |= src->flags & (CAIRN_SUM_F_NAN | CAIRN_SUM_F_PINF | CAIRN_SUM_F_NINF);
-    dst->count += src->count;
 }
 
 void cairn_sum64_merge(cairn_sum64 *d, const cairn_sum64 *s) { merge_into(&d->st, d->acc, &s->st, s->acc, &F64); }
@@ -474,7 +484,7 @@ DEFINE_SHORT(short_f32, float, run_f32, &F32)
                 i = n;                                                                 \
         }                                                                              \
         SHORT(&s->st, s->acc, x + i, n - i);                                           \
-        s->st.count += n;                                                              \
+        count_terms(&s->st, n);                                                        \
     }
 
 DEFINE_ADD_BLOCK(cairn_sum64_add_block, cairn_sum64, double, chunks_f64, short_f64, &F64)

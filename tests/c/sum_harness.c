@@ -12,7 +12,13 @@
  *   pooled  cairn_sumNN_pooled with a random grain, on CAIRN_THREADS workers, its
  *           blocks defined by CAIRN_SUMNN_BLOCK (what generated code uses)
  *   array   cairn_sum_fNN (serial when small, the pool when large)
- * and then the ordered fold cairn_fold_fNN (not exact: checked against its own model). */
+ * and then the ordered fold cairn_fold_fNN (not exact: checked against its own model).
+ *
+ *   sum_harness f64|f32 selfmerge K  < cases
+ *
+ * adds each case's terms with add_block, then K times merges the accumulator into a
+ * copy of itself (doubling every term's count); prints the rounded sum's bits after
+ * 0, 1, ..., K doublings on one line. Past 2^64 - 1 terms the runtime traps. */
 #include "cairn.h"
 
 #include <inttypes.h>
@@ -107,16 +113,41 @@ CAIRN_SUM32_BLOCK(cairn_sum32_macro_block, const float, x, i, x[i])
                (int)(2 * sizeof(T)), (uint64_t)P##_bits(fold));                        \
     }
 
+#define DEFINE_SELFMERGE(NAME, SUMT, T, P)                                             \
+    static void NAME(const T *x, size_t n, long doublings) {                           \
+        SUMT s, copy;                                                                  \
+        P##_init(&s);                                                                  \
+        P##_add_block(&s, x, n);                                                       \
+        for (long k = 0;; k++) {                                                       \
+            T r = P##_round(&s);                                                       \
+            uint64_t b = 0;                                                            \
+            memcpy(&b, &r, sizeof r);                                                  \
+            printf("%s%0*" PRIx64, k ? " " : "", (int)(2 * sizeof(T)), b);             \
+            fflush(stdout);                                                            \
+            if (k == doublings)                                                        \
+                break;                                                                 \
+            copy = s;                                                                  \
+            P##_merge(&s, &copy);                                                      \
+        }                                                                              \
+        printf("\n");                                                                  \
+    }
+
+DEFINE_SELFMERGE(selfmerge_f64, cairn_sum64, double, cairn_sum64)
+DEFINE_SELFMERGE(selfmerge_f32, cairn_sum32, float, cairn_sum32)
+
 DEFINE_CASE(case_f64, cairn_sum64, double, cairn_sum64, cairn_sum_f64, cairn_fold_f64, uint64_t)
 DEFINE_CASE(case_f32, cairn_sum32, float, cairn_sum32, cairn_sum_f32, cairn_fold_f32, uint32_t)
 
 int main(int argc, char **argv) {
-    if (argc != 3 || (strcmp(argv[1], "f64") && strcmp(argv[1], "f32"))) {
-        fprintf(stderr, "usage: sum_harness f64|f32 SEED < cases (one line of hex terms each)\n");
+    int selfmerge = argc == 4 && !strcmp(argv[2], "selfmerge");
+    if ((argc != 3 && !selfmerge) || (strcmp(argv[1], "f64") && strcmp(argv[1], "f32"))) {
+        fprintf(stderr, "usage: sum_harness f64|f32 SEED < cases (one line of hex terms each)\n"
+                        "       sum_harness f64|f32 selfmerge K < cases\n");
         return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 2;
     }
     int f64 = !strcmp(argv[1], "f64");
-    rng_state = strtoull(argv[2], NULL, 10);
+    long doublings = selfmerge ? strtol(argv[3], NULL, 10) : 0;
+    rng_state = selfmerge ? 0 : strtoull(argv[2], NULL, 10);
     uint64_t *bits = NULL;
     size_t cap = 0;
     void *terms = NULL;
@@ -132,7 +163,11 @@ int main(int argc, char **argv) {
                 memcpy((float *)terms + i, &b32, 4);
             }
         }
-        if (f64)
+        if (selfmerge && f64)
+            selfmerge_f64(terms, (size_t)n, doublings);
+        else if (selfmerge)
+            selfmerge_f32(terms, (size_t)n, doublings);
+        else if (f64)
             case_f64(terms, (size_t)n);
         else
             case_f32(terms, (size_t)n);

@@ -74,8 +74,9 @@ F64 = Fmt("f64", 53, -1022, 1023, 64)
 F32 = Fmt("f32", 24, -126, 127, 32)
 
 
-def model_sum(fmt, terms):
-    """The spec's contract: the bits reduce + parallel must give for these term bits."""
+def model_sum(fmt, terms, copies=1):
+    """The spec's contract: the bits reduce + parallel must give for these term bits
+    (each term taken `copies` times)."""
     vals = [fmt.value(b) for b in terms]
     if any(v != v for v in vals) or (math.inf in vals and -math.inf in vals):
         return fmt.nan
@@ -87,7 +88,7 @@ def model_sum(fmt, terms):
         return 0
     if all(b == fmt.sign for b in terms):
         return fmt.sign
-    total = sum(Fraction(v) for v in vals)
+    total = sum(Fraction(v) for v in vals) * copies
     if total == 0:
         return 0
     r = fmt.round(total)
@@ -368,3 +369,52 @@ def test_long_random_sweep(fmt):
     for threads in (1, 2, 7, 16):
         rows = run_harness(fmt, threads, 5000 + threads, text)
         check_rows(fmt, cases, expected, folds, rows, f"{fmt.name} sweep CAIRN_THREADS={threads}")
+
+
+# ---- merges up to and past 2^64 terms --------------------------------------------------
+
+def selfmerge(fmt, cases, doublings):
+    """sum_harness selfmerge: each case's accumulator merged into a copy of itself."""
+    digits = fmt.width // 4
+    text = "".join(" ".join(f"{b:0{digits}x}" for b in c) + "\n" for c in cases)
+    return run([harness("sum_harness"), fmt.name, "selfmerge", str(doublings)], input=text,
+               timeout=120)
+
+
+def selfmerge_cases(fmt):
+    big, mid = float(fmt.max), float(2 ** (fmt.emax // 2))
+    return [[fmt.bits(v) for v in c] for c in
+            ([1.0, 2.0 ** -30, 3.0], [big, big / 2, -big / 4], [-big, -big, -big],
+             [mid, -1.0, 2.0 ** -20], [float(fmt.tiny), float(fmt.tiny), 1.0],
+             [big, -big, float(fmt.tiny)])]
+
+
+@pytest.mark.parametrize("fmt", [F64, F32], ids=["f64", "f32"])
+def test_self_merges_up_to_2_64_terms(fmt):
+    """Three terms doubled by self-merges 62 times (3 * 2^62 terms, under 2^64): after
+    every doubling, the exact sum of 2^k copies of each term, rounded once (finite
+    totals, and totals far past the largest finite that must round to infinity)."""
+    cases = selfmerge_cases(fmt)
+    res = selfmerge(fmt, cases, 62)
+    assert res.returncode == 0, res.stderr
+    rows = [[int(w, 16) for w in line.split()] for line in res.stdout.splitlines()]
+    assert len(rows) == len(cases)
+    for case, row in zip(cases, rows):
+        assert len(row) == 63
+        for k, got in enumerate(row):
+            want = model_sum(fmt, case, 2 ** k)
+            assert got == want, f"{[hex(b) for b in case]} after {k} doublings: {got:x} {want:x}"
+
+
+@pytest.mark.parametrize("fmt", [F64, F32], ids=["f64", "f32"])
+def test_merge_past_2_64_terms_traps(fmt):
+    """xsum's section P: three terms merged into a copy of itself 1,015 times once gave
+    a wrong finite sum (the count wrapped, later merges were dropped). Past 2^64 - 1
+    terms it now traps with a message, having printed the right sums before that."""
+    case = [fmt.bits(float(fmt.max)), fmt.bits(float(fmt.max)), fmt.bits(1.0)]
+    res = selfmerge(fmt, [case], 1015)
+    assert res.returncode != 0
+    assert "more than 2^64 - 1 terms" in res.stderr, res.stderr
+    printed = [int(w, 16) for w in res.stdout.split()]
+    assert len(printed) == 63  # 0..62 doublings; the 63rd would be 3 * 2^63 terms
+    assert printed[-1] == fmt.inf and printed[0] == fmt.inf
