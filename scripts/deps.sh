@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages CAIRN needs (DESIGN.md section 3) when any is missing.
+# Installs the Debian packages CAIRN needs (listed below, each with why) when any is missing.
 # Does nothing, quickly, when everything is present. Uses apt-get as root, sudo otherwise.
 set -euo pipefail
 
