@@ -15,6 +15,7 @@
 #include "evidence.h"
 
 #define MAX_LOG_SUBJECT (64 * 1024)
+#define MAX_TRAP_LINE 1024   /* the coordinator refuses strings over 4 KiB (farm/fields.h) */
 
 typedef struct {
     const SuiteEnv *env;
@@ -74,7 +75,8 @@ static char *trap_line(const char *log)
     if (hit) {
         while (hit > text && hit[-1] != '\n')
             hit--;
-        line = strndup(hit, strcspn(hit, "\n"));
+        size_t n = strcspn(hit, "\n");
+        line = strndup(hit, n < MAX_TRAP_LINE ? n : MAX_TRAP_LINE);   /* the farm's bound */
     }
     free(text);
     return line;

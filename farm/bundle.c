@@ -6,28 +6,39 @@
 
 #include "dsse.h"
 #include "evidence.h"
+#include "fields.h"
 
-static int is_subject(const cJSON *statement, const char *name)
+/* The subjects' names, each once, into SUBJECTS (at most MAX of them). */
+static BundleVerdict index_subjects(const cJSON *statement, size_t max, NameSet *subjects,
+                                    Err *e)
 {
-    const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(statement, "subject")) {
-        if (!strcmp(json_str(s, "name"), name))
-            return 1;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(statement, "subject"), *s;
+    if ((size_t)cJSON_GetArraySize(list) > max) {
+        err_set(e, "%d subjects: at most %zu per bundle", cJSON_GetArraySize(list), max);
+        return BUNDLE_BAD_SUBJECT;
     }
-    return 0;
+    size_t i = 0;
+    cJSON_ArrayForEach(s, list) {
+        const char *name = json_str(s, "name");
+        if (!is_safe_relpath(name)) {
+            err_set(e, "subject name \"%.200s\" is not a safe relative path", name);
+            return BUNDLE_BAD_SUBJECT;
+        }
+        if (nameset_add(subjects, name, i++) != 0) {
+            err_set(e, "subject %.200s is listed twice", name);
+            return BUNDLE_BAD_SUBJECT;
+        }
+    }
+    return BUNDLE_OK;
 }
 
-static BundleVerdict check_subjects(const cJSON *statement, SubjectReader read, void *ctx,
-                                    const cJSON *extras, Err *e)
+static BundleVerdict check_subjects(const cJSON *statement, const NameSet *subjects,
+                                    SubjectReader read, void *ctx, const cJSON *extras, Err *e)
 {
     const cJSON *s;
     cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(statement, "subject")) {
         const char *name = json_str(s, "name");
         const char *want = json_str(cJSON_GetObjectItemCaseSensitive(s, "digest"), "sha256");
-        if (!is_safe_relpath(name)) {
-            err_set(e, "subject name \"%s\" is not a safe relative path", name);
-            return BUNDLE_BAD_SUBJECT;
-        }
         size_t len = 0;
         char *data = read(ctx, name, &len);
         if (!data) {
@@ -45,8 +56,8 @@ static BundleVerdict check_subjects(const cJSON *statement, SubjectReader read, 
     }
     const cJSON *x;
     cJSON_ArrayForEach(x, extras) {
-        if (!is_subject(statement, x->string)) {
-            err_set(e, "file %s is not a subject of the signed statement", x->string);
+        if (!nameset_get(subjects, x->string, NULL)) {
+            err_set(e, "file %.200s is not a subject of the signed statement", x->string);
             return BUNDLE_BAD_SUBJECT;
         }
     }
@@ -54,8 +65,8 @@ static BundleVerdict check_subjects(const cJSON *statement, SubjectReader read, 
 }
 
 /* Each case's "unordered" claim must be what its (signed) receipt says. */
-static BundleVerdict check_claims(const cJSON *statement, SubjectReader read, void *ctx,
-                                  Err *e)
+static BundleVerdict check_claims(const cJSON *statement, const NameSet *subjects,
+                                  SubjectReader read, void *ctx, Err *e)
 {
     const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
     const cJSON *c;
@@ -63,7 +74,7 @@ static BundleVerdict check_claims(const cJSON *statement, SubjectReader read, vo
         const char *receipt_name = json_str(c, "receipt");
         if (!receipt_name)
             continue;  /* the build failed: no receipt to hold the case to */
-        if (!is_subject(statement, receipt_name)) {
+        if (!nameset_get(subjects, receipt_name, NULL)) {
             err_set(e, "case %s: receipt %s is not a subject", json_str(c, "case"),
                     receipt_name);
             return BUNDLE_BAD_CLAIM;
@@ -86,7 +97,8 @@ static BundleVerdict check_claims(const cJSON *statement, SubjectReader read, vo
 }
 
 BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader read,
-                           void *ctx, const cJSON *extras, cJSON **statement, Err *e)
+                           void *ctx, const cJSON *extras, size_t max_subjects,
+                           cJSON **statement, Err *e)
 {
     *statement = NULL;
     if (!cJSON_IsObject(envelope) || !json_str(envelope, "payload") ||
@@ -111,13 +123,22 @@ BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader r
     unsigned char *payload = dsse_verify(envelope, key, &len, e);
     if (!payload)
         return BUNDLE_BAD_SIGNATURE;
+    if (fields_has_nul((const char *)payload, len)) {
+        free(payload);   /* cJSON would file a name cut at the NUL */
+        err_set(e, "the statement spells a NUL (\\u0000) inside a string");
+        return BUNDLE_MALFORMED;
+    }
     cJSON *st = statement_parse(payload, len, e);
     free(payload);
     if (!st)
         return BUNDLE_MALFORMED;
-    BundleVerdict v = check_subjects(st, read, ctx, extras, e);
+    NameSet subjects = {0};
+    BundleVerdict v = index_subjects(st, max_subjects, &subjects, e);
     if (v == BUNDLE_OK)
-        v = check_claims(st, read, ctx, e);
+        v = check_subjects(st, &subjects, read, ctx, extras, e);
+    if (v == BUNDLE_OK)
+        v = check_claims(st, &subjects, read, ctx, e);
+    nameset_free(&subjects);
     if (v != BUNDLE_OK) {
         cJSON_Delete(st);
         return v;

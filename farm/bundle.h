@@ -21,9 +21,12 @@ typedef enum {
 } BundleVerdict;
 
 /* Verifies ENVELOPE with KEY, then every subject through READ (and, when EXTRAS is
- * not NULL, that every name in the object EXTRAS is a subject). On success returns
- * BUNDLE_OK and the statement (owned by the caller) in *statement. */
+ * not NULL, that every name in the object EXTRAS is a subject). A statement with more
+ * than MAX_SUBJECTS subjects, or one subject twice, is refused before any is read.
+ * Linear in the subjects. On success returns BUNDLE_OK and the statement (owned by
+ * the caller) in *statement. */
 BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader read,
-                           void *ctx, const cJSON *extras, cJSON **statement, Err *e);
+                           void *ctx, const cJSON *extras, size_t max_subjects,
+                           cJSON **statement, Err *e);
 
 #endif

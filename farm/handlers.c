@@ -15,6 +15,7 @@
 #include "bundle.h"
 #include "compare.h"
 #include "dsse.h"
+#include "fields.h"
 #include "matrix.h"
 
 static cJSON *parse_body(Request *q, Reply *r)
@@ -288,20 +289,19 @@ static EVP_PKEY *agent_key(const Agent *a, Err *e)
 typedef struct {
     FileItem *items;
     size_t n;
+    NameSet index;   /* name -> position in items */
 } Files;
 
 static char *read_item(void *ctx, const char *name, size_t *len)
 {
     Files *f = ctx;
-    for (size_t i = 0; i < f->n; i++) {
-        if (strcmp(f->items[i].name, name) != 0)
-            continue;
-        char *copy = malloc(f->items[i].len + 1);
-        memcpy(copy, f->items[i].data, f->items[i].len);
-        *len = f->items[i].len;
-        return copy;
-    }
-    return NULL;
+    size_t i;
+    if (!nameset_get(&f->index, name, &i))
+        return NULL;
+    char *copy = malloc(f->items[i].len + 1);
+    memcpy(copy, f->items[i].data, f->items[i].len);
+    *len = f->items[i].len;
+    return copy;
 }
 
 static void files_free(Files *f)
@@ -309,19 +309,27 @@ static void files_free(Files *f)
     for (size_t i = 0; i < f->n; i++)
         free((void *)f->items[i].data);
     free(f->items);
+    nameset_free(&f->index);
 }
 
-/* Decodes {"name": base64} into FILES, with two slots to spare for what we add. */
+/* Decodes {"name": base64} into FILES, with two slots to spare for what we add. A name
+ * given twice is refused: one copy would be verified and the other written. */
 static int decode_files(const cJSON *obj, Files *f, Reply *r)
 {
     f->items = calloc((size_t)cJSON_GetArraySize(obj) + 2, sizeof *f->items);
     f->n = 0;
     const cJSON *x;
     cJSON_ArrayForEach(x, obj) {
+        if (strlen(x->string) > FIELD_MAX_PATH)
+            return reply_error(r, 400, "file name %.64s...: longer than %d bytes", x->string,
+                               FIELD_MAX_PATH);
+        if (nameset_add(&f->index, x->string, f->n) != 0)
+            return reply_error(r, 400, "file name %s appears twice in \"files\"", x->string);
         size_t len = 0;
         unsigned char *data = cJSON_IsString(x) ? b64_decode(x->valuestring, &len) : NULL;
         if (!data)
-            return reply_error(r, 400, "file %s: value must be base64 text", x->string);
+            return reply_error(r, 400, "file %s: value must be canonical base64 text",
+                               x->string);
         if (!strcmp(x->string, "bundle.dsse.json") || !strcmp(x->string, "agent.pub.pem")) {
             free(data);   /* the coordinator writes these two itself */
             return reply_error(r, 422, "file name %s is reserved", x->string);
@@ -479,6 +487,10 @@ void h_upload(Server *s, Request *q, Reply *r)
         reply_error(r, 400, "job id must be a positive integer");
         return;
     }
+    if (fields_has_nul(q->body, q->len)) {
+        reply_error(r, 400, "the body spells a NUL (\\u0000) inside a string");
+        return;
+    }
     cJSON *body = parse_body(q, r);
     if (!body)
         return;
@@ -507,7 +519,8 @@ void h_upload(Server *s, Request *q, Reply *r)
         goto out;
     key = agent_key(&q->agent, &e);
     sem_wait(&s->filers);
-    BundleVerdict v = key ? bundle_check(env, key, read_item, &files, files_obj, &statement, &e)
+    BundleVerdict v = key ? bundle_check(env, key, read_item, &files, files_obj,
+                                         (size_t)s->cfg.max_subjects, &statement, &e)
                           : BUNDLE_WRONG_KEY;
     sem_post(&s->filers);
     if (v != BUNDLE_OK) {
@@ -515,6 +528,10 @@ void h_upload(Server *s, Request *q, Reply *r)
         goto out;
     }
     const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
+    if (fields_check_predicate(pred, &e) != 0) {
+        reply_error(r, 422, "bundle rejected: %s", e.msg);
+        goto out;
+    }
     if (check_predicate(pred, &job, &q->agent, r) == 0)
         file_bundle(s, &job, &q->agent, pred, env_text, bundle_sha, &files, r);
 out:

@@ -323,7 +323,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
 
 static int load_config(const char *path, FarmConfig *c, Err *e)
 {
-    *c = (FarmConfig){.max_body_bytes = 64L << 20, .lease_seconds = 60, .max_attempts = 3,
+    *c = (FarmConfig){.max_body_bytes = 64L << 20, .max_subjects = 10000,
+                      .lease_seconds = 60, .max_attempts = 3,
                       .claim_wait_max_seconds = 30, .sync_full = 1};
     snprintf(c->listen, sizeof c->listen, "127.0.0.1:8470");
     if (!path)
@@ -333,20 +334,26 @@ static int load_config(const char *path, FarmConfig *c, Err *e)
         return -1;
     const char *listen = json_str(j, "listen"), *enrol = json_str(j, "enrol_token");
     const char *admin = json_str(j, "admin_token"), *sync = json_str(j, "sync");
+    const char *bad = NULL;
     if (listen)
         snprintf(c->listen, sizeof c->listen, "%s", listen);
     snprintf(c->enrol_token, sizeof c->enrol_token, "%s", enrol ? enrol : "");
     snprintf(c->admin_token, sizeof c->admin_token, "%s", admin ? admin : "");
     c->max_body_bytes = (long)json_num(j, "max_body_bytes", (double)c->max_body_bytes);
+    long subjects = c->max_subjects;
+    if (json_int(j, "max_subjects", 1, 1e7, &subjects) < 0)
+        bad = "\"max_subjects\" must be an integer in [1, 1e7]";
+    c->max_subjects = subjects;
     c->lease_seconds = json_num(j, "lease_seconds", c->lease_seconds);
     c->max_attempts = (int)json_num(j, "max_attempts", c->max_attempts);
     c->claim_wait_max_seconds = json_num(j, "claim_wait_max_seconds",
                                          c->claim_wait_max_seconds);
-    int bad_sync = sync && strcmp(sync, "full") != 0 && strcmp(sync, "process") != 0;
+    if (sync && strcmp(sync, "full") != 0 && strcmp(sync, "process") != 0)
+        bad = "\"sync\" must be \"full\" or \"process\"";
     c->sync_full = !sync || !strcmp(sync, "full");
     cJSON_Delete(j);
-    if (bad_sync)
-        return err_set(e, "%s: \"sync\" must be \"full\" or \"process\"", path);
+    if (bad)
+        return err_set(e, "%s: %s", path, bad);
     if (strlen(c->enrol_token) < 16 || strlen(c->admin_token) < 16)
         return err_set(e, "%s: enrol_token and admin_token must be at least 16 characters", path);
     if (c->lease_seconds <= 0 || c->max_attempts < 1 || c->max_body_bytes < 1024)
@@ -405,8 +412,8 @@ static const char SERVE_HELP[] =
     "Runs the coordinator: the HTTP+JSON API (docs/farm.md), the job queue and the\n"
     "evidence store, all kept in DIR (farm.db, blobs/, evidence/, tmp/). FILE is JSON:\n"
     "  {\"listen\": \"127.0.0.1:8470\", \"enrol_token\": \"...\", \"admin_token\": \"...\",\n"
-    "   \"max_body_bytes\": 67108864, \"lease_seconds\": 60, \"max_attempts\": 3,\n"
-    "   \"claim_wait_max_seconds\": 30, \"sync\": \"full\"}\n"
+    "   \"max_body_bytes\": 67108864, \"max_subjects\": 10000, \"lease_seconds\": 60,\n"
+    "   \"max_attempts\": 3, \"claim_wait_max_seconds\": 30, \"sync\": \"full\"}\n"
     "sync \"full\" fsyncs every acknowledged bundle (it survives power loss); \"process\"\n"
     "only guarantees survival of the coordinator's own crash (kill -9), and is faster.\n"
     "Port 0 picks a free port. Once listening it writes DIR/serve.json ({\"url\", \"pid\"}).\n"

@@ -16,6 +16,7 @@ typedef struct {
     char enrol_token[256];
     char admin_token[256];
     long max_body_bytes;
+    long max_subjects;        /* per bundle (fields.h has the other bounds) */
     double lease_seconds;
     int max_attempts;
     double claim_wait_max_seconds;

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -294,6 +295,63 @@ int is_safe_relpath(const char *s)
     return parts > 0 && s[0] != '/' && s[strlen(s) - 1] != '/' && !strstr(s, "//");
 }
 
+static size_t name_hash(const char *s)
+{
+    size_t h = 14695981039346656037u;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* The slot holding NAME, or the empty slot where it would go. */
+static size_t name_slot(const NameSet *set, const char *name)
+{
+    size_t i = name_hash(name) & (set->cap - 1);
+    while (set->names[i] && strcmp(set->names[i], name) != 0)
+        i = (i + 1) & (set->cap - 1);
+    return i;
+}
+
+int nameset_add(NameSet *set, const char *name, size_t value)
+{
+    if (2 * (set->n + 1) > set->cap) {   /* at most half full: probes stay short */
+        NameSet bigger = {calloc(set->cap ? 2 * set->cap : 64, sizeof(char *)),
+                          calloc(set->cap ? 2 * set->cap : 64, sizeof(size_t)),
+                          set->cap ? 2 * set->cap : 64, 0};
+        for (size_t i = 0; i < set->cap; i++)
+            if (set->names[i])
+                nameset_add(&bigger, set->names[i], set->values[i]);
+        nameset_free(set);
+        *set = bigger;
+    }
+    size_t i = name_slot(set, name);
+    if (set->names[i])
+        return 1;
+    set->names[i] = name;
+    set->values[i] = value;
+    set->n++;
+    return 0;
+}
+
+int nameset_get(const NameSet *set, const char *name, size_t *value)
+{
+    if (!set->cap)
+        return 0;
+    size_t i = name_slot(set, name);
+    if (!set->names[i])
+        return 0;
+    if (value)
+        *value = set->values[i];
+    return 1;
+}
+
+void nameset_free(NameSet *set)
+{
+    free(set->names);
+    free(set->values);
+    *set = (NameSet){0};
+}
+
 double now_seconds(void)
 {
     struct timespec ts;
@@ -318,6 +376,18 @@ double json_num(const cJSON *obj, const char *key, double fallback)
 {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
     return cJSON_IsNumber(item) ? item->valuedouble : fallback;
+}
+
+int json_int(const cJSON *obj, const char *key, double lo, double hi, long *out)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!item)
+        return 0;
+    double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
+    if (!(v >= lo && v <= hi) || v != floor(v))
+        return -1;   /* NaN, infinities and 1e300 all end here */
+    *out = (long)v;
+    return 1;
 }
 
 cJSON *json_parse_file(const char *path, Err *e)

@@ -36,12 +36,29 @@ int is_safe_component(const char *s);
 /* A relative path of safe components joined by '/'. */
 int is_safe_relpath(const char *s);
 
+/* A set of names, each with a number (an index), for lookups in constant time: bundles
+ * carry thousands of subjects, and a list searched per name made uploads quadratic. The
+ * set keeps pointers: the names must outlive it. */
+typedef struct {
+    const char **names;
+    size_t *values;
+    size_t cap, n;
+} NameSet;
+/* 0 when NAME was added, 1 when it was there already (its value unchanged). */
+int nameset_add(NameSet *set, const char *name, size_t value);
+/* 1 and *value when NAME is in the set (VALUE may be NULL), else 0. */
+int nameset_get(const NameSet *set, const char *name, size_t *value);
+void nameset_free(NameSet *set);
+
 double now_seconds(void);
 void sleep_ms(long ms);
 
 /* JSON field access with type checks; NULL/fallback when absent or of another type. */
 const char *json_str(const cJSON *obj, const char *key);
 double json_num(const cJSON *obj, const char *key, double fallback);
+/* KEY as an integer in [LO, HI]: 1 (and *out) when it is one, 0 when absent, -1 when it
+ * is anything else (another type, a fraction, out of range: never cast unchecked). */
+int json_int(const cJSON *obj, const char *key, double lo, double hi, long *out);
 cJSON *json_parse_file(const char *path, Err *e);
 
 #endif

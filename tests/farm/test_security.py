@@ -1,11 +1,10 @@
 """Issue 15, the farm under attack: each test is a hostile agent's or an anonymous
 client's move that once crashed, locked out or corrupted the coordinator. Bundles are
 signed here with the openssl command line (farmlib), independently of the C code."""
+import base64
 import hashlib
-import html
 import json
 import os
-import re
 import sqlite3
 import sys
 
@@ -71,8 +70,117 @@ def test_compare_survives_a_filed_huge_observation_type(tmp_path):
         want = model_cell_digest(observations)
         status, page = farm.request("GET", f"/runs/{run}")
         assert status == 200
-        cells = re.findall(r"<td><code>([^<]*)</code>", page.decode())
-        assert [html.unescape(c) for c in cells] == [want], cells
+        assert want in page.decode(), page[:2000]
         r = farm.cli("compare", run)
         assert want in r.stdout, (r.stdout, r.stderr)
         assert farm.server.poll() is None
+
+
+# --- High 1: every field an agent sends is bounded at upload ---------------------------
+
+@pytest.fixture(scope="module")
+def farm1(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("security")
+    farm = Farm(tmp, lease=600, max_body=8 << 20)
+    farm.start()
+    try:
+        key = farm.keygen("x")
+        token, _ = enrol(farm, "x", key)
+        farm.submit(HERE / "cases_slow", {"compilers": ["gcc", "clang"]})
+        yield farm, key, token, claim(farm, token), tmp
+    finally:
+        farm.close()
+
+
+def obs(**kw):
+    o = {"name": "y", "type": "f64", "count": 1, "sha256": "ab" * 32}
+    o.update(kw)
+    return o
+
+
+def set_case(**fields):
+    def mutate(st):
+        st["predicate"]["cases"][0].update(fields)
+    return mutate
+
+
+BAD_FIELDS = [
+    (set_case(exit_status=1e300), "predicate.cases[0].exit_status"),
+    (set_case(exit_status=-1e300), "predicate.cases[0].exit_status"),
+    (set_case(exit_status=2.5), "predicate.cases[0].exit_status"),
+    (set_case(exit_status="0"), "predicate.cases[0].exit_status"),
+    (set_case(exit_status=65536), "predicate.cases[0].exit_status"),
+    (set_case(build_status=1 << 40), "predicate.cases[0].build_status"),
+    (set_case(case="c" * 1025), "predicate.cases[0].case"),
+    (set_case(unordered="yes"), "predicate.cases[0].unordered"),
+    (set_case(trap="t" * 4097), "predicate.cases[0].trap"),
+    (set_case(observations=[obs(type="t" * 257)]), "predicate.cases[0].observations[0].type"),
+    (set_case(observations=[obs(type="t" * (3 << 20))]), "predicate.cases[0].observations[0].type"),
+    (set_case(observations=[obs(), obs(name="")]), "predicate.cases[0].observations[1].name"),
+    (set_case(observations=[obs(name="n" * 257)]), "predicate.cases[0].observations[0].name"),
+    (set_case(observations=[obs(count=1.5)]), "predicate.cases[0].observations[0].count"),
+    (set_case(observations=[obs(count=-1)]), "predicate.cases[0].observations[0].count"),
+    (set_case(observations=[obs(count=1e300)]), "predicate.cases[0].observations[0].count"),
+    (set_case(observations=[obs(sha256="AB" * 32)]), "predicate.cases[0].observations[0].sha256"),
+    (set_case(observations=[obs(sha256="ab" * 33)]), "predicate.cases[0].observations[0].sha256"),
+    (set_case(observations=[obs()] * 4097), "predicate.cases[0].observations"),
+    (set_case(observations="none"), "predicate.cases[0].observations"),
+    (set_case(checks=[{"name": "k", "ok": 1}]), "predicate.cases[0].checks[0].ok"),
+    (set_case(checks=[{"name": "k" * 300, "ok": True}]), "predicate.cases[0].checks[0].name"),
+    (set_case(deep=[[[[[[[[[1]]]]]]]]]), "predicate.cases[0].deep"),
+    (lambda st: st["predicate"].update(attempt=1e300), "predicate.attempt"),
+    (lambda st: st["predicate"]["machine"].update(cpu="c" * 5000), "predicate.machine.cpu"),
+    (lambda st: st["predicate"].update(cases={}), "predicate.cases"),
+]
+
+
+@pytest.mark.parametrize("mutate,field", BAD_FIELDS, ids=[f for _, f in BAD_FIELDS])
+def test_out_of_bounds_fields_are_refused_naming_the_field(farm1, mutate, field):
+    farm, key, token, job, tmp = farm1
+    status, answer = signed_upload(farm, job, key, token, tmp, mutate=mutate)
+    assert 400 <= status < 500, (status, answer)
+    assert field in answer["error"], answer
+    assert farm.evidence_dirs() == []
+    assert farm.server.poll() is None
+
+
+def test_nul_inside_a_subject_name_is_refused(farm1):
+    farm, key, token, job, tmp = farm1
+    name = f"{job['cases'][0]}/receipt.json"
+    files = {name: RECEIPT}
+
+    def mutate(st):
+        st["subject"].append({"name": name + "\0.evil", "digest": {"sha256": "ab" * 32}})
+    status, answer = signed_upload(farm, job, key, token, tmp, files=files, mutate=mutate)
+    assert status == 400 and "NUL" in answer["error"], (status, answer)
+    assert farm.evidence_dirs() == []
+
+
+@pytest.mark.parametrize("second", ["{name}", "{name}\\u0000other"])
+def test_duplicate_file_names_in_one_upload_are_refused(farm1, second):
+    """Two copies of one name in "files" (or the same name cut by a NUL): before, the
+    first was verified and the last one written."""
+    farm, key, token, job, tmp = farm1
+    name = f"{job['cases'][0]}/receipt.json"
+    st = statement(job, "x", {name: RECEIPT})
+    env = sign_envelope(key, json.dumps(st).encode(), tmp)
+    good = base64.b64encode(RECEIPT).decode()
+    evil = base64.b64encode(b"not the receipt").decode()
+    raw = ('{"envelope": %s, "files": {"%s": "%s", "%s": "%s"}}'
+           % (json.dumps(env), name, good, second.format(name=name), evil)).encode()
+    status, answer = farm.request("POST", f"/api/v1/jobs/{job['job']}/bundle", raw=raw,
+                                  token=token)
+    assert status == 400, (status, answer)
+    assert "twice" in answer["error"] or "NUL" in answer["error"], answer
+    assert farm.evidence_dirs() == []
+
+
+def test_fields_at_their_bounds_are_filed(farm1):
+    """The bounds are not off by one: a 256-byte type, a 2^53 count and the extreme
+    statuses are accepted (this files the module's job, so it runs last)."""
+    farm, key, token, job, tmp = farm1
+    mutate = set_case(exit_status=-65536, build_status=0, observations=[
+        obs(type="t" * 256, name="n" * 256, count=2 ** 53)])
+    status, answer = signed_upload(farm, job, key, token, tmp, mutate=mutate)
+    assert status == 200, answer
+    assert len(farm.evidence_dirs()) == 1
