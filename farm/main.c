@@ -1,6 +1,7 @@
 /* main.c: cairn-farm's verbs. `serve` runs the coordinator (server.c); the others are
  * its clients: submit, status, compare, cancel, revoke over HTTP, and verify offline. */
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -495,7 +496,7 @@ static int cmd_verify(int argc, char **argv)
     else
         snprintf(dir, sizeof dir, ".");
     cJSON *statement = NULL;
-    BundleVerdict v = bundle_check(env, key, read_beside, dir, NULL, &statement, &e);
+    BundleVerdict v = bundle_check(env, key, read_beside, dir, NULL, SIZE_MAX, &statement, &e);
     if (v == BUNDLE_OK) {
         const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
         printf("verified: %s\n  signed by key %s\n  %d subjects match their files\n"
