@@ -583,6 +583,29 @@ static void check_signature(Checker *c, Item *fn) {
     c->fn = NULL;
 }
 
+/* `requires e`: a condition on the parameters that every call checks, so it may call no
+ * user function and no builtin with an effect, and hold no reduction (E-REQUIRES). */
+static void refuse_in_requires(Expr *e, void *ctx) {
+    Checker *c = ctx;
+    bool pure_call = e->kind == EXPR_CALL && e->u.call.builtin >= BI_TO_BITS && e->u.call.builtin <= BI_MAX &&
+                     e->u.call.builtin != BI_NONE;
+    if ((e->kind == EXPR_CALL && !pure_call) || e->kind == EXPR_REDUCE)
+        diag_error(c->d, e->span, E_REQUIRES, "state the promise on the parameters with operators, "
+                   "conversions, and sqrt/abs/floor/ceil/trunc/min/max/to_bits/from_bits",
+                   "a requires clause cannot hold %s", e->kind == EXPR_REDUCE ? "a reduction" : "this call");
+}
+
+static void check_requires(Checker *c, Item *fn) {
+    Expr *r = fn->u.fn.requires;
+    if (strcmp(fn->name, "main") == 0) {
+        diag_error(c->d, r->span, E_REQUIRES, "check the condition in main's body and return an exit status",
+                   "main has no callers to promise anything");
+        return;
+    }
+    const Type *t = check_expr_as(c, r, type_scalar(TY_BOOL), "a requires clause");
+    if (!type_is_error(t)) ast_visit_expr(r, refuse_in_requires, c);
+}
+
 static void check_body(Checker *c, Item *fn) {
     c->fn = fn;
     c->nlocals = 0;
@@ -590,6 +613,7 @@ static void check_body(Checker *c, Item *fn) {
         Symbol *s = fn->u.fn.params[i]->sym;
         if (s) push_ptr(c->arena, &c->locals, &c->nlocals, &c->caplocals, s);
     }
+    if (fn->u.fn.requires) check_requires(c, fn);
     check_block(c, fn->u.fn.body);
     if (fn->u.fn.ret->kind != TY_VOID && !type_is_error(fn->u.fn.ret) && !block_returns(fn->u.fn.body))
         diag_error(c->d, fn->name_span, E_MISSING_RETURN, "end the body with a return",

@@ -238,6 +238,7 @@ static void lower_stmt(Lower *L, const Stmt *s) {
 /* ---- functions ---- */
 
 static bool has_extent_checks(const Item *fn) {
+    if (fn->u.fn.requires) return true;   /* its trap names the call */
     for (int i = 0; i < fn->u.fn.nparams; i++)
         if (is_view(fn->u.fn.params[i]->type)) return true;
     return false;
@@ -267,6 +268,15 @@ static const char *signature(Lower *L, const Item *fn) {
     return text;
 }
 
+/* `requires e` (docs/language.md): checked on entry, trapping at the call with the
+ * clause's own line in the message. */
+static void lower_requires(Lower *L, const Item *fn) {
+    const Expr *r = fn->u.fn.requires;
+    const char *ok = lower_expr(L, (Expr *)r);
+    emit(L, "if (!%s) cairn_trap_at(\"requires of %s (line %d) does not hold\", cairn_call);", ok,
+         fn->name, r->span.line);
+}
+
 /* Marks every parameter used, and checks each view's extent against its argument. */
 static void prologue(Lower *L, const Item *fn) {
     for (int i = 0; i < fn->u.fn.nparams; i++) {
@@ -276,6 +286,7 @@ static void prologue(Lower *L, const Item *fn) {
         const char *extent = lower_expr(L, p->type->u.view.extent);
         emit(L, "cairn_check_extent(%s, (uint64_t)%s, cairn_call);", sym_len(L, p->sym), extent);
     }
+    if (fn->u.fn.requires) lower_requires(L, fn);
 }
 
 static void lower_fn(Lower *L, const Item *fn) {

@@ -329,7 +329,7 @@ static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
 static const char *lower_user_call(Lower *L, Expr *e) {
     const Item *fn = e->u.call.fn;
     strbuf args = {0};
-    bool checks = false;
+    bool checks = fn->u.fn.requires != NULL;   /* the callee traps at this call */
     for (int i = 0; i < e->u.call.nargs; i++) {
         const Type *pt = fn->u.fn.params[i]->type;
         checks |= is_view(pt);

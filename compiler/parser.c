@@ -691,6 +691,10 @@ static void parse_fn(Parser *p, Item *it) {
         it->u.fn.implements = tok_text(p, ref);
         it->u.fn.implements_span = tok_span(p, ref);
     }
+    if (tok_is(p, peek(p), "requires")) {   /* a contextual keyword: `requires e` */
+        advance_tok(p);
+        it->u.fn.requires = parse_expr(p);
+    }
     if (at(p, TOK_EQ)) {
         int estart = p->pos;
         advance_tok(p);

@@ -315,6 +315,10 @@ static void print_fn(Buf *b, const Item *it) {
         print_type(b, it->u.fn.ret);
     }
     if (it->u.fn.implements) put(b, " implements %s", it->u.fn.implements);
+    if (it->u.fn.requires) {
+        put(b, " requires ");
+        print_expr(b, it->u.fn.requires, 0);
+    }
     if (it->u.fn.expr_body && it->u.fn.body->nstmts == 1 &&
         it->u.fn.body->stmts[0]->kind == STMT_RETURN && it->u.fn.body->stmts[0]->u.ret.value) {
         put(b, " = ");
