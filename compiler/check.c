@@ -203,7 +203,7 @@ void note_placement(Checker *c, const Type *view, Span span) {
     if (!r) {
         if (p == PLACE_DEVICE)
             diag_error(c->d, span, E_PLACEMENT,
-                       "index device memory inside a region (parallel or blocks), or place it @unified",
+                       "copy it into a host buffer first: copy(dst, src); or index it inside a region",
                        "host code indexes a @device view");
         return;
     }
@@ -216,9 +216,17 @@ void note_placement(Checker *c, const Type *view, Span span) {
         r->place_known = true;
         r->place = p;
     } else if (r->place != p) {
-        diag_error(c->d, span, E_PLACEMENT, "a region's arrays all live on the host or all on the device",
+        diag_error(c->d, span, E_PLACEMENT,
+                   "a region's arrays all live on the host or all on the device (@unified fits both): "
+                   "copy(dst, src) moves an array across",
                    "a region mixes host and @device views");
     }
+}
+
+/* Whether a finished parallel region or pooled reduction runs on the device: it
+ * indexed a @device view (host and @unified views alone keep it on the pool). */
+bool region_on_device(const Region *r) {
+    return r->place_known && r->place == PLACE_DEVICE;
 }
 
 /* t / 32 is the same across a warp; t, t % 2, and lets made from them are not. */
@@ -288,7 +296,7 @@ bool const_eval_int(Checker *c, const Expr *e, int64_t *out, int depth) {
 /* ---- types written in the source ---- */
 
 /* Checks a written type: view elements are scalars, extents are usize, fragments are
- * well formed, placements other than the host are pending. */
+ * well formed. */
 const Type *check_type_ok(Checker *c, const Type *t, Span span, bool param) {
     if (t->kind == TY_FRAGMENT) return check_fragment_type(c, t, span);
     if (t->kind != TY_VIEW) return t;
@@ -305,8 +313,6 @@ const Type *check_type_ok(Checker *c, const Type *t, Span span, bool param) {
     if (t->u.view.extent &&
         type_is_error(check_expr_as(c, t->u.view.extent, type_scalar(TY_USIZE), "a view's extent")))
         return ERR;
-    if (t->u.view.place != PLACE_HOST)
-        defer_later(c, LATER_DEVICE, span, "device and unified placements");
     return t;
 }
 
@@ -432,7 +438,6 @@ static void check_alloc(Checker *c, Stmt *s) {
     if (shared && s->u.alloc.place != PLACE_HOST)
         diag_error(c->d, s->span, E_PLACEMENT, "shared arrays live in the block's shared memory",
                    "a shared array takes no placement");
-    if (!shared && place != PLACE_HOST) defer_later(c, LATER_DEVICE, s->span, "device and unified placements");
     Type *t = type_new_view(c->arena, ACCESS_RW, el, s->u.alloc.count, place,
                             shared ? VIEW_SHARED : VIEW_BUFFER);
     Symbol *sym = new_symbol(c, SYM_BUFFER, s->u.alloc.name, t, s->u.alloc.name_span);
@@ -476,6 +481,7 @@ static void check_region_stmt(Checker *c, Stmt *s) {
         check_binder(c, &s->u.parallel.b);
         push_region(c, &r, true, false, s->u.parallel.b.sym);
         check_block(c, s->u.parallel.body);
+        s->u.parallel.on_device = region_on_device(&r);
     } else {
         if (in_lane(c))
             diag_error(c->d, s->span, E_PARALLEL_NEST, "start cooperative regions from host code",

@@ -136,6 +136,42 @@ static const Type *check_observe(Checker *c, Expr *e) {
     return type_scalar(TY_VOID);
 }
 
+/* copy(dst, src): every element of src into dst, bits unchanged, whatever either's
+ * placement; one element type, equal extents (constant ones compared here, the rest at
+ * the call), dst written. Host code only: a lane has no way to reach the other side. */
+static const Type *check_copy(Checker *c, Expr *e) {
+    if (in_lane(c)) {
+        diag_error(c->d, e->span, E_PARALLEL_CALL, "copy arrays before or after the region",
+                   "a lane cannot call copy");
+        check_args_loosely(c, e);
+        return ERR;
+    }
+    Expr *dst = arg(e, 0), *src = arg(e, 1);
+    const Type *dt = check_expr(c, dst, NULL), *st = check_expr(c, src, NULL);
+    if (type_is_error(dt) || type_is_error(st)) return ERR;
+    if (dt->kind != TY_VIEW || !dt->u.view.extent || st->kind != TY_VIEW || !st->u.view.extent) {
+        diag_error(c->d, e->span, E_TYPE_MISMATCH, "copy(dst, src) moves a whole array: pass two arrays",
+                   "copy of %s into %s", tname(st), tname(dt));
+        return ERR;
+    }
+    if (!type_equal(dt->u.view.elem, st->u.view.elem)) {
+        diag_error(c->d, e->span, E_TYPE_MISMATCH, "copy moves bits: convert element by element in a loop",
+                   "copy of %s elements into %s elements", tname(st->u.view.elem), tname(dt->u.view.elem));
+        return ERR;
+    }
+    if (dt->u.view.access == ACCESS_RO) {
+        diag_error(c->d, dst->span, E_RO_WRITE, "copy into an rw view or a buffer", "copy into a read-only view");
+        return ERR;
+    }
+    int64_t dn, sn;
+    if (const_eval_int(c, dt->u.view.extent, &dn, 0) && const_eval_int(c, st->u.view.extent, &sn, 0) && dn != sn) {
+        diag_error(c->d, e->span, E_EXTENT, "copy between arrays of one extent",
+                   "copy of %lld elements into %lld", (long long)sn, (long long)dn);
+        return ERR;
+    }
+    return type_scalar(TY_VOID);
+}
+
 static const Type *check_atomic(Checker *c, Expr *e, Builtin b) {
     Expr *target = arg(e, 0);
     if (target->kind != EXPR_INDEX) {
@@ -439,6 +475,7 @@ const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const 
         return check_math1(c, e, b, expected, arg(e, 0));
     case BI_MIN: case BI_MAX: return check_math2(c, e, b, expected);
     case BI_OBSERVE: return check_observe(c, e);
+    case BI_COPY: return check_copy(c, e);
     case BI_ATOMIC_ADD_UNORDERED: case BI_ATOMIC_ADD_WRAP: case BI_ATOMIC_MIN: case BI_ATOMIC_MAX:
     case BI_ATOMIC_AND: case BI_ATOMIC_OR: case BI_ATOMIC_XOR: case BI_ATOMIC_CAS:
         return check_atomic(c, e, b);

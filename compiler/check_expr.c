@@ -349,6 +349,7 @@ static void check_view_arg(Checker *c, Expr *arg, const Type *at, const Type *pt
         diag_error(c->d, arg->span, E_EXTENT, "pass an array of the parameter's extent",
                    "parameter '%s' of %s has %lld elements, this array %lld", prm->name, fn->name,
                    (long long)want, (long long)have);
+    if (c->region) note_placement(c, at, arg->span);   /* a lane's callee reaches it there */
     if (pt->u.view.access == ACCESS_RW && arg->kind == EXPR_NAME && arg->u.name.sym)
         region_record(c, arg->u.name.sym, true, NULL, true, arg->span);
 }
@@ -512,7 +513,14 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
     e->u.reduce.var_sym = b.sym;
     if (mode == MODE_PARALLEL) push_region(c, &r, true, false, b.sym);
     const Type *t = check_expr(c, e->u.reduce.body, scan ? NULL : expected);
-    if (mode == MODE_PARALLEL) pop_region(c, &r);
+    /* A pooled scan's target lives where its lanes run: its placement counts there. */
+    const Type *it = scan ? check_expr(c, e->u.reduce.into, NULL) : NULL;
+    if (mode == MODE_PARALLEL && it && it->kind == TY_VIEW && it->u.view.extent)
+        note_placement(c, it, e->u.reduce.into->span);
+    if (mode == MODE_PARALLEL) {
+        e->u.reduce.on_device = region_on_device(&r);
+        pop_region(c, &r);
+    }
     c->nlocals = mark;
     if (type_is_error(t)) return set_type(e, ERR);
     if (!reduce_op_allowed(e->u.reduce.op, t)) {
@@ -548,7 +556,6 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
     }
     if (!scan) return set_type(e, t);
     Expr *into = e->u.reduce.into;
-    const Type *it = check_expr(c, into, NULL);
     if (type_is_error(it)) return set_type(e, ERR);
     if (it->kind != TY_VIEW || !it->u.view.extent || !type_equal(it->u.view.elem, t)) {
         diag_error(c->d, into->span, E_TYPE_MISMATCH, "scan into an rw view of the yield's type",
@@ -559,7 +566,7 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
         diag_error(c->d, into->span, E_RO_WRITE, "scan into an rw view", "a scan into a read-only view");
         return set_type(e, ERR);
     }
-    note_placement(c, it, into->span);
+    if (mode != MODE_PARALLEL) note_placement(c, it, into->span);
     if (into->kind == EXPR_NAME && into->u.name.sym)
         region_record(c, into->u.name.sym, true, NULL, true, into->span);
     return set_type(e, type_scalar(TY_VOID));

@@ -61,6 +61,7 @@ void declare_local(Checker *c, Symbol *s);
 void defer_later(Checker *c, Later what, Span span, const char *construct);
 void region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole, Span span);
 void note_placement(Checker *c, const Type *view, Span span);
+bool region_on_device(const Region *r);
 bool in_lane(const Checker *c);
 bool in_coop(const Checker *c);
 bool expr_is_warp_uniform(const Checker *c, const Expr *e);

@@ -61,7 +61,8 @@ static void facts_expr(Checker *c, FnFacts *f, const Expr *e) {
         if (s && s->kind == SYM_FN) add_callee(f, s->decl.item);
         else if (!s && (callee_is(callee, "mma_unordered") || callee_is(callee, "mm_enclose")))
             f->direct |= LANE_EFFECT_PARALLEL;
-        else if (!s && callee_is(callee, "observe")) f->direct |= LANE_EFFECT_HOST_ONLY;
+        else if (!s && (callee_is(callee, "observe") || callee_is(callee, "copy")))
+            f->direct |= LANE_EFFECT_HOST_ONLY;
         else if (callee->kind == EXPR_MEMBER && callee->u.member.base->kind == EXPR_MEMBER &&
                  callee->u.member.base->u.member.base->kind == EXPR_NAME &&
                  strcmp(callee->u.member.base->u.member.base->u.name.name, "std") == 0)
@@ -181,7 +182,8 @@ static void sig_expr(SigWalk *w, const Expr *e) {
     case EXPR_REDUCE: {
         const Type *t = e->u.reduce.body->type;
         if (type_is_compute_float(t) && (e->u.reduce.op == RED_ADD || e->u.reduce.op == RED_MUL))
-            sig_add(w, e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD ? "exact sum"
+            sig_add(w, e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD
+                           ? (e->u.reduce.on_device ? "unordered sum" : "exact sum")
                        : e->u.reduce.mode == MODE_WARP ? "warp reduction" : "arithmetic", t);
         sig_expr(w, e->u.reduce.count);
         sig_expr(w, e->u.reduce.body);
