@@ -3,6 +3,7 @@
 #   make            build bin/cairn, bin/cairn-farm, bin/cairn-agent and the runtime
 #   make test       install missing packages, build, run the whole suite (pytest)
 #   make demo       the main job: coordinator + agent on loopback, examples compared
+#   make gpu        device checks on this GPU host: signed bundle under evidence/ (scripts/gpu.sh)
 #   make matrix     the suite under gcc and clang, each plain, ASan+UBSan and TSan,
 #                   plus the long sweeps (exhaustive conversions ...)
 #   make fuzz       bounded fuzzing of the front end
@@ -77,6 +78,11 @@ matrix: $(DEPS_STAMP)
 	if [ -n "$$failed" ]; then echo "== matrix: failed cells:$$failed"; exit 1; fi; \
 	echo "== matrix: all $(words $(MATRIX_CELLS)) cells passed"
 export CAIRN_MATRIX
+
+# `make gpu`: both halves of every device program on this host's GPU, checked by the
+# spec's table; without a GPU, the emulated half only (scripts/gpu.sh).
+gpu: all
+	@BIN=$(abspath $(BIN)) CC=$(CC) scripts/gpu.sh
 
 # Benchmarks and fuzzers are scripts the rooms drop into tests/bench and tests/fuzz.
 bench: all

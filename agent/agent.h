@@ -75,5 +75,7 @@ int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **
               Err *e);
 
 int loadgen_main(int argc, char **argv);
+/* sign.c: `cairn-agent sign` (make gpu signs its bundle with it). */
+int sign_main(int argc, char **argv);
 
 #endif

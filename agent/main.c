@@ -15,6 +15,7 @@ static const char HELP[] =
     "usage: cairn-agent VERB [options]\n"
     "\n"
     "  keygen KEYFILE         make an Ed25519 key (KEYFILE, and KEYFILE.pub in PEM)\n"
+    "  sign --predicate P --files DIR --key KEYFILE   sign a folder's files (make gpu)\n"
     "  probe  [options]       print what this machine offers (JSON capabilities)\n"
     "  run    --coordinator URL --token ENROL_TOKEN --key KEYFILE [options]\n"
     "                         enrol, then claim jobs, run suite cells, upload signed bundles\n"
@@ -298,6 +299,8 @@ int main(int argc, char **argv)
         return cmd_run(argc, argv);
     if (!strcmp(verb, "loadgen"))
         return loadgen_main(argc, argv);
+    if (!strcmp(verb, "sign"))
+        return sign_main(argc, argv);
     fprintf(stderr, "cairn-agent: unknown verb \"%s\" (see cairn-agent --help)\n", verb);
     return 2;
 }

@@ -82,8 +82,10 @@ static char *trap_line(const char *log)
     return line;
 }
 
-/* Observation lines: data ones into OBS, {"check": name, "ok": bool} ones into CHECKS. */
-static void read_observations(const char *path, cJSON *obs, cJSON *checks)
+/* Observation lines: data ones into OBS, {"check": name, "ok": bool} ones into CHECKS,
+ * {"bound": observation, "ratio", "ok", "promise"} ones (a measured error/bound) into
+ * BOUNDS as compare reads them. */
+static void read_observations(const char *path, cJSON *obs, cJSON *checks, cJSON *bounds)
 {
     FILE *f = fopen(path, "r");
     char line[8192];
@@ -92,7 +94,11 @@ static void read_observations(const char *path, cJSON *obs, cJSON *checks)
         if (json_str(j, "check"))
             add_check(checks, json_str(j, "check"),
                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok")), json_str(j, "detail"));
-        else if (j)
+        else if (json_str(j, "bound")) {
+            cJSON *b = cJSON_Duplicate(j, 1);
+            cJSON_AddStringToObject(b, "observation", json_str(j, "bound"));
+            cJSON_AddItemToArray(bounds, b);
+        } else if (j)
             cJSON_AddItemToArray(obs, cJSON_Duplicate(j, 1));
         cJSON_Delete(j);
     }
@@ -216,7 +222,7 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
                   status == CHILD_TIMEOUT ? "timed out" : NULL);
         add_check(checks, "no_trap", trap == NULL, trap);
         free(trap);
-        read_observations(obs_log, obs, checks);
+        read_observations(obs_log, obs, checks, cJSON_AddArrayToObject(r, "bounds"));
         int raw_ok = add_raw(raw, c->case_path, obs, statement, files);
         add_check(checks, "raw_bits_match_digests", raw_ok != 0,
                   raw_ok < 0 ? "no raw bits written" : NULL);

@@ -404,15 +404,19 @@ static int post_verb(int argc, char **argv, const char *help, const char *fmt)
 
 static const char COMPARE_HELP[] =
     "usage: cairn-farm compare RUN [--json] [--coordinator URL --token T]\n"
+    "       cairn-farm compare RESULTS.json [--json]\n"
     "\n"
     "Prints per case a row and per machine/cell a column: a digest over every observation\n"
-    "(name, type, count, SHA-256) and the exit status when not 0, then a verdict:\n"
-    "  identical                          same digests and status everywhere\n"
-    "  differs: unordered, contracts held  allowed: the receipts name an operation whose\n"
-    "                                     order the language leaves to the hardware\n"
-    "  DIFFERS where it must not          the receipts fix every rounding, yet bits differ\n"
-    "  CHECKS FAILED                      a build failed, a case exited non-zero or trapped\n"
-    "Exits 1 when any case DIFFERS or FAILED, 0 otherwise.\n";
+    "(name, type, count, SHA-256) and the exit status when not 0, then a verdict that names\n"
+    "the promise it checked (docs/farm.md, \"Verdicts\"):\n"
+    "  identical            the same bits everywhere\n"
+    "  within-bound         bits differ in an operation whose order the hardware picks, and\n"
+    "                       every cell measured them within the contract's bound (error/bound)\n"
+    "  no-evidence          the case observes nothing, or differs where nobody measured it\n"
+    "  violates-contract    a bound or contract check failed, or the case did not run cleanly\n"
+    "  differs-where-fixed  bits, statuses or observations differ where the language fixes them\n"
+    "A RESULTS file (make gpu writes one) is compared offline, without a coordinator.\n"
+    "Exits 1 when any case violates-contract or differs-where-fixed, 0 otherwise.\n";
 
 static int cmd_compare(int argc, char **argv)
 {
@@ -422,6 +426,8 @@ static int cmd_compare(int argc, char **argv)
         return p > 0 ? 0 : 2;
     if (!o.positional)
         return usage_error("compare", "needs a run id");
+    if (o.positional[strspn(o.positional, "0123456789")])   /* not a run id: a results file */
+        return compare_file(o.positional, o.json);
     Http *h = connect_or_complain(&o, "compare");
     if (!h)
         return 2;

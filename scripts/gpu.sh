@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# scripts/gpu.sh (`make gpu`): the device checks on one GPU host, without a coordinator.
+# Probes the GPU's target (nvidia-smi --query-gpu=compute_cap), builds every program for
+# it twice, as a CUDA executable (--target sm_XX) and emulated (--target sm_XX --emulate),
+# runs both halves with every observation's raw bits written (CAIRN_OBSERVE_RAW), and
+# checks each observation by the spec's table (numerics.md, "Emulated device runs"):
+# equal bits where the language fixes them; within the contract's bound of an exact
+# rational reference where the order is the hardware's (tests/gpu/gpucheck.py). The
+# verdicts are `cairn-farm compare`'s over the two halves; the bundle is signed by
+# `cairn-agent sign` in the format the agents file, under
+# evidence/<version>/gpu/<machine>/ (a real GPU) or $GPU_OUT/bundle (a stand-in).
+#
+# Without a GPU it says so, runs the emulated half and exits 0 unless that half itself
+# breaks a promise. Knobs (environment):
+#   GPU_PROGRAMS   programs, relative to GPU_SRC (default: examples/*.cairn and the
+#                  device programs of the suite, tests/gpu/programs/*.cairn)
+#   GPU_SRC        the folder those paths are relative to (default: the checkout)
+#   GPU_CONTRACTS  which observations are held to which bound (tests/gpu/contracts.json)
+#   GPU_OUT        scratch folder (build/gpu); GPU_KEY signing key (build/gpu-key/gpu.key)
+#   GPU_MACHINE    the machine's name in the evidence path (hostname -s)
+#   GPU_TARGET     the target when no GPU is probed (sm_90)
+#   CAIRN_GPU_STANDIN  a program that runs the device half instead of a GPU (the tests
+#                  use tests/farm/fake_gpu/device-runner); its bundle stays out of evidence/
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${BIN:-$root/bin}
+CAIRN=${CAIRN:-$BIN/cairn}
+CC=${CC:-gcc}
+src=$(cd "${GPU_SRC:-$root}" && pwd)
+out=${GPU_OUT:-$root/build/gpu}
+key=${GPU_KEY:-$root/build/gpu-key/gpu.key}
+standin=${CAIRN_GPU_STANDIN:-}
+export GPU_CONTRACTS=${GPU_CONTRACTS:-$root/tests/gpu/contracts.json}
+machine=$(echo "${GPU_MACHINE:-$(hostname -s)}" | tr -c 'A-Za-z0-9._+\n-' '_')
+say() { printf '== %s\n' "$*"; }
+
+# --- the GPU ---------------------------------------------------------------------------
+gpu=$(nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total \
+        --format=csv,noheader,nounits 2>/dev/null | head -n 1 || true)
+if [ -n "$gpu" ]; then
+  IFS=, read -r gpu_name cap driver mem <<<"$gpu"
+  cap=$(echo "$cap" | tr -d ' .') gpu_name=$(echo "$gpu_name" | sed 's/^ *//;s/ *$//')
+  target=sm_$cap
+  cuda=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n 1)
+  say "GPU: $gpu_name, compute capability $cap (target $target), driver${driver}, CUDA ${cuda:-?}"
+else
+  target=${GPU_TARGET:-sm_90}
+  say "make gpu: no GPU here (nvidia-smi finds none): running the emulated half only, for $target"
+fi
+halves="emulated"
+if [ -n "$gpu" ]; then halves="emulated device"; fi
+[ -n "$standin" ] && say "device half: the stand-in $standin (not a GPU: the bundle stays in $out)"
+
+version=$("$CAIRN" --version | awk '{print $NF}')
+emulate_flag=""
+if "$CAIRN" build --help 2>&1 | grep -q -e --emulate; then emulate_flag=--emulate; fi
+if [ -z "${GPU_PROGRAMS:-}" ]; then
+  GPU_PROGRAMS=$(cd "$src" && ls examples/*.cairn tests/gpu/programs/*.cairn 2>/dev/null || true)
+fi
+
+rm -rf "$out"
+mkdir -p "$out"
+
+# --- both halves -----------------------------------------------------------------------
+# One case: build PROG for HALF into OUT/HALF/PROG/, run it with raw observations, and
+# write meta.json (build and exit statuses) for the checker.
+run_case() {
+  local half=$1 prog=$2 dir=$out/$1/$2 build_status=0 exit_status=0
+  local flags=(--target "$target" --cc "$CC") runner=()
+  if [ "$half" = emulated ] || [ -n "$standin" ]; then flags+=($emulate_flag); fi
+  [ "$half" = device ] && [ -n "$standin" ] && runner=("$standin")
+  mkdir -p "$dir/raw"
+  (cd "$src" && "$CAIRN" build "$prog" -o "$dir/prog" "${flags[@]}") >"$dir/build.log" 2>&1 ||
+    build_status=$?
+  if [ "$build_status" -eq 0 ]; then
+    (cd "$src" && CAIRN_OBSERVE="$dir/observe.jsonl" CAIRN_OBSERVE_RAW="$dir/raw" \
+       timeout 600 "${runner[@]}" "$dir/prog") >"$dir/run.log" 2>&1 || exit_status=$?
+  fi
+  printf '{"case": "%s", "half": "%s", "build_status": %d, "exit_status": %d}\n' \
+    "$prog" "$half" "$build_status" "$exit_status" >"$dir/meta.json"
+  printf '   %-9s %-44s build %d exit %d\n' "$half" "$prog" "$build_status" "$exit_status"
+}
+
+say "building and running $(echo $GPU_PROGRAMS | wc -w) programs: $halves"
+for half in $halves; do
+  mkdir -p "$out/$half"
+  mode=$half
+  [ "$half" = device ] && [ -n "$standin" ] && mode=device-standin
+  python3 -c 'import json,sys; print(json.dumps(dict(zip(sys.argv[1::2], sys.argv[2::2]))))' \
+    id "$half" machine "$machine" mode "$mode" target "$target" compiler "$CC" \
+    cairn_version "$version" gpu "${gpu_name:-none}" driver "${driver:-}" cuda "${cuda:-}" \
+    >"$out/$half/cell.json"
+  for prog in $GPU_PROGRAMS; do run_case "$half" "$prog"; done
+done
+
+# --- verdicts --------------------------------------------------------------------------
+python3 "$root/tests/gpu/gpucheck.py" results "$out"
+set +e
+"$BIN/cairn-farm" compare "$out/results.json" --json >"$out/verdicts.json"
+verdict_status=$?
+set -e
+say "verdicts (cairn-farm compare $out/results.json)"
+"$BIN/cairn-farm" compare "$out/results.json" || true
+
+# --- the signed bundle -----------------------------------------------------------------
+machine_json=$(python3 -c 'import json,sys; print(json.dumps({"name": sys.argv[1],
+  "gpus": [{"name": sys.argv[2], "compute_cap": sys.argv[3], "driver": sys.argv[4],
+  "memory_mib": sys.argv[5]}] if sys.argv[2] else [], "cuda": sys.argv[6]}))' \
+  "$machine" "${gpu_name:-}" "${cap:-}" "${driver:-}" "${mem:-}" "${cuda:-}")
+python3 "$root/tests/gpu/gpucheck.py" predicate "$out" "$machine_json"
+if [ ! -f "$key" ]; then
+  mkdir -p "$(dirname "$key")"
+  "$BIN/cairn-agent" keygen "$key" >/dev/null
+fi
+"$BIN/cairn-agent" sign --predicate "$out/predicate.json" --files "$out/bundle" --key "$key" >/dev/null
+dest=$out/bundle
+if [ -n "$gpu" ] && [ -z "$standin" ]; then
+  dest=$root/evidence/$version/gpu/$machine
+  rm -rf "$dest"
+  mkdir -p "$(dirname "$dest")"
+  cp -r "$out/bundle" "$dest"
+fi
+"$BIN/cairn-farm" verify "$dest/bundle.dsse.json" --key "$dest/agent.pub.pem" | head -n 1
+say "bundle: ${dest#$root/}/bundle.dsse.json (public key beside it: agent.pub.pem)"
+if [ -z "$gpu" ]; then
+  echo "make gpu: no GPU: only the emulated half ran (run make gpu on a GPU host for device evidence)"
+fi
+exit $verdict_status
