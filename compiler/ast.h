@@ -122,6 +122,8 @@ struct Expr {
     ExprKind kind;
     Span span;
     const Type *type;       /* set by the checker; TY_ERROR after a reported error */
+    const struct cairn_layout *layout;  /* checker: the folded value of a layout-typed
+                                         * expression (compiler/layout.h), else NULL */
     union {
         struct { const char *text; uint64_t value; bool overflow; } int_lit;  /* value: magnitude */
         struct { const char *text; } float_lit;     /* exact decimal text as written */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check_internal.h"
+#include "layout_check.h"
 
 #define ERR type_scalar(TY_ERROR)
 
@@ -288,6 +289,7 @@ bool const_eval_int(Checker *c, const Expr *e, int64_t *out, int depth) {
         default: return false;
         }
     }
+    case EXPR_CALL: return check_layout_fold_int(c, e, out, depth);   /* L.cosize() */
     default:
         return false;
     }
@@ -798,7 +800,6 @@ bool cairn_check(Program *p, Diags *d) {
     for (int i = 0; i < p->nitems; i++) {
         Item *it = p->items[i];
         if (it->kind == ITEM_FN && !(i < n0 && checked[i])) check_body(&c, it);
-        if (it->kind == ITEM_LAYOUT) defer_later(&c, LATER_LAYOUT, it->span, "layouts");
     }
     free(checked);
     for (int i = 0; i < p->nitems; i++) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check_internal.h"
+#include "layout_check.h"
 
 #define ERR type_scalar(TY_ERROR)
 
@@ -315,19 +316,6 @@ static const Type *check_fragment_mma(Checker *c, Expr *e) {
     return acc;
 }
 
-/* Whether a layout expression (or the layout a name holds) is a swizzle at its top. */
-static bool layout_swizzled(Checker *c, const Expr *l, int depth) {
-    if (depth > 32 || !l) return false;
-    if (l->kind == EXPR_NAME) {
-        Symbol *s = l->u.name.sym ? l->u.name.sym : lookup(c, l->u.name.name);
-        return s && s->kind == SYM_LAYOUT && layout_swizzled(c, s->decl.item->u.layout.value, depth + 1);
-    }
-    if (l->kind != EXPR_CALL || l->u.call.callee->kind != EXPR_NAME) return false;
-    const char *f = l->u.call.callee->u.name.name;
-    if (strcmp(f, "swizzle") == 0) return true;
-    return strcmp(f, "pad") == 0 && l->u.call.nargs > 0 && layout_swizzled(c, l->u.call.args[0], depth + 1);
-}
-
 static bool check_tile_args(Checker *c, Expr *e, int first, const Type *frag, bool store) {
     Expr *tile = arg(e, first), *layout = arg(e, first + 1);
     const Type *tt = check_expr(c, tile, NULL);
@@ -346,12 +334,7 @@ static bool check_tile_args(Checker *c, Expr *e, int first, const Type *frag, bo
                    "mma_store into a read-only view");
         return false;
     }
-    if (frag->u.frag.family == FRAG_WMMA && layout_swizzled(c, layout, 0)) {
-        diag_error(c->d, layout->span, E_LAYOUT_CONSUMER,
-                   "WMMA reads row-major tiles: use rows(...), or an mma.sync fragment (MmaA) for a swizzle",
-                   "a WMMA fragment cannot read a swizzled layout");
-        return false;
-    }
+    if (!check_layout_consumer(c, tile, layout, frag)) return false;
     return warp_op_ok(c, e, &e->u.call.args[first + 2], 2);
 }
 
@@ -461,8 +444,7 @@ static const Type *check_layout_call(Checker *c, Expr *e, Builtin b, Expr *recei
     if (first_int) bad |= type_is_error(check_expr_as(c, arg(e, 0), layout, "the layout argument"));
     for (int i = first_int; i < e->u.call.nargs; i++)
         bad |= type_is_error(check_expr_as(c, arg(e, i), type_scalar(TY_USIZE), "a layout argument"));
-    if (bad) return ERR;
-    defer_later(c, LATER_LAYOUT, e->span, "layouts");
+    if (bad || !check_layout_rules(c, e, b, receiver)) return ERR;
     return receiver ? type_scalar(TY_USIZE) : layout;
 }
 
