@@ -266,7 +266,8 @@ static int judge_case(cJSON *row, cJSON *const *cases, const char *const *cols, 
     int unordered = 0, observed = 0;
     for (int i = 0; i < n; i++) {
         unordered |= is_true(cases[i], "unordered");
-        observed |= cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cases[i], "observations")) > 0;
+        const cJSON *obs = cJSON_GetObjectItemCaseSensitive(cases[i], "observations");
+        observed |= cJSON_GetArraySize(obs) > 0;
     }
     if (n == 0)
         judge(&worst, V_NO_EVIDENCE, P_OBSERVES, "no cell filed this case");
@@ -439,7 +440,8 @@ int compare_file(const char *path, int as_json)
         fprintf(stderr, "cairn-farm compare: %s\n", e.msg);
         return 2;
     }
-    const cJSON *results = cJSON_IsArray(doc) ? doc : cJSON_GetObjectItemCaseSensitive(doc, "results");
+    const cJSON *results = cJSON_IsArray(doc) ? doc
+                                              : cJSON_GetObjectItemCaseSensitive(doc, "results");
     const cJSON *given = cJSON_GetObjectItemCaseSensitive(doc, "cases");
     cJSON *cases = cJSON_IsArray(given) ? cJSON_Duplicate(given, 1) : cases_of(results);
     cJSON *report = compare_results(results, cases);

@@ -13,7 +13,6 @@
 #include <openssl/rand.h>
 
 #include "bundle.h"
-#include "compare.h"
 #include "dsse.h"
 #include "fields.h"
 #include "matrix.h"
@@ -680,84 +679,4 @@ void h_status(Server *s, Request *q, Reply *r)
 {
     (void)q;
     reply_json(r, 200, db_status_view(s->db));
-}
-
-/* A small page for people: runs and how far along they are. It shows counts only. */
-void h_page(Server *s, Request *q, Reply *r)
-{
-    (void)q;
-    cJSON *status = db_status_view(s->db);
-    size_t cap = 4096, len = 0;
-    char *html = malloc(cap);
-    len += (size_t)snprintf(html, cap, "<!doctype html><meta charset=utf-8>"
-        "<meta http-equiv=refresh content=5><title>cairn-farm</title>"
-        "<h1>cairn-farm</h1><table border=1 cellpadding=4><tr><th>run<th>jobs<th>queued"
-        "<th>running<th>done<th>failed<th>cancelled</tr>");
-    const cJSON *run;
-    cJSON_ArrayForEach(run, cJSON_GetObjectItemCaseSensitive(status, "runs")) {
-        if (cap - len < 512) {
-            cap *= 2;
-            html = realloc(html, cap);
-        }
-        len += (size_t)snprintf(html + len, cap - len,
-            "<tr><td><a href=\"/runs/%.0f\">%.0f</a><td>%.0f<td>%.0f<td>%.0f<td>%.0f<td>%.0f<td>%.0f</tr>",
-            json_num(run, "id", 0), json_num(run, "id", 0), json_num(run, "jobs", 0),
-            json_num(run, "queued", 0),
-            json_num(run, "running", 0), json_num(run, "done", 0), json_num(run, "failed", 0),
-            json_num(run, "cancelled", 0));
-    }
-    snprintf(html + len, cap - len, "</table><p>Each run's digests: <code>/runs/ID</code>,"
-             " or <code>cairn-farm compare RUN</code> (docs/farm.md).</p>");
-    cJSON_Delete(status);
-    r->raw = html;
-    r->raw_len = strlen(html);
-    r->raw_type = "text/html; charset=utf-8";
-    r->status = 200;
-}
-
-/* The comparison of one run as a page: what `cairn-farm compare RUN` prints. Every string
- * in it (case paths, machine names, cell ids, hex digests) is drawn from [A-Za-z0-9._+-/]
- * by the checks at submission, enrolment and upload, so nothing needs escaping. */
-void h_run_page(Server *s, Request *q, Reply *r)
-{
-    long id;
-    cJSON *run = parse_id(q->arg, &id) == 0 ? db_run_view(s->db, id) : NULL;
-    if (!run) {
-        reply_error(r, 404, "no run %s", q->arg);
-        return;
-    }
-    cJSON *results = db_run_results(s->db, id);
-    cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(run, "cases"));
-    char *html = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&html, &len);
-    fprintf(out, "<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=5>"
-            "<title>run %ld</title><h1>run %ld</h1><table border=1 cellpadding=4><tr><th>case",
-            id, id);
-    const cJSON *col, *row;
-    const cJSON *columns = cJSON_GetObjectItemCaseSensitive(report, "columns");
-    cJSON_ArrayForEach(col, columns)
-        fprintf(out, "<th>%s", col->valuestring);
-    fprintf(out, "<th>verdict</tr>");
-    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(report, "cases")) {
-        fprintf(out, "<tr><td>%s", json_str(row, "case"));
-        const cJSON *cells = cJSON_GetObjectItemCaseSensitive(row, "cells");
-        cJSON_ArrayForEach(col, columns) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(cells, col->valuestring);
-            fprintf(out, "<td><code>%s</code>", v ? json_str(v, "value") : "-");
-        }
-        fprintf(out, "<td>%s</tr>", json_str(row, "verdict"));
-    }
-    fprintf(out, "</table><p>%s</p><p><a href=\"/\">all runs</a></p>",
-            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "ok"))
-                ? "every case agrees where the language fixes the bits"
-                : "FAILED: a case differs where it must not, or a check failed");
-    fclose(out);
-    cJSON_Delete(report);
-    cJSON_Delete(results);
-    cJSON_Delete(run);
-    r->raw = html;
-    r->raw_len = len;
-    r->raw_type = "text/html; charset=utf-8";
-    r->status = 200;
 }

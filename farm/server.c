@@ -2,6 +2,7 @@
  * (a thread per connection, so a long-polling claim simply waits), authentication,
  * routing, JSON errors and the request log. The handlers live in handlers.c. */
 #include "server.h"
+#include "web.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,15 +22,19 @@ typedef enum { AUTH_NONE, AUTH_ENROL, AUTH_AGENT, AUTH_ADMIN, AUTH_AGENT_OR_ADMI
 
 typedef struct {
     const char *method;
-    const char *pattern;     /* segments; "*" captures one segment into Request.arg */
+    const char *pattern;     /* segments; "*" captures one segment into Request.arg, a
+                                final "**" the rest of the path */
     AuthKind auth;
     void (*handle)(Server *, Request *, Reply *);
 } Route;
 
 static const Route ROUTES[] = {
     {"GET", "/healthz", AUTH_NONE, h_health},
-    {"GET", "/", AUTH_NONE, h_page},
-    {"GET", "/runs/*", AUTH_NONE, h_run_page},
+    {"GET", "/", AUTH_NONE, web_index},
+    {"GET", "/runs/*", AUTH_NONE, web_run},
+    {"GET", "/runs/*/plot.svg", AUTH_NONE, web_plot},
+    {"GET", "/history/**", AUTH_NONE, web_history},
+    {"GET", "/files/**", AUTH_NONE, web_file},
     {"POST", "/api/v1/agents/enrol", AUTH_ENROL, h_enrol},
     {"POST", "/api/v1/agents/*/revoke", AUTH_ADMIN, h_revoke},
     {"POST", "/api/v1/claim", AUTH_AGENT, h_claim},
@@ -77,6 +82,13 @@ static int match(const char *pattern, const char *path, char *arg, size_t cap)
 {
     arg[0] = '\0';
     while (*pattern && *path) {
+        if (!strcmp(pattern, "**")) {
+            size_t n = strlen(path);
+            if (n >= cap)
+                return 0;
+            memcpy(arg, path, n + 1);
+            return 1;
+        }
         if (*pattern == '*') {
             size_t n = strcspn(path, "/");
             if (n == 0 || n >= cap)
@@ -189,7 +201,7 @@ static int authenticate(Server *s, const Route *route, Request *q, Reply *r)
 
 static void dispatch(Server *s, Request *q, Reply *r)
 {
-    char arg[160];
+    char arg[1100];          /* a "**" capture: a case path or an evidence file */
     int path_known = 0;
     for (size_t i = 0; i < sizeof ROUTES / sizeof ROUTES[0]; i++) {
         const Route *route = &ROUTES[i];
@@ -199,8 +211,11 @@ static void dispatch(Server *s, Request *q, Reply *r)
         if (strcmp(route->method, q->method) != 0)
             continue;
         q->arg = arg;
-        if (authenticate(s, route, q, r) == 0)
+        if (authenticate(s, route, q, r) == 0) {
+            if (q->agent.id)
+                web_agent_seen(q->agent.id);   /* the dashboard's "last heard from" */
             route->handle(s, q, r);
+        }
         agent_free(&q->agent);
         return;
     }

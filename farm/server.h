@@ -64,8 +64,6 @@ void reply_json(Reply *r, int status, cJSON *json);
 
 /* Route handlers (handlers.c). */
 void h_health(Server *s, Request *q, Reply *r);
-void h_page(Server *s, Request *q, Reply *r);
-void h_run_page(Server *s, Request *q, Reply *r);
 void h_enrol(Server *s, Request *q, Reply *r);
 void h_revoke(Server *s, Request *q, Reply *r);
 void h_claim(Server *s, Request *q, Reply *r);

@@ -5,7 +5,9 @@ It reads directives from the case file, lines of the form `//! DIRECTIVE ...`:
     //! observe NAME V1,V2,...   an f64 observation of these values
     //! observe-cc NAME          an observation whose bits depend on --cc (gcc vs clang)
     //! unordered                the receipt lists an operation with "order": "unordered"
-    //! bound NAME RATIO         the run reports NAME measured at RATIO of its contract's bound
+    //! bound NAME RATIO [WORDS]  the run reports NAME measured at RATIO of its contract's
+                                 bound (WORDS: the promise it names)
+    //! check NAME ok|fail       the run reports a contract check NAME that held or failed
     //! exit N                   the program returns N
     //! sleep S                  the program sleeps S seconds first (for kill tests)
     //! trap                     the program traps (message on stderr, exit 1)
@@ -40,11 +42,15 @@ for seq, (name, hexbits) in enumerate(spec["observations"]):
     if raw:
         with open(os.path.join(raw, "%%s.%%d.bin" %% (name, seq)), "wb") as f:
             f.write(bits)
-for name, ratio in spec["bounds"]:
+for name, ratio, promise in spec["bounds"]:
     if log:
         with open(log, "a") as f:
             f.write(json.dumps({"bound": name, "ratio": ratio, "ok": ratio <= 1,
-                                "promise": "the fake contract's bound"}) + "\n")
+                                "promise": promise}) + "\n")
+for name, ok in spec["checks"]:
+    if log:
+        with open(log, "a") as f:
+            f.write(json.dumps({"check": name, "ok": ok}) + "\n")
 if spec["trap"]:
     sys.stderr.write("trap: %%s:1:1: integer overflow\n" %% spec["source"])
     sys.exit(1)
@@ -74,7 +80,7 @@ def build(argv):
     src, o = parse_args(argv)
     text = open(src).read()
     spec = {"sleep": 0.0, "observations": [], "exit": 0, "trap": False, "source": src,
-            "bounds": []}
+            "bounds": [], "checks": []}
     unordered = False
     for line in text.splitlines():
         if not line.startswith("//! "):
@@ -87,7 +93,10 @@ def build(argv):
             val = 1.0 if o["cc"] == "gcc" else 1.0 + 2.0 ** -52
             spec["observations"].append((words[1], struct.pack("<d", val).hex()))
         elif words[0] == "bound":
-            spec["bounds"].append((words[1], float(words[2])))
+            spec["bounds"].append((words[1], float(words[2]),
+                                   " ".join(words[3:]) or "the fake contract's bound"))
+        elif words[0] == "check":
+            spec["checks"].append((words[1], words[2] == "ok"))
         elif words[0] == "unordered":
             unordered = True
         elif words[0] == "exit":

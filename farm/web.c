@@ -1,0 +1,313 @@
+/* web.c: the dashboard's pages (see web.h). Each page is built into one memory stream
+ * from the same views the API answers (db_status_view, db_run_view, db_run_results) and
+ * the same comparison `cairn-farm compare` prints (compare.c). Case paths, machine names
+ * and cell ids are checked at submission, enrolment and upload, but everything an agent
+ * sent (capabilities, promises, details, digests) is escaped here all the same. */
+#include "web.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "compare.h"
+
+/* --- small pieces --------------------------------------------------------------------- */
+
+void web_esc(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&#39;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
+/* A URL path piece: safe characters as they are, anything else percent-encoded. */
+void web_url(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            strchr("/._+-", c))
+            fputc(c, out);
+        else
+            fprintf(out, "%%%02X", c);
+    }
+}
+
+static const char STYLE[] =
+    "body{font-family:sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse}"
+    "td,th{border:1px solid #bbb;padding:3px 7px;vertical-align:top;font-size:14px}"
+    "th{background:#eee}code{font-size:12px}a{color:#0645ad}.small{font-size:12px}"
+    ".identical{background:#c8efc8}.within-bound{background:#e3f4b0}"
+    ".no-evidence{background:#e4e4e4}.violates-contract{background:#f7b6b6}"
+    ".differs-where-fixed{background:#f29a9a;font-weight:bold}.pending{background:#fff}"
+    "nav a{margin-right:1em}";
+
+/* The page's head: no script may run, nothing is fetched from elsewhere. */
+FILE *web_page_open(char **html, size_t *len, const char *title, int refresh)
+{
+    FILE *out = open_memstream(html, len);
+    fprintf(out, "<!doctype html><html lang=en><head><meta charset=utf-8>"
+            "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; "
+            "style-src 'unsafe-inline'; img-src 'self'\">");
+    if (refresh)
+        fprintf(out, "<meta http-equiv=refresh content=%d>", refresh);
+    fprintf(out, "<title>");
+    web_esc(out, title);
+    fprintf(out, "</title><style>%s</style></head><body><nav><a href=\"/\">runs</a>"
+            "<a href=\"/#machines\">machines</a></nav><h1>", STYLE);
+    web_esc(out, title);
+    fprintf(out, "</h1>");
+    return out;
+}
+
+void web_page_close(FILE *out, char **html, size_t *len, Reply *r)
+{
+    fprintf(out, "</body></html>\n");
+    fclose(out);   /* sets *html and *len */
+    r->raw = *html;
+    r->raw_len = *len;
+    r->raw_type = "text/html; charset=utf-8";
+    r->status = 200;
+}
+
+long web_run_id(const char *arg)
+{
+    char *end = NULL;
+    long id = arg ? strtol(arg, &end, 10) : 0;
+    return end && *end == '\0' && id > 0 ? id : 0;
+}
+
+/* --- when agents were last heard from -------------------------------------------------- */
+
+#define SEEN_SLOTS 1024
+static struct { long id; double at; } seen[SEEN_SLOTS];
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void web_agent_seen(long id)
+{
+    pthread_mutex_lock(&seen_lock);
+    seen[(unsigned long)id % SEEN_SLOTS].id = id;
+    seen[(unsigned long)id % SEEN_SLOTS].at = now_seconds();
+    pthread_mutex_unlock(&seen_lock);
+}
+
+static double agent_seen(long id, double fallback)
+{
+    size_t slot = (unsigned long)id % SEEN_SLOTS;
+    pthread_mutex_lock(&seen_lock);
+    double at = seen[slot].id == id ? seen[slot].at : fallback;
+    pthread_mutex_unlock(&seen_lock);
+    return at > fallback ? at : fallback;
+}
+
+void web_time(FILE *out, double t)
+{
+    char text[64];
+    time_t secs = (time_t)t;
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    fprintf(out, "%s (%.0f s ago)", text, now_seconds() - t);
+}
+
+/* --- the comparison with per-cell ratios ----------------------------------------------- */
+
+/* The worst measured error/bound of each case in each column, from the cells' bounds. */
+static cJSON *cell_ratios(const cJSON *results)
+{
+    cJSON *all = cJSON_CreateObject();
+    const cJSON *res, *c, *b;
+    cJSON_ArrayForEach(res, results) {
+        char col[400];
+        snprintf(col, sizeof col, "%s/%s", json_str(res, "machine"), json_str(res, "cell_id"));
+        cJSON *mine = cJSON_AddObjectToObject(all, col);
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases")) {
+            double worst = -1;
+            cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(c, "bounds")) {
+                double v = json_num(b, "ratio", INFINITY);
+                worst = v > worst ? v : worst;
+            }
+            if (worst >= 0 && json_str(c, "case") &&
+                !cJSON_GetObjectItemCaseSensitive(mine, json_str(c, "case")))
+                cJSON_AddNumberToObject(mine, json_str(c, "case"), isfinite(worst) ? worst : 1e308);
+        }
+    }
+    return all;
+}
+
+cJSON *web_report(Server *s, long run, cJSON **run_view)
+{
+    cJSON *view = db_run_view(s->db, run);
+    if (!view)
+        return NULL;
+    cJSON *results = db_run_results(s->db, run);
+    cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(view, "cases"));
+    cJSON_AddItemToObject(report, "ratios", cell_ratios(results));
+    cJSON_Delete(results);
+    if (run_view)
+        *run_view = view;
+    else
+        cJSON_Delete(view);
+    return report;
+}
+
+/* --- / : runs and machines ------------------------------------------------------------ */
+
+static void runs_table(Server *s, FILE *out, const cJSON *runs)
+{
+    fprintf(out, "<h2 id=runs>Runs</h2><table><tr><th>run<th>source<th>jobs<th>queued"
+            "<th>running<th>done<th>failed<th>cancelled<th>verdicts<th>result</tr>");
+    int n = cJSON_GetArraySize(runs);
+    for (int i = n - 1; i >= 0 && i >= n - 100; i--) {   /* the newest hundred */
+        const cJSON *run = cJSON_GetArrayItem(runs, i);
+        long id = (long)json_num(run, "id", 0);
+        cJSON *report = web_report(s, id, NULL);
+        const cJSON *counts = cJSON_GetObjectItemCaseSensitive(report, "counts");
+        int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "ok"));
+        int busy = json_num(run, "queued", 0) + json_num(run, "running", 0) > 0;
+        fprintf(out, "<tr><td><a href=\"/runs/%ld\">run %ld</a><td><code>%.12s</code>", id, id,
+                json_str(run, "source_sha") ? json_str(run, "source_sha") : "");
+        static const char *const keys[] = {"jobs", "queued", "running", "done", "failed",
+                                           "cancelled", NULL};
+        for (int i = 0; keys[i]; i++)
+            fprintf(out, "<td>%.0f", json_num(run, keys[i], 0));
+        fprintf(out, "<td class=small>");
+        const cJSON *c;
+        cJSON_ArrayForEach(c, counts) {
+            if (c->valuedouble > 0)
+                fprintf(out, "<span class=%s>%.0f %s</span> ", c->string, c->valuedouble,
+                        c->string);
+        }
+        fprintf(out, "<td class=%s>%s</tr>",
+                busy ? "pending" : ok ? "identical" : "differs-where-fixed",
+                busy ? "running" : ok ? "no promise broken" : "FAILED");
+        cJSON_Delete(report);
+    }
+    fprintf(out, "</table>");
+}
+
+static void gpus_cell(FILE *out, const cJSON *caps)
+{
+    const cJSON *g;
+    int any = 0;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(caps, "gpus")) {
+        any = 1;
+        web_esc(out, json_str(g, "name"));
+        fprintf(out, " (compute capability ");
+        web_esc(out, json_str(g, "compute_cap"));
+        fprintf(out, ", %.0f MiB)<br>", json_num(g, "memory_mib", 0));
+    }
+    if (any) {
+        fprintf(out, "driver ");
+        web_esc(out, json_str(caps, "driver"));
+        fprintf(out, ", CUDA ");
+        web_esc(out, json_str(caps, "cuda"));
+    } else {
+        fprintf(out, "none");
+    }
+}
+
+static void machines_table(FILE *out, const cJSON *agents)
+{
+    fprintf(out, "<h2 id=machines>Machines</h2><table><tr><th>machine<th>GPUs<th>compilers"
+            "<th>CPU<th>labels<th>cairn<th>last heard from</tr>");
+    const cJSON *a;
+    cJSON_ArrayForEach(a, agents) {
+        const cJSON *caps = cJSON_GetObjectItemCaseSensitive(a, "caps"), *c, *l;
+        fprintf(out, "<tr><td>");
+        web_esc(out, json_str(a, "name"));
+        if (json_num(a, "revoked", 0))
+            fprintf(out, " <b>(revoked)</b>");
+        fprintf(out, "<td>");
+        gpus_cell(out, caps);
+        fprintf(out, "<td>");
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(caps, "compilers")) {
+            web_esc(out, c->string);
+            fprintf(out, " ");
+            web_esc(out, json_str(c, "version"));
+            cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(c, "sanitizers")) {
+                fprintf(out, " +");
+                web_esc(out, cJSON_IsString(l) ? l->valuestring : "");
+            }
+            fprintf(out, "<br>");
+        }
+        fprintf(out, "<td>");
+        web_esc(out, json_str(caps, "cpu"));
+        fprintf(out, " (%.0f cores)<td>", json_num(caps, "cores", 0));
+        cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(caps, "labels")) {
+            web_esc(out, cJSON_IsString(l) ? l->valuestring : "");
+            fprintf(out, " ");
+        }
+        fprintf(out, "<td>");
+        web_esc(out, json_str(caps, "cairn"));
+        fprintf(out, "<td>");
+        web_time(out, agent_seen((long)json_num(a, "id", 0), json_num(a, "last_seen", 0)));
+        fprintf(out, "</tr>");
+    }
+    fprintf(out, "</table>");
+}
+
+void web_index(Server *s, Request *q, Reply *r)
+{
+    (void)q;
+    cJSON *status = db_status_view(s->db);
+    char *html = NULL;
+    size_t len = 0;
+    FILE *out = web_page_open(&html, &len, "cairn-farm", 10);
+    fprintf(out, "<p class=small>Each run compares its cases across machines and cells; a "
+            "verdict names the promise it checked (docs/farm.md). Newest runs first.</p>");
+    runs_table(s, out, cJSON_GetObjectItemCaseSensitive(status, "runs"));
+    machines_table(out, cJSON_GetObjectItemCaseSensitive(status, "agents"));
+    cJSON_Delete(status);
+    web_page_close(out, &html, &len, r);
+}
+
+/* --- /files/evidence/... : what the agents filed, read-only ----------------------------- */
+
+#define MAX_SERVED (64L << 20)
+
+static const char *content_type(const char *path)
+{
+    static const char *const types[][2] = {
+        {".json", "application/json"}, {".jsonl", "text/plain; charset=utf-8"},
+        {".log", "text/plain; charset=utf-8"}, {".pem", "text/plain; charset=utf-8"},
+        {NULL, NULL}};
+    size_t n = strlen(path);
+    for (int i = 0; types[i][0]; i++) {
+        size_t k = strlen(types[i][0]);
+        if (n > k && !strcmp(path + n - k, types[i][0]))
+            return types[i][1];
+    }
+    return "application/octet-stream";   /* raw observed bits and anything else */
+}
+
+void web_file(Server *s, Request *q, Reply *r)
+{
+    char path[2400];
+    size_t len = 0;
+    if (!is_safe_relpath(q->arg) || strncmp(q->arg, "evidence/", 9) != 0) {
+        reply_error(r, 404, "no file %s (only evidence/... is served)", q->arg);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/%s", s->state, q->arg);
+    char *data = read_file(path, &len, NULL);
+    if (!data || len > MAX_SERVED) {
+        free(data);
+        reply_error(r, 404, "no file %s", q->arg);
+        return;
+    }
+    r->raw = data;
+    r->raw_len = len;
+    r->raw_type = content_type(q->arg);
+    r->status = 200;
+}
