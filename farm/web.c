@@ -311,3 +311,19 @@ void web_file(Server *s, Request *q, Reply *r)
     r->raw_type = content_type(q->arg);
     r->status = 200;
 }
+
+/* /favicon.ico: browsers ask for it on every page; a small cairn (three stones) in SVG. */
+void web_icon(Server *s, Request *q, Reply *r)
+{
+    (void)s;
+    (void)q;
+    static const char icon[] =
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\">"
+        "<ellipse cx=\"8\" cy=\"13\" rx=\"7\" ry=\"2.5\" fill=\"#777\"/>"
+        "<ellipse cx=\"8\" cy=\"8.5\" rx=\"5\" ry=\"2.2\" fill=\"#999\"/>"
+        "<ellipse cx=\"8\" cy=\"4.5\" rx=\"3\" ry=\"1.8\" fill=\"#bbb\"/></svg>";
+    r->raw = strdup(icon);
+    r->raw_len = strlen(icon);
+    r->raw_type = "image/svg+xml";
+    r->status = 200;
+}

@@ -14,6 +14,7 @@ void web_run(Server *s, Request *q, Reply *r);
 void web_plot(Server *s, Request *q, Reply *r);
 void web_history(Server *s, Request *q, Reply *r);
 void web_file(Server *s, Request *q, Reply *r);
+void web_icon(Server *s, Request *q, Reply *r);
 
 /* Remembers when agent ID was last heard from (any authenticated request). */
 void web_agent_seen(long id);
