@@ -6,6 +6,7 @@
  * the caller compares the result with what it needs (check_expr_as). TY_ERROR is
  * returned after a reported error, and every check that meets it stays silent.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,14 @@ static const Type *check_int_literal(Checker *c, Expr *e, const Type *expected, 
 static const Type *check_float_literal(Checker *c, Expr *e, const Type *expected, Span span) {
     if (refuse_storage_literal(c, e, expected, span)) return ERR;
     if (type_is_int(expected)) {
-        diag_error(c->d, span, E_TYPE_MISMATCH, "write an integer literal, or convert: i32(x)",
+        /* a whole number: its integer literal; else the conversion that exists */
+        const char *text = e->u.float_lit.text;
+        double v = strtod(text, NULL);
+        const char *help = v == floor(v) && fabs(v) < 0x1p63
+            ? arena_printf(c->arena, "write the integer literal %lld", (long long)v)
+            : arena_printf(c->arena, "a float converts with %s(%s), truncating toward zero",
+                           tname(expected), text);
+        diag_error(c->d, span, E_TYPE_MISMATCH, help,
                    "a float literal where %s is required", tname(expected));
         return set_type(e, ERR);
     }
@@ -238,12 +246,58 @@ static const Type *check_convert(Checker *c, Expr *e) {
 
 /* ---- names, indexing, members ---- */
 
+/* The edit distance of a and b (an insertion, deletion, substitution or swap of two
+ * neighbours per step: `LIMTI` is one step from `LIMIT`), or cap + 1 once it is known
+ * to exceed cap. Names are short: three rows of the table suffice. */
+static int edit_distance(const char *a, const char *b, int cap) {
+    enum { MAXLEN = 64 };
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > MAXLEN || lb > MAXLEN || (la > lb ? la - lb : lb - la) > (size_t)cap) return cap + 1;
+    int rows[3][MAXLEN + 1];
+    for (size_t j = 0; j <= lb; j++) rows[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {   /* row i of the table lives in rows[i % 3] */
+        int *older = rows[(i + 1) % 3], *prev = rows[(i + 2) % 3], *cur = rows[i % 3];
+        int best = cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int v = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            if (prev[j] + 1 < v) v = prev[j] + 1;
+            if (cur[j - 1] + 1 < v) v = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && older[j - 2] + 1 < v)
+                v = older[j - 2] + 1;
+            cur[j] = v;
+            if (v < best) best = v;
+        }
+        if (best > cap) return cap + 1;
+    }
+    return rows[la % 3][lb];
+}
+
+/* The help for an unknown name: the nearest name in scope, within a third of its
+ * letters (one at least), locals first (innermost wins a tie), then the top level;
+ * functions when a call wants one, values otherwise. NULL when nothing is near. */
+static const char *near_name_help(Checker *c, const char *name, bool want_fn) {
+    int cap = (int)strlen(name) / 3, best = INT_MAX;
+    if (cap < 1) cap = 1;
+    const char *found = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        Symbol **syms = pass == 0 ? c->locals : c->globals;
+        for (int i = (pass == 0 ? c->nlocals : c->nglobals) - 1; i >= 0; i--) {
+            const Symbol *s = syms[i];
+            if (s->kind == SYM_POISON || (s->kind == SYM_FN) != want_fn) continue;
+            int dist = edit_distance(name, s->name, cap);
+            if (dist <= cap && dist < best) best = dist, found = s->name;
+        }
+    }
+    return found ? arena_printf(c->arena, "a name that exists: %s", found) : NULL;
+}
+
 static const Type *check_name(Checker *c, Expr *e) {
     Symbol *s = lookup(c, e->u.name.name);
     e->u.name.sym = s;
     if (!s) {
+        const char *near = near_name_help(c, e->u.name.name, false);
         const char *help = strcmp(e->u.name.name, "std") == 0
-            ? "std.math functions are called: std.math.exp(x)" : "declare it before use";
+            ? "std.math functions are called: std.math.exp(x)" : near ? near : "declare it before use";
         diag_error(c->d, e->span, E_UNKNOWN_NAME, help, "unknown name '%s'", e->u.name.name);
         return set_type(e, ERR);
     }
@@ -449,7 +503,9 @@ static const Type *check_call(Checker *c, Expr *e, const Type *expected) {
     Symbol *s = lookup(c, callee->u.name.name);
     callee->u.name.sym = s;
     if (!s) {
-        diag_error(c->d, callee->span, E_UNKNOWN_NAME, "declare the function, or check the spelling",
+        const char *near = near_name_help(c, callee->u.name.name, true);
+        diag_error(c->d, callee->span, E_UNKNOWN_NAME,
+                   near ? near : "declare the function, or check the spelling",
                    "unknown function '%s'", callee->u.name.name);
         check_args_loosely(c, e);
         return set_type(e, ERR);
@@ -552,7 +608,6 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
                        "a warp %s under a condition that differs within a warp", what);
             return set_type(e, ERR);
         }
-        defer_later(c, LATER_WARP, e->span, "warp reductions");
     }
     if (!scan) return set_type(e, t);
     Expr *into = e->u.reduce.into;

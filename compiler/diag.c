@@ -31,6 +31,7 @@ void diags_free(Diags *d) {
     for (int i = 0; i < d->len; i++) {
         free(d->items[i].message);
         free(d->items[i].help);
+        free(d->items[i].note);
     }
     free(d->items);
     d->items = NULL;
@@ -70,7 +71,18 @@ static void add(Diags *d, Span span, Code code, bool deferred, const char *help,
         d->items = realloc(d->items, sizeof(Diag) * (size_t)d->cap);
         if (!d->items) abort();
     }
-    d->items[d->len++] = (Diag){code, span, vformat(fmt, ap), dup_or_null(help), deferred};
+    d->items[d->len++] = (Diag){code, span, vformat(fmt, ap), dup_or_null(help), deferred,
+                                {0}, NULL};
+}
+
+void diag_note(Diags *d, Span span, const char *fmt, ...) {
+    if (d->len == 0 || d->items[d->len - 1].note) return;   /* its error was dropped */
+    Diag *g = &d->items[d->len - 1];
+    va_list ap;
+    va_start(ap, fmt);
+    g->note = vformat(fmt, ap);
+    va_end(ap);
+    g->note_span = span;
 }
 
 void diag_error(Diags *d, Span span, Code code, const char *help, const char *fmt, ...) {
@@ -135,23 +147,23 @@ int diags_codes(const Diags *d, Code *out, int max) {
 }
 
 /* Prints the source line of span with a caret run under it. */
-static void print_source_line(const Diags *d, const Diag *g, FILE *out) {
+static void print_source_line(const Diags *d, Span span, FILE *out) {
     const SourceFile *src = d->src;
-    if (!src || !src->text || g->span.line <= 0 || (size_t)g->span.off > src->len) return;
+    if (!src || !src->text || span.line <= 0 || (size_t)span.off > src->len) return;
     const char *text = src->text;
-    size_t start = (size_t)g->span.off, end;
+    size_t start = (size_t)span.off, end;
     while (start > 0 && text[start - 1] != '\n') start--;
     for (end = start; end < src->len && text[end] != '\n' && text[end] != '\r'; end++) {}
-    int gutter = snprintf(NULL, 0, "%d", g->span.line);
+    int gutter = snprintf(NULL, 0, "%d", span.line);
     fprintf(out, "%*s |\n", gutter, "");
-    fprintf(out, "%d | ", g->span.line);
+    fprintf(out, "%d | ", span.line);
     for (size_t i = start; i < end; i++) {
         unsigned char c = (unsigned char)text[i];
         fputc(c == '\t' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : c, out);
     }
     fputc('\n', out);
-    size_t col = (size_t)g->span.off - start;
-    size_t len = g->span.len > 0 ? (size_t)g->span.len : 1;
+    size_t col = (size_t)span.off - start;
+    size_t len = span.len > 0 ? (size_t)span.len : 1;
     if (col + len > end - start) len = end - start > col ? end - start - col : 1;
     fprintf(out, "%*s | %*s", gutter, "", (int)col, "");
     for (size_t i = 0; i < len; i++) fputc('^', out);
@@ -166,7 +178,12 @@ void diags_print(const Diags *d, FILE *out) {
         const Diag *g = &d->items[order[i]];
         fprintf(out, "%s:%d:%d: error[%s]: %s\n", g->span.file ? g->span.file : "<input>",
                 g->span.line, g->span.col, code_table[g->code].text, g->message);
-        print_source_line(d, g, out);
+        print_source_line(d, g->span, out);
+        if (g->note) {
+            fprintf(out, "%s:%d:%d: note: %s\n", g->note_span.file ? g->note_span.file : "<input>",
+                    g->note_span.line, g->note_span.col, g->note);
+            print_source_line(d, g->note_span, out);
+        }
         if (g->help) fprintf(out, "help: %s\n", g->help);
     }
     int total = diags_count(d);

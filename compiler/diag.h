@@ -6,7 +6,8 @@
  *      12 |   let x = a + b;
  *         |           ^^^^^
  *     help: what to write instead
- * The code table (codes.def) is shared with `cairn explain`, so a code the checker uses
+ * A note (diag_note) adds a second place: "file:3:11: note: the block opened here" and
+ * its line. The code table (codes.def) is shared with `cairn explain`, so a code the checker uses
  * always has an explanation. A "deferred" diagnostic (E-UNSUPPORTED for a construct a
  * later stage will give meaning to) is shown only when no other error was found, so a
  * program is refused for its real mistake first and for what is not built yet last.
@@ -45,6 +46,8 @@ typedef struct Diag {
     char *message;
     char *help;             /* NULL when none */
     bool deferred;
+    Span note_span;         /* a second place that explains the first (diag_note) */
+    char *note;             /* NULL when none */
 } Diag;
 
 typedef struct Diags {
@@ -61,6 +64,10 @@ void diags_free(Diags *d);
 /* Reports an error at span. help may be NULL. */
 void diag_error(Diags *d, Span span, Code code, const char *help, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* Adds a note with its own span to the diagnostic reported last, printed under it as
+ *     file:line:col: note: the block opened here
+ * with that line and a caret (rustc's second span). */
+void diag_note(Diags *d, Span span, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Reports a construct a later stage will give meaning to: shown only when alone. */
 void diag_deferred(Diags *d, Span span, Code code, const char *help, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));

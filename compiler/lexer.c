@@ -111,9 +111,10 @@ static void skip_space(Lexer *lx) {
                 if (lx->s[lx->pos] == '\n') { lx->pos++; lx->line++; lx->col = 1; }
                 else advance(lx, 1);
             }
-            if (!lx->s[lx->pos]) {
+            if (!lx->s[lx->pos]) {  /* one error: the parser stops at the TOK_ERROR */
                 diag_error(lx->d, lex_span(lx, off, line, col, 2), E_SYNTAX,
                            "close the comment with */", "unterminated block comment");
+                push(lx, TOK_ERROR, off, line, col);
                 return;
             }
             advance(lx, 2);
@@ -132,6 +133,14 @@ static void lex_number(Lexer *lx) {
         while (is_hex(s[lx->pos])) advance(lx, 1);
     } else {
         while (is_digit(s[lx->pos])) advance(lx, 1);
+        if (s[lx->pos] == '.' && !is_digit(s[lx->pos + 1]) && s[lx->pos + 1] != '.') {
+            advance(lx, 1);     /* `2.`: not a float in CAIRN (`2..5` is a range) */
+            diag_error(lx->d, lex_span(lx, off, line, col, lx->pos - off), E_SYNTAX,
+                       arena_printf(lx->arena, "write %.*s0", lx->pos - off, s + off),
+                       "a float literal needs digits after the point");
+            push(lx, TOK_ERROR, off, line, col);
+            return;
+        }
         if (s[lx->pos] == '.' && is_digit(s[lx->pos + 1])) {
             kind = TOK_FLOAT;
             advance(lx, 1);
@@ -203,7 +212,6 @@ static bool lex_punct(Lexer *lx) {
 
 TokenList lex(Arena *arena, const SourceFile *src, Diags *d) {
     Lexer lx = {.src = src, .s = src->text, .pos = 0, .line = 1, .col = 1, .d = d, .arena = arena};
-    (void)lx.arena;
     for (;;) {
         skip_space(&lx);
         if ((size_t)lx.pos >= src->len) break;

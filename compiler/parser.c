@@ -122,7 +122,22 @@ static bool accept(Parser *p, TokKind k) {
     return true;
 }
 
+/* A missing ';' is reported where it belongs, right after the statement that lacks
+ * it (rustc's place), not at the next line's first token. */
+static _Noreturn void fail_semicolon(Parser *p) {
+    const Token *t = peek(p), *prev = &p->toks[p->pos > 0 ? p->pos - 1 : 0];
+    if (t->kind == TOK_ERROR || p->pos == 0) fail(p, "';'");
+    Span end = {p->src->path, prev->line, prev->col + prev->len, prev->off + prev->len, 1};
+    if (t->kind == TOK_EOF)
+        diag_error(p->d, end, E_SYNTAX, "add ';'", "expected ';', found end of file");
+    else
+        diag_error(p->d, end, E_SYNTAX, "add ';'", "expected ';', found '%.*s'", t->len,
+                   p->src->text + t->off);
+    longjmp(p->on_error, 1);
+}
+
 static const Token *expect(Parser *p, TokKind k) {
+    if (!at(p, k) && k == TOK_SEMI) fail_semicolon(p);
     if (!at(p, k)) {
         char what[48];
         const char *text = tok_kind_text(k);
@@ -646,7 +661,12 @@ static Block *parse_block(Parser *p) {
     expect(p, TOK_LBRACE);
     PtrVec v = {0};
     while (!at(p, TOK_RBRACE)) {
-        if (at(p, TOK_EOF)) fail(p, "'}'");
+        if (at(p, TOK_EOF)) {   /* say where the unclosed block began */
+            diag_error(p->d, tok_span(p, peek(p)), E_SYNTAX, "close the block with '}'",
+                       "expected '}', found end of file");
+            diag_note(p->d, tok_span(p, &p->toks[start]), "the block opened here");
+            longjmp(p->on_error, 1);
+        }
         vec_push(p, &v, parse_stmt(p));
     }
     advance_tok(p);

@@ -72,3 +72,90 @@ def test_unsupported_is_reported_only_alone(tmp_path):
                    "fn g() -> i32 { return 1.5; }\n")
     rc, found, err = check(src)
     assert [c for c, _, _ in found] == ["E-TYPE-MISMATCH"]
+
+
+# ---- issue 16: diagnostics to rustc's standard ----------------------------------------
+
+def lines_of(tmp_path, text):
+    src = tmp_path / "f.cairn"
+    src.write_text(text)
+    rc, found, err = check(src)
+    assert rc == 1
+    return found, err.splitlines(), str(src)
+
+
+def test_misspelled_name_gets_the_nearest_name_in_scope(tmp_path):
+    found, lines, _ = lines_of(tmp_path, "fn main() -> i32 {\n  let sum:i32 = 1;\n"
+                                         "  let total:i32 = 2;\n  return sun;\n}\n")
+    assert found == [("E-UNKNOWN-NAME", 4, 10)]
+    assert "help: a name that exists: sum" in lines
+
+
+def test_misspelled_function_and_global_names(tmp_path):
+    found, lines, _ = lines_of(tmp_path, "const LIMIT:i32 = 3;\nfn square(x:i32) -> i32 = x * x;\n"
+                                         "fn main() -> i32 { return sqare(LIMTI); }\n")
+    assert [f[0] for f in found] == ["E-UNKNOWN-NAME", "E-UNKNOWN-NAME"]
+    assert "help: a name that exists: square" in lines
+    assert "help: a name that exists: LIMIT" in lines
+
+
+def test_a_name_far_from_every_name_gets_no_guess(tmp_path):
+    found, lines, _ = lines_of(tmp_path, "fn main() -> i32 {\n  let sum:i32 = 1;\n"
+                                         "  return zebra;\n}\n")
+    assert not any("a name that exists" in line for line in lines)
+    assert "help: declare it before use" in lines
+
+
+def test_a_name_out_of_scope_is_not_suggested(tmp_path):
+    found, lines, _ = lines_of(tmp_path, "fn main() -> i32 {\n  if true { let count:i32 = 1; }\n"
+                                         "  return coun;\n}\n")
+    assert not any("a name that exists" in line for line in lines)
+
+
+def test_missing_semicolon_at_the_end_of_its_statement(tmp_path):
+    found, lines, path = lines_of(tmp_path, "fn main() -> i32 {\n  let a:i32 = 1\n"
+                                            "  let b:i32 = 2;\n  return a;\n}\n")
+    assert found == [("E-SYNTAX", 2, 16)]
+    assert lines[0] == f"{path}:2:16: error[E-SYNTAX]: expected ';', found 'let'"
+    assert lines[2] == "2 |   let a:i32 = 1"
+    assert lines[3] == "  | " + " " * 15 + "^"
+    assert "help: add ';'" in lines
+
+
+def test_unterminated_block_names_where_it_opened(tmp_path):
+    found, lines, path = lines_of(tmp_path, "fn main() -> i32 {\n  let a:i32 = 1;\n  return a;\n")
+    assert found == [("E-SYNTAX", 4, 1)]
+    assert f"{path}:1:18: note: the block opened here" in lines
+    note = lines.index(f"{path}:1:18: note: the block opened here")
+    assert lines[note + 2] == "1 | fn main() -> i32 {"
+    assert lines[note + 3] == "  | " + " " * 17 + "^"
+
+
+def test_unterminated_comment_is_one_error(tmp_path):
+    found, lines, _ = lines_of(tmp_path, "fn main() -> i32 {\n  let a:i32 = 1; /* oops\n"
+                                         "  return a;\n}\n")
+    assert found == [("E-SYNTAX", 2, 18)]
+    assert lines[-1].startswith("1 error")
+
+
+def test_float_literal_needs_digits_after_the_point(tmp_path):
+    found, lines, _ = lines_of(tmp_path, "fn main() -> i32 {\n  let x:f64 = 2.;\n  return 0;\n}\n")
+    assert found == [("E-SYNTAX", 2, 15)]
+    assert any("a float literal needs digits after the point" in line for line in lines)
+    assert "help: write 2.0" in lines
+
+
+def test_range_after_an_integer_is_not_a_float(tmp_path):
+    src = tmp_path / "f.cairn"
+    src.write_text("fn main() -> i32 {\n  for i in 2..5 { }\n  return 0;\n}\n")
+    rc, found, err = check(src)
+    assert rc == 0, err
+
+
+def test_float_literal_where_an_integer_is_expected(tmp_path):
+    found, lines, _ = lines_of(tmp_path, "fn main() -> i32 {\n  let n:usize = 4.0;\n"
+                                         "  let m:u8 = 2.5;\n  return 0;\n}\n")
+    assert [f[0] for f in found] == ["E-TYPE-MISMATCH", "E-TYPE-MISMATCH"]
+    assert "help: write the integer literal 4" in lines
+    assert "help: a float converts with u8(2.5), truncating toward zero" in lines
+    assert not any("i32(x)" in line for line in lines)
