@@ -2,6 +2,7 @@
  * (a thread per connection, so a long-polling claim simply waits), authentication,
  * routing, JSON errors and the request log. The handlers live in handlers.c. */
 #include "server.h"
+#include "conns.h"
 #include "web.h"
 
 #include <arpa/inet.h>
@@ -10,9 +11,11 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -200,38 +203,39 @@ static int authenticate(Server *s, const Route *route, Request *q, Reply *r)
     return 0;
 }
 
-static void dispatch(Server *s, Request *q, Reply *r)
+/* The route for Q's method and path; otherwise NULL with the 404 or 405 in R. */
+static const Route *find_route(Request *q, char *arg, size_t cap, Reply *r)
 {
-    char arg[1100];          /* a "**" capture: a case path or an evidence file */
     int path_known = 0;
     for (size_t i = 0; i < sizeof ROUTES / sizeof ROUTES[0]; i++) {
         const Route *route = &ROUTES[i];
-        if (!match(route->pattern, q->path, arg, sizeof arg))
+        if (!match(route->pattern, q->path, arg, cap))
             continue;
         path_known = 1;
         if (strcmp(route->method, q->method) != 0)
             continue;
         q->arg = arg;
-        if (authenticate(s, route, q, r) == 0) {
-            if (q->agent.id)
-                web_agent_seen(q->agent.id);   /* the dashboard's "last heard from" */
-            route->handle(s, q, r);
-        }
-        agent_free(&q->agent);
-        return;
+        return route;
     }
     if (path_known)
         reply_error(r, 405, "method %s not allowed on %s", q->method, q->path);
     else
         reply_error(r, 404, "no route %s %s", q->method, q->path);
+    return NULL;
 }
 
 /* --- libmicrohttpd glue ------------------------------------------------------------ */
 
+/* One request's state between libmicrohttpd's calls: the route and the caller, known
+ * from the headers alone, then the body. */
 typedef struct {
+    Request q;
+    const Route *route;
+    char arg[1100];          /* a "**" capture: a case path or an evidence file */
     char *body;
     size_t len, cap;
     int too_big;
+    int answered;      /* refused from its headers: the body, if any, is not read */
     double started;
 } Upload;
 
@@ -287,6 +291,37 @@ static int take_body(Upload *u, const char *data, size_t size, long max)
     return 0;
 }
 
+static enum MHD_Result answer(struct MHD_Connection *conn, Upload *u, Reply *r)
+{
+    log_request(&u->q, r, u->started);
+    conns_answering(conn);
+    enum MHD_Result rc = send_reply(conn, r);
+    cJSON_Delete(r->json);
+    return rc;
+}
+
+/* The headers are in: route, token and declared length are checked before any of the
+ * body is read, so an anonymous or oversized upload costs no memory. 0 to go on. */
+static int admit(Server *s, struct MHD_Connection *conn, Upload *u, Reply *r)
+{
+    const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    const char *length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                     "Content-Length");
+    if (auth && !strncmp(auth, "Bearer ", 7))
+        u->q.bearer = auth + 7;
+    u->route = find_route(&u->q, u->arg, sizeof u->arg, r);
+    int ok = u->route && authenticate(s, u->route, &u->q, r) == 0;
+    if (ok && u->q.agent.id)
+        web_agent_seen(u->q.agent.id);   /* the dashboard's "last heard from" */
+    if (ok && u->q.agent.id)
+        web_agent_seen(u->q.agent.id);   /* the dashboard's "last heard from" */
+    conns_headers_done(conn, ok && u->route->auth != AUTH_NONE);
+    if (ok && length && strtod(length, NULL) > (double)s->cfg.max_body_bytes)
+        ok = reply_error(r, 413, "Content-Length %s is over max_body_bytes (%ld)", length,
+                         s->cfg.max_body_bytes) == 0;
+    return ok ? 0 : -1;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **state)
@@ -295,44 +330,51 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     (void)version;
     Server *s = g_server;
     Upload *u = *state;
+    Reply r = {0};
     if (!u) {
         *state = u = calloc(1, sizeof *u);
+        if (!u)
+            return MHD_NO;
         u->started = now_seconds();
-        return u ? MHD_YES : MHD_NO;
+        u->q = (Request){.method = method, .path = url};
+        if (admit(s, conn, u, &r) == 0)
+            return MHD_YES;
+        u->answered = 1;
+        return answer(conn, u, &r);
     }
     if (*upload_size) {
-        if (take_body(u, upload_data, *upload_size, s->cfg.max_body_bytes) != 0)
+        if (!u->answered && take_body(u, upload_data, *upload_size, s->cfg.max_body_bytes) != 0)
             return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
-    Request q = {.method = method, .path = url, .body = u->body ? u->body : "", .len = u->len};
-    const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-    if (auth && !strncmp(auth, "Bearer ", 7))
-        q.bearer = auth + 7;
-    Reply r = {0};
-    if (u->too_big)
+    if (u->answered)
+        return MHD_YES;
+    u->answered = 1;
+    u->q.body = u->body ? u->body : "";
+    u->q.len = u->len;
+    if (u->too_big) {
         reply_error(&r, 413, "body larger than max_body_bytes (%ld)", s->cfg.max_body_bytes);
-    else
-        dispatch(s, &q, &r);
-    log_request(&q, &r, u->started);
-    enum MHD_Result rc = send_reply(conn, &r);
-    cJSON_Delete(r.json);
-    return rc;
+    } else {
+        conns_handling(conn);
+        u->route->handle(s, &u->q, &r);
+    }
+    return answer(conn, u, &r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
                          enum MHD_RequestTerminationCode code)
 {
     (void)cls;
-    (void)conn;
     (void)code;
     Upload *u = *state;
     if (u) {
+        agent_free(&u->q.agent);
         free(u->body);
         free(u);
     }
     *state = NULL;
+    conns_request_done(conn);
 }
 
 /* --- configuration and the serve verb ---------------------------------------------- */
@@ -340,6 +382,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
 static int load_config(const char *path, FarmConfig *c, Err *e)
 {
     *c = (FarmConfig){.max_body_bytes = 64L << 20, .max_subjects = 10000,
+                      .max_connections = 1000, .max_connections_per_address = 750,
+                      .max_anonymous = 256, .max_anonymous_per_address = 64,
+                      .header_timeout_seconds = 10, .body_timeout_seconds = 300,
                       .lease_seconds = 60, .max_attempts = 3,
                       .claim_wait_max_seconds = 30, .sync_full = 1};
     snprintf(c->listen, sizeof c->listen, "127.0.0.1:8470");
@@ -356,10 +401,19 @@ static int load_config(const char *path, FarmConfig *c, Err *e)
     snprintf(c->enrol_token, sizeof c->enrol_token, "%s", enrol ? enrol : "");
     snprintf(c->admin_token, sizeof c->admin_token, "%s", admin ? admin : "");
     c->max_body_bytes = (long)json_num(j, "max_body_bytes", (double)c->max_body_bytes);
-    long subjects = c->max_subjects;
-    if (json_int(j, "max_subjects", 1, 1e7, &subjects) < 0)
-        bad = "\"max_subjects\" must be an integer in [1, 1e7]";
-    c->max_subjects = subjects;
+    static const struct { const char *key; size_t at; double lo, hi; } counts[] = {
+        {"max_subjects", offsetof(FarmConfig, max_subjects), 1, 1e7},
+        {"max_connections", offsetof(FarmConfig, max_connections), 16, 1e5},
+        {"max_connections_per_address", offsetof(FarmConfig, max_connections_per_address), 1, 1e5},
+        {"max_anonymous", offsetof(FarmConfig, max_anonymous), 1, 1e5},
+        {"max_anonymous_per_address", offsetof(FarmConfig, max_anonymous_per_address), 1, 1e5},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (json_int(j, counts[i].key, counts[i].lo, counts[i].hi,
+                     (long *)((char *)c + counts[i].at)) < 0)
+            bad = "a max_ count is not an integer in its range (see --help)";
+    c->header_timeout_seconds = json_num(j, "header_timeout_seconds", c->header_timeout_seconds);
+    c->body_timeout_seconds = json_num(j, "body_timeout_seconds", c->body_timeout_seconds);
     c->lease_seconds = json_num(j, "lease_seconds", c->lease_seconds);
     c->max_attempts = (int)json_num(j, "max_attempts", c->max_attempts);
     c->claim_wait_max_seconds = json_num(j, "claim_wait_max_seconds",
@@ -372,6 +426,9 @@ static int load_config(const char *path, FarmConfig *c, Err *e)
         return err_set(e, "%s: %s", path, bad);
     if (strlen(c->enrol_token) < 16 || strlen(c->admin_token) < 16)
         return err_set(e, "%s: enrol_token and admin_token must be at least 16 characters", path);
+    if (!(c->header_timeout_seconds > 0) || !(c->body_timeout_seconds > 0))
+        return err_set(e, "%s: header_timeout_seconds and body_timeout_seconds must be > 0",
+                       path);
     if (c->lease_seconds <= 0 || c->max_attempts < 1 || c->max_body_bytes < 1024)
         return err_set(e, "%s: lease_seconds > 0, max_attempts >= 1, max_body_bytes >= 1024",
                        path);
@@ -413,6 +470,7 @@ static void *reaper(void *arg)
     Server *s = arg;
     for (unsigned long tick = 1;; tick++) {
         sleep_ms(200);
+        conns_sweep();
         if (db_reap(s->db, s->cfg.max_attempts) > 0)
             server_notify(s);
         if (s->cfg.sync_full && tick % SETTLE_TICKS == 0)
@@ -429,11 +487,35 @@ static const char SERVE_HELP[] =
     "evidence store, all kept in DIR (farm.db, blobs/, evidence/, tmp/). FILE is JSON:\n"
     "  {\"listen\": \"127.0.0.1:8470\", \"enrol_token\": \"...\", \"admin_token\": \"...\",\n"
     "   \"max_body_bytes\": 67108864, \"max_subjects\": 10000, \"lease_seconds\": 60,\n"
-    "   \"max_attempts\": 3, \"claim_wait_max_seconds\": 30, \"sync\": \"full\"}\n"
+    "   \"max_attempts\": 3, \"claim_wait_max_seconds\": 30, \"sync\": \"full\",\n"
+    "   \"max_connections\": 1000, \"max_connections_per_address\": 750,\n"
+    "   \"max_anonymous\": 256, \"max_anonymous_per_address\": 64,\n"
+    "   \"header_timeout_seconds\": 10, \"body_timeout_seconds\": 300}\n"
+    "Connections that have shown no token yet and wait for headers are capped in all and\n"
+    "per address (the oldest is closed to make room); headers must be complete within\n"
+    "header_timeout_seconds, a body and its answer within body_timeout_seconds, counted\n"
+    "in total time (docs/farm.md, \"Limits and security\").\n"
     "sync \"full\" fsyncs every acknowledged bundle (it survives power loss); \"process\"\n"
     "only guarantees survival of the coordinator's own crash (kill -9), and is faster.\n"
     "Port 0 picks a free port. Once listening it writes DIR/serve.json ({\"url\", \"pid\"}).\n"
     "SIGINT or SIGTERM stops it; kill -9 loses nothing acknowledged.\n";
+
+/* Connections MAX at most, and no more than the file descriptors allow: the soft limit
+ * is raised to the hard one, and 64 descriptors are kept for the database and files. */
+static unsigned connection_budget(long max)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return (unsigned)max;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max + 64)
+        max = rl.rlim_cur > 128 ? (long)rl.rlim_cur - 64 : 64;
+    return (unsigned)max;
+}
 
 static int start_http(Server *s, struct MHD_Daemon **daemon, char *url, size_t cap, Err *e)
 {
@@ -441,11 +523,20 @@ static int start_http(Server *s, struct MHD_Daemon **daemon, char *url, size_t c
     if (parse_listen(s->cfg.listen, &addr, e) != 0)
         return -1;
     g_server = s;
+    ConnLimits limits = {connection_budget(s->cfg.max_connections),
+                         (unsigned)s->cfg.max_connections_per_address,
+                         (unsigned)s->cfg.max_anonymous,
+                         (unsigned)s->cfg.max_anonymous_per_address,
+                         s->cfg.header_timeout_seconds, s->cfg.body_timeout_seconds};
+    conns_init(&limits);
     *daemon = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+        MHD_OPTION_NOTIFY_CONNECTION, conns_notify, NULL,
+        MHD_OPTION_CONNECTION_LIMIT, limits.max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits.max_per_address,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
     if (!*daemon)
         return err_set(e, "cannot listen on %s: %s", s->cfg.listen, strerror(errno));

@@ -2,16 +2,22 @@
 client's move that once crashed, locked out or corrupted the coordinator. Bundles are
 signed here with the openssl command line (farmlib), independently of the C code."""
 import base64
+import concurrent.futures
 import hashlib
 import json
 import os
+import pathlib
+import resource
+import socket
 import sqlite3
 import sys
+import threading
+import time
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import HERE, Farm, enrol, sign_envelope, statement, upload_body  # noqa: E402
+from farmlib import HERE, Farm, enrol, sign_envelope, statement, upload_body, wait_for  # noqa: E402
 
 RECEIPT = json.dumps({"cairn": "0.1.0", "numerics": {"main": [
     {"op": "sum", "from": "f64", "to": "f64", "rounding": "nearest-even", "sum": "exact"}]}}).encode()
@@ -184,3 +190,170 @@ def test_fields_at_their_bounds_are_filed(farm1):
     status, answer = signed_upload(farm, job, key, token, tmp, mutate=mutate)
     assert status == 200, answer
     assert len(farm.evidence_dirs()) == 1
+
+
+# --- High 2: half-sent connections cannot lock agents out ----------------------------
+
+class SlowLoris:
+    """COUNT connections from loopback, each sending a request's headers one line every
+    DRIP seconds and never finishing them; a closed one is opened again, at most
+    MAX_OPENS times in all. Runs until stop() (the test bounds it in time)."""
+
+    def __init__(self, port, count, drip=2.0, max_opens=20000):
+        self.port, self.count, self.drip, self.max_opens = port, count, drip, max_opens
+        self.socks, self.opened, self.closed_by_server, self.peak = [], 0, 0, 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def open_one(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", self.port))
+        self.opened += 1
+        self.socks.append([s, 0.0, False])
+
+    def alive(self, entry):
+        s, _, _ = entry
+        try:
+            if s.recv(4096) == b"":
+                raise ConnectionResetError
+        except BlockingIOError:
+            return True
+        except OSError:
+            pass
+        s.close()
+        self.closed_by_server += 1
+        return False
+
+    def run(self):
+        while not self.stopping.is_set():
+            self.socks = [e for e in self.socks if self.alive(e)]
+            while len(self.socks) < self.count and self.opened < self.max_opens:
+                self.open_one()
+            self.peak = max(self.peak, len(self.socks))
+            now = time.time()
+            for entry in self.socks:
+                if now - entry[1] >= self.drip:
+                    line = b"X-Slow: 1\r\n" if entry[2] else b"GET / HTTP/1.1\r\nHost: x\r\n"
+                    try:
+                        entry[0].send(line)
+                        entry[1], entry[2] = now, True
+                    except OSError:
+                        pass
+            time.sleep(0.05)
+        for s, _, _ in self.socks:
+            s.close()
+
+    def __enter__(self):
+        self.thread.start()
+        wait_for(lambda: self.peak >= self.count, 30, "the slow connections to open")
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        self.thread.join(30)
+
+
+def test_slow_connections_do_not_lock_agents_out(tmp_path):
+    """2,000 half-sent connections from loopback (past the ~1,020 that used to lock the
+    coordinator) while an agent works: every job still completes, at about its normal
+    rate, and the coordinator closes the slow connections (oldest first, and each
+    after header_timeout_seconds)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    count = 2000
+    if hard != resource.RLIM_INFINITY and hard < count + 300:
+        pytest.skip(f"the file descriptor hard limit {hard} is under {count + 300}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, count + 300), hard))
+    try:
+        with Farm(tmp_path, lease=20) as farm:
+            run = farm.submit(HERE / "cases", {"compilers": ["gcc", "clang"], "repeat": 3})
+            with SlowLoris(farm.port, count) as attack:
+                started = time.time()
+                farm.agent("a", idle=3)
+                view = farm.wait_run(run, 90)
+                took = time.time() - started
+            assert all(j["state"] == "done" for j in view["jobs"]), view["jobs"]
+            assert attack.closed_by_server > 0
+            assert farm.server.poll() is None
+            print(f"6 jobs under {count} slow connections: {took:.1f} s, "
+                  f"{attack.opened} opened, {attack.closed_by_server} closed by the coordinator")
+            assert took < 60
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def configure(farm, **settings):
+    config = json.loads(farm.config.read_text())
+    config.update(settings)
+    farm.config.write_text(json.dumps(config))
+
+
+def test_headers_are_timed_by_total_time_not_inactivity(tmp_path):
+    """A connection that sends a header line every 0.3 s is never inactive, yet it is
+    closed once header_timeout_seconds have passed since it opened."""
+    farm = Farm(tmp_path)
+    configure(farm, header_timeout_seconds=2)
+    with farm:
+        with SlowLoris(farm.port, 5, drip=0.3, max_opens=5) as attack:
+            started = time.time()
+            wait_for(lambda: attack.closed_by_server == 5, 15, "the slow connections to close")
+            took = time.time() - started
+        assert 1.0 < took < 6.0, took
+        status, _ = farm.request("GET", "/healthz")
+        assert status == 200
+
+
+# --- Medium: the token and the declared length are checked before the body ------------
+
+def raw_post(port, path, length, token, body_bytes=0, chunk=1 << 20):
+    """Sends headers declaring LENGTH, then up to BODY_BYTES of it; returns the status the
+    coordinator answered (or None when it closed without one)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    try:
+        s.sendall((f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                   f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n").encode())
+        sent, block = 0, b"x" * chunk
+        while sent < body_bytes:
+            s.sendall(block)
+            sent += chunk
+    except OSError:
+        pass   # the coordinator answered and closed before taking it all
+    try:
+        head = s.recv(4096).decode(errors="replace")
+        return int(head.split()[1]) if head.startswith("HTTP/") else None
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+def peak_rss_mib(pid):
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
+
+
+def test_anonymous_uploads_are_refused_before_their_bodies(tmp_path):
+    """Eight 60 MiB uploads with a wrong token: each is answered 401 from its headers and
+    the coordinator's peak memory does not grow by their bodies (it grew to 494 MiB)."""
+    with Farm(tmp_path, max_body=64 << 20) as farm:
+        before = peak_rss_mib(farm.server.pid)
+        size = 60 << 20
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            statuses = list(pool.map(
+                lambda _: raw_post(farm.port, "/api/v1/jobs/1/bundle", size, "wrong", size),
+                range(8)))
+        assert all(s in (401, None) for s in statuses), statuses
+        assert statuses.count(401) >= 1, statuses
+        grew = peak_rss_mib(farm.server.pid) - before
+        assert grew < 60, f"peak memory grew by {grew:.0f} MiB"
+
+
+def test_declared_length_over_the_limit_is_refused_before_the_body(tmp_path):
+    """An agent declaring more than max_body_bytes gets its 413 without sending a byte of
+    the body (the answer comes while the body is still unsent)."""
+    with Farm(tmp_path, max_body=1 << 20) as farm:
+        token, _ = enrol(farm, "x", farm.keygen("x"))
+        assert raw_post(farm.port, "/api/v1/jobs/1/bundle", 2 << 20, token) == 413
+        assert raw_post(farm.port, "/api/v1/jobs/1/bundle", 2 << 20, "wrong") == 401
