@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "driver_fs.h"
+#include "frontend.h"
 #include "lower_c.h"
 #include "receipt.h"
 
@@ -74,6 +75,15 @@ static int canonical_sanitize(const char *text, const char **canonical) {
     return *canonical ? 0 : -1;
 }
 
+/* host, or sm_ and two or three digits with an optional letter (sm_90a). */
+static bool valid_target(const char *t) {
+    if (strcmp(t, "host") == 0) return true;
+    if (strncmp(t, "sm_", 3) != 0) return false;
+    size_t digits = strspn(t + 3, "0123456789");
+    const char *rest = t + 3 + digits;
+    return digits >= 2 && digits <= 3 && (!*rest || (rest[0] >= 'a' && rest[0] <= 'z' && !rest[1]));
+}
+
 static int take_value(int argc, char **argv, int *i, const char **value, driver_error *err) {
     if (*i + 1 >= argc) return fail(err, -1, "%s needs a value", argv[*i]), -1;
     *value = argv[++*i];
@@ -100,17 +110,25 @@ int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, driver_
         opt->opt_set = 1;
         return 1;
     }
-    if (strcmp(a, "--emulate") == 0)
-        return fail(err, -1, "--emulate: this cairn lowers host programs only, which need no "
-                    "emulation"), -1;
+    if (strcmp(a, "--emulate") == 0) {
+        opt->emulate = 1;
+        return 1;
+    }
     if (strcmp(a, "--target") == 0) {
         const char *value;
         if (take_value(argc, argv, i, &value, err) < 0) return -1;
-        if (strcmp(value, "host") != 0)
-            return fail(err, -1, "--target %s: this cairn builds for the host only", value), -1;
+        if (!valid_target(value))
+            return fail(err, -1, "--target takes host or a CUDA architecture sm_NN (sm_80, sm_89, "
+                        "sm_90, sm_120), not '%s'", value), -1;
+        opt->target = value;
         return 1;
     }
     return 0;
+}
+
+/* A CUDA build: a GPU target, not emulated. */
+static bool cuda_build(const build_options *opt) {
+    return opt->target && strcmp(opt->target, "host") != 0 && !opt->emulate;
 }
 
 /* The exact flags a program (and its runtime) is compiled with. */
@@ -120,6 +138,7 @@ static void compile_flags(const build_options *opt, strvec *flags) {
     const char *base[] = {"-std=c11", olevel, "-Wall", "-Wextra", "-Werror",
                           "-ffp-contract=off", "-fno-fast-math"};
     for (size_t k = 0; k < sizeof base / sizeof *base; k++) sv_push(flags, base[k]);
+    if (cuda_build(opt)) sv_push(flags, "-DCAIRN_CUDA=1");  /* cairn_device.h: device memory by cudart */
     if (!opt->sanitize) return;
     if (strcmp(opt->sanitize, "thread") == 0) {
         sv_push(flags, "-fsanitize=thread");
@@ -194,6 +213,61 @@ static int compile_failure(const char *what, const char *log, driver_error *err)
     free(text);
     return fail(err, DRIVER_INTERNAL, "the C compiler rejected %s (a bug in cairn; log: %s)",
                 what, log);
+}
+
+/* ---- nvcc (CUDA builds) ---------------------------------------------------------- */
+
+typedef struct nvcc_info {
+    char *path;
+    char version[32];   /* e.g. "13.0.48", from `nvcc --version` */
+} nvcc_info;
+
+/* $CAIRN_NVCC when set (tests point it at a missing file), else nvcc on PATH, in
+ * $CUDA_HOME/bin, or in /usr/local/cuda/bin. */
+static int nvcc_discover(nvcc_info *nv, driver_error *err) {
+    const char *forced = getenv("CAIRN_NVCC"), *home = getenv("CUDA_HOME");
+    char path[PATH_MAX];
+    if (forced && *forced) {
+        nv->path = access(forced, X_OK) == 0 ? fs_absolute(forced) : NULL;
+    } else {
+        nv->path = fs_which("nvcc");
+        if (!nv->path && home && *home && pathf(path, "%s/bin/nvcc", home) > 0 && access(path, X_OK) == 0)
+            nv->path = strdup(path);
+        if (!nv->path && access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
+            nv->path = strdup("/usr/local/cuda/bin/nvcc");
+    }
+    if (!nv->path)
+        return fail(err, DRIVER_USAGE, "nvcc not found (install the CUDA toolkit, put nvcc on PATH "
+                    "or set CUDA_HOME; --emulate runs the device work on host threads instead)");
+    char dir[PATH_MAX], log[PATH_MAX];
+    if (cache_dir("tmp", dir, err)) return DRIVER_USAGE;
+    pathf(log, "%s/nvcc-version.%ld", dir, (long)getpid());
+    char *argv[] = {nv->path, "--version", NULL};
+    int status = proc_run(argv, NULL, log);
+    char *text = fs_read(log, NULL);
+    unlink(log);
+    const char *v = text ? strstr(text, ", V") : NULL;
+    if (status != 0 || !v) {
+        free(text);
+        return fail(err, DRIVER_USAGE, "'%s --version' failed: is it nvcc?", nv->path);
+    }
+    snprintf(nv->version, sizeof nv->version, "%.*s", (int)strspn(v + 3, "0123456789."), v + 3);
+    free(text);
+    return 0;
+}
+
+/* What nvcc compiles the device half with (docs/devices.md): no contraction into fused
+ * multiply-adds, IEEE division and square root, subnormals kept; the host side of the
+ * .cu with the project's strict flags; every warning an error. */
+static void nvcc_flags(const build_options *opt, strvec *flags) {
+    char arch[32], olevel[8];
+    snprintf(arch, sizeof arch, "-arch=%s", opt->target);
+    snprintf(olevel, sizeof olevel, "-O%d", opt->opt_set ? opt->opt_level : 2);
+    const char *base[] = {arch, "-std=c++17", olevel, "--fmad=false", "-prec-div=true",
+                          "-prec-sqrt=true", "-ftz=false", "-Werror", "all-warnings",
+                          "-Xcompiler", "-Wall,-Wextra,-ffp-contract=off,-fno-fast-math",
+                          "-DCAIRN_CUDA=1"};
+    for (size_t k = 0; k < sizeof base / sizeof *base; k++) sv_push(flags, base[k]);
 }
 
 /* ---- the runtime ---------------------------------------------------------------- */
@@ -362,20 +436,29 @@ static void source_stem(const char *source, char stem[256]) {
     snprintf(stem, 256, "%.*s", (int)n, base);
 }
 
-/* Writes the generated C to c/KEY/STEM.c (and --emit-c DIR/STEM.c); c_dir gets c/KEY. */
-static int write_c(const build_options *opt, const strbuf *c_text, const char *stem,
+/* Writes the generated C to c/KEY/STEM.c, and a CUDA build's device half to
+ * c/KEY/STEM_dev.cu (and both to --emit-c DIR); c_dir gets c/KEY. */
+static int write_c(const build_options *opt, const lower_output *lo, const char *stem,
                    char c_dir[PATH_MAX], driver_error *err) {
     char hex[65], root[PATH_MAX], path[PATH_MAX];
-    sha256_hex(c_text->data, c_text->len, hex);
+    strbuf both = {0};
+    sb_append(&both, lo->c.data ? lo->c.data : "", lo->c.len);
+    sb_append(&both, lo->cu.data ? lo->cu.data : "", lo->cu.len);
+    sha256_hex(both.data ? both.data : "", both.len, hex);
+    sb_free(&both);
     if (cache_dir("c", root, err)) return DRIVER_USAGE;
     pathf(c_dir, "%s/%.32s", root, hex);
-    pathf(path, "%s/%s.c", c_dir, stem);
-    if (fs_mkdirs(c_dir) != 0 || fs_write_atomic(path, c_text->data, c_text->len) != 0)
-        return fail(err, DRIVER_USAGE, "cannot write %s: %s", path, strerror(errno));
-    if (!opt->emit_c_dir) return 0;
-    pathf(path, "%s/%s.c", opt->emit_c_dir, stem);
-    if (fs_mkdirs(opt->emit_c_dir) != 0 || fs_write_atomic(path, c_text->data, c_text->len) != 0)
-        return fail(err, DRIVER_USAGE, "--emit-c: cannot write %s: %s", path, strerror(errno));
+    const char *dirs[] = {c_dir, opt->emit_c_dir};
+    for (int d = 0; d < 2 && dirs[d]; d++) {
+        const char *what = d ? "--emit-c: " : "";
+        for (int half = 0; half < 2; half++) {
+            const strbuf *text = half ? &lo->cu : &lo->c;
+            if (half && !text->len) continue;
+            pathf(path, "%s/%s%s", dirs[d], stem, half ? "_dev.cu" : ".c");
+            if (fs_mkdirs(dirs[d]) != 0 || fs_write_atomic(path, text->data, text->len) != 0)
+                return fail(err, DRIVER_USAGE, "%scannot write %s: %s", what, path, strerror(errno));
+        }
+    }
     return 0;
 }
 
@@ -401,6 +484,48 @@ static int compile_program(const cc_info *cc, const strvec *flags, const char *r
     return status == 0 ? 0 : compile_failure("the generated C", log, err);
 }
 
+/* A CUDA build: STEM.c with the C compiler, STEM_dev.cu with nvcc, and nvcc links both
+ * with the runtime objects into `out`. */
+static int compile_cuda(const cc_info *cc, const nvcc_info *nv, const strvec *flags,
+                        const strvec *nv_flags, const char *rt_dir, const strvec *objects,
+                        const char *c_dir, const char *stem, const char *out, driver_error *err) {
+    char include[PATH_MAX], log[PATH_MAX], src[300], obj[300], dev_src[300], dev_obj[300];
+    pathf(include, "-I%s", rt_dir);
+    snprintf(src, sizeof src, "%s.c", stem);
+    snprintf(obj, sizeof obj, "%s.o", stem);
+    snprintf(dev_src, sizeof dev_src, "%s_dev.cu", stem);
+    snprintf(dev_obj, sizeof dev_obj, "%s_dev.o", stem);
+    strvec host = {0}, dev = {0}, link = {0};
+    sv_push(&host, cc->path);
+    for (size_t k = 0; k < flags->len; k++) sv_push(&host, flags->items[k]);
+    const char *host_tail[] = {include, "-c", src, "-o", obj};
+    for (size_t k = 0; k < 5; k++) sv_push(&host, host_tail[k]);
+    sv_push(&dev, nv->path);
+    for (size_t k = 0; k < nv_flags->len; k++) sv_push(&dev, nv_flags->items[k]);
+    const char *dev_tail[] = {include, "-c", dev_src, "-o", dev_obj};
+    for (size_t k = 0; k < 5; k++) sv_push(&dev, dev_tail[k]);
+    sv_push(&link, nv->path);
+    sv_push(&link, nv_flags->items[0]);  /* -arch=sm_NN */
+    sv_push(&link, obj);
+    sv_push(&link, dev_obj);
+    for (size_t k = 0; k < objects->len; k++) sv_push(&link, objects->items[k]);
+    const char *link_tail[] = {"-o", out, "-lm", "-lcrypto", "-lcjson", "-Xcompiler", "-pthread"};
+    for (size_t k = 0; k < 7; k++) sv_push(&link, link_tail[k]);
+    int status = 0;
+    pathf(log, "%s/%s.log", c_dir, stem);
+    if (proc_run(host.items, c_dir, log) != 0) status = compile_failure("the generated C", log, err);
+    pathf(log, "%s/%s_dev.log", c_dir, stem);
+    if (!status && proc_run(dev.items, c_dir, log) != 0)
+        status = compile_failure("the generated CUDA C++ (nvcc)", log, err);
+    pathf(log, "%s/%s_link.log", c_dir, stem);
+    if (!status && proc_run(link.items, c_dir, log) != 0)
+        status = compile_failure("the CUDA link (nvcc)", log, err);
+    sv_free(&host);
+    sv_free(&dev);
+    sv_free(&link);
+    return status;
+}
+
 /* Checks the output can be written before any work is done; out_abs gets its path. */
 static int probe_output(const char *output, char **out_abs, driver_error *err) {
     *out_abs = fs_absolute(output);
@@ -419,15 +544,19 @@ static int probe_output(const char *output, char **out_abs, driver_error *err) {
 }
 
 static int write_receipt(const build_options *opt, const char *output, const cc_info *cc,
-                         const strvec *flags, const char *rt_digest, const cJSON *numerics,
-                         const char *out_abs, driver_error *err) {
+                         const strvec *flags, const char *rt_digest, const lower_output *lo,
+                         const nvcc_info *nv, const strvec *nv_flags, const char *out_abs,
+                         driver_error *err) {
     char src_sha[65], out_sha[65];
     if (sha256_file(opt->source, src_sha) != 0 || sha256_file(out_abs, out_sha) != 0)
         return fail(err, DRIVER_USAGE, "cannot read back %s: %s", output, strerror(errno));
     strvec link = {0};
     for (size_t k = 0; k < sizeof link_libs / sizeof *link_libs; k++) sv_push(&link, link_libs[k]);
     receipt_info info = {opt->source, src_sha, output, out_sha, rt_digest, cc->name,
-                         cc->version, flags, &link, opt->sanitize, numerics};
+                         cc->version, flags, &link, opt->sanitize, lo->numerics,
+                         opt->target ? opt->target : "host",
+                         opt->emulate || (lo->has_device && !nv->path),
+                         nv->path ? nv->version : NULL, nv_flags};
     char *text = receipt_render(&info);
     sv_free(&link);
     char path[PATH_MAX];
@@ -438,38 +567,62 @@ static int write_receipt(const build_options *opt, const char *output, const cc_
                          strerror(errno));
 }
 
+/* Loads and checks the program once, then lowers the checked program. */
+static int lower_source(const build_options *opt, bool cuda, lower_output *out, driver_error *err) {
+    Diags d;
+    diags_init(&d, NULL);
+    LoadStatus load;
+    Program *p = cairn_load(opt->source, &d, &load);
+    int refused = p ? lower_program(p, &d, cuda, out) : 1;
+    if (refused) diags_print(&d, stderr);
+    if (p) program_free(p);
+    diags_free(&d);
+    return refused ? fail(err, DRIVER_REFUSED, "%s was refused", opt->source) : 0;
+}
+
 /* Everything after the options are settled: lower, compile, link, receipt. */
 static int build_into(const build_options *opt, const char *output, const cc_info *cc,
                       driver_error *err) {
     char *out_abs = NULL;
     int status = probe_output(output, &out_abs, err);
-    strbuf c_text = {0};
-    cJSON *numerics = cJSON_CreateObject();
-    strvec flags = {0};
+    bool cuda = cuda_build(opt);
+    lower_output lo = {.numerics = cJSON_CreateObject()};
+    nvcc_info nv = {0};
+    strvec flags = {0}, nv_flags = {0};
     compile_flags(opt, &flags);
-    if (status == 0) {
-        status = lower_file(opt->source, &c_text, numerics);
-        if (status != 0) fail(err, DRIVER_REFUSED, "%s was refused", opt->source);
-    }
+    if (cuda) nvcc_flags(opt, &nv_flags);
+    if (status == 0 && cuda) status = nvcc_discover(&nv, err);
+    if (status == 0) status = lower_source(opt, cuda, &lo, err);
     char rt_digest[65], rt_dir[PATH_MAX], c_dir[PATH_MAX], stem[256], tmp_out[PATH_MAX];
     runtime_digest(rt_digest);
     source_stem(opt->source, stem);
     strvec objects = {0};
-    if (status == 0)
-        status = runtime_ensure(cc, &flags, rt_digest, c_text.data, rt_dir, &objects, err);
-    if (status == 0) status = write_c(opt, &c_text, stem, c_dir, err);
+    if (status == 0) {
+        strbuf program = {0};  /* what the runtime scan reads: both halves */
+        sb_append(&program, lo.c.data ? lo.c.data : "", lo.c.len);
+        sb_append(&program, lo.cu.data ? lo.cu.data : "", lo.cu.len);
+        status = runtime_ensure(cc, &flags, rt_digest, program.data ? program.data : "", rt_dir,
+                                &objects, err);
+        sb_free(&program);
+    }
+    if (status == 0) status = write_c(opt, &lo, stem, c_dir, err);
     pathf(tmp_out, "%s.tmp.%ld", out_abs ? out_abs : "", (long)getpid());
-    if (status == 0)
+    if (status == 0 && cuda)
+        status = compile_cuda(cc, &nv, &flags, &nv_flags, rt_dir, &objects, c_dir, stem, tmp_out, err);
+    else if (status == 0)
         status = compile_program(cc, &flags, rt_dir, &objects, c_dir, stem, tmp_out, err);
     sv_free(&objects);
     if (status == 0 && rename(tmp_out, out_abs) != 0)
         status = fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
     if (status == 0)
-        status = write_receipt(opt, output, cc, &flags, rt_digest, numerics, out_abs, err);
+        status = write_receipt(opt, output, cc, &flags, rt_digest, &lo, &nv, &nv_flags, out_abs, err);
     unlink(tmp_out);
     sv_free(&flags);
-    cJSON_Delete(numerics);
-    sb_free(&c_text);
+    sv_free(&nv_flags);
+    free(nv.path);
+    cJSON_Delete(lo.numerics);
+    sb_free(&lo.c);
+    sb_free(&lo.cu);
     free(out_abs);
     return status;
 }
@@ -478,6 +631,9 @@ static int check_source(const build_options *opt, driver_error *err) {
     if (!opt->source) return fail(err, DRIVER_USAGE, "no source file given (see --help)");
     if (access(opt->source, R_OK) != 0)
         return fail(err, DRIVER_USAGE, "cannot read %s: %s", opt->source, strerror(errno));
+    if (cuda_build(opt) && opt->sanitize)
+        return fail(err, DRIVER_USAGE, "--sanitize checks host builds: add --emulate to run %s's "
+                    "device work on host threads under the sanitizer", opt->target);
     return 0;
 }
 
@@ -512,7 +668,8 @@ int driver_build_cached(const build_options *opt, char **exe, driver_error *err)
     strvec flags = {0};
     compile_flags(opt, &flags);
     strbuf key = {0};
-    sb_printf(&key, "cairn-run-1\n%s\n%s\n%s\n%s\n", self, opt->source, cc.path, cc.banner);
+    sb_printf(&key, "cairn-run-2\n%s\n%s\n%s\n%s\n%s\n%d\n", self, opt->source, cc.path, cc.banner,
+              opt->target ? opt->target : "host", opt->emulate);
     for (size_t k = 0; k < flags.len; k++) sb_printf(&key, "%s\n", flags.items[k]);
     sb_append(&key, source ? source : "", source ? len : 0);
     sha256_hex(key.data, key.len, hex);

@@ -1,8 +1,11 @@
 /* driver.h: `cairn build` and `cairn run` behind their command lines.
  *
- * The driver checks and lowers a program (lower_c.h), finds the C compiler, compiles
- * the runtime that travels inside this binary into a content-addressed cache, compiles
- * and links the program, and writes the build receipt (receipt.h). Errors come back as
+ * The driver loads and checks a program once (frontend.h), hands the checked program
+ * to the lowering (lower_c.h: C for the host, device work emulated; or C plus CUDA C++
+ * for --target sm_NN), finds the C compiler (and nvcc for a CUDA build), compiles the
+ * runtime that travels inside this binary into a content-addressed cache, compiles and
+ * links the program (nvcc links a CUDA build), and writes the build receipt
+ * (receipt.h). Errors come back as
  * a status and a one-line message for the one place that prints them (cmd_build.c,
  * cmd_run.c). Statuses: 0 built, 1 the program was refused (diagnostics already
  * printed), 2 usage or environment (bad flag, no compiler, unwritable output), 3 the C
@@ -33,6 +36,8 @@ typedef struct build_options {
     const char *emit_c_dir; /* --emit-c DIR: also write the generated C there */
     int opt_level;          /* -O0..-O3; -1 (or 0-initialised opt_set == 0): 2 */
     int opt_set;
+    const char *target;     /* --target host|sm_NN; NULL: host */
+    int emulate;            /* --emulate: device work on host threads, built by the C compiler */
 } build_options;
 
 /* Error text for the caller to print, one line. */

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend.h"
 #include "lower_c_internal.h"
 
 /* ---- emitting ---- */
@@ -86,7 +85,18 @@ bool is_scalar_ref(const Type *t) { return t && t->kind == TY_VIEW && !t->u.view
 
 const Symbol *expr_sym(const Expr *e) { return e && e->kind == EXPR_NAME ? e->u.name.sym : NULL; }
 
+bool is_thread_sym(const Lower *L, const Symbol *s) {
+    for (int i = 0; i < L->nthread_syms; i++)
+        if (L->thread_syms[i] == s) return true;
+    return false;
+}
+
+const char *thread_array(Lower *L, const Symbol *s) {
+    return arena_printf(L->arena, "pt_%s_%d", s->name, s->id);
+}
+
 const char *sym_c(Lower *L, const Symbol *s) {
+    if (is_thread_sym(L, s)) return arena_printf(L->arena, "%s[cairn_t]", thread_array(L, s));
     switch (s->kind) {
     case SYM_CONST: return arena_printf(L->arena, "cairn_const_%s()", s->name);
     case SYM_FN: return arena_printf(L->arena, "cairn_fn_%s", s->name);
@@ -113,10 +123,12 @@ static void c_string(strbuf *sb, const char *text, size_t len) {
 
 /* Frees the buffers live[from..] (innermost first). */
 static void free_live(Lower *L, int from) {
-    for (int k = L->nlive - 1; k >= from; k--) emit(L, "free(%s);", sym_c(L, L->live[k]));
+    for (int k = L->nlive - 1; k >= from; k--) {
+        const Symbol *b = L->live[k];
+        if (L->cuda) emit(L, "cairn_device_free(%s, %d);", sym_c(L, b), (int)b->type->u.view.place);
+        else emit(L, "free(%s);", sym_c(L, b));
+    }
 }
-
-static void lower_stmt(Lower *L, const Stmt *s);
 
 void lower_block(Lower *L, const Block *b) {
     int mark = L->nlive;
@@ -142,6 +154,10 @@ static void lower_let(Lower *L, const Stmt *s) {
     }
     const char *v = lower_expr(L, s->u.let.init);
     const char *name = sym_c(L, sym);
+    if (is_thread_sym(L, sym)) {  /* an emulated block's per-thread slot, declared before */
+        emit(L, "%s = %s;", name, v ? v : "0");
+        return;
+    }
     emit(L, "%s %s = %s;", c_scalar(sym->type), name, v ? v : "0");
     emit(L, "(void)%s;", name);
 }
@@ -179,7 +195,7 @@ static void lower_for(Lower *L, const Stmt *s) {
     const Binder *b = &s->u.for_.b;
     const Type *t = b->sym ? b->sym->type : b->count->type;
     const char *lo = b->lo ? lower_expr(L, b->lo) : "0";
-    const char *hi = lower_expr(L, b->count);
+    const char *hi = lower_opaque(L, t, lower_expr(L, b->count));  /* `for i in 0..0` */
     const char *i = b->sym ? sym_c(L, b->sym) : new_tmp(L);
     emit(L, "for (%s %s = %s; %s < %s; %s++) {", c_scalar(t), i, lo, i, hi, i);
     L->indent++;
@@ -197,17 +213,19 @@ static void lower_return(Lower *L, const Stmt *s) {
 
 static void lower_buffer(Lower *L, const Stmt *s) {
     const Symbol *sym = s->u.alloc.sym;
-    if (s->u.alloc.place != PLACE_HOST) {
-        unsupported(L, s->span, "a buffer placed on the device");
-        return;
-    }
     if (L->nlive == LOWER_MAX_LIVE) {
         unsupported(L, s->span, "this many nested buffers");
         return;
     }
     const char *n = lower_expr(L, s->u.alloc.count);
     const char *t = c_scalar(s->u.alloc.elem), *name = sym_c(L, sym), *len = sym_len(L, sym);
-    emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", t, name, t, n, t, at(L, s->span));
+    if (L->cuda) {  /* by placement: cudaMalloc, cudaMallocManaged or the host heap */
+        L->modules |= LOWER_MODULE_DEVICE;
+        emit(L, "%s *%s = (%s *)cairn_device_zeroed(%s, sizeof(%s), %d, %s);", t, name, t, n, t,
+             (int)s->u.alloc.place, at(L, s->span));
+    } else {  /* emulated: every placement is host memory */
+        emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", t, name, t, n, t, at(L, s->span));
+    }
     emit(L, "const uint64_t %s = %s;", len, n);
     emit(L, "(void)%s;", len);
     L->live[L->nlive++] = sym;
@@ -218,7 +236,7 @@ static void lower_expr_stmt(Lower *L, const Stmt *s) {
     if (v) emit(L, "(void)%s;", v);
 }
 
-static void lower_stmt(Lower *L, const Stmt *s) {
+void lower_stmt(Lower *L, const Stmt *s) {
     switch (s->kind) {
     case STMT_LET: lower_let(L, s); break;
     case STMT_ASSIGN: lower_assign(L, s); break;
@@ -229,9 +247,12 @@ static void lower_stmt(Lower *L, const Stmt *s) {
     case STMT_PARALLEL: lower_parallel(L, s); break;
     case STMT_BUFFER: lower_buffer(L, s); break;
     case STMT_BLOCK: lower_braced(L, s->u.block); break;
-    case STMT_BLOCKS: unsupported(L, s->span, "a cooperative `blocks` region"); break;
-    case STMT_SHARED: unsupported(L, s->span, "a `shared` array"); break;
-    case STMT_BARRIER: unsupported(L, s->span, "`barrier`"); break;
+    case STMT_BLOCKS: lower_blocks(L, s); break;
+    case STMT_SHARED:  /* the emulation lowers them itself (lower_emulate.c) */
+    case STMT_BARRIER:
+        if (L->cuda) lower_coop_stmt_cuda(L, s);
+        else unsupported(L, s->span, "`shared` or `barrier` here");
+        break;
     }
 }
 
@@ -289,14 +310,19 @@ static void prologue(Lower *L, const Item *fn) {
     if (fn->u.fn.requires) lower_requires(L, fn);
 }
 
-static void lower_fn(Lower *L, const Item *fn) {
+/* A function, into the C file; or (device) its copy in the .cu that device lanes call,
+ * whose roundings the host copy already listed. */
+static void lower_fn(Lower *L, const Item *fn, bool device) {
     const char *sig = signature(L, fn);
-    sb_printf(&L->protos, "static %s __attribute__((unused));\n", sig);
+    const char *q = device ? "static __device__" : "static";
+    sb_printf(device ? &L->dev_protos : &L->protos, "%s %s __attribute__((unused));\n", q, sig);
     L->fn = fn;
-    L->entries = cJSON_AddArrayToObject(L->numerics, fn->name);
-    L->out = &L->defs;
+    cJSON *scratch = device ? cJSON_CreateArray() : NULL;
+    L->entries = device ? scratch : cJSON_AddArrayToObject(L->numerics, fn->name);
+    L->out = device ? &L->dev : &L->defs;
+    L->in_device = device;
     L->nlive = L->live_base = 0;
-    emit(L, "static %s {", sig);
+    emit(L, "%s %s {", q, sig);
     L->indent = 1;
     prologue(L, fn);
     lower_block(L, fn->u.fn.body);
@@ -305,19 +331,37 @@ static void lower_fn(Lower *L, const Item *fn) {
              at(L, fn->span));
     L->indent = 0;
     emit(L, "}\n");
+    L->in_device = false;
+    cJSON_Delete(scratch);
 }
 
 /* A constant becomes a function computing it, so any checked expression may define it. */
-static void lower_const(Lower *L, const Item *it) {
+static void lower_const(Lower *L, const Item *it, bool device) {
     const char *t = c_scalar(it->u.const_.type);
-    sb_printf(&L->protos, "static %s cairn_const_%s(void) __attribute__((unused));\n", t, it->name);
-    L->entries = cJSON_AddArrayToObject(L->numerics, arena_printf(L->arena, "const %s", it->name));
-    L->out = &L->defs;
-    emit(L, "static %s cairn_const_%s(void) {", t, it->name);
+    const char *q = device ? "static __device__" : "static";
+    sb_printf(device ? &L->dev_protos : &L->protos, "%s %s cairn_const_%s(void) __attribute__((unused));\n",
+              q, t, it->name);
+    cJSON *scratch = device ? cJSON_CreateArray() : NULL;
+    L->entries = device ? scratch
+                        : cJSON_AddArrayToObject(L->numerics, arena_printf(L->arena, "const %s", it->name));
+    L->out = device ? &L->dev : &L->defs;
+    emit(L, "%s %s cairn_const_%s(void) {", q, t, it->name);
     L->indent = 1;
     emit(L, "return %s;", lower_expr(L, it->u.const_.value));
     L->indent = 0;
     emit(L, "}\n");
+    cJSON_Delete(scratch);
+}
+
+/* CUDA: what device lanes may call (constants, and functions without regions or
+ * host-only effects) gets a __device__ copy in the .cu. */
+static void lower_device_copies(Lower *L) {
+    for (int i = 0; i < L->prog->nitems; i++) {
+        const Item *it = L->prog->items[i];
+        if (it->kind == ITEM_CONST) lower_const(L, it, true);
+        else if (it->kind == ITEM_FN && it->u.fn.lane_effects == 0 && strcmp(it->name, "main") != 0)
+            lower_fn(L, it, true);
+    }
 }
 
 static void prelude(strbuf *out, const Program *p) {
@@ -330,17 +374,18 @@ static void prelude(strbuf *out, const Program *p) {
     sb_puts(out, ";\n#define CAIRN_AT(line, col) ((cairn_loc){cairn_source, (line), (col)})\n\n");
 }
 
-static void lower_program(Lower *L) {
+static void lower_program_items(Lower *L) {
     bool has_main = false;
     for (int i = 0; i < L->prog->nitems; i++) {
         const Item *it = L->prog->items[i];
         if (it->kind == ITEM_FN) {
-            lower_fn(L, it);
+            lower_fn(L, it, false);
             has_main |= strcmp(it->name, "main") == 0;
         } else if (it->kind == ITEM_CONST) {
-            lower_const(L, it);
+            lower_const(L, it, false);
         }
     }
+    if (L->cuda) lower_device_copies(L);
     if (has_main) {
         sb_puts(&L->defs, "int main(void) {\n    return (int)cairn_fn_main();\n}\n");
         return;
@@ -350,29 +395,37 @@ static void lower_program(Lower *L) {
                "a program to build needs a main function");
 }
 
-int lower_file(const char *path, strbuf *c_out, cJSON *numerics) {
-    Diags d;
-    diags_init(&d, NULL);
-    LoadStatus status;
-    Program *p = cairn_load(path, &d, &status);
-    int refused = 1;
-    if (p) {
-        Lower L = {.prog = p, .diags = &d, .arena = p->arena, .numerics = numerics};
-        lower_program(&L);
-        refused = diags_has_errors(&d);
-        if (!refused) {
-            prelude(c_out, p);
-            sb_append(c_out, L.protos.data ? L.protos.data : "", L.protos.len);
-            sb_puts(c_out, "\n");
-            sb_append(c_out, L.lanes.data ? L.lanes.data : "", L.lanes.len);
-            sb_append(c_out, L.defs.data ? L.defs.data : "", L.defs.len);
-        }
-        sb_free(&L.protos);
-        sb_free(&L.lanes);
-        sb_free(&L.defs);
+/* Where the CUDA back end's pieces go: the context structs both files declare, the
+ * kernels (.cu), and the host code (.c) that calls their launchers. */
+static void assemble(Lower *L, lower_output *out) {
+    prelude(&out->c, L->prog);
+    if (L->cuda) {
+        sb_puts(&out->c, "#include \"cairn_device.h\"\n\n");
+        sb_append(&out->c, L->shared_decls.data ? L->shared_decls.data : "", L->shared_decls.len);
+        lower_cuda_prelude(&out->cu, L->prog);
+        sb_append(&out->cu, L->shared_decls.data ? L->shared_decls.data : "", L->shared_decls.len);
+        sb_append(&out->cu, L->dev_protos.data ? L->dev_protos.data : "", L->dev_protos.len);
+        sb_puts(&out->cu, "\n");
+        sb_append(&out->cu, L->dev.data ? L->dev.data : "", L->dev.len);
     }
-    if (refused) diags_print(&d, stderr);
-    if (p) program_free(p);
-    diags_free(&d);
+    sb_append(&out->c, L->protos.data ? L->protos.data : "", L->protos.len);
+    sb_puts(&out->c, "\n");
+    sb_append(&out->c, L->lanes.data ? L->lanes.data : "", L->lanes.len);
+    sb_append(&out->c, L->defs.data ? L->defs.data : "", L->defs.len);
+}
+
+int lower_program(Program *p, Diags *d, bool cuda, lower_output *out) {
+    Lower L = {.prog = p, .diags = d, .arena = p->arena, .numerics = out->numerics, .cuda = cuda};
+    lower_program_items(&L);
+    int refused = diags_has_errors(d);
+    if (!refused) assemble(&L, out);
+    out->modules = L.modules;
+    out->has_device = L.has_device;
+    sb_free(&L.protos);
+    sb_free(&L.lanes);
+    sb_free(&L.defs);
+    sb_free(&L.dev);
+    sb_free(&L.dev_protos);
+    sb_free(&L.shared_decls);
     return refused;
 }

@@ -16,6 +16,26 @@ static const char *bind(Lower *L, const Type *t, const char *value) {
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 
+/* Why comparison operands and loop bounds go through temporaries: CAIRN accepts
+ * comparisons whose result the operand types fix (`n >= 0` on a usize, `u <= 255` on a
+ * u8, `i < 0` on a usize index), a value compared with itself (`x == x`) and loops with
+ * a literal bound (`for i in 0..0`), but gcc and clang flag those very C expressions
+ * (-Wtype-limits, -Wtautological-compare) and the build runs with -Werror. Those
+ * warnings come from the compilers' front ends and look only at the expression's text:
+ * a literal, a macro or the same name on both sides. So every operand that is not
+ * already a temporary is first bound to one (of its own type), and the second of two
+ * identical operands to another: the front end then sees two distinct variables, and
+ * the optimizer folds them back, so the code is the same at -O1 and above. Folding the
+ * comparison here instead would cover only the cases we think of; tests/fuzz's
+ * random-program sweep holds the generated C to every warning of both compilers. */
+static bool is_tmp(const char *v) {
+    return v[0] == 't' && v[1] && strspn(v + 1, "0123456789") == strlen(v + 1);
+}
+
+const char *lower_opaque(Lower *L, const Type *t, const char *v) {
+    return is_tmp(v) ? v : bind(L, t, v);
+}
+
 /* ---- constants ---- */
 
 static const char *int_constant(Lower *L, const Type *t, uint64_t value, bool negative) {
@@ -165,7 +185,12 @@ static const char *lower_binary(Lower *L, const Expr *e) {
     const char *a = lower_expr(L, e->u.binary.lhs);
     const char *b = lower_expr(L, e->u.binary.rhs);
     const Type *t = e->u.binary.lhs->type;
-    if (op >= BIN_EQ && op <= BIN_GE) return bind(L, e->type, FMT("%s %s %s", a, c_ops[op], b));
+    if (op >= BIN_EQ && op <= BIN_GE) {  /* see lower_opaque */
+        a = lower_opaque(L, t, a);
+        b = strcmp(a, b) == 0 ? bind(L, e->u.binary.rhs->type, b)
+                              : lower_opaque(L, e->u.binary.rhs->type, b);
+        return bind(L, e->type, FMT("%s %s %s", a, c_ops[op], b));
+    }
     if (op == BIN_BITAND || op == BIN_BITOR || op == BIN_BITXOR)
         return bind(L, e->type, FMT("(%s)(%s %s %s)", c_scalar(e->type), a, c_ops[op], b));
     return lower_arith(L, op, a, b, t, e->span);
@@ -224,7 +249,8 @@ static const char *lower_observe(Lower *L, Expr *e) {
     const Symbol *s = expr_sym(x);
     if (s && (is_view(s->type) || is_scalar_ref(s->type))) {
         const Type *elem = s->type->u.view.elem;
-        emit(L, "cairn_observe(%s, \"%s\", %s, %s, sizeof(%s));", cname, type_word(elem),
+        bool on_device = L->cuda && s->type->u.view.place != PLACE_HOST;  /* copied back first */
+        emit(L, "cairn_%sobserve(%s, \"%s\", %s, %s, sizeof(%s));", on_device ? "device_" : "", cname, type_word(elem),
              sym_c(L, s), is_view(s->type) ? sym_len(L, s) : "1", c_scalar(elem));
         return NULL;
     }
@@ -296,8 +322,23 @@ static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
     return bind(L, e->type, FMT("cairn_%sbits_%s(%s)", to_bits ? "" : "from_", type_word(t), v));
 }
 
+/* Atomics on a CUDA device lane: the runtime's templates (cairn_device_cuda.h). */
+static const char *lower_atomic_cuda(Lower *L, Expr *e, Builtin b, const char *p, const char *v,
+                                     const char *w) {
+    const Type *t = e->u.call.args[0]->type;
+    if (b == BI_ATOMIC_ADD_UNORDERED) {
+        emit(L, "atomicAdd(%s, %s);", p, v);  /* PTX atom.global.add.f32 / .f64 */
+        return NULL;
+    }
+    const char *name = builtin_name(b);
+    if (b == BI_ATOMIC_CAS) return bind(L, t, FMT("cairn_device_%s(%s, %s, %s)", name, p, v, w));
+    return bind(L, t, FMT("cairn_device_%s(%s, %s)", name, p, v));
+}
+
 /* Atomics on an element x[i] (host: GCC/Clang __atomic builtins, sequentially
- * consistent). The integer forms give back the element's old value. */
+ * consistent; a CUDA lane: the device's atomics). The integer forms give back the
+ * element's old value. An f32 add in a device lane flushes subnormals, as PTX's
+ * atom.add.f32 does, in its emulation too (cairn_device.h). */
 static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
     const Type *t = e->u.call.args[0]->type;
     const char *v = lower_expr(L, e->u.call.args[1]);
@@ -305,10 +346,12 @@ static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
     const char *place = lower_place(L, e->u.call.args[0]);
     if (!place) return "0";
     const char *p = FMT("&%s", place), *seq = "__ATOMIC_SEQ_CST";
+    if (b == BI_ATOMIC_ADD_UNORDERED) numerics_atomic_add(L, t, L->in_device);
+    if (L->in_device && L->cuda) return lower_atomic_cuda(L, e, b, p, v, w);
     switch (b) {
     case BI_ATOMIC_ADD_UNORDERED:
-        numerics_unordered(L, "atomic_add", t);
-        emit(L, "cairn_atomic_add_%s(%s, %s);", type_word(t), p, v);
+        emit(L, "cairn_atomic_add_%s%s(%s, %s);", type_word(t),
+             L->in_device && t->kind == TY_F32 ? "_ftz" : "", p, v);
         return NULL;
     case BI_ATOMIC_ADD_WRAP: return bind(L, t, FMT("__atomic_fetch_add(%s, %s, %s)", p, v, seq));
     case BI_ATOMIC_AND: return bind(L, t, FMT("__atomic_fetch_and(%s, %s, %s)", p, v, seq));
@@ -363,6 +406,8 @@ static const char *lower_call(Lower *L, Expr *e) {
     case BI_MAX: return lower_exact_fn(L, e, "max");
     case BI_OBSERVE: return lower_observe(L, e);
     case BI_MM_ENCLOSE: return lower_mm_enclose(L, e);
+    case BI_SHUFFLE: case BI_SHUFFLE_XOR: return lower_warp_op(L, e);
+    case BI_COPY: lower_copy(L, e); return NULL;
     case BI_ATOMIC_ADD_UNORDERED: case BI_ATOMIC_ADD_WRAP: case BI_ATOMIC_MIN:
     case BI_ATOMIC_MAX: case BI_ATOMIC_AND: case BI_ATOMIC_OR: case BI_ATOMIC_XOR:
     case BI_ATOMIC_CAS:

@@ -1,6 +1,9 @@
 /* lower_c_internal.h: what the parts of the C lowering share (lower_c.c: program,
  * functions and statements; lower_c_expr.c: expressions and builtins;
- * lower_c_region.c: parallel regions and reductions; numerics.c: the receipt's entries).
+ * lower_c_region.c: parallel regions and reductions; numerics.c: the receipt's entries)
+ * and the device back ends built on them (lower_device.c: what the emulation and CUDA
+ * share, warp butterflies and phase analysis; lower_emulate.c: device work on host
+ * threads; lower_cuda.c: kernels for nvcc).
  *
  * How expressions lower. Each expression becomes a C expression that is pure and cheap
  * (a temporary, an immutable name or a constant); whatever it needs first (guards,
@@ -17,6 +20,14 @@
 #include "driver_fs.h"
 
 #define LOWER_MAX_LIVE 256
+#define LOWER_MAX_WARP_OPS 64
+
+/* A warp operation (reduce OP warp, shuffle, shuffle_xor) whose value a statement reads:
+ * the emulation computes it in a phase of its own and names the per-thread result. */
+typedef struct WarpSlot {
+    const Expr *op;
+    const char *value;       /* C expression of this thread's result */
+} WarpSlot;
 
 typedef struct Lower {
     Program *prog;
@@ -32,7 +43,24 @@ typedef struct Lower {
     const Symbol *live[LOWER_MAX_LIVE]; /* buffers allocated so far, innermost last */
     int nlive;
     int live_base;           /* live[] below this belong to an enclosing C function */
+    /* device work */
+    bool cuda;               /* CUDA back end: device regions become kernels in `dev` */
+    bool in_device;          /* lowering a device lane (device numerics, device atomics) */
+    strbuf dev;              /* CUDA: kernels and launchers (the .cu file) */
+    strbuf dev_protos;       /* CUDA: prototypes of the __device__ copies of functions */
+    strbuf shared_decls;     /* CUDA: what both the .c and the .cu declare (contexts) */
+    const Symbol *thread_syms[LOWER_MAX_LIVE]; /* emulated blocks: locals kept per thread */
+    int nthread_syms;
+    WarpSlot warp[LOWER_MAX_WARP_OPS];         /* warp results ready in this phase */
+    int nwarp;
+    unsigned modules;        /* LOWER_MODULE_* bits: runtime modules the program calls */
+    bool has_device;         /* met device work (a device region, reduce or placement) */
 } Lower;
+
+/* Runtime modules a lowering calls (Lower.modules), for the driver's link step. */
+enum {
+    LOWER_MODULE_DEVICE = 1u,    /* cairn_device.c: device memory, launches, device traps */
+};
 
 /* ---- emitting ---- */
 void emit(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -59,6 +87,9 @@ const char *lower_place(Lower *L, Expr *target);
 const char *lower_arg(Lower *L, Expr *arg, const Type *param);
 /* Converts the C value `v` of type `from` to `to`, with guards and entries. */
 const char *lower_convert(Lower *L, const char *v, const Type *from, const Type *to, Span s);
+/* v as a temporary of type t, unless it is one: comparison operands and loop bounds,
+ * which gcc and clang must not see as literals (lower_c_expr.c says why). */
+const char *lower_opaque(Lower *L, const Type *t, const char *v);
 /* a OP b in type t, checked for integers. */
 const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, const Type *t,
                         Span s);
@@ -66,9 +97,87 @@ const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, con
 /* ---- statements (lower_c.c) ---- */
 void lower_block(Lower *L, const Block *b);
 
+/* ---- statements (lower_c.c), for the device back ends ---- */
+void lower_stmt(Lower *L, const Stmt *s);
+/* The C name of the per-thread array behind a thread-kept local ("pt_x_3"). */
+const char *thread_array(Lower *L, const Symbol *s);
+bool is_thread_sym(const Lower *L, const Symbol *s);
+
 /* ---- regions and reductions (lower_c_region.c) ---- */
 void lower_parallel(Lower *L, const Stmt *s);
 const char *lower_reduce(Lower *L, Expr *e);
+/* The value a reduction starts from (and gives for no terms). */
+const char *lower_identity(Lower *L, ReduceOp op, const Type *t);
+/* acc OP v for a reduction (checked for integers), as a C expression. */
+const char *lower_combine(Lower *L, ReduceOp op, const Type *t, const char *acc, const char *v,
+                          Span s);
+
+/* What a lane function captures (lower_c_region.c); device back ends reuse them. */
+typedef struct SymSet {
+    const Symbol *items[512];
+    int len;
+} SymSet;
+/* The symbols `body` (and `yield`) use from outside, `var` and their own lets aside. */
+void region_captures(const Block *body, const Expr *yield, const Symbol *var, SymSet *out);
+/* The C declaration of a captured symbol's field(s), or of its local copy when
+ * init_prefix ("c->", "c.") is given. */
+void capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init_prefix);
+/* A lane function being written: struct laneN { captures; cairn_lo; extra } and
+ * static void laneN(void *, size_t begin, size_t end, PARAM4) looping over its indices
+ * with the binder `var` (lane_open), its body lowered between, lane_close ending it
+ * (after `tail`), and lane_context filling the context in the caller. */
+typedef struct Lane {
+    int id;
+    SymSet captures;
+    const Symbol *var;     /* the index binder (may be NULL for `_`) */
+    const Type *index_type;
+    strbuf text;           /* the struct and the function, appended to L->lanes at close */
+    strbuf *saved_out;
+    int saved_indent, saved_nlive, saved_base;
+} Lane;
+void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield, const Symbol *var,
+               const Type *index_type, const char *extra_field, const char *fourth_param);
+void lane_close(Lower *L, Lane *ln, const char *tail);
+const char *lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init);
+/* The number of indices in [lo, hi), as a uint64_t temporary. */
+const char *index_count(Lower *L, const char *lo, const char *hi);
+
+/* ---- device work (lower_device.c, lower_emulate.c, lower_cuda.c) ---- */
+/* Does the statement hold a barrier or a warp operation (a phase boundary)? */
+bool stmt_syncs(const Stmt *s);
+bool is_warp_op(const Expr *e);
+/* The warp operations of a statement's own expressions, in evaluation order. */
+int warp_ops_of(const Stmt *s, const Expr **out, int max);
+/* The fixed butterfly's pieces (docs/devices.md): the type partial results are kept in
+ * (a checked integer + adds in a wider type and checks the total once), one combining
+ * step `lo OP hi`, and the total from the kept partial. */
+const char *warp_acc_type(ReduceOp op, const Type *t);
+const char *warp_step(Lower *L, const Expr *e, const char *lo, const char *hi);
+const char *warp_total(Lower *L, const Expr *e, const char *acc);
+/* The lane a shuffle reads: `lane` is this thread's lane, `arg` the shuffle's second
+ * argument (source lane, or xor mask), both taken modulo 32. */
+const char *shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg);
+/* Traps where a region starts unless nt (its thread count) makes whole warps, when the
+ * region holds a warp operation. */
+void check_whole_warps(Lower *L, const Stmt *s, const char *nt);
+/* A warp operation's value in the current lane (its result slot). */
+const char *lower_warp_op(Lower *L, Expr *e);
+/* blocks g in G threads t in T { ... } */
+void lower_blocks(Lower *L, const Stmt *s);
+void lower_blocks_emulated(Lower *L, const Stmt *s);
+void lower_blocks_cuda(Lower *L, const Stmt *s);
+/* parallel over device views, a device reduction, copy(dst, src), a placed buffer. */
+void lower_parallel_cuda(Lower *L, const Stmt *s);
+const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo,
+                                const char *hi, const char *n);
+void lower_copy(Lower *L, Expr *e);
+const char *lower_warp_op_cuda(Lower *L, Expr *e);
+const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const char *lo,
+                                     const char *hi, const char *n);
+/* CUDA: `shared` and `barrier` inside a kernel. */
+void lower_coop_stmt_cuda(Lower *L, const Stmt *s);
+/* CUDA: the .cu file's includes and the source path for traps. */
+void lower_cuda_prelude(strbuf *out, const Program *p);
 
 /* ---- numerics (numerics.c) ---- */
 /* Adds an entry to the current function's list unless an equal one is there. */
@@ -81,6 +190,11 @@ void numerics_sum(Lower *L, const Type *t, const char *sum);
 void numerics_product(Lower *L, const Type *t);
 void numerics_matmul(Lower *L, const Type *t);
 void numerics_unordered(Lower *L, const char *op, const Type *t);
+/* atomic_add_unordered with its bound (numerics.md); flush: a device f32 add. */
+void numerics_atomic_add(Lower *L, const Type *t, bool flush);
+/* A warp reduction (its butterfly order) and a device float reduction (unordered). */
+void numerics_warp(Lower *L, ReduceOp op, const Type *t);
+void numerics_device_sum(Lower *L, const Type *t);
 void numerics_literal(Lower *L, const Type *t);
 
 #endif

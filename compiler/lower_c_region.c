@@ -18,11 +18,6 @@
 
 /* ---- what a region captures ---- */
 
-typedef struct SymSet {
-    const Symbol *items[512];
-    int len;
-} SymSet;
-
 static void set_add(SymSet *set, const Symbol *s) {
     if (!s) return;
     for (int i = 0; i < set->len; i++)
@@ -98,10 +93,16 @@ static void walk_stmt(const Stmt *s, SymSet *used, SymSet *declared) {
     }
     case STMT_RETURN: walk_expr(s->u.ret.value, used, declared); break;
     case STMT_BUFFER:
+    case STMT_SHARED:
         set_add(declared, s->u.alloc.sym);
         walk_expr(s->u.alloc.count, used, declared);
         break;
     case STMT_BLOCK: walk_block(s->u.block, used, declared); break;
+    case STMT_BLOCKS:
+        set_add(declared, s->u.blocks.grid.sym);
+        set_add(declared, s->u.blocks.threads.sym);
+        walk_block(s->u.blocks.body, used, declared);
+        break;
     default: break;
     }
 }
@@ -112,18 +113,7 @@ static void walk_block(const Block *b, SymSet *used, SymSet *declared) {
 
 /* ---- lane functions ---- */
 
-typedef struct Lane {
-    int id;
-    SymSet captures;
-    const Symbol *var;     /* the index binder (may be NULL for `_`) */
-    const Type *index_type;
-    strbuf text;           /* the struct and the function, appended to L->lanes at close */
-    strbuf *saved_out;
-    int saved_indent, saved_nlive, saved_base;
-} Lane;
-
-/* The C declaration of a captured symbol's field(s) or local copy. */
-static void capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init_prefix) {
+void capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init_prefix) {
     const Type *t = s->type;
     const char *name = sym_c(L, s);
     const char *init = init_prefix ? FMT(" = %s%s", init_prefix, name) : "";
@@ -141,18 +131,21 @@ static void capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init
 
 /* Opens a lane function: struct laneN { captures; lo; EXTRA }, then
  * static void laneN(void *, size_t, size_t, PARAM4) { ...copies...; for each index { */
-static void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield,
+void region_captures(const Block *body, const Expr *yield, const Symbol *var, SymSet *out) {
+    SymSet declared = {0}, used = {0};
+    set_add(&declared, var);
+    if (body) walk_block(body, &used, &declared);
+    if (yield) walk_expr(yield, &used, &declared);
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < used.len; i++)
+        if (!set_has(&declared, used.items[i])) set_add(out, used.items[i]);
+}
+
+void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield,
                       const Symbol *var, const Type *index_type, const char *extra_field,
                       const char *fourth_param) {
-    SymSet declared = {0};
-    memset(&ln->captures, 0, sizeof ln->captures);
-    set_add(&declared, var);
-    if (body) walk_block(body, &ln->captures, &declared);
-    if (yield) walk_expr(yield, &ln->captures, &declared);
-    SymSet outer = {0};
-    for (int i = 0; i < ln->captures.len; i++)
-        if (!set_has(&declared, ln->captures.items[i])) set_add(&outer, ln->captures.items[i]);
-    ln->captures = outer;
+    region_captures(body, yield, var, &ln->captures);
+    const SymSet outer = ln->captures;
     ln->id = ++L->tmp;
     ln->var = var;
     ln->index_type = index_type;
@@ -189,7 +182,7 @@ static void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield,
 }
 
 /* Closes the loop (after `tail`, a statement run after it, e.g. storing a partial). */
-static void lane_close(Lower *L, Lane *ln, const char *tail) {
+void lane_close(Lower *L, Lane *ln, const char *tail) {
     L->indent = 1;
     emit(L, "}");
     if (tail) emit(L, "%s", tail);
@@ -204,7 +197,7 @@ static void lane_close(Lower *L, Lane *ln, const char *tail) {
 }
 
 /* In the caller: the context, filled; returns its name. */
-static const char *lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init) {
+const char *lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init) {
     strbuf sb = {0};
     const char *ctx = FMT("c%d", ln->id);
     sb_printf(&sb, "struct lane%d %s = {", ln->id, ctx);
@@ -220,7 +213,7 @@ static const char *lane_context(Lower *L, const Lane *ln, const char *lo, const 
 }
 
 /* The number of indices in [lo, hi), as uint64_t (modular subtraction is exact here). */
-static const char *index_count(Lower *L, const char *lo, const char *hi) {
+const char *index_count(Lower *L, const char *lo, const char *hi) {
     const char *n = new_tmp(L);
     emit(L, "const uint64_t %s = %s > %s ? (uint64_t)%s - (uint64_t)%s : 0;", n, hi, lo, hi, lo);
     emit(L, "(void)%s;", n);
@@ -228,15 +221,23 @@ static const char *index_count(Lower *L, const char *lo, const char *hi) {
 }
 
 void lower_parallel(Lower *L, const Stmt *s) {
+    if (s->u.parallel.on_device) L->has_device = true;
+    if (s->u.parallel.on_device && L->cuda) {
+        lower_parallel_cuda(L, s);
+        return;
+    }
     const Binder *b = &s->u.parallel.b;
     const Type *it = b->sym ? b->sym->type : b->count->type;
-    const char *lo = b->lo ? lower_expr(L, b->lo) : "0";
-    const char *hi = lower_expr(L, b->count);
+    const char *lo = lower_opaque(L, it, b->lo ? lower_expr(L, b->lo) : "0");
+    const char *hi = lower_opaque(L, it, lower_expr(L, b->count));  /* see lower_opaque */
     const char *n = index_count(L, lo, hi);
     Lane ln;
     lane_open(L, &ln, s->u.parallel.body, NULL, b->sym, it, "", "unsigned cairn_worker");
     emit(L, "(void)cairn_worker;");
+    bool was_device = L->in_device;
+    L->in_device = s->u.parallel.on_device;
     lower_block(L, s->u.parallel.body);
+    L->in_device = was_device;
     lane_close(L, &ln, NULL);
     const char *ctx = lane_context(L, &ln, lo, "");
     emit(L, "if (%s) cairn_pool_run((size_t)%s, 0, lane%d, &%s);", n, n, ln.id, ctx);
@@ -284,6 +285,13 @@ static const char *combine(Lower *L, ReduceOp op, const Type *t, const char *acc
     case RED_BITOR: return FMT("(%s)(%s | %s)", c_scalar(t), acc, v);
     default: return FMT("(%s)(%s ^ %s)", c_scalar(t), acc, v);
     }
+}
+
+const char *lower_identity(Lower *L, ReduceOp op, const Type *t) { return identity(L, op, t); }
+
+const char *lower_combine(Lower *L, ReduceOp op, const Type *t, const char *acc, const char *v,
+                          Span s) {
+    return combine(L, op, t, acc, v, s);
 }
 
 /* The written-order fold of `reduce OP for` and of every scan: acc = identity, then
@@ -383,13 +391,11 @@ static void lower_scan(Lower *L, Expr *e, const Type *it, const char *lo, const 
 }
 
 const char *lower_reduce(Lower *L, Expr *e) {
-    if (e->u.reduce.mode == MODE_WARP) {
-        unsupported(L, e->span, "a warp reduction");
-        return "0";
-    }
+    if (e->u.reduce.mode == MODE_WARP) return lower_warp_op(L, e);
     const Type *it = e->u.reduce.var_sym ? e->u.reduce.var_sym->type : e->u.reduce.count->type;
-    const char *lo = e->u.reduce.lo ? lower_expr(L, e->u.reduce.lo) : "0";
-    const char *hi = lower_expr(L, e->u.reduce.count);
+    /* bounds as temporaries: `reduce + for i in 0` must not compare with a literal */
+    const char *lo = lower_opaque(L, it, e->u.reduce.lo ? lower_expr(L, e->u.reduce.lo) : "0");
+    const char *hi = lower_opaque(L, it, lower_expr(L, e->u.reduce.count));
     if (e->u.reduce.scan) {
         lower_scan(L, e, it, lo, hi);
         return NULL;
@@ -397,6 +403,8 @@ const char *lower_reduce(Lower *L, Expr *e) {
     const char *n = index_count(L, lo, hi);
     const char *r;
     if (e->u.reduce.mode == MODE_FOR) r = reduce_for(L, e, it, lo, hi, n);
+    else if (e->u.reduce.on_device && (L->cuda || (type_is_float(e->type) && e->u.reduce.op == RED_ADD)))
+        r = lower_device_reduce(L, e, it, lo, hi, n);
     else if (type_is_float(e->type) && e->u.reduce.op == RED_ADD) r = reduce_exact(L, e, it, lo, n);
     else r = reduce_partials(L, e, it, lo, n);
     const char *name = new_tmp(L);

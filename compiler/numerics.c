@@ -107,3 +107,34 @@ void numerics_literal(Lower *L, const Type *t) {
     cJSON_AddStringToObject(e, "rounding", "nearest-even");
     numerics_add(L, e);
 }
+
+/* atomic_add_unordered: the contract of numerics.md, "Atomic float addition". A device
+ * f32 add (and its emulation) flushes subnormal operands and results to zero, which
+ * adds the k * 2^-125 term; the host's f32 add keeps subnormals, so the term is absent. */
+void numerics_atomic_add(Lower *L, const Type *t, bool flush) {
+    bool f32 = t->kind == TY_F32;
+    cJSON *e = entry_typed("atomic_add", t, "nearest-even");
+    cJSON_AddStringToObject(e, "order", "unordered");
+    cJSON_AddBoolToObject(e, "flush_subnormals", f32 && flush);
+    cJSON_AddStringToObject(e, "bound", !f32 ? "k * 2^-52 * (|old| + sum |v|)"
+                                        : flush ? "k * 2^-23 * (|old| + sum |v|) + k * 2^-125"
+                                                : "k * 2^-23 * (|old| + sum |v|)");
+    numerics_add(L, e);
+}
+
+/* reduce OP warp over floats: the fixed butterfly of lower_device.c, the same bits on
+ * the host and the device. */
+void numerics_warp(Lower *L, ReduceOp op, const Type *t) {
+    if (!type_is_float(t) || (op != RED_ADD && op != RED_MUL)) return;
+    cJSON *e = entry_from_to(op == RED_ADD ? "sum" : "product", t, t, "nearest-even");
+    cJSON_AddStringToObject(e, "order", "warp-butterfly");
+    numerics_add(L, e);
+}
+
+/* A device float reduce +: combined in an order the device picks (the emulation adds
+ * in index order, one legal order). */
+void numerics_device_sum(Lower *L, const Type *t) {
+    cJSON *e = entry_from_to("sum", t, t, "nearest-even");
+    cJSON_AddStringToObject(e, "order", "unordered");
+    numerics_add(L, e);
+}

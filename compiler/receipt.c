@@ -36,13 +36,18 @@ char *receipt_render(const receipt_info *info) {
     cJSON_AddStringToObject(r, "cairn", CAIRN_VERSION);
     cJSON_AddItemToObject(r, "source", path_and_digest(info->source_path, info->source_sha256));
     cJSON_AddItemToObject(r, "output", path_and_digest(info->output_path, info->output_sha256));
-    cJSON_AddStringToObject(r, "target", "host");
-    cJSON_AddBoolToObject(r, "emulate", 0);
+    cJSON_AddStringToObject(r, "target", info->target ? info->target : "host");
+    cJSON_AddBoolToObject(r, "emulate", info->emulate);
     cJSON *cc = cJSON_AddObjectToObject(r, "compiler");
     cJSON_AddStringToObject(cc, "name", info->cc_name);
     cJSON_AddStringToObject(cc, "version", info->cc_version);
     cJSON_AddItemToObject(cc, "flags", string_array(info->flags));
     cJSON_AddItemToObject(cc, "link", string_array(info->link));
+    if (info->nvcc_version) {
+        cJSON *nv = cJSON_AddObjectToObject(r, "nvcc");
+        cJSON_AddStringToObject(nv, "version", info->nvcc_version);
+        cJSON_AddItemToObject(nv, "flags", string_array(info->nvcc_flags));
+    }
     cJSON_AddItemToObject(r, "sanitizers", sanitizer_list(info->sanitize));
     cJSON_AddStringToObject(r, "runtime_sha256", info->runtime_sha256);
     const char *epoch = getenv("SOURCE_DATE_EPOCH");

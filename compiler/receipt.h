@@ -20,6 +20,10 @@ typedef struct receipt_info {
     const strvec *link;              /* the libraries it was linked with */
     const char *sanitize;            /* "address,undefined", "thread" or NULL */
     const cJSON *numerics;           /* {"function": [entry, ...], ...} (numerics.h) */
+    const char *target;              /* "host" or "sm_NN" */
+    int emulate;                     /* device work ran on host threads */
+    const char *nvcc_version;        /* a CUDA build: nvcc's release ("13.0.48"), else NULL */
+    const strvec *nvcc_flags;        /* what nvcc compiled the device half with */
 } receipt_info;
 
 /* The receipt's text (malloc'd, ends in a newline). */

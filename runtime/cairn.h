@@ -10,5 +10,6 @@
 #include "cairn_observe.h"
 #include "cairn_enclose.h"
 #include "cairn_mm_enclose.h"
+#include "cairn_device.h"
 
 #endif

@@ -42,14 +42,37 @@ CAIRN_NORETURN void cairn_trap(const char *reason);
 }
 #endif
 
+#ifdef __CUDACC__
+/* Where a device lane's trap goes: the first trap of a launch is written into host
+ * memory the device maps (cairn_device_cuda.h sets the pointer at start-up), so the
+ * host can read it even after the trap has stopped the kernel, and reports it as a
+ * host trap would: `trap: REASON at FILE:LINE:COL`, then abort. */
+typedef struct cairn_device_trap_record {
+    int set;            /* 0 until the first trap claims the record */
+    int line, col;      /* 0 when the trap has no source location */
+    char reason[116];
+} cairn_device_trap_record;
+static __device__ cairn_device_trap_record *cairn__device_trap;
+#endif
+
 #ifdef __CUDA_ARCH__
 #include <cstdio>
-/* Device side: the same message, then the hardware trap (kills the kernel). */
+/* Device side: the first trap is recorded for the host, then the hardware trap stops
+ * the kernel (the host checks the record after every launch). Without a record (a C++
+ * user's kernel) it prints the message instead. */
 static __device__ inline void cairn_trap_at(const char *reason, cairn_loc loc) {
-    if (loc.file)
-        printf("trap: %s at %s:%d:%d\n", reason, loc.file, loc.line, loc.col);
-    else
-        printf("trap: %s\n", reason);
+    cairn_device_trap_record *r = cairn__device_trap;
+    if (r && atomicCAS(&r->set, 0, 1) == 0) {
+        int k = 0;
+        for (; reason[k] && k + 1 < (int)sizeof r->reason; k++) r->reason[k] = reason[k];
+        r->reason[k] = '\0';
+        r->line = loc.file ? loc.line : 0;
+        r->col = loc.file ? loc.col : 0;
+        __threadfence_system();
+    } else if (!r) {
+        if (loc.file) printf("trap: %s at %s:%d:%d\n", reason, loc.file, loc.line, loc.col);
+        else printf("trap: %s\n", reason);
+    }
     __trap();
 }
 static __device__ inline void cairn_trap(const char *reason) {

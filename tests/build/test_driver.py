@@ -35,8 +35,9 @@ def test_help(command):
     (["build"], "no source file given"),
     (["run", SOURCE, "-o", "x"], "cairn run builds into its cache"),
     (["run", SOURCE, "--frobnicate"], "unknown flag '--frobnicate'"),
-    (["build", SOURCE, "--target", "sm_90"], "builds for the host only"),
-    (["build", SOURCE, "--emulate"], "lowers host programs only"),
+    (["build", SOURCE, "--target", "gfx90a"], "--target takes host or a CUDA architecture sm_NN"),
+    (["build", SOURCE, "--target", "sm_9"], "--target takes host or a CUDA architecture sm_NN"),
+    (["build", SOURCE, "--target", "sm_90", "--sanitize", "thread"], "add --emulate"),
 ])
 def test_usage_errors_are_one_line_exit_2(args, message):
     result = cairn(*args)

@@ -72,8 +72,11 @@ def test_unordered_operations_say_so(tmp_path):
     # atomic_add_unordered's order is the scheduler's: the farm reads "order" to know
     # that its digests need not match between runs.
     r = json.loads(receipt_bytes(GOLDEN_RUN / "atomics_host.cairn", tmp_path / "atomics", "--cc", "gcc"))
+    # the contract's bound comes with it (numerics.md "Atomic float addition"); the host
+    # keeps subnormals, so no flush term
     assert {"op": "atomic_add", "type": "f64", "rounding": "nearest-even",
-            "order": "unordered"} in r["numerics"]["main"]
+            "order": "unordered", "flush_subnormals": False,
+            "bound": "k * 2^-52 * (|old| + sum |v|)"} in r["numerics"]["main"]
 
 
 LITERALS = ["0.1", "0.5", "1e22", "1e23", "0.000030517578125", "3.0", "16777217.0",

@@ -1,0 +1,135 @@
+/* lower_device.c: what the two lowerings of device work share (lower_emulate.c runs it
+ * on host threads, lower_cuda.c on a GPU), so both keep one definition of each rule.
+ *
+ * Phase boundaries. A cooperative region's threads meet at every `barrier` and at every
+ * warp operation (`reduce OP warp`, `shuffle`, `shuffle_xor`: a lane needs the values of
+ * the other lanes of its warp). stmt_syncs says whether a statement holds one; the
+ * emulation cuts the region's body at them into phases (lower_emulate.c). The checker
+ * allows them only at the top of the body or inside `for` loops and `if`s whose bounds
+ * and conditions every thread of the block shares (docs/devices.md).
+ *
+ * The warp butterfly. Every warp operation that combines runs one fixed butterfly: for
+ * o = 16, 8, 4, 2, 1 each lane l takes v[l & ~o] OP v[l | o] (the lower lane's value on
+ * the left), so after five steps every lane holds the same bits, on the host and on the
+ * device (where lane l reads its partner's value with __shfl_xor_sync(o)). The pieces
+ * here are the kept type (warp_acc_type), one step (warp_step) and the total
+ * (warp_total): a checked integer + adds in a type twice as wide, where 32 terms cannot
+ * overflow, and checks the total once, so it traps exactly when the total does not fit,
+ * as the spec demands of every device integer reduction. */
+#include <string.h>
+
+#include "lower_c_internal.h"
+
+#define FMT(...) arena_printf(L->arena, __VA_ARGS__)
+
+bool is_warp_op(const Expr *e) {
+    if (e->kind == EXPR_REDUCE) return e->u.reduce.mode == MODE_WARP;
+    return e->kind == EXPR_CALL &&
+           (e->u.call.builtin == BI_SHUFFLE || e->u.call.builtin == BI_SHUFFLE_XOR);
+}
+
+typedef struct WarpFind {
+    const Expr **out;
+    int max, len;
+} WarpFind;
+
+static void note_warp(Expr *e, void *ctx) {
+    WarpFind *f = ctx;
+    if (!is_warp_op(e)) return;
+    if (f->len < f->max) f->out[f->len] = e;
+    f->len++;
+}
+
+static void find_in(const Expr *e, WarpFind *f) {
+    if (e) ast_visit_expr((Expr *)e, note_warp, f);
+}
+
+int warp_ops_of(const Stmt *s, const Expr **out, int max) {
+    WarpFind f = {out, max, 0};
+    switch (s->kind) {
+    case STMT_LET: find_in(s->u.let.init, &f); break;
+    case STMT_ASSIGN:  /* the value is evaluated before the place (lower_assign) */
+        find_in(s->u.assign.value, &f);
+        find_in(s->u.assign.target, &f);
+        break;
+    case STMT_EXPR: find_in(s->u.expr, &f); break;
+    case STMT_RETURN: find_in(s->u.ret.value, &f); break;
+    case STMT_IF: find_in(s->u.if_.cond, &f); break;
+    case STMT_FOR:
+        find_in(s->u.for_.b.lo, &f);
+        find_in(s->u.for_.b.count, &f);
+        break;
+    default: break;
+    }
+    return f.len;
+}
+
+static bool block_syncs(const Block *b) {
+    for (int i = 0; i < b->nstmts; i++)
+        if (stmt_syncs(b->stmts[i])) return true;
+    return false;
+}
+
+bool stmt_syncs(const Stmt *s) {
+    const Expr *none[1];
+    if (s->kind == STMT_BARRIER || warp_ops_of(s, none, 0) > 0) return true;
+    switch (s->kind) {
+    case STMT_IF: return block_syncs(s->u.if_.then) || (s->u.if_.els && stmt_syncs(s->u.if_.els));
+    case STMT_FOR: return block_syncs(s->u.for_.body);
+    case STMT_BLOCK: return block_syncs(s->u.block);
+    default: return false;
+    }
+}
+
+static bool wide_add(const Expr *e) {
+    return e->kind == EXPR_REDUCE && e->u.reduce.op == RED_ADD && type_is_int(e->type);
+}
+
+const char *warp_acc_type(ReduceOp op, const Type *t) {
+    if (op != RED_ADD || !type_is_int(t)) return c_scalar(t);
+    if (type_bits(t) <= 32) return type_is_signed(t) ? "int64_t" : "uint64_t";
+    return type_is_signed(t) ? "__int128" : "unsigned __int128";
+}
+
+const char *warp_step(Lower *L, const Expr *e, const char *lo, const char *hi) {
+    if (wide_add(e)) return FMT("%s + %s", lo, hi);
+    return lower_combine(L, e->u.reduce.op, e->type, lo, hi, e->span);
+}
+
+const char *warp_total(Lower *L, const Expr *e, const char *acc) {
+    if (!wide_add(e)) return acc;
+    const char *t = c_scalar(e->type), *w = warp_acc_type(RED_ADD, e->type);
+    emit(L, "if ((%s)(%s)%s != %s) cairn_trap_at(\"integer overflow\", %s);", w, t, acc, acc,
+         at(L, e->span));
+    return FMT("(%s)%s", t, acc);
+}
+
+/* The lane a shuffle reads, from this lane's `lane` and its argument (both sides). */
+const char *shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg) {
+    if (e->u.call.builtin == BI_SHUFFLE) return FMT("(unsigned)((uint64_t)%s & 31u)", arg);
+    return FMT("(unsigned)((%s ^ (uint64_t)%s) & 31u)", lane, arg);
+}
+
+void lower_blocks(Lower *L, const Stmt *s) {
+    L->has_device = true;
+    if (L->cuda) lower_blocks_cuda(L, s);
+    else lower_blocks_emulated(L, s);
+}
+
+static void has_warp(Expr *e, void *ctx) {
+    if (is_warp_op(e)) *(bool *)ctx = true;
+}
+
+static bool block_has_warp_ops(const Block *b) {
+    bool found = false;
+    ast_visit_exprs((Block *)b, has_warp, &found);
+    return found;
+}
+
+/* Whole warps: a region with a warp operation needs a thread count that is a multiple
+ * of 32, checked where the region starts on either side (docs/devices.md). */
+void check_whole_warps(Lower *L, const Stmt *s, const char *nt) {
+    if (!block_has_warp_ops(s->u.blocks.body)) return;
+    emit(L, "if (%s %% 32 != 0) cairn_trap_at(\"a warp operation needs whole warps: give the "
+            "block a multiple of 32 threads\", %s);", nt, at(L, s->u.blocks.threads.count->span));
+}

@@ -1,0 +1,322 @@
+/* lower_emulate.c: device work on host threads (`--emulate`, and every device region of
+ * a program built for the host). docs/devices.md describes the model; in short:
+ *
+ * - A device `parallel` region is a host pool region (lower_c_region.c), one lane per
+ *   index; an f32 atomic add in it flushes subnormals as the device does.
+ * - `blocks g in G threads t in T { body }` becomes a lane function over the blocks, run
+ *   by the pool one block per task. Inside a block the threads run phase by phase: the
+ *   body is cut at each barrier and each warp operation (stmt_syncs, lower_device.c),
+ *   and each phase is one loop over the block's threads (`cairn_t` from 0 to nt). The
+ *   phase rule (checked by the checker) says no thread reads what another wrote in the
+ *   same phase, so running a phase's threads one after another gives what running them
+ *   at once would.
+ * - A local declared at the level where phases are cut lives across phases, so it is
+ *   kept per thread: an array pt_x_N[nt], and the name lowers to pt_x_N[cairn_t]
+ *   (Lower.thread_syms, sym_c). Locals inside a statement that holds no boundary stay
+ *   plain C locals of the thread loop.
+ * - A barrier inside a `for` or an `if` (whose bounds and condition every thread shares:
+ *   the checker's rule) keeps the loop or the branch outside the thread loops: it is
+ *   evaluated once per block, with cairn_t = 0, and its body is cut into phases again.
+ * - A warp operation in a statement gets phases of its own, before the statement's: the
+ *   threads store its operand (and a shuffle's lane argument) into per-thread arrays,
+ *   the block then combines each warp with the fixed butterfly (lower_device.c) or
+ *   moves the shuffled values, and the statement reads its thread's result. The
+ *   statement's other parts are evaluated after its warp operations' operands.
+ * - Shared arrays are allocated zeroed per block and freed at its end.
+ * Everything is deterministic: the pool only decides which worker runs which block, and
+ * blocks touch disjoint data or use atomics (the checker's rules). */
+#include <string.h>
+
+#include "lower_c_internal.h"
+
+#define FMT(...) arena_printf(L->arena, __VA_ARGS__)
+#define EMU_MAX_FREES 256
+
+/* One emulated blocks region being lowered. */
+typedef struct Emu {
+    const Symbol *thread_var;
+    const Type *thread_type;
+    const char *frees[EMU_MAX_FREES];   /* per-block allocations, freed at its end */
+    int nfrees;
+} Emu;
+
+static const Type *binder_type(const Binder *b) { return b->sym ? b->sym->type : b->count->type; }
+
+/* T *name = zeroed(count): a per-block array, freed at the block's end. */
+static void block_array(Lower *L, Emu *emu, const char *type, const char *name, const char *count,
+                        Span s) {
+    emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", type, name, type, count, type, at(L, s));
+    if (emu->nfrees < EMU_MAX_FREES) emu->frees[emu->nfrees++] = name;
+    else unsupported(L, s, "this many per-thread values in one region");
+}
+
+/* Registers the lets that live where phases are cut as per-thread, and declares them. */
+static void thread_lets(Lower *L, Emu *emu, const Block *b);
+
+static void thread_lets_stmt(Lower *L, Emu *emu, const Stmt *s) {
+    if (s->kind == STMT_LET) {
+        const Symbol *sym = s->u.let.sym;
+        if (L->nthread_syms == LOWER_MAX_LIVE) {
+            unsupported(L, s->span, "this many locals in one cooperative region");
+            return;
+        }
+        L->thread_syms[L->nthread_syms++] = sym;
+        block_array(L, emu, c_scalar(sym->type), thread_array(L, sym), "cairn_nt", s->span);
+        return;
+    }
+    if (!stmt_syncs(s)) return;
+    if (s->kind == STMT_FOR) thread_lets(L, emu, s->u.for_.body);
+    if (s->kind == STMT_BLOCK) thread_lets(L, emu, s->u.block);
+    if (s->kind == STMT_IF) {
+        thread_lets(L, emu, s->u.if_.then);
+        if (s->u.if_.els) thread_lets_stmt(L, emu, s->u.if_.els);
+    }
+}
+
+static void thread_lets(Lower *L, Emu *emu, const Block *b) {
+    for (int i = 0; i < b->nstmts; i++) thread_lets_stmt(L, emu, b->stmts[i]);
+}
+
+/* A phase: for every thread of the block, `stmts` (or one expression store, `store`). */
+static void phase_open(Lower *L, Emu *emu) {
+    emit(L, "for (cairn_t = 0; cairn_t < cairn_nt; cairn_t++) {");
+    L->indent++;
+    const char *t = emu->thread_var ? sym_c(L, emu->thread_var) : new_tmp(L);
+    const char *tt = c_scalar(emu->thread_type);
+    emit(L, "const %s %s = (%s)((uint64_t)c->cairn_tlo + cairn_t);", tt, t, tt);
+    emit(L, "(void)%s;", t);
+}
+
+static void phase_close(Lower *L) {
+    L->indent--;
+    emit(L, "}");
+    emit(L, "cairn_t = 0;");
+}
+
+static void flush_phase(Lower *L, Emu *emu, const Stmt **pending, int *np) {
+    if (*np == 0) return;
+    phase_open(L, emu);
+    for (int i = 0; i < *np; i++) lower_stmt(L, pending[i]);
+    phase_close(L);
+    *np = 0;
+}
+
+/* The block combines each warp's operands with the fixed butterfly into `out`. */
+static void butterfly(Lower *L, const Expr *e, const char *in, const char *out) {
+    const char *w = warp_acc_type(e->u.reduce.op, e->type);
+    emit(L, "for (uint64_t cairn_w = 0; cairn_w < cairn_nt; cairn_w += 32) {");
+    L->indent++;
+    emit(L, "%s cairn_r[32], cairn_s[32];", w);
+    emit(L, "for (unsigned l = 0; l < 32; l++) cairn_r[l] = (%s)%s[cairn_w + l];", w, in);
+    emit(L, "for (unsigned o = 16; o; o >>= 1) {");
+    L->indent++;
+    emit(L, "for (unsigned l = 0; l < 32; l++) cairn_s[l] = %s;",
+         warp_step(L, e, "cairn_r[l & ~o]", "cairn_r[l | o]"));
+    emit(L, "memcpy(cairn_r, cairn_s, sizeof cairn_r);");
+    L->indent--;
+    emit(L, "}");
+    emit(L, "for (unsigned l = 0; l < 32; l++) {");
+    L->indent++;
+    const char *total = warp_total(L, e, "cairn_r[l]");
+    emit(L, "%s[cairn_w + l] = %s;", out, total);
+    L->indent--;
+    emit(L, "}");
+    L->indent--;
+    emit(L, "}");
+}
+
+/* A warp operation's phases: operands stored per thread, then combined or moved. */
+static void emulate_warp_op(Lower *L, Emu *emu, const Expr *e) {
+    if (L->nwarp == LOWER_MAX_WARP_OPS) {
+        unsupported(L, e->span, "this many warp operations in one region");
+        return;
+    }
+    int id = ++L->tmp;
+    const char *t = c_scalar(e->type);
+    const char *in = FMT("cairn_w%d_in", id), *out = FMT("cairn_w%d", id), *arg = NULL;
+    bool shuffle = e->kind == EXPR_CALL;
+    block_array(L, emu, t, in, "cairn_nt", e->span);
+    block_array(L, emu, t, out, "cairn_nt", e->span);
+    if (shuffle) block_array(L, emu, "uint64_t", arg = FMT("cairn_w%d_arg", id), "cairn_nt", e->span);
+    phase_open(L, emu);
+    Expr *operand = shuffle ? e->u.call.args[0] : e->u.reduce.body;
+    const char *v = lower_expr(L, operand);
+    emit(L, "%s[cairn_t] = %s;", in, v);
+    if (shuffle) emit(L, "%s[cairn_t] = (uint64_t)%s;", arg, lower_expr(L, e->u.call.args[1]));
+    phase_close(L);
+    if (shuffle) {
+        const char *src = shuffle_source(L, e, "(cairn_t & 31u)", FMT("%s[cairn_t]", arg));
+        emit(L, "for (cairn_t = 0; cairn_t < cairn_nt; cairn_t++) %s[cairn_t] = %s[(cairn_t & ~(uint64_t)31) + %s];",
+             out, in, src);
+        emit(L, "cairn_t = 0;");
+    } else {
+        numerics_warp(L, e->u.reduce.op, e->type);
+        butterfly(L, e, in, out);
+    }
+    L->warp[L->nwarp++] = (WarpSlot){e, FMT("%s[cairn_t]", out)};
+}
+
+static void emit_phases(Lower *L, Emu *emu, const Block *b, bool top);
+
+/* A statement holding a boundary: a barrier ends the phase; a uniform loop or branch
+ * stays outside the thread loops; a statement with warp operations gets their phases
+ * and then joins the next phase. Returns true when `s` itself still has to run. */
+static bool boundary(Lower *L, Emu *emu, const Stmt *s) {
+    const Expr *ops[LOWER_MAX_WARP_OPS];
+    int nops = warp_ops_of(s, ops, LOWER_MAX_WARP_OPS);
+    if (nops > 0 && (s->kind == STMT_FOR || s->kind == STMT_IF)) {
+        unsupported(L, s->span, "a warp operation in a loop bound or a condition");
+        return false;
+    }
+    if (nops > 0) {
+        for (int k = 0; k < nops && k < LOWER_MAX_WARP_OPS; k++) emulate_warp_op(L, emu, ops[k]);
+        return true;
+    }
+    switch (s->kind) {
+    case STMT_BARRIER: return false;
+    case STMT_BLOCK: emit_phases(L, emu, s->u.block, false); return false;
+    case STMT_FOR: {
+        const Binder *fb = &s->u.for_.b;
+        const Type *ft = binder_type(fb);
+        const char *lo = fb->lo ? lower_expr(L, fb->lo) : "0", *hi = lower_expr(L, fb->count);
+        const char *i = fb->sym ? sym_c(L, fb->sym) : new_tmp(L);
+        emit(L, "for (%s %s = %s; %s < %s; %s++) {", c_scalar(ft), i, lo, i, hi, i);
+        L->indent++;
+        emit_phases(L, emu, s->u.for_.body, false);
+        L->indent--;
+        emit(L, "}");
+        return false;
+    }
+    case STMT_IF: {
+        emit(L, "if (%s) {", lower_expr(L, s->u.if_.cond));
+        L->indent++;
+        emit_phases(L, emu, s->u.if_.then, false);
+        L->indent--;
+        const Stmt *els = s->u.if_.els;
+        if (els) {
+            emit(L, "} else {");
+            L->indent++;
+            if (els->kind == STMT_BLOCK) emit_phases(L, emu, els->u.block, false);
+            else emit_phases(L, emu, &(Block){els->span, (Stmt **)&els, 1}, false);
+            L->indent--;
+        }
+        emit(L, "}");
+        return false;
+    }
+    default:
+        unsupported(L, s->span, "this statement at a phase boundary");
+        return false;
+    }
+}
+
+static void shared_array(Lower *L, Emu *emu, const Stmt *s, bool top) {
+    if (!top) {
+        unsupported(L, s->span, "a shared array inside a loop or a branch of a cooperative region");
+        return;
+    }
+    const Symbol *sym = s->u.alloc.sym;
+    const char *n = lower_expr(L, s->u.alloc.count);
+    block_array(L, emu, c_scalar(s->u.alloc.elem), sym_c(L, sym), n, s->span);
+    emit(L, "const uint64_t %s = %s;", sym_len(L, sym), n);
+    emit(L, "(void)%s;", sym_len(L, sym));
+}
+
+static void emit_phases(Lower *L, Emu *emu, const Block *b, bool top) {
+    const Stmt **pending = arena_alloc(L->arena, sizeof *pending * (size_t)(b->nstmts + 1));
+    int np = 0;
+    for (int i = 0; i < b->nstmts; i++) {
+        const Stmt *s = b->stmts[i];
+        if (s->kind == STMT_SHARED) {
+            flush_phase(L, emu, pending, &np);
+            shared_array(L, emu, s, top);
+        } else if (!stmt_syncs(s)) {
+            pending[np++] = s;
+        } else {
+            flush_phase(L, emu, pending, &np);
+            if (boundary(L, emu, s)) pending[np++] = s;
+        }
+    }
+    flush_phase(L, emu, pending, &np);
+}
+
+void lower_blocks_emulated(Lower *L, const Stmt *s) {
+    const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
+    const Type *gt = binder_type(g), *tt = binder_type(th);
+    const char *glo = g->lo ? lower_expr(L, g->lo) : "0", *ghi = lower_expr(L, g->count);
+    const char *tlo = th->lo ? lower_expr(L, th->lo) : "0", *thi = lower_expr(L, th->count);
+    const char *ng = index_count(L, glo, ghi), *nt = index_count(L, tlo, thi);
+    check_whole_warps(L, s, nt);
+    Lane ln;
+    Stmt *self = (Stmt *)s;
+    lane_open(L, &ln, &(Block){s->span, &self, 1}, NULL, g->sym, gt,
+              arena_printf(L->arena, "    uint64_t cairn_nt;\n    %s cairn_tlo;\n", c_scalar(tt)),
+              "unsigned cairn_worker");
+    emit(L, "(void)cairn_worker;");
+    emit(L, "const uint64_t cairn_nt = c->cairn_nt;");
+    emit(L, "uint64_t cairn_t = 0;  /* outside a phase: thread 0's slot (uniform values) */");
+    Emu emu = {.thread_var = th->sym, .thread_type = tt};
+    int saved_threads = L->nthread_syms, saved_warp = L->nwarp;
+    bool was_device = L->in_device;
+    L->in_device = true;
+    thread_lets(L, &emu, s->u.blocks.body);
+    emit_phases(L, &emu, s->u.blocks.body, true);
+    for (int k = emu.nfrees - 1; k >= 0; k--) emit(L, "free(%s);", emu.frees[k]);
+    L->in_device = was_device;
+    L->nthread_syms = saved_threads;
+    L->nwarp = saved_warp;
+    lane_close(L, &ln, NULL);
+    const char *ctx = lane_context(L, &ln, glo, FMT(", .cairn_nt = %s, .cairn_tlo = %s", nt, tlo));
+    emit(L, "if (%s && %s) cairn_pool_run((size_t)%s, 1, lane%d, &%s);", ng, nt, ng, ln.id, ctx);
+}
+
+/* The emulation's value of a warp operation: the slot its phase filled. */
+static const char *emulated_warp_value(Lower *L, Expr *e) {
+    for (int i = L->nwarp - 1; i >= 0; i--)
+        if (L->warp[i].op == e) return L->warp[i].value;
+    unsupported(L, e->span, "a warp operation inside another one's operand");
+    return "0";
+}
+
+const char *lower_warp_op(Lower *L, Expr *e) {
+    if (L->cuda) return lower_warp_op_cuda(L, e);
+    return emulated_warp_value(L, e);
+}
+
+/* A device reduce + over floats, emulated: in index order, as reduce + for adds (the
+ * device combines in an order it picks; the receipt says "unordered"). Any other
+ * device reduction gives the host's value and lowers as a host one. */
+const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo,
+                                const char *hi, const char *n) {
+    L->has_device = true;
+    if (L->cuda) return lower_device_reduce_cuda(L, e, it, lo, hi, n);
+    numerics_device_sum(L, e->type);
+    const Type *t = e->type;
+    const char *acc = new_tmp(L);
+    emit(L, "%s %s = %s;", c_scalar(t), acc, t->kind == TY_F32 ? "-0.0f" : "-0.0");
+    const char *i = e->u.reduce.var_sym ? sym_c(L, e->u.reduce.var_sym) : new_tmp(L);
+    emit(L, "for (%s %s = %s; %s < %s; %s++) {", c_scalar(it), i, lo, i, hi, i);
+    L->indent++;
+    bool was_device = L->in_device;
+    L->in_device = true;
+    const char *v = lower_expr(L, e->u.reduce.body);
+    L->in_device = was_device;
+    emit(L, "%s = %s + %s;", acc, acc, v);
+    L->indent--;
+    emit(L, "}");
+    emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, t->kind == TY_F32 ? "f" : "");
+    return acc;
+}
+
+/* copy(dst, src): the extents checked, then every element's bits (cairn_device.h does
+ * both: memcpy on the host, cudaMemcpy in a CUDA build). */
+void lower_copy(Lower *L, Expr *e) {
+    const Symbol *dst = expr_sym(e->u.call.args[0]), *src = expr_sym(e->u.call.args[1]);
+    if (!dst || !src || !is_view(dst->type) || !is_view(src->type)) {
+        unsupported(L, e->span, "copy of anything but views by name");
+        return;
+    }
+    if (L->cuda) L->modules |= LOWER_MODULE_DEVICE;
+    const char *elem = c_scalar(dst->type->u.view.elem);
+    emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", sym_c(L, dst), sym_len(L, dst), sym_c(L, src),
+         sym_len(L, src), elem, at(L, e->span));
+}
