@@ -3,7 +3,7 @@
 
 CAIRN_SRCS := $(wildcard compiler/*.c)
 CAIRN_OBJS := $(CAIRN_SRCS:%.c=$(OBJ)/%.o)
-CAIRN_LIBS := $(shell pkg-config --libs libcjson openssl 2>/dev/null || echo -lcjson -lcrypto)
+CAIRN_LIBS := $(shell pkg-config --libs libcjson openssl 2>/dev/null || echo -lcjson -lcrypto) -lz3
 
 $(BIN)/cairn: $(CAIRN_OBJS)
 	@mkdir -p $(dir $@)

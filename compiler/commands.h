@@ -11,7 +11,8 @@
     COMMAND(check,   "parse and check a program; exit 0 accepted, 1 refused") \
     COMMAND(explain, "explain an error code: the rule, a refused and an accepted example") \
     COMMANDS_BACKEND(COMMAND) \
-    COMMANDS_GRAD(COMMAND)
+    COMMANDS_GRAD(COMMAND) \
+    COMMANDS_VERIFY(COMMAND)
 
 /* Rows other rooms add (keep one line per command). */
 #define COMMANDS_BACKEND(COMMAND) \
@@ -19,6 +20,9 @@
     COMMAND(run,     "build into the cache and run; --observe LOG records observations")
 #define COMMANDS_GRAD(COMMAND) \
     COMMAND(expand,  "print the program with every derived function written out")
+
+#define COMMANDS_VERIFY(COMMAND) \
+    COMMAND(verify,  "prove with Z3 that no input makes a function trap or differ from its reference")
 
 #define DECLARE_COMMAND(name, summary) \
     int cmd_##name(int argc, char **argv); \

@@ -1,0 +1,624 @@
+/* verify_expr.c: CAIRN expressions as Z3 terms (see verify.h for the scheme).
+ *
+ * Each guard mirrors the one the lowering emits, with the same condition and in the same
+ * order: cairn_checked.h's integer guards (an exact result that does not fit, a zero
+ * divisor, MIN / -1, a shift count outside [0, bits), an index outside the view, a
+ * conversion whose value does not fit, trunc(x) outside [LO, HI + 1) for a float), and
+ * cairn_float.h's (f8e4m3 past 464 or infinite, a quantize scale whose bits are zero,
+ * negative, infinite or NaN, quantize of a NaN). Floats round to nearest-even in Z3's
+ * floating-point theory; no fused multiply-add is ever built (Z3 4.8.12 rounds fp.fma
+ * wrongly for some inputs, and the language has none). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify.h"
+
+/* ---- sorts, constants, state ---- */
+
+Z3_sort verify_sort(Verifier *V, const Type *t) {
+    switch (t->kind) {
+    case TY_BOOL: return Z3_mk_bool_sort(V->z);
+    case TY_F32: V->has_float = true; return Z3_mk_fpa_sort_32(V->z);
+    case TY_F64: V->has_float = true; return Z3_mk_fpa_sort_64(V->z);
+    default: return Z3_mk_bv_sort(V->z, (unsigned)(type_is_scalar(t) || type_is_storage_float(t) ? type_bits(t) : 64));
+    }
+}
+
+Z3_ast verify_int_const(Verifier *V, const Type *t, uint64_t v) {
+    return Z3_mk_unsigned_int64(V->z, v, verify_sort(V, t));
+}
+
+Z3_ast verify_u64(Verifier *V, uint64_t v) { return verify_int_const(V, type_scalar(TY_U64), v); }
+
+static Z3_ast and2(Verifier *V, Z3_ast a, Z3_ast b) {
+    Z3_ast args[2] = {a, b};
+    return Z3_mk_and(V->z, 2, args);
+}
+static Z3_ast or2(Verifier *V, Z3_ast a, Z3_ast b) {
+    Z3_ast args[2] = {a, b};
+    return Z3_mk_or(V->z, 2, args);
+}
+
+Z3_ast verify_active(Verifier *V) {
+    Z3_ast args[3] = {V->pc, V->alive, Z3_mk_not(V->z, V->returned)};
+    return Z3_mk_and(V->z, 3, args);
+}
+
+/* Extends an integer of type t by `extra` bits, as its signedness says. */
+static Z3_ast ext(Verifier *V, Z3_ast v, const Type *t, unsigned extra) {
+    if (!extra) return v;
+    return type_is_signed(t) ? Z3_mk_sign_ext(V->z, extra, v) : Z3_mk_zero_ext(V->z, extra, v);
+}
+
+Z3_ast verify_to_u64(Verifier *V, Z3_ast v, const Type *t) {
+    return ext(V, v, t, 64u - (unsigned)type_bits(t));
+}
+
+/* A float of type t from its IEEE bits (exact). */
+static Z3_ast fp_bits(Verifier *V, const Type *t, uint64_t bits) {
+    Z3_sort bv = Z3_mk_bv_sort(V->z, t->kind == TY_F32 ? 32 : 64);
+    return Z3_mk_fpa_to_fp_bv(V->z, Z3_mk_unsigned_int64(V->z, bits, bv), verify_sort(V, t));
+}
+static Z3_ast fp_of_double(Verifier *V, const Type *t, double d) {
+    if (t->kind == TY_F32) {
+        float f = (float)d;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        return fp_bits(V, t, u);
+    }
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return fp_bits(V, t, u);
+}
+static Z3_ast rne(Verifier *V) { return Z3_mk_fpa_rne(V->z); }
+
+/* ---- taint, guards, havoc ---- */
+
+unsigned verify_taint_bit(Verifier *V, Span span, const char *reason) {
+    char *text = arena_printf(V->prog->arena, "%s (line %d)", reason, span.line);
+    for (int i = 0; i < V->nreasons; i++)
+        if (strcmp(V->reasons[i], text) == 0) return 1u << i;
+    if (V->nreasons == VERIFY_MAX_REASONS) return 1u << VERIFY_MAX_REASONS;
+    V->reasons[V->nreasons] = text;
+    return 1u << V->nreasons++;
+}
+
+static VProp *find_prop(Verifier *V, VKind kind, Span span, const char *detail) {
+    for (int i = 0; i < V->nprops; i++) {
+        VProp *p = &V->props[i];
+        if (p->kind == kind && p->span.off == span.off && p->span.len == span.len &&
+            strcmp(p->detail ? p->detail : "", detail ? detail : "") == 0)
+            return p;
+    }
+    if (V->nprops == V->capprops) {
+        V->capprops = V->capprops ? 2 * V->capprops : 16;
+        V->props = realloc(V->props, (size_t)V->capprops * sizeof *V->props);
+        if (!V->props) abort();
+    }
+    VProp *p = &V->props[V->nprops++];
+    *p = (VProp){.kind = kind, .span = span, .detail = detail, .violation = Z3_mk_false(V->z)};
+    return p;
+}
+
+void verify_guard(Verifier *V, VKind kind, Span span, const char *detail, Z3_ast ok, unsigned taint) {
+    Z3_ast active = verify_active(V);
+    if (V->collect) {
+        VProp *p = find_prop(V, kind, span, detail);
+        p->violation = or2(V, p->violation, and2(V, active, Z3_mk_not(V->z, ok)));
+        p->taint |= taint | V->pc_taint | V->alive_taint;
+    }
+    V->alive = and2(V, V->alive, or2(V, Z3_mk_not(V->z, active), ok));
+    V->alive_taint |= taint;
+}
+
+VVal verify_havoc(Verifier *V, const Type *t, Span span, const char *reason) {
+    char name[32];
+    snprintf(name, sizeof name, "havoc!%d", V->fresh++);
+    Z3_ast c = Z3_mk_const(V->z, Z3_mk_string_symbol(V->z, name), verify_sort(V, t));
+    return (VVal){c, verify_taint_bit(V, span, reason)};
+}
+
+void verify_unmodelled(Verifier *V, Span span, const char *what) {
+    unsigned bit = verify_taint_bit(V, span, arena_printf(V->prog->arena, "%s is not modelled", what));
+    if (V->collect) {
+        VProp *p = find_prop(V, VK_UNMODELLED, span, what);
+        p->violation = or2(V, p->violation, verify_active(V));
+        p->taint |= bit;
+    }
+}
+
+/* ---- environment ---- */
+
+VCell *verify_new_cell(Verifier *V, const Type *elem, bool array, Z3_ast val, Z3_ast len, unsigned taint) {
+    VCell *c = arena_alloc(V->prog->arena, sizeof *c);
+    *c = (VCell){.elem = elem, .array = array, .val = val, .len = len, .taint = taint};
+    return c;
+}
+
+void verify_bind(Verifier *V, const Symbol *s, VCell *c) {
+    if (V->nenv == V->capenv) {
+        V->capenv = V->capenv ? 2 * V->capenv : 64;
+        V->env = realloc(V->env, (size_t)V->capenv * sizeof *V->env);
+        if (!V->env) abort();
+    }
+    V->env[V->nenv++] = (VBind){s, c};
+}
+
+VCell *verify_lookup(Verifier *V, const Symbol *s) {
+    for (int i = V->nenv - 1; i >= 0; i--)
+        if (V->env[i].sym == s) return V->env[i].cell;
+    return NULL;
+}
+
+/* ---- arithmetic ---- */
+
+/* r = a OP b, with ok: its exact value fits t (Z3's overflow predicates, which
+ * bit-blast far smaller than a double-width product). */
+static VVal checked(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, Span s) {
+    Z3_context z = V->z;
+    bool sign = type_is_signed(t);
+    unsigned taint = a.taint | b.taint;
+    Z3_ast r, ok[2];
+    if (op == BIN_ADD) {
+        r = Z3_mk_bvadd(z, a.t, b.t);
+        ok[0] = Z3_mk_bvadd_no_overflow(z, a.t, b.t, sign);
+        ok[1] = sign ? Z3_mk_bvadd_no_underflow(z, a.t, b.t) : Z3_mk_true(z);
+    } else if (op == BIN_SUB) {
+        r = Z3_mk_bvsub(z, a.t, b.t);
+        ok[0] = sign ? Z3_mk_bvsub_no_overflow(z, a.t, b.t) : Z3_mk_true(z);
+        ok[1] = Z3_mk_bvsub_no_underflow(z, a.t, b.t, sign);
+    } else {
+        r = Z3_mk_bvmul(z, a.t, b.t);
+        ok[0] = Z3_mk_bvmul_no_overflow(z, a.t, b.t, sign);
+        ok[1] = sign ? Z3_mk_bvmul_no_underflow(z, a.t, b.t) : Z3_mk_true(z);
+    }
+    verify_guard(V, VK_OVERFLOW, s, binary_op_text(op), Z3_mk_and(z, 2, ok), taint);
+    return (VVal){r, taint};
+}
+
+static VVal int_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, Span s) {
+    Z3_context z = V->z;
+    unsigned bits = (unsigned)type_bits(t), taint = a.taint | b.taint;
+    bool sign = type_is_signed(t);
+    switch (op) {
+    case BIN_ADD: case BIN_SUB: case BIN_MUL: return checked(V, op, a, b, t, s);
+    case BIN_DIV: case BIN_REM: {
+        Z3_ast zero = verify_int_const(V, t, 0), minus1 = verify_int_const(V, t, ~(uint64_t)0);
+        verify_guard(V, VK_DIVZERO, s, NULL, Z3_mk_not(z, Z3_mk_eq(z, b.t, zero)), taint);
+        if (op == BIN_REM) {
+            if (!sign) return (VVal){Z3_mk_bvurem(z, a.t, b.t), taint};
+            return (VVal){Z3_mk_ite(z, Z3_mk_eq(z, b.t, minus1), zero, Z3_mk_bvsrem(z, a.t, b.t)), taint};
+        }
+        if (!sign) return (VVal){Z3_mk_bvudiv(z, a.t, b.t), taint};
+        Z3_ast min = verify_int_const(V, t, (uint64_t)1 << (bits - 1));
+        Z3_ast bad = and2(V, Z3_mk_eq(z, a.t, min), Z3_mk_eq(z, b.t, minus1));
+        verify_guard(V, VK_OVERFLOW, s, NULL, Z3_mk_not(z, bad), taint);
+        return (VVal){Z3_mk_bvsdiv(z, a.t, b.t), taint};
+    }
+    default: return (VVal){a.t, taint};
+    }
+}
+
+static VVal float_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, Span s) {
+    Z3_context z = V->z;
+    unsigned taint = a.taint | b.taint;
+    switch (op) {
+    case BIN_ADD: return (VVal){Z3_mk_fpa_add(z, rne(V), a.t, b.t), taint};
+    case BIN_SUB: return (VVal){Z3_mk_fpa_sub(z, rne(V), a.t, b.t), taint};
+    case BIN_MUL: return (VVal){Z3_mk_fpa_mul(z, rne(V), a.t, b.t), taint};
+    case BIN_DIV: return (VVal){Z3_mk_fpa_div(z, rne(V), a.t, b.t), taint};
+    default: {  /* fmod: exact, but not IEEE's remainder (fp.rem), so not modelled */
+        VVal h = verify_havoc(V, t, s, "float % (C's fmod)");
+        h.taint |= taint;
+        return h;
+    }
+    }
+}
+
+VVal verify_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, Span s) {
+    if (type_is_int(t)) return int_arith(V, op, a, b, t, s);
+    return float_arith(V, op, a, b, t, s);
+}
+
+/* a << b, a >> b: cairn_shl/shr take the count as an int64 in [0, bits). */
+static VVal shift(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const Type *tb, Span s) {
+    Z3_context z = V->z;
+    unsigned bits = (unsigned)type_bits(t), taint = a.taint | b.taint;
+    Z3_ast b64 = verify_to_u64(V, b.t, tb);
+    Z3_ast in_range = and2(V, Z3_mk_bvsge(z, b64, verify_u64(V, 0)), Z3_mk_bvslt(z, b64, verify_u64(V, bits)));
+    verify_guard(V, VK_SHIFT, s, NULL, in_range, taint);
+    Z3_ast amount = bits == 64 ? b64 : Z3_mk_extract(z, bits - 1, 0, b64);
+    bool sign = type_is_signed(t);
+    if (op == BIN_SHR)
+        return (VVal){sign ? Z3_mk_bvashr(z, a.t, amount) : Z3_mk_bvlshr(z, a.t, amount), taint};
+    Z3_ast r = Z3_mk_bvshl(z, a.t, amount);
+    Z3_ast back = sign ? Z3_mk_bvashr(z, r, amount) : Z3_mk_bvlshr(z, r, amount);
+    verify_guard(V, VK_OVERFLOW, s, NULL, Z3_mk_eq(z, back, a.t), taint);
+    return (VVal){r, taint};
+}
+
+static Z3_ast compare(Verifier *V, BinaryOp op, Z3_ast a, Z3_ast b, const Type *t) {
+    Z3_context z = V->z;
+    if (type_is_compute_float(t)) {
+        switch (op) {
+        case BIN_EQ: return Z3_mk_fpa_eq(z, a, b);
+        case BIN_NE: return Z3_mk_not(z, Z3_mk_fpa_eq(z, a, b));
+        case BIN_LT: return Z3_mk_fpa_lt(z, a, b);
+        case BIN_LE: return Z3_mk_fpa_leq(z, a, b);
+        case BIN_GT: return Z3_mk_fpa_gt(z, a, b);
+        default: return Z3_mk_fpa_geq(z, a, b);
+        }
+    }
+    if (op == BIN_EQ) return Z3_mk_eq(z, a, b);
+    if (op == BIN_NE) return Z3_mk_not(z, Z3_mk_eq(z, a, b));
+    bool sign = type_is_signed(t);
+    switch (op) {
+    case BIN_LT: return sign ? Z3_mk_bvslt(z, a, b) : Z3_mk_bvult(z, a, b);
+    case BIN_LE: return sign ? Z3_mk_bvsle(z, a, b) : Z3_mk_bvule(z, a, b);
+    case BIN_GT: return sign ? Z3_mk_bvsgt(z, a, b) : Z3_mk_bvugt(z, a, b);
+    default: return sign ? Z3_mk_bvsge(z, a, b) : Z3_mk_bvuge(z, a, b);
+    }
+}
+
+/* a && b, a || b: b's guards count only where b runs. */
+static VVal logic(Verifier *V, const Expr *e) {
+    bool is_and = e->u.binary.op == BIN_AND;
+    VVal a = verify_expr(V, e->u.binary.lhs);
+    Z3_ast saved = V->pc;
+    unsigned saved_taint = V->pc_taint;
+    V->pc = and2(V, V->pc, is_and ? a.t : Z3_mk_not(V->z, a.t));
+    V->pc_taint |= a.taint;
+    VVal b = verify_expr(V, e->u.binary.rhs);
+    V->pc = saved;
+    V->pc_taint = saved_taint;
+    return (VVal){is_and ? and2(V, a.t, b.t) : or2(V, a.t, b.t), a.taint | b.taint};
+}
+
+static VVal bitwise(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t) {
+    Z3_context z = V->z;
+    unsigned taint = a.taint | b.taint;
+    if (t->kind == TY_BOOL) {
+        if (op == BIN_BITAND) return (VVal){and2(V, a.t, b.t), taint};
+        if (op == BIN_BITOR) return (VVal){or2(V, a.t, b.t), taint};
+        return (VVal){Z3_mk_xor(z, a.t, b.t), taint};
+    }
+    if (op == BIN_BITAND) return (VVal){Z3_mk_bvand(z, a.t, b.t), taint};
+    if (op == BIN_BITOR) return (VVal){Z3_mk_bvor(z, a.t, b.t), taint};
+    return (VVal){Z3_mk_bvxor(z, a.t, b.t), taint};
+}
+
+static VVal binary(Verifier *V, const Expr *e) {
+    BinaryOp op = e->u.binary.op;
+    if (op == BIN_AND || op == BIN_OR) return logic(V, e);
+    VVal a = verify_expr(V, e->u.binary.lhs);
+    VVal b = verify_expr(V, e->u.binary.rhs);
+    const Type *t = e->u.binary.lhs->type;
+    if (op >= BIN_EQ && op <= BIN_GE) return (VVal){compare(V, op, a.t, b.t, t), a.taint | b.taint};
+    if (op == BIN_BITAND || op == BIN_BITOR || op == BIN_BITXOR) return bitwise(V, op, a, b, e->type);
+    if (op == BIN_SHL || op == BIN_SHR) return shift(V, op, a, b, e->type, e->u.binary.rhs->type, e->span);
+    return verify_arith(V, op, a, b, t, e->span);
+}
+
+static VVal unary(Verifier *V, const Expr *e) {
+    const Expr *x = e->u.unary.operand;
+    if (e->u.unary.op == UN_NOT) {
+        VVal v = verify_expr(V, (Expr *)x);
+        return (VVal){Z3_mk_not(V->z, v.t), v.taint};
+    }
+    if (x->kind == EXPR_INT && type_is_int(e->type))  /* -128 as i8: a constant, as lowered */
+        return (VVal){verify_int_const(V, e->type, (uint64_t)0 - x->u.int_lit.value), 0};
+    VVal v = verify_expr(V, (Expr *)x);
+    if (type_is_compute_float(e->type)) return (VVal){Z3_mk_fpa_neg(V->z, v.t), v.taint};
+    return int_arith(V, BIN_SUB, (VVal){verify_int_const(V, e->type, 0), 0}, v, e->type, e->span);
+}
+
+/* ---- constants and names ---- */
+
+static VVal int_literal(Verifier *V, const Expr *e) {
+    uint64_t v = e->u.int_lit.value;
+    if (type_is_compute_float(e->type)) return (VVal){fp_of_double(V, e->type, e->type->kind == TY_F32 ? (double)(float)v : (double)v), 0};
+    return (VVal){verify_int_const(V, e->type, v), 0};
+}
+
+static VVal float_literal(Verifier *V, const Expr *e) {
+    const char *text = e->u.float_lit.text;
+    if (e->type->kind == TY_F32) return (VVal){fp_of_double(V, e->type, (double)strtof(text, NULL)), 0};
+    return (VVal){fp_of_double(V, e->type, strtod(text, NULL)), 0};
+}
+
+static VVal name_value(Verifier *V, const Expr *e) {
+    const Symbol *s = e->u.name.sym;
+    if (s->kind == SYM_CONST) return verify_expr(V, s->decl.item->u.const_.value);
+    VCell *c = verify_lookup(V, s);
+    if (!c || c->array) return verify_havoc(V, e->type, e->span, "this name's value");
+    return (VVal){c->val, c->taint};
+}
+
+/* v[i]: the element, after the index guard. Returns the cell and the 64-bit index. */
+VCell *verify_element(Verifier *V, Expr *e, Z3_ast *index, unsigned *taint) {
+    const Symbol *s = e->u.index.base->kind == EXPR_NAME ? e->u.index.base->u.name.sym : NULL;
+    VCell *c = s ? verify_lookup(V, s) : NULL;
+    VVal i = verify_expr(V, e->u.index.index);
+    if (!c || !c->array) {
+        verify_unmodelled(V, e->span, "indexing this expression");
+        return NULL;
+    }
+    const Type *ti = e->u.index.index->type;
+    Z3_ast i64 = verify_to_u64(V, i.t, ti);
+    Z3_ast ok = Z3_mk_bvult(V->z, i64, c->len);
+    if (type_is_signed(ti)) ok = and2(V, Z3_mk_bvsge(V->z, i64, verify_u64(V, 0)), ok);
+    verify_guard(V, VK_INDEX, e->span, NULL, ok, i.taint);
+    *index = i64;
+    *taint = i.taint | c->taint;
+    return c;
+}
+
+static VVal element(Verifier *V, Expr *e) {
+    Z3_ast i;
+    unsigned taint;
+    VCell *c = verify_element(V, e, &i, &taint);
+    if (!c) return verify_havoc(V, e->type, e->span, "indexing this expression");
+    return (VVal){Z3_mk_select(V->z, c->val, i), taint};
+}
+
+/* ---- conversions ---- */
+
+static Z3_ast int_limit(Verifier *V, const Type *t, bool hi, unsigned width) {
+    unsigned bits = (unsigned)type_bits(t);
+    Z3_sort s = Z3_mk_bv_sort(V->z, width);
+    if (!type_is_signed(t)) return hi ? Z3_mk_zero_ext(V->z, width - bits, verify_int_const(V, t, ~(uint64_t)0))
+                                      : Z3_mk_unsigned_int64(V->z, 0, s);
+    Z3_ast edge = verify_int_const(V, t, hi ? ((uint64_t)1 << (bits - 1)) - 1 : (uint64_t)1 << (bits - 1));
+    return Z3_mk_sign_ext(V->z, width - bits, edge);
+}
+
+static VVal int_to_int(Verifier *V, VVal v, const Type *from, const Type *to, Span s) {
+    Z3_ast w = ext(V, v.t, from, 128u - (unsigned)type_bits(from));
+    Z3_ast ok = and2(V, Z3_mk_bvsge(V->z, w, int_limit(V, to, false, 128)),
+                     Z3_mk_bvsle(V->z, w, int_limit(V, to, true, 128)));
+    verify_guard(V, VK_CONVERT, s, NULL, ok, v.taint);
+    return (VVal){Z3_mk_extract(V->z, (unsigned)type_bits(to) - 1, 0, w), v.taint};
+}
+
+/* cairn_to_T_from_float: t = trunc(x); LO <= t < HI + 1, else a trap. */
+static VVal float_to_int(Verifier *V, VVal v, const Type *from, const Type *to, Span s) {
+    Z3_context z = V->z;
+    unsigned bits = (unsigned)type_bits(to);
+    bool sign = type_is_signed(to);
+    Z3_ast t = Z3_mk_fpa_round_to_integral(z, Z3_mk_fpa_rtz(z), v.t);
+    double lo = sign ? -ldexp(1.0, (int)bits - 1) : 0.0, hi = ldexp(1.0, sign ? (int)bits - 1 : (int)bits);
+    Z3_ast ok = and2(V, Z3_mk_fpa_geq(z, t, fp_of_double(V, from, lo)), Z3_mk_fpa_lt(z, t, fp_of_double(V, from, hi)));
+    verify_guard(V, VK_FLOAT_CONVERT, s, NULL, ok, v.taint);
+    Z3_ast r = sign ? Z3_mk_fpa_to_sbv(z, Z3_mk_fpa_rtz(z), v.t, bits) : Z3_mk_fpa_to_ubv(z, Z3_mk_fpa_rtz(z), v.t, bits);
+    return (VVal){r, v.taint};
+}
+
+/* Into a storage float: f8e4m3 traps past 464 (cairn_float.h); the bits are not modelled. */
+static VVal to_storage(Verifier *V, VVal v, const Type *from, const Type *to, Span s) {
+    if (type_is_int(from)) {   /* through f32, as the lowering converts */
+        Z3_sort f32 = verify_sort(V, type_scalar(TY_F32));
+        v.t = type_is_signed(from) ? Z3_mk_fpa_to_fp_signed(V->z, rne(V), v.t, f32)
+                                   : Z3_mk_fpa_to_fp_unsigned(V->z, rne(V), v.t, f32);
+        from = type_scalar(TY_F32);
+    }
+    if (to->kind == TY_F8E4M3) {
+        Z3_ast past = Z3_mk_fpa_gt(V->z, Z3_mk_fpa_abs(V->z, v.t), fp_of_double(V, from, 464.0));
+        verify_guard(V, VK_E4M3, s, NULL, Z3_mk_not(V->z, past), v.taint);
+    }
+    VVal h = verify_havoc(V, to, s, "a storage float conversion");
+    h.taint |= v.taint;
+    return h;
+}
+
+static VVal convert_value(Verifier *V, VVal v, const Type *from, const Type *to, Span s) {
+    Z3_context z = V->z;
+    if (from->kind == to->kind) return v;
+    if (type_is_storage_float(from) || type_is_storage_float(to)) {
+        if (type_is_storage_float(to) && !type_is_storage_float(from)) return to_storage(V, v, from, to, s);
+        VVal h = verify_havoc(V, type_is_storage_float(to) ? to : type_scalar(TY_F32), s, "a storage float conversion");
+        h.taint |= v.taint;
+        if (type_is_storage_float(to)) return h;
+        return convert_value(V, h, type_scalar(TY_F32), to, s);
+    }
+    if (from->kind == TY_BOOL)
+        return (VVal){Z3_mk_ite(z, v.t, verify_int_const(V, to, 1), verify_int_const(V, to, 0)), v.taint};
+    if (type_is_int(to) && type_is_int(from)) return int_to_int(V, v, from, to, s);
+    if (type_is_int(to)) return float_to_int(V, v, from, to, s);
+    if (type_is_int(from)) {
+        Z3_ast r = type_is_signed(from) ? Z3_mk_fpa_to_fp_signed(z, rne(V), v.t, verify_sort(V, to))
+                                        : Z3_mk_fpa_to_fp_unsigned(z, rne(V), v.t, verify_sort(V, to));
+        return (VVal){r, v.taint};
+    }
+    return (VVal){Z3_mk_fpa_to_fp_float(z, rne(V), v.t, verify_sort(V, to)), v.taint};
+}
+
+/* ---- builtins ---- */
+
+/* cairn_min/max_f*: a NaN gives NaN, of two zeros min takes -0 and max +0. */
+static Z3_ast float_minmax(Verifier *V, Z3_ast a, Z3_ast b, bool is_min) {
+    Z3_context z = V->z;
+    Z3_ast nan = or2(V, Z3_mk_fpa_is_nan(z, a), Z3_mk_fpa_is_nan(z, b));
+    Z3_ast neg_a = Z3_mk_fpa_is_negative(z, a);
+    Z3_ast on_tie = is_min ? Z3_mk_ite(z, neg_a, a, b) : Z3_mk_ite(z, neg_a, b, a);
+    Z3_ast lt = Z3_mk_fpa_lt(z, a, b);
+    Z3_ast pick = is_min ? Z3_mk_ite(z, lt, a, b) : Z3_mk_ite(z, lt, b, a);
+    Z3_ast body = Z3_mk_ite(z, Z3_mk_fpa_eq(z, a, b), on_tie, pick);
+    return Z3_mk_ite(z, nan, Z3_mk_fpa_nan(z, Z3_get_sort(z, a)), body);
+}
+
+static VVal exact_fn(Verifier *V, Expr *e, Builtin b) {
+    Z3_context z = V->z;
+    const Type *t = e->type;
+    VVal a = verify_expr(V, e->u.call.args[0]);
+    if (b == BI_MIN || b == BI_MAX) {
+        VVal c = verify_expr(V, e->u.call.args[1]);
+        unsigned taint = a.taint | c.taint;
+        if (type_is_compute_float(t)) return (VVal){float_minmax(V, a.t, c.t, b == BI_MIN), taint};
+        Z3_ast lt = compare(V, BIN_LT, a.t, c.t, t);
+        return (VVal){b == BI_MIN ? Z3_mk_ite(z, lt, a.t, c.t) : Z3_mk_ite(z, lt, c.t, a.t), taint};
+    }
+    if (type_is_int(t)) {
+        if (b != BI_ABS || !type_is_signed(t)) return a;
+        Z3_ast neg = Z3_mk_bvslt(z, a.t, verify_int_const(V, t, 0));
+        Z3_ast saved = V->pc;
+        V->pc = and2(V, V->pc, neg);   /* cairn_abs negates only a negative value */
+        VVal n = int_arith(V, BIN_SUB, (VVal){verify_int_const(V, t, 0), 0}, a, t, e->span);
+        V->pc = saved;
+        return (VVal){Z3_mk_ite(z, neg, n.t, a.t), a.taint};
+    }
+    switch (b) {
+    case BI_SQRT: return (VVal){Z3_mk_fpa_sqrt(z, rne(V), a.t), a.taint};
+    case BI_ABS: return (VVal){Z3_mk_fpa_abs(z, a.t), a.taint};
+    case BI_FLOOR: return (VVal){Z3_mk_fpa_round_to_integral(z, Z3_mk_fpa_rtn(z), a.t), a.taint};
+    case BI_CEIL: return (VVal){Z3_mk_fpa_round_to_integral(z, Z3_mk_fpa_rtp(z), a.t), a.taint};
+    default: return (VVal){Z3_mk_fpa_round_to_integral(z, Z3_mk_fpa_rtz(z), a.t), a.taint};
+    }
+}
+
+static VVal quantize(Verifier *V, Expr *e, bool stochastic) {
+    Z3_context z = V->z;
+    VVal x = verify_expr(V, e->u.call.args[0]);
+    VVal scale = verify_expr(V, e->u.call.args[1]);
+    unsigned taint = x.taint | scale.taint;
+    if (stochastic) taint |= verify_expr(V, e->u.call.args[2]).taint;
+    Z3_ast zero = fp_of_double(V, type_scalar(TY_F32), 0.0);
+    Z3_ast scale_ok = and2(V, Z3_mk_fpa_gt(z, scale.t, zero), Z3_mk_not(z, Z3_mk_fpa_is_infinite(z, scale.t)));
+    verify_guard(V, VK_QUANT_SCALE, e->span, NULL, scale_ok, scale.taint);
+    verify_guard(V, VK_QUANT_NAN, e->span, NULL, Z3_mk_not(z, Z3_mk_fpa_is_nan(z, x.t)), x.taint);
+    VVal h = verify_havoc(V, e->u.call.generics[0], e->span, "quantize's exact quotient");
+    h.taint |= taint;
+    return h;
+}
+
+static VVal bits(Verifier *V, Expr *e, bool to_bits) {
+    VVal v = verify_expr(V, e->u.call.args[0]);
+    const Type *t = to_bits ? e->u.call.args[0]->type : e->u.call.generics[0];
+    if (type_is_storage_float(t)) return v;   /* already its bits */
+    if (!to_bits) return (VVal){Z3_mk_fpa_to_fp_bv(V->z, v.t, verify_sort(V, t)), v.taint};
+    /* A NaN's bits are the hardware's: any NaN pattern may come back. */
+    VVal any = verify_havoc(V, e->type, e->span, "the bits of a NaN");
+    Z3_ast r = Z3_mk_ite(V->z, Z3_mk_fpa_is_nan(V->z, v.t), any.t, Z3_mk_fpa_to_ieee_bv(V->z, v.t));
+    return (VVal){r, v.taint};
+}
+
+static void eval_args(Verifier *V, Expr *e, unsigned *taint) {
+    for (int i = 0; i < e->u.call.nargs; i++) {
+        Expr *a = e->u.call.args[i];
+        if (a->type && (type_is_scalar(a->type) || type_is_storage_float(a->type)) && a->kind != EXPR_NAME)
+            *taint |= verify_expr(V, a).taint;
+    }
+}
+
+/* Writes `reason`-tainted fresh contents into the array a view argument names. */
+static void havoc_array(Verifier *V, Expr *arg, Span s, const char *reason) {
+    const Symbol *sym = arg->kind == EXPR_NAME ? arg->u.name.sym : NULL;
+    VCell *c = sym ? verify_lookup(V, sym) : NULL;
+    if (!c || !c->array) return;
+    char name[32];
+    snprintf(name, sizeof name, "havoc!%d", V->fresh++);
+    Z3_sort sort = Z3_mk_array_sort(V->z, Z3_mk_bv_sort(V->z, 64), verify_sort(V, c->elem));
+    Z3_ast fresh = Z3_mk_const(V->z, Z3_mk_string_symbol(V->z, name), sort);
+    c->val = Z3_mk_ite(V->z, verify_active(V), fresh, c->val);
+    c->taint |= verify_taint_bit(V, s, reason);
+}
+
+static VVal atomic(Verifier *V, Expr *e, Builtin b) {
+    Z3_context z = V->z;
+    const Type *t = e->u.call.args[0]->type;
+    VVal v = verify_expr(V, e->u.call.args[1]);
+    VVal w = b == BI_ATOMIC_CAS ? verify_expr(V, e->u.call.args[2]) : (VVal){NULL, 0};
+    Z3_ast i;
+    unsigned taint;
+    VCell *c = e->u.call.args[0]->kind == EXPR_INDEX ? verify_element(V, e->u.call.args[0], &i, &taint) : NULL;
+    if (!c) return verify_havoc(V, t, e->span, "an atomic on this place");
+    Z3_ast old = Z3_mk_select(z, c->val, i), now;
+    if (b == BI_ATOMIC_ADD_UNORDERED) {
+        VVal h = verify_havoc(V, t, e->span, "an atomic float add (its order is the hardware's)");
+        now = h.t;
+        taint |= h.taint;
+    } else if (b == BI_ATOMIC_ADD_WRAP) now = Z3_mk_bvadd(z, old, v.t);
+    else if (b == BI_ATOMIC_AND) now = Z3_mk_bvand(z, old, v.t);
+    else if (b == BI_ATOMIC_OR) now = Z3_mk_bvor(z, old, v.t);
+    else if (b == BI_ATOMIC_XOR) now = Z3_mk_bvxor(z, old, v.t);
+    else if (b == BI_ATOMIC_CAS) now = Z3_mk_ite(z, Z3_mk_eq(z, old, v.t), w.t, old);
+    else {
+        Z3_ast lt = compare(V, BIN_LT, v.t, old, t);
+        now = b == BI_ATOMIC_MIN ? Z3_mk_ite(z, lt, v.t, old) : Z3_mk_ite(z, lt, old, v.t);
+    }
+    c->val = Z3_mk_ite(z, verify_active(V), Z3_mk_store(z, c->val, i, now), c->val);
+    c->taint |= taint | v.taint | w.taint;
+    if (V->in_parallel) {   /* the old value a lane sees depends on the order lanes arrive in */
+        VVal h = verify_havoc(V, t, e->span, "the old value an atomic returns in a region");
+        return h;
+    }
+    return (VVal){old, c->taint};
+}
+
+static VVal call(Verifier *V, Expr *e) {
+    Builtin b = e->u.call.builtin;
+    if (b == BI_NONE) return verify_call(V, e);
+    unsigned taint = 0;
+    switch (b) {
+    case BI_SQRT: case BI_ABS: case BI_FLOOR: case BI_CEIL: case BI_TRUNC: case BI_MIN: case BI_MAX:
+        return exact_fn(V, e, b);
+    case BI_QUANTIZE: return quantize(V, e, false);
+    case BI_QUANTIZE_STOCHASTIC: return quantize(V, e, true);
+    case BI_TO_BITS: return bits(V, e, true);
+    case BI_FROM_BITS: return bits(V, e, false);
+    case BI_OBSERVE:
+        eval_args(V, e, &taint);
+        return (VVal){NULL, 0};
+    case BI_ATOMIC_ADD_UNORDERED: case BI_ATOMIC_ADD_WRAP: case BI_ATOMIC_MIN: case BI_ATOMIC_MAX:
+    case BI_ATOMIC_AND: case BI_ATOMIC_OR: case BI_ATOMIC_XOR: case BI_ATOMIC_CAS:
+        return atomic(V, e, b);
+    case BI_MMA_UNORDERED:
+        eval_args(V, e, &taint);
+        verify_unmodelled(V, e->span, "mma_unordered (its sums are in the hardware's order)");
+        if (e->u.call.nargs == 6) havoc_array(V, e->u.call.args[3], e->span, "mma_unordered");
+        break;
+    case BI_MM_ENCLOSE:
+        eval_args(V, e, &taint);
+        verify_unmodelled(V, e->span, "mm_enclose");
+        havoc_array(V, e->u.call.args[3], e->span, "mm_enclose");
+        havoc_array(V, e->u.call.args[4], e->span, "mm_enclose");
+        break;
+    default:
+        eval_args(V, e, &taint);
+        if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) {
+            VVal h = verify_havoc(V, e->type, e->span, arena_printf(V->prog->arena, "%s (the C library's rounding)", builtin_name(b)));
+            h.taint |= taint;
+            return h;
+        }
+        verify_unmodelled(V, e->span, builtin_name(b));
+        break;
+    }
+    if (!e->type || e->type->kind == TY_VOID || !(type_is_scalar(e->type) || type_is_storage_float(e->type)))
+        return (VVal){NULL, 0};
+    VVal h = verify_havoc(V, e->type, e->span, builtin_name(b));
+    h.taint |= taint;
+    return h;
+}
+
+VVal verify_expr(Verifier *V, Expr *e) {
+    switch (e->kind) {
+    case EXPR_INT: return int_literal(V, e);
+    case EXPR_FLOAT: return float_literal(V, e);
+    case EXPR_BOOL: return (VVal){e->u.bool_lit ? Z3_mk_true(V->z) : Z3_mk_false(V->z), 0};
+    case EXPR_NAME: return name_value(V, e);
+    case EXPR_UNARY: return unary(V, e);
+    case EXPR_BINARY: return binary(V, e);
+    case EXPR_CALL: return call(V, e);
+    case EXPR_INDEX: return element(V, e);
+    case EXPR_CONVERT:
+        if (!type_is_scalar(e->u.convert.to) && !type_is_storage_float(e->u.convert.to)) break;
+        return convert_value(V, verify_expr(V, e->u.convert.arg), e->u.convert.arg->type, e->u.convert.to, e->span);
+    case EXPR_REDUCE: return verify_reduce(V, e);
+    default: break;
+    }
+    verify_unmodelled(V, e->span, "this expression");
+    if (e->type && (type_is_scalar(e->type) || type_is_storage_float(e->type)))
+        return verify_havoc(V, e->type, e->span, "this expression");
+    return (VVal){NULL, 0};
+}
