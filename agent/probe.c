@@ -9,6 +9,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "evidence.h"
+
 /* First line of a shell command's output, trimmed; NULL when it fails. */
 static char *first_line(const char *cmd)
 {
@@ -77,7 +79,8 @@ static cJSON *probe_compilers(const AgentOptions *o)
     return all;
 }
 
-/* GPUs as nvidia-smi lists them; an empty list where there is none. */
+/* GPUs as nvidia-smi's query flags list them (name, memory, compute capability and the
+ * target it builds for, driver); an empty list where there is none. */
 static void probe_gpus(cJSON *caps)
 {
     cJSON *gpus = cJSON_AddArrayToObject(caps, "gpus");
@@ -92,6 +95,10 @@ static void probe_gpus(cJSON *caps)
         cJSON_AddStringToObject(g, "name", name);
         cJSON_AddNumberToObject(g, "memory_mib", atof(mem));
         cJSON_AddStringToObject(g, "compute_cap", cap);
+        char target[32];
+        gpu_target(cap, target, sizeof target);
+        cJSON_AddStringToObject(g, "target", target);   /* what device cells ask for */
+        cJSON_AddStringToObject(g, "driver", driver);
         cJSON_AddItemToArray(gpus, g);
     }
     if (p)

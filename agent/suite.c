@@ -138,8 +138,8 @@ static int add_raw(const char *raw_dir, const char *case_path, cJSON *obs, cJSON
     return all;
 }
 
-static void build_argv(const SuiteEnv *env, const Cell *cell, const char *src, const char *prog,
-                       char **argv)
+static void build_argv(const SuiteEnv *env, const Cell *cell, const char *cell_target,
+                       const char *src, const char *prog, char **argv)
 {
     int n = 0;
     argv[n++] = (char *)env->opts->cairn;
@@ -153,20 +153,19 @@ static void build_argv(const SuiteEnv *env, const Cell *cell, const char *src, c
         argv[n++] = "--sanitize";
         argv[n++] = (char *)cell_sanitize_flag(cell);
     }
-    if (!strcmp(cell->mode, "device")) {
-        /* The first GPU's architecture, e.g. compute_cap 9.0 -> sm_90. */
-        static _Thread_local char target[32];
-        const char *cap = json_str(cJSON_GetArrayItem(
-            cJSON_GetObjectItemCaseSensitive(env->caps, "gpus"), 0), "compute_cap");
-        int major = 0, minor = 0;
-        if (cap)
-            sscanf(cap, "%d.%d", &major, &minor);
-        snprintf(target, sizeof target, "sm_%d%d", major, minor);
+    /* The cell's target, else for a device cell the first GPU's (compute_cap 9.0: sm_90). */
+    static _Thread_local char target[32];
+    snprintf(target, sizeof target, "%s", cell_target ? cell_target : "");
+    if (!target[0] && !strcmp(cell->mode, "device"))
+        gpu_target(json_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(env->caps, "gpus"),
+                                               0), "compute_cap"), target, sizeof target);
+    if (target[0]) {
         argv[n++] = "--target";
         argv[n++] = target;
-    } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(env->caps, "cairn_emulate_flag"))) {
-        argv[n++] = "--emulate";
     }
+    if (strcmp(cell->mode, "device") != 0 &&
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(env->caps, "cairn_emulate_flag")))
+        argv[n++] = "--emulate";
     argv[n] = NULL;
 }
 
@@ -175,6 +174,7 @@ typedef struct {
     const char *src_root;
     const char *out;         /* this case's scratch folder */
     double timeout_s;
+    const char *target;      /* the cell's device target ("sm_90"), or NULL */
 } CaseSpec;
 
 static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c, Tick *t,
@@ -194,7 +194,7 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
     cJSON_AddStringToObject(r, "case", c->case_path);
     double start = now_seconds();
     char *argv[16];
-    build_argv(env, cell, src, prog, argv);
+    build_argv(env, cell, c->target, src, prog, argv);
     int build = run_child(argv, c->src_root, NULL, blog, c->timeout_s, t->every_s, tick, t);
     cJSON_AddNumberToObject(r, "build_status", build);
     add_check(checks, "build", build == 0, build == CHILD_TIMEOUT ? "timed out" : NULL);
@@ -258,6 +258,9 @@ static cJSON *predicate_head(const SuiteEnv *env, const cJSON *job, const Cell *
     }
     cJSON *c = cell_to_json(cell);
     cJSON_AddStringToObject(c, "id", json_str(job, "cell_id"));
+    const char *target = json_str(cJSON_GetObjectItemCaseSensitive(job, "cell"), "target");
+    if (target)
+        cJSON_AddStringToObject(c, "target", target);
     const cJSON *cc = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(env->caps, "compilers"), cell->compiler);
     cJSON_AddStringToObject(c, "compiler_version", json_str(cc, "version") ? json_str(cc, "version") : "");
@@ -310,7 +313,8 @@ int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **
         snprintf(out, sizeof out, "%s/out/%d", dir, i++);
         snprintf(t.progress, sizeof t.progress, "case %d/%d %s", i, n, c->valuestring);
         fprintf(stderr, "agent: job %ld %s: %s\n", id, json_str(job, "cell_id"), t.progress);
-        CaseSpec spec = {c->valuestring, src, out, json_num(job, "timeout_s", 300)};
+        CaseSpec spec = {c->valuestring, src, out, json_num(job, "timeout_s", 300),
+                         json_str(cJSON_GetObjectItemCaseSensitive(job, "cell"), "target")};
         cJSON *r = run_case(env, &cell, &spec, &t, *statement, *files);
         cJSON_AddItemToArray(results, r);
         fprintf(stderr, "agent: job %ld   build %.0f exit %.0f observations %d%s\n", id,

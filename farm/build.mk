@@ -13,6 +13,7 @@ $(BIN)/cairn-farm: $(FARM_OBJS) $(PROTO_OBJS)
 ALL_TARGETS += $(BIN)/cairn-farm
 
 # `make demo`: build everything, then farm/demo.sh runs a coordinator and an agent on
-# loopback over the examples and stops them again.
+# loopback over the examples, prints the dashboard's URL and stops them again (KEEP=1:
+# the coordinator stays up).
 demo: all
-	@BIN=$(abspath $(BIN)) farm/demo.sh
+	@BIN=$(abspath $(BIN)) KEEP=$(KEEP) farm/demo.sh

@@ -290,6 +290,8 @@ static int judge_case(cJSON *row, cJSON *const *cases, const char *const *cols, 
         }
     }
     cJSON_Delete(done);
+    if (n == 1 && worst.verdict == V_IDENTICAL)
+        judge(&worst, V_IDENTICAL, worst.promise, "one cell ran it: nothing to compare with");
     cJSON_AddStringToObject(row, "verdict", VERDICTS[worst.verdict]);
     cJSON_AddStringToObject(row, "promise", worst.promise);
     if (worst.detail[0])

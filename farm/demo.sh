@@ -5,8 +5,9 @@
 # build of each cell compiles cairn's runtime for it, and clang with ASan takes minutes
 # on a small machine; configs/matrix.json is the full product), shows progress,
 # prints the comparison, says where the signed bundles and the agent's public key lie,
-# verifies one bundle (with cairn-farm and with the plain openssl command line), and stops
-# everything it started, also on Ctrl-C or failure.
+# verifies one bundle (with cairn-farm and with the plain openssl command line), prints the
+# dashboard's URL, and stops everything it started, also on Ctrl-C or failure (KEEP=1:
+# the coordinator stays up, serving the dashboard, until Ctrl-C).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-$(pwd)/bin}
@@ -76,4 +77,11 @@ if [ "$compare_status" -ne 0 ]; then
   echo "      failed or differ where they must not (see the table above)."
 fi
 echo
-echo "demo: done (coordinator and agent stopped)."
+if [ "${KEEP:-0}" = 1 ]; then
+  echo "demo: done; KEEP=1 keeps the coordinator up (Ctrl-C stops it). The dashboard:"
+  echo "$url/"
+  wait "${pids[0]}"
+else
+  echo "demo: done (coordinator and agent stopped; make demo KEEP=1 keeps them up)."
+  echo "dashboard (while the coordinator runs): $url/   runs/$run shows this run's verdicts"
+fi

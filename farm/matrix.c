@@ -44,9 +44,19 @@ static cJSON *axis(const cJSON *matrix, const char *key, const char *fallback, E
     return cJSON_Duplicate(a, 1);
 }
 
-static int add_jobs(cJSON *jobs, const char *cc, const char *san, const char *mode,
-                    const cJSON *labels, int repeats, Err *e)
+/* A device target: "sm_" and two or three digits (what nvcc takes), or NULL for none. */
+static int valid_target(const char *t)
 {
+    size_t n = t ? strlen(t) : 0;
+    return t && (n == 5 || n == 6) && !strncmp(t, "sm_", 3) &&
+           strspn(t + 3, "0123456789") == n - 3;
+}
+
+static int add_jobs(cJSON *jobs, const char *cc, const char *san, const char *mode,
+                    const char *target, const cJSON *labels, int repeats, Err *e)
+{
+    if (target && !valid_target(target))
+        return err_set(e, "matrix target \"%.40s\" must be sm_ and two or three digits", target);
     for (int r = 0; r < repeats; r++) {
         cJSON *cj = cJSON_CreateObject();
         cJSON_AddStringToObject(cj, "compiler", cc);
@@ -60,6 +70,11 @@ static int add_jobs(cJSON *jobs, const char *cc, const char *san, const char *mo
         }
         char id[160];
         cell_id(&cell, id, sizeof id);
+        if (target) {   /* a device target names the cell: gcc-none-device-sm_90 */
+            size_t n = strlen(id);
+            snprintf(id + n, sizeof id - n, "-%s", target);
+            cJSON_AddStringToObject(cj, "target", target);
+        }
         const cJSON *l;
         cJSON_ArrayForEach(l, labels) {
             if (!is_safe_component(l->valuestring)) {
@@ -91,7 +106,7 @@ static int valid_machines(const cJSON *machines, Err *e)
     return 0;
 }
 
-/* The explicit form: "cells": [{"compiler", "sanitizer", "mode", "labels"}, ...]. */
+/* The explicit form: "cells": [{"compiler", "sanitizer", "mode", "target", "labels"}, ...]. */
 static cJSON *expand_cells(const cJSON *cells, int repeat, Err *e)
 {
     cJSON *jobs = cJSON_CreateArray();
@@ -109,7 +124,8 @@ static cJSON *expand_cells(const cJSON *cells, int repeat, Err *e)
             ok = err_set(e, "a cell's \"labels\" must be an array of strings") == 0;
         else
             ok = add_jobs(jobs, json_str(c, "compiler"), san ? san : "none",
-                          mode ? mode : "emulated", labels ? labels : none, repeat, e) == 0;
+                          mode ? mode : "emulated", json_str(c, "target"),
+                          labels ? labels : none, repeat, e) == 0;
         cJSON_Delete(none);
     }
     if (!ok) {
@@ -137,20 +153,24 @@ cJSON *matrix_expand(const cJSON *matrix, Err *e)
     cJSON *ccs = axis(matrix, "compilers", "gcc", e);
     cJSON *sans = ccs ? axis(matrix, "sanitizers", "none", e) : NULL;
     cJSON *modes = sans ? axis(matrix, "modes", "emulated", e) : NULL;
+    /* Device targets: each mode's cells once per target ("" is the cell without one). */
+    cJSON *targets = modes ? axis(matrix, "targets", "", e) : NULL;
     const cJSON *given = cJSON_GetObjectItemCaseSensitive(matrix, "machines");
     cJSON *machines = given ? cJSON_Duplicate(given, 1) : cJSON_Parse("[[]]");
     double repeat = json_num(matrix, "repeat", 1);
-    int ok = modes && valid_machines(machines, e) == 0;
+    int ok = targets && valid_machines(machines, e) == 0;
     if (ok && (repeat < 1 || repeat > 100000))
         ok = err_set(e, "matrix \"repeat\" must be between 1 and 100000") == 0;
     cJSON *jobs = cJSON_CreateArray();
-    const cJSON *c, *s, *m, *l;
+    const cJSON *c, *s, *m, *t, *l;
     for (c = ok ? ccs->child : NULL; c; c = c->next)
         for (s = sans->child; s; s = s->next)
             for (m = modes->child; m; m = m->next)
-                for (l = machines->child; ok && l; l = l->next)
-                    ok = add_jobs(jobs, c->valuestring, s->valuestring, m->valuestring, l,
-                                  (int)repeat, e) == 0;
+                for (t = targets->child; t; t = t->next)
+                    for (l = machines->child; ok && l; l = l->next)
+                        ok = add_jobs(jobs, c->valuestring, s->valuestring, m->valuestring,
+                                      *t->valuestring ? t->valuestring : NULL, l,
+                                      (int)repeat, e) == 0;
     if (!ok) {
         cJSON_Delete(jobs);
         jobs = NULL;
@@ -159,7 +179,21 @@ cJSON *matrix_expand(const cJSON *matrix, Err *e)
     cJSON_Delete(ccs);
     cJSON_Delete(sans);
     cJSON_Delete(modes);
+    cJSON_Delete(targets);
     return jobs;
+}
+
+/* Whether one of the agent's GPUs builds for TARGET (any GPU when TARGET is NULL). */
+static int runs_target(const cJSON *caps, const char *target)
+{
+    const cJSON *g;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(caps, "gpus")) {
+        char mine[32];
+        gpu_target(json_str(g, "compute_cap"), mine, sizeof mine);
+        if (!target || !strcmp(mine, target))
+            return 1;
+    }
+    return 0;
 }
 
 int cell_fits(const cJSON *caps, const cJSON *cell)
@@ -173,8 +207,11 @@ int cell_fits(const cJSON *caps, const cJSON *cell)
     if (san && strcmp(san, "none") != 0 &&
         !has_string(cJSON_GetObjectItemCaseSensitive(have, "sanitizers"), san))
         return 0;
-    if (mode && !strcmp(mode, "device") &&
-        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(caps, "gpus")) == 0)
+    if (mode && !strcmp(mode, "device") && !runs_target(caps, json_str(cell, "target")))
+        return 0;
+    /* An emulated cell for a target checks the target's features: it needs --emulate. */
+    if (json_str(cell, "target") && (!mode || strcmp(mode, "device") != 0) &&
+        !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(caps, "cairn_emulate_flag")))
         return 0;
     const cJSON *labels = cJSON_GetObjectItemCaseSensitive(caps, "labels"), *l;
     cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(cell, "labels")) {

@@ -52,8 +52,13 @@ if [ -n "$gpu" ]; then halves="emulated device"; fi
 [ -n "$standin" ] && say "device half: the stand-in $standin (not a GPU: the bundle stays in $out)"
 
 version=$("$CAIRN" --version | awk '{print $NF}')
-emulate_flag=""
-if "$CAIRN" build --help 2>&1 | grep -q -e --emulate; then emulate_flag=--emulate; fi
+# The emulated half builds with --target sm_XX --emulate; a cairn without --emulate builds
+# it for the host, where device work runs emulated as well (docs/devices.md).
+emulated_flags=(--emulate)
+if ! "$CAIRN" build --help 2>&1 | grep -q -e --emulate; then
+  emulated_flags=()
+  say "this cairn has no --emulate: the emulated half builds for the host target"
+fi
 if [ -z "${GPU_PROGRAMS:-}" ]; then
   GPU_PROGRAMS=$(cd "$src" && ls examples/*.cairn tests/gpu/programs/*.cairn 2>/dev/null || true)
 fi
@@ -66,8 +71,12 @@ mkdir -p "$out"
 # write meta.json (build and exit statuses) for the checker.
 run_case() {
   local half=$1 prog=$2 dir=$out/$1/$2 build_status=0 exit_status=0
-  local flags=(--target "$target" --cc "$CC") runner=()
-  if [ "$half" = emulated ] || [ -n "$standin" ]; then flags+=($emulate_flag); fi
+  local flags=(--cc "$CC") runner=()
+  if [ "$half" = device ] && [ -z "$standin" ]; then
+    flags+=(--target "$target")
+  elif [ ${#emulated_flags[@]} -gt 0 ]; then
+    flags+=(--target "$target" "${emulated_flags[@]}")
+  fi
   [ "$half" = device ] && [ -n "$standin" ] && runner=("$standin")
   mkdir -p "$dir/raw"
   (cd "$src" && "$CAIRN" build "$prog" -o "$dir/prog" "${flags[@]}") >"$dir/build.log" 2>&1 ||

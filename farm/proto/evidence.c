@@ -74,3 +74,11 @@ int receipt_is_unordered(const cJSON *receipt)
     }
     return 0;
 }
+
+void gpu_target(const char *compute_cap, char *out, size_t cap)
+{
+    int major = 0, minor = 0;
+    if (!compute_cap || sscanf(compute_cap, "%d.%d", &major, &minor) < 1)
+        major = minor = 0;
+    snprintf(out, cap, "sm_%d%d", major, minor);
+}

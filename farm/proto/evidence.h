@@ -22,6 +22,10 @@ void cell_id(const Cell *c, char *out, size_t cap);
 /* What `cairn build` takes for the sanitizer: "address,undefined", "thread" or NULL. */
 const char *cell_sanitize_flag(const Cell *c);
 
+/* The device target a GPU's compute capability ("9.0") builds for: "sm_90". The matrix
+ * matches device cells to agents by it; the agent passes it to `cairn build --target`. */
+void gpu_target(const char *compute_cap, char *out, size_t cap);
+
 /* True when a build receipt lists an operation whose order the language leaves to the
  * hardware ("order": "unordered" in any numerics entry). */
 int receipt_is_unordered(const cJSON *receipt);

@@ -20,7 +20,8 @@ def test_probe_reads_gpus_driver_and_cuda(tmp_path):
                        env=env, timeout=60)
     assert r.returncode == 0, r.stderr
     caps = json.loads(r.stdout)
-    assert caps["gpus"] == [{"name": "NVIDIA H200", "memory_mib": 143771, "compute_cap": "9.0"}]
+    assert caps["gpus"] == [{"name": "NVIDIA H200", "memory_mib": 143771, "compute_cap": "9.0",
+                             "target": "sm_90", "driver": "550.54.15"}]
     assert caps["driver"] == "550.54.15" and caps["cuda"] == "12.4"
     assert "gpu" in caps["labels"] and caps["cairn"] == "0.1.0"
     assert set(caps["compilers"]) <= {"gcc", "clang"} and caps["compilers"]
