@@ -72,6 +72,7 @@ struct Symbol {
     Span span;          /* where it was declared */
     int id;             /* unique within its function (locals), for lowering */
     bool lane_varying;  /* checker: in a cooperative region, may differ within a warp */
+    bool block_varying; /* checker: in a cooperative region, may differ within a block */
     union { Stmt *stmt; Param *param; Item *item; Expr *expr; } decl;
 };
 

@@ -24,3 +24,16 @@ $(OBJ)/gen/runtime_embed.o: $(OBJ)/gen/runtime_embed.c compiler/driver.h
 ifneq ($(wildcard compiler/driver.h),)
 $(BIN)/cairn: $(OBJ)/gen/runtime_embed.o
 endif
+
+# Device roofline tables for `cairn predict` (compiler/predict_devices.c) travel inside
+# bin/cairn too: the same embedding script, its names renamed to cairn_device_tables.
+DEVICE_TABLES := $(sort $(wildcard configs/devices/*.json))
+$(OBJ)/gen/device_tables.c: scripts/embed_runtime.py $(DEVICE_TABLES)
+	@mkdir -p $(dir $@)
+	$(PYTHON) scripts/embed_runtime.py $@.in $(DEVICE_TABLES)
+	sed -e 's/cairn_runtime_file/cairn_device_table/g' -e 's|from runtime/|from configs/devices/|' $@.in > $@
+$(OBJ)/gen/device_tables.o: $(OBJ)/gen/device_tables.c compiler/driver.h
+	$(CC) $(CFLAGS) -Icompiler -c $< -o $@
+ifneq ($(wildcard compiler/predict_devices.c),)
+$(BIN)/cairn: $(OBJ)/gen/device_tables.o
+endif

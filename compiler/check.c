@@ -177,15 +177,24 @@ void pop_region(Checker *c, Region *r) {
     c->region = r->outer;
 }
 
-/* Records an array access inside a lane (the innermost parallel region). */
+/* Records an array access inside a lane (the innermost parallel region). In a
+ * cooperative region the phase rule judges arrays (check_phase.c); only a thread's
+ * write of a variable declared outside the region is refused here. */
 void region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole, Span span) {
     Region *r = c->region;
-    if (!r || !r->lane || r->coop || c->no_record) return;
+    if (!r || c->no_record || !(r->lane || r->coop)) return;
     bool outside = false;
     for (int i = 0; i < r->scope_base && i < c->nlocals; i++)
         if (c->locals[i] == array) outside = true;
     if (array->kind == SYM_PARAM || array->kind == SYM_CONST) outside = true;
     if (!outside) return;   /* the lane's own locals */
+    if (r->coop) {
+        bool scalar = !(array->type && array->type->kind == TY_VIEW && array->type->u.view.extent);
+        if (write && scalar)
+            diag_error(c->d, span, E_LANE_RACE, "give each thread its own variable, or combine with an atomic",
+                       "a thread assigns '%s', which is declared outside the region", array->name);
+        return;
+    }
     if (r->nacc == r->capacc) {
         r->capacc = r->capacc ? r->capacc * 2 : 8;
         r->acc = realloc(r->acc, sizeof(LaneAccess) * (size_t)r->capacc);
@@ -230,29 +239,89 @@ bool region_on_device(const Region *r) {
     return r->place_known && r->place == PLACE_DEVICE;
 }
 
-/* t / 32 is the same across a warp; t, t % 2, and lets made from them are not. */
-bool expr_is_warp_uniform(const Checker *c, const Expr *e) {
+/* Whether a value is the same in every thread of a warp (block false) or of a block
+ * (block true). Warp: t / 32 (any multiple of 32) is uniform, t and t % 2 are not, an
+ * element read at a uniform index is uniform (the phase rule keeps it still), and a warp
+ * reduction's result is. Block: only constants, parameters, g, uniform loop variables and
+ * immutable lets of those, through operators, conversions and pure builtins (the
+ * emulation evaluates a barrier's conditions once per block). A user call or an atomic
+ * is never uniform (an atomic hands each thread its own old value). */
+static bool expr_uniform(const Checker *c, const Expr *e, bool block) {
     switch (e->kind) {
-    case EXPR_NAME:
-        return !(e->u.name.sym && e->u.name.sym->lane_varying);
-    case EXPR_BINARY: {
-        int64_t k;
-        if (e->u.binary.op == BIN_DIV && e->u.binary.rhs->kind == EXPR_INT &&
-            (k = (int64_t)e->u.binary.rhs->u.int_lit.value) > 0 && k % 32 == 0 &&
-            e->u.binary.lhs->kind == EXPR_NAME)
-            return true;
-        return expr_is_warp_uniform(c, e->u.binary.lhs) && expr_is_warp_uniform(c, e->u.binary.rhs);
+    case EXPR_NAME: {
+        const Symbol *s = e->u.name.sym;
+        return !(s && (block ? s->block_varying : s->lane_varying));
     }
-    case EXPR_UNARY: return expr_is_warp_uniform(c, e->u.unary.operand);
-    case EXPR_CONVERT: return expr_is_warp_uniform(c, e->u.convert.arg);
-    case EXPR_INDEX: return expr_is_warp_uniform(c, e->u.index.index);
-    case EXPR_CALL:
+    case EXPR_BINARY: {
+        const Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
+        int64_t k;
+        if (!block && e->u.binary.op == BIN_DIV && r->kind == EXPR_INT &&
+            (k = (int64_t)r->u.int_lit.value) > 0 && k % 32 == 0 && l->kind == EXPR_NAME &&
+            c->region && c->region->coop && l->u.name.sym == c->region->lane_var)
+            return true;
+        return expr_uniform(c, l, block) && expr_uniform(c, r, block);
+    }
+    case EXPR_UNARY: return expr_uniform(c, e->u.unary.operand, block);
+    case EXPR_CONVERT: return expr_uniform(c, e->u.convert.arg, block);
+    case EXPR_INDEX: return !block && expr_uniform(c, e->u.index.index, block);
+    case EXPR_CALL: {
+        Builtin b = e->u.call.builtin;
+        if (b == BI_NONE || (b >= BI_ATOMIC_ADD_UNORDERED && b <= BI_ATOMIC_CAS)) return false;
+        if (block && (b == BI_SHUFFLE || b == BI_SHUFFLE_XOR || b == BI_MMA_GET)) return false;
         for (int i = 0; i < e->u.call.nargs; i++)
-            if (!expr_is_warp_uniform(c, e->u.call.args[i])) return false;
+            if (e->u.call.args[i]->kind != EXPR_STRING && !expr_uniform(c, e->u.call.args[i], block)) return false;
         return true;
+    }
+    case EXPR_REDUCE:
+        if (e->u.reduce.mode == MODE_WARP) return !block;
+        return (!e->u.reduce.lo || expr_uniform(c, e->u.reduce.lo, block)) &&
+               expr_uniform(c, e->u.reduce.count, block) && expr_uniform(c, e->u.reduce.body, block);
     default:
         return true;
     }
+}
+
+bool expr_is_warp_uniform(const Checker *c, const Expr *e) { return expr_uniform(c, e, false); }
+bool expr_is_block_uniform(const Checker *c, const Expr *e) { return expr_uniform(c, e, true); }
+
+/* The names a cooperative region's body may change after declaring them: assignment
+ * targets and names passed to calls (an rw<T> parameter takes a variable by reference).
+ * A `let mut` among them counts as varying in the whole region, a sound shortcut that
+ * needs no flow analysis. */
+static void note_assigned(Region *r, const char *name) {
+    for (int i = 0; i < r->nassigned; i++)
+        if (strcmp(r->assigned[i], name) == 0) return;
+    r->assigned = realloc(r->assigned, sizeof(char *) * (size_t)(r->nassigned + 1));
+    if (!r->assigned) abort();
+    r->assigned[r->nassigned++] = name;
+}
+
+static void collect_call_args(Expr *e, void *ctx) {
+    if (e->kind != EXPR_CALL) return;
+    for (int i = 0; i < e->u.call.nargs; i++)
+        if (e->u.call.args[i]->kind == EXPR_NAME) note_assigned(ctx, e->u.call.args[i]->u.name.name);
+}
+
+static void collect_assigned(Region *r, const Block *b) {
+    for (int i = 0; i < b->nstmts; i++) {
+        const Stmt *s = b->stmts[i];
+        if (s->kind == STMT_ASSIGN && s->u.assign.target->kind == EXPR_NAME)
+            note_assigned(r, s->u.assign.target->u.name.name);
+        else if (s->kind == STMT_IF) {
+            collect_assigned(r, s->u.if_.then);
+            for (const Stmt *e = s->u.if_.els; e; e = e->kind == STMT_IF ? e->u.if_.els : NULL) {
+                if (e->kind == STMT_BLOCK) collect_assigned(r, e->u.block);
+                else collect_assigned(r, e->u.if_.then);
+            }
+        } else if (s->kind == STMT_FOR) collect_assigned(r, s->u.for_.body);
+        else if (s->kind == STMT_BLOCK) collect_assigned(r, s->u.block);
+    }
+}
+
+static bool region_assigns(const Region *r, const char *name) {
+    for (int i = 0; i < r->nassigned; i++)
+        if (strcmp(r->assigned[i], name) == 0) return true;
+    return false;
 }
 
 /* ---- constants ---- */
@@ -367,7 +436,11 @@ static void check_let(Checker *c, Stmt *s) {
     Symbol *sym = new_symbol(c, SYM_LOCAL, s->u.let.name, t, s->u.let.name_span);
     sym->mut = s->u.let.mut;
     sym->decl.stmt = s;
-    sym->lane_varying = in_coop(c) && !expr_is_warp_uniform(c, s->u.let.init);
+    if (in_coop(c)) {
+        bool changes = sym->mut && region_assigns(c->region, sym->name);
+        sym->lane_varying = changes || !expr_is_warp_uniform(c, s->u.let.init);
+        sym->block_varying = changes || !expr_is_block_uniform(c, s->u.let.init);
+    }
     if (type_is_error(t)) sym->kind = SYM_POISON;
     declare_local(c, sym);
     s->u.let.sym = sym;
@@ -387,7 +460,7 @@ static void check_assign(Checker *c, Stmt *s) {
                              : "assign a `let mut` variable or an array element";
             diag_error(c->d, target->span, E_IMMUTABLE, help, "'%s' cannot be assigned", sym->name);
             t = ERR;
-        } else if (sym && c->region && c->region->lane && !c->region->coop) {
+        } else if (sym && c->region) {
             region_record(c, sym, true, NULL, false, target->span);
         }
     } else if (target->kind == EXPR_INDEX) {
@@ -491,9 +564,15 @@ static void check_region_stmt(Checker *c, Stmt *s) {
         check_binder(c, &s->u.blocks.grid);
         check_binder(c, &s->u.blocks.threads);
         s->u.blocks.threads.sym->lane_varying = true;
+        s->u.blocks.threads.sym->block_varying = true;
         push_region(c, &r, false, true, s->u.blocks.threads.sym);
-        defer_later(c, LATER_COOP, s->span, "cooperative regions (blocks ... threads ...)");
+        s->u.blocks.on_device = true;
+        ast_visit_exprs(s->u.blocks.body, collect_call_args, &r);
+        collect_assigned(&r, s->u.blocks.body);
+        int errors = c->d->len;
         check_block(c, s->u.blocks.body);
+        if (c->d->len == errors) check_phases(c, s);   /* the phase rule reads a typed body */
+        free(r.assigned);
     }
     pop_region(c, &r);
     c->nlocals = mark;
@@ -506,21 +585,28 @@ static void check_stmt(Checker *c, Stmt *s) {
     case STMT_EXPR: check_expr(c, s->u.expr, NULL); break;
     case STMT_IF: {
         check_cond(c, s->u.if_.cond);
-        bool varying = in_coop(c) && !expr_is_warp_uniform(c, s->u.if_.cond);
-        if (varying) c->region->nonuniform_depth++;
+        bool coop = in_coop(c);
+        bool varying = coop && !expr_is_warp_uniform(c, s->u.if_.cond);
+        bool block_varying = coop && !expr_is_block_uniform(c, s->u.if_.cond);
+        if (coop) c->region->nonuniform_depth += varying, c->region->block_varying_depth += block_varying;
         check_block(c, s->u.if_.then);
         if (s->u.if_.els) check_stmt(c, s->u.if_.els);
-        if (varying) c->region->nonuniform_depth--;
+        if (coop) c->region->nonuniform_depth -= varying, c->region->block_varying_depth -= block_varying;
         break;
     }
     case STMT_FOR: {
         int mark = c->nlocals;
-        check_binder(c, &s->u.for_.b);
-        bool varying = in_coop(c) && !(expr_is_warp_uniform(c, s->u.for_.b.count) &&
-                                       (!s->u.for_.b.lo || expr_is_warp_uniform(c, s->u.for_.b.lo)));
-        if (varying) c->region->nonuniform_depth++;
+        Binder *b = &s->u.for_.b;
+        check_binder(c, b);
+        bool coop = in_coop(c);
+        bool varying = coop && !(expr_is_warp_uniform(c, b->count) && (!b->lo || expr_is_warp_uniform(c, b->lo)));
+        bool block_varying = coop && !(expr_is_block_uniform(c, b->count) &&
+                                       (!b->lo || expr_is_block_uniform(c, b->lo)));
+        b->sym->lane_varying = varying;
+        b->sym->block_varying = block_varying;
+        if (coop) c->region->nonuniform_depth += varying, c->region->block_varying_depth += block_varying;
         check_block(c, s->u.for_.body);
-        if (varying) c->region->nonuniform_depth--;
+        if (coop) c->region->nonuniform_depth -= varying, c->region->block_varying_depth -= block_varying;
         c->nlocals = mark;
         break;
     }
@@ -531,9 +617,11 @@ static void check_stmt(Checker *c, Stmt *s) {
         if (!in_coop(c))
             diag_error(c->d, s->span, E_COOP_REGION, "barrier synchronises a block's threads inside blocks ... threads ...",
                        "a barrier outside a cooperative region");
-        else if (c->region->nonuniform_depth > 0)
-            diag_error(c->d, s->span, E_COOP_WARP, "every thread of the block reaches a barrier",
-                       "a barrier under a condition that differs between threads");
+        else if (c->region->block_varying_depth > 0)
+            diag_error(c->d, s->span, E_COOP_BARRIER,
+                       "every thread of the block reaches each barrier: put it where conditions and loop "
+                       "bounds are built from constants, parameters, g and lets of those",
+                       "a barrier some threads of the block may skip");
         break;
     case STMT_BLOCK: check_block(c, s->u.block); break;
     }

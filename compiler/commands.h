@@ -22,7 +22,8 @@
     COMMAND(expand,  "print the program with every derived function written out")
 
 #define COMMANDS_VERIFY(COMMAND) \
-    COMMAND(verify,  "prove with Z3 that no input makes a function trap or differ from its reference")
+    COMMAND(verify,  "prove with Z3 that no input makes a function trap or differ from its reference") \
+    COMMAND(predict, "roofline: bytes, operations and the time each function should take on a device")
 
 #define DECLARE_COMMAND(name, summary) \
     int cmd_##name(int argc, char **argv); \

@@ -1,0 +1,290 @@
+/* cmd_predict.c: `cairn predict FILE --device NAME [--size n=4096 ...] [--json]`: per
+ * function, bytes read and written per memory space, operations by kind, and the
+ * roofline time max(bytes / bandwidth, ops / peak) with the roof that binds (counting:
+ * predict.c, device tables: predict_devices.c). Exit 0, 1 refused program, 2 usage, I/O
+ * or an unknown device. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "frontend.h"
+#include "predict.h"
+
+const char cmd_predict_help[] =
+    "usage: cairn predict FILE --device NAME [--size NAME=VALUE ...] [--function NAME] [--json]\n"
+    "\n"
+    "For each function: the bytes it reads and writes in each memory space (host, device,\n"
+    "unified, shared), its operations by kind (f32, f64, int, tensor_f16, tensor_bf16,\n"
+    "tensor_fp8: tensor-core products with f32 accumulation), and the roofline time\n"
+    "max(global bytes / bandwidth, sum of ops / peak per kind), with the roof that binds.\n"
+    "Counts are formulas in the function's parameters until --size binds them.\n"
+    "\n"
+    "  --device NAME     h200, h100, a100, rtx5070ti (tables carried in the binary, from\n"
+    "                    configs/devices), host (measured now), or a path to a JSON table\n"
+    "  --size N=V        bind a parameter (repeat, or N=V,M=W)\n"
+    "  --function NAME   only this function\n"
+    "  --json            one JSON document instead of the table\n"
+    "\n"
+    "exit status: 0 predicted, 1 refused program, 2 usage, I/O error or unknown device\n";
+
+typedef struct Binding { const char *name; double value; } Binding;
+
+typedef struct Options {
+    const char *path, *device, *only;
+    bool json;
+    Binding sizes[32];
+    int nsizes;
+} Options;
+
+static int usage(const char *fmt, const char *arg) {
+    fprintf(stderr, "cairn predict: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (cairn predict --help)\n");
+    return 2;
+}
+
+static int parse_sizes(Options *o, char *arg) {
+    for (char *save = NULL, *item = strtok_r(arg, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '='), *end;
+        if (!eq || eq == item || o->nsizes == 32) return usage("--size takes NAME=VALUE, not '%s'", item);
+        *eq = '\0';
+        errno = 0;
+        double v = strtod(eq + 1, &end);
+        if (errno || *end || end == eq + 1 || !(v >= 0)) return usage("--size needs a number: '%s'", eq + 1);
+        o->sizes[o->nsizes++] = (Binding){item, v};
+    }
+    return 0;
+}
+
+static int parse(int argc, char **argv, Options *o) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool valued = strcmp(a, "--device") == 0 || strcmp(a, "--size") == 0 || strcmp(a, "--function") == 0;
+        if (valued && i + 1 >= argc) return usage("%s needs a value", a);
+        if (strcmp(a, "--json") == 0) o->json = true;
+        else if (strcmp(a, "--device") == 0) o->device = argv[++i];
+        else if (strcmp(a, "--function") == 0) o->only = argv[++i];
+        else if (strcmp(a, "--size") == 0) {
+            int rc = parse_sizes(o, argv[++i]);
+            if (rc) return rc;
+        } else if (a[0] == '-' && a[1]) return usage("unknown option '%s'", a);
+        else if (o->path) return usage("one file at a time ('%s')", a);
+        else o->path = a;
+    }
+    if (!o->path) return usage("%s", "no file given");
+    if (!o->device) {
+        fprintf(stderr, "cairn predict: error: --device NAME is required (known devices: %s)\n", predict_device_names());
+        return 2;
+    }
+    return 0;
+}
+
+/* One formula, and its value when every atom is bound. */
+typedef struct Figure { char *formula; double value; bool bound; } Figure;
+
+static Figure figure_of(const Poly *p, const PAtoms *atoms, const double *values) {
+    Figure f = {poly_text(p, atoms), 0, false};
+    f.bound = poly_eval(p, values, &f.value);
+    return f;
+}
+
+typedef struct Roof {
+    Figure bytes, ops[OP_COUNT];
+    double memory_s, compute_s, time_s;
+    bool bound, missing_unit;
+    const char *binds;
+} Roof;
+
+/* The global bytes and the roofline, when the sizes bind everything. */
+static Roof roofline(const PCounts *c, const PAtoms *atoms, const double *values, const PDevice *d) {
+    Roof r = {.bound = true};
+    Poly bytes = {0};
+    for (int s = 0; s < SP_COUNT; s++)
+        if (s != SP_SHARED) {   /* on-chip: not the bandwidth roof */
+            predict_poly_add(&bytes, &c->read[s], 1);
+            predict_poly_add(&bytes, &c->written[s], 1);
+        }
+    r.bytes = figure_of(&bytes, atoms, values);
+    poly_free(&bytes);
+    r.bound = r.bytes.bound;
+    r.memory_s = r.bytes.value / d->bandwidth.value;
+    double worst = 0;
+    for (int k = 0; k < OP_COUNT; k++) {
+        r.ops[k] = figure_of(&c->ops[k], atoms, values);
+        r.bound &= r.ops[k].bound;
+        if (!r.ops[k].bound || r.ops[k].value == 0) continue;
+        if (d->peak[k].value == 0) {
+            r.missing_unit = true;
+            continue;
+        }
+        double t = r.ops[k].value / d->peak[k].value;
+        r.compute_s += t;
+        if (t > worst) worst = t, r.binds = PRED_OP_NAMES[k];
+    }
+    r.time_s = r.memory_s > r.compute_s ? r.memory_s : r.compute_s;
+    if (r.memory_s >= r.compute_s) r.binds = "memory";
+    return r;
+}
+
+static void free_roof(Roof *r) {
+    free(r->bytes.formula);
+    for (int k = 0; k < OP_COUNT; k++) free(r->ops[k].formula);
+}
+
+static void print_line(const char *label, const Poly *p, const PAtoms *atoms, const double *values, const char *unit) {
+    if (poly_is_zero(p)) return;
+    Figure f = figure_of(p, atoms, values);
+    printf("    %-12s %s", label, f.formula);
+    if (f.bound && f.formula[strspn(f.formula, "0123456789.e+- ")] != '\0') printf(" = %.6g", f.value);
+    printf(" %s\n", unit);
+    free(f.formula);
+}
+
+static void print_text(const Item *fn, const PCounts *c, const PAtoms *atoms, const double *values, const PDevice *d) {
+    printf("%s\n", fn->name);
+    for (int s = 0; s < SP_COUNT; s++) {
+        char label[32];
+        snprintf(label, sizeof label, "read %s", PRED_SPACE_NAMES[s]);
+        print_line(label, &c->read[s], atoms, values, "B");
+        snprintf(label, sizeof label, "write %s", PRED_SPACE_NAMES[s]);
+        print_line(label, &c->written[s], atoms, values, "B");
+    }
+    for (int k = 0; k < OP_COUNT; k++) print_line(PRED_OP_NAMES[k], &c->ops[k], atoms, values, "op");
+    Roof r = roofline(c, atoms, values, d);
+    if (r.missing_unit) printf("    time         none: %s has no unit for an operation this function needs\n", d->name);
+    else if (r.bound) printf("    time         %.4g s, %s-bound (memory %.4g s, compute %.4g s)\n", r.time_s, r.binds, r.memory_s, r.compute_s);
+    else {
+        printf("    time         max((%s) B / %.4g B/s", r.bytes.formula, d->bandwidth.value);
+        const char *sep = ", ";
+        for (int k = 0; k < OP_COUNT; k++) {
+            if (poly_is_zero(&c->ops[k])) continue;
+            printf("%s(%s) %s op / %.4g op/s", sep, r.ops[k].formula, PRED_OP_NAMES[k], d->peak[k].value);
+            sep = " + ";
+        }
+        printf("): bind the sizes with --size for a number\n");
+    }
+    free_roof(&r);
+}
+
+static cJSON *json_poly(const Poly *p, const PAtoms *atoms, const double *values) {
+    Figure f = figure_of(p, atoms, values);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "formula", f.formula);
+    if (f.bound) cJSON_AddNumberToObject(o, "value", f.value);
+    else cJSON_AddNullToObject(o, "value");
+    free(f.formula);
+    return o;
+}
+
+static cJSON *json_function(const Item *fn, const PCounts *c, const PAtoms *atoms, const double *values, const PDevice *d) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "function", fn->name);
+    cJSON *rd = cJSON_AddObjectToObject(o, "read"), *wr = cJSON_AddObjectToObject(o, "written");
+    for (int s = 0; s < SP_COUNT; s++) {
+        cJSON_AddItemToObject(rd, PRED_SPACE_NAMES[s], json_poly(&c->read[s], atoms, values));
+        cJSON_AddItemToObject(wr, PRED_SPACE_NAMES[s], json_poly(&c->written[s], atoms, values));
+    }
+    cJSON *ops = cJSON_AddObjectToObject(o, "ops");
+    for (int k = 0; k < OP_COUNT; k++) cJSON_AddItemToObject(ops, PRED_OP_NAMES[k], json_poly(&c->ops[k], atoms, values));
+    Roof r = roofline(c, atoms, values, d);
+    cJSON_AddStringToObject(o, "global_bytes", r.bytes.formula);
+    if (r.bound && !r.missing_unit) {
+        cJSON_AddNumberToObject(o, "memory_s", r.memory_s);
+        cJSON_AddNumberToObject(o, "compute_s", r.compute_s);
+        cJSON_AddNumberToObject(o, "time_s", r.time_s);
+        cJSON_AddStringToObject(o, "bound", r.binds);
+    } else {
+        cJSON_AddNullToObject(o, "time_s");
+        cJSON_AddStringToObject(o, "bound", r.missing_unit ? "unavailable" : "unbound sizes");
+    }
+    free_roof(&r);
+    return o;
+}
+
+static cJSON *json_device(const PDevice *d) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddStringToObject(o, "description", d->description);
+    cJSON *bw = cJSON_AddObjectToObject(o, "memory_bandwidth");
+    cJSON_AddNumberToObject(bw, "value", d->bandwidth.value);
+    cJSON_AddStringToObject(bw, "source", d->bandwidth.source);
+    cJSON *pk = cJSON_AddObjectToObject(o, "peak");
+    for (int k = 0; k < OP_COUNT; k++) {
+        cJSON *f = cJSON_AddObjectToObject(pk, PRED_OP_NAMES[k]);
+        cJSON_AddNumberToObject(f, "value", d->peak[k].value);
+        cJSON_AddStringToObject(f, "source", d->peak[k].source);
+    }
+    return o;
+}
+
+static int predict_program(Program *p, const Options *o, const PDevice *d) {
+    PAtoms atoms = {0};
+    cJSON *doc = o->json ? cJSON_CreateObject() : NULL, *list = NULL;
+    if (doc) {
+        cJSON_AddItemToObject(doc, "device", json_device(d));
+        list = cJSON_AddArrayToObject(doc, "functions");
+    } else {
+        printf("device %s: %s; %.4g B/s (%s)\n\n", d->name, d->description, d->bandwidth.value, d->bandwidth.source);
+    }
+    int seen = 0;
+    for (int i = 0; i < p->nitems; i++) {
+        const Item *fn = p->items[i];
+        if (fn->kind != ITEM_FN || (o->only && strcmp(o->only, fn->name) != 0)) continue;
+        seen++;
+        PCounts c;
+        predict_function(p, fn, &atoms, &c);
+        double values[PRED_MAX_ATOMS];
+        for (int k = 0; k < PRED_MAX_ATOMS; k++) {
+            values[k] = NAN;
+            for (int s = 0; s < o->nsizes && k < atoms.n; s++)
+                if (strcmp(o->sizes[s].name, atoms.name[k]) == 0) values[k] = o->sizes[s].value;
+        }
+        if (doc) cJSON_AddItemToArray(list, json_function(fn, &c, &atoms, values, d));
+        else print_text(fn, &c, &atoms, values, d);
+        predict_counts_free(&c);
+    }
+    if (doc) {
+        char *text = cJSON_Print(doc);
+        printf("%s\n", text);
+        free(text);
+        cJSON_Delete(doc);
+    }
+    if (o->only && !seen) {
+        fprintf(stderr, "cairn predict: error: no function '%s' in %s\n", o->only, o->path);
+        return 2;
+    }
+    return 0;
+}
+
+int cmd_predict(int argc, char **argv) {
+    Options o = {0};
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc;
+    PDevice d;
+    char err[768];
+    if (!predict_device(o.device, &d, err, sizeof err)) {
+        fprintf(stderr, "cairn predict: error: %s\n", err);
+        return 2;
+    }
+    Diags diags;
+    diags_init(&diags, NULL);
+    LoadStatus status;
+    Program *p = cairn_load(o.path, &diags, &status);
+    if (status == LOAD_IO_ERROR) {
+        fprintf(stderr, "cairn predict: error: cannot read %s: %s\n", o.path, strerror(errno));
+        rc = 2;
+    } else if (!p) {
+        diags_print(&diags, stderr);
+        rc = 1;
+    } else {
+        rc = predict_program(p, &o, &d);
+    }
+    program_free(p);
+    diags_free(&diags);
+    predict_device_free(&d);
+    return rc;
+}
