@@ -322,6 +322,7 @@ int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **
                 cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "observations")),
                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "unordered")) ? " (unordered)" : "");
     }
+    statement_add_test_result(*statement);
     if (!env->opts->keep)
         rm_rf(dir);
     if (!t.stop) {

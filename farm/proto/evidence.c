@@ -82,3 +82,45 @@ void gpu_target(const char *compute_cap, char *out, size_t cap)
         major = minor = 0;
     snprintf(out, cap, "sm_%d%d", major, minor);
 }
+
+/* A case's test result: FAILED when a check failed, WARNED when it observed nothing (no
+ * evidence), PASSED otherwise. */
+static const char *case_result(const cJSON *c)
+{
+    const cJSON *chk;
+    cJSON_ArrayForEach(chk, cJSON_GetObjectItemCaseSensitive(c, "checks")) {
+        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(chk, "ok")))
+            return "failedTests";
+    }
+    return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "observations")) ? "passedTests"
+                                                                                  : "warnedTests";
+}
+
+void statement_add_test_result(cJSON *statement)
+{
+    cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
+    static const char *const lists[] = {"passedTests", "warnedTests", "failedTests"};
+    for (int i = 0; i < 3; i++)
+        cJSON_AddArrayToObject(pred, lists[i]);
+    cJSON *config = cJSON_AddArrayToObject(pred, "configuration");
+    const cJSON *c, *s;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(pred, "cases")) {
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(pred, case_result(c)),
+                             cJSON_CreateString(json_str(c, "case") ? json_str(c, "case") : ""));
+        const char *receipt = json_str(c, "receipt");
+        cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(statement, "subject")) {
+            if (!receipt || !json_str(s, "name") || strcmp(json_str(s, "name"), receipt) != 0)
+                continue;
+            cJSON *d = cJSON_CreateObject();
+            cJSON_AddStringToObject(d, "name", receipt);
+            cJSON_AddItemToObject(d, "digest", cJSON_Duplicate(
+                cJSON_GetObjectItemCaseSensitive(s, "digest"), 1));
+            cJSON_AddItemToArray(config, d);
+            break;
+        }
+    }
+    cJSON_AddStringToObject(pred, "result",
+        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(pred, "failedTests")) ? "FAILED"
+        : cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(pred, "warnedTests")) ? "WARNED"
+        : "PASSED");
+}

@@ -30,6 +30,13 @@ void gpu_target(const char *compute_cap, char *out, size_t cap);
  * hardware ("order": "unordered" in any numerics entry). */
 int receipt_is_unordered(const cJSON *receipt);
 
+/* Adds to the statement's predicate the fields of the in-toto test-result predicate
+ * (https://in-toto.io/attestation/test-result/v0.1) with their meanings: result
+ * PASSED/WARNED/FAILED, configuration (the receipts as resource descriptors) and
+ * passedTests/warnedTests/failedTests (cases: a failed check / no observation / else).
+ * The cairn predicate carries these and strictly more (docs/farm.md). */
+void statement_add_test_result(cJSON *statement);
+
 /* The upload body: {"envelope": DSSE, "files": {name: base64}}. Every subject of the
  * statement names one of the files. */
 

@@ -2,6 +2,7 @@
 one emulated cell per target; a device cell goes only to an agent whose GPU has that
 compute capability (the stand-in nvidia-smi names an H200: sm_90), an emulated cell for a
 target builds with --target sm_XX --emulate, and compare judges the cells together."""
+import hashlib
 import json
 import os
 import sys
@@ -37,6 +38,15 @@ def test_device_cells_go_to_the_gpu_of_their_target(tmp_path):
                                   "examples/fixed.cairn/receipt.json").read_text())
             assert (receipt["target"], receipt["emulate"]) == (target, emulate), cell
             assert by_cell[cell]["predicate"]["cell"]["target"] == target
+        # The predicate carries the in-toto test-result fields (docs/farm.md).
+        pred = by_cell["gcc-none-device-sm_90"]["predicate"]
+        assert pred["result"] == "PASSED" and pred["failedTests"] == [] == pred["warnedTests"]
+        assert sorted(pred["passedTests"]) == ["examples/fixed.cairn", "examples/plain.cairn",
+                                               "examples/unordered.cairn"]
+        folder = farm.state / by_cell["gcc-none-device-sm_90"]["evidence"]
+        assert {d["name"]: d["digest"]["sha256"] for d in pred["configuration"]} == \
+            {n: hashlib.sha256((folder / n).read_bytes()).hexdigest()
+             for n in (f"examples/{c}.cairn/receipt.json" for c in ("fixed", "plain", "unordered"))}
         r = farm.cli("compare", run, "--json")
         verdicts = {c["case"]: c["verdict"] for c in json.loads(r.stdout)["cases"]}
         assert verdicts == {"examples/fixed.cairn": "identical",
