@@ -373,6 +373,75 @@ static const Type *check_mma_access(Checker *c, Expr *e, Builtin b) {
     return b == BI_MMA_GET ? type_scalar(TY_F32) : acc;
 }
 
+/* ---- warp operations: shuffles and wide access ---- */
+
+/* A warp operation sits in a cooperative region where its whole warp reaches it. */
+static bool whole_warp(Checker *c, Expr *e) {
+    if (!in_coop(c)) {
+        diag_error(c->d, e->span, E_COOP_REGION, "warp operations run inside blocks ... threads ... { }",
+                   "%s outside a cooperative region", builtin_name(e->u.call.builtin));
+        return false;
+    }
+    if (c->region->nonuniform_depth > 0) {
+        diag_error(c->d, e->span, E_COOP_WARP,
+                   "reach warp operations with the whole warp (t / 32 is warp-uniform, t % 2 is not)",
+                   "%s under a condition that differs within a warp", builtin_name(e->u.call.builtin));
+        return false;
+    }
+    return true;
+}
+
+/* shuffle(x, lane): x as lane `lane` of this warp holds it; shuffle_xor(x, mask): x
+ * as lane (this lane ^ mask) holds it. x is any scalar; the lane a usize below 32
+ * (the lowering traps on another). */
+static const Type *check_shuffle(Checker *c, Expr *e, Builtin b) {
+    const Type *t = check_expr(c, arg(e, 0), NULL);
+    const Type *l = check_expr_as(c, arg(e, 1), type_scalar(TY_USIZE),
+                                  b == BI_SHUFFLE ? "shuffle's source lane" : "shuffle_xor's lane mask");
+    if (type_is_error(t) || type_is_error(l)) return ERR;
+    if (!type_is_scalar(t)) {
+        diag_error(c->d, arg(e, 0)->span, E_TYPE_MISMATCH, "a shuffle moves one scalar between lanes",
+                   "%s of %s", builtin_name(b), tname(t));
+        return ERR;
+    }
+    return whole_warp(c, e) ? t : ERR;
+}
+
+/* load_wide(dst, src, i) / store_wide(dst, src, i): dst[i + k] = src[i + k] for k in
+ * 0..K, K = 16 bytes / the element's size, as one 16-byte access on the device: load_wide
+ * reads a @device/@unified view (src), store_wide writes one (dst); the other side is any
+ * array of the block, usually shared. i is a usize, a multiple of K (the lowering traps
+ * otherwise, and on an access past either array). */
+static const Type *check_wide(Checker *c, Expr *e, Builtin b) {
+    Expr *dst = arg(e, 0), *src = arg(e, 1);
+    const Type *dt = check_expr(c, dst, NULL), *st = check_expr(c, src, NULL);
+    const Type *it = check_expr_as(c, arg(e, 2), type_scalar(TY_USIZE), "a wide access's offset");
+    if (type_is_error(dt) || type_is_error(st) || type_is_error(it)) return ERR;
+    if (dt->kind != TY_VIEW || !dt->u.view.extent || st->kind != TY_VIEW || !st->u.view.extent ||
+        !type_equal(dt->u.view.elem, st->u.view.elem) || dt->u.view.elem->kind == TY_BOOL) {
+        diag_error(c->d, e->span, E_TYPE_MISMATCH, "%s(dst, src, i) moves numbers between two arrays of one element type",
+                   "%s from %s into %s", builtin_name(b), tname(st), tname(dt));
+        return ERR;
+    }
+    if (dt->u.view.access == ACCESS_RO) {
+        diag_error(c->d, dst->span, E_RO_WRITE, "write into a shared array or an rw view",
+                   "%s into a read-only view", builtin_name(b));
+        return ERR;
+    }
+    const Type *global = b == BI_LOAD_WIDE ? st : dt;
+    if (global->u.view.origin == VIEW_SHARED) {
+        diag_error(c->d, (b == BI_LOAD_WIDE ? src : dst)->span, E_PLACEMENT,
+                   b == BI_LOAD_WIDE ? "load_wide reads device memory into the block: load_wide(s, x, i)"
+                                     : "store_wide writes device memory from the block: store_wide(x, s, i)",
+                   "%s on the device side is a shared array", builtin_name(b));
+        return ERR;
+    }
+    if (!whole_warp(c, e)) return ERR;
+    note_placement(c, dt, dst->span);
+    note_placement(c, st, src->span);
+    return type_scalar(TY_VOID);
+}
+
 /* ---- the exact bracket GEMM ---- */
 
 static bool is_enclose_view(const Type *t, const Type *elem) {
@@ -472,12 +541,8 @@ const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const 
     case BI_MMA_LOAD: case BI_MMA_STORE: case BI_MMA_GET: case BI_MMA_SET:
         return check_mma_access(c, e, b);
     case BI_MM_ENCLOSE: return check_mm_enclose(c, e);
-    case BI_LOAD_WIDE: case BI_STORE_WIDE: case BI_SHUFFLE: case BI_SHUFFLE_XOR: {
-        const Type *first = check_expr(c, arg(e, 0), NULL);
-        for (int i = 1; i < e->u.call.nargs; i++) check_expr(c, arg(e, i), type_scalar(TY_USIZE));
-        defer_later(c, LATER_WIDE, e->span, builtin_name(b));
-        return (b == BI_SHUFFLE || b == BI_SHUFFLE_XOR) ? first : ERR;
-    }
+    case BI_SHUFFLE: case BI_SHUFFLE_XOR: return check_shuffle(c, e, b);
+    case BI_LOAD_WIDE: case BI_STORE_WIDE: return check_wide(c, e, b);
     case BI_LAYOUT_ROWS: case BI_LAYOUT_COLS: case BI_LAYOUT_PAD: case BI_LAYOUT_SWIZZLE:
     case BI_LAYOUT_SPREAD: case BI_LAYOUT_COSIZE: case BI_LAYOUT_SIZE: case BI_LAYOUT_AT:
     case BI_LAYOUT_ROW: case BI_LAYOUT_COL:

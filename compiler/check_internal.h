@@ -31,6 +31,9 @@ typedef struct Region {
     Placement place;        /* placement of the arrays it touches so far */
     bool place_known;
     int nonuniform_depth;   /* coop: enclosing conditions that differ within a warp */
+    int block_varying_depth;    /* coop: enclosing conditions that differ within a block */
+    const char **assigned;  /* coop: names the body assigns (or passes by reference) */
+    int nassigned;
     LaneAccess *acc;
     int nacc, capacc;
 } Region;
@@ -65,6 +68,7 @@ bool region_on_device(const Region *r);
 bool in_lane(const Checker *c);
 bool in_coop(const Checker *c);
 bool expr_is_warp_uniform(const Checker *c, const Expr *e);
+bool expr_is_block_uniform(const Checker *c, const Expr *e);
 const Type *check_type_ok(Checker *c, const Type *t, Span span, bool param);
 Region *push_region(Checker *c, Region *r, bool lane, bool coop, Symbol *var);
 void pop_region(Checker *c, Region *r);
@@ -90,6 +94,10 @@ void compute_lane_effects(Checker *c);
 /* The kinds of rounding a checked function performs, through its calls, as a sorted
  * comma-separated list (malloc'ed), for E-IMPL-NUMERICS. */
 char *rounding_signature(const Item *fn);
+
+/* check_phase.c */
+/* The phase rule of a checked cooperative region (E-COOP-PHASE, see the file's top). */
+void check_phases(Checker *c, Stmt *blocks);
 
 /* check_builtin.c */
 const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const Type *expected);

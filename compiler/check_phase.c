@@ -1,0 +1,933 @@
+/* check_phase.c: the phase rule of cooperative regions (E-COOP-PHASE).
+ *
+ * The rule. Between two barriers, an element of a shared array or of a @device/@unified
+ * view that one thread of a block writes is read or written by no other thread of the
+ * block; and since blocks never synchronise, an element one block writes is touched by
+ * no other block at all. Atomics may meet atomics; a warp operation on a whole tile
+ * (mma_store, mma_load) counts as every thread of its warp touching every element.
+ *
+ * The model. The region body becomes a control-flow graph whose nodes are accesses and
+ * barriers; ifs fork and join (every path, whatever the condition), loops (for, and the
+ * binder of a reduce/scan ... for) have a back edge and an exit edge. Barriers are uniform
+ * (E-COOP-BARRIER), so all threads of a block pass the same dynamic barriers, and two
+ * accesses can run in one phase only if both are reachable from one origin (the region's
+ * entry or a barrier) along barrier-free paths. A breadth-first walk from each origin
+ * records, for each access it reaches, which loops the path "crossed" (took the back
+ * edge of, or left): two accesses reached without crossing a loop that encloses both
+ * run in the same iteration of it; otherwise their loop variables are independent. A
+ * loop around a barrier thereby joins the end of one iteration to the start of the next.
+ *
+ * The decision. For each pair that can share a phase, with at least one write, the
+ * question "can two different threads (t1 != t2, same g; or g1 != g2 for device views)
+ * reach the same element?" becomes a small integer linear system over t, g, loop
+ * variables and parameters: indices, loop bounds and the comparisons of enclosing ifs
+ * (conjunctions; anything else is dropped, which only loses precision) are affine with
+ * constant coefficients; x / C and x % C of an unsigned x add a quotient and remainder;
+ * immutable lets are read through. What is not affine (an element read, a call, a let mut)
+ * becomes a fresh unknown. The system is solved by exact integer elimination of the
+ * equalities with a unit coefficient, then Fourier-Motzkin with integer tightening of each
+ * derived inequality. A system proven infeasible is safe; anything else (feasible, too
+ * large, an overflow) is refused, so the rule errs only toward refusal.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_internal.h"
+
+enum { MAXV = 48, MAXROWS = 3000, MAXLOOPS = 30, MAXSTATES = 4000, MAXDIVS = 8 };
+
+/* ---- integer linear systems: sum a[i] x[i] + c  (>= 0, or == 0) ---- */
+
+typedef struct Row { int64_t a[MAXV]; int64_t c; bool eq; } Row;
+
+typedef struct Sys {
+    Row *rows;
+    int n, cap;
+    int nv;
+    bool overflow;      /* a coefficient left int64: the answer is "maybe" */
+} Sys;
+
+static Row *sys_row(Sys *s, bool eq) {
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 64;
+        s->rows = realloc(s->rows, sizeof(Row) * (size_t)s->cap);
+        if (!s->rows) abort();
+    }
+    Row *r = &s->rows[s->n++];
+    memset(r, 0, sizeof *r);
+    r->eq = eq;
+    return r;
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+    if (a < 0) a = -a;
+    if (b < 0) b = -b;
+    while (b) { int64_t t = a % b; a = b; b = t; }
+    return a;
+}
+
+static int64_t floor_div(int64_t a, int64_t b) {   /* b > 0 */
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/* Divides a row by the gcd of its coefficients (an inequality's constant rounds down:
+ * the integer tightening). Returns -1 for a contradiction, 0 for a row to drop (all
+ * coefficients zero and true), 1 to keep. */
+static int normalize(Row *r, int nv) {
+    int64_t g = 0;
+    for (int i = 0; i < nv; i++) g = gcd64(g, r->a[i]);
+    if (g == 0) return r->eq ? (r->c == 0 ? 0 : -1) : (r->c >= 0 ? 0 : -1);
+    if (r->eq && r->c % g != 0) return -1;
+    for (int i = 0; i < nv; i++) r->a[i] /= g;
+    r->c = r->eq ? r->c / g : floor_div(r->c, g);
+    return 1;
+}
+
+/* out = p * x + q * y, checked. */
+static bool combine(Row *out, const Row *x, int64_t p, const Row *y, int64_t q, int nv) {
+    int64_t u, v;
+    for (int i = 0; i < nv; i++) {
+        if (__builtin_mul_overflow(x->a[i], p, &u) || __builtin_mul_overflow(y->a[i], q, &v) ||
+            __builtin_add_overflow(u, v, &out->a[i]))
+            return false;
+    }
+    if (__builtin_mul_overflow(x->c, p, &u) || __builtin_mul_overflow(y->c, q, &v) ||
+        __builtin_add_overflow(u, v, &out->c))
+        return false;
+    return true;
+}
+
+/* Substitutes equality e (coefficient +-1 on v) into every other row. */
+static bool substitute(Sys *s, int ei, int v) {
+    Row e = s->rows[ei];
+    for (int i = 0; i < s->n; i++) {
+        if (i == ei || s->rows[i].a[v] == 0) continue;
+        Row out = s->rows[i];
+        /* row - (b / a) * e, with a = +-1: row * 1 + e * (-b * a) */
+        if (!combine(&out, &s->rows[i], 1, &e, -s->rows[i].a[v] * e.a[v], s->nv)) return false;
+        out.eq = s->rows[i].eq;
+        s->rows[i] = out;
+    }
+    s->rows[ei] = s->rows[--s->n];
+    return true;
+}
+
+/* Cleans rows: normalizes, drops trivial ones. Returns false on a contradiction. */
+static bool sys_clean(Sys *s) {
+    for (int i = 0; i < s->n;) {
+        int k = normalize(&s->rows[i], s->nv);
+        if (k < 0) return false;
+        if (k == 0) s->rows[i] = s->rows[--s->n];
+        else i++;
+    }
+    return true;
+}
+
+static bool eliminate_equalities(Sys *s) {
+    for (;;) {
+        if (!sys_clean(s)) return false;
+        int ei = -1, v = -1;
+        for (int i = 0; i < s->n && ei < 0; i++) {
+            if (!s->rows[i].eq) continue;
+            for (int j = 0; j < s->nv; j++)
+                if (s->rows[i].a[j] == 1 || s->rows[i].a[j] == -1) { ei = i; v = j; break; }
+        }
+        if (ei < 0) break;
+        if (!substitute(s, ei, v)) { s->overflow = true; return true; }
+    }
+    /* Equalities without a unit coefficient: as two inequalities (sound, less precise). */
+    int n = s->n;
+    for (int i = 0; i < n; i++) {
+        if (!s->rows[i].eq) continue;
+        s->rows[i].eq = false;
+        Row *neg = sys_row(s, false);
+        for (int j = 0; j < s->nv; j++) neg->a[j] = -s->rows[i].a[j];
+        neg->c = -s->rows[i].c;
+    }
+    return sys_clean(s);
+}
+
+/* Whether the system may have an integer solution (false: proven none). */
+static bool sys_feasible(Sys *s) {
+    if (!eliminate_equalities(s)) return false;
+    if (s->overflow) return true;
+    for (;;) {
+        int best = -1;
+        long best_cost = 0;
+        for (int v = 0; v < s->nv; v++) {
+            long pos = 0, neg = 0;
+            for (int i = 0; i < s->n; i++) pos += s->rows[i].a[v] > 0, neg += s->rows[i].a[v] < 0;
+            if (pos + neg == 0) continue;
+            long cost = pos * neg - pos - neg;
+            if (best < 0 || cost < best_cost) { best = v; best_cost = cost; }
+        }
+        if (best < 0) return true;   /* only constants left, all true */
+        int v = best, n = s->n;
+        for (int i = 0; i < n; i++) {
+            if (s->rows[i].a[v] <= 0) continue;
+            for (int j = 0; j < n; j++) {
+                if (s->rows[j].a[v] >= 0) continue;
+                if (s->n >= MAXROWS) return true;
+                Row *r = sys_row(s, false);
+                if (!combine(r, &s->rows[i], -s->rows[j].a[v], &s->rows[j], s->rows[i].a[v], s->nv))
+                    return true;
+                int k = normalize(r, s->nv);
+                if (k < 0) return false;
+                if (k == 0) s->n--;
+            }
+        }
+        for (int i = 0; i < s->n;) {
+            if (s->rows[i].a[v] != 0) s->rows[i] = s->rows[--s->n];
+            else i++;
+        }
+    }
+}
+
+/* ---- the region's accesses and its control-flow graph ---- */
+
+typedef enum AccKind { ACC_READ, ACC_WRITE, ACC_ATOMIC, ACC_WARP_READ, ACC_WARP_WRITE } AccKind;
+
+typedef struct Guard { Expr *cond; bool negated; } Guard;
+
+typedef struct Touch {
+    Symbol *array;
+    AccKind kind;
+    Expr *index;        /* NULL: any element (a whole-array access) */
+    bool at_thread;     /* the index is t itself (a warp scan's target) */
+    int width;          /* wide access: elements index .. index + width - 1; else 1 */
+    Guard *guards;
+    int nguards;
+    int *loops;         /* enclosing loops, outermost first */
+    int nloops;
+    Span span;
+} Touch;
+
+typedef struct Loop { Symbol *var; Expr *lo, *count; } Loop;
+
+/* crossing: a loop id, or -1; exit: leaving the loop (else going around it again) */
+typedef struct Edge { int to; int crossing; bool exit; } Edge;
+
+typedef struct Node {
+    int access;         /* -1 when none */
+    bool barrier;
+    Edge *edges;
+    int nedges, capedges;
+} Node;
+
+typedef struct Phase {
+    Checker *c;
+    Stmt *region;
+    Symbol *tvar, *gvar;
+    Touch *acc; int nacc, capacc;
+    Loop loops[MAXLOOPS + 1]; int nloops;
+    bool too_many_loops;
+    Node *nodes; int nnodes, capnodes;
+    Guard guards[64]; int nguards;
+    int loopstack[MAXLOOPS + 1]; int nloopstack;
+    Symbol **lets; int nlets, caplets;      /* immutable lets declared in the region */
+    bool reported_array_pair;
+} Phase;
+
+static int new_node(Phase *p) {
+    if (p->nnodes == p->capnodes) {
+        p->capnodes = p->capnodes ? p->capnodes * 2 : 64;
+        p->nodes = realloc(p->nodes, sizeof(Node) * (size_t)p->capnodes);
+        if (!p->nodes) abort();
+    }
+    p->nodes[p->nnodes] = (Node){.access = -1};
+    return p->nnodes++;
+}
+
+static void edge(Phase *p, int from, int to, int crossing, bool exit) {
+    Node *n = &p->nodes[from];
+    if (n->nedges == n->capedges) {
+        n->capedges = n->capedges ? n->capedges * 2 : 2;
+        n->edges = realloc(n->edges, sizeof(Edge) * (size_t)n->capedges);
+        if (!n->edges) abort();
+    }
+    n->edges[n->nedges++] = (Edge){to, crossing, exit};
+}
+
+static bool is_array(const Symbol *s) {
+    return s && s->type && s->type->kind == TY_VIEW && s->type->u.view.extent;
+}
+
+/* Appends an access node after `cur`; returns the new node. */
+static int add_access(Phase *p, int cur, Symbol *array, AccKind kind, Expr *index, int width, Span span) {
+    if (!is_array(array)) return cur;
+    if (p->nacc == p->capacc) {
+        p->capacc = p->capacc ? p->capacc * 2 : 16;
+        p->acc = realloc(p->acc, sizeof(Touch) * (size_t)p->capacc);
+        if (!p->acc) abort();
+    }
+    Touch *a = &p->acc[p->nacc];
+    *a = (Touch){array, kind, index, false, width, NULL, p->nguards, NULL, p->nloopstack, span};
+    a->guards = arena_alloc(p->c->arena, sizeof(Guard) * (size_t)(p->nguards + 1));
+    memcpy(a->guards, p->guards, sizeof(Guard) * (size_t)p->nguards);
+    a->loops = arena_alloc(p->c->arena, sizeof(int) * (size_t)(p->nloopstack + 1));
+    memcpy(a->loops, p->loopstack, sizeof(int) * (size_t)p->nloopstack);
+    int n = new_node(p);
+    p->nodes[n].access = p->nacc++;
+    edge(p, cur, n, -1, false);
+    return n;
+}
+
+/* Opens a loop: its head follows `cur`; the body starts at the returned head. */
+static int open_loop(Phase *p, int cur, Symbol *var, Expr *lo, Expr *count, int *id) {
+    *id = p->nloops < MAXLOOPS ? p->nloops++ : MAXLOOPS;
+    if (*id == MAXLOOPS) p->too_many_loops = true;
+    p->loops[*id] = (Loop){var, lo, count};
+    p->loopstack[p->nloopstack++] = *id;
+    int head = new_node(p);
+    edge(p, cur, head, -1, false);
+    return head;
+}
+
+static int close_loop(Phase *p, int head, int body_end, int id) {
+    p->nloopstack--;
+    edge(p, body_end, head, id, false);     /* around again */
+    int exit = new_node(p);
+    edge(p, head, exit, id, true);          /* left */
+    return exit;
+}
+
+static int walk_expr(Phase *p, Expr *e, int cur);
+
+static int walk_args(Phase *p, Expr *e, int from, int cur) {
+    for (int i = from; i < e->u.call.nargs; i++) cur = walk_expr(p, e->u.call.args[i], cur);
+    return cur;
+}
+
+static Symbol *base_sym(const Expr *e) {
+    return e && e->kind == EXPR_NAME ? e->u.name.sym : NULL;
+}
+
+/* Elements a wide access moves at once: 16 bytes. */
+static int wide_width(const Type *elem) {
+    int bits = type_bits(elem);
+    return bits >= 8 ? 128 / bits : 1;
+}
+
+static int walk_call(Phase *p, Expr *e, int cur) {
+    Builtin b = e->u.call.builtin;
+    Expr **a = e->u.call.args;
+    if (b >= BI_ATOMIC_ADD_UNORDERED && b <= BI_ATOMIC_CAS && a[0]->kind == EXPR_INDEX) {
+        cur = walk_expr(p, a[0]->u.index.index, cur);
+        cur = walk_args(p, e, 1, cur);
+        return add_access(p, cur, base_sym(a[0]->u.index.base), ACC_ATOMIC, a[0]->u.index.index, 1, e->span);
+    }
+    if (b == BI_LOAD_WIDE || b == BI_STORE_WIDE) {
+        cur = walk_expr(p, a[2], cur);
+        Symbol *dst = base_sym(a[0]), *src = base_sym(a[1]);
+        int w = dst && dst->type->kind == TY_VIEW ? wide_width(dst->type->u.view.elem) : 1;
+        cur = add_access(p, cur, src, ACC_READ, a[2], w, e->span);
+        return add_access(p, cur, dst, ACC_WRITE, a[2], w, e->span);
+    }
+    if (b == BI_MMA_LOAD) {
+        cur = walk_args(p, e, 1, cur);
+        return add_access(p, cur, base_sym(a[0]), ACC_WARP_READ, NULL, 1, e->span);
+    }
+    if (b == BI_MMA_STORE) {
+        cur = walk_args(p, e, 1, cur);
+        return add_access(p, cur, base_sym(a[0]), ACC_WARP_WRITE, NULL, 1, e->span);
+    }
+    /* Any other array argument: a whole-array access by this thread, a write when the
+     * callee may write it (an rw parameter, mma_unordered's c). */
+    for (int i = 0; i < e->u.call.nargs; i++) {
+        Symbol *s = base_sym(a[i]);
+        if (is_array(s) && a[i]->type && a[i]->type->kind == TY_VIEW) {
+            bool write = b == BI_MMA_UNORDERED ? i == 3
+                       : e->u.call.fn && i < e->u.call.fn->u.fn.nparams &&
+                         e->u.call.fn->u.fn.params[i]->type->kind == TY_VIEW &&
+                         e->u.call.fn->u.fn.params[i]->type->u.view.access == ACCESS_RW;
+            cur = add_access(p, cur, s, write ? ACC_WRITE : ACC_READ, NULL, 1, a[i]->span);
+        } else {
+            cur = walk_expr(p, a[i], cur);
+        }
+    }
+    return cur;
+}
+
+static int walk_expr(Phase *p, Expr *e, int cur) {
+    if (!e) return cur;
+    switch (e->kind) {
+    case EXPR_UNARY: return walk_expr(p, e->u.unary.operand, cur);
+    case EXPR_BINARY: return walk_expr(p, e->u.binary.rhs, walk_expr(p, e->u.binary.lhs, cur));
+    case EXPR_CONVERT: return walk_expr(p, e->u.convert.arg, cur);
+    case EXPR_INDEX:
+        cur = walk_expr(p, e->u.index.index, cur);
+        return add_access(p, cur, base_sym(e->u.index.base), ACC_READ, e->u.index.index, 1, e->span);
+    case EXPR_CALL: return walk_call(p, e, cur);
+    case EXPR_REDUCE: {
+        cur = walk_expr(p, e->u.reduce.count, walk_expr(p, e->u.reduce.lo, cur));
+        if (e->u.reduce.var_sym) {
+            int id, head = open_loop(p, cur, e->u.reduce.var_sym, e->u.reduce.lo, e->u.reduce.count, &id);
+            cur = close_loop(p, head, walk_expr(p, e->u.reduce.body, head), id);
+        } else {
+            cur = walk_expr(p, e->u.reduce.body, cur);
+        }
+        if (e->u.reduce.into) {   /* a warp scan: thread t writes into[t]; a for scan all of it */
+            int before = p->nacc;
+            cur = add_access(p, cur, base_sym(e->u.reduce.into), ACC_WRITE, NULL, 1, e->span);
+            if (p->nacc > before) p->acc[before].at_thread = e->u.reduce.mode == MODE_WARP;
+        }
+        return cur;
+    }
+    default: return cur;
+    }
+}
+
+static int walk_block(Phase *p, Block *b, int cur);
+
+static int push_guard(Phase *p, Expr *cond, bool negated) {
+    if (p->nguards < 64) p->guards[p->nguards++] = (Guard){cond, negated};
+    return 1;
+}
+
+static int walk_stmt(Phase *p, Stmt *s, int cur) {
+    switch (s->kind) {
+    case STMT_LET:
+        cur = walk_expr(p, s->u.let.init, cur);
+        if (!s->u.let.mut && s->u.let.sym) {
+            if (p->nlets == p->caplets) {
+                p->caplets = p->caplets ? p->caplets * 2 : 16;
+                p->lets = realloc(p->lets, sizeof(Symbol *) * (size_t)p->caplets);
+                if (!p->lets) abort();
+            }
+            p->lets[p->nlets++] = s->u.let.sym;
+        }
+        return cur;
+    case STMT_ASSIGN: {
+        Expr *t = s->u.assign.target;
+        cur = walk_expr(p, s->u.assign.value, cur);
+        if (t->kind != EXPR_INDEX) return cur;
+        cur = walk_expr(p, t->u.index.index, cur);
+        return add_access(p, cur, base_sym(t->u.index.base), ACC_WRITE, t->u.index.index, 1, t->span);
+    }
+    case STMT_EXPR: return walk_expr(p, s->u.expr, cur);
+    case STMT_IF: {
+        cur = walk_expr(p, s->u.if_.cond, cur);
+        int saved = p->nguards;
+        push_guard(p, s->u.if_.cond, false);
+        int then_end = walk_block(p, s->u.if_.then, cur);
+        p->nguards = saved;
+        push_guard(p, s->u.if_.cond, true);
+        int else_end = s->u.if_.els ? walk_stmt(p, s->u.if_.els, cur) : cur;
+        p->nguards = saved;
+        int join = new_node(p);
+        edge(p, then_end, join, -1, false);
+        edge(p, else_end, join, -1, false);
+        return join;
+    }
+    case STMT_FOR: {
+        Binder *b = &s->u.for_.b;
+        cur = walk_expr(p, b->count, walk_expr(p, b->lo, cur));
+        int id, head = open_loop(p, cur, b->sym, b->lo, b->count, &id);
+        return close_loop(p, head, walk_block(p, s->u.for_.body, head), id);
+    }
+    case STMT_BARRIER: {
+        int n = new_node(p);
+        p->nodes[n].barrier = true;
+        edge(p, cur, n, -1, false);
+        return n;
+    }
+    case STMT_BLOCK: return walk_block(p, s->u.block, cur);
+    default: return cur;   /* shared arrays start zeroed before the threads run */
+    }
+}
+
+static int walk_block(Phase *p, Block *b, int cur) {
+    for (int i = 0; i < b->nstmts; i++) cur = walk_stmt(p, b->stmts[i], cur);
+    return cur;
+}
+
+/* ---- linear forms of index expressions ---- */
+
+typedef struct Lin { int64_t a[MAXV]; int64_t c; bool ok; } Lin;
+
+/* What one pair check knows: which variable each thread's names map to. */
+typedef struct Pair {
+    Phase *p;
+    Sys sys;
+    bool same_block;
+    unsigned equal_loops;   /* loops both threads are in the same iteration of */
+    struct { const void *key; int side; int var; } keys[MAXV];
+    int nkeys;
+    int fresh;              /* counter for unknowns that are never shared */
+    struct DivMod { Lin x; int64_t d; int qv, rv; } divs[MAXDIVS];
+    int ndivs;
+} Pair;
+
+enum { KEY_T = 1, KEY_G, KEY_LOOP };   /* small integers as keys, distinct from pointers */
+
+static int var_for(Pair *q, const void *key, int side, bool *created) {
+    *created = false;
+    for (int i = 0; i < q->nkeys; i++)
+        if (q->keys[i].key == key && q->keys[i].side == side) return q->keys[i].var;
+    if (q->sys.nv >= MAXV) return -1;
+    q->keys[q->nkeys].key = key;
+    q->keys[q->nkeys].side = side;
+    q->keys[q->nkeys++].var = q->sys.nv;
+    *created = true;
+    return q->sys.nv++;
+}
+
+static Lin lin_const(int64_t c) { Lin l; memset(&l, 0, sizeof l); l.c = c; l.ok = true; return l; }
+static Lin lin_fail(void) { Lin l; memset(&l, 0, sizeof l); return l; }
+
+static Lin lin_var(int v) {
+    if (v < 0) return lin_fail();
+    Lin l = lin_const(0);
+    l.a[v] = 1;
+    return l;
+}
+
+static Lin lin_add(Lin x, Lin y, int64_t k) {   /* x + k * y */
+    if (!x.ok || !y.ok) return lin_fail();
+    int64_t m;
+    for (int i = 0; i < MAXV; i++)
+        if (__builtin_mul_overflow(y.a[i], k, &m) || __builtin_add_overflow(x.a[i], m, &x.a[i])) return lin_fail();
+    if (__builtin_mul_overflow(y.c, k, &m) || __builtin_add_overflow(x.c, m, &x.c)) return lin_fail();
+    return x;
+}
+
+static bool lin_is_const(const Lin *l) {
+    for (int i = 0; i < MAXV; i++)
+        if (l->a[i]) return false;
+    return l->ok;
+}
+
+/* Adds sum(l) + k (>= 0 or == 0) to the pair's system. */
+static void constrain(Pair *q, Lin l, int64_t k, bool eq) {
+    if (!l.ok || __builtin_add_overflow(l.c, k, &l.c)) return;   /* dropping a constraint is sound */
+    Row *r = sys_row(&q->sys, eq);
+    memcpy(r->a, l.a, sizeof r->a);
+    r->c = l.c;
+}
+
+static Lin linearize(Pair *q, Expr *e, int side, int depth);
+static Lin opaque(Pair *q, Expr *e, int side);
+
+static int loop_of(const Phase *p, const Symbol *s) {
+    for (int i = 0; i < p->nloops; i++)
+        if (p->loops[i].var == s) return i;
+    return -1;
+}
+
+static bool is_region_let(const Phase *p, const Symbol *s) {
+    for (int i = 0; i < p->nlets; i++)
+        if (p->lets[i] == s) return true;
+    return false;
+}
+
+/* A variable that is never shared with anything: an unknown value. */
+static Lin unknown(Pair *q) {
+    bool created;
+    return lin_var(var_for(q, (const void *)(intptr_t)(1000 + q->fresh++), 2, &created));
+}
+
+/* A loop variable: lo <= v < count, in its own iteration or shared with the other
+ * thread's when both run the same iteration. */
+static Lin loop_var(Pair *q, int id, int side, int depth) {
+    bool shared = q->same_block && (q->equal_loops >> id & 1u);
+    bool created;
+    int v = var_for(q, (const void *)(intptr_t)(KEY_LOOP * 100 + id), shared ? 0 : side, &created);
+    Lin x = lin_var(v);
+    if (created && x.ok) {
+        Loop *L = &q->p->loops[id];
+        Lin lo = L->lo ? linearize(q, L->lo, side, depth + 1) : lin_const(0);
+        Lin hi = linearize(q, L->count, side, depth + 1);
+        constrain(q, lin_add(x, lo, -1), 0, false);         /* v - lo >= 0 */
+        constrain(q, lin_add(hi, x, -1), -1, false);        /* hi - v - 1 >= 0 */
+    }
+    return x;
+}
+
+static Lin lin_name(Pair *q, Expr *e, int side, int depth) {
+    Phase *p = q->p;
+    Symbol *s = e->u.name.sym;
+    int64_t k;
+    if (!s) return unknown(q);
+    if (s->kind == SYM_CONST && const_eval_int(p->c, e, &k, 0)) return lin_const(k);
+    bool created;
+    if (s == p->tvar) {
+        int v = var_for(q, (const void *)(intptr_t)KEY_T, side, &created);
+        Lin x = lin_var(v);
+        if (created && x.ok) {
+            constrain(q, x, 0, false);
+            constrain(q, lin_add(linearize(q, p->region->u.blocks.threads.count, 0, depth + 1), x, -1), -1, false);
+        }
+        return x;
+    }
+    if (s == p->gvar) {
+        int v = var_for(q, (const void *)(intptr_t)KEY_G, q->same_block ? 0 : side, &created);
+        Lin x = lin_var(v);
+        if (created && x.ok) {
+            constrain(q, x, 0, false);
+            constrain(q, lin_add(linearize(q, p->region->u.blocks.grid.count, 0, depth + 1), x, -1), -1, false);
+        }
+        return x;
+    }
+    int id = loop_of(p, s);
+    if (id >= 0) return loop_var(q, id, side, depth);
+    if (is_region_let(p, s)) return linearize(q, s->decl.stmt->u.let.init, side, depth + 1);
+    if (s->mut || s->block_varying) return unknown(q);   /* a let mut, or a region value */
+    /* Declared outside the region (and never written in it): one value for every thread. */
+    if (!type_is_int(s->type)) return unknown(q);
+    return lin_var(var_for(q, s, 0, &created));
+}
+
+/* x / d and x % d of an unsigned x >= 0: x = d * quot + rem, 0 <= rem < d. One pair
+ * of unknowns per (x, d), so t / 32 and t % 32 name one quotient and one remainder
+ * (32 * (t / 32) + t % 32 is then t). */
+static Lin lin_divmod(Pair *q, Expr *e, int side, int depth, int64_t d, bool want_rem) {
+    Lin x = linearize(q, e->u.binary.lhs, side, depth + 1);
+    if (!x.ok) return unknown(q);
+    for (int i = 0; i < q->ndivs; i++)
+        if (q->divs[i].d == d && memcmp(q->divs[i].x.a, x.a, sizeof x.a) == 0 && q->divs[i].x.c == x.c)
+            return lin_var(want_rem ? q->divs[i].rv : q->divs[i].qv);
+    Lin quot = unknown(q), rem = unknown(q);
+    if (!quot.ok || !rem.ok || q->ndivs == MAXDIVS) return unknown(q);
+    constrain(q, lin_add(lin_add(x, quot, -d), rem, -1), 0, true);
+    constrain(q, rem, 0, false);
+    constrain(q, lin_add(lin_const(0), rem, -1), d - 1, false);
+    int qv = 0, rv = 0;
+    for (int i = 0; i < MAXV; i++) qv = quot.a[i] ? i : qv, rv = rem.a[i] ? i : rv;
+    q->divs[q->ndivs++] = (struct DivMod){x, d, qv, rv};
+    return want_rem ? rem : quot;
+}
+
+static Lin lin_binary(Pair *q, Expr *e, int side, int depth) {
+    BinaryOp op = e->u.binary.op;
+    Lin l = linearize(q, e->u.binary.lhs, side, depth + 1);
+    Lin r = linearize(q, e->u.binary.rhs, side, depth + 1);
+    bool unsig = e->type && type_is_int(e->type) && !type_is_signed(e->type);
+    switch (op) {
+    case BIN_ADD: return lin_add(l, r, 1);
+    case BIN_SUB: return lin_add(l, r, -1);
+    case BIN_MUL:
+        if (lin_is_const(&r)) return lin_add(lin_const(0), l, r.c);
+        if (lin_is_const(&l)) return lin_add(lin_const(0), r, l.c);
+        return opaque(q, e, side);
+    case BIN_SHL:
+        if (lin_is_const(&r) && r.c >= 0 && r.c < 32) return lin_add(lin_const(0), l, (int64_t)1 << r.c);
+        return opaque(q, e, side);
+    case BIN_DIV: case BIN_REM: case BIN_SHR: {
+        if (!lin_is_const(&r) || !unsig) return opaque(q, e, side);
+        int64_t d = op == BIN_SHR ? (r.c >= 0 && r.c < 32 ? (int64_t)1 << r.c : 0) : r.c;
+        if (d <= 0) return opaque(q, e, side);
+        if (lin_is_const(&l)) return lin_const(op == BIN_REM ? l.c % d : l.c / d);
+        return lin_divmod(q, e, side, depth, d, op == BIN_REM);
+    }
+    default: return unknown(q);
+    }
+}
+
+/* What a value that is not affine depends on, when it is stable (the same each time a
+ * thread evaluates it in one iteration): literals, constants, parameters, t, g, loop
+ * variables and immutable lets of those, through operators and conversions. */
+typedef struct Deps { unsigned loops; bool t, g; } Deps;
+
+static bool stable(const Phase *p, const Expr *e, Deps *d, int depth) {
+    if (!e || depth > 32) return false;
+    switch (e->kind) {
+    case EXPR_INT: case EXPR_BOOL: return true;
+    case EXPR_NAME: {
+        const Symbol *s = e->u.name.sym;
+        if (!s) return false;
+        if (s == p->tvar) return d->t = true;
+        if (s == p->gvar) return d->g = true;
+        int id = loop_of(p, s);
+        if (id >= 0) {
+            d->loops |= id < MAXLOOPS ? 1u << id : ~0u;
+            return true;
+        }
+        if (is_region_let(p, s)) return stable(p, s->decl.stmt->u.let.init, d, depth + 1);
+        return !s->mut && !s->block_varying;
+    }
+    case EXPR_BINARY:
+        return stable(p, e->u.binary.lhs, d, depth + 1) && stable(p, e->u.binary.rhs, d, depth + 1);
+    case EXPR_UNARY: return stable(p, e->u.unary.operand, d, depth + 1);
+    case EXPR_CONVERT: return stable(p, e->u.convert.arg, d, depth + 1);
+    default: return false;
+    }
+}
+
+/* A stable value that is not affine: one unknown per thread, or one for both threads
+ * when it cannot differ between them (no t; one block, or no g; the same iteration of
+ * every loop it reads). Otherwise a fresh unknown each time. */
+static Lin opaque(Pair *q, Expr *e, int side) {
+    Deps d = {0};
+    if (!stable(q->p, e, &d, 0)) return unknown(q);
+    bool shared = !d.t && (q->same_block || !d.g) &&
+                  (q->same_block ? (d.loops & ~q->equal_loops) == 0 : d.loops == 0);
+    bool created;
+    return lin_var(var_for(q, e, shared ? 0 : side, &created));
+}
+
+static Lin linearize(Pair *q, Expr *e, int side, int depth) {
+    if (!e || depth > 32) return unknown(q);
+    switch (e->kind) {
+    case EXPR_INT:
+        return e->u.int_lit.overflow || e->u.int_lit.value > INT64_MAX ? unknown(q)
+                                                                       : lin_const((int64_t)e->u.int_lit.value);
+    case EXPR_NAME: return lin_name(q, e, side, depth);
+    case EXPR_BINARY: return lin_binary(q, e, side, depth);
+    case EXPR_UNARY:
+        if (e->u.unary.op == UN_NEG) return lin_add(lin_const(0), linearize(q, e->u.unary.operand, side, depth + 1), -1);
+        return unknown(q);
+    case EXPR_CONVERT:   /* integer conversions keep the value (they trap otherwise) */
+        if (type_is_int(e->type) && e->u.convert.arg->type && type_is_int(e->u.convert.arg->type))
+            return linearize(q, e->u.convert.arg, side, depth + 1);
+        return unknown(q);
+    default: return unknown(q);
+    }
+}
+
+/* Adds what an enclosing condition says (a conjunction of comparisons); the rest is
+ * dropped, which can only make the system larger. */
+static void add_condition(Pair *q, Expr *e, bool negated, int side) {
+    if (e->kind == EXPR_UNARY && e->u.unary.op == UN_NOT) {
+        add_condition(q, e->u.unary.operand, !negated, side);
+        return;
+    }
+    if (e->kind != EXPR_BINARY) return;
+    BinaryOp op = e->u.binary.op;
+    if (op == BIN_AND && !negated) {
+        add_condition(q, e->u.binary.lhs, false, side);
+        add_condition(q, e->u.binary.rhs, false, side);
+        return;
+    }
+    if (op == BIN_OR && negated) {   /* !(a || b) = !a && !b */
+        add_condition(q, e->u.binary.lhs, true, side);
+        add_condition(q, e->u.binary.rhs, true, side);
+        return;
+    }
+    if (op < BIN_EQ || op > BIN_GE || !e->u.binary.lhs->type || !type_is_int(e->u.binary.lhs->type)) return;
+    if (negated) {
+        static const BinaryOp flip[] = {[BIN_EQ] = BIN_NE, [BIN_NE] = BIN_EQ, [BIN_LT] = BIN_GE,
+                                        [BIN_LE] = BIN_GT, [BIN_GT] = BIN_LE, [BIN_GE] = BIN_LT};
+        op = flip[op];
+    }
+    Lin d = lin_add(linearize(q, e->u.binary.lhs, side, 0), linearize(q, e->u.binary.rhs, side, 0), -1);
+    switch (op) {   /* d = lhs - rhs */
+    case BIN_EQ: constrain(q, d, 0, true); break;
+    case BIN_LT: constrain(q, lin_add(lin_const(0), d, -1), -1, false); break;
+    case BIN_LE: constrain(q, lin_add(lin_const(0), d, -1), 0, false); break;
+    case BIN_GT: constrain(q, d, -1, false); break;
+    case BIN_GE: constrain(q, d, 0, false); break;
+    default: break;   /* != is a disjunction: dropped */
+    }
+}
+
+/* The element an access touches, as a form in its thread's variables. */
+static Lin element(Pair *q, const Touch *a, int side) {
+    Lin x;
+    if (a->at_thread) {
+        Expr name = {.kind = EXPR_NAME};
+        name.u.name.sym = q->p->tvar;
+        x = lin_name(q, &name, side, 0);
+    } else {
+        x = a->index ? linearize(q, a->index, side, 0) : unknown(q);
+    }
+    if (a->width > 1 && x.ok) {   /* + k, 0 <= k < width */
+        Lin k = unknown(q);
+        constrain(q, k, 0, false);
+        constrain(q, lin_add(lin_const(0), k, -1), a->width - 1, false);
+        x = lin_add(x, k, 1);
+    }
+    return x;
+}
+
+static bool warp_kind(AccKind k) { return k == ACC_WARP_READ || k == ACC_WARP_WRITE; }
+
+/* Whether a thread at `a` and another at `b` may touch one element. */
+static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned equal, int order) {
+    Pair q = {.p = p, .same_block = same_block, .equal_loops = equal};
+    for (int i = 0; i < a->nguards; i++) add_condition(&q, a->guards[i].cond, a->guards[i].negated, 0);
+    for (int i = 0; i < b->nguards; i++) add_condition(&q, b->guards[i].cond, b->guards[i].negated, 1);
+    for (int i = 0; i < a->nloops; i++) loop_var(&q, a->loops[i], 0, 0);
+    for (int i = 0; i < b->nloops; i++) loop_var(&q, b->loops[i], 1, 0);
+    Lin ea = element(&q, a, 0), eb = element(&q, b, 1);
+    if (ea.ok && eb.ok) constrain(&q, lin_add(ea, eb, -1), 0, true);
+    /* Two different threads: order -1 puts the first below the second, +1 above. */
+    Expr tname = {.kind = EXPR_NAME}, gname = {.kind = EXPR_NAME};
+    tname.u.name.sym = p->tvar;
+    gname.u.name.sym = p->gvar;
+    bool warp = warp_kind(a->kind) || warp_kind(b->kind);
+    if (!(warp && same_block)) {
+        Expr *who = same_block ? &tname : &gname;
+        Lin d = lin_add(lin_name(&q, who, 1, 0), lin_name(&q, who, 0, 0), -1);   /* second - first */
+        constrain(&q, order < 0 ? d : lin_add(lin_const(0), d, -1), -1, false);
+    }
+    bool feasible = q.sys.nv < MAXV && sys_feasible(&q.sys);
+    if (q.sys.nv >= MAXV) feasible = true;
+    free(q.sys.rows);
+    return feasible;
+}
+
+static bool conflicting_kinds(AccKind x, AccKind y) {
+    bool wx = x == ACC_WRITE || x == ACC_WARP_WRITE, wy = y == ACC_WRITE || y == ACC_WARP_WRITE;
+    if (x == ACC_ATOMIC && y == ACC_ATOMIC) return false;
+    if (x == ACC_ATOMIC || y == ACC_ATOMIC) return true;   /* an atomic meets a plain access */
+    return wx || wy;
+}
+
+/* One block's whole-warp operation met by itself: one joint operation when the block is
+ * one warp, otherwise other warps may hold other coordinates the checker cannot see. */
+static bool one_warp(Phase *p) {
+    int64_t T;
+    return const_eval_int(p->c, p->region->u.blocks.threads.count, &T, 0) && T <= 32;
+}
+
+static bool collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned equal) {
+    if (same_block && a == b && warp_kind(a->kind)) return !one_warp(p);
+    if (same_block && warp_kind(a->kind) && warp_kind(b->kind)) return true;
+    return may_collide(p, a, b, same_block, equal, -1) || may_collide(p, a, b, same_block, equal, +1);
+}
+
+/* ---- which accesses share a phase ---- */
+
+/* How often a path went around each loop since its origin, 2 bits a loop: 0, 1, or 2
+ * for "more, or it left the loop" (then nothing ties the iterations together). */
+typedef uint64_t Laps;
+
+static unsigned laps_of(Laps l, int id) { return (unsigned)(l >> (2 * id)) & 3u; }
+
+static Laps lap(Laps l, const Edge *e) {
+    if (e->crossing < 0 || e->crossing >= MAXLOOPS) return l;
+    unsigned n = laps_of(l, e->crossing);
+    unsigned next = e->exit || n >= 1 ? 2u : 1u;
+    return (l & ~((Laps)3 << (2 * e->crossing))) | ((Laps)next << (2 * e->crossing));
+}
+
+typedef struct Reach { int access; Laps laps; } Reach;
+
+/* Every (access, laps) reachable from origin along barrier-free paths. */
+static Reach *reach_from(Phase *p, int origin, int *nout, bool *gave_up) {
+    typedef struct State { int node; Laps laps; } State;
+    int cap = 64, n = 0, head = 0;
+    State *queue = malloc(sizeof(State) * (size_t)cap);
+    Reach *out = NULL;
+    int nreach = 0, capreach = 0;
+    if (!queue) abort();
+    queue[n++] = (State){origin, 0};
+    while (head < n) {
+        State s = queue[head++];
+        Node *nd = &p->nodes[s.node];
+        if (nd->access >= 0) {
+            if (nreach == capreach) {
+                capreach = capreach ? capreach * 2 : 16;
+                out = realloc(out, sizeof(Reach) * (size_t)capreach);
+                if (!out) abort();
+            }
+            out[nreach++] = (Reach){nd->access, s.laps};
+        }
+        for (int i = 0; i < nd->nedges; i++) {
+            Edge *e = &nd->edges[i];
+            if (p->nodes[e->to].barrier) continue;
+            State t = {e->to, lap(s.laps, e)};
+            bool dup = false;
+            for (int j = 0; j < n && !dup; j++) dup = queue[j].node == t.node && queue[j].laps == t.laps;
+            if (dup) continue;
+            if (n >= MAXSTATES) { *gave_up = true; break; }
+            if (n == cap) { cap *= 2; queue = realloc(queue, sizeof(State) * (size_t)cap); }
+            if (!queue) abort();
+            queue[n++] = t;
+        }
+    }
+    free(queue);
+    *nout = nreach;
+    return out;
+}
+
+/* Loops enclosing both accesses whose iterations the two paths tie together: each went
+ * around it the same number of times (0 or 1) and neither left it. */
+static unsigned common_loops(const Touch *a, const Touch *b, Laps la, Laps lb) {
+    unsigned m = 0;
+    for (int i = 0; i < a->nloops; i++)
+        for (int j = 0; j < b->nloops; j++) {
+            int id = a->loops[i];
+            if (id == b->loops[j] && id < MAXLOOPS && laps_of(la, id) == laps_of(lb, id) && laps_of(la, id) < 2)
+                m |= 1u << id;
+        }
+    return m;
+}
+
+static void report(Phase *p, const Touch *a, const Touch *b, bool same_block) {
+    static const char *const what[] = {"a read", "a write", "an atomic", "a warp's load", "a warp's store"};
+    const Touch *later = a->span.off >= b->span.off ? a : b, *other = later == a ? b : a;
+    if (same_block)
+        diag_error(p->c->d, later->span, E_COOP_PHASE,
+                   "between two barriers a thread touches only what no other thread writes: index with t "
+                   "(s[t], s[t + 32 * i]), or put a barrier between the write and the read",
+                   "two threads of a block may touch one element of '%s' between barriers: %s here and %s "
+                   "at line %d", later->array->name, what[later->kind], what[other->kind], other->span.line);
+    else
+        diag_error(p->c->d, later->span, E_COOP_PHASE,
+                   "blocks never synchronise: give each block its own elements (index with g * T + t), or "
+                   "combine with an atomic",
+                   "two blocks may touch one element of '%s': %s here and %s at line %d", later->array->name,
+                   what[later->kind], what[other->kind], other->span.line);
+}
+
+/* Marks each array reported once, so one mistake gives one message. */
+static bool first_report(Symbol ***done, int *ndone, Symbol *s) {
+    for (int i = 0; i < *ndone; i++)
+        if ((*done)[i] == s) return false;
+    *done = realloc(*done, sizeof(Symbol *) * (size_t)(*ndone + 1));
+    if (!*done) abort();
+    (*done)[(*ndone)++] = s;
+    return true;
+}
+
+static bool is_shared(const Symbol *s) { return s->type->u.view.origin == VIEW_SHARED; }
+
+static void check_pairs_in_phase(Phase *p, Reach *r, int n, Symbol ***done, int *ndone) {
+    for (int i = 0; i < n; i++)
+        for (int j = i; j < n; j++) {
+            const Touch *a = &p->acc[r[i].access], *b = &p->acc[r[j].access];
+            if (a->array != b->array || !conflicting_kinds(a->kind, b->kind)) continue;
+            unsigned equal = common_loops(a, b, r[i].laps, r[j].laps);
+            if (collide(p, a, b, true, equal) && first_report(done, ndone, a->array)) report(p, a, b, true);
+        }
+}
+
+/* Device and unified views are shared by every block: no two blocks meet on a write. */
+static void check_across_blocks(Phase *p, Symbol ***done, int *ndone) {
+    int64_t G;
+    if (const_eval_int(p->c, p->region->u.blocks.grid.count, &G, 0) && G <= 1) return;
+    for (int i = 0; i < p->nacc; i++)
+        for (int j = i; j < p->nacc; j++) {
+            const Touch *a = &p->acc[i], *b = &p->acc[j];
+            if (a->array != b->array || is_shared(a->array) || !conflicting_kinds(a->kind, b->kind)) continue;
+            if (collide(p, a, b, false, 0) && first_report(done, ndone, a->array)) report(p, a, b, false);
+        }
+}
+
+void check_phases(Checker *c, Stmt *region) {
+    Phase p = {.c = c, .region = region, .tvar = region->u.blocks.threads.sym, .gvar = region->u.blocks.grid.sym};
+    int entry = new_node(&p);
+    walk_block(&p, region->u.blocks.body, entry);
+    Symbol **done = NULL;
+    int ndone = 0;
+    bool gave_up = p.too_many_loops;
+    for (int o = 0; o < p.nnodes && !gave_up; o++) {
+        if (o != entry && !p.nodes[o].barrier) continue;
+        int n;
+        Reach *r = reach_from(&p, o, &n, &gave_up);
+        if (!gave_up) check_pairs_in_phase(&p, r, n, &done, &ndone);
+        free(r);
+    }
+    if (gave_up)
+        diag_error(c->d, region->span, E_COOP_PHASE, "split the region, or put fewer loops between its barriers",
+                   "this cooperative region has too many paths between barriers to check the phase rule");
+    else
+        check_across_blocks(&p, &done, &ndone);
+    free(done);
+    for (int i = 0; i < p.nnodes; i++) free(p.nodes[i].edges);
+    free(p.nodes);
+    free(p.acc);
+    free(p.lets);
+}
