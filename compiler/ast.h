@@ -73,7 +73,6 @@ struct Symbol {
     int id;             /* unique within its function (locals), for lowering */
     bool lane_varying;  /* checker: in a cooperative region, may differ within a warp */
     bool block_varying; /* checker: in a cooperative region, may differ within a block */
-    bool block_varying; /* checker: in a cooperative region, may differ within a block */
     union { Stmt *stmt; Param *param; Item *item; Expr *expr; } decl;
 };
 
