@@ -158,3 +158,11 @@ def test_unreadable_results_are_refused(tmp_path):
     path.write_text("{")
     r = subprocess.run([FARM, "compare", path], capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "cairn-farm compare:" in r.stderr
+
+
+def test_a_declared_fixed_observation_in_an_unordered_case_must_keep_its_bits(tmp_path):
+    declared = case("k", [obs("n", A)], True)
+    declared["fixed"] = ["n"]
+    other = case("k", [obs("n", B)], True)
+    rc, rows, _ = compare(tmp_path, [declared], [other])
+    assert rc == 1 and rows["k"]["verdict"] == "differs-where-fixed"

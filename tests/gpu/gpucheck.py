@@ -195,6 +195,8 @@ def case_result(folder, contracts):
             r["trap"] = trap[0]
         r["checks"].append({"name": "no_trap", "ok": not trap})
         r["bounds"] = case_bounds(meta["case"], observations, contracts)
+        if meta["case"] in contracts:   # what no contract names keeps its bits
+            r["fixed"] = sorted({o["name"] for o in observations} - set(contracts[meta["case"]]))
     return r
 
 

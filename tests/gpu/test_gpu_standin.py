@@ -15,9 +15,12 @@ with u = 2^-53, so
 import json
 import os
 import pathlib
+import struct
 import subprocess
 import sys
 from fractions import Fraction
+
+import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 from cairntest import BIN, ROOT  # noqa: E402
@@ -130,3 +133,54 @@ def test_without_a_gpu_it_says_so_and_runs_the_emulated_half(tmp_path):
     assert halves == ["emulated"]
     assert rows["examples/sum.cairn"]["verdict"] == "identical"
     assert not (ROOT / "evidence" / "0.1.0" / "gpu" / "standin-h200").exists()
+
+
+# --- the real cairn on the suite's device program ---------------------------------------
+DEVICE_SUM = "tests/gpu/programs/device_sum.cairn"
+
+
+def model_terms():
+    """device_sum.cairn's terms, computed in Python floats (each operation rounded once,
+    as the program's f64 arithmetic is)."""
+    return [(float(i % 97) - 48.0) * 0.001 + 1.0 / float(i + 1) for i in range(4096)]
+
+
+def make_gpu_real(tmp, perturb):
+    env = dict(os.environ, PATH=f"{FAKE / 'fake_gpu'}:/usr/bin:/bin", BIN=str(BIN),
+               CAIRN=str(BIN / "cairn"), GPU_PROGRAMS=DEVICE_SUM, GPU_OUT=str(tmp / "out"),
+               GPU_KEY=str(tmp / "key" / "gpu.key"), GPU_MACHINE="standin-h200",
+               CAIRN_GPU_STANDIN=str(FAKE / "fake_gpu" / "device-runner"),
+               FAKE_GPU_PERTURB=perturb)
+    r = subprocess.run(["bash", ROOT / "scripts" / "gpu.sh"], capture_output=True, text=True,
+                       env=env, timeout=600)
+    out = tmp / "out"
+    row = json.loads((out / "verdicts.json").read_text())["cases"][0]
+    return r, row, out
+
+
+def device_total(out):
+    (v,) = struct.unpack("<d", (out / "device" / DEVICE_SUM / "raw" / "total.1.bin").read_bytes())
+    return v
+
+
+@pytest.mark.parametrize("perturb,verdict", [("total:2", "within-bound"),
+                                             ("total:1000000", "violates-contract"),
+                                             ("half:1", "differs-where-fixed")])
+def test_the_device_program_through_the_stand_in(tmp_path, perturb, verdict):
+    r, row, out = make_gpu_real(tmp_path, perturb)
+    assert row["verdict"] == verdict, r.stdout + r.stderr
+    assert r.returncode == (0 if verdict == "within-bound" else 1)
+    if verdict == "differs-where-fixed":
+        return
+    # The checker's ratio against one computed here: exact sum of the model's terms,
+    # bound gamma_4095 * sum |x| with u = 2^-53.
+    terms = model_terms()
+    raw = (out / "device" / DEVICE_SUM / "raw" / "x.0.bin").read_bytes()
+    assert raw == struct.pack("<4096d", *terms)
+    exact = sum((Fraction(t) for t in terms), Fraction(0))
+    bound = 4095 * U / (1 - 4095 * U) * sum(abs(Fraction(t)) for t in terms)
+    ratio = abs(Fraction(device_total(out)) - exact) / bound
+    device = [h for h in json.loads((out / "results.json").read_text())
+              if h["cell_id"] == "device"][0]["predicate"]["cases"][0]["bounds"][0]
+    assert abs(Fraction(device["ratio"]) - ratio) <= ratio * Fraction(1, 10 ** 9)
+    assert (ratio <= 1) == (verdict == "within-bound")
