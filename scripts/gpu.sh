@@ -38,11 +38,11 @@ say() { printf '== %s\n' "$*"; }
 gpu=$(nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total \
         --format=csv,noheader,nounits 2>/dev/null | head -n 1 || true)
 if [ -n "$gpu" ]; then
-  IFS=, read -r gpu_name cap driver mem <<<"$gpu"
-  cap=$(echo "$cap" | tr -d ' .') gpu_name=$(echo "$gpu_name" | sed 's/^ *//;s/ *$//')
+  IFS=, read -r gpu_name cap driver mem <<<"$(echo "$gpu" | sed 's/ *, */,/g;s/^ *//;s/ *$//')"
+  cap=${cap//./}
   target=sm_$cap
   cuda=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n 1)
-  say "GPU: $gpu_name, compute capability $cap (target $target), driver${driver}, CUDA ${cuda:-?}"
+  say "GPU: $gpu_name, compute capability $cap (target $target), driver $driver, CUDA ${cuda:-?}"
 else
   target=${GPU_TARGET:-sm_90}
   say "make gpu: no GPU here (nvidia-smi finds none): running the emulated half only, for $target"
@@ -114,7 +114,7 @@ say "verdicts (cairn-farm compare $out/results.json)"
 # --- the signed bundle -----------------------------------------------------------------
 machine_json=$(python3 -c 'import json,sys; print(json.dumps({"name": sys.argv[1],
   "gpus": [{"name": sys.argv[2], "compute_cap": sys.argv[3], "driver": sys.argv[4],
-  "memory_mib": sys.argv[5]}] if sys.argv[2] else [], "cuda": sys.argv[6]}))' \
+  "memory_mib": float(sys.argv[5] or 0)}] if sys.argv[2] else [], "cuda": sys.argv[6]}))' \
   "$machine" "${gpu_name:-}" "${cap:-}" "${driver:-}" "${mem:-}" "${cuda:-}")
 python3 "$root/tests/gpu/gpucheck.py" predicate "$out" "$machine_json"
 if [ ! -f "$key" ]; then
