@@ -451,6 +451,50 @@ static void check_aliases(Checker *c, Expr *e, Item *fn) {
     }
 }
 
+/* Whether the argument's name is the one f_grad gives a gradient parameter: `d_out`,
+ * or `dout` without the underscore (what a caller naturally calls that array). */
+static bool named_for(const Expr *arg, const char *param) {
+    if (arg->kind != EXPR_NAME || strncmp(param, "d_", 2) != 0) return false;
+    const char *a = arg->u.name.name;
+    return strcmp(a, param) == 0 || (a[0] == 'd' && strcmp(a + 1, param + 2) == 0);
+}
+
+/* A call of a derived f_grad passes its gradient views in their roles (docs/gradients.md:
+ * f's parameters, the seed, the adjoints d_x in parameter order, then a d_out view per
+ * view f writes). Swapped, the types still match and the gradients come out zero, so:
+ * an array named for another gradient parameter than the one it is passed to is
+ * E-GRAD-ARGS, and a d_out view that is also one of f's data views is E-ALIAS (an rw
+ * adjoint passed as data already is). */
+static void check_grad_roles(Checker *c, Expr *e, Item *grad) {
+    const Item *f = grad->u.fn.derived_from;
+    int first = f->u.fn.nparams + (type_is_compute_float(f->u.fn.ret) ? 1 : 0);
+    for (int i = first; i < e->u.call.nargs; i++) {
+        Expr *arg = e->u.call.args[i];
+        const char *mine = grad->u.fn.params[i]->name;
+        for (int j = first; j < e->u.call.nargs && !named_for(arg, mine); j++) {
+            const char *other = grad->u.fn.params[j]->name;
+            if (j == i || !named_for(arg, other)) continue;
+            diag_error(c->d, arg->span, E_GRAD_ARGS,
+                       "f_grad takes f's parameters, the seed, the adjoints d_x in parameter "
+                       "order, then d_out for each view f writes (cairn expand shows it)",
+                       "'%s' is passed as %s's '%s' but is named for its '%s'",
+                       arg->u.name.name, grad->name, mine, other);
+            return;
+        }
+        const Type *pt = grad->u.fn.params[i]->type;
+        if (pt->kind != TY_VIEW || pt->u.view.access != ACCESS_RO || arg->kind != EXPR_NAME) continue;
+        for (int j = 0; j < f->u.fn.nparams; j++) {
+            Expr *data = e->u.call.args[j];
+            if (data->kind == EXPR_NAME && data->u.name.sym && data->u.name.sym == arg->u.name.sym) {
+                diag_error(c->d, arg->span, E_ALIAS, "pass the gradient of what f writes in its own array",
+                           "'%s' is passed to %s as the data '%s' and as the gradient view '%s'",
+                           arg->u.name.name, grad->name, grad->u.fn.params[j]->name, mine);
+                return;
+            }
+        }
+    }
+}
+
 void check_call_args_against(Checker *c, Expr *e, Item *fn) {
     int n = e->u.call.nargs;
     if (n != fn->u.fn.nparams) {
@@ -476,6 +520,7 @@ void check_call_args_against(Checker *c, Expr *e, Item *fn) {
         }
     }
     check_aliases(c, e, fn);
+    if (fn->u.fn.derived_from) check_grad_roles(c, e, fn);
 }
 
 static const Type *check_call(Checker *c, Expr *e, const Type *expected) {
