@@ -289,7 +289,6 @@ static const Type *check_matrix_mma(Checker *c, Expr *e) {
     }
     if (arg(e, 3)->kind == EXPR_NAME && arg(e, 3)->u.name.sym)
         region_record(c, arg(e, 3)->u.name.sym, true, NULL, true, arg(e, 3)->span);
-    defer_later(c, LATER_MMA, e->span, "mma_unordered (the tensor-core multiply)");
     return type_scalar(TY_VOID);
 }
 

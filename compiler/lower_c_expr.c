@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lower_c_internal.h"
+#include "lower_mma.h"
 
 /* Declares a temporary of type t holding value; returns its name. */
 static const char *bind(Lower *L, const Type *t, const char *value) {
@@ -392,6 +393,7 @@ static const char *lower_call(Lower *L, Expr *e) {
     Builtin b = e->u.call.builtin;
     if (b == BI_NONE) return lower_user_call(L, e);
     if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) return lower_math(L, e);
+    if (LOWER_MMA_BUILTIN(b)) return lower_mma_call(L, e);   /* lower_mma.c */
     switch (b) {
     case BI_QUANTIZE: return lower_quantize(L, e, false);
     case BI_QUANTIZE_STOCHASTIC: return lower_quantize(L, e, true);

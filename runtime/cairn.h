@@ -10,6 +10,8 @@
 #include "cairn_observe.h"
 #include "cairn_enclose.h"
 #include "cairn_mm_enclose.h"
+#include "cairn_layout.h"
+#include "cairn_mma.h"
 #include "cairn_device.h"
 
 #endif

@@ -1,0 +1,14 @@
+/* lower_mma.h: lowering of the tensor-core multiply, fragments and layout methods
+ * (lower_mma.c), called from lower_c_expr.c's builtin dispatch. */
+#ifndef CAIRN_LOWER_MMA_H
+#define CAIRN_LOWER_MMA_H
+
+#include "lower_c_internal.h"
+
+/* True for the builtins lower_mma_call lowers. */
+#define LOWER_MMA_BUILTIN(b) (((b) >= BI_MMA_UNORDERED && (b) <= BI_MMA_SET) || ((b) >= BI_LAYOUT_ROWS && (b) <= BI_LAYOUT_COL))
+
+/* The C value of the call (NULL for a statement call), after emitting what it needs. */
+const char *lower_mma_call(Lower *L, Expr *e);
+
+#endif
