@@ -210,6 +210,7 @@ static VVal float_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t,
     case BIN_MUL: return (VVal){Z3_mk_fpa_mul(z, rne(V), a.t, b.t), taint};
     case BIN_DIV: return (VVal){Z3_mk_fpa_div(z, rne(V), a.t, b.t), taint};
     default: {  /* fmod: exact, but not IEEE's remainder (fp.rem), so not modelled */
+        verify_unmodelled(V, s, "float % (C's fmod)");
         VVal h = verify_havoc(V, t, s, "float % (C's fmod)");
         h.taint |= taint;
         return h;
@@ -407,6 +408,7 @@ static VVal to_storage(Verifier *V, VVal v, const Type *from, const Type *to, Sp
         Z3_ast past = Z3_mk_fpa_gt(V->z, Z3_mk_fpa_abs(V->z, v.t), fp_of_double(V, from, 464.0));
         verify_guard(V, VK_E4M3, s, NULL, Z3_mk_not(V->z, past), v.taint);
     }
+    verify_unmodelled(V, s, "a storage float conversion");
     VVal h = verify_havoc(V, to, s, "a storage float conversion");
     h.taint |= v.taint;
     return h;
@@ -417,6 +419,7 @@ static VVal convert_value(Verifier *V, VVal v, const Type *from, const Type *to,
     if (from->kind == to->kind) return v;
     if (type_is_storage_float(from) || type_is_storage_float(to)) {
         if (type_is_storage_float(to) && !type_is_storage_float(from)) return to_storage(V, v, from, to, s);
+        verify_unmodelled(V, s, "a storage float conversion");
         VVal h = verify_havoc(V, type_is_storage_float(to) ? to : type_scalar(TY_F32), s, "a storage float conversion");
         h.taint |= v.taint;
         if (type_is_storage_float(to)) return h;
@@ -487,6 +490,7 @@ static VVal quantize(Verifier *V, Expr *e, bool stochastic) {
     Z3_ast scale_ok = and2(V, Z3_mk_fpa_gt(z, scale.t, zero), Z3_mk_not(z, Z3_mk_fpa_is_infinite(z, scale.t)));
     verify_guard(V, VK_QUANT_SCALE, e->span, NULL, scale_ok, scale.taint);
     verify_guard(V, VK_QUANT_NAN, e->span, NULL, Z3_mk_not(z, Z3_mk_fpa_is_nan(z, x.t)), x.taint);
+    verify_unmodelled(V, e->span, "quantize's rounding of the exact quotient");
     VVal h = verify_havoc(V, e->u.call.generics[0], e->span, "quantize's exact quotient");
     h.taint |= taint;
     return h;
@@ -535,6 +539,7 @@ static VVal atomic(Verifier *V, Expr *e, Builtin b) {
     if (!c) return verify_havoc(V, t, e->span, "an atomic on this place");
     Z3_ast old = Z3_mk_select(z, c->val, i), now;
     if (b == BI_ATOMIC_ADD_UNORDERED) {
+        verify_unmodelled(V, e->span, "an atomic float add (its order is the hardware's)");
         VVal h = verify_havoc(V, t, e->span, "an atomic float add (its order is the hardware's)");
         now = h.t;
         taint |= h.taint;
@@ -587,6 +592,7 @@ static VVal call(Verifier *V, Expr *e) {
     default:
         eval_args(V, e, &taint);
         if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) {
+            verify_unmodelled(V, e->span, arena_printf(V->prog->arena, "%s (the C library's rounding)", builtin_name(b)));
             VVal h = verify_havoc(V, e->type, e->span, arena_printf(V->prog->arena, "%s (the C library's rounding)", builtin_name(b)));
             h.taint |= taint;
             return h;
@@ -602,6 +608,11 @@ static VVal call(Verifier *V, Expr *e) {
 }
 
 VVal verify_expr(Verifier *V, Expr *e) {
+    if (!e->type || type_is_error(e->type)) {   /* a construct the checker left for later */
+        verify_unmodelled(V, e->span, "this expression");
+        V->alive_taint |= verify_taint_bit(V, e->span, "an expression the checker left untyped");
+        return (VVal){Z3_mk_false(V->z), V->alive_taint};
+    }
     switch (e->kind) {
     case EXPR_INT: return int_literal(V, e);
     case EXPR_FLOAT: return float_literal(V, e);

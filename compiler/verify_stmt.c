@@ -144,9 +144,11 @@ VVal verify_reduce(Verifier *V, Expr *e) {
     if (type_is_int(t)) f.acc = (VVal){identity(V, e->u.reduce.op, t, f.wide ? 128 : (unsigned)type_bits(t)), 0};
     Binder b = reduce_binder(e);
     verify_unroll(V, &b, e->span, fold_step, &f);
-    if (type_is_float(t))
-        return verify_havoc(V, t, e->span, e->u.reduce.mode == MODE_FOR ? "a float reduction (reduce for)"
-                                                                      : "a float reduction (reduce parallel)");
+    if (type_is_float(t)) {
+        const char *what = e->u.reduce.mode == MODE_FOR ? "a float reduction (reduce for)" : "a float reduction (reduce parallel)";
+        verify_unmodelled(V, e->span, what);
+        return verify_havoc(V, t, e->span, what);
+    }
     if (e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_MUL)
         f.acc.taint |= verify_taint_bit(V, e->span, "a pooled integer product (a partial's overflow depends on the pool)");
     if (!f.wide) return f.acc;
