@@ -415,47 +415,9 @@ static char *journal_text(const Files *files)
 static int store_files(Server *s, const char *rel, const Files *files, Err *e)
 {
     sem_wait(&s->filers);
-    int rc = store_evidence(s, rel, files->items, files->n, e);
+    int rc = store_evidence(s, rel, files->items, files->n, 0, e);
     sem_post(&s->filers);
     return rc;
-}
-
-static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJSON *pred,
-                        char *env_text, const char *bundle_sha, Files *files, Reply *r)
-{
-    char rel[1024];
-    snprintf(rel, sizeof rel, "evidence/%s/%ld/%s/%s", json_str(pred, "cairn_version"),
-             job->run_id, agent->name, job->cell_id);
-    files->items[files->n++] = (FileItem){"bundle.dsse.json", (unsigned char *)env_text,
-                                          strlen(env_text)};
-    files->items[files->n++] = (FileItem){"agent.pub.pem", (unsigned char *)agent->public_pem,
-                                          strlen(agent->public_pem)};
-    int slot = filing_enter(s, job->id);
-    Err e = {{0}};
-    char *pred_text = cJSON_PrintUnformatted(pred);
-    char *journal = s->cfg.sync_full ? journal_text(files) : NULL;
-    if (slot < 0) {
-        reply_error(r, 409, "another upload of job %ld is being filed", job->id);
-    } else if (store_files(s, rel, files, &e) != 0) {
-        reply_error(r, 500, "filing failed: %s", e.msg);
-    } else if (db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text,
-                           journal) != 0) {
-        char full[2048];
-        snprintf(full, sizeof full, "%s/%s", s->state, rel);
-        rm_rf(full);
-        reply_error(r, 409, "job %ld moved on while its bundle was filed", job->id);
-    } else {
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddBoolToObject(j, "filed", 1);
-        cJSON_AddStringToObject(j, "evidence", rel);
-        cJSON_AddStringToObject(j, "bundle_sha256", bundle_sha);
-        reply_json(r, 200, j);
-    }
-    if (slot >= 0)
-        filing_leave(s, slot);
-    free(pred_text);
-    free(journal);
-    files->n -= 2;   /* the two added items are not ours to free */
 }
 
 /* 0 when the job is running under this agent's lease; otherwise the reply is set
@@ -477,6 +439,60 @@ static int check_lease(const Job *job, const Agent *agent, const char *bundle_sh
         return reply_error(r, 409, "job %ld is %s and not leased to this agent", job->id,
                            job->state);
     return 0;
+}
+
+/* The lease read again inside the job's filing slot: uploads of one job file one at a
+ * time, so a job found running here cannot be acknowledged by another upload before
+ * this one's row commits or fails. */
+static int lease_still_held(Server *s, long id, const Agent *agent, const char *bundle_sha,
+                            Reply *r)
+{
+    Job now = {0};
+    int rc = db_job_get(s->db, id, &now) ? check_lease(&now, agent, bundle_sha, r)
+                                         : reply_error(r, 404, "no job %ld", id);
+    job_free(&now);
+    return rc;
+}
+
+static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJSON *pred,
+                        char *env_text, const char *bundle_sha, Files *files, Reply *r)
+{
+    char rel[1024];
+    snprintf(rel, sizeof rel, "evidence/%s/%ld/%s/%s", json_str(pred, "cairn_version"),
+             job->run_id, agent->name, job->cell_id);
+    files->items[files->n++] = (FileItem){"bundle.dsse.json", (unsigned char *)env_text,
+                                          strlen(env_text)};
+    files->items[files->n++] = (FileItem){"agent.pub.pem", (unsigned char *)agent->public_pem,
+                                          strlen(agent->public_pem)};
+    int slot = filing_enter(s, job->id);
+    Err e = {{0}};
+    char *pred_text = cJSON_PrintUnformatted(pred);
+    char *journal = s->cfg.sync_full ? journal_text(files) : NULL;
+    if (slot < 0) {
+        reply_error(r, 409, "another upload of job %ld is being filed", job->id);
+    } else if (lease_still_held(s, job->id, agent, bundle_sha, r) != 0) {
+        /* another upload of this job was filed and acknowledged while this one was
+         * verified: its folder is not to be touched */
+    } else if (store_files(s, rel, files, &e) != 0) {
+        reply_error(r, 500, "filing failed: %s", e.msg);
+    } else if (db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text,
+                           journal) != 0) {
+        char full[2048];
+        snprintf(full, sizeof full, "%s/%s", s->state, rel);
+        rm_rf(full);
+        reply_error(r, 409, "job %ld moved on while its bundle was filed", job->id);
+    } else {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddBoolToObject(j, "filed", 1);
+        cJSON_AddStringToObject(j, "evidence", rel);
+        cJSON_AddStringToObject(j, "bundle_sha256", bundle_sha);
+        reply_json(r, 200, j);
+    }
+    if (slot >= 0)
+        filing_leave(s, slot);
+    free(pred_text);
+    free(journal);
+    files->n -= 2;   /* the two added items are not ours to free */
 }
 
 void h_upload(Server *s, Request *q, Reply *r)

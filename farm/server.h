@@ -93,13 +93,15 @@ void server_notify(Server *s);
 void blob_path(const Server *s, const char *sha, char *out, size_t cap);
 int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e);
 /* Writes FILES (name -> bytes) plus the envelope and key into a temp folder, syncs it
- * and renames it to REL under the state folder. */
+ * and renames it to REL under the state folder; an existing REL is an error unless
+ * REPLACE (the journal's rewrite after a power loss). */
 typedef struct {
     const char *name;
     const unsigned char *data;
     size_t len;
 } FileItem;
-int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, Err *e);
+int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, int replace,
+                   Err *e);
 /* After a crash: write journalled folders again, drop temp folders and any evidence
  * folder no filed job points to. */
 int store_reconcile(Server *s, Err *e);

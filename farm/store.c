@@ -54,7 +54,8 @@ static int write_item(const char *root, const FileItem *f, Err *e)
     return fclose(out) == 0 ? 0 : err_set(e, "cannot write %s", path);
 }
 
-int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, Err *e)
+int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, int replace,
+                   Err *e)
 {
     static atomic_ulong counter;
     char tmp[1400], final[2400], parent[2400];
@@ -68,11 +69,13 @@ int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, 
         rc = write_item(tmp, &files[i], e);
     if (rc == 0)
         rc = mkdir_p(parent, e);
-    if (rc == 0) {
-        rm_rf(final);   /* a leftover from a crash before its row committed */
-        if (rename(tmp, final) != 0)
-            rc = err_set(e, "cannot rename %s: %s", tmp, strerror(errno));
-    }
+    /* An upload never lands on an existing folder: it may be acknowledged evidence
+     * (leftovers of a crash before their row committed are dropped at start). Only the
+     * journal's rewrite of the very same files after a power loss replaces one. */
+    if (rc == 0 && replace)
+        rm_rf(final);
+    if (rc == 0 && rename(tmp, final) != 0)
+        rc = err_set(e, "cannot rename %s: %s", tmp, strerror(errno));
     if (rc != 0)
         rm_rf(tmp);
     return rc;
@@ -149,7 +152,7 @@ static int restore_unsettled(Server *s, Err *e)
                 items[k++] = (FileItem){f->string, data, len};
         }
         if (rc == 0)
-            rc = store_evidence(s, json_str(row, "evidence"), items, k, e);
+            rc = store_evidence(s, json_str(row, "evidence"), items, k, 1, e);
         for (size_t i = 0; i < k; i++)
             free((void *)items[i].data);
         free(items);

@@ -9,6 +9,7 @@ import os
 import pathlib
 import resource
 import socket
+import subprocess
 import sqlite3
 import sys
 import threading
@@ -17,7 +18,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import HERE, Farm, enrol, sign_envelope, statement, upload_body, wait_for  # noqa: E402
+from farmlib import FARM, HERE, Farm, enrol, sign_envelope, statement, upload_body, wait_for  # noqa: E402
 
 RECEIPT = json.dumps({"cairn": "0.1.0", "numerics": {"main": [
     {"op": "sum", "from": "f64", "to": "f64", "rounding": "nearest-even", "sum": "exact"}]}}).encode()
@@ -357,3 +358,58 @@ def test_declared_length_over_the_limit_is_refused_before_the_body(tmp_path):
         token, _ = enrol(farm, "x", farm.keygen("x"))
         assert raw_post(farm.port, "/api/v1/jobs/1/bundle", 2 << 20, token) == 413
         assert raw_post(farm.port, "/api/v1/jobs/1/bundle", 2 << 20, "wrong") == 401
+
+
+# --- Medium: an acknowledged bundle is never removed by a racing upload ----------------
+
+def test_racing_uploads_never_remove_an_acknowledged_bundle(tmp_path):
+    """Sixteen different valid bundles (of varied sizes, so their checks end at varied
+    times) for each of twelve jobs, uploaded all at once: one per job is acknowledged,
+    the others refused, and every acknowledged folder is there once the journal has
+    settled and again after a kill -9 and a restart, verifying offline. Before, a loser
+    that passed the lease check while the winner was filing removed the winner's
+    folder on its failure path (seen as "moved on while its bundle was filed")."""
+    with Farm(tmp_path, lease=600, max_body=8 << 20) as farm:
+        key = farm.keygen("x")
+        token, _ = enrol(farm, "x", key)
+        farm.submit(HERE / "cases", {"compilers": ["gcc", "clang"], "repeat": 6})
+        jobs = [claim(farm, token) for _ in range(12)]
+        bodies = []
+        for job in jobs:
+            for i in range(16):
+                files = {f"{job['cases'][0]}/receipt.json": RECEIPT,
+                         f"{job['cases'][0]}/run.log": f"attempt {i}\n".encode() * (1 + 5000 * i)}
+                st = statement(job, "x", files)
+                env = sign_envelope(key, json.dumps(st).encode(), tmp_path)
+                bodies.append((job["job"], json.dumps(upload_body(env, files)).encode()))
+
+        def post(item):
+            job, raw = item
+            status, answer = farm.request("POST", f"/api/v1/jobs/{job}/bundle", raw=raw,
+                                          token=token)
+            return job, status, answer
+        with concurrent.futures.ThreadPoolExecutor(64) as pool:
+            results = list(pool.map(post, bodies))
+        acked = {}
+        for job, status, answer in results:
+            assert status in (200, 409), (status, answer)
+            if status == 200:
+                assert job not in acked, "two bundles acknowledged for one job"
+                acked[job] = answer
+        assert sorted(acked) == sorted(j["job"] for j in jobs)
+        time.sleep(2.5)   # the journal settles (once a second): a restart cannot rewrite
+        for job in jobs:
+            assert (farm.state / acked[job["job"]]["evidence"] / "bundle.dsse.json").exists(), \
+                f"job {job['job']}: acknowledged evidence is gone"
+        farm.kill9()
+        farm.start()
+        for job in jobs:
+            folder = farm.state / acked[job["job"]]["evidence"]
+            bundle = folder / "bundle.dsse.json"
+            assert bundle.exists(), f"job {job['job']}: acknowledged evidence is gone"
+            assert hashlib.sha256(bundle.read_bytes()).hexdigest() == \
+                acked[job["job"]]["bundle_sha256"]
+            r = subprocess.run([str(FARM), "verify", str(bundle), "--key",
+                                str(folder / "agent.pub.pem")], capture_output=True, text=True,
+                               timeout=60)
+            assert r.returncode == 0, r.stdout + r.stderr
