@@ -373,7 +373,7 @@ static void call(Pred *P, Expr *e) {
         poly_free(&m), poly_free(&n), poly_free(&k), poly_free(&mn), poly_free(&mnk);
         return;
     }
-    int k = op_kind(e->type);
+    int k = b == BI_QUANTIZE || b == BI_QUANTIZE_STOCHASTIC ? OP_F32 : op_kind(e->type);   /* x / scale */
     if (k >= 0 && b != BI_TO_BITS && b != BI_FROM_BITS && b != BI_OBSERVE) count(&P->c->ops[k], P, 1);
 }
 

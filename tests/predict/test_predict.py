@@ -1,0 +1,139 @@
+"""cairn predict: byte and operation counts against hand counts, the symbolic formula,
+the roofline against the device table's own figures, and the errors."""
+import json
+import pathlib
+import subprocess
+
+import pytest
+
+from cairntest import BIN, ROOT, run
+
+CAIRN = BIN / "cairn"
+KERNELS = pathlib.Path(__file__).resolve().parent / "kernels.cairn"
+
+
+def predict(*args):
+    r = run([CAIRN, "predict", KERNELS, *args, "--json"], check=True)
+    doc = json.loads(r.stdout)
+    return doc["device"], {f["function"]: f for f in doc["functions"]}
+
+
+def values(entry):
+    """{space or kind: value} for the nonzero ones."""
+    return {k: v["value"] for k, v in entry.items() if v["formula"] != "0"}
+
+
+N, M, K = 1000, 30, 70
+
+# Hand counts: bytes = elements touched * element size; operations as written.
+HAND = {
+    # x[i] and y[i] (8 B each) per term; a multiply and an add per term
+    "dot": ({"host": 16 * N}, {}, {"f64": 2 * N}),
+    # the exact sum: one multiply per term as written, about twelve f64 additions a term
+    "exact_dot": ({"host": 16 * N}, {}, {"f64": 13 * N}),
+    # x[i], y[i] read, y[i] written (4 B); a * x[i] and + y[i]
+    "saxpy": ({"host": 8 * N}, {"host": 4 * N}, {"f32": 2 * N}),
+    # x[i] *= s: read and write on the device, one multiply
+    "scale_dev": ({"device": 4 * N}, {"device": 4 * N}, {"f32": N}),
+    # per (i, j, p): a and b read, a multiply and an add, and the index arithmetic
+    # i*k + p and p*n + j (four integer operations); per (i, j): c written, i*n + j
+    "matmul": ({"host": 8 * M * N * K}, {"host": 4 * M * N},
+               {"f32": 2 * M * N * K, "int": 4 * M * N * K + 2 * M * N}),
+    # w[i] read, out[i] written (1 B), one quantize (an f32 division) each
+    "pack": ({"host": 4 * N}, {"host": N}, {"f32": N}),
+}
+
+
+@pytest.fixture(scope="module")
+def counted():
+    return predict("--device", "h200", "--size", f"n={N},m={M}", "--size", f"k={K}")
+
+
+@pytest.mark.parametrize("name", sorted(HAND))
+def test_hand_counts(counted, name):
+    _, fns = counted
+    f = fns[name]
+    read, written, ops = HAND[name]
+    assert values(f["read"]) == read
+    assert values(f["written"]) == written
+    assert values(f["ops"]) == ops
+
+
+def test_calls_substitute_their_arguments(counted):
+    _, fns = counted
+    f = fns["twice"]
+    # dot(n) reads 16n; dot(2 * (n / 2)) keeps n / 2 as an opaque atom: 32 * (n / 2)
+    assert f["read"]["host"]["formula"] == "16*n + 32*(n / 2)"
+    assert f["read"]["host"]["value"] is None          # (n / 2) is not bound by --size n
+    assert f["time_s"] is None and f["bound"] == "unbound sizes"
+
+
+def test_symbolic_formula_until_sizes_bind():
+    _, fns = predict("--device", "h200")
+    mm = fns["matmul"]
+    assert mm["read"]["host"] == {"formula": "8*k*m*n", "value": None}
+    assert mm["ops"]["int"]["formula"] == "4*k*m*n + 2*m*n"
+    assert mm["time_s"] is None
+    text = run([CAIRN, "predict", KERNELS, "--device", "h200", "--function", "saxpy"], check=True).stdout
+    assert "read host    8*n B" in text and "max((12*n) B / 4.8e+12 B/s, (2*n) f32 op / 6.7e+13 op/s)" in text
+
+
+@pytest.mark.parametrize("device", ["h200", "h100", "a100", "rtx5070ti"])
+def test_roofline_against_the_table(device):
+    table = json.loads((ROOT / "configs/devices" / f"{device}.json").read_text())
+    assert all("source" in v and v["source"] for v in table["peak"].values())
+    dev, fns = predict("--device", device, "--size", f"n={N},m={M},k={K}")
+    assert dev["memory_bandwidth"]["value"] == table["memory_bandwidth"]["value"]
+    for name, (read, written, ops) in HAND.items():
+        f = fns[name]
+        memory = (sum(read.values()) + sum(written.values())) / table["memory_bandwidth"]["value"]
+        compute = sum(v / table["peak"][k]["value"] for k, v in ops.items())
+        assert f["time_s"] == pytest.approx(max(memory, compute), rel=1e-12)
+        want = "memory" if memory >= compute else max(ops, key=lambda k: ops[k] / table["peak"][k]["value"])
+        assert f["bound"] == want
+
+
+def test_h200_figures_from_the_issue():
+    t = json.loads((ROOT / "configs/devices/h200.json").read_text())
+    assert t["memory_bandwidth"]["value"] == 4.8e12 and t["sms"]["value"] == 132
+    peaks = {k: v["value"] for k, v in t["peak"].items()}
+    assert peaks["tensor_f16"] == peaks["tensor_bf16"] == 989e12
+    assert (peaks["tensor_fp8"], peaks["f32"], peaks["f64"]) == (1979e12, 67e12, 34e12)
+
+
+def test_missing_device_table_lists_the_known_ones(tmp_path):
+    r = run([CAIRN, "predict", KERNELS, "--device", "h900"])
+    assert r.returncode == 2
+    assert "no device table 'h900'" in r.stderr
+    for name in ["h200", "h100", "a100", "rtx5070ti", "host"]:
+        assert name in r.stderr
+    r = run([CAIRN, "predict", KERNELS])
+    assert r.returncode == 2 and "--device NAME is required" in r.stderr
+
+
+def test_tables_travel_inside_the_binary(tmp_path):
+    """From another folder, with no configs/ in sight."""
+    r = subprocess.run([str(CAIRN), "predict", str(KERNELS), "--device", "a100", "--json"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and json.loads(r.stdout)["device"]["name"] == "a100"
+
+
+def test_user_table_and_host(tmp_path):
+    t = json.loads((ROOT / "configs/devices/h200.json").read_text())
+    t["name"], t["memory_bandwidth"]["value"] = "mine", 1e9
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(t))
+    dev, fns = predict("--device", str(path), "--size", f"n={N}")
+    assert dev["name"] == "mine" and fns["dot"]["time_s"] == pytest.approx(16 * N / 1e9)
+    path.write_text("{}")
+    r = run([CAIRN, "predict", KERNELS, "--device", str(path)])
+    assert r.returncode == 2 and "not a device table" in r.stderr
+    dev, fns = predict("--device", "host", "--size", f"n={N}")
+    assert dev["memory_bandwidth"]["value"] > 1e8 and "measured" in dev["memory_bandwidth"]["source"]
+    assert fns["dot"]["time_s"] > 0
+
+
+def test_usage():
+    assert run([CAIRN, "predict", KERNELS, "--device", "h200", "--size", "n"]).returncode == 2
+    assert run([CAIRN, "predict", KERNELS, "--device", "h200", "--size", "n=abc"]).returncode == 2
+    assert "--device NAME" in run([CAIRN, "predict", "--help"]).stdout
