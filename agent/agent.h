@@ -23,6 +23,7 @@ typedef struct {
     int once;                   /* exit after one job */
     double exit_when_idle;      /* exit after this many seconds without a job (0: never) */
     int keep;                   /* keep job folders */
+    const char *checker;        /* measures bounds after each run (make gpu's), or NULL */
 } AgentOptions;
 
 /* A connection to the coordinator as one enrolled agent. */

@@ -38,6 +38,8 @@ static const char RUN_HELP[] =
     "  --labels a,b          machine labels jobs may require\n"
     "  --compilers gcc,clang offer only these compilers (default: every one found)\n"
     "  --sanitizers asan,tsan  offer only these sanitizers (\"none\": none)\n"
+    "  --checker PATH        after each run, PATH append CASE LOG RAW adds measured\n"
+    "                        error/bound lines to the observation log (tests/gpu/gpucheck.py)\n"
     "  --work DIR            scratch folder (default: $TMPDIR/cairn-agent-NAME)\n"
     "  --once                exit after one job\n"
     "  --exit-when-idle S    exit after S seconds without a job\n"
@@ -104,7 +106,7 @@ static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **h
 #define OPT(flag, field) else if (!strcmp(a, flag) && v) { o->field = v; i++; }
         OPT("--coordinator", coordinator) OPT("--token", enrol_token) OPT("--key", key_path)
         OPT("--cairn", cairn) OPT("--labels", labels) OPT("--compilers", compilers)
-        OPT("--sanitizers", sanitizers) OPT("--work", work)
+        OPT("--sanitizers", sanitizers) OPT("--work", work) OPT("--checker", checker)
 #undef OPT
         else if (!strcmp(a, "--name") && v)
             snprintf(o->name, sizeof o->name, "%s", argv[++i]);

@@ -84,8 +84,10 @@ static char *trap_line(const char *log)
 
 /* Observation lines: data ones into OBS, {"check": name, "ok": bool} ones into CHECKS,
  * {"bound": observation, "ratio", "ok", "promise"} ones (a measured error/bound) into
- * BOUNDS as compare reads them. */
-static void read_observations(const char *path, cJSON *obs, cJSON *checks, cJSON *bounds)
+ * BOUNDS as compare reads them, {"fixed": [names]} (bits a checker says are fixed) into
+ * FIXED. */
+static void read_observations(const char *path, cJSON *obs, cJSON *checks, cJSON *bounds,
+                              cJSON *fixed)
 {
     FILE *f = fopen(path, "r");
     char line[8192];
@@ -98,6 +100,12 @@ static void read_observations(const char *path, cJSON *obs, cJSON *checks, cJSON
             cJSON *b = cJSON_Duplicate(j, 1);
             cJSON_AddStringToObject(b, "observation", json_str(j, "bound"));
             cJSON_AddItemToArray(bounds, b);
+        } else if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "fixed"))) {
+            const cJSON *f;
+            cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(j, "fixed")) {
+                if (cJSON_IsString(f))
+                    cJSON_AddItemToArray(fixed, cJSON_CreateString(f->valuestring));
+            }
         } else if (j)
             cJSON_AddItemToArray(obs, cJSON_Duplicate(j, 1));
         cJSON_Delete(j);
@@ -222,7 +230,15 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
                   status == CHILD_TIMEOUT ? "timed out" : NULL);
         add_check(checks, "no_trap", trap == NULL, trap);
         free(trap);
-        read_observations(obs_log, obs, checks, cJSON_AddArrayToObject(r, "bounds"));
+        if (env->opts->checker) {   /* measured bounds join the log (docs/farm.md) */
+            char *check_argv[] = {(char *)env->opts->checker, "append", (char *)c->case_path,
+                                  obs_log, raw, NULL};
+            snprintf(name, sizeof name, "%s/checker.log", c->out);
+            add_check(checks, "checker", run_child(check_argv, c->src_root, NULL, name,
+                                                   c->timeout_s, t->every_s, tick, t) == 0, NULL);
+        }
+        read_observations(obs_log, obs, checks, cJSON_AddArrayToObject(r, "bounds"),
+                          cJSON_AddArrayToObject(r, "fixed"));
         int raw_ok = add_raw(raw, c->case_path, obs, statement, files);
         add_check(checks, "raw_bits_match_digests", raw_ok != 0,
                   raw_ok < 0 ? "no raw bits written" : NULL);

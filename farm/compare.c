@@ -41,7 +41,7 @@ enum { V_IDENTICAL, V_WITHIN, V_NO_EVIDENCE, V_VIOLATES, V_DIFFERS, V_COUNT };
 static int is_run_check(const char *name)
 {
     static const char *const run_checks[] = {"build", "exit_status_0", "no_trap",
-                                             "raw_bits_match_digests", NULL};
+                                             "raw_bits_match_digests", "checker", NULL};
     for (int i = 0; run_checks[i]; i++)
         if (name && !strcmp(name, run_checks[i]))
             return 1;

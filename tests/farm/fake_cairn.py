@@ -4,6 +4,8 @@
 It reads directives from the case file, lines of the form `//! DIRECTIVE ...`:
     //! observe NAME V1,V2,...   an f64 observation of these values
     //! observe-cc NAME          an observation whose bits depend on --cc (gcc vs clang)
+    //! observe-device NAME E D  an f64 observation: E when emulated or on the host, D in a
+                                 device build (--target sm_XX without --emulate)
     //! unordered                the receipt lists an operation with "order": "unordered"
     //! bound NAME RATIO [WORDS]  the run reports NAME measured at RATIO of its contract's
                                  bound (WORDS: the promise it names)
@@ -89,6 +91,10 @@ def build(argv):
         if words[0] == "observe":
             vals = [float(v) for v in words[2].split(",")]
             spec["observations"].append((words[1], struct.pack("<%dd" % len(vals), *vals).hex()))
+        elif words[0] == "observe-device":
+            device = o["target"] != "host" and not o["emulate"]
+            val = float(words[3] if device else words[2])
+            spec["observations"].append((words[1], struct.pack("<d", val).hex()))
         elif words[0] == "observe-cc":
             val = 1.0 if o["cc"] == "gcc" else 1.0 + 2.0 ** -52
             spec["observations"].append((words[1], struct.pack("<d", val).hex()))

@@ -61,3 +61,28 @@ def test_a_target_must_be_sm_and_digits(tmp_path):
         mpath.write_text(json.dumps({"modes": ["device"], "targets": ["sm_9x"]}))
         r = farm.cli("submit", "--matrix", mpath, HERE / "cases")
         assert r.returncode != 0 and "sm_ and two or three digits" in r.stderr
+
+
+def test_agents_measure_bounds_with_the_checker(tmp_path):
+    """cairn-agent --checker tests/gpu/gpucheck.py: the device and emulated cells of an
+    unordered sum differ, each measured within its bound (by hand: the emulated fold errs by
+    2^-52 of a bound gamma_2 * (1 + 2^-52), u = 2^-53; the device is exact); a device that
+    changes a term no contract names differs where the bits are fixed."""
+    from fractions import Fraction
+    cases = HERE / "cases_device"
+    env = dict(GPU_PATH, GPU_CONTRACTS=str(cases / "contracts.json"))
+    checker = HERE.parent / "gpu" / "gpucheck.py"
+    with Farm(tmp_path, lease=15) as farm:
+        farm.agent("h200", "--checker", checker, env=env, idle=4)
+        run = farm.submit(cases, {"compilers": ["gcc"], "modes": ["emulated", "device"],
+                                  "targets": ["sm_90"]})
+        farm.wait_run(run, 60)
+        r = farm.cli("compare", run, "--json")
+        rows = {c["case"]: c for c in json.loads(r.stdout)["cases"]}
+        assert r.returncode == 1
+        assert rows["examples/sum.cairn"]["verdict"] == "within-bound"
+        u = Fraction(1, 2 ** 53)
+        expect = 2 * u / (2 * u / (1 - 2 * u) * (1 + 2 * u))
+        assert abs(Fraction(rows["examples/sum.cairn"]["error_over_bound"]) - expect) < \
+            Fraction(1, 10 ** 12)
+        assert rows["examples/terms.cairn"]["verdict"] == "differs-where-fixed"

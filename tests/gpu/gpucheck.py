@@ -9,6 +9,8 @@ observed bits (`CAIRN_OBSERVE_RAW`), computes the exact answer in rationals
 measured error as a fraction of the bound. contracts.json says, per program, which
 observation is which kind of result and which observations are its inputs.
 
+    gpucheck.py append CASE LOG RAW    (cairn-agent --checker) CASE's measurements appended
+                                       to its observation log LOG as bound/fixed lines
     gpucheck.py results OUT            OUT/<half>/<case>/ folders -> OUT/results.json
                                        (the farm's results shape, with "bounds" per case)
     gpucheck.py predicate OUT MACHINE  OUT/results.json + OUT/verdicts.json -> the
@@ -122,7 +124,7 @@ KINDS = {
 
 
 def measure(contract, obs, name):
-    """The bound entry for observation NAME: worst error, its bound and their ratio."""
+    """The bound entry for observation NAME: worst error, its bound (limit) and their ratio."""
     kind, promise = KINDS[contract["kind"]]
     refs = kind(contract, obs)
     entry = {"observation": name, "promise": promise, "kind": contract["kind"]}
@@ -146,23 +148,31 @@ def measure(contract, obs, name):
             return entry
         worst = max(worst, (ratio, err, bound))
     entry.update(ok=worst[0] <= 1, ratio=float(worst[0]), error=float(worst[1]),
-                 bound=float(worst[2]))
+                 limit=float(worst[2]))   # the bound itself ("bound" names the observation in logs)
     return entry
 
 
 # --- a run's folder ------------------------------------------------------------------
-def read_observations(folder):
-    """Observation lines of observe.jsonl, each with its raw bits (NAME.SEQ.bin)."""
-    log = folder / "observe.jsonl"
+def read_observations(log, raw_dir):
+    """The data lines of an observation log, each with its raw bits (NAME.SEQ.bin)."""
     out = []
     if not log.exists():
         return out
     for seq, line in enumerate(log.read_text().splitlines()):
         o = json.loads(line)
-        raw = folder / "raw" / f"{o['name']}.{seq}.bin"
+        if "name" not in o:          # a check, bound or fixed line
+            continue
+        raw = raw_dir / f"{o['name']}.{seq}.bin"
         o["bits"] = raw.read_bytes() if raw.exists() else None
         out.append(o)
     return out
+
+
+def fixed_names(case, observations, contracts):
+    """What no contract of CASE names keeps its bits (None: CASE has no contracts)."""
+    if case not in contracts:
+        return None
+    return sorted({o["name"] for o in observations} - set(contracts[case]))
 
 
 def case_bounds(case, observations, contracts):
@@ -177,7 +187,7 @@ def case_bounds(case, observations, contracts):
 
 def case_result(folder, contracts):
     meta = json.loads((folder / "meta.json").read_text())
-    observations = read_observations(folder)
+    observations = read_observations(folder / "observe.jsonl", folder / "raw")
     r = {"case": meta["case"], "build_status": meta["build_status"],
          "observations": [{k: o[k] for k in ("name", "type", "count", "sha256")} for o in observations],
          "checks": [{"name": "build", "ok": meta["build_status"] == 0}]}
@@ -195,8 +205,9 @@ def case_result(folder, contracts):
             r["trap"] = trap[0]
         r["checks"].append({"name": "no_trap", "ok": not trap})
         r["bounds"] = case_bounds(meta["case"], observations, contracts)
-        if meta["case"] in contracts:   # what no contract names keeps its bits
-            r["fixed"] = sorted({o["name"] for o in observations} - set(contracts[meta["case"]]))
+        fixed = fixed_names(meta["case"], observations, contracts)
+        if fixed is not None:
+            r["fixed"] = fixed
     return r
 
 
@@ -215,6 +226,22 @@ def cmd_results(out):
     (out / "results.json").write_text(json.dumps(results, indent=1))
     cases = sorted({c["case"] for r in results for c in r["predicate"]["cases"]})
     (out / "cases.json").write_text(json.dumps(cases))
+    return 0
+
+
+def cmd_append(case, log, raw_dir):
+    """For cairn-agent --checker: the case's measurements as observation lines appended
+    to its log ({"bound": NAME, "ratio", "ok", "promise", ...} and {"fixed": [...]}),
+    which the agent files in the case's bounds and fixed lists."""
+    contracts = json.loads(CONTRACTS.read_text())
+    observations = read_observations(log, raw_dir)
+    lines = [{("bound" if k == "observation" else k): v for k, v in b.items()}
+             for b in case_bounds(case, observations, contracts)]
+    fixed = fixed_names(case, observations, contracts)
+    if fixed is not None:
+        lines.append({"fixed": fixed})
+    with open(log, "a") as f:
+        f.writelines(json.dumps(line) + "\n" for line in lines)
     return 0
 
 
@@ -271,6 +298,8 @@ def cmd_predicate(out, machine):
 
 
 def main(argv):
+    if len(argv) >= 4 and argv[0] == "append":
+        return cmd_append(argv[1], pathlib.Path(argv[2]), pathlib.Path(argv[3]))
     if len(argv) >= 2 and argv[0] == "results":
         return cmd_results(pathlib.Path(argv[1]))
     if len(argv) >= 3 and argv[0] == "predicate":

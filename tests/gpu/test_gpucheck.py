@@ -22,7 +22,7 @@ def test_sum_exact_and_bound_by_hand():
     u = Fraction(1, 2 ** 24)
     bound = 2 * u / (1 - 2 * u) * (1 + 2 * u)
     assert e["ok"] and Fraction(e["error"]) == 2 * u
-    assert Fraction(e["bound"]) == Fraction(float(bound))
+    assert Fraction(e["limit"]) == Fraction(float(bound))
     assert abs(Fraction(e["ratio"]) - 2 * u / bound) < Fraction(1, 10 ** 15)
 
 
@@ -42,7 +42,7 @@ def test_mma_bound_by_hand():
     spec = {"kind": "mma", "m": 1, "n": 1, "k": 2, "a": "a", "b": "b", "c_old": "c0"}
     e = gpucheck.measure(spec, obs, "c")
     assert e["ok"] and e["ratio"] == 0.0
-    assert Fraction(e["bound"]) == Fraction(float(3 * Fraction(1, 2 ** 22) * (1 + Fraction(1, 2 ** 11))))
+    assert Fraction(e["limit"]) == Fraction(float(3 * Fraction(1, 2 ** 22) * (1 + Fraction(1, 2 ** 11))))
     obs["c"] = o("c", "f32", [1.0])
     e = gpucheck.measure(spec, obs, "c")
     expect = Fraction(2 ** 22, 3 * (2 ** 11 + 1))   # 2^-11 / (3 * 2^-22 * (1 + 2^-11))
