@@ -151,6 +151,12 @@ static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
         report(V, p, VD_UNKNOWN, now_s() - t0, "the model could not be built (Z3 error)", NULL, NULL);
         return VD_UNKNOWN;
     }
+    if (p->kind == VK_UNMODELLED) {   /* whether it is reached, the construct itself stays unknown */
+        char *why = taint_reasons(V, p->taint);
+        report(V, p, VD_UNKNOWN, now_s() - t0, why, NULL, NULL);
+        free(why);
+        return VD_UNKNOWN;
+    }
     Z3_solver s = new_solver(V);
     Z3_solver_assert(V->z, s, p->violation);
     Z3_lbool r = Z3_solver_check(V->z, s);
