@@ -15,15 +15,27 @@ int session_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY
     s->http = http_new(url, enrol_token);
     s->key = key;
     snprintf(s->name, sizeof s->name, "%s", name);
+    long status = 0;
+    cJSON *answer = NULL, *proof = NULL;
+    /* Proof of key possession: the coordinator's nonce, signed with our key. */
+    int rc = http_json(s->http, "POST", "/api/v1/agents/challenge", NULL, 30, &status, &answer,
+                       e);
+    if (rc == 0 && status == 200 && json_str(answer, "nonce"))
+        proof = enrol_proof_sign(key, json_str(answer, "nonce"), name, e);
+    else if (rc == 0)
+        rc = err_set(e, "challenge: %ld", status);
+    cJSON_Delete(answer);
+    answer = NULL;
+    if (!proof)
+        return status == 401 ? -2 : -1;
     char *pem = key_public_pem(key);
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "name", name);
     cJSON_AddStringToObject(req, "public_key", pem);
     cJSON_AddItemReferenceToObject(req, "capabilities", (cJSON *)caps);
+    cJSON_AddItemToObject(req, "proof", proof);
     free(pem);
-    long status = 0;
-    cJSON *answer = NULL;
-    int rc = http_json(s->http, "POST", "/api/v1/agents/enrol", req, 30, &status, &answer, e);
+    rc = http_json(s->http, "POST", "/api/v1/agents/enrol", req, 30, &status, &answer, e);
     cJSON_Delete(req);
     const char *token = json_str(answer, "token");
     if (rc == 0 && status == 200 && token) {

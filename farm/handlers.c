@@ -62,6 +62,82 @@ static int random_token(char out[SHA256_HEX_LEN])
     return 0;
 }
 
+/* Enrolment challenges: nonces issued to whoever holds the enrolment token, each good
+ * for one proof within NONCE_LIFE_S. When the table is full the oldest goes. */
+#define NONCES 1024
+#define NONCE_LIFE_S 120.0
+static struct {
+    char nonce[SHA256_HEX_LEN];
+    double expires;
+} nonces[NONCES];
+static pthread_mutex_t nonces_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int nonce_issue(char out[SHA256_HEX_LEN])
+{
+    if (random_token(out) != 0)
+        return -1;
+    pthread_mutex_lock(&nonces_lock);
+    size_t slot = 0;
+    for (size_t i = 1; i < NONCES; i++)
+        if (nonces[i].expires < nonces[slot].expires)
+            slot = i;
+    snprintf(nonces[slot].nonce, SHA256_HEX_LEN, "%s", out);
+    nonces[slot].expires = now_seconds() + NONCE_LIFE_S;
+    pthread_mutex_unlock(&nonces_lock);
+    return 0;
+}
+
+/* 1 when NONCE was issued, has not expired and was not used; it is used up now. */
+static int nonce_take(const char *nonce)
+{
+    int found = 0;
+    double now = now_seconds();
+    pthread_mutex_lock(&nonces_lock);
+    for (size_t i = 0; i < NONCES && !found; i++) {
+        if (nonces[i].expires > now && !strcmp(nonces[i].nonce, nonce)) {
+            nonces[i].expires = 0;
+            nonces[i].nonce[0] = '\0';
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&nonces_lock);
+    return found;
+}
+
+void h_challenge(Server *s, Request *q, Reply *r)
+{
+    (void)s;
+    (void)q;
+    char nonce[SHA256_HEX_LEN];
+    if (nonce_issue(nonce) != 0) {
+        reply_error(r, 500, "cannot make a nonce");
+        return;
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "nonce", nonce);
+    cJSON_AddStringToObject(j, "proof_type", ENROL_PROOF_TYPE);
+    cJSON_AddNumberToObject(j, "expires_in_s", NONCE_LIFE_S);
+    reply_json(r, 200, j);
+}
+
+/* The enrolment's proof of possession of KEY: a signature over a nonce this coordinator
+ * issued, so nobody can enrol (or re-enrol, taking over) a key they do not hold. */
+static int check_proof(const cJSON *body, EVP_PKEY *key, const char *name, Reply *r)
+{
+    const cJSON *proof = cJSON_GetObjectItemCaseSensitive(body, "proof");
+    char nonce[SHA256_HEX_LEN];
+    Err e = {{0}};
+    if (!cJSON_IsObject(proof))
+        return reply_error(r, 400, "\"proof\" must be a DSSE envelope signing a nonce from "
+                           "POST /api/v1/agents/challenge");
+    if (enrol_proof_check(proof, key, name, nonce, &e) != 0)
+        return reply_error(r, 401, "proof of key possession refused: %s", e.msg);
+    if (!nonce_take(nonce))
+        return reply_error(r, 401, "proof of key possession refused: the nonce was not "
+                           "issued, has expired or was used");
+    return 0;
+}
+
 void h_enrol(Server *s, Request *q, Reply *r)
 {
     cJSON *body = parse_body(q, r);
@@ -80,6 +156,8 @@ void h_enrol(Server *s, Request *q, Reply *r)
     else if (!cJSON_IsObject(caps) ||
              !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(caps, "compilers")))
         reply_error(r, 400, "\"capabilities\" must be an object with \"compilers\"");
+    else if (check_proof(body, key, name, r) != 0)
+        ;   /* the reply says why */
     else if (key_id(key, kid) != 0 || random_token(token) != 0)
         reply_error(r, 500, "cannot make a token");
     else {

@@ -39,6 +39,7 @@ static const Route ROUTES[] = {
     {"GET", "/history/**", AUTH_NONE, web_history},
     {"GET", "/files/**", AUTH_NONE, web_file},
     {"GET", "/favicon.ico", AUTH_NONE, web_icon},
+    {"POST", "/api/v1/agents/challenge", AUTH_ENROL, h_challenge},
     {"POST", "/api/v1/agents/enrol", AUTH_ENROL, h_enrol},
     {"POST", "/api/v1/agents/*/revoke", AUTH_ADMIN, h_revoke},
     {"POST", "/api/v1/claim", AUTH_AGENT, h_claim},

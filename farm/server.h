@@ -70,6 +70,7 @@ void reply_json(Reply *r, int status, cJSON *json);
 
 /* Route handlers (handlers.c). */
 void h_health(Server *s, Request *q, Reply *r);
+void h_challenge(Server *s, Request *q, Reply *r);
 void h_enrol(Server *s, Request *q, Reply *r);
 void h_revoke(Server *s, Request *q, Reply *r);
 void h_claim(Server *s, Request *q, Reply *r);

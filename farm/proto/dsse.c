@@ -186,6 +186,12 @@ static const char *find_signature(const cJSON *envelope, EVP_PKEY *key)
 
 unsigned char *dsse_verify(const cJSON *envelope, EVP_PKEY *key, size_t *len, Err *e)
 {
+    return dsse_verify_type(envelope, INTOTO_PAYLOAD_TYPE, key, len, e);
+}
+
+unsigned char *dsse_verify_type(const cJSON *envelope, const char *want, EVP_PKEY *key,
+                                size_t *len, Err *e)
+{
     const char *type = json_str(envelope, "payloadType");
     const char *payload_b64 = json_str(envelope, "payload");
     if (!type || !payload_b64 ||
@@ -193,8 +199,8 @@ unsigned char *dsse_verify(const cJSON *envelope, EVP_PKEY *key, size_t *len, Er
         err_set(e, "not a DSSE envelope (payloadType, payload, signatures)");
         return NULL;
     }
-    if (strcmp(type, INTOTO_PAYLOAD_TYPE) != 0) {
-        err_set(e, "payloadType is %s, expected %s", type, INTOTO_PAYLOAD_TYPE);
+    if (strcmp(type, want) != 0) {
+        err_set(e, "payloadType is %.80s, expected %s", type, want);
         return NULL;
     }
     const char *sig_b64 = find_signature(envelope, key);
@@ -268,4 +274,46 @@ void statement_add_subject(cJSON *statement, const char *name, const char *sha25
     cJSON *digest = cJSON_AddObjectToObject(s, "digest");
     cJSON_AddStringToObject(digest, "sha256", sha256);
     cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(statement, "subject"), s);
+}
+
+/* The enrolment proof's payload: what it answers (the nonce) and for whom (the name). */
+static cJSON *proof_payload(const char *nonce, const char *name)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "purpose", ENROL_PROOF_PURPOSE);
+    cJSON_AddStringToObject(p, "nonce", nonce);
+    cJSON_AddStringToObject(p, "name", name);
+    return p;
+}
+
+cJSON *enrol_proof_sign(EVP_PKEY *key, const char *nonce, const char *name, Err *e)
+{
+    cJSON *p = proof_payload(nonce, name);
+    char *text = cJSON_PrintUnformatted(p);
+    cJSON *env = dsse_sign(key, ENROL_PROOF_TYPE, text, strlen(text), e);
+    free(text);
+    cJSON_Delete(p);
+    return env;
+}
+
+int enrol_proof_check(const cJSON *proof, EVP_PKEY *key, const char *name,
+                      char nonce[SHA256_HEX_LEN], Err *e)
+{
+    size_t len = 0;
+    unsigned char *payload = dsse_verify_type(proof, ENROL_PROOF_TYPE, key, &len, e);
+    cJSON *p = payload ? cJSON_ParseWithLength((const char *)payload, len) : NULL;
+    free(payload);
+    const char *purpose = json_str(p, "purpose"), *n = json_str(p, "nonce");
+    const char *who = json_str(p, "name");
+    int rc = 0;
+    if (!p)
+        rc = e->msg[0] ? -1 : err_set(e, "the proof's payload is not JSON");
+    else if (!purpose || strcmp(purpose, ENROL_PROOF_PURPOSE) != 0 || !is_sha256_hex(n))
+        rc = err_set(e, "the proof is not an enrolment proof with a nonce");
+    else if (!who || strcmp(who, name) != 0)
+        rc = err_set(e, "the proof is for another name");
+    else
+        snprintf(nonce, SHA256_HEX_LEN, "%s", n);
+    cJSON_Delete(p);
+    return rc;
 }

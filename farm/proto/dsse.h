@@ -34,6 +34,20 @@ cJSON *dsse_sign(EVP_PKEY *key, const char *payload_type, const void *payload, s
 /* Checks that a signature by KEY (matched by keyid) verifies over the PAE, and returns
  * the decoded payload (malloc'd) and its length. */
 unsigned char *dsse_verify(const cJSON *envelope, EVP_PKEY *key, size_t *len, Err *e);
+/* The same for an envelope whose payloadType must be WANT. */
+unsigned char *dsse_verify_type(const cJSON *envelope, const char *want, EVP_PKEY *key,
+                                size_t *len, Err *e);
+
+/* Enrolment's proof of key possession (docs/farm.md, "Enrolment"): a DSSE envelope of
+ * type ENROL_PROOF_TYPE, signed by the agent's key, whose payload is
+ * {"purpose": "cairn-farm enrol", "nonce": the coordinator's challenge, "name": NAME}. */
+#define ENROL_PROOF_TYPE "application/vnd.cairn.enrol-proof+json"
+#define ENROL_PROOF_PURPOSE "cairn-farm enrol"
+cJSON *enrol_proof_sign(EVP_PKEY *key, const char *nonce, const char *name, Err *e);
+/* 0 when PROOF is signed by KEY and names NAME; the nonce it answers goes to NONCE
+ * (the caller checks that it issued it). */
+int enrol_proof_check(const cJSON *proof, EVP_PKEY *key, const char *name,
+                      char nonce[SHA256_HEX_LEN], Err *e);
 
 /* The in-toto Statement inside a verified envelope, checked for its _type and
  * predicateType; every subject must have a name and a sha256 digest. */

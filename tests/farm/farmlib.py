@@ -24,6 +24,7 @@ FARM = BIN / "cairn-farm"
 AGENT = BIN / "cairn-agent"
 ENROL = "enrol-token-for-tests-0123456789"
 ADMIN = "admin-token-for-tests-0123456789"
+ENROL_PROOF_TYPE = "application/vnd.cairn.enrol-proof+json"
 
 
 def wait_for(pred, timeout, what, step=0.05):
@@ -171,21 +172,35 @@ class Farm:
         return sorted(p for p in root.glob("*/*/*/*") if p.is_dir()) if root.exists() else []
 
 
+def enrol_request(farm, name, key, pub_key=None, proof_name=None, nonce=None,
+                  proof=True, caps=None):
+    """POSTs an enrolment of NAME with the public half of PUB_KEY (default KEY) and a
+    proof of possession signed with KEY over a fresh nonce (or NONCE), naming PROOF_NAME
+    (default NAME), signed here with the openssl command line. Returns (status, answer)."""
+    pub = pathlib.Path(str(pub_key or key) + ".pub").read_text()
+    caps = caps or {"compilers": {"gcc": {"version": "t", "sanitizers": []},
+                                  "clang": {"version": "t", "sanitizers": []}},
+                    "gpus": [], "labels": []}
+    body = {"name": name, "public_key": pub, "capabilities": caps}
+    if proof:
+        if nonce is None:
+            status, challenge = farm.request("POST", "/api/v1/agents/challenge", token=ENROL)
+            assert status == 200, challenge
+            nonce = challenge["nonce"]
+        payload = json.dumps({"purpose": "cairn-farm enrol", "nonce": nonce,
+                              "name": proof_name or name}).encode()
+        body["proof"] = sign_envelope(key, payload, farm.tmp, ptype=ENROL_PROOF_TYPE)
+    return farm.request("POST", "/api/v1/agents/enrol", body, token=ENROL)
+
+
 def enrol(farm, name, key):
-    pub = pathlib.Path(str(key) + ".pub").read_text()
-    caps = {"compilers": {"gcc": {"version": "t", "sanitizers": []},
-                          "clang": {"version": "t", "sanitizers": []}},
-            "gpus": [], "labels": []}
-    status, answer = farm.request("POST", "/api/v1/agents/enrol",
-                                  {"name": name, "public_key": pub, "capabilities": caps},
-                                  token=ENROL)
+    status, answer = enrol_request(farm, name, key)
     assert status == 200, answer
     return answer["token"], answer["agent"]
 
 
-def sign_envelope(key, payload: bytes, tmp):
+def sign_envelope(key, payload: bytes, tmp, ptype="application/vnd.in-toto+json"):
     """A DSSE envelope signed with the openssl command line (independent of our C)."""
-    ptype = "application/vnd.in-toto+json"
     pae = b"DSSEv1 %d %s %d " % (len(ptype), ptype.encode(), len(payload)) + payload
     pae_path, sig_path = pathlib.Path(tmp) / "pae.bin", pathlib.Path(tmp) / "sig.bin"
     pae_path.write_bytes(pae)

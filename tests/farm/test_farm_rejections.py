@@ -9,7 +9,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import ADMIN, ENROL, HERE, Farm, enrol, sign_envelope, statement, upload_body  # noqa: E402
+from farmlib import ADMIN, ENROL, HERE, Farm, enrol, enrol_request, sign_envelope, statement, upload_body  # noqa: E402
 
 RECEIPT = json.dumps({"cairn": "0.1.0", "numerics": {"main": [
     {"op": "sum", "from": "f64", "to": "f64", "rounding": "nearest-even", "sum": "exact"}]}}).encode()
@@ -240,10 +240,7 @@ def test_revoked_agent_gets_401_and_cannot_enrol_again(setup):
     y = [a for a in st["agents"] if a["name"] == "y"][0]
     assert farm.request("POST", f"/api/v1/agents/{int(y['id'])}/revoke")[0] == 200
     assert farm.request("POST", "/api/v1/claim", {}, token=tokens["y"])[0] == 401
-    pub = (str(keys["y"]) + ".pub")
-    status, answer = farm.request("POST", "/api/v1/agents/enrol", {
-        "name": "y", "public_key": open(pub).read(), "capabilities": {"compilers": {}}},
-        token=ENROL)
+    status, answer = enrol_request(farm, "y", keys["y"], caps={"compilers": {}})
     rejected(status, answer, 403, "revoked")
 
 

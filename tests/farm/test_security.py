@@ -18,7 +18,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import FARM, HERE, Farm, enrol, sign_envelope, statement, upload_body, wait_for  # noqa: E402
+from farmlib import ENROL, FARM, HERE, Farm, enrol, enrol_request, sign_envelope, statement, upload_body, wait_for  # noqa: E402
 
 RECEIPT = json.dumps({"cairn": "0.1.0", "numerics": {"main": [
     {"op": "sum", "from": "f64", "to": "f64", "rounding": "nearest-even", "sum": "exact"}]}}).encode()
@@ -413,3 +413,35 @@ def test_racing_uploads_never_remove_an_acknowledged_bundle(tmp_path):
                                 str(folder / "agent.pub.pem")], capture_output=True, text=True,
                                timeout=60)
             assert r.returncode == 0, r.stdout + r.stderr
+
+
+# --- Medium: enrolment proves possession of the key ------------------------------------
+
+def test_enrolment_needs_proof_of_key_possession(tmp_path):
+    """Someone with the enrolment token but not the victim's private key cannot enrol the
+    victim's public key (which took its agent id and replaced its token): no proof, a
+    proof by another key, for another name, or over a nonce not issued or already used
+    are all refused, and the victim's token still works."""
+    with Farm(tmp_path) as farm:
+        victim, thief = farm.keygen("victim"), farm.keygen("thief")
+        token, agent = enrol(farm, "victim", victim)
+        attempts = [
+            dict(proof=False),
+            dict(key=thief, pub_key=victim),
+            dict(key=victim, proof_name="someone-else"),
+            dict(key=victim, nonce="ab" * 32),
+        ]
+        for kw in attempts:
+            key = kw.pop("key", victim)
+            status, answer = enrol_request(farm, "victim", key, **kw)
+            assert status in (400, 401), (kw, status, answer)
+            assert "proof" in answer["error"], answer
+        status, challenge = farm.request("POST", "/api/v1/agents/challenge", token=ENROL)
+        assert enrol_request(farm, "again", thief, nonce=challenge["nonce"])[0] == 200
+        status, answer = enrol_request(farm, "again", thief, nonce=challenge["nonce"])
+        assert status == 401 and "nonce" in answer["error"], answer
+        assert farm.request("POST", "/api/v1/claim", {}, token=token)[0] in (200, 204)
+        assert farm.request("POST", "/api/v1/agents/challenge", token="wrong")[0] == 401
+        # The key's holder can enrol it again: same agent id, a fresh token.
+        token2, agent2 = enrol(farm, "victim", victim)
+        assert agent2 == agent and token2 != token
