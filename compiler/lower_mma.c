@@ -3,7 +3,9 @@
  *
  * mma_unordered(m, n, k, c, a, b) becomes one runtime call (runtime/cairn_mma.h) that
  * checks the extents once and runs: on host views the reference loop (increasing k), on
- * @device views emulated on the host the device tiling warp by warp. The receipt gets
+ * @device views emulated on the host the device tiling warp by warp, and on @device
+ * views for a CUDA target the same tiling on the tensor cores (the .cu file includes
+ * runtime/cairn_mma_device_cuda.h once). The receipt gets
  * one entry per operand format saying what rounds, the order, the bound, and which
  * instruction a device target uses.
  *
@@ -24,9 +26,9 @@
  * first (exactly): Ada's and Hopper's fp8 tensor cores keep about 14 bits of the f32
  * accumulation, which breaks the contract's bound, and sm_80 has none. */
 static void mma_instruction(cJSON *e, const Type *t) {
-    bool bf = t->kind == TY_BF16;
+    bool bf = t->kind == TY_BF16;   /* PTX spells the f16 form with its f32 types only */
     const char *wmma = bf ? "wmma.mma.sync.aligned.row.row.m16n16k16.f32.bf16.bf16.f32"
-                          : "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f16.f16.f32";
+                          : "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32";
     cJSON *by = cJSON_AddObjectToObject(e, "instruction");
     cJSON_AddStringToObject(by, "host", "reference loop, increasing k");
     static const char *const targets[] = {"sm_80", "sm_89", "sm_90", "sm_120"};
@@ -60,13 +62,11 @@ static const char *lower_matrix_mma(Lower *L, Expr *e) {
     const Type *view = e->u.call.args[3]->type;
     const Type *t = e->u.call.args[4]->type->u.view.elem;
     bool device = view->u.view.place == PLACE_DEVICE || e->u.call.args[4]->type->u.view.place == PLACE_DEVICE;
-    if (device && L->cuda) {
-        unsupported(L, e->span, "mma_unordered on @device views for a CUDA target (build it with --emulate)");
-        sb_free(&args);
-        return NULL;
-    }
+    const char *entry = !device ? "" : L->cuda ? "device_" : "tiled_";
+    if (device && L->cuda && !strstr(L->dev.data ? L->dev.data : "", "cairn_mma_device_cuda.h"))
+        sb_puts(&L->dev, "#include \"cairn_mma_device_cuda.h\"   /* mma_unordered's tiling */\n\n");
     numerics_mma(L, t);
-    emit(L, "cairn_mma_%s%s(%s%s);", device ? "tiled_" : "", type_word(t), args.data, at(L, e->span));
+    emit(L, "cairn_mma_%s%s(%s%s);", entry, type_word(t), args.data, at(L, e->span));
     sb_free(&args);
     return NULL;
 }

@@ -16,10 +16,11 @@
  * row of b streams through the cache; each output still receives its products in
  * increasing p, so the bits are the written loop's.
  *
- * Generated code calls the checked entries: cairn_mma_T (host views) and
+ * Generated code calls the checked entries: cairn_mma_T (host views),
  * cairn_mma_tiled_T (@device views when the device work is emulated: the device tiling
  * of cairn_mma_tiled.c, run warp by warp on the host pool, which gives the reference's
- * bits). Each checks the extents once, before any work: c holds at least m*n elements, a
+ * bits) and cairn_mma_device_T (@device views on a CUDA target: the same tiling on the
+ * tensor cores, cairn_mma_device_cuda.h, held to the contract's bound). Each checks the extents once, before any work: c holds at least m*n elements, a
  * at least m*k, b at least k*n (longer views are fine: the first elements are used); a
  * short view traps at the call. */
 #ifndef CAIRN_MMA_H
@@ -64,13 +65,16 @@ CAIRN_MMA_REF(f8e4m3)
 CAIRN_MMA_REF(f8e5m2)
 #undef CAIRN_MMA_REF
 
-#ifndef __CUDA_ARCH__
+/* Host functions (declared for nvcc's device pass too, which parses host code). */
 #define CAIRN_MMA_ENTRIES(T)                                                                     \
     void cairn_mma_##T(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n, const cairn_##T *a, \
                        uint64_t a_n, const cairn_##T *b, uint64_t b_n, cairn_loc at);             \
     void cairn_mma_tiled_##T(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n,          \
                              const cairn_##T *a, uint64_t a_n, const cairn_##T *b, uint64_t b_n,  \
-                             cairn_loc at);
+                             cairn_loc at);                                                       \
+    void cairn_mma_device_##T(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n,         \
+                              const cairn_##T *a, uint64_t a_n, const cairn_##T *b, uint64_t b_n, \
+                              cairn_loc at);
 CAIRN_MMA_ENTRIES(f16)
 CAIRN_MMA_ENTRIES(bf16)
 CAIRN_MMA_ENTRIES(f8e4m3)
@@ -80,7 +84,6 @@ CAIRN_MMA_ENTRIES(f8e5m2)
 /* Traps at `at` unless c, a and b hold m*n, m*k and k*n elements (op names the caller). */
 void cairn_mma_check_extents(const char *op, uint64_t m, uint64_t n, uint64_t k, uint64_t c_n, uint64_t a_n,
                              uint64_t b_n, cairn_loc at);
-#endif
 
 #ifdef __cplusplus
 }

@@ -100,6 +100,6 @@ def test_the_receipt_names_the_multiply(tmp_path):
         "op": "mma", "from": "f8e4m3", "to": "f32", "rounding": "nearest-even", "order": "unordered",
         "products": "exact", "emulated_order": "increasing k", "bound": "(k + 1) * 2^-22 * (|c| + sum |a b|)",
         "instruction": {"host": "reference loop, increasing k",
-                        **{t: "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f16.f16.f32"
+                        **{t: "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32"
                            for t in ["sm_80", "sm_89", "sm_90", "sm_120"]}},
         "widen": "to f16 (exact) before the f16 instruction"}]
