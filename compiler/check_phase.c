@@ -124,9 +124,27 @@ static bool sys_clean(Sys *s) {
     return true;
 }
 
+/* Two inequalities a.x + c >= 0 and -a.x - c >= 0 say a.x + c = 0: an equality the
+ * exact elimination below can use (a thread's r1 <= r2 and r2 <= r1 become r1 = r2). */
+static void find_implied_equalities(Sys *s) {
+    for (int i = 0; i < s->n; i++) {
+        if (s->rows[i].eq) continue;
+        for (int j = i + 1; j < s->n; j++) {
+            if (s->rows[j].eq || s->rows[i].c != -s->rows[j].c) continue;
+            bool opposite = true;
+            for (int v = 0; v < s->nv && opposite; v++) opposite = s->rows[i].a[v] == -s->rows[j].a[v];
+            if (!opposite) continue;
+            s->rows[i].eq = true;
+            s->rows[j] = s->rows[--s->n];
+            break;
+        }
+    }
+}
+
 static bool eliminate_equalities(Sys *s) {
     for (;;) {
         if (!sys_clean(s)) return false;
+        find_implied_equalities(s);
         int ei = -1, v = -1;
         for (int i = 0; i < s->n && ei < 0; i++) {
             if (!s->rows[i].eq) continue;
@@ -150,16 +168,24 @@ static bool eliminate_equalities(Sys *s) {
 
 /* Whether the system may have an integer solution (false: proven none). */
 static bool sys_feasible(Sys *s) {
-    if (!eliminate_equalities(s)) return false;
-    if (s->overflow) return true;
     for (;;) {
+        if (!eliminate_equalities(s)) return false;   /* also those each step implies */
+        if (s->overflow) return true;
+        /* Prefer a variable whose lower or upper bounds all have coefficient 1: its
+         * elimination loses no integer solutions (the Omega test's exact shadow). */
         int best = -1;
         long best_cost = 0;
         for (int v = 0; v < s->nv; v++) {
             long pos = 0, neg = 0;
-            for (int i = 0; i < s->n; i++) pos += s->rows[i].a[v] > 0, neg += s->rows[i].a[v] < 0;
+            bool unit_pos = true, unit_neg = true;
+            for (int i = 0; i < s->n; i++) {
+                int64_t a = s->rows[i].a[v];
+                pos += a > 0, neg += a < 0;
+                unit_pos &= a <= 1;
+                unit_neg &= a >= -1;
+            }
             if (pos + neg == 0) continue;
-            long cost = pos * neg - pos - neg;
+            long cost = pos * neg - pos - neg + (unit_pos || unit_neg ? 0 : 1000000L);
             if (best < 0 || cost < best_cost) { best = v; best_cost = cost; }
         }
         if (best < 0) return true;   /* only constants left, all true */
