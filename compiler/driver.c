@@ -601,6 +601,9 @@ static int build_into(const build_options *opt, const char *output, const cc_inf
         strbuf program = {0};  /* what the runtime scan reads: both halves */
         sb_append(&program, lo.c.data ? lo.c.data : "", lo.c.len);
         sb_append(&program, lo.cu.data ? lo.cu.data : "", lo.cu.len);
+        for (size_t k = 0; cuda && k < cairn_runtime_file_count; k++)  /* what the .cu's runtime calls */
+            if (strcmp(cairn_runtime_files[k].name, "cairn_device_cuda.h") == 0)
+                sb_append(&program, (const char *)cairn_runtime_files[k].data, cairn_runtime_files[k].size);
         status = runtime_ensure(cc, &flags, rt_digest, program.data ? program.data : "", rt_dir,
                                 &objects, err);
         sb_free(&program);

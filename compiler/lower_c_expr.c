@@ -410,6 +410,7 @@ static const char *lower_call(Lower *L, Expr *e) {
     case BI_MM_ENCLOSE: return lower_mm_enclose(L, e);
     case BI_SHUFFLE: case BI_SHUFFLE_XOR: return lower_warp_op(L, e);
     case BI_COPY: lower_copy(L, e); return NULL;
+    case BI_LOAD_WIDE: case BI_STORE_WIDE: lower_wide(L, e); return NULL;
     case BI_ATOMIC_ADD_UNORDERED: case BI_ATOMIC_ADD_WRAP: case BI_ATOMIC_MIN:
     case BI_ATOMIC_MAX: case BI_ATOMIC_AND: case BI_ATOMIC_OR: case BI_ATOMIC_XOR:
     case BI_ATOMIC_CAS:

@@ -171,6 +171,8 @@ void lower_parallel_cuda(Lower *L, const Stmt *s);
 const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo,
                                 const char *hi, const char *n);
 void lower_copy(Lower *L, Expr *e);
+/* load_wide(dst, src, i) and store_wide(dst, src, i). */
+void lower_wide(Lower *L, Expr *e);
 const char *lower_warp_op_cuda(Lower *L, Expr *e);
 const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const char *lo,
                                      const char *hi, const char *n);

@@ -189,7 +189,7 @@ void lower_blocks_cuda(Lower *L, const Stmt *s) {
         "    cairn_device_wait(%s);\n", k.id, at(L, s->span), k.id, at(L, s->span));
     kernel_close(L, &k, ", uint64_t cairn_ng, uint64_t cairn_nt", launch);
     const char *ctx = lane_context(L, &k, glo, FMT(", .cairn_tlo = %s%s", tlo, init));
-    emit(L, "if (%s && %s) cairn_launch%d(&%s, %s, %s);", ng, nt, k.id, ctx, ng, nt);
+    emit(L, "if (%s != 0 && %s != 0) cairn_launch%d(&%s, %s, %s);", ng, nt, k.id, ctx, ng, nt);
 }
 
 /* shared and barrier inside a kernel (lower_c.c's lower_stmt sends them here). */

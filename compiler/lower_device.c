@@ -133,3 +133,28 @@ void check_whole_warps(Lower *L, const Stmt *s, const char *nt) {
     emit(L, "if (%s %% 32 != 0) cairn_trap_at(\"a warp operation needs whole warps: give the "
             "block a multiple of 32 threads\", %s);", nt, at(L, s->u.blocks.threads.count->span));
 }
+
+/* load_wide(dst, src, i) / store_wide(dst, src, i): dst[i + k] = src[i + k] for the K
+ * elements of 16 bytes, i a multiple of K and both ranges inside their arrays (traps
+ * otherwise, on both sides alike). A CUDA lane moves them as one 16-byte access (both
+ * arrays are 16-byte aligned: cudaMalloc'd, or a shared array at a 16-byte offset); the
+ * host makes K plain accesses, which move the same bytes. */
+void lower_wide(Lower *L, Expr *e) {
+    const Symbol *dst = expr_sym(e->u.call.args[0]), *src = expr_sym(e->u.call.args[1]);
+    if (!dst || !src || !is_view(dst->type) || !is_view(src->type)) {
+        unsupported(L, e->span, "a wide access to anything but arrays by name");
+        return;
+    }
+    const char *i = lower_expr(L, e->u.call.args[2]);
+    int k = 16 / (type_bits(dst->type->u.view.elem) / 8);
+    const char *where = at(L, e->span), *d = sym_c(L, dst), *s = sym_c(L, src);
+    emit(L, "if (%s %% %d != 0) cairn_trap_at(\"a wide access at an offset that is not a multiple "
+            "of %d\", %s);", i, k, k, where);
+    emit(L, "if (%s > %s || %s - %s < %d || %s > %s || %s - %s < %d) cairn_trap_at(\"index out of "
+            "bounds\", %s);", i, sym_len(L, dst), sym_len(L, dst), i, k, i, sym_len(L, src),
+         sym_len(L, src), i, k, where);
+    if (L->cuda && L->in_device)
+        emit(L, "*(uint4 *)&%s[%s] = *(const uint4 *)&%s[%s];", d, i, s, i);
+    else
+        emit(L, "for (unsigned k = 0; k < %d; k++) %s[%s + k] = %s[%s + k];", k, d, i, s, i);
+}

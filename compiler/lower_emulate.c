@@ -266,7 +266,7 @@ void lower_blocks_emulated(Lower *L, const Stmt *s) {
     L->nwarp = saved_warp;
     lane_close(L, &ln, NULL);
     const char *ctx = lane_context(L, &ln, glo, FMT(", .cairn_nt = %s, .cairn_tlo = %s", nt, tlo));
-    emit(L, "if (%s && %s) cairn_pool_run((size_t)%s, 1, lane%d, &%s);", ng, nt, ng, ln.id, ctx);
+    emit(L, "if (%s != 0 && %s != 0) cairn_pool_run((size_t)%s, 1, lane%d, &%s);", ng, nt, ng, ln.id, ctx);
 }
 
 /* The emulation's value of a warp operation: the slot its phase filled. */

@@ -145,7 +145,7 @@ template <typename T> __device__ inline T cairn_shfl_idx(T v, unsigned src) { re
 
 /* *p = f(*p) atomically; gives the old value. */
 template <typename T, typename F> __device__ inline T cairn__atomic_update(T *p, F f) {
-    if (sizeof(T) == 8) {
+    if constexpr (sizeof(T) == 8) {
         unsigned long long *wp = (unsigned long long *)p, old = *(volatile unsigned long long *)wp, seen;
         do {
             seen = old;
@@ -159,11 +159,11 @@ template <typename T, typename F> __device__ inline T cairn__atomic_update(T *p,
         T r;
         memcpy(&r, &old, sizeof r);
         return r;
-    }
+    } else {
     /* 1, 2 or 4 bytes: the aligned 32-bit word holding them (little-endian) */
     uintptr_t a = (uintptr_t)p;
     unsigned *wp = (unsigned *)(a & ~(uintptr_t)3), shift = (unsigned)(a & 3) * 8;
-    unsigned mask = sizeof(T) == 4 ? 0xffffffffu : ((1u << (8 * sizeof(T))) - 1) << shift;
+    unsigned mask = (unsigned)(((1ull << (8 * sizeof(T))) - 1) << shift);
     unsigned old = *(volatile unsigned *)wp, seen;
     do {
         seen = old;
@@ -178,6 +178,7 @@ template <typename T, typename F> __device__ inline T cairn__atomic_update(T *p,
     T r;
     memcpy(&r, &rbits, sizeof r);
     return r;
+    }
 }
 
 template <typename T> __device__ inline T cairn_device_atomic_add_wrap(T *p, T v) {
