@@ -141,9 +141,11 @@ void region_captures(const Block *body, const Expr *yield, const Symbol *var, Sy
         if (!set_has(&declared, used.items[i])) set_add(out, used.items[i]);
 }
 
-void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield,
+/* The context struct, the function's first line (`signature`, a format taking the
+ * lane's id) and its copies of the captures; output then goes into the function. */
+static void lane_head(Lower *L, Lane *ln, const Block *body, const Expr *yield,
                       const Symbol *var, const Type *index_type, const char *extra_field,
-                      const char *fourth_param) {
+                      const char *signature) {
     region_captures(body, yield, var, &ln->captures);
     const SymSet outer = ln->captures;
     ln->id = ++L->tmp;
@@ -157,8 +159,7 @@ void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield,
         sb_puts(&ln->text, "\n");
     }
     sb_printf(&ln->text, "    %s cairn_lo;\n%s};\n\n", c_scalar(index_type), extra_field);
-    sb_printf(&ln->text, "static void lane%d(void *cairn_ctx, size_t cairn_begin, size_t cairn_end, %s) {\n",
-              ln->id, fourth_param);
+    sb_printf(&ln->text, signature, ln->id);
     sb_printf(&ln->text, "    struct lane%d *c = cairn_ctx;\n", ln->id);
     for (int i = 0; i < outer.len; i++) {
         sb_puts(&ln->text, "    ");
@@ -173,18 +174,29 @@ void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield,
     L->out = &ln->text;
     L->indent = 1;
     L->live_base = L->nlive;
-    const char *i = var ? sym_c(L, var) : new_tmp(L);
-    emit(L, "for (size_t cairn_k = cairn_begin; cairn_k < cairn_end; cairn_k++) {");
-    L->indent = 2;
-    emit(L, "const %s %s = (%s)((uint64_t)c->cairn_lo + cairn_k);", c_scalar(index_type), i,
-         c_scalar(index_type));
+}
+
+/* The index variable of iteration cairn_k. */
+static void lane_index(Lower *L, const Lane *ln) {
+    const char *i = ln->var ? sym_c(L, ln->var) : new_tmp(L);
+    emit(L, "const %s %s = (%s)((uint64_t)c->cairn_lo + cairn_k);", c_scalar(ln->index_type), i,
+         c_scalar(ln->index_type));
     emit(L, "(void)%s;", i);
 }
 
-/* Closes the loop (after `tail`, a statement run after it, e.g. storing a partial). */
-void lane_close(Lower *L, Lane *ln, const char *tail) {
-    L->indent = 1;
-    emit(L, "}");
+void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield,
+               const Symbol *var, const Type *index_type, const char *extra_field,
+               const char *fourth_param) {
+    lane_head(L, ln, body, yield, var, index_type, extra_field,
+              FMT("static void lane%%d(void *cairn_ctx, size_t cairn_begin, size_t cairn_end, %s) {\n",
+                  fourth_param));
+    emit(L, "for (size_t cairn_k = cairn_begin; cairn_k < cairn_end; cairn_k++) {");
+    L->indent = 2;
+    lane_index(L, ln);
+}
+
+/* Ends the function: `tail` (a statement, or NULL), its brace, and back to the caller. */
+static void lane_finish(Lower *L, Lane *ln, const char *tail) {
     if (tail) emit(L, "%s", tail);
     L->indent = 0;
     emit(L, "}\n");
@@ -194,6 +206,13 @@ void lane_close(Lower *L, Lane *ln, const char *tail) {
     L->live_base = ln->saved_base;
     sb_append(&L->lanes, ln->text.data, ln->text.len);
     sb_free(&ln->text);
+}
+
+/* Closes the loop (after `tail`, a statement run after it, e.g. storing a partial). */
+void lane_close(Lower *L, Lane *ln, const char *tail) {
+    L->indent = 1;
+    emit(L, "}");
+    lane_finish(L, ln, tail);
 }
 
 /* In the caller: the context, filled; returns its name. */
@@ -326,16 +345,21 @@ static const char *reduce_for(Lower *L, Expr *e, const Type *it, const char *lo,
     return acc;
 }
 
-/* reduce + parallel over floats: exact, rounded once. */
+/* reduce + parallel over floats: exact, rounded once. The yield becomes a term function
+ * of the index (inlined), and CAIRN_SUMNN_TERMS (cairn_sum.h) makes the block function
+ * around it, which adds each group of eight terms straight into the expansions held in
+ * registers: no buffer, and the loop vectorizes. */
 static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
     const Type *t = e->type;
     const char *w = t->kind == TY_F32 ? "32" : "64";
     Lane ln;
-    lane_open(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
-              FMT("cairn_sum%s *cairn_acc", w));
+    lane_head(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
+              FMT("static inline __attribute__((always_inline)) %s lane%%d_term(void *cairn_ctx, size_t cairn_k) {\n",
+                  c_scalar(t)));
+    lane_index(L, &ln);
     const char *v = lower_expr(L, e->u.reduce.body);
-    emit(L, "cairn_sum%s_add(cairn_acc, %s);", w, v);
-    lane_close(L, &ln, NULL);
+    lane_finish(L, &ln, FMT("return %s;", v));
+    sb_printf(&L->lanes, "CAIRN_SUM%s_TERMS(lane%d, lane%d_term)\n\n", w, ln.id, ln.id);
     const char *ctx = lane_context(L, &ln, lo, "");
     numerics_sum(L, t, "exact");
     return FMT("(%s ? cairn_sum%s_pooled((size_t)%s, 0, lane%d, &%s) : 0.0%s)", n, w, n, ln.id,
@@ -397,7 +421,8 @@ const char *lower_reduce(Lower *L, Expr *e) {
     const char *lo = lower_opaque(L, it, e->u.reduce.lo ? lower_expr(L, e->u.reduce.lo) : "0");
     const char *hi = lower_opaque(L, it, lower_expr(L, e->u.reduce.count));
     if (e->u.reduce.scan) {
-        lower_scan(L, e, it, lo, hi);
+        if (e->u.reduce.on_device && L->cuda) lower_device_scan_cuda(L, e, it, lo, hi);
+        else lower_scan(L, e, it, lo, hi);
         return NULL;
     }
     const char *n = index_count(L, lo, hi);

@@ -30,6 +30,7 @@ static const sum_format F32 = {CAIRN_SUM32_LIMBS, 1074 - 149, 23, 255, 31};
 #define CHUNK 64          /* terms the kernel checks at once (a multiple of 8) */
 #define SERIAL_BELOW 32768   /* cairn_sum_f64/f32: smaller arrays stay on the caller */
 #define POOL_GRAIN 8192      /* and larger ones go to the pool in blocks of at least this */
+#define POOL_TINY 64         /* cairn_sumNN_pooled: fewer terms run on the caller */
 
 /* ---- the fixed-point integer: acc = sum of units, two's complement ---------------- */
 
@@ -418,6 +419,16 @@ static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
 static int have_avx2(void) { return 0; }
 #endif
 
+int cairn_sum_use_avx2(void) {
+    static int known = -1;          /* a benign race: every thread stores the same value */
+    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = have_avx2();
+        __atomic_store_n(&known, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
 static size_t chunks_f64(double *h, double *l, const double *x, size_t n) {
     return have_avx2() ? kernel_f64_avx2(h, l, x, n) : kernel_f64(h, l, x, n);
 }
@@ -501,6 +512,12 @@ DEFINE_ADD_BLOCK(cairn_sum32_add_block, cairn_sum32, float, chunks_f32, short_f3
         job->block(job->ctx, begin, end, &job->accs[worker]);                          \
     }                                                                                  \
     RT NAME(size_t n, size_t grain, BLOCKT block, void *ctx) {                         \
+        if (n < POOL_TINY) {            /* not worth a region: one block, right here */ \
+            SUMT one;                                                                  \
+            PREFIX##_init(&one);                                                       \
+            block(ctx, 0, n, &one);                                                    \
+            return PREFIX##_round(&one);                                               \
+        }                                                                              \
         SUMT accs[CAIRN_POOL_MAX_WIDTH];                                               \
         unsigned width = cairn_pool_width();                                           \
         for (unsigned w = 0; w < width; w++)                                           \

@@ -24,7 +24,8 @@
  *     for (size_t i = 0; i < n; i++) cairn_sum64_add(&acc, x[i] * y[i]);
  *     double s = cairn_sum64_round(&acc);
  *
- * On the pool, `reduce + parallel i in n yield e` without allocating:
+ * On the pool, `reduce + parallel i in n yield e` without allocating (below: the terms
+ * go straight into the expansions, in registers):
  *     CAIRN_SUM64_BLOCK(dot_block, struct dot_ctx, c, i, c->x[i] * c->y[i])
  *     ...
  *     struct dot_ctx ctx = {x, y};
@@ -138,34 +139,147 @@ typedef void (*cairn_sum32_block_fn)(void *ctx, size_t begin, size_t end, cairn_
 double cairn_sum64_pooled(size_t n, size_t grain, cairn_sum64_block_fn block, void *ctx);
 float cairn_sum32_pooled(size_t n, size_t grain, cairn_sum32_block_fn block, void *ctx);
 
-/* Defines `static void NAME(void *, size_t, size_t, cairn_sumNN *)` that adds EXPR for
- * each index VAR of its block, with CTXVAR a CTXTYPE * to the caller's context. EXPR is
- * evaluated once per index, into a stack buffer of CAIRN_SUM_BUF terms that goes to
- * add_block when full: the vector kernel then does the adding, 2x to 3x faster than
- * cairn_sumNN_add one term at a time (bench_sum, n = 10^5: 1.4x to 2.8x the ordered
- * fold against 4.2x). 64 measured no slower than 256 or 1024 on our machine. */
-#ifndef CAIRN_SUM_BUF
-#define CAIRN_SUM_BUF 64
+/* ---- terms computed in the block function (what a `yield` lowers to) ----------------
+ *
+ * A block function that computes its own terms adds them straight into the eight
+ * expansions, held in registers for the whole block (cairn_sum_run): each group of eight
+ * consecutive terms is computed into eight locals and goes through one vector TwoSum
+ * step, term j into expansion j, with one check per group. A group whose step is not
+ * clean (a leftover, an infinity, a NaN, an overflow) leaves the expansions as they were
+ * and goes through add_block, which handles every case exactly; the rest of the block
+ * then carries on in registers. No buffer: the terms of a group never leave registers,
+ * and the loop vectorizes. A block shorter than CAIRN_SUM_SHORT goes into expansion 0
+ * alone, so that rounding a small sum has nothing to fold. On x86-64 the block function
+ * is compiled twice, for SSE2 and for AVX2 (the vectors then use 256-bit registers), and
+ * picks one per call by the CPU; each operation is one rounded IEEE operation per lane
+ * either way, so the choice changes speed, never bits.
+ *
+ * CAIRN_SUM64_TERMS(NAME, TERM) defines `static void NAME(void *ctx, size_t begin,
+ * size_t end, cairn_sum64 *acc)` (a cairn_sum64_block_fn) adding TERM(ctx, k) for k in
+ * [begin, end); TERM is a function or macro of (void *, size_t) giving a double
+ * (CAIRN_SUM32_TERMS: a float). Generated code defines TERM as a static inline function
+ * holding the yield's lowering. CAIRN_SUM64_BLOCK(NAME, CTXTYPE, CTXVAR, VAR, EXPR) is
+ * the same for C users, with the term an expression EXPR of the index VAR and CTXVAR, a
+ * CTXTYPE * to the context. */
+#if !defined(__CUDACC__)
+#include <string.h>
+
+#define CAIRN_SUM_SHORT 16
+
+typedef double cairn_sum__v4d __attribute__((vector_size(32)));
+typedef long long cairn_sum__v4l __attribute__((vector_size(32)));
+
+typedef struct cairn_sum_run {
+    cairn_sum__v4d h0, h1, l0, l1;     /* hi and lo of expansions 0-3 and 4-7 */
+} cairn_sum_run;
+
+int cairn_sum_use_avx2(void);          /* the CPU runs AVX2 (cached) */
+
+static inline __attribute__((always_inline)) cairn_sum_run cairn_sum__run_load(const cairn_sum_state *st) {
+    cairn_sum_run r;
+    memcpy(&r.h0, st->hi, 32), memcpy(&r.h1, st->hi + 4, 32);
+    memcpy(&r.l0, st->lo, 32), memcpy(&r.l1, st->lo + 4, 32);
+    return r;
+}
+
+static inline __attribute__((always_inline)) void cairn_sum__run_store(const cairn_sum_run *r, cairn_sum_state *st) {
+    memcpy(st->hi, &r->h0, 32), memcpy(st->hi + 4, &r->h1, 32);
+    memcpy(st->lo, &r->l0, 32), memcpy(st->lo + 4, &r->l1, 32);
+}
+
+/* Terms x0 (four) into expansions 0..3 and x1 into 4..7 when every step is clean
+ * (returns 0); else the run is unchanged and 1 says: add these eight the slow way. */
+static inline __attribute__((always_inline)) int cairn_sum__run8(cairn_sum_run *r,
+                                                                 const cairn_sum__v4d *t0,
+                                                                 const cairn_sum__v4d *t1) {
+    cairn_sum__v4d x0 = *t0, x1 = *t1, zero = {0.0, 0.0, 0.0, 0.0};
+    CAIRN_SUM_TWO_STEP(cairn_sum__v4d, r->h0, r->l0, x0, a0, b0, e0);
+    CAIRN_SUM_TWO_STEP(cairn_sum__v4d, r->h1, r->l1, x1, a1, b1, e1);
+    cairn_sum__v4l bad = (e0 != zero) | (e1 != zero);
+    if (__builtin_expect((bad[0] | bad[1] | bad[2] | bad[3]) != 0, 0))
+        return 1;
+    r->h0 = a0, r->l0 = b0, r->h1 = a1, r->l1 = b1;
+    return 0;
+}
+
+#if defined(__x86_64__) && !defined(CAIRN_SUM_NO_AVX2)
+#define CAIRN_SUM__AVX2 __attribute__((target("avx2")))
+#define CAIRN_SUM__PICK(NAME, ARGS) (cairn_sum_use_avx2() ? NAME##_avx2 ARGS : NAME##_sse2 ARGS)
+#else
+#define CAIRN_SUM__AVX2
+#define CAIRN_SUM__PICK(NAME, ARGS) NAME##_sse2 ARGS
 #endif
-#define CAIRN_SUM__BLOCK(NAME, SUMT, T, ADD_BLOCK, CTXTYPE, CTXVAR, VAR, EXPR)          \
-    static void NAME(void *cairn_ctx_, size_t cairn_b_, size_t cairn_e_, SUMT *cairn_acc_) { \
-        CTXTYPE *CTXVAR = (CTXTYPE *)cairn_ctx_;                                     \
-        T cairn_buf_[CAIRN_SUM_BUF];                                                 \
-        size_t cairn_j_ = 0;                                                         \
-        for (size_t VAR = cairn_b_; VAR < cairn_e_; VAR++) {                         \
-            cairn_buf_[cairn_j_++] = (EXPR);                                         \
-            if (cairn_j_ == CAIRN_SUM_BUF) {                                         \
-                ADD_BLOCK(cairn_acc_, cairn_buf_, CAIRN_SUM_BUF);                    \
-                cairn_j_ = 0;                                                        \
-            }                                                                        \
-        }                                                                            \
-        ADD_BLOCK(cairn_acc_, cairn_buf_, cairn_j_);                                 \
-        (void)CTXVAR;                                                                \
+
+#define CAIRN_SUM__TERMS(NAME, SUMT, T, P, TERM)                                        \
+    static inline __attribute__((always_inline)) void NAME##_body(void *cairn_c_, size_t cairn_b_, \
+                                                                  size_t cairn_e_, SUMT *cairn_acc_) { \
+        size_t cairn_k_ = cairn_b_;                                                      \
+        if (cairn_e_ - cairn_b_ < CAIRN_SUM_SHORT) { /* expansion 0 only, in registers */ \
+            double cairn_h_ = cairn_acc_->st.hi[0], cairn_l_ = cairn_acc_->st.lo[0];     \
+            for (; cairn_k_ < cairn_e_; cairn_k_++) {                                    \
+                double cairn_x_ = (double)(TERM(cairn_c_, cairn_k_));                    \
+                CAIRN_SUM_TWO_STEP(double, cairn_h_, cairn_l_, cairn_x_, cairn_a_, cairn_s_, cairn_e2_); \
+                if (__builtin_expect(cairn_e2_ != 0, 0)) {                               \
+                    cairn_acc_->st.hi[0] = cairn_h_, cairn_acc_->st.lo[0] = cairn_l_;    \
+                    P##_add_slow(cairn_acc_, 0, cairn_x_);                               \
+                    cairn_h_ = cairn_acc_->st.hi[0], cairn_l_ = cairn_acc_->st.lo[0];    \
+                } else {                                                                 \
+                    cairn_h_ = cairn_a_, cairn_l_ = cairn_s_;                            \
+                }                                                                        \
+            }                                                                            \
+            cairn_acc_->st.hi[0] = cairn_h_, cairn_acc_->st.lo[0] = cairn_l_;            \
+            cairn_acc_->st.count += cairn_e_ - cairn_b_;                                 \
+            return;                                                                      \
+        }                                                                                \
+        cairn_sum_run cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                   \
+        uint64_t cairn_clean_ = 0;                                                       \
+        for (; cairn_e_ - cairn_k_ >= 8; cairn_k_ += 8) {                                \
+            /* eight terms in registers (written out: a loop would go through memory) */ \
+            T cairn_t0_ = TERM(cairn_c_, cairn_k_), cairn_t1_ = TERM(cairn_c_, cairn_k_ + 1); \
+            T cairn_t2_ = TERM(cairn_c_, cairn_k_ + 2), cairn_t3_ = TERM(cairn_c_, cairn_k_ + 3); \
+            T cairn_t4_ = TERM(cairn_c_, cairn_k_ + 4), cairn_t5_ = TERM(cairn_c_, cairn_k_ + 5); \
+            T cairn_t6_ = TERM(cairn_c_, cairn_k_ + 6), cairn_t7_ = TERM(cairn_c_, cairn_k_ + 7); \
+            cairn_sum__v4d cairn_x0_ = {cairn_t0_, cairn_t1_, cairn_t2_, cairn_t3_};     \
+            cairn_sum__v4d cairn_x1_ = {cairn_t4_, cairn_t5_, cairn_t6_, cairn_t7_};     \
+            if (cairn_sum__run8(&cairn_r_, &cairn_x0_, &cairn_x1_)) {                      \
+                T cairn_t_[8] = {cairn_t0_, cairn_t1_, cairn_t2_, cairn_t3_,             \
+                                 cairn_t4_, cairn_t5_, cairn_t6_, cairn_t7_};            \
+                cairn_sum__run_store(&cairn_r_, &cairn_acc_->st);                        \
+                P##_add_block(cairn_acc_, cairn_t_, 8);                                  \
+                cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                         \
+            } else {                                                                     \
+                cairn_clean_ += 8;                                                       \
+            }                                                                            \
+        }                                                                                \
+        cairn_sum__run_store(&cairn_r_, &cairn_acc_->st);                                \
+        cairn_acc_->st.count += cairn_clean_;                                            \
+        for (; cairn_k_ < cairn_e_; cairn_k_++)                                          \
+            P##_add(cairn_acc_, TERM(cairn_c_, cairn_k_));                               \
+    }                                                                                    \
+    static CAIRN_SUM__AVX2 void NAME##_avx2(void *c, size_t b, size_t e, SUMT *acc) {     \
+        NAME##_body(c, b, e, acc);                                                       \
+    }                                                                                    \
+    static void NAME##_sse2(void *c, size_t b, size_t e, SUMT *acc) {                    \
+        NAME##_body(c, b, e, acc);                                                       \
+    }                                                                                    \
+    static void NAME(void *c, size_t b, size_t e, SUMT *acc) {                           \
+        CAIRN_SUM__PICK(NAME, (c, b, e, acc));                                           \
     }
+#define CAIRN_SUM64_TERMS(NAME, TERM) CAIRN_SUM__TERMS(NAME, cairn_sum64, double, cairn_sum64, TERM)
+#define CAIRN_SUM32_TERMS(NAME, TERM) CAIRN_SUM__TERMS(NAME, cairn_sum32, float, cairn_sum32, TERM)
+
+#define CAIRN_SUM__BLOCK(NAME, T, TERMS, CTXTYPE, CTXVAR, VAR, EXPR)                    \
+    static inline __attribute__((always_inline)) T NAME##_term(void *cairn_ctx_, size_t VAR) { \
+        CTXTYPE *CTXVAR = (CTXTYPE *)cairn_ctx_;                                         \
+        (void)CTXVAR;                                                                    \
+        return (EXPR);                                                                   \
+    }                                                                                    \
+    TERMS(NAME, NAME##_term)
 #define CAIRN_SUM64_BLOCK(NAME, CTXTYPE, CTXVAR, VAR, EXPR) \
-    CAIRN_SUM__BLOCK(NAME, cairn_sum64, double, cairn_sum64_add_block, CTXTYPE, CTXVAR, VAR, EXPR)
+    CAIRN_SUM__BLOCK(NAME, double, CAIRN_SUM64_TERMS, CTXTYPE, CTXVAR, VAR, EXPR)
 #define CAIRN_SUM32_BLOCK(NAME, CTXTYPE, CTXVAR, VAR, EXPR) \
-    CAIRN_SUM__BLOCK(NAME, cairn_sum32, float, cairn_sum32_add_block, CTXTYPE, CTXVAR, VAR, EXPR)
+    CAIRN_SUM__BLOCK(NAME, float, CAIRN_SUM32_TERMS, CTXTYPE, CTXVAR, VAR, EXPR)
+#endif /* !__CUDACC__ */
 
 #ifdef __cplusplus
 }

@@ -154,3 +154,67 @@ rtdir=$(dirname "$(ls "$W"/cache/rt/*/cairn_trap.o | head -1)")
 t_cc=$(best_ms $CC $FLAGS -I"$rtdir" "$W/emit/exact.c" "$rtdir"/*.o -o "$W/exact3" $LIBS)
 echo "cairn build: ${t_build} ms; the C compiler alone on the same C: ${t_cc} ms;" \
      "cairn's own share: $((t_build - t_cc)) ms"
+
+# ---- the generated exact dot product against the runtime's array entry ----
+# reduce + parallel i in n yield x[i] * y[i] (generated: the yield is the block's term
+# function) against cairn_sum_fNN over the products computed beforehand, the same terms,
+# for n = 10^3 .. 10^7 (BENCH_DOT_MAX), f64 and f32. Each program fills its arrays and sums
+# REPS times; a twin with no sums is timed too and taken off, so the ratio compares the
+# sums alone (time per sum). Target (issue 16): within 1.05x at every n.
+exact_dot_program() {   # T N REPS
+  cat <<X
+fn dot(n:usize, x:ro<$1>[n], y:ro<$1>[n]) -> $1 = reduce + parallel i in n yield x[i] * y[i];
+fn main() -> i32 {
+  let n:usize = $2;
+  buffer x:$1[n] = zeroed;
+  buffer y:$1[n] = zeroed;
+  for i in 0..n { x[i] = $1(i % 1000) * 0.001; y[i] = 1.0 - $1(i % 7) * 0.125; }
+  let mut acc:$1 = 0.0;
+  for _ in 0..$3 { acc = acc + dot(n, x, y); }
+  if acc == 0.5 { return 1; }
+  return 0;
+}
+X
+}
+array_dot_c() {   # T N REPS
+  cat <<X
+#include "common.h"
+int main(void) {
+    size_t n = $2;
+    $1 *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y), *z = calloc(n, sizeof *z);
+    for (size_t i = 0; i < n; i++) { x[i] = ($1)(i % 1000) * ($1)0.001; y[i] = ($1)1.0 - ($1)(i % 7) * ($1)0.125; }
+    for (size_t i = 0; i < n; i++) z[i] = x[i] * y[i];
+    $1 acc = 0;
+    for (int r = 0; r < $3; r++) acc = acc + cairn_sum_$( [ "$1" = double ] && echo f64 || echo f32 )(z, n);
+    free(x), free(y), free(z);
+    return acc == ($1)0.5;
+}
+X
+}
+best_cpu_ms() {  # best of 5 CPU times (user + system) of "$@", in ms: one thread, so the
+    local best=999999999 t   # machine's other tenants do not count (wall time would)
+    for _ in 1 2 3 4 5; do
+        /usr/bin/time -f "%U %S" -o "$W/cpu" "$@" >/dev/null 2>&1 || true
+        t=$(awk '{ printf "%d", ($1 + $2) * 1000 }' "$W/cpu")
+        (( t < best )) && best=$t
+    done
+    echo "$best"
+}
+echo "exact dot   n          generated_ns  array_entry_ns  ratio (per sum, CPU time, CAIRN_THREADS=1, $CC -O2)"
+for t in f64 f32; do
+  ct=$([ "$t" = f64 ] && echo double || echo float)
+  for n in 1000 100000 10000000; do
+    [ "$n" -le "${BENCH_DOT_MAX:-10000000}" ] || continue
+    reps=$(( ${BENCH_DOT_TERMS:-400000000} / n )); [ "$reps" -gt 400000 ] && reps=400000
+    for r in "$reps" 0; do
+      exact_dot_program "$t" "$n" "$r" > "$W/dot_$r.cairn"
+      "$CAIRN" build "$W/dot_$r.cairn" -o "$W/dot_$r" --cc "$CC" >/dev/null
+      array_dot_c "$ct" "$n" "$r" > "$W/arr_$r.c"
+      $CC $FLAGS -I"$ROOT/runtime" -I"$W" "$W/arr_$r.c" "$RTLIB" -o "$W/arr_$r" $LIBS
+    done
+    g=$(( $(best_cpu_ms "$W/dot_$reps") - $(best_cpu_ms "$W/dot_0") ))
+    a=$(( $(best_cpu_ms "$W/arr_$reps") - $(best_cpu_ms "$W/arr_0") ))
+    awk -v t="$t" -v n="$n" -v g="$g" -v a="$a" -v r="$reps" 'BEGIN {
+      printf "%-4s %-10s %12.1f %15.1f  %.2fx\n", t, n, g * 1e6 / r, a * 1e6 / r, (a > 0 ? g / a : 0) }'
+  done
+done
