@@ -134,9 +134,28 @@ Region *push_region(Checker *c, Region *r, bool lane, bool coop, Symbol *var) {
     return r;
 }
 
+/* Atomics and plain accesses of one array in one region race (an atomic may hit the
+ * element another lane reads or writes plainly): one report per array. */
+static void check_atomic_races(Checker *c, Region *r) {
+    for (int i = 0; i < r->nacc; i++) {
+        if (!r->acc[i].atomic) continue;
+        for (int j = 0; j < r->nacc; j++) {
+            LaneAccess *p = &r->acc[j];
+            if (p->array != r->acc[i].array || p->atomic) continue;
+            diag_error(c->d, p->span, E_LANE_RACE,
+                       "touch it only through atomics inside the region, or read it after the region",
+                       "a lane touches '%s' plainly while lanes update it atomically", p->array->name);
+            for (int k = 0; k < r->nacc; k++)
+                if (r->acc[k].array == p->array) r->acc[k].atomic = false, r->acc[k].write = false;
+            break;
+        }
+    }
+}
+
 /* The race rule, at the end of a parallel region: a lane writes only [i], and reads an
  * array it writes only at [i]. */
 static void check_races(Checker *c, Region *r) {
+    check_atomic_races(c, r);
     for (int i = 0; i < r->nacc; i++) {
         LaneAccess *w = &r->acc[i];
         if (!w->write) continue;
@@ -201,7 +220,22 @@ void region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whol
         if (!r->acc) abort();
     }
     bool at_lane = index && index->kind == EXPR_NAME && r->lane_var && index->u.name.sym == r->lane_var;
-    r->acc[r->nacc++] = (LaneAccess){array, write, at_lane, whole, span};
+    r->acc[r->nacc++] = (LaneAccess){array, write, at_lane, whole, span, c->recording_atomic};
+}
+
+static void record_index_read(Expr *e, void *ctx) {
+    Checker *c = ctx;
+    if (e->kind == EXPR_INDEX && e->u.index.base->kind == EXPR_NAME && e->u.index.base->u.name.sym)
+        region_record(c, e->u.index.base->u.name.sym, false, e->u.index.index, false, e->span);
+}
+
+void region_record_atomic(Checker *c, Expr *target) {
+    ast_visit_expr(target->u.index.index, record_index_read, c);
+    Symbol *s = target->u.index.base->kind == EXPR_NAME ? target->u.index.base->u.name.sym : NULL;
+    if (!s || c->no_record) return;
+    c->recording_atomic = true;
+    region_record(c, s, false, target->u.index.index, false, target->span);
+    c->recording_atomic = false;
 }
 
 /* A region's arrays must live where it runs: all host, or all device (@unified fits both). */

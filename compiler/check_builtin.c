@@ -185,6 +185,7 @@ static const Type *check_atomic(Checker *c, Expr *e, Builtin b) {
     c->no_record = true;
     const Type *t = check_expr(c, target, NULL);
     c->no_record = saved;
+    if (!type_is_error(t)) region_record_atomic(c, target);
     const Type *vt = check_expr_as(c, arg(e, 1), t, "the atomic's operand");
     const Type *wt = b == BI_ATOMIC_CAS ? check_expr_as(c, arg(e, 2), t, "atomic_cas's new value") : vt;
     if (type_is_error(t) || type_is_error(vt) || type_is_error(wt)) return ERR;

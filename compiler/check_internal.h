@@ -20,6 +20,7 @@ typedef struct LaneAccess {
     bool at_lane_index;     /* index is exactly the lane's variable */
     bool whole;             /* passed to a function that may write any element */
     Span span;
+    bool atomic;            /* the target of an atomic */
 } LaneAccess;
 
 typedef struct Region {
@@ -53,6 +54,7 @@ typedef struct Checker {
     bool later_reported[LATER_COUNT];
     bool in_const;
     bool no_record;         /* checking an atomic's target: not a plain access */
+    bool recording_atomic;  /* region_record is noting an atomic's target */
     int expr_depth;
     int nitems_written;     /* items in the source; derive appends after them */
 } Checker;
@@ -63,6 +65,8 @@ Symbol *new_symbol(Checker *c, SymKind kind, const char *name, const Type *t, Sp
 void declare_local(Checker *c, Symbol *s);
 void defer_later(Checker *c, Later what, Span span, const char *construct);
 void region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole, Span span);
+/* Records an atomic's target element and the reads in its index. */
+void region_record_atomic(Checker *c, Expr *target);
 void note_placement(Checker *c, const Type *view, Span span);
 bool region_on_device(const Region *r);
 bool in_lane(const Checker *c);
