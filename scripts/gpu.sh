@@ -12,8 +12,9 @@
 #
 # Without a GPU it says so, runs the emulated half and exits 0 unless that half itself
 # breaks a promise. Knobs (environment):
-#   GPU_PROGRAMS   programs, relative to GPU_SRC (default: examples/*.cairn and the
-#                  device programs of the suite, tests/gpu/programs/*.cairn)
+#   GPU_PROGRAMS   programs, relative to GPU_SRC (default: those of examples/*.cairn and
+#                  the suite's device programs, tests/gpu/programs/*.cairn and
+#                  tests/device/programs/*.cairn, that observe something)
 #   GPU_SRC        the folder those paths are relative to (default: the checkout)
 #   GPU_CONTRACTS  which observations are held to which bound (tests/gpu/contracts.json)
 #   GPU_OUT        scratch folder (build/gpu); GPU_KEY signing key (build/gpu-key/gpu.key)
@@ -59,8 +60,11 @@ if ! "$CAIRN" build --help 2>&1 | grep -q -e --emulate; then
   emulated_flags=()
   say "this cairn has no --emulate: the emulated half builds for the host target"
 fi
-if [ -z "${GPU_PROGRAMS:-}" ]; then
-  GPU_PROGRAMS=$(cd "$src" && ls examples/*.cairn tests/gpu/programs/*.cairn 2>/dev/null || true)
+if [ -z "${GPU_PROGRAMS:-}" ]; then   # a program that observes nothing gives no evidence
+  GPU_PROGRAMS=$(cd "$src" && grep -l 'observe(' examples/*.cairn tests/gpu/programs/*.cairn \
+                   tests/device/programs/*.cairn 2>/dev/null || true)
+  skipped=$(cd "$src" && grep -L 'observe(' tests/device/programs/*.cairn 2>/dev/null || true)
+  [ -n "$skipped" ] && say "skipped (they observe nothing): $(echo $skipped)"
 fi
 
 rm -rf "$out"

@@ -71,10 +71,25 @@ def gamma(n, u):
     return n * u / (1 - n * u) if n > 0 else Fraction(0)
 
 
+def to_f32(v):
+    """V rounded to f32 (to nearest, ties to even). An f32 product, sum or quotient done
+    in f64 and rounded to f32 is correctly rounded: 53 >= 2 * 24 + 2 (Figueroa)."""
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
+def rounded(values, c):
+    """The terms a program sums: each observed value times "scale", then plus "offset",
+    each operation rounded once in the contract's type."""
+    rnd = to_f32 if c.get("type") == "f32" else float
+    out = [rnd(v * c["scale"]) if "scale" in c else v for v in values]
+    return [rnd(v + c["offset"]) if "offset" in c else v for v in out]
+
+
 def sum_contract(c, obs):
-    """A device float reduction: out = the sum of the terms, combined in a tree whose
-    order the device picks. Bound: gamma_{n-1} * sum |x| (any order of n - 1 adds)."""
-    terms = [exact(v) for v in values(obs[c["terms"]])]
+    """A device float reduction: out = the sum of the terms (an observation, optionally
+    scaled and offset as the program's yield does), combined in a tree whose order the
+    device picks. Bound: gamma_{n-1} * sum |x| (any order of n - 1 adds)."""
+    terms = [exact(v) for v in rounded(values(obs[c["terms"]]), c)]
     if None in terms:
         return None
     total = sum(terms, Fraction(0))
@@ -83,18 +98,28 @@ def sum_contract(c, obs):
 
 
 def atomic_contract(c, obs):
-    """atomic_add_unordered: out = old + k values in the order threads arrive. Bound (the
-    receipt's, docs/devices.md): f32 k*2^-23*(|old| + sum|v|) + k*2^-125 (the device
-    flushes subnormals); f64 k*2^-52*(|old| + sum|v|)."""
-    old = [exact(v) for v in values(obs[c["old"]])]
-    terms = [exact(v) for v in values(obs[c["terms"]])]
+    """atomic_add_unordered: each output (bin b of "bins", element i of the terms going to
+    bin i % bins) is its old value ("old", else 0) plus its k terms in the order threads
+    arrive. The terms are an observation, or "count" copies of a constant "const" (rounded
+    to the type). Bound (the receipt's, docs/devices.md): f32 k*2^-23*(|old| + sum|v|) +
+    k*2^-125 (the device flushes subnormals); f64 k*2^-52*(|old| + sum|v|)."""
+    f32 = c.get("type") == "f32"
+    if "terms" in c:
+        terms = [exact(v) for v in values(obs[c["terms"]])]
+    else:
+        terms = [exact(to_f32(c["const"]) if f32 else float(c["const"]))] * c["count"]
+    bins = c.get("bins", 1)
+    old = [exact(v) for v in values(obs[c["old"]])] if "old" in c else [Fraction(0)] * bins
     if None in old or None in terms:
         return None
-    k = len(terms)
-    rel, floor = ((Fraction(1, 2 ** 23), Fraction(k, 2 ** 125)) if c.get("type") == "f32"
-                  else (Fraction(1, 2 ** 52), Fraction(0)))
-    magnitude = abs(old[0]) + sum(abs(t) for t in terms)
-    return [(old[0] + sum(terms, Fraction(0)), k * rel * magnitude + floor)]
+    rel, floor = (Fraction(1, 2 ** 23), Fraction(1, 2 ** 125)) if f32 else (Fraction(1, 2 ** 52), 0)
+    out = []
+    for b in range(bins):
+        mine = terms[b::bins]
+        k = len(mine)
+        magnitude = abs(old[b]) + sum(abs(t) for t in mine)
+        out.append((old[b] + sum(mine, Fraction(0)), k * rel * magnitude + k * floor))
+    return out
 
 
 def mma_contract(c, obs):

@@ -184,3 +184,33 @@ def test_the_device_program_through_the_stand_in(tmp_path, perturb, verdict):
               if h["cell_id"] == "device"][0]["predicate"]["cases"][0]["bounds"][0]
     assert abs(Fraction(device["ratio"]) - ratio) <= ratio * Fraction(1, 10 ** 9)
     assert (ratio <= 1) == (verdict == "within-bound")
+
+
+def test_the_device_suites_atomics_and_reductions(tmp_path):
+    """tests/device/programs through make gpu with the stand-in: one ulp on each
+    atomic_add_unordered bin and on the device float sum stays within their contracts
+    (tests/gpu/contracts.json); one ulp on the host loop's reference sum, which no
+    contract names, differs where the bits are fixed. The emulated half meets every
+    contract on its own."""
+    progs = "tests/device/programs/atomics.cairn tests/device/programs/reduce_device.cairn"
+    env = dict(os.environ, PATH=f"{FAKE / 'fake_gpu'}:/usr/bin:/bin", BIN=str(BIN),
+               CAIRN=str(BIN / "cairn"), GPU_PROGRAMS=progs, GPU_OUT=str(tmp_path / "out"),
+               GPU_KEY=str(tmp_path / "key" / "gpu.key"),
+               CAIRN_GPU_STANDIN=str(FAKE / "fake_gpu" / "device-runner"),
+               FAKE_GPU_PERTURB="sum_f32:1,sum_f64:-1,dev_fsum:1,ref_fsum:1")
+    r = subprocess.run(["bash", ROOT / "scripts" / "gpu.sh"], capture_output=True, text=True,
+                       env=env, timeout=600)
+    out = tmp_path / "out"
+    rows = {c["case"]: c for c in json.loads((out / "verdicts.json").read_text())["cases"]}
+    assert rows["tests/device/programs/atomics.cairn"]["verdict"] == "within-bound", r.stdout
+    reduce_row = rows["tests/device/programs/reduce_device.cairn"]
+    assert reduce_row["verdict"] == "differs-where-fixed"
+    verdicts = {o["observation"]: o["verdict"] for o in reduce_row["observations"]}
+    assert verdicts["dev_fsum"] == "within-bound" and verdicts["ref_fsum"] == "differs-where-fixed"
+    assert r.returncode == 1
+    emulated = [h for h in json.loads((out / "results.json").read_text())
+                if h["cell_id"] == "emulated"][0]["predicate"]["cases"]
+    measured = [b for c in emulated for b in c["bounds"]]
+    assert {b["observation"] for b in measured} == {"sum_f32", "sum_f64", "sub_device",
+                                                   "dev_fsum", "dev_dsum"}
+    assert all(b["ok"] and b["ratio"] <= 1 for b in measured), measured

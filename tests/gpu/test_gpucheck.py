@@ -63,3 +63,32 @@ def test_non_finite_outputs_and_shape_mismatches_fail():
     assert not gpucheck.measure({"kind": "sum", "terms": "x"}, obs, "t")["ok"]
     obs["t"] = o("t", "f64", [3.0, 3.0])
     assert not gpucheck.measure({"kind": "sum", "terms": "x"}, obs, "t")["ok"]
+
+
+def test_atomic_bins_and_constants_by_hand():
+    # 5 terms [1, 2, 3, 4, 5] into 2 bins: bin 0 gets 1, 3, 5 (k 3, exact 9), bin 1 gets
+    # 2, 4 (k 2, exact 6); f64 bound k * 2^-52 * sum |v|. Outputs 9 and 6 + 2^-50.
+    obs = {"v": o("v", "f64", [1.0, 2.0, 3.0, 4.0, 5.0]),
+           "s": o("s", "f64", [9.0, 6.0 + 2.0 ** -50])}
+    e = gpucheck.measure({"kind": "atomic_add", "terms": "v", "bins": 2, "type": "f64"}, obs, "s")
+    expect = Fraction(1, 2 ** 50) / (2 * Fraction(1, 2 ** 52) * 6)   # bin 1's ratio: 1/3
+    assert e["ok"] and Fraction(e["ratio"]) == Fraction(float(expect))
+    # 1000 subnormal f32 constants flushed to 0 on a device: error 1000 * c, bound
+    # 1000 * 2^-23 * 1000 c + 1000 * 2^-125 (c = 1e-39 rounded to f32, below 2^-125).
+    obs = {"z": o("z", "f32", [0.0])}
+    e = gpucheck.measure({"kind": "atomic_add", "const": 1e-39, "count": 1000, "type": "f32"},
+                         obs, "z")
+    c = Fraction(struct.unpack("<f", struct.pack("<f", 1e-39))[0])
+    bound = 1000 * Fraction(1, 2 ** 23) * 1000 * c + 1000 * Fraction(1, 2 ** 125)
+    assert e["ok"] and Fraction(e["ratio"]) == Fraction(float((1000 * c) / bound))
+
+
+def test_sum_of_scaled_terms_by_hand():
+    # Terms 1.25 * x in f32, x = [0.75, 2^-30]: 0.9375 and 1.25 * 2^-30 (both exact);
+    # an output of 0.9375 errs by 1.25 * 2^-30 against gamma_1 * (0.9375 + 1.25 * 2^-30).
+    obs = {"x": o("x", "f32", [0.75, 2.0 ** -30]), "t": o("t", "f32", [0.9375])}
+    e = gpucheck.measure({"kind": "sum", "terms": "x", "scale": 1.25, "type": "f32"}, obs, "t")
+    u = Fraction(1, 2 ** 24)
+    small = Fraction(5, 4) * Fraction(1, 2 ** 30)
+    ratio = small / (u / (1 - u) * (Fraction(15, 16) + small))
+    assert e["ok"] is (ratio <= 1) and abs(Fraction(e["ratio"]) - ratio) < Fraction(1, 10 ** 12)
