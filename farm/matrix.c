@@ -135,7 +135,35 @@ static cJSON *expand_cells(const cJSON *cells, int repeat, Err *e)
     return jobs;
 }
 
+/* Every cell once: a matrix naming a compiler (or any value) twice would make two jobs
+ * with one cell id, which the database refuses. JOBS is freed when it fails. */
+static cJSON *distinct_cells(cJSON *jobs, Err *e)
+{
+    NameSet seen = {0};
+    const cJSON *job;
+    cJSON_ArrayForEach(job, jobs) {
+        const char *id = json_str(job, "cell_id");
+        if (nameset_add(&seen, id, 0) != 0) {
+            err_set(e, "matrix names cell %s twice (a value listed twice in an axis or in "
+                    "\"cells\")", id);
+            cJSON_Delete(jobs);
+            jobs = NULL;
+            break;
+        }
+    }
+    nameset_free(&seen);
+    return jobs;
+}
+
+static cJSON *expand(const cJSON *matrix, Err *e);
+
 cJSON *matrix_expand(const cJSON *matrix, Err *e)
+{
+    cJSON *jobs = expand(matrix, e);
+    return jobs ? distinct_cells(jobs, e) : NULL;
+}
+
+static cJSON *expand(const cJSON *matrix, Err *e)
 {
     if (!cJSON_IsObject(matrix)) {
         err_set(e, "matrix must be a JSON object");

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -108,7 +109,7 @@ char *b64_encode(const void *data, size_t len)
 unsigned char *b64_decode(const char *text, size_t *len)
 {
     size_t n = strlen(text);
-    if (n % 4 != 0)
+    if (n % 4 != 0 || n > INT_MAX)
         return NULL;
     unsigned char *out = malloc(n / 4 * 3 + 1);
     if (!out)
@@ -123,6 +124,15 @@ unsigned char *b64_decode(const char *text, size_t *len)
         got--;
     if (n >= 2 && text[n - 2] == '=')
         got--;
+    /* It is also lenient (blanks, stray bits after the last byte): only the canonical
+     * spelling of the bytes is accepted, so one bundle has one encoding. */
+    char *again = got >= 0 ? b64_encode(out, (size_t)got) : NULL;
+    int canonical = again && !strcmp(again, text);
+    free(again);
+    if (!canonical) {
+        free(out);
+        return NULL;
+    }
     *len = (size_t)got;
     out[got] = 0;
     return out;

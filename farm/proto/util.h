@@ -17,7 +17,8 @@ void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN]);
 int sha256_file_hex(const char *path, char out[SHA256_HEX_LEN], size_t *size, Err *e);
 int is_sha256_hex(const char *s);
 
-/* Base64 (standard alphabet, padded, no newlines). Returned buffers are malloc'd. */
+/* Base64 (standard alphabet, padded, no newlines). Returned buffers are malloc'd.
+ * Decoding accepts only the canonical encoding (NULL otherwise). */
 char *b64_encode(const void *data, size_t len);
 unsigned char *b64_decode(const char *text, size_t *len);
 
