@@ -254,7 +254,7 @@ static int cmp_str(const void *a, const void *b) {
 char *rounding_signature(const Item *fn) {
     SigWalk w = {0};
     sig_fn(&w, fn);
-    qsort(w.set.items, (size_t)w.set.len, sizeof(char *), cmp_str);
+    if (w.set.len) qsort(w.set.items, (size_t)w.set.len, sizeof(char *), cmp_str);   /* items is NULL when empty */
     size_t total = 1;
     for (int i = 0; i < w.set.len; i++) total += strlen(w.set.items[i]) + 2;
     char *out = malloc(total);
