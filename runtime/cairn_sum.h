@@ -144,9 +144,9 @@ float cairn_sum32_pooled(size_t n, size_t grain, cairn_sum32_block_fn block, voi
  * A block function that computes its own terms adds them straight into the eight
  * expansions, held in registers for the whole block (cairn_sum_run): each group of eight
  * consecutive terms is computed into eight locals and goes through one vector TwoSum
- * step, term j into expansion j, with one check per group. A group whose step is not
- * clean (a leftover, an infinity, a NaN, an overflow) leaves the expansions as they were
- * and goes through add_block, which handles every case exactly; the rest of the block
+ * step, term j into expansion j, with one check per two groups. Two groups where some
+ * step was not clean (a leftover, an infinity, a NaN, an overflow) leave the expansions
+ * as they were before them and go through add_block, which handles every case exactly; the rest of the block
  * then carries on in registers. No buffer: the terms of a group never leave registers,
  * and the loop vectorizes. A block shorter than CAIRN_SUM_SHORT goes into expansion 0
  * alone, so that rounding a small sum has nothing to fold. On x86-64 the block function
@@ -187,20 +187,29 @@ static inline __attribute__((always_inline)) void cairn_sum__run_store(const cai
     memcpy(st->lo, &r->l0, 32), memcpy(st->lo + 4, &r->l1, 32);
 }
 
-/* Terms x0 (four) into expansions 0..3 and x1 into 4..7 when every step is clean
- * (returns 0); else the run is unchanged and 1 says: add these eight the slow way. */
-static inline __attribute__((always_inline)) int cairn_sum__run8(cairn_sum_run *r,
-                                                                 const cairn_sum__v4d *t0,
-                                                                 const cairn_sum__v4d *t1) {
+/* Terms x0 (four) into expansions 0..3 and x1 into 4..7; the lanes whose step was not
+ * clean (a leftover, an infinity, a NaN, an overflow) come back set in the mask, and
+ * then the run must be restored and the terms added the slow way. */
+static inline __attribute__((always_inline)) void cairn_sum__run8(cairn_sum_run *r,
+                                                                  const cairn_sum__v4d *t0,
+                                                                  const cairn_sum__v4d *t1,
+                                                                  cairn_sum__v4l *bad) {
     cairn_sum__v4d x0 = *t0, x1 = *t1, zero = {0.0, 0.0, 0.0, 0.0};
     CAIRN_SUM_TWO_STEP(cairn_sum__v4d, r->h0, r->l0, x0, a0, b0, e0);
     CAIRN_SUM_TWO_STEP(cairn_sum__v4d, r->h1, r->l1, x1, a1, b1, e1);
-    cairn_sum__v4l bad = (e0 != zero) | (e1 != zero);
-    if (__builtin_expect((bad[0] | bad[1] | bad[2] | bad[3]) != 0, 0))
-        return 1;
     r->h0 = a0, r->l0 = b0, r->h1 = a1, r->l1 = b1;
-    return 0;
+    *bad |= (e0 != zero) | (e1 != zero);
 }
+
+static inline __attribute__((always_inline)) int cairn_sum__any(const cairn_sum__v4l *m) {
+    return __builtin_expect(((*m)[0] | (*m)[1] | (*m)[2] | (*m)[3]) != 0, 0);
+}
+
+/* Terms TERM(c, k .. k + 7) as T locals t0..t7 and as two vectors x0, x1 of doubles. */
+#define CAIRN_SUM__EIGHT(T, TERM, C, K, P)                                                \
+    T P##0 = TERM(C, K), P##1 = TERM(C, K + 1), P##2 = TERM(C, K + 2), P##3 = TERM(C, K + 3); \
+    T P##4 = TERM(C, K + 4), P##5 = TERM(C, K + 5), P##6 = TERM(C, K + 6), P##7 = TERM(C, K + 7); \
+    cairn_sum__v4d P##x0 = {P##0, P##1, P##2, P##3}, P##x1 = {P##4, P##5, P##6, P##7}
 
 #if defined(__x86_64__) && !defined(CAIRN_SUM_NO_AVX2)
 #define CAIRN_SUM__AVX2 __attribute__((target("avx2")))
@@ -233,22 +242,24 @@ static inline __attribute__((always_inline)) int cairn_sum__run8(cairn_sum_run *
         }                                                                                \
         cairn_sum_run cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                   \
         uint64_t cairn_clean_ = 0;                                                       \
-        for (; cairn_e_ - cairn_k_ >= 8; cairn_k_ += 8) {                                \
-            /* eight terms in registers (written out: a loop would go through memory) */ \
-            T cairn_t0_ = TERM(cairn_c_, cairn_k_), cairn_t1_ = TERM(cairn_c_, cairn_k_ + 1); \
-            T cairn_t2_ = TERM(cairn_c_, cairn_k_ + 2), cairn_t3_ = TERM(cairn_c_, cairn_k_ + 3); \
-            T cairn_t4_ = TERM(cairn_c_, cairn_k_ + 4), cairn_t5_ = TERM(cairn_c_, cairn_k_ + 5); \
-            T cairn_t6_ = TERM(cairn_c_, cairn_k_ + 6), cairn_t7_ = TERM(cairn_c_, cairn_k_ + 7); \
-            cairn_sum__v4d cairn_x0_ = {cairn_t0_, cairn_t1_, cairn_t2_, cairn_t3_};     \
-            cairn_sum__v4d cairn_x1_ = {cairn_t4_, cairn_t5_, cairn_t6_, cairn_t7_};     \
-            if (cairn_sum__run8(&cairn_r_, &cairn_x0_, &cairn_x1_)) {                      \
-                T cairn_t_[8] = {cairn_t0_, cairn_t1_, cairn_t2_, cairn_t3_,             \
-                                 cairn_t4_, cairn_t5_, cairn_t6_, cairn_t7_};            \
-                cairn_sum__run_store(&cairn_r_, &cairn_acc_->st);                        \
-                P##_add_block(cairn_acc_, cairn_t_, 8);                                  \
+        /* sixteen terms, in registers (written out: a loop would go through memory), \
+         * with one check; a group that is not clean is added again the slow way */     \
+        for (; cairn_e_ - cairn_k_ >= 16; cairn_k_ += 16) {                              \
+            CAIRN_SUM__EIGHT(T, TERM, cairn_c_, cairn_k_, cairn_a_);                     \
+            CAIRN_SUM__EIGHT(T, TERM, cairn_c_, cairn_k_ + 8, cairn_b_);                 \
+            cairn_sum_run cairn_before_ = cairn_r_;                                      \
+            cairn_sum__v4l cairn_bad_ = {0, 0, 0, 0};                                    \
+            cairn_sum__run8(&cairn_r_, &cairn_a_x0, &cairn_a_x1, &cairn_bad_);           \
+            cairn_sum__run8(&cairn_r_, &cairn_b_x0, &cairn_b_x1, &cairn_bad_);           \
+            if (cairn_sum__any(&cairn_bad_)) {                                           \
+                T cairn_t_[16] = {cairn_a_0, cairn_a_1, cairn_a_2, cairn_a_3, cairn_a_4, \
+                                  cairn_a_5, cairn_a_6, cairn_a_7, cairn_b_0, cairn_b_1, \
+                                  cairn_b_2, cairn_b_3, cairn_b_4, cairn_b_5, cairn_b_6, cairn_b_7}; \
+                cairn_sum__run_store(&cairn_before_, &cairn_acc_->st);                   \
+                P##_add_block(cairn_acc_, cairn_t_, 16);                                 \
                 cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                         \
             } else {                                                                     \
-                cairn_clean_ += 8;                                                       \
+                cairn_clean_ += 16;                                                      \
             }                                                                            \
         }                                                                                \
         cairn_sum__run_store(&cairn_r_, &cairn_acc_->st);                                \
