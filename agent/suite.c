@@ -16,6 +16,8 @@
 
 #define MAX_LOG_SUBJECT (64 * 1024)
 #define MAX_TRAP_LINE 1024   /* the coordinator refuses strings over 4 KiB (farm/fields.h) */
+#define MAX_OBS_LINE (1 << 20)          /* one observation line */
+#define MAX_RAW_SUBJECT (8L << 20)      /* one raw observation file */
 
 typedef struct {
     const SuiteEnv *env;
@@ -61,8 +63,11 @@ static void add_check(cJSON *checks, const char *name, int ok, const char *detai
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "name", name);
     cJSON_AddBoolToObject(c, "ok", ok);
-    if (detail)
-        cJSON_AddStringToObject(c, "detail", detail);
+    if (detail) {   /* at most a line's worth: the coordinator bounds every string */
+        char *line = strndup(detail, MAX_TRAP_LINE);
+        cJSON_AddStringToObject(c, "detail", line);
+        free(line);
+    }
     cJSON_AddItemToArray(checks, c);
 }
 
@@ -86,14 +91,52 @@ static char *trap_line(const char *log)
  * {"bound": observation, "ratio", "ok", "promise"} ones (a measured error/bound) into
  * BOUNDS as compare reads them, {"fixed": [names]} (bits a checker says are fixed) into
  * FIXED. */
+/* A data observation the coordinator will accept (farm/fields.h), or NULL and why. */
+static const char *bad_observation(const cJSON *j, size_t kept)
+{
+    const char *name = json_str(j, "name"), *type = json_str(j, "type");
+    double count = json_num(j, "count", -1);
+    if (!j)
+        return "is not JSON";
+    if (!name || !*name || strlen(name) > EVIDENCE_MAX_NAME || !type || !*type ||
+        strlen(type) > EVIDENCE_MAX_NAME)
+        return "has no name and type of 1 to 256 bytes";
+    if (!(count >= 0 && count <= 9007199254740992.0) || count != (double)(long long)count ||
+        !is_sha256_hex(json_str(j, "sha256")))
+        return "has no integer count and sha256 digest";
+    return kept >= EVIDENCE_MAX_ITEMS ? "is past the 4096 observations a case may have" : NULL;
+}
+
+/* A line the observations could not take: the case fails loudly, naming the first. */
+static void observation_refused(cJSON *checks, long line, const char *why, int *refused)
+{
+    if ((*refused)++ == 0) {
+        char detail[200];
+        snprintf(detail, sizeof detail, "observation line %ld %s", line, why);
+        add_check(checks, "observations_read", 0, detail);
+    }
+}
+
 static void read_observations(const char *path, cJSON *obs, cJSON *checks, cJSON *bounds,
                               cJSON *fixed)
 {
     FILE *f = fopen(path, "r");
-    char line[8192];
-    while (f && fgets(line, sizeof line, f)) {
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    long n = 0;
+    int refused = 0;
+    while (f && (got = getline(&line, &cap, f)) > 0) {   /* lines of any length */
+        n++;
+        if (got > MAX_OBS_LINE) {
+            observation_refused(checks, n, "is over 1 MiB", &refused);
+            continue;
+        }
         cJSON *j = cJSON_Parse(line);
-        if (json_str(j, "check"))
+        const char *why = NULL;
+        if (json_str(j, "check") && strlen(json_str(j, "check")) > EVIDENCE_MAX_NAME)
+            observation_refused(checks, n, "names a check of over 256 bytes", &refused);
+        else if (json_str(j, "check"))
             add_check(checks, json_str(j, "check"),
                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok")), json_str(j, "detail"));
         else if (json_str(j, "bound")) {
@@ -106,17 +149,26 @@ static void read_observations(const char *path, cJSON *obs, cJSON *checks, cJSON
                 if (cJSON_IsString(f))
                     cJSON_AddItemToArray(fixed, cJSON_CreateString(f->valuestring));
             }
-        } else if (j)
-            cJSON_AddItemToArray(obs, cJSON_Duplicate(j, 1));
+        } else if ((why = bad_observation(j, (size_t)cJSON_GetArraySize(obs))) != NULL) {
+            observation_refused(checks, n, why, &refused);
+        } else {   /* the four fields the farm reads; anything else stays in the log */
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", json_str(j, "name"));
+            cJSON_AddStringToObject(o, "type", json_str(j, "type"));
+            cJSON_AddNumberToObject(o, "count", json_num(j, "count", 0));
+            cJSON_AddStringToObject(o, "sha256", json_str(j, "sha256"));
+            cJSON_AddItemToArray(obs, o);
+        }
         cJSON_Delete(j);
     }
+    free(line);
     if (f)
         fclose(f);
 }
 
 /* Raw observed outputs become subjects; every observation's digest must be among them. */
 static int add_raw(const char *raw_dir, const char *case_path, cJSON *obs, cJSON *statement,
-                   cJSON *files)
+                   cJSON *files, cJSON *checks)
 {
     DIR *d = opendir(raw_dir);
     if (!d)
@@ -129,8 +181,15 @@ static int add_raw(const char *raw_dir, const char *case_path, cJSON *obs, cJSON
         char path[4400], name[2048], sha[SHA256_HEX_LEN];
         snprintf(path, sizeof path, "%s/%s", raw_dir, ent->d_name);
         snprintf(name, sizeof name, "%s/obs/%s", case_path, ent->d_name);
-        if (add_subject(statement, files, name, path, (size_t)-1, sha) == 0)
+        struct stat st;
+        if (stat(path, &st) == 0 && st.st_size > MAX_RAW_SUBJECT) {
+            char detail[300];
+            snprintf(detail, sizeof detail, "%.200s is over the 8 MiB a raw observation may have",
+                     ent->d_name);
+            add_check(checks, "raw_within_limit", 0, detail);
+        } else if (add_subject(statement, files, name, path, MAX_RAW_SUBJECT, sha) == 0) {
             cJSON_AddItemToArray(seen, cJSON_CreateString(sha));
+        }
     }
     closedir(d);
     int all = 1;
@@ -239,7 +298,7 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
         }
         read_observations(obs_log, obs, checks, cJSON_AddArrayToObject(r, "bounds"),
                           cJSON_AddArrayToObject(r, "fixed"));
-        int raw_ok = add_raw(raw, c->case_path, obs, statement, files);
+        int raw_ok = add_raw(raw, c->case_path, obs, statement, files, checks);
         add_check(checks, "raw_bits_match_digests", raw_ok != 0,
                   raw_ok < 0 ? "no raw bits written" : NULL);
         snprintf(name, sizeof name, "%s/run.log", c->case_path);

@@ -5,12 +5,13 @@
 #define CAIRN_FARM_FIELDS_H
 
 #include <cjson/cJSON.h>
+#include "evidence.h"
 #include "util.h"
 
-#define FIELD_MAX_NAME 256        /* bytes: observation names and types, check names, keys */
+#define FIELD_MAX_NAME EVIDENCE_MAX_NAME   /* bytes: observation names, types, check names, keys */
 #define FIELD_MAX_PATH 1024       /* bytes: case paths, receipts, subject and file names */
 #define FIELD_MAX_TEXT 4096       /* bytes: any other string (trap lines, details) */
-#define FIELD_MAX_ITEMS 4096      /* elements of any one array or object */
+#define FIELD_MAX_ITEMS EVIDENCE_MAX_ITEMS /* elements of any one array or object */
 #define FIELD_MAX_DEPTH 8         /* nesting of arrays and objects in the predicate */
 #define FIELD_STATUS_MIN (-65536) /* build and exit statuses are integers in this range */
 #define FIELD_STATUS_MAX 65535

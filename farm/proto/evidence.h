@@ -7,6 +7,11 @@
 #include <cjson/cJSON.h>
 #include "util.h"
 
+/* Bounds the coordinator holds uploaded fields to (farm/fields.h has them all): the
+ * agent keeps its observations within them rather than have its bundle refused. */
+#define EVIDENCE_MAX_NAME 256      /* bytes of an observation's name or type */
+#define EVIDENCE_MAX_ITEMS 4096    /* observations (or checks) of one case */
+
 /* A cell: compiler (gcc|clang), sanitizer (none|asan|tsan), mode (emulated|device).
  * Its id is "compiler-sanitizer-mode" (plus "-rN" for a repeat), safe as a folder name. */
 typedef struct {

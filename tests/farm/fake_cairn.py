@@ -13,6 +13,9 @@ It reads directives from the case file, lines of the form `//! DIRECTIVE ...`:
     //! exit N                   the program returns N
     //! sleep S                  the program sleeps S seconds first (for kill tests)
     //! trap                     the program traps (message on stderr, exit 1)
+    //! observe-long NAME PAD    an observation line padded past PAD bytes (extra field)
+    //! observe-name-of N        an observation whose name is N bytes long
+    //! raw-big NAME BYTES       a raw observation file of BYTES bytes
     //! build-fail               `cairn build` fails
 The program also sleeps $FAKE_CAIRN_SLEEP seconds and appends its pid to
 $FAKE_CAIRN_PIDFILE when those are set (the kill and cancel tests use them).
@@ -44,6 +47,19 @@ for seq, (name, hexbits) in enumerate(spec["observations"]):
     if raw:
         with open(os.path.join(raw, "%%s.%%d.bin" %% (name, seq)), "wb") as f:
             f.write(bits)
+for name, pad in spec["long_lines"]:
+    bits = b"\x00" * 8
+    if log:
+        with open(log, "a") as f:
+            f.write(json.dumps({"name": name, "type": "f64", "count": 1, "note": "n" * pad,
+                                "sha256": hashlib.sha256(bits).hexdigest()}) + "\n")
+    if raw:
+        with open(os.path.join(raw, "%%s.long.bin" %% name[:100]), "wb") as f:
+            f.write(bits)
+for name, size in spec["raw_big"]:
+    if raw:
+        with open(os.path.join(raw, "%%s.big.bin" %% name), "wb") as f:
+            f.truncate(size)
 for name, ratio, promise in spec["bounds"]:
     if log:
         with open(log, "a") as f:
@@ -82,7 +98,7 @@ def build(argv):
     src, o = parse_args(argv)
     text = open(src).read()
     spec = {"sleep": 0.0, "observations": [], "exit": 0, "trap": False, "source": src,
-            "bounds": [], "checks": []}
+            "bounds": [], "checks": [], "long_lines": [], "raw_big": []}
     unordered = False
     for line in text.splitlines():
         if not line.startswith("//! "):
@@ -101,6 +117,12 @@ def build(argv):
         elif words[0] == "bound":
             spec["bounds"].append((words[1], float(words[2]),
                                    " ".join(words[3:]) or "the fake contract's bound"))
+        elif words[0] == "observe-long":       # observe-long NAME PAD: a line of PAD+ bytes
+            spec["long_lines"].append((words[1], int(words[2])))
+        elif words[0] == "observe-name-of":    # observe-name-of N: a name of N bytes
+            spec["long_lines"].append(("n" * int(words[1]), 0))
+        elif words[0] == "raw-big":            # raw-big NAME BYTES: a raw file of BYTES
+            spec["raw_big"].append((words[1], int(words[2])))
         elif words[0] == "check":
             spec["checks"].append((words[1], words[2] == "ok"))
         elif words[0] == "unordered":

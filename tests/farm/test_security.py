@@ -536,3 +536,26 @@ def test_non_canonical_base64_is_refused(farm1):
                                       token=token)
         assert 400 <= status < 500 and "signature" in answer["error"], (status, answer)
     assert not filed_for(farm, job)
+
+
+def test_agent_keeps_long_observation_lines_and_fails_oversized_ones_loudly(tmp_path):
+    """Observation lines over 8 KiB were dropped without a word. Now a long but valid
+    line is kept; a line over 1 MiB, a name over the farm's 256 bytes or a raw file over
+    8 MiB each fail their case with a check that says so, and the bundle is still filed."""
+    with Farm(tmp_path, lease=20, max_body=32 << 20) as farm:
+        run = farm.submit(HERE / "cases_limits", {"compilers": ["gcc"]})
+        farm.agent("a", idle=3)
+        view = farm.wait_run(run, 90)
+        assert [j["state"] for j in view["jobs"]] == ["done"], view["jobs"]
+        status, results = farm.request("GET", f"/api/v1/runs/{run}/results")
+        assert status == 200
+        cases = {c["case"]: c for c in results[0]["predicate"]["cases"]}
+
+        def failed(case):
+            return {c["name"]: c.get("detail", "") for c in cases[case]["checks"] if not c["ok"]}
+        long_line = cases["examples/long_line.cairn"]
+        assert [(o["name"], o["count"]) for o in long_line["observations"]] == [("y", 1)]
+        assert failed("examples/long_line.cairn") == {}
+        assert "over 1 MiB" in failed("examples/huge_line.cairn")["observations_read"]
+        assert "name" in failed("examples/long_name.cairn")["observations_read"]
+        assert "8 MiB" in failed("examples/big_raw.cairn")["raw_within_limit"]
