@@ -5,7 +5,8 @@
 # cairn / hand-written (1.00 = as fast). Target: the ordered loop within 1.1x.
 # Also: how long `cairn build` takes beyond the C compiler's own time.
 # Env: CAIRN_BIN (folder of bin/cairn), CAIRN_TBIN (its sibling libcairnrt.a is the
-# runtime the hand-written C links), CC (default gcc).
+# runtime the hand-written C links), CC (default gcc), BENCH_CODEGEN_PART=dot (only the
+# exact dot product against the array entry, the last section), BENCH_DOT_MAX (largest n).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CAIRN=${CAIRN_BIN:-$ROOT/bin}/cairn
@@ -137,6 +138,7 @@ best_ms() {  # best of 5 wall times of "$@", in ms
 }
 
 "$CAIRN" build "$W/ordered.cairn" -o "$W/warm" --cc "$CC" >/dev/null   # runtime into the cache
+if [ "${BENCH_CODEGEN_PART:-all}" != dot ]; then
 for k in ordered exact quantized; do
     "$CAIRN" build "$W/$k.cairn" -o "$W/$k" --cc "$CC" --emit-c "$W/emit"
     $CC $FLAGS -I"$ROOT/runtime" -I"$W" "$W/${k}_c.c" "$RTLIB" -o "$W/${k}_c" $LIBS
@@ -154,6 +156,7 @@ rtdir=$(dirname "$(ls "$W"/cache/rt/*/cairn_trap.o | head -1)")
 t_cc=$(best_ms $CC $FLAGS -I"$rtdir" "$W/emit/exact.c" "$rtdir"/*.o -o "$W/exact3" $LIBS)
 echo "cairn build: ${t_build} ms; the C compiler alone on the same C: ${t_cc} ms;" \
      "cairn's own share: $((t_build - t_cc)) ms"
+fi
 
 # ---- the generated exact dot product against the runtime's array entry ----
 # reduce + parallel i in n yield x[i] * y[i] (generated: the yield is the block's term
