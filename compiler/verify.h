@@ -117,6 +117,9 @@ typedef struct Verifier {
 /* ---- verify_expr.c ---- */
 Z3_sort verify_sort(Verifier *V, const Type *t);
 VVal verify_expr(Verifier *V, Expr *e);
+/* a && b, a || b */
+Z3_ast verify_and(Verifier *V, Z3_ast a, Z3_ast b);
+Z3_ast verify_or(Verifier *V, Z3_ast a, Z3_ast b);
 /* The current activity: pc && alive && !returned. */
 Z3_ast verify_active(Verifier *V);
 /* Records a guard: where active, ok must hold; failing kills `alive`. */

@@ -32,11 +32,11 @@ Z3_ast verify_int_const(Verifier *V, const Type *t, uint64_t v) {
 
 Z3_ast verify_u64(Verifier *V, uint64_t v) { return verify_int_const(V, type_scalar(TY_U64), v); }
 
-static Z3_ast and2(Verifier *V, Z3_ast a, Z3_ast b) {
+Z3_ast verify_and(Verifier *V, Z3_ast a, Z3_ast b) {
     Z3_ast args[2] = {a, b};
     return Z3_mk_and(V->z, 2, args);
 }
-static Z3_ast or2(Verifier *V, Z3_ast a, Z3_ast b) {
+Z3_ast verify_or(Verifier *V, Z3_ast a, Z3_ast b) {
     Z3_ast args[2] = {a, b};
     return Z3_mk_or(V->z, 2, args);
 }
@@ -106,10 +106,10 @@ void verify_guard(Verifier *V, VKind kind, Span span, const char *detail, Z3_ast
     Z3_ast active = verify_active(V);
     if (V->collect) {
         VProp *p = find_prop(V, kind, span, detail);
-        p->violation = or2(V, p->violation, and2(V, active, Z3_mk_not(V->z, ok)));
+        p->violation = verify_or(V, p->violation, verify_and(V, active, Z3_mk_not(V->z, ok)));
         p->taint |= taint | V->pc_taint | V->alive_taint;
     }
-    V->alive = and2(V, V->alive, or2(V, Z3_mk_not(V->z, active), ok));
+    V->alive = verify_and(V, V->alive, verify_or(V, Z3_mk_not(V->z, active), ok));
     V->alive_taint |= taint;
 }
 
@@ -124,7 +124,7 @@ void verify_unmodelled(Verifier *V, Span span, const char *what) {
     unsigned bit = verify_taint_bit(V, span, arena_printf(V->prog->arena, "%s is not modelled", what));
     if (V->collect) {
         VProp *p = find_prop(V, VK_UNMODELLED, span, what);
-        p->violation = or2(V, p->violation, verify_active(V));
+        p->violation = verify_or(V, p->violation, verify_active(V));
         p->taint |= bit;
     }
 }
@@ -193,7 +193,7 @@ static VVal int_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, S
         }
         if (!sign) return (VVal){Z3_mk_bvudiv(z, a.t, b.t), taint};
         Z3_ast min = verify_int_const(V, t, (uint64_t)1 << (bits - 1));
-        Z3_ast bad = and2(V, Z3_mk_eq(z, a.t, min), Z3_mk_eq(z, b.t, minus1));
+        Z3_ast bad = verify_and(V, Z3_mk_eq(z, a.t, min), Z3_mk_eq(z, b.t, minus1));
         verify_guard(V, VK_OVERFLOW, s, NULL, Z3_mk_not(z, bad), taint);
         return (VVal){Z3_mk_bvsdiv(z, a.t, b.t), taint};
     }
@@ -228,7 +228,7 @@ static VVal shift(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const
     Z3_context z = V->z;
     unsigned bits = (unsigned)type_bits(t), taint = a.taint | b.taint;
     Z3_ast b64 = verify_to_u64(V, b.t, tb);
-    Z3_ast in_range = and2(V, Z3_mk_bvsge(z, b64, verify_u64(V, 0)), Z3_mk_bvslt(z, b64, verify_u64(V, bits)));
+    Z3_ast in_range = verify_and(V, Z3_mk_bvsge(z, b64, verify_u64(V, 0)), Z3_mk_bvslt(z, b64, verify_u64(V, bits)));
     verify_guard(V, VK_SHIFT, s, NULL, in_range, taint);
     Z3_ast amount = bits == 64 ? b64 : Z3_mk_extract(z, bits - 1, 0, b64);
     bool sign = type_is_signed(t);
@@ -269,20 +269,20 @@ static VVal logic(Verifier *V, const Expr *e) {
     VVal a = verify_expr(V, e->u.binary.lhs);
     Z3_ast saved = V->pc;
     unsigned saved_taint = V->pc_taint;
-    V->pc = and2(V, V->pc, is_and ? a.t : Z3_mk_not(V->z, a.t));
+    V->pc = verify_and(V, V->pc, is_and ? a.t : Z3_mk_not(V->z, a.t));
     V->pc_taint |= a.taint;
     VVal b = verify_expr(V, e->u.binary.rhs);
     V->pc = saved;
     V->pc_taint = saved_taint;
-    return (VVal){is_and ? and2(V, a.t, b.t) : or2(V, a.t, b.t), a.taint | b.taint};
+    return (VVal){is_and ? verify_and(V, a.t, b.t) : verify_or(V, a.t, b.t), a.taint | b.taint};
 }
 
 static VVal bitwise(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t) {
     Z3_context z = V->z;
     unsigned taint = a.taint | b.taint;
     if (t->kind == TY_BOOL) {
-        if (op == BIN_BITAND) return (VVal){and2(V, a.t, b.t), taint};
-        if (op == BIN_BITOR) return (VVal){or2(V, a.t, b.t), taint};
+        if (op == BIN_BITAND) return (VVal){verify_and(V, a.t, b.t), taint};
+        if (op == BIN_BITOR) return (VVal){verify_or(V, a.t, b.t), taint};
         return (VVal){Z3_mk_xor(z, a.t, b.t), taint};
     }
     if (op == BIN_BITAND) return (VVal){Z3_mk_bvand(z, a.t, b.t), taint};
@@ -349,7 +349,7 @@ VCell *verify_element(Verifier *V, Expr *e, Z3_ast *index, unsigned *taint) {
     const Type *ti = e->u.index.index->type;
     Z3_ast i64 = verify_to_u64(V, i.t, ti);
     Z3_ast ok = Z3_mk_bvult(V->z, i64, c->len);
-    if (type_is_signed(ti)) ok = and2(V, Z3_mk_bvsge(V->z, i64, verify_u64(V, 0)), ok);
+    if (type_is_signed(ti)) ok = verify_and(V, Z3_mk_bvsge(V->z, i64, verify_u64(V, 0)), ok);
     verify_guard(V, VK_INDEX, e->span, NULL, ok, i.taint);
     *index = i64;
     *taint = i.taint | c->taint;
@@ -377,7 +377,7 @@ static Z3_ast int_limit(Verifier *V, const Type *t, bool hi, unsigned width) {
 
 static VVal int_to_int(Verifier *V, VVal v, const Type *from, const Type *to, Span s) {
     Z3_ast w = ext(V, v.t, from, 128u - (unsigned)type_bits(from));
-    Z3_ast ok = and2(V, Z3_mk_bvsge(V->z, w, int_limit(V, to, false, 128)),
+    Z3_ast ok = verify_and(V, Z3_mk_bvsge(V->z, w, int_limit(V, to, false, 128)),
                      Z3_mk_bvsle(V->z, w, int_limit(V, to, true, 128)));
     verify_guard(V, VK_CONVERT, s, NULL, ok, v.taint);
     return (VVal){Z3_mk_extract(V->z, (unsigned)type_bits(to) - 1, 0, w), v.taint};
@@ -390,7 +390,7 @@ static VVal float_to_int(Verifier *V, VVal v, const Type *from, const Type *to, 
     bool sign = type_is_signed(to);
     Z3_ast t = Z3_mk_fpa_round_to_integral(z, Z3_mk_fpa_rtz(z), v.t);
     double lo = sign ? -ldexp(1.0, (int)bits - 1) : 0.0, hi = ldexp(1.0, sign ? (int)bits - 1 : (int)bits);
-    Z3_ast ok = and2(V, Z3_mk_fpa_geq(z, t, fp_of_double(V, from, lo)), Z3_mk_fpa_lt(z, t, fp_of_double(V, from, hi)));
+    Z3_ast ok = verify_and(V, Z3_mk_fpa_geq(z, t, fp_of_double(V, from, lo)), Z3_mk_fpa_lt(z, t, fp_of_double(V, from, hi)));
     verify_guard(V, VK_FLOAT_CONVERT, s, NULL, ok, v.taint);
     Z3_ast r = sign ? Z3_mk_fpa_to_sbv(z, Z3_mk_fpa_rtz(z), v.t, bits) : Z3_mk_fpa_to_ubv(z, Z3_mk_fpa_rtz(z), v.t, bits);
     return (VVal){r, v.taint};
@@ -442,7 +442,7 @@ static VVal convert_value(Verifier *V, VVal v, const Type *from, const Type *to,
 /* cairn_min/max_f*: a NaN gives NaN, of two zeros min takes -0 and max +0. */
 static Z3_ast float_minmax(Verifier *V, Z3_ast a, Z3_ast b, bool is_min) {
     Z3_context z = V->z;
-    Z3_ast nan = or2(V, Z3_mk_fpa_is_nan(z, a), Z3_mk_fpa_is_nan(z, b));
+    Z3_ast nan = verify_or(V, Z3_mk_fpa_is_nan(z, a), Z3_mk_fpa_is_nan(z, b));
     Z3_ast neg_a = Z3_mk_fpa_is_negative(z, a);
     Z3_ast on_tie = is_min ? Z3_mk_ite(z, neg_a, a, b) : Z3_mk_ite(z, neg_a, b, a);
     Z3_ast lt = Z3_mk_fpa_lt(z, a, b);
@@ -466,7 +466,7 @@ static VVal exact_fn(Verifier *V, Expr *e, Builtin b) {
         if (b != BI_ABS || !type_is_signed(t)) return a;
         Z3_ast neg = Z3_mk_bvslt(z, a.t, verify_int_const(V, t, 0));
         Z3_ast saved = V->pc;
-        V->pc = and2(V, V->pc, neg);   /* cairn_abs negates only a negative value */
+        V->pc = verify_and(V, V->pc, neg);   /* cairn_abs negates only a negative value */
         VVal n = int_arith(V, BIN_SUB, (VVal){verify_int_const(V, t, 0), 0}, a, t, e->span);
         V->pc = saved;
         return (VVal){Z3_mk_ite(z, neg, n.t, a.t), a.taint};
@@ -487,7 +487,7 @@ static VVal quantize(Verifier *V, Expr *e, bool stochastic) {
     unsigned taint = x.taint | scale.taint;
     if (stochastic) taint |= verify_expr(V, e->u.call.args[2]).taint;
     Z3_ast zero = fp_of_double(V, type_scalar(TY_F32), 0.0);
-    Z3_ast scale_ok = and2(V, Z3_mk_fpa_gt(z, scale.t, zero), Z3_mk_not(z, Z3_mk_fpa_is_infinite(z, scale.t)));
+    Z3_ast scale_ok = verify_and(V, Z3_mk_fpa_gt(z, scale.t, zero), Z3_mk_not(z, Z3_mk_fpa_is_infinite(z, scale.t)));
     verify_guard(V, VK_QUANT_SCALE, e->span, NULL, scale_ok, scale.taint);
     verify_guard(V, VK_QUANT_NAN, e->span, NULL, Z3_mk_not(z, Z3_mk_fpa_is_nan(z, x.t)), x.taint);
     verify_unmodelled(V, e->span, "quantize's rounding of the exact quotient");
@@ -597,7 +597,11 @@ static VVal call(Verifier *V, Expr *e) {
             h.taint |= taint;
             return h;
         }
+        /* a builtin this model does not know (added since): it may write any view it
+         * is given, and whatever follows depends on it */
         verify_unmodelled(V, e->span, builtin_name(b));
+        for (int i = 0; i < e->u.call.nargs; i++) havoc_array(V, e->u.call.args[i], e->span, builtin_name(b));
+        V->alive_taint |= verify_taint_bit(V, e->span, arena_printf(V->prog->arena, "%s is not modelled", builtin_name(b)));
         break;
     }
     if (!e->type || e->type->kind == TY_VOID || !(type_is_scalar(e->type) || type_is_storage_float(e->type)))
@@ -629,6 +633,7 @@ VVal verify_expr(Verifier *V, Expr *e) {
     default: break;
     }
     verify_unmodelled(V, e->span, "this expression");
+    V->alive_taint |= verify_taint_bit(V, e->span, "an expression not modelled");
     if (e->type && (type_is_scalar(e->type) || type_is_storage_float(e->type)))
         return verify_havoc(V, e->type, e->span, "this expression");
     return (VVal){NULL, 0};

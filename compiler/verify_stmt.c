@@ -12,15 +12,6 @@
 
 #define VERIFY_MAX_DEPTH 16
 
-static Z3_ast and2(Verifier *V, Z3_ast a, Z3_ast b) {
-    Z3_ast args[2] = {a, b};
-    return Z3_mk_and(V->z, 2, args);
-}
-static Z3_ast or2(Verifier *V, Z3_ast a, Z3_ast b) {
-    Z3_ast args[2] = {a, b};
-    return Z3_mk_or(V->z, 2, args);
-}
-
 static bool modelled_scalar(const Type *t) { return t && (type_is_scalar(t) || type_is_storage_float(t)); }
 
 static Z3_ast fresh_const(Verifier *V, const char *name, Z3_sort sort) {
@@ -51,13 +42,13 @@ void verify_unroll(Verifier *V, const Binder *b, Span span,
     unsigned saved_taint = V->pc_taint;
     for (unsigned k = 0; k <= V->opt->unwind; k++) {
         Z3_ast i = Z3_mk_bvadd(V->z, lo.t, verify_int_const(V, t, k));
-        Z3_ast runs = and2(V, ran, sign ? Z3_mk_bvslt(V->z, i, hi.t) : Z3_mk_bvult(V->z, i, hi.t));
+        Z3_ast runs = verify_and(V, ran, sign ? Z3_mk_bvslt(V->z, i, hi.t) : Z3_mk_bvult(V->z, i, hi.t));
         if (k == V->opt->unwind) {   /* one more iteration than modelled */
             V->pc = saved;
-            V->beyond = or2(V, V->beyond, and2(V, verify_active(V), runs));
+            V->beyond = verify_or(V, V->beyond, verify_and(V, verify_active(V), runs));
             break;
         }
-        V->pc = and2(V, saved, runs);
+        V->pc = verify_and(V, saved, runs);
         V->pc_taint = saved_taint | lo.taint | hi.taint;
         body(V, (VVal){i, lo.taint}, ctx);
         ran = runs;
@@ -211,11 +202,11 @@ static void if_stmt(Verifier *V, Stmt *s) {
     VVal c = verify_expr(V, s->u.if_.cond);
     Z3_ast saved = V->pc;
     unsigned saved_taint = V->pc_taint;
-    V->pc = and2(V, saved, c.t);
+    V->pc = verify_and(V, saved, c.t);
     V->pc_taint |= c.taint;
     verify_block(V, s->u.if_.then);
     if (s->u.if_.els) {
-        V->pc = and2(V, saved, Z3_mk_not(V->z, c.t));
+        V->pc = verify_and(V, saved, Z3_mk_not(V->z, c.t));
         stmt(V, s->u.if_.els);
     }
     V->pc = saved;
@@ -229,7 +220,7 @@ static void return_stmt(Verifier *V, Stmt *s) {
         V->ret = V->ret ? Z3_mk_ite(V->z, active, v.t, V->ret) : v.t;
         V->ret_taint |= v.taint | V->pc_taint;
     }
-    V->returned = or2(V, V->returned, active);
+    V->returned = verify_or(V, V->returned, active);
     V->alive_taint |= V->pc_taint;
 }
 
@@ -328,14 +319,16 @@ VVal verify_call(Verifier *V, Expr *e) {
     if (recursive || !bind_args(V, fn, e, vals)) {
         V->nenv = mark;
         free(vals);
-        verify_unmodelled(V, e->span, recursive ? "a recursive call" : "this call's arguments");
+        const char *what = recursive ? "a recursive call" : "this call's arguments";
+        verify_unmodelled(V, e->span, what);   /* its writes are unknown: so is what follows */
+        V->alive_taint |= verify_taint_bit(V, e->span, arena_printf(V->prog->arena, "%s is not modelled", what));
         if (modelled_scalar(e->type)) return verify_havoc(V, e->type, e->span, "a call not modelled");
         return result;
     }
     free(vals);
     Z3_ast saved_pc = V->pc, saved_returned = V->returned, saved_ret = V->ret;
     unsigned saved_ret_taint = V->ret_taint;
-    V->pc = and2(V, V->pc, Z3_mk_not(V->z, V->returned));   /* the callee runs where the caller does */
+    V->pc = verify_and(V, V->pc, Z3_mk_not(V->z, V->returned));   /* the callee runs where the caller does */
     V->returned = Z3_mk_false(V->z);
     V->ret = modelled_scalar(fn->u.fn.ret) ? fresh_const(V, "noreturn", verify_sort(V, fn->u.fn.ret)) : NULL;
     V->ret_taint = 0;
@@ -406,7 +399,7 @@ VVal verify_run_top(Verifier *V, const Item *fn, VCell **finals) {
         V->collect = false;
         VVal r = verify_expr(V, fn->u.fn.requires);
         V->collect = collect;
-        V->assume = and2(V, V->assume, and2(V, V->alive, r.t));
+        V->assume = verify_and(V, V->assume, verify_and(V, V->alive, r.t));
         V->alive = Z3_mk_true(V->z);
     }
     V->ret = modelled_scalar(fn->u.fn.ret) ? fresh_const(V, "noreturn", verify_sort(V, fn->u.fn.ret)) : NULL;
