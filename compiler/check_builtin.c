@@ -312,7 +312,6 @@ static const Type *check_fragment_mma(Checker *c, Expr *e) {
         return ERR;
     }
     if (!warp_op_ok(c, e, NULL, 0)) return ERR;
-    defer_later(c, LATER_FRAGMENT, e->span, "tensor-core fragments");
     return acc;
 }
 
@@ -342,8 +341,7 @@ static const Type *check_mma_access(Checker *c, Expr *e, Builtin b) {
     if (b == BI_MMA_LOAD) {
         const Type *f = check_fragment_type(c, e->u.call.generics[0], e->span);
         if (!check_tile_args(c, e, 0, f, false)) return ERR;
-        defer_later(c, LATER_FRAGMENT, e->span, "tensor-core fragments");
-        return f;
+            return f;
     }
     if (b == BI_MMA_STORE) {
         const Type *acc = check_expr(c, arg(e, 4), NULL);
@@ -354,8 +352,7 @@ static const Type *check_mma_access(Checker *c, Expr *e, Builtin b) {
             return ERR;
         }
         if (!check_tile_args(c, e, 0, acc, true)) return ERR;
-        defer_later(c, LATER_FRAGMENT, e->span, "tensor-core fragments");
-        return type_scalar(TY_VOID);
+            return type_scalar(TY_VOID);
     }
     /* mma_get(acc, v) / mma_set(acc, v, x) */
     const Type *acc = check_expr(c, arg(e, 0), NULL);
@@ -369,7 +366,6 @@ static const Type *check_mma_access(Checker *c, Expr *e, Builtin b) {
         return ERR;
     }
     if (!warp_op_ok(c, e, NULL, 0)) return ERR;
-    defer_later(c, LATER_FRAGMENT, e->span, "tensor-core fragments");
     return b == BI_MMA_GET ? type_scalar(TY_F32) : acc;
 }
 

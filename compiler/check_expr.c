@@ -221,7 +221,6 @@ static const Type *check_fill(Checker *c, Expr *e) {
                    "a fragment fill that differs within a warp");
         return set_type(e, ERR);
     }
-    defer_later(c, LATER_FRAGMENT, e->span, "tensor-core fragments");
     return set_type(e, to);
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "lower_c_internal.h"
+#include "lower_mma.h"
 
 /* ---- emitting ---- */
 
@@ -67,6 +68,7 @@ const char *c_scalar(const Type *t) {
     case TY_F8E4M3: return "cairn_f8e4m3";
     case TY_F8E5M2: return "cairn_f8e5m2";
     case TY_VOID: return "void";
+    case TY_FRAGMENT: return lower_fragment_ctype(t);   /* lower_mma.c */
     default: return "int";
     }
 }
@@ -148,7 +150,7 @@ static void lower_braced(Lower *L, const Block *b) {
 
 static void lower_let(Lower *L, const Stmt *s) {
     const Symbol *sym = s->u.let.sym;
-    if (!type_is_scalar(sym->type) && !type_is_storage_float(sym->type)) {
+    if (!type_is_scalar(sym->type) && !type_is_storage_float(sym->type) && sym->type->kind != TY_FRAGMENT) {
         unsupported(L, s->span, "a let of this type");
         return;
     }

@@ -435,6 +435,7 @@ const char *lower_expr(Lower *L, Expr *e) {
         return place ? bind(L, e->type, place) : "0";
     }
     case EXPR_CONVERT:
+        if (e->type->kind == TY_FRAGMENT) return lower_fragment_fill(L, e);   /* lower_mma.c */
         return lower_convert(L, lower_expr(L, e->u.convert.arg), e->u.convert.arg->type,
                              e->u.convert.to, e->span);
     case EXPR_REDUCE: return lower_reduce(L, e);

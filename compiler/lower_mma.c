@@ -25,9 +25,11 @@
  * (sm_80 and later): WMMA 16 x 16 x 16 with f32 accumulation. fp8 is widened to f16
  * first (exactly): Ada's and Hopper's fp8 tensor cores keep about 14 bits of the f32
  * accumulation, which breaks the contract's bound, and sm_80 has none. */
-static void mma_instruction(cJSON *e, const Type *t) {
-    bool bf = t->kind == TY_BF16;   /* PTX spells the f16 form with its f32 types only */
-    const char *wmma = bf ? "wmma.mma.sync.aligned.row.row.m16n16k16.f32.bf16.bf16.f32"
+static void mma_instruction(cJSON *e, const Type *t, bool mma_sync) {
+    bool bf = t->kind == TY_BF16;   /* PTX spells the f16 WMMA form with its f32 types only */
+    const char *wmma = mma_sync ? (bf ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+                                      : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+                     : bf ? "wmma.mma.sync.aligned.row.row.m16n16k16.f32.bf16.bf16.f32"
                           : "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32";
     cJSON *by = cJSON_AddObjectToObject(e, "instruction");
     cJSON_AddStringToObject(by, "host", "reference loop, increasing k");
@@ -37,7 +39,7 @@ static void mma_instruction(cJSON *e, const Type *t) {
         cJSON_AddStringToObject(e, "widen", "to f16 (exact) before the f16 instruction");
 }
 
-static void numerics_mma(Lower *L, const Type *t) {
+static void numerics_mma(Lower *L, const Type *t, bool mma_sync) {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "op", "mma");
     cJSON_AddStringToObject(e, "from", type_word(t));
@@ -47,7 +49,7 @@ static void numerics_mma(Lower *L, const Type *t) {
     cJSON_AddStringToObject(e, "products", "exact");
     cJSON_AddStringToObject(e, "emulated_order", "increasing k");
     cJSON_AddStringToObject(e, "bound", "(k + 1) * 2^-22 * (|c| + sum |a b|)");
-    mma_instruction(e, t);
+    mma_instruction(e, t, mma_sync);
     numerics_add(L, e);
 }
 
@@ -65,7 +67,7 @@ static const char *lower_matrix_mma(Lower *L, Expr *e) {
     const char *entry = !device ? "" : L->cuda ? "device_" : "tiled_";
     if (device && L->cuda && !strstr(L->dev.data ? L->dev.data : "", "cairn_mma_device_cuda.h"))
         sb_puts(&L->dev, "#include \"cairn_mma_device_cuda.h\"   /* mma_unordered's tiling */\n\n");
-    numerics_mma(L, t);
+    numerics_mma(L, t, false);
     emit(L, "cairn_mma_%s%s(%s%s);", entry, type_word(t), args.data, at(L, e->span));
     sb_free(&args);
     return NULL;
@@ -104,16 +106,109 @@ static const char *lower_layout_method(Lower *L, Expr *e) {
     return v;
 }
 
-const char *lower_mma_call(Lower *L, Expr *e) {
-    switch (e->u.call.builtin) {
-    case BI_MMA_UNORDERED:
-        if (e->u.call.nargs == 6) return lower_matrix_mma(L, e);
-        break;
-    case BI_LAYOUT_COSIZE: case BI_LAYOUT_SIZE: case BI_LAYOUT_AT: case BI_LAYOUT_ROW: case BI_LAYOUT_COL:
-        return lower_layout_method(L, e);
-    default:
-        break;
+/* ---- fragments (emulated: runtime/cairn_fragment.h) ---- */
+
+/* Rows and columns of the matrix a fragment holds: A is M x K, B is K x N, Acc M x N. */
+static int frag_rows(const Type *f) { return f->u.frag.role == FRAG_B ? f->u.frag.k : f->u.frag.m; }
+static int frag_cols(const Type *f) { return f->u.frag.role == FRAG_A ? f->u.frag.k : f->u.frag.n; }
+
+const char *lower_fragment_ctype(const Type *t) {
+    int count = frag_rows(t) * frag_cols(t);
+    return count <= 128 ? "cairn_frag128" : count <= 256 ? "cairn_frag256" : "cairn_frag512";
+}
+
+/* This thread's lane in its warp. */
+static const char *lane(Lower *L) { return L->cuda ? "(threadIdx.x & 31u)" : "(unsigned)(cairn_t & 31u)"; }
+
+static bool fragments_lowered(Lower *L, Span s) {
+    if (!L->cuda) return true;
+    unsupported(L, s, "tensor-core fragments for a CUDA target (build it with --emulate)");
+    return false;
+}
+
+/* F(x): every element x, an operand's rounded once to its f16 or bf16. */
+const char *lower_fragment_fill(Lower *L, Expr *e) {
+    const Type *f = e->type, *el = f->u.frag.elem;
+    if (!fragments_lowered(L, e->span)) return "0";
+    const char *v = lower_expr(L, e->u.convert.arg);
+    if (el->kind != TY_F32) {
+        numerics_convert(L, type_scalar(TY_F32), el);
+        v = FMT("cairn_%s_to_f32(cairn_f32_to_%s(%s))", type_word(el), type_word(el), v);
     }
-    unsupported(L, e->span, "tensor-core fragments");
+    const char *x = new_tmp(L);
+    emit(L, "%s %s;", lower_fragment_ctype(f), x);
+    emit(L, "cairn_frag_fill(%s.v, %d, %s);", x, frag_rows(f) * frag_cols(f), v);
+    return x;
+}
+
+/* The tile's C arguments, its layout literal, and fragment coordinates i and j. */
+static void tile_args(Lower *L, Expr *e, const char **tile, const char **layout, const char **i, const char **j) {
+    char lit[512];
+    *tile = lower_arg(L, e->u.call.args[0], e->u.call.args[0]->type);
+    *layout = FMT("%s", layout_c_literal(e->u.call.args[1]->layout, lit, sizeof lit));
+    *i = lower_expr(L, e->u.call.args[2]);
+    *j = lower_expr(L, e->u.call.args[3]);
+}
+
+static const char *lower_fragment_load(Lower *L, Expr *e) {
+    const Type *f = e->type;
+    const char *tile, *layout, *i, *j;
+    tile_args(L, e, &tile, &layout, &i, &j);
+    const char *x = new_tmp(L);
+    emit(L, "%s %s;", lower_fragment_ctype(f), x);
+    emit(L, "cairn_frag_load_%s(%s.v, %d, %d, %s, &%s, %s, %s, %s);", type_word(f->u.frag.elem), x, frag_rows(f),
+         frag_cols(f), tile, layout, i, j, at(L, e->span));
+    return x;
+}
+
+static const char *lower_fragment_store(Lower *L, Expr *e) {
+    const Type *f = e->u.call.args[4]->type;
+    const char *tile, *layout, *i, *j;
+    tile_args(L, e, &tile, &layout, &i, &j);
+    const char *acc = lower_expr(L, e->u.call.args[4]);
+    emit(L, "cairn_frag_store(%s, &%s, %s, %s, %s.v, %d, %d, %d, %s, %s);", tile, layout, i, j, acc, frag_rows(f),
+         frag_cols(f), f->u.frag.family == FRAG_MMA, lane(L), at(L, e->span));
     return NULL;
+}
+
+static const char *lower_fragment_mma(Lower *L, Expr *e) {
+    const Type *acc = e->u.call.args[0]->type, *a = e->u.call.args[1]->type;
+    const char *c = lower_expr(L, e->u.call.args[0]);
+    const char *x = lower_expr(L, e->u.call.args[1]);
+    const char *y = lower_expr(L, e->u.call.args[2]);
+    const char *r = new_tmp(L);
+    numerics_mma(L, a->u.frag.elem, acc->u.frag.family == FRAG_MMA);
+    emit(L, "%s %s = %s;", lower_fragment_ctype(acc), r, c);
+    emit(L, "cairn_frag_mma(%s.v, %s.v, %s.v, %d, %d, %d);", r, x, y, acc->u.frag.m, acc->u.frag.n, acc->u.frag.k);
+    return r;
+}
+
+/* mma_get(acc, v) / mma_set(acc, v, x): this lane's value v of an mma.sync accumulator. */
+static const char *lower_fragment_element(Lower *L, Expr *e) {
+    const char *acc = lower_expr(L, e->u.call.args[0]);
+    const char *v = lower_expr(L, e->u.call.args[1]);
+    const char *index = FMT("cairn_frag_share_index(%s, %s, %s)", lane(L), v, at(L, e->span));
+    const char *r = new_tmp(L);
+    if (e->u.call.builtin == BI_MMA_GET) {
+        emit(L, "float %s = %s.v[%s];", r, acc, index);
+        return r;
+    }
+    const char *x = lower_expr(L, e->u.call.args[2]);
+    emit(L, "%s %s = %s;", lower_fragment_ctype(e->type), r, acc);
+    emit(L, "%s.v[%s] = %s;", r, index, x);
+    return r;
+}
+
+const char *lower_mma_call(Lower *L, Expr *e) {
+    Builtin b = e->u.call.builtin;
+    if (b == BI_MMA_UNORDERED && e->u.call.nargs == 6) return lower_matrix_mma(L, e);
+    if (b >= BI_LAYOUT_COSIZE && b <= BI_LAYOUT_COL) return lower_layout_method(L, e);
+    if (b >= BI_LAYOUT_ROWS && b <= BI_LAYOUT_SPREAD) return "0";   /* a layout's value is folded */
+    if (!fragments_lowered(L, e->span)) return b == BI_MMA_STORE ? NULL : "0";
+    switch (b) {
+    case BI_MMA_UNORDERED: return lower_fragment_mma(L, e);
+    case BI_MMA_LOAD: return lower_fragment_load(L, e);
+    case BI_MMA_STORE: return lower_fragment_store(L, e);
+    default: return lower_fragment_element(L, e);
+    }
 }

@@ -11,4 +11,10 @@
 /* The C value of the call (NULL for a statement call), after emitting what it needs. */
 const char *lower_mma_call(Lower *L, Expr *e);
 
+/* A fragment fill, WmmaAcc[f32, 16, 16, 16](0.0) (an EXPR_CONVERT to a fragment type). */
+const char *lower_fragment_fill(Lower *L, Expr *e);
+
+/* The C type of a fragment (runtime/cairn_fragment.h: a struct of its elements). */
+const char *lower_fragment_ctype(const Type *t);
+
 #endif

@@ -12,6 +12,7 @@
 #include "cairn_mm_enclose.h"
 #include "cairn_layout.h"
 #include "cairn_mma.h"
+#include "cairn_fragment.h"
 #include "cairn_device.h"
 
 #endif

@@ -28,7 +28,7 @@ def test_every_code_has_two_refused_and_one_accepted_golden():
     codes = [line.split()[0] for line in listing.splitlines()]
     golden = sorted((ROOT / "tests/golden/check").glob("*.cairn"))
     missing = []
-    for code in codes:
+    for code in (c for c in codes if c != "E-UNSUPPORTED"):   # a build's refusal (test_explain_cli)
         stem = code[2:].lower().replace("-", "_")
         refused = [p for p in golden if re.search(rf"(//~|ERROR|EXPECT)\s*{code}\b", p.read_text())]
         accepted = [p for p in golden if p.stem.startswith(stem) and p.stem.endswith("_ok")]
