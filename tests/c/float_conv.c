@@ -39,25 +39,23 @@ static int target_index(const char *name) {
 #define f64_of cairn__f64_from_bits
 #define bits_of cairn__f32_bits
 
-static void widen(int fmt) {
+/* Every bit pattern of FMT widened, as f32 bits or (to64) as f64 bits. */
+static void widen(int fmt, int to64) {
     uint32_t count = fmt < 2 ? 65536u : 256u;
     for (uint32_t h = 0; h < count; h++) {
-        float w = fmt == 0   ? cairn_f16_to_f32((cairn_f16)h)
-                  : fmt == 1 ? cairn_bf16_to_f32((cairn_bf16)h)
-                  : fmt == 2 ? cairn_f8e4m3_to_f32((cairn_f8e4m3)h)
-                             : cairn_f8e5m2_to_f32((cairn_f8e5m2)h);
-        printf("%08" PRIx32 "\n", bits_of(w));
-    }
-}
-
-static void widen64(int fmt) {
-    uint32_t count = fmt < 2 ? 65536u : 256u;
-    for (uint32_t h = 0; h < count; h++) {
-        double w = fmt == 0   ? cairn_f16_to_f64((cairn_f16)h)
-                   : fmt == 1 ? cairn_bf16_to_f64((cairn_bf16)h)
-                   : fmt == 2 ? cairn_f8e4m3_to_f64((cairn_f8e4m3)h)
-                              : cairn_f8e5m2_to_f64((cairn_f8e5m2)h);
-        printf("%016" PRIx64 "\n", cairn__f64_bits(w));
+        if (to64) {
+            double w = fmt == 0   ? cairn_f16_to_f64((cairn_f16)h)
+                       : fmt == 1 ? cairn_bf16_to_f64((cairn_bf16)h)
+                       : fmt == 2 ? cairn_f8e4m3_to_f64((cairn_f8e4m3)h)
+                                  : cairn_f8e5m2_to_f64((cairn_f8e5m2)h);
+            printf("%016" PRIx64 "\n", cairn__f64_bits(w));
+        } else {
+            float w = fmt == 0   ? cairn_f16_to_f32((cairn_f16)h)
+                      : fmt == 1 ? cairn_bf16_to_f32((cairn_bf16)h)
+                      : fmt == 2 ? cairn_f8e4m3_to_f32((cairn_f8e4m3)h)
+                                 : cairn_f8e5m2_to_f32((cairn_f8e5m2)h);
+            printf("%08" PRIx32 "\n", bits_of(w));
+        }
     }
 }
 
@@ -181,10 +179,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "float_conv: %s needs a storage float format\n", mode);
         return 2;
     }
-    if (strcmp(mode, "widen") == 0)
-        widen(t);
-    else if (strcmp(mode, "widen64") == 0)
-        widen64(t);
+    if (strcmp(mode, "widen") == 0 || strcmp(mode, "widen64") == 0)
+        widen(t, mode[5] == '6');
     else if (strstr(" from32 from64 try32 try64 quant stoch ", mode) && strlen(mode) >= 5)
         stream(mode, t);
     else {
