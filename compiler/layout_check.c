@@ -23,6 +23,13 @@ static Builtin constructor_of(const Expr *e) {
     return BI_NONE;
 }
 
+static const Layout *fold(Checker *c, Expr *e, int depth);
+
+static const char *say_inner(char *msg, size_t cap) {
+    snprintf(msg, cap, "the layout it builds on has no value (a cycle of layouts, or an error reported there)");
+    return msg;
+}
+
 /* Builds (not yet proves) the layout a constructor call makes. *why is set when the
  * arguments make none; a NULL result with *why NULL means an argument is not constant
  * (or its layout failed, reported where it is written). */
@@ -37,8 +44,9 @@ static const char *build(Checker *c, Expr *e, Builtin b, Layout *out, char *msg,
             return NULL;
         }
     if (!first) return layout_rows(v[0], v[1], b == BI_LAYOUT_COLS, out, msg, cap);
-    const Layout *inner = check_layout_value(c, arg(e, 0));
-    if (!inner) return NULL;
+    const Layout *inner = fold(c, arg(e, 0), depth + 1); /* depth bounds a cycle of layouts */
+    if (!inner) /* never prove `out` unset: a cycle of layouts, or an inner error */
+        return say_inner(msg, cap);
     if (b == BI_LAYOUT_PAD) return layout_pad(inner, v[1], out, msg, cap);
     if (b == BI_LAYOUT_SWIZZLE) return layout_swizzle(inner, v[1], v[2], v[3], out, msg, cap);
     return layout_spread(inner, &v[1], out, msg, cap);
