@@ -1,5 +1,6 @@
 /* child.c: the agent's child processes (cairn build, the built program, probes). Each
- * runs in its own process group so a timeout or a cancellation can stop all of it. */
+ * runs in its own process group so a timeout or a cancellation can stop all of it, and
+ * dies with the agent (a parent-death signal), so a killed agent leaves no case running. */
 #include "agent.h"
 
 #include <errno.h>
@@ -8,11 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void exec_child(char *const argv[], const char *cwd, char *const env[], const char *log)
+static void exec_child(char *const argv[], const char *cwd, char *const env[], const char *log,
+                       pid_t agent)
 {
+    /* A killed agent (even by SIGKILL) takes its case with it: the kernel sends the child
+     * SIGKILL when the agent's thread dies. Checked after, in case it already has. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != agent)
+        _exit(125);
     setpgid(0, 0);
     if (cwd && chdir(cwd) != 0)
         _exit(126);
@@ -37,11 +44,12 @@ static void exec_child(char *const argv[], const char *cwd, char *const env[], c
 int run_child(char *const argv[], const char *cwd, char *const env[], const char *log,
               double timeout_s, double tick_s, ChildTick tick, void *ctx)
 {
+    pid_t agent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         return -1;
     if (pid == 0)
-        exec_child(argv, cwd, env, log);
+        exec_child(argv, cwd, env, log, agent);
     setpgid(pid, pid);
     double start = now_seconds(), next_tick = start + tick_s;
     int status = 0, outcome = 0;

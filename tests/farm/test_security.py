@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import resource
+import signal
 import socket
 import subprocess
 import sqlite3
@@ -559,3 +560,26 @@ def test_agent_keeps_long_observation_lines_and_fails_oversized_ones_loudly(tmp_
         assert "over 1 MiB" in failed("examples/huge_line.cairn")["observations_read"]
         assert "name" in failed("examples/long_name.cairn")["observations_read"]
         assert "8 MiB" in failed("examples/big_raw.cairn")["raw_within_limit"]
+
+
+def process_gone(pid):
+    try:
+        state = pathlib.Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return "\nState:\tZ" in state or "\nState:\tX" in state
+
+
+def test_a_killed_agent_leaves_no_case_running(tmp_path):
+    """SIGKILL an agent while its case's program runs (it would sleep a minute): the
+    program dies with it (before, it ran on, orphaned)."""
+    with Farm(tmp_path, lease=20) as farm:
+        agent = farm.agent("a", env={"FAKE_CAIRN_SLEEP": "60"})
+        farm.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
+        pidfile = tmp_path / "pids"
+        pids = wait_for(lambda: pidfile.exists() and pidfile.read_text().split(), 60,
+                        "the case's program to start")
+        assert not process_gone(int(pids[0]))
+        agent.send_signal(signal.SIGKILL)
+        agent.wait(10)
+        wait_for(lambda: process_gone(int(pids[0])), 10, "the case's program to die")
