@@ -12,7 +12,8 @@
 #
 # Without a GPU it says so, runs the emulated half and exits 0 unless that half itself
 # breaks a promise. Knobs (environment):
-#   GPU_PROGRAMS   programs, relative to GPU_SRC (default: those of examples/*.cairn and
+#   GPU_PROGRAMS   programs, relative to GPU_SRC (default: those of examples/ (and its
+#                  folders, examples/tensor) and
 #                  the suite's device programs, tests/gpu/programs/*.cairn and
 #                  tests/device/programs/*.cairn, that observe something)
 #   GPU_SRC        the folder those paths are relative to (default: the checkout)
@@ -61,9 +62,9 @@ if ! "$CAIRN" build --help 2>&1 | grep -q -e --emulate; then
   say "this cairn has no --emulate: the emulated half builds for the host target"
 fi
 if [ -z "${GPU_PROGRAMS:-}" ]; then   # a program that observes nothing gives no evidence
-  GPU_PROGRAMS=$(cd "$src" && grep -l 'observe(' examples/*.cairn tests/gpu/programs/*.cairn \
-                   tests/device/programs/*.cairn 2>/dev/null || true)
-  skipped=$(cd "$src" && grep -L 'observe(' tests/device/programs/*.cairn 2>/dev/null || true)
+  candidates="examples/*.cairn examples/*/*.cairn tests/gpu/programs/*.cairn tests/device/programs/*.cairn"
+  GPU_PROGRAMS=$(cd "$src" && grep -l 'observe(' $candidates 2>/dev/null || true)
+  skipped=$(cd "$src" && grep -L 'observe(' $candidates 2>/dev/null || true)
   [ -n "$skipped" ] && say "skipped (they observe nothing): $(echo $skipped)"
 fi
 
