@@ -12,10 +12,11 @@
  * (E-COOP-BARRIER), so all threads of a block pass the same dynamic barriers, and two
  * accesses can run in one phase only if both are reachable from one origin (the region's
  * entry or a barrier) along barrier-free paths. A breadth-first walk from each origin
- * records, for each access it reaches, which loops the path "crossed" (took the back
- * edge of, or left): two accesses reached without crossing a loop that encloses both
- * run in the same iteration of it; otherwise their loop variables are independent. A
- * loop around a barrier thereby joins the end of one iteration to the start of the next.
+ * records, for each access it reaches, how often the path went around each loop (0, 1,
+ * or "more or left it"): two accesses reached going around a loop that encloses both at
+ * most once each are at iterations origin + laps, so their loop variables are tied (equal,
+ * or one apart); otherwise they are independent. A loop around a barrier thereby joins
+ * the end of one iteration to the start of the next, exactly.
  *
  * The decision. For each pair that can share a phase, with at least one write, the
  * question "can two different threads (t1 != t2, same g; or g1 != g2 for device views)
@@ -154,7 +155,11 @@ static bool eliminate_equalities(Sys *s) {
         if (ei < 0) break;
         if (!substitute(s, ei, v)) { s->overflow = true; return true; }
     }
-    /* Equalities without a unit coefficient: as two inequalities (sound, less precise). */
+    return true;
+}
+
+/* Equalities without a unit coefficient: as two inequalities (sound, less precise). */
+static bool relax_equalities(Sys *s) {
     int n = s->n;
     for (int i = 0; i < n; i++) {
         if (!s->rows[i].eq) continue;
@@ -166,11 +171,71 @@ static bool eliminate_equalities(Sys *s) {
     return sys_clean(s);
 }
 
+/* The constant bounds rows of one variable give it (lo <= v <= hi); false if unbounded. */
+static bool var_range(const Sys *s, int v, int64_t *lo, int64_t *hi) {
+    bool has_lo = false, has_hi = false;
+    for (int i = 0; i < s->n; i++) {
+        const Row *r = &s->rows[i];
+        bool single = r->a[v] != 0;
+        for (int j = 0; j < s->nv && single; j++) single = j == v || r->a[j] == 0;
+        if (!single || r->eq) continue;
+        if (r->a[v] > 0) {   /* a v + c >= 0: v >= ceil(-c / a) */
+            int64_t b = -floor_div(r->c, r->a[v]);
+            if (!has_lo || b > *lo) *lo = b;
+            has_lo = true;
+        } else {             /* -a v + c >= 0: v <= floor(c / a) */
+            int64_t b = floor_div(r->c, -r->a[v]);
+            if (!has_hi || b < *hi) *hi = b;
+            has_hi = true;
+        }
+    }
+    return has_lo && has_hi;
+}
+
+static bool sys_feasible_within(Sys *s, int *budget);
+
+/* An equality with no unit coefficient (16 t1 - 16 t2 - 31 b + 2 = 0) needs divisibility,
+ * which inequalities cannot say: when one of its variables has a small range, try each
+ * value. Returns -1 when no such variable (or no budget) is left, else the answer. */
+static int split_equality(Sys *s, int *budget) {
+    int best = -1;
+    int64_t blo = 0, bhi = 0;
+    for (int i = 0; i < s->n; i++) {
+        if (!s->rows[i].eq) continue;
+        for (int v = 0; v < s->nv; v++) {
+            int64_t lo = 0, hi = 0;
+            if (!s->rows[i].a[v] || !var_range(s, v, &lo, &hi)) continue;
+            if (best < 0 || hi - lo < bhi - blo) { best = v; blo = lo; bhi = hi; }
+        }
+    }
+    if (best < 0 || bhi - blo > 64 || *budget < bhi - blo + 1) return -1;
+    *budget -= (int)(bhi - blo + 1);
+    for (int64_t x = blo; x <= bhi; x++) {
+        Sys t = {.nv = s->nv};
+        for (int i = 0; i < s->n; i++) *sys_row(&t, s->rows[i].eq) = s->rows[i];
+        Row *fix = sys_row(&t, true);
+        fix->a[best] = 1;
+        fix->c = -x;
+        bool ok = sys_feasible_within(&t, budget);
+        free(t.rows);
+        if (ok) return 1;
+    }
+    return 0;
+}
+
 /* Whether the system may have an integer solution (false: proven none). */
 static bool sys_feasible(Sys *s) {
+    int budget = 2048;
+    return sys_feasible_within(s, &budget);
+}
+
+static bool sys_feasible_within(Sys *s, int *budget) {
     for (;;) {
         if (!eliminate_equalities(s)) return false;   /* also those each step implies */
         if (s->overflow) return true;
+        int split = split_equality(s, budget);
+        if (split >= 0) return split;
+        if (!relax_equalities(s)) return false;
         /* Prefer a variable whose lower or upper bounds all have coefficient 1: its
          * elimination loses no integer solutions (the Omega test's exact shadow). */
         int best = -1;
@@ -233,6 +298,12 @@ typedef struct Loop { Symbol *var; Expr *lo, *count; } Loop;
 
 /* crossing: a loop id, or -1; exit: leaving the loop (else going around it again) */
 typedef struct Edge { int to; int crossing; bool exit; } Edge;
+
+/* How often a path went around each loop since its origin, 2 bits a loop: 0, 1, or 2
+ * for "more, or it left the loop" (then nothing ties the iterations together). */
+typedef uint64_t Laps;
+
+static unsigned laps_of(Laps l, int id) { return (unsigned)(l >> (2 * id)) & 3u; }
 
 typedef struct Node {
     int access;         /* -1 when none */
@@ -477,7 +548,10 @@ typedef struct Pair {
     Phase *p;
     Sys sys;
     bool same_block;
-    unsigned equal_loops;   /* loops both threads are in the same iteration of */
+    unsigned tied;          /* loops whose iterations the paths relate: i = base + laps */
+    unsigned equal_loops;   /* tied loops both threads are in the same iteration of */
+    int laps[2][MAXLOOPS];  /* per thread: times around each tied loop since the origin */
+    unsigned bounded[2];    /* per thread: tied loops whose bounds are constrained */
     struct { const void *key; int side; int var; } keys[MAXV];
     int nkeys;
     int fresh;              /* counter for unknowns that are never shared */
@@ -553,13 +627,19 @@ static Lin unknown(Pair *q) {
     return lin_var(var_for(q, (const void *)(intptr_t)(1000 + q->fresh++), 2, &created));
 }
 
-/* A loop variable: lo <= v < count, in its own iteration or shared with the other
- * thread's when both run the same iteration. */
+/* A loop variable: lo <= v < count. For a tied loop both threads share one base, the
+ * iteration of the phase's origin, and each is `laps` iterations past it; otherwise each
+ * thread's is its own. */
 static Lin loop_var(Pair *q, int id, int side, int depth) {
-    bool shared = q->same_block && (q->equal_loops >> id & 1u);
+    bool tied = q->same_block && (q->tied >> id & 1u);
     bool created;
-    int v = var_for(q, (const void *)(intptr_t)(KEY_LOOP * 100 + id), shared ? 0 : side, &created);
+    int v = var_for(q, (const void *)(intptr_t)(KEY_LOOP * 100 + id), tied ? 0 : side, &created);
     Lin x = lin_var(v);
+    if (tied && x.ok) {
+        x.c = q->laps[side][id];
+        created = !(q->bounded[side] >> id & 1u);
+        q->bounded[side] |= 1u << id;
+    }
     if (created && x.ok) {
         Loop *L = &q->p->loops[id];
         Lin lo = L->lo ? linearize(q, L->lo, side, depth + 1) : lin_const(0);
@@ -769,8 +849,14 @@ static Lin element(Pair *q, const Touch *a, int side) {
 static bool warp_kind(AccKind k) { return k == ACC_WARP_READ || k == ACC_WARP_WRITE; }
 
 /* Whether a thread at `a` and another at `b` may touch one element. */
-static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned equal, int order) {
-    Pair q = {.p = p, .same_block = same_block, .equal_loops = equal};
+static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned tied,
+                        Laps la, Laps lb, int order) {
+    Pair q = {.p = p, .same_block = same_block, .tied = tied};
+    for (int id = 0; id < MAXLOOPS; id++) {
+        q.laps[0][id] = (int)laps_of(la, id);
+        q.laps[1][id] = (int)laps_of(lb, id);
+        if ((tied >> id & 1u) && q.laps[0][id] == q.laps[1][id]) q.equal_loops |= 1u << id;
+    }
     for (int i = 0; i < a->nguards; i++) add_condition(&q, a->guards[i].cond, a->guards[i].negated, 0);
     for (int i = 0; i < b->nguards; i++) add_condition(&q, b->guards[i].cond, b->guards[i].negated, 1);
     for (int i = 0; i < a->nloops; i++) loop_var(&q, a->loops[i], 0, 0);
@@ -807,19 +893,13 @@ static bool one_warp(Phase *p) {
     return const_eval_int(p->c, p->region->u.blocks.threads.count, &T, 0) && T <= 32;
 }
 
-static bool collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned equal) {
+static bool collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned tied, Laps la, Laps lb) {
     if (same_block && a == b && warp_kind(a->kind)) return !one_warp(p);
     if (same_block && warp_kind(a->kind) && warp_kind(b->kind)) return true;
-    return may_collide(p, a, b, same_block, equal, -1) || may_collide(p, a, b, same_block, equal, +1);
+    return may_collide(p, a, b, same_block, tied, la, lb, -1) || may_collide(p, a, b, same_block, tied, la, lb, +1);
 }
 
 /* ---- which accesses share a phase ---- */
-
-/* How often a path went around each loop since its origin, 2 bits a loop: 0, 1, or 2
- * for "more, or it left the loop" (then nothing ties the iterations together). */
-typedef uint64_t Laps;
-
-static unsigned laps_of(Laps l, int id) { return (unsigned)(l >> (2 * id)) & 3u; }
 
 static Laps lap(Laps l, const Edge *e) {
     if (e->crossing < 0 || e->crossing >= MAXLOOPS) return l;
@@ -869,13 +949,13 @@ static Reach *reach_from(Phase *p, int origin, int *nout, bool *gave_up) {
 }
 
 /* Loops enclosing both accesses whose iterations the two paths tie together: each went
- * around it the same number of times (0 or 1) and neither left it. */
+ * around it at most once and neither left it, so thread k is at origin + laps_k. */
 static unsigned common_loops(const Touch *a, const Touch *b, Laps la, Laps lb) {
     unsigned m = 0;
     for (int i = 0; i < a->nloops; i++)
         for (int j = 0; j < b->nloops; j++) {
             int id = a->loops[i];
-            if (id == b->loops[j] && id < MAXLOOPS && laps_of(la, id) == laps_of(lb, id) && laps_of(la, id) < 2)
+            if (id == b->loops[j] && id < MAXLOOPS && laps_of(la, id) < 2 && laps_of(lb, id) < 2)
                 m |= 1u << id;
         }
     return m;
@@ -915,8 +995,9 @@ static void check_pairs_in_phase(Phase *p, Reach *r, int n, Symbol ***done, int 
         for (int j = i; j < n; j++) {
             const Touch *a = &p->acc[r[i].access], *b = &p->acc[r[j].access];
             if (a->array != b->array || !conflicting_kinds(a->kind, b->kind)) continue;
-            unsigned equal = common_loops(a, b, r[i].laps, r[j].laps);
-            if (collide(p, a, b, true, equal) && first_report(done, ndone, a->array)) report(p, a, b, true);
+            unsigned tied = common_loops(a, b, r[i].laps, r[j].laps);
+            if (collide(p, a, b, true, tied, r[i].laps, r[j].laps) && first_report(done, ndone, a->array))
+                report(p, a, b, true);
         }
 }
 
@@ -928,7 +1009,7 @@ static void check_across_blocks(Phase *p, Symbol ***done, int *ndone) {
         for (int j = i; j < p->nacc; j++) {
             const Touch *a = &p->acc[i], *b = &p->acc[j];
             if (a->array != b->array || is_shared(a->array) || !conflicting_kinds(a->kind, b->kind)) continue;
-            if (collide(p, a, b, false, 0) && first_report(done, ndone, a->array)) report(p, a, b, false);
+            if (collide(p, a, b, false, 0, 0, 0) && first_report(done, ndone, a->array)) report(p, a, b, false);
         }
 }
 

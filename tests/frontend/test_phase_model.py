@@ -1,0 +1,146 @@
+"""The phase rule (E-COOP-PHASE) against a brute-force model.
+
+Random cooperative regions over one shared array: a sequence of writes, reads and
+barriers (some under `if t < C`), optionally inside a uniform loop `for i in 0..L`, with
+indices a*t + b*i + c, (t + c) % T and t / d. The model runs every thread through the
+region in Python, numbers each access by the barriers executed before it (its phase), and
+calls the program racy when two different threads touch one element in one phase with at
+least one write. The checker must refuse every racy program (soundness) and, for this
+affine family, which the language promises to decide exactly, accept every safe one.
+A second family writes a @device view from several blocks, which never synchronise.
+"""
+import random
+import sys
+import pathlib
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from frontlib import check  # noqa: E402
+
+
+def random_index(rng, T, loop):
+    form = rng.random()
+    if form < 0.15:
+        return ("mod", rng.randrange(0, T), None)
+    if form < 0.25:
+        return ("div", rng.choice([2, 4, 32]), None)
+    a = rng.choice([0, 1, 1, 1, 2, 32])
+    b = rng.choice([0, 1, 2, 4, 32, 64]) if loop else 0
+    return ("affine", (a, b), rng.randrange(0, 3))
+
+
+def index_text(ix, T):
+    kind, p, c = ix
+    if kind == "mod":
+        return f"(t + {p}) % {T}"
+    if kind == "div":
+        return f"t / {p}"
+    a, b = p
+    terms = [f"{a} * t" if a else "", f"{b} * i" if b else "", str(c)]
+    return " + ".join(x for x in terms if x)
+
+
+def index_value(ix, t, i):
+    kind, p, c = ix
+    if kind == "mod":
+        return (t + p) % T_OF[0]
+    if kind == "div":
+        return t // p
+    a, b = p
+    return a * t + b * i + c
+
+
+T_OF = [0]
+
+
+def random_program(rng):
+    T = rng.choice([4, 8, 32, 64])
+    T_OF[0] = T
+    loop = rng.random() < 0.6
+    L = rng.choice([2, 3, 4])
+    ops = []
+    for _ in range(rng.randrange(2, 5)):
+        r = rng.random()
+        if r < 0.25:
+            ops.append(("barrier",))
+        else:
+            guard = rng.choice([None, None, rng.randrange(1, T)])
+            ops.append(("write" if r < 0.6 else "read", random_index(rng, T, loop), guard))
+    return T, loop, L, ops
+
+
+def source(T, loop, L, ops):
+    size = 64 * T + 64 * 8 + 8
+    lines = [f"fn f(out:rw<f32>[{T}]@device) {{", f"  blocks g in 1 threads t in {T} {{",
+             f"    shared s:f32[{size}] = zeroed;"]
+    indent = "    "
+    if loop:
+        lines.append(f"    for i in 0..{L} {{")
+        indent = "      "
+    for n, op in enumerate(ops):
+        if op[0] == "barrier":
+            lines.append(indent + "barrier;")
+            continue
+        kind, ix, guard = op
+        stmt = (f"s[{index_text(ix, T)}] = 1.0;" if kind == "write"
+                else f"let v{n} = s[{index_text(ix, T)}];")
+        lines.append(indent + (f"if t < {guard} {{ {stmt} }}" if guard else stmt))
+    if loop:
+        lines.append("    }")
+    lines += ["  }", "}", ""]
+    return "\n".join(lines)
+
+
+def racy(T, loop, L, ops):
+    """Every thread runs the region; accesses keyed by (phase, element)."""
+    seen = {}
+    for t in range(T):
+        phase = 0
+        for i in range(L if loop else 1):
+            for op in ops:
+                if op[0] == "barrier":
+                    phase += 1
+                    continue
+                kind, ix, guard = op
+                if guard is not None and not t < guard:
+                    continue
+                key = (phase, index_value(ix, t, i))
+                for (t2, kind2) in seen.get(key, ()):
+                    if t2 != t and "write" in (kind, kind2):
+                        return True
+                seen.setdefault(key, set()).add((t, kind))
+    return False
+
+
+def verdict(tmp_path, text):
+    path = tmp_path / "p.cairn"
+    path.write_text(text)
+    rc, found, err = check(path)
+    codes = {c for c, _, _ in found}
+    assert rc in (0, 1) and codes <= {"E-COOP-PHASE"}, err
+    return rc == 1
+
+
+def test_phase_rule_matches_the_model(tmp_path):
+    rng = random.Random(20261201)
+    counts = {"racy": 0, "safe": 0}
+    for _ in range(300):
+        T, loop, L, ops = random_program(rng)
+        text = source(T, loop, L, ops)
+        want = racy(T, loop, L, ops)
+        counts["racy" if want else "safe"] += 1
+        got = verdict(tmp_path, text)
+        assert got == want, f"model says {'racy' if want else 'safe'}, checker {'refused' if got else 'accepted'}:\n{text}"
+    assert counts["racy"] > 20 and counts["safe"] > 20, counts
+
+
+def test_blocks_never_share_a_written_device_element(tmp_path):
+    rng = random.Random(7)
+    for _ in range(40):
+        G, T = rng.choice([2, 4]), rng.choice([4, 8, 32])
+        a, b, c = rng.choice([0, 1, T, 2 * T]), rng.choice([0, 1, 2]), rng.randrange(0, 3)
+        index = " + ".join(x for x in [f"{a} * g" if a else "", f"{b} * t" if b else "", str(c)] if x)
+        text = (f"fn f(out:rw<f32>[{4 * G * T + 8}]@device) {{\n"
+                f"  blocks g in {G} threads t in {T} {{ out[{index}] = 1.0; }}\n}}\n")
+        cells = [a * g + b * t + c for g in range(G) for t in range(T)]
+        want = len(set(cells)) < len(cells)
+        assert verdict(tmp_path, text) == want, text
