@@ -25,10 +25,9 @@ static Builtin constructor_of(const Expr *e) {
 
 static const Layout *fold(Checker *c, Expr *e, int depth);
 
-static const char *say_inner(char *msg, size_t cap) {
-    snprintf(msg, cap, "the layout it builds on has no value (a cycle of layouts, or an error reported there)");
-    return msg;
-}
+/* What build() says when the layout it builds on has none: a cycle of layouts or an
+ * error already reported where that layout is written, so nothing more is said. */
+static const char INNER_FAILED[] = "the layout it builds on has no value";
 
 /* Builds (not yet proves) the layout a constructor call makes. *why is set when the
  * arguments make none; a NULL result with *why NULL means an argument is not constant
@@ -46,7 +45,7 @@ static const char *build(Checker *c, Expr *e, Builtin b, Layout *out, char *msg,
     if (!first) return layout_rows(v[0], v[1], b == BI_LAYOUT_COLS, out, msg, cap);
     const Layout *inner = fold(c, arg(e, 0), depth + 1); /* depth bounds a cycle of layouts */
     if (!inner) /* never prove `out` unset: a cycle of layouts, or an inner error */
-        return say_inner(msg, cap);
+        return INNER_FAILED;
     if (b == BI_LAYOUT_PAD) return layout_pad(inner, v[1], out, msg, cap);
     if (b == BI_LAYOUT_SWIZZLE) return layout_swizzle(inner, v[1], v[2], v[3], out, msg, cap);
     return layout_spread(inner, &v[1], out, msg, cap);
@@ -69,6 +68,7 @@ static const Layout *fold_call(Checker *c, Expr *e, Builtin b, bool report, int 
                    "a layout's arguments are constants");
         return NULL;
     }
+    if (why == INNER_FAILED) return NULL;
     if (why) {
         diag_error(c->d, e->span, E_LAYOUT, "see docs/memory.md, \"Layouts\"", "%s", why);
         return NULL;
