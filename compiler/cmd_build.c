@@ -1,5 +1,5 @@
-/* cmd_build.c: `cairn build FILE [-o OUT] ...`: the program, built for the host, and
- * its receipt OUT.receipt.json (driver.h does the work; this file reads the flags and
+/* cmd_build.c: `cairn build FILE [-o OUT] ...`: the program, built for the host or a
+ * CUDA target, and its receipt OUT.receipt.json (driver.h does the work; this file reads the flags and
  * reports). */
 #include <stdio.h>
 #include <string.h>
@@ -9,24 +9,31 @@
 
 const char cmd_build_help[] =
     "usage: cairn build FILE [-o OUT] [--cc gcc|clang|PATH] [--sanitize address,undefined|thread]\n"
-    "                   [-O0|-O1|-O2|-O3] [--emit-c DIR] [--target host]\n"
+    "                   [-O0|-O1|-O2|-O3] [--emit-c DIR [--emit-only]] [--target host|sm_NN] [--emulate]\n"
     "\n"
     "Checks FILE, lowers it to C11, compiles it with the host C compiler and writes OUT\n"
     "(default: FILE's name without .cairn, in this folder) and OUT.receipt.json, the\n"
     "build receipt: digests, the compiler and its exact flags, and every rounding the\n"
-    "program performs (docs/tools.md).\n"
+    "program performs (docs/tools.md). Device work (regions over @device views, blocks)\n"
+    "runs emulated on host threads unless a CUDA target is built (docs/devices.md).\n"
     "\n"
     "  -o OUT          where the executable goes\n"
     "  --cc CC         the C compiler: gcc, clang or a path (default: gcc, else clang)\n"
     "  --sanitize S    address,undefined (ASan+UBSan) or thread (TSan)\n"
     "  -O0 .. -O3      optimization level (default -O2)\n"
-    "  --emit-c DIR    also write the generated C to DIR/NAME.c\n"
+    "  --emit-c DIR    also write the generated C to DIR/NAME.c (CUDA: and DIR/NAME_dev.cu)\n"
+    "  --emit-only     with --emit-c: write the generated files and stop (no compiler runs)\n"
+    "  --target T      host (default), or a CUDA architecture sm_NN (sm_80, sm_89, sm_90,\n"
+    "                  sm_120): device work becomes CUDA kernels, built and linked by nvcc\n"
+    "                  (--fmad=false -prec-div=true -prec-sqrt=true -ftz=false)\n"
+    "  --emulate       with --target sm_NN: build with the C compiler and run the device\n"
+    "                  work on host threads (the receipt says \"emulate\": true)\n"
     "\n"
     "The C flags are always -std=c11 -Wall -Wextra -Werror -ffp-contract=off -fno-fast-math.\n"
     "The runtime is carried inside cairn and compiled once per compiler and flags into the\n"
     "cache ($CAIRN_CACHE, else ~/.cache/cairn).\n"
-    "Exit: 0 built, 1 the program was refused, 2 a bad flag, a missing compiler or an\n"
-    "unwritable output, 3 an internal error (the C compiler rejected generated code).\n";
+    "Exit: 0 built, 1 the program was refused, 2 a bad flag, a missing compiler (or nvcc)\n"
+    "or an unwritable output, 3 an internal error (the C compiler rejected generated code).\n";
 
 /* Reads build flags and the one source file; shared with nothing else on purpose: run
  * has its own extra flags and its `--`. Returns -1 when it printed help. */

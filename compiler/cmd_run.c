@@ -14,7 +14,8 @@
 
 const char cmd_run_help[] =
     "usage: cairn run FILE [--cc gcc|clang|PATH] [--sanitize address,undefined|thread]\n"
-    "                 [-O0..-O3] [--emit-c DIR] [--observe LOG] [--observe-raw DIR] [-- ARGS...]\n"
+    "                 [-O0..-O3] [--emit-c DIR] [--target host|sm_NN] [--emulate]\n"
+    "                 [--observe LOG] [--observe-raw DIR] [-- ARGS...]\n"
     "\n"
     "Builds FILE as `cairn build` does, into the cache ($CAIRN_CACHE, else ~/.cache/cairn;\n"
     "an unchanged program and flags reuse the last build), then runs it with ARGS.\n"
@@ -25,7 +26,11 @@ const char cmd_run_help[] =
     "                     {\"name\":...,\"type\":...,\"count\":N,\"sha256\":...} (sets CAIRN_OBSERVE)\n"
     "  --observe-raw DIR  also write each observation's raw bits to DIR/NAME.SEQ.bin\n"
     "                     (sets CAIRN_OBSERVE_RAW; DIR is created)\n"
-    "  CAIRN_THREADS=N    width of the host pool that runs parallel regions\n"
+    "  --target, --emulate  as for cairn build: a CUDA target runs its device work on the\n"
+    "                     GPU (no GPU: one line, exit 2); the host target and --emulate\n"
+    "                     run it on host threads\n"
+    "  CAIRN_THREADS=N    width of the host pool that runs parallel regions (and emulated\n"
+    "                     device work)\n"
     "\n"
     "Exit codes of cairn itself (before the program starts): 1 refused, 2 bad flag or\n"
     "environment, 3 internal error.\n";

@@ -110,8 +110,8 @@ int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, driver_
         opt->opt_set = 1;
         return 1;
     }
-    if (strcmp(a, "--emulate") == 0) {
-        opt->emulate = 1;
+    if (strcmp(a, "--emulate") == 0 || strcmp(a, "--emit-only") == 0) {
+        *(strcmp(a, "--emulate") == 0 ? &opt->emulate : &opt->emit_only) = 1;
         return 1;
     }
     if (strcmp(a, "--target") == 0) {
@@ -580,7 +580,42 @@ static int lower_source(const build_options *opt, bool cuda, lower_output *out, 
     return refused ? fail(err, DRIVER_REFUSED, "%s was refused", opt->source) : 0;
 }
 
-/* Everything after the options are settled: lower, compile, link, receipt. */
+/* Compiles the lowered program (the runtime it needs, the host C, a CUDA build's device
+ * half), links it into `out_abs` and writes the receipt. */
+static int compile_and_link(const build_options *opt, const char *output, const cc_info *cc,
+                            const lower_output *lo, const nvcc_info *nv, const strvec *flags,
+                            const strvec *nv_flags, const char *out_abs, driver_error *err) {
+    bool cuda = nv->path != NULL;
+    char rt_digest[65], rt_dir[PATH_MAX], c_dir[PATH_MAX], stem[256], tmp_out[PATH_MAX];
+    runtime_digest(rt_digest);
+    source_stem(opt->source, stem);
+    strvec objects = {0};
+    strbuf program = {0};  /* what the runtime scan reads: both halves */
+    sb_append(&program, lo->c.data ? lo->c.data : "", lo->c.len);
+    sb_append(&program, lo->cu.data ? lo->cu.data : "", lo->cu.len);
+    for (size_t k = 0; cuda && k < cairn_runtime_file_count; k++)  /* what the .cu's runtime calls */
+        if (strcmp(cairn_runtime_files[k].name, "cairn_device_cuda.h") == 0)
+            sb_append(&program, (const char *)cairn_runtime_files[k].data, cairn_runtime_files[k].size);
+    int status = runtime_ensure(cc, flags, rt_digest, program.data ? program.data : "", rt_dir,
+                                &objects, err);
+    sb_free(&program);
+    if (status == 0) status = write_c(opt, lo, stem, c_dir, err);
+    pathf(tmp_out, "%s.tmp.%ld", out_abs, (long)getpid());
+    if (status == 0 && cuda)
+        status = compile_cuda(cc, nv, flags, nv_flags, rt_dir, &objects, c_dir, stem, tmp_out, err);
+    else if (status == 0)
+        status = compile_program(cc, flags, rt_dir, &objects, c_dir, stem, tmp_out, err);
+    sv_free(&objects);
+    if (status == 0 && rename(tmp_out, out_abs) != 0)
+        status = fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
+    if (status == 0)
+        status = write_receipt(opt, output, cc, flags, rt_digest, lo, nv, nv_flags, out_abs, err);
+    unlink(tmp_out);
+    return status;
+}
+
+/* Everything after the options are settled: lower, then compile, link and write the
+ * receipt (or, with --emit-only, write the generated files and stop). */
 static int build_into(const build_options *opt, const char *output, const cc_info *cc,
                       driver_error *err) {
     char *out_abs = NULL;
@@ -591,35 +626,15 @@ static int build_into(const build_options *opt, const char *output, const cc_inf
     strvec flags = {0}, nv_flags = {0};
     compile_flags(opt, &flags);
     if (cuda) nvcc_flags(opt, &nv_flags);
-    if (status == 0 && cuda) status = nvcc_discover(&nv, err);
+    if (status == 0 && cuda && !opt->emit_only) status = nvcc_discover(&nv, err);
     if (status == 0) status = lower_source(opt, cuda, &lo, err);
-    char rt_digest[65], rt_dir[PATH_MAX], c_dir[PATH_MAX], stem[256], tmp_out[PATH_MAX];
-    runtime_digest(rt_digest);
-    source_stem(opt->source, stem);
-    strvec objects = {0};
-    if (status == 0) {
-        strbuf program = {0};  /* what the runtime scan reads: both halves */
-        sb_append(&program, lo.c.data ? lo.c.data : "", lo.c.len);
-        sb_append(&program, lo.cu.data ? lo.cu.data : "", lo.cu.len);
-        for (size_t k = 0; cuda && k < cairn_runtime_file_count; k++)  /* what the .cu's runtime calls */
-            if (strcmp(cairn_runtime_files[k].name, "cairn_device_cuda.h") == 0)
-                sb_append(&program, (const char *)cairn_runtime_files[k].data, cairn_runtime_files[k].size);
-        status = runtime_ensure(cc, &flags, rt_digest, program.data ? program.data : "", rt_dir,
-                                &objects, err);
-        sb_free(&program);
+    if (status == 0 && opt->emit_only) {
+        char c_dir[PATH_MAX], stem[256];
+        source_stem(opt->source, stem);
+        status = write_c(opt, &lo, stem, c_dir, err);
+    } else if (status == 0) {
+        status = compile_and_link(opt, output, cc, &lo, &nv, &flags, &nv_flags, out_abs, err);
     }
-    if (status == 0) status = write_c(opt, &lo, stem, c_dir, err);
-    pathf(tmp_out, "%s.tmp.%ld", out_abs ? out_abs : "", (long)getpid());
-    if (status == 0 && cuda)
-        status = compile_cuda(cc, &nv, &flags, &nv_flags, rt_dir, &objects, c_dir, stem, tmp_out, err);
-    else if (status == 0)
-        status = compile_program(cc, &flags, rt_dir, &objects, c_dir, stem, tmp_out, err);
-    sv_free(&objects);
-    if (status == 0 && rename(tmp_out, out_abs) != 0)
-        status = fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
-    if (status == 0)
-        status = write_receipt(opt, output, cc, &flags, rt_digest, &lo, &nv, &nv_flags, out_abs, err);
-    unlink(tmp_out);
     sv_free(&flags);
     sv_free(&nv_flags);
     free(nv.path);
@@ -634,6 +649,8 @@ static int check_source(const build_options *opt, driver_error *err) {
     if (!opt->source) return fail(err, DRIVER_USAGE, "no source file given (see --help)");
     if (access(opt->source, R_OK) != 0)
         return fail(err, DRIVER_USAGE, "cannot read %s: %s", opt->source, strerror(errno));
+    if (opt->emit_only && !opt->emit_c_dir)
+        return fail(err, DRIVER_USAGE, "--emit-only writes the generated code: give --emit-c DIR");
     if (cuda_build(opt) && opt->sanitize)
         return fail(err, DRIVER_USAGE, "--sanitize checks host builds: add --emulate to run %s's "
                     "device work on host threads under the sanitizer", opt->target);

@@ -38,6 +38,7 @@ typedef struct build_options {
     int opt_set;
     const char *target;     /* --target host|sm_NN; NULL: host */
     int emulate;            /* --emulate: device work on host threads, built by the C compiler */
+    int emit_only;          /* --emit-only: write --emit-c's files and stop (no compiler runs) */
 } build_options;
 
 /* Error text for the caller to print, one line. */

@@ -52,6 +52,7 @@ typedef struct Lower {
     const Symbol *thread_syms[LOWER_MAX_LIVE]; /* emulated blocks: locals kept per thread */
     int nthread_syms;
     WarpSlot warp[LOWER_MAX_WARP_OPS];         /* warp results ready in this phase */
+    const Symbol *coop_thread;                 /* the thread binder of the blocks region */
     int nwarp;
     unsigned modules;        /* LOWER_MODULE_* bits: runtime modules the program calls */
     bool has_device;         /* met device work (a device region, reduce or placement) */
@@ -154,18 +155,27 @@ int warp_ops_of(const Stmt *s, const Expr **out, int max);
 const char *warp_acc_type(ReduceOp op, const Type *t);
 const char *warp_step(Lower *L, const Expr *e, const char *lo, const char *hi);
 const char *warp_total(Lower *L, const Expr *e, const char *acc);
+/* scan OP warp yield e into out: this lane's inclusive prefix, its lanes combined in
+ * order 0, 1, ..., lane (`lane_j` is lane j's operand, a C expression of the loop's `j`),
+ * stored into out[t]. */
+void warp_scan_store(Lower *L, const Expr *e, const char *lane, const char *lane_j);
 /* The lane a shuffle reads: `lane` is this thread's lane, `arg` the shuffle's second
  * argument (source lane, or xor mask), both taken modulo 32. */
 const char *shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg);
-/* Traps where a region starts unless nt (its thread count) makes whole warps, when the
- * region holds a warp operation. */
-void check_whole_warps(Lower *L, const Stmt *s, const char *nt);
 /* A warp operation's value in the current lane (its result slot). */
 const char *lower_warp_op(Lower *L, Expr *e);
-/* blocks g in G threads t in T { ... } */
+/* blocks g in G threads t in T { ... }: its bounds, evaluated where the region starts
+ * (the numbers of blocks and threads, with the whole-warp check), then each back end. */
+typedef struct BlocksBounds {
+    const Type *grid_type, *thread_type;
+    const char *grid_lo, *thread_lo;   /* first g and first t */
+    const char *nblocks, *nthreads;    /* uint64_t temporaries */
+} BlocksBounds;
 void lower_blocks(Lower *L, const Stmt *s);
-void lower_blocks_emulated(Lower *L, const Stmt *s);
-void lower_blocks_cuda(Lower *L, const Stmt *s);
+void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b);
+void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b);
+/* The type of a loop binder's variable (the bound's type for `_`). */
+const Type *binder_type(const Binder *b);
 /* parallel over device views, a device reduction, copy(dst, src), a placed buffer. */
 void lower_parallel_cuda(Lower *L, const Stmt *s);
 const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo,
@@ -176,6 +186,7 @@ void lower_wide(Lower *L, Expr *e);
 const char *lower_warp_op_cuda(Lower *L, Expr *e);
 const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const char *lo,
                                      const char *hi, const char *n);
+void lower_device_scan_cuda(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi);
 /* CUDA: `shared` and `barrier` inside a kernel. */
 void lower_coop_stmt_cuda(Lower *L, const Stmt *s);
 /* CUDA: the .cu file's includes and the source path for traps. */

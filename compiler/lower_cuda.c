@@ -101,8 +101,6 @@ static void kernel_close(Lower *L, Lane *k, const char *params, const char *laun
     sb_printf(&L->dev, "extern \"C\" %s {\n    cairn_device_start();\n%s}\n\n", sig, launch_body);
 }
 
-static const Type *binder_type(const Binder *b) { return b->sym ? b->sym->type : b->count->type; }
-
 /* The lane's index from the global thread number, past the grid's end: return. */
 static void lane_index(Lower *L, const Symbol *var, const Type *it) {
     emit(L, "const uint64_t cairn_k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;");
@@ -154,13 +152,10 @@ static const char *shared_layout(Lower *L, const Block *body, strbuf *fields) {
     return text;
 }
 
-void lower_blocks_cuda(Lower *L, const Stmt *s) {
+void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
-    const Type *gt = binder_type(g), *tt = binder_type(th);
-    const char *glo = g->lo ? lower_expr(L, g->lo) : "0", *ghi = lower_expr(L, g->count);
-    const char *tlo = th->lo ? lower_expr(L, th->lo) : "0", *thi = lower_expr(L, th->count);
-    const char *ng = index_count(L, glo, ghi), *nt = index_count(L, tlo, thi);
-    check_whole_warps(L, s, nt);
+    const Type *gt = b->grid_type, *tt = b->thread_type;
+    const char *ng = b->nblocks, *nt = b->nthreads;
     emit(L, "if (%s > 1024) cairn_trap_at(\"a block of more than 1024 threads\", %s);", nt,
          at(L, th->count->span));
     emit(L, "if (%s > 0x7fffffff) cairn_trap_at(\"more blocks than one device launch holds\", %s);",
@@ -180,7 +175,10 @@ void lower_blocks_cuda(Lower *L, const Stmt *s) {
     emit(L, "const %s %s = (%s)((uint64_t)c.cairn_lo + blockIdx.x);", c_scalar(gt), gv, c_scalar(gt));
     emit(L, "const %s %s = (%s)((uint64_t)c.cairn_tlo + threadIdx.x);", c_scalar(tt), tv, c_scalar(tt));
     emit(L, "(void)%s; (void)%s;", gv, tv);
+    const Symbol *saved_thread = L->coop_thread;
+    L->coop_thread = th->sym;
     lower_block(L, s->u.blocks.body);
+    L->coop_thread = saved_thread;
     const char *launch = FMT(
         "    if (c->cairn_smem > 48 * 1024 &&\n"
         "        cudaFuncSetAttribute(kern%d, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->cairn_smem) != cudaSuccess)\n"
@@ -188,7 +186,7 @@ void lower_blocks_cuda(Lower *L, const Stmt *s) {
         "    kern%d<<<(unsigned)cairn_ng, (unsigned)cairn_nt, (size_t)c->cairn_smem>>>(*c);\n"
         "    cairn_device_wait(%s);\n", k.id, at(L, s->span), k.id, at(L, s->span));
     kernel_close(L, &k, ", uint64_t cairn_ng, uint64_t cairn_nt", launch);
-    const char *ctx = lane_context(L, &k, glo, FMT(", .cairn_tlo = %s%s", tlo, init));
+    const char *ctx = lane_context(L, &k, b->grid_lo, FMT(", .cairn_tlo = %s%s", b->thread_lo, init));
     emit(L, "if (%s != 0 && %s != 0) cairn_launch%d(&%s, %s, %s);", ng, nt, k.id, ctx, ng, nt);
 }
 
@@ -219,6 +217,12 @@ const char *lower_warp_op_cuda(Lower *L, Expr *e) {
                  shuffle_source(L, e, lane, a));
         return r;
     }
+    if (e->u.reduce.scan) {
+        const char *x = new_tmp(L);
+        emit(L, "const %s %s = %s;", c_scalar(e->u.reduce.body->type), x, lower_expr(L, e->u.reduce.body));
+        warp_scan_store(L, e, lane, FMT("cairn_shfl_idx(%s, j)", x));
+        return NULL;
+    }
     numerics_warp(L, e->u.reduce.op, e->type);
     const char *w = warp_acc_type(e->u.reduce.op, e->type);
     const char *r = new_tmp(L), *other = new_tmp(L);
@@ -236,12 +240,10 @@ const char *lower_warp_op_cuda(Lower *L, Expr *e) {
 
 /* ---- device reductions ---- */
 
-const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const char *lo,
-                                     const char *hi, const char *n) {
-    (void)hi;
-    const Type *t = e->type;
-    const char *ct = c_scalar(t);
-    if (type_is_float(t) && e->u.reduce.op == RED_ADD) numerics_device_sum(L, t);
+/* The lanes evaluate a device reduce's or scan's yields into device memory, copied
+ * back into a host array of n elements; returns its name (the caller frees it). */
+static const char *device_yields(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
+    const char *ct = c_scalar(e->u.reduce.body->type);
     Lane k;
     const char *params = FMT(", uint64_t cairn_n, %s *cairn_out", ct);
     kernel_open(L, &k, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "", params);
@@ -256,16 +258,52 @@ const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const ch
         ct, ct, ct, at(L, e->span), k.id, at(L, e->span), at(L, e->span), ct, at(L, e->span));
     kernel_close(L, &k, params, launch);
     const char *ctx = lane_context(L, &k, lo, "");
-    const char *yields = new_tmp(L), *acc = new_tmp(L), *w = warp_acc_type(e->u.reduce.op, t);
+    const char *yields = new_tmp(L);
     emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", ct, yields, ct, n, ct, at(L, e->span));
     emit(L, "if (%s) cairn_launch%d(&%s, %s, %s);", n, k.id, ctx, n, yields);
-    emit(L, "%s %s = %s;", w, acc, type_is_float(t) && e->u.reduce.op == RED_ADD
-                                       ? (t->kind == TY_F32 ? "-0.0f" : "-0.0")
-                                       : lower_identity(L, e->u.reduce.op, t));
+    return yields;
+}
+
+const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const char *lo,
+                                     const char *hi, const char *n) {
+    (void)hi;
+    const Type *t = e->type;
+    bool fsum = type_is_float(t) && e->u.reduce.op == RED_ADD;
+    if (fsum) numerics_device_sum(L, t);
+    const char *yields = device_yields(L, e, it, lo, n);
+    /* a checked + over any number of terms: 128 bits hold 2^64 of them */
+    const char *w = type_is_int(t) && e->u.reduce.op == RED_ADD
+                        ? (type_is_signed(t) ? "__int128" : "unsigned __int128") : c_scalar(t);
+    const char *acc = new_tmp(L);
+    emit(L, "%s %s = %s;", w, acc, fsum ? (t->kind == TY_F32 ? "-0.0f" : "-0.0") : lower_identity(L, e->u.reduce.op, t));
     emit(L, "for (uint64_t k = 0; k < %s; k++) %s = %s;", n, acc,
          warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
     emit(L, "free(%s);", yields);
-    if (type_is_float(t) && e->u.reduce.op == RED_ADD)
-        emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, t->kind == TY_F32 ? "f" : "");
+    if (fsum) emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, t->kind == TY_F32 ? "f" : "");
     return warp_total(L, e, acc);
+}
+
+/* scan OP parallel over device views (integers: E-SCAN-ORDER refuses floats): the
+ * yields from the lanes, the prefixes on the host in index order, each checked, then
+ * copied into `into` wherever it lives. */
+void lower_device_scan_cuda(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
+    const Symbol *out = expr_sym(e->u.reduce.into);
+    if (!out || !is_view(out->type)) {
+        unsupported(L, e->span, "a scan into anything but a view by name");
+        return;
+    }
+    L->has_device = true;
+    const char *n = index_count(L, lo, hi), *ct = c_scalar(e->u.reduce.body->type);
+    const char *yields = device_yields(L, e, it, lo, n);
+    const char *acc = new_tmp(L), *w = warp_acc_type(e->u.reduce.op, e->u.reduce.body->type);
+    emit(L, "%s %s = %s;", w, acc, lower_identity(L, e->u.reduce.op, e->u.reduce.body->type));
+    emit(L, "for (uint64_t k = 0; k < %s; k++) {", n);
+    L->indent++;
+    emit(L, "%s = %s;", acc, warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
+    emit(L, "%s[k] = %s;", yields, warp_total(L, e, acc));  /* each prefix checked */
+    L->indent--;
+    emit(L, "}");
+    emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", sym_c(L, out), sym_len(L, out), yields, n, ct,
+         at(L, e->u.reduce.into->span));
+    emit(L, "free(%s);", yields);
 }

@@ -81,8 +81,13 @@ bool stmt_syncs(const Stmt *s) {
     }
 }
 
+/* The type a reduction or scan combines (a scan's own type is void). */
+static const Type *combined_type(const Expr *e) {
+    return e->u.reduce.scan ? e->u.reduce.body->type : e->type;
+}
+
 static bool wide_add(const Expr *e) {
-    return e->kind == EXPR_REDUCE && e->u.reduce.op == RED_ADD && type_is_int(e->type);
+    return e->kind == EXPR_REDUCE && e->u.reduce.op == RED_ADD && type_is_int(combined_type(e));
 }
 
 const char *warp_acc_type(ReduceOp op, const Type *t) {
@@ -93,12 +98,12 @@ const char *warp_acc_type(ReduceOp op, const Type *t) {
 
 const char *warp_step(Lower *L, const Expr *e, const char *lo, const char *hi) {
     if (wide_add(e)) return FMT("%s + %s", lo, hi);
-    return lower_combine(L, e->u.reduce.op, e->type, lo, hi, e->span);
+    return lower_combine(L, e->u.reduce.op, combined_type(e), lo, hi, e->span);
 }
 
 const char *warp_total(Lower *L, const Expr *e, const char *acc) {
     if (!wide_add(e)) return acc;
-    const char *t = c_scalar(e->type), *w = warp_acc_type(RED_ADD, e->type);
+    const char *t = c_scalar(combined_type(e)), *w = warp_acc_type(RED_ADD, combined_type(e));
     emit(L, "if ((%s)(%s)%s != %s) cairn_trap_at(\"integer overflow\", %s);", w, t, acc, acc,
          at(L, e->span));
     return FMT("(%s)%s", t, acc);
@@ -110,11 +115,7 @@ const char *shuffle_source(Lower *L, const Expr *e, const char *lane, const char
     return FMT("(unsigned)((%s ^ (uint64_t)%s) & 31u)", lane, arg);
 }
 
-void lower_blocks(Lower *L, const Stmt *s) {
-    L->has_device = true;
-    if (L->cuda) lower_blocks_cuda(L, s);
-    else lower_blocks_emulated(L, s);
-}
+const Type *binder_type(const Binder *b) { return b->sym ? b->sym->type : b->count->type; }
 
 static void has_warp(Expr *e, void *ctx) {
     if (is_warp_op(e)) *(bool *)ctx = true;
@@ -128,10 +129,18 @@ static bool block_has_warp_ops(const Block *b) {
 
 /* Whole warps: a region with a warp operation needs a thread count that is a multiple
  * of 32, checked where the region starts on either side (docs/devices.md). */
-void check_whole_warps(Lower *L, const Stmt *s, const char *nt) {
-    if (!block_has_warp_ops(s->u.blocks.body)) return;
-    emit(L, "if (%s %% 32 != 0) cairn_trap_at(\"a warp operation needs whole warps: give the "
-            "block a multiple of 32 threads\", %s);", nt, at(L, s->u.blocks.threads.count->span));
+void lower_blocks(Lower *L, const Stmt *s) {
+    L->has_device = true;
+    const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
+    BlocksBounds b = {binder_type(g), binder_type(th), g->lo ? lower_expr(L, g->lo) : "0",
+                      th->lo ? lower_expr(L, th->lo) : "0", NULL, NULL};
+    b.nblocks = index_count(L, b.grid_lo, lower_expr(L, g->count));
+    b.nthreads = index_count(L, b.thread_lo, lower_expr(L, th->count));
+    if (block_has_warp_ops(s->u.blocks.body))
+        emit(L, "if (%s %% 32 != 0) cairn_trap_at(\"a warp operation needs whole warps: give the "
+                "block a multiple of 32 threads\", %s);", b.nthreads, at(L, th->count->span));
+    if (L->cuda) lower_blocks_cuda(L, s, &b);
+    else lower_blocks_emulated(L, s, &b);
 }
 
 /* load_wide(dst, src, i) / store_wide(dst, src, i): dst[i + k] = src[i + k] for the K
@@ -157,4 +166,29 @@ void lower_wide(Lower *L, Expr *e) {
         emit(L, "*(uint4 *)&%s[%s] = *(const uint4 *)&%s[%s];", d, i, s, i);
     else
         emit(L, "for (unsigned k = 0; k < %d; k++) %s[%s + k] = %s[%s + k];", k, d, i, s, i);
+}
+
+/* scan OP warp: lane l's prefix combines lanes 0..l in that order on both sides (every
+ * operator allowed is an integer one: E-SCAN-ORDER refuses floats), a checked + in the
+ * wide type with each prefix checked, so both sides trap alike. */
+void warp_scan_store(Lower *L, const Expr *e, const char *lane, const char *lane_j) {
+    const Type *t = combined_type(e);
+    const char *w = warp_acc_type(e->u.reduce.op, t), *acc = new_tmp(L);
+    emit(L, "%s %s = %s;", w, acc, lower_identity(L, e->u.reduce.op, t));
+    emit(L, "for (unsigned j = 0; j < 32; j++) {");
+    L->indent++;
+    const char *v = new_tmp(L);
+    emit(L, "const %s %s = (%s)%s;", w, v, w, lane_j);
+    emit(L, "if (j <= %s) %s = %s;", lane, acc, warp_step(L, e, acc, v));
+    L->indent--;
+    emit(L, "}");
+    const char *total = warp_total(L, e, acc);
+    const Symbol *out = expr_sym(e->u.reduce.into);
+    const Symbol *thread = L->coop_thread;
+    if (!out || !is_view(out->type) || !thread) {
+        unsupported(L, e->span, "a warp scan into anything but a view by name");
+        return;
+    }
+    emit(L, "%s[cairn_index_u((uint64_t)%s, %s, %s)] = %s;", sym_c(L, out), sym_c(L, thread), sym_len(L, out),
+         at(L, e->u.reduce.into->span), total);
 }

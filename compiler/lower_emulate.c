@@ -40,8 +40,6 @@ typedef struct Emu {
     int nfrees;
 } Emu;
 
-static const Type *binder_type(const Binder *b) { return b->sym ? b->sym->type : b->count->type; }
-
 /* T *name = zeroed(count): a per-block array, freed at the block's end. */
 static void block_array(Lower *L, Emu *emu, const char *type, const char *name, const char *count,
                         Span s) {
@@ -132,11 +130,12 @@ static void emulate_warp_op(Lower *L, Emu *emu, const Expr *e) {
         return;
     }
     int id = ++L->tmp;
-    const char *t = c_scalar(e->type);
+    bool scan = e->kind == EXPR_REDUCE && e->u.reduce.scan;   /* a scan's own type is void */
+    const char *t = c_scalar(scan ? e->u.reduce.body->type : e->type);
     const char *in = FMT("cairn_w%d_in", id), *out = FMT("cairn_w%d", id), *arg = NULL;
     bool shuffle = e->kind == EXPR_CALL;
     block_array(L, emu, t, in, "cairn_nt", e->span);
-    block_array(L, emu, t, out, "cairn_nt", e->span);
+    if (!scan) block_array(L, emu, t, out, "cairn_nt", e->span);
     if (shuffle) block_array(L, emu, "uint64_t", arg = FMT("cairn_w%d_arg", id), "cairn_nt", e->span);
     phase_open(L, emu);
     Expr *operand = shuffle ? e->u.call.args[0] : e->u.reduce.body;
@@ -149,6 +148,9 @@ static void emulate_warp_op(Lower *L, Emu *emu, const Expr *e) {
         emit(L, "for (cairn_t = 0; cairn_t < cairn_nt; cairn_t++) %s[cairn_t] = %s[(cairn_t & ~(uint64_t)31) + %s];",
              out, in, src);
         emit(L, "cairn_t = 0;");
+    } else if (scan) {  /* each thread reads its warp's operands itself */
+        L->warp[L->nwarp++] = (WarpSlot){e, in};
+        return;
     } else {
         numerics_warp(L, e->u.reduce.op, e->type);
         butterfly(L, e, in, out);
@@ -239,13 +241,9 @@ static void emit_phases(Lower *L, Emu *emu, const Block *b, bool top) {
     flush_phase(L, emu, pending, &np);
 }
 
-void lower_blocks_emulated(Lower *L, const Stmt *s) {
+void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
-    const Type *gt = binder_type(g), *tt = binder_type(th);
-    const char *glo = g->lo ? lower_expr(L, g->lo) : "0", *ghi = lower_expr(L, g->count);
-    const char *tlo = th->lo ? lower_expr(L, th->lo) : "0", *thi = lower_expr(L, th->count);
-    const char *ng = index_count(L, glo, ghi), *nt = index_count(L, tlo, thi);
-    check_whole_warps(L, s, nt);
+    const Type *gt = b->grid_type, *tt = b->thread_type;
     Lane ln;
     Stmt *self = (Stmt *)s;
     lane_open(L, &ln, &(Block){s->span, &self, 1}, NULL, g->sym, gt,
@@ -255,6 +253,8 @@ void lower_blocks_emulated(Lower *L, const Stmt *s) {
     emit(L, "const uint64_t cairn_nt = c->cairn_nt;");
     emit(L, "uint64_t cairn_t = 0;  /* outside a phase: thread 0's slot (uniform values) */");
     Emu emu = {.thread_var = th->sym, .thread_type = tt};
+    const Symbol *saved_thread = L->coop_thread;
+    L->coop_thread = th->sym;
     int saved_threads = L->nthread_syms, saved_warp = L->nwarp;
     bool was_device = L->in_device;
     L->in_device = true;
@@ -264,15 +264,23 @@ void lower_blocks_emulated(Lower *L, const Stmt *s) {
     L->in_device = was_device;
     L->nthread_syms = saved_threads;
     L->nwarp = saved_warp;
+    L->coop_thread = saved_thread;
     lane_close(L, &ln, NULL);
-    const char *ctx = lane_context(L, &ln, glo, FMT(", .cairn_nt = %s, .cairn_tlo = %s", nt, tlo));
-    emit(L, "if (%s != 0 && %s != 0) cairn_pool_run((size_t)%s, 1, lane%d, &%s);", ng, nt, ng, ln.id, ctx);
+    const char *ctx = lane_context(L, &ln, b->grid_lo, FMT(", .cairn_nt = %s, .cairn_tlo = %s", b->nthreads,
+                                                           b->thread_lo));
+    emit(L, "if (%s != 0 && %s != 0) cairn_pool_run((size_t)%s, 1, lane%d, &%s);", b->nblocks, b->nthreads,
+         b->nblocks, ln.id, ctx);
 }
 
-/* The emulation's value of a warp operation: the slot its phase filled. */
+/* The emulation's value of a warp operation: the slot its phase filled (a scan stores
+ * this thread's prefix from its warp's operands). */
 static const char *emulated_warp_value(Lower *L, Expr *e) {
-    for (int i = L->nwarp - 1; i >= 0; i--)
-        if (L->warp[i].op == e) return L->warp[i].value;
+    for (int i = L->nwarp - 1; i >= 0; i--) {
+        if (L->warp[i].op != e) continue;
+        if (e->kind != EXPR_REDUCE || !e->u.reduce.scan) return L->warp[i].value;
+        warp_scan_store(L, e, "(cairn_t & 31u)", FMT("%s[(cairn_t & ~(uint64_t)31) + j]", L->warp[i].value));
+        return NULL;
+    }
     unsupported(L, e->span, "a warp operation inside another one's operand");
     return "0";
 }

@@ -6,8 +6,9 @@ square root (div.rn, sqrt.rn), atom.global.add.f32/.f64 for atomic_add_unordered
 bar.sync for barriers and shfl.sync.bfly for the warp butterfly. No GPU is needed.
 
 nvcc is slow, so the builds run two at a time and their results are cached under the
-cell's build folder, keyed by the cairn binary, the runtime headers, the source and
-the flags: a rerun with nothing changed costs a few hashes."""
+cell's build folder, keyed by what cairn generates (`--emit-only`, which runs no
+compiler), the runtime headers, nvcc and the flags: a rerun whose generated code did not
+change costs one lowering per program."""
 import concurrent.futures
 import hashlib
 import os
@@ -39,9 +40,15 @@ needs_nvcc = pytest.mark.skipif(not NVCC, reason="nvcc not found: the CUDA toolk
                                 "installed here, so CUDA builds are not checked")
 
 
-def key(src):
+def key(src, scratch):
+    """What the build depends on: the generated C and CUDA C++ (cairn build --emit-only,
+    no compiler runs), the runtime headers, nvcc and the flags."""
+    res = run([BIN / "cairn", "build", src, "--target", "sm_90", "--emit-c", scratch, "--emit-only",
+               "-o", scratch / src.stem])
+    if res.returncode != 0:
+        return None
     h = hashlib.sha256()
-    for part in [BIN / "cairn", src, *sorted((ROOT / "runtime").glob("*.h"))]:
+    for part in [*sorted(scratch.iterdir()), *sorted((ROOT / "runtime").glob("*.h")), NVCC]:
         h.update(pathlib.Path(part).read_bytes())
     h.update(" ".join(PTX_FLAGS + TARGETS).encode())
     return h.hexdigest()[:32]
@@ -49,11 +56,16 @@ def key(src):
 
 def build_one(src):
     """Builds src for sm_90 and compiles its .cu to PTX for every target; returns the
-    folder holding TARGET.ptx (cached)."""
-    folder = CACHE / f"{src.stem}-{key(src)}"
-    if (folder / "done").exists():
+    folder holding TARGET.ptx (cached: older entries of the same program are removed)."""
+    scratch = CACHE / f"{src.stem}.emit"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    k = key(src, scratch)
+    folder = CACHE / f"{src.stem}-{k}"
+    if k and (folder / "done").exists():
         return folder, None
-    shutil.rmtree(folder, ignore_errors=True)
+    for old in CACHE.glob(f"{src.stem}-*"):
+        shutil.rmtree(old, ignore_errors=True)
     folder.mkdir(parents=True)
     res = run([BIN / "cairn", "build", src, "--target", "sm_90", "--emit-c", folder,
                "-o", folder / src.stem], timeout=900)
@@ -136,3 +148,14 @@ def test_no_gpu_at_run_time_is_one_line_and_exit_2(built):
     assert res.returncode == 2, res.stderr
     lines = res.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("cairn: no CUDA device"), res.stderr
+
+
+def test_emit_only_writes_both_halves_without_nvcc(tmp_path):
+    out = tmp_path / "emit"
+    res = run([BIN / "cairn", "build", PROGRAMS / "trap_lane.cairn", "--target", "sm_90", "--emit-c",
+               out, "--emit-only", "-o", tmp_path / "x"], env={"CAIRN_NVCC": "/nonexistent/nvcc"})
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["trap_lane.c", "trap_lane_dev.cu"]
+    cu = (out / "trap_lane_dev.cu").read_text()
+    assert "__global__" in cu and "cairn_launch" in (out / "trap_lane.c").read_text()
+    assert not (tmp_path / "x").exists() and not (tmp_path / "x.receipt.json").exists()

@@ -6,7 +6,9 @@ bit for bit, at every pool width (CAIRN_THREADS; 1, 3 and 16 here, 1..16 under
 CAIRN_MATRIX), in this matrix cell (gcc or clang; plain, ASan+UBSan or TSan). Where it
 says "may differ", the result is held to the contract's bound around an exact model
 (Python fractions). Tensor cores are the next issue's."""
+import json
 import math
+import pathlib
 import struct
 from fractions import Fraction
 
@@ -129,3 +131,30 @@ def test_warp_operation_needs_whole_warps(tmp_path):
     res = run([exe])
     assert res.returncode != 0 and "a warp operation needs whole warps" in res.stderr
     assert f"{src}:2:30" in res.stderr  # the thread count
+
+
+@pytest.mark.parametrize("flags,target", [([], "host"), (["--target", "sm_90", "--emulate"], "sm_90")])
+def test_receipt_says_emulated_with_device_numerics(tmp_path, flags, target):
+    """The receipt of a program with device work run on host threads: the target, emulate
+    true, and the device numerics (atomics with their bound, unordered device sums)."""
+    accepted(PROGRAMS / "atomics.cairn")
+    build(PROGRAMS / "atomics.cairn", tmp_path / "a", *flags)
+    r = json.loads((tmp_path / "a.receipt.json").read_text())
+    assert r["target"] == target and r["emulate"] is True and "nvcc" not in r
+    assert {"op": "atomic_add", "type": "f32", "rounding": "nearest-even", "order": "unordered",
+            "flush_subnormals": True, "bound": "k * 2^-23 * (|old| + sum |v|) + k * 2^-125"} in r["numerics"]["floats"]
+    assert {"op": "atomic_add", "type": "f32", "rounding": "nearest-even", "order": "unordered",
+            "flush_subnormals": False, "bound": "k * 2^-23 * (|old| + sum |v|)"} in r["numerics"]["host_sub"]
+    build(PROGRAMS / "reduce_device.cairn", tmp_path / "r", *flags)
+    r = json.loads((tmp_path / "r.receipt.json").read_text())
+    assert {"op": "sum", "from": "f32", "to": "f32", "rounding": "nearest-even",
+            "order": "unordered"} in r["numerics"]["fsum"]
+    build(PROGRAMS / "coop_block.cairn", tmp_path / "c", *flags)
+    r = json.loads((tmp_path / "c.receipt.json").read_text())
+    assert {"op": "sum", "from": "f32", "to": "f32", "rounding": "nearest-even",
+            "order": "warp-butterfly"} in r["numerics"]["warps"]
+
+
+def test_host_program_is_not_emulated(tmp_path):
+    build(pathlib.Path(__file__).resolve().parents[2] / "examples" / "parallel_sum.cairn", tmp_path / "p")
+    assert json.loads((tmp_path / "p.receipt.json").read_text())["emulate"] is False
