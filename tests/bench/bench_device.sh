@@ -8,7 +8,7 @@
 #     A block of this kernel runs 9 phases (the load, then 8 tree steps, the last with
 #     the store), so one launch of G blocks is G * 256 * 9 thread-phases.
 # Each figure is the difference between a run of R+1 launches and a run of 1, so the
-# program's set-up (allocation, input) cancels; best of 3.
+# program's set-up (allocation, input) cancels (the block reduction: best of 5).
 # Env: CAIRN_BIN (folder of bin/cairn), CC (default gcc).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -64,7 +64,7 @@ fn main() -> i32 {
 X
 }
 
-R=10
+R=20
 elementwise @device 1 > "$W/dev1.cairn"; elementwise @device $((R + 1)) > "$W/devR.cairn"
 elementwise "" 1 > "$W/host1.cairn"; elementwise "" $((R + 1)) > "$W/hostR.cairn"
 blockreduce 1 > "$W/blk1.cairn"; blockreduce $((R + 1)) > "$W/blkR.cairn"
@@ -72,21 +72,32 @@ for p in dev1 devR host1 hostR blk1 blkR; do
   "$CAIRN" build "$W/$p.cairn" -o "$W/$p" --cc "$CC" >/dev/null
 done
 
-best() {   # PROGRAM -> best-of-3 wall seconds
-  local best=""
-  for _ in 1 2 3; do
-    local s e t
-    s=$(date +%s.%N); "$1"; e=$(date +%s.%N)
-    t=$(echo "$e - $s" | bc -l)
+wall() {   # PROGRAM -> wall seconds of one run
+  local s e
+  s=$(date +%s.%N); "$1"; e=$(date +%s.%N)
+  echo "$e - $s" | bc -l
+}
+best() {   # PROGRAM -> best-of-5 wall seconds
+  local best="" t
+  for _ in 1 2 3 4 5; do
+    t=$(wall "$1")
     if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
   done
   echo "$best"
 }
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
-dev=$(echo "($(best "$W/devR") - $(best "$W/dev1")) / $R" | bc -l)
-host=$(echo "($(best "$W/hostR") - $(best "$W/host1")) / $R" | bc -l)
-printf 'emulated elementwise kernel, 2^22 lanes: %.2f ms; host parallel region: %.2f ms; device/host %.2fx (target <= 2x), pool width %s\n' \
-  "$(echo "$dev * 1000" | bc -l)" "$(echo "$host * 1000" | bc -l)" "$(echo "$dev / $host" | bc -l)" "${CAIRN_THREADS:-default}"
+# Device and host runs alternate, so a busy machine slows both alike; the figure is the
+# median over 5 rounds of each side's time per launch and of their ratio.
+: > "$W/ratios"; : > "$W/devs"; : > "$W/hosts"
+for _ in 1 2 3 4 5; do
+  d=$(echo "($(wall "$W/devR") - $(wall "$W/dev1")) / $R" | bc -l)
+  h=$(echo "($(wall "$W/hostR") - $(wall "$W/host1")) / $R" | bc -l)
+  echo "$d" >> "$W/devs"; echo "$h" >> "$W/hosts"; echo "$d / $h" | bc -l >> "$W/ratios"
+done
+dev=$(median < "$W/devs"); host=$(median < "$W/hosts"); ratio=$(median < "$W/ratios")
+printf 'emulated elementwise kernel, 2^22 lanes: %.2f ms; host parallel region: %.2f ms; device/host %.2fx (median of 5 alternating rounds; target <= 2x), pool width %s\n' \
+  "$(echo "$dev * 1000" | bc -l)" "$(echo "$host * 1000" | bc -l)" "$ratio" "${CAIRN_THREADS:-default}"
 
 export CAIRN_THREADS=1
 blk=$(echo "($(best "$W/blkR") - $(best "$W/blk1")) / $R" | bc -l)
