@@ -187,22 +187,25 @@ def test_the_device_program_through_the_stand_in(tmp_path, perturb, verdict):
 
 
 def test_the_device_suites_atomics_and_reductions(tmp_path):
-    """tests/device/programs through make gpu with the stand-in: one ulp on each
-    atomic_add_unordered bin and on the device float sum stays within their contracts
+    """tests/device/programs and the tensor-core multiply through make gpu with the
+    stand-in: one ulp on each atomic_add_unordered bin, on the device float sum and on
+    every output of mma_unordered stays within their contracts
     (tests/gpu/contracts.json); one ulp on the host loop's reference sum, which no
     contract names, differs where the bits are fixed. The emulated half meets every
     contract on its own."""
-    progs = "tests/device/programs/atomics.cairn tests/device/programs/reduce_device.cairn"
+    progs = ("tests/device/programs/atomics.cairn tests/device/programs/reduce_device.cairn "
+             "tests/gpu/programs/mma.cairn")
     env = dict(os.environ, PATH=f"{FAKE / 'fake_gpu'}:/usr/bin:/bin", BIN=str(BIN),
                CAIRN=str(BIN / "cairn"), GPU_PROGRAMS=progs, GPU_OUT=str(tmp_path / "out"),
                GPU_KEY=str(tmp_path / "key" / "gpu.key"),
                CAIRN_GPU_STANDIN=str(FAKE / "fake_gpu" / "device-runner"),
-               FAKE_GPU_PERTURB="sum_f32:1,sum_f64:-1,dev_fsum:1,ref_fsum:1")
+               FAKE_GPU_PERTURB="sum_f32:1,sum_f64:-1,dev_fsum:1,ref_fsum:1,c:-1")
     r = subprocess.run(["bash", ROOT / "scripts" / "gpu.sh"], capture_output=True, text=True,
                        env=env, timeout=600)
     out = tmp_path / "out"
     rows = {c["case"]: c for c in json.loads((out / "verdicts.json").read_text())["cases"]}
     assert rows["tests/device/programs/atomics.cairn"]["verdict"] == "within-bound", r.stdout
+    assert rows["tests/gpu/programs/mma.cairn"]["verdict"] == "within-bound"
     reduce_row = rows["tests/device/programs/reduce_device.cairn"]
     assert reduce_row["verdict"] == "differs-where-fixed"
     verdicts = {o["observation"]: o["verdict"] for o in reduce_row["observations"]}
@@ -212,5 +215,5 @@ def test_the_device_suites_atomics_and_reductions(tmp_path):
                 if h["cell_id"] == "emulated"][0]["predicate"]["cases"]
     measured = [b for c in emulated for b in c["bounds"]]
     assert {b["observation"] for b in measured} == {"sum_f32", "sum_f64", "sub_device",
-                                                   "dev_fsum", "dev_dsum"}
+                                                   "dev_fsum", "dev_dsum", "c"}
     assert all(b["ok"] and b["ratio"] <= 1 for b in measured), measured
