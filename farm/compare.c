@@ -371,11 +371,15 @@ int compare_verdict_fails(const char *verdict)
 static void print_table(FILE *out, const cJSON *report)
 {
     const cJSON *columns = cJSON_GetObjectItemCaseSensitive(report, "columns"), *col, *row;
-    int i = 1;
+    int i = 1, width = 36;   /* the case column fits the longest case path */
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(report, "cases")) {
+        int n = (int)strlen(json_str(row, "case"));
+        width = n + 1 > width ? (n + 1 < 120 ? n + 1 : 120) : width;
+    }
     fprintf(out, "columns (machine/cell):\n");
     cJSON_ArrayForEach(col, columns)
         fprintf(out, "  [%d] %s\n", i++, col->valuestring);
-    fprintf(out, "\n%-36s", "case");
+    fprintf(out, "\n%-*s", width, "case");
     for (int k = 1; k < i; k++) {
         char head[16];
         snprintf(head, sizeof head, "[%d]", k);
@@ -383,7 +387,7 @@ static void print_table(FILE *out, const cJSON *report)
     }
     fprintf(out, " %-19s error/bound\n", "verdict");
     cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(report, "cases")) {
-        fprintf(out, "%-36s", json_str(row, "case"));
+        fprintf(out, "%-*s", width, json_str(row, "case"));
         const cJSON *cells = cJSON_GetObjectItemCaseSensitive(row, "cells");
         cJSON_ArrayForEach(col, columns) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(cells, col->valuestring);
