@@ -34,8 +34,9 @@
 #include <string.h>
 
 #include "check_internal.h"
+#include "layout.h"
 
-enum { MAXV = 48, MAXROWS = 3000, MAXLOOPS = 30, MAXSTATES = 4000, MAXDIVS = 8 };
+enum { MAXV = 96, MAXROWS = 3000, MAXLOOPS = 30, MAXSTATES = 4000, MAXDIVS = 8 };
 
 /* ---- integer linear systems: sum a[i] x[i] + c  (>= 0, or == 0) ---- */
 
@@ -193,6 +194,7 @@ static bool var_range(const Sys *s, int v, int64_t *lo, int64_t *hi) {
 }
 
 static bool sys_feasible_within(Sys *s, int *budget);
+static int split_on(Sys *s, int best, int64_t blo, int64_t bhi, int *budget);
 
 /* An equality with no unit coefficient (16 t1 - 16 t2 - 31 b + 2 = 0) needs divisibility,
  * which inequalities cannot say: when one of its variables has a small range, try each
@@ -208,7 +210,13 @@ static int split_equality(Sys *s, int *budget) {
             if (best < 0 || hi - lo < bhi - blo) { best = v; blo = lo; bhi = hi; }
         }
     }
-    if (best < 0 || bhi - blo > 64 || *budget < bhi - blo + 1) return -1;
+    if (best < 0 || bhi - blo > 64) return -1;
+    return split_on(s, best, blo, bhi, budget);
+}
+
+/* Tries each value lo..hi of variable v: feasible when one value is. -1: no budget. */
+static int split_on(Sys *s, int best, int64_t blo, int64_t bhi, int *budget) {
+    if (*budget < bhi - blo + 1) return -1;
     *budget -= (int)(bhi - blo + 1);
     for (int64_t x = blo; x <= bhi; x++) {
         Sys t = {.nv = s->nv};
@@ -254,6 +262,19 @@ static bool sys_feasible_within(Sys *s, int *budget) {
             if (best < 0 || cost < best_cost) { best = v; best_cost = cost; }
         }
         if (best < 0) return true;   /* only constants left, all true */
+        if (best_cost >= 1000000L) {
+            /* No exact elimination left: a variable of a few values is tried value by
+             * value instead, which keeps the answer exact (t / 64 in {0, 1}). */
+            int pick = -1;
+            int64_t plo = 0, phi = 0;
+            for (int v = 0; v < s->nv; v++) {
+                int64_t lo = 0, hi = 0;
+                if (var_range(s, v, &lo, &hi) && lo < hi && hi - lo <= 16 && (pick < 0 || hi - lo < phi - plo))
+                    pick = v, plo = lo, phi = hi;
+            }
+            int split = pick >= 0 ? split_on(s, pick, plo, phi, budget) : -1;
+            if (split >= 0) return split;
+        }
         int v = best, n = s->n;
         for (int i = 0; i < n; i++) {
             if (s->rows[i].a[v] <= 0) continue;
@@ -287,6 +308,8 @@ typedef struct Touch {
     Expr *index;        /* NULL: any element (a whole-array access) */
     bool at_thread;     /* the index is t itself (a warp scan's target) */
     int width;          /* wide access: elements index .. index + width - 1; else 1 */
+    Expr *frag_i, *frag_j;      /* a fragment (i, j) of an unswizzled layout: its elements */
+    int64_t frag_rows, frag_cols, row_stride, col_stride;
     Guard *guards;
     int nguards;
     int *loops;         /* enclosing loops, outermost first */
@@ -359,7 +382,8 @@ static int add_access(Phase *p, int cur, Symbol *array, AccKind kind, Expr *inde
         if (!p->acc) abort();
     }
     Touch *a = &p->acc[p->nacc];
-    *a = (Touch){array, kind, index, false, width, NULL, p->nguards, NULL, p->nloopstack, span};
+    *a = (Touch){.array = array, .kind = kind, .index = index, .width = width, .nguards = p->nguards,
+                 .nloops = p->nloopstack, .span = span};
     a->guards = arena_alloc(p->c->arena, sizeof(Guard) * (size_t)(p->nguards + 1));
     memcpy(a->guards, p->guards, sizeof(Guard) * (size_t)p->nguards);
     a->loops = arena_alloc(p->c->arena, sizeof(int) * (size_t)(p->nloopstack + 1));
@@ -406,6 +430,23 @@ static int wide_width(const Type *elem) {
     return bits >= 8 ? 128 / bits : 1;
 }
 
+/* A fragment load or store of an unswizzled layout touches the fragment's rectangle:
+ * rows FR*i .. FR*i + FR - 1 and columns FC*j .. of the tile, at row * row_stride +
+ * col * col_stride. Any other layout leaves the access on the whole array. */
+static void fragment_elements(Touch *a, Expr *e, Builtin b) {
+    const Type *f = b == BI_MMA_LOAD ? e->u.call.generics[0] : e->u.call.args[4]->type;
+    const Layout *l = e->u.call.args[1]->layout;
+    if (!f || f->kind != TY_FRAGMENT || !l || l->sw_bits || l->thr_rows ||
+        l->row_stride > INT32_MAX || l->col_stride > INT32_MAX)
+        return;
+    a->frag_rows = f->u.frag.role == FRAG_B ? f->u.frag.k : f->u.frag.m;
+    a->frag_cols = f->u.frag.role == FRAG_A ? f->u.frag.k : f->u.frag.n;
+    a->row_stride = (int64_t)l->row_stride;
+    a->col_stride = (int64_t)l->col_stride;
+    a->frag_i = e->u.call.args[2];
+    a->frag_j = e->u.call.args[3];
+}
+
 static int walk_call(Phase *p, Expr *e, int cur) {
     Builtin b = e->u.call.builtin;
     Expr **a = e->u.call.args;
@@ -421,13 +462,13 @@ static int walk_call(Phase *p, Expr *e, int cur) {
         cur = add_access(p, cur, src, ACC_READ, a[2], w, e->span);
         return add_access(p, cur, dst, ACC_WRITE, a[2], w, e->span);
     }
-    if (b == BI_MMA_LOAD) {
+    if (b == BI_MMA_LOAD || b == BI_MMA_STORE) {
         cur = walk_args(p, e, 1, cur);
-        return add_access(p, cur, base_sym(a[0]), ACC_WARP_READ, NULL, 1, e->span);
-    }
-    if (b == BI_MMA_STORE) {
-        cur = walk_args(p, e, 1, cur);
-        return add_access(p, cur, base_sym(a[0]), ACC_WARP_WRITE, NULL, 1, e->span);
+        int before = p->nacc;
+        cur = add_access(p, cur, base_sym(a[0]), b == BI_MMA_LOAD ? ACC_WARP_READ : ACC_WARP_WRITE, NULL, 1,
+                         e->span);
+        if (p->nacc > before) fragment_elements(&p->acc[before], e, b);
+        return cur;
     }
     /* Any other array argument: a whole-array access by this thread, a write when the
      * callee may write it (an rw parameter, mma_unordered's c). */
@@ -679,7 +720,10 @@ static Lin lin_name(Pair *q, Expr *e, int side, int depth) {
     if (id >= 0) return loop_var(q, id, side, depth);
     if (is_region_let(p, s)) return linearize(q, s->decl.stmt->u.let.init, side, depth + 1);
     if (s->mut || s->block_varying) return unknown(q);   /* a let mut, or a region value */
-    /* Declared outside the region (and never written in it): one value for every thread. */
+    /* Declared outside the region (and never written in it): one value for every thread,
+     * a constant when its initialiser is one (let tiles = (N + 63) / 64). */
+    if (s->kind == SYM_LOCAL && s->decl.stmt && const_eval_int(p->c, s->decl.stmt->u.let.init, &k, 0))
+        return lin_const(k);
     if (!type_is_int(s->type)) return unknown(q);
     return lin_var(var_for(q, s, 0, &created));
 }
@@ -687,8 +731,7 @@ static Lin lin_name(Pair *q, Expr *e, int side, int depth) {
 /* x / d and x % d of an unsigned x >= 0: x = d * quot + rem, 0 <= rem < d. One pair
  * of unknowns per (x, d), so t / 32 and t % 32 name one quotient and one remainder
  * (32 * (t / 32) + t % 32 is then t). */
-static Lin lin_divmod(Pair *q, Expr *e, int side, int depth, int64_t d, bool want_rem) {
-    Lin x = linearize(q, e->u.binary.lhs, side, depth + 1);
+static Lin divmod_of(Pair *q, Lin x, int64_t d, bool want_rem) {
     if (!x.ok) return unknown(q);
     for (int i = 0; i < q->ndivs; i++)
         if (q->divs[i].d == d && memcmp(q->divs[i].x.a, x.a, sizeof x.a) == 0 && q->divs[i].x.c == x.c)
@@ -724,7 +767,7 @@ static Lin lin_binary(Pair *q, Expr *e, int side, int depth) {
         int64_t d = op == BIN_SHR ? (r.c >= 0 && r.c < 32 ? (int64_t)1 << r.c : 0) : r.c;
         if (d <= 0) return opaque(q, e, side);
         if (lin_is_const(&l)) return lin_const(op == BIN_REM ? l.c % d : l.c / d);
-        return lin_divmod(q, e, side, depth, d, op == BIN_REM);
+        return divmod_of(q, linearize(q, e->u.binary.lhs, side, depth + 1), d, op == BIN_REM);
     }
     default: return unknown(q);
     }
@@ -828,8 +871,21 @@ static void add_condition(Pair *q, Expr *e, bool negated, int side) {
 }
 
 /* The element an access touches, as a form in its thread's variables. */
+/* A variable in lo .. hi. */
+static Lin ranged(Pair *q, int64_t lo, int64_t hi) {
+    Lin k = unknown(q);
+    constrain(q, k, -lo, false);
+    constrain(q, lin_add(lin_const(0), k, -1), hi, false);
+    return k;
+}
+
 static Lin element(Pair *q, const Touch *a, int side) {
     Lin x;
+    if (a->frag_i) {
+        Lin row = lin_add(ranged(q, 0, a->frag_rows - 1), linearize(q, a->frag_i, side, 0), a->frag_rows);
+        Lin col = lin_add(ranged(q, 0, a->frag_cols - 1), linearize(q, a->frag_j, side, 0), a->frag_cols);
+        return lin_add(lin_add(lin_const(0), row, a->row_stride), col, a->col_stride);
+    }
     if (a->at_thread) {
         Expr name = {.kind = EXPR_NAME};
         name.u.name.sym = q->p->tvar;
@@ -837,12 +893,7 @@ static Lin element(Pair *q, const Touch *a, int side) {
     } else {
         x = a->index ? linearize(q, a->index, side, 0) : unknown(q);
     }
-    if (a->width > 1 && x.ok) {   /* + k, 0 <= k < width */
-        Lin k = unknown(q);
-        constrain(q, k, 0, false);
-        constrain(q, lin_add(lin_const(0), k, -1), a->width - 1, false);
-        x = lin_add(x, k, 1);
-    }
+    if (a->width > 1 && x.ok) x = lin_add(x, ranged(q, 0, a->width - 1), 1);   /* + k, 0 <= k < width */
     return x;
 }
 
@@ -867,12 +918,19 @@ static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_bloc
     Expr tname = {.kind = EXPR_NAME}, gname = {.kind = EXPR_NAME};
     tname.u.name.sym = p->tvar;
     gname.u.name.sym = p->gvar;
+    /* A warp operation is every thread of its warp touching its elements, the storing
+     * thread's own included: nothing tells the two threads apart, except that one warp
+     * operation meets itself only in another warp (its own lanes act together). */
     bool warp = warp_kind(a->kind) || warp_kind(b->kind);
-    if (!(warp && same_block)) {
-        Expr *who = same_block ? &tname : &gname;
-        Lin d = lin_add(lin_name(&q, who, 1, 0), lin_name(&q, who, 0, 0), -1);   /* second - first */
-        constrain(&q, order < 0 ? d : lin_add(lin_const(0), d, -1), -1, false);
-    }
+    Lin d = lin_const(0);
+    if (!same_block)
+        d = lin_add(lin_name(&q, &gname, 1, 0), lin_name(&q, &gname, 0, 0), -1);   /* second - first */
+    else if (!warp)
+        d = lin_add(lin_name(&q, &tname, 1, 0), lin_name(&q, &tname, 0, 0), -1);
+    else if (a == b)
+        d = lin_add(divmod_of(&q, lin_name(&q, &tname, 1, 0), 32, false),
+                    divmod_of(&q, lin_name(&q, &tname, 0, 0), 32, false), -1);
+    if (!same_block || !warp || a == b) constrain(&q, order < 0 ? d : lin_add(lin_const(0), d, -1), -1, false);
     bool feasible = q.sys.nv < MAXV && sys_feasible(&q.sys);
     if (q.sys.nv >= MAXV) feasible = true;
     free(q.sys.rows);
@@ -886,16 +944,7 @@ static bool conflicting_kinds(AccKind x, AccKind y) {
     return wx || wy;
 }
 
-/* One block's whole-warp operation met by itself: one joint operation when the block is
- * one warp, otherwise other warps may hold other coordinates the checker cannot see. */
-static bool one_warp(Phase *p) {
-    int64_t T;
-    return const_eval_int(p->c, p->region->u.blocks.threads.count, &T, 0) && T <= 32;
-}
-
 static bool collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned tied, Laps la, Laps lb) {
-    if (same_block && a == b && warp_kind(a->kind)) return !one_warp(p);
-    if (same_block && warp_kind(a->kind) && warp_kind(b->kind)) return true;
     return may_collide(p, a, b, same_block, tied, la, lb, -1) || may_collide(p, a, b, same_block, tied, la, lb, +1);
 }
 
