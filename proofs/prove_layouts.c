@@ -80,6 +80,9 @@ static Lay tile32_a_bij(bool wrong) { return swizzled(rows(64, 32), 2, 3, wrong 
 static Lay tile32_b(bool wrong) { return padded(rows(32, 32), wrong ? 4 : 8); }
 static Lay tile64_a(bool wrong) { return padded(rows(64, 32), wrong ? 4 : 8); }
 static Lay tile64_b(bool wrong) { return padded(rows(32, 64), wrong ? 4 : 8); }
+/* examples/tensor/tile64.cairn keeps its two stages in one array each, one above the other. */
+static Lay tile64_stages_a(bool wrong) { return padded(rows(128, 32), wrong ? 4 : 8); }
+static Lay tile64_stages_b(bool wrong) { return padded(rows(64, 64), wrong ? 4 : 8); }
 
 /* ---- the facts ---- */
 
@@ -177,8 +180,9 @@ static Claim tile32_a_runs(bool wrong) { return runs_intact(tile32_a(wrong)); }
 static Claim tile32_b_runs(bool wrong) { return runs_intact(tile32_b(wrong)); }
 
 /* WMMA loads a 16 x 16 f16 fragment from a 32-byte aligned address with a leading
- * dimension of whole 16-byte runs: in tile64's padded stages every fragment origin is a
- * multiple of 16 elements and the rows are 8 elements apart times an integer. */
+ * dimension of whole 16-byte runs: in tile64's padded stages (the runtime's, and the
+ * example's stacked pairs) every fragment origin is a multiple of 16 elements and the
+ * rows are a multiple of 8 elements apart. */
 static Claim wmma_origins(Lay l) {
     Z3_ast fi = var("frag_row"), fj = var("frag_col");
     Z3_ast pre = and2(lt(fi, l.rows / 16), lt(fj, l.cols / 16));
@@ -188,6 +192,8 @@ static Claim wmma_origins(Lay l) {
 }
 static Claim tile64_a_wmma(bool wrong) { return wmma_origins(tile64_a(wrong)); }
 static Claim tile64_b_wmma(bool wrong) { return wmma_origins(tile64_b(wrong)); }
+static Claim tile64_stages_a_wmma(bool wrong) { return wmma_origins(tile64_stages_a(wrong)); }
+static Claim tile64_stages_b_wmma(bool wrong) { return wmma_origins(tile64_stages_b(wrong)); }
 
 static const struct Fact {
     const char *name, *what;
@@ -206,6 +212,10 @@ static const struct Fact {
     {"tile32-b-runs", "tile32's pad(rows(32, 32), 8) B tile keeps ldmatrix's 16-byte runs together", tile32_b_runs},
     {"tile64-a-wmma", "tile64's pad(rows(64, 32), 8) stage gives WMMA aligned fragments and rows", tile64_a_wmma},
     {"tile64-b-wmma", "tile64's pad(rows(32, 64), 8) stage gives WMMA aligned fragments and rows", tile64_b_wmma},
+    {"tile64-stages-a-wmma", "tile64.cairn's two a stages, pad(rows(128, 32), 8), give WMMA aligned fragments",
+     tile64_stages_a_wmma},
+    {"tile64-stages-b-wmma", "tile64.cairn's two b stages, pad(rows(64, 64), 8), give WMMA aligned fragments",
+     tile64_stages_b_wmma},
 };
 enum { NFACTS = sizeof facts / sizeof facts[0] };
 

@@ -7,7 +7,7 @@ from cairntest import harness, run
 
 FACTS = ["spread-is-isa", "c-share-is-spread", "spread-one-lane", "a-share-one-lane", "b-share-one-lane",
          "spec-swizzle-bijection", "tile32-swizzle-bijection", "tile32-a-runs", "tile32-b-runs",
-         "tile64-a-wmma", "tile64-b-wmma"]
+         "tile64-a-wmma", "tile64-b-wmma", "tile64-stages-a-wmma", "tile64-stages-b-wmma"]
 
 
 def test_the_prover_lists_every_fact():
