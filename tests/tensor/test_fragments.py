@@ -50,3 +50,11 @@ def test_a_fragment_past_its_array_traps(tmp_path):
     r = run([BIN / "cairn", "run", *cairn_cell_flags(), str(src)], timeout=300)
     assert r.returncode != 0
     assert "trap: a fragment past the end of its array" in r.stderr and "short.cairn:3:" in r.stderr
+
+
+def test_a_cuda_target_refuses_fragments_for_now(tmp_path):
+    """Fragments are emulated only: a CUDA build says so with E-UNSUPPORTED (before nvcc)."""
+    r = run([BIN / "cairn", "build", str(PROGRAMS / "wmma_tile.cairn"), "--target", "sm_90", "-o",
+             str(tmp_path / "wt")], timeout=300)
+    assert r.returncode == 1
+    assert "error[E-UNSUPPORTED]: tensor-core fragments for a CUDA target" in r.stderr
