@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "frontend.h"
 #include "predict.h"
+#include "verify.h"
 
 const char cmd_predict_help[] =
     "usage: cairn predict FILE --device NAME [--size NAME=VALUE ...] [--function NAME] [--json]\n"
@@ -270,21 +271,9 @@ int cmd_predict(int argc, char **argv) {
         fprintf(stderr, "cairn predict: error: %s\n", err);
         return 2;
     }
-    Diags diags;
-    diags_init(&diags, NULL);
-    LoadStatus status;
-    Program *p = cairn_load(o.path, &diags, &status);
-    if (status == LOAD_IO_ERROR) {
-        fprintf(stderr, "cairn predict: error: cannot read %s: %s\n", o.path, strerror(errno));
-        rc = 2;
-    } else if (!p) {
-        diags_print(&diags, stderr);
-        rc = 1;
-    } else {
-        rc = predict_program(p, &o, &d);
-    }
+    Program *p = verify_load("predict", o.path, &rc);
+    if (p) rc = predict_program(p, &o, &d);
     program_free(p);
-    diags_free(&diags);
     predict_device_free(&d);
     return rc;
 }

@@ -65,6 +65,35 @@ static bool only_pending(const Diags *d) {
     return n > 0 && n < 64 && d->dropped == 0;
 }
 
+Program *verify_load(const char *cmd, const char *path, int *rc) {
+    Diags d;
+    diags_init(&d, NULL);
+    size_t len;
+    char *text = cairn_read_file(path, &len);
+    if (!text) {
+        fprintf(stderr, "cairn %s: error: cannot read %s: %s\n", cmd, path, strerror(errno));
+        diags_free(&d);
+        *rc = 2;
+        return NULL;
+    }
+    Program *p = cairn_parse(path, text, len, &d);
+    free(text);
+    bool ok = !diags_has_errors(&d) && cairn_check(p, &d);
+    if (!ok && !only_pending(&d)) {
+        d.src = p ? &p->src : NULL;
+        diags_print(&d, stderr);
+        program_free(p);
+        p = NULL;
+        *rc = 1;
+    } else if (!ok) {   /* checked, but for constructs the back end does not lower yet: the model can */
+        fprintf(stderr, "cairn %s: note: %s uses constructs not lowered yet (cairn check says which); "
+                        "modelling it anyway\n", cmd, path);
+    }
+    d.src = NULL;
+    diags_free(&d);
+    return p;
+}
+
 int cmd_verify(int argc, char **argv) {
     VerifyOpts o = {.unwind = 8, .timeout_s = 10, .cex_dir = "cairn-cex", .out = stdout};
     const char *path = NULL;
@@ -88,32 +117,10 @@ int cmd_verify(int argc, char **argv) {
         else path = a;
     }
     if (!path) return usage("%s", "no file given");
-    Diags d;
-    diags_init(&d, NULL);
-    size_t len;
-    char *text = cairn_read_file(path, &len);
-    if (!text) {
-        fprintf(stderr, "cairn verify: error: cannot read %s: %s\n", path, strerror(errno));
-        diags_free(&d);
-        return 2;
-    }
-    Program *p = cairn_parse(path, text, len, &d);
-    free(text);
-    bool ok = !diags_has_errors(&d) && cairn_check(p, &d);
-    if (!ok && !only_pending(&d)) {
-        d.src = &p->src;
-        diags_print(&d, stderr);
-        program_free(p);
-        d.src = NULL;
-        diags_free(&d);
-        return 1;
-    }
-    if (!ok)   /* checked, but for constructs the back end does not lower yet: the model can */
-        fprintf(stderr, "cairn verify: note: %s uses constructs not lowered yet (cairn check says which); "
-                        "verifying its model anyway\n", path);
-    int rc = verify_program(p, &o);
+    int rc = 0;
+    Program *p = verify_load("verify", path, &rc);
+    if (!p) return rc;
+    rc = verify_program(p, &o);
     program_free(p);
-    d.src = NULL;
-    diags_free(&d);
     return rc;
 }

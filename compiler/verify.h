@@ -163,6 +163,12 @@ void verify_unroll(Verifier *V, const Binder *b, Span span,
  * (0 all verified, 10 a counterexample, 5 inconclusive). */
 int verify_program(Program *p, const VerifyOpts *opt);
 
+/* ---- cmd_verify.c ---- */
+/* Parses and checks path for `cairn CMD`; a program refused only with E-UNSUPPORTED
+ * (constructs the back end does not lower yet) is returned too, with a note, since a
+ * model does not need the back end. NULL with *rc = 1 (refused, printed) or 2 (I/O). */
+Program *verify_load(const char *cmd, const char *path, int *rc);
+
 /* ---- verify_cex.c ---- */
 /* Prints the inputs of a satisfying model to out (when not NULL) and writes a replay
  * program; returns its path (malloc'ed) or NULL. *inputs_json gets the inputs as the

@@ -137,3 +137,17 @@ def test_usage():
     assert run([CAIRN, "predict", KERNELS, "--device", "h200", "--size", "n"]).returncode == 2
     assert run([CAIRN, "predict", KERNELS, "--device", "h200", "--size", "n=abc"]).returncode == 2
     assert "--device NAME" in run([CAIRN, "predict", "--help"]).stdout
+
+
+def test_the_multiply_at_the_tensor_peak():
+    """numerics.md: 'cairn predict prices it at the published tensor peak, which is a roofline'."""
+    s = 4096
+    r = run([CAIRN, "predict", pathlib.Path(__file__).parent / "layer.cairn", "--device", "h200", "--json",
+             "--size", f"m={s},n={s},k={s}"], check=True)
+    f = json.loads(r.stdout)["functions"][0]
+    assert f["ops"]["tensor_f16"] == {"formula": "2*k*m*n", "value": 2 * s ** 3}
+    # a (m x k) and b (k x n) f16 read, c (m x n) f32 read and written, all on the device
+    assert f["read"]["device"]["value"] == 2 * s * s + 2 * s * s + 4 * s * s
+    assert f["written"]["device"]["value"] == 4 * s * s
+    assert f["bound"] == "tensor_f16"
+    assert f["time_s"] == pytest.approx(2 * s ** 3 / 989e12, rel=1e-12)
