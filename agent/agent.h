@@ -20,7 +20,7 @@ typedef struct {
     const char *labels;         /* comma-separated machine labels */
     const char *compilers;      /* limit offered compilers (comma list), or NULL */
     const char *sanitizers;     /* limit offered sanitizers ("none" for none), or NULL */
-    int once;                   /* exit after one job */
+    long max_jobs;              /* exit after this many jobs (0: never; --once is 1) */
     double exit_when_idle;      /* exit after this many seconds without a job (0: never) */
     int keep;                   /* keep job folders */
     const char *checker;        /* measures bounds after each run (make gpu's), or NULL */

@@ -19,6 +19,9 @@ static const char HELP[] =
     "  probe  [options]       print what this machine offers (JSON capabilities)\n"
     "  run    --coordinator URL --token ENROL_TOKEN --key KEYFILE [options]\n"
     "                         enrol, then claim jobs, run suite cells, upload signed bundles\n"
+    "         [--once | --max-jobs N] [--idle-exit S]\n"
+    "                         as a batch job: stop (exit 0) after one job, after N jobs,\n"
+    "                         or after S seconds without one\n"
     "  loadgen --coordinator URL --token ENROL_TOKEN [--agents N] [--jobs N]\n"
     "                         simulated agents for load tests (tests/bench/bench_farm.sh)\n"
     "\n"
@@ -41,8 +44,11 @@ static const char RUN_HELP[] =
     "  --checker PATH        after each run, PATH append CASE LOG RAW adds measured\n"
     "                        error/bound lines to the observation log (tests/gpu/gpucheck.py)\n"
     "  --work DIR            scratch folder (default: $TMPDIR/cairn-agent-NAME)\n"
-    "  --once                exit after one job\n"
-    "  --exit-when-idle S    exit after S seconds without a job\n"
+    "  --once                claim at most one job, run it, exit (--max-jobs 1)\n"
+    "  --max-jobs N          exit after N jobs\n"
+    "  --idle-exit S         exit after S seconds without a job (--exit-when-idle S too)\n"
+    "                        (the three let a batch system run the agent as a job; an\n"
+    "                        agent that stops by them exits 0)\n"
     "  --keep                keep each job's scratch folder\n";
 
 static const char KEYGEN_HELP[] =
@@ -91,6 +97,19 @@ static const char *default_cairn(const char *argv0)
     return path;
 }
 
+/* A positive number for FLAG (whole when WHOLE), or -1 with the reason on stderr. */
+static double positive_arg(const char *flag, const char *text, int whole)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end || !(v > 0 && v < 1e9) || (whole && v != (double)(long)v)) {
+        fprintf(stderr, "cairn-agent run: %s wants a positive %s, not \"%s\"\n", flag,
+                whole ? "whole number" : "number of seconds", text);
+        return -1;
+    }
+    return v;
+}
+
 static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **help)
 {
     static char work[PATH_MAX];
@@ -110,10 +129,14 @@ static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **h
 #undef OPT
         else if (!strcmp(a, "--name") && v)
             snprintf(o->name, sizeof o->name, "%s", argv[++i]);
-        else if (!strcmp(a, "--exit-when-idle") && v)
-            o->exit_when_idle = atof(argv[++i]);
-        else if (!strcmp(a, "--once"))
-            o->once = 1;
+        else if ((!strcmp(a, "--idle-exit") || !strcmp(a, "--exit-when-idle")) && v) {
+            if ((o->exit_when_idle = positive_arg(a, argv[++i], 0)) < 0)
+                return -1;
+        } else if (!strcmp(a, "--max-jobs") && v) {
+            if ((o->max_jobs = (long)positive_arg(a, argv[++i], 1)) < 0)
+                return -1;
+        } else if (!strcmp(a, "--once"))
+            o->max_jobs = 1;
         else if (!strcmp(a, "--keep"))
             o->keep = 1;
         else {
@@ -208,6 +231,15 @@ static void do_job(Session *s, const SuiteEnv *env, const cJSON *job)
     cJSON_Delete(files);
 }
 
+/* The long poll's wait: 20 s, or what is left of --idle-exit (so it exits on time). */
+static double claim_wait(const AgentOptions *o, double idle_since)
+{
+    double left = o->exit_when_idle - (now_seconds() - idle_since);
+    if (o->exit_when_idle <= 0 || left >= 20)
+        return 20;
+    return left > 0.5 ? left : 0.5;
+}
+
 static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, const char *version)
 {
     Session s;
@@ -215,19 +247,20 @@ static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, con
         return 1;
     SuiteEnv env = {o, &s, caps, version};
     double idle_since = now_seconds();
-    long backoff = 250;
+    long backoff = 250, done = 0;
     for (;;) {
         cJSON *job = NULL;
         Err e = {{0}};
-        int rc = session_claim(&s, o->exit_when_idle > 0 && o->exit_when_idle < 20 ? o->exit_when_idle : 20,
-                               &job, &e);
+        int rc = session_claim(&s, claim_wait(o, idle_since), &job, &e);
         if (rc > 0) {
             backoff = 250;
             do_job(&s, &env, job);
             cJSON_Delete(job);
             idle_since = now_seconds();
-            if (o->once)
+            if (o->max_jobs > 0 && ++done >= o->max_jobs) {
+                fprintf(stderr, "agent: %ld job%s done, exiting\n", done, done == 1 ? "" : "s");
                 break;
+            }
             continue;
         }
         if (rc < 0) {

@@ -14,6 +14,7 @@ PACKAGES=(
   libmicrohttpd-dev           # coordinator HTTP server
   libopenblas-dev             # bench baseline for the bracket GEMM
   python3 python3-pytest python3-numpy   # test driver and exact models
+  python3-yaml                # tests/farm/test_fleet.py parses the Kubernetes manifest
   chromium python3-websocket  # the dashboard's browser tests (headless, DevTools protocol)
 )
 
