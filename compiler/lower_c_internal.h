@@ -139,6 +139,12 @@ typedef struct Lane {
 void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield, const Symbol *var,
                const Type *index_type, const char *extra_field, const char *fourth_param);
 void lane_close(Lower *L, Lane *ln, const char *tail);
+/* The pieces lane functions and CUDA kernels share: each capture's local copy from the
+ * context (`prefix` "c->" or "c."), and moving output into the function (lane_enter)
+ * and back to the caller (lane_leave). */
+void capture_copies(Lower *L, strbuf *sb, const SymSet *captures, const char *prefix);
+void lane_enter(Lower *L, Lane *ln);
+void lane_leave(Lower *L, Lane *ln);
 const char *lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init);
 /* The number of indices in [lo, hi), as a uint64_t temporary. */
 const char *index_count(Lower *L, const char *lo, const char *hi);

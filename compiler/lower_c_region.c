@@ -161,12 +161,28 @@ static void lane_head(Lower *L, Lane *ln, const Block *body, const Expr *yield,
     sb_printf(&ln->text, "    %s cairn_lo;\n%s};\n\n", c_scalar(index_type), extra_field);
     sb_printf(&ln->text, signature, ln->id);
     sb_printf(&ln->text, "    struct lane%d *c = cairn_ctx;\n", ln->id);
-    for (int i = 0; i < outer.len; i++) {
-        sb_puts(&ln->text, "    ");
-        capture_decl(L, &ln->text, outer.items[i], "c->");
-        const Symbol *s = outer.items[i];
-        sb_printf(&ln->text, " (void)%s;%s\n", sym_c(L, s), is_view(s->type) ? FMT(" (void)%s;", sym_len(L, s)) : "");
+    capture_copies(L, &ln->text, &outer, "c->");
+    lane_enter(L, ln);
+}
+
+/* The index variable of iteration cairn_k. */
+static void lane_index(Lower *L, const Lane *ln) {
+    const char *i = ln->var ? sym_c(L, ln->var) : new_tmp(L);
+    emit(L, "const %s %s = (%s)((uint64_t)c->cairn_lo + cairn_k);", c_scalar(ln->index_type), i,
+         c_scalar(ln->index_type));
+    emit(L, "(void)%s;", i);
+}
+
+void capture_copies(Lower *L, strbuf *sb, const SymSet *captures, const char *prefix) {
+    for (int i = 0; i < captures->len; i++) {
+        const Symbol *s = captures->items[i];
+        sb_puts(sb, "    ");
+        capture_decl(L, sb, s, prefix);
+        sb_printf(sb, " (void)%s;%s\n", sym_c(L, s), is_view(s->type) ? FMT(" (void)%s;", sym_len(L, s)) : "");
     }
+}
+
+void lane_enter(Lower *L, Lane *ln) {
     ln->saved_out = L->out;
     ln->saved_indent = L->indent;
     ln->saved_nlive = L->nlive;
@@ -176,12 +192,11 @@ static void lane_head(Lower *L, Lane *ln, const Block *body, const Expr *yield,
     L->live_base = L->nlive;
 }
 
-/* The index variable of iteration cairn_k. */
-static void lane_index(Lower *L, const Lane *ln) {
-    const char *i = ln->var ? sym_c(L, ln->var) : new_tmp(L);
-    emit(L, "const %s %s = (%s)((uint64_t)c->cairn_lo + cairn_k);", c_scalar(ln->index_type), i,
-         c_scalar(ln->index_type));
-    emit(L, "(void)%s;", i);
+void lane_leave(Lower *L, Lane *ln) {
+    L->out = ln->saved_out;
+    L->indent = ln->saved_indent;
+    L->nlive = ln->saved_nlive;
+    L->live_base = ln->saved_base;
 }
 
 void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield,
@@ -200,10 +215,7 @@ static void lane_finish(Lower *L, Lane *ln, const char *tail) {
     if (tail) emit(L, "%s", tail);
     L->indent = 0;
     emit(L, "}\n");
-    L->out = ln->saved_out;
-    L->indent = ln->saved_indent;
-    L->nlive = ln->saved_nlive;
-    L->live_base = ln->saved_base;
+    lane_leave(L, ln);
     sb_append(&L->lanes, ln->text.data, ln->text.len);
     sb_free(&ln->text);
 }

@@ -68,19 +68,8 @@ static void kernel_open(Lower *L, Lane *k, const Block *body, const Expr *yield,
     }
     sb_printf(&L->shared_decls, "    %s cairn_lo;\n%s};\n", c_scalar(index_type), extra_fields);
     sb_printf(&k->text, "static __global__ void kern%d(const struct lane%d c%s) {\n", k->id, k->id, params);
-    for (int i = 0; i < k->captures.len; i++) {
-        const Symbol *s = k->captures.items[i];
-        sb_puts(&k->text, "    ");
-        capture_decl(L, &k->text, s, "c.");
-        sb_printf(&k->text, " (void)%s;%s\n", sym_c(L, s), is_view(s->type) ? FMT(" (void)%s;", sym_len(L, s)) : "");
-    }
-    k->saved_out = L->out;
-    k->saved_indent = L->indent;
-    k->saved_nlive = L->nlive;
-    k->saved_base = L->live_base;
-    L->out = &k->text;
-    L->indent = 1;
-    L->live_base = L->nlive;
+    capture_copies(L, &k->text, &k->captures, "c.");
+    lane_enter(L, k);
     L->in_device = true;
 }
 
@@ -88,10 +77,7 @@ static void kernel_open(Lower *L, Lane *k, const Block *body, const Expr *yield,
  * laneN *c PARAMS) { BODY }, declared in both files. */
 static void kernel_close(Lower *L, Lane *k, const char *params, const char *launch_body) {
     sb_puts(&k->text, "}\n\n");
-    L->out = k->saved_out;
-    L->indent = k->saved_indent;
-    L->nlive = k->saved_nlive;
-    L->live_base = k->saved_base;
+    lane_leave(L, k);
     L->in_device = false;
     L->modules |= LOWER_MODULE_DEVICE;
     sb_append(&L->dev, k->text.data, k->text.len);
