@@ -44,8 +44,12 @@ const char *new_tmp(Lower *L) { return arena_printf(L->arena, "t%d", ++L->tmp); 
 const char *at(Lower *L, Span s) { return arena_printf(L->arena, "CAIRN_AT(%d, %d)", s.line, s.col); }
 
 void unsupported(Lower *L, Span s, const char *what) {
-    diag_error(L->diags, s, E_UNSUPPORTED, "build for a target that has it, or leave it out",
-               "%s is not lowered for the host yet", what);
+    if (L->cuda)
+        diag_error(L->diags, s, E_UNSUPPORTED, "build it with --emulate, which runs it on host threads",
+                   "%s: not lowered for CUDA targets yet", what);
+    else
+        diag_error(L->diags, s, E_UNSUPPORTED, "build for a target that has it, or leave it out",
+                   "%s: not lowered for the host yet", what);
 }
 
 /* ---- names and types ---- */

@@ -122,7 +122,7 @@ static const char *lane(Lower *L) { return L->cuda ? "(threadIdx.x & 31u)" : "(u
 
 static bool fragments_lowered(Lower *L, Span s) {
     if (!L->cuda) return true;
-    unsupported(L, s, "tensor-core fragments for a CUDA target (build it with --emulate)");
+    unsupported(L, s, "tensor-core fragments");
     return false;
 }
 

@@ -57,4 +57,5 @@ def test_a_cuda_target_refuses_fragments_for_now(tmp_path):
     r = run([BIN / "cairn", "build", str(PROGRAMS / "wmma_tile.cairn"), "--target", "sm_90", "-o",
              str(tmp_path / "wt")], timeout=300)
     assert r.returncode == 1
-    assert "error[E-UNSUPPORTED]: tensor-core fragments for a CUDA target" in r.stderr
+    assert "error[E-UNSUPPORTED]: tensor-core fragments: not lowered for CUDA targets yet" in r.stderr
+    assert "help: build it with --emulate" in r.stderr
