@@ -53,6 +53,15 @@ static int is_true(const cJSON *o, const char *key)
     return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
 }
 
+/* An exit or build status as an int. Uploads bound both since they were checked at the
+ * door (farm/fields.c), but a results file or a bundle filed before then may carry
+ * anything: out of range reads as STATUS_MALFORMED, never an unchecked cast. */
+#define STATUS_MALFORMED (-65537)
+static int status_field(const cJSON *c, const char *key) {
+    long v = 0;
+    return json_int(c, key, -65536, 65535, &v) < 0 ? STATUS_MALFORMED : (int)v;
+}
+
 /* One cell's value for a case: a digest over every observation plus the exit status. */
 static cJSON *cell_value(const cJSON *c, const cJSON *res)
 {
@@ -71,7 +80,7 @@ static cJSON *cell_value(const cJSON *c, const cJSON *res)
     char digest[SHA256_HEX_LEN], shown[64];
     sha256_hex(text, len, digest);
     free(text);
-    int build = (int)json_num(c, "build_status", 0), status = (int)json_num(c, "exit_status", 0);
+    int build = status_field(c, "build_status"), status = status_field(c, "exit_status");
     if (build == -2)   /* the agent's mark for a build it stopped at the job's timeout */
         snprintf(shown, sizeof shown, "build-timeout");
     else if (build != 0)

@@ -166,3 +166,16 @@ def test_a_declared_fixed_observation_in_an_unordered_case_must_keep_its_bits(tm
     other = case("k", [obs("n", B)], True)
     rc, rows, _ = compare(tmp_path, [declared], [other])
     assert rc == 1 and rows["k"]["verdict"] == "differs-where-fixed"
+
+
+def test_a_status_out_of_range_is_a_failed_case_not_a_cast(tmp_path):
+    """A results file (or a bundle filed before uploads were bounded) may carry a status no
+    int holds: compare reads it as malformed (a failed build) instead of casting 1e300."""
+    bad = case("k", [obs("x", A)])
+    bad["build_status"] = 1e300
+    rc, rows, _ = compare(tmp_path, [bad], [case("k", [obs("x", A)])])
+    assert rc == 1 and rows["k"]["verdict"] != "identical"
+    bad = case("k", [obs("x", A)])
+    bad["exit_status"] = -1e300
+    rc, rows, _ = compare(tmp_path, [bad], [case("k", [obs("x", A)])])
+    assert rc == 1 and rows["k"]["verdict"] != "identical"
