@@ -11,7 +11,7 @@
  * - parallel i in n over device views: one lane per index, 256 threads a block.
  * - blocks g in G threads t in T: one CUDA block per g, one thread per t; shared arrays
  *   live in the block's dynamic shared memory (sizes computed on the host before the
- *   launch, each array 16-byte aligned and zeroed when the block starts); barrier is
+ *   launch, each array 32-byte aligned (WMMA's pointers) and zeroed when the block starts); barrier is
  *   __syncthreads(); warp operations are the fixed butterfly of lower_device.c over
  *   __shfl_xor_sync, and shuffles move bytes with __shfl_sync.
  * - a device reduce: the lanes evaluate the yields into device memory; the host folds
@@ -130,7 +130,7 @@ static const char *shared_layout(Lower *L, const Block *body, strbuf *fields) {
         sb_printf(&init, ", .cairn_shn_%d = %s, .cairn_sho_%d = %s", id, n, id, total);
         emit(L, "if ((uint64_t)%s > (UINT64_C(1) << 32) / sizeof(%s)) cairn_trap_at(\"a shared array "
                 "larger than a block's shared memory\", %s);", n, t, at(L, s->span));
-        emit(L, "%s += ((uint64_t)%s * sizeof(%s) + 15) & ~(uint64_t)15;", total, n, t);
+        emit(L, "%s += ((uint64_t)%s * sizeof(%s) + 31) & ~(uint64_t)31;", total, n, t);
     }
     sb_printf(&init, ", .cairn_smem = %s", total);
     const char *text = arena_strdup(L->arena, init.data);
@@ -153,7 +153,7 @@ void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b) {
     Stmt *self = (Stmt *)s;
     kernel_open(L, &k, &(Block){s->span, &self, 1}, NULL, g->sym, gt, fields.data, "");
     sb_free(&fields);
-    emit(L, "extern __shared__ __align__(16) unsigned char cairn_smem[];");
+    emit(L, "extern __shared__ __align__(32) unsigned char cairn_smem[];");
     emit(L, "for (uint64_t k = threadIdx.x; k < c.cairn_smem / 16; k += blockDim.x)");
     emit(L, "    ((uint4 *)cairn_smem)[k] = make_uint4(0, 0, 0, 0);");
     emit(L, "__syncthreads();");

@@ -120,23 +120,51 @@ const char *lower_fragment_ctype(const Type *t) {
 /* This thread's lane in its warp. */
 static const char *lane(Lower *L) { return L->cuda ? "(threadIdx.x & 31u)" : "(unsigned)(cairn_t & 31u)"; }
 
-static bool fragments_lowered(Lower *L, Span s) {
+/* A CUDA target lowers WMMA and mma.sync fragments (runtime/cairn_fragment_cuda.h, which
+ * the .cu includes once, before the first kernel that uses one); tcgen05's are not. */
+static bool fragments_lowered(Lower *L, const Type *f, Span s) {
     if (!L->cuda) return true;
-    unsupported(L, s, "tensor-core fragments");
-    return false;
+    if (f->u.frag.family == FRAG_TMEM) {
+        unsupported(L, s, "tcgen05 fragments");
+        return false;
+    }
+    if (!strstr(L->dev.data ? L->dev.data : "", "cairn_fragment_cuda.h"))
+        sb_puts(&L->dev, "#include \"cairn_fragment_cuda.h\"   /* tensor-core fragments */\n\n");
+    return true;
 }
+
+/* The CUDA type of an f16 or bf16 element, and of a WMMA fragment. */
+static const char *cuda_half(const Type *el) { return el->kind == TY_BF16 ? "__nv_bfloat16" : "__half"; }
+
+static const char *wmma_type(Lower *L, const Type *f) {
+    int m = f->u.frag.m, n = f->u.frag.n, k = f->u.frag.k;
+    if (f->u.frag.role == FRAG_ACC) return FMT("cairn_wmma_acc<%d, %d, %d>", m, n, k);
+    return FMT("cairn_wmma_%s<%d, %d, %d, %s>", f->u.frag.role == FRAG_A ? "a" : "b", m, n, k,
+               cuda_half(f->u.frag.elem));
+}
+
+/* How many .b32 registers an mma.sync m16n8k16 fragment holds per lane. */
+static int mma_words(const Type *f) { return f->u.frag.role == FRAG_B ? 2 : 4; }
 
 /* F(x): every element x, an operand's rounded once to its f16 or bf16. */
 const char *lower_fragment_fill(Lower *L, Expr *e) {
     const Type *f = e->type, *el = f->u.frag.elem;
-    if (!fragments_lowered(L, e->span)) return "0";
+    if (!fragments_lowered(L, f, e->span)) return "0";
     const char *v = lower_expr(L, e->u.convert.arg);
-    if (el->kind != TY_F32) {
-        numerics_convert(L, type_scalar(TY_F32), el);
-        v = FMT("cairn_%s_to_f32(cairn_f32_to_%s(%s))", type_word(el), type_word(el), v);
-    }
     const char *x = new_tmp(L);
+    if (el->kind != TY_F32) numerics_convert(L, type_scalar(TY_F32), el);
     emit(L, "%s %s;", lower_fragment_ctype(f), x);
+    if (L->cuda) {
+        const char *bits = el->kind == TY_F32 ? FMT("__float_as_uint(%s)", v)
+                                              : FMT("(uint32_t)cairn_f32_to_%s(%s) * 0x10001u", type_word(el), v);
+        if (f->u.frag.family == FRAG_MMA) emit(L, "cairn_mma_fill(%s, %d, %s);", x, mma_words(f), bits);
+        else if (el->kind == TY_F32) emit(L, "cairn_wmma_fill<%s>(%s, %s);", wmma_type(L, f), x, v);
+        else
+            emit(L, "cairn_wmma_fill<%s>(%s, __ushort_as_%s(cairn_f32_to_%s(%s)));", wmma_type(L, f), x,
+                 el->kind == TY_BF16 ? "bfloat16" : "half", type_word(el), v);
+        return x;
+    }
+    if (el->kind != TY_F32) v = FMT("cairn_%s_to_f32(cairn_f32_to_%s(%s))", type_word(el), type_word(el), v);
     emit(L, "cairn_frag_fill(%s.v, %d, %s);", x, frag_rows(f) * frag_cols(f), v);
     return x;
 }
@@ -145,9 +173,41 @@ const char *lower_fragment_fill(Lower *L, Expr *e) {
 static void tile_args(Lower *L, Expr *e, const char **tile, const char **layout, const char **i, const char **j) {
     char lit[512];
     *tile = lower_arg(L, e->u.call.args[0], e->u.call.args[0]->type);
-    *layout = FMT("%s", layout_c_literal(e->u.call.args[1]->layout, lit, sizeof lit));
+    layout_c_literal(e->u.call.args[1]->layout, lit, sizeof lit);
+    *layout = L->cuda ? FMT("%s", lit) : FMT("&%s", lit);   /* the device helpers take it by value */
     *i = lower_expr(L, e->u.call.args[2]);
     *j = lower_expr(L, e->u.call.args[3]);
+}
+
+/* mma_load on a CUDA target: WMMA's load_matrix_sync at the fragment's first element, or
+ * the mma.sync share (A and B by ldmatrix where the layout keeps 16-byte runs intact). */
+static void lower_fragment_load_cuda(Lower *L, Expr *e, const char *x, const char *tile, const char *layout,
+                                     const char *i, const char *j) {
+    const Type *f = e->type;
+    const char *loc = at(L, e->span);
+    if (f->u.frag.family == FRAG_WMMA) {
+        if (f->u.frag.role == FRAG_ACC)
+            emit(L, "cairn_wmma_load_acc<%s>(%s, %d, %d, %s, %s, %s, %s, %s);", wmma_type(L, f), x, frag_rows(f),
+                 frag_cols(f), tile, layout, i, j, loc);
+        else
+            emit(L, "cairn_wmma_load<%s, %s>(%s, %d, %d, %s, %s, %s, %s, %s);", wmma_type(L, f),
+                 cuda_half(f->u.frag.elem), x, frag_rows(f), frag_cols(f), tile, layout, i, j, loc);
+        return;
+    }
+    if (f->u.frag.role == FRAG_ACC) {
+        emit(L, "cairn_mma_load_acc(%s, %s, %s, %s, %s, %s, %s);", x, tile, layout, i, j, lane(L), loc);
+        return;
+    }
+    uint64_t bad_i, bad_j;
+    bool runs = layout_runs_intact(e->u.call.args[1]->layout, 2, &bad_i, &bad_j);
+    emit(L, "cairn_mma_load_%s<%d>(%s, %s, %s, %s, %s, %s, %s);", f->u.frag.role == FRAG_A ? "a" : "b", runs, x, tile,
+         layout, i, j, lane(L), loc);
+}
+
+/* The fragment a fragment call works on: its result, or its accumulator argument. */
+static const Type *call_fragment(Expr *e) {
+    if (e->type && e->type->kind == TY_FRAGMENT) return e->type;
+    return e->u.call.args[e->u.call.builtin == BI_MMA_STORE ? 4 : 0]->type;
 }
 
 static const char *lower_fragment_load(Lower *L, Expr *e) {
@@ -156,7 +216,11 @@ static const char *lower_fragment_load(Lower *L, Expr *e) {
     tile_args(L, e, &tile, &layout, &i, &j);
     const char *x = new_tmp(L);
     emit(L, "%s %s;", lower_fragment_ctype(f), x);
-    emit(L, "cairn_frag_load_%s(%s.v, %d, %d, %s, &%s, %s, %s, %s);", type_word(f->u.frag.elem), x, frag_rows(f),
+    if (L->cuda) {
+        lower_fragment_load_cuda(L, e, x, tile, layout, i, j);
+        return x;
+    }
+    emit(L, "cairn_frag_load_%s(%s.v, %d, %d, %s, %s, %s, %s, %s);", type_word(f->u.frag.elem), x, frag_rows(f),
          frag_cols(f), tile, layout, i, j, at(L, e->span));
     return x;
 }
@@ -166,7 +230,13 @@ static const char *lower_fragment_store(Lower *L, Expr *e) {
     const char *tile, *layout, *i, *j;
     tile_args(L, e, &tile, &layout, &i, &j);
     const char *acc = lower_expr(L, e->u.call.args[4]);
-    emit(L, "cairn_frag_store(%s, &%s, %s, %s, %s.v, %d, %d, %d, %s, %s);", tile, layout, i, j, acc, frag_rows(f),
+    if (L->cuda && f->u.frag.family == FRAG_MMA)
+        emit(L, "cairn_mma_store(%s, %s, %s, %s, %s, %s, %s);", tile, layout, i, j, acc, lane(L), at(L, e->span));
+    else if (L->cuda)
+        emit(L, "cairn_wmma_store<%s>(%s, %s, %s, %s, %s, %d, %d, %s);", wmma_type(L, f), tile, layout, i, j, acc,
+             frag_rows(f), frag_cols(f), at(L, e->span));
+    else
+        emit(L, "cairn_frag_store(%s, %s, %s, %s, %s.v, %d, %d, %d, %s, %s);", tile, layout, i, j, acc, frag_rows(f),
          frag_cols(f), f->u.frag.family == FRAG_MMA, lane(L), at(L, e->span));
     return NULL;
 }
@@ -179,7 +249,13 @@ static const char *lower_fragment_mma(Lower *L, Expr *e) {
     const char *r = new_tmp(L);
     numerics_mma(L, a->u.frag.elem, acc->u.frag.family == FRAG_MMA);
     emit(L, "%s %s = %s;", lower_fragment_ctype(acc), r, c);
-    emit(L, "cairn_frag_mma(%s.v, %s.v, %s.v, %d, %d, %d);", r, x, y, acc->u.frag.m, acc->u.frag.n, acc->u.frag.k);
+    if (L->cuda && acc->u.frag.family == FRAG_MMA)
+        emit(L, "cairn_mma_sync<%d>(%s, %s, %s);", a->u.frag.elem->kind == TY_BF16, r, x, y);
+    else if (L->cuda)
+        emit(L, "cairn_wmma_mma<%s, %s, %s>(%s, %s, %s);", wmma_type(L, a), wmma_type(L, e->u.call.args[2]->type),
+             wmma_type(L, acc), r, x, y);
+    else
+        emit(L, "cairn_frag_mma(%s.v, %s.v, %s.v, %d, %d, %d);", r, x, y, acc->u.frag.m, acc->u.frag.n, acc->u.frag.k);
     return r;
 }
 
@@ -187,15 +263,17 @@ static const char *lower_fragment_mma(Lower *L, Expr *e) {
 static const char *lower_fragment_element(Lower *L, Expr *e) {
     const char *acc = lower_expr(L, e->u.call.args[0]);
     const char *v = lower_expr(L, e->u.call.args[1]);
-    const char *index = FMT("cairn_frag_share_index(%s, %s, %s)", lane(L), v, at(L, e->span));
+    const char *index = L->cuda ? FMT("cairn_mma_value(%s, %s)", v, at(L, e->span))
+                                : FMT("cairn_frag_share_index(%s, %s, %s)", lane(L), v, at(L, e->span));
     const char *r = new_tmp(L);
     if (e->u.call.builtin == BI_MMA_GET) {
-        emit(L, "float %s = %s.v[%s];", r, acc, index);
+        if (L->cuda) emit(L, "float %s = __uint_as_float(%s.r[%s]);", r, acc, index);
+        else emit(L, "float %s = %s.v[%s];", r, acc, index);
         return r;
     }
     const char *x = lower_expr(L, e->u.call.args[2]);
     emit(L, "%s %s = %s;", lower_fragment_ctype(e->type), r, acc);
-    emit(L, "%s.v[%s] = %s;", r, index, x);
+    emit(L, L->cuda ? "%s.r[%s] = __float_as_uint(%s);" : "%s.v[%s] = %s;", r, index, x);
     return r;
 }
 
@@ -204,7 +282,7 @@ const char *lower_mma_call(Lower *L, Expr *e) {
     if (b == BI_MMA_UNORDERED && e->u.call.nargs == 6) return lower_matrix_mma(L, e);
     if (b >= BI_LAYOUT_COSIZE && b <= BI_LAYOUT_COL) return lower_layout_method(L, e);
     if (b >= BI_LAYOUT_ROWS && b <= BI_LAYOUT_SPREAD) return "0";   /* a layout's value is folded */
-    if (!fragments_lowered(L, e->span)) return b == BI_MMA_STORE ? NULL : "0";
+    if (!fragments_lowered(L, call_fragment(e), e->span)) return b == BI_MMA_STORE ? NULL : "0";
     switch (b) {
     case BI_MMA_UNORDERED: return lower_fragment_mma(L, e);
     case BI_MMA_LOAD: return lower_fragment_load(L, e);

@@ -52,10 +52,19 @@ def test_a_fragment_past_its_array_traps(tmp_path):
     assert "trap: a fragment past the end of its array" in r.stderr and "short.cairn:3:" in r.stderr
 
 
-def test_a_cuda_target_refuses_fragments_for_now(tmp_path):
-    """Fragments are emulated only: a CUDA build says so with E-UNSUPPORTED (before nvcc)."""
-    r = run([BIN / "cairn", "build", str(PROGRAMS / "wmma_tile.cairn"), "--target", "sm_90", "-o",
-             str(tmp_path / "wt")], timeout=300)
-    assert r.returncode == 1
-    assert "error[E-UNSUPPORTED]: tensor-core fragments: not lowered for CUDA targets yet" in r.stderr
-    assert "help: build it with --emulate" in r.stderr
+@pytest.mark.parametrize("name,calls", [
+    ("wmma_tile", ["cairn_wmma_load<cairn_wmma_a<16, 16, 16, __half>, __half>(",
+                   "cairn_wmma_load_acc<cairn_wmma_acc<16, 16, 16>>(", "cairn_wmma_mma<", "cairn_wmma_store<"]),
+    ("mma_sync_tile", ["cairn_mma_load_a<1>(", "cairn_mma_load_b<1>(", "cairn_mma_fill(", "cairn_mma_sync<0>(",
+                       "cairn_mma_store(", "__uint_as_float("])])
+def test_a_cuda_target_lowers_fragments(tmp_path, name, calls):
+    """A CUDA build lowers fragments to the device helpers (runtime/cairn_fragment_cuda.h;
+    tests/tensor/test_fragments_cuda.py checks the PTX), with no compiler run here."""
+    r = run([BIN / "cairn", "build", str(PROGRAMS / f"{name}.cairn"), "--target", "sm_90", "--emit-c",
+             str(tmp_path / "c"), "--emit-only", "-o", str(tmp_path / name)], timeout=300)
+    assert r.returncode == 0, r.stderr
+    cu = (tmp_path / "c" / f"{name}_dev.cu").read_text()
+    assert cu.count('#include "cairn_fragment_cuda.h"') == 1
+    for call in calls:
+        assert call in cu, call
+    assert "cairn_frag_mma(" not in cu and "cairn_frag_load_" not in cu   # not the emulation's
