@@ -25,7 +25,17 @@
  * (conjunctions; anything else is dropped, which only loses precision) are affine with
  * constant coefficients; x / C and x % C of an unsigned x add a quotient and remainder;
  * immutable lets are read through. What is not affine (an element read, a call, a let mut)
- * becomes a fresh unknown. The system is solved by exact integer elimination of the
+ * becomes a fresh unknown.
+ *
+ * Layouts. L.at(i, j) of an unswizzled layout is the affine i * row_stride + j *
+ * col_stride. A swizzled one is not affine, but every constant layout is proved injective
+ * at `cairn check` (layout_prove), and .at and fragments trap outside its domain: so two
+ * accesses s[L.at(i1, j1)] and s[L.at(i2, j2)] through one layout (one map:
+ * layout_same_map) meet exactly when (i1, j1) == (i2, j2), and a fragment through it
+ * touches exactly the image of its rectangle of coordinates; the system then equates the
+ * coordinates instead of the offsets. A swizzled access against a plain index, a
+ * whole-array access or another layout says nothing about the element: conservative
+ * (no offsets are enumerated). The system is solved by exact integer elimination of the
  * equalities with a unit coefficient, then Fourier-Motzkin with integer tightening of each
  * derived inequality. A system proven infeasible is safe; anything else (feasible, too
  * large, an overflow) is refused, so the rule errs only toward refusal.
@@ -308,8 +318,10 @@ typedef struct Touch {
     Expr *index;        /* NULL: any element (a whole-array access) */
     bool at_thread;     /* the index is t itself (a warp scan's target) */
     int width;          /* wide access: elements index .. index + width - 1; else 1 */
-    Expr *frag_i, *frag_j;      /* a fragment (i, j) of an unswizzled layout: its elements */
+    Expr *frag_i, *frag_j;      /* a fragment (i, j): its elements (a rectangle) */
     int64_t frag_rows, frag_cols, row_stride, col_stride;
+    const Layout *via;  /* a swizzled layout: the access is at coordinates, not offsets */
+    Expr *at_i, *at_j;  /* an index via.at(i, j) (else frag_i, frag_j above) */
     Guard *guards;
     int nguards;
     int *loops;         /* enclosing loops, outermost first */
@@ -373,6 +385,31 @@ static bool is_array(const Symbol *s) {
     return s && s->type && s->type->kind == TY_VIEW && s->type->u.view.extent;
 }
 
+static bool is_region_let(const Phase *p, const Symbol *s);
+
+/* The layout method call an index is (L.at(i, j)), read through the region's immutable
+ * lets; NULL when it is none. */
+static Expr *layout_call(const Phase *p, Expr *e, Builtin b, int depth) {
+    if (!e || depth > 32) return NULL;
+    if (e->kind == EXPR_NAME && e->u.name.sym && is_region_let(p, e->u.name.sym))
+        return layout_call(p, e->u.name.sym->decl.stmt->u.let.init, b, depth + 1);
+    if (e->kind != EXPR_CALL || e->u.call.builtin != b || e->u.call.nargs != 2 ||
+        e->u.call.callee->kind != EXPR_MEMBER || !e->u.call.callee->u.member.base->layout)
+        return NULL;
+    return e;
+}
+
+/* An element index L.at(i, j) of a swizzled layout: the access is at coordinates (i, j)
+ * of L. (An unswizzled layout's .at is affine: linearize reads it.) */
+static void index_through_layout(const Phase *p, Touch *a) {
+    Expr *at = a->width == 1 ? layout_call(p, a->index, BI_LAYOUT_AT, 0) : NULL;
+    const Layout *l = at ? at->u.call.callee->u.member.base->layout : NULL;
+    if (!l || !l->sw_bits) return;
+    a->via = l;
+    a->at_i = at->u.call.args[0];
+    a->at_j = at->u.call.args[1];
+}
+
 /* Appends an access node after `cur`; returns the new node. */
 static int add_access(Phase *p, int cur, Symbol *array, AccKind kind, Expr *index, int width, Span span) {
     if (!is_array(array)) return cur;
@@ -388,6 +425,7 @@ static int add_access(Phase *p, int cur, Symbol *array, AccKind kind, Expr *inde
     memcpy(a->guards, p->guards, sizeof(Guard) * (size_t)p->nguards);
     a->loops = arena_alloc(p->c->arena, sizeof(int) * (size_t)(p->nloopstack + 1));
     memcpy(a->loops, p->loopstack, sizeof(int) * (size_t)p->nloopstack);
+    index_through_layout(p, a);
     int n = new_node(p);
     p->nodes[n].access = p->nacc++;
     edge(p, cur, n, -1, false);
@@ -430,15 +468,17 @@ static int wide_width(const Type *elem) {
     return bits >= 8 ? 128 / bits : 1;
 }
 
-/* A fragment load or store of an unswizzled layout touches the fragment's rectangle:
- * rows FR*i .. FR*i + FR - 1 and columns FC*j .. of the tile, at row * row_stride +
- * col * col_stride. Any other layout leaves the access on the whole array. */
+/* A fragment load or store touches the fragment's rectangle of the tile: rows FR*i ..
+ * FR*i + FR - 1 and columns FC*j .. FC*j + FC - 1; through an unswizzled layout at
+ * row * row_stride + col * col_stride, through a swizzled one at those coordinates (via).
+ * A spread leaves the access on the whole array. */
 static void fragment_elements(Touch *a, Expr *e, Builtin b) {
     const Type *f = b == BI_MMA_LOAD ? e->u.call.generics[0] : e->u.call.args[4]->type;
     const Layout *l = e->u.call.args[1]->layout;
-    if (!f || f->kind != TY_FRAGMENT || !l || l->sw_bits || l->thr_rows ||
-        l->row_stride > INT32_MAX || l->col_stride > INT32_MAX)
+    if (!f || f->kind != TY_FRAGMENT || !l || l->thr_rows || l->row_stride > INT32_MAX ||
+        l->col_stride > INT32_MAX)
         return;
+    a->via = l->sw_bits ? l : NULL;
     a->frag_rows = f->u.frag.role == FRAG_B ? f->u.frag.k : f->u.frag.m;
     a->frag_cols = f->u.frag.role == FRAG_A ? f->u.frag.k : f->u.frag.n;
     a->row_stride = (int64_t)l->row_stride;
@@ -649,6 +689,7 @@ static void constrain(Pair *q, Lin l, int64_t k, bool eq) {
 
 static Lin linearize(Pair *q, Expr *e, int side, int depth);
 static Lin opaque(Pair *q, Expr *e, int side);
+static void in_domain(Pair *q, Lin row, Lin col, const Layout *l);
 
 static int loop_of(const Phase *p, const Symbol *s) {
     for (int i = 0; i < p->nloops; i++)
@@ -815,6 +856,19 @@ static Lin opaque(Pair *q, Expr *e, int side) {
     return lin_var(var_for(q, e, shared ? 0 : side, &created));
 }
 
+/* L.at(i, j) of an unswizzled layout is i * row_stride + j * col_stride, (i, j) inside
+ * the domain; a swizzled one is not affine (an access indexed by it is at coordinates:
+ * index_through_layout), and other calls are unknowns. */
+static Lin lin_layout_at(Pair *q, Expr *e, int side, int depth) {
+    Expr *at = layout_call(q->p, e, BI_LAYOUT_AT, 0);
+    const Layout *l = at ? at->u.call.callee->u.member.base->layout : NULL;
+    if (!l || l->sw_bits || l->row_stride > INT32_MAX || l->col_stride > INT32_MAX) return unknown(q);
+    Lin row = linearize(q, at->u.call.args[0], side, depth + 1);
+    Lin col = linearize(q, at->u.call.args[1], side, depth + 1);
+    in_domain(q, row, col, l);
+    return lin_add(lin_add(lin_const(0), row, (int64_t)l->row_stride), col, (int64_t)l->col_stride);
+}
+
 static Lin linearize(Pair *q, Expr *e, int side, int depth) {
     if (!e || depth > 32) return unknown(q);
     switch (e->kind) {
@@ -830,6 +884,7 @@ static Lin linearize(Pair *q, Expr *e, int side, int depth) {
         if (type_is_int(e->type) && e->u.convert.arg->type && type_is_int(e->u.convert.arg->type))
             return linearize(q, e->u.convert.arg, side, depth + 1);
         return unknown(q);
+    case EXPR_CALL: return lin_layout_at(q, e, side, depth);
     default: return unknown(q);
     }
 }
@@ -879,11 +934,32 @@ static Lin ranged(Pair *q, int64_t lo, int64_t hi) {
     return k;
 }
 
+/* Coordinates (row, col) lie in the layout's domain: outside it the access traps (the
+ * guards of .at in lower_mma.c, cairn_frag_check), so it touches nothing. */
+static void in_domain(Pair *q, Lin row, Lin col, const Layout *l) {
+    if (l->rows > INT32_MAX || l->cols > INT32_MAX) return;
+    constrain(q, row, 0, false);
+    constrain(q, lin_add(lin_const(0), row, -1), (int64_t)l->rows - 1, false);
+    constrain(q, col, 0, false);
+    constrain(q, lin_add(lin_const(0), col, -1), (int64_t)l->cols - 1, false);
+}
+
+/* The coordinates a fragment access or an index via.at(i, j) touches. */
+static void coordinates(Pair *q, const Touch *a, int side, Lin *row, Lin *col) {
+    if (a->frag_i) {
+        *row = lin_add(ranged(q, 0, a->frag_rows - 1), linearize(q, a->frag_i, side, 0), a->frag_rows);
+        *col = lin_add(ranged(q, 0, a->frag_cols - 1), linearize(q, a->frag_j, side, 0), a->frag_cols);
+    } else {
+        *row = linearize(q, a->at_i, side, 0);
+        *col = linearize(q, a->at_j, side, 0);
+    }
+}
+
 static Lin element(Pair *q, const Touch *a, int side) {
     Lin x;
     if (a->frag_i) {
-        Lin row = lin_add(ranged(q, 0, a->frag_rows - 1), linearize(q, a->frag_i, side, 0), a->frag_rows);
-        Lin col = lin_add(ranged(q, 0, a->frag_cols - 1), linearize(q, a->frag_j, side, 0), a->frag_cols);
+        Lin row, col;
+        coordinates(q, a, side, &row, &col);
         return lin_add(lin_add(lin_const(0), row, a->row_stride), col, a->col_stride);
     }
     if (a->at_thread) {
@@ -899,6 +975,26 @@ static Lin element(Pair *q, const Touch *a, int side) {
 
 static bool warp_kind(AccKind k) { return k == ACC_WARP_READ || k == ACC_WARP_WRITE; }
 
+/* Adds "a (thread 0) and b (thread 1) touch one element": equal offsets; or, both through
+ * one swizzled layout, equal coordinates, since a proved layout is injective (layout_prove
+ * at `cairn check`). A swizzled layout against a plain index or another layout adds
+ * nothing, which only makes the system larger. */
+static void same_element(Pair *q, const Touch *a, const Touch *b) {
+    if (!a->via && !b->via) {
+        Lin ea = element(q, a, 0), eb = element(q, b, 1);
+        if (ea.ok && eb.ok) constrain(q, lin_add(ea, eb, -1), 0, true);
+        return;
+    }
+    if (!a->via || !b->via || !layout_same_map(a->via, b->via)) return;
+    Lin ra, ca, rb, cb;
+    coordinates(q, a, 0, &ra, &ca);
+    coordinates(q, b, 1, &rb, &cb);
+    in_domain(q, ra, ca, a->via);
+    in_domain(q, rb, cb, b->via);
+    if (ra.ok && rb.ok) constrain(q, lin_add(ra, rb, -1), 0, true);
+    if (ca.ok && cb.ok) constrain(q, lin_add(ca, cb, -1), 0, true);
+}
+
 /* Whether a thread at `a` and another at `b` may touch one element. */
 static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned tied,
                         Laps la, Laps lb, int order) {
@@ -912,8 +1008,7 @@ static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_bloc
     for (int i = 0; i < b->nguards; i++) add_condition(&q, b->guards[i].cond, b->guards[i].negated, 1);
     for (int i = 0; i < a->nloops; i++) loop_var(&q, a->loops[i], 0, 0);
     for (int i = 0; i < b->nloops; i++) loop_var(&q, b->loops[i], 1, 0);
-    Lin ea = element(&q, a, 0), eb = element(&q, b, 1);
-    if (ea.ok && eb.ok) constrain(&q, lin_add(ea, eb, -1), 0, true);
+    same_element(&q, a, b);
     /* Two different threads: order -1 puts the first below the second, +1 above. */
     Expr tname = {.kind = EXPR_NAME}, gname = {.kind = EXPR_NAME};
     tname.u.name.sym = p->tvar;

@@ -164,6 +164,12 @@ bool layout_wmma_readable(const Layout *l, int elem_bytes) {
            (l->row_stride * (uint64_t)elem_bytes) % 16 == 0;
 }
 
+bool layout_same_map(const Layout *a, const Layout *b) {
+    return a->rows == b->rows && a->cols == b->cols && a->row_stride == b->row_stride &&
+           a->col_stride == b->col_stride && a->sw_bits == b->sw_bits &&
+           (!a->sw_bits || (a->sw_base == b->sw_base && a->sw_shift == b->sw_shift));
+}
+
 const char *layout_c_literal(const Layout *l, char *buf, size_t cap) {
     snprintf(buf, cap,
              "((cairn_layout){%" PRIu64 "u, %" PRIu64 "u, %" PRIu64 "u, %" PRIu64 "u, %uu, %uu, %uu, %" PRIu64

@@ -53,6 +53,10 @@ bool layout_runs_intact(const Layout *l, int elem_bytes, uint64_t *bad_i, uint64
  * apart (WMMA takes a pointer and a leading dimension). */
 bool layout_wmma_readable(const Layout *l, int elem_bytes);
 
+/* Whether two layouts place every coordinate at the same offset (.at is one map): then a
+ * proved one touches one element through both only at one coordinate. */
+bool layout_same_map(const Layout *a, const Layout *b);
+
 /* The layout as a C compound literal of cairn_layout, for generated code. */
 const char *layout_c_literal(const Layout *l, char *buf, size_t cap);
 

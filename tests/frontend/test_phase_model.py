@@ -7,7 +7,8 @@ region in Python, numbers each access by the barriers executed before it (its ph
 calls the program racy when two different threads touch one element in one phase with at
 least one write. The checker must refuse every racy program (soundness) and, for this
 affine family, which the language promises to decide exactly, accept every safe one.
-A second family writes a @device view from several blocks, which never synchronise.
+A second family writes a @device view from several blocks, which never synchronise. A
+third indexes through a small swizzled or padded layout (L.at(row, col)).
 """
 import random
 import sys
@@ -68,9 +69,11 @@ def random_program(rng):
     return T, loop, L, ops
 
 
-def source(T, loop, L, ops):
+def source(T, loop, L, ops, where=None, head=()):
+    """The region's text; where(ix) writes an index (default: index_text)."""
+    where = where or (lambda ix: index_text(ix, T))
     size = 64 * T + 64 * 8 + 8
-    lines = [f"fn f(out:rw<f32>[{T}]@device) {{", f"  blocks g in 1 threads t in {T} {{",
+    lines = [*head, f"fn f(out:rw<f32>[{T}]@device) {{", f"  blocks g in 1 threads t in {T} {{",
              f"    shared s:f32[{size}] = zeroed;"]
     indent = "    "
     if loop:
@@ -81,8 +84,7 @@ def source(T, loop, L, ops):
             lines.append(indent + "barrier;")
             continue
         kind, ix, guard = op
-        stmt = (f"s[{index_text(ix, T)}] = 1.0;" if kind == "write"
-                else f"let v{n} = s[{index_text(ix, T)}];")
+        stmt = f"s[{where(ix)}] = 1.0;" if kind == "write" else f"let v{n} = s[{where(ix)}];"
         lines.append(indent + (f"if t < {guard} {{ {stmt} }}" if guard else stmt))
     if loop:
         lines.append("    }")
@@ -90,8 +92,8 @@ def source(T, loop, L, ops):
     return "\n".join(lines)
 
 
-def racy(T, loop, L, ops):
-    """Every thread runs the region; accesses keyed by (phase, element)."""
+def racy(T, loop, L, ops, element=index_value):
+    """Every thread runs the region; accesses keyed by (phase, element(ix, t, i))."""
     seen = {}
     for t in range(T):
         phase = 0
@@ -103,7 +105,7 @@ def racy(T, loop, L, ops):
                 kind, ix, guard = op
                 if guard is not None and not t < guard:
                     continue
-                key = (phase, index_value(ix, t, i))
+                key = (phase, element(ix, t, i))
                 for (t2, kind2) in seen.get(key, ()):
                     if t2 != t and "write" in (kind, kind2):
                         return True
@@ -144,3 +146,122 @@ def test_blocks_never_share_a_written_device_element(tmp_path):
         cells = [a * g + b * t + c for g in range(G) for t in range(T)]
         want = len(set(cells)) < len(cells)
         assert verdict(tmp_path, text) == want, text
+
+
+# A third family indexes through a small constant layout, s[L.at(row, col)]: swizzled
+# (the rule equates coordinates, since a proved layout is injective), padded (affine
+# offsets), or both, with now and then a plain index into the same array (a swizzled
+# access against a plain one stays conservative). The model computes every offset with
+# its own copy of the swizzle (numerics.md: o ^ ((o & (((1 << b) - 1) << (m + s))) >> s))
+# and decides races on offsets, so it does not take injectivity on trust.
+LAYOUTS = [  # (text, rows, cols, row stride, swizzle (b, m, s) or None)
+    ("swizzle(rows(8, 16), 2, 2, 2)", 8, 16, 16, (2, 2, 2)),
+    ("swizzle(rows(16, 8), 1, 1, 3)", 16, 8, 8, (1, 1, 3)),
+    ("pad(rows(8, 16), 4)", 8, 16, 20, None),
+    ("swizzle(pad(rows(8, 16), 16), 2, 2, 3)", 8, 16, 32, (2, 2, 3)),
+]
+
+
+def layout_offset(lay, r, c):
+    _, _, _, stride, sw = lay
+    o = r * stride + c
+    if sw:
+        b, m, s = sw
+        o ^= (o & (((1 << b) - 1) << (m + s))) >> s
+    return o
+
+
+def random_coordinate(rng, T, loop, n, L=3):
+    """(t + c) % n, t / d, or a * t + b * i + c, always inside 0 .. n - 1 (outside, .at
+    traps); the forms the rule promises to decide exactly."""
+    for _ in range(20):
+        form = rng.random()
+        if form < 0.3:
+            return ("mod", rng.randrange(0, n), n)
+        if form < 0.5:
+            d = rng.choice([1, 2, 4, 8, 16, 32])
+            if (T - 1) // d < n:
+                return ("div", d, n)
+            continue
+        a, b, c = rng.choice([0, 1, 1, 2]), rng.choice([0, 1, 2, 4]) if loop else 0, rng.randrange(0, 3)
+        if a * (T - 1) + b * (L - 1) + c < n:
+            return ("affine", (a, b, c), n)
+    return ("mod", 0, n)
+
+
+def coordinate_text(x):
+    kind, p, n = x
+    if kind == "mod":
+        return f"(t + {p}) % {n}"
+    if kind == "div":
+        return f"t / {p}"
+    a, b, c = p
+    return " + ".join(x for x in [f"{a} * t" if a else "", f"{b} * i" if b else "", str(c)] if x)
+
+
+def coordinate_value(x, t, i):
+    kind, p, n = x
+    if kind == "mod":
+        return (t + p) % n
+    if kind == "div":
+        return t // p
+    a, b, c = p
+    return a * t + b * i + c
+
+
+def random_layout_program(rng, plain):
+    T = rng.choice([4, 8, 32, 64])
+    T_OF[0] = T
+    lay = rng.choice(LAYOUTS)
+    loop = rng.random() < 0.5
+    ops = []
+    for _ in range(rng.randrange(2, 5)):
+        r = rng.random()
+        if r < 0.2:
+            ops.append(("barrier",))
+            continue
+        kind = "write" if r < 0.6 else "read"
+        guard = rng.choice([None, None, rng.randrange(1, T)])
+        if plain and rng.random() < 0.3:
+            ops.append((kind, ("plain", random_index(rng, T, loop)), guard))
+        else:
+            at = (random_coordinate(rng, T, loop, lay[1]), random_coordinate(rng, T, loop, lay[2]))
+            ops.append((kind, ("at", at), guard))
+    return T, lay, loop, 3, ops
+
+
+def layout_source(T, lay, loop, L, ops):
+    def where(ix):
+        how, x = ix
+        return index_text(x, T) if how == "plain" else f"LAY.at({coordinate_text(x[0])}, {coordinate_text(x[1])})"
+    return source(T, loop, L, ops, where, head=[f"layout LAY = {lay[0]};"])
+
+
+def layout_racy(T, lay, loop, L, ops):
+    def element(ix, t, i):
+        how, x = ix
+        if how == "plain":
+            return index_value(x, t, i)
+        return layout_offset(lay, coordinate_value(x[0], t, i), coordinate_value(x[1], t, i))
+    return racy(T, loop, L, ops, element)
+
+
+def test_phase_rule_through_layouts_matches_the_model(tmp_path):
+    """Through one layout the rule decides exactly; mixed with plain indices, a swizzled
+    layout may be refused when safe (conservative) but never accepted when racy."""
+    rng = random.Random(20261202)
+    counts = {"racy": 0, "safe": 0, "swizzled safe": 0, "mixed safe accepted": 0}
+    for n in range(240):
+        plain = n % 3 == 2
+        T, lay, loop, L, ops = random_layout_program(rng, plain)
+        text = layout_source(T, lay, loop, L, ops)
+        want = layout_racy(T, lay, loop, L, ops)
+        counts["racy" if want else "safe"] += 1
+        got = verdict(tmp_path, text)
+        mixed = any(op[0] != "barrier" and op[1][0] == "plain" for op in ops) and lay[4] is not None
+        if mixed and not want:
+            counts["mixed safe accepted"] += not got
+            continue
+        counts["swizzled safe"] += not want and lay[4] is not None
+        assert got == want, f"model says {'racy' if want else 'safe'}, checker {'refused' if got else 'accepted'}:\n{text}"
+    assert counts["racy"] > 20 and counts["swizzled safe"] > 20, counts

@@ -4,11 +4,9 @@ loop's bits for every output of a 130 x 70 x 97 f16 multiply (partial tiles in e
 direction): the program below compares itself with mma_unordered on host views and
 exits 1 on a difference.
 
-The checker's phase rule (compiler/check_phase.c) accepts tile64. It refuses tile32
-with E-COOP-PHASE, since it cannot see through a layout's .at (the swizzled stage's
-writes); until it can, tile32's run is an expected failure that names the refusal, and
-it runs for real the day the rule accepts it. (With the rule switched off by hand,
-tile32 ran and matched the reference bit for bit.)"""
+The checker's phase rule (compiler/check_phase.c) accepts both: tile32's swizzled
+stage is written through STAGE_A.at and read by fragments of STAGE_A, which the rule
+decides on coordinates (a proved layout is injective)."""
 import pathlib
 import sys
 
@@ -45,9 +43,6 @@ fn main() -> i32 {
 def test_tile_equals_the_reference(tmp_path, name):
     src = tmp_path / f"{name}_main.cairn"
     src.write_text((ROOT / f"examples/tensor/{name}.cairn").read_text() + MAIN.replace("tile64(", f"{name}("))
-    codes = check_codes(src)
-    if codes and set(codes) == {"E-COOP-PHASE"}:
-        pytest.xfail(f"the phase rule refuses {name} (E-COOP-PHASE): it cannot see through STAGE_A.at")
-    assert not codes, codes
+    assert not check_codes(src)
     r = run([BIN / "cairn", "run", *cairn_cell_flags(), str(src)], timeout=600)
     assert r.returncode == 0, r.stderr
