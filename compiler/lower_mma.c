@@ -12,7 +12,12 @@
  * A layout method becomes arithmetic on the layout the checker folded (Expr.layout),
  * written as a C constant of cairn_layout: .cosize() and .size() are constants, .at,
  * .row and .col guard their coordinates (a coordinate outside traps) and call the
- * runtime's one offset formula. */
+ * runtime's one offset formula.
+ *
+ * Fragments: where device work is emulated, structs of whole matrices
+ * (runtime/cairn_fragment.h, the reference); on a CUDA target, the lane's registers
+ * (runtime/cairn_fragment_cuda.h): nvcuda::wmma for WMMA, ldmatrix and mma.sync m16n8k16
+ * in inline PTX for mma.sync, ldmatrix only where the layout keeps 16-byte runs intact. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -106,7 +111,7 @@ static const char *lower_layout_method(Lower *L, Expr *e) {
     return v;
 }
 
-/* ---- fragments (emulated: runtime/cairn_fragment.h) ---- */
+/* ---- fragments (emulated: runtime/cairn_fragment.h; CUDA: runtime/cairn_fragment_cuda.h) ---- */
 
 /* Rows and columns of the matrix a fragment holds: A is M x K, B is K x N, Acc M x N. */
 static int frag_rows(const Type *f) { return f->u.frag.role == FRAG_B ? f->u.frag.k : f->u.frag.m; }
