@@ -1,7 +1,6 @@
 """Tensor-core fragments for CUDA targets (compiler/lower_mma.c, runtime/
 cairn_fragment_cuda.h): the spec's one-warp WMMA program, examples/tensor/tile64 (WMMA)
-and tile32 (mma.sync, A from a swizzled shared stage; skipped while the phase rule
-refuses it), tests/tensor/programs/mma_sync_swizzled (A from a swizzled stage too), and
+and tile32 (mma.sync, A from a swizzled shared stage), tests/tensor/programs/mma_sync_swizzled (A from a swizzled stage too), and
 the two other tests/tensor programs with f16 and with bf16 operands build for --target sm_90, and their device half compiles
 to PTX for sm_80, sm_90 and sm_120 (warnings are errors). The PTX must hold what the
 lowering promises: WMMA programs multiply with wmma.mma.sync (the bf16 form for bf16)
@@ -87,9 +86,6 @@ def device_ptx(name):
     scratch.mkdir()
     r = run([BIN / "cairn", "build", src, "--target", "sm_90", "--emit-c", scratch, "--emit-only",
              "-o", scratch / name], timeout=300)
-    if r.returncode != 0 and name == "tile32" and "error[E-COOP-PHASE]" in r.stderr:
-        pytest.skip("tile32 is still refused by the phase rule (compiler/check_phase.c): "
-                    "mma_sync_swizzled covers ldmatrix from a swizzled stage")
     if r.returncode != 0:
         return f"cairn build --target sm_90 {name}: exit {r.returncode}\n{r.stderr}"
     h = hashlib.sha256()
@@ -158,8 +154,6 @@ def test_swizzled_stages_are_read_by_ldmatrix(tmp_path):
         src.write_text(SOURCES[name][0])
         r = run([BIN / "cairn", "build", src, "--target", "sm_90", "--emit-c", tmp_path / "c", "--emit-only",
                  "-o", tmp_path / name], timeout=300)
-        if name == "tile32" and "error[E-COOP-PHASE]" in r.stderr:
-            continue                                   # still refused by the phase rule
         assert r.returncode == 0, r.stderr
         cu = (tmp_path / "c" / f"{name}_dev.cu").read_text()
         assert cu.count('#include "cairn_fragment_cuda.h"') == 1
