@@ -88,11 +88,14 @@ void numerics_matmul(Lower *L, const Type *t) {
     numerics_add(L, e);
 }
 
-void numerics_product(Lower *L, const Type *t) {
-    cJSON *e = entry_from_to("product", t, t, "nearest-even");
-    cJSON_AddStringToObject(e, "order", "ordered");
+/* A sum or product rounded to nearest, with the order its terms combine in. */
+static void numerics_in_order(Lower *L, const char *op, const Type *t, const char *order) {
+    cJSON *e = entry_from_to(op, t, t, "nearest-even");
+    cJSON_AddStringToObject(e, "order", order);
     numerics_add(L, e);
 }
+
+void numerics_product(Lower *L, const Type *t) { numerics_in_order(L, "product", t, "ordered"); }
 
 void numerics_unordered(Lower *L, const char *op, const Type *t) {
     cJSON *e = entry_typed(op, t, "nearest-even");
@@ -126,15 +129,9 @@ void numerics_atomic_add(Lower *L, const Type *t, bool flush) {
  * the host and the device. */
 void numerics_warp(Lower *L, ReduceOp op, const Type *t) {
     if (!type_is_float(t) || (op != RED_ADD && op != RED_MUL)) return;
-    cJSON *e = entry_from_to(op == RED_ADD ? "sum" : "product", t, t, "nearest-even");
-    cJSON_AddStringToObject(e, "order", "warp-butterfly");
-    numerics_add(L, e);
+    numerics_in_order(L, op == RED_ADD ? "sum" : "product", t, "warp-butterfly");
 }
 
 /* A device float reduce +: combined in an order the device picks (the emulation adds
  * in index order, one legal order). */
-void numerics_device_sum(Lower *L, const Type *t) {
-    cJSON *e = entry_from_to("sum", t, t, "nearest-even");
-    cJSON_AddStringToObject(e, "order", "unordered");
-    numerics_add(L, e);
-}
+void numerics_device_sum(Lower *L, const Type *t) { numerics_in_order(L, "sum", t, "unordered"); }
