@@ -257,7 +257,10 @@ void lower_stmt(Lower *L, const Stmt *s) {
     case STMT_SHARED:  /* the emulation lowers them itself (lower_emulate.c) */
     case STMT_BARRIER:
         if (L->cuda) lower_coop_stmt_cuda(L, s);
-        else unsupported(L, s->span, "`shared` or `barrier` here");
+        else  /* lower_emulate.c takes shared arrays and barriers where the region lists them */
+            unsupported(L, s->span, s->kind == STMT_SHARED
+                                        ? "a `shared` array inside an if or loop (declare it at the region's top level)"
+                                        : "a `barrier` here");
         break;
     }
 }
