@@ -16,7 +16,7 @@
 
 /* Rows other rooms add (keep one line per command). */
 #define COMMANDS_BACKEND(COMMAND) \
-    COMMAND(build,   "build a program for the host, with its receipt OUT.receipt.json") \
+    COMMAND(build,   "build for the host or a CUDA target (--target sm_NN), with OUT.receipt.json") \
     COMMAND(run,     "build into the cache and run; --observe LOG records observations")
 #define COMMANDS_GRAD(COMMAND) \
     COMMAND(expand,  "print the program with every derived function written out")
