@@ -174,6 +174,23 @@ static int exists(const char *path) {
     return stat(path, &st) == 0;
 }
 
+/* What `TOOL --version` prints (its output goes through a log in the cache's tmp folder):
+ * *text is NULL when it fails; the status is non-zero only when the cache is unusable. */
+static int version_text(const char *tool, const char *what, char **text, driver_error *err) {
+    char dir[PATH_MAX], log[PATH_MAX];
+    if (cache_dir("tmp", dir, err)) return DRIVER_USAGE;
+    pathf(log, "%s/%s-version.%ld", dir, what, (long)getpid());
+    char *argv[] = {(char *)tool, "--version", NULL};
+    int status = proc_run(argv, NULL, log);
+    *text = fs_read(log, NULL);
+    unlink(log);
+    if (status != 0) {
+        free(*text);
+        *text = NULL;
+    }
+    return 0;
+}
+
 /* ---- the C compiler ------------------------------------------------------------- */
 
 static int cc_discover(const char *requested, cc_info *cc, driver_error *err) {
@@ -185,17 +202,9 @@ static int cc_discover(const char *requested, cc_info *cc, driver_error *err) {
                                 "(install it, or pass --cc gcc or --cc clang)", requested)
                          : fail(err, DRIVER_USAGE, "no C compiler found on PATH (install gcc "
                                 "or clang, or pass --cc PATH)");
-    char dir[PATH_MAX], log[PATH_MAX];
-    if (cache_dir("tmp", dir, err)) return DRIVER_USAGE;
-    pathf(log, "%s/cc-version.%ld", dir, (long)getpid());
-    char *argv[] = {cc->path, "--version", NULL};
-    int status = proc_run(argv, NULL, log);
-    char *text = fs_read(log, NULL);
-    unlink(log);
-    if (status != 0 || !text) {
-        free(text);
-        return fail(err, DRIVER_USAGE, "'%s --version' failed: is it a C compiler?", cc->path);
-    }
+    char *text = NULL;
+    if (version_text(cc->path, "cc", &text, err)) return DRIVER_USAGE;
+    if (!text) return fail(err, DRIVER_USAGE, "'%s --version' failed: is it a C compiler?", cc->path);
     snprintf(cc->banner, sizeof cc->banner, "%.*s", (int)strcspn(text, "\n"), text);
     snprintf(cc->name, sizeof cc->name, "%s", strstr(cc->banner, "clang") ? "clang" : "gcc");
     const char *v = cc->banner;
@@ -239,15 +248,10 @@ static int nvcc_discover(nvcc_info *nv, driver_error *err) {
     if (!nv->path)
         return fail(err, DRIVER_USAGE, "nvcc not found (install the CUDA toolkit, put nvcc on PATH "
                     "or set CUDA_HOME; --emulate runs the device work on host threads instead)");
-    char dir[PATH_MAX], log[PATH_MAX];
-    if (cache_dir("tmp", dir, err)) return DRIVER_USAGE;
-    pathf(log, "%s/nvcc-version.%ld", dir, (long)getpid());
-    char *argv[] = {nv->path, "--version", NULL};
-    int status = proc_run(argv, NULL, log);
-    char *text = fs_read(log, NULL);
-    unlink(log);
+    char *text = NULL;
+    if (version_text(nv->path, "nvcc", &text, err)) return DRIVER_USAGE;
     const char *v = text ? strstr(text, ", V") : NULL;
-    if (status != 0 || !v) {
+    if (!v) {
         free(text);
         return fail(err, DRIVER_USAGE, "'%s --version' failed: is it nvcc?", nv->path);
     }
