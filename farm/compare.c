@@ -12,6 +12,7 @@
  *                        in an unordered operation no cell measured (never agreement)
  * Observations are matched by name and occurrence ("acc", "acc#2", ...). */
 #include "compare.h"
+#include "fields.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -56,10 +57,10 @@ static int is_true(const cJSON *o, const char *key)
 /* An exit or build status as an int. Uploads bound both since they were checked at the
  * door (farm/fields.c), but a results file or a bundle filed before then may carry
  * anything: out of range reads as STATUS_MALFORMED, never an unchecked cast. */
-#define STATUS_MALFORMED (-65537)
+#define STATUS_MALFORMED (FIELD_STATUS_MIN - 1)
 static int status_field(const cJSON *c, const char *key) {
     long v = 0;
-    return json_int(c, key, -65536, 65535, &v) < 0 ? STATUS_MALFORMED : (int)v;
+    return json_int(c, key, FIELD_STATUS_MIN, FIELD_STATUS_MAX, &v) < 0 ? STATUS_MALFORMED : (int)v;
 }
 
 /* One cell's value for a case: a digest over every observation plus the exit status. */
