@@ -32,14 +32,14 @@ Item *ast_new_item(Arena *a, ItemKind kind, Span span) {
     return it;
 }
 
-void program_add_item(Program *p, Item *it) {
+void ast_program_add_item(Program *p, Item *it) {
     Item **items = arena_alloc(p->arena, sizeof(Item *) * (size_t)(p->nitems + 1));
     if (p->nitems) memcpy(items, p->items, sizeof(Item *) * (size_t)p->nitems);
     items[p->nitems++] = it;
     p->items = items;
 }
 
-void program_free(Program *p) {
+void ast_program_free(Program *p) {
     if (!p) return;
     Arena *a = p->arena;
     arena_free(a);   /* the Program itself lives in its arena */
@@ -116,7 +116,7 @@ void ast_visit_expr(Expr *e, void (*visit)(Expr *e, void *ctx), void *ctx) {
     visit_expr(&v, e);
 }
 
-const char *binary_op_text(BinaryOp op) {
+const char *ast_binary_op_text(BinaryOp op) {
     static const char *const text[] = {
         [BIN_ADD] = "+", [BIN_SUB] = "-", [BIN_MUL] = "*", [BIN_DIV] = "/", [BIN_REM] = "%",
         [BIN_EQ] = "==", [BIN_NE] = "!=", [BIN_LT] = "<", [BIN_LE] = "<=", [BIN_GT] = ">",
@@ -126,9 +126,9 @@ const char *binary_op_text(BinaryOp op) {
     return text[op];
 }
 
-const char *unary_op_text(UnaryOp op) { return op == UN_NEG ? "-" : "!"; }
+const char *ast_unary_op_text(UnaryOp op) { return op == UN_NEG ? "-" : "!"; }
 
-const char *reduce_op_text(ReduceOp op) {
+const char *ast_reduce_op_text(ReduceOp op) {
     static const char *const text[] = {
         [RED_ADD] = "+", [RED_MUL] = "*", [RED_MIN] = "min", [RED_MAX] = "max",
         [RED_BITAND] = "&", [RED_BITOR] = "|", [RED_BITXOR] = "^",
@@ -136,11 +136,11 @@ const char *reduce_op_text(ReduceOp op) {
     return text[op];
 }
 
-const char *reduce_mode_text(ReduceMode m) {
+const char *ast_reduce_mode_text(ReduceMode m) {
     return m == MODE_FOR ? "for" : m == MODE_PARALLEL ? "parallel" : "warp";
 }
 
-const char *assign_op_text(AssignOp op) {
+const char *ast_assign_op_text(AssignOp op) {
     static const char *const text[] = {
         [ASSIGN_SET] = "=", [ASSIGN_ADD] = "+=", [ASSIGN_SUB] = "-=",
         [ASSIGN_MUL] = "*=", [ASSIGN_DIV] = "/=",
@@ -148,7 +148,7 @@ const char *assign_op_text(AssignOp op) {
     return text[op];
 }
 
-const char *builtin_name(Builtin b) {
+const char *ast_builtin_name(Builtin b) {
     static const char *const names[] = {
         [BI_NONE] = "",
 #define BUILTIN(id, spelling, minargs, maxargs, generics) [id] = spelling,

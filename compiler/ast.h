@@ -1,7 +1,7 @@
 /* ast.h: the CAIRN syntax tree, shared by every pass of the compiler.
  *
  * Ownership. Everything a parse creates (nodes, strings, types, symbols) lives in the
- * Program's arena and dies with program_free(). No pass frees a node; a pass that makes
+ * Program's arena and dies with ast_program_free(). No pass frees a node; a pass that makes
  * new nodes (derive grad, lowering temporaries) allocates them from the same arena with
  * ast_new_*() below or arena_alloc(), so one free releases all.
  *
@@ -303,8 +303,8 @@ Stmt  *ast_new_stmt(Arena *a, StmtKind kind, Span span);
 Block *ast_new_block(Arena *a, Span span, Stmt **stmts, int nstmts);
 Item  *ast_new_item(Arena *a, ItemKind kind, Span span);
 /* Appends an item (e.g. a derived function) to the program. */
-void   program_add_item(Program *p, Item *it);
-void   program_free(Program *p);
+void   ast_program_add_item(Program *p, Item *it);
+void   ast_program_free(Program *p);
 
 /* Calls visit(e, ctx) on every expression under a block, parents before children, in
  * source order: statement expressions, conditions, bounds, initialisers, arguments,
@@ -316,11 +316,11 @@ void ast_visit_exprs(Block *b, void (*visit)(Expr *e, void *ctx), void *ctx);
 void ast_visit_expr(Expr *e, void (*visit)(Expr *e, void *ctx), void *ctx);
 
 /* Names of operators, as written in source. */
-const char *binary_op_text(BinaryOp op);
-const char *unary_op_text(UnaryOp op);
-const char *reduce_op_text(ReduceOp op);
-const char *reduce_mode_text(ReduceMode m);
-const char *assign_op_text(AssignOp op);
-const char *builtin_name(Builtin b);   /* as written, e.g. "std.math.exp" */
+const char *ast_binary_op_text(BinaryOp op);
+const char *ast_unary_op_text(UnaryOp op);
+const char *ast_reduce_op_text(ReduceOp op);
+const char *ast_reduce_mode_text(ReduceMode m);
+const char *ast_assign_op_text(AssignOp op);
+const char *ast_builtin_name(Builtin b);   /* as written, e.g. "std.math.exp" */
 
 #endif

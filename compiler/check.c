@@ -26,7 +26,7 @@ static void push_ptr(Arena *a, Symbol ***items, int *len, int *cap, Symbol *s) {
     (*items)[(*len)++] = s;
 }
 
-Symbol *new_symbol(Checker *c, SymKind kind, const char *name, const Type *t, Span span) {
+Symbol *check_new_symbol(Checker *c, SymKind kind, const char *name, const Type *t, Span span) {
     Symbol *s = arena_alloc(c->arena, sizeof *s);
     s->kind = kind;
     s->name = name;
@@ -69,7 +69,7 @@ static void add_global(Checker *c, Symbol *s) {
     c->global_index[j] = s;
 }
 
-Symbol *lookup(Checker *c, const char *name) {
+Symbol *check_lookup(Checker *c, const char *name) {
     for (int i = c->nlocals - 1; i >= 0; i--)
         if (strcmp(c->locals[i]->name, name) == 0) return c->locals[i];
     return lookup_global(c, name);
@@ -77,7 +77,7 @@ Symbol *lookup(Checker *c, const char *name) {
 
 /* Declares a local. Reusing the name of a parameter or an enclosing local is
  * E-DUPLICATE (no shadowing among locals); a top-level name may be hidden. */
-void declare_local(Checker *c, Symbol *s) {
+void check_declare_local(Checker *c, Symbol *s) {
     if (strcmp(s->name, "_") == 0) return;
     Symbol *old = NULL;
     for (int i = c->nlocals - 1; i >= 0 && !old; i--)
@@ -100,7 +100,7 @@ static void declare_global(Checker *c, Symbol *s) {
     add_global(c, s);
 }
 
-void defer_later(Checker *c, Later what, Span span, const char *construct) {
+void check_defer_later(Checker *c, Later what, Span span, const char *construct) {
     if (c->later_reported[what]) return;
     c->later_reported[what] = true;
     diag_deferred(c->d, span, E_UNSUPPORTED,
@@ -110,19 +110,19 @@ void defer_later(Checker *c, Later what, Span span, const char *construct) {
 
 /* ---- regions ---- */
 
-bool in_lane(const Checker *c) {
+bool check_in_lane(const Checker *c) {
     for (const Region *r = c->region; r; r = r->outer)
         if (r->lane || r->coop) return true;
     return false;
 }
 
-bool in_coop(const Checker *c) {
+bool check_in_coop(const Checker *c) {
     for (const Region *r = c->region; r; r = r->outer)
         if (r->coop) return true;
     return false;
 }
 
-Region *push_region(Checker *c, Region *r, bool lane, bool coop, Symbol *var) {
+Region *check_push_region(Checker *c, Region *r, bool lane, bool coop, Symbol *var) {
     memset(r, 0, sizeof *r);
     r->outer = c->region;
     r->lane = lane;
@@ -190,7 +190,7 @@ static void check_races(Checker *c, Region *r) {
     free(r->acc);
 }
 
-void pop_region(Checker *c, Region *r) {
+void check_pop_region(Checker *c, Region *r) {
     if (r->lane && !r->coop) check_races(c, r);
     else free(r->acc);
     c->region = r->outer;
@@ -199,7 +199,7 @@ void pop_region(Checker *c, Region *r) {
 /* Records an array access inside a lane (the innermost parallel region). In a
  * cooperative region the phase rule judges arrays (check_phase.c); only a thread's
  * write of a variable declared outside the region is refused here. */
-void region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole, Span span) {
+void check_region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole, Span span) {
     Region *r = c->region;
     if (!r || c->no_record || !(r->lane || r->coop)) return;
     bool outside = false;
@@ -226,20 +226,20 @@ void region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whol
 static void record_index_read(Expr *e, void *ctx) {
     Checker *c = ctx;
     if (e->kind == EXPR_INDEX && e->u.index.base->kind == EXPR_NAME && e->u.index.base->u.name.sym)
-        region_record(c, e->u.index.base->u.name.sym, false, e->u.index.index, false, e->span);
+        check_region_record(c, e->u.index.base->u.name.sym, false, e->u.index.index, false, e->span);
 }
 
-void region_record_atomic(Checker *c, Expr *target) {
+void check_region_record_atomic(Checker *c, Expr *target) {
     ast_visit_expr(target->u.index.index, record_index_read, c);
     Symbol *s = target->u.index.base->kind == EXPR_NAME ? target->u.index.base->u.name.sym : NULL;
     if (!s || c->no_record) return;
     c->recording_atomic = true;
-    region_record(c, s, false, target->u.index.index, false, target->span);
+    check_region_record(c, s, false, target->u.index.index, false, target->span);
     c->recording_atomic = false;
 }
 
 /* A region's arrays must live where it runs: all host, or all device (@unified fits both). */
-void note_placement(Checker *c, const Type *view, Span span) {
+void check_note_placement(Checker *c, const Type *view, Span span) {
     Placement p = view->u.view.place;
     if (view->u.view.origin == VIEW_SHARED || p == PLACE_UNIFIED) return;
     Region *r = c->region;
@@ -269,7 +269,7 @@ void note_placement(Checker *c, const Type *view, Span span) {
 
 /* Whether a finished parallel region or pooled reduction runs on the device: it
  * indexed a @device view (host and @unified views alone keep it on the pool). */
-bool region_on_device(const Region *r) {
+bool check_region_on_device(const Region *r) {
     return r->place_known && r->place == PLACE_DEVICE;
 }
 
@@ -315,8 +315,8 @@ static bool expr_uniform(const Checker *c, const Expr *e, bool block) {
     }
 }
 
-bool expr_is_warp_uniform(const Checker *c, const Expr *e) { return expr_uniform(c, e, false); }
-bool expr_is_block_uniform(const Checker *c, const Expr *e) { return expr_uniform(c, e, true); }
+bool check_warp_uniform(const Checker *c, const Expr *e) { return expr_uniform(c, e, false); }
+bool check_block_uniform(const Checker *c, const Expr *e) { return expr_uniform(c, e, true); }
 
 /* The names a cooperative region's body may change after declaring them: assignment
  * targets and names passed to calls (an rw<T> parameter takes a variable by reference).
@@ -360,7 +360,7 @@ static bool region_assigns(const Region *r, const char *name) {
 
 /* ---- constants ---- */
 
-bool const_eval_int(Checker *c, const Expr *e, int64_t *out, int depth) {
+bool check_const_int(Checker *c, const Expr *e, int64_t *out, int depth) {
     if (!e || depth > 64) return false;
     switch (e->kind) {
     case EXPR_INT:
@@ -370,18 +370,18 @@ bool const_eval_int(Checker *c, const Expr *e, int64_t *out, int depth) {
     case EXPR_NAME: {
         Symbol *s = e->u.name.sym ? e->u.name.sym : lookup_global(c, e->u.name.name);
         if (!s || s->kind != SYM_CONST) return false;
-        return const_eval_int(c, s->decl.item->u.const_.value, out, depth + 1);
+        return check_const_int(c, s->decl.item->u.const_.value, out, depth + 1);
     }
     case EXPR_UNARY: {
         int64_t v;
-        if (e->u.unary.op != UN_NEG || !const_eval_int(c, e->u.unary.operand, &v, depth + 1) || v == INT64_MIN)
+        if (e->u.unary.op != UN_NEG || !check_const_int(c, e->u.unary.operand, &v, depth + 1) || v == INT64_MIN)
             return false;
         *out = -v;
         return true;
     }
     case EXPR_BINARY: {
         int64_t a, b;
-        if (!const_eval_int(c, e->u.binary.lhs, &a, depth + 1) || !const_eval_int(c, e->u.binary.rhs, &b, depth + 1))
+        if (!check_const_int(c, e->u.binary.lhs, &a, depth + 1) || !check_const_int(c, e->u.binary.rhs, &b, depth + 1))
             return false;
         switch (e->u.binary.op) {
         case BIN_ADD: return !__builtin_add_overflow(a, b, out);
@@ -412,7 +412,7 @@ const Type *check_type_ok(Checker *c, const Type *t, Span span, bool param) {
     }
     const Type *el = t->u.view.elem;
     if (!type_is_scalar(el)) {
-        diag_error(c->d, span, E_TYPE_MISMATCH, "views hold scalars", "a view of %s", tname(el));
+        diag_error(c->d, span, E_TYPE_MISMATCH, "views hold scalars", "a view of %s", check_type_text(el));
         return ERR;
     }
     if (t->u.view.extent &&
@@ -421,10 +421,10 @@ const Type *check_type_ok(Checker *c, const Type *t, Span span, bool param) {
     return t;
 }
 
-Symbol *bind_var(Checker *c, const char *var, Span span, const Type *t);
-Symbol *bind_var(Checker *c, const char *var, Span span, const Type *t) {
-    Symbol *s = new_symbol(c, SYM_LOOP, var, t, span);
-    declare_local(c, s);
+Symbol *check_bind_var(Checker *c, const char *var, Span span, const Type *t);
+Symbol *check_bind_var(Checker *c, const char *var, Span span, const Type *t) {
+    Symbol *s = check_new_symbol(c, SYM_LOOP, var, t, span);
+    check_declare_local(c, s);
     return s;
 }
 
@@ -437,7 +437,7 @@ void check_binder(Checker *c, Binder *b) {
         t = type_is_error(lt) || type_is_error(ht) ? ERR : lt;
         if (!type_is_error(t) && !type_equal(lt, ht)) {
             diag_error(c->d, b->count->span, E_TYPE_MISMATCH, "write both bounds in one type",
-                       "a range from %s to %s", tname(lt), tname(ht));
+                       "a range from %s to %s", check_type_text(lt), check_type_text(ht));
             t = ERR;
         }
     } else {
@@ -445,10 +445,10 @@ void check_binder(Checker *c, Binder *b) {
     }
     if (!type_is_error(t) && !type_is_int(t)) {
         diag_error(c->d, b->count->span, E_TYPE_MISMATCH, "a range counts with an integer type",
-                   "a range over %s", tname(t));
+                   "a range over %s", check_type_text(t));
         t = ERR;
     }
-    b->sym = bind_var(c, b->var, b->var_span, t);
+    b->sym = check_bind_var(c, b->var, b->var_span, t);
 }
 
 /* ---- statements ---- */
@@ -464,19 +464,19 @@ static void check_let(Checker *c, Stmt *s) {
         diag_error(c->d, s->u.let.init->span, E_TYPE_MISMATCH,
                    t->kind == TY_VOID ? "only expressions with a value initialise a let"
                                       : "lets hold scalars and fragments; pass arrays by name",
-                   "a let of %s", tname(t));
+                   "a let of %s", check_type_text(t));
         t = ERR;
     }
-    Symbol *sym = new_symbol(c, SYM_LOCAL, s->u.let.name, t, s->u.let.name_span);
+    Symbol *sym = check_new_symbol(c, SYM_LOCAL, s->u.let.name, t, s->u.let.name_span);
     sym->mut = s->u.let.mut;
     sym->decl.stmt = s;
-    if (in_coop(c)) {
+    if (check_in_coop(c)) {
         bool changes = sym->mut && region_assigns(c->region, sym->name);
-        sym->lane_varying = changes || !expr_is_warp_uniform(c, s->u.let.init);
-        sym->block_varying = changes || !expr_is_block_uniform(c, s->u.let.init);
+        sym->lane_varying = changes || !check_warp_uniform(c, s->u.let.init);
+        sym->block_varying = changes || !check_block_uniform(c, s->u.let.init);
     }
     if (type_is_error(t)) sym->kind = SYM_POISON;
-    declare_local(c, sym);
+    check_declare_local(c, sym);
     s->u.let.sym = sym;
 }
 
@@ -495,7 +495,7 @@ static void check_assign(Checker *c, Stmt *s) {
             diag_error(c->d, target->span, E_IMMUTABLE, help, "'%s' cannot be assigned", sym->name);
             t = ERR;
         } else if (sym && c->region) {
-            region_record(c, sym, true, NULL, false, target->span);
+            check_region_record(c, sym, true, NULL, false, target->span);
         }
     } else if (target->kind == EXPR_INDEX) {
         bool saved = c->no_record;
@@ -511,7 +511,7 @@ static void check_assign(Checker *c, Stmt *s) {
         }
         Expr *base = target->u.index.base;
         if (base->kind == EXPR_NAME && base->u.name.sym)
-            region_record(c, base->u.name.sym, true, target->u.index.index, false, target->span);
+            check_region_record(c, base->u.name.sym, true, target->u.index.index, false, target->span);
     } else {
         diag_error(c->d, target->span, E_IMMUTABLE, "assign a `let mut` variable or an array element",
                    "this cannot be assigned");
@@ -521,20 +521,20 @@ static void check_assign(Checker *c, Stmt *s) {
     const Type *v = check_expr_as(c, s->u.assign.value, type_is_error(t) ? NULL : t, "the assigned value");
     if (type_is_error(t) || type_is_error(v)) return;
     if (is_float_assign_op(s->u.assign.op) && !type_is_int(t) && !type_is_compute_float(t))
-        operator_error(c, target, t, assign_op_text(s->u.assign.op));
+        check_operator_error(c, target, t, ast_assign_op_text(s->u.assign.op));
 }
 
 static void check_alloc(Checker *c, Stmt *s) {
     bool shared = s->kind == STMT_SHARED;
     const Type *el = s->u.alloc.elem;
-    if (shared && !in_coop(c))
+    if (shared && !check_in_coop(c))
         diag_error(c->d, s->span, E_COOP_REGION, "declare shared arrays inside blocks ... threads ... { }",
                    "a shared array outside a cooperative region");
-    else if (!shared && in_lane(c))
+    else if (!shared && check_in_lane(c))
         diag_error(c->d, s->span, E_PARALLEL_CALL, "allocate the buffer before the region",
                    "a lane cannot allocate a buffer");
     if (!type_is_scalar(el))
-        diag_error(c->d, s->span, E_TYPE_MISMATCH, "arrays hold scalars", "an array of %s", tname(el));
+        diag_error(c->d, s->span, E_TYPE_MISMATCH, "arrays hold scalars", "an array of %s", check_type_text(el));
     check_expr_as(c, s->u.alloc.count, type_scalar(TY_USIZE), "an array's length");
     if (s->u.alloc.init->kind != EXPR_ZEROED) {
         check_expr(c, s->u.alloc.init, NULL);
@@ -549,9 +549,9 @@ static void check_alloc(Checker *c, Stmt *s) {
                    "a shared array takes no placement");
     Type *t = type_new_view(c->arena, ACCESS_RW, el, s->u.alloc.count, place,
                             shared ? VIEW_SHARED : VIEW_BUFFER);
-    Symbol *sym = new_symbol(c, SYM_BUFFER, s->u.alloc.name, t, s->u.alloc.name_span);
+    Symbol *sym = check_new_symbol(c, SYM_BUFFER, s->u.alloc.name, t, s->u.alloc.name_span);
     sym->decl.stmt = s;
-    declare_local(c, sym);
+    check_declare_local(c, sym);
     s->u.alloc.sym = sym;
 }
 
@@ -559,12 +559,12 @@ static void check_return(Checker *c, Stmt *s) {
     const Type *want = c->fn->u.fn.ret;
     if (c->region) {
         diag_error(c->d, s->span, E_LANE_RETURN, "compute a flag in the region and return after it",
-                   "a return inside a %s", in_coop(c) ? "cooperative region" : "lane");
+                   "a return inside a %s", check_in_coop(c) ? "cooperative region" : "lane");
     }
     if (!s->u.ret.value) {
         if (want->kind != TY_VOID && !type_is_error(want))
             diag_error(c->d, s->span, E_TYPE_MISMATCH, "return a value", "%s returns %s: a value is needed",
-                       c->fn->name, tname(want));
+                       c->fn->name, check_type_text(want));
         return;
     }
     if (want->kind == TY_VOID) {
@@ -584,22 +584,22 @@ static void check_region_stmt(Checker *c, Stmt *s) {
     int mark = c->nlocals;
     Region r;
     if (s->kind == STMT_PARALLEL) {
-        if (in_lane(c))
+        if (check_in_lane(c))
             diag_error(c->d, s->span, E_PARALLEL_NEST, "nest a for loop inside the lane",
                        "a parallel region inside a lane");
         check_binder(c, &s->u.parallel.b);
-        push_region(c, &r, true, false, s->u.parallel.b.sym);
+        check_push_region(c, &r, true, false, s->u.parallel.b.sym);
         check_block(c, s->u.parallel.body);
-        s->u.parallel.on_device = region_on_device(&r);
+        s->u.parallel.on_device = check_region_on_device(&r);
     } else {
-        if (in_lane(c))
+        if (check_in_lane(c))
             diag_error(c->d, s->span, E_PARALLEL_NEST, "start cooperative regions from host code",
                        "a cooperative region inside a lane");
         check_binder(c, &s->u.blocks.grid);
         check_binder(c, &s->u.blocks.threads);
         s->u.blocks.threads.sym->lane_varying = true;
         s->u.blocks.threads.sym->block_varying = true;
-        push_region(c, &r, false, true, s->u.blocks.threads.sym);
+        check_push_region(c, &r, false, true, s->u.blocks.threads.sym);
         s->u.blocks.on_device = true;
         ast_visit_exprs(s->u.blocks.body, collect_call_args, &r);
         collect_assigned(&r, s->u.blocks.body);
@@ -608,7 +608,7 @@ static void check_region_stmt(Checker *c, Stmt *s) {
         if (c->d->len == errors) check_phases(c, s);   /* the phase rule reads a typed body */
         free(r.assigned);
     }
-    pop_region(c, &r);
+    check_pop_region(c, &r);
     c->nlocals = mark;
 }
 
@@ -619,9 +619,9 @@ static void check_stmt(Checker *c, Stmt *s) {
     case STMT_EXPR: check_expr(c, s->u.expr, NULL); break;
     case STMT_IF: {
         check_cond(c, s->u.if_.cond);
-        bool coop = in_coop(c);
-        bool varying = coop && !expr_is_warp_uniform(c, s->u.if_.cond);
-        bool block_varying = coop && !expr_is_block_uniform(c, s->u.if_.cond);
+        bool coop = check_in_coop(c);
+        bool varying = coop && !check_warp_uniform(c, s->u.if_.cond);
+        bool block_varying = coop && !check_block_uniform(c, s->u.if_.cond);
         if (coop) c->region->nonuniform_depth += varying, c->region->block_varying_depth += block_varying;
         check_block(c, s->u.if_.then);
         if (s->u.if_.els) check_stmt(c, s->u.if_.els);
@@ -632,10 +632,10 @@ static void check_stmt(Checker *c, Stmt *s) {
         int mark = c->nlocals;
         Binder *b = &s->u.for_.b;
         check_binder(c, b);
-        bool coop = in_coop(c);
-        bool varying = coop && !(expr_is_warp_uniform(c, b->count) && (!b->lo || expr_is_warp_uniform(c, b->lo)));
-        bool block_varying = coop && !(expr_is_block_uniform(c, b->count) &&
-                                       (!b->lo || expr_is_block_uniform(c, b->lo)));
+        bool coop = check_in_coop(c);
+        bool varying = coop && !(check_warp_uniform(c, b->count) && (!b->lo || check_warp_uniform(c, b->lo)));
+        bool block_varying = coop && !(check_block_uniform(c, b->count) &&
+                                       (!b->lo || check_block_uniform(c, b->lo)));
         b->sym->lane_varying = varying;
         b->sym->block_varying = block_varying;
         if (coop) c->region->nonuniform_depth += varying, c->region->block_varying_depth += block_varying;
@@ -648,7 +648,7 @@ static void check_stmt(Checker *c, Stmt *s) {
     case STMT_PARALLEL: case STMT_BLOCKS: check_region_stmt(c, s); break;
     case STMT_BUFFER: case STMT_SHARED: check_alloc(c, s); break;
     case STMT_BARRIER:
-        if (!in_coop(c))
+        if (!check_in_coop(c))
             diag_error(c->d, s->span, E_COOP_REGION, "barrier synchronises a block's threads inside blocks ... threads ...",
                        "a barrier outside a cooperative region");
         else if (c->region->block_varying_depth > 0)
@@ -692,14 +692,14 @@ static void check_signature(Checker *c, Item *fn) {
     for (int i = 0; i < fn->u.fn.nparams; i++) {
         Param *p = fn->u.fn.params[i];
         const Type *t = check_type_ok(c, p->type, p->span, true);
-        Symbol *s = new_symbol(c, type_is_error(t) ? SYM_POISON : SYM_PARAM, p->name, t, p->name_span);
+        Symbol *s = check_new_symbol(c, type_is_error(t) ? SYM_POISON : SYM_PARAM, p->name, t, p->name_span);
         s->decl.param = p;
         s->mut = t->kind == TY_VIEW && !t->u.view.extent;   /* rw<T>: a reference */
         if (s->mut && t->u.view.access == ACCESS_RO) {
             diag_error(c->d, p->span, E_TYPE_MISMATCH, "a scalar parameter is passed by value: x:T",
                        "ro<T> without an extent says nothing");
         }
-        declare_local(c, s);
+        check_declare_local(c, s);
         p->sym = s;
     }
     const Type *r = fn->u.fn.ret;
@@ -747,7 +747,7 @@ static void check_body(Checker *c, Item *fn) {
     check_block(c, fn->u.fn.body);
     if (fn->u.fn.ret->kind != TY_VOID && !type_is_error(fn->u.fn.ret) && !block_returns(fn->u.fn.body))
         diag_error(c->d, fn->name_span, E_MISSING_RETURN, "end the body with a return",
-                   "%s can reach its end without returning %s", fn->name, tname(fn->u.fn.ret));
+                   "%s can reach its end without returning %s", fn->name, check_type_text(fn->u.fn.ret));
     c->nlocals = 0;
     c->fn = NULL;
 }
@@ -789,7 +789,7 @@ static void check_const(Checker *c, Item *it) {
     if (refuse_cycle(c, it, it->u.const_.value)) return;
     const Type *t = it->u.const_.type;
     if (!type_is_int(t) && !type_is_compute_float(t) && t->kind != TY_BOOL) {
-        diag_error(c->d, it->span, E_CONST, "consts are integers, f32, f64 or bool", "a const of %s", tname(t));
+        diag_error(c->d, it->span, E_CONST, "consts are integers, f32, f64 or bool", "a const of %s", check_type_text(t));
         return;
     }
     c->in_const = true;
@@ -808,7 +808,7 @@ static Symbol *declare_item(Checker *c, Item *it) {
     SymKind k = it->kind == ITEM_FN ? SYM_FN : it->kind == ITEM_CONST ? SYM_CONST : SYM_LAYOUT;
     const Type *t = it->kind == ITEM_CONST ? it->u.const_.type
                   : it->kind == ITEM_LAYOUT ? type_scalar(TY_LAYOUT) : type_scalar(TY_VOID);
-    Symbol *s = new_symbol(c, k, it->name, t, it->name_span);
+    Symbol *s = check_new_symbol(c, k, it->name, t, it->name_span);
     s->decl.item = it;
     it->sym = s;
     declare_global(c, s);
@@ -851,7 +851,7 @@ static void check_derive(Checker *c, Item *it, bool *checked) {
     if (!ok && c->prog->nitems == before) {
         char *name = arena_printf(c->arena, "%s_grad", it->u.derive.target);
         if (!lookup_global(c, name)) {
-            Symbol *poison = new_symbol(c, SYM_POISON, name, ERR, it->span);
+            Symbol *poison = check_new_symbol(c, SYM_POISON, name, ERR, it->span);
             add_global(c, poison);
         }
     }
@@ -885,7 +885,7 @@ static void check_implements(Checker *c, Item *it) {
         return;
     }
     if (diags_has_errors(c->d)) return;   /* the signatures need fully typed bodies */
-    char *mine = rounding_signature(it), *theirs = rounding_signature(ref);
+    char *mine = check_rounding_signature(it), *theirs = check_rounding_signature(ref);
     if (strcmp(mine, theirs) != 0)
         diag_error(c->d, it->name_span, E_IMPL_NUMERICS,
                    "perform the reference's roundings: the same sums, conversions and quantizes",
@@ -914,7 +914,7 @@ bool cairn_check(Program *p, Diags *d) {
         else if (it->kind == ITEM_LAYOUT) check_layout_item(&c, it);
         else if (it->kind == ITEM_FN) check_signature(&c, it);
     }
-    compute_lane_effects(&c);
+    check_lane_effects(&c);
     bool *checked = calloc((size_t)n0 + 1, sizeof(bool));
     if (!checked) abort();
     for (int i = 0; i < n0; i++)

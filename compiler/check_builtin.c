@@ -24,14 +24,14 @@ static bool check_arity(Checker *c, Expr *e, Builtin b) {
                        "mma_unordered takes 6 arguments (matrices) or 3 (fragments), %d given", n);
         else
             diag_error(c->d, e->span, E_ARG_COUNT, "see docs/language.md for the builtins",
-                       "%s takes %d argument%s, %d given", builtin_name(b), arity[b].min,
+                       "%s takes %d argument%s, %d given", ast_builtin_name(b), arity[b].min,
                        arity[b].min == 1 ? "" : "s", n);
         check_args_loosely(c, e);
         return false;
     }
     if (e->u.call.ngenerics != arity[b].generics) {
         diag_error(c->d, e->span, E_ARG_COUNT, "e.g. quantize[f8e4m3](x, scale)",
-                   "%s takes %d type argument%s, %d given", builtin_name(b), arity[b].generics,
+                   "%s takes %d type argument%s, %d given", ast_builtin_name(b), arity[b].generics,
                    arity[b].generics == 1 ? "" : "s", e->u.call.ngenerics);
         check_args_loosely(c, e);
         return false;
@@ -54,7 +54,7 @@ static const Type *check_quantize(Checker *c, Expr *e, Builtin b) {
         ? check_expr_as(c, arg(e, 2), type_scalar(TY_U32), "quantize_stochastic's noise") : f32;
     if (!ok) {
         diag_error(c->d, e->span, E_QUANTIZE, "quantize to f16, bf16, f8e4m3, f8e5m2, i8, u8, i16 or u16",
-                   "quantize cannot produce %s", tname(t));
+                   "quantize cannot produce %s", check_type_text(t));
         return ERR;
     }
     return type_is_error(x) || type_is_error(s) || type_is_error(n) ? ERR : t;
@@ -66,7 +66,7 @@ static const Type *check_bits(Checker *c, Expr *e, Builtin b) {
         if (type_is_error(t)) return ERR;
         if (!type_is_float(t)) {
             diag_error(c->d, arg(e, 0)->span, E_TYPE_MISMATCH, "to_bits takes a float",
-                       "to_bits of %s", tname(t));
+                       "to_bits of %s", check_type_text(t));
             return ERR;
         }
         return unsigned_of_width(type_bits(t));
@@ -74,7 +74,7 @@ static const Type *check_bits(Checker *c, Expr *e, Builtin b) {
     const Type *t = e->u.call.generics[0];
     if (!type_is_float(t)) {
         diag_error(c->d, e->span, E_TYPE_MISMATCH, "from_bits makes a float: from_bits[f16](u)",
-                   "from_bits cannot make %s", tname(t));
+                   "from_bits cannot make %s", check_type_text(t));
         check_args_loosely(c, e);
         return ERR;
     }
@@ -87,9 +87,9 @@ static const Type *check_math1(Checker *c, Expr *e, Builtin b, const Type *expec
     const Type *t = check_expr(c, x, type_is_compute_float(expected) ? expected : NULL);
     if (type_is_error(t)) return ERR;
     if (type_is_compute_float(t) || (b == BI_ABS && type_is_signed(t))) return t;
-    if (type_is_storage_float(t)) return operator_error(c, e, t, builtin_name(b));
+    if (type_is_storage_float(t)) return check_operator_error(c, e, t, ast_builtin_name(b));
     diag_error(c->d, x->span, E_TYPE_MISMATCH, "widen to f64(x) or f32(x) first",
-               "%s takes f32 or f64, found %s", builtin_name(b), tname(t));
+               "%s takes f32 or f64, found %s", ast_builtin_name(b), check_type_text(t));
     return ERR;
 }
 
@@ -99,17 +99,17 @@ static const Type *check_math2(Checker *c, Expr *e, Builtin b, const Type *expec
     if (type_is_error(lt) || type_is_error(rt)) return ERR;
     bool ints_ok = b == BI_MIN || b == BI_MAX;
     if (type_is_storage_float(lt) || type_is_storage_float(rt))
-        return operator_error(c, e, type_is_storage_float(lt) ? lt : rt, builtin_name(b));
+        return check_operator_error(c, e, type_is_storage_float(lt) ? lt : rt, ast_builtin_name(b));
     if (!(type_is_compute_float(lt) || (ints_ok && type_is_int(lt))) || !type_equal(lt, rt)) {
         diag_error(c->d, e->span, E_TYPE_MISMATCH, "both arguments have one type (f32 or f64)",
-                   "%s of %s and %s", builtin_name(b), tname(lt), tname(rt));
+                   "%s of %s and %s", ast_builtin_name(b), check_type_text(lt), check_type_text(rt));
         return ERR;
     }
     return lt;
 }
 
 static bool refuse_in_lane(Checker *c, Expr *e, const char *what) {
-    if (!in_lane(c)) return false;
+    if (!check_in_lane(c)) return false;
     diag_error(c->d, e->span, E_PARALLEL_CALL,
                "compute it before the region, or use sqrt, abs, floor, ceil, trunc, min, max",
                "a lane cannot call %s", what);
@@ -126,12 +126,12 @@ static const Type *check_observe(Checker *c, Expr *e) {
         check_expr(c, arg(e, 1), NULL);
         return ERR;
     }
-    set_type(name, type_scalar(TY_STRING));
+    check_set_type(name, type_scalar(TY_STRING));
     const Type *t = check_expr(c, arg(e, 1), NULL);
     if (type_is_error(t)) return ERR;
     if (!type_is_scalar(t) && !(t->kind == TY_VIEW && t->u.view.extent)) {
         diag_error(c->d, arg(e, 1)->span, E_TYPE_MISMATCH, "observe a scalar or an array",
-                   "cannot observe %s", tname(t));
+                   "cannot observe %s", check_type_text(t));
         return ERR;
     }
     return type_scalar(TY_VOID);
@@ -141,7 +141,7 @@ static const Type *check_observe(Checker *c, Expr *e) {
  * placement; one element type, equal extents (constant ones compared here, the rest at
  * the call), dst written. Host code only: a lane has no way to reach the other side. */
 static const Type *check_copy(Checker *c, Expr *e) {
-    if (in_lane(c)) {
+    if (check_in_lane(c)) {
         diag_error(c->d, e->span, E_PARALLEL_CALL, "copy arrays before or after the region",
                    "a lane cannot call copy");
         check_args_loosely(c, e);
@@ -152,12 +152,12 @@ static const Type *check_copy(Checker *c, Expr *e) {
     if (type_is_error(dt) || type_is_error(st)) return ERR;
     if (dt->kind != TY_VIEW || !dt->u.view.extent || st->kind != TY_VIEW || !st->u.view.extent) {
         diag_error(c->d, e->span, E_TYPE_MISMATCH, "copy(dst, src) moves a whole array: pass two arrays",
-                   "copy of %s into %s", tname(st), tname(dt));
+                   "copy of %s into %s", check_type_text(st), check_type_text(dt));
         return ERR;
     }
     if (!type_equal(dt->u.view.elem, st->u.view.elem)) {
         diag_error(c->d, e->span, E_TYPE_MISMATCH, "copy moves bits: convert element by element in a loop",
-                   "copy of %s elements into %s elements", tname(st->u.view.elem), tname(dt->u.view.elem));
+                   "copy of %s elements into %s elements", check_type_text(st->u.view.elem), check_type_text(dt->u.view.elem));
         return ERR;
     }
     if (dt->u.view.access == ACCESS_RO) {
@@ -165,7 +165,7 @@ static const Type *check_copy(Checker *c, Expr *e) {
         return ERR;
     }
     int64_t dn, sn;
-    if (const_eval_int(c, dt->u.view.extent, &dn, 0) && const_eval_int(c, st->u.view.extent, &sn, 0) && dn != sn) {
+    if (check_const_int(c, dt->u.view.extent, &dn, 0) && check_const_int(c, st->u.view.extent, &sn, 0) && dn != sn) {
         diag_error(c->d, e->span, E_EXTENT, "copy between arrays of one extent",
                    "copy of %lld elements into %lld", (long long)sn, (long long)dn);
         return ERR;
@@ -177,7 +177,7 @@ static const Type *check_atomic(Checker *c, Expr *e, Builtin b) {
     Expr *target = arg(e, 0);
     if (target->kind != EXPR_INDEX) {
         diag_error(c->d, target->span, E_TYPE_MISMATCH, "atomics update an element: atomic_add_wrap(x[i], v)",
-                   "%s needs an array element", builtin_name(b));
+                   "%s needs an array element", ast_builtin_name(b));
         check_args_loosely(c, e);
         return ERR;
     }
@@ -185,7 +185,7 @@ static const Type *check_atomic(Checker *c, Expr *e, Builtin b) {
     c->no_record = true;
     const Type *t = check_expr(c, target, NULL);
     c->no_record = saved;
-    if (!type_is_error(t)) region_record_atomic(c, target);
+    if (!type_is_error(t)) check_region_record_atomic(c, target);
     const Type *vt = check_expr_as(c, arg(e, 1), t, "the atomic's operand");
     const Type *wt = b == BI_ATOMIC_CAS ? check_expr_as(c, arg(e, 2), t, "atomic_cas's new value") : vt;
     if (type_is_error(t) || type_is_error(vt) || type_is_error(wt)) return ERR;
@@ -199,7 +199,7 @@ static const Type *check_atomic(Checker *c, Expr *e, Builtin b) {
         diag_error(c->d, target->span, E_TYPE_MISMATCH,
                    float_op ? "atomic_add_unordered adds f32 or f64; integers use atomic_add_wrap"
                             : "integer atomics take integer elements; floats use atomic_add_unordered",
-                   "%s on %s", builtin_name(b), tname(t));
+                   "%s on %s", ast_builtin_name(b), check_type_text(t));
         return ERR;
     }
     return float_op ? type_scalar(TY_VOID) : t;
@@ -224,14 +224,14 @@ const Type *check_fragment_type(Checker *c, const Type *t, Span span) {
     bool acc = t->u.frag.role == FRAG_ACC;
     if (acc ? el->kind != TY_F32 : (el->kind != TY_F16 && el->kind != TY_BF16)) {
         diag_error(c->d, span, E_FRAGMENT, acc ? "accumulators hold f32" : "operands hold f16 or bf16",
-                   "%s cannot hold %s", frag_family_name(t->u.frag.family, t->u.frag.role), tname(el));
+                   "%s cannot hold %s", type_frag_family_name(t->u.frag.family, t->u.frag.role), check_type_text(el));
         return ERR;
     }
     if (!shape_ok(t->u.frag.family, t->u.frag.m, t->u.frag.n, t->u.frag.k)) {
         diag_error(c->d, span, E_FRAGMENT,
                    t->u.frag.family == FRAG_MMA ? "mma.sync fragments are 16, 8, 16"
                                                 : "WMMA fragments are 16, 16, 16; 32, 8, 16; 8, 32, 16",
-                   "no %s of shape %d x %d x %d", frag_family_name(t->u.frag.family, t->u.frag.role),
+                   "no %s of shape %d x %d x %d", type_frag_family_name(t->u.frag.family, t->u.frag.role),
                    t->u.frag.m, t->u.frag.n, t->u.frag.k);
         return ERR;
     }
@@ -240,13 +240,13 @@ const Type *check_fragment_type(Checker *c, const Type *t, Span span) {
 
 /* A fragment operation needs a cooperative region the whole warp reaches. */
 static bool warp_op_ok(Checker *c, Expr *e, Expr *const *coords, int ncoords) {
-    if (!in_coop(c)) {
+    if (!check_in_coop(c)) {
         diag_error(c->d, e->span, E_FRAGMENT, "fragment operations run inside blocks ... threads ... { }",
                    "a fragment operation outside a cooperative region");
         return false;
     }
     bool uniform = c->region->nonuniform_depth == 0;
-    for (int i = 0; i < ncoords; i++) uniform = uniform && expr_is_warp_uniform(c, coords[i]);
+    for (int i = 0; i < ncoords; i++) uniform = uniform && check_warp_uniform(c, coords[i]);
     if (!uniform) {
         diag_error(c->d, e->span, E_COOP_WARP,
                    "keep it where every thread of the warp reaches it with the same coordinates (t / 32 is "
@@ -270,14 +270,14 @@ static const Type *check_matrix_mma(Checker *c, Expr *e) {
                 ct->u.view.elem->kind == TY_F32;
     if (!c_ok) {
         diag_error(c->d, arg(e, 3)->span, E_MMA, "c is an rw view of f32: c:rw<f32>[cn]",
-                   "mma_unordered's c must be an rw view of f32, found %s", tname(ct));
+                   "mma_unordered's c must be an rw view of f32, found %s", check_type_text(ct));
         return ERR;
     }
     bool ab_views = at->kind == TY_VIEW && at->u.view.extent && bt->kind == TY_VIEW && bt->u.view.extent;
     if (!ab_views || !type_is_storage_float(at->u.view.elem) || !type_equal(at->u.view.elem, bt->u.view.elem)) {
         diag_error(c->d, e->span, E_MMA, "a and b are views of one storage float (f16, bf16, f8e4m3, f8e5m2)",
                    "mma_unordered's a and b must be views of one storage float, found %s and %s",
-                   tname(at), tname(bt));
+                   check_type_text(at), check_type_text(bt));
         return ERR;
     }
     Placement pc = ct->u.view.place, pa = at->u.view.place, pb = bt->u.view.place;
@@ -289,7 +289,7 @@ static const Type *check_matrix_mma(Checker *c, Expr *e) {
         return ERR;
     }
     if (arg(e, 3)->kind == EXPR_NAME && arg(e, 3)->u.name.sym)
-        region_record(c, arg(e, 3)->u.name.sym, true, NULL, true, arg(e, 3)->span);
+        check_region_record(c, arg(e, 3)->u.name.sym, true, NULL, true, arg(e, 3)->span);
     return type_scalar(TY_VOID);
 }
 
@@ -308,7 +308,7 @@ static const Type *check_fragment_mma(Checker *c, Expr *e) {
         acc->u.frag.n != a->u.frag.n || acc->u.frag.k != a->u.frag.k || a->u.frag.m != b->u.frag.m ||
         a->u.frag.n != b->u.frag.n || a->u.frag.k != b->u.frag.k) {
         diag_error(c->d, e->span, E_MMA, "acc = mma_unordered(acc, a, b) with Acc, A and B of one family and shape",
-                   "mma_unordered of %s, %s and %s", tname(acc), tname(a), tname(b));
+                   "mma_unordered of %s, %s and %s", check_type_text(acc), check_type_text(a), check_type_text(b));
         return ERR;
     }
     if (!warp_op_ok(c, e, NULL, 0)) return ERR;
@@ -325,7 +325,7 @@ static bool check_tile_args(Checker *c, Expr *e, int first, const Type *frag, bo
         return false;
     if (tt->kind != TY_VIEW || !tt->u.view.extent || !type_equal(tt->u.view.elem, frag->u.frag.elem)) {
         diag_error(c->d, tile->span, E_FRAGMENT, "the tile holds the fragment's element type",
-                   "%s cannot %s %s", tname(frag), store ? "be stored into" : "be loaded from", tname(tt));
+                   "%s cannot %s %s", check_type_text(frag), store ? "be stored into" : "be loaded from", check_type_text(tt));
         return false;
     }
     if (store && tt->u.view.access == ACCESS_RO) {
@@ -348,7 +348,7 @@ static const Type *check_mma_access(Checker *c, Expr *e, Builtin b) {
         if (type_is_error(acc)) { check_args_loosely(c, e); return ERR; }
         if (!is_frag(acc, FRAG_ACC)) {
             diag_error(c->d, arg(e, 4)->span, E_FRAGMENT, "mma_store writes an accumulator",
-                       "mma_store of %s", tname(acc));
+                       "mma_store of %s", check_type_text(acc));
             return ERR;
         }
         if (!check_tile_args(c, e, 0, acc, true)) return ERR;
@@ -362,7 +362,7 @@ static const Type *check_mma_access(Checker *c, Expr *e, Builtin b) {
     if (!is_frag(acc, FRAG_ACC) || acc->u.frag.family != FRAG_MMA) {
         diag_error(c->d, arg(e, 0)->span, E_FRAGMENT,
                    "only an mma.sync accumulator (MmaAcc) says which lane holds which element",
-                   "%s of %s", builtin_name(b), tname(acc));
+                   "%s of %s", ast_builtin_name(b), check_type_text(acc));
         return ERR;
     }
     if (!warp_op_ok(c, e, NULL, 0)) return ERR;
@@ -373,15 +373,15 @@ static const Type *check_mma_access(Checker *c, Expr *e, Builtin b) {
 
 /* A warp operation sits in a cooperative region where its whole warp reaches it. */
 static bool whole_warp(Checker *c, Expr *e) {
-    if (!in_coop(c)) {
+    if (!check_in_coop(c)) {
         diag_error(c->d, e->span, E_COOP_REGION, "warp operations run inside blocks ... threads ... { }",
-                   "%s outside a cooperative region", builtin_name(e->u.call.builtin));
+                   "%s outside a cooperative region", ast_builtin_name(e->u.call.builtin));
         return false;
     }
     if (c->region->nonuniform_depth > 0) {
         diag_error(c->d, e->span, E_COOP_WARP,
                    "reach warp operations with the whole warp (t / 32 is warp-uniform, t % 2 is not)",
-                   "%s under a condition that differs within a warp", builtin_name(e->u.call.builtin));
+                   "%s under a condition that differs within a warp", ast_builtin_name(e->u.call.builtin));
         return false;
     }
     return true;
@@ -397,7 +397,7 @@ static const Type *check_shuffle(Checker *c, Expr *e, Builtin b) {
     if (type_is_error(t) || type_is_error(l)) return ERR;
     if (!type_is_scalar(t)) {
         diag_error(c->d, arg(e, 0)->span, E_TYPE_MISMATCH, "a shuffle moves one scalar between lanes",
-                   "%s of %s", builtin_name(b), tname(t));
+                   "%s of %s", ast_builtin_name(b), check_type_text(t));
         return ERR;
     }
     return whole_warp(c, e) ? t : ERR;
@@ -416,12 +416,12 @@ static const Type *check_wide(Checker *c, Expr *e, Builtin b) {
     if (dt->kind != TY_VIEW || !dt->u.view.extent || st->kind != TY_VIEW || !st->u.view.extent ||
         !type_equal(dt->u.view.elem, st->u.view.elem) || dt->u.view.elem->kind == TY_BOOL) {
         diag_error(c->d, e->span, E_TYPE_MISMATCH, "%s(dst, src, i) moves numbers between two arrays of one element type",
-                   "%s from %s into %s", builtin_name(b), tname(st), tname(dt));
+                   "%s from %s into %s", ast_builtin_name(b), check_type_text(st), check_type_text(dt));
         return ERR;
     }
     if (dt->u.view.access == ACCESS_RO) {
         diag_error(c->d, dst->span, E_RO_WRITE, "write into a shared array or an rw view",
-                   "%s into a read-only view", builtin_name(b));
+                   "%s into a read-only view", ast_builtin_name(b));
         return ERR;
     }
     const Type *global = b == BI_LOAD_WIDE ? st : dt;
@@ -429,12 +429,12 @@ static const Type *check_wide(Checker *c, Expr *e, Builtin b) {
         diag_error(c->d, (b == BI_LOAD_WIDE ? src : dst)->span, E_PLACEMENT,
                    b == BI_LOAD_WIDE ? "load_wide reads device memory into the block: load_wide(s, x, i)"
                                      : "store_wide writes device memory from the block: store_wide(x, s, i)",
-                   "%s on the device side is a shared array", builtin_name(b));
+                   "%s on the device side is a shared array", ast_builtin_name(b));
         return ERR;
     }
     if (!whole_warp(c, e)) return ERR;
-    note_placement(c, dt, dst->span);
-    note_placement(c, st, src->span);
+    check_note_placement(c, dt, dst->span);
+    check_note_placement(c, st, src->span);
     return type_scalar(TY_VOID);
 }
 
@@ -450,7 +450,7 @@ static bool is_enclose_view(const Type *t, const Type *elem) {
  * and hi written (so rw, and not one array twice); the runtime pool does the work, so a
  * lane cannot call it. Extents are checked at run time (docs/numerics.md). */
 static const Type *check_mm_enclose(Checker *c, Expr *e) {
-    if (in_lane(c)) {
+    if (check_in_lane(c)) {
         diag_error(c->d, e->span, E_PARALLEL_NEST, "call mm_enclose before or after the region",
                    "the bracket GEMM inside a lane (it runs on the whole pool)");
         check_args_loosely(c, e);
@@ -467,7 +467,7 @@ static const Type *check_mm_enclose(Checker *c, Expr *e) {
         !is_enclose_view(v[3], elem)) {
         diag_error(c->d, e->span, E_TYPE_MISMATCH,
                    "lo, hi, a and b are views of f64 (or all of f32): lo:rw<f64>[p], a:ro<f64>[q], ...",
-                   "mm_enclose of %s, %s, %s and %s", tname(v[0]), tname(v[1]), tname(v[2]), tname(v[3]));
+                   "mm_enclose of %s, %s, %s and %s", check_type_text(v[0]), check_type_text(v[1]), check_type_text(v[2]), check_type_text(v[3]));
         return ERR;
     }
     for (int i = 0; i < 2; i++)
@@ -500,7 +500,7 @@ static const Type *check_layout_call(Checker *c, Expr *e, Builtin b, Expr *recei
         const Type *rt = check_expr(c, receiver, NULL);
         if (!type_is_error(rt) && rt->kind != TY_LAYOUT) {
             diag_error(c->d, receiver->span, E_TYPE_MISMATCH, "methods like .cosize() belong to layouts",
-                       "%s has no method %s", tname(rt), builtin_name(b) + 1);
+                       "%s has no method %s", check_type_text(rt), ast_builtin_name(b) + 1);
             bad = true;
         }
         bad |= type_is_error(rt);
@@ -527,7 +527,7 @@ const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const 
     case BI_ATOMIC_AND: case BI_ATOMIC_OR: case BI_ATOMIC_XOR: case BI_ATOMIC_CAS:
         return check_atomic(c, e, b);
     case BI_MMA_UNORDERED:
-        if (in_lane(c) && !in_coop(c)) {
+        if (check_in_lane(c) && !check_in_coop(c)) {
             diag_error(c->d, e->span, E_PARALLEL_NEST, "call mma_unordered outside the region",
                        "a tensor-core multiply inside a lane");
             check_args_loosely(c, e);
@@ -545,12 +545,12 @@ const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const 
         return check_layout_call(c, e, b, receiver);
     default:
         if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) {
-            if (refuse_in_lane(c, e, builtin_name(b))) return ERR;
+            if (refuse_in_lane(c, e, ast_builtin_name(b))) return ERR;
             if (e->u.call.nargs == 2) return check_math2(c, e, b, expected);
             return check_math1(c, e, b, expected, arg(e, 0));
         }
         diag_error(c->d, e->span, E_UNSUPPORTED, NULL, "the builtin %s has no rule (internal error)",
-                   builtin_name(b));
+                   ast_builtin_name(b));
         check_args_loosely(c, e);
         return ERR;
     }

@@ -15,7 +15,7 @@
 
 #define ERR type_scalar(TY_ERROR)
 
-const char *tname(const Type *t) {
+const char *check_type_text(const Type *t) {
     static char bufs[4][96];
     static int next;
     char *b = bufs[next++ & 3];
@@ -23,18 +23,18 @@ const char *tname(const Type *t) {
     return type_name(t, b, sizeof bufs[0]);
 }
 
-const Type *set_type(Expr *e, const Type *t) {
+const Type *check_set_type(Expr *e, const Type *t) {
     e->type = t;
     return t;
 }
 
-bool is_untyped_literal(const Expr *e) {
+bool check_untyped_literal(const Expr *e) {
     switch (e->kind) {
     case EXPR_INT: case EXPR_FLOAT: return true;
-    case EXPR_UNARY: return e->u.unary.op == UN_NEG && is_untyped_literal(e->u.unary.operand);
+    case EXPR_UNARY: return e->u.unary.op == UN_NEG && check_untyped_literal(e->u.unary.operand);
     case EXPR_BINARY:
-        return e->u.binary.op <= BIN_REM && is_untyped_literal(e->u.binary.lhs) &&
-               is_untyped_literal(e->u.binary.rhs);
+        return e->u.binary.op <= BIN_REM && check_untyped_literal(e->u.binary.lhs) &&
+               check_untyped_literal(e->u.binary.rhs);
     default: return false;
     }
 }
@@ -44,11 +44,11 @@ const Type *check_expr_as(Checker *c, Expr *e, const Type *want, const char *wha
     if (type_is_error(t) || type_is_error(want) || type_equal(t, want)) return t;
     char help[160];
     if (type_is_scalar(t) && type_is_scalar(want))
-        snprintf(help, sizeof help, "convert explicitly: %s(...)", tname(want));
+        snprintf(help, sizeof help, "convert explicitly: %s(...)", check_type_text(want));
     else
-        snprintf(help, sizeof help, "%s needs %s", what, tname(want));
+        snprintf(help, sizeof help, "%s needs %s", what, check_type_text(want));
     diag_error(c->d, e->span, E_TYPE_MISMATCH, help, "%s: expected %s, found %s", what,
-               tname(want), tname(t));
+               check_type_text(want), check_type_text(t));
     return ERR;
 }
 
@@ -68,8 +68,8 @@ static bool int_fits(const Type *t, uint64_t mag, bool negative) {
 static bool refuse_storage_literal(Checker *c, Expr *e, const Type *expected, Span span) {
     if (!type_is_storage_float(expected)) return false;
     diag_error(c->d, span, E_TYPE_MISMATCH, "write the conversion: f16(1.0), bf16(0.5), ...",
-               "a literal of the storage float %s", tname(expected));
-    set_type(e, ERR);
+               "a literal of the storage float %s", check_type_text(expected));
+    check_set_type(e, ERR);
     return true;
 }
 
@@ -79,16 +79,16 @@ static const Type *check_int_literal(Checker *c, Expr *e, const Type *expected, 
     if (refuse_storage_literal(c, e, expected, span)) return ERR;
     if (type_is_compute_float(expected)) {
         diag_error(c->d, span, E_TYPE_MISMATCH, "write a float literal with a point, e.g. 2.0",
-                   "an integer literal where %s is required", tname(expected));
-        return set_type(e, ERR);
+                   "an integer literal where %s is required", check_type_text(expected));
+        return check_set_type(e, ERR);
     }
     if (!type_is_int(expected)) t = type_scalar(TY_I32);
     if (e->u.int_lit.overflow || !int_fits(t, e->u.int_lit.value, negative)) {
         diag_error(c->d, span, E_LITERAL_RANGE, "use a wider type, or a value in range",
-                   "%s%s does not fit in %s", negative ? "-" : "", e->u.int_lit.text, tname(t));
-        return set_type(e, ERR);
+                   "%s%s does not fit in %s", negative ? "-" : "", e->u.int_lit.text, check_type_text(t));
+        return check_set_type(e, ERR);
     }
-    return set_type(e, t);
+    return check_set_type(e, t);
 }
 
 static const Type *check_float_literal(Checker *c, Expr *e, const Type *expected, Span span) {
@@ -100,10 +100,10 @@ static const Type *check_float_literal(Checker *c, Expr *e, const Type *expected
         const char *help = v == floor(v) && fabs(v) < 0x1p63
             ? arena_printf(c->arena, "write the integer literal %lld", (long long)v)
             : arena_printf(c->arena, "a float converts with %s(%s), truncating toward zero",
-                           tname(expected), text);
+                           check_type_text(expected), text);
         diag_error(c->d, span, E_TYPE_MISMATCH, help,
-                   "a float literal where %s is required", tname(expected));
-        return set_type(e, ERR);
+                   "a float literal where %s is required", check_type_text(expected));
+        return check_set_type(e, ERR);
     }
     const Type *t = type_is_compute_float(expected) ? expected : type_scalar(TY_F64);
     /* The exact decimal rounds once (strtof/strtod round correctly); it must stay finite. */
@@ -111,10 +111,10 @@ static const Type *check_float_literal(Checker *c, Expr *e, const Type *expected
                                  : strtod(e->u.float_lit.text, NULL);
     if (isinf(v)) {
         diag_error(c->d, span, E_LITERAL_RANGE, "the largest finite f32 is about 3.4e38, f64 1.8e308",
-                   "%s rounds to infinity in %s", e->u.float_lit.text, tname(t));
-        return set_type(e, ERR);
+                   "%s rounds to infinity in %s", e->u.float_lit.text, check_type_text(t));
+        return check_set_type(e, ERR);
     }
-    return set_type(e, t);
+    return check_set_type(e, t);
 }
 
 /* ---- operators ---- */
@@ -123,21 +123,21 @@ static bool is_arith(BinaryOp op) { return op <= BIN_REM; }
 static bool is_compare(BinaryOp op) { return op >= BIN_EQ && op <= BIN_GE; }
 static bool is_logic(BinaryOp op) { return op == BIN_AND || op == BIN_OR; }
 
-const Type *operator_error(Checker *c, Expr *e, const Type *t, const char *op) {
+const Type *check_operator_error(Checker *c, Expr *e, const Type *t, const char *op) {
     if (type_is_storage_float(t))
         diag_error(c->d, e->span, E_OPERATOR,
                    "a storage float never computes: widen with f32(x), compute, and round back with "
                    "f16(y), bf16(y) or quantize",
-                   "'%s' on the storage float %s", op, tname(t));
+                   "'%s' on the storage float %s", op, check_type_text(t));
     else
         diag_error(c->d, e->span, E_OPERATOR, "see docs/language.md for the operators each type has",
-                   "'%s' is not defined for %s", op, tname(t));
-    return set_type(e, ERR);
+                   "'%s' is not defined for %s", op, check_type_text(t));
+    return check_set_type(e, ERR);
 }
 
 /* Checks both operands, giving an untyped literal side the other side's type. */
 void check_pair(Checker *c, Expr *l, Expr *r, const Type *hint, const Type **lt, const Type **rt) {
-    if (is_untyped_literal(l) && !is_untyped_literal(r)) {
+    if (check_untyped_literal(l) && !check_untyped_literal(r)) {
         *rt = check_expr(c, r, hint);
         *lt = check_expr(c, l, type_is_error(*rt) ? hint : *rt);
     } else {
@@ -148,52 +148,52 @@ void check_pair(Checker *c, Expr *l, Expr *r, const Type *hint, const Type **lt,
 
 static const Type *check_binary(Checker *c, Expr *e, const Type *expected) {
     BinaryOp op = e->u.binary.op;
-    const char *text = binary_op_text(op);
+    const char *text = ast_binary_op_text(op);
     const Type *lt, *rt;
     if (is_logic(op)) {
         lt = check_expr_as(c, e->u.binary.lhs, type_scalar(TY_BOOL), "an operand of && and ||");
         rt = check_expr_as(c, e->u.binary.rhs, type_scalar(TY_BOOL), "an operand of && and ||");
-        return set_type(e, type_is_error(lt) || type_is_error(rt) ? ERR : type_scalar(TY_BOOL));
+        return check_set_type(e, type_is_error(lt) || type_is_error(rt) ? ERR : type_scalar(TY_BOOL));
     }
     check_pair(c, e->u.binary.lhs, e->u.binary.rhs, is_compare(op) ? NULL : expected, &lt, &rt);
-    if (type_is_error(lt) || type_is_error(rt)) return set_type(e, ERR);
-    if (type_is_storage_float(lt)) return operator_error(c, e, lt, text);
-    if (type_is_storage_float(rt)) return operator_error(c, e, rt, text);
+    if (type_is_error(lt) || type_is_error(rt)) return check_set_type(e, ERR);
+    if (type_is_storage_float(lt)) return check_operator_error(c, e, lt, text);
+    if (type_is_storage_float(rt)) return check_operator_error(c, e, rt, text);
     bool numeric = type_is_int(lt) || type_is_compute_float(lt);
     if (is_compare(op)) {
         bool ok = (op == BIN_EQ || op == BIN_NE) ? (numeric || lt->kind == TY_BOOL) : numeric;
-        if (!ok) return operator_error(c, e, lt, text);
+        if (!ok) return check_operator_error(c, e, lt, text);
     } else if (is_arith(op)) {
-        if (!numeric || (op == BIN_REM && !type_is_int(lt))) return operator_error(c, e, lt, text);
+        if (!numeric || (op == BIN_REM && !type_is_int(lt))) return check_operator_error(c, e, lt, text);
     } else if (!type_is_int(lt)) {   /* bitwise and shifts */
-        return operator_error(c, e, lt, text);
+        return check_operator_error(c, e, lt, text);
     }
     if (!type_equal(lt, rt)) {
         char help[128];
-        snprintf(help, sizeof help, "nothing converts implicitly: write %s(...) on one side", tname(lt));
-        diag_error(c->d, e->span, E_TYPE_MISMATCH, help, "'%s' between %s and %s", text, tname(lt),
-                   tname(rt));
-        return set_type(e, ERR);
+        snprintf(help, sizeof help, "nothing converts implicitly: write %s(...) on one side", check_type_text(lt));
+        diag_error(c->d, e->span, E_TYPE_MISMATCH, help, "'%s' between %s and %s", text, check_type_text(lt),
+                   check_type_text(rt));
+        return check_set_type(e, ERR);
     }
-    return set_type(e, is_compare(op) ? type_scalar(TY_BOOL) : lt);
+    return check_set_type(e, is_compare(op) ? type_scalar(TY_BOOL) : lt);
 }
 
 static const Type *check_unary(Checker *c, Expr *e, const Type *expected) {
     Expr *x = e->u.unary.operand;
     if (e->u.unary.op == UN_NEG && x->kind == EXPR_INT) {
         const Type *t = check_int_literal(c, x, expected, true, e->span);
-        return set_type(e, t);
+        return check_set_type(e, t);
     }
     if (e->u.unary.op == UN_NOT) {
         const Type *t = check_expr(c, x, type_scalar(TY_BOOL));
-        if (type_is_error(t)) return set_type(e, ERR);
-        if (t->kind != TY_BOOL) return operator_error(c, e, t, "!");
-        return set_type(e, t);
+        if (type_is_error(t)) return check_set_type(e, ERR);
+        if (t->kind != TY_BOOL) return check_operator_error(c, e, t, "!");
+        return check_set_type(e, t);
     }
     const Type *t = check_expr(c, x, expected);
-    if (type_is_error(t)) return set_type(e, ERR);
-    if (!type_is_signed(t) && !type_is_compute_float(t)) return operator_error(c, e, t, "-");
-    return set_type(e, t);
+    if (type_is_error(t)) return check_set_type(e, ERR);
+    if (!type_is_signed(t) && !type_is_compute_float(t)) return check_operator_error(c, e, t, "-");
+    return check_set_type(e, t);
 }
 
 /* ---- conversions ---- */
@@ -210,18 +210,18 @@ static bool cast_allowed(const Type *from, const Type *to) {
 static const Type *check_fill(Checker *c, Expr *e) {
     const Type *to = check_fragment_type(c, e->u.convert.to, e->span);
     const Type *v = check_expr_as(c, e->u.convert.arg, type_scalar(TY_F32), "a fragment's fill value");
-    if (type_is_error(to) || type_is_error(v)) return set_type(e, ERR);
-    if (!in_coop(c)) {
+    if (type_is_error(to) || type_is_error(v)) return check_set_type(e, ERR);
+    if (!check_in_coop(c)) {
         diag_error(c->d, e->span, E_FRAGMENT, "fill fragments inside blocks ... threads ... { }",
                    "a fragment operation outside a cooperative region");
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
-    if (c->region->nonuniform_depth > 0 || !expr_is_warp_uniform(c, e->u.convert.arg)) {
+    if (c->region->nonuniform_depth > 0 || !check_warp_uniform(c, e->u.convert.arg)) {
         diag_error(c->d, e->span, E_COOP_WARP, "keep fragment operations where the whole warp reaches them",
                    "a fragment fill that differs within a warp");
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
-    return set_type(e, to);
+    return check_set_type(e, to);
 }
 
 static const Type *check_convert(Checker *c, Expr *e) {
@@ -230,17 +230,17 @@ static const Type *check_convert(Checker *c, Expr *e) {
     Expr *arg = e->u.convert.arg;
     /* An exact constant converts by taking the target's type directly when it can. */
     const Type *hint = type_is_storage_float(to) ? NULL : to;
-    if (is_untyped_literal(arg) && type_is_storage_float(to)) hint = type_scalar(TY_F64);
+    if (check_untyped_literal(arg) && type_is_storage_float(to)) hint = type_scalar(TY_F64);
     const Type *from = check_expr(c, arg, hint);
-    if (type_is_error(from)) return set_type(e, ERR);
+    if (type_is_error(from)) return check_set_type(e, ERR);
     if (!type_is_scalar(from) || !cast_allowed(from, to)) {
         const char *help = type_is_storage_float(to) && (type_is_int(from) || type_is_storage_float(from))
             ? "convert through f32 first: T(f32(x))"
             : "conversions are between integers, f32/f64, and storage floats via f32/f64";
-        diag_error(c->d, e->span, E_CAST, help, "cannot convert %s to %s", tname(from), tname(to));
-        return set_type(e, ERR);
+        diag_error(c->d, e->span, E_CAST, help, "cannot convert %s to %s", check_type_text(from), check_type_text(to));
+        return check_set_type(e, ERR);
     }
-    return set_type(e, to);
+    return check_set_type(e, to);
 }
 
 /* ---- names, indexing, members ---- */
@@ -291,21 +291,21 @@ static const char *near_name_help(Checker *c, const char *name, bool want_fn) {
 }
 
 static const Type *check_name(Checker *c, Expr *e) {
-    Symbol *s = lookup(c, e->u.name.name);
+    Symbol *s = check_lookup(c, e->u.name.name);
     e->u.name.sym = s;
     if (!s) {
         const char *near = near_name_help(c, e->u.name.name, false);
         const char *help = strcmp(e->u.name.name, "std") == 0
             ? "std.math functions are called: std.math.exp(x)" : near ? near : "declare it before use";
         diag_error(c->d, e->span, E_UNKNOWN_NAME, help, "unknown name '%s'", e->u.name.name);
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
     switch (s->kind) {
-    case SYM_POISON: return set_type(e, ERR);
+    case SYM_POISON: return check_set_type(e, ERR);
     case SYM_FN:
         diag_error(c->d, e->span, E_TYPE_MISMATCH, "call it: f(...)",
                    "the function '%s' is not a value", s->name);
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     case SYM_LOCAL: case SYM_LOOP: case SYM_PARAM: case SYM_BUFFER: case SYM_CONST:
         break;
     case SYM_LAYOUT:
@@ -314,28 +314,28 @@ static const Type *check_name(Checker *c, Expr *e) {
     if (c->in_const && s->kind != SYM_CONST && s->kind != SYM_LAYOUT) {
         diag_error(c->d, e->span, E_CONST, "a const is made of literals and other consts",
                    "'%s' is not a constant", s->name);
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
     const Type *t = s->type;
-    if (t && t->kind == TY_VIEW && !t->u.view.extent) return set_type(e, t->u.view.elem);  /* rw<T> */
-    return set_type(e, t ? t : ERR);
+    if (t && t->kind == TY_VIEW && !t->u.view.extent) return check_set_type(e, t->u.view.elem);  /* rw<T> */
+    return check_set_type(e, t ? t : ERR);
 }
 
 static const Type *check_index(Checker *c, Expr *e) {
     Expr *base = e->u.index.base;
     const Type *bt = check_expr(c, base, NULL);
     const Type *it = check_expr_as(c, e->u.index.index, type_scalar(TY_USIZE), "an index");
-    if (type_is_error(bt)) return set_type(e, ERR);
+    if (type_is_error(bt)) return check_set_type(e, ERR);
     if (bt->kind != TY_VIEW || !bt->u.view.extent) {
         diag_error(c->d, base->span, E_TYPE_MISMATCH, "only arrays and views are indexed",
-                   "cannot index %s", tname(bt));
-        return set_type(e, ERR);
+                   "cannot index %s", check_type_text(bt));
+        return check_set_type(e, ERR);
     }
-    note_placement(c, bt, e->span);
+    check_note_placement(c, bt, e->span);
     if (base->kind == EXPR_NAME && base->u.name.sym)
-        region_record(c, base->u.name.sym, false, e->u.index.index, false, e->span);
+        check_region_record(c, base->u.name.sym, false, e->u.index.index, false, e->span);
     (void)it;
-    return set_type(e, bt->u.view.elem);
+    return check_set_type(e, bt->u.view.elem);
 }
 
 /* ---- calls ---- */
@@ -350,7 +350,7 @@ static Builtin resolve_builtin(Checker *c, const Expr *callee, Expr **receiver) 
     char spelling[64];
     *receiver = NULL;
     if (callee->kind == EXPR_NAME) {
-        if (lookup(c, callee->u.name.name)) return BI_NONE;   /* user names come first */
+        if (check_lookup(c, callee->u.name.name)) return BI_NONE;   /* user names come first */
         snprintf(spelling, sizeof spelling, "%s", callee->u.name.name);
     } else if (callee->kind == EXPR_MEMBER && is_path(callee->u.member.base, "std", "math")) {
         snprintf(spelling, sizeof spelling, "std.math.%s", callee->u.member.field);
@@ -361,7 +361,7 @@ static Builtin resolve_builtin(Checker *c, const Expr *callee, Expr **receiver) 
         return BI_NONE;
     }
     for (int b = 1; b < BI_COUNT; b++)
-        if (strcmp(builtin_name((Builtin)b), spelling) == 0) return (Builtin)b;
+        if (strcmp(ast_builtin_name((Builtin)b), spelling) == 0) return (Builtin)b;
     return BI_NONE;
 }
 
@@ -375,13 +375,13 @@ const Type *check_args_loosely(Checker *c, Expr *e) {
 static void check_view_arg(Checker *c, Expr *arg, const Type *at, const Type *pt, Item *fn, Param *prm) {
     if (at->kind != TY_VIEW || !at->u.view.extent) {
         diag_error(c->d, arg->span, E_TYPE_MISMATCH, "pass an array (a view, buffer or shared array)",
-                   "parameter '%s' of %s needs %s, found %s", prm->name, fn->name, tname(pt), tname(at));
+                   "parameter '%s' of %s needs %s, found %s", prm->name, fn->name, check_type_text(pt), check_type_text(at));
         return;
     }
     if (!type_equal(at->u.view.elem, pt->u.view.elem)) {
         diag_error(c->d, arg->span, E_TYPE_MISMATCH, "views never convert their elements",
                    "parameter '%s' of %s needs elements of %s, found %s", prm->name, fn->name,
-                   tname(pt->u.view.elem), tname(at->u.view.elem));
+                   check_type_text(pt->u.view.elem), check_type_text(at->u.view.elem));
         return;
     }
     if (pt->u.view.access == ACCESS_RW && at->u.view.access == ACCESS_RO) {
@@ -397,14 +397,14 @@ static void check_view_arg(Checker *c, Expr *arg, const Type *at, const Type *pt
         return;
     }
     int64_t want, have;
-    if (const_eval_int(c, pt->u.view.extent, &want, 0) && const_eval_int(c, at->u.view.extent, &have, 0) &&
+    if (check_const_int(c, pt->u.view.extent, &want, 0) && check_const_int(c, at->u.view.extent, &have, 0) &&
         want != have)
         diag_error(c->d, arg->span, E_EXTENT, "pass an array of the parameter's extent",
                    "parameter '%s' of %s has %lld elements, this array %lld", prm->name, fn->name,
                    (long long)want, (long long)have);
-    if (c->region) note_placement(c, at, arg->span);   /* a lane's callee reaches it there */
+    if (c->region) check_note_placement(c, at, arg->span);   /* a lane's callee reaches it there */
     if (pt->u.view.access == ACCESS_RW && arg->kind == EXPR_NAME && arg->u.name.sym)
-        region_record(c, arg->u.name.sym, true, NULL, true, arg->span);
+        check_region_record(c, arg->u.name.sym, true, NULL, true, arg->span);
 }
 
 /* A scalar rw<T> parameter takes a mutable variable by reference. */
@@ -413,13 +413,13 @@ static void check_ref_arg(Checker *c, Expr *arg, const Type *at, const Type *pt,
     if (!s) {
         diag_error(c->d, arg->span, E_TYPE_MISMATCH, "pass a `let mut` variable",
                    "parameter '%s' of %s is rw<%s>: it takes a variable", prm->name, fn->name,
-                   tname(pt->u.view.elem));
+                   check_type_text(pt->u.view.elem));
         return;
     }
     if (!type_equal(at, pt->u.view.elem)) {
         diag_error(c->d, arg->span, E_TYPE_MISMATCH, "views never convert their elements",
                    "parameter '%s' of %s needs a variable of %s, found %s", prm->name, fn->name,
-                   tname(pt->u.view.elem), tname(at));
+                   check_type_text(pt->u.view.elem), check_type_text(at));
         return;
     }
     if (!s->mut) {
@@ -427,7 +427,7 @@ static void check_ref_arg(Checker *c, Expr *arg, const Type *at, const Type *pt,
                    "'%s' cannot change, and %s takes it as rw", s->name, fn->name);
         return;
     }
-    region_record(c, s, true, NULL, true, arg->span);
+    check_region_record(c, s, true, NULL, true, arg->span);
 }
 
 /* E-ALIAS: an argument bound to an rw parameter is not also another argument. */
@@ -529,10 +529,10 @@ static const Type *check_call(Checker *c, Expr *e, const Type *expected) {
     if (b != BI_NONE) {
         if (c->in_const && !(b >= BI_LAYOUT_ROWS && b <= BI_LAYOUT_COL)) {
             diag_error(c->d, e->span, E_CONST, "a const is made of literals and other consts",
-                       "a const cannot call %s", builtin_name(b));
-            return set_type(e, ERR);
+                       "a const cannot call %s", ast_builtin_name(b));
+            return check_set_type(e, ERR);
         }
-        return set_type(e, check_builtin(c, e, b, receiver, expected));
+        return check_set_type(e, check_builtin(c, e, b, receiver, expected));
     }
     if (callee->kind != EXPR_NAME) {
         if (callee->kind == EXPR_MEMBER && is_path(callee->u.member.base, "std", "math"))
@@ -542,9 +542,9 @@ static const Type *check_call(Checker *c, Expr *e, const Type *expected) {
             diag_error(c->d, callee->span, E_UNKNOWN_NAME, "call a function by its name",
                        "this is not a function");
         check_args_loosely(c, e);
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
-    Symbol *s = lookup(c, callee->u.name.name);
+    Symbol *s = check_lookup(c, callee->u.name.name);
     callee->u.name.sym = s;
     if (!s) {
         const char *near = near_name_help(c, callee->u.name.name, true);
@@ -552,22 +552,22 @@ static const Type *check_call(Checker *c, Expr *e, const Type *expected) {
                    near ? near : "declare the function, or check the spelling",
                    "unknown function '%s'", callee->u.name.name);
         check_args_loosely(c, e);
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
     if (s->kind == SYM_POISON) {
         check_args_loosely(c, e);
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
     if (s->kind != SYM_FN) {
         diag_error(c->d, callee->span, E_TYPE_MISMATCH, "only functions are called",
                    "'%s' is not a function", s->name);
         check_args_loosely(c, e);
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
     if (c->in_const) {
         diag_error(c->d, e->span, E_CONST, "a const is made of literals and other consts",
                    "a const cannot call %s", s->name);
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
     Item *fn = s->decl.item;
     e->u.call.fn = fn;
@@ -576,17 +576,17 @@ static const Type *check_call(Checker *c, Expr *e, const Type *expected) {
         diag_error(c->d, e->span, E_ARG_COUNT, "user functions take no type arguments",
                    "%s takes no type arguments", fn->name);
     check_call_args_against(c, e, fn);
-    if (in_lane(c) && (fn->u.fn.lane_effects & LANE_EFFECT_PARALLEL)) {
+    if (check_in_lane(c) && (fn->u.fn.lane_effects & LANE_EFFECT_PARALLEL)) {
         diag_error(c->d, e->span, E_PARALLEL_NEST, "call it outside the region, or give the lane a sequential version",
                    "a lane calls %s, which runs parallel work", fn->name);
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
-    if (in_lane(c) && (fn->u.fn.lane_effects & LANE_EFFECT_HOST_ONLY)) {
+    if (check_in_lane(c) && (fn->u.fn.lane_effects & LANE_EFFECT_HOST_ONLY)) {
         diag_error(c->d, e->span, E_PARALLEL_CALL, "call it outside the region",
                    "a lane calls %s, which uses std.math, observe or a buffer", fn->name);
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
-    return set_type(e, fn->u.fn.ret);
+    return check_set_type(e, fn->u.fn.ret);
 }
 
 /* ---- reductions and scans ---- */
@@ -600,10 +600,10 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
     ReduceMode mode = e->u.reduce.mode;
     bool scan = e->u.reduce.scan;
     const char *what = scan ? "scan" : "reduce";
-    if (mode == MODE_PARALLEL && in_lane(c)) {
+    if (mode == MODE_PARALLEL && check_in_lane(c)) {
         diag_error(c->d, e->span, E_PARALLEL_NEST, "inside a lane, fold in written order: reduce OP for",
                    "a pooled %s inside a lane", what);
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
     Binder b = {e->u.reduce.var ? e->u.reduce.var : "_", e->u.reduce.var_span, NULL,
                 e->u.reduce.lo, e->u.reduce.count};
@@ -611,64 +611,64 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
     Region r;
     if (e->u.reduce.var) check_binder(c, &b);
     e->u.reduce.var_sym = b.sym;
-    if (mode == MODE_PARALLEL) push_region(c, &r, true, false, b.sym);
+    if (mode == MODE_PARALLEL) check_push_region(c, &r, true, false, b.sym);
     const Type *t = check_expr(c, e->u.reduce.body, scan ? NULL : expected);
     /* A pooled scan's target lives where its lanes run: its placement counts there. */
     const Type *it = scan ? check_expr(c, e->u.reduce.into, NULL) : NULL;
     if (mode == MODE_PARALLEL && it && it->kind == TY_VIEW && it->u.view.extent)
-        note_placement(c, it, e->u.reduce.into->span);
+        check_note_placement(c, it, e->u.reduce.into->span);
     if (mode == MODE_PARALLEL) {
-        e->u.reduce.on_device = region_on_device(&r);
-        pop_region(c, &r);
+        e->u.reduce.on_device = check_region_on_device(&r);
+        check_pop_region(c, &r);
     }
     c->nlocals = mark;
-    if (type_is_error(t)) return set_type(e, ERR);
+    if (type_is_error(t)) return check_set_type(e, ERR);
     if (!reduce_op_allowed(e->u.reduce.op, t)) {
         char op[16];
-        snprintf(op, sizeof op, "%s %s", what, reduce_op_text(e->u.reduce.op));
-        return operator_error(c, e, t, op);
+        snprintf(op, sizeof op, "%s %s", what, ast_reduce_op_text(e->u.reduce.op));
+        return check_operator_error(c, e, t, op);
     }
     if (type_is_compute_float(t) && mode != MODE_FOR) {
         if (scan) {
             diag_error(c->d, e->span, E_SCAN_ORDER, "a float scan runs in written order: scan OP for",
                        "a float scan out of written order");
-            return set_type(e, ERR);
+            return check_set_type(e, ERR);
         }
         if (e->u.reduce.op == RED_MUL && mode == MODE_PARALLEL) {
             diag_error(c->d, e->span, E_REDUCE_ORDER,
                        "multiply in written order: reduce * for (no exact product is offered)",
                        "a float product on the pool");
-            return set_type(e, ERR);
+            return check_set_type(e, ERR);
         }
     }
     if (mode == MODE_WARP) {
-        if (!in_coop(c)) {
+        if (!check_in_coop(c)) {
             diag_error(c->d, e->span, E_COOP_REGION, "warp reductions run inside blocks ... threads ...",
                        "a warp %s outside a cooperative region", what);
-            return set_type(e, ERR);
+            return check_set_type(e, ERR);
         }
         if (c->region->nonuniform_depth > 0) {
             diag_error(c->d, e->span, E_COOP_WARP, "reach warp operations with the whole warp",
                        "a warp %s under a condition that differs within a warp", what);
-            return set_type(e, ERR);
+            return check_set_type(e, ERR);
         }
     }
-    if (!scan) return set_type(e, t);
+    if (!scan) return check_set_type(e, t);
     Expr *into = e->u.reduce.into;
-    if (type_is_error(it)) return set_type(e, ERR);
+    if (type_is_error(it)) return check_set_type(e, ERR);
     if (it->kind != TY_VIEW || !it->u.view.extent || !type_equal(it->u.view.elem, t)) {
         diag_error(c->d, into->span, E_TYPE_MISMATCH, "scan into an rw view of the yield's type",
-                   "a scan of %s into %s", tname(t), tname(it));
-        return set_type(e, ERR);
+                   "a scan of %s into %s", check_type_text(t), check_type_text(it));
+        return check_set_type(e, ERR);
     }
     if (it->u.view.access == ACCESS_RO) {
         diag_error(c->d, into->span, E_RO_WRITE, "scan into an rw view", "a scan into a read-only view");
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
-    if (mode != MODE_PARALLEL) note_placement(c, it, into->span);
+    if (mode != MODE_PARALLEL) check_note_placement(c, it, into->span);
     if (into->kind == EXPR_NAME && into->u.name.sym)
-        region_record(c, into->u.name.sym, true, NULL, true, into->span);
-    return set_type(e, type_scalar(TY_VOID));
+        check_region_record(c, into->u.name.sym, true, NULL, true, into->span);
+    return check_set_type(e, type_scalar(TY_VOID));
 }
 
 const Type *check_expr(Checker *c, Expr *e, const Type *expected) {
@@ -676,22 +676,22 @@ const Type *check_expr(Checker *c, Expr *e, const Type *expected) {
         c->expr_depth--;
         diag_error(c->d, e->span, E_SYNTAX, "split the expression into smaller ones",
                    "an expression nested too deeply to check");
-        return set_type(e, ERR);
+        return check_set_type(e, ERR);
     }
     const Type *t;
     switch (e->kind) {
     case EXPR_INT: t = check_int_literal(c, e, expected, false, e->span); break;
     case EXPR_FLOAT: t = check_float_literal(c, e, expected, e->span); break;
-    case EXPR_BOOL: t = set_type(e, type_scalar(TY_BOOL)); break;
+    case EXPR_BOOL: t = check_set_type(e, type_scalar(TY_BOOL)); break;
     case EXPR_STRING:
         diag_error(c->d, e->span, E_TYPE_MISMATCH, "strings only name observations: observe(\"name\", x)",
                    "a string is not a value");
-        t = set_type(e, ERR);
+        t = check_set_type(e, ERR);
         break;
     case EXPR_ZEROED:
         diag_error(c->d, e->span, E_TYPE_MISMATCH, "zeroed initialises buffer and shared arrays only",
                    "zeroed is not a value");
-        t = set_type(e, ERR);
+        t = check_set_type(e, ERR);
         break;
     case EXPR_NAME: t = check_name(c, e); break;
     case EXPR_UNARY: t = check_unary(c, e, expected); break;
@@ -701,11 +701,11 @@ const Type *check_expr(Checker *c, Expr *e, const Type *expected) {
     case EXPR_MEMBER:
         diag_error(c->d, e->span, E_UNKNOWN_NAME, "fields are reached through calls: L.row(t, v)",
                    "no field '%s' here", e->u.member.field);
-        t = set_type(e, ERR);
+        t = check_set_type(e, ERR);
         break;
     case EXPR_CONVERT: t = check_convert(c, e); break;
     case EXPR_REDUCE: t = check_reduce(c, e, expected); break;
-    default: t = set_type(e, ERR); break;
+    default: t = check_set_type(e, ERR); break;
     }
     c->expr_depth--;
     return t;

@@ -60,44 +60,44 @@ typedef struct Checker {
 } Checker;
 
 /* check.c */
-Symbol *lookup(Checker *c, const char *name);
-Symbol *new_symbol(Checker *c, SymKind kind, const char *name, const Type *t, Span span);
-void declare_local(Checker *c, Symbol *s);
-void defer_later(Checker *c, Later what, Span span, const char *construct);
-void region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole, Span span);
+Symbol *check_lookup(Checker *c, const char *name);
+Symbol *check_new_symbol(Checker *c, SymKind kind, const char *name, const Type *t, Span span);
+void check_declare_local(Checker *c, Symbol *s);
+void check_defer_later(Checker *c, Later what, Span span, const char *construct);
+void check_region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole, Span span);
 /* Records an atomic's target element and the reads in its index. */
-void region_record_atomic(Checker *c, Expr *target);
-void note_placement(Checker *c, const Type *view, Span span);
-bool region_on_device(const Region *r);
-bool in_lane(const Checker *c);
-bool in_coop(const Checker *c);
-bool expr_is_warp_uniform(const Checker *c, const Expr *e);
-bool expr_is_block_uniform(const Checker *c, const Expr *e);
+void check_region_record_atomic(Checker *c, Expr *target);
+void check_note_placement(Checker *c, const Type *view, Span span);
+bool check_region_on_device(const Region *r);
+bool check_in_lane(const Checker *c);
+bool check_in_coop(const Checker *c);
+bool check_warp_uniform(const Checker *c, const Expr *e);
+bool check_block_uniform(const Checker *c, const Expr *e);
 const Type *check_type_ok(Checker *c, const Type *t, Span span, bool param);
-Region *push_region(Checker *c, Region *r, bool lane, bool coop, Symbol *var);
-void pop_region(Checker *c, Region *r);
-bool const_eval_int(Checker *c, const Expr *e, int64_t *out, int depth);
+Region *check_push_region(Checker *c, Region *r, bool lane, bool coop, Symbol *var);
+void check_pop_region(Checker *c, Region *r);
+bool check_const_int(Checker *c, const Expr *e, int64_t *out, int depth);
 
 /* check_expr.c */
 const Type *check_expr(Checker *c, Expr *e, const Type *expected);
 /* check_expr, then E-TYPE-MISMATCH unless the type is `want`; returns the expr's type. */
 const Type *check_expr_as(Checker *c, Expr *e, const Type *want, const char *what);
-bool is_untyped_literal(const Expr *e);
+bool check_untyped_literal(const Expr *e);
 void check_binder(Checker *c, Binder *b);
 void check_call_args_against(Checker *c, Expr *call, Item *fn);
-const char *tname(const Type *t);   /* a type's spelling for messages (rotating buffers) */
-const Type *set_type(Expr *e, const Type *t);
-const Type *operator_error(Checker *c, Expr *e, const Type *t, const char *op);
+const char *check_type_text(const Type *t);   /* a type's spelling for messages (rotating buffers) */
+const Type *check_set_type(Expr *e, const Type *t);
+const Type *check_operator_error(Checker *c, Expr *e, const Type *t, const char *op);
 const Type *check_args_loosely(Checker *c, Expr *e);
 /* Checks two operands that must share a type, an untyped literal taking the other's. */
 void check_pair(Checker *c, Expr *l, Expr *r, const Type *hint, const Type **lt, const Type **rt);
 
 /* check_summary.c */
 /* Sets every function's lane_effects (what it does, directly or through calls). */
-void compute_lane_effects(Checker *c);
+void check_lane_effects(Checker *c);
 /* The kinds of rounding a checked function performs, through its calls, as a sorted
  * comma-separated list (malloc'ed), for E-IMPL-NUMERICS. */
-char *rounding_signature(const Item *fn);
+char *check_rounding_signature(const Item *fn);
 
 /* check_phase.c */
 /* The phase rule of a checked cooperative region (E-COOP-PHASE, see the file's top). */

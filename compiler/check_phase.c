@@ -737,7 +737,7 @@ static Lin lin_name(Pair *q, Expr *e, int side, int depth) {
     Symbol *s = e->u.name.sym;
     int64_t k;
     if (!s) return unknown(q);
-    if (s->kind == SYM_CONST && const_eval_int(p->c, e, &k, 0)) return lin_const(k);
+    if (s->kind == SYM_CONST && check_const_int(p->c, e, &k, 0)) return lin_const(k);
     bool created;
     if (s == p->tvar) {
         int v = var_for(q, (const void *)(intptr_t)KEY_T, side, &created);
@@ -763,7 +763,7 @@ static Lin lin_name(Pair *q, Expr *e, int side, int depth) {
     if (s->mut || s->block_varying) return unknown(q);   /* a let mut, or a region value */
     /* Declared outside the region (and never written in it): one value for every thread,
      * a constant when its initialiser is one (let tiles = (N + 63) / 64). */
-    if (s->kind == SYM_LOCAL && s->decl.stmt && const_eval_int(p->c, s->decl.stmt->u.let.init, &k, 0))
+    if (s->kind == SYM_LOCAL && s->decl.stmt && check_const_int(p->c, s->decl.stmt->u.let.init, &k, 0))
         return lin_const(k);
     if (!type_is_int(s->type)) return unknown(q);
     return lin_var(var_for(q, s, 0, &created));
@@ -1148,7 +1148,7 @@ static void check_pairs_in_phase(Phase *p, Reach *r, int n, Symbol ***done, int 
 /* Device and unified views are shared by every block: no two blocks meet on a write. */
 static void check_across_blocks(Phase *p, Symbol ***done, int *ndone) {
     int64_t G;
-    if (const_eval_int(p->c, p->region->u.blocks.grid.count, &G, 0) && G <= 1) return;
+    if (check_const_int(p->c, p->region->u.blocks.grid.count, &G, 0) && G <= 1) return;
     for (int i = 0; i < p->nacc; i++)
         for (int j = i; j < p->nacc; j++) {
             const Touch *a = &p->acc[i], *b = &p->acc[j];

@@ -57,7 +57,7 @@ static void facts_expr(Checker *c, FnFacts *f, const Expr *e) {
         break;
     case EXPR_CALL: {
         const Expr *callee = e->u.call.callee;
-        Symbol *s = callee->kind == EXPR_NAME ? lookup(c, callee->u.name.name) : NULL;
+        Symbol *s = callee->kind == EXPR_NAME ? check_lookup(c, callee->u.name.name) : NULL;
         if (s && s->kind == SYM_FN) add_callee(f, s->decl.item);
         else if (!s && (callee_is(callee, "mma_unordered") || callee_is(callee, "mm_enclose")))
             f->direct |= LANE_EFFECT_PARALLEL;
@@ -100,7 +100,7 @@ static void facts_block(Checker *c, FnFacts *f, const Block *b) {
     for (int i = 0; i < b->nstmts; i++) facts_stmt(c, f, b->stmts[i]);
 }
 
-void compute_lane_effects(Checker *c) {
+void check_lane_effects(Checker *c) {
     Program *p = c->prog;
     FnFacts *facts = calloc((size_t)p->nitems + 1, sizeof(FnFacts));
     if (!facts) abort();
@@ -155,7 +155,7 @@ static void sig_fn(SigWalk *w, const Item *fn);
 
 static void sig_add(SigWalk *w, const char *kind, const Type *t) {
     char buf[96];
-    snprintf(buf, sizeof buf, "%s %s", kind, tname(t));
+    snprintf(buf, sizeof buf, "%s %s", kind, check_type_text(t));
     set_add(&w->set, buf);
 }
 
@@ -173,7 +173,7 @@ static void sig_expr(SigWalk *w, const Expr *e) {
         const Type *from = e->u.convert.arg->type, *to = e->u.convert.to;
         if (from && to && !type_equal(from, to) && (type_is_float(to) || type_is_float(from))) {
             char buf[96];
-            snprintf(buf, sizeof buf, "convert %s", tname(from));
+            snprintf(buf, sizeof buf, "convert %s", check_type_text(from));
             sig_add(w, buf, to);
         }
         sig_expr(w, e->u.convert.arg);
@@ -197,7 +197,7 @@ static void sig_expr(SigWalk *w, const Expr *e) {
             sig_add(w, "mm_enclose", e->u.call.args[5]->type->u.view.elem);
         else if (b == BI_QUANTIZE || b == BI_QUANTIZE_STOCHASTIC || b == BI_SQRT ||
                  b == BI_ATOMIC_ADD_UNORDERED || b == BI_MMA_UNORDERED || (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT))
-            sig_add(w, builtin_name(b), e->type && e->type->kind != TY_VOID ? e->type
+            sig_add(w, ast_builtin_name(b), e->type && e->type->kind != TY_VOID ? e->type
                                         : e->u.call.nargs ? e->u.call.args[e->u.call.nargs - 1]->type : e->type);
         for (int i = 0; i < e->u.call.nargs; i++) sig_expr(w, e->u.call.args[i]);
         break;
@@ -251,7 +251,7 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char *rounding_signature(const Item *fn) {
+char *check_rounding_signature(const Item *fn) {
     SigWalk w = {0};
     sig_fn(&w, fn);
     if (w.set.len) qsort(w.set.items, (size_t)w.set.len, sizeof(char *), cmp_str);   /* items is NULL when empty */

@@ -42,7 +42,7 @@ static int print_parsed(const char *path) {
         fputs(out, stdout);
         free(out);
     }
-    program_free(p);
+    ast_program_free(p);
     d.src = NULL;
     diags_free(&d);
     return rc;
@@ -84,10 +84,10 @@ int cmd_check(int argc, char **argv) {
         if (codes) {
             Code list[64];
             int n = diags_codes(&d, list, 64);
-            for (int i = 0; i < n; i++) printf("%s\n", code_info(list[i])->text);
+            for (int i = 0; i < n; i++) printf("%s\n", diag_code_info(list[i])->text);
         }
     }
-    program_free(p);
+    ast_program_free(p);
     diags_free(&d);
     return rc;
 }

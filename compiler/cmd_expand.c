@@ -73,7 +73,7 @@ int cmd_expand(int argc, char **argv) {
     fputs(text, stdout);
     free(text);
     free(items);
-    program_free(p);
+    ast_program_free(p);
     diags_free(&d);
     return 0;
 }

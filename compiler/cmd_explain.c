@@ -33,15 +33,15 @@ int cmd_explain(int argc, char **argv) {
     }
     if (strcmp(argv[1], "--list") == 0) {
         for (int c = 0; c < CODE_COUNT; c++)
-            printf("%-18s %s\n", code_info((Code)c)->text, code_info((Code)c)->title);
+            printf("%-18s %s\n", diag_code_info((Code)c)->text, diag_code_info((Code)c)->title);
         return 0;
     }
-    Code c = code_from_text(argv[1]);
+    Code c = diag_code_from_text(argv[1]);
     if (c == CODE_COUNT) {
         fprintf(stderr, "cairn explain: error: unknown code '%s' (cairn explain --list shows them)\n", argv[1]);
         return 2;
     }
-    const CodeInfo *info = code_info(c);
+    const CodeInfo *info = diag_code_info(c);
     printf("%s: %s\n\n%s\n\nRefused:\n\n", info->text, info->title, info->rule);
     print_indented(info->refused);
     printf("\nAccepted:\n\n");

@@ -88,8 +88,8 @@ static int parse(int argc, char **argv, Options *o) {
 typedef struct Figure { char *formula; double value; bool bound; } Figure;
 
 static Figure figure_of(const Poly *p, const PAtoms *atoms, const double *values) {
-    Figure f = {poly_text(p, atoms), 0, false};
-    f.bound = poly_eval(p, values, &f.value);
+    Figure f = {predict_poly_text(p, atoms), 0, false};
+    f.bound = predict_poly_eval(p, values, &f.value);
     return f;
 }
 
@@ -110,7 +110,7 @@ static Roof roofline(const PCounts *c, const PAtoms *atoms, const double *values
             predict_poly_add(&bytes, &c->written[s], 1);
         }
     r.bytes = figure_of(&bytes, atoms, values);
-    poly_free(&bytes);
+    predict_poly_free(&bytes);
     r.bound = r.bytes.bound;
     r.memory_s = r.bytes.value / d->bandwidth.value;
     double worst = 0;
@@ -137,7 +137,7 @@ static void free_roof(Roof *r) {
 }
 
 static void print_line(const char *label, const Poly *p, const PAtoms *atoms, const double *values, const char *unit) {
-    if (poly_is_zero(p)) return;
+    if (predict_poly_is_zero(p)) return;
     Figure f = figure_of(p, atoms, values);
     printf("    %-12s %s", label, f.formula);
     if (f.bound && f.formula[strspn(f.formula, "0123456789.e+- ")] != '\0') printf(" = %.6g", f.value);
@@ -162,7 +162,7 @@ static void print_text(const Item *fn, const PCounts *c, const PAtoms *atoms, co
         printf("    time         max((%s) B / %.4g B/s", r.bytes.formula, d->bandwidth.value);
         const char *sep = ", ";
         for (int k = 0; k < OP_COUNT; k++) {
-            if (poly_is_zero(&c->ops[k])) continue;
+            if (predict_poly_is_zero(&c->ops[k])) continue;
             printf("%s(%s) %s op / %.4g op/s", sep, r.ops[k].formula, PRED_OP_NAMES[k], d->peak[k].value);
             sep = " + ";
         }
@@ -273,7 +273,7 @@ int cmd_predict(int argc, char **argv) {
     }
     Program *p = verify_load("predict", o.path, &rc);
     if (p) rc = predict_program(p, &o, &d);
-    program_free(p);
+    ast_program_free(p);
     predict_device_free(&d);
     return rc;
 }

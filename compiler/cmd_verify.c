@@ -82,7 +82,7 @@ Program *verify_load(const char *cmd, const char *path, int *rc) {
     if (!ok && !only_pending(&d)) {
         d.src = p ? &p->src : NULL;
         diags_print(&d, stderr);
-        program_free(p);
+        ast_program_free(p);
         p = NULL;
         *rc = 1;
     } else if (!ok) {   /* checked, but for constructs the back end does not lower yet: the model can */
@@ -121,6 +121,6 @@ int cmd_verify(int argc, char **argv) {
     Program *p = verify_load("verify", path, &rc);
     if (!p) return rc;
     rc = verify_program(p, &o);
-    program_free(p);
+    ast_program_free(p);
     return rc;
 }

@@ -11,11 +11,11 @@ static const CodeInfo code_table[CODE_COUNT] = {
 #undef CODE
 };
 
-const CodeInfo *code_info(Code c) {
+const CodeInfo *diag_code_info(Code c) {
     return (unsigned)c < CODE_COUNT ? &code_table[c] : NULL;
 }
 
-Code code_from_text(const char *text) {
+Code diag_code_from_text(const char *text) {
     for (int c = 0; c < CODE_COUNT; c++)
         if (strcasecmp(code_table[c].text, text) == 0) return (Code)c;
     return CODE_COUNT;
@@ -35,7 +35,7 @@ void diags_free(Diags *d) {
     }
     free(d->items);
     d->items = NULL;
-    if (d->keep) program_free(d->keep);
+    if (d->keep) ast_program_free(d->keep);
     d->keep = NULL;
     d->len = d->cap = 0;
 }

@@ -36,9 +36,9 @@ typedef struct CodeInfo {
     const char *accepted;   /* the same program, fixed */
 } CodeInfo;
 
-const CodeInfo *code_info(Code c);
+const CodeInfo *diag_code_info(Code c);
 /* Looks a code up by its text ("E-CAST", case-insensitive); CODE_COUNT if unknown. */
-Code code_from_text(const char *text);
+Code diag_code_from_text(const char *text);
 
 typedef struct Diag {
     Code code;

@@ -579,7 +579,7 @@ static int lower_source(const build_options *opt, bool cuda, lower_output *out, 
     Program *p = cairn_load(opt->source, &d, &load);
     int refused = p ? lower_program(p, &d, cuda, out) : 1;
     if (refused) diags_print(&d, stderr);
-    if (p) program_free(p);
+    if (p) ast_program_free(p);
     diags_free(&d);
     return refused ? fail(err, DRIVER_REFUSED, "%s was refused", opt->source) : 0;
 }

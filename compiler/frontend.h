@@ -3,7 +3,7 @@
  *   Diags d; diags_init(&d, NULL);
  *   Program *p = cairn_load(path, &d);     // parse + check
  *   if (!p) { diags_print(&d, stderr); ... exit 1 (or 2 when the file is unreadable) }
- *   ... walk p (ast.h), then program_free(p); diags_free(&d);
+ *   ... walk p (ast.h), then ast_program_free(p); diags_free(&d);
  */
 #ifndef CAIRN_FRONTEND_H
 #define CAIRN_FRONTEND_H

@@ -15,16 +15,16 @@
 
 #include "frontend.h"
 
-bool param_is_float_scalar(const Param *p) { return type_is_compute_float(p->type); }
+bool grad_param_is_float_scalar(const Param *p) { return type_is_compute_float(p->type); }
 
-bool param_is_float_view(const Param *p, Access acc) {
+bool grad_param_is_float_view(const Param *p, Access acc) {
     const Type *t = p->type;
     return t->kind == TY_VIEW && t->u.view.extent && t->u.view.access == acc &&
            type_is_compute_float(t->u.view.elem);
 }
 
 static bool differentiable(const Param *p) {
-    return param_is_float_scalar(p) || param_is_float_view(p, ACCESS_RO);
+    return grad_param_is_float_scalar(p) || grad_param_is_float_view(p, ACCESS_RO);
 }
 
 const Item *grad_derive_of(const Program *p, const Item *fn) {
@@ -69,7 +69,7 @@ bool grad_wrt(Item *fn, const Item *derive, bool *mask, Diags *d) {
                                "the function has no parameter named %s", name);
         if (mask[i])
             return refuse_list(d, sp, "name each parameter once", "%s is named twice", name);
-        if (param_is_float_view(fn->u.fn.params[i], ACCESS_RW))
+        if (grad_param_is_float_view(fn->u.fn.params[i], ACCESS_RW))
             return refuse_list(d, sp, "leave it out: the gradient with respect to what f writes comes in as its d_ view",
                                "%s is a view the function writes, not an input", name);
         if (!differentiable(fn->u.fn.params[i]))
@@ -127,7 +127,7 @@ static Param *new_param(Grad *g, const char *name, const Type *t, Span sp) {
 static const Type *adjoint_type(Grad *g, const Type *t, Access acc) {
     if (t->kind != TY_VIEW)
         return type_new_view(g->arena, ACCESS_RW, t, NULL, PLACE_HOST, VIEW_PARAM);
-    return type_new_view(g->arena, acc, t->u.view.elem, clone_expr(g, t->u.view.extent),
+    return type_new_view(g->arena, acc, t->u.view.elem, grad_clone_expr(g, t->u.view.extent),
                          t->u.view.place, VIEW_PARAM);
 }
 
@@ -137,7 +137,7 @@ static void signature(Grad *g, Item *out) {
     Param **ps = arena_alloc(g->arena, sizeof(Param *) * (size_t)(2 * n + 1));
     for (int i = 0; i < n; i++) {
         const Param *p = fn->u.fn.params[i];
-        ps[k++] = new_param(g, p->name, clone_type(g, p->type), p->span);
+        ps[k++] = new_param(g, p->name, grad_clone_type(g, p->type), p->span);
     }
     if (g->has_seed) ps[k++] = new_param(g, g->seed, fn->u.fn.ret, g->derive->span);
     for (int i = 0; i < n; i++)
@@ -157,18 +157,18 @@ static void emit_return(Grad *g, const Stmt *s, Path *path, StmtList *out) {
     const Expr *v = s->u.ret.value;
     Expr *result = NULL;
     if (v) {
-        stmts_push(out, g_let(g, g->result, false, g->fn->u.fn.ret, clone_expr(g, v)));
-        result = g_name(g, g->result, v->span);
+        grad_stmts_push(out, grad_mk_let(g, g->result, false, g->fn->u.fn.ret, grad_clone_expr(g, v)));
+        result = grad_mk_name(g, g->result, v->span);
     }
-    sweep_path(g, path->v, path->n, v, out);
-    stmts_push(out, g_return(g, result, s->span));
+    grad_sweep_path(g, path->v, path->n, v, out);
+    grad_stmts_push(out, grad_mk_return(g, result, s->span));
 }
 
 static Block *copy_block(Grad *g, const Block *b, Path *path, bool top);
 
 static Stmt *copy_if(Grad *g, const Stmt *s, Path *path) {
     Stmt *c = ast_new_stmt(g->arena, STMT_IF, s->span);
-    c->u.if_.cond = clone_expr(g, s->u.if_.cond);
+    c->u.if_.cond = grad_clone_expr(g, s->u.if_.cond);
     c->u.if_.then = copy_block(g, s->u.if_.then, path, false);
     const Stmt *e = s->u.if_.els;
     if (e && e->kind == STMT_IF) c->u.if_.els = copy_if(g, e, path);
@@ -191,25 +191,25 @@ static Block *copy_block(Grad *g, const Block *b, Path *path, bool top) {
     for (int i = 0; i < b->nstmts && !returned && !g->failed; i++) {
         Stmt *s = b->stmts[i];
         if (s->kind == STMT_RETURN) { emit_return(g, s, path, &out); returned = true; }
-        else if (s->kind == STMT_IF && grad_has_return(s)) stmts_push(&out, copy_if(g, s, path));
-        else { stmts_push(&out, clone_stmt(g, s)); stmts_push(path, s); }
+        else if (s->kind == STMT_IF && grad_has_return(s)) grad_stmts_push(&out, copy_if(g, s, path));
+        else { grad_stmts_push(&out, grad_clone_stmt(g, s)); grad_stmts_push(path, s); }
     }
-    if (top && !returned && !g->failed) sweep_path(g, path->v, path->n, NULL, &out);
+    if (top && !returned && !g->failed) grad_sweep_path(g, path->v, path->n, NULL, &out);
     path->n = mark;
-    return stmts_block(g, &out, b->span);
+    return grad_stmts_block(g, &out, b->span);
 }
 
 /* ---- the entry point ---- */
 
 static void name_adjoints(Grad *g) {
     const Item *fn = g->fn;
-    names_collect_fn(g, fn);
-    names_use(g, arena_printf(g->arena, "%s_grad", fn->name));
-    g->seed = fresh_name(g, "seed");
-    g->result = fresh_name(g, "result");
+    grad_names_collect_fn(g, fn);
+    grad_names_use(g, arena_printf(g->arena, "%s_grad", fn->name));
+    g->seed = grad_fresh_name(g, "seed");
+    g->result = grad_fresh_name(g, "result");
     for (int i = 0; i < fn->u.fn.nparams; i++)
         if (g->wrt[i] || g->writes[i])
-            g->d_param[i] = fresh_name(g, arena_printf(g->arena, "d_%s", fn->u.fn.params[i]->name));
+            g->d_param[i] = grad_fresh_name(g, arena_printf(g->arena, "d_%s", fn->u.fn.params[i]->name));
 }
 
 static bool derive(Grad *g) {
@@ -231,7 +231,7 @@ static bool derive(Grad *g) {
         return false;
     }
     name_adjoints(g);
-    find_active(g);
+    grad_find_active(g);
     if (g->failed) return false;
     Item *out = ast_new_item(g->arena, ITEM_FN, g->derive->span);
     out->name = arena_printf(g->arena, "%s_grad", fn->name);
@@ -244,7 +244,7 @@ static bool derive(Grad *g) {
     out->u.fn.body = copy_block(g, fn->u.fn.body, &path, true);
     free(path.v);
     if (g->failed) return false;
-    program_add_item(g->prog, out);
+    ast_program_add_item(g->prog, out);
     return true;
 }
 

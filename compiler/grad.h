@@ -68,52 +68,52 @@ typedef struct Grad {
 /* grad_ast.c */
 /* Doubles *cap (from 0: 8) and reallocates v to it; out of memory aborts. */
 void  *grad_grow(void *v, int *cap, size_t elem);
-void   stmts_push(StmtList *l, Stmt *s);
-void   stmts_append(StmtList *l, const StmtList *more);
-Block *stmts_block(Grad *g, StmtList *l, Span span);   /* frees l's array */
-Expr  *g_name(Grad *g, const char *name, Span sp);
-Expr  *g_float(Grad *g, const char *text, Span sp);
-Expr  *g_binary(Grad *g, BinaryOp op, Expr *lhs, Expr *rhs);
-Expr  *g_neg(Grad *g, Expr *x);
-Expr  *g_index(Grad *g, Expr *base, Expr *index);
-Expr  *g_convert(Grad *g, const Type *to, Expr *x);
-Stmt  *g_let(Grad *g, const char *name, bool mut, const Type *declared, Expr *init);
-Stmt  *g_assign(Grad *g, AssignOp op, Expr *target, Expr *value);
-Stmt  *g_expr_stmt(Grad *g, Expr *e);
-Stmt  *g_return(Grad *g, Expr *value, Span sp);
-Expr  *clone_expr(Grad *g, const Expr *e);
+void   grad_stmts_push(StmtList *l, Stmt *s);
+void   grad_stmts_append(StmtList *l, const StmtList *more);
+Block *grad_stmts_block(Grad *g, StmtList *l, Span span);   /* frees l's array */
+Expr  *grad_mk_name(Grad *g, const char *name, Span sp);
+Expr  *grad_mk_float(Grad *g, const char *text, Span sp);
+Expr  *grad_mk_binary(Grad *g, BinaryOp op, Expr *lhs, Expr *rhs);
+Expr  *grad_mk_neg(Grad *g, Expr *x);
+Expr  *grad_mk_index(Grad *g, Expr *base, Expr *index);
+Expr  *grad_mk_convert(Grad *g, const Type *to, Expr *x);
+Stmt  *grad_mk_let(Grad *g, const char *name, bool mut, const Type *declared, Expr *init);
+Stmt  *grad_mk_assign(Grad *g, AssignOp op, Expr *target, Expr *value);
+Stmt  *grad_mk_expr_stmt(Grad *g, Expr *e);
+Stmt  *grad_mk_return(Grad *g, Expr *value, Span sp);
+Expr  *grad_clone_expr(Grad *g, const Expr *e);
 /* Calls visit for every reduce in e, outermost first. */
-void   each_reduce(Grad *g, const Expr *e, void (*visit)(Grad *g, const Expr *reduce));
-Stmt  *clone_stmt(Grad *g, const Stmt *s);
-Block *clone_block(Grad *g, const Block *b);
-const Type *clone_type(Grad *g, const Type *t);
-void   names_use(Grad *g, const char *name);
-const char *fresh_name(Grad *g, const char *base);
-void   names_collect_fn(Grad *g, const Item *fn);
+void   grad_each_reduce(Grad *g, const Expr *e, void (*visit)(Grad *g, const Expr *reduce));
+Stmt  *grad_clone_stmt(Grad *g, const Stmt *s);
+Block *grad_clone_block(Grad *g, const Block *b);
+const Type *grad_clone_type(Grad *g, const Type *t);
+void   grad_names_use(Grad *g, const char *name);
+const char *grad_fresh_name(Grad *g, const char *base);
+void   grad_names_collect_fn(Grad *g, const Item *fn);
 /* Gives sym a fresh name in every copy made from now on when f declares its name more
  * than once. */
-void   rename_if_reused(Grad *g, const Symbol *sym);
+void   grad_rename_if_reused(Grad *g, const Symbol *sym);
 /* The name copies use for sym (its own unless renamed). */
-const char *name_for(const Grad *g, const Symbol *sym, const char *name);
+const char *grad_name_for(const Grad *g, const Symbol *sym, const char *name);
 
 /* grad_sweep.c */
 /* The backward sweep of a path (the statements before a return, outermost first) with
  * f's result adjoint: appends to out. ret is the returned expression or NULL. */
-void   sweep_path(Grad *g, Stmt *const *path, int npath, const Expr *ret, StmtList *out);
+void   grad_sweep_path(Grad *g, Stmt *const *path, int npath, const Expr *ret, StmtList *out);
 
 /* grad_forms.c */
 /* Marks the float views f writes (g->writes). */
 void   grad_find_writes(Grad *g);
 /* Finds what carries an adjoint in f's body and refuses the statements derive grad
  * cannot differentiate. */
-void   find_active(Grad *g);
-const Active *active_of(const Grad *g, const Symbol *sym);
-bool   expr_active(const Grad *g, const Expr *e);
+void   grad_find_active(Grad *g);
+const Active *grad_active_of(const Grad *g, const Symbol *sym);
+bool   grad_expr_active(const Grad *g, const Expr *e);
 /* Whether s holds a return (an if that does is a fork of the path; one that does not is
  * a statement with a backward twin). */
 bool   grad_has_return(const Stmt *s);
 /* The term a statement adds into the sum sym (s += e, s = s + e, ...), or NULL. */
-const Expr *sum_term(const Stmt *s, const Symbol *sym);
+const Expr *grad_sum_term(const Stmt *s, const Symbol *sym);
 void   grad_refuse(Grad *g, Span sp, Code code, const char *help, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
@@ -122,7 +122,7 @@ void   grad_refuse(Grad *g, Span sp, Code code, const char *help, const char *fm
 bool   grad_wrt(Item *fn, const Item *derive, bool *mask, Diags *d);
 /* The derive item targeting fn, or NULL. */
 const Item *grad_derive_of(const Program *p, const Item *fn);
-bool   param_is_float_view(const Param *p, Access acc);
-bool   param_is_float_scalar(const Param *p);
+bool   grad_param_is_float_view(const Param *p, Access acc);
+bool   grad_param_is_float_scalar(const Param *p);
 
 #endif

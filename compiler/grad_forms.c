@@ -59,33 +59,33 @@ void grad_refuse(Grad *g, Span sp, Code code, const char *help, const char *fmt,
     diag_error(g->diags, sp, code, help, "%s", msg);
 }
 
-const Active *active_of(const Grad *g, const Symbol *sym) {
+const Active *grad_active_of(const Grad *g, const Symbol *sym) {
     for (int i = 0; sym && i < g->nact; i++)
         if (g->act[i].sym == sym) return &g->act[i];
     return NULL;
 }
 
 static bool add_active(Grad *g, const Symbol *sym, const char *adj, const void *region) {
-    if (active_of(g, sym)) return false;
+    if (grad_active_of(g, sym)) return false;
     if (g->nact == g->capact) g->act = grad_grow(g->act, &g->capact, sizeof *g->act);
-    if (!adj) adj = fresh_name(g, arena_printf(g->arena, "d_%s", sym->name));
+    if (!adj) adj = grad_fresh_name(g, arena_printf(g->arena, "d_%s", sym->name));
     g->act[g->nact++] = (Active){ sym, adj, region };
     return true;
 }
 
-bool expr_active(const Grad *g, const Expr *e) {
+bool grad_expr_active(const Grad *g, const Expr *e) {
     if (!e) return false;
-    if (e->kind == EXPR_NAME) return active_of(g, e->u.name.sym) != NULL;
+    if (e->kind == EXPR_NAME) return grad_active_of(g, e->u.name.sym) != NULL;
     if (!e->type || !type_is_compute_float(e->type)) return false;
     switch (e->kind) {
-    case EXPR_INDEX: return expr_active(g, e->u.index.base);
-    case EXPR_UNARY: return expr_active(g, e->u.unary.operand);
-    case EXPR_BINARY: return expr_active(g, e->u.binary.lhs) || expr_active(g, e->u.binary.rhs);
-    case EXPR_CONVERT: return expr_active(g, e->u.convert.arg);
-    case EXPR_REDUCE: return expr_active(g, e->u.reduce.body);
+    case EXPR_INDEX: return grad_expr_active(g, e->u.index.base);
+    case EXPR_UNARY: return grad_expr_active(g, e->u.unary.operand);
+    case EXPR_BINARY: return grad_expr_active(g, e->u.binary.lhs) || grad_expr_active(g, e->u.binary.rhs);
+    case EXPR_CONVERT: return grad_expr_active(g, e->u.convert.arg);
+    case EXPR_REDUCE: return grad_expr_active(g, e->u.reduce.body);
     case EXPR_CALL:
         for (int i = 0; i < e->u.call.nargs; i++)
-            if (expr_active(g, e->u.call.args[i])) return true;
+            if (grad_expr_active(g, e->u.call.args[i])) return true;
         return false;
     default: return false;
     }
@@ -145,7 +145,7 @@ static void walk_let(Walk *w, const Stmt *s) {
     const Symbol *sym = s->u.let.sym;
     check_reads(w, s->u.let.init);
     if (!s->u.let.mut) {
-        if (type_is_compute_float(sym->type) && expr_active(g, s->u.let.init))
+        if (type_is_compute_float(sym->type) && grad_expr_active(g, s->u.let.init))
             w->changed |= add_active(g, sym, NULL, innermost_region(w));
         return;
     }
@@ -161,11 +161,11 @@ static void walk_let(Walk *w, const Stmt *s) {
         if (w->nsums == w->capsums) w->sums = grad_grow(w->sums, &w->capsums, sizeof *w->sums);
         w->sums[w->nsums++] = (Sum){ sym, w->depth, NULL, !assigned };
     }
-    if (expr_active(g, s->u.let.init)) w->changed |= add_active(g, sym, NULL, innermost_region(w));
+    if (grad_expr_active(g, s->u.let.init)) w->changed |= add_active(g, sym, NULL, innermost_region(w));
 }
 
 /* acc += e, acc -= e, acc = acc + e, acc = acc - e: the added term, or NULL. */
-const Expr *sum_term(const Stmt *s, const Symbol *sym) {
+const Expr *grad_sum_term(const Stmt *s, const Symbol *sym) {
     const Expr *v = s->u.assign.value;
     if (s->u.assign.op == ASSIGN_ADD || s->u.assign.op == ASSIGN_SUB) return v;
     if (s->u.assign.op == ASSIGN_SET && v->kind == EXPR_BINARY &&
@@ -177,7 +177,7 @@ const Expr *sum_term(const Stmt *s, const Symbol *sym) {
 
 static void walk_sum_add(Walk *w, const Stmt *s, Sum *sum) {
     Grad *g = w->g;
-    const Expr *term = sum_term(s, sum->sym);
+    const Expr *term = grad_sum_term(s, sum->sym);
     const char *name = sum->sym->name;
     if (w->validate && !term) {
         grad_refuse(g, s->span, E_GRAD_FORM,
@@ -198,7 +198,7 @@ static void walk_sum_add(Walk *w, const Stmt *s, Sum *sum) {
     }
     sum->loop = loop;
 activity:
-    if (term && expr_active(g, term))
+    if (term && grad_expr_active(g, term))
         w->changed |= add_active(g, sum->sym, NULL, innermost_region(w));
 }
 
@@ -404,7 +404,7 @@ static void note_stmt(Walk *w, const Stmt *s) {
         if (t->kind == EXPR_INDEX) t = t->u.index.base;
         if (t->kind != EXPR_NAME) break;
         int p = param_index(g, t->u.name.sym);
-        if (p >= 0 && s->u.assign.target->kind == EXPR_INDEX && param_is_float_view(g->fn->u.fn.params[p], ACCESS_RW))
+        if (p >= 0 && s->u.assign.target->kind == EXPR_INDEX && grad_param_is_float_view(g->fn->u.fn.params[p], ACCESS_RW))
             g->writes[p] = true;
         if (w->nassigned == w->capassigned)
             w->assigned = grad_grow(w->assigned, &w->capassigned, sizeof *w->assigned);
@@ -432,7 +432,7 @@ void grad_find_writes(Grad *g) {
     free(w.assigned);
 }
 
-void find_active(Grad *g) {
+void grad_find_active(Grad *g) {
     Walk w = { .g = g, .validate = true };
     note_assigned(&w, g->fn->u.fn.body);
     for (int i = 0; i < g->fn->u.fn.nparams; i++)

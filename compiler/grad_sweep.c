@@ -30,21 +30,21 @@ static bool simple(const Expr *a) {
 /* adj, bound to a fresh let first when it is used more than once and is not simple. */
 static Expr *share(Grad *g, Expr *adj, int uses, StmtList *out) {
     if (uses < 2 || simple(adj)) return adj;
-    const char *t = fresh_name(g, "dt");
-    stmts_push(out, g_let(g, t, false, NULL, adj));
-    return g_name(g, t, adj->span);
+    const char *t = grad_fresh_name(g, "dt");
+    grad_stmts_push(out, grad_mk_let(g, t, false, NULL, adj));
+    return grad_mk_name(g, t, adj->span);
 }
 
 /* target += adj, or target -= a for adj = -a. */
 static void add_into(Grad *g, Expr *target, Expr *adj, StmtList *out) {
     if (adj->kind == EXPR_UNARY && adj->u.unary.op == UN_NEG)
-        stmts_push(out, g_assign(g, ASSIGN_SUB, target, adj->u.unary.operand));
+        grad_stmts_push(out, grad_mk_assign(g, ASSIGN_SUB, target, adj->u.unary.operand));
     else
-        stmts_push(out, g_assign(g, ASSIGN_ADD, target, adj));
+        grad_stmts_push(out, grad_mk_assign(g, ASSIGN_ADD, target, adj));
 }
 
 static void backprop_name(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
-    const Active *a = active_of(g, e->u.name.sym);
+    const Active *a = grad_active_of(g, e->u.name.sym);
     if (g->region && a->region != g->region) {
         grad_refuse(g, e->span, E_GRAD_RACE,
                     "read inputs at [i] in the region (pass a value every lane needs as a "
@@ -52,12 +52,12 @@ static void backprop_name(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
                     "every lane reads %s, so every lane would add into %s", e->u.name.name, a->adj);
         return;
     }
-    add_into(g, g_name(g, a->adj, e->span), adj, out);
+    add_into(g, grad_mk_name(g, a->adj, e->span), adj, out);
 }
 
 static void backprop_index(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     const Expr *base = e->u.index.base, *idx = e->u.index.index;
-    const Active *a = base->kind == EXPR_NAME ? active_of(g, base->u.name.sym) : NULL;
+    const Active *a = base->kind == EXPR_NAME ? grad_active_of(g, base->u.name.sym) : NULL;
     if (!a) {
         grad_refuse(g, e->span, E_GRAD_FORM, "index a view parameter",
                     "this element read is not differentiated");
@@ -72,32 +72,32 @@ static void backprop_index(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
         free(text);
         return;
     }
-    add_into(g, g_index(g, g_name(g, a->adj, base->span), clone_expr(g, idx)), adj, out);
+    add_into(g, grad_mk_index(g, grad_mk_name(g, a->adj, base->span), grad_clone_expr(g, idx)), adj, out);
 }
 
 static void backprop_binary(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     const Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
-    bool la = expr_active(g, l), ra = expr_active(g, r);
+    bool la = grad_expr_active(g, l), ra = grad_expr_active(g, r);
     adj = share(g, adj, la + ra, out);
-    Expr *adj2 = la && ra ? clone_expr(g, adj) : adj;
+    Expr *adj2 = la && ra ? grad_clone_expr(g, adj) : adj;
     switch (e->u.binary.op) {
     case BIN_ADD: backprop(g, l, adj, out); backprop(g, r, adj2, out); return;
-    case BIN_SUB: backprop(g, l, adj, out); backprop(g, r, g_neg(g, adj2), out); return;
+    case BIN_SUB: backprop(g, l, adj, out); backprop(g, r, grad_mk_neg(g, adj2), out); return;
     case BIN_MUL:
-        if (la) backprop(g, l, g_binary(g, BIN_MUL, adj, clone_expr(g, r)), out);
-        if (ra) backprop(g, r, g_binary(g, BIN_MUL, clone_expr(g, l), adj2), out);
+        if (la) backprop(g, l, grad_mk_binary(g, BIN_MUL, adj, grad_clone_expr(g, r)), out);
+        if (ra) backprop(g, r, grad_mk_binary(g, BIN_MUL, grad_clone_expr(g, l), adj2), out);
         return;
     case BIN_DIV:   /* d(l/r) = dl / r - dr * (l / r) / r */
-        if (la) backprop(g, l, g_binary(g, BIN_DIV, adj, clone_expr(g, r)), out);
+        if (la) backprop(g, l, grad_mk_binary(g, BIN_DIV, adj, grad_clone_expr(g, r)), out);
         if (ra) {
-            Expr *q = g_binary(g, BIN_DIV, clone_expr(g, l), clone_expr(g, r));
-            Expr *d = g_binary(g, BIN_DIV, g_binary(g, BIN_MUL, adj2, q), clone_expr(g, r));
-            backprop(g, r, g_neg(g, d), out);
+            Expr *q = grad_mk_binary(g, BIN_DIV, grad_clone_expr(g, l), grad_clone_expr(g, r));
+            Expr *d = grad_mk_binary(g, BIN_DIV, grad_mk_binary(g, BIN_MUL, adj2, q), grad_clone_expr(g, r));
+            backprop(g, r, grad_mk_neg(g, d), out);
         }
         return;
     default:
         grad_refuse(g, e->span, E_GRAD_FORM, "write it with + - * / and the forms of docs/gradients.md",
-                    "%s on floats is not differentiated", binary_op_text(e->u.binary.op));
+                    "%s on floats is not differentiated", ast_binary_op_text(e->u.binary.op));
     }
 }
 
@@ -105,15 +105,15 @@ static void backprop_binary(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
 static void backprop_abs(Grad *g, const Expr *x, Expr *adj, StmtList *out) {
     adj = share(g, adj, 2, out);
     StmtList neg = {0}, pos = {0};
-    backprop(g, x, g_neg(g, adj), &neg);
-    backprop(g, x, clone_expr(g, adj), &pos);
+    backprop(g, x, grad_mk_neg(g, adj), &neg);
+    backprop(g, x, grad_clone_expr(g, adj), &pos);
     Stmt *s = ast_new_stmt(g->arena, STMT_IF, x->span);
-    s->u.if_.cond = g_binary(g, BIN_LT, clone_expr(g, x), g_float(g, "0.0", x->span));
-    s->u.if_.then = stmts_block(g, &neg, x->span);
+    s->u.if_.cond = grad_mk_binary(g, BIN_LT, grad_clone_expr(g, x), grad_mk_float(g, "0.0", x->span));
+    s->u.if_.then = grad_stmts_block(g, &neg, x->span);
     Stmt *els = ast_new_stmt(g->arena, STMT_BLOCK, x->span);
-    els->u.block = stmts_block(g, &pos, x->span);
+    els->u.block = grad_stmts_block(g, &pos, x->span);
     s->u.if_.els = els;
-    stmts_push(out, s);
+    grad_stmts_push(out, s);
 }
 
 static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out);
@@ -122,20 +122,20 @@ static void backprop_builtin(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     const Expr *x = e->u.call.nargs ? e->u.call.args[0] : NULL;
     switch (e->u.call.builtin) {
     case BI_SQRT:   /* d sqrt(x) = dx / (2 sqrt(x)) */
-        backprop(g, x, g_binary(g, BIN_DIV, adj, g_binary(g, BIN_MUL, g_float(g, "2.0", e->span),
-                                                          clone_expr(g, e))), out);
+        backprop(g, x, grad_mk_binary(g, BIN_DIV, adj, grad_mk_binary(g, BIN_MUL, grad_mk_float(g, "2.0", e->span),
+                                                          grad_clone_expr(g, e))), out);
         return;
     case BI_ABS: backprop_abs(g, x, adj, out); return;
     case BI_FLOOR: case BI_CEIL: case BI_TRUNC: return;    /* derivative 0 */
-    case BI_MATH_EXP: backprop(g, x, g_binary(g, BIN_MUL, adj, clone_expr(g, e)), out); return;
-    case BI_MATH_LOG: backprop(g, x, g_binary(g, BIN_DIV, adj, clone_expr(g, x)), out); return;
+    case BI_MATH_EXP: backprop(g, x, grad_mk_binary(g, BIN_MUL, adj, grad_clone_expr(g, e)), out); return;
+    case BI_MATH_LOG: backprop(g, x, grad_mk_binary(g, BIN_DIV, adj, grad_clone_expr(g, x)), out); return;
     case BI_NONE: backprop_call(g, e, adj, out); return;
     default:
         grad_refuse(g, e->span, E_GRAD_FORM,
                     "derive grad differentiates sqrt, abs, floor, ceil, trunc, std.math.exp and "
                     "std.math.log; write the function from those, or as a function with "
                     "a derived gradient of its own",
-                    "%s is not differentiated", builtin_name(e->u.call.builtin));
+                    "%s is not differentiated", ast_builtin_name(e->u.call.builtin));
     }
 }
 
@@ -147,7 +147,7 @@ static void backprop_convert(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
                     "this conversion is not differentiated");
         return;
     }
-    if (x->type->kind != e->type->kind) adj = g_convert(g, x->type, adj);
+    if (x->type->kind != e->type->kind) adj = grad_mk_convert(g, x->type, adj);
     backprop(g, x, adj, out);
 }
 
@@ -157,14 +157,14 @@ static void backprop_reduce(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
         grad_refuse(g, e->span, E_GRAD_FORM,
                     "differentiate a sum: reduce + for or reduce + parallel",
                     "%s %s %s is not differentiated", e->u.reduce.scan ? "scan" : "reduce",
-                    reduce_op_text(e->u.reduce.op), reduce_mode_text(e->u.reduce.mode));
+                    ast_reduce_op_text(e->u.reduce.op), ast_reduce_mode_text(e->u.reduce.mode));
         return;
     }
     bool parallel = e->u.reduce.mode == MODE_PARALLEL;
     if (!simple(adj) || (parallel && adj->kind != EXPR_NAME)) {
-        const char *t = fresh_name(g, "dt");
-        stmts_push(out, g_let(g, t, false, NULL, adj));
-        adj = g_name(g, t, adj->span);
+        const char *t = grad_fresh_name(g, "dt");
+        grad_stmts_push(out, grad_mk_let(g, t, false, NULL, adj));
+        adj = grad_mk_name(g, t, adj->span);
     }
     rename_in_expr(g, e);
     const void *saved_region = g->region;
@@ -175,22 +175,22 @@ static void backprop_reduce(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     g->region = saved_region;
     g->lane = saved_lane;
     Stmt *s = ast_new_stmt(g->arena, parallel ? STMT_PARALLEL : STMT_FOR, e->span);
-    const char *var = name_for(g, e->u.reduce.var_sym, e->u.reduce.var);
+    const char *var = grad_name_for(g, e->u.reduce.var_sym, e->u.reduce.var);
     Binder b = { .var = var ? var : "_", .var_span = e->u.reduce.var_span,
-                 .lo = clone_expr(g, e->u.reduce.lo), .count = clone_expr(g, e->u.reduce.count) };
-    Block *blk = stmts_block(g, &body, e->span);
+                 .lo = grad_clone_expr(g, e->u.reduce.lo), .count = grad_clone_expr(g, e->u.reduce.count) };
+    Block *blk = grad_stmts_block(g, &body, e->span);
     if (parallel) { s->u.parallel.b = b; s->u.parallel.body = blk; }
     else { s->u.for_.b = b; s->u.for_.body = blk; }
-    stmts_push(out, s);
+    grad_stmts_push(out, s);
 }
 
 static void backprop(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
-    if (g->failed || !expr_active(g, e)) return;
+    if (g->failed || !grad_expr_active(g, e)) return;
     switch (e->kind) {
     case EXPR_NAME: backprop_name(g, e, adj, out); return;
     case EXPR_INDEX: backprop_index(g, e, adj, out); return;
     case EXPR_UNARY:
-        if (e->u.unary.op == UN_NEG) { backprop(g, e->u.unary.operand, g_neg(g, adj), out); return; }
+        if (e->u.unary.op == UN_NEG) { backprop(g, e->u.unary.operand, grad_mk_neg(g, adj), out); return; }
         break;
     case EXPR_BINARY: backprop_binary(g, e, adj, out); return;
     case EXPR_CALL: backprop_builtin(g, e, adj, out); return;
@@ -209,27 +209,27 @@ static void backprop(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
 static Expr *zeroed_buffer(Grad *g, const Expr *call, const Expr *arg, const char *base,
                            StmtList *out) {
     const Type *t = arg->type;
-    const char *tmp = fresh_name(g, base);
+    const char *tmp = grad_fresh_name(g, base);
     Stmt *buf = ast_new_stmt(g->arena, STMT_BUFFER, call->span);
     buf->u.alloc.name = tmp;
     buf->u.alloc.name_span = call->span;
     buf->u.alloc.elem = t->u.view.elem;
-    buf->u.alloc.count = clone_expr(g, t->u.view.extent);
+    buf->u.alloc.count = grad_clone_expr(g, t->u.view.extent);
     buf->u.alloc.place = t->u.view.place;
     buf->u.alloc.init = ast_new_expr(g->arena, EXPR_ZEROED, call->span);
-    stmts_push(out, buf);
-    return g_name(g, tmp, arg->span);
+    grad_stmts_push(out, buf);
+    return grad_mk_name(g, tmp, arg->span);
 }
 
 /* The adjoint argument for parameter p of the callee, bound to arg; after the call,
  * `after` propagates it into arg's own adjoint. */
 static Expr *call_adjoint(Grad *g, const Expr *call, const Param *p, const Expr *arg,
                           StmtList *out, StmtList *after) {
-    bool active = expr_active(g, arg);
+    bool active = grad_expr_active(g, arg);
     const Type *t = p->type;
     if (t->kind == TY_VIEW && t->u.view.extent) {
         if (active && arg->kind == EXPR_NAME && !g->region)
-            return g_name(g, active_of(g, arg->u.name.sym)->adj, arg->span);
+            return grad_mk_name(g, grad_active_of(g, arg->u.name.sym)->adj, arg->span);
         if (active || g->region) {
             const char *what = arg->kind == EXPR_NAME ? arg->u.name.name : p->name;
             grad_refuse(g, arg->span, active ? E_GRAD_RACE : E_GRAD_FORM,
@@ -240,10 +240,10 @@ static Expr *call_adjoint(Grad *g, const Expr *call, const Param *p, const Expr 
         }
         return zeroed_buffer(g, call, arg, "d_unused", out);
     }
-    const char *tmp = fresh_name(g, active ? "d_arg" : "d_unused");
-    stmts_push(out, g_let(g, tmp, true, t, g_float(g, "0.0", arg->span)));
-    if (active) backprop(g, arg, g_name(g, tmp, arg->span), after);
-    return g_name(g, tmp, arg->span);
+    const char *tmp = grad_fresh_name(g, active ? "d_arg" : "d_unused");
+    grad_stmts_push(out, grad_mk_let(g, tmp, true, t, grad_mk_float(g, "0.0", arg->span)));
+    if (active) backprop(g, arg, grad_mk_name(g, tmp, arg->span), after);
+    return grad_mk_name(g, tmp, arg->span);
 }
 
 /* Whether the adjoint name adj is among the n adjoint arguments v already passed. */
@@ -260,16 +260,16 @@ static Expr *alias_part(Grad *g, const Expr *call, const Expr *arg, Expr *adj,
                         StmtList *out, StmtList *after) {
     const char *name = adj->u.name.name;
     Expr *part = zeroed_buffer(g, call, arg, arena_printf(g->arena, "%s_part", name), out);
-    const char *k = fresh_name(g, "k");
+    const char *k = grad_fresh_name(g, "k");
     StmtList body = {0};
-    stmts_push(&body, g_assign(g, ASSIGN_ADD, g_index(g, g_name(g, name, adj->span), g_name(g, k, adj->span)),
-                               g_index(g, part, g_name(g, k, adj->span))));
+    grad_stmts_push(&body, grad_mk_assign(g, ASSIGN_ADD, grad_mk_index(g, grad_mk_name(g, name, adj->span), grad_mk_name(g, k, adj->span)),
+                               grad_mk_index(g, part, grad_mk_name(g, k, adj->span))));
     Stmt *loop = ast_new_stmt(g->arena, STMT_FOR, call->span);
     loop->u.for_.b = (Binder){ .var = k, .var_span = call->span,
-                               .count = clone_expr(g, arg->type->u.view.extent) };
-    loop->u.for_.body = stmts_block(g, &body, call->span);
-    stmts_push(after, loop);
-    return g_name(g, part->u.name.name, adj->span);
+                               .count = grad_clone_expr(g, arg->type->u.view.extent) };
+    loop->u.for_.body = grad_stmts_block(g, &body, call->span);
+    grad_stmts_push(after, loop);
+    return grad_mk_name(g, part->u.name.name, adj->span);
 }
 
 static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
@@ -291,16 +291,16 @@ static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
                     "the derive grad for %s is refused", name);
     for (int i = 0; i < n && !g->failed; i++) {
         const Param *p = callee->u.fn.params[i];
-        if (param_is_float_view(p, ACCESS_RW))
+        if (grad_param_is_float_view(p, ACCESS_RW))
             grad_refuse(g, e->u.call.args[i]->span, E_GRAD_FORM,
                         "call only functions that return their value",
                         "%s writes the view %s", name, p->name);
-        else if (!mask[i] && expr_active(g, e->u.call.args[i]))
+        else if (!mask[i] && grad_expr_active(g, e->u.call.args[i]))
             grad_refuse(g, e->u.call.args[i]->span, E_GRAD_CALL,
                         arena_printf(g->arena, "derive grad for %s without a list, or name %s in it",
                                      name, p->name),
                         "%s_grad has no adjoint for its parameter %s", name, p->name);
-        args[nargs++] = clone_expr(g, e->u.call.args[i]);
+        args[nargs++] = grad_clone_expr(g, e->u.call.args[i]);
     }
     if (type_is_compute_float(callee->u.fn.ret)) args[nargs++] = adj;
     /* A scalar adjoint is always a fresh `let mut`; a view's is f's own adjoint, which
@@ -317,11 +317,11 @@ static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     free(mask);
     if (g->failed) { free(after.v); return; }
     Expr *call = ast_new_expr(g->arena, EXPR_CALL, e->span);
-    call->u.call.callee = g_name(g, arena_printf(g->arena, "%s_grad", name), e->span);
+    call->u.call.callee = grad_mk_name(g, arena_printf(g->arena, "%s_grad", name), e->span);
     call->u.call.args = args;
     call->u.call.nargs = nargs;
-    stmts_push(out, g_expr_stmt(g, call));
-    stmts_append(out, &after);
+    grad_stmts_push(out, grad_mk_expr_stmt(g, call));
+    grad_stmts_append(out, &after);
     free(after.v);
 }
 
@@ -329,7 +329,7 @@ static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
 
 static const Symbol *sum_target(const Grad *g, const Stmt *s) {
     const Expr *t = s->u.assign.target;
-    return t->kind == EXPR_NAME && active_of(g, t->u.name.sym) ? t->u.name.sym : NULL;
+    return t->kind == EXPR_NAME && grad_active_of(g, t->u.name.sym) ? t->u.name.sym : NULL;
 }
 
 static int written_param(const Grad *g, const Stmt *s) {
@@ -343,17 +343,17 @@ static int written_param(const Grad *g, const Stmt *s) {
 static void sweep_assign(Grad *g, const Stmt *s, StmtList *out) {
     const Symbol *sum = sum_target(g, s);
     if (sum) {
-        const Expr *term = sum_term(s, sum);
+        const Expr *term = grad_sum_term(s, sum);
         bool minus = s->u.assign.op == ASSIGN_SUB ||
                      (s->u.assign.op == ASSIGN_SET && s->u.assign.value->u.binary.op == BIN_SUB);
-        Expr *adj = g_name(g, active_of(g, sum)->adj, s->span);
-        backprop(g, term, minus ? g_neg(g, adj) : adj, out);
+        Expr *adj = grad_mk_name(g, grad_active_of(g, sum)->adj, s->span);
+        backprop(g, term, minus ? grad_mk_neg(g, adj) : adj, out);
         return;
     }
     int p = written_param(g, s);
     if (p < 0) return;
-    Expr *d_out = g_name(g, g->d_param[p], s->u.assign.target->span);
-    backprop(g, s->u.assign.value, g_index(g, d_out, clone_expr(g, s->u.assign.target->u.index.index)), out);
+    Expr *d_out = grad_mk_name(g, g->d_param[p], s->u.assign.target->span);
+    backprop(g, s->u.assign.value, grad_mk_index(g, d_out, grad_clone_expr(g, s->u.assign.target->u.index.index)), out);
 }
 
 static bool declares(const Block *b, const Symbol *sym);
@@ -387,9 +387,9 @@ static Block *recompute_block(Grad *g, const Block *body, Recompute *r) {
     StmtList keep = {0};
     for (int i = 0; i < body->nstmts; i++) {
         Stmt *c = recompute_stmt(g, body->stmts[i], r);
-        if (c) stmts_push(&keep, c);
+        if (c) grad_stmts_push(&keep, c);
     }
-    return stmts_block(g, &keep, body->span);
+    return grad_stmts_block(g, &keep, body->span);
 }
 
 /* What of t recomputes the lets and sums a twin of r->scope needs: lets, adds into sums
@@ -399,24 +399,24 @@ static Stmt *recompute_stmt(Grad *g, const Stmt *t, Recompute *r) {
     Recompute inner = { r->scope, false };
     Stmt *c = NULL;
     switch (t->kind) {
-    case STMT_LET: return clone_stmt(g, t);
+    case STMT_LET: return grad_clone_stmt(g, t);
     case STMT_ASSIGN:
         if (t->u.assign.target->kind != EXPR_NAME || !declares(r->scope, t->u.assign.target->u.name.sym))
             return NULL;
         r->sums = true;
-        return clone_stmt(g, t);
+        return grad_clone_stmt(g, t);
     case STMT_FOR:
         c = ast_new_stmt(g->arena, STMT_FOR, t->span);
         c->u.for_.b = t->u.for_.b;
-        c->u.for_.b.var = name_for(g, t->u.for_.b.sym, t->u.for_.b.var);
+        c->u.for_.b.var = grad_name_for(g, t->u.for_.b.sym, t->u.for_.b.var);
         c->u.for_.b.sym = NULL;
-        c->u.for_.b.lo = clone_expr(g, t->u.for_.b.lo);
-        c->u.for_.b.count = clone_expr(g, t->u.for_.b.count);
+        c->u.for_.b.lo = grad_clone_expr(g, t->u.for_.b.lo);
+        c->u.for_.b.count = grad_clone_expr(g, t->u.for_.b.count);
         c->u.for_.body = recompute_block(g, t->u.for_.body, &inner);
         break;
     case STMT_IF:
         c = ast_new_stmt(g->arena, STMT_IF, t->span);
-        c->u.if_.cond = clone_expr(g, t->u.if_.cond);
+        c->u.if_.cond = grad_clone_expr(g, t->u.if_.cond);
         c->u.if_.then = recompute_block(g, t->u.if_.then, &inner);
         if (t->u.if_.els) c->u.if_.els = recompute_stmt(g, t->u.if_.els, &inner);
         break;
@@ -434,14 +434,14 @@ static Stmt *recompute_stmt(Grad *g, const Stmt *t, Recompute *r) {
 /* `let mut d_v:T = 0.0;` for every active let among v. */
 static void declare_adjoints(Grad *g, Stmt *const *v, int n, StmtList *out) {
     for (int i = 0; i < n; i++) {
-        const Active *a = v[i]->kind == STMT_LET ? active_of(g, v[i]->u.let.sym) : NULL;
-        if (a) stmts_push(out, g_let(g, a->adj, true, a->sym->type, g_float(g, "0.0", v[i]->span)));
+        const Active *a = v[i]->kind == STMT_LET ? grad_active_of(g, v[i]->u.let.sym) : NULL;
+        if (a) grad_stmts_push(out, grad_mk_let(g, a->adj, true, a->sym->type, grad_mk_float(g, "0.0", v[i]->span)));
     }
 }
 
-static void rename_binder(Grad *g, const Expr *reduce) { rename_if_reused(g, reduce->u.reduce.var_sym); }
+static void rename_binder(Grad *g, const Expr *reduce) { grad_rename_if_reused(g, reduce->u.reduce.var_sym); }
 
-static void rename_in_expr(Grad *g, const Expr *e) { each_reduce(g, e, rename_binder); }
+static void rename_in_expr(Grad *g, const Expr *e) { grad_each_reduce(g, e, rename_binder); }
 
 /* What a twin of this block declares again: the lets and binders in it (the twin runs
  * after every name on its path is visible). */
@@ -450,16 +450,16 @@ static void rename_in_block(Grad *g, const Block *body) {
         const Stmt *t = body->stmts[i];
         switch (t->kind) {
         case STMT_LET:
-            rename_if_reused(g, t->u.let.sym);
+            grad_rename_if_reused(g, t->u.let.sym);
             rename_in_expr(g, t->u.let.init);
             break;
         case STMT_ASSIGN: rename_in_expr(g, t->u.assign.value); break;
         case STMT_FOR:
-            rename_if_reused(g, t->u.for_.b.sym);
+            grad_rename_if_reused(g, t->u.for_.b.sym);
             rename_in_block(g, t->u.for_.body);
             break;
         case STMT_PARALLEL:
-            rename_if_reused(g, t->u.parallel.b.sym);
+            grad_rename_if_reused(g, t->u.parallel.b.sym);
             rename_in_block(g, t->u.parallel.body);
             break;
         case STMT_IF:
@@ -484,12 +484,12 @@ static Block *twin_body(Grad *g, const Block *body) {
     Recompute r = { body, false };
     for (int i = 0; i < body->nstmts; i++) {
         Stmt *c = recompute_stmt(g, body->stmts[i], &r);
-        if (c) stmts_push(&twin, c);
+        if (c) grad_stmts_push(&twin, c);
     }
     declare_adjoints(g, body->stmts, body->nstmts, &twin);
-    stmts_append(&twin, &back);
+    grad_stmts_append(&twin, &back);
     free(back.v);
-    return stmts_block(g, &twin, body->span);
+    return grad_stmts_block(g, &twin, body->span);
 }
 
 /* The backward twin of a loop or region: a loop or region over the same range. */
@@ -497,7 +497,7 @@ static void sweep_loop(Grad *g, const Stmt *s, StmtList *out) {
     bool region = s->kind == STMT_PARALLEL;
     const Binder *b = region ? &s->u.parallel.b : &s->u.for_.b;
     const Block *body = region ? s->u.parallel.body : s->u.for_.body;
-    rename_if_reused(g, b->sym);
+    grad_rename_if_reused(g, b->sym);
     rename_in_block(g, body);
     const void *saved_region = g->region;
     const Symbol *saved_lane = g->lane;
@@ -508,13 +508,13 @@ static void sweep_loop(Grad *g, const Stmt *s, StmtList *out) {
     if (!twin) return;
     Stmt *c = ast_new_stmt(g->arena, s->kind, s->span);
     Binder cb = *b;
-    cb.var = name_for(g, b->sym, b->var);
+    cb.var = grad_name_for(g, b->sym, b->var);
     cb.sym = NULL;
-    cb.lo = clone_expr(g, b->lo);
-    cb.count = clone_expr(g, b->count);
+    cb.lo = grad_clone_expr(g, b->lo);
+    cb.count = grad_clone_expr(g, b->count);
     if (region) { c->u.parallel.b = cb; c->u.parallel.body = twin; }
     else { c->u.for_.b = cb; c->u.for_.body = twin; }
-    stmts_push(out, c);
+    grad_stmts_push(out, c);
 }
 
 /* The backward twin of an if without a return: an if on the same condition whose
@@ -536,7 +536,7 @@ static Stmt *sweep_if(Grad *g, const Stmt *s) {
     }
     if (!then && !els) return NULL;
     Stmt *c = ast_new_stmt(g->arena, STMT_IF, s->span);
-    c->u.if_.cond = clone_expr(g, s->u.if_.cond);
+    c->u.if_.cond = grad_clone_expr(g, s->u.if_.cond);
     c->u.if_.then = then ? then : ast_new_block(g->arena, s->u.if_.then->span, NULL, 0);
     c->u.if_.els = els;
     return c;
@@ -545,15 +545,15 @@ static Stmt *sweep_if(Grad *g, const Stmt *s) {
 static void sweep_stmt(Grad *g, const Stmt *s, StmtList *out) {
     switch (s->kind) {
     case STMT_LET: {
-        const Active *a = active_of(g, s->u.let.sym);
-        if (a) backprop(g, s->u.let.init, g_name(g, a->adj, s->span), out);
+        const Active *a = grad_active_of(g, s->u.let.sym);
+        if (a) backprop(g, s->u.let.init, grad_mk_name(g, a->adj, s->span), out);
         return;
     }
     case STMT_ASSIGN: sweep_assign(g, s, out); return;
     case STMT_FOR: case STMT_PARALLEL: sweep_loop(g, s, out); return;
     case STMT_IF: {
         Stmt *c = sweep_if(g, s);
-        if (c) stmts_push(out, c);
+        if (c) grad_stmts_push(out, c);
         return;
     }
     default: return;    /* the walk refused or found inert everything else */
@@ -564,8 +564,8 @@ static void sweep_stmts(Grad *g, Stmt *const *v, int n, StmtList *out) {
     for (int i = n - 1; i >= 0 && !g->failed; i--) sweep_stmt(g, v[i], out);
 }
 
-void sweep_path(Grad *g, Stmt *const *path, int npath, const Expr *ret, StmtList *out) {
+void grad_sweep_path(Grad *g, Stmt *const *path, int npath, const Expr *ret, StmtList *out) {
     declare_adjoints(g, path, npath, out);
-    if (ret && g->has_seed) backprop(g, ret, g_name(g, g->seed, ret->span), out);
+    if (ret && g->has_seed) backprop(g, ret, grad_mk_name(g, g->seed, ret->span), out);
     sweep_stmts(g, path, npath, out);
 }

@@ -38,7 +38,7 @@ static const char *build(Checker *c, Expr *e, Builtin b, Layout *out, char *msg,
     int first = b == BI_LAYOUT_ROWS || b == BI_LAYOUT_COLS ? 0 : 1;
     *constant = true;
     for (int i = first; i < e->u.call.nargs; i++)
-        if (!const_eval_int(c, arg(e, i), &v[i], depth + 1)) {
+        if (!check_const_int(c, arg(e, i), &v[i], depth + 1)) {
             *constant = false;
             return NULL;
         }
@@ -97,7 +97,7 @@ static const Layout *fold(Checker *c, Expr *e, int depth) {
     if (!e || depth > 64) return NULL;
     if (e->layout) return e->layout;
     if (e->kind == EXPR_NAME) {
-        Symbol *s = e->u.name.sym ? e->u.name.sym : lookup(c, e->u.name.name);
+        Symbol *s = e->u.name.sym ? e->u.name.sym : check_lookup(c, e->u.name.name);
         if (!s || s->kind != SYM_LAYOUT) return NULL;
         return e->layout = fold(c, s->decl.item->u.layout.value, depth + 1);
     }
@@ -113,7 +113,7 @@ static bool method_args(Checker *c, const Expr *e, Expr *receiver, const Layout 
     *l = fold(c, receiver, depth + 1);
     *constant = true;
     for (int i = 0; i < e->u.call.nargs && i < 2; i++)
-        *constant = *constant && const_eval_int(c, arg(e, i), &v[i], depth + 1);
+        *constant = *constant && check_const_int(c, arg(e, i), &v[i], depth + 1);
     return *l != NULL;
 }
 
@@ -208,7 +208,7 @@ static bool refuse_consumer(Checker *c, Expr *layout, const char *help, const ch
 bool check_layout_consumer(Checker *c, Expr *tile, Expr *layout, const Type *frag) {
     const Layout *l = check_layout_value(c, layout);
     if (!l) return true;    /* its error is reported where it is written */
-    const char *fam = frag_family_name(frag->u.frag.family, frag->u.frag.role);
+    const char *fam = type_frag_family_name(frag->u.frag.family, frag->u.frag.role);
     int bytes = type_bits(frag->u.frag.elem) / 8;
     if (l->thr_rows)
         return refuse_consumer(c, layout, "lay tiles out with rows, cols, pad or swizzle; a spread is a thread share",
@@ -225,7 +225,7 @@ bool check_layout_consumer(Checker *c, Expr *tile, Expr *layout, const Type *fra
     if (frag->u.frag.family == FRAG_MMA && frag->u.frag.role != FRAG_ACC && !layout_runs_intact(l, bytes, &bi, &bj)) {
         diag_error(c->d, layout->span, E_LAYOUT_CONSUMER,
                    "ldmatrix reads 16-byte runs: pad by whole runs, and swizzle with m of at least the run's bits",
-                   "%s is loaded with ldmatrix, and this layout splits the 16-byte run at (%" PRIu64 ", %" PRIu64 ")",
+                   "%s is loaded with ldmatrix, and this layout splits the 16-byte run lower_at (%" PRIu64 ", %" PRIu64 ")",
                    fam, bi, bj);
         return false;
     }
@@ -239,7 +239,7 @@ bool check_layout_consumer(Checker *c, Expr *tile, Expr *layout, const Type *fra
     }
     int64_t have;
     const Type *tt = tile->type;
-    if (tt && tt->kind == TY_VIEW && tt->u.view.extent && const_eval_int(c, tt->u.view.extent, &have, 0) &&
+    if (tt && tt->kind == TY_VIEW && tt->u.view.extent && check_const_int(c, tt->u.view.extent, &have, 0) &&
         have >= 0 && (uint64_t)have < l->cosize) {
         diag_error(c->d, tile->span, E_EXTENT, "give the array the layout's cosize: L.cosize() elements",
                    "the layout places offsets up to %" PRIu64 ", and this array holds %" PRId64, l->cosize - 1, have);

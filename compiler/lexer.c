@@ -35,7 +35,7 @@ static const Keyword puncts[] = {
     {"!", TOK_BANG}, {"&", TOK_AMP}, {"|", TOK_PIPE}, {"^", TOK_CARET}, {"@", TOK_AT},
 };
 
-const char *tok_kind_text(TokKind k) {
+const char *lexer_kind_text(TokKind k) {
     switch (k) {
     case TOK_EOF: return "end of file";
     case TOK_IDENT: return "a name";
@@ -210,7 +210,7 @@ static bool lex_punct(Lexer *lx) {
     return false;
 }
 
-TokenList lex(Arena *arena, const SourceFile *src, Diags *d) {
+TokenList lexer_run(Arena *arena, const SourceFile *src, Diags *d) {
     Lexer lx = {.src = src, .s = src->text, .pos = 0, .line = 1, .col = 1, .d = d, .arena = arena};
     for (;;) {
         skip_space(&lx);

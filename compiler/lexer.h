@@ -37,8 +37,8 @@ typedef struct TokenList {
 } TokenList;
 
 /* Lexes src (NUL-terminated, len bytes) into a malloc'ed token array (free(toks)). */
-TokenList lex(Arena *arena, const SourceFile *src, Diags *d);
+TokenList lexer_run(Arena *arena, const SourceFile *src, Diags *d);
 /* How a kind reads in a message: "'('", "identifier", "'fn'". */
-const char *tok_kind_text(TokKind k);
+const char *lexer_kind_text(TokKind k);
 
 #endif

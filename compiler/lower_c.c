@@ -19,7 +19,7 @@
 
 /* ---- emitting ---- */
 
-void emit(Lower *L, const char *fmt, ...) {
+void lower_emit(Lower *L, const char *fmt, ...) {
     for (int i = 0; i < L->indent; i++) sb_puts(L->out, "    ");
     va_list ap;
     va_start(ap, fmt);
@@ -39,11 +39,11 @@ void emit(Lower *L, const char *fmt, ...) {
     sb_puts(L->out, "\n");
 }
 
-const char *new_tmp(Lower *L) { return arena_printf(L->arena, "t%d", ++L->tmp); }
+const char *lower_new_tmp(Lower *L) { return arena_printf(L->arena, "t%d", ++L->tmp); }
 
-const char *at(Lower *L, Span s) { return arena_printf(L->arena, "CAIRN_AT(%d, %d)", s.line, s.col); }
+const char *lower_at(Lower *L, Span s) { return arena_printf(L->arena, "CAIRN_AT(%d, %d)", s.line, s.col); }
 
-void unsupported(Lower *L, Span s, const char *what) {
+void lower_unsupported(Lower *L, Span s, const char *what) {
     if (L->cuda)
         diag_error(L->diags, s, E_UNSUPPORTED, "build it with --emulate, which runs it on host threads",
                    "%s: not lowered for CUDA targets yet", what);
@@ -54,7 +54,7 @@ void unsupported(Lower *L, Span s, const char *what) {
 
 /* ---- names and types ---- */
 
-const char *c_scalar(const Type *t) {
+const char *lower_c_scalar(const Type *t) {
     switch (t->kind) {
     case TY_BOOL: return "bool";
     case TY_I8: return "int8_t";
@@ -77,32 +77,32 @@ const char *c_scalar(const Type *t) {
     }
 }
 
-const char *type_word(const Type *t) {
+const char *lower_type_word(const Type *t) {
     const char *k = type_kind_keyword(t->kind);
     return k ? k : "?";
 }
 
-const char *helper_suffix(const Type *t) {
-    return t->kind == TY_USIZE ? "u64" : type_word(t);
+const char *lower_helper_suffix(const Type *t) {
+    return t->kind == TY_USIZE ? "u64" : lower_type_word(t);
 }
 
-bool is_view(const Type *t) { return t && t->kind == TY_VIEW && t->u.view.extent; }
-bool is_scalar_ref(const Type *t) { return t && t->kind == TY_VIEW && !t->u.view.extent; }
+bool lower_is_view(const Type *t) { return t && t->kind == TY_VIEW && t->u.view.extent; }
+bool lower_is_scalar_ref(const Type *t) { return t && t->kind == TY_VIEW && !t->u.view.extent; }
 
-const Symbol *expr_sym(const Expr *e) { return e && e->kind == EXPR_NAME ? e->u.name.sym : NULL; }
+const Symbol *lower_expr_sym(const Expr *e) { return e && e->kind == EXPR_NAME ? e->u.name.sym : NULL; }
 
-bool is_thread_sym(const Lower *L, const Symbol *s) {
+bool lower_is_thread_sym(const Lower *L, const Symbol *s) {
     for (int i = 0; i < L->nthread_syms; i++)
         if (L->thread_syms[i] == s) return true;
     return false;
 }
 
-const char *thread_array(Lower *L, const Symbol *s) {
+const char *lower_thread_array(Lower *L, const Symbol *s) {
     return arena_printf(L->arena, "pt_%s_%d", s->name, s->id);
 }
 
-const char *sym_c(Lower *L, const Symbol *s) {
-    if (is_thread_sym(L, s)) return arena_printf(L->arena, "%s[cairn_t]", thread_array(L, s));
+const char *lower_sym_c(Lower *L, const Symbol *s) {
+    if (lower_is_thread_sym(L, s)) return arena_printf(L->arena, "%s[cairn_t]", lower_thread_array(L, s));
     switch (s->kind) {
     case SYM_CONST: return arena_printf(L->arena, "cairn_const_%s()", s->name);
     case SYM_FN: return arena_printf(L->arena, "cairn_fn_%s", s->name);
@@ -110,7 +110,7 @@ const char *sym_c(Lower *L, const Symbol *s) {
     }
 }
 
-const char *sym_len(Lower *L, const Symbol *s) {
+const char *lower_sym_len(Lower *L, const Symbol *s) {
     return arena_printf(L->arena, "v_%s_%d_n", s->name, s->id);
 }
 
@@ -131,8 +131,8 @@ static void c_string(strbuf *sb, const char *text, size_t len) {
 static void free_live(Lower *L, int from) {
     for (int k = L->nlive - 1; k >= from; k--) {
         const Symbol *b = L->live[k];
-        if (L->cuda) emit(L, "cairn_device_free(%s, %d);", sym_c(L, b), (int)b->type->u.view.place);
-        else emit(L, "free(%s);", sym_c(L, b));
+        if (L->cuda) lower_emit(L, "cairn_device_free(%s, %d);", lower_sym_c(L, b), (int)b->type->u.view.place);
+        else lower_emit(L, "free(%s);", lower_sym_c(L, b));
     }
 }
 
@@ -145,27 +145,27 @@ void lower_block(Lower *L, const Block *b) {
 
 /* A nested block in braces. */
 static void lower_braced(Lower *L, const Block *b) {
-    emit(L, "{");
+    lower_emit(L, "{");
     L->indent++;
     lower_block(L, b);
     L->indent--;
-    emit(L, "}");
+    lower_emit(L, "}");
 }
 
 static void lower_let(Lower *L, const Stmt *s) {
     const Symbol *sym = s->u.let.sym;
     if (!type_is_scalar(sym->type) && !type_is_storage_float(sym->type) && sym->type->kind != TY_FRAGMENT) {
-        unsupported(L, s->span, "a let of this type");
+        lower_unsupported(L, s->span, "a let of this type");
         return;
     }
     const char *v = lower_expr(L, s->u.let.init);
-    const char *name = sym_c(L, sym);
-    if (is_thread_sym(L, sym)) {  /* an emulated block's per-thread slot, declared before */
-        emit(L, "%s = %s;", name, v ? v : "0");
+    const char *name = lower_sym_c(L, sym);
+    if (lower_is_thread_sym(L, sym)) {  /* an emulated block's per-thread slot, declared before */
+        lower_emit(L, "%s = %s;", name, v ? v : "0");
         return;
     }
-    emit(L, "%s %s = %s;", c_scalar(sym->type), name, v ? v : "0");
-    emit(L, "(void)%s;", name);
+    lower_emit(L, "%s %s = %s;", lower_c_scalar(sym->type), name, v ? v : "0");
+    lower_emit(L, "(void)%s;", name);
 }
 
 static void lower_assign(Lower *L, const Stmt *s) {
@@ -177,24 +177,24 @@ static void lower_assign(Lower *L, const Stmt *s) {
     if (!v || !place) return;
     if (s->u.assign.op != ASSIGN_SET)
         v = lower_arith(L, ops[s->u.assign.op], place, v, target->type, s->span);
-    emit(L, "%s = %s;", place, v);
+    lower_emit(L, "%s = %s;", place, v);
 }
 
 static void lower_if(Lower *L, const Stmt *s) {
     const char *cond = lower_expr(L, s->u.if_.cond);
-    emit(L, "if (%s) {", cond);
+    lower_emit(L, "if (%s) {", cond);
     L->indent++;
     lower_block(L, s->u.if_.then);
     L->indent--;
     const Stmt *els = s->u.if_.els;
     if (els) {
-        emit(L, "} else {");
+        lower_emit(L, "} else {");
         L->indent++;
         if (els->kind == STMT_BLOCK) lower_block(L, els->u.block);
         else lower_stmt(L, els);
         L->indent--;
     }
-    emit(L, "}");
+    lower_emit(L, "}");
 }
 
 static void lower_for(Lower *L, const Stmt *s) {
@@ -202,44 +202,44 @@ static void lower_for(Lower *L, const Stmt *s) {
     const Type *t = b->sym ? b->sym->type : b->count->type;
     const char *lo = b->lo ? lower_expr(L, b->lo) : "0";
     const char *hi = lower_opaque(L, t, lower_expr(L, b->count));  /* `for i in 0..0` */
-    const char *i = b->sym ? sym_c(L, b->sym) : new_tmp(L);
-    emit(L, "for (%s %s = %s; %s < %s; %s++) {", c_scalar(t), i, lo, i, hi, i);
+    const char *i = b->sym ? lower_sym_c(L, b->sym) : lower_new_tmp(L);
+    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(t), i, lo, i, hi, i);
     L->indent++;
     lower_block(L, s->u.for_.body);
     L->indent--;
-    emit(L, "}");
+    lower_emit(L, "}");
 }
 
 static void lower_return(Lower *L, const Stmt *s) {
     const char *v = s->u.ret.value ? lower_expr(L, s->u.ret.value) : NULL;
     free_live(L, L->live_base);
-    if (v) emit(L, "return %s;", v);
-    else emit(L, "return;");
+    if (v) lower_emit(L, "return %s;", v);
+    else lower_emit(L, "return;");
 }
 
 static void lower_buffer(Lower *L, const Stmt *s) {
     const Symbol *sym = s->u.alloc.sym;
     if (L->nlive == LOWER_MAX_LIVE) {
-        unsupported(L, s->span, "this many nested buffers");
+        lower_unsupported(L, s->span, "this many nested buffers");
         return;
     }
     const char *n = lower_expr(L, s->u.alloc.count);
-    const char *t = c_scalar(s->u.alloc.elem), *name = sym_c(L, sym), *len = sym_len(L, sym);
+    const char *t = lower_c_scalar(s->u.alloc.elem), *name = lower_sym_c(L, sym), *len = lower_sym_len(L, sym);
     if (L->cuda) {  /* by placement: cudaMalloc, cudaMallocManaged or the host heap */
         L->modules |= LOWER_MODULE_DEVICE;
-        emit(L, "%s *%s = (%s *)cairn_device_zeroed(%s, sizeof(%s), %d, %s);", t, name, t, n, t,
-             (int)s->u.alloc.place, at(L, s->span));
+        lower_emit(L, "%s *%s = (%s *)cairn_device_zeroed(%s, sizeof(%s), %d, %s);", t, name, t, n, t,
+             (int)s->u.alloc.place, lower_at(L, s->span));
     } else {  /* emulated: every placement is host memory */
-        emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", t, name, t, n, t, at(L, s->span));
+        lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", t, name, t, n, t, lower_at(L, s->span));
     }
-    emit(L, "const uint64_t %s = %s;", len, n);
-    emit(L, "(void)%s;", len);
+    lower_emit(L, "const uint64_t %s = %s;", len, n);
+    lower_emit(L, "(void)%s;", len);
     L->live[L->nlive++] = sym;
 }
 
 static void lower_expr_stmt(Lower *L, const Stmt *s) {
     const char *v = lower_expr(L, s->u.expr);
-    if (v) emit(L, "(void)%s;", v);
+    if (v) lower_emit(L, "(void)%s;", v);
 }
 
 void lower_stmt(Lower *L, const Stmt *s) {
@@ -258,7 +258,7 @@ void lower_stmt(Lower *L, const Stmt *s) {
     case STMT_BARRIER:
         if (L->cuda) lower_coop_stmt_cuda(L, s);
         else  /* lower_emulate.c takes shared arrays and barriers where the region lists them */
-            unsupported(L, s->span, s->kind == STMT_SHARED
+            lower_unsupported(L, s->span, s->kind == STMT_SHARED
                                         ? "a `shared` array inside an if or loop (declare it at the region's top level)"
                                         : "a `barrier` here");
         break;
@@ -270,25 +270,25 @@ void lower_stmt(Lower *L, const Stmt *s) {
 static bool has_extent_checks(const Item *fn) {
     if (fn->u.fn.requires) return true;   /* its trap names the call */
     for (int i = 0; i < fn->u.fn.nparams; i++)
-        if (is_view(fn->u.fn.params[i]->type)) return true;
+        if (lower_is_view(fn->u.fn.params[i]->type)) return true;
     return false;
 }
 
 /* "double cairn_fn_f(uint64_t v_n_0, const double *v_x_1, uint64_t v_x_1_n, ...)" */
 static const char *signature(Lower *L, const Item *fn) {
     strbuf sb = {0};
-    const char *ret = fn->u.fn.ret ? c_scalar(fn->u.fn.ret) : "void";
+    const char *ret = fn->u.fn.ret ? lower_c_scalar(fn->u.fn.ret) : "void";
     if (strcmp(fn->name, "main") == 0) ret = "int32_t";
     sb_printf(&sb, "%s cairn_fn_%s(", ret, fn->name);
     for (int i = 0; i < fn->u.fn.nparams; i++) {
         const Param *p = fn->u.fn.params[i];
         const Type *t = p->type;
-        const char *name = sym_c(L, p->sym), *sep = i ? ", " : "";
-        if (is_view(t))
+        const char *name = lower_sym_c(L, p->sym), *sep = i ? ", " : "";
+        if (lower_is_view(t))
             sb_printf(&sb, "%s%s%s *%s, uint64_t %s", sep, t->u.view.access == ACCESS_RO ? "const " : "",
-                      c_scalar(t->u.view.elem), name, sym_len(L, p->sym));
-        else if (is_scalar_ref(t)) sb_printf(&sb, "%s%s *%s", sep, c_scalar(t->u.view.elem), name);
-        else sb_printf(&sb, "%s%s %s", sep, c_scalar(t), name);
+                      lower_c_scalar(t->u.view.elem), name, lower_sym_len(L, p->sym));
+        else if (lower_is_scalar_ref(t)) sb_printf(&sb, "%s%s *%s", sep, lower_c_scalar(t->u.view.elem), name);
+        else sb_printf(&sb, "%s%s %s", sep, lower_c_scalar(t), name);
     }
     if (has_extent_checks(fn)) sb_printf(&sb, "%scairn_loc cairn_call", fn->u.fn.nparams ? ", " : "");
     else if (fn->u.fn.nparams == 0) sb_puts(&sb, "void");
@@ -303,7 +303,7 @@ static const char *signature(Lower *L, const Item *fn) {
 static void lower_requires(Lower *L, const Item *fn) {
     const Expr *r = fn->u.fn.requires;
     const char *ok = lower_expr(L, (Expr *)r);
-    emit(L, "if (!%s) cairn_trap_at(\"requires of %s (line %d) does not hold\", cairn_call);", ok,
+    lower_emit(L, "if (!%s) cairn_trap_at(\"requires of %s (line %d) does not hold\", cairn_call);", ok,
          fn->name, r->span.line);
 }
 
@@ -311,10 +311,10 @@ static void lower_requires(Lower *L, const Item *fn) {
 static void prologue(Lower *L, const Item *fn) {
     for (int i = 0; i < fn->u.fn.nparams; i++) {
         const Param *p = fn->u.fn.params[i];
-        emit(L, "(void)%s;", sym_c(L, p->sym));
-        if (!is_view(p->type)) continue;
+        lower_emit(L, "(void)%s;", lower_sym_c(L, p->sym));
+        if (!lower_is_view(p->type)) continue;
         const char *extent = lower_expr(L, p->type->u.view.extent);
-        emit(L, "cairn_check_extent(%s, (uint64_t)%s, cairn_call);", sym_len(L, p->sym), extent);
+        lower_emit(L, "cairn_check_extent(%s, (uint64_t)%s, cairn_call);", lower_sym_len(L, p->sym), extent);
     }
     if (fn->u.fn.requires) lower_requires(L, fn);
 }
@@ -331,22 +331,22 @@ static void lower_fn(Lower *L, const Item *fn, bool device) {
     L->out = device ? &L->dev : &L->defs;
     L->in_device = device;
     L->nlive = L->live_base = 0;
-    emit(L, "%s %s {", q, sig);
+    lower_emit(L, "%s %s {", q, sig);
     L->indent = 1;
     prologue(L, fn);
     lower_block(L, fn->u.fn.body);
     if (fn->u.fn.ret && fn->u.fn.ret->kind != TY_VOID)
-        emit(L, "cairn_trap_at(\"reached the end of a function without a return\", %s);",
-             at(L, fn->span));
+        lower_emit(L, "cairn_trap_at(\"reached the end of a function without a return\", %s);",
+             lower_at(L, fn->span));
     L->indent = 0;
-    emit(L, "}\n");
+    lower_emit(L, "}\n");
     L->in_device = false;
     cJSON_Delete(scratch);
 }
 
 /* A constant becomes a function computing it, so any checked expression may define it. */
 static void lower_const(Lower *L, const Item *it, bool device) {
-    const char *t = c_scalar(it->u.const_.type);
+    const char *t = lower_c_scalar(it->u.const_.type);
     const char *q = device ? "static __device__" : "static";
     sb_printf(device ? &L->dev_protos : &L->protos, "%s %s cairn_const_%s(void) __attribute__((unused));\n",
               q, t, it->name);
@@ -354,11 +354,11 @@ static void lower_const(Lower *L, const Item *it, bool device) {
     L->entries = device ? scratch
                         : cJSON_AddArrayToObject(L->numerics, arena_printf(L->arena, "const %s", it->name));
     L->out = device ? &L->dev : &L->defs;
-    emit(L, "%s %s cairn_const_%s(void) {", q, t, it->name);
+    lower_emit(L, "%s %s cairn_const_%s(void) {", q, t, it->name);
     L->indent = 1;
-    emit(L, "return %s;", lower_expr(L, it->u.const_.value));
+    lower_emit(L, "return %s;", lower_expr(L, it->u.const_.value));
     L->indent = 0;
-    emit(L, "}\n");
+    lower_emit(L, "}\n");
     cJSON_Delete(scratch);
 }
 

@@ -10,8 +10,8 @@
 
 /* Declares a temporary of type t holding value; returns its name. */
 static const char *bind(Lower *L, const Type *t, const char *value) {
-    const char *name = new_tmp(L);
-    emit(L, "%s %s = %s;", c_scalar(t), name, value);
+    const char *name = lower_new_tmp(L);
+    lower_emit(L, "%s %s = %s;", lower_c_scalar(t), name, value);
     return name;
 }
 
@@ -43,11 +43,11 @@ static const char *int_constant(Lower *L, const Type *t, uint64_t value, bool ne
     if (type_is_compute_float(t)) { /* an integer literal in a float context: one rounding */
         int bits = 64 - (value ? __builtin_clzll(value) + __builtin_ctzll(value) : 64);
         if (bits > (t->kind == TY_F32 ? 24 : 53)) numerics_literal(L, t);
-        return FMT("(%s(%s)UINT64_C(%" PRIu64 "))", negative ? "-" : "", c_scalar(t), value);
+        return FMT("(%s(%s)UINT64_C(%" PRIu64 "))", negative ? "-" : "", lower_c_scalar(t), value);
     }
-    if (!negative) return FMT("((%s)UINT64_C(%" PRIu64 "))", c_scalar(t), value);
+    if (!negative) return FMT("((%s)UINT64_C(%" PRIu64 "))", lower_c_scalar(t), value);
     if (value == (uint64_t)1 << 63) return "INT64_MIN";
-    return FMT("((%s)-INT64_C(%" PRIu64 "))", c_scalar(t), value);
+    return FMT("((%s)-INT64_C(%" PRIu64 "))", lower_c_scalar(t), value);
 }
 
 /* A decimal number as its significant digits and a power of ten: value = D * 10^exp,
@@ -98,44 +98,44 @@ static const char *float_constant(Lower *L, const Expr *e) {
 
 static const char *lower_name(Lower *L, const Expr *e) {
     const Symbol *s = e->u.name.sym;
-    if (s->kind == SYM_CONST) return bind(L, s->type, sym_c(L, s));
-    if (is_scalar_ref(s->type)) return bind(L, s->type->u.view.elem, FMT("(*%s)", sym_c(L, s)));
-    if (s->mut) return bind(L, s->type, sym_c(L, s));  /* read now, before later effects */
-    return sym_c(L, s);
+    if (s->kind == SYM_CONST) return bind(L, s->type, lower_sym_c(L, s));
+    if (lower_is_scalar_ref(s->type)) return bind(L, s->type->u.view.elem, FMT("(*%s)", lower_sym_c(L, s)));
+    if (s->mut) return bind(L, s->type, lower_sym_c(L, s));  /* read now, before later effects */
+    return lower_sym_c(L, s);
 }
 
 /* "v_x_3[t7]", the index checked against the view's extent. */
 static const char *lower_element(Lower *L, const Expr *e) {
-    const Symbol *view = expr_sym(e->u.index.base);
-    if (!view || !is_view(view->type)) {
-        unsupported(L, e->span, "indexing anything but a view by name");
+    const Symbol *view = lower_expr_sym(e->u.index.base);
+    if (!view || !lower_is_view(view->type)) {
+        lower_unsupported(L, e->span, "indexing anything but a view by name");
         return NULL;
     }
     const char *i = lower_expr(L, e->u.index.index);
     bool sign = type_is_signed(e->u.index.index->type);
-    const char *idx = new_tmp(L);
-    emit(L, "const uint64_t %s = cairn_index_%s((%s)%s, %s, %s);", idx, sign ? "s" : "u",
-         sign ? "int64_t" : "uint64_t", i, sym_len(L, view), at(L, e->span));
-    return FMT("%s[%s]", sym_c(L, view), idx);
+    const char *idx = lower_new_tmp(L);
+    lower_emit(L, "const uint64_t %s = cairn_index_%s((%s)%s, %s, %s);", idx, sign ? "s" : "u",
+         sign ? "int64_t" : "uint64_t", i, lower_sym_len(L, view), lower_at(L, e->span));
+    return FMT("%s[%s]", lower_sym_c(L, view), idx);
 }
 
 const char *lower_place(Lower *L, Expr *target) {
     if (target->kind == EXPR_INDEX) return lower_element(L, target);
-    const Symbol *s = expr_sym(target);
+    const Symbol *s = lower_expr_sym(target);
     if (!s) {
-        unsupported(L, target->span, "assigning to this expression");
+        lower_unsupported(L, target->span, "assigning to this expression");
         return NULL;
     }
-    return is_scalar_ref(s->type) ? FMT("(*%s)", sym_c(L, s)) : sym_c(L, s);
+    return lower_is_scalar_ref(s->type) ? FMT("(*%s)", lower_sym_c(L, s)) : lower_sym_c(L, s);
 }
 
 const char *lower_arg(Lower *L, Expr *arg, const Type *param) {
-    const Symbol *s = expr_sym(arg);
-    if (is_view(param) && s && is_view(s->type)) return FMT("%s, %s", sym_c(L, s), sym_len(L, s));
-    if (is_scalar_ref(param) && s)
-        return is_scalar_ref(s->type) ? sym_c(L, s) : FMT("&%s", sym_c(L, s));
-    if (is_view(param) || is_scalar_ref(param)) {
-        unsupported(L, arg->span, "passing this expression as a view");
+    const Symbol *s = lower_expr_sym(arg);
+    if (lower_is_view(param) && s && lower_is_view(s->type)) return FMT("%s, %s", lower_sym_c(L, s), lower_sym_len(L, s));
+    if (lower_is_scalar_ref(param) && s)
+        return lower_is_scalar_ref(s->type) ? lower_sym_c(L, s) : FMT("&%s", lower_sym_c(L, s));
+    if (lower_is_view(param) || lower_is_scalar_ref(param)) {
+        lower_unsupported(L, arg->span, "passing this expression as a view");
         return "0";
     }
     return lower_expr(L, arg);
@@ -156,8 +156,8 @@ const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, con
                         Span s) {
     if (type_is_int(t)) {
         const char *cast = op == BIN_SHL || op == BIN_SHR ? "(int64_t)" : "";
-        return bind(L, t, FMT("cairn_%s_%s(%s, %s%s, %s)", checked_names[op], helper_suffix(t),
-                              a, cast, b, at(L, s)));
+        return bind(L, t, FMT("cairn_%s_%s(%s, %s%s, %s)", checked_names[op], lower_helper_suffix(t),
+                              a, cast, b, lower_at(L, s)));
     }
     if (op == BIN_REM) /* fmod is exact */
         return bind(L, t, FMT("%s(%s, %s)", t->kind == TY_F32 ? "fmodf" : "fmod", a, b));
@@ -169,14 +169,14 @@ const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, con
 static const char *lower_logic(Lower *L, const Expr *e) {
     bool is_and = e->u.binary.op == BIN_AND;
     const char *a = lower_expr(L, e->u.binary.lhs);
-    const char *r = new_tmp(L);
-    emit(L, "bool %s = %s;", r, a);
-    emit(L, "if (%s%s) {", is_and ? "" : "!", r);
+    const char *r = lower_new_tmp(L);
+    lower_emit(L, "bool %s = %s;", r, a);
+    lower_emit(L, "if (%s%s) {", is_and ? "" : "!", r);
     L->indent++;
     const char *b = lower_expr(L, e->u.binary.rhs);
-    emit(L, "%s = %s;", r, b);
+    lower_emit(L, "%s = %s;", r, b);
     L->indent--;
-    emit(L, "}");
+    lower_emit(L, "}");
     return r;
 }
 
@@ -193,7 +193,7 @@ static const char *lower_binary(Lower *L, const Expr *e) {
         return bind(L, e->type, FMT("%s %s %s", a, c_ops[op], b));
     }
     if (op == BIN_BITAND || op == BIN_BITOR || op == BIN_BITXOR)
-        return bind(L, e->type, FMT("(%s)(%s %s %s)", c_scalar(e->type), a, c_ops[op], b));
+        return bind(L, e->type, FMT("(%s)(%s %s %s)", lower_c_scalar(e->type), a, c_ops[op], b));
     return lower_arith(L, op, a, b, t, e->span);
 }
 
@@ -203,7 +203,7 @@ static const char *lower_unary(Lower *L, const Expr *e) {
     if (x->kind == EXPR_INT) return int_constant(L, e->type, x->u.int_lit.value, true);
     const char *v = lower_expr(L, (Expr *)x);
     if (type_is_int(e->type))
-        return bind(L, e->type, FMT("cairn_neg_%s(%s, %s)", helper_suffix(e->type), v, at(L, e->span)));
+        return bind(L, e->type, FMT("cairn_neg_%s(%s, %s)", lower_helper_suffix(e->type), v, lower_at(L, e->span)));
     return bind(L, e->type, FMT("-%s", v));  /* exact */
 }
 
@@ -212,25 +212,25 @@ static const char *lower_unary(Lower *L, const Expr *e) {
 const char *lower_convert(Lower *L, const char *v, const Type *from, const Type *to, Span s) {
     if (from->kind == to->kind) return v;
     if (type_is_storage_float(from)) {  /* widen exactly, then convert from f32 */
-        if (to->kind == TY_F64) return bind(L, to, FMT("cairn_%s_to_f64(%s)", type_word(from), v));
-        const char *wide = bind(L, type_scalar(TY_F32), FMT("cairn_%s_to_f32(%s)", type_word(from), v));
+        if (to->kind == TY_F64) return bind(L, to, FMT("cairn_%s_to_f64(%s)", lower_type_word(from), v));
+        const char *wide = bind(L, type_scalar(TY_F32), FMT("cairn_%s_to_f32(%s)", lower_type_word(from), v));
         return lower_convert(L, wide, type_scalar(TY_F32), to, s);
     }
     numerics_convert(L, from, to);
     if (type_is_storage_float(to)) {
         const char *src = type_is_int(from) ? bind(L, type_scalar(TY_F32), FMT("(float)%s", v)) : v;
-        const char *src_word = type_is_int(from) ? "f32" : type_word(from);
+        const char *src_word = type_is_int(from) ? "f32" : lower_type_word(from);
         if (to->kind == TY_F8E4M3)
-            return bind(L, to, FMT("cairn_%s_to_f8e4m3(%s, %s)", src_word, src, at(L, s)));
-        return bind(L, to, FMT("cairn_%s_to_%s(%s)", src_word, type_word(to), src));
+            return bind(L, to, FMT("cairn_%s_to_f8e4m3(%s, %s)", src_word, src, lower_at(L, s)));
+        return bind(L, to, FMT("cairn_%s_to_%s(%s)", src_word, lower_type_word(to), src));
     }
     if (type_is_int(to) && type_is_float(from))
-        return bind(L, to, FMT("cairn_to_%s_from_float((double)%s, %s)", helper_suffix(to), v, at(L, s)));
+        return bind(L, to, FMT("cairn_to_%s_from_float((double)%s, %s)", lower_helper_suffix(to), v, lower_at(L, s)));
     if (type_is_int(to) && type_is_int(from))
-        return bind(L, to, FMT("cairn_to_%s_from_%s((%s)%s, %s)", helper_suffix(to),
+        return bind(L, to, FMT("cairn_to_%s_from_%s((%s)%s, %s)", lower_helper_suffix(to),
                                type_is_signed(from) ? "signed" : "unsigned",
-                               type_is_signed(from) ? "int64_t" : "uint64_t", v, at(L, s)));
-    return bind(L, to, FMT("(%s)%s", c_scalar(to), v));  /* int -> float, f64 <-> f32, bool */
+                               type_is_signed(from) ? "int64_t" : "uint64_t", v, lower_at(L, s)));
+    return bind(L, to, FMT("(%s)%s", lower_c_scalar(to), v));  /* int -> float, f64 <-> f32, bool */
 }
 
 /* ---- builtins ---- */
@@ -247,26 +247,26 @@ static const char *lower_observe(Lower *L, Expr *e) {
     sb_puts(&sb, "\"");
     const char *cname = arena_strdup(L->arena, sb.data);
     sb_free(&sb);
-    const Symbol *s = expr_sym(x);
-    if (s && (is_view(s->type) || is_scalar_ref(s->type))) {
+    const Symbol *s = lower_expr_sym(x);
+    if (s && (lower_is_view(s->type) || lower_is_scalar_ref(s->type))) {
         const Type *elem = s->type->u.view.elem;
         bool on_device = L->cuda && s->type->u.view.place != PLACE_HOST;  /* copied back first */
-        emit(L, "cairn_%sobserve(%s, \"%s\", %s, %s, sizeof(%s));", on_device ? "device_" : "", cname, type_word(elem),
-             sym_c(L, s), is_view(s->type) ? sym_len(L, s) : "1", c_scalar(elem));
+        lower_emit(L, "cairn_%sobserve(%s, \"%s\", %s, %s, sizeof(%s));", on_device ? "device_" : "", cname, lower_type_word(elem),
+             lower_sym_c(L, s), lower_is_view(s->type) ? lower_sym_len(L, s) : "1", lower_c_scalar(elem));
         return NULL;
     }
     const char *v = bind(L, x->type, lower_expr(L, x));
-    emit(L, "cairn_observe(%s, \"%s\", &%s, 1, sizeof %s);", cname, type_word(x->type), v, v);
+    lower_emit(L, "cairn_observe(%s, \"%s\", &%s, 1, sizeof %s);", cname, lower_type_word(x->type), v, v);
     return NULL;
 }
 
 /* std.math.NAME (host libm): the f32 forms take C's f suffix. */
 static const char *lower_math(Lower *L, Expr *e) {
-    const char *name = builtin_name(e->u.call.builtin) + strlen("std.math.");
+    const char *name = ast_builtin_name(e->u.call.builtin) + strlen("std.math.");
     const Type *t = e->type;
     const char *a = lower_expr(L, e->u.call.args[0]);
     const char *b = e->u.call.nargs > 1 ? lower_expr(L, e->u.call.args[1]) : NULL;
-    numerics_fn(L, builtin_name(e->u.call.builtin), t, "libm");
+    numerics_fn(L, ast_builtin_name(e->u.call.builtin), t, "libm");
     const char *suffix = t->kind == TY_F32 ? "f" : "";
     if (b) return bind(L, t, FMT("%s%s(%s, %s)", name, suffix, a, b));
     return bind(L, t, FMT("%s%s(%s)", name, suffix, a));
@@ -278,11 +278,11 @@ static const char *lower_exact_fn(Lower *L, Expr *e, const char *name) {
     const char *a = lower_expr(L, e->u.call.args[0]);
     if (e->u.call.nargs == 2) {
         const char *b = lower_expr(L, e->u.call.args[1]);
-        return bind(L, t, FMT("cairn_%s_%s(%s, %s)", name, helper_suffix(t), a, b));
+        return bind(L, t, FMT("cairn_%s_%s(%s, %s)", name, lower_helper_suffix(t), a, b));
     }
     if (type_is_int(t)) {
         if (strcmp(name, "abs") == 0 && type_is_signed(t))
-            return bind(L, t, FMT("cairn_abs_%s(%s, %s)", helper_suffix(t), a, at(L, e->span)));
+            return bind(L, t, FMT("cairn_abs_%s(%s, %s)", lower_helper_suffix(t), a, lower_at(L, e->span)));
         return a;  /* floor, ceil, trunc and abs of an unsigned integer change nothing */
     }
     if (strcmp(name, "sqrt") == 0) numerics_fn(L, "sqrt", t, "nearest-even");
@@ -297,7 +297,7 @@ static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
     const char *noise = stochastic ? FMT("%s, ", lower_expr(L, e->u.call.args[2])) : "";
     numerics_quantize(L, to, stochastic);
     return bind(L, to, FMT("cairn_quantize_%s%s(%s, %s, %s%s)", stochastic ? "stochastic_" : "",
-                           type_word(to), x, scale, noise, at(L, e->span)));
+                           lower_type_word(to), x, scale, noise, lower_at(L, e->span)));
 }
 
 /* tight = mm_enclose(m, n, k, lo, hi, a, b): the runtime (cairn_mm_enclose.c) checks
@@ -310,7 +310,7 @@ static const char *lower_mm_enclose(Lower *L, Expr *e) {
     }
     const Type *t = e->u.call.args[5]->type->u.view.elem;
     numerics_matmul(L, t);
-    const char *call = FMT("cairn_mm_enclose_%s(%s%s)", type_word(t), args.data, at(L, e->span));
+    const char *call = FMT("cairn_mm_enclose_%s(%s%s)", lower_type_word(t), args.data, lower_at(L, e->span));
     sb_free(&args);
     return bind(L, e->type, call);
 }
@@ -319,8 +319,8 @@ static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
     const Type *t = to_bits ? e->u.call.args[0]->type : e->u.call.generics[0];
     const char *v = lower_expr(L, e->u.call.args[0]);
     if (type_is_storage_float(t))
-        return bind(L, e->type, FMT("cairn_%s_%s_bits(%s)", type_word(t), to_bits ? "to" : "from", v));
-    return bind(L, e->type, FMT("cairn_%sbits_%s(%s)", to_bits ? "" : "from_", type_word(t), v));
+        return bind(L, e->type, FMT("cairn_%s_%s_bits(%s)", lower_type_word(t), to_bits ? "to" : "from", v));
+    return bind(L, e->type, FMT("cairn_%sbits_%s(%s)", to_bits ? "" : "from_", lower_type_word(t), v));
 }
 
 /* Atomics on a CUDA device lane: the runtime's templates (cairn_device_cuda.h). */
@@ -328,10 +328,10 @@ static const char *lower_atomic_cuda(Lower *L, Expr *e, Builtin b, const char *p
                                      const char *w) {
     const Type *t = e->u.call.args[0]->type;
     if (b == BI_ATOMIC_ADD_UNORDERED) {
-        emit(L, "atomicAdd(%s, %s);", p, v);  /* PTX atom.global.add.f32 / .f64 */
+        lower_emit(L, "atomicAdd(%s, %s);", p, v);  /* PTX atom.global.add.f32 / .f64 */
         return NULL;
     }
-    const char *name = builtin_name(b);
+    const char *name = ast_builtin_name(b);
     if (b == BI_ATOMIC_CAS) return bind(L, t, FMT("cairn_device_%s(%s, %s, %s)", name, p, v, w));
     return bind(L, t, FMT("cairn_device_%s(%s, %s)", name, p, v));
 }
@@ -351,7 +351,7 @@ static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
     if (L->in_device && L->cuda) return lower_atomic_cuda(L, e, b, p, v, w);
     switch (b) {
     case BI_ATOMIC_ADD_UNORDERED:
-        emit(L, "cairn_atomic_add_%s%s(%s, %s);", type_word(t),
+        lower_emit(L, "cairn_atomic_add_%s%s(%s, %s);", lower_type_word(t),
              L->in_device && t->kind == TY_F32 ? "_ftz" : "", p, v);
         return NULL;
     case BI_ATOMIC_ADD_WRAP: return bind(L, t, FMT("__atomic_fetch_add(%s, %s, %s)", p, v, seq));
@@ -363,9 +363,9 @@ static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
     /* min, max and cas: a compare-and-swap loop that leaves the old value in `old` */
     const char *old = bind(L, t, b == BI_ATOMIC_CAS ? v : FMT("__atomic_load_n(%s, __ATOMIC_RELAXED)", p));
     if (b == BI_ATOMIC_CAS)
-        emit(L, "__atomic_compare_exchange_n(%s, &%s, %s, false, %s, %s);", p, old, w, seq, seq);
+        lower_emit(L, "__atomic_compare_exchange_n(%s, &%s, %s, false, %s, %s);", p, old, w, seq, seq);
     else
-        emit(L, "while (%s %s %s && !__atomic_compare_exchange_n(%s, &%s, %s, false, %s, __ATOMIC_RELAXED)) {}",
+        lower_emit(L, "while (%s %s %s && !__atomic_compare_exchange_n(%s, &%s, %s, false, %s, __ATOMIC_RELAXED)) {}",
              v, b == BI_ATOMIC_MIN ? "<" : ">", old, p, old, v, seq);
     return old;
 }
@@ -376,14 +376,14 @@ static const char *lower_user_call(Lower *L, Expr *e) {
     bool checks = fn->u.fn.requires != NULL;   /* the callee traps at this call */
     for (int i = 0; i < e->u.call.nargs; i++) {
         const Type *pt = fn->u.fn.params[i]->type;
-        checks |= is_view(pt);
+        checks |= lower_is_view(pt);
         sb_printf(&args, "%s%s", i ? ", " : "", lower_arg(L, e->u.call.args[i], pt));
     }
-    if (checks) sb_printf(&args, "%s%s", e->u.call.nargs ? ", " : "", at(L, e->span));
+    if (checks) sb_printf(&args, "%s%s", e->u.call.nargs ? ", " : "", lower_at(L, e->span));
     const char *call = FMT("cairn_fn_%s(%s)", fn->name, args.data ? args.data : "");
     sb_free(&args);
     if (!e->type || e->type->kind == TY_VOID) {
-        emit(L, "%s;", call);
+        lower_emit(L, "%s;", call);
         return NULL;
     }
     return bind(L, e->type, call);
@@ -416,7 +416,7 @@ static const char *lower_call(Lower *L, Expr *e) {
     case BI_ATOMIC_CAS:
         return lower_atomic(L, e, b);
     default:
-        unsupported(L, e->span, arena_printf(L->arena, "`%s`", builtin_name(b)));
+        lower_unsupported(L, e->span, arena_printf(L->arena, "`%s`", ast_builtin_name(b)));
         return "0";
     }
 }
@@ -440,7 +440,7 @@ const char *lower_expr(Lower *L, Expr *e) {
                              e->u.convert.to, e->span);
     case EXPR_REDUCE: return lower_reduce(L, e);
     default:
-        unsupported(L, e->span, "this expression");
+        lower_unsupported(L, e->span, "this expression");
         return "0";
     }
 }

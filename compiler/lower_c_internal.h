@@ -64,21 +64,21 @@ enum {
 };
 
 /* ---- emitting ---- */
-void emit(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-const char *new_tmp(Lower *L);
-const char *at(Lower *L, Span s);               /* CAIRN_AT(line, col) */
+void lower_emit(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *lower_new_tmp(Lower *L);
+const char *lower_at(Lower *L, Span s);               /* CAIRN_AT(line, col) */
 /* Reports something the checker accepts but the host lowering cannot do. */
-void unsupported(Lower *L, Span s, const char *what);
+void lower_unsupported(Lower *L, Span s, const char *what);
 
 /* ---- names and types ---- */
-const char *c_scalar(const Type *t);            /* "double", "int32_t", "cairn_f16" */
-const char *type_word(const Type *t);           /* "f64", "usize" (int helpers: "u64") */
-const char *helper_suffix(const Type *t);       /* "i32", "u64" for usize, "f64" */
-const char *sym_c(Lower *L, const Symbol *s);   /* the C name of a local, param, ... */
-const char *sym_len(Lower *L, const Symbol *s); /* its element count, for a view */
-bool is_view(const Type *t);                    /* a view with an extent (or a buffer) */
-bool is_scalar_ref(const Type *t);              /* rw<T> without an extent */
-const Symbol *expr_sym(const Expr *e);          /* the Symbol of a NAME, else NULL */
+const char *lower_c_scalar(const Type *t);            /* "double", "int32_t", "cairn_f16" */
+const char *lower_type_word(const Type *t);           /* "f64", "usize" (int helpers: "u64") */
+const char *lower_helper_suffix(const Type *t);       /* "i32", "u64" for usize, "f64" */
+const char *lower_sym_c(Lower *L, const Symbol *s);   /* the C name of a local, param, ... */
+const char *lower_sym_len(Lower *L, const Symbol *s); /* its element count, for a view */
+bool lower_is_view(const Type *t);                    /* a view with an extent (or a buffer) */
+bool lower_is_scalar_ref(const Type *t);              /* rw<T> without an extent */
+const Symbol *lower_expr_sym(const Expr *e);          /* the Symbol of a NAME, else NULL */
 
 /* ---- expressions (lower_c_expr.c) ---- */
 const char *lower_expr(Lower *L, Expr *e);      /* NULL for a void call */
@@ -101,8 +101,8 @@ void lower_block(Lower *L, const Block *b);
 /* ---- statements (lower_c.c), for the device back ends ---- */
 void lower_stmt(Lower *L, const Stmt *s);
 /* The C name of the per-thread array behind a thread-kept local ("pt_x_3"). */
-const char *thread_array(Lower *L, const Symbol *s);
-bool is_thread_sym(const Lower *L, const Symbol *s);
+const char *lower_thread_array(Lower *L, const Symbol *s);
+bool lower_is_thread_sym(const Lower *L, const Symbol *s);
 
 /* ---- regions and reductions (lower_c_region.c) ---- */
 void lower_parallel(Lower *L, const Stmt *s);
@@ -119,10 +119,10 @@ typedef struct SymSet {
     int len;
 } SymSet;
 /* The symbols `body` (and `yield`) use from outside, `var` and their own lets aside. */
-void region_captures(const Block *body, const Expr *yield, const Symbol *var, SymSet *out);
+void lower_region_captures(const Block *body, const Expr *yield, const Symbol *var, SymSet *out);
 /* The C declaration of a captured symbol's field(s), or of its local copy when
  * init_prefix ("c->", "c.") is given. */
-void capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init_prefix);
+void lower_capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init_prefix);
 /* A lane function being written: struct laneN { captures; cairn_lo; extra } and
  * static void laneN(void *, size_t begin, size_t end, PARAM4) looping over its indices
  * with the binder `var` (lane_open), its body lowered between, lane_close ending it
@@ -136,38 +136,38 @@ typedef struct Lane {
     strbuf *saved_out;
     int saved_indent, saved_nlive, saved_base;
 } Lane;
-void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield, const Symbol *var,
+void lower_lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield, const Symbol *var,
                const Type *index_type, const char *extra_field, const char *fourth_param);
-void lane_close(Lower *L, Lane *ln, const char *tail);
+void lower_lane_close(Lower *L, Lane *ln, const char *tail);
 /* The pieces lane functions and CUDA kernels share: each capture's local copy from the
  * context (`prefix` "c->" or "c."), and moving output into the function (lane_enter)
  * and back to the caller (lane_leave). */
-void capture_copies(Lower *L, strbuf *sb, const SymSet *captures, const char *prefix);
-void lane_enter(Lower *L, Lane *ln);
-void lane_leave(Lower *L, Lane *ln);
-const char *lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init);
+void lower_capture_copies(Lower *L, strbuf *sb, const SymSet *captures, const char *prefix);
+void lower_lane_enter(Lower *L, Lane *ln);
+void lower_lane_leave(Lower *L, Lane *ln);
+const char *lower_lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init);
 /* The number of indices in [lo, hi), as a uint64_t temporary. */
-const char *index_count(Lower *L, const char *lo, const char *hi);
+const char *lower_index_count(Lower *L, const char *lo, const char *hi);
 
 /* ---- device work (lower_device.c, lower_emulate.c, lower_cuda.c) ---- */
 /* Does the statement hold a barrier or a warp operation (a phase boundary)? */
-bool stmt_syncs(const Stmt *s);
-bool is_warp_op(const Expr *e);
+bool lower_stmt_syncs(const Stmt *s);
+bool lower_is_warp_op(const Expr *e);
 /* The warp operations of a statement's own expressions, in evaluation order. */
-int warp_ops_of(const Stmt *s, const Expr **out, int max);
+int lower_warp_ops_of(const Stmt *s, const Expr **out, int max);
 /* The fixed butterfly's pieces (docs/devices.md): the type partial results are kept in
  * (a checked integer + adds in a wider type and checks the total once), one combining
  * step `lo OP hi`, and the total from the kept partial. */
-const char *warp_acc_type(ReduceOp op, const Type *t);
-const char *warp_step(Lower *L, const Expr *e, const char *lo, const char *hi);
-const char *warp_total(Lower *L, const Expr *e, const char *acc);
+const char *lower_warp_acc_type(ReduceOp op, const Type *t);
+const char *lower_warp_step(Lower *L, const Expr *e, const char *lo, const char *hi);
+const char *lower_warp_total(Lower *L, const Expr *e, const char *acc);
 /* scan OP warp yield e into out: this lane's inclusive prefix, its lanes combined in
  * order 0, 1, ..., lane (`lane_j` is lane j's operand, a C expression of the loop's `j`),
  * stored into out[t]. */
-void warp_scan_store(Lower *L, const Expr *e, const char *lane, const char *lane_j);
+void lower_warp_scan_store(Lower *L, const Expr *e, const char *lane, const char *lane_j);
 /* The lane a shuffle reads: `lane` is this thread's lane, `arg` the shuffle's second
  * argument (source lane, or xor mask), both taken modulo 32. */
-const char *shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg);
+const char *lower_shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg);
 /* A warp operation's value in the current lane (its result slot). */
 const char *lower_warp_op(Lower *L, Expr *e);
 /* blocks g in G threads t in T { ... }: its bounds, evaluated where the region starts
@@ -181,7 +181,7 @@ void lower_blocks(Lower *L, const Stmt *s);
 void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b);
 void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b);
 /* The type of a loop binder's variable (the bound's type for `_`). */
-const Type *binder_type(const Binder *b);
+const Type *lower_binder_type(const Binder *b);
 /* parallel over device views, a device reduction, copy(dst, src), a placed buffer. */
 void lower_parallel_cuda(Lower *L, const Stmt *s);
 const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo,

@@ -113,25 +113,25 @@ static void walk_block(const Block *b, SymSet *used, SymSet *declared) {
 
 /* ---- lane functions ---- */
 
-void capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init_prefix) {
+void lower_capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init_prefix) {
     const Type *t = s->type;
-    const char *name = sym_c(L, s);
+    const char *name = lower_sym_c(L, s);
     const char *init = init_prefix ? FMT(" = %s%s", init_prefix, name) : "";
-    if (is_view(t)) {
+    if (lower_is_view(t)) {
         const char *cq = t->u.view.access == ACCESS_RO ? "const " : "";
-        const char *len = sym_len(L, s);
-        sb_printf(sb, "%s%s *%s%s; uint64_t %s%s;", cq, c_scalar(t->u.view.elem), name, init, len,
+        const char *len = lower_sym_len(L, s);
+        sb_printf(sb, "%s%s *%s%s; uint64_t %s%s;", cq, lower_c_scalar(t->u.view.elem), name, init, len,
                   init_prefix ? FMT(" = %s%s", init_prefix, len) : "");
-    } else if (is_scalar_ref(t)) {
-        sb_printf(sb, "%s *%s%s;", c_scalar(t->u.view.elem), name, init);
+    } else if (lower_is_scalar_ref(t)) {
+        sb_printf(sb, "%s *%s%s;", lower_c_scalar(t->u.view.elem), name, init);
     } else {
-        sb_printf(sb, "%s %s%s;", c_scalar(t), name, init);
+        sb_printf(sb, "%s %s%s;", lower_c_scalar(t), name, init);
     }
 }
 
 /* Opens a lane function: struct laneN { captures; lo; EXTRA }, then
  * static void laneN(void *, size_t, size_t, PARAM4) { ...copies...; for each index { */
-void region_captures(const Block *body, const Expr *yield, const Symbol *var, SymSet *out) {
+void lower_region_captures(const Block *body, const Expr *yield, const Symbol *var, SymSet *out) {
     SymSet declared = {0}, used = {0};
     set_add(&declared, var);
     if (body) walk_block(body, &used, &declared);
@@ -146,7 +146,7 @@ void region_captures(const Block *body, const Expr *yield, const Symbol *var, Sy
 static void lane_head(Lower *L, Lane *ln, const Block *body, const Expr *yield,
                       const Symbol *var, const Type *index_type, const char *extra_field,
                       const char *signature) {
-    region_captures(body, yield, var, &ln->captures);
+    lower_region_captures(body, yield, var, &ln->captures);
     const SymSet outer = ln->captures;
     ln->id = ++L->tmp;
     ln->var = var;
@@ -155,34 +155,34 @@ static void lane_head(Lower *L, Lane *ln, const Block *body, const Expr *yield,
     sb_printf(&ln->text, "struct lane%d {\n", ln->id);
     for (int i = 0; i < outer.len; i++) {
         sb_puts(&ln->text, "    ");
-        capture_decl(L, &ln->text, outer.items[i], NULL);
+        lower_capture_decl(L, &ln->text, outer.items[i], NULL);
         sb_puts(&ln->text, "\n");
     }
-    sb_printf(&ln->text, "    %s cairn_lo;\n%s};\n\n", c_scalar(index_type), extra_field);
+    sb_printf(&ln->text, "    %s cairn_lo;\n%s};\n\n", lower_c_scalar(index_type), extra_field);
     sb_printf(&ln->text, signature, ln->id);
     sb_printf(&ln->text, "    struct lane%d *c = cairn_ctx;\n", ln->id);
-    capture_copies(L, &ln->text, &outer, "c->");
-    lane_enter(L, ln);
+    lower_capture_copies(L, &ln->text, &outer, "c->");
+    lower_lane_enter(L, ln);
 }
 
 /* The index variable of iteration cairn_k. */
 static void lane_index(Lower *L, const Lane *ln) {
-    const char *i = ln->var ? sym_c(L, ln->var) : new_tmp(L);
-    emit(L, "const %s %s = (%s)((uint64_t)c->cairn_lo + cairn_k);", c_scalar(ln->index_type), i,
-         c_scalar(ln->index_type));
-    emit(L, "(void)%s;", i);
+    const char *i = ln->var ? lower_sym_c(L, ln->var) : lower_new_tmp(L);
+    lower_emit(L, "const %s %s = (%s)((uint64_t)c->cairn_lo + cairn_k);", lower_c_scalar(ln->index_type), i,
+         lower_c_scalar(ln->index_type));
+    lower_emit(L, "(void)%s;", i);
 }
 
-void capture_copies(Lower *L, strbuf *sb, const SymSet *captures, const char *prefix) {
+void lower_capture_copies(Lower *L, strbuf *sb, const SymSet *captures, const char *prefix) {
     for (int i = 0; i < captures->len; i++) {
         const Symbol *s = captures->items[i];
         sb_puts(sb, "    ");
-        capture_decl(L, sb, s, prefix);
-        sb_printf(sb, " (void)%s;%s\n", sym_c(L, s), is_view(s->type) ? FMT(" (void)%s;", sym_len(L, s)) : "");
+        lower_capture_decl(L, sb, s, prefix);
+        sb_printf(sb, " (void)%s;%s\n", lower_sym_c(L, s), lower_is_view(s->type) ? FMT(" (void)%s;", lower_sym_len(L, s)) : "");
     }
 }
 
-void lane_enter(Lower *L, Lane *ln) {
+void lower_lane_enter(Lower *L, Lane *ln) {
     ln->saved_out = L->out;
     ln->saved_indent = L->indent;
     ln->saved_nlive = L->nlive;
@@ -192,62 +192,62 @@ void lane_enter(Lower *L, Lane *ln) {
     L->live_base = L->nlive;
 }
 
-void lane_leave(Lower *L, Lane *ln) {
+void lower_lane_leave(Lower *L, Lane *ln) {
     L->out = ln->saved_out;
     L->indent = ln->saved_indent;
     L->nlive = ln->saved_nlive;
     L->live_base = ln->saved_base;
 }
 
-void lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield,
+void lower_lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield,
                const Symbol *var, const Type *index_type, const char *extra_field,
                const char *fourth_param) {
     lane_head(L, ln, body, yield, var, index_type, extra_field,
               FMT("static void lane%%d(void *cairn_ctx, size_t cairn_begin, size_t cairn_end, %s) {\n",
                   fourth_param));
-    emit(L, "for (size_t cairn_k = cairn_begin; cairn_k < cairn_end; cairn_k++) {");
+    lower_emit(L, "for (size_t cairn_k = cairn_begin; cairn_k < cairn_end; cairn_k++) {");
     L->indent = 2;
     lane_index(L, ln);
 }
 
 /* Ends the function: `tail` (a statement, or NULL), its brace, and back to the caller. */
 static void lane_finish(Lower *L, Lane *ln, const char *tail) {
-    if (tail) emit(L, "%s", tail);
+    if (tail) lower_emit(L, "%s", tail);
     L->indent = 0;
-    emit(L, "}\n");
-    lane_leave(L, ln);
+    lower_emit(L, "}\n");
+    lower_lane_leave(L, ln);
     sb_append(&L->lanes, ln->text.data, ln->text.len);
     sb_free(&ln->text);
 }
 
 /* Closes the loop (after `tail`, a statement run after it, e.g. storing a partial). */
-void lane_close(Lower *L, Lane *ln, const char *tail) {
+void lower_lane_close(Lower *L, Lane *ln, const char *tail) {
     L->indent = 1;
-    emit(L, "}");
+    lower_emit(L, "}");
     lane_finish(L, ln, tail);
 }
 
 /* In the caller: the context, filled; returns its name. */
-const char *lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init) {
+const char *lower_lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init) {
     strbuf sb = {0};
     const char *ctx = FMT("c%d", ln->id);
     sb_printf(&sb, "struct lane%d %s = {", ln->id, ctx);
     for (int i = 0; i < ln->captures.len; i++) {
         const Symbol *s = ln->captures.items[i];
-        sb_printf(&sb, ".%s = %s, ", sym_c(L, s), sym_c(L, s));
-        if (is_view(s->type)) sb_printf(&sb, ".%s = %s, ", sym_len(L, s), sym_len(L, s));
+        sb_printf(&sb, ".%s = %s, ", lower_sym_c(L, s), lower_sym_c(L, s));
+        if (lower_is_view(s->type)) sb_printf(&sb, ".%s = %s, ", lower_sym_len(L, s), lower_sym_len(L, s));
     }
     sb_printf(&sb, ".cairn_lo = %s%s};", lo, extra_init);
-    emit(L, "%s", sb.data);
+    lower_emit(L, "%s", sb.data);
     sb_free(&sb);
     return ctx;
 }
 
 /* The number of indices in [lo, hi), as uint64_t (modular subtraction is exact here). */
-const char *index_count(Lower *L, const char *lo, const char *hi) {
-    const char *n = new_tmp(L);
-    emit(L, "const uint64_t %s = %s > %s ? (uint64_t)%s - (uint64_t)%s : 0;", n, hi, lo, hi, lo);
-    emit(L, "(void)%s;", n);
+const char *lower_index_count(Lower *L, const char *lo, const char *hi) {
+    const char *n = lower_new_tmp(L);
+    lower_emit(L, "const uint64_t %s = %s > %s ? (uint64_t)%s - (uint64_t)%s : 0;", n, hi, lo, hi, lo);
+    lower_emit(L, "(void)%s;", n);
     return n;
 }
 
@@ -261,17 +261,17 @@ void lower_parallel(Lower *L, const Stmt *s) {
     const Type *it = b->sym ? b->sym->type : b->count->type;
     const char *lo = lower_opaque(L, it, b->lo ? lower_expr(L, b->lo) : "0");
     const char *hi = lower_opaque(L, it, lower_expr(L, b->count));  /* see lower_opaque */
-    const char *n = index_count(L, lo, hi);
+    const char *n = lower_index_count(L, lo, hi);
     Lane ln;
-    lane_open(L, &ln, s->u.parallel.body, NULL, b->sym, it, "", "unsigned cairn_worker");
-    emit(L, "(void)cairn_worker;");
+    lower_lane_open(L, &ln, s->u.parallel.body, NULL, b->sym, it, "", "unsigned cairn_worker");
+    lower_emit(L, "(void)cairn_worker;");
     bool was_device = L->in_device;
     L->in_device = s->u.parallel.on_device;
     lower_block(L, s->u.parallel.body);
     L->in_device = was_device;
-    lane_close(L, &ln, NULL);
-    const char *ctx = lane_context(L, &ln, lo, "");
-    emit(L, "if (%s) cairn_pool_run((size_t)%s, 0, lane%d, &%s);", n, n, ln.id, ctx);
+    lower_lane_close(L, &ln, NULL);
+    const char *ctx = lower_lane_context(L, &ln, lo, "");
+    lower_emit(L, "if (%s) cairn_pool_run((size_t)%s, 0, lane%d, &%s);", n, n, ln.id, ctx);
 }
 
 /* ---- reductions ---- */
@@ -296,7 +296,7 @@ static const char *identity(Lower *L, ReduceOp op, const Type *t) {
     case RED_MUL: return "1";
     case RED_MIN: return fl ? "INFINITY" : int_limit(t, true);
     case RED_MAX: return fl ? "-INFINITY" : int_limit(t, false);
-    case RED_BITAND: return FMT("(%s)~(%s)0", c_scalar(t), c_scalar(t));
+    case RED_BITAND: return FMT("(%s)~(%s)0", lower_c_scalar(t), lower_c_scalar(t));
     default: return "0";
     }
 }
@@ -304,17 +304,17 @@ static const char *identity(Lower *L, ReduceOp op, const Type *t) {
 /* acc OP v as a C expression (checked for integers). */
 static const char *combine(Lower *L, ReduceOp op, const Type *t, const char *acc, const char *v,
                            Span s) {
-    const char *sfx = helper_suffix(t);
+    const char *sfx = lower_helper_suffix(t);
     switch (op) {
     case RED_ADD:
     case RED_MUL:
         if (type_is_float(t)) return FMT("%s %s %s", acc, op == RED_ADD ? "+" : "*", v);
-        return FMT("cairn_%s_%s(%s, %s, %s)", op == RED_ADD ? "add" : "mul", sfx, acc, v, at(L, s));
+        return FMT("cairn_%s_%s(%s, %s, %s)", op == RED_ADD ? "add" : "mul", sfx, acc, v, lower_at(L, s));
     case RED_MIN: return FMT("cairn_min_%s(%s, %s)", sfx, acc, v);
     case RED_MAX: return FMT("cairn_max_%s(%s, %s)", sfx, acc, v);
-    case RED_BITAND: return FMT("(%s)(%s & %s)", c_scalar(t), acc, v);
-    case RED_BITOR: return FMT("(%s)(%s | %s)", c_scalar(t), acc, v);
-    default: return FMT("(%s)(%s ^ %s)", c_scalar(t), acc, v);
+    case RED_BITAND: return FMT("(%s)(%s & %s)", lower_c_scalar(t), acc, v);
+    case RED_BITOR: return FMT("(%s)(%s | %s)", lower_c_scalar(t), acc, v);
+    default: return FMT("(%s)(%s ^ %s)", lower_c_scalar(t), acc, v);
     }
 }
 
@@ -332,18 +332,18 @@ static const char *fold_in_order(Lower *L, Expr *e, const Type *it, const char *
                                  const char *hi, const Symbol *out) {
     const Type *t = e->u.reduce.body->type;
     ReduceOp op = e->u.reduce.op;
-    const char *acc = new_tmp(L);
-    emit(L, "%s %s = %s;", c_scalar(t), acc, identity(L, op, t));
-    const char *i = e->u.reduce.var_sym ? sym_c(L, e->u.reduce.var_sym) : new_tmp(L);
-    emit(L, "for (%s %s = %s; %s < %s; %s++) {", c_scalar(it), i, lo, i, hi, i);
+    const char *acc = lower_new_tmp(L);
+    lower_emit(L, "%s %s = %s;", lower_c_scalar(t), acc, identity(L, op, t));
+    const char *i = e->u.reduce.var_sym ? lower_sym_c(L, e->u.reduce.var_sym) : lower_new_tmp(L);
+    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(it), i, lo, i, hi, i);
     L->indent++;
     const char *v = lower_expr(L, e->u.reduce.body);
-    emit(L, "%s = %s;", acc, combine(L, op, t, acc, v, e->span));
+    lower_emit(L, "%s = %s;", acc, combine(L, op, t, acc, v, e->span));
     if (out)
-        emit(L, "%s[cairn_index_u((uint64_t)%s - (uint64_t)%s, %s, %s)] = %s;", sym_c(L, out), i,
-             lo, sym_len(L, out), at(L, e->u.reduce.into->span), acc);
+        lower_emit(L, "%s[cairn_index_u((uint64_t)%s - (uint64_t)%s, %s, %s)] = %s;", lower_sym_c(L, out), i,
+             lo, lower_sym_len(L, out), lower_at(L, e->u.reduce.into->span), acc);
     L->indent--;
-    emit(L, "}");
+    lower_emit(L, "}");
     if (type_is_float(t) && op == RED_ADD) numerics_sum(L, t, "ordered");
     if (type_is_float(t) && op == RED_MUL) numerics_product(L, t);
     return acc;
@@ -353,7 +353,7 @@ static const char *reduce_for(Lower *L, Expr *e, const Type *it, const char *lo,
                               const char *n) {
     const char *acc = fold_in_order(L, e, it, lo, hi, NULL);
     if (type_is_float(e->type) && e->u.reduce.op == RED_ADD)
-        emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, e->type->kind == TY_F32 ? "f" : "");
+        lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, e->type->kind == TY_F32 ? "f" : "");
     return acc;
 }
 
@@ -367,12 +367,12 @@ static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *l
     Lane ln;
     lane_head(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
               FMT("static inline __attribute__((always_inline)) %s lane%%d_term(void *cairn_ctx, size_t cairn_k) {\n",
-                  c_scalar(t)));
+                  lower_c_scalar(t)));
     lane_index(L, &ln);
     const char *v = lower_expr(L, e->u.reduce.body);
     lane_finish(L, &ln, FMT("return %s;", v));
     sb_printf(&L->lanes, "CAIRN_SUM%s_TERMS(lane%d, lane%d_term)\n\n", w, ln.id, ln.id);
-    const char *ctx = lane_context(L, &ln, lo, "");
+    const char *ctx = lower_lane_context(L, &ln, lo, "");
     numerics_sum(L, t, "exact");
     return FMT("(%s ? cairn_sum%s_pooled((size_t)%s, 0, lane%d, &%s) : 0.0%s)", n, w, n, ln.id,
                ctx, t->kind == TY_F32 ? "f" : "");
@@ -384,33 +384,33 @@ static const char *reduce_partials(Lower *L, Expr *e, const Type *it, const char
     const Type *t = e->type;
     ReduceOp op = e->u.reduce.op;
     bool wide = op == RED_ADD && type_is_int(t);  /* exact in 128 bits, checked at the end */
-    const char *acc_t = !wide ? c_scalar(t) : type_is_signed(t) ? "__int128" : "unsigned __int128";
+    const char *acc_t = !wide ? lower_c_scalar(t) : type_is_signed(t) ? "__int128" : "unsigned __int128";
     Lane ln;
-    lane_open(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it,
+    lower_lane_open(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it,
               FMT("    %s *cairn_parts;\n", acc_t), "unsigned cairn_worker");
     const char *v = lower_expr(L, e->u.reduce.body);
     const char *slot = "c->cairn_parts[cairn_worker]";
-    emit(L, "%s = %s;", slot, wide ? FMT("%s + (%s)%s", slot, acc_t, v) : combine(L, op, t, slot, v, e->span));
-    lane_close(L, &ln, NULL);
-    const char *width = new_tmp(L), *parts = new_tmp(L), *total = new_tmp(L);
-    emit(L, "const unsigned %s = cairn_pool_width();", width);
-    emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", acc_t, parts, acc_t, width, acc_t, at(L, e->span));
-    emit(L, "for (unsigned k = 0; k < %s; k++) %s[k] = %s;", width, parts, identity(L, op, t));
-    const char *ctx = lane_context(L, &ln, lo, FMT(", .cairn_parts = %s", parts));
-    emit(L, "if (%s) cairn_pool_run((size_t)%s, 0, lane%d, &%s);", n, n, ln.id, ctx);
-    emit(L, "%s %s = %s;", acc_t, total, identity(L, op, t));
+    lower_emit(L, "%s = %s;", slot, wide ? FMT("%s + (%s)%s", slot, acc_t, v) : combine(L, op, t, slot, v, e->span));
+    lower_lane_close(L, &ln, NULL);
+    const char *width = lower_new_tmp(L), *parts = lower_new_tmp(L), *total = lower_new_tmp(L);
+    lower_emit(L, "const unsigned %s = cairn_pool_width();", width);
+    lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", acc_t, parts, acc_t, width, acc_t, lower_at(L, e->span));
+    lower_emit(L, "for (unsigned k = 0; k < %s; k++) %s[k] = %s;", width, parts, identity(L, op, t));
+    const char *ctx = lower_lane_context(L, &ln, lo, FMT(", .cairn_parts = %s", parts));
+    lower_emit(L, "if (%s) cairn_pool_run((size_t)%s, 0, lane%d, &%s);", n, n, ln.id, ctx);
+    lower_emit(L, "%s %s = %s;", acc_t, total, identity(L, op, t));
     const char *part = FMT("%s[k]", parts);
-    emit(L, "for (unsigned k = 0; k < %s; k++) %s = %s;", width, total,
+    lower_emit(L, "for (unsigned k = 0; k < %s; k++) %s = %s;", width, total,
          wide ? FMT("%s + %s", total, part) : combine(L, op, t, total, part, e->span));
-    emit(L, "free(%s);", parts);
+    lower_emit(L, "free(%s);", parts);
     if (!wide) return total;
     if (type_is_signed(t))
-        emit(L, "if (%s < %s || %s > %s) cairn_trap_at(\"integer overflow\", %s);", total,
-             int_limit(t, false), total, int_limit(t, true), at(L, e->span));
+        lower_emit(L, "if (%s < %s || %s > %s) cairn_trap_at(\"integer overflow\", %s);", total,
+             int_limit(t, false), total, int_limit(t, true), lower_at(L, e->span));
     else
-        emit(L, "if (%s > %s) cairn_trap_at(\"integer overflow\", %s);", total, int_limit(t, true),
-             at(L, e->span));
-    return FMT("(%s)%s", c_scalar(t), total);
+        lower_emit(L, "if (%s > %s) cairn_trap_at(\"integer overflow\", %s);", total, int_limit(t, true),
+             lower_at(L, e->span));
+    return FMT("(%s)%s", lower_c_scalar(t), total);
 }
 
 /* scan OP MODE i in a..b yield e into out: out[i - a] = the prefix through i. Every
@@ -418,9 +418,9 @@ static const char *reduce_partials(Lower *L, Expr *e, const Type *it, const char
  * integer scan's prefixes are the same in any order (each one is an output, so each is
  * checked). */
 static void lower_scan(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
-    const Symbol *out = expr_sym(e->u.reduce.into);
-    if (!out || !is_view(out->type)) {
-        unsupported(L, e->span, "a scan into anything but a view by name");
+    const Symbol *out = lower_expr_sym(e->u.reduce.into);
+    if (!out || !lower_is_view(out->type)) {
+        lower_unsupported(L, e->span, "a scan into anything but a view by name");
         return;
     }
     fold_in_order(L, e, it, lo, hi, out);
@@ -437,14 +437,14 @@ const char *lower_reduce(Lower *L, Expr *e) {
         else lower_scan(L, e, it, lo, hi);
         return NULL;
     }
-    const char *n = index_count(L, lo, hi);
+    const char *n = lower_index_count(L, lo, hi);
     const char *r;
     if (e->u.reduce.mode == MODE_FOR) r = reduce_for(L, e, it, lo, hi, n);
     else if (e->u.reduce.on_device && (L->cuda || (type_is_float(e->type) && e->u.reduce.op == RED_ADD)))
         r = lower_device_reduce(L, e, it, lo, hi, n);
     else if (type_is_float(e->type) && e->u.reduce.op == RED_ADD) r = reduce_exact(L, e, it, lo, n);
     else r = reduce_partials(L, e, it, lo, n);
-    const char *name = new_tmp(L);
-    emit(L, "const %s %s = %s;", c_scalar(e->type), name, r);
+    const char *name = lower_new_tmp(L);
+    lower_emit(L, "const %s %s = %s;", lower_c_scalar(e->type), name, r);
     return name;
 }

@@ -54,22 +54,22 @@ void lower_cuda_prelude(strbuf *out, const Program *p) {
  * static __global__ void kernN(const struct laneN c PARAMS) { copies of the captures */
 static void kernel_open(Lower *L, Lane *k, const Block *body, const Expr *yield, const Symbol *var,
                         const Type *index_type, const char *extra_fields, const char *params) {
-    region_captures(body, yield, var, &k->captures);
+    lower_region_captures(body, yield, var, &k->captures);
     k->id = ++L->tmp;
     k->text = (strbuf){0};
     sb_printf(&L->shared_decls, "struct lane%d {\n", k->id);
     for (int i = 0; i < k->captures.len; i++) {
         const Symbol *s = k->captures.items[i];
-        if (is_scalar_ref(s->type))
-            unsupported(L, body ? body->span : yield->span, "a scalar reference (rw<T>) in a device region");
+        if (lower_is_scalar_ref(s->type))
+            lower_unsupported(L, body ? body->span : yield->span, "a scalar reference (rw<T>) in a device region");
         sb_puts(&L->shared_decls, "    ");
-        capture_decl(L, &L->shared_decls, s, NULL);
+        lower_capture_decl(L, &L->shared_decls, s, NULL);
         sb_puts(&L->shared_decls, "\n");
     }
-    sb_printf(&L->shared_decls, "    %s cairn_lo;\n%s};\n", c_scalar(index_type), extra_fields);
+    sb_printf(&L->shared_decls, "    %s cairn_lo;\n%s};\n", lower_c_scalar(index_type), extra_fields);
     sb_printf(&k->text, "static __global__ void kern%d(const struct lane%d c%s) {\n", k->id, k->id, params);
-    capture_copies(L, &k->text, &k->captures, "c.");
-    lane_enter(L, k);
+    lower_capture_copies(L, &k->text, &k->captures, "c.");
+    lower_lane_enter(L, k);
     L->in_device = true;
 }
 
@@ -77,7 +77,7 @@ static void kernel_open(Lower *L, Lane *k, const Block *body, const Expr *yield,
  * laneN *c PARAMS) { BODY }, declared in both files. */
 static void kernel_close(Lower *L, Lane *k, const char *params, const char *launch_body) {
     sb_puts(&k->text, "}\n\n");
-    lane_leave(L, k);
+    lower_lane_leave(L, k);
     L->in_device = false;
     L->modules |= LOWER_MODULE_DEVICE;
     sb_append(&L->dev, k->text.data, k->text.len);
@@ -89,28 +89,28 @@ static void kernel_close(Lower *L, Lane *k, const char *params, const char *laun
 
 /* The lane's index from the global thread number, past the grid's end: return. */
 static void lane_index(Lower *L, const Symbol *var, const Type *it) {
-    emit(L, "const uint64_t cairn_k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;");
-    emit(L, "if (cairn_k >= cairn_n) return;");
-    const char *i = var ? sym_c(L, var) : new_tmp(L);
-    emit(L, "const %s %s = (%s)((uint64_t)c.cairn_lo + cairn_k);", c_scalar(it), i, c_scalar(it));
-    emit(L, "(void)%s;", i);
+    lower_emit(L, "const uint64_t cairn_k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;");
+    lower_emit(L, "if (cairn_k >= cairn_n) return;");
+    const char *i = var ? lower_sym_c(L, var) : lower_new_tmp(L);
+    lower_emit(L, "const %s %s = (%s)((uint64_t)c.cairn_lo + cairn_k);", lower_c_scalar(it), i, lower_c_scalar(it));
+    lower_emit(L, "(void)%s;", i);
 }
 
 void lower_parallel_cuda(Lower *L, const Stmt *s) {
     L->has_device = true;
     const Binder *b = &s->u.parallel.b;
-    const Type *it = binder_type(b);
+    const Type *it = lower_binder_type(b);
     const char *lo = b->lo ? lower_expr(L, b->lo) : "0", *hi = lower_expr(L, b->count);
-    const char *n = index_count(L, lo, hi);
+    const char *n = lower_index_count(L, lo, hi);
     Lane k;
     kernel_open(L, &k, s->u.parallel.body, NULL, b->sym, it, "", ", uint64_t cairn_n");
     lane_index(L, b->sym, it);
     lower_block(L, s->u.parallel.body);
     kernel_close(L, &k, ", uint64_t cairn_n",
                  FMT("    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n);\n"
-                     "    cairn_device_wait(%s);\n", k.id, at(L, s->span), at(L, s->span)));
-    const char *ctx = lane_context(L, &k, lo, "");
-    emit(L, "if (%s) cairn_launch%d(&%s, %s);", n, k.id, ctx, n);
+                     "    cairn_device_wait(%s);\n", k.id, lower_at(L, s->span), lower_at(L, s->span)));
+    const char *ctx = lower_lane_context(L, &k, lo, "");
+    lower_emit(L, "if (%s) cairn_launch%d(&%s, %s);", n, k.id, ctx, n);
 }
 
 /* ---- cooperative regions ---- */
@@ -118,19 +118,19 @@ void lower_parallel_cuda(Lower *L, const Stmt *s) {
 /* The shared arrays' lengths and offsets, computed on the host before the launch: the
  * struct fields, their initialisers, and the total bytes. */
 static const char *shared_layout(Lower *L, const Block *body, strbuf *fields) {
-    const char *total = new_tmp(L);
-    emit(L, "uint64_t %s = 0;", total);
+    const char *total = lower_new_tmp(L);
+    lower_emit(L, "uint64_t %s = 0;", total);
     strbuf init = {0};
     for (int i = 0; i < body->nstmts; i++) {
         const Stmt *s = body->stmts[i];
         if (s->kind != STMT_SHARED) continue;
         int id = s->u.alloc.sym->id;
-        const char *n = lower_expr(L, s->u.alloc.count), *t = c_scalar(s->u.alloc.elem);
+        const char *n = lower_expr(L, s->u.alloc.count), *t = lower_c_scalar(s->u.alloc.elem);
         sb_printf(fields, "    uint64_t cairn_shn_%d, cairn_sho_%d;\n", id, id);
         sb_printf(&init, ", .cairn_shn_%d = %s, .cairn_sho_%d = %s", id, n, id, total);
-        emit(L, "if ((uint64_t)%s > (UINT64_C(1) << 32) / sizeof(%s)) cairn_trap_at(\"a shared array "
-                "larger than a block's shared memory\", %s);", n, t, at(L, s->span));
-        emit(L, "%s += ((uint64_t)%s * sizeof(%s) + 31) & ~(uint64_t)31;", total, n, t);
+        lower_emit(L, "if ((uint64_t)%s > (UINT64_C(1) << 32) / sizeof(%s)) cairn_trap_at(\"a shared array "
+                "larger than a block's shared memory\", %s);", n, t, lower_at(L, s->span));
+        lower_emit(L, "%s += ((uint64_t)%s * sizeof(%s) + 31) & ~(uint64_t)31;", total, n, t);
     }
     sb_printf(&init, ", .cairn_smem = %s", total);
     const char *text = arena_strdup(L->arena, init.data);
@@ -142,25 +142,25 @@ void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
     const Type *gt = b->grid_type, *tt = b->thread_type;
     const char *ng = b->nblocks, *nt = b->nthreads;
-    emit(L, "if (%s > 1024) cairn_trap_at(\"a block of more than 1024 threads\", %s);", nt,
-         at(L, th->count->span));
-    emit(L, "if (%s > 0x7fffffff) cairn_trap_at(\"more blocks than one device launch holds\", %s);",
-         ng, at(L, g->count->span));
+    lower_emit(L, "if (%s > 1024) cairn_trap_at(\"a block of more than 1024 threads\", %s);", nt,
+         lower_at(L, th->count->span));
+    lower_emit(L, "if (%s > 0x7fffffff) cairn_trap_at(\"more blocks than one device launch holds\", %s);",
+         ng, lower_at(L, g->count->span));
     strbuf fields = {0};
-    sb_printf(&fields, "    %s cairn_tlo;\n    uint64_t cairn_smem;\n", c_scalar(tt));
+    sb_printf(&fields, "    %s cairn_tlo;\n    uint64_t cairn_smem;\n", lower_c_scalar(tt));
     const char *init = shared_layout(L, s->u.blocks.body, &fields);
     Lane k;
     Stmt *self = (Stmt *)s;
     kernel_open(L, &k, &(Block){s->span, &self, 1}, NULL, g->sym, gt, fields.data, "");
     sb_free(&fields);
-    emit(L, "extern __shared__ __align__(32) unsigned char cairn_smem[];");
-    emit(L, "for (uint64_t k = threadIdx.x; k < c.cairn_smem / 16; k += blockDim.x)");
-    emit(L, "    ((uint4 *)cairn_smem)[k] = make_uint4(0, 0, 0, 0);");
-    emit(L, "__syncthreads();");
-    const char *gv = g->sym ? sym_c(L, g->sym) : new_tmp(L), *tv = th->sym ? sym_c(L, th->sym) : new_tmp(L);
-    emit(L, "const %s %s = (%s)((uint64_t)c.cairn_lo + blockIdx.x);", c_scalar(gt), gv, c_scalar(gt));
-    emit(L, "const %s %s = (%s)((uint64_t)c.cairn_tlo + threadIdx.x);", c_scalar(tt), tv, c_scalar(tt));
-    emit(L, "(void)%s; (void)%s;", gv, tv);
+    lower_emit(L, "extern __shared__ __align__(32) unsigned char cairn_smem[];");
+    lower_emit(L, "for (uint64_t k = threadIdx.x; k < c.cairn_smem / 16; k += blockDim.x)");
+    lower_emit(L, "    ((uint4 *)cairn_smem)[k] = make_uint4(0, 0, 0, 0);");
+    lower_emit(L, "__syncthreads();");
+    const char *gv = g->sym ? lower_sym_c(L, g->sym) : lower_new_tmp(L), *tv = th->sym ? lower_sym_c(L, th->sym) : lower_new_tmp(L);
+    lower_emit(L, "const %s %s = (%s)((uint64_t)c.cairn_lo + blockIdx.x);", lower_c_scalar(gt), gv, lower_c_scalar(gt));
+    lower_emit(L, "const %s %s = (%s)((uint64_t)c.cairn_tlo + threadIdx.x);", lower_c_scalar(tt), tv, lower_c_scalar(tt));
+    lower_emit(L, "(void)%s; (void)%s;", gv, tv);
     const Symbol *saved_thread = L->coop_thread;
     L->coop_thread = th->sym;
     lower_block(L, s->u.blocks.body);
@@ -170,23 +170,23 @@ void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b) {
         "        cudaFuncSetAttribute(kern%d, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->cairn_smem) != cudaSuccess)\n"
         "        cairn_trap_at(\"shared arrays larger than a block's shared memory\", %s);\n"
         "    kern%d<<<(unsigned)cairn_ng, (unsigned)cairn_nt, (size_t)c->cairn_smem>>>(*c);\n"
-        "    cairn_device_wait(%s);\n", k.id, at(L, s->span), k.id, at(L, s->span));
+        "    cairn_device_wait(%s);\n", k.id, lower_at(L, s->span), k.id, lower_at(L, s->span));
     kernel_close(L, &k, ", uint64_t cairn_ng, uint64_t cairn_nt", launch);
-    const char *ctx = lane_context(L, &k, b->grid_lo, FMT(", .cairn_tlo = %s%s", b->thread_lo, init));
-    emit(L, "if (%s != 0 && %s != 0) cairn_launch%d(&%s, %s, %s);", ng, nt, k.id, ctx, ng, nt);
+    const char *ctx = lower_lane_context(L, &k, b->grid_lo, FMT(", .cairn_tlo = %s%s", b->thread_lo, init));
+    lower_emit(L, "if (%s != 0 && %s != 0) cairn_launch%d(&%s, %s, %s);", ng, nt, k.id, ctx, ng, nt);
 }
 
 /* shared and barrier inside a kernel (lower_c.c's lower_stmt sends them here). */
 void lower_coop_stmt_cuda(Lower *L, const Stmt *s) {
     if (s->kind == STMT_BARRIER) {
-        emit(L, "__syncthreads();");
+        lower_emit(L, "__syncthreads();");
         return;
     }
     const Symbol *sym = s->u.alloc.sym;
-    const char *t = c_scalar(s->u.alloc.elem);
-    emit(L, "%s *%s = (%s *)(cairn_smem + c.cairn_sho_%d);", t, sym_c(L, sym), t, sym->id);
-    emit(L, "const uint64_t %s = c.cairn_shn_%d;", sym_len(L, sym), sym->id);
-    emit(L, "(void)%s; (void)%s;", sym_c(L, sym), sym_len(L, sym));
+    const char *t = lower_c_scalar(s->u.alloc.elem);
+    lower_emit(L, "%s *%s = (%s *)(cairn_smem + c.cairn_sho_%d);", t, lower_sym_c(L, sym), t, sym->id);
+    lower_emit(L, "const uint64_t %s = c.cairn_shn_%d;", lower_sym_len(L, sym), sym->id);
+    lower_emit(L, "(void)%s; (void)%s;", lower_sym_c(L, sym), lower_sym_len(L, sym));
 }
 
 /* ---- warp operations ---- */
@@ -195,32 +195,32 @@ const char *lower_warp_op_cuda(Lower *L, Expr *e) {
     const char *lane = "(threadIdx.x & 31u)";
     if (e->kind == EXPR_CALL) {
         const char *x = lower_expr(L, e->u.call.args[0]), *a = lower_expr(L, e->u.call.args[1]);
-        const char *r = new_tmp(L);
+        const char *r = lower_new_tmp(L);
         if (e->u.call.builtin == BI_SHUFFLE_XOR)
-            emit(L, "const %s %s = cairn_shfl_xor(%s, (unsigned)((uint64_t)%s & 31u));", c_scalar(e->type), r, x, a);
+            lower_emit(L, "const %s %s = cairn_shfl_xor(%s, (unsigned)((uint64_t)%s & 31u));", lower_c_scalar(e->type), r, x, a);
         else
-            emit(L, "const %s %s = cairn_shfl_idx(%s, %s);", c_scalar(e->type), r, x,
-                 shuffle_source(L, e, lane, a));
+            lower_emit(L, "const %s %s = cairn_shfl_idx(%s, %s);", lower_c_scalar(e->type), r, x,
+                 lower_shuffle_source(L, e, lane, a));
         return r;
     }
     if (e->u.reduce.scan) {
-        const char *x = new_tmp(L);
-        emit(L, "const %s %s = %s;", c_scalar(e->u.reduce.body->type), x, lower_expr(L, e->u.reduce.body));
-        warp_scan_store(L, e, lane, FMT("cairn_shfl_idx(%s, j)", x));
+        const char *x = lower_new_tmp(L);
+        lower_emit(L, "const %s %s = %s;", lower_c_scalar(e->u.reduce.body->type), x, lower_expr(L, e->u.reduce.body));
+        lower_warp_scan_store(L, e, lane, FMT("cairn_shfl_idx(%s, j)", x));
         return NULL;
     }
     numerics_warp(L, e->u.reduce.op, e->type);
-    const char *w = warp_acc_type(e->u.reduce.op, e->type);
-    const char *r = new_tmp(L), *other = new_tmp(L);
-    emit(L, "%s %s = (%s)%s;", w, r, w, lower_expr(L, e->u.reduce.body));
-    emit(L, "for (unsigned o = 16; o; o >>= 1) {");
+    const char *w = lower_warp_acc_type(e->u.reduce.op, e->type);
+    const char *r = lower_new_tmp(L), *other = lower_new_tmp(L);
+    lower_emit(L, "%s %s = (%s)%s;", w, r, w, lower_expr(L, e->u.reduce.body));
+    lower_emit(L, "for (unsigned o = 16; o; o >>= 1) {");
     L->indent++;
-    emit(L, "const %s %s = cairn_shfl_xor(%s, o);", w, other, r);
-    emit(L, "%s = (%s & o) ? %s : %s;", r, lane, warp_step(L, e, other, r), warp_step(L, e, r, other));
+    lower_emit(L, "const %s %s = cairn_shfl_xor(%s, o);", w, other, r);
+    lower_emit(L, "%s = (%s & o) ? %s : %s;", r, lane, lower_warp_step(L, e, other, r), lower_warp_step(L, e, r, other));
     L->indent--;
-    emit(L, "}");
-    const char *total = warp_total(L, e, r), *name = new_tmp(L);
-    emit(L, "const %s %s = %s;", c_scalar(e->type), name, total);
+    lower_emit(L, "}");
+    const char *total = lower_warp_total(L, e, r), *name = lower_new_tmp(L);
+    lower_emit(L, "const %s %s = %s;", lower_c_scalar(e->type), name, total);
     return name;
 }
 
@@ -229,24 +229,24 @@ const char *lower_warp_op_cuda(Lower *L, Expr *e) {
 /* The lanes evaluate a device reduce's or scan's yields into device memory, copied
  * back into a host array of n elements; returns its name (the caller frees it). */
 static const char *device_yields(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
-    const char *ct = c_scalar(e->u.reduce.body->type);
+    const char *ct = lower_c_scalar(e->u.reduce.body->type);
     Lane k;
     const char *params = FMT(", uint64_t cairn_n, %s *cairn_out", ct);
     kernel_open(L, &k, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "", params);
     lane_index(L, e->u.reduce.var_sym, it);
-    emit(L, "cairn_out[cairn_k] = %s;", lower_expr(L, e->u.reduce.body));
+    lower_emit(L, "cairn_out[cairn_k] = %s;", lower_expr(L, e->u.reduce.body));
     const char *launch = FMT(
         "    %s *d = (%s *)cairn_device_zeroed(cairn_n, sizeof(%s), CAIRN_PLACE_DEVICE, %s);\n"
         "    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n, d);\n"
         "    cairn_device_wait(%s);\n"
         "    cairn_copy(cairn_out, cairn_n, d, cairn_n, sizeof(%s), %s);\n"
         "    cairn_device_free(d, CAIRN_PLACE_DEVICE);\n",
-        ct, ct, ct, at(L, e->span), k.id, at(L, e->span), at(L, e->span), ct, at(L, e->span));
+        ct, ct, ct, lower_at(L, e->span), k.id, lower_at(L, e->span), lower_at(L, e->span), ct, lower_at(L, e->span));
     kernel_close(L, &k, params, launch);
-    const char *ctx = lane_context(L, &k, lo, "");
-    const char *yields = new_tmp(L);
-    emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", ct, yields, ct, n, ct, at(L, e->span));
-    emit(L, "if (%s) cairn_launch%d(&%s, %s, %s);", n, k.id, ctx, n, yields);
+    const char *ctx = lower_lane_context(L, &k, lo, "");
+    const char *yields = lower_new_tmp(L);
+    lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", ct, yields, ct, n, ct, lower_at(L, e->span));
+    lower_emit(L, "if (%s) cairn_launch%d(&%s, %s, %s);", n, k.id, ctx, n, yields);
     return yields;
 }
 
@@ -259,37 +259,37 @@ const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const ch
     const char *yields = device_yields(L, e, it, lo, n);
     /* a checked + over any number of terms: 128 bits hold 2^64 of them */
     const char *w = type_is_int(t) && e->u.reduce.op == RED_ADD
-                        ? (type_is_signed(t) ? "__int128" : "unsigned __int128") : c_scalar(t);
-    const char *acc = new_tmp(L);
-    emit(L, "%s %s = %s;", w, acc, fsum ? (t->kind == TY_F32 ? "-0.0f" : "-0.0") : lower_identity(L, e->u.reduce.op, t));
-    emit(L, "for (uint64_t k = 0; k < %s; k++) %s = %s;", n, acc,
-         warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
-    emit(L, "free(%s);", yields);
-    if (fsum) emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, t->kind == TY_F32 ? "f" : "");
-    return warp_total(L, e, acc);
+                        ? (type_is_signed(t) ? "__int128" : "unsigned __int128") : lower_c_scalar(t);
+    const char *acc = lower_new_tmp(L);
+    lower_emit(L, "%s %s = %s;", w, acc, fsum ? (t->kind == TY_F32 ? "-0.0f" : "-0.0") : lower_identity(L, e->u.reduce.op, t));
+    lower_emit(L, "for (uint64_t k = 0; k < %s; k++) %s = %s;", n, acc,
+         lower_warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
+    lower_emit(L, "free(%s);", yields);
+    if (fsum) lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, t->kind == TY_F32 ? "f" : "");
+    return lower_warp_total(L, e, acc);
 }
 
 /* scan OP parallel over device views (integers: E-SCAN-ORDER refuses floats): the
  * yields from the lanes, the prefixes on the host in index order, each checked, then
  * copied into `into` wherever it lives. */
 void lower_device_scan_cuda(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
-    const Symbol *out = expr_sym(e->u.reduce.into);
-    if (!out || !is_view(out->type)) {
-        unsupported(L, e->span, "a scan into anything but a view by name");
+    const Symbol *out = lower_expr_sym(e->u.reduce.into);
+    if (!out || !lower_is_view(out->type)) {
+        lower_unsupported(L, e->span, "a scan into anything but a view by name");
         return;
     }
     L->has_device = true;
-    const char *n = index_count(L, lo, hi), *ct = c_scalar(e->u.reduce.body->type);
+    const char *n = lower_index_count(L, lo, hi), *ct = lower_c_scalar(e->u.reduce.body->type);
     const char *yields = device_yields(L, e, it, lo, n);
-    const char *acc = new_tmp(L), *w = warp_acc_type(e->u.reduce.op, e->u.reduce.body->type);
-    emit(L, "%s %s = %s;", w, acc, lower_identity(L, e->u.reduce.op, e->u.reduce.body->type));
-    emit(L, "for (uint64_t k = 0; k < %s; k++) {", n);
+    const char *acc = lower_new_tmp(L), *w = lower_warp_acc_type(e->u.reduce.op, e->u.reduce.body->type);
+    lower_emit(L, "%s %s = %s;", w, acc, lower_identity(L, e->u.reduce.op, e->u.reduce.body->type));
+    lower_emit(L, "for (uint64_t k = 0; k < %s; k++) {", n);
     L->indent++;
-    emit(L, "%s = %s;", acc, warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
-    emit(L, "%s[k] = %s;", yields, warp_total(L, e, acc));  /* each prefix checked */
+    lower_emit(L, "%s = %s;", acc, lower_warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
+    lower_emit(L, "%s[k] = %s;", yields, lower_warp_total(L, e, acc));  /* each prefix checked */
     L->indent--;
-    emit(L, "}");
-    emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", sym_c(L, out), sym_len(L, out), yields, n, ct,
-         at(L, e->u.reduce.into->span));
-    emit(L, "free(%s);", yields);
+    lower_emit(L, "}");
+    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, out), lower_sym_len(L, out), yields, n, ct,
+         lower_at(L, e->u.reduce.into->span));
+    lower_emit(L, "free(%s);", yields);
 }

@@ -22,7 +22,7 @@
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 
-bool is_warp_op(const Expr *e) {
+bool lower_is_warp_op(const Expr *e) {
     if (e->kind == EXPR_REDUCE) return e->u.reduce.mode == MODE_WARP;
     return e->kind == EXPR_CALL &&
            (e->u.call.builtin == BI_SHUFFLE || e->u.call.builtin == BI_SHUFFLE_XOR);
@@ -35,7 +35,7 @@ typedef struct WarpFind {
 
 static void note_warp(Expr *e, void *ctx) {
     WarpFind *f = ctx;
-    if (!is_warp_op(e)) return;
+    if (!lower_is_warp_op(e)) return;
     if (f->len < f->max) f->out[f->len] = e;
     f->len++;
 }
@@ -44,7 +44,7 @@ static void find_in(const Expr *e, WarpFind *f) {
     if (e) ast_visit_expr((Expr *)e, note_warp, f);
 }
 
-int warp_ops_of(const Stmt *s, const Expr **out, int max) {
+int lower_warp_ops_of(const Stmt *s, const Expr **out, int max) {
     WarpFind f = {out, max, 0};
     switch (s->kind) {
     case STMT_LET: find_in(s->u.let.init, &f); break;
@@ -66,15 +66,15 @@ int warp_ops_of(const Stmt *s, const Expr **out, int max) {
 
 static bool block_syncs(const Block *b) {
     for (int i = 0; i < b->nstmts; i++)
-        if (stmt_syncs(b->stmts[i])) return true;
+        if (lower_stmt_syncs(b->stmts[i])) return true;
     return false;
 }
 
-bool stmt_syncs(const Stmt *s) {
+bool lower_stmt_syncs(const Stmt *s) {
     const Expr *none[1];
-    if (s->kind == STMT_BARRIER || warp_ops_of(s, none, 0) > 0) return true;
+    if (s->kind == STMT_BARRIER || lower_warp_ops_of(s, none, 0) > 0) return true;
     switch (s->kind) {
-    case STMT_IF: return block_syncs(s->u.if_.then) || (s->u.if_.els && stmt_syncs(s->u.if_.els));
+    case STMT_IF: return block_syncs(s->u.if_.then) || (s->u.if_.els && lower_stmt_syncs(s->u.if_.els));
     case STMT_FOR: return block_syncs(s->u.for_.body);
     case STMT_BLOCK: return block_syncs(s->u.block);
     default: return false;
@@ -90,35 +90,35 @@ static bool wide_add(const Expr *e) {
     return e->kind == EXPR_REDUCE && e->u.reduce.op == RED_ADD && type_is_int(combined_type(e));
 }
 
-const char *warp_acc_type(ReduceOp op, const Type *t) {
-    if (op != RED_ADD || !type_is_int(t)) return c_scalar(t);
+const char *lower_warp_acc_type(ReduceOp op, const Type *t) {
+    if (op != RED_ADD || !type_is_int(t)) return lower_c_scalar(t);
     if (type_bits(t) <= 32) return type_is_signed(t) ? "int64_t" : "uint64_t";
     return type_is_signed(t) ? "__int128" : "unsigned __int128";
 }
 
-const char *warp_step(Lower *L, const Expr *e, const char *lo, const char *hi) {
+const char *lower_warp_step(Lower *L, const Expr *e, const char *lo, const char *hi) {
     if (wide_add(e)) return FMT("%s + %s", lo, hi);
     return lower_combine(L, e->u.reduce.op, combined_type(e), lo, hi, e->span);
 }
 
-const char *warp_total(Lower *L, const Expr *e, const char *acc) {
+const char *lower_warp_total(Lower *L, const Expr *e, const char *acc) {
     if (!wide_add(e)) return acc;
-    const char *t = c_scalar(combined_type(e)), *w = warp_acc_type(RED_ADD, combined_type(e));
-    emit(L, "if ((%s)(%s)%s != %s) cairn_trap_at(\"integer overflow\", %s);", w, t, acc, acc,
-         at(L, e->span));
+    const char *t = lower_c_scalar(combined_type(e)), *w = lower_warp_acc_type(RED_ADD, combined_type(e));
+    lower_emit(L, "if ((%s)(%s)%s != %s) cairn_trap_at(\"integer overflow\", %s);", w, t, acc, acc,
+         lower_at(L, e->span));
     return FMT("(%s)%s", t, acc);
 }
 
 /* The lane a shuffle reads, from this lane's `lane` and its argument (both sides). */
-const char *shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg) {
+const char *lower_shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg) {
     if (e->u.call.builtin == BI_SHUFFLE) return FMT("(unsigned)((uint64_t)%s & 31u)", arg);
     return FMT("(unsigned)((%s ^ (uint64_t)%s) & 31u)", lane, arg);
 }
 
-const Type *binder_type(const Binder *b) { return b->sym ? b->sym->type : b->count->type; }
+const Type *lower_binder_type(const Binder *b) { return b->sym ? b->sym->type : b->count->type; }
 
 static void has_warp(Expr *e, void *ctx) {
-    if (is_warp_op(e)) *(bool *)ctx = true;
+    if (lower_is_warp_op(e)) *(bool *)ctx = true;
 }
 
 static bool block_has_warp_ops(const Block *b) {
@@ -132,13 +132,13 @@ static bool block_has_warp_ops(const Block *b) {
 void lower_blocks(Lower *L, const Stmt *s) {
     L->has_device = true;
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
-    BlocksBounds b = {binder_type(g), binder_type(th), g->lo ? lower_expr(L, g->lo) : "0",
+    BlocksBounds b = {lower_binder_type(g), lower_binder_type(th), g->lo ? lower_expr(L, g->lo) : "0",
                       th->lo ? lower_expr(L, th->lo) : "0", NULL, NULL};
-    b.nblocks = index_count(L, b.grid_lo, lower_expr(L, g->count));
-    b.nthreads = index_count(L, b.thread_lo, lower_expr(L, th->count));
+    b.nblocks = lower_index_count(L, b.grid_lo, lower_expr(L, g->count));
+    b.nthreads = lower_index_count(L, b.thread_lo, lower_expr(L, th->count));
     if (block_has_warp_ops(s->u.blocks.body))
-        emit(L, "if (%s %% 32 != 0) cairn_trap_at(\"a warp operation needs whole warps: give the "
-                "block a multiple of 32 threads\", %s);", b.nthreads, at(L, th->count->span));
+        lower_emit(L, "if (%s %% 32 != 0) cairn_trap_at(\"a warp operation needs whole warps: give the "
+                "block a multiple of 32 threads\", %s);", b.nthreads, lower_at(L, th->count->span));
     if (L->cuda) lower_blocks_cuda(L, s, &b);
     else lower_blocks_emulated(L, s, &b);
 }
@@ -149,46 +149,46 @@ void lower_blocks(Lower *L, const Stmt *s) {
  * arrays are 16-byte aligned: cudaMalloc'd, or a shared array at a 16-byte offset); the
  * host makes K plain accesses, which move the same bytes. */
 void lower_wide(Lower *L, Expr *e) {
-    const Symbol *dst = expr_sym(e->u.call.args[0]), *src = expr_sym(e->u.call.args[1]);
-    if (!dst || !src || !is_view(dst->type) || !is_view(src->type)) {
-        unsupported(L, e->span, "a wide access to anything but arrays by name");
+    const Symbol *dst = lower_expr_sym(e->u.call.args[0]), *src = lower_expr_sym(e->u.call.args[1]);
+    if (!dst || !src || !lower_is_view(dst->type) || !lower_is_view(src->type)) {
+        lower_unsupported(L, e->span, "a wide access to anything but arrays by name");
         return;
     }
     const char *i = lower_expr(L, e->u.call.args[2]);
     int k = 16 / (type_bits(dst->type->u.view.elem) / 8);
-    const char *where = at(L, e->span), *d = sym_c(L, dst), *s = sym_c(L, src);
-    emit(L, "if (%s %% %d != 0) cairn_trap_at(\"a wide access at an offset that is not a multiple "
+    const char *where = lower_at(L, e->span), *d = lower_sym_c(L, dst), *s = lower_sym_c(L, src);
+    lower_emit(L, "if (%s %% %d != 0) cairn_trap_at(\"a wide access at an offset that is not a multiple "
             "of %d\", %s);", i, k, k, where);
-    emit(L, "if (%s > %s || %s - %s < %d || %s > %s || %s - %s < %d) cairn_trap_at(\"index out of "
-            "bounds\", %s);", i, sym_len(L, dst), sym_len(L, dst), i, k, i, sym_len(L, src),
-         sym_len(L, src), i, k, where);
+    lower_emit(L, "if (%s > %s || %s - %s < %d || %s > %s || %s - %s < %d) cairn_trap_at(\"index out of "
+            "bounds\", %s);", i, lower_sym_len(L, dst), lower_sym_len(L, dst), i, k, i, lower_sym_len(L, src),
+         lower_sym_len(L, src), i, k, where);
     if (L->cuda && L->in_device)
-        emit(L, "*(uint4 *)&%s[%s] = *(const uint4 *)&%s[%s];", d, i, s, i);
+        lower_emit(L, "*(uint4 *)&%s[%s] = *(const uint4 *)&%s[%s];", d, i, s, i);
     else
-        emit(L, "for (unsigned k = 0; k < %d; k++) %s[%s + k] = %s[%s + k];", k, d, i, s, i);
+        lower_emit(L, "for (unsigned k = 0; k < %d; k++) %s[%s + k] = %s[%s + k];", k, d, i, s, i);
 }
 
 /* scan OP warp: lane l's prefix combines lanes 0..l in that order on both sides (every
  * operator allowed is an integer one: E-SCAN-ORDER refuses floats), a checked + in the
  * wide type with each prefix checked, so both sides trap alike. */
-void warp_scan_store(Lower *L, const Expr *e, const char *lane, const char *lane_j) {
+void lower_warp_scan_store(Lower *L, const Expr *e, const char *lane, const char *lane_j) {
     const Type *t = combined_type(e);
-    const char *w = warp_acc_type(e->u.reduce.op, t), *acc = new_tmp(L);
-    emit(L, "%s %s = %s;", w, acc, lower_identity(L, e->u.reduce.op, t));
-    emit(L, "for (unsigned j = 0; j < 32; j++) {");
+    const char *w = lower_warp_acc_type(e->u.reduce.op, t), *acc = lower_new_tmp(L);
+    lower_emit(L, "%s %s = %s;", w, acc, lower_identity(L, e->u.reduce.op, t));
+    lower_emit(L, "for (unsigned j = 0; j < 32; j++) {");
     L->indent++;
-    const char *v = new_tmp(L);
-    emit(L, "const %s %s = (%s)%s;", w, v, w, lane_j);
-    emit(L, "if (j <= %s) %s = %s;", lane, acc, warp_step(L, e, acc, v));
+    const char *v = lower_new_tmp(L);
+    lower_emit(L, "const %s %s = (%s)%s;", w, v, w, lane_j);
+    lower_emit(L, "if (j <= %s) %s = %s;", lane, acc, lower_warp_step(L, e, acc, v));
     L->indent--;
-    emit(L, "}");
-    const char *total = warp_total(L, e, acc);
-    const Symbol *out = expr_sym(e->u.reduce.into);
+    lower_emit(L, "}");
+    const char *total = lower_warp_total(L, e, acc);
+    const Symbol *out = lower_expr_sym(e->u.reduce.into);
     const Symbol *thread = L->coop_thread;
-    if (!out || !is_view(out->type) || !thread) {
-        unsupported(L, e->span, "a warp scan into anything but a view by name");
+    if (!out || !lower_is_view(out->type) || !thread) {
+        lower_unsupported(L, e->span, "a warp scan into anything but a view by name");
         return;
     }
-    emit(L, "%s[cairn_index_u((uint64_t)%s, %s, %s)] = %s;", sym_c(L, out), sym_c(L, thread), sym_len(L, out),
-         at(L, e->u.reduce.into->span), total);
+    lower_emit(L, "%s[cairn_index_u((uint64_t)%s, %s, %s)] = %s;", lower_sym_c(L, out), lower_sym_c(L, thread), lower_sym_len(L, out),
+         lower_at(L, e->u.reduce.into->span), total);
 }

@@ -43,9 +43,9 @@ typedef struct Emu {
 /* T *name = zeroed(count): a per-block array, freed at the block's end. */
 static void block_array(Lower *L, Emu *emu, const char *type, const char *name, const char *count,
                         Span s) {
-    emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", type, name, type, count, type, at(L, s));
+    lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", type, name, type, count, type, lower_at(L, s));
     if (emu->nfrees < EMU_MAX_FREES) emu->frees[emu->nfrees++] = name;
-    else unsupported(L, s, "this many per-thread values in one region");
+    else lower_unsupported(L, s, "this many per-thread values in one region");
 }
 
 /* Registers the lets that live where phases are cut as per-thread, and declares them. */
@@ -55,14 +55,14 @@ static void thread_lets_stmt(Lower *L, Emu *emu, const Stmt *s) {
     if (s->kind == STMT_LET) {
         const Symbol *sym = s->u.let.sym;
         if (L->nthread_syms == LOWER_MAX_LIVE) {
-            unsupported(L, s->span, "this many locals in one cooperative region");
+            lower_unsupported(L, s->span, "this many locals in one cooperative region");
             return;
         }
         L->thread_syms[L->nthread_syms++] = sym;
-        block_array(L, emu, c_scalar(sym->type), thread_array(L, sym), "cairn_nt", s->span);
+        block_array(L, emu, lower_c_scalar(sym->type), lower_thread_array(L, sym), "cairn_nt", s->span);
         return;
     }
-    if (!stmt_syncs(s)) return;
+    if (!lower_stmt_syncs(s)) return;
     if (s->kind == STMT_FOR) thread_lets(L, emu, s->u.for_.body);
     if (s->kind == STMT_BLOCK) thread_lets(L, emu, s->u.block);
     if (s->kind == STMT_IF) {
@@ -77,18 +77,18 @@ static void thread_lets(Lower *L, Emu *emu, const Block *b) {
 
 /* A phase: for every thread of the block, `stmts` (or one expression store, `store`). */
 static void phase_open(Lower *L, Emu *emu) {
-    emit(L, "for (cairn_t = 0; cairn_t < cairn_nt; cairn_t++) {");
+    lower_emit(L, "for (cairn_t = 0; cairn_t < cairn_nt; cairn_t++) {");
     L->indent++;
-    const char *t = emu->thread_var ? sym_c(L, emu->thread_var) : new_tmp(L);
-    const char *tt = c_scalar(emu->thread_type);
-    emit(L, "const %s %s = (%s)((uint64_t)c->cairn_tlo + cairn_t);", tt, t, tt);
-    emit(L, "(void)%s;", t);
+    const char *t = emu->thread_var ? lower_sym_c(L, emu->thread_var) : lower_new_tmp(L);
+    const char *tt = lower_c_scalar(emu->thread_type);
+    lower_emit(L, "const %s %s = (%s)((uint64_t)c->cairn_tlo + cairn_t);", tt, t, tt);
+    lower_emit(L, "(void)%s;", t);
 }
 
 static void phase_close(Lower *L) {
     L->indent--;
-    emit(L, "}");
-    emit(L, "cairn_t = 0;");
+    lower_emit(L, "}");
+    lower_emit(L, "cairn_t = 0;");
 }
 
 static void flush_phase(Lower *L, Emu *emu, const Stmt **pending, int *np) {
@@ -101,37 +101,37 @@ static void flush_phase(Lower *L, Emu *emu, const Stmt **pending, int *np) {
 
 /* The block combines each warp's operands with the fixed butterfly into `out`. */
 static void butterfly(Lower *L, const Expr *e, const char *in, const char *out) {
-    const char *w = warp_acc_type(e->u.reduce.op, e->type);
-    emit(L, "for (uint64_t cairn_w = 0; cairn_w < cairn_nt; cairn_w += 32) {");
+    const char *w = lower_warp_acc_type(e->u.reduce.op, e->type);
+    lower_emit(L, "for (uint64_t cairn_w = 0; cairn_w < cairn_nt; cairn_w += 32) {");
     L->indent++;
-    emit(L, "%s cairn_r[32], cairn_s[32];", w);
-    emit(L, "for (unsigned l = 0; l < 32; l++) cairn_r[l] = (%s)%s[cairn_w + l];", w, in);
-    emit(L, "for (unsigned o = 16; o; o >>= 1) {");
+    lower_emit(L, "%s cairn_r[32], cairn_s[32];", w);
+    lower_emit(L, "for (unsigned l = 0; l < 32; l++) cairn_r[l] = (%s)%s[cairn_w + l];", w, in);
+    lower_emit(L, "for (unsigned o = 16; o; o >>= 1) {");
     L->indent++;
-    emit(L, "for (unsigned l = 0; l < 32; l++) cairn_s[l] = %s;",
-         warp_step(L, e, "cairn_r[l & ~o]", "cairn_r[l | o]"));
-    emit(L, "memcpy(cairn_r, cairn_s, sizeof cairn_r);");
+    lower_emit(L, "for (unsigned l = 0; l < 32; l++) cairn_s[l] = %s;",
+         lower_warp_step(L, e, "cairn_r[l & ~o]", "cairn_r[l | o]"));
+    lower_emit(L, "memcpy(cairn_r, cairn_s, sizeof cairn_r);");
     L->indent--;
-    emit(L, "}");
-    emit(L, "for (unsigned l = 0; l < 32; l++) {");
+    lower_emit(L, "}");
+    lower_emit(L, "for (unsigned l = 0; l < 32; l++) {");
     L->indent++;
-    const char *total = warp_total(L, e, "cairn_r[l]");
-    emit(L, "%s[cairn_w + l] = %s;", out, total);
+    const char *total = lower_warp_total(L, e, "cairn_r[l]");
+    lower_emit(L, "%s[cairn_w + l] = %s;", out, total);
     L->indent--;
-    emit(L, "}");
+    lower_emit(L, "}");
     L->indent--;
-    emit(L, "}");
+    lower_emit(L, "}");
 }
 
 /* A warp operation's phases: operands stored per thread, then combined or moved. */
 static void emulate_warp_op(Lower *L, Emu *emu, const Expr *e) {
     if (L->nwarp == LOWER_MAX_WARP_OPS) {
-        unsupported(L, e->span, "this many warp operations in one region");
+        lower_unsupported(L, e->span, "this many warp operations in one region");
         return;
     }
     int id = ++L->tmp;
     bool scan = e->kind == EXPR_REDUCE && e->u.reduce.scan;   /* a scan's own type is void */
-    const char *t = c_scalar(scan ? e->u.reduce.body->type : e->type);
+    const char *t = lower_c_scalar(scan ? e->u.reduce.body->type : e->type);
     const char *in = FMT("cairn_w%d_in", id), *out = FMT("cairn_w%d", id), *arg = NULL;
     bool shuffle = e->kind == EXPR_CALL;
     block_array(L, emu, t, in, "cairn_nt", e->span);
@@ -140,14 +140,14 @@ static void emulate_warp_op(Lower *L, Emu *emu, const Expr *e) {
     phase_open(L, emu);
     Expr *operand = shuffle ? e->u.call.args[0] : e->u.reduce.body;
     const char *v = lower_expr(L, operand);
-    emit(L, "%s[cairn_t] = %s;", in, v);
-    if (shuffle) emit(L, "%s[cairn_t] = (uint64_t)%s;", arg, lower_expr(L, e->u.call.args[1]));
+    lower_emit(L, "%s[cairn_t] = %s;", in, v);
+    if (shuffle) lower_emit(L, "%s[cairn_t] = (uint64_t)%s;", arg, lower_expr(L, e->u.call.args[1]));
     phase_close(L);
     if (shuffle) {
-        const char *src = shuffle_source(L, e, "(cairn_t & 31u)", FMT("%s[cairn_t]", arg));
-        emit(L, "for (cairn_t = 0; cairn_t < cairn_nt; cairn_t++) %s[cairn_t] = %s[(cairn_t & ~(uint64_t)31) + %s];",
+        const char *src = lower_shuffle_source(L, e, "(cairn_t & 31u)", FMT("%s[cairn_t]", arg));
+        lower_emit(L, "for (cairn_t = 0; cairn_t < cairn_nt; cairn_t++) %s[cairn_t] = %s[(cairn_t & ~(uint64_t)31) + %s];",
              out, in, src);
-        emit(L, "cairn_t = 0;");
+        lower_emit(L, "cairn_t = 0;");
     } else if (scan) {  /* each thread reads its warp's operands itself */
         L->warp[L->nwarp++] = (WarpSlot){e, in};
         return;
@@ -165,9 +165,9 @@ static void emit_phases(Lower *L, Emu *emu, const Block *b, bool top);
  * and then joins the next phase. Returns true when `s` itself still has to run. */
 static bool boundary(Lower *L, Emu *emu, const Stmt *s) {
     const Expr *ops[LOWER_MAX_WARP_OPS];
-    int nops = warp_ops_of(s, ops, LOWER_MAX_WARP_OPS);
+    int nops = lower_warp_ops_of(s, ops, LOWER_MAX_WARP_OPS);
     if (nops > 0 && (s->kind == STMT_FOR || s->kind == STMT_IF)) {
-        unsupported(L, s->span, "a warp operation in a loop bound or a condition");
+        lower_unsupported(L, s->span, "a warp operation in a loop bound or a condition");
         return false;
     }
     if (nops > 0) {
@@ -179,48 +179,48 @@ static bool boundary(Lower *L, Emu *emu, const Stmt *s) {
     case STMT_BLOCK: emit_phases(L, emu, s->u.block, false); return false;
     case STMT_FOR: {
         const Binder *fb = &s->u.for_.b;
-        const Type *ft = binder_type(fb);
+        const Type *ft = lower_binder_type(fb);
         const char *lo = fb->lo ? lower_expr(L, fb->lo) : "0", *hi = lower_expr(L, fb->count);
-        const char *i = fb->sym ? sym_c(L, fb->sym) : new_tmp(L);
-        emit(L, "for (%s %s = %s; %s < %s; %s++) {", c_scalar(ft), i, lo, i, hi, i);
+        const char *i = fb->sym ? lower_sym_c(L, fb->sym) : lower_new_tmp(L);
+        lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(ft), i, lo, i, hi, i);
         L->indent++;
         emit_phases(L, emu, s->u.for_.body, false);
         L->indent--;
-        emit(L, "}");
+        lower_emit(L, "}");
         return false;
     }
     case STMT_IF: {
-        emit(L, "if (%s) {", lower_expr(L, s->u.if_.cond));
+        lower_emit(L, "if (%s) {", lower_expr(L, s->u.if_.cond));
         L->indent++;
         emit_phases(L, emu, s->u.if_.then, false);
         L->indent--;
         const Stmt *els = s->u.if_.els;
         if (els) {
-            emit(L, "} else {");
+            lower_emit(L, "} else {");
             L->indent++;
             if (els->kind == STMT_BLOCK) emit_phases(L, emu, els->u.block, false);
             else emit_phases(L, emu, &(Block){els->span, (Stmt **)&els, 1}, false);
             L->indent--;
         }
-        emit(L, "}");
+        lower_emit(L, "}");
         return false;
     }
     default:
-        unsupported(L, s->span, "this statement at a phase boundary");
+        lower_unsupported(L, s->span, "this statement at a phase boundary");
         return false;
     }
 }
 
 static void shared_array(Lower *L, Emu *emu, const Stmt *s, bool top) {
     if (!top) {
-        unsupported(L, s->span, "a shared array inside a loop or a branch of a cooperative region");
+        lower_unsupported(L, s->span, "a shared array inside a loop or a branch of a cooperative region");
         return;
     }
     const Symbol *sym = s->u.alloc.sym;
     const char *n = lower_expr(L, s->u.alloc.count);
-    block_array(L, emu, c_scalar(s->u.alloc.elem), sym_c(L, sym), n, s->span);
-    emit(L, "const uint64_t %s = %s;", sym_len(L, sym), n);
-    emit(L, "(void)%s;", sym_len(L, sym));
+    block_array(L, emu, lower_c_scalar(s->u.alloc.elem), lower_sym_c(L, sym), n, s->span);
+    lower_emit(L, "const uint64_t %s = %s;", lower_sym_len(L, sym), n);
+    lower_emit(L, "(void)%s;", lower_sym_len(L, sym));
 }
 
 static void emit_phases(Lower *L, Emu *emu, const Block *b, bool top) {
@@ -231,7 +231,7 @@ static void emit_phases(Lower *L, Emu *emu, const Block *b, bool top) {
         if (s->kind == STMT_SHARED) {
             flush_phase(L, emu, pending, &np);
             shared_array(L, emu, s, top);
-        } else if (!stmt_syncs(s)) {
+        } else if (!lower_stmt_syncs(s)) {
             pending[np++] = s;
         } else {
             flush_phase(L, emu, pending, &np);
@@ -246,12 +246,12 @@ void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Type *gt = b->grid_type, *tt = b->thread_type;
     Lane ln;
     Stmt *self = (Stmt *)s;
-    lane_open(L, &ln, &(Block){s->span, &self, 1}, NULL, g->sym, gt,
-              arena_printf(L->arena, "    uint64_t cairn_nt;\n    %s cairn_tlo;\n", c_scalar(tt)),
+    lower_lane_open(L, &ln, &(Block){s->span, &self, 1}, NULL, g->sym, gt,
+              arena_printf(L->arena, "    uint64_t cairn_nt;\n    %s cairn_tlo;\n", lower_c_scalar(tt)),
               "unsigned cairn_worker");
-    emit(L, "(void)cairn_worker;");
-    emit(L, "const uint64_t cairn_nt = c->cairn_nt;");
-    emit(L, "uint64_t cairn_t = 0;  /* outside a phase: thread 0's slot (uniform values) */");
+    lower_emit(L, "(void)cairn_worker;");
+    lower_emit(L, "const uint64_t cairn_nt = c->cairn_nt;");
+    lower_emit(L, "uint64_t cairn_t = 0;  /* outside a phase: thread 0's slot (uniform values) */");
     Emu emu = {.thread_var = th->sym, .thread_type = tt};
     const Symbol *saved_thread = L->coop_thread;
     L->coop_thread = th->sym;
@@ -260,15 +260,15 @@ void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b) {
     L->in_device = true;
     thread_lets(L, &emu, s->u.blocks.body);
     emit_phases(L, &emu, s->u.blocks.body, true);
-    for (int k = emu.nfrees - 1; k >= 0; k--) emit(L, "free(%s);", emu.frees[k]);
+    for (int k = emu.nfrees - 1; k >= 0; k--) lower_emit(L, "free(%s);", emu.frees[k]);
     L->in_device = was_device;
     L->nthread_syms = saved_threads;
     L->nwarp = saved_warp;
     L->coop_thread = saved_thread;
-    lane_close(L, &ln, NULL);
-    const char *ctx = lane_context(L, &ln, b->grid_lo, FMT(", .cairn_nt = %s, .cairn_tlo = %s", b->nthreads,
+    lower_lane_close(L, &ln, NULL);
+    const char *ctx = lower_lane_context(L, &ln, b->grid_lo, FMT(", .cairn_nt = %s, .cairn_tlo = %s", b->nthreads,
                                                            b->thread_lo));
-    emit(L, "if (%s != 0 && %s != 0) cairn_pool_run((size_t)%s, 1, lane%d, &%s);", b->nblocks, b->nthreads,
+    lower_emit(L, "if (%s != 0 && %s != 0) cairn_pool_run((size_t)%s, 1, lane%d, &%s);", b->nblocks, b->nthreads,
          b->nblocks, ln.id, ctx);
 }
 
@@ -278,10 +278,10 @@ static const char *emulated_warp_value(Lower *L, Expr *e) {
     for (int i = L->nwarp - 1; i >= 0; i--) {
         if (L->warp[i].op != e) continue;
         if (e->kind != EXPR_REDUCE || !e->u.reduce.scan) return L->warp[i].value;
-        warp_scan_store(L, e, "(cairn_t & 31u)", FMT("%s[(cairn_t & ~(uint64_t)31) + j]", L->warp[i].value));
+        lower_warp_scan_store(L, e, "(cairn_t & 31u)", FMT("%s[(cairn_t & ~(uint64_t)31) + j]", L->warp[i].value));
         return NULL;
     }
-    unsupported(L, e->span, "a warp operation inside another one's operand");
+    lower_unsupported(L, e->span, "a warp operation inside another one's operand");
     return "0";
 }
 
@@ -299,32 +299,32 @@ const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *l
     if (L->cuda) return lower_device_reduce_cuda(L, e, it, lo, hi, n);
     numerics_device_sum(L, e->type);
     const Type *t = e->type;
-    const char *acc = new_tmp(L);
-    emit(L, "%s %s = %s;", c_scalar(t), acc, t->kind == TY_F32 ? "-0.0f" : "-0.0");
-    const char *i = e->u.reduce.var_sym ? sym_c(L, e->u.reduce.var_sym) : new_tmp(L);
-    emit(L, "for (%s %s = %s; %s < %s; %s++) {", c_scalar(it), i, lo, i, hi, i);
+    const char *acc = lower_new_tmp(L);
+    lower_emit(L, "%s %s = %s;", lower_c_scalar(t), acc, t->kind == TY_F32 ? "-0.0f" : "-0.0");
+    const char *i = e->u.reduce.var_sym ? lower_sym_c(L, e->u.reduce.var_sym) : lower_new_tmp(L);
+    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(it), i, lo, i, hi, i);
     L->indent++;
     bool was_device = L->in_device;
     L->in_device = true;
     const char *v = lower_expr(L, e->u.reduce.body);
     L->in_device = was_device;
-    emit(L, "%s = %s + %s;", acc, acc, v);
+    lower_emit(L, "%s = %s + %s;", acc, acc, v);
     L->indent--;
-    emit(L, "}");
-    emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, t->kind == TY_F32 ? "f" : "");
+    lower_emit(L, "}");
+    lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, t->kind == TY_F32 ? "f" : "");
     return acc;
 }
 
 /* copy(dst, src): the extents checked, then every element's bits (cairn_device.h does
  * both: memcpy on the host, cudaMemcpy in a CUDA build). */
 void lower_copy(Lower *L, Expr *e) {
-    const Symbol *dst = expr_sym(e->u.call.args[0]), *src = expr_sym(e->u.call.args[1]);
-    if (!dst || !src || !is_view(dst->type) || !is_view(src->type)) {
-        unsupported(L, e->span, "copy of anything but views by name");
+    const Symbol *dst = lower_expr_sym(e->u.call.args[0]), *src = lower_expr_sym(e->u.call.args[1]);
+    if (!dst || !src || !lower_is_view(dst->type) || !lower_is_view(src->type)) {
+        lower_unsupported(L, e->span, "copy of anything but views by name");
         return;
     }
     if (L->cuda) L->modules |= LOWER_MODULE_DEVICE;
-    const char *elem = c_scalar(dst->type->u.view.elem);
-    emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", sym_c(L, dst), sym_len(L, dst), sym_c(L, src),
-         sym_len(L, src), elem, at(L, e->span));
+    const char *elem = lower_c_scalar(dst->type->u.view.elem);
+    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, dst), lower_sym_len(L, dst), lower_sym_c(L, src),
+         lower_sym_len(L, src), elem, lower_at(L, e->span));
 }

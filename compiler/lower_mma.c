@@ -47,7 +47,7 @@ static void mma_instruction(cJSON *e, const Type *t, bool mma_sync) {
 static void numerics_mma(Lower *L, const Type *t, bool mma_sync) {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "op", "mma");
-    cJSON_AddStringToObject(e, "from", type_word(t));
+    cJSON_AddStringToObject(e, "from", lower_type_word(t));
     cJSON_AddStringToObject(e, "to", "f32");
     cJSON_AddStringToObject(e, "rounding", "nearest-even");
     cJSON_AddStringToObject(e, "order", "unordered");
@@ -73,7 +73,7 @@ static const char *lower_matrix_mma(Lower *L, Expr *e) {
     if (device && L->cuda && !strstr(L->dev.data ? L->dev.data : "", "cairn_mma_device_cuda.h"))
         sb_puts(&L->dev, "#include \"cairn_mma_device_cuda.h\"   /* mma_unordered's tiling */\n\n");
     numerics_mma(L, t, false);
-    emit(L, "cairn_mma_%s%s(%s%s);", entry, type_word(t), args.data, at(L, e->span));
+    lower_emit(L, "cairn_mma_%s%s(%s%s);", entry, lower_type_word(t), args.data, lower_at(L, e->span));
     sb_free(&args);
     return NULL;
 }
@@ -82,7 +82,7 @@ static const char *lower_matrix_mma(Lower *L, Expr *e) {
 
 /* A guard that traps unless v < limit. */
 static void guard_below(Lower *L, const char *v, uint64_t limit, const char *what, Span s) {
-    emit(L, "if (%s >= UINT64_C(%" PRIu64 ")) cairn_trap_at(\"%s\", %s);", v, limit, what, at(L, s));
+    lower_emit(L, "if (%s >= UINT64_C(%" PRIu64 ")) cairn_trap_at(\"%s\", %s);", v, limit, what, lower_at(L, s));
 }
 
 static const char *lower_layout_method(Lower *L, Expr *e) {
@@ -97,16 +97,16 @@ static const char *lower_layout_method(Lower *L, Expr *e) {
     }
     const char *x = lower_expr(L, e->u.call.args[0]);
     const char *y = lower_expr(L, e->u.call.args[1]);
-    const char *v = new_tmp(L);
+    const char *v = lower_new_tmp(L);
     if (e->u.call.builtin == BI_LAYOUT_AT) {
         guard_below(L, x, l->rows, "a layout row past the layout", e->span);
         guard_below(L, y, l->cols, "a layout column past the layout", e->span);
-        emit(L, "uint64_t %s = cairn_layout_at(&%s, %s, %s);", v, lit, x, y);
+        lower_emit(L, "uint64_t %s = cairn_layout_at(&%s, %s, %s);", v, lit, x, y);
         return v;
     }
     guard_below(L, x, cairn_layout_threads(l), "a thread past the spread", e->span);
     guard_below(L, y, cairn_layout_values(l), "a value past the spread", e->span);
-    emit(L, "uint64_t %s = cairn_layout_share(&%s, %s, %s, %d);", v, lit, x, y,
+    lower_emit(L, "uint64_t %s = cairn_layout_share(&%s, %s, %s, %d);", v, lit, x, y,
          e->u.call.builtin == BI_LAYOUT_COL);
     return v;
 }
@@ -130,7 +130,7 @@ static const char *lane(Lower *L) { return L->cuda ? "(threadIdx.x & 31u)" : "(u
 static bool fragments_lowered(Lower *L, const Type *f, Span s) {
     if (!L->cuda) return true;
     if (f->u.frag.family == FRAG_TMEM) {
-        unsupported(L, s, "tcgen05 fragments");
+        lower_unsupported(L, s, "tcgen05 fragments");
         return false;
     }
     if (!strstr(L->dev.data ? L->dev.data : "", "cairn_fragment_cuda.h"))
@@ -156,21 +156,21 @@ const char *lower_fragment_fill(Lower *L, Expr *e) {
     const Type *f = e->type, *el = f->u.frag.elem;
     if (!fragments_lowered(L, f, e->span)) return "0";
     const char *v = lower_expr(L, e->u.convert.arg);
-    const char *x = new_tmp(L);
+    const char *x = lower_new_tmp(L);
     if (el->kind != TY_F32) numerics_convert(L, type_scalar(TY_F32), el);
-    emit(L, "%s %s;", lower_fragment_ctype(f), x);
+    lower_emit(L, "%s %s;", lower_fragment_ctype(f), x);
     if (L->cuda) {
         const char *bits = el->kind == TY_F32 ? FMT("__float_as_uint(%s)", v)
-                                              : FMT("(uint32_t)cairn_f32_to_%s(%s) * 0x10001u", type_word(el), v);
-        if (f->u.frag.family == FRAG_MMA) emit(L, "cairn_mma_fill(%s, %d, %s);", x, mma_words(f), bits);
-        else if (el->kind == TY_F32) emit(L, "cairn_wmma_fill<%s>(%s, %s);", wmma_type(L, f), x, v);
+                                              : FMT("(uint32_t)cairn_f32_to_%s(%s) * 0x10001u", lower_type_word(el), v);
+        if (f->u.frag.family == FRAG_MMA) lower_emit(L, "cairn_mma_fill(%s, %d, %s);", x, mma_words(f), bits);
+        else if (el->kind == TY_F32) lower_emit(L, "cairn_wmma_fill<%s>(%s, %s);", wmma_type(L, f), x, v);
         else
-            emit(L, "cairn_wmma_fill<%s>(%s, __ushort_as_%s(cairn_f32_to_%s(%s)));", wmma_type(L, f), x,
-                 el->kind == TY_BF16 ? "bfloat16" : "half", type_word(el), v);
+            lower_emit(L, "cairn_wmma_fill<%s>(%s, __ushort_as_%s(cairn_f32_to_%s(%s)));", wmma_type(L, f), x,
+                 el->kind == TY_BF16 ? "bfloat16" : "half", lower_type_word(el), v);
         return x;
     }
-    if (el->kind != TY_F32) v = FMT("cairn_%s_to_f32(cairn_f32_to_%s(%s))", type_word(el), type_word(el), v);
-    emit(L, "cairn_frag_fill(%s.v, %d, %s);", x, frag_rows(f) * frag_cols(f), v);
+    if (el->kind != TY_F32) v = FMT("cairn_%s_to_f32(cairn_f32_to_%s(%s))", lower_type_word(el), lower_type_word(el), v);
+    lower_emit(L, "cairn_frag_fill(%s.v, %d, %s);", x, frag_rows(f) * frag_cols(f), v);
     return x;
 }
 
@@ -189,23 +189,23 @@ static void tile_args(Lower *L, Expr *e, const char **tile, const char **layout,
 static void lower_fragment_load_cuda(Lower *L, Expr *e, const char *x, const char *tile, const char *layout,
                                      const char *i, const char *j) {
     const Type *f = e->type;
-    const char *loc = at(L, e->span);
+    const char *loc = lower_at(L, e->span);
     if (f->u.frag.family == FRAG_WMMA) {
         if (f->u.frag.role == FRAG_ACC)
-            emit(L, "cairn_wmma_load_acc<%s>(%s, %d, %d, %s, %s, %s, %s, %s);", wmma_type(L, f), x, frag_rows(f),
+            lower_emit(L, "cairn_wmma_load_acc<%s>(%s, %d, %d, %s, %s, %s, %s, %s);", wmma_type(L, f), x, frag_rows(f),
                  frag_cols(f), tile, layout, i, j, loc);
         else
-            emit(L, "cairn_wmma_load<%s, %s>(%s, %d, %d, %s, %s, %s, %s, %s);", wmma_type(L, f),
+            lower_emit(L, "cairn_wmma_load<%s, %s>(%s, %d, %d, %s, %s, %s, %s, %s);", wmma_type(L, f),
                  cuda_half(f->u.frag.elem), x, frag_rows(f), frag_cols(f), tile, layout, i, j, loc);
         return;
     }
     if (f->u.frag.role == FRAG_ACC) {
-        emit(L, "cairn_mma_load_acc(%s, %s, %s, %s, %s, %s, %s);", x, tile, layout, i, j, lane(L), loc);
+        lower_emit(L, "cairn_mma_load_acc(%s, %s, %s, %s, %s, %s, %s);", x, tile, layout, i, j, lane(L), loc);
         return;
     }
     uint64_t bad_i, bad_j;
     bool runs = layout_runs_intact(e->u.call.args[1]->layout, 2, &bad_i, &bad_j);
-    emit(L, "cairn_mma_load_%s<%d>(%s, %s, %s, %s, %s, %s, %s);", f->u.frag.role == FRAG_A ? "a" : "b", runs, x, tile,
+    lower_emit(L, "cairn_mma_load_%s<%d>(%s, %s, %s, %s, %s, %s, %s);", f->u.frag.role == FRAG_A ? "a" : "b", runs, x, tile,
          layout, i, j, lane(L), loc);
 }
 
@@ -219,14 +219,14 @@ static const char *lower_fragment_load(Lower *L, Expr *e) {
     const Type *f = e->type;
     const char *tile, *layout, *i, *j;
     tile_args(L, e, &tile, &layout, &i, &j);
-    const char *x = new_tmp(L);
-    emit(L, "%s %s;", lower_fragment_ctype(f), x);
+    const char *x = lower_new_tmp(L);
+    lower_emit(L, "%s %s;", lower_fragment_ctype(f), x);
     if (L->cuda) {
         lower_fragment_load_cuda(L, e, x, tile, layout, i, j);
         return x;
     }
-    emit(L, "cairn_frag_load_%s(%s.v, %d, %d, %s, %s, %s, %s, %s);", type_word(f->u.frag.elem), x, frag_rows(f),
-         frag_cols(f), tile, layout, i, j, at(L, e->span));
+    lower_emit(L, "cairn_frag_load_%s(%s.v, %d, %d, %s, %s, %s, %s, %s);", lower_type_word(f->u.frag.elem), x, frag_rows(f),
+         frag_cols(f), tile, layout, i, j, lower_at(L, e->span));
     return x;
 }
 
@@ -236,13 +236,13 @@ static const char *lower_fragment_store(Lower *L, Expr *e) {
     tile_args(L, e, &tile, &layout, &i, &j);
     const char *acc = lower_expr(L, e->u.call.args[4]);
     if (L->cuda && f->u.frag.family == FRAG_MMA)
-        emit(L, "cairn_mma_store(%s, %s, %s, %s, %s, %s, %s);", tile, layout, i, j, acc, lane(L), at(L, e->span));
+        lower_emit(L, "cairn_mma_store(%s, %s, %s, %s, %s, %s, %s);", tile, layout, i, j, acc, lane(L), lower_at(L, e->span));
     else if (L->cuda)
-        emit(L, "cairn_wmma_store<%s>(%s, %s, %s, %s, %s, %d, %d, %s);", wmma_type(L, f), tile, layout, i, j, acc,
-             frag_rows(f), frag_cols(f), at(L, e->span));
+        lower_emit(L, "cairn_wmma_store<%s>(%s, %s, %s, %s, %s, %d, %d, %s);", wmma_type(L, f), tile, layout, i, j, acc,
+             frag_rows(f), frag_cols(f), lower_at(L, e->span));
     else
-        emit(L, "cairn_frag_store(%s, %s, %s, %s, %s.v, %d, %d, %d, %s, %s);", tile, layout, i, j, acc, frag_rows(f),
-         frag_cols(f), f->u.frag.family == FRAG_MMA, lane(L), at(L, e->span));
+        lower_emit(L, "cairn_frag_store(%s, %s, %s, %s, %s.v, %d, %d, %d, %s, %s);", tile, layout, i, j, acc, frag_rows(f),
+         frag_cols(f), f->u.frag.family == FRAG_MMA, lane(L), lower_at(L, e->span));
     return NULL;
 }
 
@@ -251,16 +251,16 @@ static const char *lower_fragment_mma(Lower *L, Expr *e) {
     const char *c = lower_expr(L, e->u.call.args[0]);
     const char *x = lower_expr(L, e->u.call.args[1]);
     const char *y = lower_expr(L, e->u.call.args[2]);
-    const char *r = new_tmp(L);
+    const char *r = lower_new_tmp(L);
     numerics_mma(L, a->u.frag.elem, acc->u.frag.family == FRAG_MMA);
-    emit(L, "%s %s = %s;", lower_fragment_ctype(acc), r, c);
+    lower_emit(L, "%s %s = %s;", lower_fragment_ctype(acc), r, c);
     if (L->cuda && acc->u.frag.family == FRAG_MMA)
-        emit(L, "cairn_mma_sync<%d>(%s, %s, %s);", a->u.frag.elem->kind == TY_BF16, r, x, y);
+        lower_emit(L, "cairn_mma_sync<%d>(%s, %s, %s);", a->u.frag.elem->kind == TY_BF16, r, x, y);
     else if (L->cuda)
-        emit(L, "cairn_wmma_mma<%s, %s, %s>(%s, %s, %s);", wmma_type(L, a), wmma_type(L, e->u.call.args[2]->type),
+        lower_emit(L, "cairn_wmma_mma<%s, %s, %s>(%s, %s, %s);", wmma_type(L, a), wmma_type(L, e->u.call.args[2]->type),
              wmma_type(L, acc), r, x, y);
     else
-        emit(L, "cairn_frag_mma(%s.v, %s.v, %s.v, %d, %d, %d);", r, x, y, acc->u.frag.m, acc->u.frag.n, acc->u.frag.k);
+        lower_emit(L, "cairn_frag_mma(%s.v, %s.v, %s.v, %d, %d, %d);", r, x, y, acc->u.frag.m, acc->u.frag.n, acc->u.frag.k);
     return r;
 }
 
@@ -268,17 +268,17 @@ static const char *lower_fragment_mma(Lower *L, Expr *e) {
 static const char *lower_fragment_element(Lower *L, Expr *e) {
     const char *acc = lower_expr(L, e->u.call.args[0]);
     const char *v = lower_expr(L, e->u.call.args[1]);
-    const char *index = L->cuda ? FMT("cairn_mma_value(%s, %s)", v, at(L, e->span))
-                                : FMT("cairn_frag_share_index(%s, %s, %s)", lane(L), v, at(L, e->span));
-    const char *r = new_tmp(L);
+    const char *index = L->cuda ? FMT("cairn_mma_value(%s, %s)", v, lower_at(L, e->span))
+                                : FMT("cairn_frag_share_index(%s, %s, %s)", lane(L), v, lower_at(L, e->span));
+    const char *r = lower_new_tmp(L);
     if (e->u.call.builtin == BI_MMA_GET) {
-        if (L->cuda) emit(L, "float %s = __uint_as_float(%s.r[%s]);", r, acc, index);
-        else emit(L, "float %s = %s.v[%s];", r, acc, index);
+        if (L->cuda) lower_emit(L, "float %s = __uint_as_float(%s.r[%s]);", r, acc, index);
+        else lower_emit(L, "float %s = %s.v[%s];", r, acc, index);
         return r;
     }
     const char *x = lower_expr(L, e->u.call.args[2]);
-    emit(L, "%s %s = %s;", lower_fragment_ctype(e->type), r, acc);
-    emit(L, L->cuda ? "%s.r[%s] = __float_as_uint(%s);" : "%s.v[%s] = %s;", r, index, x);
+    lower_emit(L, "%s %s = %s;", lower_fragment_ctype(e->type), r, acc);
+    lower_emit(L, L->cuda ? "%s.r[%s] = __float_as_uint(%s);" : "%s.v[%s] = %s;", r, index, x);
     return r;
 }
 

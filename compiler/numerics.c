@@ -21,8 +21,8 @@ static cJSON *entry_from_to(const char *op, const Type *from, const Type *to,
                             const char *rounding) {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "op", op);
-    cJSON_AddStringToObject(e, "from", type_word(from));
-    cJSON_AddStringToObject(e, "to", type_word(to));
+    cJSON_AddStringToObject(e, "from", lower_type_word(from));
+    cJSON_AddStringToObject(e, "to", lower_type_word(to));
     cJSON_AddStringToObject(e, "rounding", rounding);
     return e;
 }
@@ -30,7 +30,7 @@ static cJSON *entry_from_to(const char *op, const Type *from, const Type *to,
 static cJSON *entry_typed(const char *op, const Type *t, const char *rounding) {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "op", op);
-    cJSON_AddStringToObject(e, "type", type_word(t));
+    cJSON_AddStringToObject(e, "type", lower_type_word(t));
     cJSON_AddStringToObject(e, "rounding", rounding);
     return e;
 }
@@ -106,7 +106,7 @@ void numerics_unordered(Lower *L, const char *op, const Type *t) {
 void numerics_literal(Lower *L, const Type *t) {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "op", "literal");
-    cJSON_AddStringToObject(e, "to", type_word(t));
+    cJSON_AddStringToObject(e, "to", lower_type_word(t));
     cJSON_AddStringToObject(e, "rounding", "nearest-even");
     numerics_add(L, e);
 }

@@ -49,7 +49,7 @@ static const Token *peek_at(const Parser *p, int k) {
     int i = p->pos + k;
     return &p->toks[i < p->ntoks ? i : p->ntoks - 1];
 }
-static bool at(const Parser *p, TokKind k) { return peek(p)->kind == k; }
+static bool lower_at(const Parser *p, TokKind k) { return peek(p)->kind == k; }
 
 static Span tok_span(const Parser *p, const Token *t) {
     return (Span){p->src->path, t->line, t->col, t->off, t->len};
@@ -117,7 +117,7 @@ static const Token *advance_tok(Parser *p) {
 }
 
 static bool accept(Parser *p, TokKind k) {
-    if (!at(p, k)) return false;
+    if (!lower_at(p, k)) return false;
     advance_tok(p);
     return true;
 }
@@ -137,10 +137,10 @@ static _Noreturn void fail_semicolon(Parser *p) {
 }
 
 static const Token *expect(Parser *p, TokKind k) {
-    if (!at(p, k) && k == TOK_SEMI) fail_semicolon(p);
-    if (!at(p, k)) {
+    if (!lower_at(p, k) && k == TOK_SEMI) fail_semicolon(p);
+    if (!lower_at(p, k)) {
         char what[48];
-        const char *text = tok_kind_text(k);
+        const char *text = lexer_kind_text(k);
         if (k == TOK_IDENT || k == TOK_INT) snprintf(what, sizeof what, "%s", text);
         else snprintf(what, sizeof what, "'%s'", text);
         fail(p, what);
@@ -245,7 +245,7 @@ static Expr *new_expr(Parser *p, ExprKind k, int start) {
 static void parse_args(Parser *p, Expr ***args, int *nargs) {
     PtrVec v = {0};
     expect(p, TOK_LPAREN);
-    if (!at(p, TOK_RPAREN)) {
+    if (!lower_at(p, TOK_RPAREN)) {
         do vec_push(p, &v, parse_expr(p));
         while (accept(p, TOK_COMMA));
     }
@@ -353,7 +353,7 @@ static Expr *parse_reduce(Parser *p) {
     else if (tok_is(p, peek(p), "warp")) { advance_tok(p); e->u.reduce.mode = MODE_WARP; }
     else fail_at(p, peek(p), "write `for` (written order), `parallel` (pool) or `warp`",
                  "for, parallel or warp");
-    if (e->u.reduce.mode != MODE_WARP || (at(p, TOK_IDENT) && peek_at(p, 1)->kind == TOK_IN))
+    if (e->u.reduce.mode != MODE_WARP || (lower_at(p, TOK_IDENT) && peek_at(p, 1)->kind == TOK_IN))
         parse_binder_rest(p, &e->u.reduce.var, &e->u.reduce.var_span, &e->u.reduce.lo,
                           &e->u.reduce.count);
     expect(p, TOK_YIELD);
@@ -409,14 +409,14 @@ static Expr *parse_postfix(Parser *p) {
     int start = p->pos;
     Expr *e = parse_primary(p);
     for (;;) {
-        if (at(p, TOK_LBRACKET) && starts_type(peek_at(p, 1)->kind) && e->kind != EXPR_CONVERT) {
+        if (lower_at(p, TOK_LBRACKET) && starts_type(peek_at(p, 1)->kind) && e->kind != EXPR_CONVERT) {
             /* generic call: quantize[f16](x, s), mma_load[WmmaA[f16, 16, 16, 16]](...) */
             advance_tok(p);
             PtrVec g = {0};
             do vec_push(p, &g, (void *)parse_type(p));
             while (accept(p, TOK_COMMA));
             expect(p, TOK_RBRACKET);
-            if (!at(p, TOK_LPAREN)) fail(p, "'(' after generic arguments");
+            if (!lower_at(p, TOK_LPAREN)) fail(p, "'(' after generic arguments");
             Expr *call = new_expr(p, EXPR_CALL, start);
             call->u.call.callee = e;
             call->u.call.generics = (const Type **)g.items;
@@ -424,7 +424,7 @@ static Expr *parse_postfix(Parser *p) {
             parse_args(p, &call->u.call.args, &call->u.call.nargs);
             call->span = span_from(p, start);
             e = call;
-        } else if (at(p, TOK_LBRACKET)) {
+        } else if (lower_at(p, TOK_LBRACKET)) {
             advance_tok(p);
             Expr *ix = new_expr(p, EXPR_INDEX, start);
             ix->u.index.base = e;
@@ -432,13 +432,13 @@ static Expr *parse_postfix(Parser *p) {
             expect(p, TOK_RBRACKET);
             ix->span = span_from(p, start);
             e = ix;
-        } else if (at(p, TOK_LPAREN)) {
+        } else if (lower_at(p, TOK_LPAREN)) {
             Expr *call = new_expr(p, EXPR_CALL, start);
             call->u.call.callee = e;
             parse_args(p, &call->u.call.args, &call->u.call.nargs);
             call->span = span_from(p, start);
             e = call;
-        } else if (at(p, TOK_DOT)) {
+        } else if (lower_at(p, TOK_DOT)) {
             advance_tok(p);
             const Token *f = expect(p, TOK_IDENT);
             Expr *m = new_expr(p, EXPR_MEMBER, start);
@@ -454,7 +454,7 @@ static Expr *parse_postfix(Parser *p) {
 
 static Expr *parse_unary(Parser *p) {
     int start = p->pos;
-    if (at(p, TOK_MINUS) || at(p, TOK_BANG)) {
+    if (lower_at(p, TOK_MINUS) || lower_at(p, TOK_BANG)) {
         UnaryOp op = advance_tok(p)->kind == TOK_MINUS ? UN_NEG : UN_NOT;
         enter(p);
         Expr *operand = parse_unary(p);
@@ -592,7 +592,7 @@ static Stmt *parse_simple(Parser *p, int start) {
         s = new_stmt(p, STMT_EXPR, start);
         s->u.expr = e;
     }
-    if (!at(p, TOK_SEMI))
+    if (!lower_at(p, TOK_SEMI))
         fail_at(p, peek(p), "end the statement with ';'", "';'");
     advance_tok(p);
     return s;
@@ -627,7 +627,7 @@ static Stmt *parse_stmt_inner(Parser *p) {
     case TOK_RETURN:
         advance_tok(p);
         s = new_stmt(p, STMT_RETURN, start);
-        if (!at(p, TOK_SEMI)) s->u.ret.value = parse_expr(p);
+        if (!lower_at(p, TOK_SEMI)) s->u.ret.value = parse_expr(p);
         expect(p, TOK_SEMI);
         break;
     case TOK_BUFFER: advance_tok(p); s = parse_alloc(p, start, STMT_BUFFER); break;
@@ -660,8 +660,8 @@ static Block *parse_block(Parser *p) {
     int start = p->pos;
     expect(p, TOK_LBRACE);
     PtrVec v = {0};
-    while (!at(p, TOK_RBRACE)) {
-        if (at(p, TOK_EOF)) {   /* say where the unclosed block began */
+    while (!lower_at(p, TOK_RBRACE)) {
+        if (lower_at(p, TOK_EOF)) {   /* say where the unclosed block began */
             diag_error(p->d, tok_span(p, peek(p)), E_SYNTAX, "close the block with '}'",
                        "expected '}', found end of file");
             diag_note(p->d, tok_span(p, &p->toks[start]), "the block opened here");
@@ -693,7 +693,7 @@ static void parse_fn(Parser *p, Item *it) {
     it->name_span = tok_span(p, name);
     expect(p, TOK_LPAREN);
     PtrVec params = {0};
-    if (!at(p, TOK_RPAREN)) {
+    if (!lower_at(p, TOK_RPAREN)) {
         do vec_push(p, &params, parse_param(p));
         while (accept(p, TOK_COMMA));
     }
@@ -715,7 +715,7 @@ static void parse_fn(Parser *p, Item *it) {
         advance_tok(p);
         it->u.fn.requires = parse_expr(p);
     }
-    if (at(p, TOK_EQ)) {
+    if (lower_at(p, TOK_EQ)) {
         int estart = p->pos;
         advance_tok(p);
         Expr *e = parse_expr(p);
@@ -727,7 +727,7 @@ static void parse_fn(Parser *p, Item *it) {
         stmts[0] = ret;
         it->u.fn.body = ast_new_block(p->arena, e->span, stmts, 1);
         it->u.fn.expr_body = true;
-    } else if (at(p, TOK_LBRACE)) {
+    } else if (lower_at(p, TOK_LBRACE)) {
         it->u.fn.body = parse_block(p);
     } else {
         fail(p, "'{' or '=' (the function's body)");
@@ -824,7 +824,7 @@ Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d) {
     prog->arena = arena;
     prog->src = (SourceFile){arena_strdup(arena, path), arena_strndup(arena, text, len), len};
     if (!d->src) d->src = &prog->src;
-    TokenList tl = lex(arena, &prog->src, d);
+    TokenList tl = lexer_run(arena, &prog->src, d);
     Parser *p = arena_alloc(arena, sizeof *p);
     p->src = &prog->src;
     p->arena = arena;
@@ -832,7 +832,7 @@ Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d) {
     p->toks = tl.toks;
     p->ntoks = tl.len;
     p->items = arena_alloc(arena, sizeof(PtrVec));
-    while (!at(p, TOK_EOF)) {
+    while (!lower_at(p, TOK_EOF)) {
         int item_start = p->pos;
         if (setjmp(p->on_error) == 0) {
             Item *it = parse_item(p);

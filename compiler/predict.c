@@ -15,13 +15,13 @@ const char *const PRED_OP_NAMES[OP_COUNT] = {"f32", "f64", "int", "tensor_f16", 
 
 /* ---- polynomials ---- */
 
-void poly_free(Poly *p) {
+void predict_poly_free(Poly *p) {
     free(p->t);
     p->t = NULL;
     p->n = 0;
 }
 
-bool poly_is_zero(const Poly *p) {
+bool predict_poly_is_zero(const Poly *p) {
     for (int i = 0; i < p->n; i++)
         if (p->t[i].coef != 0) return false;
     return true;
@@ -72,7 +72,7 @@ static Poly poly_mul(const Poly *a, const Poly *b) {
     return p;
 }
 
-bool poly_eval(const Poly *p, const double *values, double *out) {
+bool predict_poly_eval(const Poly *p, const double *values, double *out) {
     double sum = 0;
     for (int i = 0; i < p->n; i++) {
         double term = p->t[i].coef;
@@ -87,7 +87,7 @@ bool poly_eval(const Poly *p, const double *values, double *out) {
     return true;
 }
 
-char *poly_text(const Poly *p, const PAtoms *atoms) {
+char *predict_poly_text(const Poly *p, const PAtoms *atoms) {
     int order[PRED_MAX_ATOMS];   /* atoms alphabetically, so formulas read the same everywhere */
     for (int k = 0; k < atoms->n; k++) {
         int j = k;
@@ -156,14 +156,14 @@ static void bind(Pred *P, const Symbol *s, Poly value) {
     P->env[P->nenv++] = (PBind){s, value};
 }
 
-static const Poly *lookup(Pred *P, const Symbol *s) {
+static const Poly *check_lookup(Pred *P, const Symbol *s) {
     for (int i = P->nenv - 1; i >= 0; i--)
         if (P->env[i].sym == s) return &P->env[i].value;
     return NULL;
 }
 
 static void unbind_to(Pred *P, int mark) {
-    while (P->nenv > mark) poly_free(&P->env[--P->nenv].value);
+    while (P->nenv > mark) predict_poly_free(&P->env[--P->nenv].value);
 }
 
 /* An integer expression as a polynomial: + - * of names and literals; anything else is
@@ -174,7 +174,7 @@ static Poly value_poly(Pred *P, const Expr *e) {
     case EXPR_CONVERT: return value_poly(P, e->u.convert.arg);
     case EXPR_NAME: {
         const Symbol *s = e->u.name.sym;
-        const Poly *bound = s ? lookup(P, s) : NULL;
+        const Poly *bound = s ? check_lookup(P, s) : NULL;
         if (bound) return poly_copy(bound);
         if (s && s->kind == SYM_CONST) return value_poly(P, s->decl.item->u.const_.value);
         return atom(P, e->u.name.name);
@@ -188,8 +188,8 @@ static Poly value_poly(Pred *P, const Expr *e) {
                 predict_poly_add(&r, &a, 1);
                 predict_poly_add(&r, &b, op == BIN_ADD ? 1 : -1);
             }
-            poly_free(&a);
-            poly_free(&b);
+            predict_poly_free(&a);
+            predict_poly_free(&b);
             return r;
         }
         break;
@@ -247,9 +247,9 @@ static void access(Pred *P, Expr *index_expr, bool write, bool read) {
 static void repeat(Pred *P, Poly trips, void (*body)(Pred *, void *), void *ctx) {
     Poly saved = P->mult;
     P->mult = poly_mul(&saved, &trips);
-    poly_free(&trips);
+    predict_poly_free(&trips);
     body(P, ctx);
-    poly_free(&P->mult);
+    predict_poly_free(&P->mult);
     P->mult = saved;
 }
 
@@ -260,7 +260,7 @@ static Poly trips_of(Pred *P, Expr *lo, Expr *count_e) {
     if (lo) {
         Poly l = value_poly(P, lo);
         predict_poly_add(&t, &l, -1);
-        poly_free(&l);
+        predict_poly_free(&l);
     }
     return t;
 }
@@ -290,9 +290,9 @@ static void reduce(Pred *P, Expr *e) {
         const Symbol *s = e->u.reduce.into->kind == EXPR_NAME ? e->u.reduce.into->u.name.sym : NULL;
         count(&P->c->written[space_of(s)], P, elem_bytes(s ? s->type : NULL));
     }
-    poly_free(&P->mult);
+    predict_poly_free(&P->mult);
     P->mult = saved;
-    poly_free(&trips);
+    predict_poly_free(&trips);
 }
 
 static int tensor_kind(const Type *t) {
@@ -325,13 +325,13 @@ static void matmul(Pred *P, Expr *e) {
         P->mult = poly_mul(&saved, parts[i].elems);
         Poly *slot = parts[i].write ? &P->c->written[space_of(parts[i].s)] : &P->c->read[space_of(parts[i].s)];
         count(slot, P, elem_bytes(parts[i].s ? parts[i].s->type : NULL));
-        poly_free(&P->mult);
+        predict_poly_free(&P->mult);
     }
     P->mult = poly_mul(&saved, &mnk);
     count(&P->c->ops[tensor_kind(sa ? sa->type : NULL)], P, 2);
-    poly_free(&P->mult);
+    predict_poly_free(&P->mult);
     P->mult = saved;
-    poly_free(&m), poly_free(&n), poly_free(&k), poly_free(&mn), poly_free(&mk), poly_free(&kn), poly_free(&mnk);
+    predict_poly_free(&m), predict_poly_free(&n), predict_poly_free(&k), predict_poly_free(&mn), predict_poly_free(&mk), predict_poly_free(&kn), predict_poly_free(&mnk);
 }
 
 static void user_call(Pred *P, Expr *e) {
@@ -368,9 +368,9 @@ static void call(Pred *P, Expr *e) {
         Poly mn = poly_mul(&m, &n), mnk = poly_mul(&mn, &k), saved = P->mult;
         P->mult = poly_mul(&saved, &mnk);
         count(&P->c->ops[OP_F64], P, 2);
-        poly_free(&P->mult);
+        predict_poly_free(&P->mult);
         P->mult = saved;
-        poly_free(&m), poly_free(&n), poly_free(&k), poly_free(&mn), poly_free(&mnk);
+        predict_poly_free(&m), predict_poly_free(&n), predict_poly_free(&k), predict_poly_free(&mn), predict_poly_free(&mnk);
         return;
     }
     int k = b == BI_QUANTIZE || b == BI_QUANTIZE_STOCHASTIC ? OP_F32 : op_kind(e->type);   /* x / scale */
@@ -430,8 +430,8 @@ static void stmt(Pred *P, Stmt *s) {
         Poly t = trips_of(P, s->u.blocks.threads.lo, s->u.blocks.threads.count);
         LoopCtx lc = {NULL, NULL, s->u.blocks.body, NULL};
         repeat(P, poly_mul(&g, &t), loop_body, &lc);
-        poly_free(&g);
-        poly_free(&t);
+        predict_poly_free(&g);
+        predict_poly_free(&t);
         break;
     }
     case STMT_RETURN: expr(P, s->u.ret.value); break;
@@ -440,9 +440,9 @@ static void stmt(Pred *P, Stmt *s) {
         Poly n = value_poly(P, s->u.alloc.count), saved = P->mult;
         P->mult = poly_mul(&saved, &n);
         count(&P->c->written[space_of(s->u.alloc.sym)], P, elem_bytes(s->u.alloc.elem));   /* zeroed */
-        poly_free(&P->mult);
+        predict_poly_free(&P->mult);
         P->mult = saved;
-        poly_free(&n);
+        predict_poly_free(&n);
         break;
     }
     case STMT_BLOCK: block(P, s->u.block); break;
@@ -460,13 +460,13 @@ bool predict_function(Program *p, const Item *fn, PAtoms *atoms, PCounts *out) {
     memset(out, 0, sizeof *out);
     Pred P = {.prog = p, .atoms = atoms, .c = out, .mult = poly_const(1)};
     block(&P, fn->u.fn.body);
-    poly_free(&P.mult);
+    predict_poly_free(&P.mult);
     unbind_to(&P, 0);
     free(P.env);
     return true;
 }
 
 void predict_counts_free(PCounts *c) {
-    for (int i = 0; i < SP_COUNT; i++) poly_free(&c->read[i]), poly_free(&c->written[i]);
-    for (int i = 0; i < OP_COUNT; i++) poly_free(&c->ops[i]);
+    for (int i = 0; i < SP_COUNT; i++) predict_poly_free(&c->read[i]), predict_poly_free(&c->written[i]);
+    for (int i = 0; i < OP_COUNT; i++) predict_poly_free(&c->ops[i]);
 }

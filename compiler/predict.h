@@ -57,13 +57,13 @@ bool predict_function(Program *p, const Item *fn, PAtoms *atoms, PCounts *out);
 void predict_counts_free(PCounts *c);
 
 /* Polynomials. */
-void poly_free(Poly *p);
+void predict_poly_free(Poly *p);
 /* The polynomial's value with atoms bound (values[i] for atom i; NAN when unbound):
  * returns false if an atom it uses is unbound. */
-bool poly_eval(const Poly *p, const double *values, double *out);
+bool predict_poly_eval(const Poly *p, const double *values, double *out);
 /* "16*n + 8" (atoms by name), "0" for none. */
-char *poly_text(const Poly *p, const PAtoms *atoms);
-bool poly_is_zero(const Poly *p);
+char *predict_poly_text(const Poly *p, const PAtoms *atoms);
+bool predict_poly_is_zero(const Poly *p);
 /* *acc += scale * a */
 void predict_poly_add(Poly *acc, const Poly *a, double scale);
 

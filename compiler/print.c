@@ -54,7 +54,7 @@ static void print_type(Buf *b, const Type *t) {
         if (t->u.view.place == PLACE_DEVICE) put(b, "@device");
         else if (t->u.view.place == PLACE_UNIFIED) put(b, "@unified");
     } else if (t->kind == TY_FRAGMENT) {
-        put(b, "%s[", frag_family_name(t->u.frag.family, t->u.frag.role));
+        put(b, "%s[", type_frag_family_name(t->u.frag.family, t->u.frag.role));
         print_type(b, t->u.frag.elem);
         put(b, ", %d, %d, %d]", t->u.frag.m, t->u.frag.n, t->u.frag.k);
     } else {
@@ -121,8 +121,8 @@ static void print_binder(Buf *b, const char *var, const Expr *lo, const Expr *co
 }
 
 static void print_reduce(Buf *b, const Expr *e) {
-    put(b, "%s %s %s", e->u.reduce.scan ? "scan" : "reduce", reduce_op_text(e->u.reduce.op),
-        reduce_mode_text(e->u.reduce.mode));
+    put(b, "%s %s %s", e->u.reduce.scan ? "scan" : "reduce", ast_reduce_op_text(e->u.reduce.op),
+        ast_reduce_mode_text(e->u.reduce.mode));
     if (e->u.reduce.var) {
         put(b, " ");
         print_binder(b, e->u.reduce.var, e->u.reduce.lo, e->u.reduce.count);
@@ -144,13 +144,13 @@ static void print_expr_inner(Buf *b, const Expr *e) {
     case EXPR_NAME: put(b, "%s", e->u.name.name); break;
     case EXPR_ZEROED: put(b, "zeroed"); break;
     case EXPR_UNARY:
-        put(b, "%s", unary_op_text(e->u.unary.op));
+        put(b, "%s", ast_unary_op_text(e->u.unary.op));
         print_expr(b, e->u.unary.operand, PREC_UNARY);
         break;
     case EXPR_BINARY: {
         int prec = binary_prec_of(e->u.binary.op);
         print_expr(b, e->u.binary.lhs, prec);
-        put(b, " %s ", binary_op_text(e->u.binary.op));
+        put(b, " %s ", ast_binary_op_text(e->u.binary.op));
         print_expr(b, e->u.binary.rhs, prec + 1);
         break;
     }
@@ -229,7 +229,7 @@ static void print_stmt(Buf *b, const Stmt *s, int depth) {
         break;
     case STMT_ASSIGN:
         print_expr(b, s->u.assign.target, 0);
-        put(b, " %s ", assign_op_text(s->u.assign.op));
+        put(b, " %s ", ast_assign_op_text(s->u.assign.op));
         print_expr(b, s->u.assign.value, 0);
         put(b, ";\n");
         break;

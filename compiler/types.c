@@ -96,7 +96,7 @@ TypeKind type_kind_from_keyword(const char *s, size_t len) {
     return TY_ERROR;
 }
 
-const char *frag_family_name(FragFamily f, FragRole r) {
+const char *type_frag_family_name(FragFamily f, FragRole r) {
     static const char *const names[3][3] = {
         {"WmmaA", "WmmaB", "WmmaAcc"}, {"MmaA", "MmaB", "MmaAcc"}, {"TmemA", "TmemB", "TmemAcc"},
     };
@@ -120,7 +120,7 @@ const char *type_name(const Type *t, char *buf, size_t size) {
                      t->u.view.extent ? "[..]" : "", place_suffix(t->u.view.place));
     } else if (t->kind == TY_FRAGMENT) {
         type_name(t->u.frag.elem, elem, sizeof elem);
-        snprintf(buf, size, "%s[%s, %d, %d, %d]", frag_family_name(t->u.frag.family, t->u.frag.role),
+        snprintf(buf, size, "%s[%s, %d, %d, %d]", type_frag_family_name(t->u.frag.family, t->u.frag.role),
                  elem, t->u.frag.m, t->u.frag.n, t->u.frag.k);
     } else if (t->kind == TY_ERROR) {
         snprintf(buf, size, "{error}");

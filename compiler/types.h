@@ -84,6 +84,6 @@ const char *type_name(const Type *t, char *buf, size_t size);
 const char *type_kind_keyword(TypeKind k);
 /* The scalar kind a keyword spells, or TY_ERROR. */
 TypeKind type_kind_from_keyword(const char *s, size_t len);
-const char *frag_family_name(FragFamily f, FragRole r);   /* "WmmaA" ... */
+const char *type_frag_family_name(FragFamily f, FragRole r);   /* "WmmaA" ... */
 
 #endif

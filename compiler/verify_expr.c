@@ -174,7 +174,7 @@ static VVal checked(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, Spa
         ok[0] = Z3_mk_bvmul_no_overflow(z, a.t, b.t, sign);
         ok[1] = sign ? Z3_mk_bvmul_no_underflow(z, a.t, b.t) : Z3_mk_true(z);
     }
-    verify_guard(V, VK_OVERFLOW, s, binary_op_text(op), Z3_mk_and(z, 2, ok), taint);
+    verify_guard(V, VK_OVERFLOW, s, ast_binary_op_text(op), Z3_mk_and(z, 2, ok), taint);
     return (VVal){r, taint};
 }
 
@@ -592,21 +592,21 @@ static VVal call(Verifier *V, Expr *e) {
     default:
         eval_args(V, e, &taint);
         if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) {
-            verify_unmodelled(V, e->span, arena_printf(V->prog->arena, "%s (the C library's rounding)", builtin_name(b)));
-            VVal h = verify_havoc(V, e->type, e->span, arena_printf(V->prog->arena, "%s (the C library's rounding)", builtin_name(b)));
+            verify_unmodelled(V, e->span, arena_printf(V->prog->arena, "%s (the C library's rounding)", ast_builtin_name(b)));
+            VVal h = verify_havoc(V, e->type, e->span, arena_printf(V->prog->arena, "%s (the C library's rounding)", ast_builtin_name(b)));
             h.taint |= taint;
             return h;
         }
         /* a builtin this model does not know (added since): it may write any view it
          * is given, and whatever follows depends on it */
-        verify_unmodelled(V, e->span, builtin_name(b));
-        for (int i = 0; i < e->u.call.nargs; i++) havoc_array(V, e->u.call.args[i], e->span, builtin_name(b));
-        V->alive_taint |= verify_taint_bit(V, e->span, arena_printf(V->prog->arena, "%s is not modelled", builtin_name(b)));
+        verify_unmodelled(V, e->span, ast_builtin_name(b));
+        for (int i = 0; i < e->u.call.nargs; i++) havoc_array(V, e->u.call.args[i], e->span, ast_builtin_name(b));
+        V->alive_taint |= verify_taint_bit(V, e->span, arena_printf(V->prog->arena, "%s is not modelled", ast_builtin_name(b)));
         break;
     }
     if (!e->type || e->type->kind == TY_VOID || !(type_is_scalar(e->type) || type_is_storage_float(e->type)))
         return (VVal){NULL, 0};
-    VVal h = verify_havoc(V, e->type, e->span, builtin_name(b));
+    VVal h = verify_havoc(V, e->type, e->span, ast_builtin_name(b));
     h.taint |= taint;
     return h;
 }

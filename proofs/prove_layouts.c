@@ -49,7 +49,7 @@ static Z3_ast swizzle(Z3_ast o, unsigned b, unsigned m, unsigned s) {
     return Z3_mk_bvxor(z, o, Z3_mk_bvlshr(z, Z3_mk_bvand(z, o, yyy), num(s)));
 }
 
-static Z3_ast at(const Lay *l, Z3_ast i, Z3_ast j) {
+static Z3_ast lower_at(const Lay *l, Z3_ast i, Z3_ast j) {
     Z3_ast o = add(mul(i, num(l->row_stride)), mul(j, num(l->col_stride)));
     return l->b ? swizzle(o, l->b, l->m, l->s) : o;
 }
@@ -161,7 +161,7 @@ static Claim bijection(Lay l) {
     Z3_ast i1 = var("i1"), j1 = var("j1"), i2 = var("i2"), j2 = var("j2");
     Z3_ast pre = and2(and2(and2(lt(i1, l.rows), lt(j1, l.cols)), and2(lt(i2, l.rows), lt(j2, l.cols))),
                       or2(ne(i1, i2), ne(j1, j2)));
-    Z3_ast o1 = at(&l, i1, j1), o2 = at(&l, i2, j2);
+    Z3_ast o1 = lower_at(&l, i1, j1), o2 = lower_at(&l, i2, j2);
     return (Claim){pre, and2(lt(o1, l.rows * l.cols), ne(o1, o2))};
 }
 static Claim spec_swizzle_bijection(bool wrong) { return bijection(spec_swizzle(wrong)); }
@@ -173,8 +173,8 @@ static Claim tile32_swizzle_bijection(bool wrong) { return bijection(tile32_a_bi
 static Claim runs_intact(Lay l) {
     Z3_ast i = var("i"), j = var("j"), r = var("r");
     Z3_ast pre = and2(and2(lt(i, l.rows), lt(j, l.cols)), and2(eq(rem(j, num(8)), num(0)), lt(r, 8)));
-    Z3_ast o = at(&l, i, j);
-    return (Claim){pre, and2(eq(at(&l, i, add(j, r)), add(o, r)), eq(rem(o, num(8)), num(0)))};
+    Z3_ast o = lower_at(&l, i, j);
+    return (Claim){pre, and2(eq(lower_at(&l, i, add(j, r)), add(o, r)), eq(rem(o, num(8)), num(0)))};
 }
 static Claim tile32_a_runs(bool wrong) { return runs_intact(tile32_a(wrong)); }
 static Claim tile32_b_runs(bool wrong) { return runs_intact(tile32_b(wrong)); }
@@ -186,7 +186,7 @@ static Claim tile32_b_runs(bool wrong) { return runs_intact(tile32_b(wrong)); }
 static Claim wmma_origins(Lay l) {
     Z3_ast fi = var("frag_row"), fj = var("frag_col");
     Z3_ast pre = and2(lt(fi, l.rows / 16), lt(fj, l.cols / 16));
-    Z3_ast o = at(&l, mul(fi, num(16)), mul(fj, num(16)));
+    Z3_ast o = lower_at(&l, mul(fi, num(16)), mul(fj, num(16)));
     Z3_ast ld_ok = eq(rem(num(l.row_stride), num(8)), num(0));
     return (Claim){pre, and2(eq(rem(o, num(16)), num(0)), ld_ok)};
 }

@@ -20,7 +20,7 @@ static void round_trip(const Program *p) {
     char *second = cairn_print_program(again);
     if (strcmp(first, second) != 0) abort();    /* printing is not a fixed point */
     free(second);
-    program_free(again);
+    ast_program_free(again);
     diags_free(&d);
     free(first);
 }
@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         diags_print(&d, sink);      /* printing every diagnostic must be safe too */
         fclose(sink);
     }
-    program_free(parsed);
+    ast_program_free(parsed);
     d.src = NULL;
     diags_free(&d);
     return 0;
