@@ -11,19 +11,19 @@
 #include "util.h"
 
 typedef struct {
-    const char *coordinator;    /* base URL */
+    const char *coordinator; /* base URL */
     const char *enrol_token;
     const char *key_path;
-    const char *cairn;          /* path of the cairn binary */
-    const char *work;           /* scratch folder for jobs */
-    char name[129];             /* machine name, as filed in evidence paths */
-    const char *labels;         /* comma-separated machine labels */
-    const char *compilers;      /* limit offered compilers (comma list), or NULL */
-    const char *sanitizers;     /* limit offered sanitizers ("none" for none), or NULL */
-    long max_jobs;              /* exit after this many jobs (0: never; --once is 1) */
-    double exit_when_idle;      /* exit after this many seconds without a job (0: never) */
-    int keep;                   /* keep job folders */
-    const char *checker;        /* measures bounds after each run (make gpu's), or NULL */
+    const char *cairn;      /* path of the cairn binary */
+    const char *work;       /* scratch folder for jobs */
+    char name[129];         /* machine name, as filed in evidence paths */
+    const char *labels;     /* comma-separated machine labels */
+    const char *compilers;  /* limit offered compilers (comma list), or NULL */
+    const char *sanitizers; /* limit offered sanitizers ("none" for none), or NULL */
+    long max_jobs;          /* exit after this many jobs (0: never; --once is 1) */
+    double exit_when_idle;  /* exit after this many seconds without a job (0: never) */
+    int keep;               /* keep job folders */
+    const char *checker;    /* measures bounds after each run (make gpu's), or NULL */
 } AgentOptions;
 
 /* A connection to the coordinator as one enrolled agent. */
@@ -52,8 +52,8 @@ int session_heartbeat(Session *s, long job, const char *progress);
 int session_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err *e);
 /* Signs STATEMENT and uploads it with FILES ({name: base64}); retries transport errors
  * and 5xx with backoff. Returns the HTTP status of the final answer, or -1. */
-long session_upload(Session *s, long job, const cJSON *statement, const cJSON *files,
-                    int max_tries, Err *e);
+long session_upload(Session *s, long job, const cJSON *statement, const cJSON *files, int max_tries,
+                    Err *e);
 
 /* child.c: runs ARGV in CWD with extra environment ENV (NAME=VALUE list, NULL-ended),
  * stdout and stderr to LOG; every `tick_s` calls TICK, which may ask to stop (nonzero).
@@ -72,8 +72,7 @@ typedef struct {
     const char *cairn_version;
 } SuiteEnv;
 /* 0 done (statement and files filled), 1 cancelled, -1 failed before any case ran. */
-int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **files,
-              Err *e);
+int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **files, Err *e);
 
 int loadgen_main(int argc, char **argv);
 /* sign.c: `cairn-agent sign` (make gpu signs its bundle with it). */

@@ -9,8 +9,7 @@
 #include "dsse.h"
 
 int session_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY *key,
-                  const char *name, const cJSON *caps, Err *e)
-{
+                  const char *name, const cJSON *caps, Err *e) {
     memset(s, 0, sizeof *s);
     s->http = http_new(url, enrol_token);
     s->key = key;
@@ -18,16 +17,13 @@ int session_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY
     long status = 0;
     cJSON *answer = NULL, *proof = NULL;
     /* Proof of key possession: the coordinator's nonce, signed with our key. */
-    int rc = http_json(s->http, "POST", "/api/v1/agents/challenge", NULL, 30, &status, &answer,
-                       e);
+    int rc = http_json(s->http, "POST", "/api/v1/agents/challenge", NULL, 30, &status, &answer, e);
     if (rc == 0 && status == 200 && json_str(answer, "nonce"))
         proof = enrol_proof_sign(key, json_str(answer, "nonce"), name, e);
-    else if (rc == 0)
-        rc = err_set(e, "challenge: %ld", status);
+    else if (rc == 0) rc = err_set(e, "challenge: %ld", status);
     cJSON_Delete(answer);
     answer = NULL;
-    if (!proof)
-        return status == 401 ? -2 : -1;
+    if (!proof) return status == 401 ? -2 : -1;
     char *pem = key_public_pem(key);
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "name", name);
@@ -43,41 +39,34 @@ int session_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY
         s->id = (long)json_num(answer, "agent", 0);
         http_set_token(s->http, s->token);
     } else if (rc == 0) {
-        rc = status == 403 || status == 401 ? -2 : -1;  /* refused: retrying will not help */
+        rc = status == 403 || status == 401 ? -2 : -1; /* refused: retrying will not help */
     }
     cJSON_Delete(answer);
     return rc;
 }
 
-void session_close(Session *s)
-{
+void session_close(Session *s) {
     http_free(s->http);
     s->http = NULL;
 }
 
-int session_claim(Session *s, double wait_s, cJSON **job, Err *e)
-{
+int session_claim(Session *s, double wait_s, cJSON **job, Err *e) {
     cJSON *req = cJSON_CreateObject();
     cJSON_AddNumberToObject(req, "wait_s", wait_s);
     long status = 0;
     *job = NULL;
     int rc = http_json(s->http, "POST", "/api/v1/claim", req, (long)wait_s + 30, &status, job, e);
     cJSON_Delete(req);
-    if (rc != 0)
-        return -1;
-    if (status == 200 && *job)
-        return 1;
+    if (rc != 0) return -1;
+    if (status == 200 && *job) return 1;
     cJSON_Delete(*job);
     *job = NULL;
-    if (status == 204)
-        return 0;
-    if (status == 401)
-        err_set(e, "401: the coordinator does not know this agent's token");
+    if (status == 204) return 0;
+    if (status == 401) err_set(e, "401: the coordinator does not know this agent's token");
     return -1;
 }
 
-int session_heartbeat(Session *s, long job, const char *progress)
-{
+int session_heartbeat(Session *s, long job, const char *progress) {
     char path[128];
     snprintf(path, sizeof path, "/api/v1/jobs/%ld/heartbeat", job);
     cJSON *req = cJSON_CreateObject();
@@ -89,20 +78,16 @@ int session_heartbeat(Session *s, long job, const char *progress)
     cJSON_Delete(req);
     int cancel = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(answer, "cancel"));
     cJSON_Delete(answer);
-    if (rc != 0)
-        return 0;   /* unreachable for now: keep working, the lease may still hold */
-    if (status == 200)
-        return cancel ? 1 : 0;
+    if (rc != 0) return 0; /* unreachable for now: keep working, the lease may still hold */
+    if (status == 200) return cancel ? 1 : 0;
     return status == 409 ? -1 : 0;
 }
 
-int session_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err *e)
-{
+int session_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err *e) {
     char path[128], got[SHA256_HEX_LEN];
     snprintf(path, sizeof path, "/api/v1/blobs/%s", sha);
     HttpResponse r;
-    if (http_request(s->http, "GET", path, NULL, NULL, 0, 300, &r, e) != 0)
-        return -1;
+    if (http_request(s->http, "GET", path, NULL, NULL, 0, 300, &r, e) != 0) return -1;
     if (r.status != 200) {
         err_set(e, "source %s: HTTP %ld: %s", sha, r.status, http_error_text(&r));
         http_response_free(&r);
@@ -118,14 +103,12 @@ int session_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Er
     return 0;
 }
 
-long session_upload(Session *s, long job, const cJSON *statement, const cJSON *files,
-                    int max_tries, Err *e)
-{
+long session_upload(Session *s, long job, const cJSON *statement, const cJSON *files, int max_tries,
+                    Err *e) {
     char *payload = cJSON_PrintUnformatted(statement);
     cJSON *env = dsse_sign(s->key, "application/vnd.in-toto+json", payload, strlen(payload), e);
     free(payload);
-    if (!env)
-        return -1;
+    if (!env) return -1;
     cJSON *body = cJSON_CreateObject();
     cJSON_AddItemToObject(body, "envelope", env);
     cJSON_AddItemReferenceToObject(body, "files", (cJSON *)files);
@@ -141,15 +124,12 @@ long session_upload(Session *s, long job, const cJSON *statement, const cJSON *f
         status = rc == 0 ? r.status : -1;
         if (rc == 0 && status >= 400)
             err_set(e, "upload of job %ld: HTTP %ld: %s", job, status, http_error_text(&r));
-        if (rc == 0)
-            http_response_free(&r);
+        if (rc == 0) http_response_free(&r);
         /* The same bytes again are safe: a second copy of a filed bundle answers 200. */
-        int retry = status < 0 || status >= 500 ||
-                    (status == 409 && strstr(e->msg, "being filed"));
-        if (!retry)
-            break;
-        fprintf(stderr, "agent: upload of job %ld failed (%s), retry %d in %ld ms\n", job,
-                e->msg, attempt, backoff_ms);
+        int retry = status < 0 || status >= 500 || (status == 409 && strstr(e->msg, "being filed"));
+        if (!retry) break;
+        fprintf(stderr, "agent: upload of job %ld failed (%s), retry %d in %ld ms\n", job, e->msg,
+                attempt, backoff_ms);
         sleep_ms(backoff_ms);
         backoff_ms = backoff_ms * 2 > 8000 ? 8000 : backoff_ms * 2;
     }

@@ -14,23 +14,21 @@ typedef struct {
     const char *url, *token;
     int index, target;
     atomic_int *filed;
-    double *lat;        /* claim latencies (ms) of this agent's successful claims */
+    double *lat; /* claim latencies (ms) of this agent's successful claims */
     int nlat, cap;
     int errors;
 } Sim;
 
 static const char SIM_RECEIPT[] = "{\"cairn\":\"sim\",\"numerics\":{}}";
 
-static cJSON *sim_caps(void)
-{
+static cJSON *sim_caps(void) {
     return cJSON_Parse("{\"cairn\":\"sim\",\"compilers\":{\"gcc\":{\"version\":\"sim\","
                        "\"sanitizers\":[\"asan\",\"tsan\"]},\"clang\":{\"version\":\"sim\","
                        "\"sanitizers\":[\"asan\",\"tsan\"]}},\"gpus\":[],\"labels\":[\"sim\"]}");
 }
 
 /* A one-case statement about JOB, with its receipt as the only subject. */
-static cJSON *sim_statement(const cJSON *job, const char *machine, cJSON *files)
-{
+static cJSON *sim_statement(const cJSON *job, const char *machine, cJSON *files) {
     cJSON *p = cJSON_CreateObject();
     cJSON_AddNumberToObject(p, "run", json_num(job, "run", 0));
     cJSON_AddNumberToObject(p, "job", json_num(job, "job", 0));
@@ -41,7 +39,8 @@ static cJSON *sim_statement(const cJSON *job, const char *machine, cJSON *files)
     cJSON_AddStringToObject(cell, "id", json_str(job, "cell_id"));
     cJSON_AddItemToObject(p, "cell", cell);
     cJSON *c = cJSON_CreateObject();
-    const char *case_path = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(job, "cases"), 0)->valuestring;
+    const char *case_path =
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(job, "cases"), 0)->valuestring;
     char name[1200], sha[SHA256_HEX_LEN];
     snprintf(name, sizeof name, "%s/receipt.json", case_path);
     sha256_hex(SIM_RECEIPT, strlen(SIM_RECEIPT), sha);
@@ -66,8 +65,7 @@ static cJSON *sim_statement(const cJSON *job, const char *machine, cJSON *files)
     return st;
 }
 
-static void *sim_agent(void *arg)
-{
+static void *sim_agent(void *arg) {
     Sim *a = arg;
     Err e = {{0}};
     char name[64];
@@ -102,10 +100,8 @@ static void *sim_agent(void *arg)
         cJSON *files = cJSON_CreateObject();
         cJSON *st = sim_statement(job, name, files);
         long status = session_upload(&s, (long)json_num(job, "job", 0), st, files, 3, &e);
-        if (status == 200)
-            atomic_fetch_add(a->filed, 1);
-        else
-            a->errors++;
+        if (status == 200) atomic_fetch_add(a->filed, 1);
+        else a->errors++;
         cJSON_Delete(st);
         cJSON_Delete(files);
         cJSON_Delete(job);
@@ -116,8 +112,7 @@ static void *sim_agent(void *arg)
     return NULL;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
+static int cmp_double(const void *x, const void *y) {
     double a = *(const double *)x, b = *(const double *)y;
     return (a > b) - (a < b);
 }
@@ -130,8 +125,7 @@ static const char LOADGEN_HELP[] =
     "jobs first (e.g. a matrix with \"repeat\"). Prints {agents, jobs, seconds, jobs_per_s,\n"
     "claim_p50_ms, claim_p99_ms, errors} as one JSON line.\n";
 
-int loadgen_main(int argc, char **argv)
-{
+int loadgen_main(int argc, char **argv) {
     const char *url = NULL, *token = NULL;
     int agents = 50, jobs = 2000;
     for (int i = 2; i < argc; i++) {
@@ -156,7 +150,7 @@ int loadgen_main(int argc, char **argv)
         fprintf(stderr, "cairn-agent loadgen: needs --coordinator URL --token T, 1..1000 agents\n");
         return 2;
     }
-    http_free(http_new(url, NULL));   /* global libcurl set-up before the threads start */
+    http_free(http_new(url, NULL)); /* global libcurl set-up before the threads start */
     atomic_int filed = 0;
     Sim *sims = calloc((size_t)agents, sizeof *sims);
     pthread_t *threads = calloc((size_t)agents, sizeof *threads);
@@ -181,8 +175,8 @@ int loadgen_main(int argc, char **argv)
     }
     qsort(all, (size_t)n, sizeof *all, cmp_double);
     printf("{\"agents\": %d, \"jobs\": %d, \"seconds\": %.3f, \"jobs_per_s\": %.1f, "
-           "\"claim_p50_ms\": %.2f, \"claim_p99_ms\": %.2f, \"errors\": %d}\n", agents,
-           atomic_load(&filed), secs, atomic_load(&filed) / secs, n ? all[n / 2] : 0.0,
+           "\"claim_p50_ms\": %.2f, \"claim_p99_ms\": %.2f, \"errors\": %d}\n",
+           agents, atomic_load(&filed), secs, atomic_load(&filed) / secs, n ? all[n / 2] : 0.0,
            n ? all[(int)(0.99 * (n - 1))] : 0.0, errors);
     free(all);
     free(sims);

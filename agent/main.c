@@ -58,8 +58,7 @@ static const char KEYGEN_HELP[] =
     "key to KEYFILE.pub (SubjectPublicKeyInfo PEM: what `cairn-farm verify --key` and\n"
     "`openssl pkeyutl -verify -pubin` read). Prints the key id (SHA-256 of the raw key).\n";
 
-static int cmd_keygen(int argc, char **argv)
-{
+static int cmd_keygen(int argc, char **argv) {
     if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
         fputs(KEYGEN_HELP, argc < 3 ? stderr : stdout);
         return argc < 3 ? 2 : 0;
@@ -72,34 +71,28 @@ static int cmd_keygen(int argc, char **argv)
     mode_t old = umask(077);
     int rc = !pem || key_save_private(key, argv[2], &e) != 0 ? -1 : 0;
     umask(old);
-    if (rc == 0)
-        rc = write_file_atomic(pub_path, pem, strlen(pem), &e);
+    if (rc == 0) rc = write_file_atomic(pub_path, pem, strlen(pem), &e);
     if (rc == 0 && key_id(key, kid) == 0)
         printf("key %s\npublic key %s\nkey id %s\n", argv[2], pub_path, kid);
-    else
-        fprintf(stderr, "cairn-agent keygen: %s\n", e.msg);
+    else fprintf(stderr, "cairn-agent keygen: %s\n", e.msg);
     free(pem);
     EVP_PKEY_free(key);
     return rc == 0 ? 0 : 1;
 }
 
 /* Default cairn: the one beside this binary. */
-static const char *default_cairn(const char *argv0)
-{
+static const char *default_cairn(const char *argv0) {
     static char path[PATH_MAX];
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        snprintf(self, sizeof self, "%s", argv0);
-    else
-        self[n] = '\0';
+    if (n <= 0) snprintf(self, sizeof self, "%s", argv0);
+    else self[n] = '\0';
     snprintf(path, sizeof path, "%s/cairn", dirname(self));
     return path;
 }
 
 /* A positive number for FLAG (whole when WHOLE), or -1 with the reason on stderr. */
-static double positive_arg(const char *flag, const char *text, int whole)
-{
+static double positive_arg(const char *flag, const char *text, int whole) {
     char *end;
     double v = strtod(text, &end);
     if (end == text || *end || !(v > 0 && v < 1e9) || (whole && v != (double)(long)v)) {
@@ -110,8 +103,7 @@ static double positive_arg(const char *flag, const char *text, int whole)
     return v;
 }
 
-static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **help)
-{
+static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **help) {
     static char work[PATH_MAX];
     memset(o, 0, sizeof *o);
     o->cairn = default_cairn(argv[0]);
@@ -122,23 +114,25 @@ static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **h
             *help = RUN_HELP;
             return 1;
         }
-#define OPT(flag, field) else if (!strcmp(a, flag) && v) { o->field = v; i++; }
-        OPT("--coordinator", coordinator) OPT("--token", enrol_token) OPT("--key", key_path)
-        OPT("--cairn", cairn) OPT("--labels", labels) OPT("--compilers", compilers)
-        OPT("--sanitizers", sanitizers) OPT("--work", work) OPT("--checker", checker)
+#define OPT(flag, field)                                                                           \
+    else if (!strcmp(a, flag) && v) {                                                              \
+        o->field = v;                                                                              \
+        i++;                                                                                       \
+    }
+        OPT("--coordinator", coordinator)
+        OPT("--token", enrol_token) OPT("--key", key_path) OPT("--cairn", cairn)
+            OPT("--labels", labels) OPT("--compilers", compilers) OPT("--sanitizers", sanitizers)
+                OPT("--work", work) OPT("--checker", checker)
 #undef OPT
-        else if (!strcmp(a, "--name") && v)
-            snprintf(o->name, sizeof o->name, "%s", argv[++i]);
+                    else if (!strcmp(a, "--name") && v)
+                        snprintf(o->name, sizeof o->name, "%s", argv[++i]);
         else if ((!strcmp(a, "--idle-exit") || !strcmp(a, "--exit-when-idle")) && v) {
-            if ((o->exit_when_idle = positive_arg(a, argv[++i], 0)) < 0)
-                return -1;
-        } else if (!strcmp(a, "--max-jobs") && v) {
-            if ((o->max_jobs = (long)positive_arg(a, argv[++i], 1)) < 0)
-                return -1;
-        } else if (!strcmp(a, "--once"))
-            o->max_jobs = 1;
-        else if (!strcmp(a, "--keep"))
-            o->keep = 1;
+            if ((o->exit_when_idle = positive_arg(a, argv[++i], 0)) < 0) return -1;
+        }
+        else if (!strcmp(a, "--max-jobs") && v) {
+            if ((o->max_jobs = (long)positive_arg(a, argv[++i], 1)) < 0) return -1;
+        }
+        else if (!strcmp(a, "--once")) o->max_jobs = 1; else if (!strcmp(a, "--keep")) o->keep = 1;
         else {
             fprintf(stderr, "cairn-agent %s: unknown argument %s (see --help)\n", argv[1], a);
             return -1;
@@ -161,15 +155,15 @@ static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **h
     return 0;
 }
 
-static int cmd_probe(int argc, char **argv)
-{
+static int cmd_probe(int argc, char **argv) {
     AgentOptions o;
     const char *help = NULL;
     int p = parse_run_opts(argc, argv, &o, &help);
     if (p != 0) {
         if (help)
             fputs("usage: cairn-agent probe [--cairn PATH] [--labels a,b] [--compilers ...]"
-                  " [--sanitizers ...]\n\nPrints the capabilities `run` would report.\n", stdout);
+                  " [--sanitizers ...]\n\nPrints the capabilities `run` would report.\n",
+                  stdout);
         return p > 0 ? 0 : 2;
     }
     Err e = {{0}};
@@ -186,8 +180,7 @@ static int cmd_probe(int argc, char **argv)
 }
 
 /* Enrols, retrying with backoff while the coordinator is unreachable. */
-static int enrol(Session *s, const AgentOptions *o, EVP_PKEY *key, const cJSON *caps)
-{
+static int enrol(Session *s, const AgentOptions *o, EVP_PKEY *key, const cJSON *caps) {
     long backoff = 250;
     for (;;) {
         Err e = {{0}};
@@ -208,8 +201,7 @@ static int enrol(Session *s, const AgentOptions *o, EVP_PKEY *key, const cJSON *
     }
 }
 
-static void do_job(Session *s, const SuiteEnv *env, const cJSON *job)
-{
+static void do_job(Session *s, const SuiteEnv *env, const cJSON *job) {
     long id = (long)json_num(job, "job", 0);
     fprintf(stderr, "agent: job %ld claimed: run %.0f cell %s attempt %.0f, %d cases\n", id,
             json_num(job, "run", 0), json_str(job, "cell_id"), json_num(job, "attempt", 0),
@@ -218,33 +210,26 @@ static void do_job(Session *s, const SuiteEnv *env, const cJSON *job)
     Err e = {{0}};
     int rc = suite_run(env, job, &statement, &files, &e);
     if (rc < 0)
-        fprintf(stderr, "agent: job %ld failed before running: %s (its lease will run out)\n",
-                id, e.msg);
-    if (rc != 0)
-        return;
+        fprintf(stderr, "agent: job %ld failed before running: %s (its lease will run out)\n", id,
+                e.msg);
+    if (rc != 0) return;
     long status = session_upload(s, id, statement, files, 8, &e);
-    if (status == 200)
-        fprintf(stderr, "agent: job %ld: bundle uploaded and filed\n", id);
-    else
-        fprintf(stderr, "agent: job %ld: upload refused: %s\n", id, e.msg);
+    if (status == 200) fprintf(stderr, "agent: job %ld: bundle uploaded and filed\n", id);
+    else fprintf(stderr, "agent: job %ld: upload refused: %s\n", id, e.msg);
     cJSON_Delete(statement);
     cJSON_Delete(files);
 }
 
 /* The long poll's wait: 20 s, or what is left of --idle-exit (so it exits on time). */
-static double claim_wait(const AgentOptions *o, double idle_since)
-{
+static double claim_wait(const AgentOptions *o, double idle_since) {
     double left = o->exit_when_idle - (now_seconds() - idle_since);
-    if (o->exit_when_idle <= 0 || left >= 20)
-        return 20;
+    if (o->exit_when_idle <= 0 || left >= 20) return 20;
     return left > 0.5 ? left : 0.5;
 }
 
-static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, const char *version)
-{
+static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, const char *version) {
     Session s;
-    if (enrol(&s, o, key, caps) != 0)
-        return 1;
+    if (enrol(&s, o, key, caps) != 0) return 1;
     SuiteEnv env = {o, &s, caps, version};
     double idle_since = now_seconds();
     long backoff = 250, done = 0;
@@ -265,10 +250,9 @@ static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, con
         }
         if (rc < 0) {
             fprintf(stderr, "agent: claim failed (%s), retry in %ld ms\n", e.msg, backoff);
-            if (strstr(e.msg, "401")) {   /* forgotten or revoked: enrol again (or stop) */
+            if (strstr(e.msg, "401")) { /* forgotten or revoked: enrol again (or stop) */
                 session_close(&s);
-                if (enrol(&s, o, key, caps) != 0)
-                    return 1;
+                if (enrol(&s, o, key, caps) != 0) return 1;
             }
             sleep_ms(backoff);
             backoff = backoff * 2 > 8000 ? 8000 : backoff * 2;
@@ -282,14 +266,12 @@ static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, con
     return 0;
 }
 
-static int cmd_run(int argc, char **argv)
-{
+static int cmd_run(int argc, char **argv) {
     AgentOptions o;
     const char *help = NULL;
     int p = parse_run_opts(argc, argv, &o, &help);
     if (p != 0) {
-        if (help)
-            fputs(help, stdout);
+        if (help) fputs(help, stdout);
         return p > 0 ? 0 : 2;
     }
     if (!o.coordinator || !o.enrol_token || !o.key_path) {
@@ -318,24 +300,18 @@ static int cmd_run(int argc, char **argv)
     return rc;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const char *verb = argc > 1 ? argv[1] : NULL;
     signal(SIGPIPE, SIG_IGN);
     if (!verb || !strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
         fputs(HELP, verb ? stdout : stderr);
         return verb ? 0 : 2;
     }
-    if (!strcmp(verb, "keygen"))
-        return cmd_keygen(argc, argv);
-    if (!strcmp(verb, "probe"))
-        return cmd_probe(argc, argv);
-    if (!strcmp(verb, "run"))
-        return cmd_run(argc, argv);
-    if (!strcmp(verb, "loadgen"))
-        return loadgen_main(argc, argv);
-    if (!strcmp(verb, "sign"))
-        return sign_main(argc, argv);
+    if (!strcmp(verb, "keygen")) return cmd_keygen(argc, argv);
+    if (!strcmp(verb, "probe")) return cmd_probe(argc, argv);
+    if (!strcmp(verb, "run")) return cmd_run(argc, argv);
+    if (!strcmp(verb, "loadgen")) return loadgen_main(argc, argv);
+    if (!strcmp(verb, "sign")) return sign_main(argc, argv);
     fprintf(stderr, "cairn-agent: unknown verb \"%s\" (see cairn-agent --help)\n", verb);
     return 2;
 }

@@ -12,65 +12,59 @@
 #include "evidence.h"
 
 /* First line of a shell command's output, trimmed; NULL when it fails. */
-static char *first_line(const char *cmd)
-{
+static char *first_line(const char *cmd) {
     FILE *p = popen(cmd, "r");
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     char buf[512] = "";
     char *got = fgets(buf, sizeof buf, p);
     int rc = pclose(p);
-    if (!got || rc != 0)
-        return NULL;
+    if (!got || rc != 0) return NULL;
     buf[strcspn(buf, "\r\n")] = '\0';
     return strdup(buf);
 }
 
-static int listed(const char *list, const char *item)
-{
-    if (!list)
-        return 1;
+static int listed(const char *list, const char *item) {
+    if (!list) return 1;
     size_t n = strlen(item);
     for (const char *p = list; (p = strstr(p, item)) != NULL; p += n)
-        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
-            return 1;
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
     return 0;
 }
 
 /* Builds and runs a tiny program with -fsanitize=FLAG under CC in a scratch folder. */
-static int sanitizer_works(const char *cc, const char *flag, const char *work)
-{
+static int sanitizer_works(const char *cc, const char *flag, const char *work) {
     char src[1200], exe[1200], cmd[4096];
     snprintf(src, sizeof src, "%s/probe-%s.c", work, cc);
     snprintf(exe, sizeof exe, "%s/probe-%s", work, cc);
     FILE *f = fopen(src, "w");
-    if (!f)
-        return 0;
+    if (!f) return 0;
     fputs("#include <stdlib.h>\nint main(void){char *p=malloc(4);p[0]=1;int r=p[0]-1;"
-          "free(p);return r;}\n", f);
+          "free(p);return r;}\n",
+          f);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "%s -fsanitize=%s -o '%s' '%s' >/dev/null 2>&1 && '%s' "
-             ">/dev/null 2>&1", cc, flag, exe, src, exe);
+    snprintf(cmd, sizeof cmd,
+             "%s -fsanitize=%s -o '%s' '%s' >/dev/null 2>&1 && '%s' "
+             ">/dev/null 2>&1",
+             cc, flag, exe, src, exe);
     int ok = system(cmd) == 0;
     unlink(exe);
     unlink(src);
     return ok;
 }
 
-static cJSON *probe_compilers(const AgentOptions *o)
-{
+static cJSON *probe_compilers(const AgentOptions *o) {
     static const char *const names[] = {"gcc", "clang"};
     static const char *const version_cmd[] = {"gcc -dumpfullversion 2>/dev/null",
                                               "clang -dumpversion 2>/dev/null"};
     cJSON *all = cJSON_CreateObject();
     for (int i = 0; i < 2; i++) {
         char *version = listed(o->compilers, names[i]) ? first_line(version_cmd[i]) : NULL;
-        if (!version)
-            continue;
+        if (!version) continue;
         cJSON *c = cJSON_AddObjectToObject(all, names[i]);
         cJSON_AddStringToObject(c, "version", version);
         cJSON *sans = cJSON_AddArrayToObject(c, "sanitizers");
-        if (listed(o->sanitizers, "asan") && sanitizer_works(names[i], "address,undefined", o->work))
+        if (listed(o->sanitizers, "asan") &&
+            sanitizer_works(names[i], "address,undefined", o->work))
             cJSON_AddItemToArray(sans, cJSON_CreateString("asan"));
         if (listed(o->sanitizers, "tsan") && sanitizer_works(names[i], "thread", o->work))
             cJSON_AddItemToArray(sans, cJSON_CreateString("tsan"));
@@ -81,11 +75,11 @@ static cJSON *probe_compilers(const AgentOptions *o)
 
 /* GPUs as nvidia-smi's query flags list them (name, memory, compute capability and the
  * target it builds for, driver); an empty list where there is none. */
-static void probe_gpus(cJSON *caps)
-{
+static void probe_gpus(cJSON *caps) {
     cJSON *gpus = cJSON_AddArrayToObject(caps, "gpus");
     FILE *p = popen("nvidia-smi --query-gpu=name,memory.total,compute_cap,driver_version "
-                    "--format=csv,noheader,nounits 2>/dev/null", "r");
+                    "--format=csv,noheader,nounits 2>/dev/null",
+                    "r");
     char line[512], driver[64] = "";
     while (p && fgets(line, sizeof line, p)) {
         char name[256], mem[64], cap[32];
@@ -97,26 +91,23 @@ static void probe_gpus(cJSON *caps)
         cJSON_AddStringToObject(g, "compute_cap", cap);
         char target[32];
         gpu_target(cap, target, sizeof target);
-        cJSON_AddStringToObject(g, "target", target);   /* what device cells ask for */
+        cJSON_AddStringToObject(g, "target", target); /* what device cells ask for */
         cJSON_AddStringToObject(g, "driver", driver);
         cJSON_AddItemToArray(gpus, g);
     }
-    if (p)
-        pclose(p);
-    if (driver[0])
-        cJSON_AddStringToObject(caps, "driver", driver);
-    char *cuda = first_line("nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\\([0-9.]*\\).*/\\1/p'");
-    if (cuda && *cuda)
-        cJSON_AddStringToObject(caps, "cuda", cuda);
+    if (p) pclose(p);
+    if (driver[0]) cJSON_AddStringToObject(caps, "driver", driver);
+    char *cuda =
+        first_line("nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\\([0-9.]*\\).*/\\1/p'");
+    if (cuda && *cuda) cJSON_AddStringToObject(caps, "cuda", cuda);
     free(cuda);
-    char *nvcc = first_line("nvcc --version 2>/dev/null | sed -n 's/.*release \\([0-9.]*\\).*/\\1/p'");
-    if (nvcc && *nvcc)
-        cJSON_AddStringToObject(caps, "nvcc", nvcc);
+    char *nvcc =
+        first_line("nvcc --version 2>/dev/null | sed -n 's/.*release \\([0-9.]*\\).*/\\1/p'");
+    if (nvcc && *nvcc) cJSON_AddStringToObject(caps, "nvcc", nvcc);
     free(nvcc);
 }
 
-int probe_cairn_version(const char *cairn, char *out, size_t cap, Err *e)
-{
+int probe_cairn_version(const char *cairn, char *out, size_t cap, Err *e) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "'%s' --version 2>&1", cairn);
     char *line = first_line(cmd);
@@ -129,25 +120,20 @@ int probe_cairn_version(const char *cairn, char *out, size_t cap, Err *e)
     return is_safe_component(out) ? 0 : err_set(e, "odd cairn version \"%s\"", out);
 }
 
-static void add_labels(cJSON *caps, const char *labels)
-{
+static void add_labels(cJSON *caps, const char *labels) {
     cJSON *arr = cJSON_AddArrayToObject(caps, "labels");
     struct utsname u;
-    if (uname(&u) == 0)
-        cJSON_AddItemToArray(arr, cJSON_CreateString(u.machine));
+    if (uname(&u) == 0) cJSON_AddItemToArray(arr, cJSON_CreateString(u.machine));
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", labels ? labels : "");
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        if (is_safe_component(t))
-            cJSON_AddItemToArray(arr, cJSON_CreateString(t));
+        if (is_safe_component(t)) cJSON_AddItemToArray(arr, cJSON_CreateString(t));
 }
 
-cJSON *probe_machine(const AgentOptions *o, Err *e)
-{
+cJSON *probe_machine(const AgentOptions *o, Err *e) {
     char version[64];
-    if (probe_cairn_version(o->cairn, version, sizeof version, e) != 0)
-        return NULL;
+    if (probe_cairn_version(o->cairn, version, sizeof version, e) != 0) return NULL;
     cJSON *caps = cJSON_CreateObject();
     cJSON_AddStringToObject(caps, "cairn", version);
     /* Whether this cairn takes --emulate (builds that run device code on the emulator);

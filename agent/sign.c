@@ -23,20 +23,17 @@ static const char SIGN_HELP[] =
     "Exit: 0 signed, 1 a file or key could not be read or written, 2 a bad flag.\n";
 
 /* The files under DIR as subjects, their digests taken by the archive packer. */
-static int add_subjects(cJSON *statement, const char *dir, Err *e)
-{
+static int add_subjects(cJSON *statement, const char *dir, Err *e) {
     size_t len = 0;
     char *packed = archive_pack(dir, &len, e);
     cJSON *archive = packed ? cJSON_ParseWithLength(packed, len) : NULL;
     free(packed);
-    if (!archive)
-        return packed ? err_set(e, "cannot read the files under %s", dir) : -1;
+    if (!archive) return packed ? err_set(e, "cannot read the files under %s", dir) : -1;
     const cJSON *f;
     int n = 0;
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(archive, "files")) {
         const char *path = json_str(f, "path");
-        if (!path || !strcmp(path, "bundle.dsse.json") || !strcmp(path, "agent.pub.pem"))
-            continue;
+        if (!path || !strcmp(path, "bundle.dsse.json") || !strcmp(path, "agent.pub.pem")) continue;
         statement_add_subject(statement, path, json_str(f, "sha256"));
         n++;
     }
@@ -44,8 +41,7 @@ static int add_subjects(cJSON *statement, const char *dir, Err *e)
     return n > 0 ? 0 : err_set(e, "no files to sign under %s", dir);
 }
 
-static int sign_folder(const char *predicate_path, const char *dir, const char *key_path, Err *e)
-{
+static int sign_folder(const char *predicate_path, const char *dir, const char *key_path, Err *e) {
     EVP_PKEY *key = key_load_private(key_path, e);
     cJSON *predicate = key ? json_parse_file(predicate_path, e) : NULL;
     if (!predicate) {
@@ -60,11 +56,9 @@ static int sign_folder(const char *predicate_path, const char *dir, const char *
     char path[4200];
     rc = text && pem ? 0 : -1;
     snprintf(path, sizeof path, "%s/bundle.dsse.json", dir);
-    if (rc == 0)
-        rc = write_file_atomic(path, text, strlen(text), e);
+    if (rc == 0) rc = write_file_atomic(path, text, strlen(text), e);
     snprintf(path, sizeof path, "%s/agent.pub.pem", dir);
-    if (rc == 0)
-        rc = write_file_atomic(path, pem, strlen(pem), e);
+    if (rc == 0) rc = write_file_atomic(path, pem, strlen(pem), e);
     free(pem);
     free(text);
     cJSON_Delete(env);
@@ -74,8 +68,7 @@ static int sign_folder(const char *predicate_path, const char *dir, const char *
     return rc;
 }
 
-int sign_main(int argc, char **argv)
-{
+int sign_main(int argc, char **argv) {
     const char *predicate = NULL, *dir = NULL, *key = NULL;
     for (int i = 2; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;

@@ -15,20 +15,19 @@
 #include "evidence.h"
 
 #define MAX_LOG_SUBJECT (64 * 1024)
-#define MAX_TRAP_LINE 1024   /* the coordinator refuses strings over 4 KiB (farm/fields.h) */
-#define MAX_OBS_LINE (1 << 20)          /* one observation line */
-#define MAX_RAW_SUBJECT (8L << 20)      /* one raw observation file */
+#define MAX_TRAP_LINE   1024       /* the coordinator refuses strings over 4 KiB (farm/fields.h) */
+#define MAX_OBS_LINE    (1 << 20)  /* one observation line */
+#define MAX_RAW_SUBJECT (8L << 20) /* one raw observation file */
 
 typedef struct {
     const SuiteEnv *env;
     long job;
-    double every_s;    /* heartbeat interval: a third of the lease, at most 1 s */
+    double every_s; /* heartbeat interval: a third of the lease, at most 1 s */
     char progress[512];
-    int stop;          /* 1 cancelled, -1 lease lost */
+    int stop; /* 1 cancelled, -1 lease lost */
 } Tick;
 
-static int tick(void *ctx)
-{
+static int tick(void *ctx) {
     Tick *t = ctx;
     int rc = session_heartbeat(t->env->session, t->job, t->progress);
     if (rc != 0) {
@@ -41,8 +40,7 @@ static int tick(void *ctx)
 
 /* Adds the file at PATH as subject NAME (and to FILES); returns its digest in SHA. */
 static int add_subject(cJSON *statement, cJSON *files, const char *name, const char *path,
-                       size_t limit, char sha[SHA256_HEX_LEN])
-{
+                       size_t limit, char sha[SHA256_HEX_LEN]) {
     size_t len = 0;
     char *data = read_file(path, &len, NULL);
     if (!data || len > limit || !is_safe_relpath(name)) {
@@ -58,12 +56,11 @@ static int add_subject(cJSON *statement, cJSON *files, const char *name, const c
     return 0;
 }
 
-static void add_check(cJSON *checks, const char *name, int ok, const char *detail)
-{
+static void add_check(cJSON *checks, const char *name, int ok, const char *detail) {
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "name", name);
     cJSON_AddBoolToObject(c, "ok", ok);
-    if (detail) {   /* at most a line's worth: the coordinator bounds every string */
+    if (detail) { /* at most a line's worth: the coordinator bounds every string */
         char *line = strndup(detail, MAX_TRAP_LINE);
         cJSON_AddStringToObject(c, "detail", line);
         free(line);
@@ -72,16 +69,14 @@ static void add_check(cJSON *checks, const char *name, int ok, const char *detai
 }
 
 /* The first line of LOG mentioning "trap:", or NULL. */
-static char *trap_line(const char *log)
-{
+static char *trap_line(const char *log) {
     char *text = read_file(log, NULL, NULL);
     char *hit = text ? strstr(text, "trap:") : NULL;
     char *line = NULL;
     if (hit) {
-        while (hit > text && hit[-1] != '\n')
-            hit--;
+        while (hit > text && hit[-1] != '\n') hit--;
         size_t n = strcspn(hit, "\n");
-        line = strndup(hit, n < MAX_TRAP_LINE ? n : MAX_TRAP_LINE);   /* the farm's bound */
+        line = strndup(hit, n < MAX_TRAP_LINE ? n : MAX_TRAP_LINE); /* the farm's bound */
     }
     free(text);
     return line;
@@ -92,12 +87,10 @@ static char *trap_line(const char *log)
  * BOUNDS as compare reads them, {"fixed": [names]} (bits a checker says are fixed) into
  * FIXED. */
 /* A data observation the coordinator will accept (farm/fields.h), or NULL and why. */
-static const char *bad_observation(const cJSON *j, size_t kept)
-{
+static const char *bad_observation(const cJSON *j, size_t kept) {
     const char *name = json_str(j, "name"), *type = json_str(j, "type");
     double count = json_num(j, "count", -1);
-    if (!j)
-        return "is not JSON";
+    if (!j) return "is not JSON";
     if (!name || !*name || strlen(name) > EVIDENCE_MAX_NAME || !type || !*type ||
         strlen(type) > EVIDENCE_MAX_NAME)
         return "has no name and type of 1 to 256 bytes";
@@ -108,8 +101,7 @@ static const char *bad_observation(const cJSON *j, size_t kept)
 }
 
 /* A line the observations could not take: the case fails loudly, naming the first. */
-static void observation_refused(cJSON *checks, long line, const char *why, int *refused)
-{
+static void observation_refused(cJSON *checks, long line, const char *why, int *refused) {
     if ((*refused)++ == 0) {
         char detail[200];
         snprintf(detail, sizeof detail, "observation line %ld %s", line, why);
@@ -118,15 +110,14 @@ static void observation_refused(cJSON *checks, long line, const char *why, int *
 }
 
 static void read_observations(const char *path, cJSON *obs, cJSON *checks, cJSON *bounds,
-                              cJSON *fixed)
-{
+                              cJSON *fixed) {
     FILE *f = fopen(path, "r");
     char *line = NULL;
     size_t cap = 0;
     ssize_t got;
     long n = 0;
     int refused = 0;
-    while (f && (got = getline(&line, &cap, f)) > 0) {   /* lines of any length */
+    while (f && (got = getline(&line, &cap, f)) > 0) { /* lines of any length */
         n++;
         if (got > MAX_OBS_LINE) {
             observation_refused(checks, n, "is over 1 MiB", &refused);
@@ -138,7 +129,8 @@ static void read_observations(const char *path, cJSON *obs, cJSON *checks, cJSON
             observation_refused(checks, n, "names a check of over 256 bytes", &refused);
         else if (json_str(j, "check"))
             add_check(checks, json_str(j, "check"),
-                      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok")), json_str(j, "detail"));
+                      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok")),
+                      json_str(j, "detail"));
         else if (json_str(j, "bound")) {
             cJSON *b = cJSON_Duplicate(j, 1);
             cJSON_AddStringToObject(b, "observation", json_str(j, "bound"));
@@ -151,7 +143,7 @@ static void read_observations(const char *path, cJSON *obs, cJSON *checks, cJSON
             }
         } else if ((why = bad_observation(j, (size_t)cJSON_GetArraySize(obs))) != NULL) {
             observation_refused(checks, n, why, &refused);
-        } else {   /* the four fields the farm reads; anything else stays in the log */
+        } else { /* the four fields the farm reads; anything else stays in the log */
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "name", json_str(j, "name"));
             cJSON_AddStringToObject(o, "type", json_str(j, "type"));
@@ -162,22 +154,18 @@ static void read_observations(const char *path, cJSON *obs, cJSON *checks, cJSON
         cJSON_Delete(j);
     }
     free(line);
-    if (f)
-        fclose(f);
+    if (f) fclose(f);
 }
 
 /* Raw observed outputs become subjects; every observation's digest must be among them. */
 static int add_raw(const char *raw_dir, const char *case_path, cJSON *obs, cJSON *statement,
-                   cJSON *files, cJSON *checks)
-{
+                   cJSON *files, cJSON *checks) {
     DIR *d = opendir(raw_dir);
-    if (!d)
-        return -1;   /* no raw bits were written: nothing to hold the digests to */
+    if (!d) return -1; /* no raw bits were written: nothing to hold the digests to */
     cJSON *seen = cJSON_CreateArray();
     struct dirent *ent;
     while ((ent = readdir(d)) != NULL) {
-        if (ent->d_name[0] == '.' || !is_safe_component(ent->d_name))
-            continue;
+        if (ent->d_name[0] == '.' || !is_safe_component(ent->d_name)) continue;
         char path[4400], name[2048], sha[SHA256_HEX_LEN];
         snprintf(path, sizeof path, "%s/%s", raw_dir, ent->d_name);
         snprintf(name, sizeof name, "%s/obs/%s", case_path, ent->d_name);
@@ -206,8 +194,7 @@ static int add_raw(const char *raw_dir, const char *case_path, cJSON *obs, cJSON
 }
 
 static void build_argv(const SuiteEnv *env, const Cell *cell, const char *cell_target,
-                       const char *src, const char *prog, char **argv)
-{
+                       const char *src, const char *prog, char **argv) {
     int n = 0;
     argv[n++] = (char *)env->opts->cairn;
     argv[n++] = "build";
@@ -224,8 +211,10 @@ static void build_argv(const SuiteEnv *env, const Cell *cell, const char *cell_t
     static _Thread_local char target[32];
     snprintf(target, sizeof target, "%s", cell_target ? cell_target : "");
     if (!target[0] && !strcmp(cell->mode, "device"))
-        gpu_target(json_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(env->caps, "gpus"),
-                                               0), "compute_cap"), target, sizeof target);
+        gpu_target(
+            json_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(env->caps, "gpus"), 0),
+                     "compute_cap"),
+            target, sizeof target);
     if (target[0]) {
         argv[n++] = "--target";
         argv[n++] = target;
@@ -237,16 +226,15 @@ static void build_argv(const SuiteEnv *env, const Cell *cell, const char *cell_t
 }
 
 typedef struct {
-    const char *case_path;   /* as listed in the run, relative to the source tree */
+    const char *case_path; /* as listed in the run, relative to the source tree */
     const char *src_root;
-    const char *out;         /* this case's scratch folder */
+    const char *out; /* this case's scratch folder */
     double timeout_s;
-    const char *target;      /* the cell's device target ("sm_90"), or NULL */
+    const char *target; /* the cell's device target ("sm_90"), or NULL */
 } CaseSpec;
 
 static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c, Tick *t,
-                       cJSON *statement, cJSON *files)
-{
+                       cJSON *statement, cJSON *files) {
     char src[4096], prog[4096], blog[4096], rlog[4096], obs_log[4096], raw[4096];
     char receipt[4200], name[4200], sha[SHA256_HEX_LEN];
     snprintf(src, sizeof src, "%s/%s", c->src_root, c->case_path);
@@ -279,22 +267,23 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
         snprintf(env_raw, sizeof env_raw, "CAIRN_OBSERVE_RAW=%s", raw);
         char *child_env[] = {env_obs, env_raw, NULL};
         char *run_argv[] = {prog, NULL};
-        int status = run_child(run_argv, c->src_root, child_env, rlog, c->timeout_s, t->every_s,
-                               tick, t);
+        int status =
+            run_child(run_argv, c->src_root, child_env, rlog, c->timeout_s, t->every_s, tick, t);
         char *trap = trap_line(rlog);
         cJSON_AddNumberToObject(r, "exit_status", status);
-        if (trap)
-            cJSON_AddStringToObject(r, "trap", trap);
+        if (trap) cJSON_AddStringToObject(r, "trap", trap);
         add_check(checks, "exit_status_0", status == 0,
                   status == CHILD_TIMEOUT ? "timed out" : NULL);
         add_check(checks, "no_trap", trap == NULL, trap);
         free(trap);
-        if (env->opts->checker) {   /* measured bounds join the log (docs/farm.md) */
-            char *check_argv[] = {(char *)env->opts->checker, "append", (char *)c->case_path,
-                                  obs_log, raw, NULL};
+        if (env->opts->checker) { /* measured bounds join the log (docs/farm.md) */
+            char *check_argv[] = {
+                (char *)env->opts->checker, "append", (char *)c->case_path, obs_log, raw, NULL};
             snprintf(name, sizeof name, "%s/checker.log", c->out);
-            add_check(checks, "checker", run_child(check_argv, c->src_root, NULL, name,
-                                                   c->timeout_s, t->every_s, tick, t) == 0, NULL);
+            add_check(checks, "checker",
+                      run_child(check_argv, c->src_root, NULL, name, c->timeout_s, t->every_s, tick,
+                                t) == 0,
+                      NULL);
         }
         read_observations(obs_log, obs, checks, cJSON_AddArrayToObject(r, "bounds"),
                           cJSON_AddArrayToObject(r, "fixed"));
@@ -312,8 +301,7 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
     return r;
 }
 
-static cJSON *predicate_head(const SuiteEnv *env, const cJSON *job, const Cell *cell)
-{
+static cJSON *predicate_head(const SuiteEnv *env, const cJSON *job, const Cell *cell) {
     cJSON *p = cJSON_CreateObject();
     cJSON_AddNumberToObject(p, "run", json_num(job, "run", 0));
     cJSON_AddNumberToObject(p, "job", json_num(job, "job", 0));
@@ -324,42 +312,37 @@ static cJSON *predicate_head(const SuiteEnv *env, const cJSON *job, const Cell *
                             json_str(cJSON_GetObjectItemCaseSensitive(job, "source"), "sha256"));
     cJSON *m = cJSON_AddObjectToObject(p, "machine");
     cJSON_AddStringToObject(m, "name", env->opts->name);
-    static const char *const keys[] = {"cpu", "cores", "os", "gpus", "driver", "cuda", "nvcc",
-                                       "labels", NULL};
+    static const char *const keys[] = {"cpu",  "cores", "os",     "gpus", "driver",
+                                       "cuda", "nvcc",  "labels", NULL};
     for (int i = 0; keys[i]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(env->caps, keys[i]);
-        if (v)
-            cJSON_AddItemToObject(m, keys[i], cJSON_Duplicate(v, 1));
+        if (v) cJSON_AddItemToObject(m, keys[i], cJSON_Duplicate(v, 1));
     }
     cJSON *c = cell_to_json(cell);
     cJSON_AddStringToObject(c, "id", json_str(job, "cell_id"));
     const char *target = json_str(cJSON_GetObjectItemCaseSensitive(job, "cell"), "target");
-    if (target)
-        cJSON_AddStringToObject(c, "target", target);
+    if (target) cJSON_AddStringToObject(c, "target", target);
     const cJSON *cc = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(env->caps, "compilers"), cell->compiler);
-    cJSON_AddStringToObject(c, "compiler_version", json_str(cc, "version") ? json_str(cc, "version") : "");
+    cJSON_AddStringToObject(c, "compiler_version",
+                            json_str(cc, "version") ? json_str(cc, "version") : "");
     cJSON_AddItemToObject(p, "cell", c);
     cJSON_AddNumberToObject(p, "started_at", now_seconds());
     return p;
 }
 
-static int fetch_source(const SuiteEnv *env, const cJSON *job, const char *dest, Err *e)
-{
+static int fetch_source(const SuiteEnv *env, const cJSON *job, const char *dest, Err *e) {
     const char *sha = json_str(cJSON_GetObjectItemCaseSensitive(job, "source"), "sha256");
     char *data = NULL;
     size_t len = 0;
-    if (!is_sha256_hex(sha))
-        return err_set(e, "job without a source digest");
-    if (session_fetch_blob(env->session, sha, &data, &len, e) != 0)
-        return -1;
+    if (!is_sha256_hex(sha)) return err_set(e, "job without a source digest");
+    if (session_fetch_blob(env->session, sha, &data, &len, e) != 0) return -1;
     int n = archive_unpack(data, len, dest, e);
     free(data);
     return n < 0 ? -1 : 0;
 }
 
-int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **files, Err *e)
-{
+int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **files, Err *e) {
     long id = (long)json_num(job, "job", 0);
     Cell cell;
     char dir[2048], src[2200];
@@ -371,19 +354,17 @@ int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **
         return -1;
     *statement = statement_new(predicate_head(env, job, &cell));
     *files = cJSON_CreateObject();
-    cJSON *results = cJSON_AddArrayToObject(
-        cJSON_GetObjectItemCaseSensitive(*statement, "predicate"), "cases");
+    cJSON *results =
+        cJSON_AddArrayToObject(cJSON_GetObjectItemCaseSensitive(*statement, "predicate"), "cases");
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(job, "cases"), *c;
     double lease = json_num(job, "lease_seconds", 60);
     Tick t = {.env = env, .job = id, .every_s = lease / 3 < 1.0 ? lease / 3 : 1.0};
     snprintf(t.progress, sizeof t.progress, "source unpacked");
-    tick(&t);   /* fetching may have taken a while: renew the lease before the cases */
+    tick(&t); /* fetching may have taken a while: renew the lease before the cases */
     int i = 0, n = cJSON_GetArraySize(cases);
     cJSON_ArrayForEach(c, cases) {
-        if (t.stop)
-            break;
-        if (!cJSON_IsString(c) || !is_safe_relpath(c->valuestring))
-            continue;
+        if (t.stop) break;
+        if (!cJSON_IsString(c) || !is_safe_relpath(c->valuestring)) continue;
         char out[2400];
         snprintf(out, sizeof out, "%s/out/%d", dir, i++);
         snprintf(t.progress, sizeof t.progress, "case %d/%d %s", i, n, c->valuestring);
@@ -395,14 +376,14 @@ int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **
         fprintf(stderr, "agent: job %ld   build %.0f exit %.0f observations %d%s\n", id,
                 json_num(r, "build_status", -1), json_num(r, "exit_status", -1),
                 cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "observations")),
-                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "unordered")) ? " (unordered)" : "");
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "unordered")) ? " (unordered)"
+                                                                               : "");
     }
     statement_add_test_result(*statement);
-    if (!env->opts->keep)
-        rm_rf(dir);
+    if (!env->opts->keep) rm_rf(dir);
     if (!t.stop) {
         snprintf(t.progress, sizeof t.progress, "uploading");
-        tick(&t);   /* a fresh lease for the upload */
+        tick(&t); /* a fresh lease for the upload */
     }
     if (t.stop) {
         cJSON_Delete(*statement);

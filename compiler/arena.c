@@ -49,7 +49,7 @@ void *arena_alloc(Arena *a, size_t size) {
     size = (size + align - 1) / align * align;
     if (size == 0) size = align;
     Chunk *c = a->head;
-    if (c) c->used = (c->used + align - 1) / align * align;   /* strings leave it unaligned */
+    if (c) c->used = (c->used + align - 1) / align * align; /* strings leave it unaligned */
     if (!c || c->used > c->cap || c->cap - c->used < size) {
         size_t cap = c ? (c->cap < CHUNK_BYTES ? c->cap * 2 : CHUNK_BYTES) : FIRST_CHUNK;
         if (cap < size) cap = size;
@@ -63,7 +63,7 @@ void *arena_alloc(Arena *a, size_t size) {
         c->next = a->head;
         a->head = c;
     }
-    void *p = (char *)c->data + c->used;   /* zero: chunks are calloc'ed, never reused */
+    void *p = (char *)c->data + c->used; /* zero: chunks are calloc'ed, never reused */
     c->used += size;
     return p;
 }
@@ -86,9 +86,7 @@ char *arena_strndup(Arena *a, const char *s, size_t n) {
     return p;
 }
 
-char *arena_strdup(Arena *a, const char *s) {
-    return arena_strndup(a, s, strlen(s));
-}
+char *arena_strdup(Arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
 
 void *arena_copy(Arena *a, const void *src, size_t size) {
     void *p = arena_alloc(a, size);
@@ -97,7 +95,7 @@ void *arena_copy(Arena *a, const void *src, size_t size) {
 }
 
 char *arena_printf(Arena *a, const char *fmt, ...) {
-    if (!fmt) fmt = "";   /* also quiets gcc's -Wformat-truncation under UBSan */
+    if (!fmt) fmt = ""; /* also quiets gcc's -Wformat-truncation under UBSan */
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);

@@ -42,23 +42,32 @@ void ast_program_add_item(Program *p, Item *it) {
 void ast_program_free(Program *p) {
     if (!p) return;
     Arena *a = p->arena;
-    arena_free(a);   /* the Program itself lives in its arena */
+    arena_free(a); /* the Program itself lives in its arena */
 }
 
-typedef struct Visitor { void (*visit)(Expr *e, void *ctx); void *ctx; } Visitor;
+typedef struct Visitor {
+    void (*visit)(Expr *e, void *ctx);
+    void *ctx;
+} Visitor;
 
 static void visit_expr(const Visitor *v, Expr *e) {
     if (!e) return;
     v->visit(e, v->ctx);
     switch (e->kind) {
     case EXPR_UNARY: visit_expr(v, e->u.unary.operand); break;
-    case EXPR_BINARY: visit_expr(v, e->u.binary.lhs); visit_expr(v, e->u.binary.rhs); break;
+    case EXPR_BINARY:
+        visit_expr(v, e->u.binary.lhs);
+        visit_expr(v, e->u.binary.rhs);
+        break;
     case EXPR_CALL:
         if (e->u.call.builtin >= BI_LAYOUT_COSIZE && e->u.call.builtin <= BI_LAYOUT_COL)
-            visit_expr(v, e->u.call.callee->u.member.base);   /* a layout method's receiver */
+            visit_expr(v, e->u.call.callee->u.member.base); /* a layout method's receiver */
         for (int i = 0; i < e->u.call.nargs; i++) visit_expr(v, e->u.call.args[i]);
         break;
-    case EXPR_INDEX: visit_expr(v, e->u.index.base); visit_expr(v, e->u.index.index); break;
+    case EXPR_INDEX:
+        visit_expr(v, e->u.index.base);
+        visit_expr(v, e->u.index.index);
+        break;
     case EXPR_MEMBER: visit_expr(v, e->u.member.base); break;
     case EXPR_CONVERT: visit_expr(v, e->u.convert.arg); break;
     case EXPR_REDUCE:
@@ -81,22 +90,35 @@ static void visit_binder(const Visitor *v, Binder *b) {
 static void visit_stmt(const Visitor *v, Stmt *s) {
     switch (s->kind) {
     case STMT_LET: visit_expr(v, s->u.let.init); break;
-    case STMT_ASSIGN: visit_expr(v, s->u.assign.target); visit_expr(v, s->u.assign.value); break;
+    case STMT_ASSIGN:
+        visit_expr(v, s->u.assign.target);
+        visit_expr(v, s->u.assign.value);
+        break;
     case STMT_EXPR: visit_expr(v, s->u.expr); break;
     case STMT_IF:
         visit_expr(v, s->u.if_.cond);
         visit_block(v, s->u.if_.then);
         if (s->u.if_.els) visit_stmt(v, s->u.if_.els);
         break;
-    case STMT_FOR: visit_binder(v, &s->u.for_.b); visit_block(v, s->u.for_.body); break;
+    case STMT_FOR:
+        visit_binder(v, &s->u.for_.b);
+        visit_block(v, s->u.for_.body);
+        break;
     case STMT_RETURN: visit_expr(v, s->u.ret.value); break;
-    case STMT_PARALLEL: visit_binder(v, &s->u.parallel.b); visit_block(v, s->u.parallel.body); break;
+    case STMT_PARALLEL:
+        visit_binder(v, &s->u.parallel.b);
+        visit_block(v, s->u.parallel.body);
+        break;
     case STMT_BLOCKS:
         visit_binder(v, &s->u.blocks.grid);
         visit_binder(v, &s->u.blocks.threads);
         visit_block(v, s->u.blocks.body);
         break;
-    case STMT_BUFFER: case STMT_SHARED: visit_expr(v, s->u.alloc.count); visit_expr(v, s->u.alloc.init); break;
+    case STMT_BUFFER:
+    case STMT_SHARED:
+        visit_expr(v, s->u.alloc.count);
+        visit_expr(v, s->u.alloc.init);
+        break;
     case STMT_BARRIER: break;
     case STMT_BLOCK: visit_block(v, s->u.block); break;
     }
@@ -118,10 +140,11 @@ void ast_visit_expr(Expr *e, void (*visit)(Expr *e, void *ctx), void *ctx) {
 
 const char *ast_binary_op_text(BinaryOp op) {
     static const char *const text[] = {
-        [BIN_ADD] = "+", [BIN_SUB] = "-", [BIN_MUL] = "*", [BIN_DIV] = "/", [BIN_REM] = "%",
-        [BIN_EQ] = "==", [BIN_NE] = "!=", [BIN_LT] = "<", [BIN_LE] = "<=", [BIN_GT] = ">",
-        [BIN_GE] = ">=", [BIN_AND] = "&&", [BIN_OR] = "||", [BIN_BITAND] = "&",
-        [BIN_BITOR] = "|", [BIN_BITXOR] = "^", [BIN_SHL] = "<<", [BIN_SHR] = ">>",
+        [BIN_ADD] = "+",  [BIN_SUB] = "-",    [BIN_MUL] = "*",   [BIN_DIV] = "/",
+        [BIN_REM] = "%",  [BIN_EQ] = "==",    [BIN_NE] = "!=",   [BIN_LT] = "<",
+        [BIN_LE] = "<=",  [BIN_GT] = ">",     [BIN_GE] = ">=",   [BIN_AND] = "&&",
+        [BIN_OR] = "||",  [BIN_BITAND] = "&", [BIN_BITOR] = "|", [BIN_BITXOR] = "^",
+        [BIN_SHL] = "<<", [BIN_SHR] = ">>",
     };
     return text[op];
 }
@@ -130,7 +153,7 @@ const char *ast_unary_op_text(UnaryOp op) { return op == UN_NEG ? "-" : "!"; }
 
 const char *ast_reduce_op_text(ReduceOp op) {
     static const char *const text[] = {
-        [RED_ADD] = "+", [RED_MUL] = "*", [RED_MIN] = "min", [RED_MAX] = "max",
+        [RED_ADD] = "+",    [RED_MUL] = "*",   [RED_MIN] = "min",  [RED_MAX] = "max",
         [RED_BITAND] = "&", [RED_BITOR] = "|", [RED_BITXOR] = "^",
     };
     return text[op];
@@ -142,7 +165,7 @@ const char *ast_reduce_mode_text(ReduceMode m) {
 
 const char *ast_assign_op_text(AssignOp op) {
     static const char *const text[] = {
-        [ASSIGN_SET] = "=", [ASSIGN_ADD] = "+=", [ASSIGN_SUB] = "-=",
+        [ASSIGN_SET] = "=",  [ASSIGN_ADD] = "+=", [ASSIGN_SUB] = "-=",
         [ASSIGN_MUL] = "*=", [ASSIGN_DIV] = "/=",
     };
     return text[op];

@@ -39,9 +39,9 @@
 #include "types.h"
 
 typedef struct Span {
-    const char *file;   /* the path as given on the command line */
-    int line, col;      /* 1-based */
-    int off, len;       /* byte offset into the source text, and length in bytes */
+    const char *file; /* the path as given on the command line */
+    int line, col;    /* 1-based */
+    int off, len;     /* byte offset into the source text, and length in bytes */
 } Span;
 
 typedef struct Expr Expr;
@@ -54,14 +54,14 @@ typedef struct Symbol Symbol;
 /* ---- symbols: what a name resolves to (filled by the checker) ---- */
 
 typedef enum SymKind {
-    SYM_LOCAL,      /* let / let mut; decl is the Stmt */
-    SYM_PARAM,      /* function parameter; decl is the Param */
-    SYM_LOOP,       /* for / parallel / reduce / blocks / threads binder (immutable) */
-    SYM_BUFFER,     /* buffer or shared array; decl is the Stmt */
-    SYM_CONST,      /* top-level const; decl is the Item */
-    SYM_LAYOUT,     /* top-level layout; decl is the Item */
-    SYM_FN,         /* a user function; decl is the Item */
-    SYM_POISON      /* a name that failed to declare; uses are silent */
+    SYM_LOCAL,  /* let / let mut; decl is the Stmt */
+    SYM_PARAM,  /* function parameter; decl is the Param */
+    SYM_LOOP,   /* for / parallel / reduce / blocks / threads binder (immutable) */
+    SYM_BUFFER, /* buffer or shared array; decl is the Stmt */
+    SYM_CONST,  /* top-level const; decl is the Item */
+    SYM_LAYOUT, /* top-level layout; decl is the Item */
+    SYM_FN,     /* a user function; decl is the Item */
+    SYM_POISON  /* a name that failed to declare; uses are silent */
 } SymKind;
 
 struct Symbol {
@@ -73,37 +73,64 @@ struct Symbol {
     int id;             /* unique within its function (locals), for lowering */
     bool lane_varying;  /* checker: in a cooperative region, may differ within a warp */
     bool block_varying; /* checker: in a cooperative region, may differ within a block */
-    union { Stmt *stmt; Param *param; Item *item; Expr *expr; } decl;
+    union {
+        Stmt *stmt;
+        Param *param;
+        Item *item;
+        Expr *expr;
+    } decl;
 };
 
 /* ---- expressions ---- */
 
 typedef enum ExprKind {
-    EXPR_INT,       /* 42, 0x3555: exact integer constant, typed by context */
-    EXPR_FLOAT,     /* 0.125, 1e16: exact decimal constant, rounded once into its type */
-    EXPR_BOOL,      /* true, false */
-    EXPR_STRING,    /* "name" (observe's first argument) */
-    EXPR_NAME,      /* x; `std` of std.math.exp is a NAME under MEMBERs */
-    EXPR_UNARY,     /* -x, !b */
-    EXPR_BINARY,    /* a + b ... a || b */
-    EXPR_CALL,      /* f(a), quantize[f16](x, s), std.math.exp(x), L.col(t, v) */
-    EXPR_INDEX,     /* v[i] */
-    EXPR_MEMBER,    /* a.b (a layout's .row, a path std.math) */
-    EXPR_CONVERT,   /* T(x): f32(h), u8(i), WmmaAcc[f32, 16, 16, 16](0.0) (fill) */
-    EXPR_REDUCE,    /* reduce OP MODE i in n yield e; scan OP MODE i in n yield e into v */
-    EXPR_ZEROED     /* the `zeroed` initialiser of buffer and shared */
+    EXPR_INT,     /* 42, 0x3555: exact integer constant, typed by context */
+    EXPR_FLOAT,   /* 0.125, 1e16: exact decimal constant, rounded once into its type */
+    EXPR_BOOL,    /* true, false */
+    EXPR_STRING,  /* "name" (observe's first argument) */
+    EXPR_NAME,    /* x; `std` of std.math.exp is a NAME under MEMBERs */
+    EXPR_UNARY,   /* -x, !b */
+    EXPR_BINARY,  /* a + b ... a || b */
+    EXPR_CALL,    /* f(a), quantize[f16](x, s), std.math.exp(x), L.col(t, v) */
+    EXPR_INDEX,   /* v[i] */
+    EXPR_MEMBER,  /* a.b (a layout's .row, a path std.math) */
+    EXPR_CONVERT, /* T(x): f32(h), u8(i), WmmaAcc[f32, 16, 16, 16](0.0) (fill) */
+    EXPR_REDUCE,  /* reduce OP MODE i in n yield e; scan OP MODE i in n yield e into v */
+    EXPR_ZEROED   /* the `zeroed` initialiser of buffer and shared */
 } ExprKind;
 
 typedef enum UnaryOp { UN_NEG, UN_NOT } UnaryOp;
 
 typedef enum BinaryOp {
-    BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_REM,
-    BIN_EQ, BIN_NE, BIN_LT, BIN_LE, BIN_GT, BIN_GE,
-    BIN_AND, BIN_OR,                                /* && || on bool */
-    BIN_BITAND, BIN_BITOR, BIN_BITXOR, BIN_SHL, BIN_SHR
+    BIN_ADD,
+    BIN_SUB,
+    BIN_MUL,
+    BIN_DIV,
+    BIN_REM,
+    BIN_EQ,
+    BIN_NE,
+    BIN_LT,
+    BIN_LE,
+    BIN_GT,
+    BIN_GE,
+    BIN_AND,
+    BIN_OR, /* && || on bool */
+    BIN_BITAND,
+    BIN_BITOR,
+    BIN_BITXOR,
+    BIN_SHL,
+    BIN_SHR
 } BinaryOp;
 
-typedef enum ReduceOp { RED_ADD, RED_MUL, RED_MIN, RED_MAX, RED_BITAND, RED_BITOR, RED_BITXOR } ReduceOp;
+typedef enum ReduceOp {
+    RED_ADD,
+    RED_MUL,
+    RED_MIN,
+    RED_MAX,
+    RED_BITAND,
+    RED_BITOR,
+    RED_BITXOR
+} ReduceOp;
 
 /* How a reduction or scan runs: in written order, on the pool (exact for float +), or
  * across a warp's lanes inside a cooperative region (fixed butterfly). */
@@ -122,41 +149,69 @@ typedef enum Builtin {
 struct Expr {
     ExprKind kind;
     Span span;
-    const Type *type;       /* set by the checker; TY_ERROR after a reported error */
-    const struct cairn_layout *layout;  /* checker: the folded value of a layout-typed
+    const Type *type;                  /* set by the checker; TY_ERROR after a reported error */
+    const struct cairn_layout *layout; /* checker: the folded value of a layout-typed
                                          * expression (compiler/layout.h), else NULL */
     union {
-        struct { const char *text; uint64_t value; bool overflow; } int_lit;  /* value: magnitude */
-        struct { const char *text; } float_lit;     /* exact decimal text as written */
-        bool bool_lit;
-        struct { const char *text; int len; } str;  /* unescaped bytes */
-        struct { const char *name; Symbol *sym; } name;
-        struct { UnaryOp op; Expr *operand; } unary;
-        struct { BinaryOp op; Expr *lhs, *rhs; } binary;
         struct {
-            Expr *callee;               /* NAME, or MEMBER chain (std.math.exp, L.col) */
-            const Type **generics;      /* quantize[f16] -> {f16}; NULL when none */
+            const char *text;
+            uint64_t value;
+            bool overflow;
+        } int_lit; /* value: magnitude */
+        struct {
+            const char *text;
+        } float_lit; /* exact decimal text as written */
+        bool bool_lit;
+        struct {
+            const char *text;
+            int len;
+        } str; /* unescaped bytes */
+        struct {
+            const char *name;
+            Symbol *sym;
+        } name;
+        struct {
+            UnaryOp op;
+            Expr *operand;
+        } unary;
+        struct {
+            BinaryOp op;
+            Expr *lhs, *rhs;
+        } binary;
+        struct {
+            Expr *callee;          /* NAME, or MEMBER chain (std.math.exp, L.col) */
+            const Type **generics; /* quantize[f16] -> {f16}; NULL when none */
             int ngenerics;
             Expr **args;
             int nargs;
-            Builtin builtin;            /* checker: which builtin, or BI_NONE */
-            Item *fn;                   /* checker: the user function when BI_NONE */
+            Builtin builtin; /* checker: which builtin, or BI_NONE */
+            Item *fn;        /* checker: the user function when BI_NONE */
         } call;
-        struct { Expr *base; Expr *index; } index;
-        struct { Expr *base; const char *field; Span field_span; } member;
-        struct { const Type *to; Expr *arg; } convert;
         struct {
-            bool scan;                  /* scan ... into `into` (statement use only) */
+            Expr *base;
+            Expr *index;
+        } index;
+        struct {
+            Expr *base;
+            const char *field;
+            Span field_span;
+        } member;
+        struct {
+            const Type *to;
+            Expr *arg;
+        } convert;
+        struct {
+            bool scan; /* scan ... into `into` (statement use only) */
             ReduceOp op;
             ReduceMode mode;
-            const char *var;            /* binder; "_" when unused; NULL for warp without one */
+            const char *var; /* binder; "_" when unused; NULL for warp without one */
             Span var_span;
-            Symbol *var_sym;            /* checker */
-            Expr *lo;                   /* `i in a..b`: lo = a; `i in n`: lo = NULL (0) */
-            Expr *count;                /* n, or b of a..b */
-            Expr *body;                 /* the yield */
-            Expr *into;                 /* scan target view; NULL for reduce */
-            bool on_device;             /* checker: a pooled reduce/scan whose yield indexes a
+            Symbol *var_sym; /* checker */
+            Expr *lo;        /* `i in a..b`: lo = a; `i in n`: lo = NULL (0) */
+            Expr *count;     /* n, or b of a..b */
+            Expr *body;      /* the yield */
+            Expr *into;      /* scan target view; NULL for reduce */
+            bool on_device;  /* checker: a pooled reduce/scan whose yield indexes a
                                          * @device view runs on the device */
         } reduce;
     } u;
@@ -165,18 +220,18 @@ struct Expr {
 /* ---- statements ---- */
 
 typedef enum StmtKind {
-    STMT_LET,       /* let [mut] x[:T] = e; */
-    STMT_ASSIGN,    /* target = e;  target += e; ... */
-    STMT_EXPR,      /* f(x);  scan ... ; */
-    STMT_IF,        /* if c { } [else { } | else if ...] */
-    STMT_FOR,       /* for i in a..b { } / for i in n { } */
-    STMT_RETURN,    /* return [e]; */
-    STMT_PARALLEL,  /* parallel i in n { } : a lane per index */
-    STMT_BLOCKS,    /* blocks g in G threads t in T { } : cooperative region */
-    STMT_BUFFER,    /* buffer x:T[n][@place] = zeroed; */
-    STMT_SHARED,    /* shared s:T[N] = zeroed;  (inside a blocks region) */
-    STMT_BARRIER,   /* barrier; */
-    STMT_BLOCK      /* { ... } */
+    STMT_LET,      /* let [mut] x[:T] = e; */
+    STMT_ASSIGN,   /* target = e;  target += e; ... */
+    STMT_EXPR,     /* f(x);  scan ... ; */
+    STMT_IF,       /* if c { } [else { } | else if ...] */
+    STMT_FOR,      /* for i in a..b { } / for i in n { } */
+    STMT_RETURN,   /* return [e]; */
+    STMT_PARALLEL, /* parallel i in n { } : a lane per index */
+    STMT_BLOCKS,   /* blocks g in G threads t in T { } : cooperative region */
+    STMT_BUFFER,   /* buffer x:T[n][@place] = zeroed; */
+    STMT_SHARED,   /* shared s:T[N] = zeroed;  (inside a blocks region) */
+    STMT_BARRIER,  /* barrier; */
+    STMT_BLOCK     /* { ... } */
 } StmtKind;
 
 typedef enum AssignOp { ASSIGN_SET, ASSIGN_ADD, ASSIGN_SUB, ASSIGN_MUL, ASSIGN_DIV } AssignOp;
@@ -189,11 +244,11 @@ struct Block {
 
 /* A loop-like binder: `i in n` or `i in a..b`. */
 typedef struct Binder {
-    const char *var;        /* "_" when unused */
+    const char *var; /* "_" when unused */
     Span var_span;
-    Symbol *sym;            /* checker */
-    Expr *lo;               /* NULL means 0 */
-    Expr *count;            /* upper bound (exclusive) */
+    Symbol *sym; /* checker */
+    Expr *lo;    /* NULL means 0 */
+    Expr *count; /* upper bound (exclusive) */
 } Binder;
 
 struct Stmt {
@@ -201,28 +256,53 @@ struct Stmt {
     Span span;
     union {
         struct {
-            const char *name; Span name_span; bool mut;
-            const Type *declared;       /* NULL when inferred */
+            const char *name;
+            Span name_span;
+            bool mut;
+            const Type *declared; /* NULL when inferred */
             Expr *init;
-            Symbol *sym;                /* checker */
+            Symbol *sym; /* checker */
         } let;
-        struct { AssignOp op; Expr *target; Expr *value; } assign;
+        struct {
+            AssignOp op;
+            Expr *target;
+            Expr *value;
+        } assign;
         Expr *expr;
-        struct { Expr *cond; Block *then; Stmt *els; } if_;   /* els: STMT_BLOCK or STMT_IF or NULL */
-        struct { Binder b; Block *body; } for_;
-        struct { Expr *value; } ret;                          /* NULL for `return;` */
+        struct {
+            Expr *cond;
+            Block *then;
+            Stmt *els;
+        } if_; /* els: STMT_BLOCK or STMT_IF or NULL */
+        struct {
+            Binder b;
+            Block *body;
+        } for_;
+        struct {
+            Expr *value;
+        } ret; /* NULL for `return;` */
         /* on_device (checker): the region runs on the device (a parallel region whose
          * body indexes a @device view; a blocks region always); otherwise a host pool
          * region. The lowering reads it and never recomputes placement. */
-        struct { Binder b; Block *body; bool on_device; } parallel;
-        struct { Binder grid; Binder threads; Block *body; bool on_device; } blocks;
-        struct {                                              /* buffer and shared */
-            const char *name; Span name_span;
+        struct {
+            Binder b;
+            Block *body;
+            bool on_device;
+        } parallel;
+        struct {
+            Binder grid;
+            Binder threads;
+            Block *body;
+            bool on_device;
+        } blocks;
+        struct { /* buffer and shared */
+            const char *name;
+            Span name_span;
             const Type *elem;
             Expr *count;
-            Placement place;                                  /* PLACE_HOST unless @... */
-            Expr *init;                                       /* EXPR_ZEROED */
-            Symbol *sym;                                      /* checker */
+            Placement place; /* PLACE_HOST unless @... */
+            Expr *init;      /* EXPR_ZEROED */
+            Symbol *sym;     /* checker */
         } alloc;
         Block *block;
     } u;
@@ -231,61 +311,70 @@ struct Stmt {
 /* ---- items ---- */
 
 typedef enum ItemKind {
-    ITEM_FN,        /* fn f(params) [-> T] [implements g] { } | = e; */
-    ITEM_CONST,     /* const N:T = e; */
-    ITEM_LAYOUT,    /* layout L = rows(16, 16); */
-    ITEM_DERIVE     /* derive grad[w, b] for f; */
+    ITEM_FN,     /* fn f(params) [-> T] [implements g] { } | = e; */
+    ITEM_CONST,  /* const N:T = e; */
+    ITEM_LAYOUT, /* layout L = rows(16, 16); */
+    ITEM_DERIVE  /* derive grad[w, b] for f; */
 } ItemKind;
 
 struct Param {
     const char *name;
-    Span span;              /* the whole `name:T` */
+    Span span; /* the whole `name:T` */
     Span name_span;
     const Type *type;
-    Symbol *sym;            /* checker */
+    Symbol *sym; /* checker */
 };
 
 struct Item {
     ItemKind kind;
     Span span;
-    const char *name;       /* fn / const / layout name; derive: the kind ("grad") */
+    const char *name; /* fn / const / layout name; derive: the kind ("grad") */
     Span name_span;
-    Symbol *sym;            /* checker (fn, const, layout) */
+    Symbol *sym; /* checker (fn, const, layout) */
     union {
         struct {
-            Param **params; int nparams;
-            const Type *ret;            /* TYPE_VOID when no arrow */
+            Param **params;
+            int nparams;
+            const Type *ret; /* TYPE_VOID when no arrow */
             Span ret_span;
             Block *body;
-            bool expr_body;             /* written `= e;`: body is { return e; } */
-            const char *implements;     /* `implements ref`; NULL when none */
+            bool expr_body;         /* written `= e;`: body is { return e; } */
+            const char *implements; /* `implements ref`; NULL when none */
             Span implements_span;
-            Item *implements_fn;        /* checker */
-            Expr *requires;             /* `requires e`: what callers promise; NULL when none */
-            Item *derived_from;         /* set on functions derive made (grad), else NULL */
-            int nlocals;                /* checker: symbols numbered 0..nlocals-1 */
-            unsigned lane_effects;      /* checker: LANE_EFFECT_* bits, through its calls */
+            Item *implements_fn;   /* checker */
+            Expr *requires;        /* `requires e`: what callers promise; NULL when none */
+            Item *derived_from;    /* set on functions derive made (grad), else NULL */
+            int nlocals;           /* checker: symbols numbered 0..nlocals-1 */
+            unsigned lane_effects; /* checker: LANE_EFFECT_* bits, through its calls */
         } fn;
-        struct { const Type *type; Expr *value; } const_;
-        struct { Expr *value; } layout;
         struct {
-            const char **wrt; Span *wrt_spans; int nwrt;   /* NULL/0: every float param */
-            bool has_list;                                  /* `grad[...]` written */
-            const char *target; Span target_span;
-            Item *target_fn;                                /* checker */
+            const Type *type;
+            Expr *value;
+        } const_;
+        struct {
+            Expr *value;
+        } layout;
+        struct {
+            const char **wrt;
+            Span *wrt_spans;
+            int nwrt;      /* NULL/0: every float param */
+            bool has_list; /* `grad[...]` written */
+            const char *target;
+            Span target_span;
+            Item *target_fn; /* checker */
         } derive;
     } u;
 };
 
 /* What a function does that a lane may not (Item.u.fn.lane_effects). */
 enum {
-    LANE_EFFECT_PARALLEL = 1u,      /* parallel/blocks regions, pooled reductions, mma */
-    LANE_EFFECT_HOST_ONLY = 2u      /* std.math, observe, buffer allocation */
+    LANE_EFFECT_PARALLEL = 1u, /* parallel/blocks regions, pooled reductions, mma */
+    LANE_EFFECT_HOST_ONLY = 2u /* std.math, observe, buffer allocation */
 };
 
 typedef struct SourceFile {
     const char *path;
-    const char *text;       /* NUL-terminated */
+    const char *text; /* NUL-terminated */
     size_t len;
 } SourceFile;
 
@@ -294,17 +383,17 @@ typedef struct Program {
     SourceFile src;
     Item **items;
     int nitems;
-    bool checked;           /* the checker accepted it */
+    bool checked; /* the checker accepted it */
 } Program;
 
 /* Node constructors: zeroed nodes from the program's arena. */
-Expr  *ast_new_expr(Arena *a, ExprKind kind, Span span);
-Stmt  *ast_new_stmt(Arena *a, StmtKind kind, Span span);
+Expr *ast_new_expr(Arena *a, ExprKind kind, Span span);
+Stmt *ast_new_stmt(Arena *a, StmtKind kind, Span span);
 Block *ast_new_block(Arena *a, Span span, Stmt **stmts, int nstmts);
-Item  *ast_new_item(Arena *a, ItemKind kind, Span span);
+Item *ast_new_item(Arena *a, ItemKind kind, Span span);
 /* Appends an item (e.g. a derived function) to the program. */
-void   ast_program_add_item(Program *p, Item *it);
-void   ast_program_free(Program *p);
+void ast_program_add_item(Program *p, Item *it);
+void ast_program_free(Program *p);
 
 /* Calls visit(e, ctx) on every expression under a block, parents before children, in
  * source order: statement expressions, conditions, bounds, initialisers, arguments,
@@ -321,6 +410,6 @@ const char *ast_unary_op_text(UnaryOp op);
 const char *ast_reduce_op_text(ReduceOp op);
 const char *ast_reduce_mode_text(ReduceMode m);
 const char *ast_assign_op_text(AssignOp op);
-const char *ast_builtin_name(Builtin b);   /* as written, e.g. "std.math.exp" */
+const char *ast_builtin_name(Builtin b); /* as written, e.g. "std.math.exp" */
 
 #endif

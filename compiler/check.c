@@ -36,14 +36,15 @@ Symbol *check_new_symbol(Checker *c, SymKind kind, const char *name, const Type 
 }
 
 static unsigned hash_name(const char *s) {
-    unsigned h = 2166136261u;   /* FNV-1a */
+    unsigned h = 2166136261u; /* FNV-1a */
     for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
     return h;
 }
 
 static Symbol *lookup_global(Checker *c, const char *name) {
     if (!c->index_cap) return NULL;
-    for (unsigned i = hash_name(name) & (unsigned)(c->index_cap - 1);; i = (i + 1) & (unsigned)(c->index_cap - 1)) {
+    for (unsigned i = hash_name(name) & (unsigned)(c->index_cap - 1);;
+         i = (i + 1) & (unsigned)(c->index_cap - 1)) {
         Symbol *s = c->global_index[i];
         if (!s) return NULL;
         if (strcmp(s->name, name) == 0) return s;
@@ -103,9 +104,10 @@ static void declare_global(Checker *c, Symbol *s) {
 void check_defer_later(Checker *c, Later what, Span span, const char *construct) {
     if (c->later_reported[what]) return;
     c->later_reported[what] = true;
-    diag_deferred(c->d, span, E_UNSUPPORTED,
-                  "this build checks it but does not lower it yet (docs/language.md lists what is pending)",
-                  "not supported yet: %s", construct);
+    diag_deferred(
+        c->d, span, E_UNSUPPORTED,
+        "this build checks it but does not lower it yet (docs/language.md lists what is pending)",
+        "not supported yet: %s", construct);
 }
 
 /* ---- regions ---- */
@@ -129,7 +131,7 @@ Region *check_push_region(Checker *c, Region *r, bool lane, bool coop, Symbol *v
     r->coop = coop;
     r->lane_var = var;
     r->scope_base = c->nlocals;
-    if (var && strcmp(var->name, "_") != 0) r->scope_base--;   /* the binder is the region's */
+    if (var && strcmp(var->name, "_") != 0) r->scope_base--; /* the binder is the region's */
     c->region = r;
     return r;
 }
@@ -142,9 +144,10 @@ static void check_atomic_races(Checker *c, Region *r) {
         for (int j = 0; j < r->nacc; j++) {
             LaneAccess *p = &r->acc[j];
             if (p->array != r->acc[i].array || p->atomic) continue;
-            diag_error(c->d, p->span, E_LANE_RACE,
-                       "touch it only through atomics inside the region, or read it after the region",
-                       "a lane touches '%s' plainly while lanes update it atomically", p->array->name);
+            diag_error(
+                c->d, p->span, E_LANE_RACE,
+                "touch it only through atomics inside the region, or read it after the region",
+                "a lane touches '%s' plainly while lanes update it atomically", p->array->name);
             for (int k = 0; k < r->nacc; k++)
                 if (r->acc[k].array == p->array) r->acc[k].atomic = false, r->acc[k].write = false;
             break;
@@ -159,31 +162,37 @@ static void check_races(Checker *c, Region *r) {
     for (int i = 0; i < r->nacc; i++) {
         LaneAccess *w = &r->acc[i];
         if (!w->write) continue;
-        bool scalar = !(w->array->type && w->array->type->kind == TY_VIEW && w->array->type->u.view.extent);
+        bool scalar =
+            !(w->array->type && w->array->type->kind == TY_VIEW && w->array->type->u.view.extent);
         if (scalar && !w->whole) {
-            diag_error(c->d, w->span, E_LANE_RACE, "give each lane its own variable, or combine with reduce",
+            diag_error(c->d, w->span, E_LANE_RACE,
+                       "give each lane its own variable, or combine with reduce",
                        "a lane assigns '%s', which is declared outside the region", w->array->name);
             continue;
         }
         if (w->whole) {
-            diag_error(c->d, w->span, E_LANE_RACE,
-                       "write the lane's own element in the region, or call the function outside it",
-                       scalar ? "a lane passes '%s', declared outside the region, to be written"
-                              : "a lane passes '%s' where it may be written at any element",
-                       w->array->name);
+            diag_error(
+                c->d, w->span, E_LANE_RACE,
+                "write the lane's own element in the region, or call the function outside it",
+                scalar ? "a lane passes '%s', declared outside the region, to be written"
+                       : "a lane passes '%s' where it may be written at any element",
+                w->array->name);
             continue;
         }
         if (!w->at_lane_index) {
-            diag_error(c->d, w->span, E_LANE_RACE, "a lane writes only its own element: index with the lane's variable",
+            diag_error(c->d, w->span, E_LANE_RACE,
+                       "a lane writes only its own element: index with the lane's variable",
                        "a lane writes '%s' at another lane's element", w->array->name);
             continue;
         }
         for (int j = 0; j < r->nacc; j++) {
             LaneAccess *a = &r->acc[j];
             if (a->array == w->array && !a->write && !a->at_lane_index) {
-                diag_error(c->d, a->span, E_LANE_RACE, "read what the region writes only at the lane's own index",
-                           "a lane reads '%s' at another lane's element, which that lane writes", a->array->name);
-                a->at_lane_index = true;   /* one report per read */
+                diag_error(c->d, a->span, E_LANE_RACE,
+                           "read what the region writes only at the lane's own index",
+                           "a lane reads '%s' at another lane's element, which that lane writes",
+                           a->array->name);
+                a->at_lane_index = true; /* one report per read */
             }
         }
     }
@@ -199,18 +208,20 @@ void check_pop_region(Checker *c, Region *r) {
 /* Records an array access inside a lane (the innermost parallel region). In a
  * cooperative region the phase rule judges arrays (check_phase.c); only a thread's
  * write of a variable declared outside the region is refused here. */
-void check_region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole, Span span) {
+void check_region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole,
+                         Span span) {
     Region *r = c->region;
     if (!r || c->no_record || !(r->lane || r->coop)) return;
     bool outside = false;
     for (int i = 0; i < r->scope_base && i < c->nlocals; i++)
         if (c->locals[i] == array) outside = true;
     if (array->kind == SYM_PARAM || array->kind == SYM_CONST) outside = true;
-    if (!outside) return;   /* the lane's own locals */
+    if (!outside) return; /* the lane's own locals */
     if (r->coop) {
         bool scalar = !(array->type && array->type->kind == TY_VIEW && array->type->u.view.extent);
         if (write && scalar)
-            diag_error(c->d, span, E_LANE_RACE, "give each thread its own variable, or combine with an atomic",
+            diag_error(c->d, span, E_LANE_RACE,
+                       "give each thread its own variable, or combine with an atomic",
                        "a thread assigns '%s', which is declared outside the region", array->name);
         return;
     }
@@ -219,14 +230,16 @@ void check_region_record(Checker *c, Symbol *array, bool write, Expr *index, boo
         r->acc = realloc(r->acc, sizeof(LaneAccess) * (size_t)r->capacc);
         if (!r->acc) abort();
     }
-    bool at_lane = index && index->kind == EXPR_NAME && r->lane_var && index->u.name.sym == r->lane_var;
+    bool at_lane =
+        index && index->kind == EXPR_NAME && r->lane_var && index->u.name.sym == r->lane_var;
     r->acc[r->nacc++] = (LaneAccess){array, write, at_lane, whole, span, c->recording_atomic};
 }
 
 static void record_index_read(Expr *e, void *ctx) {
     Checker *c = ctx;
     if (e->kind == EXPR_INDEX && e->u.index.base->kind == EXPR_NAME && e->u.index.base->u.name.sym)
-        check_region_record(c, e->u.index.base->u.name.sym, false, e->u.index.index, false, e->span);
+        check_region_record(c, e->u.index.base->u.name.sym, false, e->u.index.index, false,
+                            e->span);
 }
 
 void check_region_record_atomic(Checker *c, Expr *target) {
@@ -243,16 +256,18 @@ void check_note_placement(Checker *c, const Type *view, Span span) {
     Placement p = view->u.view.place;
     if (view->u.view.origin == VIEW_SHARED || p == PLACE_UNIFIED) return;
     Region *r = c->region;
-    while (r && r->outer) r = r->outer;   /* the outermost region decides */
+    while (r && r->outer) r = r->outer; /* the outermost region decides */
     if (!r) {
         if (p == PLACE_DEVICE)
-            diag_error(c->d, span, E_PLACEMENT,
-                       "copy it into a host buffer first: copy(dst, src); or index it inside a region",
-                       "host code indexes a @device view");
+            diag_error(
+                c->d, span, E_PLACEMENT,
+                "copy it into a host buffer first: copy(dst, src); or index it inside a region",
+                "host code indexes a @device view");
         return;
     }
     if (r->coop && p == PLACE_HOST) {
-        diag_error(c->d, span, E_PLACEMENT, "a cooperative region runs on the device: pass @device views",
+        diag_error(c->d, span, E_PLACEMENT,
+                   "a cooperative region runs on the device: pass @device views",
                    "a cooperative region indexes a host view");
         return;
     }
@@ -260,18 +275,17 @@ void check_note_placement(Checker *c, const Type *view, Span span) {
         r->place_known = true;
         r->place = p;
     } else if (r->place != p) {
-        diag_error(c->d, span, E_PLACEMENT,
-                   "a region's arrays all live on the host or all on the device (@unified fits both): "
-                   "copy(dst, src) moves an array across",
-                   "a region mixes host and @device views");
+        diag_error(
+            c->d, span, E_PLACEMENT,
+            "a region's arrays all live on the host or all on the device (@unified fits both): "
+            "copy(dst, src) moves an array across",
+            "a region mixes host and @device views");
     }
 }
 
 /* Whether a finished parallel region or pooled reduction runs on the device: it
  * indexed a @device view (host and @unified views alone keep it on the pool). */
-bool check_region_on_device(const Region *r) {
-    return r->place_known && r->place == PLACE_DEVICE;
-}
+bool check_region_on_device(const Region *r) { return r->place_known && r->place == PLACE_DEVICE; }
 
 /* Whether a value is the same in every thread of a warp (block false) or of a block
  * (block true). Warp: t / 32 (any multiple of 32) is uniform, t and t % 2 are not, an
@@ -303,15 +317,17 @@ static bool expr_uniform(const Checker *c, const Expr *e, bool block) {
         if (b == BI_NONE || (b >= BI_ATOMIC_ADD_UNORDERED && b <= BI_ATOMIC_CAS)) return false;
         if (block && (b == BI_SHUFFLE || b == BI_SHUFFLE_XOR || b == BI_MMA_GET)) return false;
         for (int i = 0; i < e->u.call.nargs; i++)
-            if (e->u.call.args[i]->kind != EXPR_STRING && !expr_uniform(c, e->u.call.args[i], block)) return false;
+            if (e->u.call.args[i]->kind != EXPR_STRING &&
+                !expr_uniform(c, e->u.call.args[i], block))
+                return false;
         return true;
     }
     case EXPR_REDUCE:
         if (e->u.reduce.mode == MODE_WARP) return !block;
         return (!e->u.reduce.lo || expr_uniform(c, e->u.reduce.lo, block)) &&
-               expr_uniform(c, e->u.reduce.count, block) && expr_uniform(c, e->u.reduce.body, block);
-    default:
-        return true;
+               expr_uniform(c, e->u.reduce.count, block) &&
+               expr_uniform(c, e->u.reduce.body, block);
+    default: return true;
     }
 }
 
@@ -333,7 +349,8 @@ static void note_assigned(Region *r, const char *name) {
 static void collect_call_args(Expr *e, void *ctx) {
     if (e->kind != EXPR_CALL) return;
     for (int i = 0; i < e->u.call.nargs; i++)
-        if (e->u.call.args[i]->kind == EXPR_NAME) note_assigned(ctx, e->u.call.args[i]->u.name.name);
+        if (e->u.call.args[i]->kind == EXPR_NAME)
+            note_assigned(ctx, e->u.call.args[i]->u.name.name);
 }
 
 static void collect_assigned(Region *r, const Block *b) {
@@ -374,27 +391,34 @@ bool check_const_int(Checker *c, const Expr *e, int64_t *out, int depth) {
     }
     case EXPR_UNARY: {
         int64_t v;
-        if (e->u.unary.op != UN_NEG || !check_const_int(c, e->u.unary.operand, &v, depth + 1) || v == INT64_MIN)
+        if (e->u.unary.op != UN_NEG || !check_const_int(c, e->u.unary.operand, &v, depth + 1) ||
+            v == INT64_MIN)
             return false;
         *out = -v;
         return true;
     }
     case EXPR_BINARY: {
         int64_t a, b;
-        if (!check_const_int(c, e->u.binary.lhs, &a, depth + 1) || !check_const_int(c, e->u.binary.rhs, &b, depth + 1))
+        if (!check_const_int(c, e->u.binary.lhs, &a, depth + 1) ||
+            !check_const_int(c, e->u.binary.rhs, &b, depth + 1))
             return false;
         switch (e->u.binary.op) {
         case BIN_ADD: return !__builtin_add_overflow(a, b, out);
         case BIN_SUB: return !__builtin_sub_overflow(a, b, out);
         case BIN_MUL: return !__builtin_mul_overflow(a, b, out);
-        case BIN_DIV: if (b == 0 || (a == INT64_MIN && b == -1)) return false; *out = a / b; return true;
-        case BIN_REM: if (b == 0 || (a == INT64_MIN && b == -1)) return false; *out = a % b; return true;
+        case BIN_DIV:
+            if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+            *out = a / b;
+            return true;
+        case BIN_REM:
+            if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+            *out = a % b;
+            return true;
         default: return false;
         }
     }
-    case EXPR_CALL: return check_layout_fold_int(c, e, out, depth);   /* L.cosize() */
-    default:
-        return false;
+    case EXPR_CALL: return check_layout_fold_int(c, e, out, depth); /* L.cosize() */
+    default: return false;
     }
 }
 
@@ -412,7 +436,8 @@ const Type *check_type_ok(Checker *c, const Type *t, Span span, bool param) {
     }
     const Type *el = t->u.view.elem;
     if (!type_is_scalar(el)) {
-        diag_error(c->d, span, E_TYPE_MISMATCH, "views hold scalars", "a view of %s", check_type_text(el));
+        diag_error(c->d, span, E_TYPE_MISMATCH, "views hold scalars", "a view of %s",
+                   check_type_text(el));
         return ERR;
     }
     if (t->u.view.extent &&
@@ -456,7 +481,8 @@ void check_binder(Checker *c, Binder *b) {
 static void check_block(Checker *c, Block *b);
 
 static void check_let(Checker *c, Stmt *s) {
-    const Type *want = s->u.let.declared ? check_type_ok(c, s->u.let.declared, s->span, false) : NULL;
+    const Type *want =
+        s->u.let.declared ? check_type_ok(c, s->u.let.declared, s->span, false) : NULL;
     const Type *t = want ? check_expr_as(c, s->u.let.init, want, "the initialiser")
                          : check_expr(c, s->u.let.init, NULL);
     if (want && !type_is_error(want)) t = want;
@@ -490,8 +516,9 @@ static void check_assign(Checker *c, Stmt *s) {
         Symbol *sym = target->u.name.sym;
         if (sym && sym->kind != SYM_POISON && !sym->mut) {
             const char *help = sym->kind == SYM_LOCAL ? "declare it with `let mut`"
-                             : sym->kind == SYM_PARAM ? "copy it into a `let mut`, or take it as rw<T>"
-                             : "assign a `let mut` variable or an array element";
+                               : sym->kind == SYM_PARAM
+                                   ? "copy it into a `let mut`, or take it as rw<T>"
+                                   : "assign a `let mut` variable or an array element";
             diag_error(c->d, target->span, E_IMMUTABLE, help, "'%s' cannot be assigned", sym->name);
             t = ERR;
         } else if (sym && c->region) {
@@ -499,26 +526,29 @@ static void check_assign(Checker *c, Stmt *s) {
         }
     } else if (target->kind == EXPR_INDEX) {
         bool saved = c->no_record;
-        c->no_record = true;    /* the write is recorded below, not as a read */
+        c->no_record = true; /* the write is recorded below, not as a read */
         t = check_expr(c, target, NULL);
         c->no_record = saved;
         const Type *vt = target->u.index.base->type;
         if (!type_is_error(t) && vt && vt->kind == TY_VIEW && vt->u.view.access == ACCESS_RO) {
             diag_error(c->d, target->span, E_RO_WRITE, "take the parameter as rw<T>[n]",
                        "a write through the read-only view '%s'",
-                       target->u.index.base->kind == EXPR_NAME ? target->u.index.base->u.name.name : "?");
+                       target->u.index.base->kind == EXPR_NAME ? target->u.index.base->u.name.name
+                                                               : "?");
             t = ERR;
         }
         Expr *base = target->u.index.base;
         if (base->kind == EXPR_NAME && base->u.name.sym)
-            check_region_record(c, base->u.name.sym, true, target->u.index.index, false, target->span);
+            check_region_record(c, base->u.name.sym, true, target->u.index.index, false,
+                                target->span);
     } else {
-        diag_error(c->d, target->span, E_IMMUTABLE, "assign a `let mut` variable or an array element",
-                   "this cannot be assigned");
+        diag_error(c->d, target->span, E_IMMUTABLE,
+                   "assign a `let mut` variable or an array element", "this cannot be assigned");
         t = ERR;
         check_expr(c, target, NULL);
     }
-    const Type *v = check_expr_as(c, s->u.assign.value, type_is_error(t) ? NULL : t, "the assigned value");
+    const Type *v =
+        check_expr_as(c, s->u.assign.value, type_is_error(t) ? NULL : t, "the assigned value");
     if (type_is_error(t) || type_is_error(v)) return;
     if (is_float_assign_op(s->u.assign.op) && !type_is_int(t) && !type_is_compute_float(t))
         check_operator_error(c, target, t, ast_assign_op_text(s->u.assign.op));
@@ -528,13 +558,15 @@ static void check_alloc(Checker *c, Stmt *s) {
     bool shared = s->kind == STMT_SHARED;
     const Type *el = s->u.alloc.elem;
     if (shared && !check_in_coop(c))
-        diag_error(c->d, s->span, E_COOP_REGION, "declare shared arrays inside blocks ... threads ... { }",
+        diag_error(c->d, s->span, E_COOP_REGION,
+                   "declare shared arrays inside blocks ... threads ... { }",
                    "a shared array outside a cooperative region");
     else if (!shared && check_in_lane(c))
         diag_error(c->d, s->span, E_PARALLEL_CALL, "allocate the buffer before the region",
                    "a lane cannot allocate a buffer");
     if (!type_is_scalar(el))
-        diag_error(c->d, s->span, E_TYPE_MISMATCH, "arrays hold scalars", "an array of %s", check_type_text(el));
+        diag_error(c->d, s->span, E_TYPE_MISMATCH, "arrays hold scalars", "an array of %s",
+                   check_type_text(el));
     check_expr_as(c, s->u.alloc.count, type_scalar(TY_USIZE), "an array's length");
     if (s->u.alloc.init->kind != EXPR_ZEROED) {
         check_expr(c, s->u.alloc.init, NULL);
@@ -563,14 +595,14 @@ static void check_return(Checker *c, Stmt *s) {
     }
     if (!s->u.ret.value) {
         if (want->kind != TY_VOID && !type_is_error(want))
-            diag_error(c->d, s->span, E_TYPE_MISMATCH, "return a value", "%s returns %s: a value is needed",
-                       c->fn->name, check_type_text(want));
+            diag_error(c->d, s->span, E_TYPE_MISMATCH, "return a value",
+                       "%s returns %s: a value is needed", c->fn->name, check_type_text(want));
         return;
     }
     if (want->kind == TY_VOID) {
         check_expr(c, s->u.ret.value, NULL);
-        diag_error(c->d, s->u.ret.value->span, E_TYPE_MISMATCH, "declare the result: fn f(...) -> T",
-                   "%s returns no value", c->fn->name);
+        diag_error(c->d, s->u.ret.value->span, E_TYPE_MISMATCH,
+                   "declare the result: fn f(...) -> T", "%s returns no value", c->fn->name);
         return;
     }
     check_expr_as(c, s->u.ret.value, want, "the returned value");
@@ -605,7 +637,7 @@ static void check_region_stmt(Checker *c, Stmt *s) {
         collect_assigned(&r, s->u.blocks.body);
         int errors = c->d->len;
         check_block(c, s->u.blocks.body);
-        if (c->d->len == errors) check_phases(c, s);   /* the phase rule reads a typed body */
+        if (c->d->len == errors) check_phases(c, s); /* the phase rule reads a typed body */
         free(r.assigned);
     }
     check_pop_region(c, &r);
@@ -622,10 +654,12 @@ static void check_stmt(Checker *c, Stmt *s) {
         bool coop = check_in_coop(c);
         bool varying = coop && !check_warp_uniform(c, s->u.if_.cond);
         bool block_varying = coop && !check_block_uniform(c, s->u.if_.cond);
-        if (coop) c->region->nonuniform_depth += varying, c->region->block_varying_depth += block_varying;
+        if (coop)
+            c->region->nonuniform_depth += varying, c->region->block_varying_depth += block_varying;
         check_block(c, s->u.if_.then);
         if (s->u.if_.els) check_stmt(c, s->u.if_.els);
-        if (coop) c->region->nonuniform_depth -= varying, c->region->block_varying_depth -= block_varying;
+        if (coop)
+            c->region->nonuniform_depth -= varying, c->region->block_varying_depth -= block_varying;
         break;
     }
     case STMT_FOR: {
@@ -633,29 +667,36 @@ static void check_stmt(Checker *c, Stmt *s) {
         Binder *b = &s->u.for_.b;
         check_binder(c, b);
         bool coop = check_in_coop(c);
-        bool varying = coop && !(check_warp_uniform(c, b->count) && (!b->lo || check_warp_uniform(c, b->lo)));
+        bool varying =
+            coop && !(check_warp_uniform(c, b->count) && (!b->lo || check_warp_uniform(c, b->lo)));
         bool block_varying = coop && !(check_block_uniform(c, b->count) &&
                                        (!b->lo || check_block_uniform(c, b->lo)));
         b->sym->lane_varying = varying;
         b->sym->block_varying = block_varying;
-        if (coop) c->region->nonuniform_depth += varying, c->region->block_varying_depth += block_varying;
+        if (coop)
+            c->region->nonuniform_depth += varying, c->region->block_varying_depth += block_varying;
         check_block(c, s->u.for_.body);
-        if (coop) c->region->nonuniform_depth -= varying, c->region->block_varying_depth -= block_varying;
+        if (coop)
+            c->region->nonuniform_depth -= varying, c->region->block_varying_depth -= block_varying;
         c->nlocals = mark;
         break;
     }
     case STMT_RETURN: check_return(c, s); break;
-    case STMT_PARALLEL: case STMT_BLOCKS: check_region_stmt(c, s); break;
-    case STMT_BUFFER: case STMT_SHARED: check_alloc(c, s); break;
+    case STMT_PARALLEL:
+    case STMT_BLOCKS: check_region_stmt(c, s); break;
+    case STMT_BUFFER:
+    case STMT_SHARED: check_alloc(c, s); break;
     case STMT_BARRIER:
         if (!check_in_coop(c))
-            diag_error(c->d, s->span, E_COOP_REGION, "barrier synchronises a block's threads inside blocks ... threads ...",
+            diag_error(c->d, s->span, E_COOP_REGION,
+                       "barrier synchronises a block's threads inside blocks ... threads ...",
                        "a barrier outside a cooperative region");
         else if (c->region->block_varying_depth > 0)
-            diag_error(c->d, s->span, E_COOP_BARRIER,
-                       "every thread of the block reaches each barrier: put it where conditions and loop "
-                       "bounds are built from constants, parameters, g and lets of those",
-                       "a barrier some threads of the block may skip");
+            diag_error(
+                c->d, s->span, E_COOP_BARRIER,
+                "every thread of the block reaches each barrier: put it where conditions and loop "
+                "bounds are built from constants, parameters, g and lets of those",
+                "a barrier some threads of the block may skip");
         break;
     case STMT_BLOCK: check_block(c, s->u.block); break;
     }
@@ -692,9 +733,10 @@ static void check_signature(Checker *c, Item *fn) {
     for (int i = 0; i < fn->u.fn.nparams; i++) {
         Param *p = fn->u.fn.params[i];
         const Type *t = check_type_ok(c, p->type, p->span, true);
-        Symbol *s = check_new_symbol(c, type_is_error(t) ? SYM_POISON : SYM_PARAM, p->name, t, p->name_span);
+        Symbol *s = check_new_symbol(c, type_is_error(t) ? SYM_POISON : SYM_PARAM, p->name, t,
+                                     p->name_span);
         s->decl.param = p;
-        s->mut = t->kind == TY_VIEW && !t->u.view.extent;   /* rw<T>: a reference */
+        s->mut = t->kind == TY_VIEW && !t->u.view.extent; /* rw<T>: a reference */
         if (s->mut && t->u.view.access == ACCESS_RO) {
             diag_error(c->d, p->span, E_TYPE_MISMATCH, "a scalar parameter is passed by value: x:T",
                        "ro<T> without an extent says nothing");
@@ -705,10 +747,10 @@ static void check_signature(Checker *c, Item *fn) {
     const Type *r = fn->u.fn.ret;
     Span rs = fn->u.fn.ret_span.line ? fn->u.fn.ret_span : fn->name_span;
     if (r->kind == TY_VIEW)
-        diag_error(c->d, rs, E_TYPE_MISMATCH, "return scalars; write results through an rw view parameter",
+        diag_error(c->d, rs, E_TYPE_MISMATCH,
+                   "return scalars; write results through an rw view parameter",
                    "a function cannot return a view");
-    else
-        check_type_ok(c, r, rs, false);
+    else check_type_ok(c, r, rs, false);
     c->nlocals = mark;
     c->fn = NULL;
 }
@@ -717,18 +759,21 @@ static void check_signature(Checker *c, Item *fn) {
  * user function and no builtin with an effect, and hold no reduction (E-REQUIRES). */
 static void refuse_in_requires(Expr *e, void *ctx) {
     Checker *c = ctx;
-    bool pure_call = e->kind == EXPR_CALL && e->u.call.builtin >= BI_TO_BITS && e->u.call.builtin <= BI_MAX &&
-                     e->u.call.builtin != BI_NONE;
+    bool pure_call = e->kind == EXPR_CALL && e->u.call.builtin >= BI_TO_BITS &&
+                     e->u.call.builtin <= BI_MAX && e->u.call.builtin != BI_NONE;
     if ((e->kind == EXPR_CALL && !pure_call) || e->kind == EXPR_REDUCE)
-        diag_error(c->d, e->span, E_REQUIRES, "state the promise on the parameters with operators, "
+        diag_error(c->d, e->span, E_REQUIRES,
+                   "state the promise on the parameters with operators, "
                    "conversions, and sqrt/abs/floor/ceil/trunc/min/max/to_bits/from_bits",
-                   "a requires clause cannot hold %s", e->kind == EXPR_REDUCE ? "a reduction" : "this call");
+                   "a requires clause cannot hold %s",
+                   e->kind == EXPR_REDUCE ? "a reduction" : "this call");
 }
 
 static void check_requires(Checker *c, Item *fn) {
     Expr *r = fn->u.fn.requires;
     if (strcmp(fn->name, "main") == 0) {
-        diag_error(c->d, r->span, E_REQUIRES, "check the condition in main's body and return an exit status",
+        diag_error(c->d, r->span, E_REQUIRES,
+                   "check the condition in main's body and return an exit status",
                    "main has no callers to promise anything");
         return;
     }
@@ -745,9 +790,11 @@ static void check_body(Checker *c, Item *fn) {
     }
     if (fn->u.fn.requires) check_requires(c, fn);
     check_block(c, fn->u.fn.body);
-    if (fn->u.fn.ret->kind != TY_VOID && !type_is_error(fn->u.fn.ret) && !block_returns(fn->u.fn.body))
+    if (fn->u.fn.ret->kind != TY_VOID && !type_is_error(fn->u.fn.ret) &&
+        !block_returns(fn->u.fn.body))
         diag_error(c->d, fn->name_span, E_MISSING_RETURN, "end the body with a return",
-                   "%s can reach its end without returning %s", fn->name, check_type_text(fn->u.fn.ret));
+                   "%s can reach its end without returning %s", fn->name,
+                   check_type_text(fn->u.fn.ret));
     c->nlocals = 0;
     c->fn = NULL;
 }
@@ -762,11 +809,13 @@ static bool refers_to(Checker *c, const Expr *e, const Item *target, int depth) 
         if (!s || (s->kind != SYM_CONST && s->kind != SYM_LAYOUT)) return false;
         const Item *it = s->decl.item;
         if (it == target) return true;
-        return refers_to(c, it->kind == ITEM_CONST ? it->u.const_.value : it->u.layout.value, target, depth + 1);
+        return refers_to(c, it->kind == ITEM_CONST ? it->u.const_.value : it->u.layout.value,
+                         target, depth + 1);
     }
     case EXPR_UNARY: return refers_to(c, e->u.unary.operand, target, depth + 1);
     case EXPR_BINARY:
-        return refers_to(c, e->u.binary.lhs, target, depth + 1) || refers_to(c, e->u.binary.rhs, target, depth + 1);
+        return refers_to(c, e->u.binary.lhs, target, depth + 1) ||
+               refers_to(c, e->u.binary.rhs, target, depth + 1);
     case EXPR_CONVERT: return refers_to(c, e->u.convert.arg, target, depth + 1);
     case EXPR_MEMBER: return refers_to(c, e->u.member.base, target, depth + 1);
     case EXPR_CALL:
@@ -789,7 +838,8 @@ static void check_const(Checker *c, Item *it) {
     if (refuse_cycle(c, it, it->u.const_.value)) return;
     const Type *t = it->u.const_.type;
     if (!type_is_int(t) && !type_is_compute_float(t) && t->kind != TY_BOOL) {
-        diag_error(c->d, it->span, E_CONST, "consts are integers, f32, f64 or bool", "a const of %s", check_type_text(t));
+        diag_error(c->d, it->span, E_CONST, "consts are integers, f32, f64 or bool",
+                   "a const of %s", check_type_text(t));
         return;
     }
     c->in_const = true;
@@ -806,8 +856,9 @@ static void check_layout_item(Checker *c, Item *it) {
 
 static Symbol *declare_item(Checker *c, Item *it) {
     SymKind k = it->kind == ITEM_FN ? SYM_FN : it->kind == ITEM_CONST ? SYM_CONST : SYM_LAYOUT;
-    const Type *t = it->kind == ITEM_CONST ? it->u.const_.type
-                  : it->kind == ITEM_LAYOUT ? type_scalar(TY_LAYOUT) : type_scalar(TY_VOID);
+    const Type *t = it->kind == ITEM_CONST    ? it->u.const_.type
+                    : it->kind == ITEM_LAYOUT ? type_scalar(TY_LAYOUT)
+                                              : type_scalar(TY_VOID);
     Symbol *s = check_new_symbol(c, k, it->name, t, it->name_span);
     s->decl.item = it;
     it->sym = s;
@@ -826,8 +877,9 @@ __attribute__((weak)) bool cairn_derive_grad(Program *p, Item *derive, Diags *d)
 static void check_derive(Checker *c, Item *it, bool *checked) {
     Symbol *s = lookup_global(c, it->u.derive.target);
     if (!s || s->kind != SYM_FN) {
-        diag_error(c->d, it->u.derive.target_span, E_GRAD, "derive grad for a function declared in this program",
-                   "'%s' is not a function", it->u.derive.target);
+        diag_error(c->d, it->u.derive.target_span, E_GRAD,
+                   "derive grad for a function declared in this program", "'%s' is not a function",
+                   it->u.derive.target);
     } else {
         it->u.derive.target_fn = s->decl.item;
     }
@@ -873,23 +925,26 @@ static bool same_signature(const Item *a, const Item *b) {
 static void check_implements(Checker *c, Item *it) {
     Symbol *s = lookup_global(c, it->u.fn.implements);
     if (!s || s->kind != SYM_FN || s->decl.item == it) {
-        diag_error(c->d, it->u.fn.implements_span, E_IMPL, "name the reference function this one implements",
+        diag_error(c->d, it->u.fn.implements_span, E_IMPL,
+                   "name the reference function this one implements",
                    "'%s' is not another function of this program", it->u.fn.implements);
         return;
     }
     Item *ref = s->decl.item;
     it->u.fn.implements_fn = ref;
     if (!same_signature(it, ref)) {
-        diag_error(c->d, it->name_span, E_IMPL, "give the implementation the reference's parameter and return types",
+        diag_error(c->d, it->name_span, E_IMPL,
+                   "give the implementation the reference's parameter and return types",
                    "%s's signature differs from %s's", it->name, ref->name);
         return;
     }
-    if (diags_has_errors(c->d)) return;   /* the signatures need fully typed bodies */
+    if (diags_has_errors(c->d)) return; /* the signatures need fully typed bodies */
     char *mine = check_rounding_signature(it), *theirs = check_rounding_signature(ref);
     if (strcmp(mine, theirs) != 0)
         diag_error(c->d, it->name_span, E_IMPL_NUMERICS,
                    "perform the reference's roundings: the same sums, conversions and quantizes",
-                   "%s rounds as {%s}, its reference %s as {%s}", it->name, mine, ref->name, theirs);
+                   "%s rounds as {%s}, its reference %s as {%s}", it->name, mine, ref->name,
+                   theirs);
     free(mine);
     free(theirs);
 }
@@ -899,7 +954,8 @@ static void check_implements(Checker *c, Item *it) {
 static void require_typed(Expr *e, void *ctx) {
     Checker *c = ctx;
     if (e->type && e->type->kind != TY_ERROR) return;
-    diag_error(c->d, e->span, E_UNSUPPORTED, "please report this program: the checker missed a rule",
+    diag_error(c->d, e->span, E_UNSUPPORTED,
+               "please report this program: the checker missed a rule",
                "this expression was left without a type (internal error)");
 }
 
@@ -931,7 +987,8 @@ bool cairn_check(Program *p, Diags *d) {
         if (it->u.fn.implements) check_implements(&c, it);
     }
     for (int i = 0; i < p->nitems && !diags_has_errors(d); i++)
-        if (p->items[i]->kind == ITEM_FN) ast_visit_exprs(p->items[i]->u.fn.body, require_typed, &c);
+        if (p->items[i]->kind == ITEM_FN)
+            ast_visit_exprs(p->items[i]->u.fn.body, require_typed, &c);
     p->checked = !diags_has_errors(d);
     return p->checked;
 }

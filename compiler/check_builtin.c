@@ -8,7 +8,9 @@
 
 #define ERR type_scalar(TY_ERROR)
 
-static const struct { int min, max, generics; } arity[BI_COUNT] = {
+static const struct {
+    int min, max, generics;
+} arity[BI_COUNT] = {
 #define BUILTIN(id, spelling, minargs, maxargs, generics) [id] = {minargs, maxargs, generics},
 #include "builtins.def"
 #undef BUILTIN
@@ -20,7 +22,8 @@ static bool check_arity(Checker *c, Expr *e, Builtin b) {
     int n = e->u.call.nargs;
     if (n < arity[b].min || n > arity[b].max || (b == BI_MMA_UNORDERED && n != 3 && n != 6)) {
         if (b == BI_MMA_UNORDERED)
-            diag_error(c->d, e->span, E_ARG_COUNT, "mma_unordered(m, n, k, c, a, b) or mma_unordered(acc, a, b)",
+            diag_error(c->d, e->span, E_ARG_COUNT,
+                       "mma_unordered(m, n, k, c, a, b) or mma_unordered(acc, a, b)",
                        "mma_unordered takes 6 arguments (matrices) or 3 (fragments), %d given", n);
         else
             diag_error(c->d, e->span, E_ARG_COUNT, "see docs/language.md for the builtins",
@@ -50,10 +53,12 @@ static const Type *check_quantize(Checker *c, Expr *e, Builtin b) {
     const Type *f32 = type_scalar(TY_F32);
     const Type *x = check_expr_as(c, arg(e, 0), f32, "quantize's value");
     const Type *s = check_expr_as(c, arg(e, 1), f32, "quantize's scale");
-    const Type *n = b == BI_QUANTIZE_STOCHASTIC
-        ? check_expr_as(c, arg(e, 2), type_scalar(TY_U32), "quantize_stochastic's noise") : f32;
+    const Type *n = b == BI_QUANTIZE_STOCHASTIC ? check_expr_as(c, arg(e, 2), type_scalar(TY_U32),
+                                                                "quantize_stochastic's noise")
+                                                : f32;
     if (!ok) {
-        diag_error(c->d, e->span, E_QUANTIZE, "quantize to f16, bf16, f8e4m3, f8e5m2, i8, u8, i16 or u16",
+        diag_error(c->d, e->span, E_QUANTIZE,
+                   "quantize to f16, bf16, f8e4m3, f8e5m2, i8, u8, i16 or u16",
                    "quantize cannot produce %s", check_type_text(t));
         return ERR;
     }
@@ -78,7 +83,8 @@ static const Type *check_bits(Checker *c, Expr *e, Builtin b) {
         check_args_loosely(c, e);
         return ERR;
     }
-    const Type *u = check_expr_as(c, arg(e, 0), unsigned_of_width(type_bits(t)), "from_bits's bits");
+    const Type *u =
+        check_expr_as(c, arg(e, 0), unsigned_of_width(type_bits(t)), "from_bits's bits");
     return type_is_error(u) ? ERR : t;
 }
 
@@ -102,7 +108,8 @@ static const Type *check_math2(Checker *c, Expr *e, Builtin b, const Type *expec
         return check_operator_error(c, e, type_is_storage_float(lt) ? lt : rt, ast_builtin_name(b));
     if (!(type_is_compute_float(lt) || (ints_ok && type_is_int(lt))) || !type_equal(lt, rt)) {
         diag_error(c->d, e->span, E_TYPE_MISMATCH, "both arguments have one type (f32 or f64)",
-                   "%s of %s and %s", ast_builtin_name(b), check_type_text(lt), check_type_text(rt));
+                   "%s of %s and %s", ast_builtin_name(b), check_type_text(lt),
+                   check_type_text(rt));
         return ERR;
     }
     return lt;
@@ -151,21 +158,26 @@ static const Type *check_copy(Checker *c, Expr *e) {
     const Type *dt = check_expr(c, dst, NULL), *st = check_expr(c, src, NULL);
     if (type_is_error(dt) || type_is_error(st)) return ERR;
     if (dt->kind != TY_VIEW || !dt->u.view.extent || st->kind != TY_VIEW || !st->u.view.extent) {
-        diag_error(c->d, e->span, E_TYPE_MISMATCH, "copy(dst, src) moves a whole array: pass two arrays",
-                   "copy of %s into %s", check_type_text(st), check_type_text(dt));
+        diag_error(c->d, e->span, E_TYPE_MISMATCH,
+                   "copy(dst, src) moves a whole array: pass two arrays", "copy of %s into %s",
+                   check_type_text(st), check_type_text(dt));
         return ERR;
     }
     if (!type_equal(dt->u.view.elem, st->u.view.elem)) {
-        diag_error(c->d, e->span, E_TYPE_MISMATCH, "copy moves bits: convert element by element in a loop",
-                   "copy of %s elements into %s elements", check_type_text(st->u.view.elem), check_type_text(dt->u.view.elem));
+        diag_error(c->d, e->span, E_TYPE_MISMATCH,
+                   "copy moves bits: convert element by element in a loop",
+                   "copy of %s elements into %s elements", check_type_text(st->u.view.elem),
+                   check_type_text(dt->u.view.elem));
         return ERR;
     }
     if (dt->u.view.access == ACCESS_RO) {
-        diag_error(c->d, dst->span, E_RO_WRITE, "copy into an rw view or a buffer", "copy into a read-only view");
+        diag_error(c->d, dst->span, E_RO_WRITE, "copy into an rw view or a buffer",
+                   "copy into a read-only view");
         return ERR;
     }
     int64_t dn, sn;
-    if (check_const_int(c, dt->u.view.extent, &dn, 0) && check_const_int(c, st->u.view.extent, &sn, 0) && dn != sn) {
+    if (check_const_int(c, dt->u.view.extent, &dn, 0) &&
+        check_const_int(c, st->u.view.extent, &sn, 0) && dn != sn) {
         diag_error(c->d, e->span, E_EXTENT, "copy between arrays of one extent",
                    "copy of %lld elements into %lld", (long long)sn, (long long)dn);
         return ERR;
@@ -176,7 +188,8 @@ static const Type *check_copy(Checker *c, Expr *e) {
 static const Type *check_atomic(Checker *c, Expr *e, Builtin b) {
     Expr *target = arg(e, 0);
     if (target->kind != EXPR_INDEX) {
-        diag_error(c->d, target->span, E_TYPE_MISMATCH, "atomics update an element: atomic_add_wrap(x[i], v)",
+        diag_error(c->d, target->span, E_TYPE_MISMATCH,
+                   "atomics update an element: atomic_add_wrap(x[i], v)",
                    "%s needs an array element", ast_builtin_name(b));
         check_args_loosely(c, e);
         return ERR;
@@ -187,18 +200,21 @@ static const Type *check_atomic(Checker *c, Expr *e, Builtin b) {
     c->no_record = saved;
     if (!type_is_error(t)) check_region_record_atomic(c, target);
     const Type *vt = check_expr_as(c, arg(e, 1), t, "the atomic's operand");
-    const Type *wt = b == BI_ATOMIC_CAS ? check_expr_as(c, arg(e, 2), t, "atomic_cas's new value") : vt;
+    const Type *wt =
+        b == BI_ATOMIC_CAS ? check_expr_as(c, arg(e, 2), t, "atomic_cas's new value") : vt;
     if (type_is_error(t) || type_is_error(vt) || type_is_error(wt)) return ERR;
     const Type *view = target->u.index.base->type;
     if (view && view->kind == TY_VIEW && view->u.view.access == ACCESS_RO) {
-        diag_error(c->d, target->span, E_RO_WRITE, "take the array as rw", "an atomic on a read-only view");
+        diag_error(c->d, target->span, E_RO_WRITE, "take the array as rw",
+                   "an atomic on a read-only view");
         return ERR;
     }
     bool float_op = b == BI_ATOMIC_ADD_UNORDERED;
     if (float_op ? !type_is_compute_float(t) : !type_is_int(t)) {
         diag_error(c->d, target->span, E_TYPE_MISMATCH,
-                   float_op ? "atomic_add_unordered adds f32 or f64; integers use atomic_add_wrap"
-                            : "integer atomics take integer elements; floats use atomic_add_unordered",
+                   float_op
+                       ? "atomic_add_unordered adds f32 or f64; integers use atomic_add_wrap"
+                       : "integer atomics take integer elements; floats use atomic_add_unordered",
                    "%s on %s", ast_builtin_name(b), check_type_text(t));
         return ERR;
     }
@@ -223,16 +239,18 @@ const Type *check_fragment_type(Checker *c, const Type *t, Span span) {
     const Type *el = t->u.frag.elem;
     bool acc = t->u.frag.role == FRAG_ACC;
     if (acc ? el->kind != TY_F32 : (el->kind != TY_F16 && el->kind != TY_BF16)) {
-        diag_error(c->d, span, E_FRAGMENT, acc ? "accumulators hold f32" : "operands hold f16 or bf16",
-                   "%s cannot hold %s", type_frag_family_name(t->u.frag.family, t->u.frag.role), check_type_text(el));
+        diag_error(c->d, span, E_FRAGMENT,
+                   acc ? "accumulators hold f32" : "operands hold f16 or bf16", "%s cannot hold %s",
+                   type_frag_family_name(t->u.frag.family, t->u.frag.role), check_type_text(el));
         return ERR;
     }
     if (!shape_ok(t->u.frag.family, t->u.frag.m, t->u.frag.n, t->u.frag.k)) {
-        diag_error(c->d, span, E_FRAGMENT,
-                   t->u.frag.family == FRAG_MMA ? "mma.sync fragments are 16, 8, 16"
-                                                : "WMMA fragments are 16, 16, 16; 32, 8, 16; 8, 32, 16",
-                   "no %s of shape %d x %d x %d", type_frag_family_name(t->u.frag.family, t->u.frag.role),
-                   t->u.frag.m, t->u.frag.n, t->u.frag.k);
+        diag_error(
+            c->d, span, E_FRAGMENT,
+            t->u.frag.family == FRAG_MMA ? "mma.sync fragments are 16, 8, 16"
+                                         : "WMMA fragments are 16, 16, 16; 32, 8, 16; 8, 32, 16",
+            "no %s of shape %d x %d x %d", type_frag_family_name(t->u.frag.family, t->u.frag.role),
+            t->u.frag.m, t->u.frag.n, t->u.frag.k);
         return ERR;
     }
     return t;
@@ -241,17 +259,19 @@ const Type *check_fragment_type(Checker *c, const Type *t, Span span) {
 /* A fragment operation needs a cooperative region the whole warp reaches. */
 static bool warp_op_ok(Checker *c, Expr *e, Expr *const *coords, int ncoords) {
     if (!check_in_coop(c)) {
-        diag_error(c->d, e->span, E_FRAGMENT, "fragment operations run inside blocks ... threads ... { }",
+        diag_error(c->d, e->span, E_FRAGMENT,
+                   "fragment operations run inside blocks ... threads ... { }",
                    "a fragment operation outside a cooperative region");
         return false;
     }
     bool uniform = c->region->nonuniform_depth == 0;
     for (int i = 0; i < ncoords; i++) uniform = uniform && check_warp_uniform(c, coords[i]);
     if (!uniform) {
-        diag_error(c->d, e->span, E_COOP_WARP,
-                   "keep it where every thread of the warp reaches it with the same coordinates (t / 32 is "
-                   "warp-uniform, t % 2 is not)",
-                   "a fragment operation that differs within a warp");
+        diag_error(
+            c->d, e->span, E_COOP_WARP,
+            "keep it where every thread of the warp reaches it with the same coordinates (t / 32 is "
+            "warp-uniform, t % 2 is not)",
+            "a fragment operation that differs within a warp");
         return false;
     }
     return true;
@@ -273,9 +293,12 @@ static const Type *check_matrix_mma(Checker *c, Expr *e) {
                    "mma_unordered's c must be an rw view of f32, found %s", check_type_text(ct));
         return ERR;
     }
-    bool ab_views = at->kind == TY_VIEW && at->u.view.extent && bt->kind == TY_VIEW && bt->u.view.extent;
-    if (!ab_views || !type_is_storage_float(at->u.view.elem) || !type_equal(at->u.view.elem, bt->u.view.elem)) {
-        diag_error(c->d, e->span, E_MMA, "a and b are views of one storage float (f16, bf16, f8e4m3, f8e5m2)",
+    bool ab_views =
+        at->kind == TY_VIEW && at->u.view.extent && bt->kind == TY_VIEW && bt->u.view.extent;
+    if (!ab_views || !type_is_storage_float(at->u.view.elem) ||
+        !type_equal(at->u.view.elem, bt->u.view.elem)) {
+        diag_error(c->d, e->span, E_MMA,
+                   "a and b are views of one storage float (f16, bf16, f8e4m3, f8e5m2)",
                    "mma_unordered's a and b must be views of one storage float, found %s and %s",
                    check_type_text(at), check_type_text(bt));
         return ERR;
@@ -305,10 +328,12 @@ static const Type *check_fragment_mma(Checker *c, Expr *e) {
     if (!is_frag(acc, FRAG_ACC) || !is_frag(a, FRAG_A) || !is_frag(b, FRAG_B) ||
         acc->u.frag.family != a->u.frag.family || a->u.frag.family != b->u.frag.family ||
         !type_equal(a->u.frag.elem, b->u.frag.elem) || acc->u.frag.m != a->u.frag.m ||
-        acc->u.frag.n != a->u.frag.n || acc->u.frag.k != a->u.frag.k || a->u.frag.m != b->u.frag.m ||
-        a->u.frag.n != b->u.frag.n || a->u.frag.k != b->u.frag.k) {
-        diag_error(c->d, e->span, E_MMA, "acc = mma_unordered(acc, a, b) with Acc, A and B of one family and shape",
-                   "mma_unordered of %s, %s and %s", check_type_text(acc), check_type_text(a), check_type_text(b));
+        acc->u.frag.n != a->u.frag.n || acc->u.frag.k != a->u.frag.k ||
+        a->u.frag.m != b->u.frag.m || a->u.frag.n != b->u.frag.n || a->u.frag.k != b->u.frag.k) {
+        diag_error(c->d, e->span, E_MMA,
+                   "acc = mma_unordered(acc, a, b) with Acc, A and B of one family and shape",
+                   "mma_unordered of %s, %s and %s", check_type_text(acc), check_type_text(a),
+                   check_type_text(b));
         return ERR;
     }
     if (!warp_op_ok(c, e, NULL, 0)) return ERR;
@@ -320,12 +345,16 @@ static bool check_tile_args(Checker *c, Expr *e, int first, const Type *frag, bo
     const Type *tt = check_expr(c, tile, NULL);
     const Type *lt = check_expr_as(c, layout, type_scalar(TY_LAYOUT), "a fragment's layout");
     const Type *it = check_expr_as(c, arg(e, first + 2), type_scalar(TY_USIZE), "a fragment row");
-    const Type *jt = check_expr_as(c, arg(e, first + 3), type_scalar(TY_USIZE), "a fragment column");
-    if (type_is_error(tt) || type_is_error(lt) || type_is_error(it) || type_is_error(jt) || type_is_error(frag))
+    const Type *jt =
+        check_expr_as(c, arg(e, first + 3), type_scalar(TY_USIZE), "a fragment column");
+    if (type_is_error(tt) || type_is_error(lt) || type_is_error(it) || type_is_error(jt) ||
+        type_is_error(frag))
         return false;
-    if (tt->kind != TY_VIEW || !tt->u.view.extent || !type_equal(tt->u.view.elem, frag->u.frag.elem)) {
+    if (tt->kind != TY_VIEW || !tt->u.view.extent ||
+        !type_equal(tt->u.view.elem, frag->u.frag.elem)) {
         diag_error(c->d, tile->span, E_FRAGMENT, "the tile holds the fragment's element type",
-                   "%s cannot %s %s", check_type_text(frag), store ? "be stored into" : "be loaded from", check_type_text(tt));
+                   "%s cannot %s %s", check_type_text(frag),
+                   store ? "be stored into" : "be loaded from", check_type_text(tt));
         return false;
     }
     if (store && tt->u.view.access == ACCESS_RO) {
@@ -341,23 +370,27 @@ static const Type *check_mma_access(Checker *c, Expr *e, Builtin b) {
     if (b == BI_MMA_LOAD) {
         const Type *f = check_fragment_type(c, e->u.call.generics[0], e->span);
         if (!check_tile_args(c, e, 0, f, false)) return ERR;
-            return f;
+        return f;
     }
     if (b == BI_MMA_STORE) {
         const Type *acc = check_expr(c, arg(e, 4), NULL);
-        if (type_is_error(acc)) { check_args_loosely(c, e); return ERR; }
+        if (type_is_error(acc)) {
+            check_args_loosely(c, e);
+            return ERR;
+        }
         if (!is_frag(acc, FRAG_ACC)) {
             diag_error(c->d, arg(e, 4)->span, E_FRAGMENT, "mma_store writes an accumulator",
                        "mma_store of %s", check_type_text(acc));
             return ERR;
         }
         if (!check_tile_args(c, e, 0, acc, true)) return ERR;
-            return type_scalar(TY_VOID);
+        return type_scalar(TY_VOID);
     }
     /* mma_get(acc, v) / mma_set(acc, v, x) */
     const Type *acc = check_expr(c, arg(e, 0), NULL);
     const Type *v = check_expr_as(c, arg(e, 1), type_scalar(TY_USIZE), "an accumulator element");
-    const Type *x = b == BI_MMA_SET ? check_expr_as(c, arg(e, 2), type_scalar(TY_F32), "the new value") : v;
+    const Type *x =
+        b == BI_MMA_SET ? check_expr_as(c, arg(e, 2), type_scalar(TY_F32), "the new value") : v;
     if (type_is_error(acc) || type_is_error(v) || type_is_error(x)) return ERR;
     if (!is_frag(acc, FRAG_ACC) || acc->u.frag.family != FRAG_MMA) {
         diag_error(c->d, arg(e, 0)->span, E_FRAGMENT,
@@ -374,14 +407,16 @@ static const Type *check_mma_access(Checker *c, Expr *e, Builtin b) {
 /* A warp operation sits in a cooperative region where its whole warp reaches it. */
 static bool whole_warp(Checker *c, Expr *e) {
     if (!check_in_coop(c)) {
-        diag_error(c->d, e->span, E_COOP_REGION, "warp operations run inside blocks ... threads ... { }",
+        diag_error(c->d, e->span, E_COOP_REGION,
+                   "warp operations run inside blocks ... threads ... { }",
                    "%s outside a cooperative region", ast_builtin_name(e->u.call.builtin));
         return false;
     }
     if (c->region->nonuniform_depth > 0) {
-        diag_error(c->d, e->span, E_COOP_WARP,
-                   "reach warp operations with the whole warp (t / 32 is warp-uniform, t % 2 is not)",
-                   "%s under a condition that differs within a warp", ast_builtin_name(e->u.call.builtin));
+        diag_error(
+            c->d, e->span, E_COOP_WARP,
+            "reach warp operations with the whole warp (t / 32 is warp-uniform, t % 2 is not)",
+            "%s under a condition that differs within a warp", ast_builtin_name(e->u.call.builtin));
         return false;
     }
     return true;
@@ -392,12 +427,14 @@ static bool whole_warp(Checker *c, Expr *e) {
  * (the lowering traps on another). */
 static const Type *check_shuffle(Checker *c, Expr *e, Builtin b) {
     const Type *t = check_expr(c, arg(e, 0), NULL);
-    const Type *l = check_expr_as(c, arg(e, 1), type_scalar(TY_USIZE),
-                                  b == BI_SHUFFLE ? "shuffle's source lane" : "shuffle_xor's lane mask");
+    const Type *l =
+        check_expr_as(c, arg(e, 1), type_scalar(TY_USIZE),
+                      b == BI_SHUFFLE ? "shuffle's source lane" : "shuffle_xor's lane mask");
     if (type_is_error(t) || type_is_error(l)) return ERR;
     if (!type_is_scalar(t)) {
-        diag_error(c->d, arg(e, 0)->span, E_TYPE_MISMATCH, "a shuffle moves one scalar between lanes",
-                   "%s of %s", ast_builtin_name(b), check_type_text(t));
+        diag_error(c->d, arg(e, 0)->span, E_TYPE_MISMATCH,
+                   "a shuffle moves one scalar between lanes", "%s of %s", ast_builtin_name(b),
+                   check_type_text(t));
         return ERR;
     }
     return whole_warp(c, e) ? t : ERR;
@@ -415,8 +452,10 @@ static const Type *check_wide(Checker *c, Expr *e, Builtin b) {
     if (type_is_error(dt) || type_is_error(st) || type_is_error(it)) return ERR;
     if (dt->kind != TY_VIEW || !dt->u.view.extent || st->kind != TY_VIEW || !st->u.view.extent ||
         !type_equal(dt->u.view.elem, st->u.view.elem) || dt->u.view.elem->kind == TY_BOOL) {
-        diag_error(c->d, e->span, E_TYPE_MISMATCH, "%s(dst, src, i) moves numbers between two arrays of one element type",
-                   "%s from %s into %s", ast_builtin_name(b), check_type_text(st), check_type_text(dt));
+        diag_error(c->d, e->span, E_TYPE_MISMATCH,
+                   "%s(dst, src, i) moves numbers between two arrays of one element type",
+                   "%s from %s into %s", ast_builtin_name(b), check_type_text(st),
+                   check_type_text(dt));
         return ERR;
     }
     if (dt->u.view.access == ACCESS_RO) {
@@ -427,8 +466,9 @@ static const Type *check_wide(Checker *c, Expr *e, Builtin b) {
     const Type *global = b == BI_LOAD_WIDE ? st : dt;
     if (global->u.view.origin == VIEW_SHARED) {
         diag_error(c->d, (b == BI_LOAD_WIDE ? src : dst)->span, E_PLACEMENT,
-                   b == BI_LOAD_WIDE ? "load_wide reads device memory into the block: load_wide(s, x, i)"
-                                     : "store_wide writes device memory from the block: store_wide(x, s, i)",
+                   b == BI_LOAD_WIDE
+                       ? "load_wide reads device memory into the block: load_wide(s, x, i)"
+                       : "store_wide writes device memory from the block: store_wide(x, s, i)",
                    "%s on the device side is a shared array", ast_builtin_name(b));
         return ERR;
     }
@@ -458,16 +498,19 @@ static const Type *check_mm_enclose(Checker *c, Expr *e) {
     }
     static const char *const what[] = {"mm_enclose's m", "mm_enclose's n", "mm_enclose's k"};
     bool bad = false;
-    for (int i = 0; i < 3; i++) bad |= type_is_error(check_expr_as(c, arg(e, i), type_scalar(TY_USIZE), what[i]));
+    for (int i = 0; i < 3; i++)
+        bad |= type_is_error(check_expr_as(c, arg(e, i), type_scalar(TY_USIZE), what[i]));
     const Type *v[4];
     for (int i = 0; i < 4; i++) bad |= type_is_error(v[i] = check_expr(c, arg(e, 3 + i), NULL));
     if (bad) return ERR;
     const Type *elem = v[2]->kind == TY_VIEW ? v[2]->u.view.elem : v[2];
-    if (!is_enclose_view(v[0], elem) || !is_enclose_view(v[1], elem) || !is_enclose_view(v[2], elem) ||
-        !is_enclose_view(v[3], elem)) {
-        diag_error(c->d, e->span, E_TYPE_MISMATCH,
-                   "lo, hi, a and b are views of f64 (or all of f32): lo:rw<f64>[p], a:ro<f64>[q], ...",
-                   "mm_enclose of %s, %s, %s and %s", check_type_text(v[0]), check_type_text(v[1]), check_type_text(v[2]), check_type_text(v[3]));
+    if (!is_enclose_view(v[0], elem) || !is_enclose_view(v[1], elem) ||
+        !is_enclose_view(v[2], elem) || !is_enclose_view(v[3], elem)) {
+        diag_error(
+            c->d, e->span, E_TYPE_MISMATCH,
+            "lo, hi, a and b are views of f64 (or all of f32): lo:rw<f64>[p], a:ro<f64>[q], ...",
+            "mm_enclose of %s, %s, %s and %s", check_type_text(v[0]), check_type_text(v[1]),
+            check_type_text(v[2]), check_type_text(v[3]));
         return ERR;
     }
     for (int i = 0; i < 2; i++)
@@ -477,14 +520,16 @@ static const Type *check_mm_enclose(Checker *c, Expr *e) {
             return ERR;
         }
     Expr *lo = arg(e, 3), *hi = arg(e, 4);
-    if (lo->kind == EXPR_NAME && hi->kind == EXPR_NAME && lo->u.name.sym && lo->u.name.sym == hi->u.name.sym) {
+    if (lo->kind == EXPR_NAME && hi->kind == EXPR_NAME && lo->u.name.sym &&
+        lo->u.name.sym == hi->u.name.sym) {
         diag_error(c->d, hi->span, E_ALIAS, "pass two arrays: lo gets the floor, hi the ceiling",
                    "'%s' is passed to mm_enclose as both lo and hi", hi->u.name.name);
         return ERR;
     }
     for (int i = 0; i < 4; i++)
         if (v[i]->u.view.place == PLACE_DEVICE) {
-            diag_error(c->d, arg(e, 3 + i)->span, E_PLACEMENT, "mm_enclose runs on the host: pass host arrays",
+            diag_error(c->d, arg(e, 3 + i)->span, E_PLACEMENT,
+                       "mm_enclose runs on the host: pass host arrays",
                        "mm_enclose of a @device view");
             return ERR;
         }
@@ -499,8 +544,9 @@ static const Type *check_layout_call(Checker *c, Expr *e, Builtin b, Expr *recei
     if (receiver) {
         const Type *rt = check_expr(c, receiver, NULL);
         if (!type_is_error(rt) && rt->kind != TY_LAYOUT) {
-            diag_error(c->d, receiver->span, E_TYPE_MISMATCH, "methods like .cosize() belong to layouts",
-                       "%s has no method %s", check_type_text(rt), ast_builtin_name(b) + 1);
+            diag_error(c->d, receiver->span, E_TYPE_MISMATCH,
+                       "methods like .cosize() belong to layouts", "%s has no method %s",
+                       check_type_text(rt), ast_builtin_name(b) + 1);
             bad = true;
         }
         bad |= type_is_error(rt);
@@ -508,7 +554,8 @@ static const Type *check_layout_call(Checker *c, Expr *e, Builtin b, Expr *recei
     int first_int = (b == BI_LAYOUT_PAD || b == BI_LAYOUT_SWIZZLE || b == BI_LAYOUT_SPREAD) ? 1 : 0;
     if (first_int) bad |= type_is_error(check_expr_as(c, arg(e, 0), layout, "the layout argument"));
     for (int i = first_int; i < e->u.call.nargs; i++)
-        bad |= type_is_error(check_expr_as(c, arg(e, i), type_scalar(TY_USIZE), "a layout argument"));
+        bad |=
+            type_is_error(check_expr_as(c, arg(e, i), type_scalar(TY_USIZE), "a layout argument"));
     if (bad || !check_layout_rules(c, e, b, receiver)) return ERR;
     return receiver ? type_scalar(TY_USIZE) : layout;
 }
@@ -516,16 +563,27 @@ static const Type *check_layout_call(Checker *c, Expr *e, Builtin b, Expr *recei
 const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const Type *expected) {
     if (!check_arity(c, e, b)) return ERR;
     switch (b) {
-    case BI_QUANTIZE: case BI_QUANTIZE_STOCHASTIC: return check_quantize(c, e, b);
-    case BI_TO_BITS: case BI_FROM_BITS: return check_bits(c, e, b);
-    case BI_SQRT: case BI_ABS: case BI_FLOOR: case BI_CEIL: case BI_TRUNC:
-        return check_math1(c, e, b, expected, arg(e, 0));
-    case BI_MIN: case BI_MAX: return check_math2(c, e, b, expected);
+    case BI_QUANTIZE:
+    case BI_QUANTIZE_STOCHASTIC: return check_quantize(c, e, b);
+    case BI_TO_BITS:
+    case BI_FROM_BITS: return check_bits(c, e, b);
+    case BI_SQRT:
+    case BI_ABS:
+    case BI_FLOOR:
+    case BI_CEIL:
+    case BI_TRUNC: return check_math1(c, e, b, expected, arg(e, 0));
+    case BI_MIN:
+    case BI_MAX: return check_math2(c, e, b, expected);
     case BI_OBSERVE: return check_observe(c, e);
     case BI_COPY: return check_copy(c, e);
-    case BI_ATOMIC_ADD_UNORDERED: case BI_ATOMIC_ADD_WRAP: case BI_ATOMIC_MIN: case BI_ATOMIC_MAX:
-    case BI_ATOMIC_AND: case BI_ATOMIC_OR: case BI_ATOMIC_XOR: case BI_ATOMIC_CAS:
-        return check_atomic(c, e, b);
+    case BI_ATOMIC_ADD_UNORDERED:
+    case BI_ATOMIC_ADD_WRAP:
+    case BI_ATOMIC_MIN:
+    case BI_ATOMIC_MAX:
+    case BI_ATOMIC_AND:
+    case BI_ATOMIC_OR:
+    case BI_ATOMIC_XOR:
+    case BI_ATOMIC_CAS: return check_atomic(c, e, b);
     case BI_MMA_UNORDERED:
         if (check_in_lane(c) && !check_in_coop(c)) {
             diag_error(c->d, e->span, E_PARALLEL_NEST, "call mma_unordered outside the region",
@@ -534,23 +592,33 @@ const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const 
             return ERR;
         }
         return e->u.call.nargs == 6 ? check_matrix_mma(c, e) : check_fragment_mma(c, e);
-    case BI_MMA_LOAD: case BI_MMA_STORE: case BI_MMA_GET: case BI_MMA_SET:
-        return check_mma_access(c, e, b);
+    case BI_MMA_LOAD:
+    case BI_MMA_STORE:
+    case BI_MMA_GET:
+    case BI_MMA_SET: return check_mma_access(c, e, b);
     case BI_MM_ENCLOSE: return check_mm_enclose(c, e);
-    case BI_SHUFFLE: case BI_SHUFFLE_XOR: return check_shuffle(c, e, b);
-    case BI_LOAD_WIDE: case BI_STORE_WIDE: return check_wide(c, e, b);
-    case BI_LAYOUT_ROWS: case BI_LAYOUT_COLS: case BI_LAYOUT_PAD: case BI_LAYOUT_SWIZZLE:
-    case BI_LAYOUT_SPREAD: case BI_LAYOUT_COSIZE: case BI_LAYOUT_SIZE: case BI_LAYOUT_AT:
-    case BI_LAYOUT_ROW: case BI_LAYOUT_COL:
-        return check_layout_call(c, e, b, receiver);
+    case BI_SHUFFLE:
+    case BI_SHUFFLE_XOR: return check_shuffle(c, e, b);
+    case BI_LOAD_WIDE:
+    case BI_STORE_WIDE: return check_wide(c, e, b);
+    case BI_LAYOUT_ROWS:
+    case BI_LAYOUT_COLS:
+    case BI_LAYOUT_PAD:
+    case BI_LAYOUT_SWIZZLE:
+    case BI_LAYOUT_SPREAD:
+    case BI_LAYOUT_COSIZE:
+    case BI_LAYOUT_SIZE:
+    case BI_LAYOUT_AT:
+    case BI_LAYOUT_ROW:
+    case BI_LAYOUT_COL: return check_layout_call(c, e, b, receiver);
     default:
         if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) {
             if (refuse_in_lane(c, e, ast_builtin_name(b))) return ERR;
             if (e->u.call.nargs == 2) return check_math2(c, e, b, expected);
             return check_math1(c, e, b, expected, arg(e, 0));
         }
-        diag_error(c->d, e->span, E_UNSUPPORTED, NULL, "the builtin %s has no rule (internal error)",
-                   ast_builtin_name(b));
+        diag_error(c->d, e->span, E_UNSUPPORTED, NULL,
+                   "the builtin %s has no rule (internal error)", ast_builtin_name(b));
         check_args_loosely(c, e);
         return ERR;
     }

@@ -30,7 +30,8 @@ const Type *check_set_type(Expr *e, const Type *t) {
 
 bool check_untyped_literal(const Expr *e) {
     switch (e->kind) {
-    case EXPR_INT: case EXPR_FLOAT: return true;
+    case EXPR_INT:
+    case EXPR_FLOAT: return true;
     case EXPR_UNARY: return e->u.unary.op == UN_NEG && check_untyped_literal(e->u.unary.operand);
     case EXPR_BINARY:
         return e->u.binary.op <= BIN_REM && check_untyped_literal(e->u.binary.lhs) &&
@@ -45,8 +46,7 @@ const Type *check_expr_as(Checker *c, Expr *e, const Type *want, const char *wha
     char help[160];
     if (type_is_scalar(t) && type_is_scalar(want))
         snprintf(help, sizeof help, "convert explicitly: %s(...)", check_type_text(want));
-    else
-        snprintf(help, sizeof help, "%s needs %s", what, check_type_text(want));
+    else snprintf(help, sizeof help, "%s needs %s", what, check_type_text(want));
     diag_error(c->d, e->span, E_TYPE_MISMATCH, help, "%s: expected %s, found %s", what,
                check_type_text(want), check_type_text(t));
     return ERR;
@@ -85,7 +85,8 @@ static const Type *check_int_literal(Checker *c, Expr *e, const Type *expected, 
     if (!type_is_int(expected)) t = type_scalar(TY_I32);
     if (e->u.int_lit.overflow || !int_fits(t, e->u.int_lit.value, negative)) {
         diag_error(c->d, span, E_LITERAL_RANGE, "use a wider type, or a value in range",
-                   "%s%s does not fit in %s", negative ? "-" : "", e->u.int_lit.text, check_type_text(t));
+                   "%s%s does not fit in %s", negative ? "-" : "", e->u.int_lit.text,
+                   check_type_text(t));
         return check_set_type(e, ERR);
     }
     return check_set_type(e, t);
@@ -97,12 +98,13 @@ static const Type *check_float_literal(Checker *c, Expr *e, const Type *expected
         /* a whole number: its integer literal; else the conversion that exists */
         const char *text = e->u.float_lit.text;
         double v = strtod(text, NULL);
-        const char *help = v == floor(v) && fabs(v) < 0x1p63
-            ? arena_printf(c->arena, "write the integer literal %lld", (long long)v)
-            : arena_printf(c->arena, "a float converts with %s(%s), truncating toward zero",
-                           check_type_text(expected), text);
-        diag_error(c->d, span, E_TYPE_MISMATCH, help,
-                   "a float literal where %s is required", check_type_text(expected));
+        const char *help =
+            v == floor(v) && fabs(v) < 0x1p63
+                ? arena_printf(c->arena, "write the integer literal %lld", (long long)v)
+                : arena_printf(c->arena, "a float converts with %s(%s), truncating toward zero",
+                               check_type_text(expected), text);
+        diag_error(c->d, span, E_TYPE_MISMATCH, help, "a float literal where %s is required",
+                   check_type_text(expected));
         return check_set_type(e, ERR);
     }
     const Type *t = type_is_compute_float(expected) ? expected : type_scalar(TY_F64);
@@ -110,7 +112,8 @@ static const Type *check_float_literal(Checker *c, Expr *e, const Type *expected
     double v = t->kind == TY_F32 ? (double)strtof(e->u.float_lit.text, NULL)
                                  : strtod(e->u.float_lit.text, NULL);
     if (isinf(v)) {
-        diag_error(c->d, span, E_LITERAL_RANGE, "the largest finite f32 is about 3.4e38, f64 1.8e308",
+        diag_error(c->d, span, E_LITERAL_RANGE,
+                   "the largest finite f32 is about 3.4e38, f64 1.8e308",
                    "%s rounds to infinity in %s", e->u.float_lit.text, check_type_text(t));
         return check_set_type(e, ERR);
     }
@@ -125,12 +128,14 @@ static bool is_logic(BinaryOp op) { return op == BIN_AND || op == BIN_OR; }
 
 const Type *check_operator_error(Checker *c, Expr *e, const Type *t, const char *op) {
     if (type_is_storage_float(t))
-        diag_error(c->d, e->span, E_OPERATOR,
-                   "a storage float never computes: widen with f32(x), compute, and round back with "
-                   "f16(y), bf16(y) or quantize",
-                   "'%s' on the storage float %s", op, check_type_text(t));
+        diag_error(
+            c->d, e->span, E_OPERATOR,
+            "a storage float never computes: widen with f32(x), compute, and round back with "
+            "f16(y), bf16(y) or quantize",
+            "'%s' on the storage float %s", op, check_type_text(t));
     else
-        diag_error(c->d, e->span, E_OPERATOR, "see docs/language.md for the operators each type has",
+        diag_error(c->d, e->span, E_OPERATOR,
+                   "see docs/language.md for the operators each type has",
                    "'%s' is not defined for %s", op, check_type_text(t));
     return check_set_type(e, ERR);
 }
@@ -153,7 +158,8 @@ static const Type *check_binary(Checker *c, Expr *e, const Type *expected) {
     if (is_logic(op)) {
         lt = check_expr_as(c, e->u.binary.lhs, type_scalar(TY_BOOL), "an operand of && and ||");
         rt = check_expr_as(c, e->u.binary.rhs, type_scalar(TY_BOOL), "an operand of && and ||");
-        return check_set_type(e, type_is_error(lt) || type_is_error(rt) ? ERR : type_scalar(TY_BOOL));
+        return check_set_type(e,
+                              type_is_error(lt) || type_is_error(rt) ? ERR : type_scalar(TY_BOOL));
     }
     check_pair(c, e->u.binary.lhs, e->u.binary.rhs, is_compare(op) ? NULL : expected, &lt, &rt);
     if (type_is_error(lt) || type_is_error(rt)) return check_set_type(e, ERR);
@@ -164,15 +170,17 @@ static const Type *check_binary(Checker *c, Expr *e, const Type *expected) {
         bool ok = (op == BIN_EQ || op == BIN_NE) ? (numeric || lt->kind == TY_BOOL) : numeric;
         if (!ok) return check_operator_error(c, e, lt, text);
     } else if (is_arith(op)) {
-        if (!numeric || (op == BIN_REM && !type_is_int(lt))) return check_operator_error(c, e, lt, text);
-    } else if (!type_is_int(lt)) {   /* bitwise and shifts */
+        if (!numeric || (op == BIN_REM && !type_is_int(lt)))
+            return check_operator_error(c, e, lt, text);
+    } else if (!type_is_int(lt)) { /* bitwise and shifts */
         return check_operator_error(c, e, lt, text);
     }
     if (!type_equal(lt, rt)) {
         char help[128];
-        snprintf(help, sizeof help, "nothing converts implicitly: write %s(...) on one side", check_type_text(lt));
-        diag_error(c->d, e->span, E_TYPE_MISMATCH, help, "'%s' between %s and %s", text, check_type_text(lt),
-                   check_type_text(rt));
+        snprintf(help, sizeof help, "nothing converts implicitly: write %s(...) on one side",
+                 check_type_text(lt));
+        diag_error(c->d, e->span, E_TYPE_MISMATCH, help, "'%s' between %s and %s", text,
+                   check_type_text(lt), check_type_text(rt));
         return check_set_type(e, ERR);
     }
     return check_set_type(e, is_compare(op) ? type_scalar(TY_BOOL) : lt);
@@ -209,7 +217,8 @@ static bool cast_allowed(const Type *from, const Type *to) {
 
 static const Type *check_fill(Checker *c, Expr *e) {
     const Type *to = check_fragment_type(c, e->u.convert.to, e->span);
-    const Type *v = check_expr_as(c, e->u.convert.arg, type_scalar(TY_F32), "a fragment's fill value");
+    const Type *v =
+        check_expr_as(c, e->u.convert.arg, type_scalar(TY_F32), "a fragment's fill value");
     if (type_is_error(to) || type_is_error(v)) return check_set_type(e, ERR);
     if (!check_in_coop(c)) {
         diag_error(c->d, e->span, E_FRAGMENT, "fill fragments inside blocks ... threads ... { }",
@@ -217,7 +226,8 @@ static const Type *check_fill(Checker *c, Expr *e) {
         return check_set_type(e, ERR);
     }
     if (c->region->nonuniform_depth > 0 || !check_warp_uniform(c, e->u.convert.arg)) {
-        diag_error(c->d, e->span, E_COOP_WARP, "keep fragment operations where the whole warp reaches them",
+        diag_error(c->d, e->span, E_COOP_WARP,
+                   "keep fragment operations where the whole warp reaches them",
                    "a fragment fill that differs within a warp");
         return check_set_type(e, ERR);
     }
@@ -234,10 +244,12 @@ static const Type *check_convert(Checker *c, Expr *e) {
     const Type *from = check_expr(c, arg, hint);
     if (type_is_error(from)) return check_set_type(e, ERR);
     if (!type_is_scalar(from) || !cast_allowed(from, to)) {
-        const char *help = type_is_storage_float(to) && (type_is_int(from) || type_is_storage_float(from))
-            ? "convert through f32 first: T(f32(x))"
-            : "conversions are between integers, f32/f64, and storage floats via f32/f64";
-        diag_error(c->d, e->span, E_CAST, help, "cannot convert %s to %s", check_type_text(from), check_type_text(to));
+        const char *help =
+            type_is_storage_float(to) && (type_is_int(from) || type_is_storage_float(from))
+                ? "convert through f32 first: T(f32(x))"
+                : "conversions are between integers, f32/f64, and storage floats via f32/f64";
+        diag_error(c->d, e->span, E_CAST, help, "cannot convert %s to %s", check_type_text(from),
+                   check_type_text(to));
         return check_set_type(e, ERR);
     }
     return check_set_type(e, to);
@@ -254,14 +266,15 @@ static int edit_distance(const char *a, const char *b, int cap) {
     if (la > MAXLEN || lb > MAXLEN || (la > lb ? la - lb : lb - la) > (size_t)cap) return cap + 1;
     int rows[3][MAXLEN + 1];
     for (size_t j = 0; j <= lb; j++) rows[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {   /* row i of the table lives in rows[i % 3] */
+    for (size_t i = 1; i <= la; i++) { /* row i of the table lives in rows[i % 3] */
         int *older = rows[(i + 1) % 3], *prev = rows[(i + 2) % 3], *cur = rows[i % 3];
         int best = cur[0] = (int)i;
         for (size_t j = 1; j <= lb; j++) {
             int v = prev[j - 1] + (a[i - 1] != b[j - 1]);
             if (prev[j] + 1 < v) v = prev[j] + 1;
             if (cur[j - 1] + 1 < v) v = cur[j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && older[j - 2] + 1 < v)
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                older[j - 2] + 1 < v)
                 v = older[j - 2] + 1;
             cur[j] = v;
             if (v < best) best = v;
@@ -296,7 +309,9 @@ static const Type *check_name(Checker *c, Expr *e) {
     if (!s) {
         const char *near = near_name_help(c, e->u.name.name, false);
         const char *help = strcmp(e->u.name.name, "std") == 0
-            ? "std.math functions are called: std.math.exp(x)" : near ? near : "declare it before use";
+                               ? "std.math functions are called: std.math.exp(x)"
+                           : near ? near
+                                  : "declare it before use";
         diag_error(c->d, e->span, E_UNKNOWN_NAME, help, "unknown name '%s'", e->u.name.name);
         return check_set_type(e, ERR);
     }
@@ -306,10 +321,12 @@ static const Type *check_name(Checker *c, Expr *e) {
         diag_error(c->d, e->span, E_TYPE_MISMATCH, "call it: f(...)",
                    "the function '%s' is not a value", s->name);
         return check_set_type(e, ERR);
-    case SYM_LOCAL: case SYM_LOOP: case SYM_PARAM: case SYM_BUFFER: case SYM_CONST:
-        break;
-    case SYM_LAYOUT:
-        break;
+    case SYM_LOCAL:
+    case SYM_LOOP:
+    case SYM_PARAM:
+    case SYM_BUFFER:
+    case SYM_CONST: break;
+    case SYM_LAYOUT: break;
     }
     if (c->in_const && s->kind != SYM_CONST && s->kind != SYM_LAYOUT) {
         diag_error(c->d, e->span, E_CONST, "a const is made of literals and other consts",
@@ -317,7 +334,8 @@ static const Type *check_name(Checker *c, Expr *e) {
         return check_set_type(e, ERR);
     }
     const Type *t = s->type;
-    if (t && t->kind == TY_VIEW && !t->u.view.extent) return check_set_type(e, t->u.view.elem);  /* rw<T> */
+    if (t && t->kind == TY_VIEW && !t->u.view.extent)
+        return check_set_type(e, t->u.view.elem); /* rw<T> */
     return check_set_type(e, t ? t : ERR);
 }
 
@@ -350,7 +368,7 @@ static Builtin resolve_builtin(Checker *c, const Expr *callee, Expr **receiver) 
     char spelling[64];
     *receiver = NULL;
     if (callee->kind == EXPR_NAME) {
-        if (check_lookup(c, callee->u.name.name)) return BI_NONE;   /* user names come first */
+        if (check_lookup(c, callee->u.name.name)) return BI_NONE; /* user names come first */
         snprintf(spelling, sizeof spelling, "%s", callee->u.name.name);
     } else if (callee->kind == EXPR_MEMBER && is_path(callee->u.member.base, "std", "math")) {
         snprintf(spelling, sizeof spelling, "std.math.%s", callee->u.member.field);
@@ -372,10 +390,13 @@ const Type *check_args_loosely(Checker *c, Expr *e) {
 }
 
 /* A view argument for a view parameter: element, access, placement, constant extent. */
-static void check_view_arg(Checker *c, Expr *arg, const Type *at, const Type *pt, Item *fn, Param *prm) {
+static void check_view_arg(Checker *c, Expr *arg, const Type *at, const Type *pt, Item *fn,
+                           Param *prm) {
     if (at->kind != TY_VIEW || !at->u.view.extent) {
-        diag_error(c->d, arg->span, E_TYPE_MISMATCH, "pass an array (a view, buffer or shared array)",
-                   "parameter '%s' of %s needs %s, found %s", prm->name, fn->name, check_type_text(pt), check_type_text(at));
+        diag_error(c->d, arg->span, E_TYPE_MISMATCH,
+                   "pass an array (a view, buffer or shared array)",
+                   "parameter '%s' of %s needs %s, found %s", prm->name, fn->name,
+                   check_type_text(pt), check_type_text(at));
         return;
     }
     if (!type_equal(at->u.view.elem, pt->u.view.elem)) {
@@ -386,29 +407,33 @@ static void check_view_arg(Checker *c, Expr *arg, const Type *at, const Type *pt
     }
     if (pt->u.view.access == ACCESS_RW && at->u.view.access == ACCESS_RO) {
         diag_error(c->d, arg->span, E_RO_WRITE, "take the caller's parameter as rw<T>[n]",
-                   "'%s' is read only, and %s takes '%s' as rw", arg->kind == EXPR_NAME ? arg->u.name.name : "this view", fn->name, prm->name);
+                   "'%s' is read only, and %s takes '%s' as rw",
+                   arg->kind == EXPR_NAME ? arg->u.name.name : "this view", fn->name, prm->name);
         return;
     }
     Placement ap = at->u.view.place, pp = pt->u.view.place;
     if (ap != pp && ap != PLACE_UNIFIED && pp != PLACE_UNIFIED) {
-        diag_error(c->d, arg->span, E_PLACEMENT, "allocate the array where the parameter says, or use @unified",
-                   "parameter '%s' of %s lives on the %s, and this array on the %s", prm->name, fn->name,
-                   pp == PLACE_DEVICE ? "device" : "host", ap == PLACE_DEVICE ? "device" : "host");
+        diag_error(c->d, arg->span, E_PLACEMENT,
+                   "allocate the array where the parameter says, or use @unified",
+                   "parameter '%s' of %s lives on the %s, and this array on the %s", prm->name,
+                   fn->name, pp == PLACE_DEVICE ? "device" : "host",
+                   ap == PLACE_DEVICE ? "device" : "host");
         return;
     }
     int64_t want, have;
-    if (check_const_int(c, pt->u.view.extent, &want, 0) && check_const_int(c, at->u.view.extent, &have, 0) &&
-        want != have)
+    if (check_const_int(c, pt->u.view.extent, &want, 0) &&
+        check_const_int(c, at->u.view.extent, &have, 0) && want != have)
         diag_error(c->d, arg->span, E_EXTENT, "pass an array of the parameter's extent",
                    "parameter '%s' of %s has %lld elements, this array %lld", prm->name, fn->name,
                    (long long)want, (long long)have);
-    if (c->region) check_note_placement(c, at, arg->span);   /* a lane's callee reaches it there */
+    if (c->region) check_note_placement(c, at, arg->span); /* a lane's callee reaches it there */
     if (pt->u.view.access == ACCESS_RW && arg->kind == EXPR_NAME && arg->u.name.sym)
         check_region_record(c, arg->u.name.sym, true, NULL, true, arg->span);
 }
 
 /* A scalar rw<T> parameter takes a mutable variable by reference. */
-static void check_ref_arg(Checker *c, Expr *arg, const Type *at, const Type *pt, Item *fn, Param *prm) {
+static void check_ref_arg(Checker *c, Expr *arg, const Type *at, const Type *pt, Item *fn,
+                          Param *prm) {
     Symbol *s = arg->kind == EXPR_NAME ? arg->u.name.sym : NULL;
     if (!s) {
         diag_error(c->d, arg->span, E_TYPE_MISMATCH, "pass a `let mut` variable",
@@ -435,15 +460,17 @@ static void check_aliases(Checker *c, Expr *e, Item *fn) {
     for (int i = 0; i < e->u.call.nargs; i++) {
         const Type *pt = fn->u.fn.params[i]->type;
         Expr *a = e->u.call.args[i];
-        if (pt->kind != TY_VIEW || pt->u.view.access != ACCESS_RW || a->kind != EXPR_NAME || !a->u.name.sym)
+        if (pt->kind != TY_VIEW || pt->u.view.access != ACCESS_RW || a->kind != EXPR_NAME ||
+            !a->u.name.sym)
             continue;
         for (int j = 0; j < e->u.call.nargs; j++) {
             Expr *b = e->u.call.args[j];
             if (j != i && b->kind == EXPR_NAME && b->u.name.sym == a->u.name.sym &&
                 fn->u.fn.params[j]->type->kind == TY_VIEW) {
-                diag_error(c->d, b->span, E_ALIAS, "copy it into a buffer first, or pass another array",
-                           "'%s' is passed to %s's rw parameter '%s' and again as '%s'", a->u.name.name,
-                           fn->name, fn->u.fn.params[i]->name, fn->u.fn.params[j]->name);
+                diag_error(
+                    c->d, b->span, E_ALIAS, "copy it into a buffer first, or pass another array",
+                    "'%s' is passed to %s's rw parameter '%s' and again as '%s'", a->u.name.name,
+                    fn->name, fn->u.fn.params[i]->name, fn->u.fn.params[j]->name);
                 return;
             }
         }
@@ -476,16 +503,19 @@ static void check_grad_roles(Checker *c, Expr *e, Item *grad) {
             diag_error(c->d, arg->span, E_GRAD_ARGS,
                        "f_grad takes f's parameters, the seed, the adjoints d_x in parameter "
                        "order, then d_out for each view f writes (cairn expand shows it)",
-                       "'%s' is passed as %s's '%s' but is named for its '%s'",
-                       arg->u.name.name, grad->name, mine, other);
+                       "'%s' is passed as %s's '%s' but is named for its '%s'", arg->u.name.name,
+                       grad->name, mine, other);
             return;
         }
         const Type *pt = grad->u.fn.params[i]->type;
-        if (pt->kind != TY_VIEW || pt->u.view.access != ACCESS_RO || arg->kind != EXPR_NAME) continue;
+        if (pt->kind != TY_VIEW || pt->u.view.access != ACCESS_RO || arg->kind != EXPR_NAME)
+            continue;
         for (int j = 0; j < f->u.fn.nparams; j++) {
             Expr *data = e->u.call.args[j];
-            if (data->kind == EXPR_NAME && data->u.name.sym && data->u.name.sym == arg->u.name.sym) {
-                diag_error(c->d, arg->span, E_ALIAS, "pass the gradient of what f writes in its own array",
+            if (data->kind == EXPR_NAME && data->u.name.sym &&
+                data->u.name.sym == arg->u.name.sym) {
+                diag_error(c->d, arg->span, E_ALIAS,
+                           "pass the gradient of what f writes in its own array",
                            "'%s' is passed to %s as the data '%s' and as the gradient view '%s'",
                            arg->u.name.name, grad->name, grad->u.fn.params[j]->name, mine);
                 return;
@@ -577,7 +607,8 @@ static const Type *check_call(Checker *c, Expr *e, const Type *expected) {
                    "%s takes no type arguments", fn->name);
     check_call_args_against(c, e, fn);
     if (check_in_lane(c) && (fn->u.fn.lane_effects & LANE_EFFECT_PARALLEL)) {
-        diag_error(c->d, e->span, E_PARALLEL_NEST, "call it outside the region, or give the lane a sequential version",
+        diag_error(c->d, e->span, E_PARALLEL_NEST,
+                   "call it outside the region, or give the lane a sequential version",
                    "a lane calls %s, which runs parallel work", fn->name);
         return check_set_type(e, ERR);
     }
@@ -601,12 +632,13 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
     bool scan = e->u.reduce.scan;
     const char *what = scan ? "scan" : "reduce";
     if (mode == MODE_PARALLEL && check_in_lane(c)) {
-        diag_error(c->d, e->span, E_PARALLEL_NEST, "inside a lane, fold in written order: reduce OP for",
+        diag_error(c->d, e->span, E_PARALLEL_NEST,
+                   "inside a lane, fold in written order: reduce OP for",
                    "a pooled %s inside a lane", what);
         return check_set_type(e, ERR);
     }
-    Binder b = {e->u.reduce.var ? e->u.reduce.var : "_", e->u.reduce.var_span, NULL,
-                e->u.reduce.lo, e->u.reduce.count};
+    Binder b = {e->u.reduce.var ? e->u.reduce.var : "_", e->u.reduce.var_span, NULL, e->u.reduce.lo,
+                e->u.reduce.count};
     int mark = c->nlocals;
     Region r;
     if (e->u.reduce.var) check_binder(c, &b);
@@ -630,7 +662,8 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
     }
     if (type_is_compute_float(t) && mode != MODE_FOR) {
         if (scan) {
-            diag_error(c->d, e->span, E_SCAN_ORDER, "a float scan runs in written order: scan OP for",
+            diag_error(c->d, e->span, E_SCAN_ORDER,
+                       "a float scan runs in written order: scan OP for",
                        "a float scan out of written order");
             return check_set_type(e, ERR);
         }
@@ -643,7 +676,8 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
     }
     if (mode == MODE_WARP) {
         if (!check_in_coop(c)) {
-            diag_error(c->d, e->span, E_COOP_REGION, "warp reductions run inside blocks ... threads ...",
+            diag_error(c->d, e->span, E_COOP_REGION,
+                       "warp reductions run inside blocks ... threads ...",
                        "a warp %s outside a cooperative region", what);
             return check_set_type(e, ERR);
         }
@@ -662,7 +696,8 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
         return check_set_type(e, ERR);
     }
     if (it->u.view.access == ACCESS_RO) {
-        diag_error(c->d, into->span, E_RO_WRITE, "scan into an rw view", "a scan into a read-only view");
+        diag_error(c->d, into->span, E_RO_WRITE, "scan into an rw view",
+                   "a scan into a read-only view");
         return check_set_type(e, ERR);
     }
     if (mode != MODE_PARALLEL) check_note_placement(c, it, into->span);
@@ -672,7 +707,7 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
 }
 
 const Type *check_expr(Checker *c, Expr *e, const Type *expected) {
-    if (++c->expr_depth > 1000) {   /* the parser bounds nesting; this is a second fence */
+    if (++c->expr_depth > 1000) { /* the parser bounds nesting; this is a second fence */
         c->expr_depth--;
         diag_error(c->d, e->span, E_SYNTAX, "split the expression into smaller ones",
                    "an expression nested too deeply to check");
@@ -684,13 +719,14 @@ const Type *check_expr(Checker *c, Expr *e, const Type *expected) {
     case EXPR_FLOAT: t = check_float_literal(c, e, expected, e->span); break;
     case EXPR_BOOL: t = check_set_type(e, type_scalar(TY_BOOL)); break;
     case EXPR_STRING:
-        diag_error(c->d, e->span, E_TYPE_MISMATCH, "strings only name observations: observe(\"name\", x)",
+        diag_error(c->d, e->span, E_TYPE_MISMATCH,
+                   "strings only name observations: observe(\"name\", x)",
                    "a string is not a value");
         t = check_set_type(e, ERR);
         break;
     case EXPR_ZEROED:
-        diag_error(c->d, e->span, E_TYPE_MISMATCH, "zeroed initialises buffer and shared arrays only",
-                   "zeroed is not a value");
+        diag_error(c->d, e->span, E_TYPE_MISMATCH,
+                   "zeroed initialises buffer and shared arrays only", "zeroed is not a value");
         t = check_set_type(e, ERR);
         break;
     case EXPR_NAME: t = check_name(c, e); break;

@@ -9,31 +9,37 @@
 /* Constructs a later stage gives meaning to: refused with a deferred E-UNSUPPORTED,
  * once per function and kind. */
 typedef enum Later {
-    LATER_DEVICE, LATER_COOP, LATER_FRAGMENT, LATER_LAYOUT, LATER_MMA, LATER_WARP,
-    LATER_WIDE, LATER_COUNT
+    LATER_DEVICE,
+    LATER_COOP,
+    LATER_FRAGMENT,
+    LATER_LAYOUT,
+    LATER_MMA,
+    LATER_WARP,
+    LATER_WIDE,
+    LATER_COUNT
 } Later;
 
 /* An access to an array inside a lane, for the race rule (checked at the region's end). */
 typedef struct LaneAccess {
     Symbol *array;
     bool write;
-    bool at_lane_index;     /* index is exactly the lane's variable */
-    bool whole;             /* passed to a function that may write any element */
+    bool at_lane_index; /* index is exactly the lane's variable */
+    bool whole;         /* passed to a function that may write any element */
     Span span;
-    bool atomic;            /* the target of an atomic */
+    bool atomic; /* the target of an atomic */
 } LaneAccess;
 
 typedef struct Region {
     struct Region *outer;
-    bool lane;              /* parallel body or reduce/scan parallel yield */
-    bool coop;              /* blocks ... threads ... */
-    Symbol *lane_var;       /* parallel index / threads variable */
-    int scope_base;         /* locals below this index are declared outside the region */
-    Placement place;        /* placement of the arrays it touches so far */
+    bool lane;        /* parallel body or reduce/scan parallel yield */
+    bool coop;        /* blocks ... threads ... */
+    Symbol *lane_var; /* parallel index / threads variable */
+    int scope_base;   /* locals below this index are declared outside the region */
+    Placement place;  /* placement of the arrays it touches so far */
     bool place_known;
-    int nonuniform_depth;   /* coop: enclosing conditions that differ within a warp */
-    int block_varying_depth;    /* coop: enclosing conditions that differ within a block */
-    const char **assigned;  /* coop: names the body assigns (or passes by reference) */
+    int nonuniform_depth;    /* coop: enclosing conditions that differ within a warp */
+    int block_varying_depth; /* coop: enclosing conditions that differ within a block */
+    const char **assigned;   /* coop: names the body assigns (or passes by reference) */
     int nassigned;
     LaneAccess *acc;
     int nacc, capacc;
@@ -45,18 +51,18 @@ typedef struct Checker {
     Diags *d;
     Symbol **globals;
     int nglobals, capglobals;
-    Symbol **global_index;  /* open-addressing hash of globals by name (power-of-two size) */
+    Symbol **global_index; /* open-addressing hash of globals by name (power-of-two size) */
     int index_cap;
-    Symbol **locals;        /* a stack; scopes are marks into it */
+    Symbol **locals; /* a stack; scopes are marks into it */
     int nlocals, caplocals;
-    Item *fn;               /* the function being checked */
-    Region *region;         /* innermost region, NULL on the host outside any */
+    Item *fn;       /* the function being checked */
+    Region *region; /* innermost region, NULL on the host outside any */
     bool later_reported[LATER_COUNT];
     bool in_const;
-    bool no_record;         /* checking an atomic's target: not a plain access */
-    bool recording_atomic;  /* region_record is noting an atomic's target */
+    bool no_record;        /* checking an atomic's target: not a plain access */
+    bool recording_atomic; /* region_record is noting an atomic's target */
     int expr_depth;
-    int nitems_written;     /* items in the source; derive appends after them */
+    int nitems_written; /* items in the source; derive appends after them */
 } Checker;
 
 /* check.c */
@@ -85,7 +91,7 @@ const Type *check_expr_as(Checker *c, Expr *e, const Type *want, const char *wha
 bool check_untyped_literal(const Expr *e);
 void check_binder(Checker *c, Binder *b);
 void check_call_args_against(Checker *c, Expr *call, Item *fn);
-const char *check_type_text(const Type *t);   /* a type's spelling for messages (rotating buffers) */
+const char *check_type_text(const Type *t); /* a type's spelling for messages (rotating buffers) */
 const Type *check_set_type(Expr *e, const Type *t);
 const Type *check_operator_error(Checker *c, Expr *e, const Type *t, const char *op);
 const Type *check_args_loosely(Checker *c, Expr *e);

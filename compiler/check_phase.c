@@ -50,13 +50,17 @@ enum { MAXV = 96, MAXROWS = 3000, MAXLOOPS = 30, MAXSTATES = 4000, MAXDIVS = 8 }
 
 /* ---- integer linear systems: sum a[i] x[i] + c  (>= 0, or == 0) ---- */
 
-typedef struct Row { int64_t a[MAXV]; int64_t c; bool eq; } Row;
+typedef struct Row {
+    int64_t a[MAXV];
+    int64_t c;
+    bool eq;
+} Row;
 
 typedef struct Sys {
     Row *rows;
     int n, cap;
     int nv;
-    bool overflow;      /* a coefficient left int64: the answer is "maybe" */
+    bool overflow; /* a coefficient left int64: the answer is "maybe" */
 } Sys;
 
 static Row *sys_row(Sys *s, bool eq) {
@@ -74,11 +78,15 @@ static Row *sys_row(Sys *s, bool eq) {
 static int64_t gcd64(int64_t a, int64_t b) {
     if (a < 0) a = -a;
     if (b < 0) b = -b;
-    while (b) { int64_t t = a % b; a = b; b = t; }
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
     return a;
 }
 
-static int64_t floor_div(int64_t a, int64_t b) {   /* b > 0 */
+static int64_t floor_div(int64_t a, int64_t b) { /* b > 0 */
     int64_t q = a / b;
     return (a % b != 0 && a < 0) ? q - 1 : q;
 }
@@ -144,7 +152,8 @@ static void find_implied_equalities(Sys *s) {
         for (int j = i + 1; j < s->n; j++) {
             if (s->rows[j].eq || s->rows[i].c != -s->rows[j].c) continue;
             bool opposite = true;
-            for (int v = 0; v < s->nv && opposite; v++) opposite = s->rows[i].a[v] == -s->rows[j].a[v];
+            for (int v = 0; v < s->nv && opposite; v++)
+                opposite = s->rows[i].a[v] == -s->rows[j].a[v];
             if (!opposite) continue;
             s->rows[i].eq = true;
             s->rows[j] = s->rows[--s->n];
@@ -161,10 +170,17 @@ static bool eliminate_equalities(Sys *s) {
         for (int i = 0; i < s->n && ei < 0; i++) {
             if (!s->rows[i].eq) continue;
             for (int j = 0; j < s->nv; j++)
-                if (s->rows[i].a[j] == 1 || s->rows[i].a[j] == -1) { ei = i; v = j; break; }
+                if (s->rows[i].a[j] == 1 || s->rows[i].a[j] == -1) {
+                    ei = i;
+                    v = j;
+                    break;
+                }
         }
         if (ei < 0) break;
-        if (!substitute(s, ei, v)) { s->overflow = true; return true; }
+        if (!substitute(s, ei, v)) {
+            s->overflow = true;
+            return true;
+        }
     }
     return true;
 }
@@ -190,11 +206,11 @@ static bool var_range(const Sys *s, int v, int64_t *lo, int64_t *hi) {
         bool single = r->a[v] != 0;
         for (int j = 0; j < s->nv && single; j++) single = j == v || r->a[j] == 0;
         if (!single || r->eq) continue;
-        if (r->a[v] > 0) {   /* a v + c >= 0: v >= ceil(-c / a) */
+        if (r->a[v] > 0) { /* a v + c >= 0: v >= ceil(-c / a) */
             int64_t b = -floor_div(r->c, r->a[v]);
             if (!has_lo || b > *lo) *lo = b;
             has_lo = true;
-        } else {             /* -a v + c >= 0: v <= floor(c / a) */
+        } else { /* -a v + c >= 0: v <= floor(c / a) */
             int64_t b = floor_div(r->c, -r->a[v]);
             if (!has_hi || b < *hi) *hi = b;
             has_hi = true;
@@ -217,7 +233,11 @@ static int split_equality(Sys *s, int *budget) {
         for (int v = 0; v < s->nv; v++) {
             int64_t lo = 0, hi = 0;
             if (!s->rows[i].a[v] || !var_range(s, v, &lo, &hi)) continue;
-            if (best < 0 || hi - lo < bhi - blo) { best = v; blo = lo; bhi = hi; }
+            if (best < 0 || hi - lo < bhi - blo) {
+                best = v;
+                blo = lo;
+                bhi = hi;
+            }
         }
     }
     if (best < 0 || bhi - blo > 64) return -1;
@@ -249,7 +269,7 @@ static bool sys_feasible(Sys *s) {
 
 static bool sys_feasible_within(Sys *s, int *budget) {
     for (;;) {
-        if (!eliminate_equalities(s)) return false;   /* also those each step implies */
+        if (!eliminate_equalities(s)) return false; /* also those each step implies */
         if (s->overflow) return true;
         int split = split_equality(s, budget);
         if (split >= 0) return split;
@@ -269,9 +289,12 @@ static bool sys_feasible_within(Sys *s, int *budget) {
             }
             if (pos + neg == 0) continue;
             long cost = pos * neg - pos - neg + (unit_pos || unit_neg ? 0 : 1000000L);
-            if (best < 0 || cost < best_cost) { best = v; best_cost = cost; }
+            if (best < 0 || cost < best_cost) {
+                best = v;
+                best_cost = cost;
+            }
         }
-        if (best < 0) return true;   /* only constants left, all true */
+        if (best < 0) return true; /* only constants left, all true */
         if (best_cost >= 1000000L) {
             /* No exact elimination left: a variable of a few values is tried value by
              * value instead, which keeps the answer exact (t / 64 in {0, 1}). */
@@ -279,7 +302,8 @@ static bool sys_feasible_within(Sys *s, int *budget) {
             int64_t plo = 0, phi = 0;
             for (int v = 0; v < s->nv; v++) {
                 int64_t lo = 0, hi = 0;
-                if (var_range(s, v, &lo, &hi) && lo < hi && hi - lo <= 16 && (pick < 0 || hi - lo < phi - plo))
+                if (var_range(s, v, &lo, &hi) && lo < hi && hi - lo <= 16 &&
+                    (pick < 0 || hi - lo < phi - plo))
                     pick = v, plo = lo, phi = hi;
             }
             int split = pick >= 0 ? split_on(s, pick, plo, phi, budget) : -1;
@@ -310,29 +334,39 @@ static bool sys_feasible_within(Sys *s, int *budget) {
 
 typedef enum AccKind { ACC_READ, ACC_WRITE, ACC_ATOMIC, ACC_WARP_READ, ACC_WARP_WRITE } AccKind;
 
-typedef struct Guard { Expr *cond; bool negated; } Guard;
+typedef struct Guard {
+    Expr *cond;
+    bool negated;
+} Guard;
 
 typedef struct Touch {
     Symbol *array;
     AccKind kind;
-    Expr *index;        /* NULL: any element (a whole-array access) */
-    bool at_thread;     /* the index is t itself (a warp scan's target) */
-    int width;          /* wide access: elements index .. index + width - 1; else 1 */
-    Expr *frag_i, *frag_j;      /* a fragment (i, j): its elements (a rectangle) */
+    Expr *index;           /* NULL: any element (a whole-array access) */
+    bool at_thread;        /* the index is t itself (a warp scan's target) */
+    int width;             /* wide access: elements index .. index + width - 1; else 1 */
+    Expr *frag_i, *frag_j; /* a fragment (i, j): its elements (a rectangle) */
     int64_t frag_rows, frag_cols, row_stride, col_stride;
-    const Layout *via;  /* a swizzled layout: the access is at coordinates, not offsets */
-    Expr *at_i, *at_j;  /* an index via.at(i, j) (else frag_i, frag_j above) */
+    const Layout *via; /* a swizzled layout: the access is at coordinates, not offsets */
+    Expr *at_i, *at_j; /* an index via.at(i, j) (else frag_i, frag_j above) */
     Guard *guards;
     int nguards;
-    int *loops;         /* enclosing loops, outermost first */
+    int *loops; /* enclosing loops, outermost first */
     int nloops;
     Span span;
 } Touch;
 
-typedef struct Loop { Symbol *var; Expr *lo, *count; } Loop;
+typedef struct Loop {
+    Symbol *var;
+    Expr *lo, *count;
+} Loop;
 
 /* crossing: a loop id, or -1; exit: leaving the loop (else going around it again) */
-typedef struct Edge { int to; int crossing; bool exit; } Edge;
+typedef struct Edge {
+    int to;
+    int crossing;
+    bool exit;
+} Edge;
 
 /* How often a path went around each loop since its origin, 2 bits a loop: 0, 1, or 2
  * for "more, or it left the loop" (then nothing ties the iterations together). */
@@ -341,7 +375,7 @@ typedef uint64_t Laps;
 static unsigned laps_of(Laps l, int id) { return (unsigned)(l >> (2 * id)) & 3u; }
 
 typedef struct Node {
-    int access;         /* -1 when none */
+    int access; /* -1 when none */
     bool barrier;
     Edge *edges;
     int nedges, capedges;
@@ -351,13 +385,19 @@ typedef struct Phase {
     Checker *c;
     Stmt *region;
     Symbol *tvar, *gvar;
-    Touch *acc; int nacc, capacc;
-    Loop loops[MAXLOOPS + 1]; int nloops;
+    Touch *acc;
+    int nacc, capacc;
+    Loop loops[MAXLOOPS + 1];
+    int nloops;
     bool too_many_loops;
-    Node *nodes; int nnodes, capnodes;
-    Guard guards[64]; int nguards;
-    int loopstack[MAXLOOPS + 1]; int nloopstack;
-    Symbol **lets; int nlets, caplets;      /* immutable lets declared in the region */
+    Node *nodes;
+    int nnodes, capnodes;
+    Guard guards[64];
+    int nguards;
+    int loopstack[MAXLOOPS + 1];
+    int nloopstack;
+    Symbol **lets;
+    int nlets, caplets; /* immutable lets declared in the region */
     bool reported_array_pair;
 } Phase;
 
@@ -411,7 +451,8 @@ static void index_through_layout(const Phase *p, Touch *a) {
 }
 
 /* Appends an access node after `cur`; returns the new node. */
-static int add_access(Phase *p, int cur, Symbol *array, AccKind kind, Expr *index, int width, Span span) {
+static int add_access(Phase *p, int cur, Symbol *array, AccKind kind, Expr *index, int width,
+                      Span span) {
     if (!is_array(array)) return cur;
     if (p->nacc == p->capacc) {
         p->capacc = p->capacc ? p->capacc * 2 : 16;
@@ -419,8 +460,13 @@ static int add_access(Phase *p, int cur, Symbol *array, AccKind kind, Expr *inde
         if (!p->acc) abort();
     }
     Touch *a = &p->acc[p->nacc];
-    *a = (Touch){.array = array, .kind = kind, .index = index, .width = width, .nguards = p->nguards,
-                 .nloops = p->nloopstack, .span = span};
+    *a = (Touch){.array = array,
+                 .kind = kind,
+                 .index = index,
+                 .width = width,
+                 .nguards = p->nguards,
+                 .nloops = p->nloopstack,
+                 .span = span};
     a->guards = arena_alloc(p->c->arena, sizeof(Guard) * (size_t)(p->nguards + 1));
     memcpy(a->guards, p->guards, sizeof(Guard) * (size_t)p->nguards);
     a->loops = arena_alloc(p->c->arena, sizeof(int) * (size_t)(p->nloopstack + 1));
@@ -445,9 +491,9 @@ static int open_loop(Phase *p, int cur, Symbol *var, Expr *lo, Expr *count, int 
 
 static int close_loop(Phase *p, int head, int body_end, int id) {
     p->nloopstack--;
-    edge(p, body_end, head, id, false);     /* around again */
+    edge(p, body_end, head, id, false); /* around again */
     int exit = new_node(p);
-    edge(p, head, exit, id, true);          /* left */
+    edge(p, head, exit, id, true); /* left */
     return exit;
 }
 
@@ -458,9 +504,7 @@ static int walk_args(Phase *p, Expr *e, int from, int cur) {
     return cur;
 }
 
-static Symbol *base_sym(const Expr *e) {
-    return e && e->kind == EXPR_NAME ? e->u.name.sym : NULL;
-}
+static Symbol *base_sym(const Expr *e) { return e && e->kind == EXPR_NAME ? e->u.name.sym : NULL; }
 
 /* Elements a wide access moves at once: 16 bytes. */
 static int wide_width(const Type *elem) {
@@ -493,7 +537,8 @@ static int walk_call(Phase *p, Expr *e, int cur) {
     if (b >= BI_ATOMIC_ADD_UNORDERED && b <= BI_ATOMIC_CAS && a[0]->kind == EXPR_INDEX) {
         cur = walk_expr(p, a[0]->u.index.index, cur);
         cur = walk_args(p, e, 1, cur);
-        return add_access(p, cur, base_sym(a[0]->u.index.base), ACC_ATOMIC, a[0]->u.index.index, 1, e->span);
+        return add_access(p, cur, base_sym(a[0]->u.index.base), ACC_ATOMIC, a[0]->u.index.index, 1,
+                          e->span);
     }
     if (b == BI_LOAD_WIDE || b == BI_STORE_WIDE) {
         cur = walk_expr(p, a[2], cur);
@@ -505,8 +550,8 @@ static int walk_call(Phase *p, Expr *e, int cur) {
     if (b == BI_MMA_LOAD || b == BI_MMA_STORE) {
         cur = walk_args(p, e, 1, cur);
         int before = p->nacc;
-        cur = add_access(p, cur, base_sym(a[0]), b == BI_MMA_LOAD ? ACC_WARP_READ : ACC_WARP_WRITE, NULL, 1,
-                         e->span);
+        cur = add_access(p, cur, base_sym(a[0]), b == BI_MMA_LOAD ? ACC_WARP_READ : ACC_WARP_WRITE,
+                         NULL, 1, e->span);
         if (p->nacc > before) fragment_elements(&p->acc[before], e, b);
         return cur;
     }
@@ -515,10 +560,11 @@ static int walk_call(Phase *p, Expr *e, int cur) {
     for (int i = 0; i < e->u.call.nargs; i++) {
         Symbol *s = base_sym(a[i]);
         if (is_array(s) && a[i]->type && a[i]->type->kind == TY_VIEW) {
-            bool write = b == BI_MMA_UNORDERED ? i == 3
-                       : e->u.call.fn && i < e->u.call.fn->u.fn.nparams &&
-                         e->u.call.fn->u.fn.params[i]->type->kind == TY_VIEW &&
-                         e->u.call.fn->u.fn.params[i]->type->u.view.access == ACCESS_RW;
+            bool write = b == BI_MMA_UNORDERED
+                             ? i == 3
+                             : e->u.call.fn && i < e->u.call.fn->u.fn.nparams &&
+                                   e->u.call.fn->u.fn.params[i]->type->kind == TY_VIEW &&
+                                   e->u.call.fn->u.fn.params[i]->type->u.view.access == ACCESS_RW;
             cur = add_access(p, cur, s, write ? ACC_WRITE : ACC_READ, NULL, 1, a[i]->span);
         } else {
             cur = walk_expr(p, a[i], cur);
@@ -535,17 +581,19 @@ static int walk_expr(Phase *p, Expr *e, int cur) {
     case EXPR_CONVERT: return walk_expr(p, e->u.convert.arg, cur);
     case EXPR_INDEX:
         cur = walk_expr(p, e->u.index.index, cur);
-        return add_access(p, cur, base_sym(e->u.index.base), ACC_READ, e->u.index.index, 1, e->span);
+        return add_access(p, cur, base_sym(e->u.index.base), ACC_READ, e->u.index.index, 1,
+                          e->span);
     case EXPR_CALL: return walk_call(p, e, cur);
     case EXPR_REDUCE: {
         cur = walk_expr(p, e->u.reduce.count, walk_expr(p, e->u.reduce.lo, cur));
         if (e->u.reduce.var_sym) {
-            int id, head = open_loop(p, cur, e->u.reduce.var_sym, e->u.reduce.lo, e->u.reduce.count, &id);
+            int id, head = open_loop(p, cur, e->u.reduce.var_sym, e->u.reduce.lo, e->u.reduce.count,
+                                     &id);
             cur = close_loop(p, head, walk_expr(p, e->u.reduce.body, head), id);
         } else {
             cur = walk_expr(p, e->u.reduce.body, cur);
         }
-        if (e->u.reduce.into) {   /* a warp scan: thread t writes into[t]; a for scan all of it */
+        if (e->u.reduce.into) { /* a warp scan: thread t writes into[t]; a for scan all of it */
             int before = p->nacc;
             cur = add_access(p, cur, base_sym(e->u.reduce.into), ACC_WRITE, NULL, 1, e->span);
             if (p->nacc > before) p->acc[before].at_thread = e->u.reduce.mode == MODE_WARP;
@@ -581,7 +629,8 @@ static int walk_stmt(Phase *p, Stmt *s, int cur) {
         cur = walk_expr(p, s->u.assign.value, cur);
         if (t->kind != EXPR_INDEX) return cur;
         cur = walk_expr(p, t->u.index.index, cur);
-        return add_access(p, cur, base_sym(t->u.index.base), ACC_WRITE, t->u.index.index, 1, t->span);
+        return add_access(p, cur, base_sym(t->u.index.base), ACC_WRITE, t->u.index.index, 1,
+                          t->span);
     }
     case STMT_EXPR: return walk_expr(p, s->u.expr, cur);
     case STMT_IF: {
@@ -611,7 +660,7 @@ static int walk_stmt(Phase *p, Stmt *s, int cur) {
         return n;
     }
     case STMT_BLOCK: return walk_block(p, s->u.block, cur);
-    default: return cur;   /* shared arrays start zeroed before the threads run */
+    default: return cur; /* shared arrays start zeroed before the threads run */
     }
 }
 
@@ -622,25 +671,37 @@ static int walk_block(Phase *p, Block *b, int cur) {
 
 /* ---- linear forms of index expressions ---- */
 
-typedef struct Lin { int64_t a[MAXV]; int64_t c; bool ok; } Lin;
+typedef struct Lin {
+    int64_t a[MAXV];
+    int64_t c;
+    bool ok;
+} Lin;
 
 /* What one pair check knows: which variable each thread's names map to. */
 typedef struct Pair {
     Phase *p;
     Sys sys;
     bool same_block;
-    unsigned tied;          /* loops whose iterations the paths relate: i = base + laps */
-    unsigned equal_loops;   /* tied loops both threads are in the same iteration of */
-    int laps[2][MAXLOOPS];  /* per thread: times around each tied loop since the origin */
-    unsigned bounded[2];    /* per thread: tied loops whose bounds are constrained */
-    struct { const void *key; int side; int var; } keys[MAXV];
+    unsigned tied;         /* loops whose iterations the paths relate: i = base + laps */
+    unsigned equal_loops;  /* tied loops both threads are in the same iteration of */
+    int laps[2][MAXLOOPS]; /* per thread: times around each tied loop since the origin */
+    unsigned bounded[2];   /* per thread: tied loops whose bounds are constrained */
+    struct {
+        const void *key;
+        int side;
+        int var;
+    } keys[MAXV];
     int nkeys;
-    int fresh;              /* counter for unknowns that are never shared */
-    struct DivMod { Lin x; int64_t d; int qv, rv; } divs[MAXDIVS];
+    int fresh; /* counter for unknowns that are never shared */
+    struct DivMod {
+        Lin x;
+        int64_t d;
+        int qv, rv;
+    } divs[MAXDIVS];
     int ndivs;
 } Pair;
 
-enum { KEY_T = 1, KEY_G, KEY_LOOP };   /* small integers as keys, distinct from pointers */
+enum { KEY_T = 1, KEY_G, KEY_LOOP }; /* small integers as keys, distinct from pointers */
 
 static int var_for(Pair *q, const void *key, int side, bool *created) {
     *created = false;
@@ -654,8 +715,18 @@ static int var_for(Pair *q, const void *key, int side, bool *created) {
     return q->sys.nv++;
 }
 
-static Lin lin_const(int64_t c) { Lin l; memset(&l, 0, sizeof l); l.c = c; l.ok = true; return l; }
-static Lin lin_fail(void) { Lin l; memset(&l, 0, sizeof l); return l; }
+static Lin lin_const(int64_t c) {
+    Lin l;
+    memset(&l, 0, sizeof l);
+    l.c = c;
+    l.ok = true;
+    return l;
+}
+static Lin lin_fail(void) {
+    Lin l;
+    memset(&l, 0, sizeof l);
+    return l;
+}
 
 static Lin lin_var(int v) {
     if (v < 0) return lin_fail();
@@ -664,12 +735,14 @@ static Lin lin_var(int v) {
     return l;
 }
 
-static Lin lin_add(Lin x, Lin y, int64_t k) {   /* x + k * y */
+static Lin lin_add(Lin x, Lin y, int64_t k) { /* x + k * y */
     if (!x.ok || !y.ok) return lin_fail();
     int64_t m;
     for (int i = 0; i < MAXV; i++)
-        if (__builtin_mul_overflow(y.a[i], k, &m) || __builtin_add_overflow(x.a[i], m, &x.a[i])) return lin_fail();
-    if (__builtin_mul_overflow(y.c, k, &m) || __builtin_add_overflow(x.c, m, &x.c)) return lin_fail();
+        if (__builtin_mul_overflow(y.a[i], k, &m) || __builtin_add_overflow(x.a[i], m, &x.a[i]))
+            return lin_fail();
+    if (__builtin_mul_overflow(y.c, k, &m) || __builtin_add_overflow(x.c, m, &x.c))
+        return lin_fail();
     return x;
 }
 
@@ -681,7 +754,7 @@ static bool lin_is_const(const Lin *l) {
 
 /* Adds sum(l) + k (>= 0 or == 0) to the pair's system. */
 static void constrain(Pair *q, Lin l, int64_t k, bool eq) {
-    if (!l.ok || __builtin_add_overflow(l.c, k, &l.c)) return;   /* dropping a constraint is sound */
+    if (!l.ok || __builtin_add_overflow(l.c, k, &l.c)) return; /* dropping a constraint is sound */
     Row *r = sys_row(&q->sys, eq);
     memcpy(r->a, l.a, sizeof r->a);
     r->c = l.c;
@@ -726,8 +799,8 @@ static Lin loop_var(Pair *q, int id, int side, int depth) {
         Loop *L = &q->p->loops[id];
         Lin lo = L->lo ? linearize(q, L->lo, side, depth + 1) : lin_const(0);
         Lin hi = linearize(q, L->count, side, depth + 1);
-        constrain(q, lin_add(x, lo, -1), 0, false);         /* v - lo >= 0 */
-        constrain(q, lin_add(hi, x, -1), -1, false);        /* hi - v - 1 >= 0 */
+        constrain(q, lin_add(x, lo, -1), 0, false);  /* v - lo >= 0 */
+        constrain(q, lin_add(hi, x, -1), -1, false); /* hi - v - 1 >= 0 */
     }
     return x;
 }
@@ -744,7 +817,9 @@ static Lin lin_name(Pair *q, Expr *e, int side, int depth) {
         Lin x = lin_var(v);
         if (created && x.ok) {
             constrain(q, x, 0, false);
-            constrain(q, lin_add(linearize(q, p->region->u.blocks.threads.count, 0, depth + 1), x, -1), -1, false);
+            constrain(q,
+                      lin_add(linearize(q, p->region->u.blocks.threads.count, 0, depth + 1), x, -1),
+                      -1, false);
         }
         return x;
     }
@@ -753,17 +828,19 @@ static Lin lin_name(Pair *q, Expr *e, int side, int depth) {
         Lin x = lin_var(v);
         if (created && x.ok) {
             constrain(q, x, 0, false);
-            constrain(q, lin_add(linearize(q, p->region->u.blocks.grid.count, 0, depth + 1), x, -1), -1, false);
+            constrain(q, lin_add(linearize(q, p->region->u.blocks.grid.count, 0, depth + 1), x, -1),
+                      -1, false);
         }
         return x;
     }
     int id = loop_of(p, s);
     if (id >= 0) return loop_var(q, id, side, depth);
     if (is_region_let(p, s)) return linearize(q, s->decl.stmt->u.let.init, side, depth + 1);
-    if (s->mut || s->block_varying) return unknown(q);   /* a let mut, or a region value */
+    if (s->mut || s->block_varying) return unknown(q); /* a let mut, or a region value */
     /* Declared outside the region (and never written in it): one value for every thread,
      * a constant when its initialiser is one (let tiles = (N + 63) / 64). */
-    if (s->kind == SYM_LOCAL && s->decl.stmt && check_const_int(p->c, s->decl.stmt->u.let.init, &k, 0))
+    if (s->kind == SYM_LOCAL && s->decl.stmt &&
+        check_const_int(p->c, s->decl.stmt->u.let.init, &k, 0))
         return lin_const(k);
     if (!type_is_int(s->type)) return unknown(q);
     return lin_var(var_for(q, s, 0, &created));
@@ -775,7 +852,8 @@ static Lin lin_name(Pair *q, Expr *e, int side, int depth) {
 static Lin divmod_of(Pair *q, Lin x, int64_t d, bool want_rem) {
     if (!x.ok) return unknown(q);
     for (int i = 0; i < q->ndivs; i++)
-        if (q->divs[i].d == d && memcmp(q->divs[i].x.a, x.a, sizeof x.a) == 0 && q->divs[i].x.c == x.c)
+        if (q->divs[i].d == d && memcmp(q->divs[i].x.a, x.a, sizeof x.a) == 0 &&
+            q->divs[i].x.c == x.c)
             return lin_var(want_rem ? q->divs[i].rv : q->divs[i].qv);
     Lin quot = unknown(q), rem = unknown(q);
     if (!quot.ok || !rem.ok || q->ndivs == MAXDIVS) return unknown(q);
@@ -801,9 +879,12 @@ static Lin lin_binary(Pair *q, Expr *e, int side, int depth) {
         if (lin_is_const(&l)) return lin_add(lin_const(0), r, l.c);
         return opaque(q, e, side);
     case BIN_SHL:
-        if (lin_is_const(&r) && r.c >= 0 && r.c < 32) return lin_add(lin_const(0), l, (int64_t)1 << r.c);
+        if (lin_is_const(&r) && r.c >= 0 && r.c < 32)
+            return lin_add(lin_const(0), l, (int64_t)1 << r.c);
         return opaque(q, e, side);
-    case BIN_DIV: case BIN_REM: case BIN_SHR: {
+    case BIN_DIV:
+    case BIN_REM:
+    case BIN_SHR: {
         if (!lin_is_const(&r) || !unsig) return opaque(q, e, side);
         int64_t d = op == BIN_SHR ? (r.c >= 0 && r.c < 32 ? (int64_t)1 << r.c : 0) : r.c;
         if (d <= 0) return opaque(q, e, side);
@@ -817,12 +898,16 @@ static Lin lin_binary(Pair *q, Expr *e, int side, int depth) {
 /* What a value that is not affine depends on, when it is stable (the same each time a
  * thread evaluates it in one iteration): literals, constants, parameters, t, g, loop
  * variables and immutable lets of those, through operators and conversions. */
-typedef struct Deps { unsigned loops; bool t, g; } Deps;
+typedef struct Deps {
+    unsigned loops;
+    bool t, g;
+} Deps;
 
 static bool stable(const Phase *p, const Expr *e, Deps *d, int depth) {
     if (!e || depth > 32) return false;
     switch (e->kind) {
-    case EXPR_INT: case EXPR_BOOL: return true;
+    case EXPR_INT:
+    case EXPR_BOOL: return true;
     case EXPR_NAME: {
         const Symbol *s = e->u.name.sym;
         if (!s) return false;
@@ -862,7 +947,8 @@ static Lin opaque(Pair *q, Expr *e, int side) {
 static Lin lin_layout_at(Pair *q, Expr *e, int side, int depth) {
     Expr *at = layout_call(q->p, e, BI_LAYOUT_AT, 0);
     const Layout *l = at ? at->u.call.callee->u.member.base->layout : NULL;
-    if (!l || l->sw_bits || l->row_stride > INT32_MAX || l->col_stride > INT32_MAX) return unknown(q);
+    if (!l || l->sw_bits || l->row_stride > INT32_MAX || l->col_stride > INT32_MAX)
+        return unknown(q);
     Lin row = linearize(q, at->u.call.args[0], side, depth + 1);
     Lin col = linearize(q, at->u.call.args[1], side, depth + 1);
     in_domain(q, row, col, l);
@@ -873,14 +959,16 @@ static Lin linearize(Pair *q, Expr *e, int side, int depth) {
     if (!e || depth > 32) return unknown(q);
     switch (e->kind) {
     case EXPR_INT:
-        return e->u.int_lit.overflow || e->u.int_lit.value > INT64_MAX ? unknown(q)
-                                                                       : lin_const((int64_t)e->u.int_lit.value);
+        return e->u.int_lit.overflow || e->u.int_lit.value > INT64_MAX
+                   ? unknown(q)
+                   : lin_const((int64_t)e->u.int_lit.value);
     case EXPR_NAME: return lin_name(q, e, side, depth);
     case EXPR_BINARY: return lin_binary(q, e, side, depth);
     case EXPR_UNARY:
-        if (e->u.unary.op == UN_NEG) return lin_add(lin_const(0), linearize(q, e->u.unary.operand, side, depth + 1), -1);
+        if (e->u.unary.op == UN_NEG)
+            return lin_add(lin_const(0), linearize(q, e->u.unary.operand, side, depth + 1), -1);
         return unknown(q);
-    case EXPR_CONVERT:   /* integer conversions keep the value (they trap otherwise) */
+    case EXPR_CONVERT: /* integer conversions keep the value (they trap otherwise) */
         if (type_is_int(e->type) && e->u.convert.arg->type && type_is_int(e->u.convert.arg->type))
             return linearize(q, e->u.convert.arg, side, depth + 1);
         return unknown(q);
@@ -903,25 +991,27 @@ static void add_condition(Pair *q, Expr *e, bool negated, int side) {
         add_condition(q, e->u.binary.rhs, false, side);
         return;
     }
-    if (op == BIN_OR && negated) {   /* !(a || b) = !a && !b */
+    if (op == BIN_OR && negated) { /* !(a || b) = !a && !b */
         add_condition(q, e->u.binary.lhs, true, side);
         add_condition(q, e->u.binary.rhs, true, side);
         return;
     }
-    if (op < BIN_EQ || op > BIN_GE || !e->u.binary.lhs->type || !type_is_int(e->u.binary.lhs->type)) return;
+    if (op < BIN_EQ || op > BIN_GE || !e->u.binary.lhs->type || !type_is_int(e->u.binary.lhs->type))
+        return;
     if (negated) {
         static const BinaryOp flip[] = {[BIN_EQ] = BIN_NE, [BIN_NE] = BIN_EQ, [BIN_LT] = BIN_GE,
                                         [BIN_LE] = BIN_GT, [BIN_GT] = BIN_LE, [BIN_GE] = BIN_LT};
         op = flip[op];
     }
-    Lin d = lin_add(linearize(q, e->u.binary.lhs, side, 0), linearize(q, e->u.binary.rhs, side, 0), -1);
-    switch (op) {   /* d = lhs - rhs */
+    Lin d =
+        lin_add(linearize(q, e->u.binary.lhs, side, 0), linearize(q, e->u.binary.rhs, side, 0), -1);
+    switch (op) { /* d = lhs - rhs */
     case BIN_EQ: constrain(q, d, 0, true); break;
     case BIN_LT: constrain(q, lin_add(lin_const(0), d, -1), -1, false); break;
     case BIN_LE: constrain(q, lin_add(lin_const(0), d, -1), 0, false); break;
     case BIN_GT: constrain(q, d, -1, false); break;
     case BIN_GE: constrain(q, d, 0, false); break;
-    default: break;   /* != is a disjunction: dropped */
+    default: break; /* != is a disjunction: dropped */
     }
 }
 
@@ -947,8 +1037,10 @@ static void in_domain(Pair *q, Lin row, Lin col, const Layout *l) {
 /* The coordinates a fragment access or an index via.at(i, j) touches. */
 static void coordinates(Pair *q, const Touch *a, int side, Lin *row, Lin *col) {
     if (a->frag_i) {
-        *row = lin_add(ranged(q, 0, a->frag_rows - 1), linearize(q, a->frag_i, side, 0), a->frag_rows);
-        *col = lin_add(ranged(q, 0, a->frag_cols - 1), linearize(q, a->frag_j, side, 0), a->frag_cols);
+        *row =
+            lin_add(ranged(q, 0, a->frag_rows - 1), linearize(q, a->frag_i, side, 0), a->frag_rows);
+        *col =
+            lin_add(ranged(q, 0, a->frag_cols - 1), linearize(q, a->frag_j, side, 0), a->frag_cols);
     } else {
         *row = linearize(q, a->at_i, side, 0);
         *col = linearize(q, a->at_j, side, 0);
@@ -969,7 +1061,8 @@ static Lin element(Pair *q, const Touch *a, int side) {
     } else {
         x = a->index ? linearize(q, a->index, side, 0) : unknown(q);
     }
-    if (a->width > 1 && x.ok) x = lin_add(x, ranged(q, 0, a->width - 1), 1);   /* + k, 0 <= k < width */
+    if (a->width > 1 && x.ok)
+        x = lin_add(x, ranged(q, 0, a->width - 1), 1); /* + k, 0 <= k < width */
     return x;
 }
 
@@ -1004,8 +1097,10 @@ static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_bloc
         q.laps[1][id] = (int)laps_of(lb, id);
         if ((tied >> id & 1u) && q.laps[0][id] == q.laps[1][id]) q.equal_loops |= 1u << id;
     }
-    for (int i = 0; i < a->nguards; i++) add_condition(&q, a->guards[i].cond, a->guards[i].negated, 0);
-    for (int i = 0; i < b->nguards; i++) add_condition(&q, b->guards[i].cond, b->guards[i].negated, 1);
+    for (int i = 0; i < a->nguards; i++)
+        add_condition(&q, a->guards[i].cond, a->guards[i].negated, 0);
+    for (int i = 0; i < b->nguards; i++)
+        add_condition(&q, b->guards[i].cond, b->guards[i].negated, 1);
     for (int i = 0; i < a->nloops; i++) loop_var(&q, a->loops[i], 0, 0);
     for (int i = 0; i < b->nloops; i++) loop_var(&q, b->loops[i], 1, 0);
     same_element(&q, a, b);
@@ -1019,13 +1114,14 @@ static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_bloc
     bool warp = warp_kind(a->kind) || warp_kind(b->kind);
     Lin d = lin_const(0);
     if (!same_block)
-        d = lin_add(lin_name(&q, &gname, 1, 0), lin_name(&q, &gname, 0, 0), -1);   /* second - first */
-    else if (!warp)
-        d = lin_add(lin_name(&q, &tname, 1, 0), lin_name(&q, &tname, 0, 0), -1);
+        d = lin_add(lin_name(&q, &gname, 1, 0), lin_name(&q, &gname, 0, 0),
+                    -1); /* second - first */
+    else if (!warp) d = lin_add(lin_name(&q, &tname, 1, 0), lin_name(&q, &tname, 0, 0), -1);
     else if (a == b)
         d = lin_add(divmod_of(&q, lin_name(&q, &tname, 1, 0), 32, false),
                     divmod_of(&q, lin_name(&q, &tname, 0, 0), 32, false), -1);
-    if (!same_block || !warp || a == b) constrain(&q, order < 0 ? d : lin_add(lin_const(0), d, -1), -1, false);
+    if (!same_block || !warp || a == b)
+        constrain(&q, order < 0 ? d : lin_add(lin_const(0), d, -1), -1, false);
     bool feasible = q.sys.nv < MAXV && sys_feasible(&q.sys);
     if (q.sys.nv >= MAXV) feasible = true;
     free(q.sys.rows);
@@ -1035,12 +1131,14 @@ static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_bloc
 static bool conflicting_kinds(AccKind x, AccKind y) {
     bool wx = x == ACC_WRITE || x == ACC_WARP_WRITE, wy = y == ACC_WRITE || y == ACC_WARP_WRITE;
     if (x == ACC_ATOMIC && y == ACC_ATOMIC) return false;
-    if (x == ACC_ATOMIC || y == ACC_ATOMIC) return true;   /* an atomic meets a plain access */
+    if (x == ACC_ATOMIC || y == ACC_ATOMIC) return true; /* an atomic meets a plain access */
     return wx || wy;
 }
 
-static bool collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned tied, Laps la, Laps lb) {
-    return may_collide(p, a, b, same_block, tied, la, lb, -1) || may_collide(p, a, b, same_block, tied, la, lb, +1);
+static bool collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned tied,
+                    Laps la, Laps lb) {
+    return may_collide(p, a, b, same_block, tied, la, lb, -1) ||
+           may_collide(p, a, b, same_block, tied, la, lb, +1);
 }
 
 /* ---- which accesses share a phase ---- */
@@ -1052,11 +1150,17 @@ static Laps lap(Laps l, const Edge *e) {
     return (l & ~((Laps)3 << (2 * e->crossing))) | ((Laps)next << (2 * e->crossing));
 }
 
-typedef struct Reach { int access; Laps laps; } Reach;
+typedef struct Reach {
+    int access;
+    Laps laps;
+} Reach;
 
 /* Every (access, laps) reachable from origin along barrier-free paths. */
 static Reach *reach_from(Phase *p, int origin, int *nout, bool *gave_up) {
-    typedef struct State { int node; Laps laps; } State;
+    typedef struct State {
+        int node;
+        Laps laps;
+    } State;
     int cap = 64, n = 0, head = 0;
     State *queue = malloc(sizeof(State) * (size_t)cap);
     Reach *out = NULL;
@@ -1079,10 +1183,17 @@ static Reach *reach_from(Phase *p, int origin, int *nout, bool *gave_up) {
             if (p->nodes[e->to].barrier) continue;
             State t = {e->to, lap(s.laps, e)};
             bool dup = false;
-            for (int j = 0; j < n && !dup; j++) dup = queue[j].node == t.node && queue[j].laps == t.laps;
+            for (int j = 0; j < n && !dup; j++)
+                dup = queue[j].node == t.node && queue[j].laps == t.laps;
             if (dup) continue;
-            if (n >= MAXSTATES) { *gave_up = true; break; }
-            if (n == cap) { cap *= 2; queue = realloc(queue, sizeof(State) * (size_t)cap); }
+            if (n >= MAXSTATES) {
+                *gave_up = true;
+                break;
+            }
+            if (n == cap) {
+                cap *= 2;
+                queue = realloc(queue, sizeof(State) * (size_t)cap);
+            }
             if (!queue) abort();
             queue[n++] = t;
         }
@@ -1106,20 +1217,24 @@ static unsigned common_loops(const Touch *a, const Touch *b, Laps la, Laps lb) {
 }
 
 static void report(Phase *p, const Touch *a, const Touch *b, bool same_block) {
-    static const char *const what[] = {"a read", "a write", "an atomic", "a warp's load", "a warp's store"};
+    static const char *const what[] = {"a read", "a write", "an atomic", "a warp's load",
+                                       "a warp's store"};
     const Touch *later = a->span.off >= b->span.off ? a : b, *other = later == a ? b : a;
     if (same_block)
-        diag_error(p->c->d, later->span, E_COOP_PHASE,
-                   "between two barriers a thread touches only what no other thread writes: index with t "
-                   "(s[t], s[t + 32 * i]), or put a barrier between the write and the read",
-                   "two threads of a block may touch one element of '%s' between barriers: %s here and %s "
-                   "at line %d", later->array->name, what[later->kind], what[other->kind], other->span.line);
+        diag_error(
+            p->c->d, later->span, E_COOP_PHASE,
+            "between two barriers a thread touches only what no other thread writes: index with t "
+            "(s[t], s[t + 32 * i]), or put a barrier between the write and the read",
+            "two threads of a block may touch one element of '%s' between barriers: %s here and %s "
+            "at line %d",
+            later->array->name, what[later->kind], what[other->kind], other->span.line);
     else
-        diag_error(p->c->d, later->span, E_COOP_PHASE,
-                   "blocks never synchronise: give each block its own elements (index with g * T + t), or "
-                   "combine with an atomic",
-                   "two blocks may touch one element of '%s': %s here and %s at line %d", later->array->name,
-                   what[later->kind], what[other->kind], other->span.line);
+        diag_error(
+            p->c->d, later->span, E_COOP_PHASE,
+            "blocks never synchronise: give each block its own elements (index with g * T + t), or "
+            "combine with an atomic",
+            "two blocks may touch one element of '%s': %s here and %s at line %d",
+            later->array->name, what[later->kind], what[other->kind], other->span.line);
 }
 
 /* Marks each array reported once, so one mistake gives one message. */
@@ -1140,7 +1255,8 @@ static void check_pairs_in_phase(Phase *p, Reach *r, int n, Symbol ***done, int 
             const Touch *a = &p->acc[r[i].access], *b = &p->acc[r[j].access];
             if (a->array != b->array || !conflicting_kinds(a->kind, b->kind)) continue;
             unsigned tied = common_loops(a, b, r[i].laps, r[j].laps);
-            if (collide(p, a, b, true, tied, r[i].laps, r[j].laps) && first_report(done, ndone, a->array))
+            if (collide(p, a, b, true, tied, r[i].laps, r[j].laps) &&
+                first_report(done, ndone, a->array))
                 report(p, a, b, true);
         }
 }
@@ -1152,13 +1268,18 @@ static void check_across_blocks(Phase *p, Symbol ***done, int *ndone) {
     for (int i = 0; i < p->nacc; i++)
         for (int j = i; j < p->nacc; j++) {
             const Touch *a = &p->acc[i], *b = &p->acc[j];
-            if (a->array != b->array || is_shared(a->array) || !conflicting_kinds(a->kind, b->kind)) continue;
-            if (collide(p, a, b, false, 0, 0, 0) && first_report(done, ndone, a->array)) report(p, a, b, false);
+            if (a->array != b->array || is_shared(a->array) || !conflicting_kinds(a->kind, b->kind))
+                continue;
+            if (collide(p, a, b, false, 0, 0, 0) && first_report(done, ndone, a->array))
+                report(p, a, b, false);
         }
 }
 
 void check_phases(Checker *c, Stmt *region) {
-    Phase p = {.c = c, .region = region, .tvar = region->u.blocks.threads.sym, .gvar = region->u.blocks.grid.sym};
+    Phase p = {.c = c,
+               .region = region,
+               .tvar = region->u.blocks.threads.sym,
+               .gvar = region->u.blocks.grid.sym};
     int entry = new_node(&p);
     walk_block(&p, region->u.blocks.body, entry);
     Symbol **done = NULL;
@@ -1172,10 +1293,11 @@ void check_phases(Checker *c, Stmt *region) {
         free(r);
     }
     if (gave_up)
-        diag_error(c->d, region->span, E_COOP_PHASE, "split the region, or put fewer loops between its barriers",
-                   "this cooperative region has too many paths between barriers to check the phase rule");
-    else
-        check_across_blocks(&p, &done, &ndone);
+        diag_error(
+            c->d, region->span, E_COOP_PHASE,
+            "split the region, or put fewer loops between its barriers",
+            "this cooperative region has too many paths between barriers to check the phase rule");
+    else check_across_blocks(&p, &done, &ndone);
     free(done);
     for (int i = 0; i < p.nnodes; i++) free(p.nodes[i].edges);
     free(p.nodes);

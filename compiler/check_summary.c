@@ -45,8 +45,14 @@ static void facts_expr(Checker *c, FnFacts *f, const Expr *e) {
     if (!e) return;
     switch (e->kind) {
     case EXPR_UNARY: facts_expr(c, f, e->u.unary.operand); break;
-    case EXPR_BINARY: facts_expr(c, f, e->u.binary.lhs); facts_expr(c, f, e->u.binary.rhs); break;
-    case EXPR_INDEX: facts_expr(c, f, e->u.index.base); facts_expr(c, f, e->u.index.index); break;
+    case EXPR_BINARY:
+        facts_expr(c, f, e->u.binary.lhs);
+        facts_expr(c, f, e->u.binary.rhs);
+        break;
+    case EXPR_INDEX:
+        facts_expr(c, f, e->u.index.base);
+        facts_expr(c, f, e->u.index.index);
+        break;
     case EXPR_CONVERT: facts_expr(c, f, e->u.convert.arg); break;
     case EXPR_REDUCE:
         if (e->u.reduce.mode == MODE_PARALLEL) f->direct |= LANE_EFFECT_PARALLEL;
@@ -79,19 +85,32 @@ static void facts_block(Checker *c, FnFacts *f, const Block *b);
 static void facts_stmt(Checker *c, FnFacts *f, const Stmt *s) {
     switch (s->kind) {
     case STMT_LET: facts_expr(c, f, s->u.let.init); break;
-    case STMT_ASSIGN: facts_expr(c, f, s->u.assign.target); facts_expr(c, f, s->u.assign.value); break;
+    case STMT_ASSIGN:
+        facts_expr(c, f, s->u.assign.target);
+        facts_expr(c, f, s->u.assign.value);
+        break;
     case STMT_EXPR: facts_expr(c, f, s->u.expr); break;
     case STMT_IF:
         facts_expr(c, f, s->u.if_.cond);
         facts_block(c, f, s->u.if_.then);
         if (s->u.if_.els) facts_stmt(c, f, s->u.if_.els);
         break;
-    case STMT_FOR: facts_expr(c, f, s->u.for_.b.count); facts_block(c, f, s->u.for_.body); break;
+    case STMT_FOR:
+        facts_expr(c, f, s->u.for_.b.count);
+        facts_block(c, f, s->u.for_.body);
+        break;
     case STMT_RETURN: facts_expr(c, f, s->u.ret.value); break;
-    case STMT_PARALLEL: f->direct |= LANE_EFFECT_PARALLEL; facts_block(c, f, s->u.parallel.body); break;
-    case STMT_BLOCKS: f->direct |= LANE_EFFECT_PARALLEL; facts_block(c, f, s->u.blocks.body); break;
+    case STMT_PARALLEL:
+        f->direct |= LANE_EFFECT_PARALLEL;
+        facts_block(c, f, s->u.parallel.body);
+        break;
+    case STMT_BLOCKS:
+        f->direct |= LANE_EFFECT_PARALLEL;
+        facts_block(c, f, s->u.blocks.body);
+        break;
     case STMT_BUFFER: f->direct |= LANE_EFFECT_HOST_ONLY; break;
-    case STMT_SHARED: case STMT_BARRIER: break;
+    case STMT_SHARED:
+    case STMT_BARRIER: break;
     case STMT_BLOCK: facts_block(c, f, s->u.block); break;
     }
 }
@@ -117,7 +136,8 @@ void check_lane_effects(Checker *c) {
         changed = false;
         for (int i = 0; i < n; i++) {
             unsigned bits = facts[i].fn->u.fn.lane_effects;
-            for (int j = 0; j < facts[i].ncallees; j++) bits |= facts[i].callees[j]->u.fn.lane_effects;
+            for (int j = 0; j < facts[i].ncallees; j++)
+                bits |= facts[i].callees[j]->u.fn.lane_effects;
             if (bits != facts[i].fn->u.fn.lane_effects) {
                 facts[i].fn->u.fn.lane_effects = bits;
                 changed = true;
@@ -130,7 +150,10 @@ void check_lane_effects(Checker *c) {
 
 /* ---- rounding signatures ---- */
 
-typedef struct StrSet { char **items; int len, cap; } StrSet;
+typedef struct StrSet {
+    char **items;
+    int len, cap;
+} StrSet;
 
 static void set_add(StrSet *s, const char *text) {
     for (int i = 0; i < s->len; i++)
@@ -164,7 +187,8 @@ static void sig_expr(SigWalk *w, const Expr *e) {
     switch (e->kind) {
     case EXPR_UNARY: sig_expr(w, e->u.unary.operand); break;
     case EXPR_BINARY:
-        if (e->u.binary.op <= BIN_DIV && type_is_compute_float(e->type)) sig_add(w, "arithmetic", e->type);
+        if (e->u.binary.op <= BIN_DIV && type_is_compute_float(e->type))
+            sig_add(w, "arithmetic", e->type);
         sig_expr(w, e->u.binary.lhs);
         sig_expr(w, e->u.binary.rhs);
         break;
@@ -182,9 +206,12 @@ static void sig_expr(SigWalk *w, const Expr *e) {
     case EXPR_REDUCE: {
         const Type *t = e->u.reduce.body->type;
         if (type_is_compute_float(t) && (e->u.reduce.op == RED_ADD || e->u.reduce.op == RED_MUL))
-            sig_add(w, e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD
-                           ? (e->u.reduce.on_device ? "unordered sum" : "exact sum")
-                       : e->u.reduce.mode == MODE_WARP ? "warp reduction" : "arithmetic", t);
+            sig_add(w,
+                    e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD
+                        ? (e->u.reduce.on_device ? "unordered sum" : "exact sum")
+                    : e->u.reduce.mode == MODE_WARP ? "warp reduction"
+                                                    : "arithmetic",
+                    t);
         sig_expr(w, e->u.reduce.count);
         sig_expr(w, e->u.reduce.body);
         break;
@@ -196,9 +223,12 @@ static void sig_expr(SigWalk *w, const Expr *e) {
                  e->u.call.args[5]->type->kind == TY_VIEW)
             sig_add(w, "mm_enclose", e->u.call.args[5]->type->u.view.elem);
         else if (b == BI_QUANTIZE || b == BI_QUANTIZE_STOCHASTIC || b == BI_SQRT ||
-                 b == BI_ATOMIC_ADD_UNORDERED || b == BI_MMA_UNORDERED || (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT))
-            sig_add(w, ast_builtin_name(b), e->type && e->type->kind != TY_VOID ? e->type
-                                        : e->u.call.nargs ? e->u.call.args[e->u.call.nargs - 1]->type : e->type);
+                 b == BI_ATOMIC_ADD_UNORDERED || b == BI_MMA_UNORDERED ||
+                 (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT))
+            sig_add(w, ast_builtin_name(b),
+                    e->type && e->type->kind != TY_VOID ? e->type
+                    : e->u.call.nargs                   ? e->u.call.args[e->u.call.nargs - 1]->type
+                                                        : e->type);
         for (int i = 0; i < e->u.call.nargs; i++) sig_expr(w, e->u.call.args[i]);
         break;
     }
@@ -254,7 +284,9 @@ static int cmp_str(const void *a, const void *b) {
 char *check_rounding_signature(const Item *fn) {
     SigWalk w = {0};
     sig_fn(&w, fn);
-    if (w.set.len) qsort(w.set.items, (size_t)w.set.len, sizeof(char *), cmp_str);   /* items is NULL when empty */
+    if (w.set.len)
+        qsort(w.set.items, (size_t)w.set.len, sizeof(char *),
+              cmp_str); /* items is NULL when empty */
     size_t total = 1;
     for (int i = 0; i < w.set.len; i++) total += strlen(w.set.items[i]) + 2;
     char *out = malloc(total);

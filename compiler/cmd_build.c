@@ -47,7 +47,8 @@ static int parse(int argc, char **argv, build_options *opt, driver_error *err) {
         if (taken < 0) return DRIVER_USAGE;
         if (taken) continue;
         if (argv[i][0] == '-' && argv[i][1]) {
-            snprintf(err->message, sizeof err->message, "unknown flag '%s' (see cairn build --help)", argv[i]);
+            snprintf(err->message, sizeof err->message,
+                     "unknown flag '%s' (see cairn build --help)", argv[i]);
             return DRIVER_USAGE;
         }
         if (opt->source) {
@@ -66,6 +67,7 @@ int cmd_build(int argc, char **argv) {
     int status = parse(argc, argv, &opt, &err);
     if (status < 0) return 0;
     if (status == 0) status = driver_build(&opt, &err);
-    if (status != 0 && status != DRIVER_REFUSED) fprintf(stderr, "cairn build: error: %s\n", err.message);
+    if (status != 0 && status != DRIVER_REFUSED)
+        fprintf(stderr, "cairn build: error: %s\n", err.message);
     return status;
 }

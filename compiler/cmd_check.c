@@ -55,7 +55,8 @@ int cmd_check(int argc, char **argv) {
         if (strcmp(argv[i], "--codes") == 0) codes = true;
         else if (strcmp(argv[i], "--print") == 0) print = true;
         else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "cairn check: error: unknown option '%s' (cairn check --help)\n", argv[i]);
+            fprintf(stderr, "cairn check: error: unknown option '%s' (cairn check --help)\n",
+                    argv[i]);
             return 2;
         } else if (path) {
             fprintf(stderr, "cairn check: error: one file at a time (cairn check --help)\n");

@@ -28,7 +28,8 @@ static void print_indented(const char *text) {
 
 int cmd_explain(int argc, char **argv) {
     if (argc != 2) {
-        fprintf(stderr, "cairn explain: error: give one code, e.g. cairn explain E-CAST (or --list)\n");
+        fprintf(stderr,
+                "cairn explain: error: give one code, e.g. cairn explain E-CAST (or --list)\n");
         return 2;
     }
     if (strcmp(argv[1], "--list") == 0) {
@@ -38,7 +39,9 @@ int cmd_explain(int argc, char **argv) {
     }
     Code c = diag_code_from_text(argv[1]);
     if (c == CODE_COUNT) {
-        fprintf(stderr, "cairn explain: error: unknown code '%s' (cairn explain --list shows them)\n", argv[1]);
+        fprintf(stderr,
+                "cairn explain: error: unknown code '%s' (cairn explain --list shows them)\n",
+                argv[1]);
         return 2;
     }
     const CodeInfo *info = diag_code_info(c);

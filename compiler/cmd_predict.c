@@ -32,7 +32,10 @@ const char cmd_predict_help[] =
     "\n"
     "exit status: 0 predicted, 1 refused program, 2 usage, I/O error or unknown device\n";
 
-typedef struct Binding { const char *name; double value; } Binding;
+typedef struct Binding {
+    const char *name;
+    double value;
+} Binding;
 
 typedef struct Options {
     const char *path, *device, *only;
@@ -49,13 +52,16 @@ static int usage(const char *fmt, const char *arg) {
 }
 
 static int parse_sizes(Options *o, char *arg) {
-    for (char *save = NULL, *item = strtok_r(arg, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    for (char *save = NULL, *item = strtok_r(arg, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '='), *end;
-        if (!eq || eq == item || o->nsizes == 32) return usage("--size takes NAME=VALUE, not '%s'", item);
+        if (!eq || eq == item || o->nsizes == 32)
+            return usage("--size takes NAME=VALUE, not '%s'", item);
         *eq = '\0';
         errno = 0;
         double v = strtod(eq + 1, &end);
-        if (errno || *end || end == eq + 1 || !(v >= 0)) return usage("--size needs a number: '%s'", eq + 1);
+        if (errno || *end || end == eq + 1 || !(v >= 0))
+            return usage("--size needs a number: '%s'", eq + 1);
         o->sizes[o->nsizes++] = (Binding){item, v};
     }
     return 0;
@@ -64,7 +70,8 @@ static int parse_sizes(Options *o, char *arg) {
 static int parse(int argc, char **argv, Options *o) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        bool valued = strcmp(a, "--device") == 0 || strcmp(a, "--size") == 0 || strcmp(a, "--function") == 0;
+        bool valued =
+            strcmp(a, "--device") == 0 || strcmp(a, "--size") == 0 || strcmp(a, "--function") == 0;
         if (valued && i + 1 >= argc) return usage("%s needs a value", a);
         if (strcmp(a, "--json") == 0) o->json = true;
         else if (strcmp(a, "--device") == 0) o->device = argv[++i];
@@ -78,14 +85,19 @@ static int parse(int argc, char **argv, Options *o) {
     }
     if (!o->path) return usage("%s", "no file given");
     if (!o->device) {
-        fprintf(stderr, "cairn predict: error: --device NAME is required (known devices: %s)\n", predict_device_names());
+        fprintf(stderr, "cairn predict: error: --device NAME is required (known devices: %s)\n",
+                predict_device_names());
         return 2;
     }
     return 0;
 }
 
 /* One formula, and its value when every atom is bound. */
-typedef struct Figure { char *formula; double value; bool bound; } Figure;
+typedef struct Figure {
+    char *formula;
+    double value;
+    bool bound;
+} Figure;
 
 static Figure figure_of(const Poly *p, const PAtoms *atoms, const double *values) {
     Figure f = {predict_poly_text(p, atoms), 0, false};
@@ -101,11 +113,12 @@ typedef struct Roof {
 } Roof;
 
 /* The global bytes and the roofline, when the sizes bind everything. */
-static Roof roofline(const PCounts *c, const PAtoms *atoms, const double *values, const PDevice *d) {
+static Roof roofline(const PCounts *c, const PAtoms *atoms, const double *values,
+                     const PDevice *d) {
     Roof r = {.bound = true};
     Poly bytes = {0};
     for (int s = 0; s < SP_COUNT; s++)
-        if (s != SP_SHARED) {   /* on-chip: not the bandwidth roof */
+        if (s != SP_SHARED) { /* on-chip: not the bandwidth roof */
             predict_poly_add(&bytes, &c->read[s], 1);
             predict_poly_add(&bytes, &c->written[s], 1);
         }
@@ -136,16 +149,19 @@ static void free_roof(Roof *r) {
     for (int k = 0; k < OP_COUNT; k++) free(r->ops[k].formula);
 }
 
-static void print_line(const char *label, const Poly *p, const PAtoms *atoms, const double *values, const char *unit) {
+static void print_line(const char *label, const Poly *p, const PAtoms *atoms, const double *values,
+                       const char *unit) {
     if (predict_poly_is_zero(p)) return;
     Figure f = figure_of(p, atoms, values);
     printf("    %-12s %s", label, f.formula);
-    if (f.bound && f.formula[strspn(f.formula, "0123456789.e+- ")] != '\0') printf(" = %.6g", f.value);
+    if (f.bound && f.formula[strspn(f.formula, "0123456789.e+- ")] != '\0')
+        printf(" = %.6g", f.value);
     printf(" %s\n", unit);
     free(f.formula);
 }
 
-static void print_text(const Item *fn, const PCounts *c, const PAtoms *atoms, const double *values, const PDevice *d) {
+static void print_text(const Item *fn, const PCounts *c, const PAtoms *atoms, const double *values,
+                       const PDevice *d) {
     printf("%s\n", fn->name);
     for (int s = 0; s < SP_COUNT; s++) {
         char label[32];
@@ -154,16 +170,22 @@ static void print_text(const Item *fn, const PCounts *c, const PAtoms *atoms, co
         snprintf(label, sizeof label, "write %s", PRED_SPACE_NAMES[s]);
         print_line(label, &c->written[s], atoms, values, "B");
     }
-    for (int k = 0; k < OP_COUNT; k++) print_line(PRED_OP_NAMES[k], &c->ops[k], atoms, values, "op");
+    for (int k = 0; k < OP_COUNT; k++)
+        print_line(PRED_OP_NAMES[k], &c->ops[k], atoms, values, "op");
     Roof r = roofline(c, atoms, values, d);
-    if (r.missing_unit) printf("    time         none: %s has no unit for an operation this function needs\n", d->name);
-    else if (r.bound) printf("    time         %.4g s, %s-bound (memory %.4g s, compute %.4g s)\n", r.time_s, r.binds, r.memory_s, r.compute_s);
+    if (r.missing_unit)
+        printf("    time         none: %s has no unit for an operation this function needs\n",
+               d->name);
+    else if (r.bound)
+        printf("    time         %.4g s, %s-bound (memory %.4g s, compute %.4g s)\n", r.time_s,
+               r.binds, r.memory_s, r.compute_s);
     else {
         printf("    time         max((%s) B / %.4g B/s", r.bytes.formula, d->bandwidth.value);
         const char *sep = ", ";
         for (int k = 0; k < OP_COUNT; k++) {
             if (predict_poly_is_zero(&c->ops[k])) continue;
-            printf("%s(%s) %s op / %.4g op/s", sep, r.ops[k].formula, PRED_OP_NAMES[k], d->peak[k].value);
+            printf("%s(%s) %s op / %.4g op/s", sep, r.ops[k].formula, PRED_OP_NAMES[k],
+                   d->peak[k].value);
             sep = " + ";
         }
         printf("): bind the sizes with --size for a number\n");
@@ -181,7 +203,8 @@ static cJSON *json_poly(const Poly *p, const PAtoms *atoms, const double *values
     return o;
 }
 
-static cJSON *json_function(const Item *fn, const PCounts *c, const PAtoms *atoms, const double *values, const PDevice *d) {
+static cJSON *json_function(const Item *fn, const PCounts *c, const PAtoms *atoms,
+                            const double *values, const PDevice *d) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "function", fn->name);
     cJSON *rd = cJSON_AddObjectToObject(o, "read"), *wr = cJSON_AddObjectToObject(o, "written");
@@ -190,7 +213,8 @@ static cJSON *json_function(const Item *fn, const PCounts *c, const PAtoms *atom
         cJSON_AddItemToObject(wr, PRED_SPACE_NAMES[s], json_poly(&c->written[s], atoms, values));
     }
     cJSON *ops = cJSON_AddObjectToObject(o, "ops");
-    for (int k = 0; k < OP_COUNT; k++) cJSON_AddItemToObject(ops, PRED_OP_NAMES[k], json_poly(&c->ops[k], atoms, values));
+    for (int k = 0; k < OP_COUNT; k++)
+        cJSON_AddItemToObject(ops, PRED_OP_NAMES[k], json_poly(&c->ops[k], atoms, values));
     Roof r = roofline(c, atoms, values, d);
     cJSON_AddStringToObject(o, "global_bytes", r.bytes.formula);
     if (r.bound && !r.missing_unit) {
@@ -229,7 +253,8 @@ static int predict_program(Program *p, const Options *o, const PDevice *d) {
         cJSON_AddItemToObject(doc, "device", json_device(d));
         list = cJSON_AddArrayToObject(doc, "functions");
     } else {
-        printf("device %s: %s; %.4g B/s (%s)\n\n", d->name, d->description, d->bandwidth.value, d->bandwidth.source);
+        printf("device %s: %s; %.4g B/s (%s)\n\n", d->name, d->description, d->bandwidth.value,
+               d->bandwidth.source);
     }
     int seen = 0;
     for (int i = 0; i < p->nitems; i++) {

@@ -38,7 +38,7 @@ const char cmd_run_help[] =
 typedef struct run_options {
     build_options build;
     const char *observe, *observe_raw;
-    char **args;   /* after `--` */
+    char **args; /* after `--` */
     int nargs;
 } run_options;
 
@@ -70,8 +70,11 @@ static int parse(int argc, char **argv, run_options *o, driver_error *err) {
         if (taken < 0) return DRIVER_USAGE;
         if (taken) continue;
         if (a[0] == '-' && a[1]) return usage(err, "unknown flag '%s' (see cairn run --help)", a);
-        if (o->build.source) return usage(err, "one source file at a time ('%s'); pass program "
-                                          "arguments after --", a);
+        if (o->build.source)
+            return usage(err,
+                         "one source file at a time ('%s'); pass program "
+                         "arguments after --",
+                         a);
         o->build.source = a;
     }
     return 0;

@@ -85,9 +85,12 @@ Program *verify_load(const char *cmd, const char *path, int *rc) {
         ast_program_free(p);
         p = NULL;
         *rc = 1;
-    } else if (!ok) {   /* checked, but for constructs the back end does not lower yet: the model can */
-        fprintf(stderr, "cairn %s: note: %s uses constructs not lowered yet (cairn check says which); "
-                        "modelling it anyway\n", cmd, path);
+    } else if (
+        !ok) { /* checked, but for constructs the back end does not lower yet: the model can */
+        fprintf(stderr,
+                "cairn %s: note: %s uses constructs not lowered yet (cairn check says which); "
+                "modelling it anyway\n",
+                cmd, path);
     }
     d.src = NULL;
     diags_free(&d);
@@ -105,10 +108,12 @@ int cmd_verify(int argc, char **argv) {
         if (valued && i + 1 >= argc) return usage("%s needs a value", a);
         if (strcmp(a, "--json") == 0) o.json = true;
         else if (strcmp(a, "--timeout") == 0) {
-            if (!number(argv[++i], 0.001, 86400, &v)) return usage("--timeout takes seconds, not '%s'", argv[i]);
+            if (!number(argv[++i], 0.001, 86400, &v))
+                return usage("--timeout takes seconds, not '%s'", argv[i]);
             o.timeout_s = v;
         } else if (strcmp(a, "--unwind") == 0) {
-            if (!number(argv[++i], 1, 1024, &v) || v != (unsigned)v) return usage("--unwind takes 1..1024, not '%s'", argv[i]);
+            if (!number(argv[++i], 1, 1024, &v) || v != (unsigned)v)
+                return usage("--unwind takes 1..1024, not '%s'", argv[i]);
             o.unwind = (unsigned)v;
         } else if (strcmp(a, "--function") == 0) o.only = argv[++i];
         else if (strcmp(a, "--cex-dir") == 0) o.cex_dir = argv[++i];

@@ -6,14 +6,13 @@
 #include <strings.h>
 
 static const CodeInfo code_table[CODE_COUNT] = {
-#define CODE(id, text, title, rule, refused, accepted) [id] = {text, title, rule, refused, accepted},
+#define CODE(id, text, title, rule, refused, accepted)                                             \
+    [id] = {text, title, rule, refused, accepted},
 #include "codes.def"
 #undef CODE
 };
 
-const CodeInfo *diag_code_info(Code c) {
-    return (unsigned)c < CODE_COUNT ? &code_table[c] : NULL;
-}
+const CodeInfo *diag_code_info(Code c) { return (unsigned)c < CODE_COUNT ? &code_table[c] : NULL; }
 
 Code diag_code_from_text(const char *text) {
     for (int c = 0; c < CODE_COUNT; c++)
@@ -41,7 +40,7 @@ void diags_free(Diags *d) {
 }
 
 static char *vformat(const char *fmt, va_list ap) {
-    if (!fmt) fmt = "";   /* also quiets gcc's -Wformat-truncation under UBSan */
+    if (!fmt) fmt = ""; /* also quiets gcc's -Wformat-truncation under UBSan */
     va_list copy;
     va_copy(copy, ap);
     int n = vsnprintf(NULL, 0, fmt, copy);
@@ -60,9 +59,9 @@ static char *dup_or_null(const char *s) {
     return p;
 }
 
-static void add(Diags *d, Span span, Code code, bool deferred, const char *help,
-                const char *fmt, va_list ap) {
-    if (d->len >= d->limit * 4) {   /* keep a bounded list; extra ones are only counted */
+static void add(Diags *d, Span span, Code code, bool deferred, const char *help, const char *fmt,
+                va_list ap) {
+    if (d->len >= d->limit * 4) { /* keep a bounded list; extra ones are only counted */
         d->dropped++;
         return;
     }
@@ -71,12 +70,12 @@ static void add(Diags *d, Span span, Code code, bool deferred, const char *help,
         d->items = realloc(d->items, sizeof(Diag) * (size_t)d->cap);
         if (!d->items) abort();
     }
-    d->items[d->len++] = (Diag){code, span, vformat(fmt, ap), dup_or_null(help), deferred,
-                                {0}, NULL};
+    d->items[d->len++] =
+        (Diag){code, span, vformat(fmt, ap), dup_or_null(help), deferred, {0}, NULL};
 }
 
 void diag_note(Diags *d, Span span, const char *fmt, ...) {
-    if (d->len == 0 || d->items[d->len - 1].note) return;   /* its error was dropped */
+    if (d->len == 0 || d->items[d->len - 1].note) return; /* its error was dropped */
     Diag *g = &d->items[d->len - 1];
     va_list ap;
     va_start(ap, fmt);
@@ -106,9 +105,7 @@ static bool any_real(const Diags *d) {
 }
 
 /* Whether diagnostic i is shown: deferred ones only when nothing else went wrong. */
-static bool counts(const Diags *d, int i, bool real) {
-    return real ? !d->items[i].deferred : true;
-}
+static bool counts(const Diags *d, int i, bool real) { return real ? !d->items[i].deferred : true; }
 
 int diags_count(const Diags *d) {
     bool real = any_real(d);
@@ -125,7 +122,7 @@ static int shown_order(const Diags *d, int *order) {
     int n = 0;
     for (int i = 0; i < d->len; i++)
         if (counts(d, i, real)) order[n++] = i;
-    for (int i = 1; i < n; i++) {   /* insertion sort: stable, lists are short */
+    for (int i = 1; i < n; i++) { /* insertion sort: stable, lists are short */
         int x = order[i], j = i - 1;
         while (j >= 0 && d->items[order[j]].span.off > d->items[x].span.off) {
             order[j + 1] = order[j];
@@ -187,7 +184,8 @@ void diags_print(const Diags *d, FILE *out) {
         if (g->help) fprintf(out, "help: %s\n", g->help);
     }
     int total = diags_count(d);
-    if (total > n) fprintf(out, "... and %d more error%s not shown\n", total - n, total - n == 1 ? "" : "s");
+    if (total > n)
+        fprintf(out, "... and %d more error%s not shown\n", total - n, total - n == 1 ? "" : "s");
     if (total > 0)
         fprintf(out, "%d error%s (cairn explain CODE says more)\n", total, total == 1 ? "" : "s");
     free(order);

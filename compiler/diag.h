@@ -29,11 +29,11 @@ typedef enum Code {
 } Code;
 
 typedef struct CodeInfo {
-    const char *text;       /* "E-CAST" */
-    const char *title;      /* one line */
-    const char *rule;       /* the rule, a paragraph */
-    const char *refused;    /* a program refused with this code */
-    const char *accepted;   /* the same program, fixed */
+    const char *text;     /* "E-CAST" */
+    const char *title;    /* one line */
+    const char *rule;     /* the rule, a paragraph */
+    const char *refused;  /* a program refused with this code */
+    const char *accepted; /* the same program, fixed */
 } CodeInfo;
 
 const CodeInfo *diag_code_info(Code c);
@@ -44,19 +44,20 @@ typedef struct Diag {
     Code code;
     Span span;
     char *message;
-    char *help;             /* NULL when none */
+    char *help; /* NULL when none */
     bool deferred;
-    Span note_span;         /* a second place that explains the first (diag_note) */
-    char *note;             /* NULL when none */
+    Span note_span; /* a second place that explains the first (diag_note) */
+    char *note;     /* NULL when none */
 } Diag;
 
 typedef struct Diags {
-    const SourceFile *src;  /* for the source line under each message; may be NULL */
+    const SourceFile *src; /* for the source line under each message; may be NULL */
     Diag *items;
     int len, cap;
-    int limit;              /* errors kept at most (default 50); more are counted */
+    int limit; /* errors kept at most (default 50); more are counted */
     int dropped;
-    struct Program *keep;   /* a refused program whose source the messages show; freed by diags_free */
+    struct Program
+        *keep; /* a refused program whose source the messages show; freed by diags_free */
 } Diags;
 
 void diags_init(Diags *d, const SourceFile *src);
@@ -72,11 +73,11 @@ void diag_note(Diags *d, Span span, const char *fmt, ...) __attribute__((format(
 void diag_deferred(Diags *d, Span span, Code code, const char *help, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 /* Errors that count: the non-deferred ones, or the deferred ones when those are all. */
-int  diags_count(const Diags *d);
+int diags_count(const Diags *d);
 bool diags_has_errors(const Diags *d);
 /* Prints what counts, sorted by position, then a summary line. */
 void diags_print(const Diags *d, FILE *out);
 /* The codes that count, in printing order (for tests and tools); returns how many. */
-int  diags_codes(const Diags *d, Code *out, int max);
+int diags_codes(const Diags *d, Code *out, int max);
 
 #endif

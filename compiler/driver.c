@@ -30,9 +30,9 @@
 /* The C compiler as found on this machine. */
 typedef struct cc_info {
     char *path;
-    char name[16];     /* "gcc" or "clang" */
-    char version[64];  /* e.g. "12.2.0" */
-    char banner[256];  /* first line of --version, part of the cache keys */
+    char name[16];    /* "gcc" or "clang" */
+    char version[64]; /* e.g. "12.2.0" */
+    char banner[256]; /* first line of --version, part of the cache keys */
 } cc_info;
 
 static int fail(driver_error *err, int status, const char *fmt, ...)
@@ -70,8 +70,11 @@ static int canonical_sanitize(const char *text, const char **canonical) {
         p += n + (p[n] == ',');
     }
     if (thread && (address || undefined)) return -1;
-    *canonical = thread ? "thread" : address && undefined ? "address,undefined"
-               : address ? "address" : undefined ? "undefined" : NULL;
+    *canonical = thread                 ? "thread"
+                 : address && undefined ? "address,undefined"
+                 : address              ? "address"
+                 : undefined            ? "undefined"
+                                        : NULL;
     return *canonical ? 0 : -1;
 }
 
@@ -99,13 +102,14 @@ int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, driver_
         const char *value;
         if (take_value(argc, argv, i, &value, err) < 0) return -1;
         if (canonical_sanitize(value, &opt->sanitize) != 0)
-            return fail(err, -1, "--sanitize takes address,undefined or thread, not '%s'",
-                        value), -1;
+            return fail(err, -1, "--sanitize takes address,undefined or thread, not '%s'", value),
+                   -1;
         return 1;
     }
     if (a[0] == '-' && a[1] == 'O') {
         if (a[2] < '0' || a[2] > '3' || a[3])
-            return fail(err, -1, "unknown optimization flag '%s' (use -O0, -O1, -O2 or -O3)", a), -1;
+            return fail(err, -1, "unknown optimization flag '%s' (use -O0, -O1, -O2 or -O3)", a),
+                   -1;
         opt->opt_level = a[2] - '0';
         opt->opt_set = 1;
         return 1;
@@ -118,8 +122,11 @@ int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, driver_
         const char *value;
         if (take_value(argc, argv, i, &value, err) < 0) return -1;
         if (!valid_target(value))
-            return fail(err, -1, "--target takes host or a CUDA architecture sm_NN (sm_80, sm_89, "
-                        "sm_90, sm_120), not '%s'", value), -1;
+            return fail(err, -1,
+                        "--target takes host or a CUDA architecture sm_NN (sm_80, sm_89, "
+                        "sm_90, sm_120), not '%s'",
+                        value),
+                   -1;
         opt->target = value;
         return 1;
     }
@@ -135,10 +142,11 @@ static bool cuda_build(const build_options *opt) {
 static void compile_flags(const build_options *opt, strvec *flags) {
     char olevel[8];
     snprintf(olevel, sizeof olevel, "-O%d", opt->opt_set ? opt->opt_level : 2);
-    const char *base[] = {"-std=c11", olevel, "-Wall", "-Wextra", "-Werror",
+    const char *base[] = {"-std=c11",          olevel,          "-Wall", "-Wextra", "-Werror",
                           "-ffp-contract=off", "-fno-fast-math"};
     for (size_t k = 0; k < sizeof base / sizeof *base; k++) sv_push(flags, base[k]);
-    if (cuda_build(opt)) sv_push(flags, "-DCAIRN_CUDA=1");  /* cairn_device.h: device memory by cudart */
+    if (cuda_build(opt))
+        sv_push(flags, "-DCAIRN_CUDA=1"); /* cairn_device.h: device memory by cudart */
     if (!opt->sanitize) return;
     if (strcmp(opt->sanitize, "thread") == 0) {
         sv_push(flags, "-fsanitize=thread");
@@ -164,8 +172,10 @@ static int cache_dir(const char *sub, char out[PATH_MAX], driver_error *err) {
     else if (home && *home) n = pathf(out, "%s/.cache/cairn/%s", home, sub);
     else n = pathf(out, "/tmp/cairn-cache-%ld/%s", (long)getuid(), sub);
     if (n >= PATH_MAX || fs_mkdirs(out) != 0)
-        return fail(err, DRIVER_USAGE, "cannot create the build cache %s: %s (set CAIRN_CACHE "
-                    "to a writable folder)", out, strerror(errno));
+        return fail(err, DRIVER_USAGE,
+                    "cannot create the build cache %s: %s (set CAIRN_CACHE "
+                    "to a writable folder)",
+                    out, strerror(errno));
     return 0;
 }
 
@@ -198,17 +208,22 @@ static int cc_discover(const char *requested, cc_info *cc, driver_error *err) {
     if (requested) cc->path = fs_which(requested);
     for (size_t k = 0; !requested && !cc->path && k < 3; k++) cc->path = fs_which(candidates[k]);
     if (!cc->path)
-        return requested ? fail(err, DRIVER_USAGE, "C compiler '%s' not found on PATH "
-                                "(install it, or pass --cc gcc or --cc clang)", requested)
-                         : fail(err, DRIVER_USAGE, "no C compiler found on PATH (install gcc "
+        return requested ? fail(err, DRIVER_USAGE,
+                                "C compiler '%s' not found on PATH "
+                                "(install it, or pass --cc gcc or --cc clang)",
+                                requested)
+                         : fail(err, DRIVER_USAGE,
+                                "no C compiler found on PATH (install gcc "
                                 "or clang, or pass --cc PATH)");
     char *text = NULL;
     if (version_text(cc->path, "cc", &text, err)) return DRIVER_USAGE;
-    if (!text) return fail(err, DRIVER_USAGE, "'%s --version' failed: is it a C compiler?", cc->path);
+    if (!text)
+        return fail(err, DRIVER_USAGE, "'%s --version' failed: is it a C compiler?", cc->path);
     snprintf(cc->banner, sizeof cc->banner, "%.*s", (int)strcspn(text, "\n"), text);
     snprintf(cc->name, sizeof cc->name, "%s", strstr(cc->banner, "clang") ? "clang" : "gcc");
     const char *v = cc->banner;
-    while (*v && !(v[0] >= '0' && v[0] <= '9' && strchr(v, '.') && (v == cc->banner || v[-1] == ' ' || v[-1] == '(')))
+    while (*v && !(v[0] >= '0' && v[0] <= '9' && strchr(v, '.') &&
+                   (v == cc->banner || v[-1] == ' ' || v[-1] == '(')))
         v++;
     snprintf(cc->version, sizeof cc->version, "%.*s", (int)strspn(v, "0123456789."), v);
     free(text);
@@ -220,15 +235,15 @@ static int compile_failure(const char *what, const char *log, driver_error *err)
     char *text = fs_read(log, NULL);
     if (text) fputs(text, stderr);
     free(text);
-    return fail(err, DRIVER_INTERNAL, "the C compiler rejected %s (a bug in cairn; log: %s)",
-                what, log);
+    return fail(err, DRIVER_INTERNAL, "the C compiler rejected %s (a bug in cairn; log: %s)", what,
+                log);
 }
 
 /* ---- nvcc (CUDA builds) ---------------------------------------------------------- */
 
 typedef struct nvcc_info {
     char *path;
-    char version[32];   /* e.g. "13.0.48", from `nvcc --version` */
+    char version[32]; /* e.g. "13.0.48", from `nvcc --version` */
 } nvcc_info;
 
 /* $CAIRN_NVCC when set (tests point it at a missing file), else nvcc on PATH, in
@@ -240,13 +255,15 @@ static int nvcc_discover(nvcc_info *nv, driver_error *err) {
         nv->path = access(forced, X_OK) == 0 ? fs_absolute(forced) : NULL;
     } else {
         nv->path = fs_which("nvcc");
-        if (!nv->path && home && *home && pathf(path, "%s/bin/nvcc", home) > 0 && access(path, X_OK) == 0)
+        if (!nv->path && home && *home && pathf(path, "%s/bin/nvcc", home) > 0 &&
+            access(path, X_OK) == 0)
             nv->path = strdup(path);
         if (!nv->path && access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
             nv->path = strdup("/usr/local/cuda/bin/nvcc");
     }
     if (!nv->path)
-        return fail(err, DRIVER_USAGE, "nvcc not found (install the CUDA toolkit, put nvcc on PATH "
+        return fail(err, DRIVER_USAGE,
+                    "nvcc not found (install the CUDA toolkit, put nvcc on PATH "
                     "or set CUDA_HOME; --emulate runs the device work on host threads instead)");
     char *text = NULL;
     if (version_text(nv->path, "nvcc", &text, err)) return DRIVER_USAGE;
@@ -267,9 +284,17 @@ static void nvcc_flags(const build_options *opt, strvec *flags) {
     char arch[32], olevel[8];
     snprintf(arch, sizeof arch, "-arch=%s", opt->target);
     snprintf(olevel, sizeof olevel, "-O%d", opt->opt_set ? opt->opt_level : 2);
-    const char *base[] = {arch, "-std=c++17", olevel, "--fmad=false", "-prec-div=true",
-                          "-prec-sqrt=true", "-ftz=false", "-Werror", "all-warnings",
-                          "-Xcompiler", "-Wall,-Wextra,-ffp-contract=off,-fno-fast-math",
+    const char *base[] = {arch,
+                          "-std=c++17",
+                          olevel,
+                          "--fmad=false",
+                          "-prec-div=true",
+                          "-prec-sqrt=true",
+                          "-ftz=false",
+                          "-Werror",
+                          "all-warnings",
+                          "-Xcompiler",
+                          "-Wall,-Wextra,-ffp-contract=off,-fno-fast-math",
                           "-DCAIRN_CUDA=1"};
     for (size_t k = 0; k < sizeof base / sizeof *base; k++) sv_push(flags, base[k]);
 }
@@ -295,7 +320,9 @@ static void runtime_digest(char hex[65]) {
  * included). cairn_trap.c is
  * always needed. Only what is needed is compiled, so e.g. the bracket GEMM costs
  * nothing to a program without one. */
-static bool is_ident(char c) { return c == '_' || (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z'); }
+static bool is_ident(char c) {
+    return c == '_' || (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z');
+}
 
 /* Does `text` hold `name` as a word (whole == true) or as the start of a word? */
 static bool mentions(const char *text, const char *name, size_t len, bool whole) {
@@ -309,11 +336,13 @@ static bool names_from(const char *file, const char *src, const char *text) {
     char stem[128];
     snprintf(stem, sizeof stem, "%.*s", (int)strcspn(file, "."), file);
     if (mentions(text, stem, strlen(stem), false)) return true;
-    for (const char *line = src; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+    for (const char *line = src; line && *line;
+         line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
         if (!is_ident(*line) || strncmp(line, "static", 6) == 0 || strncmp(line, "typedef", 7) == 0)
             continue;
         const char *end = strchr(line, '\n');
-        for (const char *p = strstr(line, "cairn_"); p && (!end || p < end); p = strstr(p + 1, "cairn_")) {
+        for (const char *p = strstr(line, "cairn_"); p && (!end || p < end);
+             p = strstr(p + 1, "cairn_")) {
             size_t n = 0;
             while (is_ident(p[n])) n++;
             if ((p > line && is_ident(p[-1])) || (p[n] != '(' && p[n] != ',')) continue;
@@ -372,7 +401,7 @@ static pid_t runtime_compile_start(const cc_info *cc, const strvec *flags, const
     if (exists(path)) return 0;
     strvec argv = {0};
     sv_push(&argv, cc->path);
-    for (size_t f = 0; f < flags->len; f++)  /* the project's own build vets warnings */
+    for (size_t f = 0; f < flags->len; f++) /* the project's own build vets warnings */
         if (strcmp(flags->items[f], "-Werror") != 0) sv_push(&argv, flags->items[f]);
     const char *tail[] = {"-D_GNU_SOURCE", "-I.", "-c", name, "-o", tmp};
     for (size_t t = 0; t < 6; t++) sv_push(&argv, tail[t]);
@@ -390,7 +419,8 @@ static int runtime_compile(const cc_info *cc, const strvec *flags, const char *d
     size_t started = 0;
     for (size_t k = 0; k < cairn_runtime_file_count && started < 64; k++)
         if (needed[k] && is_c_source(cairn_runtime_files[k].name))
-            pids[started++] = runtime_compile_start(cc, flags, dir, cairn_runtime_files[k].name, &names);
+            pids[started++] =
+                runtime_compile_start(cc, flags, dir, cairn_runtime_files[k].name, &names);
     int status = 0;
     for (size_t k = 0; k < started; k++) {
         char path[PATH_MAX], tmp[PATH_MAX], log[PATH_MAX];
@@ -460,7 +490,8 @@ static int write_c(const build_options *opt, const lower_output *lo, const char 
             if (half && !text->len) continue;
             pathf(path, "%s/%s%s", dirs[d], stem, half ? "_dev.cu" : ".c");
             if (fs_mkdirs(dirs[d]) != 0 || fs_write_atomic(path, text->data, text->len) != 0)
-                return fail(err, DRIVER_USAGE, "%scannot write %s: %s", what, path, strerror(errno));
+                return fail(err, DRIVER_USAGE, "%scannot write %s: %s", what, path,
+                            strerror(errno));
         }
     }
     return 0;
@@ -509,7 +540,7 @@ static int compile_cuda(const cc_info *cc, const nvcc_info *nv, const strvec *fl
     const char *dev_tail[] = {include, "-c", dev_src, "-o", dev_obj};
     for (size_t k = 0; k < 5; k++) sv_push(&dev, dev_tail[k]);
     sv_push(&link, nv->path);
-    sv_push(&link, nv_flags->items[0]);  /* -arch=sm_NN */
+    sv_push(&link, nv_flags->items[0]); /* -arch=sm_NN */
     sv_push(&link, obj);
     sv_push(&link, dev_obj);
     for (size_t k = 0; k < objects->len; k++) sv_push(&link, objects->items[k]);
@@ -517,7 +548,8 @@ static int compile_cuda(const cc_info *cc, const nvcc_info *nv, const strvec *fl
     for (size_t k = 0; k < 7; k++) sv_push(&link, link_tail[k]);
     int status = 0;
     pathf(log, "%s/%s.log", c_dir, stem);
-    if (proc_run(host.items, c_dir, log) != 0) status = compile_failure("the generated C", log, err);
+    if (proc_run(host.items, c_dir, log) != 0)
+        status = compile_failure("the generated C", log, err);
     pathf(log, "%s/%s_dev.log", c_dir, stem);
     if (!status && proc_run(dev.items, c_dir, log) != 0)
         status = compile_failure("the generated CUDA C++ (nvcc)", log, err);
@@ -533,11 +565,11 @@ static int compile_cuda(const cc_info *cc, const nvcc_info *nv, const strvec *fl
 /* Checks the output can be written before any work is done; out_abs gets its path. */
 static int probe_output(const char *output, char **out_abs, driver_error *err) {
     *out_abs = fs_absolute(output);
-    if (!*out_abs)
-        return fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
+    if (!*out_abs) return fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
     struct stat st;
     if (stat(*out_abs, &st) == 0 && S_ISDIR(st.st_mode))
-        return fail(err, DRIVER_USAGE, "cannot write %s: it is a folder (give -o a file name)", output);
+        return fail(err, DRIVER_USAGE, "cannot write %s: it is a folder (give -o a file name)",
+                    output);
     char probe[PATH_MAX];
     pathf(probe, "%s.probe.%ld", *out_abs, (long)getpid());
     FILE *f = fopen(probe, "w");
@@ -556,19 +588,30 @@ static int write_receipt(const build_options *opt, const char *output, const cc_
         return fail(err, DRIVER_USAGE, "cannot read back %s: %s", output, strerror(errno));
     strvec link = {0};
     for (size_t k = 0; k < sizeof link_libs / sizeof *link_libs; k++) sv_push(&link, link_libs[k]);
-    receipt_info info = {opt->source, src_sha, output, out_sha, rt_digest, cc->name,
-                         cc->version, flags, &link, opt->sanitize, lo->numerics,
+    receipt_info info = {opt->source,
+                         src_sha,
+                         output,
+                         out_sha,
+                         rt_digest,
+                         cc->name,
+                         cc->version,
+                         flags,
+                         &link,
+                         opt->sanitize,
+                         lo->numerics,
                          opt->target ? opt->target : "host",
                          opt->emulate || (lo->has_device && !nv->path),
-                         nv->path ? nv->version : NULL, nv_flags};
+                         nv->path ? nv->version : NULL,
+                         nv_flags};
     char *text = receipt_render(&info);
     sv_free(&link);
     char path[PATH_MAX];
     pathf(path, "%s.receipt.json", out_abs);
     int ok = fs_write_atomic(path, text, strlen(text)) == 0;
     free(text);
-    return ok ? 0 : fail(err, DRIVER_USAGE, "cannot write %s.receipt.json: %s", output,
-                         strerror(errno));
+    return ok ? 0
+              : fail(err, DRIVER_USAGE, "cannot write %s.receipt.json: %s", output,
+                     strerror(errno));
 }
 
 /* Loads and checks the program once, then lowers the checked program. */
@@ -594,12 +637,13 @@ static int compile_and_link(const build_options *opt, const char *output, const 
     runtime_digest(rt_digest);
     source_stem(opt->source, stem);
     strvec objects = {0};
-    strbuf program = {0};  /* what the runtime scan reads: both halves */
+    strbuf program = {0}; /* what the runtime scan reads: both halves */
     sb_append(&program, lo->c.data ? lo->c.data : "", lo->c.len);
     sb_append(&program, lo->cu.data ? lo->cu.data : "", lo->cu.len);
-    for (size_t k = 0; cuda && k < cairn_runtime_file_count; k++)  /* what the .cu's runtime calls */
+    for (size_t k = 0; cuda && k < cairn_runtime_file_count; k++) /* what the .cu's runtime calls */
         if (strcmp(cairn_runtime_files[k].name, "cairn_device_cuda.h") == 0)
-            sb_append(&program, (const char *)cairn_runtime_files[k].data, cairn_runtime_files[k].size);
+            sb_append(&program, (const char *)cairn_runtime_files[k].data,
+                      cairn_runtime_files[k].size);
     int status = runtime_ensure(cc, flags, rt_digest, program.data ? program.data : "", rt_dir,
                                 &objects, err);
     sb_free(&program);
@@ -656,8 +700,10 @@ static int check_source(const build_options *opt, driver_error *err) {
     if (opt->emit_only && !opt->emit_c_dir)
         return fail(err, DRIVER_USAGE, "--emit-only writes the generated code: give --emit-c DIR");
     if (cuda_build(opt) && opt->sanitize)
-        return fail(err, DRIVER_USAGE, "--sanitize checks host builds: add --emulate to run %s's "
-                    "device work on host threads under the sanitizer", opt->target);
+        return fail(err, DRIVER_USAGE,
+                    "--sanitize checks host builds: add --emulate to run %s's "
+                    "device work on host threads under the sanitizer",
+                    opt->target);
     return 0;
 }
 

@@ -36,9 +36,9 @@ typedef struct build_options {
     const char *emit_c_dir; /* --emit-c DIR: also write the generated C there */
     int opt_level;          /* -O0..-O3; -1 (or 0-initialised opt_set == 0): 2 */
     int opt_set;
-    const char *target;     /* --target host|sm_NN; NULL: host */
-    int emulate;            /* --emulate: device work on host threads, built by the C compiler */
-    int emit_only;          /* --emit-only: write --emit-c's files and stop (no compiler runs) */
+    const char *target; /* --target host|sm_NN; NULL: host */
+    int emulate;        /* --emulate: device work on host threads, built by the C compiler */
+    int emit_only;      /* --emit-only: write --emit-c's files and stop (no compiler runs) */
 } build_options;
 
 /* Error text for the caller to print, one line. */

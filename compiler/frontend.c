@@ -29,14 +29,25 @@ char *cairn_read_file(const char *path, size_t *len) {
         n += got;
         if (n + 1 < cap) break;
         char *bigger = realloc(buf, cap * 2);
-        if (!bigger) { free(buf); buf = NULL; break; }
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
         buf = bigger;
         cap *= 2;
     }
     int err = ferror(f) ? EIO : 0;
     fclose(f);
-    if (buf && err) { free(buf); buf = NULL; errno = err; }
-    if (buf) { buf[n] = '\0'; *len = n; }
+    if (buf && err) {
+        free(buf);
+        buf = NULL;
+        errno = err;
+    }
+    if (buf) {
+        buf[n] = '\0';
+        *len = n;
+    }
     return buf;
 }
 

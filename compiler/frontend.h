@@ -27,7 +27,7 @@ char *cairn_read_file(const char *path, size_t *len);
 
 /* The stages, for tools that need only some. */
 Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d);
-bool     cairn_check(Program *p, Diags *d);
+bool cairn_check(Program *p, Diags *d);
 
 /* derive grad: the checker calls this for each `derive grad` item after the target
  * function checked cleanly. It appends the derived function(s) to p (program_add_item);

@@ -58,7 +58,8 @@ bool grad_wrt(Item *fn, const Item *derive, bool *mask, Diags *d) {
                                   "%s has no f32 or f64 parameter to differentiate", fn->name);
     }
     if (!derive->u.derive.nwrt)
-        return refuse_list(d, derive->span, "name at least one parameter, or write derive grad for f;",
+        return refuse_list(d, derive->span,
+                           "name at least one parameter, or write derive grad for f;",
                            "the list of %s's parameters is empty", fn->name);
     for (int k = 0; k < derive->u.derive.nwrt; k++) {
         const char *name = derive->u.derive.wrt[k];
@@ -70,8 +71,10 @@ bool grad_wrt(Item *fn, const Item *derive, bool *mask, Diags *d) {
         if (mask[i])
             return refuse_list(d, sp, "name each parameter once", "%s is named twice", name);
         if (grad_param_is_float_view(fn->u.fn.params[i], ACCESS_RW))
-            return refuse_list(d, sp, "leave it out: the gradient with respect to what f writes comes in as its d_ view",
-                               "%s is a view the function writes, not an input", name);
+            return refuse_list(
+                d, sp,
+                "leave it out: the gradient with respect to what f writes comes in as its d_ view",
+                "%s is a view the function writes, not an input", name);
         if (!differentiable(fn->u.fn.params[i]))
             return refuse_list(d, sp, "name only f32 or f64 parameters and ro views of them",
                                "%s is not a float parameter: it has no adjoint", name);
@@ -84,7 +87,8 @@ bool grad_wrt(Item *fn, const Item *derive, bool *mask, Diags *d) {
 
 static Item *find_fn(Program *p, const char *name) {
     for (int i = 0; i < p->nitems; i++)
-        if (p->items[i]->kind == ITEM_FN && strcmp(p->items[i]->name, name) == 0) return p->items[i];
+        if (p->items[i]->kind == ITEM_FN && strcmp(p->items[i]->name, name) == 0)
+            return p->items[i];
     return NULL;
 }
 
@@ -93,7 +97,8 @@ static bool check_target(Grad *g, Item *fn) {
     Span sp = derive->u.derive.target_span;
     const char *name = derive->u.derive.target;
     if (!fn) {
-        diag_error(g->diags, sp, E_GRAD, "name a function of this program", "no function named %s", name);
+        diag_error(g->diags, sp, E_GRAD, "name a function of this program", "no function named %s",
+                   name);
         return false;
     }
     if (grad_derive_of(g->prog, fn) != derive) {
@@ -141,9 +146,15 @@ static void signature(Grad *g, Item *out) {
     }
     if (g->has_seed) ps[k++] = new_param(g, g->seed, fn->u.fn.ret, g->derive->span);
     for (int i = 0; i < n; i++)
-        if (g->wrt[i]) ps[k++] = new_param(g, g->d_param[i], adjoint_type(g, fn->u.fn.params[i]->type, ACCESS_RW), fn->u.fn.params[i]->span);
+        if (g->wrt[i])
+            ps[k++] =
+                new_param(g, g->d_param[i], adjoint_type(g, fn->u.fn.params[i]->type, ACCESS_RW),
+                          fn->u.fn.params[i]->span);
     for (int i = 0; i < n; i++)
-        if (g->writes[i]) ps[k++] = new_param(g, g->d_param[i], adjoint_type(g, fn->u.fn.params[i]->type, ACCESS_RO), fn->u.fn.params[i]->span);
+        if (g->writes[i])
+            ps[k++] =
+                new_param(g, g->d_param[i], adjoint_type(g, fn->u.fn.params[i]->type, ACCESS_RO),
+                          fn->u.fn.params[i]->span);
     out->u.fn.params = ps;
     out->u.fn.nparams = k;
 }
@@ -157,7 +168,8 @@ static void emit_return(Grad *g, const Stmt *s, Path *path, StmtList *out) {
     const Expr *v = s->u.ret.value;
     Expr *result = NULL;
     if (v) {
-        grad_stmts_push(out, grad_mk_let(g, g->result, false, g->fn->u.fn.ret, grad_clone_expr(g, v)));
+        grad_stmts_push(out,
+                        grad_mk_let(g, g->result, false, g->fn->u.fn.ret, grad_clone_expr(g, v)));
         result = grad_mk_name(g, g->result, v->span);
     }
     grad_sweep_path(g, path->v, path->n, v, out);
@@ -190,9 +202,15 @@ static Block *copy_block(Grad *g, const Block *b, Path *path, bool top) {
     bool returned = false;
     for (int i = 0; i < b->nstmts && !returned && !g->failed; i++) {
         Stmt *s = b->stmts[i];
-        if (s->kind == STMT_RETURN) { emit_return(g, s, path, &out); returned = true; }
-        else if (s->kind == STMT_IF && grad_has_return(s)) grad_stmts_push(&out, copy_if(g, s, path));
-        else { grad_stmts_push(&out, grad_clone_stmt(g, s)); grad_stmts_push(path, s); }
+        if (s->kind == STMT_RETURN) {
+            emit_return(g, s, path, &out);
+            returned = true;
+        } else if (s->kind == STMT_IF && grad_has_return(s))
+            grad_stmts_push(&out, copy_if(g, s, path));
+        else {
+            grad_stmts_push(&out, grad_clone_stmt(g, s));
+            grad_stmts_push(path, s);
+        }
     }
     if (top && !returned && !g->failed) grad_sweep_path(g, path->v, path->n, NULL, &out);
     path->n = mark;
@@ -209,7 +227,8 @@ static void name_adjoints(Grad *g) {
     g->result = grad_fresh_name(g, "result");
     for (int i = 0; i < fn->u.fn.nparams; i++)
         if (g->wrt[i] || g->writes[i])
-            g->d_param[i] = grad_fresh_name(g, arena_printf(g->arena, "d_%s", fn->u.fn.params[i]->name));
+            g->d_param[i] =
+                grad_fresh_name(g, arena_printf(g->arena, "d_%s", fn->u.fn.params[i]->name));
 }
 
 static bool derive(Grad *g) {
@@ -227,7 +246,8 @@ static bool derive(Grad *g) {
     if (!g->has_seed && !outputs) {
         diag_error(g->diags, g->derive->u.derive.target_span, E_GRAD,
                    "differentiate a function that returns f32 or f64 or writes a float view",
-                   "%s neither returns a float nor writes a float view: it has no gradient", fn->name);
+                   "%s neither returns a float nor writes a float view: it has no gradient",
+                   fn->name);
         return false;
     }
     name_adjoints(g);
@@ -249,8 +269,9 @@ static bool derive(Grad *g) {
 }
 
 bool cairn_derive_grad(Program *p, Item *item, Diags *d) {
-    Grad g = { .prog = p, .arena = p->arena, .diags = d, .derive = item };
-    Item *fn = item->u.derive.target_fn ? item->u.derive.target_fn : find_fn(p, item->u.derive.target);
+    Grad g = {.prog = p, .arena = p->arena, .diags = d, .derive = item};
+    Item *fn =
+        item->u.derive.target_fn ? item->u.derive.target_fn : find_fn(p, item->u.derive.target);
     bool ok = false;
     if (check_target(&g, fn)) {
         g.fn = fn;

@@ -11,7 +11,10 @@
 void *grad_grow(void *v, int *cap, size_t elem) {
     *cap = *cap ? *cap * 2 : 8;
     void *p = realloc(v, elem * (size_t)*cap);
-    if (!p) { fputs("cairn: out of memory\n", stderr); abort(); }
+    if (!p) {
+        fputs("cairn: out of memory\n", stderr);
+        abort();
+    }
     return p;
 }
 
@@ -151,7 +154,7 @@ Expr *grad_clone_expr(Grad *g, const Expr *e) {
         c->u.reduce.body = grad_clone_expr(g, e->u.reduce.body);
         c->u.reduce.into = grad_clone_expr(g, e->u.reduce.into);
         break;
-    default: break;     /* literals and `zeroed` carry no children */
+    default: break; /* literals and `zeroed` carry no children */
     }
     return c;
 }
@@ -213,7 +216,8 @@ Stmt *grad_clone_stmt(Grad *g, const Stmt *s) {
         c->u.blocks.body = grad_clone_block(g, s->u.blocks.body);
         break;
     case STMT_RETURN: c->u.ret.value = grad_clone_expr(g, s->u.ret.value); break;
-    case STMT_BUFFER: case STMT_SHARED:
+    case STMT_BUFFER:
+    case STMT_SHARED:
         c->u.alloc.sym = NULL;
         c->u.alloc.count = grad_clone_expr(g, s->u.alloc.count);
         c->u.alloc.init = grad_clone_expr(g, s->u.alloc.init);
@@ -277,15 +281,22 @@ static void names_in_expr(Grad *g, const Expr *e) { grad_each_reduce(g, e, use_b
 
 static void names_in_stmt(Grad *g, const Stmt *s) {
     switch (s->kind) {
-    case STMT_LET: grad_names_use(g, s->u.let.name); names_in_expr(g, s->u.let.init); break;
+    case STMT_LET:
+        grad_names_use(g, s->u.let.name);
+        names_in_expr(g, s->u.let.init);
+        break;
     case STMT_ASSIGN: names_in_expr(g, s->u.assign.value); break;
     case STMT_RETURN: names_in_expr(g, s->u.ret.value); break;
-    case STMT_BUFFER: case STMT_SHARED: grad_names_use(g, s->u.alloc.name); break;
+    case STMT_BUFFER:
+    case STMT_SHARED: grad_names_use(g, s->u.alloc.name); break;
     case STMT_IF:
         names_in_block(g, s->u.if_.then);
         if (s->u.if_.els) names_in_stmt(g, s->u.if_.els);
         break;
-    case STMT_FOR: grad_names_use(g, s->u.for_.b.var); names_in_block(g, s->u.for_.body); break;
+    case STMT_FOR:
+        grad_names_use(g, s->u.for_.b.var);
+        names_in_block(g, s->u.for_.body);
+        break;
     case STMT_PARALLEL:
         grad_names_use(g, s->u.parallel.b.var);
         names_in_block(g, s->u.parallel.body);

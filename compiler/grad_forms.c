@@ -28,28 +28,28 @@
 
 typedef struct Sum {
     const Symbol *sym;
-    int depth;              /* loops around its let */
-    const Stmt *loop;       /* the one loop that adds into it (NULL: not yet seen) */
-    bool done;              /* that loop has ended: reads are its final value */
+    int depth;        /* loops around its let */
+    const Stmt *loop; /* the one loop that adds into it (NULL: not yet seen) */
+    bool done;        /* that loop has ended: reads are its final value */
 } Sum;
 
 typedef struct Walk {
     Grad *g;
-    bool validate;          /* first pass: refuse bad forms; later passes only grow */
+    bool validate; /* first pass: refuse bad forms; later passes only grow */
     bool changed;
-    const Stmt *loops[64];  /* enclosing loops and regions, outermost first */
+    const Stmt *loops[64]; /* enclosing loops and regions, outermost first */
     int depth;
-    int plain_if;           /* inside a branch that does not return, of an if that does */
-    int *counts;            /* writes per parameter on this way through the loop body
+    int plain_if; /* inside a branch that does not return, of an if that does */
+    int *counts;  /* writes per parameter on this way through the loop body
                              * (outside loops: loops that write it on this path) */
     Sum *sums;
     int nsums, capsums;
-    const Symbol **assigned;    /* every local some statement assigns */
+    const Symbol **assigned; /* every local some statement assigns */
     int nassigned, capassigned;
 } Walk;
 
 void grad_refuse(Grad *g, Span sp, Code code, const char *help, const char *fmt, ...) {
-    if (g->failed) return;          /* one diagnostic per derive: the first mistake */
+    if (g->failed) return; /* one diagnostic per derive: the first mistake */
     g->failed = true;
     char msg[512];
     va_list ap;
@@ -69,7 +69,7 @@ static bool add_active(Grad *g, const Symbol *sym, const char *adj, const void *
     if (grad_active_of(g, sym)) return false;
     if (g->nact == g->capact) g->act = grad_grow(g->act, &g->capact, sizeof *g->act);
     if (!adj) adj = grad_fresh_name(g, arena_printf(g->arena, "d_%s", sym->name));
-    g->act[g->nact++] = (Active){ sym, adj, region };
+    g->act[g->nact++] = (Active){sym, adj, region};
     return true;
 }
 
@@ -80,7 +80,8 @@ bool grad_expr_active(const Grad *g, const Expr *e) {
     switch (e->kind) {
     case EXPR_INDEX: return grad_expr_active(g, e->u.index.base);
     case EXPR_UNARY: return grad_expr_active(g, e->u.unary.operand);
-    case EXPR_BINARY: return grad_expr_active(g, e->u.binary.lhs) || grad_expr_active(g, e->u.binary.rhs);
+    case EXPR_BINARY:
+        return grad_expr_active(g, e->u.binary.lhs) || grad_expr_active(g, e->u.binary.rhs);
     case EXPR_CONVERT: return grad_expr_active(g, e->u.convert.arg);
     case EXPR_REDUCE: return grad_expr_active(g, e->u.reduce.body);
     case EXPR_CALL:
@@ -123,19 +124,19 @@ static void check_name_read(Expr *e, void *ctx) {
     Sum *s = sum_of(w, sym);
     int p = param_index(w->g, sym);
     if (s && !s->done)
-        grad_refuse(w->g, e->span, E_GRAD_FORM,
-                    "read a sum only after the loop that adds into it",
+        grad_refuse(w->g, e->span, E_GRAD_FORM, "read a sum only after the loop that adds into it",
                     "%s is read while its sum is still being added", sym->name);
     else if (p >= 0 && w->g->writes[p])
         grad_refuse(w->g, e->span, E_GRAD_FORM,
                     "read the inputs only: pass what f reads and what it writes as separate views",
                     "%s reads %s, which it writes; its adjoint would need the value "
-                    "before the write", w->g->fn->name, sym->name);
+                    "before the write",
+                    w->g->fn->name, sym->name);
 }
 
 static void check_reads(Walk *w, const Expr *e) {
     if (!e || !w->validate) return;
-    ast_visit_expr((Expr *)e, check_name_read, w);   /* the walk only reads */
+    ast_visit_expr((Expr *)e, check_name_read, w); /* the walk only reads */
 }
 
 static void walk_block(Walk *w, const Block *b);
@@ -159,9 +160,10 @@ static void walk_let(Walk *w, const Stmt *s) {
     if (!type_is_compute_float(sym->type)) return;
     if (!sum_of(w, sym)) {
         if (w->nsums == w->capsums) w->sums = grad_grow(w->sums, &w->capsums, sizeof *w->sums);
-        w->sums[w->nsums++] = (Sum){ sym, w->depth, NULL, !assigned };
+        w->sums[w->nsums++] = (Sum){sym, w->depth, NULL, !assigned};
     }
-    if (grad_expr_active(g, s->u.let.init)) w->changed |= add_active(g, sym, NULL, innermost_region(w));
+    if (grad_expr_active(g, s->u.let.init))
+        w->changed |= add_active(g, sym, NULL, innermost_region(w));
 }
 
 /* acc += e, acc -= e, acc = acc + e, acc = acc - e: the added term, or NULL. */
@@ -191,9 +193,10 @@ static void walk_sum_add(Walk *w, const Stmt *s, Sum *sum) {
     for (int i = sum->depth; i < w->depth; i++)
         if (w->loops[i]->kind == STMT_PARALLEL) loop = NULL;
     if (!loop || (sum->loop && sum->loop != loop) || w->plain_if) {
-        grad_refuse(g, s->span, E_GRAD_FORM,
-                    "add into a sum from one sequential loop: let mut s = 0.0; for i in 0..n { s += e; }",
-                    "%s is not added into by one sequential loop", name);
+        grad_refuse(
+            g, s->span, E_GRAD_FORM,
+            "add into a sum from one sequential loop: let mut s = 0.0; for i in 0..n { s += e; }",
+            "%s is not added into by one sequential loop", name);
         return;
     }
     sum->loop = loop;
@@ -215,7 +218,8 @@ static void walk_write(Walk *w, const Stmt *s, int p) {
                     "write out[i] in the body of the outermost loop or region over i; "
                     "compute the value in the inner loop (a sum) first",
                     "%s is written inside a nested loop: each pass of the outer loop writes "
-                    "it again", name);
+                    "it again",
+                    name);
     else if (s->u.assign.op != ASSIGN_SET || !loop || w->plain_if || idx->kind != EXPR_NAME ||
              idx->u.name.sym != loop_binder(loop))
         grad_refuse(g, s->span, E_GRAD_FORM,
@@ -232,7 +236,10 @@ static void walk_assign(Walk *w, const Stmt *s) {
     const Expr *t = s->u.assign.target;
     if (t->kind == EXPR_NAME) {
         Sum *sum = sum_of(w, t->u.name.sym);
-        if (sum) { walk_sum_add(w, s, sum); return; }
+        if (sum) {
+            walk_sum_add(w, s, sum);
+            return;
+        }
         check_reads(w, s->u.assign.value);
         if (w->validate && t->type && type_is_compute_float(t->type))
             grad_refuse(g, s->span, E_GRAD_FORM,
@@ -242,7 +249,10 @@ static void walk_assign(Walk *w, const Stmt *s) {
     }
     if (t->kind == EXPR_INDEX && t->u.index.base->kind == EXPR_NAME) {
         int p = param_index(g, t->u.index.base->u.name.sym);
-        if (p >= 0 && g->writes[p]) { walk_write(w, s, p); return; }
+        if (p >= 0 && g->writes[p]) {
+            walk_write(w, s, p);
+            return;
+        }
     }
     check_reads(w, t);
     check_reads(w, s->u.assign.value);
@@ -345,7 +355,7 @@ static void walk_loop(Walk *w, const Stmt *s, const Binder *b, const Block *body
     w->loops[w->depth++] = s;
     walk_block(w, body);
     w->depth--;
-    for (int p = 0; p < n && w->depth == 0; p++)   /* outer: loops that write p */
+    for (int p = 0; p < n && w->depth == 0; p++) /* outer: loops that write p */
         if (w->counts[p] && ++outer[p] > 1 && w->validate)
             grad_refuse(w->g, s->span, E_GRAD_FORM,
                         "write each output in one loop or region; compute the values first",
@@ -357,7 +367,8 @@ static void walk_loop(Walk *w, const Stmt *s, const Binder *b, const Block *body
 }
 
 static void refuse_stmt(Walk *w, const Stmt *s, const char *what, const char *help) {
-    if (w->validate) grad_refuse(w->g, s->span, E_GRAD_FORM, help, "%s is not differentiated", what);
+    if (w->validate)
+        grad_refuse(w->g, s->span, E_GRAD_FORM, help, "%s is not differentiated", what);
 }
 
 static void walk_stmt(Walk *w, const Stmt *s) {
@@ -379,7 +390,9 @@ static void walk_stmt(Walk *w, const Stmt *s) {
             refuse_stmt(w, s, "a local float buffer",
                         "pass the buffer as an rw view parameter, or compute with lets and sums");
         break;
-    case STMT_BLOCKS: case STMT_SHARED: case STMT_BARRIER:
+    case STMT_BLOCKS:
+    case STMT_SHARED:
+    case STMT_BARRIER:
         refuse_stmt(w, s, "a cooperative region", "write a parallel region or a loop");
         break;
     case STMT_BLOCK:
@@ -404,7 +417,8 @@ static void note_stmt(Walk *w, const Stmt *s) {
         if (t->kind == EXPR_INDEX) t = t->u.index.base;
         if (t->kind != EXPR_NAME) break;
         int p = param_index(g, t->u.name.sym);
-        if (p >= 0 && s->u.assign.target->kind == EXPR_INDEX && grad_param_is_float_view(g->fn->u.fn.params[p], ACCESS_RW))
+        if (p >= 0 && s->u.assign.target->kind == EXPR_INDEX &&
+            grad_param_is_float_view(g->fn->u.fn.params[p], ACCESS_RW))
             g->writes[p] = true;
         if (w->nassigned == w->capassigned)
             w->assigned = grad_grow(w->assigned, &w->capassigned, sizeof *w->assigned);
@@ -427,13 +441,13 @@ static void note_assigned(Walk *w, const Block *b) {
 }
 
 void grad_find_writes(Grad *g) {
-    Walk w = { .g = g };
+    Walk w = {.g = g};
     note_assigned(&w, g->fn->u.fn.body);
     free(w.assigned);
 }
 
 void grad_find_active(Grad *g) {
-    Walk w = { .g = g, .validate = true };
+    Walk w = {.g = g, .validate = true};
     note_assigned(&w, g->fn->u.fn.body);
     for (int i = 0; i < g->fn->u.fn.nparams; i++)
         if (g->wrt[i]) add_active(g, g->fn->u.fn.params[i]->sym, g->d_param[i], NULL);

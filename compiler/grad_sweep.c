@@ -39,8 +39,7 @@ static Expr *share(Grad *g, Expr *adj, int uses, StmtList *out) {
 static void add_into(Grad *g, Expr *target, Expr *adj, StmtList *out) {
     if (adj->kind == EXPR_UNARY && adj->u.unary.op == UN_NEG)
         grad_stmts_push(out, grad_mk_assign(g, ASSIGN_SUB, target, adj->u.unary.operand));
-    else
-        grad_stmts_push(out, grad_mk_assign(g, ASSIGN_ADD, target, adj));
+    else grad_stmts_push(out, grad_mk_assign(g, ASSIGN_ADD, target, adj));
 }
 
 static void backprop_name(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
@@ -72,7 +71,8 @@ static void backprop_index(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
         free(text);
         return;
     }
-    add_into(g, grad_mk_index(g, grad_mk_name(g, a->adj, base->span), grad_clone_expr(g, idx)), adj, out);
+    add_into(g, grad_mk_index(g, grad_mk_name(g, a->adj, base->span), grad_clone_expr(g, idx)), adj,
+             out);
 }
 
 static void backprop_binary(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
@@ -81,22 +81,30 @@ static void backprop_binary(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     adj = share(g, adj, la + ra, out);
     Expr *adj2 = la && ra ? grad_clone_expr(g, adj) : adj;
     switch (e->u.binary.op) {
-    case BIN_ADD: backprop(g, l, adj, out); backprop(g, r, adj2, out); return;
-    case BIN_SUB: backprop(g, l, adj, out); backprop(g, r, grad_mk_neg(g, adj2), out); return;
+    case BIN_ADD:
+        backprop(g, l, adj, out);
+        backprop(g, r, adj2, out);
+        return;
+    case BIN_SUB:
+        backprop(g, l, adj, out);
+        backprop(g, r, grad_mk_neg(g, adj2), out);
+        return;
     case BIN_MUL:
         if (la) backprop(g, l, grad_mk_binary(g, BIN_MUL, adj, grad_clone_expr(g, r)), out);
         if (ra) backprop(g, r, grad_mk_binary(g, BIN_MUL, grad_clone_expr(g, l), adj2), out);
         return;
-    case BIN_DIV:   /* d(l/r) = dl / r - dr * (l / r) / r */
+    case BIN_DIV: /* d(l/r) = dl / r - dr * (l / r) / r */
         if (la) backprop(g, l, grad_mk_binary(g, BIN_DIV, adj, grad_clone_expr(g, r)), out);
         if (ra) {
             Expr *q = grad_mk_binary(g, BIN_DIV, grad_clone_expr(g, l), grad_clone_expr(g, r));
-            Expr *d = grad_mk_binary(g, BIN_DIV, grad_mk_binary(g, BIN_MUL, adj2, q), grad_clone_expr(g, r));
+            Expr *d = grad_mk_binary(g, BIN_DIV, grad_mk_binary(g, BIN_MUL, adj2, q),
+                                     grad_clone_expr(g, r));
             backprop(g, r, grad_mk_neg(g, d), out);
         }
         return;
     default:
-        grad_refuse(g, e->span, E_GRAD_FORM, "write it with + - * / and the forms of docs/gradients.md",
+        grad_refuse(g, e->span, E_GRAD_FORM,
+                    "write it with + - * / and the forms of docs/gradients.md",
                     "%s on floats is not differentiated", ast_binary_op_text(e->u.binary.op));
     }
 }
@@ -108,7 +116,8 @@ static void backprop_abs(Grad *g, const Expr *x, Expr *adj, StmtList *out) {
     backprop(g, x, grad_mk_neg(g, adj), &neg);
     backprop(g, x, grad_clone_expr(g, adj), &pos);
     Stmt *s = ast_new_stmt(g->arena, STMT_IF, x->span);
-    s->u.if_.cond = grad_mk_binary(g, BIN_LT, grad_clone_expr(g, x), grad_mk_float(g, "0.0", x->span));
+    s->u.if_.cond =
+        grad_mk_binary(g, BIN_LT, grad_clone_expr(g, x), grad_mk_float(g, "0.0", x->span));
     s->u.if_.then = grad_stmts_block(g, &neg, x->span);
     Stmt *els = ast_new_stmt(g->arena, STMT_BLOCK, x->span);
     els->u.block = grad_stmts_block(g, &pos, x->span);
@@ -121,14 +130,23 @@ static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out);
 static void backprop_builtin(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     const Expr *x = e->u.call.nargs ? e->u.call.args[0] : NULL;
     switch (e->u.call.builtin) {
-    case BI_SQRT:   /* d sqrt(x) = dx / (2 sqrt(x)) */
-        backprop(g, x, grad_mk_binary(g, BIN_DIV, adj, grad_mk_binary(g, BIN_MUL, grad_mk_float(g, "2.0", e->span),
-                                                          grad_clone_expr(g, e))), out);
+    case BI_SQRT: /* d sqrt(x) = dx / (2 sqrt(x)) */
+        backprop(g, x,
+                 grad_mk_binary(g, BIN_DIV, adj,
+                                grad_mk_binary(g, BIN_MUL, grad_mk_float(g, "2.0", e->span),
+                                               grad_clone_expr(g, e))),
+                 out);
         return;
     case BI_ABS: backprop_abs(g, x, adj, out); return;
-    case BI_FLOOR: case BI_CEIL: case BI_TRUNC: return;    /* derivative 0 */
-    case BI_MATH_EXP: backprop(g, x, grad_mk_binary(g, BIN_MUL, adj, grad_clone_expr(g, e)), out); return;
-    case BI_MATH_LOG: backprop(g, x, grad_mk_binary(g, BIN_DIV, adj, grad_clone_expr(g, x)), out); return;
+    case BI_FLOOR:
+    case BI_CEIL:
+    case BI_TRUNC: return; /* derivative 0 */
+    case BI_MATH_EXP:
+        backprop(g, x, grad_mk_binary(g, BIN_MUL, adj, grad_clone_expr(g, e)), out);
+        return;
+    case BI_MATH_LOG:
+        backprop(g, x, grad_mk_binary(g, BIN_DIV, adj, grad_clone_expr(g, x)), out);
+        return;
     case BI_NONE: backprop_call(g, e, adj, out); return;
     default:
         grad_refuse(g, e->span, E_GRAD_FORM,
@@ -169,18 +187,28 @@ static void backprop_reduce(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     rename_in_expr(g, e);
     const void *saved_region = g->region;
     const Symbol *saved_lane = g->lane;
-    if (parallel) { g->region = e; g->lane = e->u.reduce.var_sym; }
+    if (parallel) {
+        g->region = e;
+        g->lane = e->u.reduce.var_sym;
+    }
     StmtList body = {0};
     backprop(g, e->u.reduce.body, adj, &body);
     g->region = saved_region;
     g->lane = saved_lane;
     Stmt *s = ast_new_stmt(g->arena, parallel ? STMT_PARALLEL : STMT_FOR, e->span);
     const char *var = grad_name_for(g, e->u.reduce.var_sym, e->u.reduce.var);
-    Binder b = { .var = var ? var : "_", .var_span = e->u.reduce.var_span,
-                 .lo = grad_clone_expr(g, e->u.reduce.lo), .count = grad_clone_expr(g, e->u.reduce.count) };
+    Binder b = {.var = var ? var : "_",
+                .var_span = e->u.reduce.var_span,
+                .lo = grad_clone_expr(g, e->u.reduce.lo),
+                .count = grad_clone_expr(g, e->u.reduce.count)};
     Block *blk = grad_stmts_block(g, &body, e->span);
-    if (parallel) { s->u.parallel.b = b; s->u.parallel.body = blk; }
-    else { s->u.for_.b = b; s->u.for_.body = blk; }
+    if (parallel) {
+        s->u.parallel.b = b;
+        s->u.parallel.body = blk;
+    } else {
+        s->u.for_.b = b;
+        s->u.for_.body = blk;
+    }
     grad_stmts_push(out, s);
 }
 
@@ -190,7 +218,10 @@ static void backprop(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     case EXPR_NAME: backprop_name(g, e, adj, out); return;
     case EXPR_INDEX: backprop_index(g, e, adj, out); return;
     case EXPR_UNARY:
-        if (e->u.unary.op == UN_NEG) { backprop(g, e->u.unary.operand, grad_mk_neg(g, adj), out); return; }
+        if (e->u.unary.op == UN_NEG) {
+            backprop(g, e->u.unary.operand, grad_mk_neg(g, adj), out);
+            return;
+        }
         break;
     case EXPR_BINARY: backprop_binary(g, e, adj, out); return;
     case EXPR_CALL: backprop_builtin(g, e, adj, out); return;
@@ -223,8 +254,8 @@ static Expr *zeroed_buffer(Grad *g, const Expr *call, const Expr *arg, const cha
 
 /* The adjoint argument for parameter p of the callee, bound to arg; after the call,
  * `after` propagates it into arg's own adjoint. */
-static Expr *call_adjoint(Grad *g, const Expr *call, const Param *p, const Expr *arg,
-                          StmtList *out, StmtList *after) {
+static Expr *call_adjoint(Grad *g, const Expr *call, const Param *p, const Expr *arg, StmtList *out,
+                          StmtList *after) {
     bool active = grad_expr_active(g, arg);
     const Type *t = p->type;
     if (t->kind == TY_VIEW && t->u.view.extent) {
@@ -249,24 +280,27 @@ static Expr *call_adjoint(Grad *g, const Expr *call, const Param *p, const Expr 
 /* Whether the adjoint name adj is among the n adjoint arguments v already passed. */
 static bool passed_before(Expr *const *v, int n, const Expr *adj) {
     for (int i = 0; i < n; i++)
-        if (v[i]->kind == EXPR_NAME && strcmp(v[i]->u.name.name, adj->u.name.name) == 0) return true;
+        if (v[i]->kind == EXPR_NAME && strcmp(v[i]->u.name.name, adj->u.name.name) == 0)
+            return true;
     return false;
 }
 
 /* The adjoint view adj is already passed to one rw parameter of the call, and the
  * checker refuses one view in two rw parameters (E-ALIAS): this one gets a fresh zeroed
  * buffer, which `after` adds into adj element by element (adding, never assigning). */
-static Expr *alias_part(Grad *g, const Expr *call, const Expr *arg, Expr *adj,
-                        StmtList *out, StmtList *after) {
+static Expr *alias_part(Grad *g, const Expr *call, const Expr *arg, Expr *adj, StmtList *out,
+                        StmtList *after) {
     const char *name = adj->u.name.name;
     Expr *part = zeroed_buffer(g, call, arg, arena_printf(g->arena, "%s_part", name), out);
     const char *k = grad_fresh_name(g, "k");
     StmtList body = {0};
-    grad_stmts_push(&body, grad_mk_assign(g, ASSIGN_ADD, grad_mk_index(g, grad_mk_name(g, name, adj->span), grad_mk_name(g, k, adj->span)),
-                               grad_mk_index(g, part, grad_mk_name(g, k, adj->span))));
+    grad_stmts_push(&body, grad_mk_assign(g, ASSIGN_ADD,
+                                          grad_mk_index(g, grad_mk_name(g, name, adj->span),
+                                                        grad_mk_name(g, k, adj->span)),
+                                          grad_mk_index(g, part, grad_mk_name(g, k, adj->span))));
     Stmt *loop = ast_new_stmt(g->arena, STMT_FOR, call->span);
-    loop->u.for_.b = (Binder){ .var = k, .var_span = call->span,
-                               .count = grad_clone_expr(g, arg->type->u.view.extent) };
+    loop->u.for_.b = (Binder){
+        .var = k, .var_span = call->span, .count = grad_clone_expr(g, arg->type->u.view.extent)};
     loop->u.for_.body = grad_stmts_block(g, &body, call->span);
     grad_stmts_push(after, loop);
     return grad_mk_name(g, part->u.name.name, adj->span);
@@ -293,12 +327,13 @@ static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
         const Param *p = callee->u.fn.params[i];
         if (grad_param_is_float_view(p, ACCESS_RW))
             grad_refuse(g, e->u.call.args[i]->span, E_GRAD_FORM,
-                        "call only functions that return their value",
-                        "%s writes the view %s", name, p->name);
+                        "call only functions that return their value", "%s writes the view %s",
+                        name, p->name);
         else if (!mask[i] && grad_expr_active(g, e->u.call.args[i]))
             grad_refuse(g, e->u.call.args[i]->span, E_GRAD_CALL,
-                        arena_printf(g->arena, "derive grad for %s without a list, or name %s in it",
-                                     name, p->name),
+                        arena_printf(g->arena,
+                                     "derive grad for %s without a list, or name %s in it", name,
+                                     p->name),
                         "%s_grad has no adjoint for its parameter %s", name, p->name);
         args[nargs++] = grad_clone_expr(g, e->u.call.args[i]);
     }
@@ -310,12 +345,16 @@ static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
         if (!mask[i]) continue;
         const Expr *arg = e->u.call.args[i];
         Expr *a = call_adjoint(g, e, callee->u.fn.params[i], arg, out, &after);
-        if (a && arg->type->kind == TY_VIEW && passed_before(args + first_adjoint, nargs - first_adjoint, a))
+        if (a && arg->type->kind == TY_VIEW &&
+            passed_before(args + first_adjoint, nargs - first_adjoint, a))
             a = alias_part(g, e, arg, a, out, &after);
         args[nargs++] = a;
     }
     free(mask);
-    if (g->failed) { free(after.v); return; }
+    if (g->failed) {
+        free(after.v);
+        return;
+    }
     Expr *call = ast_new_expr(g->arena, EXPR_CALL, e->span);
     call->u.call.callee = grad_mk_name(g, arena_printf(g->arena, "%s_grad", name), e->span);
     call->u.call.args = args;
@@ -353,7 +392,8 @@ static void sweep_assign(Grad *g, const Stmt *s, StmtList *out) {
     int p = written_param(g, s);
     if (p < 0) return;
     Expr *d_out = grad_mk_name(g, g->d_param[p], s->u.assign.target->span);
-    backprop(g, s->u.assign.value, grad_mk_index(g, d_out, grad_clone_expr(g, s->u.assign.target->u.index.index)), out);
+    backprop(g, s->u.assign.value,
+             grad_mk_index(g, d_out, grad_clone_expr(g, s->u.assign.target->u.index.index)), out);
 }
 
 static bool declares(const Block *b, const Symbol *sym);
@@ -377,8 +417,8 @@ static bool declares(const Block *b, const Symbol *sym) {
 }
 
 typedef struct Recompute {
-    const Block *scope;     /* the forward body a twin recomputes */
-    bool sums;              /* a sum declared in it is added */
+    const Block *scope; /* the forward body a twin recomputes */
+    bool sums;          /* a sum declared in it is added */
 } Recompute;
 
 static Stmt *recompute_stmt(Grad *g, const Stmt *t, Recompute *r);
@@ -396,12 +436,13 @@ static Block *recompute_block(Grad *g, const Block *body, Recompute *r) {
  * declared in the scope, and the loops and ifs holding them; never a write to an output.
  * A loop or if without such an add is dropped (NULL). */
 static Stmt *recompute_stmt(Grad *g, const Stmt *t, Recompute *r) {
-    Recompute inner = { r->scope, false };
+    Recompute inner = {r->scope, false};
     Stmt *c = NULL;
     switch (t->kind) {
     case STMT_LET: return grad_clone_stmt(g, t);
     case STMT_ASSIGN:
-        if (t->u.assign.target->kind != EXPR_NAME || !declares(r->scope, t->u.assign.target->u.name.sym))
+        if (t->u.assign.target->kind != EXPR_NAME ||
+            !declares(r->scope, t->u.assign.target->u.name.sym))
             return NULL;
         r->sums = true;
         return grad_clone_stmt(g, t);
@@ -435,11 +476,15 @@ static Stmt *recompute_stmt(Grad *g, const Stmt *t, Recompute *r) {
 static void declare_adjoints(Grad *g, Stmt *const *v, int n, StmtList *out) {
     for (int i = 0; i < n; i++) {
         const Active *a = v[i]->kind == STMT_LET ? grad_active_of(g, v[i]->u.let.sym) : NULL;
-        if (a) grad_stmts_push(out, grad_mk_let(g, a->adj, true, a->sym->type, grad_mk_float(g, "0.0", v[i]->span)));
+        if (a)
+            grad_stmts_push(out, grad_mk_let(g, a->adj, true, a->sym->type,
+                                             grad_mk_float(g, "0.0", v[i]->span)));
     }
 }
 
-static void rename_binder(Grad *g, const Expr *reduce) { grad_rename_if_reused(g, reduce->u.reduce.var_sym); }
+static void rename_binder(Grad *g, const Expr *reduce) {
+    grad_rename_if_reused(g, reduce->u.reduce.var_sym);
+}
 
 static void rename_in_expr(Grad *g, const Expr *e) { grad_each_reduce(g, e, rename_binder); }
 
@@ -464,9 +509,10 @@ static void rename_in_block(Grad *g, const Block *body) {
             break;
         case STMT_IF:
             rename_in_block(g, t->u.if_.then);
-            if (t->u.if_.els && t->u.if_.els->kind == STMT_BLOCK) rename_in_block(g, t->u.if_.els->u.block);
+            if (t->u.if_.els && t->u.if_.els->kind == STMT_BLOCK)
+                rename_in_block(g, t->u.if_.els->u.block);
             else if (t->u.if_.els) {
-                Block one = { .stmts = (Stmt **)&t->u.if_.els, .nstmts = 1 };
+                Block one = {.stmts = (Stmt **)&t->u.if_.els, .nstmts = 1};
                 rename_in_block(g, &one);
             }
             break;
@@ -480,8 +526,11 @@ static void rename_in_block(Grad *g, const Block *body) {
 static Block *twin_body(Grad *g, const Block *body) {
     StmtList back = {0}, twin = {0};
     sweep_stmts(g, body->stmts, body->nstmts, &back);
-    if (!back.n) { free(back.v); return NULL; }
-    Recompute r = { body, false };
+    if (!back.n) {
+        free(back.v);
+        return NULL;
+    }
+    Recompute r = {body, false};
     for (int i = 0; i < body->nstmts; i++) {
         Stmt *c = recompute_stmt(g, body->stmts[i], &r);
         if (c) grad_stmts_push(&twin, c);
@@ -501,7 +550,10 @@ static void sweep_loop(Grad *g, const Stmt *s, StmtList *out) {
     rename_in_block(g, body);
     const void *saved_region = g->region;
     const Symbol *saved_lane = g->lane;
-    if (region) { g->region = s; g->lane = b->sym; }
+    if (region) {
+        g->region = s;
+        g->lane = b->sym;
+    }
     Block *twin = twin_body(g, body);
     g->region = saved_region;
     g->lane = saved_lane;
@@ -512,8 +564,13 @@ static void sweep_loop(Grad *g, const Stmt *s, StmtList *out) {
     cb.sym = NULL;
     cb.lo = grad_clone_expr(g, b->lo);
     cb.count = grad_clone_expr(g, b->count);
-    if (region) { c->u.parallel.b = cb; c->u.parallel.body = twin; }
-    else { c->u.for_.b = cb; c->u.for_.body = twin; }
+    if (region) {
+        c->u.parallel.b = cb;
+        c->u.parallel.body = twin;
+    } else {
+        c->u.for_.b = cb;
+        c->u.for_.body = twin;
+    }
     grad_stmts_push(out, c);
 }
 
@@ -550,13 +607,14 @@ static void sweep_stmt(Grad *g, const Stmt *s, StmtList *out) {
         return;
     }
     case STMT_ASSIGN: sweep_assign(g, s, out); return;
-    case STMT_FOR: case STMT_PARALLEL: sweep_loop(g, s, out); return;
+    case STMT_FOR:
+    case STMT_PARALLEL: sweep_loop(g, s, out); return;
     case STMT_IF: {
         Stmt *c = sweep_if(g, s);
         if (c) grad_stmts_push(out, c);
         return;
     }
-    default: return;    /* the walk refused or found inert everything else */
+    default: return; /* the walk refused or found inert everything else */
     }
 }
 

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *say(char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static const char *say(char *msg, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static const char *say(char *msg, size_t cap, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -23,9 +24,14 @@ static uint64_t plain_max(const Layout *l) {
 }
 
 const char *layout_rows(int64_t r, int64_t c, bool col_major, Layout *out, char *msg, size_t cap) {
-    if (r < 1 || c < 1) return say(msg, cap, "a layout of %" PRId64 " x %" PRId64 " has no elements", r, c);
-    if (r > (int64_t)LAYOUT_MAX_SIZE || c > (int64_t)LAYOUT_MAX_SIZE || (uint64_t)r * (uint64_t)c > LAYOUT_MAX_SIZE)
-        return say(msg, cap, "a layout of %" PRId64 " x %" PRId64 " is larger than a tile (at most 2^22 elements)", r, c);
+    if (r < 1 || c < 1)
+        return say(msg, cap, "a layout of %" PRId64 " x %" PRId64 " has no elements", r, c);
+    if (r > (int64_t)LAYOUT_MAX_SIZE || c > (int64_t)LAYOUT_MAX_SIZE ||
+        (uint64_t)r * (uint64_t)c > LAYOUT_MAX_SIZE)
+        return say(msg, cap,
+                   "a layout of %" PRId64 " x %" PRId64
+                   " is larger than a tile (at most 2^22 elements)",
+                   r, c);
     memset(out, 0, sizeof *out);
     out->rows = (uint64_t)r;
     out->cols = (uint64_t)c;
@@ -38,7 +44,8 @@ const char *layout_rows(int64_t r, int64_t c, bool col_major, Layout *out, char 
 const char *layout_pad(const Layout *l, int64_t p, Layout *out, char *msg, size_t cap) {
     if (l->sw_bits || l->thr_rows)
         return say(msg, cap, "pad a rows or cols layout, then swizzle or spread it");
-    if (p < 0 || p > (int64_t)LAYOUT_MAX_COSIZE) return say(msg, cap, "a pad of %" PRId64 " elements", p);
+    if (p < 0 || p > (int64_t)LAYOUT_MAX_COSIZE)
+        return say(msg, cap, "a pad of %" PRId64 " elements", p);
     *out = *l;
     if (l->col_stride == 1 && l->cols > 1) out->row_stride += (uint64_t)p;
     else if (l->row_stride == 1 && l->rows > 1) out->col_stride += (uint64_t)p;
@@ -49,12 +56,15 @@ const char *layout_pad(const Layout *l, int64_t p, Layout *out, char *msg, size_
     return NULL;
 }
 
-const char *layout_swizzle(const Layout *l, int64_t b, int64_t m, int64_t s, Layout *out, char *msg, size_t cap) {
+const char *layout_swizzle(const Layout *l, int64_t b, int64_t m, int64_t s, Layout *out, char *msg,
+                           size_t cap) {
     if (l->sw_bits || l->thr_rows)
         return say(msg, cap, "swizzle a rows, cols or pad layout once, then spread it");
     if (b < 1 || m < 0 || s < 0 || b + m + s > 26)
-        return say(msg, cap, "swizzle(L, b, m, s) needs b >= 1 and b + m + s <= 26 (found b = %" PRId64
-                   ", m + s = %" PRId64 ")", b, m + s);
+        return say(msg, cap,
+                   "swizzle(L, b, m, s) needs b >= 1 and b + m + s <= 26 (found b = %" PRId64
+                   ", m + s = %" PRId64 ")",
+                   b, m + s);
     *out = *l;
     out->sw_bits = (uint32_t)b;
     out->sw_base = (uint32_t)m;
@@ -62,16 +72,21 @@ const char *layout_swizzle(const Layout *l, int64_t b, int64_t m, int64_t s, Lay
     return NULL;
 }
 
-const char *layout_spread(const Layout *l, const int64_t share[4], Layout *out, char *msg, size_t cap) {
+const char *layout_spread(const Layout *l, const int64_t share[4], Layout *out, char *msg,
+                          size_t cap) {
     if (l->thr_rows) return say(msg, cap, "a spread of a spread");
     for (int i = 0; i < 4; i++)
         if (share[i] < 1 || share[i] > (int64_t)LAYOUT_MAX_SIZE)
-            return say(msg, cap, "spread(L, threads down, threads across, values down, values across) takes "
-                       "counts of at least 1 (argument %d is %" PRId64 ")", i + 2, share[i]);
+            return say(msg, cap,
+                       "spread(L, threads down, threads across, values down, values across) takes "
+                       "counts of at least 1 (argument %d is %" PRId64 ")",
+                       i + 2, share[i]);
     uint64_t down = (uint64_t)(share[0] * share[2]), across = (uint64_t)(share[1] * share[3]);
     if (l->rows % down || l->cols % across)
-        return say(msg, cap, "the threads and values of a spread tile its rows and columns: %" PRId64
-                   " rows and %" PRId64 " columns per repeat do not divide the layout", (int64_t)down, (int64_t)across);
+        return say(msg, cap,
+                   "the threads and values of a spread tile its rows and columns: %" PRId64
+                   " rows and %" PRId64 " columns per repeat do not divide the layout",
+                   (int64_t)down, (int64_t)across);
     *out = *l;
     out->thr_rows = (uint64_t)share[0];
     out->thr_cols = (uint64_t)share[1];
@@ -83,10 +98,10 @@ const char *layout_spread(const Layout *l, const int64_t share[4], Layout *out, 
 /* Marks each offset; the first offset seen twice is a clash. */
 static bool prove_offsets(Layout *l, LayoutClash *clash) {
     uint64_t limit = plain_max(l) + 1;
-    if (l->sw_bits)     /* a swizzle changes bits below m + b only */
+    if (l->sw_bits) /* a swizzle changes bits below m + b only */
         limit = ((limit - 1) | (((uint64_t)1 << (l->sw_base + l->sw_bits)) - 1)) + 1;
     if (limit > LAYOUT_MAX_COSIZE) limit = LAYOUT_MAX_COSIZE;
-    uint32_t *first = malloc(limit * sizeof *first);   /* index + 1 of the first (i, j) there */
+    uint32_t *first = malloc(limit * sizeof *first); /* index + 1 of the first (i, j) there */
     if (!first) abort();
     memset(first, 0, limit * sizeof *first);
     uint64_t top = 0;
@@ -94,7 +109,7 @@ static bool prove_offsets(Layout *l, LayoutClash *clash) {
     for (uint64_t i = 0; i < l->rows && ok; i++)
         for (uint64_t j = 0; j < l->cols && ok; j++) {
             uint64_t o = cairn_layout_at(l, i, j);
-            if (o >= limit) abort();    /* cannot happen: the limit bounds every swizzle */
+            if (o >= limit) abort(); /* cannot happen: the limit bounds every swizzle */
             if (o > top) top = o;
             if (first[o]) {
                 uint64_t k = first[o] - 1;
@@ -104,7 +119,7 @@ static bool prove_offsets(Layout *l, LayoutClash *clash) {
             first[o] = (uint32_t)(i * l->cols + j + 1);
         }
     free(first);
-    if (ok && l->sw_bits && top >= l->cosize) {     /* l->cosize is still the swizzled layout's */
+    if (ok && l->sw_bits && top >= l->cosize) { /* l->cosize is still the swizzled layout's */
         for (uint64_t k = 0; k < l->rows * l->cols; k++)
             if (cairn_layout_at(l, k / l->cols, k % l->cols) == top) {
                 *clash = (LayoutClash){false, true, k / l->cols, k % l->cols, 0, 0, top, l->cosize};
@@ -172,9 +187,10 @@ bool layout_same_map(const Layout *a, const Layout *b) {
 
 const char *layout_c_literal(const Layout *l, char *buf, size_t cap) {
     snprintf(buf, cap,
-             "((cairn_layout){%" PRIu64 "u, %" PRIu64 "u, %" PRIu64 "u, %" PRIu64 "u, %uu, %uu, %uu, %" PRIu64
-             "u, %" PRIu64 "u, %" PRIu64 "u, %" PRIu64 "u, %" PRIu64 "u})",
-             l->rows, l->cols, l->row_stride, l->col_stride, l->sw_bits, l->sw_base, l->sw_shift, l->thr_rows,
-             l->thr_cols, l->val_rows, l->val_cols, l->cosize);
+             "((cairn_layout){%" PRIu64 "u, %" PRIu64 "u, %" PRIu64 "u, %" PRIu64
+             "u, %uu, %uu, %uu, %" PRIu64 "u, %" PRIu64 "u, %" PRIu64 "u, %" PRIu64 "u, %" PRIu64
+             "u})",
+             l->rows, l->cols, l->row_stride, l->col_stride, l->sw_bits, l->sw_base, l->sw_shift,
+             l->thr_rows, l->thr_cols, l->val_rows, l->val_cols, l->cosize);
     return buf;
 }

@@ -25,17 +25,19 @@ typedef cairn_layout Layout;
  * into msg). The results are not yet proved injective: see layout_prove. */
 const char *layout_rows(int64_t r, int64_t c, bool col_major, Layout *out, char *msg, size_t cap);
 const char *layout_pad(const Layout *l, int64_t p, Layout *out, char *msg, size_t cap);
-const char *layout_swizzle(const Layout *l, int64_t b, int64_t m, int64_t s, Layout *out, char *msg, size_t cap);
-const char *layout_spread(const Layout *l, const int64_t share[4], Layout *out, char *msg, size_t cap);
+const char *layout_swizzle(const Layout *l, int64_t b, int64_t m, int64_t s, Layout *out, char *msg,
+                           size_t cap);
+const char *layout_spread(const Layout *l, const int64_t share[4], Layout *out, char *msg,
+                          size_t cap);
 
 /* Two coordinates of one layout that name one offset (or, for a spread, two (thread,
  * value) pairs that name one element; or a swizzle that moves coordinate (a0, a1) to
  * offset `at`, outside the at2 offsets of the layout it swizzles). */
 typedef struct LayoutClash {
-    bool share;                 /* the clash is in the spread's thread share */
-    bool outside;               /* a swizzle that is not a permutation of its layout's offsets */
-    uint64_t a0, a1, b0, b1;    /* (i, j) and (i', j'), or (t, v) and (t', v') */
-    uint64_t at, at2;           /* the offset, or the element's (row, col) */
+    bool share;              /* the clash is in the spread's thread share */
+    bool outside;            /* a swizzle that is not a permutation of its layout's offsets */
+    uint64_t a0, a1, b0, b1; /* (i, j) and (i', j'), or (t, v) and (t', v') */
+    uint64_t at, at2;        /* the offset, or the element's (row, col) */
 } LayoutClash;
 
 /* Sets l->cosize and returns true when no two coordinates share an offset, a swizzle

@@ -13,12 +13,18 @@ static Expr *arg(const Expr *e, int i) { return e->u.call.args[i]; }
  * names are resolved), or BI_NONE. */
 static Builtin constructor_of(const Expr *e) {
     if (e->kind != EXPR_CALL || e->u.call.callee->kind != EXPR_NAME) return BI_NONE;
-    static const struct { const char *name; Builtin b; int nargs; } ctors[] = {
-        {"rows", BI_LAYOUT_ROWS, 2}, {"cols", BI_LAYOUT_COLS, 2}, {"pad", BI_LAYOUT_PAD, 2},
-        {"swizzle", BI_LAYOUT_SWIZZLE, 4}, {"spread", BI_LAYOUT_SPREAD, 5},
+    static const struct {
+        const char *name;
+        Builtin b;
+        int nargs;
+    } ctors[] = {
+        {"rows", BI_LAYOUT_ROWS, 2},     {"cols", BI_LAYOUT_COLS, 2},
+        {"pad", BI_LAYOUT_PAD, 2},       {"swizzle", BI_LAYOUT_SWIZZLE, 4},
+        {"spread", BI_LAYOUT_SPREAD, 5},
     };
     for (size_t i = 0; i < sizeof ctors / sizeof ctors[0]; i++)
-        if (strcmp(e->u.call.callee->u.name.name, ctors[i].name) == 0 && e->u.call.nargs == ctors[i].nargs)
+        if (strcmp(e->u.call.callee->u.name.name, ctors[i].name) == 0 &&
+            e->u.call.nargs == ctors[i].nargs)
             return ctors[i].b;
     return BI_NONE;
 }
@@ -32,8 +38,8 @@ static const char INNER_FAILED[] = "the layout it builds on has no value";
 /* Builds (not yet proves) the layout a constructor call makes. *why is set when the
  * arguments make none; a NULL result with *why NULL means an argument is not constant
  * (or its layout failed, reported where it is written). */
-static const char *build(Checker *c, Expr *e, Builtin b, Layout *out, char *msg, size_t cap, int depth,
-                         bool *constant) {
+static const char *build(Checker *c, Expr *e, Builtin b, Layout *out, char *msg, size_t cap,
+                         int depth, bool *constant) {
     int64_t v[5] = {0};
     int first = b == BI_LAYOUT_ROWS || b == BI_LAYOUT_COLS ? 0 : 1;
     *constant = true;
@@ -60,8 +66,9 @@ static const Layout *fold_call(Checker *c, Expr *e, Builtin b, bool report, int 
     const char *why = build(c, e, b, &l, msg, sizeof msg, depth, &constant);
     if (!report) {
         LayoutClash clash;
-        return !why && constant && layout_prove(&l, &clash) ? (e->layout = arena_copy(c->arena, &l, sizeof l))
-                                                            : NULL;
+        return !why && constant && layout_prove(&l, &clash)
+                   ? (e->layout = arena_copy(c->arena, &l, sizeof l))
+                   : NULL;
     }
     if (!constant) {
         diag_error(c->d, e->span, E_CONST, "write a layout's sizes as literals or consts",
@@ -76,18 +83,24 @@ static const Layout *fold_call(Checker *c, Expr *e, Builtin b, bool report, int 
     LayoutClash k;
     if (!layout_prove(&l, &k)) {
         if (k.outside)
-            diag_error(c->d, e->span, E_LAYOUT, "swizzle bits inside the tile: m + s + b at most the bits of its cosize",
+            diag_error(c->d, e->span, E_LAYOUT,
+                       "swizzle bits inside the tile: m + s + b at most the bits of its cosize",
                        "the swizzle moves coordinate (%" PRIu64 ", %" PRIu64 ") to offset %" PRIu64
-                       ", past the %" PRIu64 " offsets of the layout it swizzles", k.a0, k.a1, k.at, k.at2);
+                       ", past the %" PRIu64 " offsets of the layout it swizzles",
+                       k.a0, k.a1, k.at, k.at2);
         else if (k.share)
-            diag_error(c->d, e->span, E_LAYOUT, "give each thread its own values: the spread's counts tile the layout",
-                       "thread %" PRIu64 "'s value %" PRIu64 " and thread %" PRIu64 "'s value %" PRIu64
-                       " are both element (%" PRIu64 ", %" PRIu64 ")", k.a0, k.a1, k.b0, k.b1, k.at, k.at2);
+            diag_error(c->d, e->span, E_LAYOUT,
+                       "give each thread its own values: the spread's counts tile the layout",
+                       "thread %" PRIu64 "'s value %" PRIu64 " and thread %" PRIu64
+                       "'s value %" PRIu64 " are both element (%" PRIu64 ", %" PRIu64 ")",
+                       k.a0, k.a1, k.b0, k.b1, k.at, k.at2);
         else
-            diag_error(c->d, e->span, E_LAYOUT, "a layout places each coordinate at its own offset: "
+            diag_error(c->d, e->span, E_LAYOUT,
+                       "a layout places each coordinate at its own offset: "
                        "check the swizzle's bits (b, m, s) against the tile",
-                       "coordinates (%" PRIu64 ", %" PRIu64 ") and (%" PRIu64 ", %" PRIu64 ") both land at offset %"
-                       PRIu64, k.a0, k.a1, k.b0, k.b1, k.at);
+                       "coordinates (%" PRIu64 ", %" PRIu64 ") and (%" PRIu64 ", %" PRIu64
+                       ") both land at offset %" PRIu64,
+                       k.a0, k.a1, k.b0, k.b1, k.at);
         return NULL;
     }
     return e->layout = arena_copy(c->arena, &l, sizeof l);
@@ -108,8 +121,8 @@ static const Layout *fold(Checker *c, Expr *e, int depth) {
 const Layout *check_layout_value(Checker *c, Expr *e) { return fold(c, e, 0); }
 
 /* The receiver's layout and the method's constant arguments. */
-static bool method_args(Checker *c, const Expr *e, Expr *receiver, const Layout **l, int64_t v[2], bool *constant,
-                        int depth) {
+static bool method_args(Checker *c, const Expr *e, Expr *receiver, const Layout **l, int64_t v[2],
+                        bool *constant, int depth) {
     *l = fold(c, receiver, depth + 1);
     *constant = true;
     for (int i = 0; i < e->u.call.nargs && i < 2; i++)
@@ -118,13 +131,15 @@ static bool method_args(Checker *c, const Expr *e, Expr *receiver, const Layout 
 }
 
 /* The value of a method with constant arguments, or why it has none. */
-static const char *method_value(const Layout *l, Builtin b, const int64_t v[2], uint64_t *out, char *msg, size_t cap) {
+static const char *method_value(const Layout *l, Builtin b, const int64_t v[2], uint64_t *out,
+                                char *msg, size_t cap) {
     switch (b) {
     case BI_LAYOUT_COSIZE: *out = l->cosize; return NULL;
     case BI_LAYOUT_SIZE: *out = l->rows * l->cols; return NULL;
     case BI_LAYOUT_AT:
         if (v[0] < 0 || v[1] < 0 || (uint64_t)v[0] >= l->rows || (uint64_t)v[1] >= l->cols) {
-            snprintf(msg, cap, "(%" PRId64 ", %" PRId64 ") lies outside the %" PRIu64 " x %" PRIu64 " layout",
+            snprintf(msg, cap,
+                     "(%" PRId64 ", %" PRId64 ") lies outside the %" PRIu64 " x %" PRIu64 " layout",
                      v[0], v[1], l->rows, l->cols);
             return msg;
         }
@@ -134,8 +149,10 @@ static const char *method_value(const Layout *l, Builtin b, const int64_t v[2], 
         if (!l->thr_rows) return "only a spread says which thread holds which element";
         if (v[0] < 0 || v[1] < 0 || (uint64_t)v[0] >= cairn_layout_threads(l) ||
             (uint64_t)v[1] >= cairn_layout_values(l)) {
-            snprintf(msg, cap, "thread %" PRId64 "'s value %" PRId64 " lies outside the spread (%" PRIu64
-                     " threads of %" PRIu64 " values)", v[0], v[1], cairn_layout_threads(l), cairn_layout_values(l));
+            snprintf(msg, cap,
+                     "thread %" PRId64 "'s value %" PRId64 " lies outside the spread (%" PRIu64
+                     " threads of %" PRIu64 " values)",
+                     v[0], v[1], cairn_layout_threads(l), cairn_layout_values(l));
             return msg;
         }
         *out = cairn_layout_share(l, (uint64_t)v[0], (uint64_t)v[1], b == BI_LAYOUT_COL);
@@ -146,9 +163,12 @@ static const char *method_value(const Layout *l, Builtin b, const int64_t v[2], 
 static Builtin method_of(const Expr *e, Expr **receiver) {
     const Expr *callee = e->u.call.callee;
     if (e->kind != EXPR_CALL || callee->kind != EXPR_MEMBER) return BI_NONE;
-    static const struct { const char *name; Builtin b; } methods[] = {
+    static const struct {
+        const char *name;
+        Builtin b;
+    } methods[] = {
         {"cosize", BI_LAYOUT_COSIZE}, {"size", BI_LAYOUT_SIZE}, {"at", BI_LAYOUT_AT},
-        {"row", BI_LAYOUT_ROW}, {"col", BI_LAYOUT_COL},
+        {"row", BI_LAYOUT_ROW},       {"col", BI_LAYOUT_COL},
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
         if (strcmp(callee->u.member.field, methods[i].name) == 0) {
@@ -164,7 +184,8 @@ bool check_layout_fold_int(Checker *c, const Expr *e, int64_t *out, int depth) {
     const Layout *l;
     int64_t v[2] = {0, 0};
     bool constant;
-    if (b == BI_NONE || !method_args(c, e, receiver, &l, v, &constant, depth) || !constant) return false;
+    if (b == BI_NONE || !method_args(c, e, receiver, &l, v, &constant, depth) || !constant)
+        return false;
     uint64_t value;
     char msg[160];
     if (method_value(l, b, v, &value, msg, sizeof msg) || value > INT64_MAX) return false;
@@ -177,16 +198,18 @@ bool check_layout_rules(Checker *c, Expr *e, Builtin b, Expr *receiver) {
     const Layout *l;
     int64_t v[2] = {0, 0};
     bool constant;
-    if (!method_args(c, e, receiver, &l, v, &constant, 0)) return true;   /* reported where it is written */
+    if (!method_args(c, e, receiver, &l, v, &constant, 0))
+        return true; /* reported where it is written */
     uint64_t value;
     char msg[160];
     const char *why = method_value(l, b, v, &value, msg, sizeof msg);
     bool share = b == BI_LAYOUT_ROW || b == BI_LAYOUT_COL;
     if (why && (constant || (share && !l->thr_rows))) {
         diag_error(c->d, e->span, E_LAYOUT,
-                   share && !l->thr_rows ? "name a thread share as spread(L, threads down, threads across, values "
-                                           "down, values across)"
-                                         : "coordinates count from 0 below the layout's rows and columns",
+                   share && !l->thr_rows
+                       ? "name a thread share as spread(L, threads down, threads across, values "
+                         "down, values across)"
+                       : "coordinates count from 0 below the layout's rows and columns",
                    "%s", why);
         return false;
     }
@@ -200,49 +223,61 @@ static void fragment_extent(const Type *f, uint64_t *rows, uint64_t *cols) {
     *cols = (uint64_t)(f->u.frag.role == FRAG_A ? k : n);
 }
 
-static bool refuse_consumer(Checker *c, Expr *layout, const char *help, const char *fmt, const char *what) {
+static bool refuse_consumer(Checker *c, Expr *layout, const char *help, const char *fmt,
+                            const char *what) {
     diag_error(c->d, layout->span, E_LAYOUT_CONSUMER, help, fmt, what);
     return false;
 }
 
 bool check_layout_consumer(Checker *c, Expr *tile, Expr *layout, const Type *frag) {
     const Layout *l = check_layout_value(c, layout);
-    if (!l) return true;    /* its error is reported where it is written */
+    if (!l) return true; /* its error is reported where it is written */
     const char *fam = type_frag_family_name(frag->u.frag.family, frag->u.frag.role);
     int bytes = type_bits(frag->u.frag.elem) / 8;
     if (l->thr_rows)
-        return refuse_consumer(c, layout, "lay tiles out with rows, cols, pad or swizzle; a spread is a thread share",
-                               "%s cannot read a spread", fam);
+        return refuse_consumer(
+            c, layout, "lay tiles out with rows, cols, pad or swizzle; a spread is a thread share",
+            "%s cannot read a spread", fam);
     if (frag->u.frag.family == FRAG_WMMA && l->sw_bits)
-        return refuse_consumer(c, layout,
-                               "WMMA reads row-major tiles: use rows(...), or an mma.sync fragment (MmaA) for a swizzle",
-                               "a WMMA fragment cannot read a swizzled layout%s", "");
+        return refuse_consumer(
+            c, layout,
+            "WMMA reads row-major tiles: use rows(...), or an mma.sync fragment (MmaA) for a swizzle",
+            "a WMMA fragment cannot read a swizzled layout%s", "");
     if (frag->u.frag.family == FRAG_WMMA && !layout_wmma_readable(l, bytes))
-        return refuse_consumer(c, layout, "WMMA takes a pointer and a leading dimension: a rows layout whose rows are "
-                               "a multiple of 16 bytes apart (pad by whole 16-byte runs)",
-                               "%s cannot read this layout", fam);
+        return refuse_consumer(
+            c, layout,
+            "WMMA takes a pointer and a leading dimension: a rows layout whose rows are "
+            "a multiple of 16 bytes apart (pad by whole 16-byte runs)",
+            "%s cannot read this layout", fam);
     uint64_t bi, bj;
-    if (frag->u.frag.family == FRAG_MMA && frag->u.frag.role != FRAG_ACC && !layout_runs_intact(l, bytes, &bi, &bj)) {
-        diag_error(c->d, layout->span, E_LAYOUT_CONSUMER,
-                   "ldmatrix reads 16-byte runs: pad by whole runs, and swizzle with m of at least the run's bits",
-                   "%s is loaded with ldmatrix, and this layout splits the 16-byte run lower_at (%" PRIu64 ", %" PRIu64 ")",
-                   fam, bi, bj);
+    if (frag->u.frag.family == FRAG_MMA && frag->u.frag.role != FRAG_ACC &&
+        !layout_runs_intact(l, bytes, &bi, &bj)) {
+        diag_error(
+            c->d, layout->span, E_LAYOUT_CONSUMER,
+            "ldmatrix reads 16-byte runs: pad by whole runs, and swizzle with m of at least the run's bits",
+            "%s is loaded with ldmatrix, and this layout splits the 16-byte run lower_at (%" PRIu64
+            ", %" PRIu64 ")",
+            fam, bi, bj);
         return false;
     }
     uint64_t fr, fc;
     fragment_extent(frag, &fr, &fc);
     if (l->rows % fr || l->cols % fc) {
         diag_error(c->d, layout->span, E_LAYOUT_CONSUMER, "lay the tile out in whole fragments",
-                   "a %" PRIu64 " x %" PRIu64 " layout is not made of %s's %" PRIu64 " x %" PRIu64 " fragments",
+                   "a %" PRIu64 " x %" PRIu64 " layout is not made of %s's %" PRIu64 " x %" PRIu64
+                   " fragments",
                    l->rows, l->cols, fam, fr, fc);
         return false;
     }
     int64_t have;
     const Type *tt = tile->type;
-    if (tt && tt->kind == TY_VIEW && tt->u.view.extent && check_const_int(c, tt->u.view.extent, &have, 0) &&
-        have >= 0 && (uint64_t)have < l->cosize) {
-        diag_error(c->d, tile->span, E_EXTENT, "give the array the layout's cosize: L.cosize() elements",
-                   "the layout places offsets up to %" PRIu64 ", and this array holds %" PRId64, l->cosize - 1, have);
+    if (tt && tt->kind == TY_VIEW && tt->u.view.extent &&
+        check_const_int(c, tt->u.view.extent, &have, 0) && have >= 0 &&
+        (uint64_t)have < l->cosize) {
+        diag_error(c->d, tile->span, E_EXTENT,
+                   "give the array the layout's cosize: L.cosize() elements",
+                   "the layout places offsets up to %" PRIu64 ", and this array holds %" PRId64,
+                   l->cosize - 1, have);
         return false;
     }
     return true;

@@ -4,35 +4,63 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Keyword { const char *text; TokKind kind; } Keyword;
+typedef struct Keyword {
+    const char *text;
+    TokKind kind;
+} Keyword;
 
 /* A keyword's length (checked only after its first character matches). */
 static size_t keyword_len(const Keyword *k) { return strlen(k->text); }
 
 static const Keyword keywords[] = {
-    {"fn", TOK_FN}, {"const", TOK_CONST}, {"layout", TOK_LAYOUT}, {"derive", TOK_DERIVE},
-    {"let", TOK_LET}, {"mut", TOK_MUT}, {"if", TOK_IF}, {"else", TOK_ELSE},
-    {"for", TOK_FOR}, {"in", TOK_IN}, {"return", TOK_RETURN}, {"parallel", TOK_PARALLEL},
-    {"blocks", TOK_BLOCKS}, {"threads", TOK_THREADS}, {"shared", TOK_SHARED},
-    {"buffer", TOK_BUFFER}, {"barrier", TOK_BARRIER}, {"reduce", TOK_REDUCE},
-    {"scan", TOK_SCAN}, {"yield", TOK_YIELD}, {"into", TOK_INTO},
-    {"zeroed", TOK_ZEROED}, {"true", TOK_TRUE}, {"false", TOK_FALSE},
-    {"implements", TOK_IMPLEMENTS}, {"ro", TOK_RO}, {"rw", TOK_RW},
-    {"WmmaA", TOK_FRAGMENT_TYPE}, {"WmmaB", TOK_FRAGMENT_TYPE}, {"WmmaAcc", TOK_FRAGMENT_TYPE},
-    {"MmaA", TOK_FRAGMENT_TYPE}, {"MmaB", TOK_FRAGMENT_TYPE}, {"MmaAcc", TOK_FRAGMENT_TYPE},
+    {"fn", TOK_FN},
+    {"const", TOK_CONST},
+    {"layout", TOK_LAYOUT},
+    {"derive", TOK_DERIVE},
+    {"let", TOK_LET},
+    {"mut", TOK_MUT},
+    {"if", TOK_IF},
+    {"else", TOK_ELSE},
+    {"for", TOK_FOR},
+    {"in", TOK_IN},
+    {"return", TOK_RETURN},
+    {"parallel", TOK_PARALLEL},
+    {"blocks", TOK_BLOCKS},
+    {"threads", TOK_THREADS},
+    {"shared", TOK_SHARED},
+    {"buffer", TOK_BUFFER},
+    {"barrier", TOK_BARRIER},
+    {"reduce", TOK_REDUCE},
+    {"scan", TOK_SCAN},
+    {"yield", TOK_YIELD},
+    {"into", TOK_INTO},
+    {"zeroed", TOK_ZEROED},
+    {"true", TOK_TRUE},
+    {"false", TOK_FALSE},
+    {"implements", TOK_IMPLEMENTS},
+    {"ro", TOK_RO},
+    {"rw", TOK_RW},
+    {"WmmaA", TOK_FRAGMENT_TYPE},
+    {"WmmaB", TOK_FRAGMENT_TYPE},
+    {"WmmaAcc", TOK_FRAGMENT_TYPE},
+    {"MmaA", TOK_FRAGMENT_TYPE},
+    {"MmaB", TOK_FRAGMENT_TYPE},
+    {"MmaAcc", TOK_FRAGMENT_TYPE},
     {"TmemAcc", TOK_FRAGMENT_TYPE},
 };
 
 /* Punctuation, longest first so that "..", "->", "+=", "<<" win over their prefixes. */
 static const Keyword puncts[] = {
-    {"..", TOK_DOTDOT}, {"->", TOK_ARROW}, {"<=", TOK_LE}, {">=", TOK_GE}, {"==", TOK_EQEQ},
-    {"!=", TOK_NE}, {"+=", TOK_PLUSEQ}, {"-=", TOK_MINUSEQ}, {"*=", TOK_STAREQ},
-    {"/=", TOK_SLASHEQ}, {"&&", TOK_ANDAND}, {"||", TOK_OROR}, {"<<", TOK_SHL},
-    {">>", TOK_SHR}, {"(", TOK_LPAREN}, {")", TOK_RPAREN}, {"[", TOK_LBRACKET},
-    {"]", TOK_RBRACKET}, {"{", TOK_LBRACE}, {"}", TOK_RBRACE}, {"<", TOK_LT}, {">", TOK_GT},
-    {",", TOK_COMMA}, {";", TOK_SEMI}, {":", TOK_COLON}, {".", TOK_DOT}, {"=", TOK_EQ},
-    {"+", TOK_PLUS}, {"-", TOK_MINUS}, {"*", TOK_STAR}, {"/", TOK_SLASH}, {"%", TOK_PERCENT},
-    {"!", TOK_BANG}, {"&", TOK_AMP}, {"|", TOK_PIPE}, {"^", TOK_CARET}, {"@", TOK_AT},
+    {"..", TOK_DOTDOT},  {"->", TOK_ARROW},   {"<=", TOK_LE},     {">=", TOK_GE},
+    {"==", TOK_EQEQ},    {"!=", TOK_NE},      {"+=", TOK_PLUSEQ}, {"-=", TOK_MINUSEQ},
+    {"*=", TOK_STAREQ},  {"/=", TOK_SLASHEQ}, {"&&", TOK_ANDAND}, {"||", TOK_OROR},
+    {"<<", TOK_SHL},     {">>", TOK_SHR},     {"(", TOK_LPAREN},  {")", TOK_RPAREN},
+    {"[", TOK_LBRACKET}, {"]", TOK_RBRACKET}, {"{", TOK_LBRACE},  {"}", TOK_RBRACE},
+    {"<", TOK_LT},       {">", TOK_GT},       {",", TOK_COMMA},   {";", TOK_SEMI},
+    {":", TOK_COLON},    {".", TOK_DOT},      {"=", TOK_EQ},      {"+", TOK_PLUS},
+    {"-", TOK_MINUS},    {"*", TOK_STAR},     {"/", TOK_SLASH},   {"%", TOK_PERCENT},
+    {"!", TOK_BANG},     {"&", TOK_AMP},      {"|", TOK_PIPE},    {"^", TOK_CARET},
+    {"@", TOK_AT},
 };
 
 const char *lexer_kind_text(TokKind k) {
@@ -108,10 +136,13 @@ static void skip_space(Lexer *lx) {
             int off = lx->pos, line = lx->line, col = lx->col;
             advance(lx, 2);
             while (lx->s[lx->pos] && !(lx->s[lx->pos] == '*' && lx->s[lx->pos + 1] == '/')) {
-                if (lx->s[lx->pos] == '\n') { lx->pos++; lx->line++; lx->col = 1; }
-                else advance(lx, 1);
+                if (lx->s[lx->pos] == '\n') {
+                    lx->pos++;
+                    lx->line++;
+                    lx->col = 1;
+                } else advance(lx, 1);
             }
-            if (!lx->s[lx->pos]) {  /* one error: the parser stops at the TOK_ERROR */
+            if (!lx->s[lx->pos]) { /* one error: the parser stops at the TOK_ERROR */
                 diag_error(lx->d, lex_span(lx, off, line, col, 2), E_SYNTAX,
                            "close the comment with */", "unterminated block comment");
                 push(lx, TOK_ERROR, off, line, col);
@@ -134,7 +165,7 @@ static void lex_number(Lexer *lx) {
     } else {
         while (is_digit(s[lx->pos])) advance(lx, 1);
         if (s[lx->pos] == '.' && !is_digit(s[lx->pos + 1]) && s[lx->pos + 1] != '.') {
-            advance(lx, 1);     /* `2.`: not a float in CAIRN (`2..5` is a range) */
+            advance(lx, 1); /* `2.`: not a float in CAIRN (`2..5` is a range) */
             diag_error(lx->d, lex_span(lx, off, line, col, lx->pos - off), E_SYNTAX,
                        arena_printf(lx->arena, "write %.*s0", lx->pos - off, s + off),
                        "a float literal needs digits after the point");
@@ -221,9 +252,9 @@ TokenList lexer_run(Arena *arena, const SourceFile *src, Diags *d) {
         else if (c == '"') lex_string(&lx);
         else if (!lex_punct(&lx)) {
             unsigned char u = (unsigned char)c;
-            diag_error(d, lex_span(&lx, lx.pos, lx.line, lx.col, 1), E_SYNTAX,
-                       "remove it", u >= 0x20 && u < 0x7f ? "unexpected character '%c'"
-                                                          : "unexpected byte 0x%02x", u);
+            diag_error(
+                d, lex_span(&lx, lx.pos, lx.line, lx.col, 1), E_SYNTAX, "remove it",
+                u >= 0x20 && u < 0x7f ? "unexpected character '%c'" : "unexpected byte 0x%02x", u);
             advance(&lx, 1);
             push(&lx, TOK_ERROR, lx.pos - 1, lx.line, lx.col - 1);
         }

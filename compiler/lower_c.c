@@ -41,11 +41,14 @@ void lower_emit(Lower *L, const char *fmt, ...) {
 
 const char *lower_new_tmp(Lower *L) { return arena_printf(L->arena, "t%d", ++L->tmp); }
 
-const char *lower_at(Lower *L, Span s) { return arena_printf(L->arena, "CAIRN_AT(%d, %d)", s.line, s.col); }
+const char *lower_at(Lower *L, Span s) {
+    return arena_printf(L->arena, "CAIRN_AT(%d, %d)", s.line, s.col);
+}
 
 void lower_unsupported(Lower *L, Span s, const char *what) {
     if (L->cuda)
-        diag_error(L->diags, s, E_UNSUPPORTED, "build it with --emulate, which runs it on host threads",
+        diag_error(L->diags, s, E_UNSUPPORTED,
+                   "build it with --emulate, which runs it on host threads",
                    "%s: not lowered for CUDA targets yet", what);
     else
         diag_error(L->diags, s, E_UNSUPPORTED, "build for a target that has it, or leave it out",
@@ -64,7 +67,8 @@ const char *lower_c_scalar(const Type *t) {
     case TY_U8: return "uint8_t";
     case TY_U16: return "uint16_t";
     case TY_U32: return "uint32_t";
-    case TY_U64: case TY_USIZE: return "uint64_t";
+    case TY_U64:
+    case TY_USIZE: return "uint64_t";
     case TY_F32: return "float";
     case TY_F64: return "double";
     case TY_F16: return "cairn_f16";
@@ -72,7 +76,7 @@ const char *lower_c_scalar(const Type *t) {
     case TY_F8E4M3: return "cairn_f8e4m3";
     case TY_F8E5M2: return "cairn_f8e5m2";
     case TY_VOID: return "void";
-    case TY_FRAGMENT: return lower_fragment_ctype(t);   /* lower_mma.c */
+    case TY_FRAGMENT: return lower_fragment_ctype(t); /* lower_mma.c */
     default: return "int";
     }
 }
@@ -89,7 +93,9 @@ const char *lower_helper_suffix(const Type *t) {
 bool lower_is_view(const Type *t) { return t && t->kind == TY_VIEW && t->u.view.extent; }
 bool lower_is_scalar_ref(const Type *t) { return t && t->kind == TY_VIEW && !t->u.view.extent; }
 
-const Symbol *lower_expr_sym(const Expr *e) { return e && e->kind == EXPR_NAME ? e->u.name.sym : NULL; }
+const Symbol *lower_expr_sym(const Expr *e) {
+    return e && e->kind == EXPR_NAME ? e->u.name.sym : NULL;
+}
 
 bool lower_is_thread_sym(const Lower *L, const Symbol *s) {
     for (int i = 0; i < L->nthread_syms; i++)
@@ -102,7 +108,8 @@ const char *lower_thread_array(Lower *L, const Symbol *s) {
 }
 
 const char *lower_sym_c(Lower *L, const Symbol *s) {
-    if (lower_is_thread_sym(L, s)) return arena_printf(L->arena, "%s[cairn_t]", lower_thread_array(L, s));
+    if (lower_is_thread_sym(L, s))
+        return arena_printf(L->arena, "%s[cairn_t]", lower_thread_array(L, s));
     switch (s->kind) {
     case SYM_CONST: return arena_printf(L->arena, "cairn_const_%s()", s->name);
     case SYM_FN: return arena_printf(L->arena, "cairn_fn_%s", s->name);
@@ -131,7 +138,9 @@ static void c_string(strbuf *sb, const char *text, size_t len) {
 static void free_live(Lower *L, int from) {
     for (int k = L->nlive - 1; k >= from; k--) {
         const Symbol *b = L->live[k];
-        if (L->cuda) lower_emit(L, "cairn_device_free(%s, %d);", lower_sym_c(L, b), (int)b->type->u.view.place);
+        if (L->cuda)
+            lower_emit(L, "cairn_device_free(%s, %d);", lower_sym_c(L, b),
+                       (int)b->type->u.view.place);
         else lower_emit(L, "free(%s);", lower_sym_c(L, b));
     }
 }
@@ -154,13 +163,14 @@ static void lower_braced(Lower *L, const Block *b) {
 
 static void lower_let(Lower *L, const Stmt *s) {
     const Symbol *sym = s->u.let.sym;
-    if (!type_is_scalar(sym->type) && !type_is_storage_float(sym->type) && sym->type->kind != TY_FRAGMENT) {
+    if (!type_is_scalar(sym->type) && !type_is_storage_float(sym->type) &&
+        sym->type->kind != TY_FRAGMENT) {
         lower_unsupported(L, s->span, "a let of this type");
         return;
     }
     const char *v = lower_expr(L, s->u.let.init);
     const char *name = lower_sym_c(L, sym);
-    if (lower_is_thread_sym(L, sym)) {  /* an emulated block's per-thread slot, declared before */
+    if (lower_is_thread_sym(L, sym)) { /* an emulated block's per-thread slot, declared before */
         lower_emit(L, "%s = %s;", name, v ? v : "0");
         return;
     }
@@ -169,8 +179,10 @@ static void lower_let(Lower *L, const Stmt *s) {
 }
 
 static void lower_assign(Lower *L, const Stmt *s) {
-    static const BinaryOp ops[] = {[ASSIGN_ADD] = BIN_ADD, [ASSIGN_SUB] = BIN_SUB,
-                                   [ASSIGN_MUL] = BIN_MUL, [ASSIGN_DIV] = BIN_DIV};
+    static const BinaryOp ops[] = {[ASSIGN_ADD] = BIN_ADD,
+                                   [ASSIGN_SUB] = BIN_SUB,
+                                   [ASSIGN_MUL] = BIN_MUL,
+                                   [ASSIGN_DIV] = BIN_DIV};
     const Expr *target = s->u.assign.target;
     const char *v = lower_expr(L, s->u.assign.value);
     const char *place = lower_place(L, s->u.assign.target);
@@ -201,7 +213,7 @@ static void lower_for(Lower *L, const Stmt *s) {
     const Binder *b = &s->u.for_.b;
     const Type *t = b->sym ? b->sym->type : b->count->type;
     const char *lo = b->lo ? lower_expr(L, b->lo) : "0";
-    const char *hi = lower_opaque(L, t, lower_expr(L, b->count));  /* `for i in 0..0` */
+    const char *hi = lower_opaque(L, t, lower_expr(L, b->count)); /* `for i in 0..0` */
     const char *i = b->sym ? lower_sym_c(L, b->sym) : lower_new_tmp(L);
     lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(t), i, lo, i, hi, i);
     L->indent++;
@@ -224,13 +236,15 @@ static void lower_buffer(Lower *L, const Stmt *s) {
         return;
     }
     const char *n = lower_expr(L, s->u.alloc.count);
-    const char *t = lower_c_scalar(s->u.alloc.elem), *name = lower_sym_c(L, sym), *len = lower_sym_len(L, sym);
-    if (L->cuda) {  /* by placement: cudaMalloc, cudaMallocManaged or the host heap */
+    const char *t = lower_c_scalar(s->u.alloc.elem), *name = lower_sym_c(L, sym),
+               *len = lower_sym_len(L, sym);
+    if (L->cuda) { /* by placement: cudaMalloc, cudaMallocManaged or the host heap */
         L->modules |= LOWER_MODULE_DEVICE;
-        lower_emit(L, "%s *%s = (%s *)cairn_device_zeroed(%s, sizeof(%s), %d, %s);", t, name, t, n, t,
-             (int)s->u.alloc.place, lower_at(L, s->span));
-    } else {  /* emulated: every placement is host memory */
-        lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", t, name, t, n, t, lower_at(L, s->span));
+        lower_emit(L, "%s *%s = (%s *)cairn_device_zeroed(%s, sizeof(%s), %d, %s);", t, name, t, n,
+                   t, (int)s->u.alloc.place, lower_at(L, s->span));
+    } else { /* emulated: every placement is host memory */
+        lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", t, name, t, n, t,
+                   lower_at(L, s->span));
     }
     lower_emit(L, "const uint64_t %s = %s;", len, n);
     lower_emit(L, "(void)%s;", len);
@@ -254,13 +268,15 @@ void lower_stmt(Lower *L, const Stmt *s) {
     case STMT_BUFFER: lower_buffer(L, s); break;
     case STMT_BLOCK: lower_braced(L, s->u.block); break;
     case STMT_BLOCKS: lower_blocks(L, s); break;
-    case STMT_SHARED:  /* the emulation lowers them itself (lower_emulate.c) */
+    case STMT_SHARED: /* the emulation lowers them itself (lower_emulate.c) */
     case STMT_BARRIER:
         if (L->cuda) lower_coop_stmt_cuda(L, s);
-        else  /* lower_emulate.c takes shared arrays and barriers where the region lists them */
-            lower_unsupported(L, s->span, s->kind == STMT_SHARED
-                                        ? "a `shared` array inside an if or loop (declare it at the region's top level)"
-                                        : "a `barrier` here");
+        else /* lower_emulate.c takes shared arrays and barriers where the region lists them */
+            lower_unsupported(
+                L, s->span,
+                s->kind == STMT_SHARED
+                    ? "a `shared` array inside an if or loop (declare it at the region's top level)"
+                    : "a `barrier` here");
         break;
     }
 }
@@ -268,7 +284,7 @@ void lower_stmt(Lower *L, const Stmt *s) {
 /* ---- functions ---- */
 
 static bool has_extent_checks(const Item *fn) {
-    if (fn->u.fn.requires) return true;   /* its trap names the call */
+    if (fn->u.fn.requires) return true; /* its trap names the call */
     for (int i = 0; i < fn->u.fn.nparams; i++)
         if (lower_is_view(fn->u.fn.params[i]->type)) return true;
     return false;
@@ -285,12 +301,15 @@ static const char *signature(Lower *L, const Item *fn) {
         const Type *t = p->type;
         const char *name = lower_sym_c(L, p->sym), *sep = i ? ", " : "";
         if (lower_is_view(t))
-            sb_printf(&sb, "%s%s%s *%s, uint64_t %s", sep, t->u.view.access == ACCESS_RO ? "const " : "",
-                      lower_c_scalar(t->u.view.elem), name, lower_sym_len(L, p->sym));
-        else if (lower_is_scalar_ref(t)) sb_printf(&sb, "%s%s *%s", sep, lower_c_scalar(t->u.view.elem), name);
+            sb_printf(&sb, "%s%s%s *%s, uint64_t %s", sep,
+                      t->u.view.access == ACCESS_RO ? "const " : "", lower_c_scalar(t->u.view.elem),
+                      name, lower_sym_len(L, p->sym));
+        else if (lower_is_scalar_ref(t))
+            sb_printf(&sb, "%s%s *%s", sep, lower_c_scalar(t->u.view.elem), name);
         else sb_printf(&sb, "%s%s %s", sep, lower_c_scalar(t), name);
     }
-    if (has_extent_checks(fn)) sb_printf(&sb, "%scairn_loc cairn_call", fn->u.fn.nparams ? ", " : "");
+    if (has_extent_checks(fn))
+        sb_printf(&sb, "%scairn_loc cairn_call", fn->u.fn.nparams ? ", " : "");
     else if (fn->u.fn.nparams == 0) sb_puts(&sb, "void");
     sb_puts(&sb, ")");
     const char *text = arena_strdup(L->arena, sb.data);
@@ -303,8 +322,8 @@ static const char *signature(Lower *L, const Item *fn) {
 static void lower_requires(Lower *L, const Item *fn) {
     const Expr *r = fn->u.fn.requires;
     const char *ok = lower_expr(L, (Expr *)r);
-    lower_emit(L, "if (!%s) cairn_trap_at(\"requires of %s (line %d) does not hold\", cairn_call);", ok,
-         fn->name, r->span.line);
+    lower_emit(L, "if (!%s) cairn_trap_at(\"requires of %s (line %d) does not hold\", cairn_call);",
+               ok, fn->name, r->span.line);
 }
 
 /* Marks every parameter used, and checks each view's extent against its argument. */
@@ -314,7 +333,8 @@ static void prologue(Lower *L, const Item *fn) {
         lower_emit(L, "(void)%s;", lower_sym_c(L, p->sym));
         if (!lower_is_view(p->type)) continue;
         const char *extent = lower_expr(L, p->type->u.view.extent);
-        lower_emit(L, "cairn_check_extent(%s, (uint64_t)%s, cairn_call);", lower_sym_len(L, p->sym), extent);
+        lower_emit(L, "cairn_check_extent(%s, (uint64_t)%s, cairn_call);", lower_sym_len(L, p->sym),
+                   extent);
     }
     if (fn->u.fn.requires) lower_requires(L, fn);
 }
@@ -337,7 +357,7 @@ static void lower_fn(Lower *L, const Item *fn, bool device) {
     lower_block(L, fn->u.fn.body);
     if (fn->u.fn.ret && fn->u.fn.ret->kind != TY_VOID)
         lower_emit(L, "cairn_trap_at(\"reached the end of a function without a return\", %s);",
-             lower_at(L, fn->span));
+                   lower_at(L, fn->span));
     L->indent = 0;
     lower_emit(L, "}\n");
     L->in_device = false;
@@ -348,11 +368,12 @@ static void lower_fn(Lower *L, const Item *fn, bool device) {
 static void lower_const(Lower *L, const Item *it, bool device) {
     const char *t = lower_c_scalar(it->u.const_.type);
     const char *q = device ? "static __device__" : "static";
-    sb_printf(device ? &L->dev_protos : &L->protos, "%s %s cairn_const_%s(void) __attribute__((unused));\n",
-              q, t, it->name);
+    sb_printf(device ? &L->dev_protos : &L->protos,
+              "%s %s cairn_const_%s(void) __attribute__((unused));\n", q, t, it->name);
     cJSON *scratch = device ? cJSON_CreateArray() : NULL;
-    L->entries = device ? scratch
-                        : cJSON_AddArrayToObject(L->numerics, arena_printf(L->arena, "const %s", it->name));
+    L->entries =
+        device ? scratch
+               : cJSON_AddArrayToObject(L->numerics, arena_printf(L->arena, "const %s", it->name));
     L->out = device ? &L->dev : &L->defs;
     lower_emit(L, "%s %s cairn_const_%s(void) {", q, t, it->name);
     L->indent = 1;
@@ -400,7 +421,8 @@ static void lower_program_items(Lower *L) {
         return;
     }
     Span start = {L->prog->src.path, 1, 1, 0, 0};
-    diag_error(L->diags, start, E_MAIN, "add `fn main() -> i32 { ... }`: its return value is the exit status",
+    diag_error(L->diags, start, E_MAIN,
+               "add `fn main() -> i32 { ... }`: its return value is the exit status",
                "a program to build needs a main function");
 }
 

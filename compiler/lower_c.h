@@ -25,11 +25,11 @@
 #include "driver_fs.h"
 
 typedef struct lower_output {
-    strbuf c;             /* the host C file */
-    strbuf cu;            /* CUDA: kernels and launchers; empty for the host */
-    cJSON *numerics;      /* caller's object: {"function": [entries...]} is added */
-    unsigned modules;     /* LOWER_MODULE_* (lower_c_internal.h): runtime modules called */
-    bool has_device;      /* the program holds device work */
+    strbuf c;         /* the host C file */
+    strbuf cu;        /* CUDA: kernels and launchers; empty for the host */
+    cJSON *numerics;  /* caller's object: {"function": [entries...]} is added */
+    unsigned modules; /* LOWER_MODULE_* (lower_c_internal.h): runtime modules called */
+    bool has_device;  /* the program holds device work */
 } lower_output;
 
 /* Lowers the checked program p (p->checked) for the host (cuda false: device work

@@ -60,7 +60,7 @@ static void decimal_normal(const char *s, char *digits, size_t cap, long *exp) {
     for (; *s && *s != 'e' && *s != 'E'; s++) {
         if (*s == '.') after_point = true;
         if (*s < '0' || *s > '9' || (n == 0 && *s == '0')) {
-            if (*s == '0' && after_point) frac++;  /* a leading zero after the point */
+            if (*s == '0' && after_point) frac++; /* a leading zero after the point */
             continue;
         }
         if (n + 1 < cap) digits[n++] = *s;
@@ -99,8 +99,9 @@ static const char *float_constant(Lower *L, const Expr *e) {
 static const char *lower_name(Lower *L, const Expr *e) {
     const Symbol *s = e->u.name.sym;
     if (s->kind == SYM_CONST) return bind(L, s->type, lower_sym_c(L, s));
-    if (lower_is_scalar_ref(s->type)) return bind(L, s->type->u.view.elem, FMT("(*%s)", lower_sym_c(L, s)));
-    if (s->mut) return bind(L, s->type, lower_sym_c(L, s));  /* read now, before later effects */
+    if (lower_is_scalar_ref(s->type))
+        return bind(L, s->type->u.view.elem, FMT("(*%s)", lower_sym_c(L, s)));
+    if (s->mut) return bind(L, s->type, lower_sym_c(L, s)); /* read now, before later effects */
     return lower_sym_c(L, s);
 }
 
@@ -115,7 +116,7 @@ static const char *lower_element(Lower *L, const Expr *e) {
     bool sign = type_is_signed(e->u.index.index->type);
     const char *idx = lower_new_tmp(L);
     lower_emit(L, "const uint64_t %s = cairn_index_%s((%s)%s, %s, %s);", idx, sign ? "s" : "u",
-         sign ? "int64_t" : "uint64_t", i, lower_sym_len(L, view), lower_at(L, e->span));
+               sign ? "int64_t" : "uint64_t", i, lower_sym_len(L, view), lower_at(L, e->span));
     return FMT("%s[%s]", lower_sym_c(L, view), idx);
 }
 
@@ -131,7 +132,8 @@ const char *lower_place(Lower *L, Expr *target) {
 
 const char *lower_arg(Lower *L, Expr *arg, const Type *param) {
     const Symbol *s = lower_expr_sym(arg);
-    if (lower_is_view(param) && s && lower_is_view(s->type)) return FMT("%s, %s", lower_sym_c(L, s), lower_sym_len(L, s));
+    if (lower_is_view(param) && s && lower_is_view(s->type))
+        return FMT("%s, %s", lower_sym_c(L, s), lower_sym_len(L, s));
     if (lower_is_scalar_ref(param) && s)
         return lower_is_scalar_ref(s->type) ? lower_sym_c(L, s) : FMT("&%s", lower_sym_c(L, s));
     if (lower_is_view(param) || lower_is_scalar_ref(param)) {
@@ -144,10 +146,10 @@ const char *lower_arg(Lower *L, Expr *arg, const Type *param) {
 /* ---- arithmetic ---- */
 
 static const char *const c_ops[] = {
-    [BIN_ADD] = "+", [BIN_SUB] = "-", [BIN_MUL] = "*", [BIN_DIV] = "/", [BIN_REM] = "%",
-    [BIN_EQ] = "==", [BIN_NE] = "!=", [BIN_LT] = "<", [BIN_LE] = "<=", [BIN_GT] = ">",
-    [BIN_GE] = ">=", [BIN_AND] = "&&", [BIN_OR] = "||", [BIN_BITAND] = "&",
-    [BIN_BITOR] = "|", [BIN_BITXOR] = "^", [BIN_SHL] = "<<", [BIN_SHR] = ">>"};
+    [BIN_ADD] = "+",    [BIN_SUB] = "-",  [BIN_MUL] = "*", [BIN_DIV] = "/",    [BIN_REM] = "%",
+    [BIN_EQ] = "==",    [BIN_NE] = "!=",  [BIN_LT] = "<",  [BIN_LE] = "<=",    [BIN_GT] = ">",
+    [BIN_GE] = ">=",    [BIN_AND] = "&&", [BIN_OR] = "||", [BIN_BITAND] = "&", [BIN_BITOR] = "|",
+    [BIN_BITXOR] = "^", [BIN_SHL] = "<<", [BIN_SHR] = ">>"};
 static const char *const checked_names[] = {
     [BIN_ADD] = "add", [BIN_SUB] = "sub", [BIN_MUL] = "mul", [BIN_DIV] = "div",
     [BIN_REM] = "rem", [BIN_SHL] = "shl", [BIN_SHR] = "shr"};
@@ -156,8 +158,9 @@ const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, con
                         Span s) {
     if (type_is_int(t)) {
         const char *cast = op == BIN_SHL || op == BIN_SHR ? "(int64_t)" : "";
-        return bind(L, t, FMT("cairn_%s_%s(%s, %s%s, %s)", checked_names[op], lower_helper_suffix(t),
-                              a, cast, b, lower_at(L, s)));
+        return bind(L, t,
+                    FMT("cairn_%s_%s(%s, %s%s, %s)", checked_names[op], lower_helper_suffix(t), a,
+                        cast, b, lower_at(L, s)));
     }
     if (op == BIN_REM) /* fmod is exact */
         return bind(L, t, FMT("%s(%s, %s)", t->kind == TY_F32 ? "fmodf" : "fmod", a, b));
@@ -186,7 +189,7 @@ static const char *lower_binary(Lower *L, const Expr *e) {
     const char *a = lower_expr(L, e->u.binary.lhs);
     const char *b = lower_expr(L, e->u.binary.rhs);
     const Type *t = e->u.binary.lhs->type;
-    if (op >= BIN_EQ && op <= BIN_GE) {  /* see lower_opaque */
+    if (op >= BIN_EQ && op <= BIN_GE) { /* see lower_opaque */
         a = lower_opaque(L, t, a);
         b = strcmp(a, b) == 0 ? bind(L, e->u.binary.rhs->type, b)
                               : lower_opaque(L, e->u.binary.rhs->type, b);
@@ -203,17 +206,21 @@ static const char *lower_unary(Lower *L, const Expr *e) {
     if (x->kind == EXPR_INT) return int_constant(L, e->type, x->u.int_lit.value, true);
     const char *v = lower_expr(L, (Expr *)x);
     if (type_is_int(e->type))
-        return bind(L, e->type, FMT("cairn_neg_%s(%s, %s)", lower_helper_suffix(e->type), v, lower_at(L, e->span)));
-    return bind(L, e->type, FMT("-%s", v));  /* exact */
+        return bind(
+            L, e->type,
+            FMT("cairn_neg_%s(%s, %s)", lower_helper_suffix(e->type), v, lower_at(L, e->span)));
+    return bind(L, e->type, FMT("-%s", v)); /* exact */
 }
 
 /* ---- conversions ---- */
 
 const char *lower_convert(Lower *L, const char *v, const Type *from, const Type *to, Span s) {
     if (from->kind == to->kind) return v;
-    if (type_is_storage_float(from)) {  /* widen exactly, then convert from f32 */
-        if (to->kind == TY_F64) return bind(L, to, FMT("cairn_%s_to_f64(%s)", lower_type_word(from), v));
-        const char *wide = bind(L, type_scalar(TY_F32), FMT("cairn_%s_to_f32(%s)", lower_type_word(from), v));
+    if (type_is_storage_float(from)) { /* widen exactly, then convert from f32 */
+        if (to->kind == TY_F64)
+            return bind(L, to, FMT("cairn_%s_to_f64(%s)", lower_type_word(from), v));
+        const char *wide =
+            bind(L, type_scalar(TY_F32), FMT("cairn_%s_to_f32(%s)", lower_type_word(from), v));
         return lower_convert(L, wide, type_scalar(TY_F32), to, s);
     }
     numerics_convert(L, from, to);
@@ -225,12 +232,15 @@ const char *lower_convert(Lower *L, const char *v, const Type *from, const Type 
         return bind(L, to, FMT("cairn_%s_to_%s(%s)", src_word, lower_type_word(to), src));
     }
     if (type_is_int(to) && type_is_float(from))
-        return bind(L, to, FMT("cairn_to_%s_from_float((double)%s, %s)", lower_helper_suffix(to), v, lower_at(L, s)));
+        return bind(L, to,
+                    FMT("cairn_to_%s_from_float((double)%s, %s)", lower_helper_suffix(to), v,
+                        lower_at(L, s)));
     if (type_is_int(to) && type_is_int(from))
-        return bind(L, to, FMT("cairn_to_%s_from_%s((%s)%s, %s)", lower_helper_suffix(to),
-                               type_is_signed(from) ? "signed" : "unsigned",
-                               type_is_signed(from) ? "int64_t" : "uint64_t", v, lower_at(L, s)));
-    return bind(L, to, FMT("(%s)%s", lower_c_scalar(to), v));  /* int -> float, f64 <-> f32, bool */
+        return bind(L, to,
+                    FMT("cairn_to_%s_from_%s((%s)%s, %s)", lower_helper_suffix(to),
+                        type_is_signed(from) ? "signed" : "unsigned",
+                        type_is_signed(from) ? "int64_t" : "uint64_t", v, lower_at(L, s)));
+    return bind(L, to, FMT("(%s)%s", lower_c_scalar(to), v)); /* int -> float, f64 <-> f32, bool */
 }
 
 /* ---- builtins ---- */
@@ -250,13 +260,15 @@ static const char *lower_observe(Lower *L, Expr *e) {
     const Symbol *s = lower_expr_sym(x);
     if (s && (lower_is_view(s->type) || lower_is_scalar_ref(s->type))) {
         const Type *elem = s->type->u.view.elem;
-        bool on_device = L->cuda && s->type->u.view.place != PLACE_HOST;  /* copied back first */
-        lower_emit(L, "cairn_%sobserve(%s, \"%s\", %s, %s, sizeof(%s));", on_device ? "device_" : "", cname, lower_type_word(elem),
-             lower_sym_c(L, s), lower_is_view(s->type) ? lower_sym_len(L, s) : "1", lower_c_scalar(elem));
+        bool on_device = L->cuda && s->type->u.view.place != PLACE_HOST; /* copied back first */
+        lower_emit(L, "cairn_%sobserve(%s, \"%s\", %s, %s, sizeof(%s));",
+                   on_device ? "device_" : "", cname, lower_type_word(elem), lower_sym_c(L, s),
+                   lower_is_view(s->type) ? lower_sym_len(L, s) : "1", lower_c_scalar(elem));
         return NULL;
     }
     const char *v = bind(L, x->type, lower_expr(L, x));
-    lower_emit(L, "cairn_observe(%s, \"%s\", &%s, 1, sizeof %s);", cname, lower_type_word(x->type), v, v);
+    lower_emit(L, "cairn_observe(%s, \"%s\", &%s, 1, sizeof %s);", cname, lower_type_word(x->type),
+               v, v);
     return NULL;
 }
 
@@ -282,8 +294,9 @@ static const char *lower_exact_fn(Lower *L, Expr *e, const char *name) {
     }
     if (type_is_int(t)) {
         if (strcmp(name, "abs") == 0 && type_is_signed(t))
-            return bind(L, t, FMT("cairn_abs_%s(%s, %s)", lower_helper_suffix(t), a, lower_at(L, e->span)));
-        return a;  /* floor, ceil, trunc and abs of an unsigned integer change nothing */
+            return bind(
+                L, t, FMT("cairn_abs_%s(%s, %s)", lower_helper_suffix(t), a, lower_at(L, e->span)));
+        return a; /* floor, ceil, trunc and abs of an unsigned integer change nothing */
     }
     if (strcmp(name, "sqrt") == 0) numerics_fn(L, "sqrt", t, "nearest-even");
     if (strcmp(name, "abs") == 0) name = "fabs";
@@ -296,8 +309,9 @@ static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
     const char *scale = lower_expr(L, e->u.call.args[1]);
     const char *noise = stochastic ? FMT("%s, ", lower_expr(L, e->u.call.args[2])) : "";
     numerics_quantize(L, to, stochastic);
-    return bind(L, to, FMT("cairn_quantize_%s%s(%s, %s, %s%s)", stochastic ? "stochastic_" : "",
-                           lower_type_word(to), x, scale, noise, lower_at(L, e->span)));
+    return bind(L, to,
+                FMT("cairn_quantize_%s%s(%s, %s, %s%s)", stochastic ? "stochastic_" : "",
+                    lower_type_word(to), x, scale, noise, lower_at(L, e->span)));
 }
 
 /* tight = mm_enclose(m, n, k, lo, hi, a, b): the runtime (cairn_mm_enclose.c) checks
@@ -310,7 +324,8 @@ static const char *lower_mm_enclose(Lower *L, Expr *e) {
     }
     const Type *t = e->u.call.args[5]->type->u.view.elem;
     numerics_matmul(L, t);
-    const char *call = FMT("cairn_mm_enclose_%s(%s%s)", lower_type_word(t), args.data, lower_at(L, e->span));
+    const char *call =
+        FMT("cairn_mm_enclose_%s(%s%s)", lower_type_word(t), args.data, lower_at(L, e->span));
     sb_free(&args);
     return bind(L, e->type, call);
 }
@@ -319,8 +334,10 @@ static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
     const Type *t = to_bits ? e->u.call.args[0]->type : e->u.call.generics[0];
     const char *v = lower_expr(L, e->u.call.args[0]);
     if (type_is_storage_float(t))
-        return bind(L, e->type, FMT("cairn_%s_%s_bits(%s)", lower_type_word(t), to_bits ? "to" : "from", v));
-    return bind(L, e->type, FMT("cairn_%sbits_%s(%s)", to_bits ? "" : "from_", lower_type_word(t), v));
+        return bind(L, e->type,
+                    FMT("cairn_%s_%s_bits(%s)", lower_type_word(t), to_bits ? "to" : "from", v));
+    return bind(L, e->type,
+                FMT("cairn_%sbits_%s(%s)", to_bits ? "" : "from_", lower_type_word(t), v));
 }
 
 /* Atomics on a CUDA device lane: the runtime's templates (cairn_device_cuda.h). */
@@ -328,7 +345,7 @@ static const char *lower_atomic_cuda(Lower *L, Expr *e, Builtin b, const char *p
                                      const char *w) {
     const Type *t = e->u.call.args[0]->type;
     if (b == BI_ATOMIC_ADD_UNORDERED) {
-        lower_emit(L, "atomicAdd(%s, %s);", p, v);  /* PTX atom.global.add.f32 / .f64 */
+        lower_emit(L, "atomicAdd(%s, %s);", p, v); /* PTX atom.global.add.f32 / .f64 */
         return NULL;
     }
     const char *name = ast_builtin_name(b);
@@ -352,7 +369,7 @@ static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
     switch (b) {
     case BI_ATOMIC_ADD_UNORDERED:
         lower_emit(L, "cairn_atomic_add_%s%s(%s, %s);", lower_type_word(t),
-             L->in_device && t->kind == TY_F32 ? "_ftz" : "", p, v);
+                   L->in_device && t->kind == TY_F32 ? "_ftz" : "", p, v);
         return NULL;
     case BI_ATOMIC_ADD_WRAP: return bind(L, t, FMT("__atomic_fetch_add(%s, %s, %s)", p, v, seq));
     case BI_ATOMIC_AND: return bind(L, t, FMT("__atomic_fetch_and(%s, %s, %s)", p, v, seq));
@@ -361,19 +378,23 @@ static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
     default: break;
     }
     /* min, max and cas: a compare-and-swap loop that leaves the old value in `old` */
-    const char *old = bind(L, t, b == BI_ATOMIC_CAS ? v : FMT("__atomic_load_n(%s, __ATOMIC_RELAXED)", p));
+    const char *old =
+        bind(L, t, b == BI_ATOMIC_CAS ? v : FMT("__atomic_load_n(%s, __ATOMIC_RELAXED)", p));
     if (b == BI_ATOMIC_CAS)
-        lower_emit(L, "__atomic_compare_exchange_n(%s, &%s, %s, false, %s, %s);", p, old, w, seq, seq);
+        lower_emit(L, "__atomic_compare_exchange_n(%s, &%s, %s, false, %s, %s);", p, old, w, seq,
+                   seq);
     else
-        lower_emit(L, "while (%s %s %s && !__atomic_compare_exchange_n(%s, &%s, %s, false, %s, __ATOMIC_RELAXED)) {}",
-             v, b == BI_ATOMIC_MIN ? "<" : ">", old, p, old, v, seq);
+        lower_emit(
+            L,
+            "while (%s %s %s && !__atomic_compare_exchange_n(%s, &%s, %s, false, %s, __ATOMIC_RELAXED)) {}",
+            v, b == BI_ATOMIC_MIN ? "<" : ">", old, p, old, v, seq);
     return old;
 }
 
 static const char *lower_user_call(Lower *L, Expr *e) {
     const Item *fn = e->u.call.fn;
     strbuf args = {0};
-    bool checks = fn->u.fn.requires != NULL;   /* the callee traps at this call */
+    bool checks = fn->u.fn.requires != NULL; /* the callee traps at this call */
     for (int i = 0; i < e->u.call.nargs; i++) {
         const Type *pt = fn->u.fn.params[i]->type;
         checks |= lower_is_view(pt);
@@ -393,7 +414,7 @@ static const char *lower_call(Lower *L, Expr *e) {
     Builtin b = e->u.call.builtin;
     if (b == BI_NONE) return lower_user_call(L, e);
     if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) return lower_math(L, e);
-    if (LOWER_MMA_BUILTIN(b)) return lower_mma_call(L, e);   /* lower_mma.c */
+    if (LOWER_MMA_BUILTIN(b)) return lower_mma_call(L, e); /* lower_mma.c */
     switch (b) {
     case BI_QUANTIZE: return lower_quantize(L, e, false);
     case BI_QUANTIZE_STOCHASTIC: return lower_quantize(L, e, true);
@@ -408,13 +429,19 @@ static const char *lower_call(Lower *L, Expr *e) {
     case BI_MAX: return lower_exact_fn(L, e, "max");
     case BI_OBSERVE: return lower_observe(L, e);
     case BI_MM_ENCLOSE: return lower_mm_enclose(L, e);
-    case BI_SHUFFLE: case BI_SHUFFLE_XOR: return lower_warp_op(L, e);
+    case BI_SHUFFLE:
+    case BI_SHUFFLE_XOR: return lower_warp_op(L, e);
     case BI_COPY: lower_copy(L, e); return NULL;
-    case BI_LOAD_WIDE: case BI_STORE_WIDE: lower_wide(L, e); return NULL;
-    case BI_ATOMIC_ADD_UNORDERED: case BI_ATOMIC_ADD_WRAP: case BI_ATOMIC_MIN:
-    case BI_ATOMIC_MAX: case BI_ATOMIC_AND: case BI_ATOMIC_OR: case BI_ATOMIC_XOR:
-    case BI_ATOMIC_CAS:
-        return lower_atomic(L, e, b);
+    case BI_LOAD_WIDE:
+    case BI_STORE_WIDE: lower_wide(L, e); return NULL;
+    case BI_ATOMIC_ADD_UNORDERED:
+    case BI_ATOMIC_ADD_WRAP:
+    case BI_ATOMIC_MIN:
+    case BI_ATOMIC_MAX:
+    case BI_ATOMIC_AND:
+    case BI_ATOMIC_OR:
+    case BI_ATOMIC_XOR:
+    case BI_ATOMIC_CAS: return lower_atomic(L, e, b);
     default:
         lower_unsupported(L, e->span, arena_printf(L->arena, "`%s`", ast_builtin_name(b)));
         return "0";
@@ -435,12 +462,10 @@ const char *lower_expr(Lower *L, Expr *e) {
         return place ? bind(L, e->type, place) : "0";
     }
     case EXPR_CONVERT:
-        if (e->type->kind == TY_FRAGMENT) return lower_fragment_fill(L, e);   /* lower_mma.c */
+        if (e->type->kind == TY_FRAGMENT) return lower_fragment_fill(L, e); /* lower_mma.c */
         return lower_convert(L, lower_expr(L, e->u.convert.arg), e->u.convert.arg->type,
                              e->u.convert.to, e->span);
     case EXPR_REDUCE: return lower_reduce(L, e);
-    default:
-        lower_unsupported(L, e->span, "this expression");
-        return "0";
+    default: lower_unsupported(L, e->span, "this expression"); return "0";
     }
 }

@@ -19,54 +19,54 @@
 #include "diag.h"
 #include "driver_fs.h"
 
-#define LOWER_MAX_LIVE 256
+#define LOWER_MAX_LIVE     256
 #define LOWER_MAX_WARP_OPS 64
 
 /* A warp operation (reduce OP warp, shuffle, shuffle_xor) whose value a statement reads:
  * the emulation computes it in a phase of its own and names the per-thread result. */
 typedef struct WarpSlot {
     const Expr *op;
-    const char *value;       /* C expression of this thread's result */
+    const char *value; /* C expression of this thread's result */
 } WarpSlot;
 
 typedef struct Lower {
     Program *prog;
     Diags *diags;
     Arena *arena;
-    strbuf *out;             /* where statements go now */
+    strbuf *out; /* where statements go now */
     strbuf protos, lanes, defs;
-    cJSON *numerics;         /* {"function": [entry, ...]} */
-    cJSON *entries;          /* the current function's array */
-    const Item *fn;          /* the function being lowered */
-    int tmp;                 /* numbers temporaries, lane functions and lane contexts */
+    cJSON *numerics; /* {"function": [entry, ...]} */
+    cJSON *entries;  /* the current function's array */
+    const Item *fn;  /* the function being lowered */
+    int tmp;         /* numbers temporaries, lane functions and lane contexts */
     int indent;
     const Symbol *live[LOWER_MAX_LIVE]; /* buffers allocated so far, innermost last */
     int nlive;
-    int live_base;           /* live[] below this belong to an enclosing C function */
+    int live_base; /* live[] below this belong to an enclosing C function */
     /* device work */
-    bool cuda;               /* CUDA back end: device regions become kernels in `dev` */
-    bool in_device;          /* lowering a device lane (device numerics, device atomics) */
-    strbuf dev;              /* CUDA: kernels and launchers (the .cu file) */
-    strbuf dev_protos;       /* CUDA: prototypes of the __device__ copies of functions */
-    strbuf shared_decls;     /* CUDA: what both the .c and the .cu declare (contexts) */
+    bool cuda;           /* CUDA back end: device regions become kernels in `dev` */
+    bool in_device;      /* lowering a device lane (device numerics, device atomics) */
+    strbuf dev;          /* CUDA: kernels and launchers (the .cu file) */
+    strbuf dev_protos;   /* CUDA: prototypes of the __device__ copies of functions */
+    strbuf shared_decls; /* CUDA: what both the .c and the .cu declare (contexts) */
     const Symbol *thread_syms[LOWER_MAX_LIVE]; /* emulated blocks: locals kept per thread */
     int nthread_syms;
-    WarpSlot warp[LOWER_MAX_WARP_OPS];         /* warp results ready in this phase */
-    const Symbol *coop_thread;                 /* the thread binder of the blocks region */
+    WarpSlot warp[LOWER_MAX_WARP_OPS]; /* warp results ready in this phase */
+    const Symbol *coop_thread;         /* the thread binder of the blocks region */
     int nwarp;
-    unsigned modules;        /* LOWER_MODULE_* bits: runtime modules the program calls */
-    bool has_device;         /* met device work (a device region, reduce or placement) */
+    unsigned modules; /* LOWER_MODULE_* bits: runtime modules the program calls */
+    bool has_device;  /* met device work (a device region, reduce or placement) */
 } Lower;
 
 /* Runtime modules a lowering calls (Lower.modules), for the driver's link step. */
 enum {
-    LOWER_MODULE_DEVICE = 1u,    /* cairn_device.c: device memory, launches, device traps */
+    LOWER_MODULE_DEVICE = 1u, /* cairn_device.c: device memory, launches, device traps */
 };
 
 /* ---- emitting ---- */
 void lower_emit(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *lower_new_tmp(Lower *L);
-const char *lower_at(Lower *L, Span s);               /* CAIRN_AT(line, col) */
+const char *lower_at(Lower *L, Span s); /* CAIRN_AT(line, col) */
 /* Reports something the checker accepts but the host lowering cannot do. */
 void lower_unsupported(Lower *L, Span s, const char *what);
 
@@ -81,7 +81,7 @@ bool lower_is_scalar_ref(const Type *t);              /* rw<T> without an extent
 const Symbol *lower_expr_sym(const Expr *e);          /* the Symbol of a NAME, else NULL */
 
 /* ---- expressions (lower_c_expr.c) ---- */
-const char *lower_expr(Lower *L, Expr *e);      /* NULL for a void call */
+const char *lower_expr(Lower *L, Expr *e); /* NULL for a void call */
 /* The address of an element or of a scalar reference target, for stores and atomics. */
 const char *lower_place(Lower *L, Expr *target);
 /* The C arguments that pass view/ref/scalar `arg` to a parameter of type `param`. */
@@ -92,8 +92,7 @@ const char *lower_convert(Lower *L, const char *v, const Type *from, const Type 
  * which gcc and clang must not see as literals (lower_c_expr.c says why). */
 const char *lower_opaque(Lower *L, const Type *t, const char *v);
 /* a OP b in type t, checked for integers. */
-const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, const Type *t,
-                        Span s);
+const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, const Type *t, Span s);
 
 /* ---- statements (lower_c.c) ---- */
 void lower_block(Lower *L, const Block *b);
@@ -130,14 +129,14 @@ void lower_capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init_
 typedef struct Lane {
     int id;
     SymSet captures;
-    const Symbol *var;     /* the index binder (may be NULL for `_`) */
+    const Symbol *var; /* the index binder (may be NULL for `_`) */
     const Type *index_type;
-    strbuf text;           /* the struct and the function, appended to L->lanes at close */
+    strbuf text; /* the struct and the function, appended to L->lanes at close */
     strbuf *saved_out;
     int saved_indent, saved_nlive, saved_base;
 } Lane;
 void lower_lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield, const Symbol *var,
-               const Type *index_type, const char *extra_field, const char *fourth_param);
+                     const Type *index_type, const char *extra_field, const char *fourth_param);
 void lower_lane_close(Lower *L, Lane *ln, const char *tail);
 /* The pieces lane functions and CUDA kernels share: each capture's local copy from the
  * context (`prefix` "c->" or "c."), and moving output into the function (lane_enter)
@@ -174,8 +173,8 @@ const char *lower_warp_op(Lower *L, Expr *e);
  * (the numbers of blocks and threads, with the whole-warp check), then each back end. */
 typedef struct BlocksBounds {
     const Type *grid_type, *thread_type;
-    const char *grid_lo, *thread_lo;   /* first g and first t */
-    const char *nblocks, *nthreads;    /* uint64_t temporaries */
+    const char *grid_lo, *thread_lo; /* first g and first t */
+    const char *nblocks, *nthreads;  /* uint64_t temporaries */
 } BlocksBounds;
 void lower_blocks(Lower *L, const Stmt *s);
 void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b);
@@ -184,8 +183,8 @@ void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b);
 const Type *lower_binder_type(const Binder *b);
 /* parallel over device views, a device reduction, copy(dst, src), a placed buffer. */
 void lower_parallel_cuda(Lower *L, const Stmt *s);
-const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo,
-                                const char *hi, const char *n);
+const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
+                                const char *n);
 void lower_copy(Lower *L, Expr *e);
 /* load_wide(dst, src, i) and store_wide(dst, src, i). */
 void lower_wide(Lower *L, Expr *e);

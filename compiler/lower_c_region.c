@@ -120,8 +120,8 @@ void lower_capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init_
     if (lower_is_view(t)) {
         const char *cq = t->u.view.access == ACCESS_RO ? "const " : "";
         const char *len = lower_sym_len(L, s);
-        sb_printf(sb, "%s%s *%s%s; uint64_t %s%s;", cq, lower_c_scalar(t->u.view.elem), name, init, len,
-                  init_prefix ? FMT(" = %s%s", init_prefix, len) : "");
+        sb_printf(sb, "%s%s *%s%s; uint64_t %s%s;", cq, lower_c_scalar(t->u.view.elem), name, init,
+                  len, init_prefix ? FMT(" = %s%s", init_prefix, len) : "");
     } else if (lower_is_scalar_ref(t)) {
         sb_printf(sb, "%s *%s%s;", lower_c_scalar(t->u.view.elem), name, init);
     } else {
@@ -143,9 +143,8 @@ void lower_region_captures(const Block *body, const Expr *yield, const Symbol *v
 
 /* The context struct, the function's first line (`signature`, a format taking the
  * lane's id) and its copies of the captures; output then goes into the function. */
-static void lane_head(Lower *L, Lane *ln, const Block *body, const Expr *yield,
-                      const Symbol *var, const Type *index_type, const char *extra_field,
-                      const char *signature) {
+static void lane_head(Lower *L, Lane *ln, const Block *body, const Expr *yield, const Symbol *var,
+                      const Type *index_type, const char *extra_field, const char *signature) {
     lower_region_captures(body, yield, var, &ln->captures);
     const SymSet outer = ln->captures;
     ln->id = ++L->tmp;
@@ -168,8 +167,8 @@ static void lane_head(Lower *L, Lane *ln, const Block *body, const Expr *yield,
 /* The index variable of iteration cairn_k. */
 static void lane_index(Lower *L, const Lane *ln) {
     const char *i = ln->var ? lower_sym_c(L, ln->var) : lower_new_tmp(L);
-    lower_emit(L, "const %s %s = (%s)((uint64_t)c->cairn_lo + cairn_k);", lower_c_scalar(ln->index_type), i,
-         lower_c_scalar(ln->index_type));
+    lower_emit(L, "const %s %s = (%s)((uint64_t)c->cairn_lo + cairn_k);",
+               lower_c_scalar(ln->index_type), i, lower_c_scalar(ln->index_type));
     lower_emit(L, "(void)%s;", i);
 }
 
@@ -178,7 +177,8 @@ void lower_capture_copies(Lower *L, strbuf *sb, const SymSet *captures, const ch
         const Symbol *s = captures->items[i];
         sb_puts(sb, "    ");
         lower_capture_decl(L, sb, s, prefix);
-        sb_printf(sb, " (void)%s;%s\n", lower_sym_c(L, s), lower_is_view(s->type) ? FMT(" (void)%s;", lower_sym_len(L, s)) : "");
+        sb_printf(sb, " (void)%s;%s\n", lower_sym_c(L, s),
+                  lower_is_view(s->type) ? FMT(" (void)%s;", lower_sym_len(L, s)) : "");
     }
 }
 
@@ -199,12 +199,12 @@ void lower_lane_leave(Lower *L, Lane *ln) {
     L->live_base = ln->saved_base;
 }
 
-void lower_lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield,
-               const Symbol *var, const Type *index_type, const char *extra_field,
-               const char *fourth_param) {
-    lane_head(L, ln, body, yield, var, index_type, extra_field,
-              FMT("static void lane%%d(void *cairn_ctx, size_t cairn_begin, size_t cairn_end, %s) {\n",
-                  fourth_param));
+void lower_lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield, const Symbol *var,
+                     const Type *index_type, const char *extra_field, const char *fourth_param) {
+    lane_head(
+        L, ln, body, yield, var, index_type, extra_field,
+        FMT("static void lane%%d(void *cairn_ctx, size_t cairn_begin, size_t cairn_end, %s) {\n",
+            fourth_param));
     lower_emit(L, "for (size_t cairn_k = cairn_begin; cairn_k < cairn_end; cairn_k++) {");
     L->indent = 2;
     lane_index(L, ln);
@@ -235,7 +235,8 @@ const char *lower_lane_context(Lower *L, const Lane *ln, const char *lo, const c
     for (int i = 0; i < ln->captures.len; i++) {
         const Symbol *s = ln->captures.items[i];
         sb_printf(&sb, ".%s = %s, ", lower_sym_c(L, s), lower_sym_c(L, s));
-        if (lower_is_view(s->type)) sb_printf(&sb, ".%s = %s, ", lower_sym_len(L, s), lower_sym_len(L, s));
+        if (lower_is_view(s->type))
+            sb_printf(&sb, ".%s = %s, ", lower_sym_len(L, s), lower_sym_len(L, s));
     }
     sb_printf(&sb, ".cairn_lo = %s%s};", lo, extra_init);
     lower_emit(L, "%s", sb.data);
@@ -246,7 +247,8 @@ const char *lower_lane_context(Lower *L, const Lane *ln, const char *lo, const c
 /* The number of indices in [lo, hi), as uint64_t (modular subtraction is exact here). */
 const char *lower_index_count(Lower *L, const char *lo, const char *hi) {
     const char *n = lower_new_tmp(L);
-    lower_emit(L, "const uint64_t %s = %s > %s ? (uint64_t)%s - (uint64_t)%s : 0;", n, hi, lo, hi, lo);
+    lower_emit(L, "const uint64_t %s = %s > %s ? (uint64_t)%s - (uint64_t)%s : 0;", n, hi, lo, hi,
+               lo);
     lower_emit(L, "(void)%s;", n);
     return n;
 }
@@ -260,7 +262,7 @@ void lower_parallel(Lower *L, const Stmt *s) {
     const Binder *b = &s->u.parallel.b;
     const Type *it = b->sym ? b->sym->type : b->count->type;
     const char *lo = lower_opaque(L, it, b->lo ? lower_expr(L, b->lo) : "0");
-    const char *hi = lower_opaque(L, it, lower_expr(L, b->count));  /* see lower_opaque */
+    const char *hi = lower_opaque(L, it, lower_expr(L, b->count)); /* see lower_opaque */
     const char *n = lower_index_count(L, lo, hi);
     Lane ln;
     lower_lane_open(L, &ln, s->u.parallel.body, NULL, b->sym, it, "", "unsigned cairn_worker");
@@ -277,13 +279,14 @@ void lower_parallel(Lower *L, const Stmt *s) {
 /* ---- reductions ---- */
 
 static const char *int_limit(const Type *t, bool max) {
-    static const char *const lo[] = {[TY_I8] = "INT8_MIN", [TY_I16] = "INT16_MIN",
-        [TY_I32] = "INT32_MIN", [TY_I64] = "INT64_MIN", [TY_U8] = "0", [TY_U16] = "0",
-        [TY_U32] = "0", [TY_U64] = "0", [TY_USIZE] = "0"};
-    static const char *const hi[] = {[TY_I8] = "INT8_MAX", [TY_I16] = "INT16_MAX",
-        [TY_I32] = "INT32_MAX", [TY_I64] = "INT64_MAX", [TY_U8] = "UINT8_MAX",
-        [TY_U16] = "UINT16_MAX", [TY_U32] = "UINT32_MAX", [TY_U64] = "UINT64_MAX",
-        [TY_USIZE] = "UINT64_MAX"};
+    static const char *const lo[] = {
+        [TY_I8] = "INT8_MIN",   [TY_I16] = "INT16_MIN", [TY_I32] = "INT32_MIN",
+        [TY_I64] = "INT64_MIN", [TY_U8] = "0",          [TY_U16] = "0",
+        [TY_U32] = "0",         [TY_U64] = "0",         [TY_USIZE] = "0"};
+    static const char *const hi[] = {
+        [TY_I8] = "INT8_MAX",    [TY_I16] = "INT16_MAX",  [TY_I32] = "INT32_MAX",
+        [TY_I64] = "INT64_MAX",  [TY_U8] = "UINT8_MAX",   [TY_U16] = "UINT16_MAX",
+        [TY_U32] = "UINT32_MAX", [TY_U64] = "UINT64_MAX", [TY_USIZE] = "UINT64_MAX"};
     return max ? hi[t->kind] : lo[t->kind];
 }
 
@@ -309,7 +312,8 @@ static const char *combine(Lower *L, ReduceOp op, const Type *t, const char *acc
     case RED_ADD:
     case RED_MUL:
         if (type_is_float(t)) return FMT("%s %s %s", acc, op == RED_ADD ? "+" : "*", v);
-        return FMT("cairn_%s_%s(%s, %s, %s)", op == RED_ADD ? "add" : "mul", sfx, acc, v, lower_at(L, s));
+        return FMT("cairn_%s_%s(%s, %s, %s)", op == RED_ADD ? "add" : "mul", sfx, acc, v,
+                   lower_at(L, s));
     case RED_MIN: return FMT("cairn_min_%s(%s, %s)", sfx, acc, v);
     case RED_MAX: return FMT("cairn_max_%s(%s, %s)", sfx, acc, v);
     case RED_BITAND: return FMT("(%s)(%s & %s)", lower_c_scalar(t), acc, v);
@@ -328,8 +332,8 @@ const char *lower_combine(Lower *L, ReduceOp op, const Type *t, const char *acc,
 /* The written-order fold of `reduce OP for` and of every scan: acc = identity, then
  * acc = acc OP yield for each index, storing each prefix into `out` (scans) when given.
  * Returns the accumulator's name. */
-static const char *fold_in_order(Lower *L, Expr *e, const Type *it, const char *lo,
-                                 const char *hi, const Symbol *out) {
+static const char *fold_in_order(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
+                                 const Symbol *out) {
     const Type *t = e->u.reduce.body->type;
     ReduceOp op = e->u.reduce.op;
     const char *acc = lower_new_tmp(L);
@@ -340,8 +344,9 @@ static const char *fold_in_order(Lower *L, Expr *e, const Type *it, const char *
     const char *v = lower_expr(L, e->u.reduce.body);
     lower_emit(L, "%s = %s;", acc, combine(L, op, t, acc, v, e->span));
     if (out)
-        lower_emit(L, "%s[cairn_index_u((uint64_t)%s - (uint64_t)%s, %s, %s)] = %s;", lower_sym_c(L, out), i,
-             lo, lower_sym_len(L, out), lower_at(L, e->u.reduce.into->span), acc);
+        lower_emit(L, "%s[cairn_index_u((uint64_t)%s - (uint64_t)%s, %s, %s)] = %s;",
+                   lower_sym_c(L, out), i, lo, lower_sym_len(L, out),
+                   lower_at(L, e->u.reduce.into->span), acc);
     L->indent--;
     lower_emit(L, "}");
     if (type_is_float(t) && op == RED_ADD) numerics_sum(L, t, "ordered");
@@ -353,7 +358,8 @@ static const char *reduce_for(Lower *L, Expr *e, const Type *it, const char *lo,
                               const char *n) {
     const char *acc = fold_in_order(L, e, it, lo, hi, NULL);
     if (type_is_float(e->type) && e->u.reduce.op == RED_ADD)
-        lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, e->type->kind == TY_F32 ? "f" : "");
+        lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc,
+                   e->type->kind == TY_F32 ? "f" : "");
     return acc;
 }
 
@@ -365,17 +371,18 @@ static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *l
     const Type *t = e->type;
     const char *w = t->kind == TY_F32 ? "32" : "64";
     Lane ln;
-    lane_head(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
-              FMT("static inline __attribute__((always_inline)) %s lane%%d_term(void *cairn_ctx, size_t cairn_k) {\n",
-                  lower_c_scalar(t)));
+    lane_head(
+        L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
+        FMT("static inline __attribute__((always_inline)) %s lane%%d_term(void *cairn_ctx, size_t cairn_k) {\n",
+            lower_c_scalar(t)));
     lane_index(L, &ln);
     const char *v = lower_expr(L, e->u.reduce.body);
     lane_finish(L, &ln, FMT("return %s;", v));
     sb_printf(&L->lanes, "CAIRN_SUM%s_TERMS(lane%d, lane%d_term)\n\n", w, ln.id, ln.id);
     const char *ctx = lower_lane_context(L, &ln, lo, "");
     numerics_sum(L, t, "exact");
-    return FMT("(%s ? cairn_sum%s_pooled((size_t)%s, 0, lane%d, &%s) : 0.0%s)", n, w, n, ln.id,
-               ctx, t->kind == TY_F32 ? "f" : "");
+    return FMT("(%s ? cairn_sum%s_pooled((size_t)%s, 0, lane%d, &%s) : 0.0%s)", n, w, n, ln.id, ctx,
+               t->kind == TY_F32 ? "f" : "");
 }
 
 /* Other pooled reductions: one partial per worker, combined in worker order. */
@@ -383,33 +390,38 @@ static const char *reduce_partials(Lower *L, Expr *e, const Type *it, const char
                                    const char *n) {
     const Type *t = e->type;
     ReduceOp op = e->u.reduce.op;
-    bool wide = op == RED_ADD && type_is_int(t);  /* exact in 128 bits, checked at the end */
-    const char *acc_t = !wide ? lower_c_scalar(t) : type_is_signed(t) ? "__int128" : "unsigned __int128";
+    bool wide = op == RED_ADD && type_is_int(t); /* exact in 128 bits, checked at the end */
+    const char *acc_t = !wide               ? lower_c_scalar(t)
+                        : type_is_signed(t) ? "__int128"
+                                            : "unsigned __int128";
     Lane ln;
     lower_lane_open(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it,
-              FMT("    %s *cairn_parts;\n", acc_t), "unsigned cairn_worker");
+                    FMT("    %s *cairn_parts;\n", acc_t), "unsigned cairn_worker");
     const char *v = lower_expr(L, e->u.reduce.body);
     const char *slot = "c->cairn_parts[cairn_worker]";
-    lower_emit(L, "%s = %s;", slot, wide ? FMT("%s + (%s)%s", slot, acc_t, v) : combine(L, op, t, slot, v, e->span));
+    lower_emit(L, "%s = %s;", slot,
+               wide ? FMT("%s + (%s)%s", slot, acc_t, v) : combine(L, op, t, slot, v, e->span));
     lower_lane_close(L, &ln, NULL);
     const char *width = lower_new_tmp(L), *parts = lower_new_tmp(L), *total = lower_new_tmp(L);
     lower_emit(L, "const unsigned %s = cairn_pool_width();", width);
-    lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", acc_t, parts, acc_t, width, acc_t, lower_at(L, e->span));
-    lower_emit(L, "for (unsigned k = 0; k < %s; k++) %s[k] = %s;", width, parts, identity(L, op, t));
+    lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", acc_t, parts, acc_t, width,
+               acc_t, lower_at(L, e->span));
+    lower_emit(L, "for (unsigned k = 0; k < %s; k++) %s[k] = %s;", width, parts,
+               identity(L, op, t));
     const char *ctx = lower_lane_context(L, &ln, lo, FMT(", .cairn_parts = %s", parts));
     lower_emit(L, "if (%s) cairn_pool_run((size_t)%s, 0, lane%d, &%s);", n, n, ln.id, ctx);
     lower_emit(L, "%s %s = %s;", acc_t, total, identity(L, op, t));
     const char *part = FMT("%s[k]", parts);
     lower_emit(L, "for (unsigned k = 0; k < %s; k++) %s = %s;", width, total,
-         wide ? FMT("%s + %s", total, part) : combine(L, op, t, total, part, e->span));
+               wide ? FMT("%s + %s", total, part) : combine(L, op, t, total, part, e->span));
     lower_emit(L, "free(%s);", parts);
     if (!wide) return total;
     if (type_is_signed(t))
         lower_emit(L, "if (%s < %s || %s > %s) cairn_trap_at(\"integer overflow\", %s);", total,
-             int_limit(t, false), total, int_limit(t, true), lower_at(L, e->span));
+                   int_limit(t, false), total, int_limit(t, true), lower_at(L, e->span));
     else
-        lower_emit(L, "if (%s > %s) cairn_trap_at(\"integer overflow\", %s);", total, int_limit(t, true),
-             lower_at(L, e->span));
+        lower_emit(L, "if (%s > %s) cairn_trap_at(\"integer overflow\", %s);", total,
+                   int_limit(t, true), lower_at(L, e->span));
     return FMT("(%s)%s", lower_c_scalar(t), total);
 }
 
@@ -440,7 +452,8 @@ const char *lower_reduce(Lower *L, Expr *e) {
     const char *n = lower_index_count(L, lo, hi);
     const char *r;
     if (e->u.reduce.mode == MODE_FOR) r = reduce_for(L, e, it, lo, hi, n);
-    else if (e->u.reduce.on_device && (L->cuda || (type_is_float(e->type) && e->u.reduce.op == RED_ADD)))
+    else if (e->u.reduce.on_device &&
+             (L->cuda || (type_is_float(e->type) && e->u.reduce.op == RED_ADD)))
         r = lower_device_reduce(L, e, it, lo, hi, n);
     else if (type_is_float(e->type) && e->u.reduce.op == RED_ADD) r = reduce_exact(L, e, it, lo, n);
     else r = reduce_partials(L, e, it, lo, n);

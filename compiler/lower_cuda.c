@@ -38,12 +38,15 @@ void lower_cuda_prelude(strbuf *out, const Program *p) {
     sb_puts(&path, "\"");
     for (const char *c = p->src.path; *c; c++) {
         if (*c == '"' || *c == '\\') sb_printf(&path, "\\%c", *c);
-        else if ((unsigned char)*c < 32 || (unsigned char)*c > 126) sb_printf(&path, "\\%03o", (unsigned char)*c);
+        else if ((unsigned char)*c < 32 || (unsigned char)*c > 126)
+            sb_printf(&path, "\\%03o", (unsigned char)*c);
         else sb_append(&path, c, 1);
     }
     sb_puts(&path, "\"");
     sb_printf(out, "static const char cairn_source[] __attribute__((unused)) = %s;\n", path.data);
-    sb_printf(out, "static __device__ const char cairn_source_device[] __attribute__((unused)) = %s;\n", path.data);
+    sb_printf(out,
+              "static __device__ const char cairn_source_device[] __attribute__((unused)) = %s;\n",
+              path.data);
     sb_puts(out, "#ifdef __CUDA_ARCH__\n#define CAIRN_SOURCE cairn_source_device\n#else\n"
                  "#define CAIRN_SOURCE cairn_source\n#endif\n"
                  "#define CAIRN_AT(line, col) (cairn_loc{CAIRN_SOURCE, (line), (col)})\n\n");
@@ -61,13 +64,16 @@ static void kernel_open(Lower *L, Lane *k, const Block *body, const Expr *yield,
     for (int i = 0; i < k->captures.len; i++) {
         const Symbol *s = k->captures.items[i];
         if (lower_is_scalar_ref(s->type))
-            lower_unsupported(L, body ? body->span : yield->span, "a scalar reference (rw<T>) in a device region");
+            lower_unsupported(L, body ? body->span : yield->span,
+                              "a scalar reference (rw<T>) in a device region");
         sb_puts(&L->shared_decls, "    ");
         lower_capture_decl(L, &L->shared_decls, s, NULL);
         sb_puts(&L->shared_decls, "\n");
     }
-    sb_printf(&L->shared_decls, "    %s cairn_lo;\n%s};\n", lower_c_scalar(index_type), extra_fields);
-    sb_printf(&k->text, "static __global__ void kern%d(const struct lane%d c%s) {\n", k->id, k->id, params);
+    sb_printf(&L->shared_decls, "    %s cairn_lo;\n%s};\n", lower_c_scalar(index_type),
+              extra_fields);
+    sb_printf(&k->text, "static __global__ void kern%d(const struct lane%d c%s) {\n", k->id, k->id,
+              params);
     lower_capture_copies(L, &k->text, &k->captures, "c.");
     lower_lane_enter(L, k);
     L->in_device = true;
@@ -92,7 +98,8 @@ static void lane_index(Lower *L, const Symbol *var, const Type *it) {
     lower_emit(L, "const uint64_t cairn_k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;");
     lower_emit(L, "if (cairn_k >= cairn_n) return;");
     const char *i = var ? lower_sym_c(L, var) : lower_new_tmp(L);
-    lower_emit(L, "const %s %s = (%s)((uint64_t)c.cairn_lo + cairn_k);", lower_c_scalar(it), i, lower_c_scalar(it));
+    lower_emit(L, "const %s %s = (%s)((uint64_t)c.cairn_lo + cairn_k);", lower_c_scalar(it), i,
+               lower_c_scalar(it));
     lower_emit(L, "(void)%s;", i);
 }
 
@@ -108,7 +115,8 @@ void lower_parallel_cuda(Lower *L, const Stmt *s) {
     lower_block(L, s->u.parallel.body);
     kernel_close(L, &k, ", uint64_t cairn_n",
                  FMT("    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n);\n"
-                     "    cairn_device_wait(%s);\n", k.id, lower_at(L, s->span), lower_at(L, s->span)));
+                     "    cairn_device_wait(%s);\n",
+                     k.id, lower_at(L, s->span), lower_at(L, s->span)));
     const char *ctx = lower_lane_context(L, &k, lo, "");
     lower_emit(L, "if (%s) cairn_launch%d(&%s, %s);", n, k.id, ctx, n);
 }
@@ -128,8 +136,11 @@ static const char *shared_layout(Lower *L, const Block *body, strbuf *fields) {
         const char *n = lower_expr(L, s->u.alloc.count), *t = lower_c_scalar(s->u.alloc.elem);
         sb_printf(fields, "    uint64_t cairn_shn_%d, cairn_sho_%d;\n", id, id);
         sb_printf(&init, ", .cairn_shn_%d = %s, .cairn_sho_%d = %s", id, n, id, total);
-        lower_emit(L, "if ((uint64_t)%s > (UINT64_C(1) << 32) / sizeof(%s)) cairn_trap_at(\"a shared array "
-                "larger than a block's shared memory\", %s);", n, t, lower_at(L, s->span));
+        lower_emit(
+            L,
+            "if ((uint64_t)%s > (UINT64_C(1) << 32) / sizeof(%s)) cairn_trap_at(\"a shared array "
+            "larger than a block's shared memory\", %s);",
+            n, t, lower_at(L, s->span));
         lower_emit(L, "%s += ((uint64_t)%s * sizeof(%s) + 31) & ~(uint64_t)31;", total, n, t);
     }
     sb_printf(&init, ", .cairn_smem = %s", total);
@@ -143,9 +154,10 @@ void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Type *gt = b->grid_type, *tt = b->thread_type;
     const char *ng = b->nblocks, *nt = b->nthreads;
     lower_emit(L, "if (%s > 1024) cairn_trap_at(\"a block of more than 1024 threads\", %s);", nt,
-         lower_at(L, th->count->span));
-    lower_emit(L, "if (%s > 0x7fffffff) cairn_trap_at(\"more blocks than one device launch holds\", %s);",
-         ng, lower_at(L, g->count->span));
+               lower_at(L, th->count->span));
+    lower_emit(
+        L, "if (%s > 0x7fffffff) cairn_trap_at(\"more blocks than one device launch holds\", %s);",
+        ng, lower_at(L, g->count->span));
     strbuf fields = {0};
     sb_printf(&fields, "    %s cairn_tlo;\n    uint64_t cairn_smem;\n", lower_c_scalar(tt));
     const char *init = shared_layout(L, s->u.blocks.body, &fields);
@@ -157,9 +169,12 @@ void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b) {
     lower_emit(L, "for (uint64_t k = threadIdx.x; k < c.cairn_smem / 16; k += blockDim.x)");
     lower_emit(L, "    ((uint4 *)cairn_smem)[k] = make_uint4(0, 0, 0, 0);");
     lower_emit(L, "__syncthreads();");
-    const char *gv = g->sym ? lower_sym_c(L, g->sym) : lower_new_tmp(L), *tv = th->sym ? lower_sym_c(L, th->sym) : lower_new_tmp(L);
-    lower_emit(L, "const %s %s = (%s)((uint64_t)c.cairn_lo + blockIdx.x);", lower_c_scalar(gt), gv, lower_c_scalar(gt));
-    lower_emit(L, "const %s %s = (%s)((uint64_t)c.cairn_tlo + threadIdx.x);", lower_c_scalar(tt), tv, lower_c_scalar(tt));
+    const char *gv = g->sym ? lower_sym_c(L, g->sym) : lower_new_tmp(L),
+               *tv = th->sym ? lower_sym_c(L, th->sym) : lower_new_tmp(L);
+    lower_emit(L, "const %s %s = (%s)((uint64_t)c.cairn_lo + blockIdx.x);", lower_c_scalar(gt), gv,
+               lower_c_scalar(gt));
+    lower_emit(L, "const %s %s = (%s)((uint64_t)c.cairn_tlo + threadIdx.x);", lower_c_scalar(tt),
+               tv, lower_c_scalar(tt));
     lower_emit(L, "(void)%s; (void)%s;", gv, tv);
     const Symbol *saved_thread = L->coop_thread;
     L->coop_thread = th->sym;
@@ -170,10 +185,13 @@ void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b) {
         "        cudaFuncSetAttribute(kern%d, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->cairn_smem) != cudaSuccess)\n"
         "        cairn_trap_at(\"shared arrays larger than a block's shared memory\", %s);\n"
         "    kern%d<<<(unsigned)cairn_ng, (unsigned)cairn_nt, (size_t)c->cairn_smem>>>(*c);\n"
-        "    cairn_device_wait(%s);\n", k.id, lower_at(L, s->span), k.id, lower_at(L, s->span));
+        "    cairn_device_wait(%s);\n",
+        k.id, lower_at(L, s->span), k.id, lower_at(L, s->span));
     kernel_close(L, &k, ", uint64_t cairn_ng, uint64_t cairn_nt", launch);
-    const char *ctx = lower_lane_context(L, &k, b->grid_lo, FMT(", .cairn_tlo = %s%s", b->thread_lo, init));
-    lower_emit(L, "if (%s != 0 && %s != 0) cairn_launch%d(&%s, %s, %s);", ng, nt, k.id, ctx, ng, nt);
+    const char *ctx =
+        lower_lane_context(L, &k, b->grid_lo, FMT(", .cairn_tlo = %s%s", b->thread_lo, init));
+    lower_emit(L, "if (%s != 0 && %s != 0) cairn_launch%d(&%s, %s, %s);", ng, nt, k.id, ctx, ng,
+               nt);
 }
 
 /* shared and barrier inside a kernel (lower_c.c's lower_stmt sends them here). */
@@ -184,7 +202,8 @@ void lower_coop_stmt_cuda(Lower *L, const Stmt *s) {
     }
     const Symbol *sym = s->u.alloc.sym;
     const char *t = lower_c_scalar(s->u.alloc.elem);
-    lower_emit(L, "%s *%s = (%s *)(cairn_smem + c.cairn_sho_%d);", t, lower_sym_c(L, sym), t, sym->id);
+    lower_emit(L, "%s *%s = (%s *)(cairn_smem + c.cairn_sho_%d);", t, lower_sym_c(L, sym), t,
+               sym->id);
     lower_emit(L, "const uint64_t %s = c.cairn_shn_%d;", lower_sym_len(L, sym), sym->id);
     lower_emit(L, "(void)%s; (void)%s;", lower_sym_c(L, sym), lower_sym_len(L, sym));
 }
@@ -197,15 +216,17 @@ const char *lower_warp_op_cuda(Lower *L, Expr *e) {
         const char *x = lower_expr(L, e->u.call.args[0]), *a = lower_expr(L, e->u.call.args[1]);
         const char *r = lower_new_tmp(L);
         if (e->u.call.builtin == BI_SHUFFLE_XOR)
-            lower_emit(L, "const %s %s = cairn_shfl_xor(%s, (unsigned)((uint64_t)%s & 31u));", lower_c_scalar(e->type), r, x, a);
+            lower_emit(L, "const %s %s = cairn_shfl_xor(%s, (unsigned)((uint64_t)%s & 31u));",
+                       lower_c_scalar(e->type), r, x, a);
         else
             lower_emit(L, "const %s %s = cairn_shfl_idx(%s, %s);", lower_c_scalar(e->type), r, x,
-                 lower_shuffle_source(L, e, lane, a));
+                       lower_shuffle_source(L, e, lane, a));
         return r;
     }
     if (e->u.reduce.scan) {
         const char *x = lower_new_tmp(L);
-        lower_emit(L, "const %s %s = %s;", lower_c_scalar(e->u.reduce.body->type), x, lower_expr(L, e->u.reduce.body));
+        lower_emit(L, "const %s %s = %s;", lower_c_scalar(e->u.reduce.body->type), x,
+                   lower_expr(L, e->u.reduce.body));
         lower_warp_scan_store(L, e, lane, FMT("cairn_shfl_idx(%s, j)", x));
         return NULL;
     }
@@ -216,7 +237,8 @@ const char *lower_warp_op_cuda(Lower *L, Expr *e) {
     lower_emit(L, "for (unsigned o = 16; o; o >>= 1) {");
     L->indent++;
     lower_emit(L, "const %s %s = cairn_shfl_xor(%s, o);", w, other, r);
-    lower_emit(L, "%s = (%s & o) ? %s : %s;", r, lane, lower_warp_step(L, e, other, r), lower_warp_step(L, e, r, other));
+    lower_emit(L, "%s = (%s & o) ? %s : %s;", r, lane, lower_warp_step(L, e, other, r),
+               lower_warp_step(L, e, r, other));
     L->indent--;
     lower_emit(L, "}");
     const char *total = lower_warp_total(L, e, r), *name = lower_new_tmp(L);
@@ -235,17 +257,19 @@ static const char *device_yields(Lower *L, Expr *e, const Type *it, const char *
     kernel_open(L, &k, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "", params);
     lane_index(L, e->u.reduce.var_sym, it);
     lower_emit(L, "cairn_out[cairn_k] = %s;", lower_expr(L, e->u.reduce.body));
-    const char *launch = FMT(
-        "    %s *d = (%s *)cairn_device_zeroed(cairn_n, sizeof(%s), CAIRN_PLACE_DEVICE, %s);\n"
-        "    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n, d);\n"
-        "    cairn_device_wait(%s);\n"
-        "    cairn_copy(cairn_out, cairn_n, d, cairn_n, sizeof(%s), %s);\n"
-        "    cairn_device_free(d, CAIRN_PLACE_DEVICE);\n",
-        ct, ct, ct, lower_at(L, e->span), k.id, lower_at(L, e->span), lower_at(L, e->span), ct, lower_at(L, e->span));
+    const char *launch =
+        FMT("    %s *d = (%s *)cairn_device_zeroed(cairn_n, sizeof(%s), CAIRN_PLACE_DEVICE, %s);\n"
+            "    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n, d);\n"
+            "    cairn_device_wait(%s);\n"
+            "    cairn_copy(cairn_out, cairn_n, d, cairn_n, sizeof(%s), %s);\n"
+            "    cairn_device_free(d, CAIRN_PLACE_DEVICE);\n",
+            ct, ct, ct, lower_at(L, e->span), k.id, lower_at(L, e->span), lower_at(L, e->span), ct,
+            lower_at(L, e->span));
     kernel_close(L, &k, params, launch);
     const char *ctx = lower_lane_context(L, &k, lo, "");
     const char *yields = lower_new_tmp(L);
-    lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", ct, yields, ct, n, ct, lower_at(L, e->span));
+    lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", ct, yields, ct, n, ct,
+               lower_at(L, e->span));
     lower_emit(L, "if (%s) cairn_launch%d(&%s, %s, %s);", n, k.id, ctx, n, yields);
     return yields;
 }
@@ -259,13 +283,18 @@ const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const ch
     const char *yields = device_yields(L, e, it, lo, n);
     /* a checked + over any number of terms: 128 bits hold 2^64 of them */
     const char *w = type_is_int(t) && e->u.reduce.op == RED_ADD
-                        ? (type_is_signed(t) ? "__int128" : "unsigned __int128") : lower_c_scalar(t);
+                        ? (type_is_signed(t) ? "__int128" : "unsigned __int128")
+                        : lower_c_scalar(t);
     const char *acc = lower_new_tmp(L);
-    lower_emit(L, "%s %s = %s;", w, acc, fsum ? (t->kind == TY_F32 ? "-0.0f" : "-0.0") : lower_identity(L, e->u.reduce.op, t));
+    lower_emit(L, "%s %s = %s;", w, acc,
+               fsum ? (t->kind == TY_F32 ? "-0.0f" : "-0.0")
+                    : lower_identity(L, e->u.reduce.op, t));
     lower_emit(L, "for (uint64_t k = 0; k < %s; k++) %s = %s;", n, acc,
-         lower_warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
+               lower_warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
     lower_emit(L, "free(%s);", yields);
-    if (fsum) lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, t->kind == TY_F32 ? "f" : "");
+    if (fsum)
+        lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc,
+                   t->kind == TY_F32 ? "f" : "");
     return lower_warp_total(L, e, acc);
 }
 
@@ -281,15 +310,16 @@ void lower_device_scan_cuda(Lower *L, Expr *e, const Type *it, const char *lo, c
     L->has_device = true;
     const char *n = lower_index_count(L, lo, hi), *ct = lower_c_scalar(e->u.reduce.body->type);
     const char *yields = device_yields(L, e, it, lo, n);
-    const char *acc = lower_new_tmp(L), *w = lower_warp_acc_type(e->u.reduce.op, e->u.reduce.body->type);
+    const char *acc = lower_new_tmp(L),
+               *w = lower_warp_acc_type(e->u.reduce.op, e->u.reduce.body->type);
     lower_emit(L, "%s %s = %s;", w, acc, lower_identity(L, e->u.reduce.op, e->u.reduce.body->type));
     lower_emit(L, "for (uint64_t k = 0; k < %s; k++) {", n);
     L->indent++;
     lower_emit(L, "%s = %s;", acc, lower_warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
-    lower_emit(L, "%s[k] = %s;", yields, lower_warp_total(L, e, acc));  /* each prefix checked */
+    lower_emit(L, "%s[k] = %s;", yields, lower_warp_total(L, e, acc)); /* each prefix checked */
     L->indent--;
     lower_emit(L, "}");
-    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, out), lower_sym_len(L, out), yields, n, ct,
-         lower_at(L, e->u.reduce.into->span));
+    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, out),
+               lower_sym_len(L, out), yields, n, ct, lower_at(L, e->u.reduce.into->span));
     lower_emit(L, "free(%s);", yields);
 }

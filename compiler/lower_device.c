@@ -48,7 +48,7 @@ int lower_warp_ops_of(const Stmt *s, const Expr **out, int max) {
     WarpFind f = {out, max, 0};
     switch (s->kind) {
     case STMT_LET: find_in(s->u.let.init, &f); break;
-    case STMT_ASSIGN:  /* the value is evaluated before the place (lower_assign) */
+    case STMT_ASSIGN: /* the value is evaluated before the place (lower_assign) */
         find_in(s->u.assign.value, &f);
         find_in(s->u.assign.target, &f);
         break;
@@ -74,7 +74,8 @@ bool lower_stmt_syncs(const Stmt *s) {
     const Expr *none[1];
     if (s->kind == STMT_BARRIER || lower_warp_ops_of(s, none, 0) > 0) return true;
     switch (s->kind) {
-    case STMT_IF: return block_syncs(s->u.if_.then) || (s->u.if_.els && lower_stmt_syncs(s->u.if_.els));
+    case STMT_IF:
+        return block_syncs(s->u.if_.then) || (s->u.if_.els && lower_stmt_syncs(s->u.if_.els));
     case STMT_FOR: return block_syncs(s->u.for_.body);
     case STMT_BLOCK: return block_syncs(s->u.block);
     default: return false;
@@ -103,9 +104,10 @@ const char *lower_warp_step(Lower *L, const Expr *e, const char *lo, const char 
 
 const char *lower_warp_total(Lower *L, const Expr *e, const char *acc) {
     if (!wide_add(e)) return acc;
-    const char *t = lower_c_scalar(combined_type(e)), *w = lower_warp_acc_type(RED_ADD, combined_type(e));
+    const char *t = lower_c_scalar(combined_type(e)),
+               *w = lower_warp_acc_type(RED_ADD, combined_type(e));
     lower_emit(L, "if ((%s)(%s)%s != %s) cairn_trap_at(\"integer overflow\", %s);", w, t, acc, acc,
-         lower_at(L, e->span));
+               lower_at(L, e->span));
     return FMT("(%s)%s", t, acc);
 }
 
@@ -132,13 +134,20 @@ static bool block_has_warp_ops(const Block *b) {
 void lower_blocks(Lower *L, const Stmt *s) {
     L->has_device = true;
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
-    BlocksBounds b = {lower_binder_type(g), lower_binder_type(th), g->lo ? lower_expr(L, g->lo) : "0",
-                      th->lo ? lower_expr(L, th->lo) : "0", NULL, NULL};
+    BlocksBounds b = {lower_binder_type(g),
+                      lower_binder_type(th),
+                      g->lo ? lower_expr(L, g->lo) : "0",
+                      th->lo ? lower_expr(L, th->lo) : "0",
+                      NULL,
+                      NULL};
     b.nblocks = lower_index_count(L, b.grid_lo, lower_expr(L, g->count));
     b.nthreads = lower_index_count(L, b.thread_lo, lower_expr(L, th->count));
     if (block_has_warp_ops(s->u.blocks.body))
-        lower_emit(L, "if (%s %% 32 != 0) cairn_trap_at(\"a warp operation needs whole warps: give the "
-                "block a multiple of 32 threads\", %s);", b.nthreads, lower_at(L, th->count->span));
+        lower_emit(
+            L,
+            "if (%s %% 32 != 0) cairn_trap_at(\"a warp operation needs whole warps: give the "
+            "block a multiple of 32 threads\", %s);",
+            b.nthreads, lower_at(L, th->count->span));
     if (L->cuda) lower_blocks_cuda(L, s, &b);
     else lower_blocks_emulated(L, s, &b);
 }
@@ -157,15 +166,20 @@ void lower_wide(Lower *L, Expr *e) {
     const char *i = lower_expr(L, e->u.call.args[2]);
     int k = 16 / (type_bits(dst->type->u.view.elem) / 8);
     const char *where = lower_at(L, e->span), *d = lower_sym_c(L, dst), *s = lower_sym_c(L, src);
-    lower_emit(L, "if (%s %% %d != 0) cairn_trap_at(\"a wide access at an offset that is not a multiple "
-            "of %d\", %s);", i, k, k, where);
-    lower_emit(L, "if (%s > %s || %s - %s < %d || %s > %s || %s - %s < %d) cairn_trap_at(\"index out of "
-            "bounds\", %s);", i, lower_sym_len(L, dst), lower_sym_len(L, dst), i, k, i, lower_sym_len(L, src),
-         lower_sym_len(L, src), i, k, where);
+    lower_emit(
+        L,
+        "if (%s %% %d != 0) cairn_trap_at(\"a wide access at an offset that is not a multiple "
+        "of %d\", %s);",
+        i, k, k, where);
+    lower_emit(
+        L,
+        "if (%s > %s || %s - %s < %d || %s > %s || %s - %s < %d) cairn_trap_at(\"index out of "
+        "bounds\", %s);",
+        i, lower_sym_len(L, dst), lower_sym_len(L, dst), i, k, i, lower_sym_len(L, src),
+        lower_sym_len(L, src), i, k, where);
     if (L->cuda && L->in_device)
         lower_emit(L, "*(uint4 *)&%s[%s] = *(const uint4 *)&%s[%s];", d, i, s, i);
-    else
-        lower_emit(L, "for (unsigned k = 0; k < %d; k++) %s[%s + k] = %s[%s + k];", k, d, i, s, i);
+    else lower_emit(L, "for (unsigned k = 0; k < %d; k++) %s[%s + k] = %s[%s + k];", k, d, i, s, i);
 }
 
 /* scan OP warp: lane l's prefix combines lanes 0..l in that order on both sides (every
@@ -189,6 +203,7 @@ void lower_warp_scan_store(Lower *L, const Expr *e, const char *lane, const char
         lower_unsupported(L, e->span, "a warp scan into anything but a view by name");
         return;
     }
-    lower_emit(L, "%s[cairn_index_u((uint64_t)%s, %s, %s)] = %s;", lower_sym_c(L, out), lower_sym_c(L, thread), lower_sym_len(L, out),
-         lower_at(L, e->u.reduce.into->span), total);
+    lower_emit(L, "%s[cairn_index_u((uint64_t)%s, %s, %s)] = %s;", lower_sym_c(L, out),
+               lower_sym_c(L, thread), lower_sym_len(L, out), lower_at(L, e->u.reduce.into->span),
+               total);
 }

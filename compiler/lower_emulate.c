@@ -29,21 +29,22 @@
 
 #include "lower_c_internal.h"
 
-#define FMT(...) arena_printf(L->arena, __VA_ARGS__)
+#define FMT(...)      arena_printf(L->arena, __VA_ARGS__)
 #define EMU_MAX_FREES 256
 
 /* One emulated blocks region being lowered. */
 typedef struct Emu {
     const Symbol *thread_var;
     const Type *thread_type;
-    const char *frees[EMU_MAX_FREES];   /* per-block allocations, freed at its end */
+    const char *frees[EMU_MAX_FREES]; /* per-block allocations, freed at its end */
     int nfrees;
 } Emu;
 
 /* T *name = zeroed(count): a per-block array, freed at the block's end. */
 static void block_array(Lower *L, Emu *emu, const char *type, const char *name, const char *count,
                         Span s) {
-    lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", type, name, type, count, type, lower_at(L, s));
+    lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", type, name, type, count, type,
+               lower_at(L, s));
     if (emu->nfrees < EMU_MAX_FREES) emu->frees[emu->nfrees++] = name;
     else lower_unsupported(L, s, "this many per-thread values in one region");
 }
@@ -59,7 +60,8 @@ static void thread_lets_stmt(Lower *L, Emu *emu, const Stmt *s) {
             return;
         }
         L->thread_syms[L->nthread_syms++] = sym;
-        block_array(L, emu, lower_c_scalar(sym->type), lower_thread_array(L, sym), "cairn_nt", s->span);
+        block_array(L, emu, lower_c_scalar(sym->type), lower_thread_array(L, sym), "cairn_nt",
+                    s->span);
         return;
     }
     if (!lower_stmt_syncs(s)) return;
@@ -109,7 +111,7 @@ static void butterfly(Lower *L, const Expr *e, const char *in, const char *out) 
     lower_emit(L, "for (unsigned o = 16; o; o >>= 1) {");
     L->indent++;
     lower_emit(L, "for (unsigned l = 0; l < 32; l++) cairn_s[l] = %s;",
-         lower_warp_step(L, e, "cairn_r[l & ~o]", "cairn_r[l | o]"));
+               lower_warp_step(L, e, "cairn_r[l & ~o]", "cairn_r[l | o]"));
     lower_emit(L, "memcpy(cairn_r, cairn_s, sizeof cairn_r);");
     L->indent--;
     lower_emit(L, "}");
@@ -130,25 +132,29 @@ static void emulate_warp_op(Lower *L, Emu *emu, const Expr *e) {
         return;
     }
     int id = ++L->tmp;
-    bool scan = e->kind == EXPR_REDUCE && e->u.reduce.scan;   /* a scan's own type is void */
+    bool scan = e->kind == EXPR_REDUCE && e->u.reduce.scan; /* a scan's own type is void */
     const char *t = lower_c_scalar(scan ? e->u.reduce.body->type : e->type);
     const char *in = FMT("cairn_w%d_in", id), *out = FMT("cairn_w%d", id), *arg = NULL;
     bool shuffle = e->kind == EXPR_CALL;
     block_array(L, emu, t, in, "cairn_nt", e->span);
     if (!scan) block_array(L, emu, t, out, "cairn_nt", e->span);
-    if (shuffle) block_array(L, emu, "uint64_t", arg = FMT("cairn_w%d_arg", id), "cairn_nt", e->span);
+    if (shuffle)
+        block_array(L, emu, "uint64_t", arg = FMT("cairn_w%d_arg", id), "cairn_nt", e->span);
     phase_open(L, emu);
     Expr *operand = shuffle ? e->u.call.args[0] : e->u.reduce.body;
     const char *v = lower_expr(L, operand);
     lower_emit(L, "%s[cairn_t] = %s;", in, v);
-    if (shuffle) lower_emit(L, "%s[cairn_t] = (uint64_t)%s;", arg, lower_expr(L, e->u.call.args[1]));
+    if (shuffle)
+        lower_emit(L, "%s[cairn_t] = (uint64_t)%s;", arg, lower_expr(L, e->u.call.args[1]));
     phase_close(L);
     if (shuffle) {
         const char *src = lower_shuffle_source(L, e, "(cairn_t & 31u)", FMT("%s[cairn_t]", arg));
-        lower_emit(L, "for (cairn_t = 0; cairn_t < cairn_nt; cairn_t++) %s[cairn_t] = %s[(cairn_t & ~(uint64_t)31) + %s];",
-             out, in, src);
+        lower_emit(
+            L,
+            "for (cairn_t = 0; cairn_t < cairn_nt; cairn_t++) %s[cairn_t] = %s[(cairn_t & ~(uint64_t)31) + %s];",
+            out, in, src);
         lower_emit(L, "cairn_t = 0;");
-    } else if (scan) {  /* each thread reads its warp's operands itself */
+    } else if (scan) { /* each thread reads its warp's operands itself */
         L->warp[L->nwarp++] = (WarpSlot){e, in};
         return;
     } else {
@@ -205,15 +211,14 @@ static bool boundary(Lower *L, Emu *emu, const Stmt *s) {
         lower_emit(L, "}");
         return false;
     }
-    default:
-        lower_unsupported(L, s->span, "this statement at a phase boundary");
-        return false;
+    default: lower_unsupported(L, s->span, "this statement at a phase boundary"); return false;
     }
 }
 
 static void shared_array(Lower *L, Emu *emu, const Stmt *s, bool top) {
     if (!top) {
-        lower_unsupported(L, s->span, "a shared array inside a loop or a branch of a cooperative region");
+        lower_unsupported(L, s->span,
+                          "a shared array inside a loop or a branch of a cooperative region");
         return;
     }
     const Symbol *sym = s->u.alloc.sym;
@@ -246,9 +251,10 @@ void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Type *gt = b->grid_type, *tt = b->thread_type;
     Lane ln;
     Stmt *self = (Stmt *)s;
-    lower_lane_open(L, &ln, &(Block){s->span, &self, 1}, NULL, g->sym, gt,
-              arena_printf(L->arena, "    uint64_t cairn_nt;\n    %s cairn_tlo;\n", lower_c_scalar(tt)),
-              "unsigned cairn_worker");
+    lower_lane_open(
+        L, &ln, &(Block){s->span, &self, 1}, NULL, g->sym, gt,
+        arena_printf(L->arena, "    uint64_t cairn_nt;\n    %s cairn_tlo;\n", lower_c_scalar(tt)),
+        "unsigned cairn_worker");
     lower_emit(L, "(void)cairn_worker;");
     lower_emit(L, "const uint64_t cairn_nt = c->cairn_nt;");
     lower_emit(L, "uint64_t cairn_t = 0;  /* outside a phase: thread 0's slot (uniform values) */");
@@ -266,10 +272,10 @@ void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b) {
     L->nwarp = saved_warp;
     L->coop_thread = saved_thread;
     lower_lane_close(L, &ln, NULL);
-    const char *ctx = lower_lane_context(L, &ln, b->grid_lo, FMT(", .cairn_nt = %s, .cairn_tlo = %s", b->nthreads,
-                                                           b->thread_lo));
-    lower_emit(L, "if (%s != 0 && %s != 0) cairn_pool_run((size_t)%s, 1, lane%d, &%s);", b->nblocks, b->nthreads,
-         b->nblocks, ln.id, ctx);
+    const char *ctx = lower_lane_context(
+        L, &ln, b->grid_lo, FMT(", .cairn_nt = %s, .cairn_tlo = %s", b->nthreads, b->thread_lo));
+    lower_emit(L, "if (%s != 0 && %s != 0) cairn_pool_run((size_t)%s, 1, lane%d, &%s);", b->nblocks,
+               b->nthreads, b->nblocks, ln.id, ctx);
 }
 
 /* The emulation's value of a warp operation: the slot its phase filled (a scan stores
@@ -278,7 +284,8 @@ static const char *emulated_warp_value(Lower *L, Expr *e) {
     for (int i = L->nwarp - 1; i >= 0; i--) {
         if (L->warp[i].op != e) continue;
         if (e->kind != EXPR_REDUCE || !e->u.reduce.scan) return L->warp[i].value;
-        lower_warp_scan_store(L, e, "(cairn_t & 31u)", FMT("%s[(cairn_t & ~(uint64_t)31) + j]", L->warp[i].value));
+        lower_warp_scan_store(L, e, "(cairn_t & 31u)",
+                              FMT("%s[(cairn_t & ~(uint64_t)31) + j]", L->warp[i].value));
         return NULL;
     }
     lower_unsupported(L, e->span, "a warp operation inside another one's operand");
@@ -293,8 +300,8 @@ const char *lower_warp_op(Lower *L, Expr *e) {
 /* A device reduce + over floats, emulated: in index order, as reduce + for adds (the
  * device combines in an order it picks; the receipt says "unordered"). Any other
  * device reduction gives the host's value and lowers as a host one. */
-const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo,
-                                const char *hi, const char *n) {
+const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
+                                const char *n) {
     L->has_device = true;
     if (L->cuda) return lower_device_reduce_cuda(L, e, it, lo, hi, n);
     numerics_device_sum(L, e->type);
@@ -311,7 +318,8 @@ const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *l
     lower_emit(L, "%s = %s + %s;", acc, acc, v);
     L->indent--;
     lower_emit(L, "}");
-    lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc, t->kind == TY_F32 ? "f" : "");
+    lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc,
+               t->kind == TY_F32 ? "f" : "");
     return acc;
 }
 
@@ -325,6 +333,7 @@ void lower_copy(Lower *L, Expr *e) {
     }
     if (L->cuda) L->modules |= LOWER_MODULE_DEVICE;
     const char *elem = lower_c_scalar(dst->type->u.view.elem);
-    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, dst), lower_sym_len(L, dst), lower_sym_c(L, src),
-         lower_sym_len(L, src), elem, lower_at(L, e->span));
+    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, dst),
+               lower_sym_len(L, dst), lower_sym_c(L, src), lower_sym_len(L, src), elem,
+               lower_at(L, e->span));
 }

@@ -31,15 +31,16 @@
  * first (exactly): Ada's and Hopper's fp8 tensor cores keep about 14 bits of the f32
  * accumulation, which breaks the contract's bound, and sm_80 has none. */
 static void mma_instruction(cJSON *e, const Type *t, bool mma_sync) {
-    bool bf = t->kind == TY_BF16;   /* PTX spells the f16 WMMA form with its f32 types only */
+    bool bf = t->kind == TY_BF16; /* PTX spells the f16 WMMA form with its f32 types only */
     const char *wmma = mma_sync ? (bf ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
                                       : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
-                     : bf ? "wmma.mma.sync.aligned.row.row.m16n16k16.f32.bf16.bf16.f32"
-                          : "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32";
+                       : bf     ? "wmma.mma.sync.aligned.row.row.m16n16k16.f32.bf16.bf16.f32"
+                                : "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32";
     cJSON *by = cJSON_AddObjectToObject(e, "instruction");
     cJSON_AddStringToObject(by, "host", "reference loop, increasing k");
     static const char *const targets[] = {"sm_80", "sm_89", "sm_90", "sm_120"};
-    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) cJSON_AddStringToObject(by, targets[i], wmma);
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
+        cJSON_AddStringToObject(by, targets[i], wmma);
     if (t->kind == TY_F8E4M3 || t->kind == TY_F8E5M2)
         cJSON_AddStringToObject(e, "widen", "to f16 (exact) before the f16 instruction");
 }
@@ -68,12 +69,14 @@ static const char *lower_matrix_mma(Lower *L, Expr *e) {
     }
     const Type *view = e->u.call.args[3]->type;
     const Type *t = e->u.call.args[4]->type->u.view.elem;
-    bool device = view->u.view.place == PLACE_DEVICE || e->u.call.args[4]->type->u.view.place == PLACE_DEVICE;
+    bool device =
+        view->u.view.place == PLACE_DEVICE || e->u.call.args[4]->type->u.view.place == PLACE_DEVICE;
     const char *entry = !device ? "" : L->cuda ? "device_" : "tiled_";
     if (device && L->cuda && !strstr(L->dev.data ? L->dev.data : "", "cairn_mma_device_cuda.h"))
         sb_puts(&L->dev, "#include \"cairn_mma_device_cuda.h\"   /* mma_unordered's tiling */\n\n");
     numerics_mma(L, t, false);
-    lower_emit(L, "cairn_mma_%s%s(%s%s);", entry, lower_type_word(t), args.data, lower_at(L, e->span));
+    lower_emit(L, "cairn_mma_%s%s(%s%s);", entry, lower_type_word(t), args.data,
+               lower_at(L, e->span));
     sb_free(&args);
     return NULL;
 }
@@ -82,7 +85,8 @@ static const char *lower_matrix_mma(Lower *L, Expr *e) {
 
 /* A guard that traps unless v < limit. */
 static void guard_below(Lower *L, const char *v, uint64_t limit, const char *what, Span s) {
-    lower_emit(L, "if (%s >= UINT64_C(%" PRIu64 ")) cairn_trap_at(\"%s\", %s);", v, limit, what, lower_at(L, s));
+    lower_emit(L, "if (%s >= UINT64_C(%" PRIu64 ")) cairn_trap_at(\"%s\", %s);", v, limit, what,
+               lower_at(L, s));
 }
 
 static const char *lower_layout_method(Lower *L, Expr *e) {
@@ -107,7 +111,7 @@ static const char *lower_layout_method(Lower *L, Expr *e) {
     guard_below(L, x, cairn_layout_threads(l), "a thread past the spread", e->span);
     guard_below(L, y, cairn_layout_values(l), "a value past the spread", e->span);
     lower_emit(L, "uint64_t %s = cairn_layout_share(&%s, %s, %s, %d);", v, lit, x, y,
-         e->u.call.builtin == BI_LAYOUT_COL);
+               e->u.call.builtin == BI_LAYOUT_COL);
     return v;
 }
 
@@ -123,7 +127,9 @@ const char *lower_fragment_ctype(const Type *t) {
 }
 
 /* This thread's lane in its warp. */
-static const char *lane(Lower *L) { return L->cuda ? "(threadIdx.x & 31u)" : "(unsigned)(cairn_t & 31u)"; }
+static const char *lane(Lower *L) {
+    return L->cuda ? "(threadIdx.x & 31u)" : "(unsigned)(cairn_t & 31u)";
+}
 
 /* A CUDA target lowers WMMA and mma.sync fragments (runtime/cairn_fragment_cuda.h, which
  * the .cu includes once, before the first kernel that uses one); tcgen05's are not. */
@@ -139,7 +145,9 @@ static bool fragments_lowered(Lower *L, const Type *f, Span s) {
 }
 
 /* The CUDA type of an f16 or bf16 element, and of a WMMA fragment. */
-static const char *cuda_half(const Type *el) { return el->kind == TY_BF16 ? "__nv_bfloat16" : "__half"; }
+static const char *cuda_half(const Type *el) {
+    return el->kind == TY_BF16 ? "__nv_bfloat16" : "__half";
+}
 
 static const char *wmma_type(Lower *L, const Type *f) {
     int m = f->u.frag.m, n = f->u.frag.n, k = f->u.frag.k;
@@ -161,52 +169,61 @@ const char *lower_fragment_fill(Lower *L, Expr *e) {
     lower_emit(L, "%s %s;", lower_fragment_ctype(f), x);
     if (L->cuda) {
         const char *bits = el->kind == TY_F32 ? FMT("__float_as_uint(%s)", v)
-                                              : FMT("(uint32_t)cairn_f32_to_%s(%s) * 0x10001u", lower_type_word(el), v);
-        if (f->u.frag.family == FRAG_MMA) lower_emit(L, "cairn_mma_fill(%s, %d, %s);", x, mma_words(f), bits);
-        else if (el->kind == TY_F32) lower_emit(L, "cairn_wmma_fill<%s>(%s, %s);", wmma_type(L, f), x, v);
+                                              : FMT("(uint32_t)cairn_f32_to_%s(%s) * 0x10001u",
+                                                    lower_type_word(el), v);
+        if (f->u.frag.family == FRAG_MMA)
+            lower_emit(L, "cairn_mma_fill(%s, %d, %s);", x, mma_words(f), bits);
+        else if (el->kind == TY_F32)
+            lower_emit(L, "cairn_wmma_fill<%s>(%s, %s);", wmma_type(L, f), x, v);
         else
-            lower_emit(L, "cairn_wmma_fill<%s>(%s, __ushort_as_%s(cairn_f32_to_%s(%s)));", wmma_type(L, f), x,
-                 el->kind == TY_BF16 ? "bfloat16" : "half", lower_type_word(el), v);
+            lower_emit(L, "cairn_wmma_fill<%s>(%s, __ushort_as_%s(cairn_f32_to_%s(%s)));",
+                       wmma_type(L, f), x, el->kind == TY_BF16 ? "bfloat16" : "half",
+                       lower_type_word(el), v);
         return x;
     }
-    if (el->kind != TY_F32) v = FMT("cairn_%s_to_f32(cairn_f32_to_%s(%s))", lower_type_word(el), lower_type_word(el), v);
+    if (el->kind != TY_F32)
+        v = FMT("cairn_%s_to_f32(cairn_f32_to_%s(%s))", lower_type_word(el), lower_type_word(el),
+                v);
     lower_emit(L, "cairn_frag_fill(%s.v, %d, %s);", x, frag_rows(f) * frag_cols(f), v);
     return x;
 }
 
 /* The tile's C arguments, its layout literal, and fragment coordinates i and j. */
-static void tile_args(Lower *L, Expr *e, const char **tile, const char **layout, const char **i, const char **j) {
+static void tile_args(Lower *L, Expr *e, const char **tile, const char **layout, const char **i,
+                      const char **j) {
     char lit[512];
     *tile = lower_arg(L, e->u.call.args[0], e->u.call.args[0]->type);
     layout_c_literal(e->u.call.args[1]->layout, lit, sizeof lit);
-    *layout = L->cuda ? FMT("%s", lit) : FMT("&%s", lit);   /* the device helpers take it by value */
+    *layout = L->cuda ? FMT("%s", lit) : FMT("&%s", lit); /* the device helpers take it by value */
     *i = lower_expr(L, e->u.call.args[2]);
     *j = lower_expr(L, e->u.call.args[3]);
 }
 
 /* mma_load on a CUDA target: WMMA's load_matrix_sync at the fragment's first element, or
  * the mma.sync share (A and B by ldmatrix where the layout keeps 16-byte runs intact). */
-static void lower_fragment_load_cuda(Lower *L, Expr *e, const char *x, const char *tile, const char *layout,
-                                     const char *i, const char *j) {
+static void lower_fragment_load_cuda(Lower *L, Expr *e, const char *x, const char *tile,
+                                     const char *layout, const char *i, const char *j) {
     const Type *f = e->type;
     const char *loc = lower_at(L, e->span);
     if (f->u.frag.family == FRAG_WMMA) {
         if (f->u.frag.role == FRAG_ACC)
-            lower_emit(L, "cairn_wmma_load_acc<%s>(%s, %d, %d, %s, %s, %s, %s, %s);", wmma_type(L, f), x, frag_rows(f),
-                 frag_cols(f), tile, layout, i, j, loc);
+            lower_emit(L, "cairn_wmma_load_acc<%s>(%s, %d, %d, %s, %s, %s, %s, %s);",
+                       wmma_type(L, f), x, frag_rows(f), frag_cols(f), tile, layout, i, j, loc);
         else
-            lower_emit(L, "cairn_wmma_load<%s, %s>(%s, %d, %d, %s, %s, %s, %s, %s);", wmma_type(L, f),
-                 cuda_half(f->u.frag.elem), x, frag_rows(f), frag_cols(f), tile, layout, i, j, loc);
+            lower_emit(L, "cairn_wmma_load<%s, %s>(%s, %d, %d, %s, %s, %s, %s, %s);",
+                       wmma_type(L, f), cuda_half(f->u.frag.elem), x, frag_rows(f), frag_cols(f),
+                       tile, layout, i, j, loc);
         return;
     }
     if (f->u.frag.role == FRAG_ACC) {
-        lower_emit(L, "cairn_mma_load_acc(%s, %s, %s, %s, %s, %s, %s);", x, tile, layout, i, j, lane(L), loc);
+        lower_emit(L, "cairn_mma_load_acc(%s, %s, %s, %s, %s, %s, %s);", x, tile, layout, i, j,
+                   lane(L), loc);
         return;
     }
     uint64_t bad_i, bad_j;
     bool runs = layout_runs_intact(e->u.call.args[1]->layout, 2, &bad_i, &bad_j);
-    lower_emit(L, "cairn_mma_load_%s<%d>(%s, %s, %s, %s, %s, %s, %s);", f->u.frag.role == FRAG_A ? "a" : "b", runs, x, tile,
-         layout, i, j, lane(L), loc);
+    lower_emit(L, "cairn_mma_load_%s<%d>(%s, %s, %s, %s, %s, %s, %s);",
+               f->u.frag.role == FRAG_A ? "a" : "b", runs, x, tile, layout, i, j, lane(L), loc);
 }
 
 /* The fragment a fragment call works on: its result, or its accumulator argument. */
@@ -225,8 +242,9 @@ static const char *lower_fragment_load(Lower *L, Expr *e) {
         lower_fragment_load_cuda(L, e, x, tile, layout, i, j);
         return x;
     }
-    lower_emit(L, "cairn_frag_load_%s(%s.v, %d, %d, %s, %s, %s, %s, %s);", lower_type_word(f->u.frag.elem), x, frag_rows(f),
-         frag_cols(f), tile, layout, i, j, lower_at(L, e->span));
+    lower_emit(L, "cairn_frag_load_%s(%s.v, %d, %d, %s, %s, %s, %s, %s);",
+               lower_type_word(f->u.frag.elem), x, frag_rows(f), frag_cols(f), tile, layout, i, j,
+               lower_at(L, e->span));
     return x;
 }
 
@@ -236,13 +254,15 @@ static const char *lower_fragment_store(Lower *L, Expr *e) {
     tile_args(L, e, &tile, &layout, &i, &j);
     const char *acc = lower_expr(L, e->u.call.args[4]);
     if (L->cuda && f->u.frag.family == FRAG_MMA)
-        lower_emit(L, "cairn_mma_store(%s, %s, %s, %s, %s, %s, %s);", tile, layout, i, j, acc, lane(L), lower_at(L, e->span));
+        lower_emit(L, "cairn_mma_store(%s, %s, %s, %s, %s, %s, %s);", tile, layout, i, j, acc,
+                   lane(L), lower_at(L, e->span));
     else if (L->cuda)
-        lower_emit(L, "cairn_wmma_store<%s>(%s, %s, %s, %s, %s, %d, %d, %s);", wmma_type(L, f), tile, layout, i, j, acc,
-             frag_rows(f), frag_cols(f), lower_at(L, e->span));
+        lower_emit(L, "cairn_wmma_store<%s>(%s, %s, %s, %s, %s, %d, %d, %s);", wmma_type(L, f),
+                   tile, layout, i, j, acc, frag_rows(f), frag_cols(f), lower_at(L, e->span));
     else
-        lower_emit(L, "cairn_frag_store(%s, %s, %s, %s, %s.v, %d, %d, %d, %s, %s);", tile, layout, i, j, acc, frag_rows(f),
-         frag_cols(f), f->u.frag.family == FRAG_MMA, lane(L), lower_at(L, e->span));
+        lower_emit(L, "cairn_frag_store(%s, %s, %s, %s, %s.v, %d, %d, %d, %s, %s);", tile, layout,
+                   i, j, acc, frag_rows(f), frag_cols(f), f->u.frag.family == FRAG_MMA, lane(L),
+                   lower_at(L, e->span));
     return NULL;
 }
 
@@ -257,10 +277,11 @@ static const char *lower_fragment_mma(Lower *L, Expr *e) {
     if (L->cuda && acc->u.frag.family == FRAG_MMA)
         lower_emit(L, "cairn_mma_sync<%d>(%s, %s, %s);", a->u.frag.elem->kind == TY_BF16, r, x, y);
     else if (L->cuda)
-        lower_emit(L, "cairn_wmma_mma<%s, %s, %s>(%s, %s, %s);", wmma_type(L, a), wmma_type(L, e->u.call.args[2]->type),
-             wmma_type(L, acc), r, x, y);
+        lower_emit(L, "cairn_wmma_mma<%s, %s, %s>(%s, %s, %s);", wmma_type(L, a),
+                   wmma_type(L, e->u.call.args[2]->type), wmma_type(L, acc), r, x, y);
     else
-        lower_emit(L, "cairn_frag_mma(%s.v, %s.v, %s.v, %d, %d, %d);", r, x, y, acc->u.frag.m, acc->u.frag.n, acc->u.frag.k);
+        lower_emit(L, "cairn_frag_mma(%s.v, %s.v, %s.v, %d, %d, %d);", r, x, y, acc->u.frag.m,
+                   acc->u.frag.n, acc->u.frag.k);
     return r;
 }
 
@@ -268,8 +289,9 @@ static const char *lower_fragment_mma(Lower *L, Expr *e) {
 static const char *lower_fragment_element(Lower *L, Expr *e) {
     const char *acc = lower_expr(L, e->u.call.args[0]);
     const char *v = lower_expr(L, e->u.call.args[1]);
-    const char *index = L->cuda ? FMT("cairn_mma_value(%s, %s)", v, lower_at(L, e->span))
-                                : FMT("cairn_frag_share_index(%s, %s, %s)", lane(L), v, lower_at(L, e->span));
+    const char *index =
+        L->cuda ? FMT("cairn_mma_value(%s, %s)", v, lower_at(L, e->span))
+                : FMT("cairn_frag_share_index(%s, %s, %s)", lane(L), v, lower_at(L, e->span));
     const char *r = lower_new_tmp(L);
     if (e->u.call.builtin == BI_MMA_GET) {
         if (L->cuda) lower_emit(L, "float %s = __uint_as_float(%s.r[%s]);", r, acc, index);
@@ -286,7 +308,7 @@ const char *lower_mma_call(Lower *L, Expr *e) {
     Builtin b = e->u.call.builtin;
     if (b == BI_MMA_UNORDERED && e->u.call.nargs == 6) return lower_matrix_mma(L, e);
     if (b >= BI_LAYOUT_COSIZE && b <= BI_LAYOUT_COL) return lower_layout_method(L, e);
-    if (b >= BI_LAYOUT_ROWS && b <= BI_LAYOUT_SPREAD) return "0";   /* a layout's value is folded */
+    if (b >= BI_LAYOUT_ROWS && b <= BI_LAYOUT_SPREAD) return "0"; /* a layout's value is folded */
     if (!fragments_lowered(L, call_fragment(e), e->span)) return b == BI_MMA_STORE ? NULL : "0";
     switch (b) {
     case BI_MMA_UNORDERED: return lower_fragment_mma(L, e);

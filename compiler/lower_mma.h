@@ -6,7 +6,9 @@
 #include "lower_c_internal.h"
 
 /* True for the builtins lower_mma_call lowers. */
-#define LOWER_MMA_BUILTIN(b) (((b) >= BI_MMA_UNORDERED && (b) <= BI_MMA_SET) || ((b) >= BI_LAYOUT_ROWS && (b) <= BI_LAYOUT_COL))
+#define LOWER_MMA_BUILTIN(b)                                                                       \
+    (((b) >= BI_MMA_UNORDERED && (b) <= BI_MMA_SET) ||                                             \
+     ((b) >= BI_LAYOUT_ROWS && (b) <= BI_LAYOUT_COL))
 
 /* The C value of the call (NULL for a statement call), after emitting what it needs. */
 const char *lower_mma_call(Lower *L, Expr *e);

@@ -26,10 +26,12 @@ static const Command *find_command(const char *name) {
 }
 
 static void usage(FILE *out) {
-    fprintf(out, "cairn %s: the CAIRN compiler (every rounding named, every claim checked)\n\n"
-                 "usage: cairn COMMAND [ARGS]    (cairn help COMMAND for its options)\n\ncommands:\n",
+    fprintf(out,
+            "cairn %s: the CAIRN compiler (every rounding named, every claim checked)\n\n"
+            "usage: cairn COMMAND [ARGS]    (cairn help COMMAND for its options)\n\ncommands:\n",
             CAIRN_VERSION);
-    for (int i = 0; i < NCOMMANDS; i++) fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    for (int i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "  %-10s %s\n\noptions:\n  --help     this text\n  --version  print the version\n",
             "help", "show a command's help");
 }

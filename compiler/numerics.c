@@ -119,9 +119,10 @@ void numerics_atomic_add(Lower *L, const Type *t, bool flush) {
     cJSON *e = entry_typed("atomic_add", t, "nearest-even");
     cJSON_AddStringToObject(e, "order", "unordered");
     cJSON_AddBoolToObject(e, "flush_subnormals", f32 && flush);
-    cJSON_AddStringToObject(e, "bound", !f32 ? "k * 2^-52 * (|old| + sum |v|)"
-                                        : flush ? "k * 2^-23 * (|old| + sum |v|) + k * 2^-125"
-                                                : "k * 2^-23 * (|old| + sum |v|)");
+    cJSON_AddStringToObject(e, "bound",
+                            !f32    ? "k * 2^-52 * (|old| + sum |v|)"
+                            : flush ? "k * 2^-23 * (|old| + sum |v|) + k * 2^-125"
+                                    : "k * 2^-23 * (|old| + sum |v|)");
     numerics_add(L, e);
 }
 

@@ -23,13 +23,16 @@ typedef struct Parser {
     int ntoks, pos;
     int depth;
     jmp_buf on_error;
-    struct PtrVec *items;    /* the program's items: in memory, so longjmp keeps them */
-    const char **names;      /* interned identifier texts: open addressing, power-of-two size */
+    struct PtrVec *items; /* the program's items: in memory, so longjmp keeps them */
+    const char **names;   /* interned identifier texts: open addressing, power-of-two size */
     int nnames, capnames;
 } Parser;
 
 /* A growable list of pointers in the arena (safe to abandon on longjmp). */
-typedef struct PtrVec { void **items; int len, cap; } PtrVec;
+typedef struct PtrVec {
+    void **items;
+    int len, cap;
+} PtrVec;
 
 static void vec_push(Parser *p, PtrVec *v, void *x) {
     if (v->len == v->cap) {
@@ -63,7 +66,7 @@ static Span span_from(const Parser *p, int start) {
 }
 
 static unsigned hash_bytes(const char *s, int n) {
-    unsigned h = 2166136261u;   /* FNV-1a */
+    unsigned h = 2166136261u; /* FNV-1a */
     for (int i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
     return h;
 }
@@ -98,13 +101,12 @@ static bool tok_is(const Parser *p, const Token *t, const char *word) {
 }
 
 static _Noreturn void fail_at(Parser *p, const Token *t, const char *help, const char *what) {
-    if (t->kind == TOK_ERROR)
-        longjmp(p->on_error, 1);    /* the lexer said what is wrong here */
+    if (t->kind == TOK_ERROR) longjmp(p->on_error, 1); /* the lexer said what is wrong here */
     if (t->kind == TOK_EOF)
         diag_error(p->d, tok_span(p, t), E_SYNTAX, help, "expected %s, found end of file", what);
     else
-        diag_error(p->d, tok_span(p, t), E_SYNTAX, help, "expected %s, found '%.*s'", what,
-                   t->len, p->src->text + t->off);
+        diag_error(p->d, tok_span(p, t), E_SYNTAX, help, "expected %s, found '%.*s'", what, t->len,
+                   p->src->text + t->off);
     longjmp(p->on_error, 1);
 }
 
@@ -173,17 +175,31 @@ static uint64_t parse_small_int(Parser *p, const char *what) {
 static Placement parse_placement(Parser *p) {
     if (!accept(p, TOK_AT)) return PLACE_HOST;
     const Token *t = peek(p);
-    if (tok_is(p, t, "device")) { advance_tok(p); return PLACE_DEVICE; }
-    if (tok_is(p, t, "unified")) { advance_tok(p); return PLACE_UNIFIED; }
-    if (tok_is(p, t, "host")) { advance_tok(p); return PLACE_HOST; }
+    if (tok_is(p, t, "device")) {
+        advance_tok(p);
+        return PLACE_DEVICE;
+    }
+    if (tok_is(p, t, "unified")) {
+        advance_tok(p);
+        return PLACE_UNIFIED;
+    }
+    if (tok_is(p, t, "host")) {
+        advance_tok(p);
+        return PLACE_HOST;
+    }
     fail_at(p, t, "placements are @device, @unified and @host", "a placement");
 }
 
 static const Type *parse_fragment_type(Parser *p) {
     const Token *t = advance_tok(p);
-    static const struct { const char *name; FragFamily fam; FragRole role; } fams[] = {
-        {"WmmaA", FRAG_WMMA, FRAG_A}, {"WmmaB", FRAG_WMMA, FRAG_B}, {"WmmaAcc", FRAG_WMMA, FRAG_ACC},
-        {"MmaA", FRAG_MMA, FRAG_A}, {"MmaB", FRAG_MMA, FRAG_B}, {"MmaAcc", FRAG_MMA, FRAG_ACC},
+    static const struct {
+        const char *name;
+        FragFamily fam;
+        FragRole role;
+    } fams[] = {
+        {"WmmaA", FRAG_WMMA, FRAG_A},     {"WmmaB", FRAG_WMMA, FRAG_B},
+        {"WmmaAcc", FRAG_WMMA, FRAG_ACC}, {"MmaA", FRAG_MMA, FRAG_A},
+        {"MmaB", FRAG_MMA, FRAG_B},       {"MmaAcc", FRAG_MMA, FRAG_ACC},
         {"TmemAcc", FRAG_TMEM, FRAG_ACC},
     };
     size_t i = 0;
@@ -222,13 +238,14 @@ static const Type *parse_type(Parser *p) {
     case TOK_SCALAR_TYPE:
         advance_tok(p);
         return type_scalar(type_kind_from_keyword(p->src->text + t->off, (size_t)t->len));
-    case TOK_RO: case TOK_RW:
-        return parse_view_type(p);
-    case TOK_FRAGMENT_TYPE:
-        return parse_fragment_type(p);
+    case TOK_RO:
+    case TOK_RW: return parse_view_type(p);
+    case TOK_FRAGMENT_TYPE: return parse_fragment_type(p);
     default:
-        fail_at(p, t, "types are i8..u64, usize, bool, f32, f64, f16, bf16, f8e4m3, f8e5m2, "
-                      "ro<T>[n], rw<T>[n], rw<T> and fragment types", "a type");
+        fail_at(p, t,
+                "types are i8..u64, usize, bool, f32, f64, f16, bf16, f8e4m3, f8e5m2, "
+                "ro<T>[n], rw<T>[n], rw<T> and fragment types",
+                "a type");
     }
 }
 
@@ -295,7 +312,7 @@ static Expr *parse_literal(Parser *p) {
         e->u.str.len = n;
         return e;
     }
-    default:   /* TOK_TRUE, TOK_FALSE */
+    default: /* TOK_TRUE, TOK_FALSE */
         e = new_expr(p, EXPR_BOOL, start);
         e->u.bool_lit = t->kind == TOK_TRUE;
         return e;
@@ -320,7 +337,8 @@ static bool parse_reduce_op(Parser *p, ReduceOp *op) {
 }
 
 /* `i in n` or `i in a..b`: the binder of for, parallel, blocks, threads, reduce. */
-static void parse_binder_rest(Parser *p, const char **var, Span *var_span, Expr **lo, Expr **count) {
+static void parse_binder_rest(Parser *p, const char **var, Span *var_span, Expr **lo,
+                              Expr **count) {
     const Token *t = expect(p, TOK_IDENT);
     *var = tok_text(p, t);
     *var_span = tok_span(p, t);
@@ -350,9 +368,12 @@ static Expr *parse_reduce(Parser *p) {
         fail_at(p, peek(p), "reduction operators are + * min max & | ^", "a reduction operator");
     if (accept(p, TOK_FOR)) e->u.reduce.mode = MODE_FOR;
     else if (accept(p, TOK_PARALLEL)) e->u.reduce.mode = MODE_PARALLEL;
-    else if (tok_is(p, peek(p), "warp")) { advance_tok(p); e->u.reduce.mode = MODE_WARP; }
-    else fail_at(p, peek(p), "write `for` (written order), `parallel` (pool) or `warp`",
-                 "for, parallel or warp");
+    else if (tok_is(p, peek(p), "warp")) {
+        advance_tok(p);
+        e->u.reduce.mode = MODE_WARP;
+    } else
+        fail_at(p, peek(p), "write `for` (written order), `parallel` (pool) or `warp`",
+                "for, parallel or warp");
     if (e->u.reduce.mode != MODE_WARP || (lower_at(p, TOK_IDENT) && peek_at(p, 1)->kind == TOK_IN))
         parse_binder_rest(p, &e->u.reduce.var, &e->u.reduce.var_span, &e->u.reduce.lo,
                           &e->u.reduce.count);
@@ -370,11 +391,12 @@ static Expr *parse_primary(Parser *p) {
     int start = p->pos;
     const Token *t = peek(p);
     switch (t->kind) {
-    case TOK_INT: case TOK_FLOAT: case TOK_STRING: case TOK_TRUE: case TOK_FALSE:
-        return parse_literal(p);
-    case TOK_ZEROED:
-        advance_tok(p);
-        return new_expr(p, EXPR_ZEROED, start);
+    case TOK_INT:
+    case TOK_FLOAT:
+    case TOK_STRING:
+    case TOK_TRUE:
+    case TOK_FALSE: return parse_literal(p);
+    case TOK_ZEROED: advance_tok(p); return new_expr(p, EXPR_ZEROED, start);
     case TOK_IDENT: {
         advance_tok(p);
         Expr *e = new_expr(p, EXPR_NAME, start);
@@ -385,9 +407,10 @@ static Expr *parse_primary(Parser *p) {
         advance_tok(p);
         Expr *e = parse_expr(p);
         expect(p, TOK_RPAREN);
-        return e;   /* parentheses are not kept: the printer adds what precedence needs */
+        return e; /* parentheses are not kept: the printer adds what precedence needs */
     }
-    case TOK_SCALAR_TYPE: case TOK_FRAGMENT_TYPE: {
+    case TOK_SCALAR_TYPE:
+    case TOK_FRAGMENT_TYPE: {
         const Type *to = parse_type(p);
         Expr *arg = NULL;
         expect(p, TOK_LPAREN);
@@ -398,10 +421,9 @@ static Expr *parse_primary(Parser *p) {
         e->u.convert.arg = arg;
         return e;
     }
-    case TOK_REDUCE: case TOK_SCAN:
-        return parse_reduce(p);
-    default:
-        fail_at(p, t, NULL, "an expression");
+    case TOK_REDUCE:
+    case TOK_SCAN: return parse_reduce(p);
+    default: fail_at(p, t, NULL, "an expression");
     }
 }
 
@@ -409,7 +431,8 @@ static Expr *parse_postfix(Parser *p) {
     int start = p->pos;
     Expr *e = parse_primary(p);
     for (;;) {
-        if (lower_at(p, TOK_LBRACKET) && starts_type(peek_at(p, 1)->kind) && e->kind != EXPR_CONVERT) {
+        if (lower_at(p, TOK_LBRACKET) && starts_type(peek_at(p, 1)->kind) &&
+            e->kind != EXPR_CONVERT) {
             /* generic call: quantize[f16](x, s), mma_load[WmmaA[f16, 16, 16, 16]](...) */
             advance_tok(p);
             PtrVec g = {0};
@@ -469,14 +492,17 @@ static Expr *parse_unary(Parser *p) {
 
 /* Binding power of a binary operator token; 0 when the token is not one. */
 static int binary_prec(TokKind k, BinaryOp *op) {
-    static const struct { TokKind tok; BinaryOp op; int prec; } table[] = {
-        {TOK_OROR, BIN_OR, 1}, {TOK_ANDAND, BIN_AND, 2},
-        {TOK_EQEQ, BIN_EQ, 3}, {TOK_NE, BIN_NE, 3}, {TOK_LT, BIN_LT, 3}, {TOK_LE, BIN_LE, 3},
-        {TOK_GT, BIN_GT, 3}, {TOK_GE, BIN_GE, 3},
-        {TOK_PIPE, BIN_BITOR, 4}, {TOK_CARET, BIN_BITXOR, 5}, {TOK_AMP, BIN_BITAND, 6},
-        {TOK_SHL, BIN_SHL, 7}, {TOK_SHR, BIN_SHR, 7},
-        {TOK_PLUS, BIN_ADD, 8}, {TOK_MINUS, BIN_SUB, 8},
-        {TOK_STAR, BIN_MUL, 9}, {TOK_SLASH, BIN_DIV, 9}, {TOK_PERCENT, BIN_REM, 9},
+    static const struct {
+        TokKind tok;
+        BinaryOp op;
+        int prec;
+    } table[] = {
+        {TOK_OROR, BIN_OR, 1},      {TOK_ANDAND, BIN_AND, 2}, {TOK_EQEQ, BIN_EQ, 3},
+        {TOK_NE, BIN_NE, 3},        {TOK_LT, BIN_LT, 3},      {TOK_LE, BIN_LE, 3},
+        {TOK_GT, BIN_GT, 3},        {TOK_GE, BIN_GE, 3},      {TOK_PIPE, BIN_BITOR, 4},
+        {TOK_CARET, BIN_BITXOR, 5}, {TOK_AMP, BIN_BITAND, 6}, {TOK_SHL, BIN_SHL, 7},
+        {TOK_SHR, BIN_SHR, 7},      {TOK_PLUS, BIN_ADD, 8},   {TOK_MINUS, BIN_SUB, 8},
+        {TOK_STAR, BIN_MUL, 9},     {TOK_SLASH, BIN_DIV, 9},  {TOK_PERCENT, BIN_REM, 9},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].tok == k) {
@@ -592,8 +618,7 @@ static Stmt *parse_simple(Parser *p, int start) {
         s = new_stmt(p, STMT_EXPR, start);
         s->u.expr = e;
     }
-    if (!lower_at(p, TOK_SEMI))
-        fail_at(p, peek(p), "end the statement with ';'", "';'");
+    if (!lower_at(p, TOK_SEMI)) fail_at(p, peek(p), "end the statement with ';'", "';'");
     advance_tok(p);
     return s;
 }
@@ -602,8 +627,14 @@ static Stmt *parse_stmt_inner(Parser *p) {
     int start = p->pos;
     Stmt *s;
     switch (peek(p)->kind) {
-    case TOK_LET: advance_tok(p); s = parse_let(p, start); break;
-    case TOK_IF: advance_tok(p); s = parse_if(p, start); break;
+    case TOK_LET:
+        advance_tok(p);
+        s = parse_let(p, start);
+        break;
+    case TOK_IF:
+        advance_tok(p);
+        s = parse_if(p, start);
+        break;
     case TOK_FOR:
         advance_tok(p);
         s = new_stmt(p, STMT_FOR, start);
@@ -630,8 +661,14 @@ static Stmt *parse_stmt_inner(Parser *p) {
         if (!lower_at(p, TOK_SEMI)) s->u.ret.value = parse_expr(p);
         expect(p, TOK_SEMI);
         break;
-    case TOK_BUFFER: advance_tok(p); s = parse_alloc(p, start, STMT_BUFFER); break;
-    case TOK_SHARED: advance_tok(p); s = parse_alloc(p, start, STMT_SHARED); break;
+    case TOK_BUFFER:
+        advance_tok(p);
+        s = parse_alloc(p, start, STMT_BUFFER);
+        break;
+    case TOK_SHARED:
+        advance_tok(p);
+        s = parse_alloc(p, start, STMT_SHARED);
+        break;
     case TOK_BARRIER:
         advance_tok(p);
         expect(p, TOK_SEMI);
@@ -641,9 +678,7 @@ static Stmt *parse_stmt_inner(Parser *p) {
         s = new_stmt(p, STMT_BLOCK, start);
         s->u.block = parse_block(p);
         break;
-    default:
-        s = parse_simple(p, start);
-        break;
+    default: s = parse_simple(p, start); break;
     }
     s->span = span_from(p, start);
     return s;
@@ -661,7 +696,7 @@ static Block *parse_block(Parser *p) {
     expect(p, TOK_LBRACE);
     PtrVec v = {0};
     while (!lower_at(p, TOK_RBRACE)) {
-        if (lower_at(p, TOK_EOF)) {   /* say where the unclosed block began */
+        if (lower_at(p, TOK_EOF)) { /* say where the unclosed block began */
             diag_error(p->d, tok_span(p, peek(p)), E_SYNTAX, "close the block with '}'",
                        "expected '}', found end of file");
             diag_note(p->d, tok_span(p, &p->toks[start]), "the block opened here");
@@ -711,7 +746,7 @@ static void parse_fn(Parser *p, Item *it) {
         it->u.fn.implements = tok_text(p, ref);
         it->u.fn.implements_span = tok_span(p, ref);
     }
-    if (tok_is(p, peek(p), "requires")) {   /* a contextual keyword: `requires e` */
+    if (tok_is(p, peek(p), "requires")) { /* a contextual keyword: `requires e` */
         advance_tok(p);
         it->u.fn.requires = parse_expr(p);
     }

@@ -9,7 +9,8 @@
 #include "predict.h"
 
 const char *const PRED_SPACE_NAMES[SP_COUNT] = {"host", "device", "unified", "shared"};
-const char *const PRED_OP_NAMES[OP_COUNT] = {"f32", "f64", "int", "tensor_f16", "tensor_bf16", "tensor_fp8"};
+const char *const PRED_OP_NAMES[OP_COUNT] = {"f32",        "f64",         "int",
+                                             "tensor_f16", "tensor_bf16", "tensor_fp8"};
 
 #define PRED_MAX_DEPTH 16
 
@@ -66,7 +67,8 @@ static Poly poly_mul(const Poly *a, const Poly *b) {
     for (int i = 0; i < a->n; i++)
         for (int j = 0; j < b->n; j++) {
             PTerm t = {.coef = a->t[i].coef * b->t[j].coef};
-            for (int k = 0; k < PRED_MAX_ATOMS; k++) t.pow[k] = (unsigned char)(a->t[i].pow[k] + b->t[j].pow[k]);
+            for (int k = 0; k < PRED_MAX_ATOMS; k++)
+                t.pow[k] = (unsigned char)(a->t[i].pow[k] + b->t[j].pow[k]);
             poly_add_term(&p, &t);
         }
     return p;
@@ -88,10 +90,11 @@ bool predict_poly_eval(const Poly *p, const double *values, double *out) {
 }
 
 char *predict_poly_text(const Poly *p, const PAtoms *atoms) {
-    int order[PRED_MAX_ATOMS];   /* atoms alphabetically, so formulas read the same everywhere */
+    int order[PRED_MAX_ATOMS]; /* atoms alphabetically, so formulas read the same everywhere */
     for (int k = 0; k < atoms->n; k++) {
         int j = k;
-        while (j > 0 && strcmp(atoms->name[order[j - 1]], atoms->name[k]) > 0) order[j] = order[j - 1], j--;
+        while (j > 0 && strcmp(atoms->name[order[j - 1]], atoms->name[k]) > 0)
+            order[j] = order[j - 1], j--;
         order[j] = k;
     }
     strbuf sb = {0};
@@ -124,7 +127,7 @@ typedef struct Pred {
     Program *prog;
     PAtoms *atoms;
     PCounts *c;
-    Poly mult;              /* how many times the current statement runs */
+    Poly mult; /* how many times the current statement runs */
     PBind *env;
     int nenv, capenv;
     int depth;
@@ -204,7 +207,9 @@ static Poly value_poly(Pred *P, const Expr *e) {
 
 /* ---- counting ---- */
 
-static void count(Poly *slot, Pred *P, double per_run) { predict_poly_add(slot, &P->mult, per_run); }
+static void count(Poly *slot, Pred *P, double per_run) {
+    predict_poly_add(slot, &P->mult, per_run);
+}
 
 static PSpace space_of(const Symbol *s) {
     const Type *t = s ? s->type : NULL;
@@ -214,7 +219,9 @@ static PSpace space_of(const Symbol *s) {
         Placement pl = s->decl.stmt->u.alloc.place;
         return pl == PLACE_DEVICE ? SP_DEVICE : pl == PLACE_UNIFIED ? SP_UNIFIED : SP_HOST;
     }
-    return t->u.view.place == PLACE_DEVICE ? SP_DEVICE : t->u.view.place == PLACE_UNIFIED ? SP_UNIFIED : SP_HOST;
+    return t->u.view.place == PLACE_DEVICE    ? SP_DEVICE
+           : t->u.view.place == PLACE_UNIFIED ? SP_UNIFIED
+                                              : SP_HOST;
 }
 
 static double elem_bytes(const Type *t) {
@@ -235,7 +242,8 @@ static void expr(Pred *P, Expr *e);
 static void block(Pred *P, Block *b);
 
 static void access(Pred *P, Expr *index_expr, bool write, bool read) {
-    const Symbol *s = index_expr->u.index.base->kind == EXPR_NAME ? index_expr->u.index.base->u.name.sym : NULL;
+    const Symbol *s =
+        index_expr->u.index.base->kind == EXPR_NAME ? index_expr->u.index.base->u.name.sym : NULL;
     double bytes = elem_bytes(s ? s->type : NULL);
     PSpace sp = space_of(s);
     if (read) count(&P->c->read[sp], P, bytes);
@@ -265,12 +273,17 @@ static Poly trips_of(Pred *P, Expr *lo, Expr *count_e) {
     return t;
 }
 
-typedef struct LoopCtx { const Symbol *var; Expr *hi; Block *body; Expr *yield; } LoopCtx;
+typedef struct LoopCtx {
+    const Symbol *var;
+    Expr *hi;
+    Block *body;
+    Expr *yield;
+} LoopCtx;
 
 static void loop_body(Pred *P, void *ctx) {
     LoopCtx *lc = ctx;
     int mark = P->nenv;
-    if (lc->var) bind(P, lc->var, value_poly(P, lc->hi));   /* a bound by it: at most hi */
+    if (lc->var) bind(P, lc->var, value_poly(P, lc->hi)); /* a bound by it: at most hi */
     if (lc->body) block(P, lc->body);
     if (lc->yield) expr(P, lc->yield);
     unbind_to(P, mark);
@@ -281,10 +294,11 @@ static void reduce(Pred *P, Expr *e) {
     LoopCtx lc = {e->u.reduce.var_sym, e->u.reduce.count, NULL, e->u.reduce.body};
     repeat(P, poly_copy(&trips), loop_body, &lc);
     int k = op_kind(e->type);
-    bool exact = type_is_float(e->type) && e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD;
+    bool exact =
+        type_is_float(e->type) && e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD;
     Poly saved = P->mult;
     P->mult = poly_mul(&saved, &trips);
-    if (exact) count(&P->c->ops[OP_F64], P, 12);   /* TwoSum steps: about twelve additions a term */
+    if (exact) count(&P->c->ops[OP_F64], P, 12); /* TwoSum steps: about twelve additions a term */
     else if (k >= 0) count(&P->c->ops[k], P, 1);
     if (e->u.reduce.scan && e->u.reduce.into) {
         const Symbol *s = e->u.reduce.into->kind == EXPR_NAME ? e->u.reduce.into->u.name.sym : NULL;
@@ -307,23 +321,30 @@ static int tensor_kind(const Type *t) {
 /* mma_unordered(m, n, k, c, a, b): 2mnk operations; a and b read, c read and written. */
 static void matmul(Pred *P, Expr *e) {
     Expr **a = e->u.call.args;
-    if (e->u.call.nargs == 3) {   /* fragments: one warp's M x N x K, for each of 32 threads */
+    if (e->u.call.nargs == 3) { /* fragments: one warp's M x N x K, for each of 32 threads */
         const Type *acc = a[0]->type;
-        double flops = acc && acc->kind == TY_FRAGMENT ? 2.0 * acc->u.frag.m * acc->u.frag.n * acc->u.frag.k / 32 : 0;
+        double flops = acc && acc->kind == TY_FRAGMENT
+                           ? 2.0 * acc->u.frag.m * acc->u.frag.n * acc->u.frag.k / 32
+                           : 0;
         count(&P->c->ops[tensor_kind(a[1]->type)], P, flops);
         return;
     }
     Poly m = value_poly(P, a[0]), n = value_poly(P, a[1]), k = value_poly(P, a[2]);
-    Poly mn = poly_mul(&m, &n), mk = poly_mul(&m, &k), kn = poly_mul(&k, &n), mnk = poly_mul(&mn, &k);
+    Poly mn = poly_mul(&m, &n), mk = poly_mul(&m, &k), kn = poly_mul(&k, &n),
+         mnk = poly_mul(&mn, &k);
     Poly saved = P->mult;
     const Symbol *sc = a[3]->kind == EXPR_NAME ? a[3]->u.name.sym : NULL;
     const Symbol *sa = a[4]->kind == EXPR_NAME ? a[4]->u.name.sym : NULL;
     const Symbol *sb = a[5]->kind == EXPR_NAME ? a[5]->u.name.sym : NULL;
-    struct { Poly *elems; const Symbol *s; bool write; } parts[] = {
-        {&mk, sa, false}, {&kn, sb, false}, {&mn, sc, false}, {&mn, sc, true}};
+    struct {
+        Poly *elems;
+        const Symbol *s;
+        bool write;
+    } parts[] = {{&mk, sa, false}, {&kn, sb, false}, {&mn, sc, false}, {&mn, sc, true}};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         P->mult = poly_mul(&saved, parts[i].elems);
-        Poly *slot = parts[i].write ? &P->c->written[space_of(parts[i].s)] : &P->c->read[space_of(parts[i].s)];
+        Poly *slot = parts[i].write ? &P->c->written[space_of(parts[i].s)]
+                                    : &P->c->read[space_of(parts[i].s)];
         count(slot, P, elem_bytes(parts[i].s ? parts[i].s->type : NULL));
         predict_poly_free(&P->mult);
     }
@@ -331,7 +352,8 @@ static void matmul(Pred *P, Expr *e) {
     count(&P->c->ops[tensor_kind(sa ? sa->type : NULL)], P, 2);
     predict_poly_free(&P->mult);
     P->mult = saved;
-    predict_poly_free(&m), predict_poly_free(&n), predict_poly_free(&k), predict_poly_free(&mn), predict_poly_free(&mk), predict_poly_free(&kn), predict_poly_free(&mnk);
+    predict_poly_free(&m), predict_poly_free(&n), predict_poly_free(&k), predict_poly_free(&mn),
+        predict_poly_free(&mk), predict_poly_free(&kn), predict_poly_free(&mnk);
 }
 
 static void user_call(Pred *P, Expr *e) {
@@ -362,7 +384,7 @@ static void call(Pred *P, Expr *e) {
         return;
     }
     for (int i = 0; i < e->u.call.nargs; i++) expr(P, e->u.call.args[i]);
-    if (b == BI_MM_ENCLOSE) {   /* the bracket GEMM: counted as two f64 operations a product */
+    if (b == BI_MM_ENCLOSE) { /* the bracket GEMM: counted as two f64 operations a product */
         Poly m = value_poly(P, e->u.call.args[0]), n = value_poly(P, e->u.call.args[1]),
              k = value_poly(P, e->u.call.args[2]);
         Poly mn = poly_mul(&m, &n), mnk = poly_mul(&mn, &k), saved = P->mult;
@@ -370,11 +392,14 @@ static void call(Pred *P, Expr *e) {
         count(&P->c->ops[OP_F64], P, 2);
         predict_poly_free(&P->mult);
         P->mult = saved;
-        predict_poly_free(&m), predict_poly_free(&n), predict_poly_free(&k), predict_poly_free(&mn), predict_poly_free(&mnk);
+        predict_poly_free(&m), predict_poly_free(&n), predict_poly_free(&k), predict_poly_free(&mn),
+            predict_poly_free(&mnk);
         return;
     }
-    int k = b == BI_QUANTIZE || b == BI_QUANTIZE_STOCHASTIC ? OP_F32 : op_kind(e->type);   /* x / scale */
-    if (k >= 0 && b != BI_TO_BITS && b != BI_FROM_BITS && b != BI_OBSERVE) count(&P->c->ops[k], P, 1);
+    int k =
+        b == BI_QUANTIZE || b == BI_QUANTIZE_STOCHASTIC ? OP_F32 : op_kind(e->type); /* x / scale */
+    if (k >= 0 && b != BI_TO_BITS && b != BI_FROM_BITS && b != BI_OBSERVE)
+        count(&P->c->ops[k], P, 1);
 }
 
 static void expr(Pred *P, Expr *e) {
@@ -402,7 +427,8 @@ static void stmt(Pred *P, Stmt *s) {
     switch (s->kind) {
     case STMT_LET:
         expr(P, s->u.let.init);
-        if (!s->u.let.mut && type_is_int(s->u.let.sym->type)) bind(P, s->u.let.sym, value_poly(P, s->u.let.init));
+        if (!s->u.let.mut && type_is_int(s->u.let.sym->type))
+            bind(P, s->u.let.sym, value_poly(P, s->u.let.init));
         break;
     case STMT_ASSIGN: {
         expr(P, s->u.assign.value);
@@ -419,9 +445,11 @@ static void stmt(Pred *P, Stmt *s) {
         block(P, s->u.if_.then);
         if (s->u.if_.els) stmt(P, s->u.if_.els);
         break;
-    case STMT_FOR: case STMT_PARALLEL: {
+    case STMT_FOR:
+    case STMT_PARALLEL: {
         const Binder *b = s->kind == STMT_FOR ? &s->u.for_.b : &s->u.parallel.b;
-        LoopCtx lc = {b->sym, b->count, s->kind == STMT_FOR ? s->u.for_.body : s->u.parallel.body, NULL};
+        LoopCtx lc = {b->sym, b->count, s->kind == STMT_FOR ? s->u.for_.body : s->u.parallel.body,
+                      NULL};
         repeat(P, trips_of(P, b->lo, b->count), loop_body, &lc);
         break;
     }
@@ -439,7 +467,8 @@ static void stmt(Pred *P, Stmt *s) {
         expr(P, s->u.alloc.count);
         Poly n = value_poly(P, s->u.alloc.count), saved = P->mult;
         P->mult = poly_mul(&saved, &n);
-        count(&P->c->written[space_of(s->u.alloc.sym)], P, elem_bytes(s->u.alloc.elem));   /* zeroed */
+        count(&P->c->written[space_of(s->u.alloc.sym)], P,
+              elem_bytes(s->u.alloc.elem)); /* zeroed */
         predict_poly_free(&P->mult);
         P->mult = saved;
         predict_poly_free(&n);
@@ -467,6 +496,7 @@ bool predict_function(Program *p, const Item *fn, PAtoms *atoms, PCounts *out) {
 }
 
 void predict_counts_free(PCounts *c) {
-    for (int i = 0; i < SP_COUNT; i++) predict_poly_free(&c->read[i]), predict_poly_free(&c->written[i]);
+    for (int i = 0; i < SP_COUNT; i++)
+        predict_poly_free(&c->read[i]), predict_poly_free(&c->written[i]);
     for (int i = 0; i < OP_COUNT; i++) predict_poly_free(&c->ops[i]);
 }

@@ -36,7 +36,15 @@ typedef struct Poly {
 } Poly;
 
 typedef enum PSpace { SP_HOST, SP_DEVICE, SP_UNIFIED, SP_SHARED, SP_COUNT } PSpace;
-typedef enum POp { OP_F32, OP_F64, OP_INT, OP_TENSOR_F16, OP_TENSOR_BF16, OP_TENSOR_FP8, OP_COUNT } POp;
+typedef enum POp {
+    OP_F32,
+    OP_F64,
+    OP_INT,
+    OP_TENSOR_F16,
+    OP_TENSOR_BF16,
+    OP_TENSOR_FP8,
+    OP_COUNT
+} POp;
 
 extern const char *const PRED_SPACE_NAMES[SP_COUNT];
 extern const char *const PRED_OP_NAMES[OP_COUNT];
@@ -49,7 +57,7 @@ typedef struct PCounts {
 typedef struct PAtoms {
     const char *name[PRED_MAX_ATOMS];
     int n;
-    bool overflow;          /* more atoms than fit: the rest count as 1 */
+    bool overflow; /* more atoms than fit: the rest count as 1 */
 } PAtoms;
 
 /* Counts fn's body; returns false (with a message in err) when it cannot. */
@@ -70,13 +78,13 @@ void predict_poly_add(Poly *acc, const Poly *a, double scale);
 /* ---- device tables (predict_devices.c) ---- */
 
 typedef struct PFigure {
-    double value;           /* per second; 0 when the device has none */
+    double value; /* per second; 0 when the device has none */
     char *source;
 } PFigure;
 
 typedef struct PDevice {
     char *name, *description;
-    PFigure bandwidth;      /* bytes per second, global memory */
+    PFigure bandwidth; /* bytes per second, global memory */
     PFigure peak[OP_COUNT];
     PFigure sms;
 } PDevice;

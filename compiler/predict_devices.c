@@ -30,7 +30,9 @@ const char *predict_device_names(void) {
         used += (size_t)snprintf(names + used, sizeof names - used, "%.*s, ", len, n);
         if (used >= sizeof names) break;
     }
-    snprintf(names + (used < sizeof names ? used : sizeof names - 1), sizeof names - (used < sizeof names ? used : sizeof names - 1), "host, or a path to a table");
+    snprintf(names + (used < sizeof names ? used : sizeof names - 1),
+             sizeof names - (used < sizeof names ? used : sizeof names - 1),
+             "host, or a path to a table");
     return names;
 }
 
@@ -44,7 +46,8 @@ static bool figure(const cJSON *obj, const char *key, PFigure *out) {
     return true;
 }
 
-static bool parse_table(const char *text, size_t len, PDevice *d, char *err, size_t errlen, const char *what) {
+static bool parse_table(const char *text, size_t len, PDevice *d, char *err, size_t errlen,
+                        const char *what) {
     cJSON *j = cJSON_ParseWithLength(text, len);
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
     const cJSON *desc = cJSON_GetObjectItemCaseSensitive(j, "description");
@@ -57,9 +60,12 @@ static bool parse_table(const char *text, size_t len, PDevice *d, char *err, siz
         d->description = strdup(desc->valuestring);
         if (!figure(j, "sms", &d->sms)) d->sms = (PFigure){0, strdup("not given")};
     } else {
-        snprintf(err, errlen, "%s is not a device table: it needs name, description, memory_bandwidth "
-                 "{value, source} and peak {f32, f64, int, tensor_f16, tensor_bf16, tensor_fp8}, each "
-                 "{value, source} (see configs/devices/h200.json)", what);
+        snprintf(
+            err, errlen,
+            "%s is not a device table: it needs name, description, memory_bandwidth "
+            "{value, source} and peak {f32, f64, int, tensor_f16, tensor_bf16, tensor_fp8}, each "
+            "{value, source} (see configs/devices/h200.json)",
+            what);
     }
     cJSON_Delete(j);
     return ok;
@@ -82,7 +88,8 @@ static double measure_bandwidth(void) {
     for (size_t i = 0; i < n; i++) a[i] = (double)(i & 7);
     for (int rep = 0; rep < 3; rep++) {
         double t0 = now_s(), s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (size_t i = 0; i + 3 < n; i += 4) s0 += a[i], s1 += a[i + 1], s2 += a[i + 2], s3 += a[i + 3];
+        for (size_t i = 0; i + 3 < n; i += 4)
+            s0 += a[i], s1 += a[i + 1], s2 += a[i + 2], s3 += a[i + 3];
         double dt = now_s() - t0;
         sink = s0 + s1 + s2 + s3;
         if (dt > 0 && n * sizeof(double) / dt > best) best = (double)(n * sizeof(double)) / dt;
@@ -93,20 +100,20 @@ static double measure_bandwidth(void) {
 
 /* Eight independent chains of x = x * m + c: two operations each, no fused multiply-add
  * (the build is -ffp-contract=off). */
-#define RATE(NAME, T, M, C)                                                           \
-    static double NAME(void) {                                                        \
-        T x[8] = {1, 2, 3, 4, 5, 6, 7, 8};                                            \
-        volatile T vm = (M), vc = (C);                                                \
-        T m = vm, c = vc;                                                             \
-        long iters = 2000000;                                                         \
-        double t0 = now_s();                                                          \
-        for (long i = 0; i < iters; i++)                                              \
-            for (int k = 0; k < 8; k++) x[k] = x[k] * m + c;                          \
-        double dt = now_s() - t0;                                                     \
-        double s = 0;                                                                 \
-        for (int k = 0; k < 8; k++) s += (double)x[k];                                \
-        sink = s;                                                                     \
-        return dt > 0 ? 16.0 * (double)iters / dt : 1e9;                             \
+#define RATE(NAME, T, M, C)                                                                        \
+    static double NAME(void) {                                                                     \
+        T x[8] = {1, 2, 3, 4, 5, 6, 7, 8};                                                         \
+        volatile T vm = (M), vc = (C);                                                             \
+        T m = vm, c = vc;                                                                          \
+        long iters = 2000000;                                                                      \
+        double t0 = now_s();                                                                       \
+        for (long i = 0; i < iters; i++)                                                           \
+            for (int k = 0; k < 8; k++) x[k] = x[k] * m + c;                                       \
+        double dt = now_s() - t0;                                                                  \
+        double s = 0;                                                                              \
+        for (int k = 0; k < 8; k++) s += (double)x[k];                                             \
+        sink = s;                                                                                  \
+        return dt > 0 ? 16.0 * (double)iters / dt : 1e9;                                           \
     }
 RATE(rate_f32, float, 0.999f, 0.5f)
 RATE(rate_f64, double, 0.999, 0.5)
@@ -121,8 +128,9 @@ static void measure_host(PDevice *d) {
     d->bandwidth = (PFigure){bw, strdup(buf)};
     double rates[OP_COUNT] = {f32, f64, ints, f32, f32, f32};
     for (int k = 0; k < OP_COUNT; k++) {
-        snprintf(buf, sizeof buf, k >= OP_TENSOR_F16 ? "measured: no tensor cores, the f32 rate (%.3g op/s)"
-                                                    : "measured: eight independent multiply-add chains (%.3g op/s)",
+        snprintf(buf, sizeof buf,
+                 k >= OP_TENSOR_F16 ? "measured: no tensor cores, the f32 rate (%.3g op/s)"
+                                    : "measured: eight independent multiply-add chains (%.3g op/s)",
                  rates[k]);
         d->peak[k] = (PFigure){rates[k], strdup(buf)};
     }
@@ -148,7 +156,8 @@ bool predict_device(const char *name, PDevice *out, char *err, size_t errlen) {
     }
     for (size_t i = 0; i < cairn_device_table_count; i++) {
         const cairn_embedded_file *f = &cairn_device_tables[i];
-        if (strncmp(f->name, name, strlen(name)) == 0 && strcmp(f->name + strlen(name), ".json") == 0)
+        if (strncmp(f->name, name, strlen(name)) == 0 &&
+            strcmp(f->name + strlen(name), ".json") == 0)
             return parse_table((const char *)f->data, f->size, out, err, errlen, f->name);
     }
     snprintf(err, errlen, "no device table '%s' (known devices: %s)", name, predict_device_names());

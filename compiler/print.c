@@ -12,7 +12,10 @@
 
 #include "frontend.h"
 
-typedef struct Buf { char *s; size_t len, cap; } Buf;
+typedef struct Buf {
+    char *s;
+    size_t len, cap;
+} Buf;
 
 static void put(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(Buf *b, const char *fmt, ...) {
@@ -68,12 +71,19 @@ static int binary_prec_of(BinaryOp op) {
     switch (op) {
     case BIN_OR: return 1;
     case BIN_AND: return 2;
-    case BIN_EQ: case BIN_NE: case BIN_LT: case BIN_LE: case BIN_GT: case BIN_GE: return 3;
+    case BIN_EQ:
+    case BIN_NE:
+    case BIN_LT:
+    case BIN_LE:
+    case BIN_GT:
+    case BIN_GE: return 3;
     case BIN_BITOR: return 4;
     case BIN_BITXOR: return 5;
     case BIN_BITAND: return 6;
-    case BIN_SHL: case BIN_SHR: return 7;
-    case BIN_ADD: case BIN_SUB: return 8;
+    case BIN_SHL:
+    case BIN_SHR: return 7;
+    case BIN_ADD:
+    case BIN_SUB: return 8;
     default: return 9;
     }
 }
@@ -84,7 +94,7 @@ static int expr_prec(const Expr *e) {
     switch (e->kind) {
     case EXPR_BINARY: return binary_prec_of(e->u.binary.op);
     case EXPR_UNARY: return PREC_UNARY;
-    case EXPR_REDUCE: return 0;     /* extends to the right as far as it can */
+    case EXPR_REDUCE: return 0; /* extends to the right as far as it can */
     default: return PREC_POSTFIX + 1;
     }
 }
@@ -182,9 +192,7 @@ static void print_expr_inner(Buf *b, const Expr *e) {
         print_expr(b, e->u.convert.arg, 0);
         put(b, ")");
         break;
-    case EXPR_REDUCE:
-        print_reduce(b, e);
-        break;
+    case EXPR_REDUCE: print_reduce(b, e); break;
     }
 }
 
@@ -258,9 +266,7 @@ static void print_stmt(Buf *b, const Stmt *s, int depth) {
         put(b, "\n");
         break;
     }
-    case STMT_FOR:
-        print_loop(b, "for", &s->u.for_.b, NULL, s->u.for_.body, depth);
-        break;
+    case STMT_FOR: print_loop(b, "for", &s->u.for_.b, NULL, s->u.for_.body, depth); break;
     case STMT_PARALLEL:
         print_loop(b, "parallel", &s->u.parallel.b, NULL, s->u.parallel.body, depth);
         break;
@@ -275,19 +281,20 @@ static void print_stmt(Buf *b, const Stmt *s, int depth) {
         }
         put(b, ";\n");
         break;
-    case STMT_BUFFER: case STMT_SHARED:
+    case STMT_BUFFER:
+    case STMT_SHARED:
         put(b, "%s %s:", s->kind == STMT_BUFFER ? "buffer" : "shared", s->u.alloc.name);
         print_type(b, s->u.alloc.elem);
         put(b, "[");
         print_expr(b, s->u.alloc.count, 0);
-        put(b, "]%s = ", s->u.alloc.place == PLACE_DEVICE ? "@device"
-                         : s->u.alloc.place == PLACE_UNIFIED ? "@unified" : "");
+        put(b, "]%s = ",
+            s->u.alloc.place == PLACE_DEVICE    ? "@device"
+            : s->u.alloc.place == PLACE_UNIFIED ? "@unified"
+                                                : "");
         print_expr(b, s->u.alloc.init, 0);
         put(b, ";\n");
         break;
-    case STMT_BARRIER:
-        put(b, "barrier;\n");
-        break;
+    case STMT_BARRIER: put(b, "barrier;\n"); break;
     case STMT_BLOCK:
         print_block(b, s->u.block, depth);
         put(b, "\n");
@@ -333,9 +340,7 @@ static void print_fn(Buf *b, const Item *it) {
 
 static void print_item(Buf *b, const Item *it) {
     switch (it->kind) {
-    case ITEM_FN:
-        print_fn(b, it);
-        break;
+    case ITEM_FN: print_fn(b, it); break;
     case ITEM_CONST:
         put(b, "const %s:", it->name);
         print_type(b, it->u.const_.type);
@@ -352,7 +357,8 @@ static void print_item(Buf *b, const Item *it) {
         put(b, "derive %s", it->name);
         if (it->u.derive.has_list) {
             put(b, "[");
-            for (int i = 0; i < it->u.derive.nwrt; i++) put(b, "%s%s", i ? ", " : "", it->u.derive.wrt[i]);
+            for (int i = 0; i < it->u.derive.nwrt; i++)
+                put(b, "%s%s", i ? ", " : "", it->u.derive.wrt[i]);
             put(b, "]");
         }
         put(b, " for %s;\n", it->u.derive.target);

@@ -14,7 +14,8 @@ static cJSON *path_and_digest(const char *path, const char *sha256) {
 
 static cJSON *string_array(const strvec *sv) {
     cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; sv && i < sv->len; i++) cJSON_AddItemToArray(a, cJSON_CreateString(sv->items[i]));
+    for (size_t i = 0; sv && i < sv->len; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(sv->items[i]));
     return a;
 }
 

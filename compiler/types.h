@@ -20,15 +20,27 @@ typedef enum TypeKind {
     TY_VOID,
     TY_BOOL,
     /* integers, in this order (type_is_int relies on it) */
-    TY_I8, TY_I16, TY_I32, TY_I64, TY_U8, TY_U16, TY_U32, TY_U64, TY_USIZE,
+    TY_I8,
+    TY_I16,
+    TY_I32,
+    TY_I64,
+    TY_U8,
+    TY_U16,
+    TY_U32,
+    TY_U64,
+    TY_USIZE,
     /* compute floats */
-    TY_F32, TY_F64,
+    TY_F32,
+    TY_F64,
     /* storage floats: convert only */
-    TY_F16, TY_BF16, TY_F8E4M3, TY_F8E5M2,
-    TY_STRING,      /* observe's name */
-    TY_VIEW,        /* ro<T>[n], rw<T>[n], rw<T>, and buffer/shared arrays */
-    TY_FRAGMENT,    /* WmmaA[f16, 16, 16, 16] ... */
-    TY_LAYOUT       /* rows(16, 16) ... */
+    TY_F16,
+    TY_BF16,
+    TY_F8E4M3,
+    TY_F8E5M2,
+    TY_STRING,   /* observe's name */
+    TY_VIEW,     /* ro<T>[n], rw<T>[n], rw<T>, and buffer/shared arrays */
+    TY_FRAGMENT, /* WmmaA[f16, 16, 16, 16] ... */
+    TY_LAYOUT    /* rows(16, 16) ... */
 } TypeKind;
 
 typedef enum Access { ACCESS_RO, ACCESS_RW } Access;
@@ -47,8 +59,8 @@ struct Type {
     union {
         struct {
             Access access;
-            const Type *elem;       /* a scalar type */
-            Expr *extent;           /* n of [n]; NULL for a scalar reference rw<T> */
+            const Type *elem; /* a scalar type */
+            Expr *extent;     /* n of [n]; NULL for a scalar reference rw<T> */
             Placement place;
             ViewOrigin origin;
         } view;
@@ -61,20 +73,20 @@ struct Type {
     } u;
 };
 
-const Type *type_scalar(TypeKind k);        /* TY_ERROR .. TY_STRING, and TY_LAYOUT */
+const Type *type_scalar(TypeKind k); /* TY_ERROR .. TY_STRING, and TY_LAYOUT */
 Type *type_new_view(Arena *a, Access acc, const Type *elem, Expr *extent, Placement place,
                     ViewOrigin origin);
-Type *type_new_fragment(Arena *a, FragFamily fam, FragRole role, const Type *elem,
-                        int m, int n, int k);
+Type *type_new_fragment(Arena *a, FragFamily fam, FragRole role, const Type *elem, int m, int n,
+                        int k);
 
 bool type_is_int(const Type *t);
 bool type_is_signed(const Type *t);
-bool type_is_compute_float(const Type *t);  /* f32 f64 */
-bool type_is_storage_float(const Type *t);  /* f16 bf16 f8e4m3 f8e5m2 */
-bool type_is_float(const Type *t);          /* either */
-bool type_is_scalar(const Type *t);         /* bool, int, float */
+bool type_is_compute_float(const Type *t); /* f32 f64 */
+bool type_is_storage_float(const Type *t); /* f16 bf16 f8e4m3 f8e5m2 */
+bool type_is_float(const Type *t);         /* either */
+bool type_is_scalar(const Type *t);        /* bool, int, float */
 bool type_is_error(const Type *t);
-int  type_bits(const Type *t);              /* width of a scalar in bits (usize: 64) */
+int type_bits(const Type *t); /* width of a scalar in bits (usize: 64) */
 /* Structural equality; view extents are not compared (they are checked at calls). */
 bool type_equal(const Type *a, const Type *b);
 /* Source spelling: "f32", "ro<f64>[n]", "WmmaA[f16, 16, 16, 16]". Returns buf. Extent
@@ -84,6 +96,6 @@ const char *type_name(const Type *t, char *buf, size_t size);
 const char *type_kind_keyword(TypeKind k);
 /* The scalar kind a keyword spells, or TY_ERROR. */
 TypeKind type_kind_from_keyword(const char *s, size_t len);
-const char *type_frag_family_name(FragFamily f, FragRole r);   /* "WmmaA" ... */
+const char *type_frag_family_name(FragFamily f, FragRole r); /* "WmmaA" ... */
 
 #endif

@@ -37,7 +37,7 @@
 
 #include "ast.h"
 
-#define VERIFY_MAX_REASONS 31   /* taint bits; bit 31 means "more reasons than bits" */
+#define VERIFY_MAX_REASONS 31 /* taint bits; bit 31 means "more reasons than bits" */
 
 /* A scalar value: its term and the reasons (taint bits) it is not exact. */
 typedef struct VVal {
@@ -48,10 +48,10 @@ typedef struct VVal {
 /* A variable, scalar reference or array: what a Symbol is bound to. Views passed to a
  * callee bind the callee's parameter to the caller's cell, so writes reach the caller. */
 typedef struct VCell {
-    const Type *elem;       /* the scalar type held (element type for arrays) */
+    const Type *elem; /* the scalar type held (element type for arrays) */
     bool array;
-    Z3_ast val;             /* the value, or the array term */
-    Z3_ast len;             /* arrays: the element count, 64 bits */
+    Z3_ast val; /* the value, or the array term */
+    Z3_ast len; /* arrays: the element count, 64 bits */
     unsigned taint;
 } VCell;
 
@@ -62,8 +62,19 @@ typedef struct VBind {
 
 /* The kinds of guard; VK_NAMES in verify_prop.c gives their wording. */
 typedef enum VKind {
-    VK_OVERFLOW, VK_DIVZERO, VK_SHIFT, VK_INDEX, VK_CONVERT, VK_FLOAT_CONVERT, VK_EXTENT,
-    VK_QUANT_SCALE, VK_QUANT_NAN, VK_E4M3, VK_REQUIRES, VK_UNMODELLED, VK_IMPLEMENTS,
+    VK_OVERFLOW,
+    VK_DIVZERO,
+    VK_SHIFT,
+    VK_INDEX,
+    VK_CONVERT,
+    VK_FLOAT_CONVERT,
+    VK_EXTENT,
+    VK_QUANT_SCALE,
+    VK_QUANT_NAN,
+    VK_E4M3,
+    VK_REQUIRES,
+    VK_UNMODELLED,
+    VK_IMPLEMENTS,
     VK_COUNT
 } VKind;
 
@@ -71,17 +82,17 @@ typedef enum VKind {
 typedef struct VProp {
     VKind kind;
     Span span;
-    const char *detail;     /* e.g. the callee of a requires, the unmodelled construct */
-    Z3_ast violation;       /* some input reaches the site with its condition false */
+    const char *detail; /* e.g. the callee of a requires, the unmodelled construct */
+    Z3_ast violation;   /* some input reaches the site with its condition false */
     unsigned taint;
 } VProp;
 
 typedef struct VerifyOpts {
-    unsigned unwind;        /* loop iterations modelled (default 8) */
-    double timeout_s;       /* per property (default 10) */
+    unsigned unwind;  /* loop iterations modelled (default 8) */
+    double timeout_s; /* per property (default 10) */
     bool json;
-    const char *only;       /* --function NAME */
-    const char *cex_dir;    /* where replay programs go */
+    const char *only;    /* --function NAME */
+    const char *cex_dir; /* where replay programs go */
     FILE *out;
 } VerifyOpts;
 
@@ -89,23 +100,23 @@ typedef struct Verifier {
     Z3_context z;
     Program *prog;
     const VerifyOpts *opt;
-    const Item *top;                /* the function under verification */
+    const Item *top; /* the function under verification */
     /* the symbolic state */
     Z3_ast pc, alive, returned, ret;
     unsigned pc_taint, alive_taint, ret_taint;
-    Z3_ast beyond;                  /* some run goes past --unwind */
-    Z3_ast assume;                  /* the top function's requires */
+    Z3_ast beyond; /* some run goes past --unwind */
+    Z3_ast assume; /* the top function's requires */
     VBind *env;
     int nenv, capenv;
-    int depth;                      /* calls inlined now */
-    const Item *stack[16];          /* and which (a recursive call is not modelled) */
-    int in_parallel;                /* inside a region's lanes */
-    int fresh;                      /* names fresh constants */
-    bool has_float;                 /* the model holds floating-point terms */
+    int depth;             /* calls inlined now */
+    const Item *stack[16]; /* and which (a recursive call is not modelled) */
+    int in_parallel;       /* inside a region's lanes */
+    int fresh;             /* names fresh constants */
+    bool has_float;        /* the model holds floating-point terms */
     /* what was found */
     VProp *props;
     int nprops, capprops;
-    bool collect;                   /* record guards as properties (off for implements runs) */
+    bool collect; /* record guards as properties (off for implements runs) */
     const char *reasons[VERIFY_MAX_REASONS];
     int nreasons;
     /* the top function's inputs as they were on entry, one per parameter, for
@@ -123,7 +134,8 @@ Z3_ast verify_or(Verifier *V, Z3_ast a, Z3_ast b);
 /* The current activity: pc && alive && !returned. */
 Z3_ast verify_active(Verifier *V);
 /* Records a guard: where active, ok must hold; failing kills `alive`. */
-void verify_guard(Verifier *V, VKind kind, Span span, const char *detail, Z3_ast ok, unsigned taint);
+void verify_guard(Verifier *V, VKind kind, Span span, const char *detail, Z3_ast ok,
+                  unsigned taint);
 /* A fresh unconstrained value of type t tainted with reason (formatted at span). */
 VVal verify_havoc(Verifier *V, const Type *t, Span span, const char *reason);
 unsigned verify_taint_bit(Verifier *V, Span span, const char *reason);
@@ -132,7 +144,8 @@ unsigned verify_taint_bit(Verifier *V, Span span, const char *reason);
 void verify_unmodelled(Verifier *V, Span span, const char *what);
 VCell *verify_lookup(Verifier *V, const Symbol *s);
 void verify_bind(Verifier *V, const Symbol *s, VCell *c);
-VCell *verify_new_cell(Verifier *V, const Type *elem, bool array, Z3_ast val, Z3_ast len, unsigned taint);
+VCell *verify_new_cell(Verifier *V, const Type *elem, bool array, Z3_ast val, Z3_ast len,
+                       unsigned taint);
 Z3_ast verify_u64(Verifier *V, uint64_t v);
 /* Integer value v of type t widened to 64 bits (sign- or zero-extended). */
 Z3_ast verify_to_u64(Verifier *V, Z3_ast v, const Type *t);

@@ -16,8 +16,8 @@
 #include "driver_fs.h"
 #include "verify.h"
 
-#define CEX_MAX_ELEMENTS 4096   /* elements of a view written into a replay */
-#define CEX_SHOWN 8             /* elements of a view printed */
+#define CEX_MAX_ELEMENTS 4096 /* elements of a view written into a replay */
+#define CEX_SHOWN        8    /* elements of a view printed */
 
 static Z3_ast eval(Verifier *V, Z3_model m, Z3_ast t) {
     Z3_ast out = NULL;
@@ -45,7 +45,8 @@ static char *value_source(Verifier *V, Z3_model m, Z3_ast t, const Type *ty, cha
         uint64_t u = numeral(V, eval(V, m, t));
         int bits = type_bits(ty);
         if (type_is_signed(ty) && bits < 64 && (u >> (bits - 1)) & 1) u |= ~(uint64_t)0 << bits;
-        char *s = type_is_signed(ty) ? arena_printf(a, "%" PRId64, (int64_t)u) : arena_printf(a, "%" PRIu64, u);
+        char *s = type_is_signed(ty) ? arena_printf(a, "%" PRId64, (int64_t)u)
+                                     : arena_printf(a, "%" PRIu64, u);
         *shown = s;
         return s;
     }
@@ -73,7 +74,8 @@ static char *value_source(Verifier *V, Z3_model m, Z3_ast t, const Type *ty, cha
 }
 
 /* One input: declared in the replay's main as PREFIXname, printed and added to JSON. */
-static void emit_input(Verifier *V, Z3_model m, int i, const char *prefix, strbuf *src, FILE *out, cJSON *json) {
+static void emit_input(Verifier *V, Z3_model m, int i, const char *prefix, strbuf *src, FILE *out,
+                       cJSON *json) {
     const Param *p = V->top->u.fn.params[i];
     const VCell *c = &V->inputs[i];
     const char *ty = type_kind_keyword(c->elem->kind);
@@ -113,14 +115,15 @@ static void call_text(Verifier *V, const Item *fn, const char *prefix, strbuf *s
 }
 
 /* `if A and B differ { return code; }` with floats compared by bits, NaNs all one. */
-static void compare_text(strbuf *src, const Type *t, const char *a, const char *b, int code, const char *indent) {
+static void compare_text(strbuf *src, const Type *t, const char *a, const char *b, int code,
+                         const char *indent) {
     if (type_is_compute_float(t))
-        sb_printf(src, "%sif !(%s != %s && %s != %s) && to_bits(%s) != to_bits(%s) { return %d; }\n", indent, a, a,
-                  b, b, a, b, code);
+        sb_printf(src,
+                  "%sif !(%s != %s && %s != %s) && to_bits(%s) != to_bits(%s) { return %d; }\n",
+                  indent, a, a, b, b, a, b, code);
     else if (type_is_storage_float(t))
         sb_printf(src, "%sif to_bits(%s) != to_bits(%s) { return %d; }\n", indent, a, b, code);
-    else
-        sb_printf(src, "%sif %s != %s { return %d; }\n", indent, a, b, code);
+    else sb_printf(src, "%sif %s != %s { return %d; }\n", indent, a, b, code);
 }
 
 static void implements_main(Verifier *V, Z3_model m, strbuf *src, FILE *out, cJSON *json) {
@@ -139,13 +142,16 @@ static void implements_main(Verifier *V, Z3_model m, strbuf *src, FILE *out, cJS
         if (p->type->kind != TY_VIEW || p->type->u.view.access != ACCESS_RW) continue;
         const Type *e = p->type->u.view.elem;
         if (!p->type->u.view.extent) {
-            char *a = arena_printf(V->prog->arena, "ref_%s", p->name), *b = arena_printf(V->prog->arena, "impl_%s", p->name);
+            char *a = arena_printf(V->prog->arena, "ref_%s", p->name),
+                 *b = arena_printf(V->prog->arena, "impl_%s", p->name);
             compare_text(src, e, a, b, 11, "  ");
             continue;
         }
         uint64_t len = numeral(V, eval(V, m, V->inputs[i].len));
-        sb_printf(src, "  for cex_k in 0..%" PRIu64 " {\n", len < CEX_MAX_ELEMENTS ? len : CEX_MAX_ELEMENTS);
-        sb_printf(src, "    let cex_a = ref_%s[cex_k];\n    let cex_b = impl_%s[cex_k];\n", p->name, p->name);
+        sb_printf(src, "  for cex_k in 0..%" PRIu64 " {\n",
+                  len < CEX_MAX_ELEMENTS ? len : CEX_MAX_ELEMENTS);
+        sb_printf(src, "    let cex_a = ref_%s[cex_k];\n    let cex_b = impl_%s[cex_k];\n", p->name,
+                  p->name);
         compare_text(src, e, "cex_a", "cex_b", 11, "    ");
         sb_puts(src, "  }\n");
     }
@@ -169,14 +175,15 @@ static char *source_without_main(Verifier *V) {
 static char *replay_path(Verifier *V, const VProp *p) {
     const char *dir = V->opt->cex_dir;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) return NULL;
-    if (p->kind == VK_IMPLEMENTS) return arena_printf(V->prog->arena, "%s/%s_implements.cairn", dir, V->top->name);
+    if (p->kind == VK_IMPLEMENTS)
+        return arena_printf(V->prog->arena, "%s/%s_implements.cairn", dir, V->top->name);
     static const char *const slug[VK_COUNT] = {
-        [VK_OVERFLOW] = "overflow", [VK_DIVZERO] = "divzero", [VK_SHIFT] = "shift", [VK_INDEX] = "index",
-        [VK_CONVERT] = "convert", [VK_FLOAT_CONVERT] = "convert", [VK_EXTENT] = "extent",
-        [VK_QUANT_SCALE] = "scale", [VK_QUANT_NAN] = "nan", [VK_E4M3] = "e4m3", [VK_REQUIRES] = "requires",
-        [VK_UNMODELLED] = "unmodelled"};
-    return arena_printf(V->prog->arena, "%s/%s_%d_%d_%s.cairn", dir, V->top->name, p->span.line, p->span.col,
-                        slug[p->kind]);
+        [VK_OVERFLOW] = "overflow", [VK_DIVZERO] = "divzero",   [VK_SHIFT] = "shift",
+        [VK_INDEX] = "index",       [VK_CONVERT] = "convert",   [VK_FLOAT_CONVERT] = "convert",
+        [VK_EXTENT] = "extent",     [VK_QUANT_SCALE] = "scale", [VK_QUANT_NAN] = "nan",
+        [VK_E4M3] = "e4m3",         [VK_REQUIRES] = "requires", [VK_UNMODELLED] = "unmodelled"};
+    return arena_printf(V->prog->arena, "%s/%s_%d_%d_%s.cairn", dir, V->top->name, p->span.line,
+                        p->span.col, slug[p->kind]);
 }
 
 char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char **inputs_json) {
@@ -187,12 +194,14 @@ char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char 
     sb_puts(&src, text);
     free(text);
     if (!is_main) {
-        sb_printf(&src, "\n// Replay written by cairn verify: %s at %s:%d:%d.\nfn main() -> i32 {\n", V->top->name,
-                  p->span.file, p->span.line, p->span.col);
+        sb_printf(&src,
+                  "\n// Replay written by cairn verify: %s at %s:%d:%d.\nfn main() -> i32 {\n",
+                  V->top->name, p->span.file, p->span.line, p->span.col);
         if (p->kind == VK_IMPLEMENTS) {
             implements_main(V, m, &src, out, json);
         } else {
-            for (int i = 0; i < V->top->u.fn.nparams; i++) emit_input(V, m, i, "cex_", &src, out, json);
+            for (int i = 0; i < V->top->u.fn.nparams; i++)
+                emit_input(V, m, i, "cex_", &src, out, json);
             bool value = V->top->u.fn.ret && V->top->u.fn.ret->kind != TY_VOID;
             sb_puts(&src, value ? "  let cex_result = " : "  ");
             call_text(V, V->top, "cex_", &src);

@@ -22,7 +22,9 @@ Z3_sort verify_sort(Verifier *V, const Type *t) {
     case TY_BOOL: return Z3_mk_bool_sort(V->z);
     case TY_F32: V->has_float = true; return Z3_mk_fpa_sort_32(V->z);
     case TY_F64: V->has_float = true; return Z3_mk_fpa_sort_64(V->z);
-    default: return Z3_mk_bv_sort(V->z, (unsigned)(type_is_scalar(t) || type_is_storage_float(t) ? type_bits(t) : 64));
+    default:
+        return Z3_mk_bv_sort(
+            V->z, (unsigned)(type_is_scalar(t) || type_is_storage_float(t) ? type_bits(t) : 64));
     }
 }
 
@@ -102,7 +104,8 @@ static VProp *find_prop(Verifier *V, VKind kind, Span span, const char *detail) 
     return p;
 }
 
-void verify_guard(Verifier *V, VKind kind, Span span, const char *detail, Z3_ast ok, unsigned taint) {
+void verify_guard(Verifier *V, VKind kind, Span span, const char *detail, Z3_ast ok,
+                  unsigned taint) {
     Z3_ast active = verify_active(V);
     if (V->collect) {
         VProp *p = find_prop(V, kind, span, detail);
@@ -121,7 +124,8 @@ VVal verify_havoc(Verifier *V, const Type *t, Span span, const char *reason) {
 }
 
 void verify_unmodelled(Verifier *V, Span span, const char *what) {
-    unsigned bit = verify_taint_bit(V, span, arena_printf(V->prog->arena, "%s is not modelled", what));
+    unsigned bit =
+        verify_taint_bit(V, span, arena_printf(V->prog->arena, "%s is not modelled", what));
     if (V->collect) {
         VProp *p = find_prop(V, VK_UNMODELLED, span, what);
         p->violation = verify_or(V, p->violation, verify_active(V));
@@ -131,7 +135,8 @@ void verify_unmodelled(Verifier *V, Span span, const char *what) {
 
 /* ---- environment ---- */
 
-VCell *verify_new_cell(Verifier *V, const Type *elem, bool array, Z3_ast val, Z3_ast len, unsigned taint) {
+VCell *verify_new_cell(Verifier *V, const Type *elem, bool array, Z3_ast val, Z3_ast len,
+                       unsigned taint) {
     VCell *c = arena_alloc(V->prog->arena, sizeof *c);
     *c = (VCell){.elem = elem, .array = array, .val = val, .len = len, .taint = taint};
     return c;
@@ -183,13 +188,17 @@ static VVal int_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, S
     unsigned bits = (unsigned)type_bits(t), taint = a.taint | b.taint;
     bool sign = type_is_signed(t);
     switch (op) {
-    case BIN_ADD: case BIN_SUB: case BIN_MUL: return checked(V, op, a, b, t, s);
-    case BIN_DIV: case BIN_REM: {
+    case BIN_ADD:
+    case BIN_SUB:
+    case BIN_MUL: return checked(V, op, a, b, t, s);
+    case BIN_DIV:
+    case BIN_REM: {
         Z3_ast zero = verify_int_const(V, t, 0), minus1 = verify_int_const(V, t, ~(uint64_t)0);
         verify_guard(V, VK_DIVZERO, s, NULL, Z3_mk_not(z, Z3_mk_eq(z, b.t, zero)), taint);
         if (op == BIN_REM) {
             if (!sign) return (VVal){Z3_mk_bvurem(z, a.t, b.t), taint};
-            return (VVal){Z3_mk_ite(z, Z3_mk_eq(z, b.t, minus1), zero, Z3_mk_bvsrem(z, a.t, b.t)), taint};
+            return (VVal){Z3_mk_ite(z, Z3_mk_eq(z, b.t, minus1), zero, Z3_mk_bvsrem(z, a.t, b.t)),
+                          taint};
         }
         if (!sign) return (VVal){Z3_mk_bvudiv(z, a.t, b.t), taint};
         Z3_ast min = verify_int_const(V, t, (uint64_t)1 << (bits - 1));
@@ -209,7 +218,7 @@ static VVal float_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t,
     case BIN_SUB: return (VVal){Z3_mk_fpa_sub(z, rne(V), a.t, b.t), taint};
     case BIN_MUL: return (VVal){Z3_mk_fpa_mul(z, rne(V), a.t, b.t), taint};
     case BIN_DIV: return (VVal){Z3_mk_fpa_div(z, rne(V), a.t, b.t), taint};
-    default: {  /* fmod: exact, but not IEEE's remainder (fp.rem), so not modelled */
+    default: { /* fmod: exact, but not IEEE's remainder (fp.rem), so not modelled */
         verify_unmodelled(V, s, "float % (C's fmod)");
         VVal h = verify_havoc(V, t, s, "float % (C's fmod)");
         h.taint |= taint;
@@ -228,7 +237,8 @@ static VVal shift(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const
     Z3_context z = V->z;
     unsigned bits = (unsigned)type_bits(t), taint = a.taint | b.taint;
     Z3_ast b64 = verify_to_u64(V, b.t, tb);
-    Z3_ast in_range = verify_and(V, Z3_mk_bvsge(z, b64, verify_u64(V, 0)), Z3_mk_bvslt(z, b64, verify_u64(V, bits)));
+    Z3_ast in_range = verify_and(V, Z3_mk_bvsge(z, b64, verify_u64(V, 0)),
+                                 Z3_mk_bvslt(z, b64, verify_u64(V, bits)));
     verify_guard(V, VK_SHIFT, s, NULL, in_range, taint);
     Z3_ast amount = bits == 64 ? b64 : Z3_mk_extract(z, bits - 1, 0, b64);
     bool sign = type_is_signed(t);
@@ -297,8 +307,10 @@ static VVal binary(Verifier *V, const Expr *e) {
     VVal b = verify_expr(V, e->u.binary.rhs);
     const Type *t = e->u.binary.lhs->type;
     if (op >= BIN_EQ && op <= BIN_GE) return (VVal){compare(V, op, a.t, b.t, t), a.taint | b.taint};
-    if (op == BIN_BITAND || op == BIN_BITOR || op == BIN_BITXOR) return bitwise(V, op, a, b, e->type);
-    if (op == BIN_SHL || op == BIN_SHR) return shift(V, op, a, b, e->type, e->u.binary.rhs->type, e->span);
+    if (op == BIN_BITAND || op == BIN_BITOR || op == BIN_BITXOR)
+        return bitwise(V, op, a, b, e->type);
+    if (op == BIN_SHL || op == BIN_SHR)
+        return shift(V, op, a, b, e->type, e->u.binary.rhs->type, e->span);
     return verify_arith(V, op, a, b, t, e->span);
 }
 
@@ -308,7 +320,7 @@ static VVal unary(Verifier *V, const Expr *e) {
         VVal v = verify_expr(V, (Expr *)x);
         return (VVal){Z3_mk_not(V->z, v.t), v.taint};
     }
-    if (x->kind == EXPR_INT && type_is_int(e->type))  /* -128 as i8: a constant, as lowered */
+    if (x->kind == EXPR_INT && type_is_int(e->type)) /* -128 as i8: a constant, as lowered */
         return (VVal){verify_int_const(V, e->type, (uint64_t)0 - x->u.int_lit.value), 0};
     VVal v = verify_expr(V, (Expr *)x);
     if (type_is_compute_float(e->type)) return (VVal){Z3_mk_fpa_neg(V->z, v.t), v.taint};
@@ -319,13 +331,16 @@ static VVal unary(Verifier *V, const Expr *e) {
 
 static VVal int_literal(Verifier *V, const Expr *e) {
     uint64_t v = e->u.int_lit.value;
-    if (type_is_compute_float(e->type)) return (VVal){fp_of_double(V, e->type, e->type->kind == TY_F32 ? (double)(float)v : (double)v), 0};
+    if (type_is_compute_float(e->type))
+        return (VVal){
+            fp_of_double(V, e->type, e->type->kind == TY_F32 ? (double)(float)v : (double)v), 0};
     return (VVal){verify_int_const(V, e->type, v), 0};
 }
 
 static VVal float_literal(Verifier *V, const Expr *e) {
     const char *text = e->u.float_lit.text;
-    if (e->type->kind == TY_F32) return (VVal){fp_of_double(V, e->type, (double)strtof(text, NULL)), 0};
+    if (e->type->kind == TY_F32)
+        return (VVal){fp_of_double(V, e->type, (double)strtof(text, NULL)), 0};
     return (VVal){fp_of_double(V, e->type, strtod(text, NULL)), 0};
 }
 
@@ -369,16 +384,18 @@ static VVal element(Verifier *V, Expr *e) {
 static Z3_ast int_limit(Verifier *V, const Type *t, bool hi, unsigned width) {
     unsigned bits = (unsigned)type_bits(t);
     Z3_sort s = Z3_mk_bv_sort(V->z, width);
-    if (!type_is_signed(t)) return hi ? Z3_mk_zero_ext(V->z, width - bits, verify_int_const(V, t, ~(uint64_t)0))
-                                      : Z3_mk_unsigned_int64(V->z, 0, s);
-    Z3_ast edge = verify_int_const(V, t, hi ? ((uint64_t)1 << (bits - 1)) - 1 : (uint64_t)1 << (bits - 1));
+    if (!type_is_signed(t))
+        return hi ? Z3_mk_zero_ext(V->z, width - bits, verify_int_const(V, t, ~(uint64_t)0))
+                  : Z3_mk_unsigned_int64(V->z, 0, s);
+    Z3_ast edge =
+        verify_int_const(V, t, hi ? ((uint64_t)1 << (bits - 1)) - 1 : (uint64_t)1 << (bits - 1));
     return Z3_mk_sign_ext(V->z, width - bits, edge);
 }
 
 static VVal int_to_int(Verifier *V, VVal v, const Type *from, const Type *to, Span s) {
     Z3_ast w = ext(V, v.t, from, 128u - (unsigned)type_bits(from));
     Z3_ast ok = verify_and(V, Z3_mk_bvsge(V->z, w, int_limit(V, to, false, 128)),
-                     Z3_mk_bvsle(V->z, w, int_limit(V, to, true, 128)));
+                           Z3_mk_bvsle(V->z, w, int_limit(V, to, true, 128)));
     verify_guard(V, VK_CONVERT, s, NULL, ok, v.taint);
     return (VVal){Z3_mk_extract(V->z, (unsigned)type_bits(to) - 1, 0, w), v.taint};
 }
@@ -389,16 +406,19 @@ static VVal float_to_int(Verifier *V, VVal v, const Type *from, const Type *to, 
     unsigned bits = (unsigned)type_bits(to);
     bool sign = type_is_signed(to);
     Z3_ast t = Z3_mk_fpa_round_to_integral(z, Z3_mk_fpa_rtz(z), v.t);
-    double lo = sign ? -ldexp(1.0, (int)bits - 1) : 0.0, hi = ldexp(1.0, sign ? (int)bits - 1 : (int)bits);
-    Z3_ast ok = verify_and(V, Z3_mk_fpa_geq(z, t, fp_of_double(V, from, lo)), Z3_mk_fpa_lt(z, t, fp_of_double(V, from, hi)));
+    double lo = sign ? -ldexp(1.0, (int)bits - 1) : 0.0,
+           hi = ldexp(1.0, sign ? (int)bits - 1 : (int)bits);
+    Z3_ast ok = verify_and(V, Z3_mk_fpa_geq(z, t, fp_of_double(V, from, lo)),
+                           Z3_mk_fpa_lt(z, t, fp_of_double(V, from, hi)));
     verify_guard(V, VK_FLOAT_CONVERT, s, NULL, ok, v.taint);
-    Z3_ast r = sign ? Z3_mk_fpa_to_sbv(z, Z3_mk_fpa_rtz(z), v.t, bits) : Z3_mk_fpa_to_ubv(z, Z3_mk_fpa_rtz(z), v.t, bits);
+    Z3_ast r = sign ? Z3_mk_fpa_to_sbv(z, Z3_mk_fpa_rtz(z), v.t, bits)
+                    : Z3_mk_fpa_to_ubv(z, Z3_mk_fpa_rtz(z), v.t, bits);
     return (VVal){r, v.taint};
 }
 
 /* Into a storage float: f8e4m3 traps past 464 (cairn_float.h); the bits are not modelled. */
 static VVal to_storage(Verifier *V, VVal v, const Type *from, const Type *to, Span s) {
-    if (type_is_int(from)) {   /* through f32, as the lowering converts */
+    if (type_is_int(from)) { /* through f32, as the lowering converts */
         Z3_sort f32 = verify_sort(V, type_scalar(TY_F32));
         v.t = type_is_signed(from) ? Z3_mk_fpa_to_fp_signed(V->z, rne(V), v.t, f32)
                                    : Z3_mk_fpa_to_fp_unsigned(V->z, rne(V), v.t, f32);
@@ -418,20 +438,24 @@ static VVal convert_value(Verifier *V, VVal v, const Type *from, const Type *to,
     Z3_context z = V->z;
     if (from->kind == to->kind) return v;
     if (type_is_storage_float(from) || type_is_storage_float(to)) {
-        if (type_is_storage_float(to) && !type_is_storage_float(from)) return to_storage(V, v, from, to, s);
+        if (type_is_storage_float(to) && !type_is_storage_float(from))
+            return to_storage(V, v, from, to, s);
         verify_unmodelled(V, s, "a storage float conversion");
-        VVal h = verify_havoc(V, type_is_storage_float(to) ? to : type_scalar(TY_F32), s, "a storage float conversion");
+        VVal h = verify_havoc(V, type_is_storage_float(to) ? to : type_scalar(TY_F32), s,
+                              "a storage float conversion");
         h.taint |= v.taint;
         if (type_is_storage_float(to)) return h;
         return convert_value(V, h, type_scalar(TY_F32), to, s);
     }
     if (from->kind == TY_BOOL)
-        return (VVal){Z3_mk_ite(z, v.t, verify_int_const(V, to, 1), verify_int_const(V, to, 0)), v.taint};
+        return (VVal){Z3_mk_ite(z, v.t, verify_int_const(V, to, 1), verify_int_const(V, to, 0)),
+                      v.taint};
     if (type_is_int(to) && type_is_int(from)) return int_to_int(V, v, from, to, s);
     if (type_is_int(to)) return float_to_int(V, v, from, to, s);
     if (type_is_int(from)) {
-        Z3_ast r = type_is_signed(from) ? Z3_mk_fpa_to_fp_signed(z, rne(V), v.t, verify_sort(V, to))
-                                        : Z3_mk_fpa_to_fp_unsigned(z, rne(V), v.t, verify_sort(V, to));
+        Z3_ast r = type_is_signed(from)
+                       ? Z3_mk_fpa_to_fp_signed(z, rne(V), v.t, verify_sort(V, to))
+                       : Z3_mk_fpa_to_fp_unsigned(z, rne(V), v.t, verify_sort(V, to));
         return (VVal){r, v.taint};
     }
     return (VVal){Z3_mk_fpa_to_fp_float(z, rne(V), v.t, verify_sort(V, to)), v.taint};
@@ -466,7 +490,7 @@ static VVal exact_fn(Verifier *V, Expr *e, Builtin b) {
         if (b != BI_ABS || !type_is_signed(t)) return a;
         Z3_ast neg = Z3_mk_bvslt(z, a.t, verify_int_const(V, t, 0));
         Z3_ast saved = V->pc;
-        V->pc = verify_and(V, V->pc, neg);   /* cairn_abs negates only a negative value */
+        V->pc = verify_and(V, V->pc, neg); /* cairn_abs negates only a negative value */
         VVal n = int_arith(V, BIN_SUB, (VVal){verify_int_const(V, t, 0), 0}, a, t, e->span);
         V->pc = saved;
         return (VVal){Z3_mk_ite(z, neg, n.t, a.t), a.taint};
@@ -487,7 +511,8 @@ static VVal quantize(Verifier *V, Expr *e, bool stochastic) {
     unsigned taint = x.taint | scale.taint;
     if (stochastic) taint |= verify_expr(V, e->u.call.args[2]).taint;
     Z3_ast zero = fp_of_double(V, type_scalar(TY_F32), 0.0);
-    Z3_ast scale_ok = verify_and(V, Z3_mk_fpa_gt(z, scale.t, zero), Z3_mk_not(z, Z3_mk_fpa_is_infinite(z, scale.t)));
+    Z3_ast scale_ok = verify_and(V, Z3_mk_fpa_gt(z, scale.t, zero),
+                                 Z3_mk_not(z, Z3_mk_fpa_is_infinite(z, scale.t)));
     verify_guard(V, VK_QUANT_SCALE, e->span, NULL, scale_ok, scale.taint);
     verify_guard(V, VK_QUANT_NAN, e->span, NULL, Z3_mk_not(z, Z3_mk_fpa_is_nan(z, x.t)), x.taint);
     verify_unmodelled(V, e->span, "quantize's rounding of the exact quotient");
@@ -499,7 +524,7 @@ static VVal quantize(Verifier *V, Expr *e, bool stochastic) {
 static VVal bits(Verifier *V, Expr *e, bool to_bits) {
     VVal v = verify_expr(V, e->u.call.args[0]);
     const Type *t = to_bits ? e->u.call.args[0]->type : e->u.call.generics[0];
-    if (type_is_storage_float(t)) return v;   /* already its bits */
+    if (type_is_storage_float(t)) return v; /* already its bits */
     if (!to_bits) return (VVal){Z3_mk_fpa_to_fp_bv(V->z, v.t, verify_sort(V, t)), v.taint};
     /* A NaN's bits are the hardware's: any NaN pattern may come back. */
     VVal any = verify_havoc(V, e->type, e->span, "the bits of a NaN");
@@ -510,7 +535,8 @@ static VVal bits(Verifier *V, Expr *e, bool to_bits) {
 static void eval_args(Verifier *V, Expr *e, unsigned *taint) {
     for (int i = 0; i < e->u.call.nargs; i++) {
         Expr *a = e->u.call.args[i];
-        if (a->type && (type_is_scalar(a->type) || type_is_storage_float(a->type)) && a->kind != EXPR_NAME)
+        if (a->type && (type_is_scalar(a->type) || type_is_storage_float(a->type)) &&
+            a->kind != EXPR_NAME)
             *taint |= verify_expr(V, a).taint;
     }
 }
@@ -535,7 +561,9 @@ static VVal atomic(Verifier *V, Expr *e, Builtin b) {
     VVal w = b == BI_ATOMIC_CAS ? verify_expr(V, e->u.call.args[2]) : (VVal){NULL, 0};
     Z3_ast i;
     unsigned taint;
-    VCell *c = e->u.call.args[0]->kind == EXPR_INDEX ? verify_element(V, e->u.call.args[0], &i, &taint) : NULL;
+    VCell *c = e->u.call.args[0]->kind == EXPR_INDEX
+                   ? verify_element(V, e->u.call.args[0], &i, &taint)
+                   : NULL;
     if (!c) return verify_havoc(V, t, e->span, "an atomic on this place");
     Z3_ast old = Z3_mk_select(z, c->val, i), now;
     if (b == BI_ATOMIC_ADD_UNORDERED) {
@@ -554,7 +582,7 @@ static VVal atomic(Verifier *V, Expr *e, Builtin b) {
     }
     c->val = Z3_mk_ite(z, verify_active(V), Z3_mk_store(z, c->val, i, now), c->val);
     c->taint |= taint | v.taint | w.taint;
-    if (V->in_parallel) {   /* the old value a lane sees depends on the order lanes arrive in */
+    if (V->in_parallel) { /* the old value a lane sees depends on the order lanes arrive in */
         VVal h = verify_havoc(V, t, e->span, "the old value an atomic returns in a region");
         return h;
     }
@@ -566,18 +594,26 @@ static VVal call(Verifier *V, Expr *e) {
     if (b == BI_NONE) return verify_call(V, e);
     unsigned taint = 0;
     switch (b) {
-    case BI_SQRT: case BI_ABS: case BI_FLOOR: case BI_CEIL: case BI_TRUNC: case BI_MIN: case BI_MAX:
-        return exact_fn(V, e, b);
+    case BI_SQRT:
+    case BI_ABS:
+    case BI_FLOOR:
+    case BI_CEIL:
+    case BI_TRUNC:
+    case BI_MIN:
+    case BI_MAX: return exact_fn(V, e, b);
     case BI_QUANTIZE: return quantize(V, e, false);
     case BI_QUANTIZE_STOCHASTIC: return quantize(V, e, true);
     case BI_TO_BITS: return bits(V, e, true);
     case BI_FROM_BITS: return bits(V, e, false);
-    case BI_OBSERVE:
-        eval_args(V, e, &taint);
-        return (VVal){NULL, 0};
-    case BI_ATOMIC_ADD_UNORDERED: case BI_ATOMIC_ADD_WRAP: case BI_ATOMIC_MIN: case BI_ATOMIC_MAX:
-    case BI_ATOMIC_AND: case BI_ATOMIC_OR: case BI_ATOMIC_XOR: case BI_ATOMIC_CAS:
-        return atomic(V, e, b);
+    case BI_OBSERVE: eval_args(V, e, &taint); return (VVal){NULL, 0};
+    case BI_ATOMIC_ADD_UNORDERED:
+    case BI_ATOMIC_ADD_WRAP:
+    case BI_ATOMIC_MIN:
+    case BI_ATOMIC_MAX:
+    case BI_ATOMIC_AND:
+    case BI_ATOMIC_OR:
+    case BI_ATOMIC_XOR:
+    case BI_ATOMIC_CAS: return atomic(V, e, b);
     case BI_MMA_UNORDERED:
         eval_args(V, e, &taint);
         verify_unmodelled(V, e->span, "mma_unordered (its sums are in the hardware's order)");
@@ -592,19 +628,26 @@ static VVal call(Verifier *V, Expr *e) {
     default:
         eval_args(V, e, &taint);
         if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) {
-            verify_unmodelled(V, e->span, arena_printf(V->prog->arena, "%s (the C library's rounding)", ast_builtin_name(b)));
-            VVal h = verify_havoc(V, e->type, e->span, arena_printf(V->prog->arena, "%s (the C library's rounding)", ast_builtin_name(b)));
+            verify_unmodelled(
+                V, e->span,
+                arena_printf(V->prog->arena, "%s (the C library's rounding)", ast_builtin_name(b)));
+            VVal h = verify_havoc(
+                V, e->type, e->span,
+                arena_printf(V->prog->arena, "%s (the C library's rounding)", ast_builtin_name(b)));
             h.taint |= taint;
             return h;
         }
         /* a builtin this model does not know (added since): it may write any view it
          * is given, and whatever follows depends on it */
         verify_unmodelled(V, e->span, ast_builtin_name(b));
-        for (int i = 0; i < e->u.call.nargs; i++) havoc_array(V, e->u.call.args[i], e->span, ast_builtin_name(b));
-        V->alive_taint |= verify_taint_bit(V, e->span, arena_printf(V->prog->arena, "%s is not modelled", ast_builtin_name(b)));
+        for (int i = 0; i < e->u.call.nargs; i++)
+            havoc_array(V, e->u.call.args[i], e->span, ast_builtin_name(b));
+        V->alive_taint |= verify_taint_bit(
+            V, e->span, arena_printf(V->prog->arena, "%s is not modelled", ast_builtin_name(b)));
         break;
     }
-    if (!e->type || e->type->kind == TY_VOID || !(type_is_scalar(e->type) || type_is_storage_float(e->type)))
+    if (!e->type || e->type->kind == TY_VOID ||
+        !(type_is_scalar(e->type) || type_is_storage_float(e->type)))
         return (VVal){NULL, 0};
     VVal h = verify_havoc(V, e->type, e->span, ast_builtin_name(b));
     h.taint |= taint;
@@ -612,7 +655,7 @@ static VVal call(Verifier *V, Expr *e) {
 }
 
 VVal verify_expr(Verifier *V, Expr *e) {
-    if (!e->type || type_is_error(e->type)) {   /* a construct the checker left for later */
+    if (!e->type || type_is_error(e->type)) { /* a construct the checker left for later */
         verify_unmodelled(V, e->span, "this expression");
         V->alive_taint |= verify_taint_bit(V, e->span, "an expression the checker left untyped");
         return (VVal){Z3_mk_false(V->z), V->alive_taint};
@@ -628,7 +671,8 @@ VVal verify_expr(Verifier *V, Expr *e) {
     case EXPR_INDEX: return element(V, e);
     case EXPR_CONVERT:
         if (!type_is_scalar(e->u.convert.to) && !type_is_storage_float(e->u.convert.to)) break;
-        return convert_value(V, verify_expr(V, e->u.convert.arg), e->u.convert.arg->type, e->u.convert.to, e->span);
+        return convert_value(V, verify_expr(V, e->u.convert.arg), e->u.convert.arg->type,
+                             e->u.convert.to, e->span);
     case EXPR_REDUCE: return verify_reduce(V, e);
     default: break;
     }

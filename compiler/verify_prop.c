@@ -35,7 +35,9 @@ static const char *const VK_NAMES[VK_COUNT] = {
 typedef enum Verdict { VD_VERIFIED, VD_BOUNDED, VD_COUNTEREXAMPLE, VD_UNKNOWN } Verdict;
 static const char *const VERDICT_NAMES[] = {"verified", "bounded", "counterexample", "unknown"};
 
-typedef struct Tally { int n[4]; } Tally;
+typedef struct Tally {
+    int n[4];
+} Tally;
 
 static double now_s(void) {
     struct timespec ts;
@@ -57,12 +59,16 @@ static void on_z3_error(Z3_context z, Z3_error_code e) {
  * index arithmetic of the examples several times faster than the default portfolio
  * (measured on examples/enclose.cairn); with floats the default picks the FP theory. */
 static Z3_solver new_solver(Verifier *V, bool within_unwind) {
-    Z3_solver s = V->has_float ? Z3_mk_solver(V->z) : Z3_mk_solver_for_logic(V->z, Z3_mk_string_symbol(V->z, "QF_ABV"));
+    Z3_solver s = V->has_float ? Z3_mk_solver(V->z)
+                               : Z3_mk_solver_for_logic(V->z, Z3_mk_string_symbol(V->z, "QF_ABV"));
     Z3_solver_inc_ref(V->z, s);
     Z3_params p = Z3_mk_params(V->z);
     Z3_params_inc_ref(V->z, p);
     double ms = V->opt->timeout_s * 1000.0;
-    Z3_params_set_uint(V->z, p, Z3_mk_string_symbol(V->z, "timeout"), ms < 1 ? 1u : ms > 4e9 ? 4000000000u : (unsigned)ms);
+    Z3_params_set_uint(V->z, p, Z3_mk_string_symbol(V->z, "timeout"),
+                       ms < 1     ? 1u
+                       : ms > 4e9 ? 4000000000u
+                                  : (unsigned)ms);
     Z3_solver_set_params(V->z, s, p);
     Z3_params_dec_ref(V->z, p);
     Z3_solver_assert(V->z, s, V->assume);
@@ -75,7 +81,7 @@ static int beyond_reachable(Verifier *V, int *cache) {
     if (*cache >= 0) return *cache;
     Z3_solver s = new_solver(V, false);
     Z3_solver_assert(V->z, s, V->beyond);
-    *cache = Z3_solver_check(V->z, s) != Z3_L_FALSE;   /* undecided counts as reachable */
+    *cache = Z3_solver_check(V->z, s) != Z3_L_FALSE; /* undecided counts as reachable */
     Z3_solver_dec_ref(V->z, s);
     return *cache;
 }
@@ -84,7 +90,8 @@ static char *taint_reasons(Verifier *V, unsigned taint) {
     strbuf sb = {0};
     for (int i = 0; i < V->nreasons; i++)
         if (taint & (1u << i)) sb_printf(&sb, "%s%s", sb.len ? "; " : "", V->reasons[i]);
-    if (taint & (1u << VERIFY_MAX_REASONS)) sb_printf(&sb, "%smore constructs not modelled", sb.len ? "; " : "");
+    if (taint & (1u << VERIFY_MAX_REASONS))
+        sb_printf(&sb, "%smore constructs not modelled", sb.len ? "; " : "");
     return sb.data ? sb.data : strdup("a construct not modelled");
 }
 
@@ -95,10 +102,8 @@ static const char *prop_title(Verifier *V, const VProp *p) {
         return arena_printf(V->prog->arena, "requires of %s kept", p->detail);
     if (p->kind == VK_EXTENT)
         return arena_printf(V->prog->arena, "view extents of %s match", p->detail);
-    if (p->kind == VK_UNMODELLED)
-        return arena_printf(V->prog->arena, "%s", p->detail);
-    if (p->detail)
-        return arena_printf(V->prog->arena, "no %s (%s)", VK_NAMES[p->kind], p->detail);
+    if (p->kind == VK_UNMODELLED) return arena_printf(V->prog->arena, "%s", p->detail);
+    if (p->detail) return arena_printf(V->prog->arena, "no %s (%s)", VK_NAMES[p->kind], p->detail);
     return arena_printf(V->prog->arena, "no %s", VK_NAMES[p->kind]);
 }
 
@@ -109,9 +114,11 @@ static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const c
     if (V->opt->json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "function", V->top->name);
-        cJSON_AddStringToObject(o, "property", p->kind == VK_IMPLEMENTS ? "implements" : VK_NAMES[p->kind]);
+        cJSON_AddStringToObject(o, "property",
+                                p->kind == VK_IMPLEMENTS ? "implements" : VK_NAMES[p->kind]);
         cJSON_AddStringToObject(o, "title", title);
-        char *at = arena_printf(V->prog->arena, "%s:%d:%d", p->span.file, p->span.line, p->span.col);
+        char *at =
+            arena_printf(V->prog->arena, "%s:%d:%d", p->span.file, p->span.line, p->span.col);
         cJSON_AddStringToObject(o, "at", at);
         cJSON_AddStringToObject(o, "verdict", VERDICT_NAMES[vd]);
         if (vd == VD_BOUNDED) cJSON_AddNumberToObject(o, "unwind", V->opt->unwind);
@@ -124,11 +131,13 @@ static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const c
         free(text);
         cJSON_Delete(o);
     } else {
-        const char *verdict = vd == VD_BOUNDED
-            ? arena_printf(V->prog->arena, "verified for extents up to %u (not beyond: unknown)", V->opt->unwind)
-            : VERDICT_NAMES[vd];
-        fprintf(out, "%s: %s at %s:%d:%d: %s (%.2f s)\n", V->top->name, title, p->span.file, p->span.line,
-                p->span.col, verdict, secs);
+        const char *verdict =
+            vd == VD_BOUNDED ? arena_printf(V->prog->arena,
+                                            "verified for extents up to %u (not beyond: unknown)",
+                                            V->opt->unwind)
+                             : VERDICT_NAMES[vd];
+        fprintf(out, "%s: %s at %s:%d:%d: %s (%.2f s)\n", V->top->name, title, p->span.file,
+                p->span.line, p->span.col, verdict, secs);
         if (reason) fprintf(out, "    reason: %s\n", reason);
         if (replay) fprintf(out, "    replay: cairn run %s\n", replay);
     }
@@ -142,10 +151,11 @@ static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const c
 static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
     double t0 = now_s();
     if (z3_failed) {
-        report(V, p, VD_UNKNOWN, now_s() - t0, "the model could not be built (Z3 error)", NULL, NULL);
+        report(V, p, VD_UNKNOWN, now_s() - t0, "the model could not be built (Z3 error)", NULL,
+               NULL);
         return VD_UNKNOWN;
     }
-    if (p->kind == VK_UNMODELLED) {   /* whether it is reached, the construct itself stays unknown */
+    if (p->kind == VK_UNMODELLED) { /* whether it is reached, the construct itself stays unknown */
         char *why = taint_reasons(V, p->taint);
         report(V, p, VD_UNKNOWN, now_s() - t0, why, NULL, NULL);
         free(why);
@@ -177,13 +187,14 @@ static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
         vd = VD_COUNTEREXAMPLE;
     } else if (r == Z3_L_FALSE) {
         vd = beyond_reachable(V, beyond_cache) ? VD_BOUNDED : VD_VERIFIED;
-        report(V, p, vd, now_s() - t0, vd == VD_BOUNDED ? "a loop runs past --unwind for some input" : NULL,
-               NULL, NULL);
+        report(V, p, vd, now_s() - t0,
+               vd == VD_BOUNDED ? "a loop runs past --unwind for some input" : NULL, NULL, NULL);
     } else {
         const char *why = Z3_solver_get_reason_unknown(V->z, s);
-        char *reason = (strstr(why, "timeout") || strstr(why, "canceled"))
-            ? arena_printf(V->prog->arena, "the solver's time limit (%g s)", V->opt->timeout_s)
-            : arena_printf(V->prog->arena, "the solver gave up (%s)", why);
+        char *reason =
+            (strstr(why, "timeout") || strstr(why, "canceled"))
+                ? arena_printf(V->prog->arena, "the solver's time limit (%g s)", V->opt->timeout_s)
+                : arena_printf(V->prog->arena, "the solver gave up (%s)", why);
         report(V, p, VD_UNKNOWN, now_s() - t0, reason, NULL, NULL);
         vd = VD_UNKNOWN;
     }
@@ -192,14 +203,17 @@ static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
 }
 
 /* SMT equality of two results: all NaNs are one value, +0 and -0 are two. */
-static Z3_ast differ(Verifier *V, Z3_ast a, Z3_ast b) { return Z3_mk_not(V->z, Z3_mk_eq(V->z, a, b)); }
+static Z3_ast differ(Verifier *V, Z3_ast a, Z3_ast b) {
+    return Z3_mk_not(V->z, Z3_mk_eq(V->z, a, b));
+}
 
 /* g implements f: run both on the same inputs; they differ when exactly one traps, or
  * both return and a result or a written element differs. */
 static Verdict implements_prop(Verifier *V, const Item *g) {
     const Item *f = g->u.fn.implements_fn;
     int n = g->u.fn.nparams;
-    VCell **fin_g = calloc((size_t)n + 1, sizeof *fin_g), **fin_f = calloc((size_t)n + 1, sizeof *fin_f);
+    VCell **fin_g = calloc((size_t)n + 1, sizeof *fin_g),
+          **fin_f = calloc((size_t)n + 1, sizeof *fin_f);
     if (!fin_g || !fin_f) abort();
     V->collect = false;
     VVal rg = verify_run_top(V, g, fin_g);
@@ -231,8 +245,11 @@ static Verdict implements_prop(Verifier *V, const Item *g) {
     }
     Z3_ast both_alive[3] = {alive_g, alive_f, diff};
     Z3_ast cases[2] = {Z3_mk_not(z, Z3_mk_eq(z, alive_g, alive_f)), Z3_mk_and(z, 3, both_alive)};
-    VProp p = {.kind = VK_IMPLEMENTS, .span = g->name_span, .detail = f->name,
-               .violation = Z3_mk_or(z, 2, cases), .taint = taint};
+    VProp p = {.kind = VK_IMPLEMENTS,
+               .span = g->name_span,
+               .detail = f->name,
+               .violation = Z3_mk_or(z, 2, cases),
+               .taint = taint};
     free(fin_g);
     free(fin_f);
     int cache = -1;
@@ -255,8 +272,7 @@ static void verify_function(Program *prog, const Item *fn, const VerifyOpts *opt
     int cache = -1, first = V.nprops;
     for (int i = 0; i < first; i++) tally->n[decide(&V, &V.props[i], &cache)]++;
     if (fn->u.fn.implements_fn) tally->n[implements_prop(&V, fn)]++;
-    else if (V.nprops == 0 && !opt->json)
-        fprintf(opt->out, "%s: no guard to check\n", fn->name);
+    else if (V.nprops == 0 && !opt->json) fprintf(opt->out, "%s: no guard to check\n", fn->name);
     free(V.props);
     free(V.env);
     Z3_del_context(z);
@@ -277,8 +293,11 @@ int verify_program(Program *p, const VerifyOpts *opt) {
         return 2;
     }
     if (!opt->json)
-        fprintf(opt->out, "%d verified, %d verified up to %u iterations, %d counterexamples, %d unknown (%.2f s)\n",
-                t.n[VD_VERIFIED], t.n[VD_BOUNDED], opt->unwind, t.n[VD_COUNTEREXAMPLE], t.n[VD_UNKNOWN], now_s() - t0);
+        fprintf(
+            opt->out,
+            "%d verified, %d verified up to %u iterations, %d counterexamples, %d unknown (%.2f s)\n",
+            t.n[VD_VERIFIED], t.n[VD_BOUNDED], opt->unwind, t.n[VD_COUNTEREXAMPLE], t.n[VD_UNKNOWN],
+            now_s() - t0);
     if (t.n[VD_COUNTEREXAMPLE]) return 10;
     if (t.n[VD_BOUNDED] || t.n[VD_UNKNOWN]) return 5;
     return 0;

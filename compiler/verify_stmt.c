@@ -12,7 +12,9 @@
 
 #define VERIFY_MAX_DEPTH 16
 
-static bool modelled_scalar(const Type *t) { return t && (type_is_scalar(t) || type_is_storage_float(t)); }
+static bool modelled_scalar(const Type *t) {
+    return t && (type_is_scalar(t) || type_is_storage_float(t));
+}
 
 static Z3_ast fresh_const(Verifier *V, const char *name, Z3_sort sort) {
     char buf[64];
@@ -42,8 +44,9 @@ void verify_unroll(Verifier *V, const Binder *b, Span span,
     unsigned saved_taint = V->pc_taint;
     for (unsigned k = 0; k <= V->opt->unwind; k++) {
         Z3_ast i = Z3_mk_bvadd(V->z, lo.t, verify_int_const(V, t, k));
-        Z3_ast runs = verify_and(V, ran, sign ? Z3_mk_bvslt(V->z, i, hi.t) : Z3_mk_bvult(V->z, i, hi.t));
-        if (k == V->opt->unwind) {   /* one more iteration than modelled */
+        Z3_ast runs =
+            verify_and(V, ran, sign ? Z3_mk_bvslt(V->z, i, hi.t) : Z3_mk_bvult(V->z, i, hi.t));
+        if (k == V->opt->unwind) { /* one more iteration than modelled */
             V->pc = saved;
             V->beyond = verify_or(V, V->beyond, verify_and(V, verify_active(V), runs));
             break;
@@ -58,12 +61,16 @@ void verify_unroll(Verifier *V, const Binder *b, Span span,
     (void)span;
 }
 
-typedef struct LoopBody { const Symbol *var; Block *body; } LoopBody;
+typedef struct LoopBody {
+    const Symbol *var;
+    Block *body;
+} LoopBody;
 
 static void loop_body(Verifier *V, VVal i, void *ctx) {
     LoopBody *lb = ctx;
     int mark = V->nenv;
-    if (lb->var) verify_bind(V, lb->var, verify_new_cell(V, lb->var->type, false, i.t, NULL, i.taint));
+    if (lb->var)
+        verify_bind(V, lb->var, verify_new_cell(V, lb->var->type, false, i.t, NULL, i.taint));
     verify_block(V, lb->body);
     V->nenv = mark;
 }
@@ -74,7 +81,7 @@ typedef struct Fold {
     Expr *e;
     const Type *t;
     VVal acc;
-    bool wide;              /* integer + on the pool: exact in 128 bits, checked at the end */
+    bool wide; /* integer + on the pool: exact in 128 bits, checked at the end */
 } Fold;
 
 static Z3_ast identity(Verifier *V, ReduceOp op, const Type *t, unsigned width) {
@@ -97,12 +104,15 @@ static void fold_step(Verifier *V, VVal i, void *ctx) {
     if (var) verify_bind(V, var, verify_new_cell(V, var->type, false, i.t, NULL, i.taint));
     VVal v = verify_expr(V, e->u.reduce.body);
     V->nenv = mark;
-    if (!type_is_int(f->t) || !v.t) return;   /* a float fold is not modelled (its result is fresh) */
+    if (!type_is_int(f->t) || !v.t) return; /* a float fold is not modelled (its result is fresh) */
     Z3_context z = V->z;
     Z3_ast now;
     ReduceOp op = e->u.reduce.op;
-    if (f->wide) now = Z3_mk_bvadd(z, f->acc.t, type_is_signed(f->t) ? Z3_mk_sign_ext(z, 128 - (unsigned)type_bits(f->t), v.t)
-                                                                    : Z3_mk_zero_ext(z, 128 - (unsigned)type_bits(f->t), v.t));
+    if (f->wide)
+        now = Z3_mk_bvadd(z, f->acc.t,
+                          type_is_signed(f->t)
+                              ? Z3_mk_sign_ext(z, 128 - (unsigned)type_bits(f->t), v.t)
+                              : Z3_mk_zero_ext(z, 128 - (unsigned)type_bits(f->t), v.t));
     else if (op == RED_ADD || op == RED_MUL)
         now = verify_arith(V, op == RED_ADD ? BIN_ADD : BIN_MUL, f->acc, v, f->t, e->span).t;
     else if (op == RED_MIN || op == RED_MAX) {
@@ -117,8 +127,11 @@ static void fold_step(Verifier *V, VVal i, void *ctx) {
 }
 
 static Binder reduce_binder(Expr *e) {
-    return (Binder){.var = e->u.reduce.var, .var_span = e->u.reduce.var_span, .sym = e->u.reduce.var_sym,
-                    .lo = e->u.reduce.lo, .count = e->u.reduce.count};
+    return (Binder){.var = e->u.reduce.var,
+                    .var_span = e->u.reduce.var_span,
+                    .sym = e->u.reduce.var_sym,
+                    .lo = e->u.reduce.lo,
+                    .count = e->u.reduce.count};
 }
 
 VVal verify_reduce(Verifier *V, Expr *e) {
@@ -126,26 +139,33 @@ VVal verify_reduce(Verifier *V, Expr *e) {
         verify_unmodelled(V, e->span, "a warp reduction");
         return verify_havoc(V, e->type, e->span, "a warp reduction");
     }
-    if (e->u.reduce.scan) {   /* scans: the prefixes are not modelled */
+    if (e->u.reduce.scan) { /* scans: the prefixes are not modelled */
         verify_unmodelled(V, e->span, "a scan");
         return (VVal){NULL, 0};
     }
     const Type *t = e->type;
-    Fold f = {.e = e, .t = t, .wide = type_is_int(t) && e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD};
-    if (type_is_int(t)) f.acc = (VVal){identity(V, e->u.reduce.op, t, f.wide ? 128 : (unsigned)type_bits(t)), 0};
+    Fold f = {.e = e,
+              .t = t,
+              .wide =
+                  type_is_int(t) && e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD};
+    if (type_is_int(t))
+        f.acc = (VVal){identity(V, e->u.reduce.op, t, f.wide ? 128 : (unsigned)type_bits(t)), 0};
     Binder b = reduce_binder(e);
     verify_unroll(V, &b, e->span, fold_step, &f);
     if (type_is_float(t)) {
-        const char *what = e->u.reduce.mode == MODE_FOR ? "a float reduction (reduce for)" : "a float reduction (reduce parallel)";
+        const char *what = e->u.reduce.mode == MODE_FOR ? "a float reduction (reduce for)"
+                                                        : "a float reduction (reduce parallel)";
         verify_unmodelled(V, e->span, what);
         return verify_havoc(V, t, e->span, what);
     }
     if (e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_MUL)
-        f.acc.taint |= verify_taint_bit(V, e->span, "a pooled integer product (a partial's overflow depends on the pool)");
+        f.acc.taint |= verify_taint_bit(
+            V, e->span, "a pooled integer product (a partial's overflow depends on the pool)");
     if (!f.wide) return f.acc;
     unsigned bits = (unsigned)type_bits(t);
     Z3_ast r = Z3_mk_extract(V->z, bits - 1, 0, f.acc.t);
-    Z3_ast back = type_is_signed(t) ? Z3_mk_sign_ext(V->z, 128 - bits, r) : Z3_mk_zero_ext(V->z, 128 - bits, r);
+    Z3_ast back = type_is_signed(t) ? Z3_mk_sign_ext(V->z, 128 - bits, r)
+                                    : Z3_mk_zero_ext(V->z, 128 - bits, r);
     verify_guard(V, VK_OVERFLOW, e->span, NULL, Z3_mk_eq(V->z, back, f.acc.t), f.acc.taint);
     return (VVal){r, f.acc.taint};
 }
@@ -170,8 +190,10 @@ static void let_stmt(Verifier *V, Stmt *s) {
 }
 
 static void assign_stmt(Verifier *V, Stmt *s) {
-    static const BinaryOp ops[] = {[ASSIGN_ADD] = BIN_ADD, [ASSIGN_SUB] = BIN_SUB,
-                                   [ASSIGN_MUL] = BIN_MUL, [ASSIGN_DIV] = BIN_DIV};
+    static const BinaryOp ops[] = {[ASSIGN_ADD] = BIN_ADD,
+                                   [ASSIGN_SUB] = BIN_SUB,
+                                   [ASSIGN_MUL] = BIN_MUL,
+                                   [ASSIGN_DIV] = BIN_DIV};
     Expr *target = s->u.assign.target;
     VVal v = verify_expr(V, s->u.assign.value);
     if (!v.t) return;
@@ -181,7 +203,8 @@ static void assign_stmt(Verifier *V, Stmt *s) {
         VCell *c = verify_element(V, target, &i, &taint);
         if (!c) return;
         if (s->u.assign.op != ASSIGN_SET)
-            v = verify_arith(V, ops[s->u.assign.op], (VVal){Z3_mk_select(V->z, c->val, i), taint}, v, target->type, s->span);
+            v = verify_arith(V, ops[s->u.assign.op], (VVal){Z3_mk_select(V->z, c->val, i), taint},
+                             v, target->type, s->span);
         write_cell(V, c, Z3_mk_store(V->z, c->val, i, v.t), v.taint | taint);
         return;
     }
@@ -192,7 +215,8 @@ static void assign_stmt(Verifier *V, Stmt *s) {
         return;
     }
     if (s->u.assign.op != ASSIGN_SET)
-        v = verify_arith(V, ops[s->u.assign.op], (VVal){c->val, c->taint}, v, target->type, s->span);
+        v = verify_arith(V, ops[s->u.assign.op], (VVal){c->val, c->taint}, v, target->type,
+                         s->span);
     write_cell(V, c, v.t, v.taint);
 }
 
@@ -254,11 +278,13 @@ static void stmt(Verifier *V, Stmt *s) {
     case STMT_PARALLEL: parallel_stmt(V, s); break;
     case STMT_BUFFER: buffer_stmt(V, s); break;
     case STMT_BLOCK: verify_block(V, s->u.block); break;
-    default: {   /* cooperative regions, shared arrays, barriers: everything after is unknown */
-        const char *what = s->kind == STMT_BLOCKS ? "a cooperative blocks region"
-                         : s->kind == STMT_SHARED ? "a shared array" : "a barrier";
+    default: { /* cooperative regions, shared arrays, barriers: everything after is unknown */
+        const char *what = s->kind == STMT_BLOCKS   ? "a cooperative blocks region"
+                           : s->kind == STMT_SHARED ? "a shared array"
+                                                    : "a barrier";
         verify_unmodelled(V, s->span, what);
-        V->alive_taint |= verify_taint_bit(V, s->span, arena_printf(V->prog->arena, "%s is not modelled", what));
+        V->alive_taint |=
+            verify_taint_bit(V, s->span, arena_printf(V->prog->arena, "%s is not modelled", what));
         break;
     }
     }
@@ -282,7 +308,8 @@ static bool bind_args(Verifier *V, const Item *fn, Expr *call, VVal *vals) {
             if (!c) return false;
             verify_bind(V, p->sym, c);
         } else if (modelled_scalar(p->type)) {
-            verify_bind(V, p->sym, verify_new_cell(V, p->type, false, vals[i].t, NULL, vals[i].taint));
+            verify_bind(V, p->sym,
+                        verify_new_cell(V, p->type, false, vals[i].t, NULL, vals[i].taint));
         } else {
             return false;
         }
@@ -320,17 +347,22 @@ VVal verify_call(Verifier *V, Expr *e) {
         V->nenv = mark;
         free(vals);
         const char *what = recursive ? "a recursive call" : "this call's arguments";
-        verify_unmodelled(V, e->span, what);   /* its writes are unknown: so is what follows */
-        V->alive_taint |= verify_taint_bit(V, e->span, arena_printf(V->prog->arena, "%s is not modelled", what));
-        if (modelled_scalar(e->type)) return verify_havoc(V, e->type, e->span, "a call not modelled");
+        verify_unmodelled(V, e->span, what); /* its writes are unknown: so is what follows */
+        V->alive_taint |=
+            verify_taint_bit(V, e->span, arena_printf(V->prog->arena, "%s is not modelled", what));
+        if (modelled_scalar(e->type))
+            return verify_havoc(V, e->type, e->span, "a call not modelled");
         return result;
     }
     free(vals);
     Z3_ast saved_pc = V->pc, saved_returned = V->returned, saved_ret = V->ret;
     unsigned saved_ret_taint = V->ret_taint;
-    V->pc = verify_and(V, V->pc, Z3_mk_not(V->z, V->returned));   /* the callee runs where the caller does */
+    V->pc = verify_and(V, V->pc,
+                       Z3_mk_not(V->z, V->returned)); /* the callee runs where the caller does */
     V->returned = Z3_mk_false(V->z);
-    V->ret = modelled_scalar(fn->u.fn.ret) ? fresh_const(V, "noreturn", verify_sort(V, fn->u.fn.ret)) : NULL;
+    V->ret = modelled_scalar(fn->u.fn.ret)
+                 ? fresh_const(V, "noreturn", verify_sort(V, fn->u.fn.ret))
+                 : NULL;
     V->ret_taint = 0;
     prologue_at_call(V, fn, e->span);
     V->stack[V->depth++] = fn;
@@ -391,10 +423,11 @@ VVal verify_run_top(Verifier *V, const Item *fn, VCell **finals) {
     } else {
         for (int i = 0; i < fn->u.fn.nparams; i++) {
             VCell *c = &V->inputs[i];
-            verify_bind(V, fn->u.fn.params[i]->sym, verify_new_cell(V, c->elem, c->array, c->val, c->len, c->taint));
+            verify_bind(V, fn->u.fn.params[i]->sym,
+                        verify_new_cell(V, c->elem, c->array, c->val, c->len, c->taint));
         }
     }
-    if (fn->u.fn.requires) {   /* assumed: the callers promise it, and checked it without a trap */
+    if (fn->u.fn.requires) { /* assumed: the callers promise it, and checked it without a trap */
         bool collect = V->collect;
         V->collect = false;
         VVal r = verify_expr(V, fn->u.fn.requires);
@@ -402,8 +435,11 @@ VVal verify_run_top(Verifier *V, const Item *fn, VCell **finals) {
         V->assume = verify_and(V, V->assume, verify_and(V, V->alive, r.t));
         V->alive = Z3_mk_true(V->z);
     }
-    V->ret = modelled_scalar(fn->u.fn.ret) ? fresh_const(V, "noreturn", verify_sort(V, fn->u.fn.ret)) : NULL;
-    for (int i = 0; i < fn->u.fn.nparams; i++) finals[i] = verify_lookup(V, fn->u.fn.params[i]->sym);
+    V->ret = modelled_scalar(fn->u.fn.ret)
+                 ? fresh_const(V, "noreturn", verify_sort(V, fn->u.fn.ret))
+                 : NULL;
+    for (int i = 0; i < fn->u.fn.nparams; i++)
+        finals[i] = verify_lookup(V, fn->u.fn.params[i]->sym);
     verify_block(V, fn->u.fn.body);
     return (VVal){V->ret, V->ret_taint};
 }

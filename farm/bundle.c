@@ -9,9 +9,7 @@
 #include "fields.h"
 
 /* The subjects' names, each once, into SUBJECTS (at most MAX of them). */
-static BundleVerdict index_subjects(const cJSON *statement, size_t max, NameSet *subjects,
-                                    Err *e)
-{
+static BundleVerdict index_subjects(const cJSON *statement, size_t max, NameSet *subjects, Err *e) {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(statement, "subject"), *s;
     if ((size_t)cJSON_GetArraySize(list) > max) {
         err_set(e, "%d subjects: at most %zu per bundle", cJSON_GetArraySize(list), max);
@@ -33,8 +31,7 @@ static BundleVerdict index_subjects(const cJSON *statement, size_t max, NameSet 
 }
 
 static BundleVerdict check_subjects(const cJSON *statement, const NameSet *subjects,
-                                    SubjectReader read, void *ctx, const cJSON *extras, Err *e)
-{
+                                    SubjectReader read, void *ctx, const cJSON *extras, Err *e) {
     const cJSON *s;
     cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(statement, "subject")) {
         const char *name = json_str(s, "name");
@@ -49,8 +46,8 @@ static BundleVerdict check_subjects(const cJSON *statement, const NameSet *subje
         sha256_hex(data, len, got);
         free(data);
         if (strcmp(got, want) != 0) {
-            err_set(e, "subject %s: sha256 is %.16s..., the statement says %.16s...", name,
-                    got, want);
+            err_set(e, "subject %s: sha256 is %.16s..., the statement says %.16s...", name, got,
+                    want);
             return BUNDLE_BAD_SUBJECT;
         }
     }
@@ -66,17 +63,14 @@ static BundleVerdict check_subjects(const cJSON *statement, const NameSet *subje
 
 /* Each case's "unordered" claim must be what its (signed) receipt says. */
 static BundleVerdict check_claims(const cJSON *statement, const NameSet *subjects,
-                                  SubjectReader read, void *ctx, Err *e)
-{
+                                  SubjectReader read, void *ctx, Err *e) {
     const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
     const cJSON *c;
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(pred, "cases")) {
         const char *receipt_name = json_str(c, "receipt");
-        if (!receipt_name)
-            continue;  /* the build failed: no receipt to hold the case to */
+        if (!receipt_name) continue; /* the build failed: no receipt to hold the case to */
         if (!nameset_get(subjects, receipt_name, NULL)) {
-            err_set(e, "case %s: receipt %s is not a subject", json_str(c, "case"),
-                    receipt_name);
+            err_set(e, "case %s: receipt %s is not a subject", json_str(c, "case"), receipt_name);
             return BUNDLE_BAD_CLAIM;
         }
         size_t len = 0;
@@ -87,19 +81,19 @@ static BundleVerdict check_claims(const cJSON *statement, const NameSet *subject
         int actual = receipt ? receipt_is_unordered(receipt) : -1;
         cJSON_Delete(receipt);
         if (actual != claimed) {
-            err_set(e, "case %s: \"unordered\" is %s but its receipt says %s",
-                    json_str(c, "case"), claimed ? "true" : "false",
-                    actual < 0 ? "nothing (not JSON)" : actual ? "true" : "false");
+            err_set(e, "case %s: \"unordered\" is %s but its receipt says %s", json_str(c, "case"),
+                    claimed ? "true" : "false",
+                    actual < 0 ? "nothing (not JSON)"
+                    : actual   ? "true"
+                               : "false");
             return BUNDLE_BAD_CLAIM;
         }
     }
     return BUNDLE_OK;
 }
 
-BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader read,
-                           void *ctx, const cJSON *extras, size_t max_subjects,
-                           cJSON **statement, Err *e)
-{
+BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader read, void *ctx,
+                           const cJSON *extras, size_t max_subjects, cJSON **statement, Err *e) {
     *statement = NULL;
     if (!cJSON_IsObject(envelope) || !json_str(envelope, "payload") ||
         !json_str(envelope, "payloadType") ||
@@ -121,23 +115,19 @@ BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader r
     }
     size_t len = 0;
     unsigned char *payload = dsse_verify(envelope, key, &len, e);
-    if (!payload)
-        return BUNDLE_BAD_SIGNATURE;
+    if (!payload) return BUNDLE_BAD_SIGNATURE;
     if (fields_has_nul((const char *)payload, len)) {
-        free(payload);   /* cJSON would file a name cut at the NUL */
+        free(payload); /* cJSON would file a name cut at the NUL */
         err_set(e, "the statement spells a NUL (\\u0000) inside a string");
         return BUNDLE_MALFORMED;
     }
     cJSON *st = statement_parse(payload, len, e);
     free(payload);
-    if (!st)
-        return BUNDLE_MALFORMED;
+    if (!st) return BUNDLE_MALFORMED;
     NameSet subjects = {0};
     BundleVerdict v = index_subjects(st, max_subjects, &subjects, e);
-    if (v == BUNDLE_OK)
-        v = check_subjects(st, &subjects, read, ctx, extras, e);
-    if (v == BUNDLE_OK)
-        v = check_claims(st, &subjects, read, ctx, e);
+    if (v == BUNDLE_OK) v = check_subjects(st, &subjects, read, ctx, extras, e);
+    if (v == BUNDLE_OK) v = check_claims(st, &subjects, read, ctx, e);
     nameset_free(&subjects);
     if (v != BUNDLE_OK) {
         cJSON_Delete(st);

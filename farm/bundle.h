@@ -25,8 +25,7 @@ typedef enum {
  * than MAX_SUBJECTS subjects, or one subject twice, is refused before any is read.
  * Linear in the subjects. On success returns BUNDLE_OK and the statement (owned by
  * the caller) in *statement. */
-BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader read,
-                           void *ctx, const cJSON *extras, size_t max_subjects,
-                           cJSON **statement, Err *e);
+BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader read, void *ctx,
+                           const cJSON *extras, size_t max_subjects, cJSON **statement, Err *e);
 
 #endif

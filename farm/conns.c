@@ -14,10 +14,10 @@
 #include "util.h"
 
 typedef enum {
-    PHASE_HEADERS,     /* waiting for a request's headers (first, or after an answer) */
-    PHASE_BODY,        /* headers in, the body arriving */
-    PHASE_HANDLING,    /* a handler runs (a claim's long poll): its own limits apply */
-    PHASE_ANSWERING,   /* the answer is queued and going out */
+    PHASE_HEADERS,   /* waiting for a request's headers (first, or after an answer) */
+    PHASE_BODY,      /* headers in, the body arriving */
+    PHASE_HANDLING,  /* a handler runs (a claim's long poll): its own limits apply */
+    PHASE_ANSWERING, /* the answer is queued and going out */
 } Phase;
 
 typedef struct Conn {
@@ -25,24 +25,19 @@ typedef struct Conn {
     int fd;
     struct sockaddr_storage addr;
     Phase phase;
-    double since;      /* when the phase began */
-    int trusted;       /* has shown a valid token */
-    int closing;       /* shut down, waiting for libmicrohttpd to notice */
+    double since; /* when the phase began */
+    int trusted;  /* has shown a valid token */
+    int closing;  /* shut down, waiting for libmicrohttpd to notice */
 } Conn;
 
 static ConnLimits limits;
 static Conn *conns;
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void conns_init(const ConnLimits *l)
-{
-    limits = *l;
-}
+void conns_init(const ConnLimits *l) { limits = *l; }
 
-static int same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-    if (a->ss_family != b->ss_family)
-        return 0;
+static int same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b) {
+    if (a->ss_family != b->ss_family) return 0;
     if (a->ss_family == AF_INET)
         return !memcmp(&((const struct sockaddr_in *)a)->sin_addr,
                        &((const struct sockaddr_in *)b)->sin_addr, sizeof(struct in_addr));
@@ -52,40 +47,33 @@ static int same_address(const struct sockaddr_storage *a, const struct sockaddr_
     return 1;
 }
 
-static int anonymous_waiting(const Conn *c)
-{
+static int anonymous_waiting(const Conn *c) {
     return !c->trusted && !c->closing && c->phase == PHASE_HEADERS;
 }
 
-static void shut(Conn *c)
-{
+static void shut(Conn *c) {
     c->closing = 1;
     shutdown(c->fd, SHUT_RDWR);
 }
 
 /* Over a cap on anonymous waiting connections (all, or those from ADDR when not NULL):
  * the oldest one goes, so a newcomer always gets its chance to send headers. */
-static void make_room(const struct sockaddr_storage *addr, unsigned cap)
-{
+static void make_room(const struct sockaddr_storage *addr, unsigned cap) {
     unsigned n = 0;
     Conn *oldest = NULL;
     for (Conn *c = conns; c; c = c->next) {
-        if (!anonymous_waiting(c) || (addr && !same_address(addr, &c->addr)))
-            continue;
+        if (!anonymous_waiting(c) || (addr && !same_address(addr, &c->addr))) continue;
         n++;
-        if (!oldest || c->since < oldest->since)
-            oldest = c;
+        if (!oldest || c->since < oldest->since) oldest = c;
     }
-    if (n > cap && oldest)
-        shut(oldest);
+    if (n > cap && oldest) shut(oldest);
 }
 
-static void on_started(struct MHD_Connection *mc, void **socket_context)
-{
-    const union MHD_ConnectionInfo *fd = MHD_get_connection_info(mc,
-                                                                 MHD_CONNECTION_INFO_CONNECTION_FD);
-    const union MHD_ConnectionInfo *ad = MHD_get_connection_info(mc,
-                                                                 MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+static void on_started(struct MHD_Connection *mc, void **socket_context) {
+    const union MHD_ConnectionInfo *fd =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ad =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     Conn *c = calloc(1, sizeof *c);
     if (!c || !fd) {
         free(c);
@@ -93,15 +81,14 @@ static void on_started(struct MHD_Connection *mc, void **socket_context)
     }
     c->fd = fd->connect_fd;
     if (ad && ad->client_addr)
-        memcpy(&c->addr, ad->client_addr, ad->client_addr->sa_family == AF_INET6
-                                              ? sizeof(struct sockaddr_in6)
-                                              : sizeof(struct sockaddr_in));
+        memcpy(&c->addr, ad->client_addr,
+               ad->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                      : sizeof(struct sockaddr_in));
     c->phase = PHASE_HEADERS;
     c->since = now_seconds();
     pthread_mutex_lock(&conns_lock);
     c->next = conns;
-    if (conns)
-        conns->prev = c;
+    if (conns) conns->prev = c;
     conns = c;
     make_room(&c->addr, limits.max_anonymous_per_address);
     make_room(NULL, limits.max_anonymous);
@@ -110,35 +97,28 @@ static void on_started(struct MHD_Connection *mc, void **socket_context)
 }
 
 void conns_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
-                  enum MHD_ConnectionNotificationCode code)
-{
+                  enum MHD_ConnectionNotificationCode code) {
     (void)cls;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         on_started(mc, socket_context);
         return;
     }
     Conn *c = *socket_context;
-    if (!c)
-        return;
+    if (!c) return;
     pthread_mutex_lock(&conns_lock);
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    if (c->prev) c->prev->next = c->next;
+    else conns = c->next;
+    if (c->next) c->next->prev = c->prev;
     pthread_mutex_unlock(&conns_lock);
     free(c);
     *socket_context = NULL;
 }
 
-static void set_phase(struct MHD_Connection *mc, Phase phase, int trusted)
-{
+static void set_phase(struct MHD_Connection *mc, Phase phase, int trusted) {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     Conn *c = info ? info->socket_context : NULL;
-    if (!c)
-        return;
+    if (!c) return;
     pthread_mutex_lock(&conns_lock);
     c->phase = phase;
     c->since = now_seconds();
@@ -146,30 +126,19 @@ static void set_phase(struct MHD_Connection *mc, Phase phase, int trusted)
     pthread_mutex_unlock(&conns_lock);
 }
 
-void conns_headers_done(struct MHD_Connection *c, int trusted)
-{
+void conns_headers_done(struct MHD_Connection *c, int trusted) {
     set_phase(c, PHASE_BODY, trusted);
 }
 
-void conns_handling(struct MHD_Connection *c)
-{
-    set_phase(c, PHASE_HANDLING, 0);
-}
+void conns_handling(struct MHD_Connection *c) { set_phase(c, PHASE_HANDLING, 0); }
 
-void conns_answering(struct MHD_Connection *c)
-{
-    set_phase(c, PHASE_ANSWERING, 0);
-}
+void conns_answering(struct MHD_Connection *c) { set_phase(c, PHASE_ANSWERING, 0); }
 
-void conns_request_done(struct MHD_Connection *c)
-{
-    set_phase(c, PHASE_HEADERS, 0);
-}
+void conns_request_done(struct MHD_Connection *c) { set_phase(c, PHASE_HEADERS, 0); }
 
 /* The deadline of C's phase, or 0 for none. A trusted connection between requests is
  * left to libmicrohttpd's inactivity timeout: it has shown a token. */
-static double deadline(const Conn *c)
-{
+static double deadline(const Conn *c) {
     switch (c->phase) {
     case PHASE_HEADERS: return c->trusted ? 0 : c->since + limits.header_timeout_s;
     case PHASE_BODY:
@@ -178,8 +147,7 @@ static double deadline(const Conn *c)
     }
 }
 
-int conns_sweep(void)
-{
+int conns_sweep(void) {
     double now = now_seconds();
     int closed = 0;
     pthread_mutex_lock(&conns_lock);

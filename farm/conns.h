@@ -11,12 +11,12 @@
 #include <microhttpd.h>
 
 typedef struct {
-    unsigned max_connections;      /* in all: libmicrohttpd refuses beyond it */
-    unsigned max_per_address;      /* per client address: libmicrohttpd refuses beyond it */
-    unsigned max_anonymous;        /* waiting for headers without a token, in all */
+    unsigned max_connections; /* in all: libmicrohttpd refuses beyond it */
+    unsigned max_per_address; /* per client address: libmicrohttpd refuses beyond it */
+    unsigned max_anonymous;   /* waiting for headers without a token, in all */
     unsigned max_anonymous_per_address;
-    double header_timeout_s;       /* connection (or previous answer) to complete headers */
-    double body_timeout_s;         /* complete headers to the answer, and the answer out */
+    double header_timeout_s; /* connection (or previous answer) to complete headers */
+    double body_timeout_s;   /* complete headers to the answer, and the answer out */
 } ConnLimits;
 
 void conns_init(const ConnLimits *limits);

@@ -27,13 +27,13 @@ typedef struct DoneReq {
 
 struct Db {
     sqlite3 *sql;
-    sqlite3 *ckpt;              /* a second connection: checkpoints off the request path */
+    sqlite3 *ckpt; /* a second connection: checkpoints off the request path */
     pthread_mutex_t lock;
-    pthread_mutex_t qlock;      /* guards pending and the finished flags */
+    pthread_mutex_t qlock; /* guards pending and the finished flags */
     pthread_cond_t queued, committed;
     DoneReq *pending;
-    int sync_full;              /* acknowledging commits fsync the WAL (see unlock_acknowledged) */
-    int wal_fd;                 /* the WAL file, fsynced by the group commit itself */
+    int sync_full; /* acknowledging commits fsync the WAL (see unlock_acknowledged) */
+    int wal_fd;    /* the WAL file, fsynced by the group commit itself */
 };
 
 static void *committer(void *arg);
@@ -65,8 +65,7 @@ static const char SCHEMA[] =
      * upload pays for copying the WAL back and fsyncing the database file. */
     "PRAGMA wal_autocheckpoint=0;";
 
-Db *db_open(const char *path, Err *e)
-{
+Db *db_open(const char *path, Err *e) {
     Db *db = calloc(1, sizeof *db);
     db->wal_fd = -1;
     pthread_mutex_init(&db->lock, NULL);
@@ -74,16 +73,17 @@ Db *db_open(const char *path, Err *e)
     pthread_cond_init(&db->queued, NULL);
     pthread_cond_init(&db->committed, NULL);
     char *msg = NULL;
-    if (sqlite3_open_v2(path, &db->sql, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                        SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK ||
+    if (sqlite3_open_v2(path, &db->sql,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                        NULL) != SQLITE_OK ||
         sqlite3_exec(db->sql, SCHEMA, NULL, NULL, &msg) != SQLITE_OK) {
         err_set(e, "database %s: %s", path, msg ? msg : sqlite3_errmsg(db->sql));
         sqlite3_free(msg);
         db_close(db);
         return NULL;
     }
-    if (sqlite3_open_v2(path, &db->ckpt, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX,
-                        NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &db->ckpt, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) !=
+        SQLITE_OK) {
         err_set(e, "database %s: %s", path, sqlite3_errmsg(db->ckpt));
         db_close(db);
         return NULL;
@@ -103,44 +103,35 @@ Db *db_open(const char *path, Err *e)
     return db;
 }
 
-void db_close(Db *db)
-{
-    if (!db)
-        return;
-    if (db->wal_fd >= 0)
-        close(db->wal_fd);
+void db_close(Db *db) {
+    if (!db) return;
+    if (db->wal_fd >= 0) close(db->wal_fd);
     sqlite3_close(db->ckpt);
     sqlite3_close(db->sql);
     pthread_mutex_destroy(&db->lock);
     free(db);
 }
 
-void agent_free(Agent *a)
-{
+void agent_free(Agent *a) {
     free(a->public_pem);
     cJSON_Delete(a->caps);
     memset(a, 0, sizeof *a);
 }
 
-void job_free(Job *j)
-{
+void job_free(Job *j) {
     cJSON_Delete(j->cell);
     memset(j, 0, sizeof *j);
 }
 
 /* --- statement helpers: prepare, bind by position, step ------------------------- */
 
-static sqlite3_stmt *prep(Db *db, const char *sql)
-{
+static sqlite3_stmt *prep(Db *db, const char *sql) {
     sqlite3_stmt *st = NULL;
     sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
     return st;
 }
 
-static void exec(Db *db, const char *sql)
-{
-    sqlite3_exec(db->sql, sql, NULL, NULL, NULL);
-}
+static void exec(Db *db, const char *sql) { sqlite3_exec(db->sql, sql, NULL, NULL, NULL); }
 
 /* The WAL holds every commit once it returns, so all commits survive a kill -9; with
  * sync "full" one that acknowledges something is also fsynced before the answer. The
@@ -150,8 +141,7 @@ static void exec(Db *db, const char *sql)
  * only rewritten from its start after such a checkpoint. If the WAL cannot be synced,
  * nothing says which acknowledged rows are durable: stop, as PostgreSQL does, and let
  * the restart reconcile. */
-static void unlock_acknowledged(Db *db)
-{
+static void unlock_acknowledged(Db *db) {
     pthread_mutex_unlock(&db->lock);
     if (db->sync_full && fdatasync(db->wal_fd) != 0) {
         fprintf(stderr, "farm: cannot fsync the database's WAL: %s\n", strerror(errno));
@@ -159,26 +149,20 @@ static void unlock_acknowledged(Db *db)
     }
 }
 
-void db_set_sync(Db *db, int full)
-{
-    db->sync_full = full;
-}
+void db_set_sync(Db *db, int full) { db->sync_full = full; }
 
-static const char *col_text(sqlite3_stmt *st, int i)
-{
+static const char *col_text(sqlite3_stmt *st, int i) {
     const unsigned char *t = sqlite3_column_text(st, i);
     return t ? (const char *)t : "";
 }
 
-static cJSON *col_json(sqlite3_stmt *st, int i)
-{
+static cJSON *col_json(sqlite3_stmt *st, int i) {
     cJSON *j = cJSON_Parse(col_text(st, i));
     return j ? j : cJSON_CreateNull();
 }
 
 /* Runs SQL with its one parameter bound to ID; returns the number of rows changed. */
-static int exec_id(Db *db, const char *sql, long id)
-{
+static int exec_id(Db *db, const char *sql, long id) {
     sqlite3_stmt *st = prep(db, sql);
     sqlite3_bind_int64(st, 1, id);
     sqlite3_step(st);
@@ -186,8 +170,7 @@ static int exec_id(Db *db, const char *sql, long id)
     return sqlite3_changes(db->sql);
 }
 
-static void event(Db *db, long job, long agent, const char *kind)
-{
+static void event(Db *db, long job, long agent, const char *kind) {
     sqlite3_stmt *st = prep(db, "INSERT INTO events(job_id, agent_id, kind, at) VALUES(?,?,?,?)");
     sqlite3_bind_int64(st, 1, job);
     sqlite3_bind_int64(st, 2, agent);
@@ -200,8 +183,7 @@ static void event(Db *db, long job, long agent, const char *kind)
 /* --- agents ------------------------------------------------------------------------ */
 
 int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
-                   const char *caps_json, const char *token_hash, long *id, Err *e)
-{
+                   const char *caps_json, const char *token_hash, long *id, Err *e) {
     pthread_mutex_lock(&db->lock);
     int rc = -1;
     sqlite3_stmt *st = prep(db, "SELECT id, revoked FROM agents WHERE keyid=?");
@@ -215,11 +197,12 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
         pthread_mutex_unlock(&db->lock);
         return -2;
     }
-    st = prep(db, exists
-        ? "UPDATE agents SET name=?1, public_pem=?3, caps=?4, token_hash=?5, last_seen=?6"
-          " WHERE keyid=?2"
-        : "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
-          " last_seen) VALUES(?1,?2,?3,?4,?5,?6,?6)");
+    st = prep(db,
+              exists
+                  ? "UPDATE agents SET name=?1, public_pem=?3, caps=?4, token_hash=?5, last_seen=?6"
+                    " WHERE keyid=?2"
+                  : "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
+                    " last_seen) VALUES(?1,?2,?3,?4,?5,?6,?6)");
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, keyid, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, public_pem, -1, SQLITE_STATIC);
@@ -237,8 +220,7 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
     return rc;
 }
 
-int db_agent_by_token(Db *db, const char *token_hash, Agent *out)
-{
+int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
     pthread_mutex_lock(&db->lock);
     sqlite3_stmt *st = prep(db, "SELECT id, name, keyid, public_pem, caps, revoked FROM agents"
                                 " WHERE token_hash=?");
@@ -258,21 +240,21 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out)
     return found && !out->revoked ? 1 : (found ? (agent_free(out), 0) : 0);
 }
 
-int db_agent_revoke(Db *db, long id)
-{
+int db_agent_revoke(Db *db, long id) {
     pthread_mutex_lock(&db->lock);
     int changed = exec_id(db, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=?", id);
     /* Its running jobs go back to the queue now rather than when their leases end. */
-    exec_id(db, "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
-                " WHERE agent_id=? AND state='running'", id);
+    exec_id(db,
+            "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
+            " WHERE agent_id=? AND state='running'",
+            id);
     unlock_acknowledged(db);
     return changed ? 0 : -1;
 }
 
 /* --- blobs ------------------------------------------------------------------------- */
 
-int db_blob_add(Db *db, const char *sha, long size)
-{
+int db_blob_add(Db *db, const char *sha, long size) {
     pthread_mutex_lock(&db->lock);
     sqlite3_stmt *st = prep(db, "INSERT OR IGNORE INTO blobs(sha256, size, added_at)"
                                 " VALUES(?,?,?)");
@@ -285,14 +267,12 @@ int db_blob_add(Db *db, const char *sha, long size)
     return rc;
 }
 
-int db_blob_exists(Db *db, const char *sha, long *size)
-{
+int db_blob_exists(Db *db, const char *sha, long *size) {
     pthread_mutex_lock(&db->lock);
     sqlite3_stmt *st = prep(db, "SELECT size FROM blobs WHERE sha256=?");
     sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC);
     int found = sqlite3_step(st) == SQLITE_ROW;
-    if (found && size)
-        *size = (long)sqlite3_column_int64(st, 0);
+    if (found && size) *size = (long)sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     pthread_mutex_unlock(&db->lock);
     return found;
@@ -301,8 +281,7 @@ int db_blob_exists(Db *db, const char *sha, long *size)
 /* --- runs -------------------------------------------------------------------------- */
 
 long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJSON *cases,
-                   const cJSON *jobs, Err *e)
-{
+                   const cJSON *jobs, Err *e) {
     char *matrix_text = cJSON_PrintUnformatted(matrix);
     char *cases_text = cJSON_PrintUnformatted(cases);
     pthread_mutex_lock(&db->lock);
@@ -330,8 +309,7 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
         free(cell);
     }
     sqlite3_finalize(st);
-    if (!ok)
-        err_set(e, "run not stored: %s", sqlite3_errmsg(db->sql));
+    if (!ok) err_set(e, "run not stored: %s", sqlite3_errmsg(db->sql));
     exec(db, ok ? "COMMIT" : "ROLLBACK");
     unlock_acknowledged(db);
     free(matrix_text);
@@ -339,12 +317,11 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
     return ok ? run : -1;
 }
 
-int db_run_cancel(Db *db, long run_id)
-{
+int db_run_cancel(Db *db, long run_id) {
     pthread_mutex_lock(&db->lock);
     int found = exec_id(db, "UPDATE runs SET cancelled=1 WHERE id=?", run_id);
     sqlite3_stmt *st = prep(db, "UPDATE jobs SET state='cancelled', updated_at=? WHERE run_id=?"
-                  " AND state IN ('queued','running')");
+                                " AND state IN ('queued','running')");
     sqlite3_bind_double(st, 1, now_seconds());
     sqlite3_bind_int64(st, 2, run_id);
     sqlite3_step(st);
@@ -355,8 +332,7 @@ int db_run_cancel(Db *db, long run_id)
 
 /* --- jobs -------------------------------------------------------------------------- */
 
-static void job_from_row(sqlite3_stmt *st, Job *out)
-{
+static void job_from_row(sqlite3_stmt *st, Job *out) {
     memset(out, 0, sizeof *out);
     out->id = (long)sqlite3_column_int64(st, 0);
     out->run_id = (long)sqlite3_column_int64(st, 1);
@@ -371,8 +347,7 @@ static void job_from_row(sqlite3_stmt *st, Job *out)
 
 #define JOB_COLS "id, run_id, cell_id, cell, state, agent_id, attempt, lease_expires, bundle_sha"
 
-int db_claim(Db *db, const Agent *agent, double lease_s, Job *out)
-{
+int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
     pthread_mutex_lock(&db->lock);
     sqlite3_stmt *st = prep(db, "SELECT " JOB_COLS " FROM jobs WHERE state='queued' ORDER BY id");
     int claimed = 0;
@@ -406,8 +381,7 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out)
 }
 
 int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char *progress,
-                 double *expires)
-{
+                 double *expires) {
     pthread_mutex_lock(&db->lock);
     sqlite3_stmt *st = prep(db, "SELECT state, agent_id FROM jobs WHERE id=?");
     sqlite3_bind_int64(st, 1, job_id);
@@ -431,8 +405,7 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
     return rc;
 }
 
-int db_reap(Db *db, int max_attempts)
-{
+int db_reap(Db *db, int max_attempts) {
     pthread_mutex_lock(&db->lock);
     double now = now_seconds();
     exec(db, "BEGIN IMMEDIATE");
@@ -461,14 +434,12 @@ int db_reap(Db *db, int max_attempts)
     return n;
 }
 
-int db_job_get(Db *db, long job_id, Job *out)
-{
+int db_job_get(Db *db, long job_id, Job *out) {
     pthread_mutex_lock(&db->lock);
     sqlite3_stmt *st = prep(db, "SELECT " JOB_COLS " FROM jobs WHERE id=?");
     sqlite3_bind_int64(st, 1, job_id);
     int found = sqlite3_step(st) == SQLITE_ROW;
-    if (found)
-        job_from_row(st, out);
+    if (found) job_from_row(st, out);
     sqlite3_finalize(st);
     pthread_mutex_unlock(&db->lock);
     return found;
@@ -476,8 +447,7 @@ int db_job_get(Db *db, long job_id, Job *out)
 
 /* The filed folder's files, kept in the same commit as the job's row until db_settle
  * knows the folder itself is on disk. */
-static int journal_add(Db *db, const DoneReq *r)
-{
+static int journal_add(Db *db, const DoneReq *r) {
     sqlite3_stmt *st = prep(db, "INSERT INTO unsettled(job_id, evidence, files) VALUES(?,?,?)");
     sqlite3_bind_int64(st, 1, r->job);
     sqlite3_bind_text(st, 2, r->rel, -1, SQLITE_STATIC);
@@ -489,8 +459,7 @@ static int journal_add(Db *db, const DoneReq *r)
 
 /* Group commit: uploads that finish filing together share one commit and one fsync of
  * the WAL (see unlock_acknowledged). */
-static void commit_batch(Db *db, DoneReq *batch)
-{
+static void commit_batch(Db *db, DoneReq *batch) {
     pthread_mutex_lock(&db->lock);
     exec(db, "BEGIN IMMEDIATE");
     sqlite3_stmt *st = prep(db, "UPDATE jobs SET state='done', bundle_sha=?, evidence=?,"
@@ -505,32 +474,27 @@ static void commit_batch(Db *db, DoneReq *batch)
         sqlite3_bind_int64(st, 5, r->job);
         sqlite3_bind_int64(st, 6, r->agent);
         r->result = sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(db->sql) == 1 ? 0 : -1;
-        if (r->result == 0 && r->journal && journal_add(db, r) != 0)
-            r->result = -1;
+        if (r->result == 0 && r->journal && journal_add(db, r) != 0) r->result = -1;
     }
     sqlite3_finalize(st);
     if (sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         exec(db, "ROLLBACK");
-        for (DoneReq *r = batch; r; r = r->next)
-            r->result = -1;
+        for (DoneReq *r = batch; r; r = r->next) r->result = -1;
     }
     unlock_acknowledged(db);
 }
 
-static void *committer(void *arg)
-{
+static void *committer(void *arg) {
     Db *db = arg;
     for (;;) {
         pthread_mutex_lock(&db->qlock);
-        while (!db->pending)
-            pthread_cond_wait(&db->queued, &db->qlock);
+        while (!db->pending) pthread_cond_wait(&db->queued, &db->qlock);
         DoneReq *batch = db->pending;
         db->pending = NULL;
         pthread_mutex_unlock(&db->qlock);
         commit_batch(db, batch);
         pthread_mutex_lock(&db->qlock);
-        for (DoneReq *r = batch; r; r = r->next)
-            r->finished = 1;
+        for (DoneReq *r = batch; r; r = r->next) r->finished = 1;
         pthread_cond_broadcast(&db->committed);
         pthread_mutex_unlock(&db->qlock);
     }
@@ -538,23 +502,20 @@ static void *committer(void *arg)
 }
 
 int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
-                const char *evidence_path, const char *predicate_json, const char *journal)
-{
-    DoneReq req = {job_id, agent_id, bundle_sha, evidence_path, predicate_json, journal, -1, 0,
-                   NULL};
+                const char *evidence_path, const char *predicate_json, const char *journal) {
+    DoneReq req = {job_id,  agent_id, bundle_sha, evidence_path, predicate_json,
+                   journal, -1,       0,          NULL};
     pthread_mutex_lock(&db->qlock);
     req.next = db->pending;
     db->pending = &req;
     pthread_cond_signal(&db->queued);
-    while (!req.finished)
-        pthread_cond_wait(&db->committed, &db->qlock);
+    while (!req.finished) pthread_cond_wait(&db->committed, &db->qlock);
     pthread_mutex_unlock(&db->qlock);
     return req.result;
 }
 
 int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **cases,
-                  double *timeout_s)
-{
+                  double *timeout_s) {
     pthread_mutex_lock(&db->lock);
     sqlite3_stmt *st = prep(db, "SELECT source_sha, cases, matrix FROM runs WHERE id=?");
     sqlite3_bind_int64(st, 1, run_id);
@@ -574,25 +535,20 @@ int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **
 /* --- views ------------------------------------------------------------------------- */
 
 static cJSON *rows_to_json(Db *db, const char *sql, long bind, const char *const *names,
-                           const char *json_cols)
-{
+                           const char *json_cols) {
     cJSON *arr = cJSON_CreateArray();
     pthread_mutex_lock(&db->lock);
     sqlite3_stmt *st = prep(db, sql);
-    if (bind >= 0)
-        sqlite3_bind_int64(st, 1, bind);
+    if (bind >= 0) sqlite3_bind_int64(st, 1, bind);
     while (sqlite3_step(st) == SQLITE_ROW) {
         cJSON *row = cJSON_CreateObject();
         for (int i = 0; names[i]; i++) {
             int type = sqlite3_column_type(st, i);
-            if (json_cols[i] == 'j')
-                cJSON_AddItemToObject(row, names[i], col_json(st, i));
-            else if (type == SQLITE_NULL)
-                cJSON_AddNullToObject(row, names[i]);
+            if (json_cols[i] == 'j') cJSON_AddItemToObject(row, names[i], col_json(st, i));
+            else if (type == SQLITE_NULL) cJSON_AddNullToObject(row, names[i]);
             else if (type == SQLITE_INTEGER || type == SQLITE_FLOAT)
                 cJSON_AddNumberToObject(row, names[i], sqlite3_column_double(st, i));
-            else
-                cJSON_AddStringToObject(row, names[i], col_text(st, i));
+            else cJSON_AddStringToObject(row, names[i], col_text(st, i));
         }
         cJSON_AddItemToArray(arr, row);
     }
@@ -601,72 +557,77 @@ static cJSON *rows_to_json(Db *db, const char *sql, long bind, const char *const
     return arr;
 }
 
-cJSON *db_run_view(Db *db, long run_id)
-{
-    static const char *const run_cols[] = {"id", "source_sha", "matrix", "cases",
-                                           "created_at", "cancelled", NULL};
-    cJSON *runs = rows_to_json(db, "SELECT id, source_sha, matrix, cases, created_at, cancelled"
-                                   " FROM runs WHERE id=?", run_id, run_cols, "--jj--");
+cJSON *db_run_view(Db *db, long run_id) {
+    static const char *const run_cols[] = {"id",         "source_sha", "matrix", "cases",
+                                           "created_at", "cancelled",  NULL};
+    cJSON *runs = rows_to_json(db,
+                               "SELECT id, source_sha, matrix, cases, created_at, cancelled"
+                               " FROM runs WHERE id=?",
+                               run_id, run_cols, "--jj--");
     cJSON *run = cJSON_DetachItemFromArray(runs, 0);
     cJSON_Delete(runs);
-    if (!run)
-        return NULL;
-    static const char *const job_cols[] = {"job", "cell_id", "cell", "state", "agent",
-                                           "attempt", "lost", "progress", "failure",
-                                           "evidence", NULL};
-    cJSON_AddItemToObject(run, "jobs", rows_to_json(db,
-        "SELECT j.id, j.cell_id, j.cell, j.state, a.name, j.attempt, j.lost, j.progress,"
-        " j.failure, j.evidence FROM jobs j LEFT JOIN agents a ON a.id=j.agent_id"
-        " WHERE j.run_id=? ORDER BY j.id", run_id, job_cols, "--j-------"));
+    if (!run) return NULL;
+    static const char *const job_cols[] = {"job",     "cell_id",  "cell", "state",
+                                           "agent",   "attempt",  "lost", "progress",
+                                           "failure", "evidence", NULL};
+    cJSON_AddItemToObject(
+        run, "jobs",
+        rows_to_json(
+            db,
+            "SELECT j.id, j.cell_id, j.cell, j.state, a.name, j.attempt, j.lost, j.progress,"
+            " j.failure, j.evidence FROM jobs j LEFT JOIN agents a ON a.id=j.agent_id"
+            " WHERE j.run_id=? ORDER BY j.id",
+            run_id, job_cols, "--j-------"));
     return run;
 }
 
-cJSON *db_run_results(Db *db, long run_id)
-{
-    static const char *const cols[] = {"job", "cell_id", "machine", "evidence", "bundle_sha256",
-                                       "predicate", NULL};
-    return rows_to_json(db, "SELECT j.id, j.cell_id, a.name, j.evidence, j.bundle_sha,"
-                            " j.predicate FROM jobs j JOIN agents a ON a.id=j.agent_id"
-                            " WHERE j.run_id=? AND j.state='done' ORDER BY j.id",
+cJSON *db_run_results(Db *db, long run_id) {
+    static const char *const cols[] = {"job",           "cell_id",   "machine", "evidence",
+                                       "bundle_sha256", "predicate", NULL};
+    return rows_to_json(db,
+                        "SELECT j.id, j.cell_id, a.name, j.evidence, j.bundle_sha,"
+                        " j.predicate FROM jobs j JOIN agents a ON a.id=j.agent_id"
+                        " WHERE j.run_id=? AND j.state='done' ORDER BY j.id",
                         run_id, cols, "-----j");
 }
 
-cJSON *db_status_view(Db *db)
-{
-    static const char *const agent_cols[] = {"id", "name", "keyid", "caps", "revoked",
-                                             "last_seen", NULL};
-    static const char *const run_cols[] = {"id", "source_sha", "jobs", "queued", "running",
-                                           "done", "failed", "cancelled", NULL};
+cJSON *db_status_view(Db *db) {
+    static const char *const agent_cols[] = {"id",      "name",      "keyid", "caps",
+                                             "revoked", "last_seen", NULL};
+    static const char *const run_cols[] = {"id",   "source_sha", "jobs",      "queued", "running",
+                                           "done", "failed",     "cancelled", NULL};
     cJSON *out = cJSON_CreateObject();
-    cJSON_AddItemToObject(out, "agents", rows_to_json(db,
-        "SELECT id, name, keyid, caps, revoked, last_seen FROM agents ORDER BY id", -1,
-        agent_cols, "---j--"));
-    cJSON_AddItemToObject(out, "runs", rows_to_json(db,
-        "SELECT r.id, r.source_sha, COUNT(j.id), SUM(j.state='queued'),"
-        " SUM(j.state='running'), SUM(j.state='done'), SUM(j.state='failed'),"
-        " SUM(j.state='cancelled') FROM runs r LEFT JOIN jobs j ON j.run_id=r.id"
-        " GROUP BY r.id ORDER BY r.id", -1, run_cols, "--------"));
+    cJSON_AddItemToObject(
+        out, "agents",
+        rows_to_json(db, "SELECT id, name, keyid, caps, revoked, last_seen FROM agents ORDER BY id",
+                     -1, agent_cols, "---j--"));
+    cJSON_AddItemToObject(
+        out, "runs",
+        rows_to_json(db,
+                     "SELECT r.id, r.source_sha, COUNT(j.id), SUM(j.state='queued'),"
+                     " SUM(j.state='running'), SUM(j.state='done'), SUM(j.state='failed'),"
+                     " SUM(j.state='cancelled') FROM runs r LEFT JOIN jobs j ON j.run_id=r.id"
+                     " GROUP BY r.id ORDER BY r.id",
+                     -1, run_cols, "--------"));
     static const char *const event_cols[] = {"job", "agent", "kind", "at", NULL};
-    cJSON_AddItemToObject(out, "events", rows_to_json(db,
-        "SELECT job_id, agent_id, kind, at FROM events ORDER BY id DESC LIMIT 50", -1,
-        event_cols, "----"));
+    cJSON_AddItemToObject(
+        out, "events",
+        rows_to_json(db, "SELECT job_id, agent_id, kind, at FROM events ORDER BY id DESC LIMIT 50",
+                     -1, event_cols, "----"));
     return out;
 }
 
-cJSON *db_evidence_paths(Db *db)
-{
+cJSON *db_evidence_paths(Db *db) {
     static const char *const cols[] = {"evidence", NULL};
     return rows_to_json(db, "SELECT evidence FROM jobs WHERE state='done'", -1, cols, "-");
 }
 
-cJSON *db_unsettled(Db *db)
-{
+cJSON *db_unsettled(Db *db) {
     static const char *const cols[] = {"evidence", "files", NULL};
     return rows_to_json(db, "SELECT evidence, files FROM unsettled ORDER BY seq", -1, cols, "-j");
 }
 
-int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx)
-{
+int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx) {
     pthread_mutex_lock(&db->lock);
     sqlite3_stmt *st = prep(db, "SELECT COALESCE(MAX(seq), 0) FROM unsettled");
     long last = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : 0;
@@ -674,15 +635,13 @@ int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx)
     pthread_mutex_unlock(&db->lock);
     /* Rows up to LAST were committed after their folders were written: once the file
      * system has synced, the folders no longer need them. Later rows wait for next time. */
-    if (last == 0 || sync_files(ctx) != 0)
-        return 0;
+    if (last == 0 || sync_files(ctx) != 0) return 0;
     pthread_mutex_lock(&db->lock);
     int n = exec_id(db, "DELETE FROM unsettled WHERE seq <= ?", last);
     pthread_mutex_unlock(&db->lock);
     return n;
 }
 
-void db_checkpoint(Db *db)
-{
+void db_checkpoint(Db *db) {
     sqlite3_wal_checkpoint_v2(db->ckpt, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 }

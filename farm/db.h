@@ -14,8 +14,8 @@ typedef struct {
     long id;
     char name[129];
     char keyid[SHA256_HEX_LEN];
-    char *public_pem;     /* malloc'd */
-    cJSON *caps;          /* owned */
+    char *public_pem; /* malloc'd */
+    cJSON *caps;      /* owned */
     int revoked;
 } Agent;
 
@@ -24,7 +24,7 @@ typedef struct {
     int attempt;
     char state[16];
     char cell_id[160];
-    cJSON *cell;          /* owned: compiler, sanitizer, mode, repeat, labels */
+    cJSON *cell; /* owned: compiler, sanitizer, mode, repeat, labels */
     double lease_expires;
     char bundle_sha[SHA256_HEX_LEN];
 } Job;

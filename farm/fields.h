@@ -8,14 +8,14 @@
 #include "evidence.h"
 #include "util.h"
 
-#define FIELD_MAX_NAME EVIDENCE_MAX_NAME   /* bytes: observation names, types, check names, keys */
-#define FIELD_MAX_PATH 1024       /* bytes: case paths, receipts, subject and file names */
-#define FIELD_MAX_TEXT 4096       /* bytes: any other string (trap lines, details) */
-#define FIELD_MAX_ITEMS EVIDENCE_MAX_ITEMS /* elements of any one array or object */
-#define FIELD_MAX_DEPTH 8         /* nesting of arrays and objects in the predicate */
-#define FIELD_STATUS_MIN (-65536) /* build and exit statuses are integers in this range */
+#define FIELD_MAX_NAME   EVIDENCE_MAX_NAME /* bytes: observation names, types, check names, keys */
+#define FIELD_MAX_PATH   1024              /* bytes: case paths, receipts, subject and file names */
+#define FIELD_MAX_TEXT   4096              /* bytes: any other string (trap lines, details) */
+#define FIELD_MAX_ITEMS  EVIDENCE_MAX_ITEMS /* elements of any one array or object */
+#define FIELD_MAX_DEPTH  8                  /* nesting of arrays and objects in the predicate */
+#define FIELD_STATUS_MIN (-65536)           /* build and exit statuses are integers in this range */
 #define FIELD_STATUS_MAX 65535
-#define FIELD_COUNT_MAX 9007199254740992.0   /* 2^53: counts stay exact integers */
+#define FIELD_COUNT_MAX  9007199254740992.0 /* 2^53: counts stay exact integers */
 
 /* 0 when PRED keeps every bound; otherwise -1 and E names the field and its bound. */
 int fields_check_predicate(const cJSON *pred, Err *e);

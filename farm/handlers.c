@@ -17,11 +17,9 @@
 #include "fields.h"
 #include "matrix.h"
 
-static cJSON *parse_body(Request *q, Reply *r)
-{
+static cJSON *parse_body(Request *q, Reply *r) {
     cJSON *j = cJSON_ParseWithLength(q->body, q->len);
-    if (!j)
-        reply_error(r, 400, "body is not valid JSON");
+    if (!j) reply_error(r, 400, "body is not valid JSON");
     else if (!cJSON_IsObject(j)) {
         cJSON_Delete(j);
         j = NULL;
@@ -30,19 +28,16 @@ static cJSON *parse_body(Request *q, Reply *r)
     return j;
 }
 
-static int parse_id(const char *arg, long *id)
-{
+static int parse_id(const char *arg, long *id) {
     char *end;
     errno = 0;
     long v = strtol(arg, &end, 10);
-    if (errno || *end || v <= 0)
-        return -1;
+    if (errno || *end || v <= 0) return -1;
     *id = v;
     return 0;
 }
 
-void h_health(Server *s, Request *q, Reply *r)
-{
+void h_health(Server *s, Request *q, Reply *r) {
     (void)s;
     (void)q;
     cJSON *j = cJSON_CreateObject();
@@ -52,19 +47,16 @@ void h_health(Server *s, Request *q, Reply *r)
 
 /* --- agents ------------------------------------------------------------------------ */
 
-static int random_token(char out[SHA256_HEX_LEN])
-{
+static int random_token(char out[SHA256_HEX_LEN]) {
     unsigned char raw[32];
-    if (RAND_bytes(raw, sizeof raw) != 1)
-        return -1;
-    for (int i = 0; i < 32; i++)
-        sprintf(out + 2 * i, "%02x", raw[i]);
+    if (RAND_bytes(raw, sizeof raw) != 1) return -1;
+    for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", raw[i]);
     return 0;
 }
 
 /* Enrolment challenges: nonces issued to whoever holds the enrolment token, each good
  * for one proof within NONCE_LIFE_S. When the table is full the oldest goes. */
-#define NONCES 1024
+#define NONCES       1024
 #define NONCE_LIFE_S 120.0
 static struct {
     char nonce[SHA256_HEX_LEN];
@@ -72,15 +64,12 @@ static struct {
 } nonces[NONCES];
 static pthread_mutex_t nonces_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int nonce_issue(char out[SHA256_HEX_LEN])
-{
-    if (random_token(out) != 0)
-        return -1;
+static int nonce_issue(char out[SHA256_HEX_LEN]) {
+    if (random_token(out) != 0) return -1;
     pthread_mutex_lock(&nonces_lock);
     size_t slot = 0;
     for (size_t i = 1; i < NONCES; i++)
-        if (nonces[i].expires < nonces[slot].expires)
-            slot = i;
+        if (nonces[i].expires < nonces[slot].expires) slot = i;
     snprintf(nonces[slot].nonce, SHA256_HEX_LEN, "%s", out);
     nonces[slot].expires = now_seconds() + NONCE_LIFE_S;
     pthread_mutex_unlock(&nonces_lock);
@@ -88,8 +77,7 @@ static int nonce_issue(char out[SHA256_HEX_LEN])
 }
 
 /* 1 when NONCE was issued, has not expired and was not used; it is used up now. */
-static int nonce_take(const char *nonce)
-{
+static int nonce_take(const char *nonce) {
     int found = 0;
     double now = now_seconds();
     pthread_mutex_lock(&nonces_lock);
@@ -104,8 +92,7 @@ static int nonce_take(const char *nonce)
     return found;
 }
 
-void h_challenge(Server *s, Request *q, Reply *r)
-{
+void h_challenge(Server *s, Request *q, Reply *r) {
     (void)s;
     (void)q;
     char nonce[SHA256_HEX_LEN];
@@ -122,27 +109,26 @@ void h_challenge(Server *s, Request *q, Reply *r)
 
 /* The enrolment's proof of possession of KEY: a signature over a nonce this coordinator
  * issued, so nobody can enrol (or re-enrol, taking over) a key they do not hold. */
-static int check_proof(const cJSON *body, EVP_PKEY *key, const char *name, Reply *r)
-{
+static int check_proof(const cJSON *body, EVP_PKEY *key, const char *name, Reply *r) {
     const cJSON *proof = cJSON_GetObjectItemCaseSensitive(body, "proof");
     char nonce[SHA256_HEX_LEN];
     Err e = {{0}};
     if (!cJSON_IsObject(proof))
-        return reply_error(r, 400, "\"proof\" must be a DSSE envelope signing a nonce from "
+        return reply_error(r, 400,
+                           "\"proof\" must be a DSSE envelope signing a nonce from "
                            "POST /api/v1/agents/challenge");
     if (enrol_proof_check(proof, key, name, nonce, &e) != 0)
         return reply_error(r, 401, "proof of key possession refused: %s", e.msg);
     if (!nonce_take(nonce))
-        return reply_error(r, 401, "proof of key possession refused: the nonce was not "
+        return reply_error(r, 401,
+                           "proof of key possession refused: the nonce was not "
                            "issued, has expired or was used");
     return 0;
 }
 
-void h_enrol(Server *s, Request *q, Reply *r)
-{
+void h_enrol(Server *s, Request *q, Reply *r) {
     cJSON *body = parse_body(q, r);
-    if (!body)
-        return;
+    if (!body) return;
     const char *name = json_str(body, "name"), *pem = json_str(body, "public_key");
     const cJSON *caps = cJSON_GetObjectItemCaseSensitive(body, "capabilities");
     Err e = {{0}};
@@ -157,7 +143,7 @@ void h_enrol(Server *s, Request *q, Reply *r)
              !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(caps, "compilers")))
         reply_error(r, 400, "\"capabilities\" must be an object with \"compilers\"");
     else if (check_proof(body, key, name, r) != 0)
-        ;   /* the reply says why */
+        ; /* the reply says why */
     else if (key_id(key, kid) != 0 || random_token(token) != 0)
         reply_error(r, 500, "cannot make a token");
     else {
@@ -165,11 +151,9 @@ void h_enrol(Server *s, Request *q, Reply *r)
         char *caps_text = cJSON_PrintUnformatted(caps);
         int rc = db_agent_enrol(s->db, name, kid, pem, caps_text, hash, &id, &e);
         free(caps_text);
-        server_forget_agents();   /* the agent's old token means nothing now */
-        if (rc == -2)
-            reply_error(r, 403, "%s", e.msg);
-        else if (rc != 0)
-            reply_error(r, 500, "%s", e.msg);
+        server_forget_agents(); /* the agent's old token means nothing now */
+        if (rc == -2) reply_error(r, 403, "%s", e.msg);
+        else if (rc != 0) reply_error(r, 500, "%s", e.msg);
         else {
             cJSON *j = cJSON_CreateObject();
             cJSON_AddNumberToObject(j, "agent", id);
@@ -185,15 +169,12 @@ void h_enrol(Server *s, Request *q, Reply *r)
     cJSON_Delete(body);
 }
 
-void h_revoke(Server *s, Request *q, Reply *r)
-{
+void h_revoke(Server *s, Request *q, Reply *r) {
     long id;
-    if (parse_id(q->arg, &id) != 0)
-        reply_error(r, 400, "agent id must be a positive integer");
-    else if (db_agent_revoke(s->db, id) != 0)
-        reply_error(r, 404, "no agent %ld", id);
+    if (parse_id(q->arg, &id) != 0) reply_error(r, 400, "agent id must be a positive integer");
+    else if (db_agent_revoke(s->db, id) != 0) reply_error(r, 404, "no agent %ld", id);
     else {
-        server_forget_agents();   /* and no answer read before the revocation is cached */
+        server_forget_agents(); /* and no answer read before the revocation is cached */
         cJSON *j = cJSON_CreateObject();
         cJSON_AddBoolToObject(j, "revoked", 1);
         reply_json(r, 200, j);
@@ -216,8 +197,7 @@ static struct {
 static pthread_mutex_t run_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static cJSON *run_facts(Server *s, long run, char sha[SHA256_HEX_LEN], long *size,
-                        double *timeout_s)
-{
+                        double *timeout_s) {
     size_t i = (size_t)run % RUN_CACHE;
     cJSON *cases = NULL;
     pthread_mutex_lock(&run_cache_lock);
@@ -228,10 +208,8 @@ static cJSON *run_facts(Server *s, long run, char sha[SHA256_HEX_LEN], long *siz
         cases = cJSON_Duplicate(run_cache[i].cases, 1);
     }
     pthread_mutex_unlock(&run_cache_lock);
-    if (cases)
-        return cases;
-    if (!db_run_of_job(s->db, run, sha, &cases, timeout_s))
-        return cJSON_CreateArray();
+    if (cases) return cases;
+    if (!db_run_of_job(s->db, run, sha, &cases, timeout_s)) return cJSON_CreateArray();
     db_blob_exists(s->db, sha, size);
     pthread_mutex_lock(&run_cache_lock);
     cJSON_Delete(run_cache[i].cases);
@@ -244,8 +222,7 @@ static cJSON *run_facts(Server *s, long run, char sha[SHA256_HEX_LEN], long *siz
     return cases;
 }
 
-static cJSON *job_answer(Server *s, const Job *job)
-{
+static cJSON *job_answer(Server *s, const Job *job) {
     char sha[SHA256_HEX_LEN] = "";
     double timeout_s = 300;
     long size = 0;
@@ -266,11 +243,9 @@ static cJSON *job_answer(Server *s, const Job *job)
     return j;
 }
 
-void h_claim(Server *s, Request *q, Reply *r)
-{
+void h_claim(Server *s, Request *q, Reply *r) {
     cJSON *body = q->len ? parse_body(q, r) : cJSON_CreateObject();
-    if (!body)
-        return;
+    if (!body) return;
     double wait = json_num(body, "wait_s", 0);
     cJSON_Delete(body);
     if (wait < 0 || wait > s->cfg.claim_wait_max_seconds)
@@ -287,8 +262,7 @@ void h_claim(Server *s, Request *q, Reply *r)
             job_free(&job);
             return;
         }
-        if (stopping || now_seconds() >= deadline)
-            break;
+        if (stopping || now_seconds() >= deadline) break;
         /* Sleep until something changes (a submit, a requeue) or the poll ends. */
         struct timespec until;
         double d = deadline;
@@ -296,19 +270,16 @@ void h_claim(Server *s, Request *q, Reply *r)
         until.tv_nsec = (long)((d - (double)until.tv_sec) * 1e9);
         pthread_mutex_lock(&s->wake_lock);
         while (s->generation == seen && !s->stopping &&
-               pthread_cond_timedwait(&s->wake, &s->wake_lock, &until) == 0) {
-        }
+               pthread_cond_timedwait(&s->wake, &s->wake_lock, &until) == 0) {}
         pthread_mutex_unlock(&s->wake_lock);
     }
     r->status = 204;
 }
 
-void h_heartbeat(Server *s, Request *q, Reply *r)
-{
+void h_heartbeat(Server *s, Request *q, Reply *r) {
     long id;
     cJSON *body = q->len ? parse_body(q, r) : cJSON_CreateObject();
-    if (!body)
-        return;
+    if (!body) return;
     double expires = 0;
     const char *progress = json_str(body, "progress");
     if (parse_id(q->arg, &id) != 0) {
@@ -339,8 +310,7 @@ static struct {
 } key_cache[KEY_CACHE];
 static pthread_mutex_t key_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static EVP_PKEY *agent_key(const Agent *a, Err *e)
-{
+static EVP_PKEY *agent_key(const Agent *a, Err *e) {
     EVP_PKEY *key = NULL;
     size_t slot = (size_t)a->id % KEY_CACHE;
     pthread_mutex_lock(&key_cache_lock);
@@ -348,11 +318,9 @@ static EVP_PKEY *agent_key(const Agent *a, Err *e)
         !strcmp(key_cache[slot].keyid, a->keyid) && EVP_PKEY_up_ref(key_cache[slot].key))
         key = key_cache[slot].key;
     pthread_mutex_unlock(&key_cache_lock);
-    if (key)
-        return key;
+    if (key) return key;
     key = key_from_public_pem(a->public_pem, e);
-    if (!key)
-        return NULL;
+    if (!key) return NULL;
     pthread_mutex_lock(&key_cache_lock);
     EVP_PKEY_free(key_cache[slot].key);
     key_cache[slot].agent = a->id;
@@ -366,33 +334,28 @@ static EVP_PKEY *agent_key(const Agent *a, Err *e)
 typedef struct {
     FileItem *items;
     size_t n;
-    NameSet index;   /* name -> position in items */
+    NameSet index; /* name -> position in items */
 } Files;
 
-static char *read_item(void *ctx, const char *name, size_t *len)
-{
+static char *read_item(void *ctx, const char *name, size_t *len) {
     Files *f = ctx;
     size_t i;
-    if (!nameset_get(&f->index, name, &i))
-        return NULL;
+    if (!nameset_get(&f->index, name, &i)) return NULL;
     char *copy = malloc(f->items[i].len + 1);
     memcpy(copy, f->items[i].data, f->items[i].len);
     *len = f->items[i].len;
     return copy;
 }
 
-static void files_free(Files *f)
-{
-    for (size_t i = 0; i < f->n; i++)
-        free((void *)f->items[i].data);
+static void files_free(Files *f) {
+    for (size_t i = 0; i < f->n; i++) free((void *)f->items[i].data);
     free(f->items);
     nameset_free(&f->index);
 }
 
 /* Decodes {"name": base64} into FILES, with two slots to spare for what we add. A name
  * given twice is refused: one copy would be verified and the other written. */
-static int decode_files(const cJSON *obj, Files *f, Reply *r)
-{
+static int decode_files(const cJSON *obj, Files *f, Reply *r) {
     f->items = calloc((size_t)cJSON_GetArraySize(obj) + 2, sizeof *f->items);
     f->n = 0;
     const cJSON *x;
@@ -405,10 +368,9 @@ static int decode_files(const cJSON *obj, Files *f, Reply *r)
         size_t len = 0;
         unsigned char *data = cJSON_IsString(x) ? b64_decode(x->valuestring, &len) : NULL;
         if (!data)
-            return reply_error(r, 400, "file %s: value must be canonical base64 text",
-                               x->string);
+            return reply_error(r, 400, "file %s: value must be canonical base64 text", x->string);
         if (!strcmp(x->string, "bundle.dsse.json") || !strcmp(x->string, "agent.pub.pem")) {
-            free(data);   /* the coordinator writes these two itself */
+            free(data); /* the coordinator writes these two itself */
             return reply_error(r, 422, "file name %s is reserved", x->string);
         }
         f->items[f->n++] = (FileItem){x->string, data, len};
@@ -416,8 +378,7 @@ static int decode_files(const cJSON *obj, Files *f, Reply *r)
     return 0;
 }
 
-static int verdict_status(BundleVerdict v)
-{
+static int verdict_status(BundleVerdict v) {
     switch (v) {
     case BUNDLE_MALFORMED: return 400;
     case BUNDLE_WRONG_KEY: return 403;
@@ -427,30 +388,28 @@ static int verdict_status(BundleVerdict v)
 
 /* The statement must be about this very job, by this very agent: anything else is a
  * bundle replayed from elsewhere. */
-static int check_predicate(const cJSON *pred, const Job *job, const Agent *agent, Reply *r)
-{
+static int check_predicate(const cJSON *pred, const Job *job, const Agent *agent, Reply *r) {
     const cJSON *cell = cJSON_GetObjectItemCaseSensitive(pred, "cell");
     const cJSON *machine = cJSON_GetObjectItemCaseSensitive(pred, "machine");
     const char *ver = json_str(pred, "cairn_version");
     const char *cid = json_str(cell, "id"), *mname = json_str(machine, "name");
     if (json_num(pred, "job", -1) != (double)job->id ||
         json_num(pred, "run", -1) != (double)job->run_id)
-        return reply_error(r, 409, "the statement is about job %.0f of run %.0f, not job %ld "
-                           "of run %ld (replayed bundle?)", json_num(pred, "job", -1),
-                           json_num(pred, "run", -1), job->id, job->run_id);
+        return reply_error(r, 409,
+                           "the statement is about job %.0f of run %.0f, not job %ld "
+                           "of run %ld (replayed bundle?)",
+                           json_num(pred, "job", -1), json_num(pred, "run", -1), job->id,
+                           job->run_id);
     if (!cid || strcmp(cid, job->cell_id) != 0)
-        return reply_error(r, 409, "the statement's cell is not this job's cell %s",
-                           job->cell_id);
+        return reply_error(r, 409, "the statement's cell is not this job's cell %s", job->cell_id);
     if (!mname || strcmp(mname, agent->name) != 0)
-        return reply_error(r, 409, "the statement's machine is not this agent (%s)",
-                           agent->name);
+        return reply_error(r, 409, "the statement's machine is not this agent (%s)", agent->name);
     if (!is_safe_component(ver))
         return reply_error(r, 400, "predicate.cairn_version must be a safe folder name");
     return 0;
 }
 
-static int filing_enter(Server *s, long job)
-{
+static int filing_enter(Server *s, long job) {
     pthread_mutex_lock(&s->filing_lock);
     int slot = -1;
     for (int i = 0; i < MAX_FILING; i++) {
@@ -458,25 +417,21 @@ static int filing_enter(Server *s, long job)
             slot = -1;
             break;
         }
-        if (s->filing[i] == 0 && slot < 0)
-            slot = i;
+        if (s->filing[i] == 0 && slot < 0) slot = i;
     }
-    if (slot >= 0)
-        s->filing[slot] = job;
+    if (slot >= 0) s->filing[slot] = job;
     pthread_mutex_unlock(&s->filing_lock);
     return slot;
 }
 
-static void filing_leave(Server *s, int slot)
-{
+static void filing_leave(Server *s, int slot) {
     pthread_mutex_lock(&s->filing_lock);
     s->filing[slot] = 0;
     pthread_mutex_unlock(&s->filing_lock);
 }
 
 /* The folder's files as {name: base64} for the evidence journal (see store.c). */
-static char *journal_text(const Files *files)
-{
+static char *journal_text(const Files *files) {
     cJSON *j = cJSON_CreateObject();
     for (size_t i = 0; i < files->n; i++) {
         char *b64 = b64_encode(files->items[i].data, files->items[i].len);
@@ -490,8 +445,7 @@ static char *journal_text(const Files *files)
 
 /* Verifying and writing files is CPU and kernel work: a few uploads at a time do it as
  * fast as fifty, and leave the CPUs to the short requests (claims, heartbeats). */
-static int store_files(Server *s, const char *rel, const Files *files, Err *e)
-{
+static int store_files(Server *s, const char *rel, const Files *files, Err *e) {
     sem_wait(&s->filers);
     int rc = store_evidence(s, rel, files->items, files->n, 0, e);
     sem_post(&s->filers);
@@ -500,8 +454,7 @@ static int store_files(Server *s, const char *rel, const Files *files, Err *e)
 
 /* 0 when the job is running under this agent's lease; otherwise the reply is set
  * (including the 200 for a repeated upload of the bundle already filed). */
-static int check_lease(const Job *job, const Agent *agent, const char *bundle_sha, Reply *r)
-{
+static int check_lease(const Job *job, const Agent *agent, const char *bundle_sha, Reply *r) {
     if (!strcmp(job->state, "done")) {
         if (job->agent_id == agent->id && !strcmp(job->bundle_sha, bundle_sha)) {
             cJSON *j = cJSON_CreateObject();
@@ -523,8 +476,7 @@ static int check_lease(const Job *job, const Agent *agent, const char *bundle_sh
  * time, so a job found running here cannot be acknowledged by another upload before
  * this one's row commits or fails. */
 static int lease_still_held(Server *s, long id, const Agent *agent, const char *bundle_sha,
-                            Reply *r)
-{
+                            Reply *r) {
     Job now = {0};
     int rc = db_job_get(s->db, id, &now) ? check_lease(&now, agent, bundle_sha, r)
                                          : reply_error(r, 404, "no job %ld", id);
@@ -533,15 +485,14 @@ static int lease_still_held(Server *s, long id, const Agent *agent, const char *
 }
 
 static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJSON *pred,
-                        char *env_text, const char *bundle_sha, Files *files, Reply *r)
-{
+                        char *env_text, const char *bundle_sha, Files *files, Reply *r) {
     char rel[1024];
-    snprintf(rel, sizeof rel, "evidence/%s/%ld/%s/%s", json_str(pred, "cairn_version"),
-             job->run_id, agent->name, job->cell_id);
-    files->items[files->n++] = (FileItem){"bundle.dsse.json", (unsigned char *)env_text,
-                                          strlen(env_text)};
-    files->items[files->n++] = (FileItem){"agent.pub.pem", (unsigned char *)agent->public_pem,
-                                          strlen(agent->public_pem)};
+    snprintf(rel, sizeof rel, "evidence/%s/%ld/%s/%s", json_str(pred, "cairn_version"), job->run_id,
+             agent->name, job->cell_id);
+    files->items[files->n++] =
+        (FileItem){"bundle.dsse.json", (unsigned char *)env_text, strlen(env_text)};
+    files->items[files->n++] =
+        (FileItem){"agent.pub.pem", (unsigned char *)agent->public_pem, strlen(agent->public_pem)};
     int slot = filing_enter(s, job->id);
     Err e = {{0}};
     char *pred_text = cJSON_PrintUnformatted(pred);
@@ -553,8 +504,7 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
          * verified: its folder is not to be touched */
     } else if (store_files(s, rel, files, &e) != 0) {
         reply_error(r, 500, "filing failed: %s", e.msg);
-    } else if (db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text,
-                           journal) != 0) {
+    } else if (db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, journal) != 0) {
         char full[2048];
         snprintf(full, sizeof full, "%s/%s", s->state, rel);
         rm_rf(full);
@@ -566,15 +516,13 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
         cJSON_AddStringToObject(j, "bundle_sha256", bundle_sha);
         reply_json(r, 200, j);
     }
-    if (slot >= 0)
-        filing_leave(s, slot);
+    if (slot >= 0) filing_leave(s, slot);
     free(pred_text);
     free(journal);
-    files->n -= 2;   /* the two added items are not ours to free */
+    files->n -= 2; /* the two added items are not ours to free */
 }
 
-void h_upload(Server *s, Request *q, Reply *r)
-{
+void h_upload(Server *s, Request *q, Reply *r) {
     long id;
     if (parse_id(q->arg, &id) != 0) {
         reply_error(r, 400, "job id must be a positive integer");
@@ -585,8 +533,7 @@ void h_upload(Server *s, Request *q, Reply *r)
         return;
     }
     cJSON *body = parse_body(q, r);
-    if (!body)
-        return;
+    if (!body) return;
     const cJSON *env = cJSON_GetObjectItemCaseSensitive(body, "envelope");
     const cJSON *files_obj = cJSON_GetObjectItemCaseSensitive(body, "files");
     Files files = {0};
@@ -600,16 +547,14 @@ void h_upload(Server *s, Request *q, Reply *r)
         reply_error(r, 400, "body must be {\"envelope\": {...}, \"files\": {name: base64}}");
         goto out;
     }
-    if (decode_files(files_obj, &files, r) != 0)
-        goto out;
+    if (decode_files(files_obj, &files, r) != 0) goto out;
     if (!db_job_get(s->db, id, &job)) {
         reply_error(r, 404, "no job %ld", id);
         goto out;
     }
     env_text = cJSON_PrintUnformatted(env);
     sha256_hex(env_text, strlen(env_text), bundle_sha);
-    if (check_lease(&job, &q->agent, bundle_sha, r) != 0)
-        goto out;
+    if (check_lease(&job, &q->agent, bundle_sha, r) != 0) goto out;
     key = agent_key(&q->agent, &e);
     sem_wait(&s->filers);
     BundleVerdict v = key ? bundle_check(env, key, read_item, &files, files_obj,
@@ -638,8 +583,7 @@ out:
 
 /* --- blobs ------------------------------------------------------------------------- */
 
-void h_blob_put(Server *s, Request *q, Reply *r)
-{
+void h_blob_put(Server *s, Request *q, Reply *r) {
     char got[SHA256_HEX_LEN];
     Err e = {{0}};
     if (!is_sha256_hex(q->arg)) {
@@ -661,8 +605,7 @@ void h_blob_put(Server *s, Request *q, Reply *r)
     reply_json(r, 200, j);
 }
 
-void h_blob_get(Server *s, Request *q, Reply *r)
-{
+void h_blob_get(Server *s, Request *q, Reply *r) {
     char path[1400];
     size_t len = 0;
     if (!is_sha256_hex(q->arg) || !db_blob_exists(s->db, q->arg, NULL)) {
@@ -682,36 +625,29 @@ void h_blob_get(Server *s, Request *q, Reply *r)
 
 /* --- runs and views ---------------------------------------------------------------- */
 
-static int valid_cases(const cJSON *cases)
-{
-    if (!cJSON_IsArray(cases) || cJSON_GetArraySize(cases) == 0)
-        return 0;
+static int valid_cases(const cJSON *cases) {
+    if (!cJSON_IsArray(cases) || cJSON_GetArraySize(cases) == 0) return 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, cases) {
-        if (!cJSON_IsString(c) || !is_safe_relpath(c->valuestring))
-            return 0;
+        if (!cJSON_IsString(c) || !is_safe_relpath(c->valuestring)) return 0;
     }
     return 1;
 }
 
-void h_run_create(Server *s, Request *q, Reply *r)
-{
+void h_run_create(Server *s, Request *q, Reply *r) {
     cJSON *body = parse_body(q, r);
-    if (!body)
-        return;
+    if (!body) return;
     const char *source = json_str(body, "source");
     const cJSON *matrix = cJSON_GetObjectItemCaseSensitive(body, "matrix");
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(body, "cases");
     Err e = {{0}};
     cJSON *jobs = NULL;
-    if (!is_sha256_hex(source))
-        reply_error(r, 400, "\"source\" must be the archive's sha256");
+    if (!is_sha256_hex(source)) reply_error(r, 400, "\"source\" must be the archive's sha256");
     else if (!valid_cases(cases))
         reply_error(r, 400, "\"cases\" must be a non-empty array of relative paths");
     else if (!db_blob_exists(s->db, source, NULL))
         reply_error(r, 422, "source blob %s has not been uploaded", source);
-    else if (!(jobs = matrix_expand(matrix, &e)))
-        reply_error(r, 400, "%s", e.msg);
+    else if (!(jobs = matrix_expand(matrix, &e))) reply_error(r, 400, "%s", e.msg);
     else {
         long run = db_run_create(s->db, source, matrix, cases, jobs, &e);
         if (run < 0) {
@@ -721,8 +657,8 @@ void h_run_create(Server *s, Request *q, Reply *r)
             cJSON_AddNumberToObject(j, "run", run);
             cJSON_AddNumberToObject(j, "jobs", cJSON_GetArraySize(jobs));
             reply_json(r, 201, j);
-            fprintf(stderr, "farm: run %ld: %d jobs over %d cases\n", run,
-                    cJSON_GetArraySize(jobs), cJSON_GetArraySize(cases));
+            fprintf(stderr, "farm: run %ld: %d jobs over %d cases\n", run, cJSON_GetArraySize(jobs),
+                    cJSON_GetArraySize(cases));
             server_notify(s);
         }
     }
@@ -730,38 +666,24 @@ void h_run_create(Server *s, Request *q, Reply *r)
     cJSON_Delete(body);
 }
 
-static void run_view(Server *s, Request *q, Reply *r, cJSON *(*view)(Db *, long))
-{
+static void run_view(Server *s, Request *q, Reply *r, cJSON *(*view)(Db *, long)) {
     long id;
     cJSON *run = NULL;
-    if (parse_id(q->arg, &id) != 0)
-        reply_error(r, 400, "run id must be a positive integer");
-    else if (!(run = db_run_view(s->db, id)))
-        reply_error(r, 404, "no run %s", q->arg);
-    else if (view == db_run_view)
-        reply_json(r, 200, run), run = NULL;
-    else
-        reply_json(r, 200, view(s->db, id));
+    if (parse_id(q->arg, &id) != 0) reply_error(r, 400, "run id must be a positive integer");
+    else if (!(run = db_run_view(s->db, id))) reply_error(r, 404, "no run %s", q->arg);
+    else if (view == db_run_view) reply_json(r, 200, run), run = NULL;
+    else reply_json(r, 200, view(s->db, id));
     cJSON_Delete(run);
 }
 
-void h_run_get(Server *s, Request *q, Reply *r)
-{
-    run_view(s, q, r, db_run_view);
-}
+void h_run_get(Server *s, Request *q, Reply *r) { run_view(s, q, r, db_run_view); }
 
-void h_run_results(Server *s, Request *q, Reply *r)
-{
-    run_view(s, q, r, db_run_results);
-}
+void h_run_results(Server *s, Request *q, Reply *r) { run_view(s, q, r, db_run_results); }
 
-void h_run_cancel(Server *s, Request *q, Reply *r)
-{
+void h_run_cancel(Server *s, Request *q, Reply *r) {
     long id;
-    if (parse_id(q->arg, &id) != 0)
-        reply_error(r, 400, "run id must be a positive integer");
-    else if (db_run_cancel(s->db, id) != 0)
-        reply_error(r, 404, "no run %ld", id);
+    if (parse_id(q->arg, &id) != 0) reply_error(r, 400, "run id must be a positive integer");
+    else if (db_run_cancel(s->db, id) != 0) reply_error(r, 404, "no run %ld", id);
     else {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddBoolToObject(j, "cancelled", 1);
@@ -769,8 +691,7 @@ void h_run_cancel(Server *s, Request *q, Reply *r)
     }
 }
 
-void h_status(Server *s, Request *q, Reply *r)
-{
+void h_status(Server *s, Request *q, Reply *r) {
     (void)q;
     reply_json(r, 200, db_status_view(s->db));
 }

@@ -34,15 +34,13 @@ typedef struct {
     int wait, json;
 } Opts;
 
-static int usage_error(const char *verb, const char *msg)
-{
+static int usage_error(const char *verb, const char *msg) {
     fprintf(stderr, "cairn-farm %s: %s (see cairn-farm %s --help)\n", verb, msg, verb);
     return 2;
 }
 
 /* Parses the client verbs' options; returns 1 when --help was printed, -1 on error. */
-static int parse_opts(int argc, char **argv, const char *help, Opts *o)
-{
+static int parse_opts(int argc, char **argv, const char *help, Opts *o) {
     memset(o, 0, sizeof *o);
     o->url = getenv("CAIRN_FARM_URL");
     o->token = getenv("CAIRN_FARM_TOKEN");
@@ -74,8 +72,7 @@ static int parse_opts(int argc, char **argv, const char *help, Opts *o)
     return 0;
 }
 
-static Http *connect_or_complain(const Opts *o, const char *verb)
-{
+static Http *connect_or_complain(const Opts *o, const char *verb) {
     if (!o->url || !o->token) {
         usage_error(verb, "needs --coordinator URL and --token ADMIN_TOKEN "
                           "(or CAIRN_FARM_URL and CAIRN_FARM_TOKEN)");
@@ -85,8 +82,7 @@ static Http *connect_or_complain(const Opts *o, const char *verb)
 }
 
 /* GET PATH as JSON; NULL (reported) unless the answer is 2xx JSON. */
-static cJSON *get_json(Http *h, const char *path, const char *verb)
-{
+static cJSON *get_json(Http *h, const char *path, const char *verb) {
     long status = 0;
     cJSON *answer = NULL;
     Err e = {{0}};
@@ -110,13 +106,11 @@ static const char SUBMIT_HELP[] =
     "the matrix's \"cases\" list, or every examples/*.cairn in DIR. Prints the run id;\n"
     "with --wait, follows the run until every job has finished.\n";
 
-static int cmp_str(const void *a, const void *b)
-{
+static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static cJSON *default_cases(const char *dir)
-{
+static cJSON *default_cases(const char *dir) {
     char path[4096];
     snprintf(path, sizeof path, "%s/examples", dir);
     cJSON *cases = cJSON_CreateArray();
@@ -129,8 +123,7 @@ static cJSON *default_cases(const char *dir)
         if (len > 6 && !strcmp(ent->d_name + len - 6, ".cairn") && is_safe_component(ent->d_name))
             names[n++] = strdup(ent->d_name);
     }
-    if (d)
-        closedir(d);
+    if (d) closedir(d);
     qsort(names, (size_t)n, sizeof *names, cmp_str);
     for (int i = 0; i < n; i++) {
         snprintf(path, sizeof path, "examples/%s", names[i]);
@@ -140,49 +133,41 @@ static cJSON *default_cases(const char *dir)
     return cases;
 }
 
-static cJSON *load_matrix(const char *path, const char *dir, Err *e)
-{
+static cJSON *load_matrix(const char *path, const char *dir, Err *e) {
     char fallback[4096];
     struct stat st;
     if (!path) {
         snprintf(fallback, sizeof fallback, "%s/configs/matrix.json", dir);
-        if (stat(fallback, &st) != 0)
-            return cJSON_Parse("{\"compilers\": [\"gcc\"]}");
+        if (stat(fallback, &st) != 0) return cJSON_Parse("{\"compilers\": [\"gcc\"]}");
         path = fallback;
     }
     return json_parse_file(path, e);
 }
 
-static void print_progress(const cJSON *run)
-{
+static void print_progress(const cJSON *run) {
     int counts[5] = {0};
     static const char *const names[] = {"queued", "running", "done", "failed", "cancelled"};
     const cJSON *job;
     cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(run, "jobs")) {
-        for (int k = 0; k < 5; k++)
-            counts[k] += !strcmp(json_str(job, "state"), names[k]);
+        for (int k = 0; k < 5; k++) counts[k] += !strcmp(json_str(job, "state"), names[k]);
     }
     printf("run %.0f:", json_num(run, "id", 0));
-    for (int k = 0; k < 5; k++)
-        printf(" %s %d", names[k], counts[k]);
+    for (int k = 0; k < 5; k++) printf(" %s %d", names[k], counts[k]);
     printf("\n");
     fflush(stdout);
 }
 
-static int run_finished(const cJSON *run)
-{
+static int run_finished(const cJSON *run) {
     const cJSON *job;
     cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(run, "jobs")) {
         const char *st = json_str(job, "state");
-        if (!strcmp(st, "queued") || !strcmp(st, "running"))
-            return 0;
+        if (!strcmp(st, "queued") || !strcmp(st, "running")) return 0;
     }
     return 1;
 }
 
 /* Prints each job whose state or progress moved since the last look. */
-static void print_moves(const cJSON *view, cJSON *last)
-{
+static void print_moves(const cJSON *view, cJSON *last) {
     const cJSON *job;
     cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(view, "jobs")) {
         char key[32], now[600];
@@ -190,8 +175,7 @@ static void print_moves(const cJSON *view, cJSON *last)
         const char *progress = json_str(job, "progress");
         snprintf(now, sizeof now, "%s %s", json_str(job, "state"), progress ? progress : "");
         const char *before = json_str(last, key);
-        if (before && !strcmp(before, now))
-            continue;
+        if (before && !strcmp(before, now)) continue;
         printf("  job %-4s %-28s %-9s %-14s %s\n", key, json_str(job, "cell_id"),
                json_str(job, "state"), json_str(job, "agent") ? json_str(job, "agent") : "",
                progress && strcmp(progress, "claimed") ? progress : "");
@@ -201,20 +185,17 @@ static void print_moves(const cJSON *view, cJSON *last)
     fflush(stdout);
 }
 
-static int follow_run(Http *h, long run)
-{
+static int follow_run(Http *h, long run) {
     char path[64];
     snprintf(path, sizeof path, "/api/v1/runs/%ld", run);
     cJSON *last = cJSON_CreateObject();
     int rc = 1;
     for (;;) {
         cJSON *view = get_json(h, path, "submit");
-        if (!view)
-            break;
+        if (!view) break;
         print_moves(view, last);
         int done = run_finished(view);
-        if (done)
-            print_progress(view);
+        if (done) print_progress(view);
         cJSON_Delete(view);
         if (done) {
             rc = 0;
@@ -226,8 +207,7 @@ static int follow_run(Http *h, long run)
     return rc;
 }
 
-static int upload_and_start(Http *h, const char *dir, cJSON *matrix, long *run)
-{
+static int upload_and_start(Http *h, const char *dir, cJSON *matrix, long *run) {
     Err e = {{0}};
     size_t len = 0;
     char *archive = archive_pack(dir, &len, &e);
@@ -242,8 +222,7 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, long *run)
     int rc = http_request(h, "PUT", path, "application/octet-stream", archive, len, 300, &r, &e);
     free(archive);
     if (rc != 0 || r.status != 200) {
-        fprintf(stderr, "cairn-farm submit: upload failed: %s\n",
-                rc ? e.msg : http_error_text(&r));
+        fprintf(stderr, "cairn-farm submit: upload failed: %s\n", rc ? e.msg : http_error_text(&r));
         http_response_free(&r);
         return 1;
     }
@@ -263,30 +242,26 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, long *run)
         return 1;
     }
     *run = (long)json_num(answer, "run", 0);
-    printf("run %ld: %.0f jobs, source %.16s... (%zu bytes)\n", *run,
-           json_num(answer, "jobs", 0), sha, len);
+    printf("run %ld: %.0f jobs, source %.16s... (%zu bytes)\n", *run, json_num(answer, "jobs", 0),
+           sha, len);
     fflush(stdout);
     cJSON_Delete(answer);
     return 0;
 }
 
-static int cmd_submit(int argc, char **argv)
-{
+static int cmd_submit(int argc, char **argv) {
     Opts o;
     int p = parse_opts(argc, argv, SUBMIT_HELP, &o);
-    if (p != 0)
-        return p > 0 ? 0 : 2;
+    if (p != 0) return p > 0 ? 0 : 2;
     Http *h = connect_or_complain(&o, "submit");
-    if (!h)
-        return 2;
+    if (!h) return 2;
     const char *dir = o.positional ? o.positional : ".";
     Err e = {{0}};
     cJSON *matrix = load_matrix(o.matrix, dir, &e);
     long run = 0;
     int rc = !matrix ? (fprintf(stderr, "cairn-farm submit: %s\n", e.msg), 2)
                      : upload_and_start(h, dir, matrix, &run);
-    if (rc == 0 && o.wait)
-        rc = follow_run(h, run);
+    if (rc == 0 && o.wait) rc = follow_run(h, run);
     cJSON_Delete(matrix);
     http_free(h);
     return rc;
@@ -301,8 +276,7 @@ static const char STATUS_HELP[] =
     "latest events (agent_lost ...). With RUN: each job's cell, state, agent, attempt,\n"
     "progress and where its evidence was filed.\n";
 
-static void print_status(const cJSON *st)
-{
+static void print_status(const cJSON *st) {
     const cJSON *a, *r, *ev;
     printf("agents:\n");
     cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(st, "agents")) {
@@ -314,18 +288,17 @@ static void print_status(const cJSON *st)
         printf(" gpus: %d\n", cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(caps, "gpus")));
     }
     printf("runs:\n");
-    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(st, "runs"))
-        printf("  %-3.0f jobs %.0f: queued %.0f running %.0f done %.0f failed %.0f cancelled %.0f\n",
-               json_num(r, "id", 0), json_num(r, "jobs", 0), json_num(r, "queued", 0),
-               json_num(r, "running", 0), json_num(r, "done", 0), json_num(r, "failed", 0),
-               json_num(r, "cancelled", 0));
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(st, "runs")) printf(
+        "  %-3.0f jobs %.0f: queued %.0f running %.0f done %.0f failed %.0f cancelled %.0f\n",
+        json_num(r, "id", 0), json_num(r, "jobs", 0), json_num(r, "queued", 0),
+        json_num(r, "running", 0), json_num(r, "done", 0), json_num(r, "failed", 0),
+        json_num(r, "cancelled", 0));
     cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(st, "events"))
         printf("  event: job %.0f agent %.0f %s\n", json_num(ev, "job", 0),
                json_num(ev, "agent", 0), json_str(ev, "kind"));
 }
 
-static void print_run(const cJSON *run)
-{
+static void print_run(const cJSON *run) {
     const cJSON *j;
     print_progress(run);
     cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(run, "jobs"))
@@ -337,22 +310,18 @@ static void print_run(const cJSON *run)
                json_str(j, "failure") ? json_str(j, "failure") : "");
 }
 
-static int cmd_status(int argc, char **argv)
-{
+static int cmd_status(int argc, char **argv) {
     Opts o;
     int p = parse_opts(argc, argv, STATUS_HELP, &o);
-    if (p != 0)
-        return p > 0 ? 0 : 2;
+    if (p != 0) return p > 0 ? 0 : 2;
     Http *h = connect_or_complain(&o, "status");
-    if (!h)
-        return 2;
+    if (!h) return 2;
     char path[128];
     snprintf(path, sizeof path, o.positional ? "/api/v1/runs/%s" : "/api/v1/status%s",
              o.positional ? o.positional : "");
     cJSON *answer = get_json(h, path, "status");
     http_free(h);
-    if (!answer)
-        return 1;
+    if (!answer) return 1;
     if (o.json) {
         char *text = cJSON_Print(answer);
         puts(text);
@@ -375,17 +344,13 @@ static const char REVOKE_HELP[] =
     "\nRevokes agent AGENT (its id in `cairn-farm status`): its token stops working (401),\n"
     "its key cannot enrol again, and its running jobs go back to the queue.\n";
 
-static int post_verb(int argc, char **argv, const char *help, const char *fmt)
-{
+static int post_verb(int argc, char **argv, const char *help, const char *fmt) {
     Opts o;
     int p = parse_opts(argc, argv, help, &o);
-    if (p != 0)
-        return p > 0 ? 0 : 2;
-    if (!o.positional)
-        return usage_error(argv[1], "needs an id");
+    if (p != 0) return p > 0 ? 0 : 2;
+    if (!o.positional) return usage_error(argv[1], "needs an id");
     Http *h = connect_or_complain(&o, argv[1]);
-    if (!h)
-        return 2;
+    if (!h) return 2;
     char path[256];
     snprintf(path, sizeof path, fmt, o.positional);
     long status = 0;
@@ -418,19 +383,15 @@ static const char COMPARE_HELP[] =
     "A RESULTS file (make gpu writes one) is compared offline, without a coordinator.\n"
     "Exits 1 when any case violates-contract or differs-where-fixed, 0 otherwise.\n";
 
-static int cmd_compare(int argc, char **argv)
-{
+static int cmd_compare(int argc, char **argv) {
     Opts o;
     int p = parse_opts(argc, argv, COMPARE_HELP, &o);
-    if (p != 0)
-        return p > 0 ? 0 : 2;
-    if (!o.positional)
-        return usage_error("compare", "needs a run id");
-    if (o.positional[strspn(o.positional, "0123456789")])   /* not a run id: a results file */
+    if (p != 0) return p > 0 ? 0 : 2;
+    if (!o.positional) return usage_error("compare", "needs a run id");
+    if (o.positional[strspn(o.positional, "0123456789")]) /* not a run id: a results file */
         return compare_file(o.positional, o.json);
     Http *h = connect_or_complain(&o, "compare");
-    if (!h)
-        return 2;
+    if (!h) return 2;
     char path[128];
     snprintf(path, sizeof path, "/api/v1/runs/%s", o.positional);
     cJSON *run = get_json(h, path, "compare");
@@ -442,16 +403,14 @@ static int cmd_compare(int argc, char **argv)
         return 2;
     }
     cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(run, "cases"));
-    if (!run_finished(run))
-        cJSON_AddStringToObject(report, "note", "the run is not finished yet");
+    if (!run_finished(run)) cJSON_AddStringToObject(report, "note", "the run is not finished yet");
     if (o.json) {
         char *text = cJSON_Print(report);
         puts(text);
         free(text);
     } else {
         compare_print(stdout, report);
-        if (!run_finished(run))
-            printf("note: run %s is not finished yet\n", o.positional);
+        if (!run_finished(run)) printf("note: run %s is not finished yet\n", o.positional);
     }
     int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "ok"));
     cJSON_Delete(report);
@@ -471,21 +430,17 @@ static const char VERIFY_HELP[] =
     "evidence/) has the SHA-256 the statement names. docs/farm.md shows the same check\n"
     "with the openssl command line.\n";
 
-static char *read_beside(void *ctx, const char *name, size_t *len)
-{
+static char *read_beside(void *ctx, const char *name, size_t *len) {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", (const char *)ctx, name);
     return read_file(path, len, NULL);
 }
 
-static int cmd_verify(int argc, char **argv)
-{
+static int cmd_verify(int argc, char **argv) {
     Opts o;
     int p = parse_opts(argc, argv, VERIFY_HELP, &o);
-    if (p != 0)
-        return p > 0 ? 0 : 2;
-    if (!o.positional || !o.key)
-        return usage_error("verify", "needs BUNDLE and --key PUB");
+    if (p != 0) return p > 0 ? 0 : 2;
+    if (!o.positional || !o.key) return usage_error("verify", "needs BUNDLE and --key PUB");
     Err e = {{0}};
     EVP_PKEY *key = key_load_public(o.key, &e);
     cJSON *env = key ? json_parse_file(o.positional, &e) : NULL;
@@ -497,18 +452,17 @@ static int cmd_verify(int argc, char **argv)
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", o.positional);
     char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
+    if (slash) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
     cJSON *statement = NULL;
     BundleVerdict v = bundle_check(env, key, read_beside, dir, NULL, SIZE_MAX, &statement, &e);
     if (v == BUNDLE_OK) {
         const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
         printf("verified: %s\n  signed by key %s\n  %d subjects match their files\n"
-               "  run %.0f job %.0f machine %s cell %s cairn %s\n", o.positional,
-               json_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(env, "signatures"),
-                                           0), "keyid"),
+               "  run %.0f job %.0f machine %s cell %s cairn %s\n",
+               o.positional,
+               json_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(env, "signatures"), 0),
+                        "keyid"),
                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(statement, "subject")),
                json_num(pred, "run", 0), json_num(pred, "job", 0),
                json_str(cJSON_GetObjectItemCaseSensitive(pred, "machine"), "name"),
@@ -523,23 +477,17 @@ static int cmd_verify(int argc, char **argv)
     return v == BUNDLE_OK ? 0 : 1;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const char *verb = argc > 1 ? argv[1] : NULL;
     if (!verb || !strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
         fputs(HELP, verb ? stdout : stderr);
         return verb ? 0 : 2;
     }
-    if (!strcmp(verb, "serve"))
-        return serve_main(argc, argv);
-    if (!strcmp(verb, "submit"))
-        return cmd_submit(argc, argv);
-    if (!strcmp(verb, "status"))
-        return cmd_status(argc, argv);
-    if (!strcmp(verb, "compare"))
-        return cmd_compare(argc, argv);
-    if (!strcmp(verb, "verify"))
-        return cmd_verify(argc, argv);
+    if (!strcmp(verb, "serve")) return serve_main(argc, argv);
+    if (!strcmp(verb, "submit")) return cmd_submit(argc, argv);
+    if (!strcmp(verb, "status")) return cmd_status(argc, argv);
+    if (!strcmp(verb, "compare")) return cmd_compare(argc, argv);
+    if (!strcmp(verb, "verify")) return cmd_verify(argc, argv);
     if (!strcmp(verb, "cancel"))
         return post_verb(argc, argv, CANCEL_HELP, "/api/v1/runs/%s/cancel");
     if (!strcmp(verb, "revoke"))

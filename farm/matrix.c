@@ -6,31 +6,25 @@
 
 #include "evidence.h"
 
-static int string_array(const cJSON *a, int allow_empty)
-{
-    if (!cJSON_IsArray(a) || (!allow_empty && cJSON_GetArraySize(a) == 0))
-        return 0;
+static int string_array(const cJSON *a, int allow_empty) {
+    if (!cJSON_IsArray(a) || (!allow_empty && cJSON_GetArraySize(a) == 0)) return 0;
     const cJSON *x;
     cJSON_ArrayForEach(x, a) {
-        if (!cJSON_IsString(x))
-            return 0;
+        if (!cJSON_IsString(x)) return 0;
     }
     return 1;
 }
 
-static int has_string(const cJSON *a, const char *s)
-{
+static int has_string(const cJSON *a, const char *s) {
     const cJSON *x;
     cJSON_ArrayForEach(x, a) {
-        if (cJSON_IsString(x) && !strcmp(x->valuestring, s))
-            return 1;
+        if (cJSON_IsString(x) && !strcmp(x->valuestring, s)) return 1;
     }
     return 0;
 }
 
 /* Axis of the matrix, or a one-element default when absent. */
-static cJSON *axis(const cJSON *matrix, const char *key, const char *fallback, Err *e)
-{
+static cJSON *axis(const cJSON *matrix, const char *key, const char *fallback, Err *e) {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(matrix, key);
     if (!a) {
         cJSON *d = cJSON_CreateArray();
@@ -45,16 +39,13 @@ static cJSON *axis(const cJSON *matrix, const char *key, const char *fallback, E
 }
 
 /* A device target: "sm_" and two or three digits (what nvcc takes), or NULL for none. */
-static int valid_target(const char *t)
-{
+static int valid_target(const char *t) {
     size_t n = t ? strlen(t) : 0;
-    return t && (n == 5 || n == 6) && !strncmp(t, "sm_", 3) &&
-           strspn(t + 3, "0123456789") == n - 3;
+    return t && (n == 5 || n == 6) && !strncmp(t, "sm_", 3) && strspn(t + 3, "0123456789") == n - 3;
 }
 
 static int add_jobs(cJSON *jobs, const char *cc, const char *san, const char *mode,
-                    const char *target, const cJSON *labels, int repeats, Err *e)
-{
+                    const char *target, const cJSON *labels, int repeats, Err *e) {
     if (target && !valid_target(target))
         return err_set(e, "matrix target \"%.40s\" must be sm_ and two or three digits", target);
     for (int r = 0; r < repeats; r++) {
@@ -70,7 +61,7 @@ static int add_jobs(cJSON *jobs, const char *cc, const char *san, const char *mo
         }
         char id[160];
         cell_id(&cell, id, sizeof id);
-        if (target) {   /* a device target names the cell: gcc-none-device-sm_90 */
+        if (target) { /* a device target names the cell: gcc-none-device-sm_90 */
             size_t n = strlen(id);
             snprintf(id + n, sizeof id - n, "-%s", target);
             cJSON_AddStringToObject(cj, "target", target);
@@ -94,8 +85,7 @@ static int add_jobs(cJSON *jobs, const char *cc, const char *san, const char *mo
     return 0;
 }
 
-static int valid_machines(const cJSON *machines, Err *e)
-{
+static int valid_machines(const cJSON *machines, Err *e) {
     if (!cJSON_IsArray(machines) || cJSON_GetArraySize(machines) == 0)
         return err_set(e, "matrix \"machines\" must be a non-empty array of label arrays");
     const cJSON *l;
@@ -107,13 +97,11 @@ static int valid_machines(const cJSON *machines, Err *e)
 }
 
 /* The explicit form: "cells": [{"compiler", "sanitizer", "mode", "target", "labels"}, ...]. */
-static cJSON *expand_cells(const cJSON *cells, int repeat, Err *e)
-{
+static cJSON *expand_cells(const cJSON *cells, int repeat, Err *e) {
     cJSON *jobs = cJSON_CreateArray();
     const cJSON *c;
     int ok = cJSON_IsArray(cells) && cJSON_GetArraySize(cells) > 0;
-    if (!ok)
-        err_set(e, "matrix \"cells\" must be a non-empty array of cell objects");
+    if (!ok) err_set(e, "matrix \"cells\" must be a non-empty array of cell objects");
     for (c = ok ? cells->child : NULL; ok && c; c = c->next) {
         const cJSON *labels = cJSON_GetObjectItemCaseSensitive(c, "labels");
         cJSON *none = cJSON_CreateArray();
@@ -124,8 +112,8 @@ static cJSON *expand_cells(const cJSON *cells, int repeat, Err *e)
             ok = err_set(e, "a cell's \"labels\" must be an array of strings") == 0;
         else
             ok = add_jobs(jobs, json_str(c, "compiler"), san ? san : "none",
-                          mode ? mode : "emulated", json_str(c, "target"),
-                          labels ? labels : none, repeat, e) == 0;
+                          mode ? mode : "emulated", json_str(c, "target"), labels ? labels : none,
+                          repeat, e) == 0;
         cJSON_Delete(none);
     }
     if (!ok) {
@@ -137,15 +125,16 @@ static cJSON *expand_cells(const cJSON *cells, int repeat, Err *e)
 
 /* Every cell once: a matrix naming a compiler (or any value) twice would make two jobs
  * with one cell id, which the database refuses. JOBS is freed when it fails. */
-static cJSON *distinct_cells(cJSON *jobs, Err *e)
-{
+static cJSON *distinct_cells(cJSON *jobs, Err *e) {
     NameSet seen = {0};
     const cJSON *job;
     cJSON_ArrayForEach(job, jobs) {
         const char *id = json_str(job, "cell_id");
         if (nameset_add(&seen, id, 0) != 0) {
-            err_set(e, "matrix names cell %s twice (a value listed twice in an axis or in "
-                    "\"cells\")", id);
+            err_set(e,
+                    "matrix names cell %s twice (a value listed twice in an axis or in "
+                    "\"cells\")",
+                    id);
             cJSON_Delete(jobs);
             jobs = NULL;
             break;
@@ -157,14 +146,12 @@ static cJSON *distinct_cells(cJSON *jobs, Err *e)
 
 static cJSON *expand(const cJSON *matrix, Err *e);
 
-cJSON *matrix_expand(const cJSON *matrix, Err *e)
-{
+cJSON *matrix_expand(const cJSON *matrix, Err *e) {
     cJSON *jobs = expand(matrix, e);
     return jobs ? distinct_cells(jobs, e) : NULL;
 }
 
-static cJSON *expand(const cJSON *matrix, Err *e)
-{
+static cJSON *expand(const cJSON *matrix, Err *e) {
     if (!cJSON_IsObject(matrix)) {
         err_set(e, "matrix must be a JSON object");
         return NULL;
@@ -197,8 +184,8 @@ static cJSON *expand(const cJSON *matrix, Err *e)
                 for (t = targets->child; t; t = t->next)
                     for (l = machines->child; ok && l; l = l->next)
                         ok = add_jobs(jobs, c->valuestring, s->valuestring, m->valuestring,
-                                      *t->valuestring ? t->valuestring : NULL, l,
-                                      (int)repeat, e) == 0;
+                                      *t->valuestring ? t->valuestring : NULL, l, (int)repeat,
+                                      e) == 0;
     if (!ok) {
         cJSON_Delete(jobs);
         jobs = NULL;
@@ -212,39 +199,33 @@ static cJSON *expand(const cJSON *matrix, Err *e)
 }
 
 /* Whether one of the agent's GPUs builds for TARGET (any GPU when TARGET is NULL). */
-static int runs_target(const cJSON *caps, const char *target)
-{
+static int runs_target(const cJSON *caps, const char *target) {
     const cJSON *g;
     cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(caps, "gpus")) {
         char mine[32];
         gpu_target(json_str(g, "compute_cap"), mine, sizeof mine);
-        if (!target || !strcmp(mine, target))
-            return 1;
+        if (!target || !strcmp(mine, target)) return 1;
     }
     return 0;
 }
 
-int cell_fits(const cJSON *caps, const cJSON *cell)
-{
+int cell_fits(const cJSON *caps, const cJSON *cell) {
     const char *cc = json_str(cell, "compiler"), *san = json_str(cell, "sanitizer");
     const char *mode = json_str(cell, "mode");
     const cJSON *compilers = cJSON_GetObjectItemCaseSensitive(caps, "compilers");
     const cJSON *have = cc ? cJSON_GetObjectItemCaseSensitive(compilers, cc) : NULL;
-    if (!have)
-        return 0;
+    if (!have) return 0;
     if (san && strcmp(san, "none") != 0 &&
         !has_string(cJSON_GetObjectItemCaseSensitive(have, "sanitizers"), san))
         return 0;
-    if (mode && !strcmp(mode, "device") && !runs_target(caps, json_str(cell, "target")))
-        return 0;
+    if (mode && !strcmp(mode, "device") && !runs_target(caps, json_str(cell, "target"))) return 0;
     /* An emulated cell for a target checks the target's features: it needs --emulate. */
     if (json_str(cell, "target") && (!mode || strcmp(mode, "device") != 0) &&
         !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(caps, "cairn_emulate_flag")))
         return 0;
     const cJSON *labels = cJSON_GetObjectItemCaseSensitive(caps, "labels"), *l;
     cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(cell, "labels")) {
-        if (!cJSON_IsString(l) || !has_string(labels, l->valuestring))
-            return 0;
+        if (!cJSON_IsString(l) || !has_string(labels, l->valuestring)) return 0;
     }
     return 1;
 }

@@ -25,7 +25,7 @@ typedef enum { AUTH_NONE, AUTH_ENROL, AUTH_AGENT, AUTH_ADMIN, AUTH_AGENT_OR_ADMI
 
 typedef struct {
     const char *method;
-    const char *pattern;     /* segments; "*" captures one segment into Request.arg, a
+    const char *pattern; /* segments; "*" captures one segment into Request.arg, a
                                 final "**" the rest of the path */
     AuthKind auth;
     void (*handle)(Server *, Request *, Reply *);
@@ -54,8 +54,7 @@ static const Route ROUTES[] = {
     {"GET", "/api/v1/status", AUTH_ADMIN, h_status},
 };
 
-int reply_error(Reply *r, int status, const char *fmt, ...)
-{
+int reply_error(Reply *r, int status, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(r->error, sizeof r->error, fmt, ap);
@@ -67,15 +66,13 @@ int reply_error(Reply *r, int status, const char *fmt, ...)
     return -1;
 }
 
-void reply_json(Reply *r, int status, cJSON *json)
-{
+void reply_json(Reply *r, int status, cJSON *json) {
     cJSON_Delete(r->json);
     r->status = status;
     r->json = json;
 }
 
-void server_notify(Server *s)
-{
+void server_notify(Server *s) {
     pthread_mutex_lock(&s->wake_lock);
     s->generation++;
     pthread_cond_broadcast(&s->wake);
@@ -83,21 +80,18 @@ void server_notify(Server *s)
 }
 
 /* Matches PATH against PATTERN; on a match, the "*" segment is copied into ARG. */
-static int match(const char *pattern, const char *path, char *arg, size_t cap)
-{
+static int match(const char *pattern, const char *path, char *arg, size_t cap) {
     arg[0] = '\0';
     while (*pattern && *path) {
         if (!strcmp(pattern, "**")) {
             size_t n = strlen(path);
-            if (n >= cap)
-                return 0;
+            if (n >= cap) return 0;
             memcpy(arg, path, n + 1);
             return 1;
         }
         if (*pattern == '*') {
             size_t n = strcspn(path, "/");
-            if (n == 0 || n >= cap)
-                return 0;
+            if (n == 0 || n >= cap) return 0;
             memcpy(arg, path, n);
             arg[n] = '\0';
             pattern++;
@@ -109,8 +103,7 @@ static int match(const char *pattern, const char *path, char *arg, size_t cap)
     return *pattern == '\0' && *path == '\0';
 }
 
-static int token_equals(const char *given, const char *expected)
-{
+static int token_equals(const char *given, const char *expected) {
     size_t n = strlen(expected);
     return n > 0 && strlen(given) == n && CRYPTO_memcmp(given, expected, n) == 0;
 }
@@ -123,29 +116,27 @@ static struct {
     Agent agent;
 } agent_cache[AGENT_CACHE];
 static pthread_mutex_t agent_cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long agent_epoch;   /* bumped by every flush, under agent_cache_lock */
+static unsigned long agent_epoch; /* bumped by every flush, under agent_cache_lock */
 
-static void agent_copy(Agent *to, const Agent *from)
-{
+static void agent_copy(Agent *to, const Agent *from) {
     *to = *from;
     to->public_pem = strdup(from->public_pem);
     to->caps = cJSON_Duplicate(from->caps, 1);
 }
 
-static size_t cache_slot(const char *hash)
-{
-    return (size_t)strtoul((char[9]){hash[0], hash[1], hash[2], hash[3], hash[4], hash[5],
-                                     hash[6], hash[7], 0}, NULL, 16) % AGENT_CACHE;
+static size_t cache_slot(const char *hash) {
+    return (size_t)strtoul(
+               (char[9]){hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7], 0},
+               NULL, 16) %
+           AGENT_CACHE;
 }
 
 /* A hit copies the agent into OUT; a miss returns the epoch to hand remember_agent. */
-static int cached_agent(const char *hash, Agent *out, unsigned long *epoch)
-{
+static int cached_agent(const char *hash, Agent *out, unsigned long *epoch) {
     size_t i = cache_slot(hash);
     pthread_mutex_lock(&agent_cache_lock);
     int hit = !strcmp(agent_cache[i].hash, hash);
-    if (hit)
-        agent_copy(out, &agent_cache[i].agent);
+    if (hit) agent_copy(out, &agent_cache[i].agent);
     *epoch = agent_epoch;
     pthread_mutex_unlock(&agent_cache_lock);
     return hit;
@@ -153,25 +144,21 @@ static int cached_agent(const char *hash, Agent *out, unsigned long *epoch)
 
 /* Caches what the database said, unless a flush came in between (the answer may be
  * from before a revocation). */
-static void remember_agent(const char *hash, const Agent *a, unsigned long epoch)
-{
+static void remember_agent(const char *hash, const Agent *a, unsigned long epoch) {
     size_t i = cache_slot(hash);
     pthread_mutex_lock(&agent_cache_lock);
     if (epoch == agent_epoch) {
-        if (agent_cache[i].hash[0])
-            agent_free(&agent_cache[i].agent);
+        if (agent_cache[i].hash[0]) agent_free(&agent_cache[i].agent);
         snprintf(agent_cache[i].hash, SHA256_HEX_LEN, "%s", hash);
         agent_copy(&agent_cache[i].agent, a);
     }
     pthread_mutex_unlock(&agent_cache_lock);
 }
 
-void server_forget_agents(void)
-{
+void server_forget_agents(void) {
     pthread_mutex_lock(&agent_cache_lock);
     for (size_t i = 0; i < AGENT_CACHE; i++) {
-        if (agent_cache[i].hash[0])
-            agent_free(&agent_cache[i].agent);
+        if (agent_cache[i].hash[0]) agent_free(&agent_cache[i].agent);
         agent_cache[i].hash[0] = '\0';
     }
     agent_epoch++;
@@ -179,25 +166,21 @@ void server_forget_agents(void)
 }
 
 /* 0 when the request may go on; otherwise the 401 is already in R. */
-static int authenticate(Server *s, const Route *route, Request *q, Reply *r)
-{
-    if (route->auth == AUTH_NONE)
-        return 0;
-    if (!q->bearer)
-        return reply_error(r, 401, "missing Authorization: Bearer token");
+static int authenticate(Server *s, const Route *route, Request *q, Reply *r) {
+    if (route->auth == AUTH_NONE) return 0;
+    if (!q->bearer) return reply_error(r, 401, "missing Authorization: Bearer token");
     if (route->auth == AUTH_ENROL)
         return token_equals(q->bearer, s->cfg.enrol_token)
-               ? 0 : reply_error(r, 401, "wrong enrolment token");
+                   ? 0
+                   : reply_error(r, 401, "wrong enrolment token");
     int admin = token_equals(q->bearer, s->cfg.admin_token);
     if (route->auth == AUTH_ADMIN)
         return admin ? 0 : reply_error(r, 401, "this route needs the admin token");
-    if (admin && route->auth == AUTH_AGENT_OR_ADMIN)
-        return 0;
+    if (admin && route->auth == AUTH_AGENT_OR_ADMIN) return 0;
     char hash[SHA256_HEX_LEN];
     sha256_hex(q->bearer, strlen(q->bearer), hash);
     unsigned long epoch;
-    if (cached_agent(hash, &q->agent, &epoch))
-        return 0;
+    if (cached_agent(hash, &q->agent, &epoch)) return 0;
     if (!db_agent_by_token(s->db, hash, &q->agent))
         return reply_error(r, 401, "unknown or revoked agent token");
     remember_agent(hash, &q->agent, epoch);
@@ -205,23 +188,18 @@ static int authenticate(Server *s, const Route *route, Request *q, Reply *r)
 }
 
 /* The route for Q's method and path; otherwise NULL with the 404 or 405 in R. */
-static const Route *find_route(Request *q, char *arg, size_t cap, Reply *r)
-{
+static const Route *find_route(Request *q, char *arg, size_t cap, Reply *r) {
     int path_known = 0;
     for (size_t i = 0; i < sizeof ROUTES / sizeof ROUTES[0]; i++) {
         const Route *route = &ROUTES[i];
-        if (!match(route->pattern, q->path, arg, cap))
-            continue;
+        if (!match(route->pattern, q->path, arg, cap)) continue;
         path_known = 1;
-        if (strcmp(route->method, q->method) != 0)
-            continue;
+        if (strcmp(route->method, q->method) != 0) continue;
         q->arg = arg;
         return route;
     }
-    if (path_known)
-        reply_error(r, 405, "method %s not allowed on %s", q->method, q->path);
-    else
-        reply_error(r, 404, "no route %s %s", q->method, q->path);
+    if (path_known) reply_error(r, 405, "method %s not allowed on %s", q->method, q->path);
+    else reply_error(r, 404, "no route %s %s", q->method, q->path);
     return NULL;
 }
 
@@ -232,18 +210,17 @@ static const Route *find_route(Request *q, char *arg, size_t cap, Reply *r)
 typedef struct {
     Request q;
     const Route *route;
-    char arg[1100];          /* a "**" capture: a case path or an evidence file */
+    char arg[1100]; /* a "**" capture: a case path or an evidence file */
     char *body;
     size_t len, cap;
     int too_big;
-    int answered;      /* refused from its headers: the body, if any, is not read */
+    int answered; /* refused from its headers: the body, if any, is not read */
     double started;
 } Upload;
 
 static Server *g_server;
 
-static enum MHD_Result send_reply(struct MHD_Connection *conn, Reply *r)
-{
+static enum MHD_Result send_reply(struct MHD_Connection *conn, Reply *r) {
     struct MHD_Response *resp;
     if (r->raw) {
         resp = MHD_create_response_from_buffer(r->raw_len, r->raw, MHD_RESPMEM_MUST_FREE);
@@ -260,29 +237,25 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, Reply *r)
     return rc;
 }
 
-static void log_request(const Request *q, const Reply *r, double started)
-{
+static void log_request(const Request *q, const Reply *r, double started) {
     double ms = (now_seconds() - started) * 1000.0;
     if (r->status >= 400)
-        fprintf(stderr, "farm: %s %s -> %d (%.1f ms): %s\n", q->method, q->path, r->status,
-                ms, r->error);
+        fprintf(stderr, "farm: %s %s -> %d (%.1f ms): %s\n", q->method, q->path, r->status, ms,
+                r->error);
     else if (getenv("CAIRN_FARM_LOG_ALL"))
         fprintf(stderr, "farm: %s %s -> %d (%.1f ms)\n", q->method, q->path, r->status, ms);
 }
 
-static int take_body(Upload *u, const char *data, size_t size, long max)
-{
+static int take_body(Upload *u, const char *data, size_t size, long max) {
     if (u->too_big || u->len + size > (size_t)max) {
-        u->too_big = 1;  /* keep reading, keep nothing: the answer is 413 */
+        u->too_big = 1; /* keep reading, keep nothing: the answer is 413 */
         return 0;
     }
     if (u->len + size + 1 > u->cap) {
         size_t cap = u->cap ? u->cap : 4096;
-        while (cap < u->len + size + 1)
-            cap *= 2;
+        while (cap < u->len + size + 1) cap *= 2;
         char *bigger = realloc(u->body, cap);
-        if (!bigger)
-            return -1;
+        if (!bigger) return -1;
         u->body = bigger;
         u->cap = cap;
     }
@@ -292,8 +265,7 @@ static int take_body(Upload *u, const char *data, size_t size, long max)
     return 0;
 }
 
-static enum MHD_Result answer(struct MHD_Connection *conn, Upload *u, Reply *r)
-{
+static enum MHD_Result answer(struct MHD_Connection *conn, Upload *u, Reply *r) {
     log_request(&u->q, r, u->started);
     conns_answering(conn);
     enum MHD_Result rc = send_reply(conn, r);
@@ -303,19 +275,14 @@ static enum MHD_Result answer(struct MHD_Connection *conn, Upload *u, Reply *r)
 
 /* The headers are in: route, token and declared length are checked before any of the
  * body is read, so an anonymous or oversized upload costs no memory. 0 to go on. */
-static int admit(Server *s, struct MHD_Connection *conn, Upload *u, Reply *r)
-{
+static int admit(Server *s, struct MHD_Connection *conn, Upload *u, Reply *r) {
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-    const char *length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                     "Content-Length");
-    if (auth && !strncmp(auth, "Bearer ", 7))
-        u->q.bearer = auth + 7;
+    const char *length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+    if (auth && !strncmp(auth, "Bearer ", 7)) u->q.bearer = auth + 7;
     u->route = find_route(&u->q, u->arg, sizeof u->arg, r);
     int ok = u->route && authenticate(s, u->route, &u->q, r) == 0;
-    if (ok && u->q.agent.id)
-        web_agent_seen(u->q.agent.id);   /* the dashboard's "last heard from" */
-    if (ok && u->q.agent.id)
-        web_agent_seen(u->q.agent.id);   /* the dashboard's "last heard from" */
+    if (ok && u->q.agent.id) web_agent_seen(u->q.agent.id); /* the dashboard's "last heard from" */
+    if (ok && u->q.agent.id) web_agent_seen(u->q.agent.id); /* the dashboard's "last heard from" */
     conns_headers_done(conn, ok && u->route->auth != AUTH_NONE);
     if (ok && length && strtod(length, NULL) > (double)s->cfg.max_body_bytes)
         ok = reply_error(r, 413, "Content-Length %s is over max_body_bytes (%ld)", length,
@@ -324,9 +291,8 @@ static int admit(Server *s, struct MHD_Connection *conn, Upload *u, Reply *r)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_size, void **state)
-{
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **state) {
     (void)cls;
     (void)version;
     Server *s = g_server;
@@ -334,12 +300,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     Reply r = {0};
     if (!u) {
         *state = u = calloc(1, sizeof *u);
-        if (!u)
-            return MHD_NO;
+        if (!u) return MHD_NO;
         u->started = now_seconds();
         u->q = (Request){.method = method, .path = url};
-        if (admit(s, conn, u, &r) == 0)
-            return MHD_YES;
+        if (admit(s, conn, u, &r) == 0) return MHD_YES;
         u->answered = 1;
         return answer(conn, u, &r);
     }
@@ -349,8 +313,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_size = 0;
         return MHD_YES;
     }
-    if (u->answered)
-        return MHD_YES;
+    if (u->answered) return MHD_YES;
     u->answered = 1;
     u->q.body = u->body ? u->body : "";
     u->q.len = u->len;
@@ -364,8 +327,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
-                         enum MHD_RequestTerminationCode code)
-{
+                         enum MHD_RequestTerminationCode code) {
     (void)cls;
     (void)code;
     Upload *u = *state;
@@ -380,29 +342,36 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
 
 /* --- configuration and the serve verb ---------------------------------------------- */
 
-static int load_config(const char *path, FarmConfig *c, Err *e)
-{
-    *c = (FarmConfig){.max_body_bytes = 64L << 20, .max_subjects = 10000,
-                      .max_connections = 1000, .max_connections_per_address = 750,
-                      .max_anonymous = 256, .max_anonymous_per_address = 64,
-                      .header_timeout_seconds = 10, .body_timeout_seconds = 300,
-                      .lease_seconds = 60, .max_attempts = 3,
-                      .claim_wait_max_seconds = 30, .sync_full = 1};
+static int load_config(const char *path, FarmConfig *c, Err *e) {
+    *c = (FarmConfig){.max_body_bytes = 64L << 20,
+                      .max_subjects = 10000,
+                      .max_connections = 1000,
+                      .max_connections_per_address = 750,
+                      .max_anonymous = 256,
+                      .max_anonymous_per_address = 64,
+                      .header_timeout_seconds = 10,
+                      .body_timeout_seconds = 300,
+                      .lease_seconds = 60,
+                      .max_attempts = 3,
+                      .claim_wait_max_seconds = 30,
+                      .sync_full = 1};
     snprintf(c->listen, sizeof c->listen, "127.0.0.1:8470");
     if (!path)
         return err_set(e, "--config FILE is required (it holds the tokens; see configs/farm.json)");
     cJSON *j = json_parse_file(path, e);
-    if (!j)
-        return -1;
+    if (!j) return -1;
     const char *listen = json_str(j, "listen"), *enrol = json_str(j, "enrol_token");
     const char *admin = json_str(j, "admin_token"), *sync = json_str(j, "sync");
     const char *bad = NULL;
-    if (listen)
-        snprintf(c->listen, sizeof c->listen, "%s", listen);
+    if (listen) snprintf(c->listen, sizeof c->listen, "%s", listen);
     snprintf(c->enrol_token, sizeof c->enrol_token, "%s", enrol ? enrol : "");
     snprintf(c->admin_token, sizeof c->admin_token, "%s", admin ? admin : "");
     c->max_body_bytes = (long)json_num(j, "max_body_bytes", (double)c->max_body_bytes);
-    static const struct { const char *key; size_t at; double lo, hi; } counts[] = {
+    static const struct {
+        const char *key;
+        size_t at;
+        double lo, hi;
+    } counts[] = {
         {"max_subjects", offsetof(FarmConfig, max_subjects), 1, 1e7},
         {"max_connections", offsetof(FarmConfig, max_connections), 16, 1e5},
         {"max_connections_per_address", offsetof(FarmConfig, max_connections_per_address), 1, 1e5},
@@ -417,27 +386,22 @@ static int load_config(const char *path, FarmConfig *c, Err *e)
     c->body_timeout_seconds = json_num(j, "body_timeout_seconds", c->body_timeout_seconds);
     c->lease_seconds = json_num(j, "lease_seconds", c->lease_seconds);
     c->max_attempts = (int)json_num(j, "max_attempts", c->max_attempts);
-    c->claim_wait_max_seconds = json_num(j, "claim_wait_max_seconds",
-                                         c->claim_wait_max_seconds);
+    c->claim_wait_max_seconds = json_num(j, "claim_wait_max_seconds", c->claim_wait_max_seconds);
     if (sync && strcmp(sync, "full") != 0 && strcmp(sync, "process") != 0)
         bad = "\"sync\" must be \"full\" or \"process\"";
     c->sync_full = !sync || !strcmp(sync, "full");
     cJSON_Delete(j);
-    if (bad)
-        return err_set(e, "%s: %s", path, bad);
+    if (bad) return err_set(e, "%s: %s", path, bad);
     if (strlen(c->enrol_token) < 16 || strlen(c->admin_token) < 16)
         return err_set(e, "%s: enrol_token and admin_token must be at least 16 characters", path);
     if (!(c->header_timeout_seconds > 0) || !(c->body_timeout_seconds > 0))
-        return err_set(e, "%s: header_timeout_seconds and body_timeout_seconds must be > 0",
-                       path);
+        return err_set(e, "%s: header_timeout_seconds and body_timeout_seconds must be > 0", path);
     if (c->lease_seconds <= 0 || c->max_attempts < 1 || c->max_body_bytes < 1024)
-        return err_set(e, "%s: lease_seconds > 0, max_attempts >= 1, max_body_bytes >= 1024",
-                       path);
+        return err_set(e, "%s: lease_seconds > 0, max_attempts >= 1, max_body_bytes >= 1024", path);
     return 0;
 }
 
-static int parse_listen(const char *listen, struct sockaddr_in *addr, Err *e)
-{
+static int parse_listen(const char *listen, struct sockaddr_in *addr, Err *e) {
     char host[128];
     unsigned port = 0;
     const char *colon = strrchr(listen, ':');
@@ -466,16 +430,13 @@ static int parse_listen(const char *listen, struct sockaddr_in *addr, Err *e)
 
 /* Background work, off every request's path: expired leases, the evidence journal's
  * settling (sync "full") and WAL checkpoints. */
-static void *reaper(void *arg)
-{
+static void *reaper(void *arg) {
     Server *s = arg;
     for (unsigned long tick = 1;; tick++) {
         sleep_ms(200);
         conns_sweep();
-        if (db_reap(s->db, s->cfg.max_attempts) > 0)
-            server_notify(s);
-        if (s->cfg.sync_full && tick % SETTLE_TICKS == 0)
-            store_settle(s);
+        if (db_reap(s->db, s->cfg.max_attempts) > 0) server_notify(s);
+        if (s->cfg.sync_full && tick % SETTLE_TICKS == 0) store_settle(s);
         db_checkpoint(s->db);
     }
     return NULL;
@@ -503,11 +464,9 @@ static const char SERVE_HELP[] =
 
 /* Connections MAX at most, and no more than the file descriptors allow: the soft limit
  * is raised to the hard one, and 64 descriptors are kept for the database and files. */
-static unsigned connection_budget(long max)
-{
+static unsigned connection_budget(long max) {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        return (unsigned)max;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return (unsigned)max;
     if (rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
@@ -518,29 +477,26 @@ static unsigned connection_budget(long max)
     return (unsigned)max;
 }
 
-static int start_http(Server *s, struct MHD_Daemon **daemon, char *url, size_t cap, Err *e)
-{
+static int start_http(Server *s, struct MHD_Daemon **daemon, char *url, size_t cap, Err *e) {
     struct sockaddr_in addr;
-    if (parse_listen(s->cfg.listen, &addr, e) != 0)
-        return -1;
+    if (parse_listen(s->cfg.listen, &addr, e) != 0) return -1;
     g_server = s;
     ConnLimits limits = {connection_budget(s->cfg.max_connections),
                          (unsigned)s->cfg.max_connections_per_address,
                          (unsigned)s->cfg.max_anonymous,
                          (unsigned)s->cfg.max_anonymous_per_address,
-                         s->cfg.header_timeout_seconds, s->cfg.body_timeout_seconds};
+                         s->cfg.header_timeout_seconds,
+                         s->cfg.body_timeout_seconds};
     conns_init(&limits);
-    *daemon = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ERROR_LOG,
-        0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-        MHD_OPTION_NOTIFY_CONNECTION, conns_notify, NULL,
-        MHD_OPTION_CONNECTION_LIMIT, limits.max_connections,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits.max_per_address,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
-    if (!*daemon)
-        return err_set(e, "cannot listen on %s: %s", s->cfg.listen, strerror(errno));
+    *daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                                   MHD_USE_POLL | MHD_USE_ERROR_LOG,
+                               0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
+                               (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+                               NULL, MHD_OPTION_NOTIFY_CONNECTION, conns_notify, NULL,
+                               MHD_OPTION_CONNECTION_LIMIT, limits.max_connections,
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits.max_per_address,
+                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+    if (!*daemon) return err_set(e, "cannot listen on %s: %s", s->cfg.listen, strerror(errno));
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(*daemon, MHD_DAEMON_INFO_BIND_PORT);
     char host[64];
     inet_ntop(AF_INET, &addr.sin_addr, host, sizeof host);
@@ -548,20 +504,16 @@ static int start_http(Server *s, struct MHD_Daemon **daemon, char *url, size_t c
     return 0;
 }
 
-static int open_state(Server *s, Err *e)
-{
+static int open_state(Server *s, Err *e) {
     char path[1200];
-    if (mkdir_p(s->state, e) != 0)
-        return -1;
+    if (mkdir_p(s->state, e) != 0) return -1;
     snprintf(path, sizeof path, "%s/farm.db", s->state);
     s->db = db_open(path, e);
-    if (s->db)
-        db_set_sync(s->db, s->cfg.sync_full);
+    if (s->db) db_set_sync(s->db, s->cfg.sync_full);
     return s->db && store_reconcile(s, e) == 0 ? 0 : -1;
 }
 
-int serve_main(int argc, char **argv)
-{
+int serve_main(int argc, char **argv) {
     const char *state = NULL, *config = NULL, *listen = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -593,13 +545,12 @@ int serve_main(int argc, char **argv)
         fprintf(stderr, "cairn-farm serve: %s\n", e.msg);
         return 2;
     }
-    if (listen)
-        snprintf(s.cfg.listen, sizeof s.cfg.listen, "%s", listen);
+    if (listen) snprintf(s.cfg.listen, sizeof s.cfg.listen, "%s", listen);
     sigset_t stop;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);   /* every thread inherits the mask */
+    pthread_sigmask(SIG_BLOCK, &stop, NULL); /* every thread inherits the mask */
     signal(SIGPIPE, SIG_IGN);
     /* Many connection threads allocate and free request bodies: keep freed memory in
      * the heap instead of returning it to the kernel (and flushing TLBs) every time. */
@@ -627,7 +578,7 @@ int serve_main(int argc, char **argv)
     sigwait(&stop, &sig);
     fprintf(stderr, "farm: stopping (signal %d)\n", sig);
     pthread_mutex_lock(&s.wake_lock);
-    s.stopping = 1;                 /* long-polling claims return at once */
+    s.stopping = 1; /* long-polling claims return at once */
     pthread_cond_broadcast(&s.wake);
     pthread_mutex_unlock(&s.wake_lock);
     MHD_stop_daemon(daemon);

@@ -12,12 +12,12 @@
 #include "util.h"
 
 typedef struct {
-    char listen[128];         /* host:port, port 0 picks a free one */
+    char listen[128]; /* host:port, port 0 picks a free one */
     char enrol_token[256];
     char admin_token[256];
     long max_body_bytes;
-    long max_subjects;        /* per bundle (fields.h has the other bounds) */
-    long max_connections;     /* connection limits and timeouts: see conns.h */
+    long max_subjects;    /* per bundle (fields.h has the other bounds) */
+    long max_connections; /* connection limits and timeouts: see conns.h */
     long max_connections_per_address;
     long max_anonymous;
     long max_anonymous_per_address;
@@ -26,7 +26,7 @@ typedef struct {
     double lease_seconds;
     int max_attempts;
     double claim_wait_max_seconds;
-    int sync_full;            /* "sync": "full" (default): acknowledged bundles survive power
+    int sync_full; /* "sync": "full" (default): acknowledged bundles survive power
                                  loss; "process": they survive the coordinator's crash */
 } FarmConfig;
 
@@ -36,33 +36,33 @@ typedef struct {
     Db *db;
     FarmConfig cfg;
     char state[1024];
-    pthread_mutex_t wake_lock;      /* guards generation; waiters sleep on wake */
+    pthread_mutex_t wake_lock; /* guards generation; waiters sleep on wake */
     pthread_cond_t wake;
-    unsigned long generation;       /* bumped whenever jobs may have become claimable */
-    pthread_mutex_t filing_lock;    /* guards filing[]: jobs whose upload is being filed */
+    unsigned long generation;    /* bumped whenever jobs may have become claimable */
+    pthread_mutex_t filing_lock; /* guards filing[]: jobs whose upload is being filed */
     long filing[MAX_FILING];
-    int stopping;                   /* set under wake_lock when serve is shutting down */
-    sem_t filers;                   /* uploads verifying or writing files at once */
+    int stopping; /* set under wake_lock when serve is shutting down */
+    sem_t filers; /* uploads verifying or writing files at once */
 } Server;
 
 /* A request as the handlers see it, and the answer they fill in. */
 typedef struct {
     const char *method;
     const char *path;
-    const char *arg;                /* the variable path segment ({id} or {sha}) */
+    const char *arg; /* the variable path segment ({id} or {sha}) */
     const char *body;
     size_t len;
-    const char *bearer;             /* the Authorization: Bearer token, or NULL */
-    Agent agent;                    /* filled for agent routes */
+    const char *bearer; /* the Authorization: Bearer token, or NULL */
+    Agent agent;        /* filled for agent routes */
 } Request;
 
 typedef struct {
     int status;
-    cJSON *json;                    /* JSON answer, or */
-    char *raw;                      /* raw bytes (malloc'd) with raw_type */
+    cJSON *json; /* JSON answer, or */
+    char *raw;   /* raw bytes (malloc'd) with raw_type */
     size_t raw_len;
     const char *raw_type;
-    char error[256];                /* for the log when status >= 400 */
+    char error[256]; /* for the log when status >= 400 */
 } Reply;
 
 int reply_error(Reply *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -21,42 +21,35 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void blob_path(const Server *s, const char *sha, char *out, size_t cap)
-{
+void blob_path(const Server *s, const char *sha, char *out, size_t cap) {
     snprintf(out, cap, "%s/blobs/%.2s/%s", s->state, sha, sha);
 }
 
-int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e)
-{
+int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e) {
     char path[1400], dir[1400];
     snprintf(dir, sizeof dir, "%s/blobs/%.2s", s->state, sha);
     blob_path(s, sha, path, sizeof path);
-    if (mkdir_p(dir, e) != 0 || write_file_atomic(path, data, len, e) != 0)
-        return -1;
+    if (mkdir_p(dir, e) != 0 || write_file_atomic(path, data, len, e) != 0) return -1;
     return db_blob_add(s->db, sha, (long)len) == 0 ? 0 : err_set(e, "blob row not stored");
 }
 
 /* Writes F under ROOT (folders made as needed) without syncing (see store_evidence). */
-static int write_item(const char *root, const FileItem *f, Err *e)
-{
+static int write_item(const char *root, const FileItem *f, Err *e) {
     char path[4096], dir[4096];
     snprintf(path, sizeof path, "%s/%s", root, f->name);
     snprintf(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = '\0';
-    if (mkdir_p(dir, e) != 0)
-        return -1;
+    if (mkdir_p(dir, e) != 0) return -1;
     FILE *out = fopen(path, "wb");
     if (!out || fwrite(f->data, 1, f->len, out) != f->len) {
-        if (out)
-            fclose(out);
+        if (out) fclose(out);
         return err_set(e, "cannot write %s", path);
     }
     return fclose(out) == 0 ? 0 : err_set(e, "cannot write %s", path);
 }
 
 int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, int replace,
-                   Err *e)
-{
+                   Err *e) {
     static atomic_ulong counter;
     char tmp[1400], final[2400], parent[2400];
     snprintf(tmp, sizeof tmp, "%s/tmp/ev-%ld-%lu", s->state, (long)getpid(), counter++);
@@ -65,46 +58,37 @@ int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, 
     *strrchr(parent, '/') = '\0';
     rm_rf(tmp);
     int rc = mkdir_p(tmp, e);
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = write_item(tmp, &files[i], e);
-    if (rc == 0)
-        rc = mkdir_p(parent, e);
+    for (size_t i = 0; rc == 0 && i < n; i++) rc = write_item(tmp, &files[i], e);
+    if (rc == 0) rc = mkdir_p(parent, e);
     /* An upload never lands on an existing folder: it may be acknowledged evidence
      * (leftovers of a crash before their row committed are dropped at start). Only the
      * journal's rewrite of the very same files after a power loss replaces one. */
-    if (rc == 0 && replace)
-        rm_rf(final);
+    if (rc == 0 && replace) rm_rf(final);
     if (rc == 0 && rename(tmp, final) != 0)
         rc = err_set(e, "cannot rename %s: %s", tmp, strerror(errno));
-    if (rc != 0)
-        rm_rf(tmp);
+    if (rc != 0) rm_rf(tmp);
     return rc;
 }
 
-static int listed(const cJSON *paths, const char *rel)
-{
+static int listed(const cJSON *paths, const char *rel) {
     const cJSON *row;
     cJSON_ArrayForEach(row, paths) {
         const char *p = json_str(row, "evidence");
-        if (p && !strcmp(p, rel))
-            return 1;
+        if (p && !strcmp(p, rel)) return 1;
     }
     return 0;
 }
 
 /* Walks evidence/<version>/<run>/<machine>/<cell> (depth 4) and drops cell folders that
  * no filed job points to: they were renamed into place but never acknowledged. */
-static void prune(const char *state, const char *rel, int depth, const cJSON *paths, int *dropped)
-{
+static void prune(const char *state, const char *rel, int depth, const cJSON *paths, int *dropped) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", state, rel);
     DIR *d = opendir(dir);
-    if (!d)
-        return;
+    if (!d) return;
     struct dirent *ent;
     while ((ent = readdir(d)) != NULL) {
-        if (ent->d_name[0] == '.')
-            continue;
+        if (ent->d_name[0] == '.') continue;
         char child[4096];
         snprintf(child, sizeof child, "%s/%s", rel, ent->d_name);
         if (depth < 4) {
@@ -119,25 +103,19 @@ static void prune(const char *state, const char *rel, int depth, const cJSON *pa
     closedir(d);
 }
 
-static int sync_state(void *ctx)
-{
+static int sync_state(void *ctx) {
     const Server *s = ctx;
     int fd = open(s->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     int rc = syncfs(fd);
     close(fd);
     return rc;
 }
 
-int store_settle(Server *s)
-{
-    return db_settle(s->db, sync_state, s);
-}
+int store_settle(Server *s) { return db_settle(s->db, sync_state, s); }
 
 /* Writes every journalled folder again (it may have been lost with the page cache). */
-static int restore_unsettled(Server *s, Err *e)
-{
+static int restore_unsettled(Server *s, Err *e) {
     cJSON *rows = db_unsettled(s->db);
     const cJSON *row;
     int rc = 0, n = 0;
@@ -148,13 +126,10 @@ static int restore_unsettled(Server *s, Err *e)
         cJSON_ArrayForEach(f, files) {
             size_t len = 0;
             unsigned char *data = cJSON_IsString(f) ? b64_decode(f->valuestring, &len) : NULL;
-            if (data)
-                items[k++] = (FileItem){f->string, data, len};
+            if (data) items[k++] = (FileItem){f->string, data, len};
         }
-        if (rc == 0)
-            rc = store_evidence(s, json_str(row, "evidence"), items, k, 1, e);
-        for (size_t i = 0; i < k; i++)
-            free((void *)items[i].data);
+        if (rc == 0) rc = store_evidence(s, json_str(row, "evidence"), items, k, 1, e);
+        for (size_t i = 0; i < k; i++) free((void *)items[i].data);
         free(items);
         n++;
     }
@@ -162,24 +137,20 @@ static int restore_unsettled(Server *s, Err *e)
     if (rc == 0 && n && store_settle(s) != n)
         rc = err_set(e, "cannot sync the %d evidence folder(s) restored from the journal", n);
     if (n)
-        fprintf(stderr, "farm: reconcile: wrote %d evidence folder(s) again from the journal\n",
-                n);
+        fprintf(stderr, "farm: reconcile: wrote %d evidence folder(s) again from the journal\n", n);
     return rc;
 }
 
-int store_reconcile(Server *s, Err *e)
-{
+int store_reconcile(Server *s, Err *e) {
     char tmp[1400];
     snprintf(tmp, sizeof tmp, "%s/tmp", s->state);
     rm_rf(tmp);
-    if (mkdir_p(tmp, e) != 0 || restore_unsettled(s, e) != 0)
-        return -1;
+    if (mkdir_p(tmp, e) != 0 || restore_unsettled(s, e) != 0) return -1;
     cJSON *paths = db_evidence_paths(s->db);
     int dropped = 0;
     prune(s->state, "evidence", 1, paths, &dropped);
     cJSON_Delete(paths);
     if (dropped)
-        fprintf(stderr, "farm: reconcile: dropped %d unacknowledged evidence folder(s)\n",
-                dropped);
+        fprintf(stderr, "farm: reconcile: dropped %d unacknowledged evidence folder(s)\n", dropped);
     return 0;
 }

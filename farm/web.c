@@ -15,8 +15,7 @@
 
 /* --- small pieces --------------------------------------------------------------------- */
 
-void web_esc(FILE *out, const char *s)
-{
+void web_esc(FILE *out, const char *s) {
     for (; s && *s; s++) {
         switch (*s) {
         case '&': fputs("&amp;", out); break;
@@ -30,15 +29,13 @@ void web_esc(FILE *out, const char *s)
 }
 
 /* A URL path piece: safe characters as they are, anything else percent-encoded. */
-void web_url(FILE *out, const char *s)
-{
+void web_url(FILE *out, const char *s) {
     for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
         if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
             strchr("/._+-", c))
             fputc(c, out);
-        else
-            fprintf(out, "%%%02X", c);
+        else fprintf(out, "%%%02X", c);
     }
 }
 
@@ -52,35 +49,33 @@ static const char STYLE[] =
     "nav a{margin-right:1em}";
 
 /* The page's head: no script may run, nothing is fetched from elsewhere. */
-FILE *web_page_open(char **html, size_t *len, const char *title, int refresh)
-{
+FILE *web_page_open(char **html, size_t *len, const char *title, int refresh) {
     FILE *out = open_memstream(html, len);
     fprintf(out, "<!doctype html><html lang=en><head><meta charset=utf-8>"
-            "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; "
-            "style-src 'unsafe-inline'; img-src 'self'\">");
-    if (refresh)
-        fprintf(out, "<meta http-equiv=refresh content=%d>", refresh);
+                 "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; "
+                 "style-src 'unsafe-inline'; img-src 'self'\">");
+    if (refresh) fprintf(out, "<meta http-equiv=refresh content=%d>", refresh);
     fprintf(out, "<title>");
     web_esc(out, title);
-    fprintf(out, "</title><style>%s</style></head><body><nav><a href=\"/\">runs</a>"
-            "<a href=\"/#machines\">machines</a></nav><h1>", STYLE);
+    fprintf(out,
+            "</title><style>%s</style></head><body><nav><a href=\"/\">runs</a>"
+            "<a href=\"/#machines\">machines</a></nav><h1>",
+            STYLE);
     web_esc(out, title);
     fprintf(out, "</h1>");
     return out;
 }
 
-void web_page_close(FILE *out, char **html, size_t *len, Reply *r)
-{
+void web_page_close(FILE *out, char **html, size_t *len, Reply *r) {
     fprintf(out, "</body></html>\n");
-    fclose(out);   /* sets *html and *len */
+    fclose(out); /* sets *html and *len */
     r->raw = *html;
     r->raw_len = *len;
     r->raw_type = "text/html; charset=utf-8";
     r->status = 200;
 }
 
-long web_run_id(const char *arg)
-{
+long web_run_id(const char *arg) {
     char *end = NULL;
     long id = arg ? strtol(arg, &end, 10) : 0;
     return end && *end == '\0' && id > 0 ? id : 0;
@@ -89,19 +84,20 @@ long web_run_id(const char *arg)
 /* --- when agents were last heard from -------------------------------------------------- */
 
 #define SEEN_SLOTS 1024
-static struct { long id; double at; } seen[SEEN_SLOTS];
+static struct {
+    long id;
+    double at;
+} seen[SEEN_SLOTS];
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void web_agent_seen(long id)
-{
+void web_agent_seen(long id) {
     pthread_mutex_lock(&seen_lock);
     seen[(unsigned long)id % SEEN_SLOTS].id = id;
     seen[(unsigned long)id % SEEN_SLOTS].at = now_seconds();
     pthread_mutex_unlock(&seen_lock);
 }
 
-static double agent_seen(long id, double fallback)
-{
+static double agent_seen(long id, double fallback) {
     size_t slot = (unsigned long)id % SEEN_SLOTS;
     pthread_mutex_lock(&seen_lock);
     double at = seen[slot].id == id ? seen[slot].at : fallback;
@@ -109,8 +105,7 @@ static double agent_seen(long id, double fallback)
     return at > fallback ? at : fallback;
 }
 
-void web_time(FILE *out, double t)
-{
+void web_time(FILE *out, double t) {
     char text[64];
     time_t secs = (time_t)t;
     struct tm tm;
@@ -122,8 +117,7 @@ void web_time(FILE *out, double t)
 /* --- the comparison with per-cell ratios ----------------------------------------------- */
 
 /* The worst measured error/bound of each case in each column, from the cells' bounds. */
-static cJSON *cell_ratios(const cJSON *results)
-{
+static cJSON *cell_ratios(const cJSON *results) {
     cJSON *all = cJSON_CreateObject();
     const cJSON *res, *c, *b;
     cJSON_ArrayForEach(res, results) {
@@ -145,30 +139,25 @@ static cJSON *cell_ratios(const cJSON *results)
     return all;
 }
 
-cJSON *web_report(Server *s, long run, cJSON **run_view)
-{
+cJSON *web_report(Server *s, long run, cJSON **run_view) {
     cJSON *view = db_run_view(s->db, run);
-    if (!view)
-        return NULL;
+    if (!view) return NULL;
     cJSON *results = db_run_results(s->db, run);
     cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(view, "cases"));
     cJSON_AddItemToObject(report, "ratios", cell_ratios(results));
     cJSON_Delete(results);
-    if (run_view)
-        *run_view = view;
-    else
-        cJSON_Delete(view);
+    if (run_view) *run_view = view;
+    else cJSON_Delete(view);
     return report;
 }
 
 /* --- / : runs and machines ------------------------------------------------------------ */
 
-static void runs_table(Server *s, FILE *out, const cJSON *runs)
-{
+static void runs_table(Server *s, FILE *out, const cJSON *runs) {
     fprintf(out, "<h2 id=runs>Runs</h2><table><tr><th>run<th>source<th>jobs<th>queued"
-            "<th>running<th>done<th>failed<th>cancelled<th>verdicts<th>result</tr>");
+                 "<th>running<th>done<th>failed<th>cancelled<th>verdicts<th>result</tr>");
     int n = cJSON_GetArraySize(runs);
-    for (int i = n - 1; i >= 0 && i >= n - 100; i--) {   /* the newest hundred */
+    for (int i = n - 1; i >= 0 && i >= n - 100; i--) { /* the newest hundred */
         const cJSON *run = cJSON_GetArrayItem(runs, i);
         long id = (long)json_num(run, "id", 0);
         cJSON *report = web_report(s, id, NULL);
@@ -177,10 +166,9 @@ static void runs_table(Server *s, FILE *out, const cJSON *runs)
         int busy = json_num(run, "queued", 0) + json_num(run, "running", 0) > 0;
         fprintf(out, "<tr><td><a href=\"/runs/%ld\">run %ld</a><td><code>%.12s</code>", id, id,
                 json_str(run, "source_sha") ? json_str(run, "source_sha") : "");
-        static const char *const keys[] = {"jobs", "queued", "running", "done", "failed",
-                                           "cancelled", NULL};
-        for (int i = 0; keys[i]; i++)
-            fprintf(out, "<td>%.0f", json_num(run, keys[i], 0));
+        static const char *const keys[] = {"jobs",   "queued",    "running", "done",
+                                           "failed", "cancelled", NULL};
+        for (int i = 0; keys[i]; i++) fprintf(out, "<td>%.0f", json_num(run, keys[i], 0));
         fprintf(out, "<td class=small>");
         const cJSON *c;
         cJSON_ArrayForEach(c, counts) {
@@ -189,15 +177,18 @@ static void runs_table(Server *s, FILE *out, const cJSON *runs)
                         c->string);
         }
         fprintf(out, "<td class=%s>%s</tr>",
-                busy ? "pending" : ok ? "identical" : "differs-where-fixed",
-                busy ? "running" : ok ? "no promise broken" : "FAILED");
+                busy ? "pending"
+                : ok ? "identical"
+                     : "differs-where-fixed",
+                busy ? "running"
+                : ok ? "no promise broken"
+                     : "FAILED");
         cJSON_Delete(report);
     }
     fprintf(out, "</table>");
 }
 
-static void gpus_cell(FILE *out, const cJSON *caps)
-{
+static void gpus_cell(FILE *out, const cJSON *caps) {
     const cJSON *g;
     int any = 0;
     cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(caps, "gpus")) {
@@ -217,17 +208,15 @@ static void gpus_cell(FILE *out, const cJSON *caps)
     }
 }
 
-static void machines_table(FILE *out, const cJSON *agents)
-{
+static void machines_table(FILE *out, const cJSON *agents) {
     fprintf(out, "<h2 id=machines>Machines</h2><table><tr><th>machine<th>GPUs<th>compilers"
-            "<th>CPU<th>labels<th>cairn<th>last heard from</tr>");
+                 "<th>CPU<th>labels<th>cairn<th>last heard from</tr>");
     const cJSON *a;
     cJSON_ArrayForEach(a, agents) {
         const cJSON *caps = cJSON_GetObjectItemCaseSensitive(a, "caps"), *c, *l;
         fprintf(out, "<tr><td>");
         web_esc(out, json_str(a, "name"));
-        if (json_num(a, "revoked", 0))
-            fprintf(out, " <b>(revoked)</b>");
+        if (json_num(a, "revoked", 0)) fprintf(out, " <b>(revoked)</b>");
         fprintf(out, "<td>");
         gpus_cell(out, caps);
         fprintf(out, "<td>");
@@ -257,15 +246,14 @@ static void machines_table(FILE *out, const cJSON *agents)
     fprintf(out, "</table>");
 }
 
-void web_index(Server *s, Request *q, Reply *r)
-{
+void web_index(Server *s, Request *q, Reply *r) {
     (void)q;
     cJSON *status = db_status_view(s->db);
     char *html = NULL;
     size_t len = 0;
     FILE *out = web_page_open(&html, &len, "cairn-farm", 10);
     fprintf(out, "<p class=small>Each run compares its cases across machines and cells; a "
-            "verdict names the promise it checked (docs/farm.md). Newest runs first.</p>");
+                 "verdict names the promise it checked (docs/farm.md). Newest runs first.</p>");
     runs_table(s, out, cJSON_GetObjectItemCaseSensitive(status, "runs"));
     machines_table(out, cJSON_GetObjectItemCaseSensitive(status, "agents"));
     cJSON_Delete(status);
@@ -276,23 +264,21 @@ void web_index(Server *s, Request *q, Reply *r)
 
 #define MAX_SERVED (64L << 20)
 
-static const char *content_type(const char *path)
-{
-    static const char *const types[][2] = {
-        {".json", "application/json"}, {".jsonl", "text/plain; charset=utf-8"},
-        {".log", "text/plain; charset=utf-8"}, {".pem", "text/plain; charset=utf-8"},
-        {NULL, NULL}};
+static const char *content_type(const char *path) {
+    static const char *const types[][2] = {{".json", "application/json"},
+                                           {".jsonl", "text/plain; charset=utf-8"},
+                                           {".log", "text/plain; charset=utf-8"},
+                                           {".pem", "text/plain; charset=utf-8"},
+                                           {NULL, NULL}};
     size_t n = strlen(path);
     for (int i = 0; types[i][0]; i++) {
         size_t k = strlen(types[i][0]);
-        if (n > k && !strcmp(path + n - k, types[i][0]))
-            return types[i][1];
+        if (n > k && !strcmp(path + n - k, types[i][0])) return types[i][1];
     }
-    return "application/octet-stream";   /* raw observed bits and anything else */
+    return "application/octet-stream"; /* raw observed bits and anything else */
 }
 
-void web_file(Server *s, Request *q, Reply *r)
-{
+void web_file(Server *s, Request *q, Reply *r) {
     char path[2400];
     size_t len = 0;
     if (!is_safe_relpath(q->arg) || strncmp(q->arg, "evidence/", 9) != 0) {
@@ -313,8 +299,7 @@ void web_file(Server *s, Request *q, Reply *r)
 }
 
 /* /favicon.ico: browsers ask for it on every page; a small cairn (three stones) in SVG. */
-void web_icon(Server *s, Request *q, Reply *r)
-{
+void web_icon(Server *s, Request *q, Reply *r) {
     (void)s;
     (void)q;
     static const char icon[] =

@@ -20,10 +20,10 @@ void web_icon(Server *s, Request *q, Reply *r);
 void web_agent_seen(long id);
 
 /* Shared by the pages (web.c) and the plot (web_plot.c). */
-void web_esc(FILE *out, const char *s);          /* HTML-escaped text; NULL prints nothing */
-void web_url(FILE *out, const char *s);          /* a URL path, percent-encoded */
-void web_time(FILE *out, double t);              /* UTC and how long ago */
-long web_run_id(const char *arg);                /* a positive run id, or 0 */
+void web_esc(FILE *out, const char *s); /* HTML-escaped text; NULL prints nothing */
+void web_url(FILE *out, const char *s); /* a URL path, percent-encoded */
+void web_time(FILE *out, double t);     /* UTC and how long ago */
+long web_run_id(const char *arg);       /* a positive run id, or 0 */
 /* A page in a memory stream: head (no script, nothing fetched), navigation, title. */
 FILE *web_page_open(char **html, size_t *len, const char *title, int refresh);
 void web_page_close(FILE *out, char **html, size_t *len, Reply *r);

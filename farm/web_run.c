@@ -8,8 +8,7 @@
 /* A cell of the matrix: its value, coloured by the case's verdict (a cell whose own checks
  * failed by violates-contract), with links to what its agent filed. */
 static void matrix_cell(FILE *out, const cJSON *v, const char *case_path, const char *verdict,
-                        int row)
-{
+                        int row) {
     if (!v) {
         fprintf(out, "<td class=pending>-");
         return;
@@ -40,10 +39,10 @@ static void matrix_cell(FILE *out, const cJSON *v, const char *case_path, const 
     fprintf(out, "</span>");
 }
 
-static void matrix(FILE *out, const cJSON *report)
-{
+static void matrix(FILE *out, const cJSON *report) {
     const cJSON *columns = cJSON_GetObjectItemCaseSensitive(report, "columns"), *col, *row;
-    fprintf(out, "<h2>Verdicts</h2><p class=small>"
+    fprintf(out,
+            "<h2>Verdicts</h2><p class=small>"
             "<span class=identical>identical</span> <span class=within-bound>within-bound</span> "
             "<span class=no-evidence>no-evidence</span> "
             "<span class=violates-contract>violates-contract</span> "
@@ -62,16 +61,13 @@ static void matrix(FILE *out, const cJSON *report)
         web_esc(out, name);
         fprintf(out, "\"><td>%d<td>", i);
         web_esc(out, name);
-        cJSON_ArrayForEach(col, columns)
-            matrix_cell(out, cJSON_GetObjectItemCaseSensitive(cells, col->valuestring), name,
-                        verdict, i);
+        cJSON_ArrayForEach(col, columns) matrix_cell(
+            out, cJSON_GetObjectItemCaseSensitive(cells, col->valuestring), name, verdict, i);
         fprintf(out, "<td class=\"verdict %s\">", verdict);
         web_esc(out, verdict);
         const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(row, "error_over_bound");
-        if (cJSON_IsNumber(ratio))
-            fprintf(out, "<td>%.4g<td class=small>", ratio->valuedouble);
-        else
-            fprintf(out, "<td>-<td class=small>");
+        if (cJSON_IsNumber(ratio)) fprintf(out, "<td>%.4g<td class=small>", ratio->valuedouble);
+        else fprintf(out, "<td>-<td class=small>");
         web_esc(out, json_str(row, "promise"));
         if (json_str(row, "detail")) {
             fprintf(out, " (");
@@ -87,8 +83,7 @@ static void matrix(FILE *out, const cJSON *report)
 }
 
 /* Per case: each observation's digest in each column, and its own verdict. */
-static void details(FILE *out, const cJSON *report)
-{
+static void details(FILE *out, const cJSON *report) {
     const cJSON *columns = cJSON_GetObjectItemCaseSensitive(report, "columns"), *col, *row, *o;
     fprintf(out, "<h2>Digests</h2>");
     int i = 1;
@@ -124,10 +119,9 @@ static void details(FILE *out, const cJSON *report)
     }
 }
 
-static void jobs(FILE *out, const cJSON *view)
-{
+static void jobs(FILE *out, const cJSON *view) {
     fprintf(out, "<h2>Jobs</h2><table><tr><th>job<th>cell<th>state<th>machine<th>attempt"
-            "<th>progress or failure</tr>");
+                 "<th>progress or failure</tr>");
     const cJSON *j;
     cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(view, "jobs")) {
         fprintf(out, "<tr><td>%.0f<td>", json_num(j, "job", 0));
@@ -143,8 +137,7 @@ static void jobs(FILE *out, const cJSON *view)
     fprintf(out, "</table>");
 }
 
-void web_run(Server *s, Request *q, Reply *r)
-{
+void web_run(Server *s, Request *q, Reply *r) {
     long id = web_run_id(q->arg);
     cJSON *view = NULL, *report = id ? web_report(s, id, &view) : NULL;
     if (!report) {
@@ -156,17 +149,21 @@ void web_run(Server *s, Request *q, Reply *r)
     snprintf(title, sizeof title, "run %ld", id);
     FILE *out = web_page_open(&html, &len, title, 10);
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(report, "counts");
-    fprintf(out, "<p>%s: %.0f identical, %.0f within-bound, %.0f no-evidence (proves nothing), "
+    fprintf(out,
+            "<p>%s: %.0f identical, %.0f within-bound, %.0f no-evidence (proves nothing), "
             "%.0f violates-contract, %.0f differs-where-fixed.</p>",
             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "ok"))
-                ? "No case breaks a promise" : "FAILED: a case breaks a promise",
+                ? "No case breaks a promise"
+                : "FAILED: a case breaks a promise",
             json_num(counts, "identical", 0), json_num(counts, "within-bound", 0),
             json_num(counts, "no-evidence", 0), json_num(counts, "violates-contract", 0),
             json_num(counts, "differs-where-fixed", 0));
     matrix(out, report);
-    fprintf(out, "<h2>Error over bound</h2><p class=small>Each cell's worst measured error "
+    fprintf(out,
+            "<h2>Error over bound</h2><p class=small>Each cell's worst measured error "
             "as a fraction of its contract's bound (<a href=\"/runs/%ld/plot.svg\">the plot "
-            "alone</a>); cases without a measurement have no point.</p>", id);
+            "alone</a>); cases without a measurement have no point.</p>",
+            id);
     web_plot_svg(out, report);
     details(out, report);
     jobs(out, view);
@@ -175,8 +172,7 @@ void web_run(Server *s, Request *q, Reply *r)
     web_page_close(out, &html, &len, r);
 }
 
-void web_plot(Server *s, Request *q, Reply *r)
-{
+void web_plot(Server *s, Request *q, Reply *r) {
     long id = web_run_id(q->arg);
     cJSON *report = id ? web_report(s, id, NULL) : NULL;
     if (!report) {
@@ -198,8 +194,7 @@ void web_plot(Server *s, Request *q, Reply *r)
 /* --- a case across runs ----------------------------------------------------------------- */
 
 /* What the case gave in a run: its verdict and every cell's value, as one string. */
-static char *fingerprint(const cJSON *row)
-{
+static char *fingerprint(const cJSON *row) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -211,18 +206,15 @@ static char *fingerprint(const cJSON *row)
     return text;
 }
 
-static const cJSON *case_row(const cJSON *report, const char *name)
-{
+static const cJSON *case_row(const cJSON *report, const char *name) {
     const cJSON *row;
     cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(report, "cases")) {
-        if (!strcmp(json_str(row, "case"), name))
-            return row;
+        if (!strcmp(json_str(row, "case"), name)) return row;
     }
     return NULL;
 }
 
-void web_history(Server *s, Request *q, Reply *r)
-{
+void web_history(Server *s, Request *q, Reply *r) {
     cJSON *status = db_status_view(s->db);
     char *html = NULL, *last = NULL, title[400];
     size_t len = 0;
@@ -260,11 +252,12 @@ void web_history(Server *s, Request *q, Reply *r)
     free(last);
     fprintf(out, "</table>");
     if (found)
-        fprintf(out, "<p id=last-change>Last changed in <a href=\"/runs/%ld\">run %ld</a> "
+        fprintf(out,
+                "<p id=last-change>Last changed in <a href=\"/runs/%ld\">run %ld</a> "
                 "(a change: another verdict, or another value in some cell; -1 in "
-                "error/bound: none measured).</p>", changed, changed);
-    else
-        fprintf(out, "<p id=last-change>No run has this case.</p>");
+                "error/bound: none measured).</p>",
+                changed, changed);
+    else fprintf(out, "<p id=last-change>No run has this case.</p>");
     cJSON_Delete(status);
     web_page_close(out, &html, &len, r);
 }

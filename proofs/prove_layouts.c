@@ -23,7 +23,9 @@
 static Z3_context z;
 
 static Z3_ast num(unsigned v) { return Z3_mk_unsigned_int(z, v, Z3_mk_bv_sort(z, 32)); }
-static Z3_ast var(const char *name) { return Z3_mk_const(z, Z3_mk_string_symbol(z, name), Z3_mk_bv_sort(z, 32)); }
+static Z3_ast var(const char *name) {
+    return Z3_mk_const(z, Z3_mk_string_symbol(z, name), Z3_mk_bv_sort(z, 32));
+}
 static Z3_ast add(Z3_ast a, Z3_ast b) { return Z3_mk_bvadd(z, a, b); }
 static Z3_ast mul(Z3_ast a, Z3_ast b) { return Z3_mk_bvmul(z, a, b); }
 static Z3_ast dv(Z3_ast a, Z3_ast b) { return Z3_mk_bvudiv(z, a, b); }
@@ -31,16 +33,22 @@ static Z3_ast rem(Z3_ast a, Z3_ast b) { return Z3_mk_bvurem(z, a, b); }
 static Z3_ast lt(Z3_ast a, unsigned b) { return Z3_mk_bvult(z, a, num(b)); }
 static Z3_ast eq(Z3_ast a, Z3_ast b) { return Z3_mk_eq(z, a, b); }
 static Z3_ast ne(Z3_ast a, Z3_ast b) { return Z3_mk_not(z, eq(a, b)); }
-static Z3_ast and2(Z3_ast a, Z3_ast b) { Z3_ast x[2] = {a, b}; return Z3_mk_and(z, 2, x); }
-static Z3_ast or2(Z3_ast a, Z3_ast b) { Z3_ast x[2] = {a, b}; return Z3_mk_or(z, 2, x); }
+static Z3_ast and2(Z3_ast a, Z3_ast b) {
+    Z3_ast x[2] = {a, b};
+    return Z3_mk_and(z, 2, x);
+}
+static Z3_ast or2(Z3_ast a, Z3_ast b) {
+    Z3_ast x[2] = {a, b};
+    return Z3_mk_or(z, 2, x);
+}
 static Z3_ast ite(Z3_ast c, Z3_ast a, Z3_ast b) { return Z3_mk_ite(z, c, a, b); }
 
 /* ---- the layouts, from their definitions ---- */
 
 typedef struct Lay {
     unsigned rows, cols, row_stride, col_stride;
-    unsigned b, m, s;                   /* swizzle; b == 0: none */
-    unsigned tr, tc, vr, vc;            /* spread; tr == 0: none */
+    unsigned b, m, s;        /* swizzle; b == 0: none */
+    unsigned tr, tc, vr, vc; /* spread; tr == 0: none */
 } Lay;
 
 /* CuTe's Swizzle<B, M, S>: o ^ ((o & (((1 << B) - 1) << (M + S))) >> S). */
@@ -58,22 +66,35 @@ static Z3_ast lower_at(const Lay *l, Z3_ast i, Z3_ast j) {
 static void share(const Lay *l, Z3_ast t, Z3_ast v, Z3_ast *row, Z3_ast *col) {
     unsigned block = l->vr * l->vc, reps_c = l->cols / (l->tc * l->vc);
     Z3_ast rep = dv(v, num(block)), in = rem(v, num(block));
-    *row = add(add(mul(dv(rep, num(reps_c)), num(l->tr * l->vr)), mul(dv(t, num(l->tc)), num(l->vr))),
-               dv(in, num(l->vc)));
-    *col = add(add(mul(rem(rep, num(reps_c)), num(l->tc * l->vc)), mul(rem(t, num(l->tc)), num(l->vc))),
-               rem(in, num(l->vc)));
+    *row =
+        add(add(mul(dv(rep, num(reps_c)), num(l->tr * l->vr)), mul(dv(t, num(l->tc)), num(l->vr))),
+            dv(in, num(l->vc)));
+    *col = add(
+        add(mul(rem(rep, num(reps_c)), num(l->tc * l->vc)), mul(rem(t, num(l->tc)), num(l->vc))),
+        rem(in, num(l->vc)));
 }
 
 static Lay rows(unsigned r, unsigned c) { return (Lay){r, c, c, 1, 0, 0, 0, 0, 0, 0, 0}; }
-static Lay padded(Lay l, unsigned p) { l.row_stride += p; return l; }
-static Lay swizzled(Lay l, unsigned b, unsigned m, unsigned s) { l.b = b; l.m = m; l.s = s; return l; }
+static Lay padded(Lay l, unsigned p) {
+    l.row_stride += p;
+    return l;
+}
+static Lay swizzled(Lay l, unsigned b, unsigned m, unsigned s) {
+    l.b = b;
+    l.m = m;
+    l.s = s;
+    return l;
+}
 static Lay spread(Lay l, unsigned tr, unsigned tc, unsigned vr, unsigned vc) {
-    l.tr = tr; l.tc = tc; l.vr = vr; l.vc = vc;
+    l.tr = tr;
+    l.tc = tc;
+    l.vr = vr;
+    l.vc = vc;
     return l;
 }
 
 /* The layouts the spec and examples/tensor use. */
-static Lay share_c(void) { return spread(rows(16, 8), 8, 4, 1, 2); }           /* mma_get's share */
+static Lay share_c(void) { return spread(rows(16, 8), 8, 4, 1, 2); } /* mma_get's share */
 static Lay tile32_a(bool wrong) { return swizzled(rows(64, 32), 2, wrong ? 2 : 3, 3); }
 static Lay spec_swizzle(bool wrong) { return swizzled(rows(16, 16), 1, 3, wrong ? 0 : 3); }
 static Lay tile32_a_bij(bool wrong) { return swizzled(rows(64, 32), 2, 3, wrong ? 0 : 3); }
@@ -86,7 +107,9 @@ static Lay tile64_stages_b(bool wrong) { return padded(rows(64, 64), wrong ? 4 :
 
 /* ---- the facts ---- */
 
-typedef struct Claim { Z3_ast pre, post; } Claim;
+typedef struct Claim {
+    Z3_ast pre, post;
+} Claim;
 
 /* spread(rows(16, 8), 8, 4, 1, 2) is the ISA's share: lane l's value v is element
  * (l / 4 + 8 * (v / 2), 2 * (l % 4) + v % 2). */
@@ -130,14 +153,14 @@ static Claim one_owner(ShareFn f, unsigned regs, unsigned rows_, unsigned cols_,
 static void spread_share(Z3_ast lane, Z3_ast i, bool wrong, Z3_ast *row, Z3_ast *col) {
     Lay l = share_c();
     share(&l, lane, i, row, col);
-    if (wrong) *col = rem(*col, num(4));    /* forget the 2 * (l % 4) */
+    if (wrong) *col = rem(*col, num(4)); /* forget the 2 * (l % 4) */
 }
 
 /* m16n8k16 A (16 x 16, f16/bf16): a_i is row g for i in {0, 1, 4, 5} else g + 8, column
  * 2t + (i & 1), + 8 when i >= 4. */
 static void a_share(Z3_ast lane, Z3_ast i, bool wrong, Z3_ast *row, Z3_ast *col) {
     Z3_ast g = Z3_mk_bvlshr(z, lane, num(2)), tq = rem(lane, num(4));
-    Z3_ast low_row = eq(Z3_mk_bvand(z, i, num(2)), num(0));      /* i in {0, 1, 4, 5} */
+    Z3_ast low_row = eq(Z3_mk_bvand(z, i, num(2)), num(0)); /* i in {0, 1, 4, 5} */
     *row = ite(low_row, g, add(g, num(8)));
     Z3_ast c = add(mul(num(2), tq), Z3_mk_bvand(z, i, num(1)));
     *col = wrong ? c : ite(lt(i, 4), c, add(c, num(8)));
@@ -159,8 +182,9 @@ static Claim b_one_lane(bool wrong) { return one_owner(b_share, 4, 16, 8, wrong)
  * the cosize and no two coordinates meet. */
 static Claim bijection(Lay l) {
     Z3_ast i1 = var("i1"), j1 = var("j1"), i2 = var("i2"), j2 = var("j2");
-    Z3_ast pre = and2(and2(and2(lt(i1, l.rows), lt(j1, l.cols)), and2(lt(i2, l.rows), lt(j2, l.cols))),
-                      or2(ne(i1, i2), ne(j1, j2)));
+    Z3_ast pre =
+        and2(and2(and2(lt(i1, l.rows), lt(j1, l.cols)), and2(lt(i2, l.rows), lt(j2, l.cols))),
+             or2(ne(i1, i2), ne(j1, j2)));
     Z3_ast o1 = lower_at(&l, i1, j1), o2 = lower_at(&l, i2, j2);
     return (Claim){pre, and2(lt(o1, l.rows * l.cols), ne(o1, o2))};
 }
@@ -172,9 +196,11 @@ static Claim tile32_swizzle_bijection(bool wrong) { return bijection(tile32_a_bi
  * multiple of 8. */
 static Claim runs_intact(Lay l) {
     Z3_ast i = var("i"), j = var("j"), r = var("r");
-    Z3_ast pre = and2(and2(lt(i, l.rows), lt(j, l.cols)), and2(eq(rem(j, num(8)), num(0)), lt(r, 8)));
+    Z3_ast pre =
+        and2(and2(lt(i, l.rows), lt(j, l.cols)), and2(eq(rem(j, num(8)), num(0)), lt(r, 8)));
     Z3_ast o = lower_at(&l, i, j);
-    return (Claim){pre, and2(eq(lower_at(&l, i, add(j, r)), add(o, r)), eq(rem(o, num(8)), num(0)))};
+    return (Claim){pre,
+                   and2(eq(lower_at(&l, i, add(j, r)), add(o, r)), eq(rem(o, num(8)), num(0)))};
 }
 static Claim tile32_a_runs(bool wrong) { return runs_intact(tile32_a(wrong)); }
 static Claim tile32_b_runs(bool wrong) { return runs_intact(tile32_b(wrong)); }
@@ -199,22 +225,34 @@ static const struct Fact {
     const char *name, *what;
     Claim (*claim)(bool wrong);
 } facts[] = {
-    {"spread-is-isa", "spread(rows(16, 8), 8, 4, 1, 2) is the ISA's accumulator share", spread_is_isa},
-    {"c-share-is-spread", "the m16n8k16 C share of DESIGN.md section 8 is that spread", c_share_is_spread},
-    {"spread-one-lane", "the spread gives each element of 16 x 8 exactly one lane and value", spread_one_lane},
-    {"a-share-one-lane", "the m16n8k16 A share gives each element of 16 x 16 one lane and register", a_one_lane},
-    {"b-share-one-lane", "the m16n8k16 B share gives each element of 16 x 8 one lane and register", b_one_lane},
+    {"spread-is-isa", "spread(rows(16, 8), 8, 4, 1, 2) is the ISA's accumulator share",
+     spread_is_isa},
+    {"c-share-is-spread", "the m16n8k16 C share of DESIGN.md section 8 is that spread",
+     c_share_is_spread},
+    {"spread-one-lane", "the spread gives each element of 16 x 8 exactly one lane and value",
+     spread_one_lane},
+    {"a-share-one-lane", "the m16n8k16 A share gives each element of 16 x 16 one lane and register",
+     a_one_lane},
+    {"b-share-one-lane", "the m16n8k16 B share gives each element of 16 x 8 one lane and register",
+     b_one_lane},
     {"spec-swizzle-bijection", "swizzle(rows(16, 16), 1, 3, 3) is a bijection on its 256 offsets",
      spec_swizzle_bijection},
-    {"tile32-swizzle-bijection", "tile32's swizzle(rows(64, 32), 2, 3, 3) is a bijection on its 2048 offsets",
+    {"tile32-swizzle-bijection",
+     "tile32's swizzle(rows(64, 32), 2, 3, 3) is a bijection on its 2048 offsets",
      tile32_swizzle_bijection},
-    {"tile32-a-runs", "tile32's swizzled A tile keeps ldmatrix's 16-byte runs together", tile32_a_runs},
-    {"tile32-b-runs", "tile32's pad(rows(32, 32), 8) B tile keeps ldmatrix's 16-byte runs together", tile32_b_runs},
-    {"tile64-a-wmma", "tile64's pad(rows(64, 32), 8) stage gives WMMA aligned fragments and rows", tile64_a_wmma},
-    {"tile64-b-wmma", "tile64's pad(rows(32, 64), 8) stage gives WMMA aligned fragments and rows", tile64_b_wmma},
-    {"tile64-stages-a-wmma", "tile64.cairn's two a stages, pad(rows(128, 32), 8), give WMMA aligned fragments",
+    {"tile32-a-runs", "tile32's swizzled A tile keeps ldmatrix's 16-byte runs together",
+     tile32_a_runs},
+    {"tile32-b-runs", "tile32's pad(rows(32, 32), 8) B tile keeps ldmatrix's 16-byte runs together",
+     tile32_b_runs},
+    {"tile64-a-wmma", "tile64's pad(rows(64, 32), 8) stage gives WMMA aligned fragments and rows",
+     tile64_a_wmma},
+    {"tile64-b-wmma", "tile64's pad(rows(32, 64), 8) stage gives WMMA aligned fragments and rows",
+     tile64_b_wmma},
+    {"tile64-stages-a-wmma",
+     "tile64.cairn's two a stages, pad(rows(128, 32), 8), give WMMA aligned fragments",
      tile64_stages_a_wmma},
-    {"tile64-stages-b-wmma", "tile64.cairn's two b stages, pad(rows(64, 64), 8), give WMMA aligned fragments",
+    {"tile64-stages-b-wmma",
+     "tile64.cairn's two b stages, pad(rows(64, 64), 8), give WMMA aligned fragments",
      tile64_stages_b_wmma},
 };
 enum { NFACTS = sizeof facts / sizeof facts[0] };
@@ -228,7 +266,8 @@ static void print_model(Z3_solver s) {
         Z3_ast v = Z3_model_get_const_interp(z, m, d);
         uint64_t value = 0;
         Z3_get_numeral_uint64(z, v, &value);
-        printf("    %s = %llu\n", Z3_get_symbol_string(z, Z3_get_decl_name(z, d)), (unsigned long long)value);
+        printf("    %s = %llu\n", Z3_get_symbol_string(z, Z3_get_decl_name(z, d)),
+               (unsigned long long)value);
     }
     Z3_model_dec_ref(z, m);
 }
@@ -241,8 +280,11 @@ static int prove(const struct Fact *f, bool wrong) {
     Z3_solver_assert(z, s, Z3_mk_not(z, c.post));
     Z3_lbool r = Z3_solver_check(z, s);
     int verdict = r == Z3_L_FALSE ? 0 : r == Z3_L_TRUE ? 10 : 5;
-    printf("%s %s%s: %s\n", verdict == 0 ? "proved" : verdict == 10 ? "REFUTED" : "UNKNOWN", f->name,
-           wrong ? " (wrong formula)" : "", f->what);
+    printf("%s %s%s: %s\n",
+           verdict == 0    ? "proved"
+           : verdict == 10 ? "REFUTED"
+                           : "UNKNOWN",
+           f->name, wrong ? " (wrong formula)" : "", f->what);
     if (verdict == 10) print_model(s);
     Z3_solver_dec_ref(z, s);
     return verdict;
@@ -281,7 +323,8 @@ int main(int argc, char **argv) {
     }
     Z3_del_context(z);
     if (!matched) {
-        fprintf(stderr, "prove_layouts: no fact named '%s' (--list names them)\n", only ? only : "");
+        fprintf(stderr, "prove_layouts: no fact named '%s' (--list names them)\n",
+                only ? only : "");
         return 2;
     }
     return worst;

@@ -24,24 +24,32 @@
 #define CAIRN__FN static inline CAIRN_HD
 
 #ifdef __CUDA_ARCH__
-template <typename T> __device__ inline bool cairn__overflowed(T *r, __int128 w) {
+template <typename T>
+__device__ inline bool cairn__overflowed(T *r, __int128 w) {
     *r = (T)w;
     return (__int128)*r != w;
 }
-template <typename T> __device__ inline bool cairn__overflowed(T *r, unsigned __int128 w) {
+template <typename T>
+__device__ inline bool cairn__overflowed(T *r, unsigned __int128 w) {
     *r = (T)w;
     return (unsigned __int128)*r != w;
 }
-template <typename T> __device__ inline bool cairn__add_overflow(T a, T b, T *r) {
+template <typename T>
+__device__ inline bool cairn__add_overflow(T a, T b, T *r) {
     if (T(-1) < T(0)) return cairn__overflowed(r, (__int128)a + (__int128)b);
     return cairn__overflowed(r, (unsigned __int128)a + (unsigned __int128)b);
 }
-template <typename T> __device__ inline bool cairn__sub_overflow(T a, T b, T *r) {
+template <typename T>
+__device__ inline bool cairn__sub_overflow(T a, T b, T *r) {
     if (T(-1) < T(0)) return cairn__overflowed(r, (__int128)a - (__int128)b);
-    if (b > a) { *r = (T)(a - b); return true; }
+    if (b > a) {
+        *r = (T)(a - b);
+        return true;
+    }
     return cairn__overflowed(r, (unsigned __int128)(a - b));
 }
-template <typename T> __device__ inline bool cairn__mul_overflow(T a, T b, T *r) {
+template <typename T>
+__device__ inline bool cairn__mul_overflow(T a, T b, T *r) {
     if (T(-1) < T(0)) return cairn__overflowed(r, (__int128)a * (__int128)b);
     return cairn__overflowed(r, (unsigned __int128)a * (unsigned __int128)b);
 }
@@ -55,67 +63,67 @@ template <typename T> __device__ inline bool cairn__mul_overflow(T a, T b, T *r)
 #endif
 
 #define CAIRN__OVERFLOW "integer overflow"
-#define CAIRN__DIVZERO "division by zero"
+#define CAIRN__DIVZERO  "division by zero"
 
 /* + - * / % negation and shifts for one integer type S (C type T, minimum MIN, width
  * BITS); MIN is 0 for unsigned types. */
-#define CAIRN__CHECKED(S, T, MIN, BITS)                                                   \
-    CAIRN__FN T cairn_add_##S(T a, T b, cairn_loc at) {                               \
-        T r;                                                                              \
-        if (CAIRN__ADD_OVF(a, b, &r)) cairn_trap_at(CAIRN__OVERFLOW, at);         \
-        return r;                                                                         \
-    }                                                                                     \
-    CAIRN__FN T cairn_sub_##S(T a, T b, cairn_loc at) {                               \
-        T r;                                                                              \
-        if (CAIRN__SUB_OVF(a, b, &r)) cairn_trap_at(CAIRN__OVERFLOW, at);         \
-        return r;                                                                         \
-    }                                                                                     \
-    CAIRN__FN T cairn_mul_##S(T a, T b, cairn_loc at) {                               \
-        T r;                                                                              \
-        if (CAIRN__MUL_OVF(a, b, &r)) cairn_trap_at(CAIRN__OVERFLOW, at);         \
-        return r;                                                                         \
-    }                                                                                     \
-    CAIRN__FN T cairn_neg_##S(T a, cairn_loc at) { return cairn_sub_##S(0, a, at); }  \
-    CAIRN__FN T cairn_div_##S(T a, T b, cairn_loc at) {                               \
-        if (b == 0) cairn_trap_at(CAIRN__DIVZERO, at);                                    \
-        if ((MIN) != 0 && a == (T)(MIN) && b == (T)-1) cairn_trap_at(CAIRN__OVERFLOW, at);\
-        return (T)(a / b);                                                                \
-    }                                                                                     \
-    CAIRN__FN T cairn_rem_##S(T a, T b, cairn_loc at) {                               \
-        if (b == 0) cairn_trap_at(CAIRN__DIVZERO, at);                                    \
-        if ((MIN) != 0 && b == (T)-1) return 0;                                           \
-        return (T)(a % b);                                                                \
-    }                                                                                     \
-    CAIRN__FN T cairn_shl_##S(T a, int64_t b, cairn_loc at) {                         \
-        if (b < 0 || b >= (BITS)) cairn_trap_at("shift count out of range", at);          \
-        T r = (T)((uint64_t)a << b);                                                      \
-        if ((T)(r >> b) != a) cairn_trap_at(CAIRN__OVERFLOW, at);                         \
-        return r;                                                                         \
-    }                                                                                     \
-    CAIRN__FN T cairn_shr_##S(T a, int64_t b, cairn_loc at) {                         \
-        if (b < 0 || b >= (BITS)) cairn_trap_at("shift count out of range", at);          \
-        return (T)(a >> b);                                                               \
-    }                                                                                     \
-    CAIRN__FN T cairn_min_##S(T a, T b) { return a < b ? a : b; }                     \
+#define CAIRN__CHECKED(S, T, MIN, BITS)                                                            \
+    CAIRN__FN T cairn_add_##S(T a, T b, cairn_loc at) {                                            \
+        T r;                                                                                       \
+        if (CAIRN__ADD_OVF(a, b, &r)) cairn_trap_at(CAIRN__OVERFLOW, at);                          \
+        return r;                                                                                  \
+    }                                                                                              \
+    CAIRN__FN T cairn_sub_##S(T a, T b, cairn_loc at) {                                            \
+        T r;                                                                                       \
+        if (CAIRN__SUB_OVF(a, b, &r)) cairn_trap_at(CAIRN__OVERFLOW, at);                          \
+        return r;                                                                                  \
+    }                                                                                              \
+    CAIRN__FN T cairn_mul_##S(T a, T b, cairn_loc at) {                                            \
+        T r;                                                                                       \
+        if (CAIRN__MUL_OVF(a, b, &r)) cairn_trap_at(CAIRN__OVERFLOW, at);                          \
+        return r;                                                                                  \
+    }                                                                                              \
+    CAIRN__FN T cairn_neg_##S(T a, cairn_loc at) { return cairn_sub_##S(0, a, at); }               \
+    CAIRN__FN T cairn_div_##S(T a, T b, cairn_loc at) {                                            \
+        if (b == 0) cairn_trap_at(CAIRN__DIVZERO, at);                                             \
+        if ((MIN) != 0 && a == (T)(MIN) && b == (T)-1) cairn_trap_at(CAIRN__OVERFLOW, at);         \
+        return (T)(a / b);                                                                         \
+    }                                                                                              \
+    CAIRN__FN T cairn_rem_##S(T a, T b, cairn_loc at) {                                            \
+        if (b == 0) cairn_trap_at(CAIRN__DIVZERO, at);                                             \
+        if ((MIN) != 0 && b == (T)-1) return 0;                                                    \
+        return (T)(a % b);                                                                         \
+    }                                                                                              \
+    CAIRN__FN T cairn_shl_##S(T a, int64_t b, cairn_loc at) {                                      \
+        if (b < 0 || b >= (BITS)) cairn_trap_at("shift count out of range", at);                   \
+        T r = (T)((uint64_t)a << b);                                                               \
+        if ((T)(r >> b) != a) cairn_trap_at(CAIRN__OVERFLOW, at);                                  \
+        return r;                                                                                  \
+    }                                                                                              \
+    CAIRN__FN T cairn_shr_##S(T a, int64_t b, cairn_loc at) {                                      \
+        if (b < 0 || b >= (BITS)) cairn_trap_at("shift count out of range", at);                   \
+        return (T)(a >> b);                                                                        \
+    }                                                                                              \
+    CAIRN__FN T cairn_min_##S(T a, T b) { return a < b ? a : b; }                                  \
     CAIRN__FN T cairn_max_##S(T a, T b) { return a < b ? b : a; }
 
 /* Conversions into S from a signed or unsigned integer and from a float; lo and hi
  * bound T, and f_hi is hi + 1 as a double (a power of two, exact). */
-#define CAIRN__CONVERT(S, T, LO, HI, F_HI)                                                \
-    CAIRN__FN T cairn_to_##S##_from_signed(int64_t v, cairn_loc at) {                 \
-        if (v < (int64_t)(LO) || ((HI) <= INT64_MAX && v > (int64_t)(HI)))                \
-            cairn_trap_at("integer conversion out of range", at);                         \
-        return (T)v;                                                                      \
-    }                                                                                     \
-    CAIRN__FN T cairn_to_##S##_from_unsigned(uint64_t v, cairn_loc at) {              \
-        if (v > (uint64_t)(HI)) cairn_trap_at("integer conversion out of range", at);     \
-        return (T)v;                                                                      \
-    }                                                                                     \
-    CAIRN__FN T cairn_to_##S##_from_float(double v, cairn_loc at) {                   \
-        double t = trunc(v);                                                              \
-        if (!(t >= (double)(LO) && t < (F_HI)))                                           \
-            cairn_trap_at("float to integer conversion out of range", at);                \
-        return (T)t;                                                                      \
+#define CAIRN__CONVERT(S, T, LO, HI, F_HI)                                                         \
+    CAIRN__FN T cairn_to_##S##_from_signed(int64_t v, cairn_loc at) {                              \
+        if (v < (int64_t)(LO) || ((HI) <= INT64_MAX && v > (int64_t)(HI)))                         \
+            cairn_trap_at("integer conversion out of range", at);                                  \
+        return (T)v;                                                                               \
+    }                                                                                              \
+    CAIRN__FN T cairn_to_##S##_from_unsigned(uint64_t v, cairn_loc at) {                           \
+        if (v > (uint64_t)(HI)) cairn_trap_at("integer conversion out of range", at);              \
+        return (T)v;                                                                               \
+    }                                                                                              \
+    CAIRN__FN T cairn_to_##S##_from_float(double v, cairn_loc at) {                                \
+        double t = trunc(v);                                                                       \
+        if (!(t >= (double)(LO) && t < (F_HI)))                                                    \
+            cairn_trap_at("float to integer conversion out of range", at);                         \
+        return (T)t;                                                                               \
     }
 
 CAIRN__CHECKED(i8, int8_t, INT8_MIN, 8)
@@ -128,7 +136,7 @@ CAIRN__CHECKED(u32, uint32_t, 0, 32)
 CAIRN__CHECKED(u64, uint64_t, 0, 64)
 
 /* abs of a signed integer: |MIN| does not fit. */
-#define CAIRN__ABS(S, T)                                                                  \
+#define CAIRN__ABS(S, T)                                                                           \
     CAIRN__FN T cairn_abs_##S(T a, cairn_loc at) { return a < 0 ? cairn_neg_##S(a, at) : a; }
 CAIRN__ABS(i8, int8_t)
 CAIRN__ABS(i16, int16_t)
@@ -164,24 +172,40 @@ static inline void *cairn_zeroed(uint64_t n, size_t size, cairn_loc at);
 
 /* Float min/max with an answer independent of argument order: a NaN argument gives the
  * quiet NaN, and of two zeros min picks -0.0 and max +0.0. */
-#define CAIRN__FMINMAX(S, T)                                                              \
-    CAIRN__FN T cairn_min_##S(T a, T b) {                                             \
-        if (a != a || b != b) return (T)NAN;                                              \
-        if (a == b) return signbit(a) ? a : b;                                            \
-        return a < b ? a : b;                                                             \
-    }                                                                                     \
-    CAIRN__FN T cairn_max_##S(T a, T b) {                                             \
-        if (a != a || b != b) return (T)NAN;                                              \
-        if (a == b) return signbit(a) ? b : a;                                            \
-        return a < b ? b : a;                                                             \
+#define CAIRN__FMINMAX(S, T)                                                                       \
+    CAIRN__FN T cairn_min_##S(T a, T b) {                                                          \
+        if (a != a || b != b) return (T)NAN;                                                       \
+        if (a == b) return signbit(a) ? a : b;                                                     \
+        return a < b ? a : b;                                                                      \
+    }                                                                                              \
+    CAIRN__FN T cairn_max_##S(T a, T b) {                                                          \
+        if (a != a || b != b) return (T)NAN;                                                       \
+        if (a == b) return signbit(a) ? b : a;                                                     \
+        return a < b ? b : a;                                                                      \
     }
 CAIRN__FMINMAX(f32, float)
 CAIRN__FMINMAX(f64, double)
 
-CAIRN__FN uint32_t cairn_bits_f32(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
-CAIRN__FN uint64_t cairn_bits_f64(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
-CAIRN__FN float cairn_from_bits_f32(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
-CAIRN__FN double cairn_from_bits_f64(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
+CAIRN__FN uint32_t cairn_bits_f32(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+CAIRN__FN uint64_t cairn_bits_f64(double x) {
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    return u;
+}
+CAIRN__FN float cairn_from_bits_f32(uint32_t u) {
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+CAIRN__FN double cairn_from_bits_f64(uint64_t u) {
+    double x;
+    memcpy(&x, &u, 8);
+    return x;
+}
 
 /* atomic_add_unordered on the host: one compare-and-swap loop per add, so each add is
  * one rounding of the current value plus v, in whatever order the threads arrive. */

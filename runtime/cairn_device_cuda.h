@@ -48,8 +48,10 @@ CAIRN__HOST void cairn_device_start(void) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
-        fprintf(stderr, "cairn: no CUDA device to run on (%s); build with --emulate to run the "
-                "device work on host threads\n", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        fprintf(stderr,
+                "cairn: no CUDA device to run on (%s); build with --emulate to run the "
+                "device work on host threads\n",
+                e != cudaSuccess ? cudaGetErrorString(e) : "none found");
         exit(2);
     }
     void *host = NULL, *dev = NULL;
@@ -91,8 +93,9 @@ extern "C" void *cairn_device_zeroed(uint64_t n, size_t size, int place, cairn_l
     if (n > SIZE_MAX / size) cairn_trap_at("buffer too large", at);
     cairn_device_start();
     void *p = NULL;
-    cudaError_t e = place == CAIRN_PLACE_DEVICE ? cudaMalloc(&p, (size_t)n * size)
-                                                : cudaMallocManaged(&p, (size_t)n * size, cudaMemAttachGlobal);
+    cudaError_t e = place == CAIRN_PLACE_DEVICE
+                        ? cudaMalloc(&p, (size_t)n * size)
+                        : cudaMallocManaged(&p, (size_t)n * size, cudaMemAttachGlobal);
     if (e == cudaSuccess) e = cudaMemset(p, 0, (size_t)n * size);
     if (e != cudaSuccess) cairn_trap_at("out of device memory for a buffer", at);
     return p;
@@ -129,7 +132,8 @@ extern "C" void cairn_device_observe(const char *name, const char *type, const v
 
 #define CAIRN_FULL_WARP 0xffffffffu
 
-template <typename T> __device__ inline T cairn_shfl(T v, unsigned lane, bool xor_mode) {
+template <typename T>
+__device__ inline T cairn_shfl(T v, unsigned lane, bool xor_mode) {
     unsigned long long w[(sizeof(T) + 7) / 8] = {0};
     memcpy(w, &v, sizeof v);
     for (unsigned k = 0; k < (sizeof(T) + 7) / 8; k++)
@@ -138,15 +142,23 @@ template <typename T> __device__ inline T cairn_shfl(T v, unsigned lane, bool xo
     memcpy(&v, w, sizeof v);
     return v;
 }
-template <typename T> __device__ inline T cairn_shfl_xor(T v, unsigned mask) { return cairn_shfl(v, mask, true); }
-template <typename T> __device__ inline T cairn_shfl_idx(T v, unsigned src) { return cairn_shfl(v, src, false); }
+template <typename T>
+__device__ inline T cairn_shfl_xor(T v, unsigned mask) {
+    return cairn_shfl(v, mask, true);
+}
+template <typename T>
+__device__ inline T cairn_shfl_idx(T v, unsigned src) {
+    return cairn_shfl(v, src, false);
+}
 
 /* ---- device: integer atomics (old value back) ---- */
 
 /* *p = f(*p) atomically; gives the old value. */
-template <typename T, typename F> __device__ inline T cairn__atomic_update(T *p, F f) {
+template <typename T, typename F>
+__device__ inline T cairn__atomic_update(T *p, F f) {
     if constexpr (sizeof(T) == 8) {
-        unsigned long long *wp = (unsigned long long *)p, old = *(volatile unsigned long long *)wp, seen;
+        unsigned long long *wp = (unsigned long long *)p, old = *(volatile unsigned long long *)wp,
+                           seen;
         do {
             seen = old;
             T cur, next;
@@ -160,47 +172,56 @@ template <typename T, typename F> __device__ inline T cairn__atomic_update(T *p,
         memcpy(&r, &old, sizeof r);
         return r;
     } else {
-    /* 1, 2 or 4 bytes: the aligned 32-bit word holding them (little-endian) */
-    uintptr_t a = (uintptr_t)p;
-    unsigned *wp = (unsigned *)(a & ~(uintptr_t)3), shift = (unsigned)(a & 3) * 8;
-    unsigned mask = (unsigned)(((1ull << (8 * sizeof(T))) - 1) << shift);
-    unsigned old = *(volatile unsigned *)wp, seen;
-    do {
-        seen = old;
-        unsigned bits = (seen & mask) >> shift, nbits = 0;
-        T cur, next;
-        memcpy(&cur, &bits, sizeof cur);
-        next = f(cur);
-        memcpy(&nbits, &next, sizeof next);
-        old = atomicCAS(wp, seen, (seen & ~mask) | ((nbits << shift) & mask));
-    } while (old != seen);
-    unsigned rbits = (old & mask) >> shift;
-    T r;
-    memcpy(&r, &rbits, sizeof r);
-    return r;
+        /* 1, 2 or 4 bytes: the aligned 32-bit word holding them (little-endian) */
+        uintptr_t a = (uintptr_t)p;
+        unsigned *wp = (unsigned *)(a & ~(uintptr_t)3), shift = (unsigned)(a & 3) * 8;
+        unsigned mask = (unsigned)(((1ull << (8 * sizeof(T))) - 1) << shift);
+        unsigned old = *(volatile unsigned *)wp, seen;
+        do {
+            seen = old;
+            unsigned bits = (seen & mask) >> shift, nbits = 0;
+            T cur, next;
+            memcpy(&cur, &bits, sizeof cur);
+            next = f(cur);
+            memcpy(&nbits, &next, sizeof next);
+            old = atomicCAS(wp, seen, (seen & ~mask) | ((nbits << shift) & mask));
+        } while (old != seen);
+        unsigned rbits = (old & mask) >> shift;
+        T r;
+        memcpy(&r, &rbits, sizeof r);
+        return r;
     }
 }
 
-template <typename T> __device__ inline T cairn_device_atomic_add_wrap(T *p, T v) {
-    return cairn__atomic_update(p, [v](T a) { return (T)((unsigned long long)a + (unsigned long long)v); });
+template <typename T>
+__device__ inline T cairn_device_atomic_add_wrap(T *p, T v) {
+    return cairn__atomic_update(
+        p, [v](T a) { return (T)((unsigned long long)a + (unsigned long long)v); });
 }
-template <typename T> __device__ inline T cairn_device_atomic_min(T *p, T v) {
+template <typename T>
+__device__ inline T cairn_device_atomic_min(T *p, T v) {
     return cairn__atomic_update(p, [v](T a) { return v < a ? v : a; });
 }
-template <typename T> __device__ inline T cairn_device_atomic_max(T *p, T v) {
+template <typename T>
+__device__ inline T cairn_device_atomic_max(T *p, T v) {
     return cairn__atomic_update(p, [v](T a) { return a < v ? v : a; });
 }
-template <typename T> __device__ inline T cairn_device_atomic_and(T *p, T v) {
+template <typename T>
+__device__ inline T cairn_device_atomic_and(T *p, T v) {
     return cairn__atomic_update(p, [v](T a) { return (T)(a & v); });
 }
-template <typename T> __device__ inline T cairn_device_atomic_or(T *p, T v) {
+template <typename T>
+__device__ inline T cairn_device_atomic_or(T *p, T v) {
     return cairn__atomic_update(p, [v](T a) { return (T)(a | v); });
 }
-template <typename T> __device__ inline T cairn_device_atomic_xor(T *p, T v) {
+template <typename T>
+__device__ inline T cairn_device_atomic_xor(T *p, T v) {
     return cairn__atomic_update(p, [v](T a) { return (T)(a ^ v); });
 }
-template <typename T> __device__ inline T cairn_device_atomic_cas(T *p, T expected, T desired) {
-    return cairn__atomic_update(p, [expected, desired](T a) { return a == expected ? desired : a; });
+template <typename T>
+__device__ inline T cairn_device_atomic_cas(T *p, T expected, T desired) {
+    return cairn__atomic_update(p,
+                                [expected, desired](T a) { return a == expected ? desired : a; });
 }
 
 #endif

@@ -51,22 +51,22 @@ enum {
     CAIRN_ENCLOSE_ENOMEM = -4      /* the packed operands could not be allocated */
 };
 
-#define CAIRN_ENCLOSE_MAX_K ((size_t)1 << 17)
-#define CAIRN_ENCLOSE_MAX_BITS 256    /* two's-complement width of one scaled operand */
+#define CAIRN_ENCLOSE_MAX_K       ((size_t)1 << 17)
+#define CAIRN_ENCLOSE_MAX_BITS    256 /* two's-complement width of one scaled operand */
 #define CAIRN_ENCLOSE_BUDGET_BITS 332 /* bits_a + bits_b + ceil(log2 k) at most */
 
 typedef struct cairn_enclose_info {
-    int tight;                  /* 1: every output got the one-step bracket */
-    size_t tight_outputs;       /* how many outputs did (rows x columns scaled losslessly) */
-    size_t lossy_rows;          /* rows of A floored with loss */
-    size_t lossy_cols;          /* columns of B floored with loss */
-    int bits_a, bits_b;         /* two's-complement widths used (sign included) */
+    int tight;                    /* 1: every output got the one-step bracket */
+    size_t tight_outputs;         /* how many outputs did (rows x columns scaled losslessly) */
+    size_t lossy_rows;            /* rows of A floored with loss */
+    size_t lossy_cols;            /* columns of B floored with loss */
+    int bits_a, bits_b;           /* two's-complement widths used (sign included) */
     int need_bits_a, need_bits_b; /* widths a lossless scaling would need */
     int ceil_log2_k;
     /* Scale exponents: row i of A is multiplied by 2^E_i, column j of B by 2^F_j;
      * the ranges over nonzero rows and columns (0 when there are none). */
     int scale_a_min, scale_a_max, scale_b_min, scale_b_max;
-    const char *kernel;         /* "ifma52" or "scalar" */
+    const char *kernel; /* "ifma52" or "scalar" */
     /* On CAIRN_ENCLOSE_ENONFINITE: 'a' or 'b' and the offending element's position. */
     char bad_operand;
     size_t bad_row, bad_col;
@@ -74,18 +74,18 @@ typedef struct cairn_enclose_info {
 
 #ifndef CAIRN_ENCLOSE_BITS_ONLY /* the standalone checker names no floating type */
 /* Brackets A*B in binary64. info may be NULL. Returns 0 or a CAIRN_ENCLOSE_E* code. */
-int cairn_enclose_f64(size_t m, size_t n, size_t k, const double *a, const double *b,
-                      double *lo, double *hi, cairn_enclose_info *info);
+int cairn_enclose_f64(size_t m, size_t n, size_t k, const double *a, const double *b, double *lo,
+                      double *hi, cairn_enclose_info *info);
 
 /* The same in binary32: operands, lo and hi are floats. */
-int cairn_enclose_f32(size_t m, size_t n, size_t k, const float *a, const float *b,
-                      float *lo, float *hi, cairn_enclose_info *info);
+int cairn_enclose_f32(size_t m, size_t n, size_t k, const float *a, const float *b, float *lo,
+                      float *hi, cairn_enclose_info *info);
 #endif
 
 /* The same on raw bit patterns: width 64 (binary64 in uint64_t) or 32 (binary32 in
  * uint32_t). For callers that hold bits, not floats (the standalone checker). */
-int cairn_enclose_bits(int width, size_t m, size_t n, size_t k, const void *a,
-                       const void *b, void *lo, void *hi, cairn_enclose_info *info);
+int cairn_enclose_bits(int width, size_t m, size_t n, size_t k, const void *a, const void *b,
+                       void *lo, void *hi, cairn_enclose_info *info);
 
 /* A one-line message for a return code of the functions above. */
 const char *cairn_enclose_strerror(int code);
@@ -97,8 +97,8 @@ const char *cairn_enclose_strerror(int code);
  * (end and the one-shot form free the state either way). */
 typedef struct cairn_enclose_hasher cairn_enclose_hasher;
 cairn_enclose_hasher *cairn_enclose_digest_begin(void);
-int cairn_enclose_digest_add(cairn_enclose_hasher *h, const void *lo, const void *hi,
-                             size_t count, size_t elem_size);
+int cairn_enclose_digest_add(cairn_enclose_hasher *h, const void *lo, const void *hi, size_t count,
+                             size_t elem_size);
 int cairn_enclose_digest_end(cairn_enclose_hasher *h, unsigned char out[32]);
 int cairn_enclose_digest(const void *lo, const void *hi, size_t count, size_t elem_size,
                          unsigned char out[32]);

@@ -26,15 +26,13 @@
 #endif
 
 /* One loop body per conversion, instantiated for each ISA below. */
-#define CAIRN__DEFINE_LOOP(name, in_t, out_t, convert)                                   \
-    static inline __attribute__((always_inline)) void name(                              \
-        const in_t *restrict in, out_t *restrict out, size_t n) {                        \
-        size_t i = 0;                                                                     \
-        for (; i + CAIRN__BLOCK <= n; i += CAIRN__BLOCK)                                  \
-            for (size_t j = 0; j < CAIRN__BLOCK; j++)                                     \
-                out[i + j] = convert(in[i + j]);                                          \
-        for (; i < n; i++)                                                                \
-            out[i] = convert(in[i]);                                                      \
+#define CAIRN__DEFINE_LOOP(name, in_t, out_t, convert)                                             \
+    static inline __attribute__((always_inline)) void name(const in_t *restrict in,                \
+                                                           out_t *restrict out, size_t n) {        \
+        size_t i = 0;                                                                              \
+        for (; i + CAIRN__BLOCK <= n; i += CAIRN__BLOCK)                                           \
+            for (size_t j = 0; j < CAIRN__BLOCK; j++) out[i + j] = convert(in[i + j]);             \
+        for (; i < n; i++) out[i] = convert(in[i]);                                                \
     }
 
 CAIRN__DEFINE_LOOP(f32_to_f16_loop, float, cairn_f16, cairn_f32_to_f16)
@@ -50,8 +48,7 @@ enum { CPU_AVX2 = 1, CPU_F16C = 2, CPU_PROBED = 4 };
 static int cpu_features(void) {
     static atomic_int features;
     int known = atomic_load_explicit(&features, memory_order_relaxed);
-    if (known)
-        return known;
+    if (known) return known;
     unsigned a, b, c, d, found = CPU_PROBED;
     int ymm_state = 0;
     if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_OSXSAVE) && (c & bit_AVX)) {
@@ -60,38 +57,33 @@ static int cpu_features(void) {
         ymm_state = (lo & 6) == 6; /* the OS saves the YMM registers */
         found |= ymm_state && (c & bit_F16C) ? CPU_F16C : 0;
     }
-    if (ymm_state && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2))
-        found |= CPU_AVX2;
+    if (ymm_state && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2)) found |= CPU_AVX2;
     atomic_store_explicit(&features, (int)found, memory_order_relaxed);
     return (int)found;
 }
 
-#define CAIRN__AVX2_CLONE(loop, in_t, out_t)                                              \
-    __attribute__((target("avx2"))) static void loop##_avx2(                             \
-        const in_t *restrict in, out_t *restrict out, size_t n) {                        \
-        loop(in, out, n);                                                                 \
+#define CAIRN__AVX2_CLONE(loop, in_t, out_t)                                                       \
+    __attribute__((target("avx2"))) static void loop##_avx2(const in_t *restrict in,               \
+                                                            out_t *restrict out, size_t n) {       \
+        loop(in, out, n);                                                                          \
     }
 CAIRN__AVX2_CLONE(f32_to_f16_loop, float, cairn_f16)
 CAIRN__AVX2_CLONE(f32_to_bf16_loop, float, cairn_bf16)
 CAIRN__AVX2_CLONE(f16_to_f32_loop, cairn_f16, float)
 CAIRN__AVX2_CLONE(bf16_to_f32_loop, cairn_bf16, float)
-#define CAIRN__DISPATCH(loop, in, out, n)                                                 \
-    do {                                                                                  \
-        if (cpu_features() & CPU_AVX2)                                                    \
-            loop##_avx2(in, out, n);                                                      \
-        else                                                                              \
-            loop(in, out, n);                                                             \
+#define CAIRN__DISPATCH(loop, in, out, n)                                                          \
+    do {                                                                                           \
+        if (cpu_features() & CPU_AVX2) loop##_avx2(in, out, n);                                    \
+        else loop(in, out, n);                                                                     \
     } while (0)
 
 __attribute__((target("f16c,avx"))) static void f32_to_f16_f16c(const float *restrict in,
-                                                                cairn_f16 *restrict out,
-                                                                size_t n) {
+                                                                cairn_f16 *restrict out, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
         _mm_storeu_si128((__m128i *)(out + i),
                          _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; i++)
-        out[i] = cairn_f32_to_f16(in[i]);
+    for (; i < n; i++) out[i] = cairn_f32_to_f16(in[i]);
 }
 
 /* F16C, and every MXCSR exception masked (bits 7..12). */
@@ -118,10 +110,8 @@ void cairn_f32_to_f16_array(const float *in, cairn_f16 *out, size_t n) {
 
 const char *cairn_f32_to_f16_array_path(void) {
 #ifdef CAIRN__X86
-    if (f16c_usable())
-        return "f16c";
-    if (cpu_features() & CPU_AVX2)
-        return "avx2";
+    if (f16c_usable()) return "f16c";
+    if (cpu_features() & CPU_AVX2) return "avx2";
 #endif
     return "portable";
 }

@@ -57,10 +57,10 @@
 
 #include "cairn_trap.h"
 
-typedef uint16_t cairn_f16;    /* IEEE binary16 bits */
-typedef uint16_t cairn_bf16;   /* bfloat16 bits: the upper half of an f32 */
-typedef uint8_t cairn_f8e4m3;  /* OCP FP8 E4M3 bits */
-typedef uint8_t cairn_f8e5m2;  /* OCP FP8 E5M2 bits */
+typedef uint16_t cairn_f16;   /* IEEE binary16 bits */
+typedef uint16_t cairn_bf16;  /* bfloat16 bits: the upper half of an f32 */
+typedef uint8_t cairn_f8e4m3; /* OCP FP8 E4M3 bits */
+typedef uint8_t cairn_f8e5m2; /* OCP FP8 E5M2 bits */
 
 #define CAIRN_FLOAT_FN static inline CAIRN_HD
 
@@ -101,11 +101,11 @@ CAIRN_FLOAT_FN int cairn__clz64(uint64_t v) {
 
 /* A storage format's shape, as the rounding core needs it. */
 typedef struct cairn__fmt {
-    int man;            /* fraction bits */
-    int emin;           /* exponent of the smallest normal value */
-    uint32_t max_bits;  /* magnitude bits of the largest finite value; +1 is infinity
+    int man;           /* fraction bits */
+    int emin;          /* exponent of the smallest normal value */
+    uint32_t max_bits; /* magnitude bits of the largest finite value; +1 is infinity
                            in the IEEE-style formats and NaN in f8e4m3 */
-    uint32_t nan_bits;  /* magnitude bits of the quiet NaN a NaN input becomes */
+    uint32_t nan_bits; /* magnitude bits of the quiet NaN a NaN input becomes */
     uint32_t sign_bit;
 } cairn__fmt;
 
@@ -129,8 +129,7 @@ CAIRN_FLOAT_FN cairn__fmt cairn__fmt_f8e5m2(void) {
 /* Stochastic decision: is the dropped fraction (rem + sticky) / 2^shift greater than
  * noise / 2^32? rem < 2^shift; sticky means "a little more than rem". Compares the
  * fraction's top 32 bits with noise, and on equality whether anything lies below. */
-CAIRN_FLOAT_FN int cairn__fraction_exceeds(uint64_t rem, int shift, int sticky,
-                                           uint32_t noise) {
+CAIRN_FLOAT_FN int cairn__fraction_exceeds(uint64_t rem, int shift, int sticky, uint32_t noise) {
     if (shift <= 32) {
         uint64_t top = rem << (32 - shift);
         return top > noise || (top == noise && sticky);
@@ -145,8 +144,8 @@ CAIRN_FLOAT_FN int cairn__fraction_exceeds(uint64_t rem, int shift, int sticky,
  * means the true value lies strictly between sig and sig + 1. Returns the kept bits,
  * plus one when the rounding goes away from zero: to nearest with ties to even, or
  * stochastically against noise. */
-CAIRN_FLOAT_FN uint64_t cairn__drop_bits(uint64_t sig, int shift, int sticky,
-                                         int stochastic, uint32_t noise) {
+CAIRN_FLOAT_FN uint64_t cairn__drop_bits(uint64_t sig, int shift, int sticky, int stochastic,
+                                         uint32_t noise) {
     uint64_t kept = shift >= 64 ? 0 : sig >> shift;
     uint64_t rem = shift >= 64 ? sig : sig & ((UINT64_C(1) << shift) - 1);
     int up;
@@ -173,8 +172,8 @@ CAIRN_FLOAT_FN uint32_t cairn__round_to_fmt(uint64_t sig, int exp, int sticky, c
         return UINT32_MAX; /* at least 2^(emax + 1): past the range before rounding */
     int quantum = (lead > f.emin ? lead : f.emin) - f.man; /* exponent of the last kept bit */
     int shift = quantum - exp;
-    uint64_t kept = shift <= 0 ? sig << -shift
-                               : cairn__drop_bits(sig, shift, sticky, stochastic, noise);
+    uint64_t kept =
+        shift <= 0 ? sig << -shift : cairn__drop_bits(sig, shift, sticky, stochastic, noise);
     /* kept carries the implicit bit (and any carry out of rounding) into the exponent */
     return (uint32_t)(((uint64_t)(quantum - (f.emin - f.man)) << f.man) + kept);
 }
@@ -183,9 +182,8 @@ CAIRN_FLOAT_FN uint32_t cairn__round_to_fmt(uint64_t sig, int exp, int sticky, c
  * src_man fraction bits, exponent all-ones at emask) to f, rounding to nearest-even.
  * *past is set when the value (an infinity included) lies past f's range; the result
  * then holds the infinity's bits (f8e4m3: its NaN). */
-CAIRN_FLOAT_FN uint32_t cairn__narrow(uint32_t sign, uint32_t efield, uint64_t frac,
-                                      int src_man, int src_bias, uint32_t emask,
-                                      cairn__fmt f, int *past) {
+CAIRN_FLOAT_FN uint32_t cairn__narrow(uint32_t sign, uint32_t efield, uint64_t frac, int src_man,
+                                      int src_bias, uint32_t emask, cairn__fmt f, int *past) {
     uint32_t sign_bits = sign ? f.sign_bit : 0;
     *past = 0;
     if (efield == emask) {
@@ -195,8 +193,7 @@ CAIRN_FLOAT_FN uint32_t cairn__narrow(uint32_t sign, uint32_t efield, uint64_t f
         *past = 1;
         return sign_bits | (f.max_bits + 1);
     }
-    if (efield == 0 && frac == 0)
-        return sign_bits;
+    if (efield == 0 && frac == 0) return sign_bits;
     uint64_t sig = efield ? frac | (UINT64_C(1) << src_man) : frac;
     int exp = (int)(efield ? efield : 1) - src_bias - src_man;
     uint32_t bits = cairn__round_to_fmt(sig, exp, 0, f, 0, 0);
@@ -225,12 +222,9 @@ CAIRN_FLOAT_FN uint32_t cairn__widen(uint32_t bits, int man, int ebits, int bias
     uint32_t emask = (1u << ebits) - 1, fmask = (1u << man) - 1;
     uint32_t sign = (bits >> (man + ebits) & 1u) << 31;
     uint32_t e = (bits >> man) & emask, m = bits & fmask;
-    if (e == emask && (ieee || m == fmask))
-        return sign | 0x7F800000u | (m << (23 - man));
-    if (e != 0)
-        return sign | ((e - (uint32_t)bias + 127u) << 23) | (m << (23 - man));
-    if (m == 0)
-        return sign;
+    if (e == emask && (ieee || m == fmask)) return sign | 0x7F800000u | (m << (23 - man));
+    if (e != 0) return sign | ((e - (uint32_t)bias + 127u) << 23) | (m << (23 - man));
+    if (m == 0) return sign;
     /* subnormal m * 2^(1 - bias - man): a normal f32 in every format but bf16 */
     int lead = 63 - cairn__clz64(m);
     uint32_t field = (uint32_t)(1 - bias - man + lead + 127);
@@ -268,12 +262,9 @@ CAIRN_FLOAT_FN float cairn_f8e5m2_to_f32(cairn_f8e5m2 h) {
 CAIRN_FLOAT_FN uint64_t cairn__widen_f32_bits(uint32_t u) {
     uint64_t sign = (uint64_t)(u >> 31) << 63, m = u & 0x7FFFFFu;
     uint32_t e = (u >> 23) & 0xFFu;
-    if (e == 0xFFu)
-        return sign | (UINT64_C(0x7FF) << 52) | (m << 29);
-    if (e != 0)
-        return sign | ((uint64_t)(e - 127u + 1023u) << 52) | (m << 29);
-    if (m == 0)
-        return sign;
+    if (e == 0xFFu) return sign | (UINT64_C(0x7FF) << 52) | (m << 29);
+    if (e != 0) return sign | ((uint64_t)(e - 127u + 1023u) << 52) | (m << 29);
+    if (m == 0) return sign;
     int lead = 63 - cairn__clz64(m); /* m * 2^-149, its top bit at 2^(lead - 149) */
     uint64_t field = (uint64_t)(lead - 149 + 1023);
     return sign | (field << 52) | ((m << (52 - lead)) & ((UINT64_C(1) << 52) - 1));
@@ -357,14 +348,12 @@ CAIRN_FLOAT_FN int cairn_f64_to_f8e4m3_try(double x, cairn_f8e4m3 *out) {
 
 CAIRN_FLOAT_FN cairn_f8e4m3 cairn_f32_to_f8e4m3(float x, cairn_loc loc) {
     cairn_f8e4m3 r;
-    if (!cairn_f32_to_f8e4m3_try(x, &r))
-        cairn_trap_at(CAIRN__E4M3_OVERFLOW, loc);
+    if (!cairn_f32_to_f8e4m3_try(x, &r)) cairn_trap_at(CAIRN__E4M3_OVERFLOW, loc);
     return r;
 }
 CAIRN_FLOAT_FN cairn_f8e4m3 cairn_f64_to_f8e4m3(double x, cairn_loc loc) {
     cairn_f8e4m3 r;
-    if (!cairn_f64_to_f8e4m3_try(x, &r))
-        cairn_trap_at(CAIRN__E4M3_OVERFLOW, loc);
+    if (!cairn_f64_to_f8e4m3_try(x, &r)) cairn_trap_at(CAIRN__E4M3_OVERFLOW, loc);
     return r;
 }
 
@@ -373,17 +362,15 @@ CAIRN_FLOAT_FN cairn_f8e4m3 cairn_f64_to_f8e4m3(double x, cairn_loc loc) {
 /* The exact quotient x / scale as (sig + sticky) * 2^exp (see the header comment).
  * Returns 0 when it is zero, 1 when finite and nonzero, 2 when x is infinite. Traps on
  * a scale that is not positive and finite, and on a NaN x. */
-CAIRN_FLOAT_FN int cairn__quotient(float x, float scale, cairn_loc loc, uint64_t *sig,
-                                   int *exp, int *sticky) {
+CAIRN_FLOAT_FN int cairn__quotient(float x, float scale, cairn_loc loc, uint64_t *sig, int *exp,
+                                   int *sticky) {
     uint32_t xu = cairn__f32_bits(x) & 0x7FFFFFFFu, su = cairn__f32_bits(scale);
     if (su == 0 || su >= 0x7F800000u) /* zero, negative (sign bit set), inf or NaN */
         cairn_trap_at("quantize scale must be positive and finite", loc);
     if (xu > 0x7F800000u)
         cairn_trap_at("quantize of NaN: the result would have no nearest value", loc);
-    if (xu == 0x7F800000u)
-        return 2;
-    if (xu == 0)
-        return 0;
+    if (xu == 0x7F800000u) return 2;
+    if (xu == 0) return 0;
     /* significands with the implicit bit, normalized to [2^23, 2^24) */
     uint64_t mx = xu >> 23 ? (xu & 0x7FFFFFu) | 0x800000u : xu;
     uint64_t ms = su >> 23 ? (su & 0x7FFFFFu) | 0x800000u : su;
@@ -404,26 +391,23 @@ CAIRN_FLOAT_FN uint32_t cairn__quantize_fmt(float x, float scale, cairn__fmt f, 
     int exp = 0, sticky = 0;
     int kind = cairn__quotient(x, scale, loc, &sig, &exp, &sticky);
     uint32_t sign_bits = cairn__f32_bits(x) >> 31 ? f.sign_bit : 0;
-    if (kind != 1)
-        return sign_bits | (kind == 2 ? f.max_bits : 0);
+    if (kind != 1) return sign_bits | (kind == 2 ? f.max_bits : 0);
     uint32_t bits = cairn__round_to_fmt(sig, exp, sticky, f, stochastic, noise);
     return sign_bits | (bits > f.max_bits ? f.max_bits : bits);
 }
 
 /* quantize into the integers lo..hi: saturates at either end. */
 CAIRN_FLOAT_FN int64_t cairn__quantize_int(float x, float scale, int64_t lo, int64_t hi,
-                                          int stochastic, uint32_t noise, cairn_loc loc) {
+                                           int stochastic, uint32_t noise, cairn_loc loc) {
     uint64_t sig = 0;
     int exp = 0, sticky = 0;
     int kind = cairn__quotient(x, scale, loc, &sig, &exp, &sticky);
     int negative = cairn__f32_bits(x) >> 31;
-    if (kind == 0)
-        return 0;
+    if (kind == 0) return 0;
     /* the unit lies below the quotient's last bit only when the quotient is >= 2^38 */
-    uint64_t mag = kind == 2 || exp >= 0 ? UINT64_MAX
-                                         : cairn__drop_bits(sig, -exp, sticky, stochastic, noise);
-    if (negative)
-        return mag > (uint64_t)-lo ? lo : -(int64_t)mag;
+    uint64_t mag =
+        kind == 2 || exp >= 0 ? UINT64_MAX : cairn__drop_bits(sig, -exp, sticky, stochastic, noise);
+    if (negative) return mag > (uint64_t)-lo ? lo : -(int64_t)mag;
     return mag > (uint64_t)hi ? hi : (int64_t)mag;
 }
 
@@ -441,22 +425,22 @@ CAIRN_FLOAT_FN int64_t cairn__quantize_int(float x, float scale, int64_t lo, int
  *   f8e4m3   cairn_f8e4m3   i16    int16_t
  *   f8e5m2   cairn_f8e5m2   u16    uint16_t
  */
-#define CAIRN__QUANTIZE_PAIR(NAME, T, ROUND)                                              \
-    CAIRN_FLOAT_FN T cairn_quantize_##NAME(float x, float scale, cairn_loc loc) {         \
-        return (T)ROUND(0, 0);                                                            \
-    }                                                                                     \
-    CAIRN_FLOAT_FN T cairn_quantize_stochastic_##NAME(float x, float scale, uint32_t noise, \
-                                                      cairn_loc loc) {                    \
-        return (T)ROUND(1, noise);                                                        \
+#define CAIRN__QUANTIZE_PAIR(NAME, T, ROUND)                                                       \
+    CAIRN_FLOAT_FN T cairn_quantize_##NAME(float x, float scale, cairn_loc loc) {                  \
+        return (T)ROUND(0, 0);                                                                     \
+    }                                                                                              \
+    CAIRN_FLOAT_FN T cairn_quantize_stochastic_##NAME(float x, float scale, uint32_t noise,        \
+                                                      cairn_loc loc) {                             \
+        return (T)ROUND(1, noise);                                                                 \
     }
-#define CAIRN__ROUND_F16(st, nz) cairn__quantize_fmt(x, scale, cairn__fmt_f16(), st, nz, loc)
+#define CAIRN__ROUND_F16(st, nz)  cairn__quantize_fmt(x, scale, cairn__fmt_f16(), st, nz, loc)
 #define CAIRN__ROUND_BF16(st, nz) cairn__quantize_fmt(x, scale, cairn__fmt_bf16(), st, nz, loc)
 #define CAIRN__ROUND_E4M3(st, nz) cairn__quantize_fmt(x, scale, cairn__fmt_f8e4m3(), st, nz, loc)
 #define CAIRN__ROUND_E5M2(st, nz) cairn__quantize_fmt(x, scale, cairn__fmt_f8e5m2(), st, nz, loc)
-#define CAIRN__ROUND_I8(st, nz) cairn__quantize_int(x, scale, INT8_MIN, INT8_MAX, st, nz, loc)
-#define CAIRN__ROUND_U8(st, nz) cairn__quantize_int(x, scale, 0, UINT8_MAX, st, nz, loc)
-#define CAIRN__ROUND_I16(st, nz) cairn__quantize_int(x, scale, INT16_MIN, INT16_MAX, st, nz, loc)
-#define CAIRN__ROUND_U16(st, nz) cairn__quantize_int(x, scale, 0, UINT16_MAX, st, nz, loc)
+#define CAIRN__ROUND_I8(st, nz)   cairn__quantize_int(x, scale, INT8_MIN, INT8_MAX, st, nz, loc)
+#define CAIRN__ROUND_U8(st, nz)   cairn__quantize_int(x, scale, 0, UINT8_MAX, st, nz, loc)
+#define CAIRN__ROUND_I16(st, nz)  cairn__quantize_int(x, scale, INT16_MIN, INT16_MAX, st, nz, loc)
+#define CAIRN__ROUND_U16(st, nz)  cairn__quantize_int(x, scale, 0, UINT16_MAX, st, nz, loc)
 CAIRN__QUANTIZE_PAIR(f16, cairn_f16, CAIRN__ROUND_F16)
 CAIRN__QUANTIZE_PAIR(bf16, cairn_bf16, CAIRN__ROUND_BF16)
 CAIRN__QUANTIZE_PAIR(f8e4m3, cairn_f8e4m3, CAIRN__ROUND_E4M3)

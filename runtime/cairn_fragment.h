@@ -23,30 +23,38 @@
 #include "cairn_layout.h"
 #include "cairn_trap.h"
 
-typedef struct cairn_frag128 { float v[128]; } cairn_frag128;
-typedef struct cairn_frag256 { float v[256]; } cairn_frag256;
-typedef struct cairn_frag512 { float v[512]; } cairn_frag512;
+typedef struct cairn_frag128 {
+    float v[128];
+} cairn_frag128;
+typedef struct cairn_frag256 {
+    float v[256];
+} cairn_frag256;
+typedef struct cairn_frag512 {
+    float v[512];
+} cairn_frag512;
 
 /* Traps unless fragment (i, j) of rows x cols lies in the layout and every offset it
  * reaches lies below n (the array's length). */
-static inline void cairn_frag_check(const cairn_layout *l, uint64_t i, uint64_t j, int rows, int cols, uint64_t n,
-                                    cairn_loc at) {
+static inline void cairn_frag_check(const cairn_layout *l, uint64_t i, uint64_t j, int rows,
+                                    int cols, uint64_t n, cairn_loc at) {
     if (i >= l->rows / (uint64_t)rows || j >= l->cols / (uint64_t)cols)
         cairn_trap_at("a fragment past its layout", at);
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++)
-            if (cairn_layout_at(l, i * (uint64_t)rows + (uint64_t)r, j * (uint64_t)cols + (uint64_t)c) >= n)
+            if (cairn_layout_at(l, i * (uint64_t)rows + (uint64_t)r,
+                                j * (uint64_t)cols + (uint64_t)c) >= n)
                 cairn_trap_at("a fragment past the end of its array", at);
 }
 
-#define CAIRN_FRAG_LOAD(NAME, ELEM, WIDEN)                                                            \
-    static inline void cairn_frag_load_##NAME(float *dst, int rows, int cols, const ELEM *tile, uint64_t n, \
-                                               const cairn_layout *l, uint64_t i, uint64_t j, cairn_loc at) { \
+#define CAIRN_FRAG_LOAD(NAME, ELEM, WIDEN)                                                         \
+    static inline void cairn_frag_load_##NAME(float *dst, int rows, int cols, const ELEM *tile,    \
+                                              uint64_t n, const cairn_layout *l, uint64_t i,       \
+                                              uint64_t j, cairn_loc at) {                          \
         cairn_frag_check(l, i, j, rows, cols, n, at);                                              \
         for (int r = 0; r < rows; r++)                                                             \
             for (int c = 0; c < cols; c++)                                                         \
-                dst[r * cols + c] = WIDEN(tile[cairn_layout_at(l, i * (uint64_t)rows + (uint64_t)r,  \
-                                                               j * (uint64_t)cols + (uint64_t)c)]); \
+                dst[r * cols + c] = WIDEN(tile[cairn_layout_at(                                    \
+                    l, i * (uint64_t)rows + (uint64_t)r, j * (uint64_t)cols + (uint64_t)c)]);      \
     }
 #define CAIRN_FRAG_SAME(x) (x)
 CAIRN_FRAG_LOAD(f16, cairn_f16, cairn_f16_to_f32)
@@ -62,14 +70,14 @@ static inline unsigned cairn_frag_owner(int mma_share, int e, int cols) {
     return (unsigned)((row % 8) * 4 + col / 2);
 }
 
-static inline void cairn_frag_store(float *tile, uint64_t n, const cairn_layout *l, uint64_t i, uint64_t j,
-                                    const float *src, int rows, int cols, int mma_share, unsigned lane,
-                                    cairn_loc at) {
+static inline void cairn_frag_store(float *tile, uint64_t n, const cairn_layout *l, uint64_t i,
+                                    uint64_t j, const float *src, int rows, int cols, int mma_share,
+                                    unsigned lane, cairn_loc at) {
     cairn_frag_check(l, i, j, rows, cols, n, at);
     for (int e = 0; e < rows * cols; e++)
         if (cairn_frag_owner(mma_share, e, cols) == lane)
-            tile[cairn_layout_at(l, i * (uint64_t)rows + (uint64_t)(e / cols), j * (uint64_t)cols + (uint64_t)(e % cols))] =
-                src[e];
+            tile[cairn_layout_at(l, i * (uint64_t)rows + (uint64_t)(e / cols),
+                                 j * (uint64_t)cols + (uint64_t)(e % cols))] = src[e];
 }
 
 /* acc (m x n) += a (m x k) * b (k x n), each element's products in increasing k. */

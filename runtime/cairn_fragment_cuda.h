@@ -47,9 +47,10 @@ static __device__ inline F &cairn_frag_as(cairn_frag_regs &x) {
 }
 
 /* Traps unless fragment (i, j) of rows x cols lies in the layout. */
-static __device__ inline void cairn_frag_cuda_inside(const cairn_layout &l, uint64_t i, uint64_t j, int rows,
-                                                     int cols, cairn_loc at) {
-    if (i >= l.rows / (uint64_t)rows || j >= l.cols / (uint64_t)cols) cairn_trap_at("a fragment past its layout", at);
+static __device__ inline void cairn_frag_cuda_inside(const cairn_layout &l, uint64_t i, uint64_t j,
+                                                     int rows, int cols, cairn_loc at) {
+    if (i >= l.rows / (uint64_t)rows || j >= l.cols / (uint64_t)cols)
+        cairn_trap_at("a fragment past its layout", at);
 }
 static __device__ inline void cairn_frag_cuda_below(uint64_t o, uint64_t n, cairn_loc at) {
     if (o >= n) cairn_trap_at("a fragment past the end of its array", at);
@@ -58,49 +59,59 @@ static __device__ inline void cairn_frag_cuda_below(uint64_t o, uint64_t n, cair
 /* ---- WMMA ---- */
 
 template <int M, int N, int K, typename T>
-using cairn_wmma_a = nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, M, N, K, T, nvcuda::wmma::row_major>;
+using cairn_wmma_a =
+    nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, M, N, K, T, nvcuda::wmma::row_major>;
 template <int M, int N, int K, typename T>
-using cairn_wmma_b = nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, M, N, K, T, nvcuda::wmma::row_major>;
+using cairn_wmma_b =
+    nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, M, N, K, T, nvcuda::wmma::row_major>;
 template <int M, int N, int K>
 using cairn_wmma_acc = nvcuda::wmma::fragment<nvcuda::wmma::accumulator, M, N, K, float>;
 
 /* The offset of fragment (i, j)'s first element, after the bounds checks. */
-static __device__ inline uint64_t cairn_wmma_origin(uint64_t n, const cairn_layout &l, uint64_t i, uint64_t j,
-                                                    int rows, int cols, cairn_loc at) {
+static __device__ inline uint64_t cairn_wmma_origin(uint64_t n, const cairn_layout &l, uint64_t i,
+                                                    uint64_t j, int rows, int cols, cairn_loc at) {
     cairn_frag_cuda_inside(l, i, j, rows, cols, at);
     uint64_t r0 = i * (uint64_t)rows, c0 = j * (uint64_t)cols;
-    cairn_frag_cuda_below(cairn_layout_at(&l, r0 + (uint64_t)rows - 1, c0 + (uint64_t)cols - 1), n, at);
+    cairn_frag_cuda_below(cairn_layout_at(&l, r0 + (uint64_t)rows - 1, c0 + (uint64_t)cols - 1), n,
+                          at);
     return cairn_layout_at(&l, r0, c0);
 }
 
 /* WMMA's loads and stores want a 32-byte aligned first element (shared arrays are). */
 static __device__ inline void cairn_wmma_aligned(const void *p, cairn_loc at) {
-    if ((uintptr_t)p % 32 != 0) cairn_trap_at("a WMMA fragment whose first element is not 32-byte aligned", at);
+    if ((uintptr_t)p % 32 != 0)
+        cairn_trap_at("a WMMA fragment whose first element is not 32-byte aligned", at);
 }
 
 /* An A or B operand: T is __half or __nv_bfloat16, S the storage (f16 or bf16 bits). */
 template <typename F, typename T, typename S>
-static __device__ inline void cairn_wmma_load(cairn_frag_regs &x, int rows, int cols, const S *tile, uint64_t n,
-                                              cairn_layout l, uint64_t i, uint64_t j, cairn_loc at) {
+static __device__ inline void cairn_wmma_load(cairn_frag_regs &x, int rows, int cols, const S *tile,
+                                              uint64_t n, cairn_layout l, uint64_t i, uint64_t j,
+                                              cairn_loc at) {
     uint64_t o = cairn_wmma_origin(n, l, i, j, rows, cols, at);
     cairn_wmma_aligned(tile + o, at);
-    nvcuda::wmma::load_matrix_sync(cairn_frag_as<F>(x), reinterpret_cast<const T *>(tile + o), (unsigned)l.row_stride);
+    nvcuda::wmma::load_matrix_sync(cairn_frag_as<F>(x), reinterpret_cast<const T *>(tile + o),
+                                   (unsigned)l.row_stride);
 }
 
 template <typename F>
-static __device__ inline void cairn_wmma_load_acc(cairn_frag_regs &x, int rows, int cols, const float *tile,
-                                                  uint64_t n, cairn_layout l, uint64_t i, uint64_t j, cairn_loc at) {
+static __device__ inline void cairn_wmma_load_acc(cairn_frag_regs &x, int rows, int cols,
+                                                  const float *tile, uint64_t n, cairn_layout l,
+                                                  uint64_t i, uint64_t j, cairn_loc at) {
     uint64_t o = cairn_wmma_origin(n, l, i, j, rows, cols, at);
     cairn_wmma_aligned(tile + o, at);
-    nvcuda::wmma::load_matrix_sync(cairn_frag_as<F>(x), tile + o, (unsigned)l.row_stride, nvcuda::wmma::mem_row_major);
+    nvcuda::wmma::load_matrix_sync(cairn_frag_as<F>(x), tile + o, (unsigned)l.row_stride,
+                                   nvcuda::wmma::mem_row_major);
 }
 
 template <typename F>
-static __device__ inline void cairn_wmma_store(float *tile, uint64_t n, cairn_layout l, uint64_t i, uint64_t j,
-                                               cairn_frag_regs x, int rows, int cols, cairn_loc at) {
+static __device__ inline void cairn_wmma_store(float *tile, uint64_t n, cairn_layout l, uint64_t i,
+                                               uint64_t j, cairn_frag_regs x, int rows, int cols,
+                                               cairn_loc at) {
     uint64_t o = cairn_wmma_origin(n, l, i, j, rows, cols, at);
     cairn_wmma_aligned(tile + o, at);
-    nvcuda::wmma::store_matrix_sync(tile + o, cairn_frag_as<F>(x), (unsigned)l.row_stride, nvcuda::wmma::mem_row_major);
+    nvcuda::wmma::store_matrix_sync(tile + o, cairn_frag_as<F>(x), (unsigned)l.row_stride,
+                                    nvcuda::wmma::mem_row_major);
 }
 
 template <typename F, typename T>
@@ -109,15 +120,18 @@ static __device__ inline void cairn_wmma_fill(cairn_frag_regs &x, T v) {
 }
 
 template <typename FA, typename FB, typename FC>
-static __device__ inline void cairn_wmma_mma(cairn_frag_regs &acc, cairn_frag_regs a, cairn_frag_regs b) {
-    nvcuda::wmma::mma_sync(cairn_frag_as<FC>(acc), cairn_frag_as<FA>(a), cairn_frag_as<FB>(b), cairn_frag_as<FC>(acc));
+static __device__ inline void cairn_wmma_mma(cairn_frag_regs &acc, cairn_frag_regs a,
+                                             cairn_frag_regs b) {
+    nvcuda::wmma::mma_sync(cairn_frag_as<FC>(acc), cairn_frag_as<FA>(a), cairn_frag_as<FB>(b),
+                           cairn_frag_as<FC>(acc));
 }
 
 /* ---- mma.sync m16n8k16 ---- */
 
 /* Two 16-bit elements of a row-major (r, c), (r, c + 1) pair, through the layout. */
-static __device__ inline uint32_t cairn_mma_pair(const uint16_t *tile, uint64_t n, const cairn_layout &l, uint64_t r,
-                                                 uint64_t c, cairn_loc at) {
+static __device__ inline uint32_t cairn_mma_pair(const uint16_t *tile, uint64_t n,
+                                                 const cairn_layout &l, uint64_t r, uint64_t c,
+                                                 cairn_loc at) {
     uint64_t o0 = cairn_layout_at(&l, r, c), o1 = cairn_layout_at(&l, r, c + 1);
     cairn_frag_cuda_below(o0, n, at);
     cairn_frag_cuda_below(o1, n, at);
@@ -125,8 +139,9 @@ static __device__ inline uint32_t cairn_mma_pair(const uint16_t *tile, uint64_t 
 }
 
 /* The address ldmatrix wants from this lane: row r's 16-byte run from column c. */
-static __device__ inline uint32_t cairn_mma_row_address(const uint16_t *tile, uint64_t n, const cairn_layout &l,
-                                                        uint64_t r, uint64_t c, cairn_loc at) {
+static __device__ inline uint32_t cairn_mma_row_address(const uint16_t *tile, uint64_t n,
+                                                        const cairn_layout &l, uint64_t r,
+                                                        uint64_t c, cairn_loc at) {
     uint64_t o = cairn_layout_at(&l, r, c);
     cairn_frag_cuda_below(o + 7, n, at);
     return (uint32_t)__cvta_generic_to_shared(tile + o);
@@ -134,8 +149,9 @@ static __device__ inline uint32_t cairn_mma_row_address(const uint16_t *tile, ui
 
 /* A (16 x 16, row-major): a0..a7 = (g, 2t..), (g + 8, 2t..), (g, 2t + 8..), (g + 8, 2t + 8..). */
 template <int RUNS>
-static __device__ inline void cairn_mma_load_a(cairn_frag_regs &x, const uint16_t *tile, uint64_t n, cairn_layout l,
-                                               uint64_t i, uint64_t j, unsigned lane, cairn_loc at) {
+static __device__ inline void cairn_mma_load_a(cairn_frag_regs &x, const uint16_t *tile, uint64_t n,
+                                               cairn_layout l, uint64_t i, uint64_t j,
+                                               unsigned lane, cairn_loc at) {
     cairn_frag_cuda_inside(l, i, j, 16, 16, at);
     uint64_t r0 = 16 * i, c0 = 16 * j;
     if (RUNS && __isShared(tile)) {
@@ -146,13 +162,15 @@ static __device__ inline void cairn_mma_load_a(cairn_frag_regs &x, const uint16_
         return;
     }
     uint64_t g = lane / 4, t = lane % 4;
-    for (int q = 0; q < 4; q++) x.r[q] = cairn_mma_pair(tile, n, l, r0 + g + 8 * (q % 2), c0 + 2 * t + 8 * (q / 2), at);
+    for (int q = 0; q < 4; q++)
+        x.r[q] = cairn_mma_pair(tile, n, l, r0 + g + 8 * (q % 2), c0 + 2 * t + 8 * (q / 2), at);
 }
 
 /* B (16 x 8, k x n, row-major): b0..b3 = (2t, g), (2t + 1, g), (2t + 8, g), (2t + 9, g). */
 template <int RUNS>
-static __device__ inline void cairn_mma_load_b(cairn_frag_regs &x, const uint16_t *tile, uint64_t n, cairn_layout l,
-                                               uint64_t i, uint64_t j, unsigned lane, cairn_loc at) {
+static __device__ inline void cairn_mma_load_b(cairn_frag_regs &x, const uint16_t *tile, uint64_t n,
+                                               cairn_layout l, uint64_t i, uint64_t j,
+                                               unsigned lane, cairn_loc at) {
     cairn_frag_cuda_inside(l, i, j, 16, 8, at);
     uint64_t r0 = 16 * i, c0 = 8 * j;
     if (RUNS && __isShared(tile)) {
@@ -164,7 +182,8 @@ static __device__ inline void cairn_mma_load_b(cairn_frag_regs &x, const uint16_
     }
     uint64_t g = lane / 4, t = lane % 4;
     for (int q = 0; q < 2; q++) {
-        uint64_t k = r0 + 2 * t + 8 * q, o0 = cairn_layout_at(&l, k, c0 + g), o1 = cairn_layout_at(&l, k + 1, c0 + g);
+        uint64_t k = r0 + 2 * t + 8 * q, o0 = cairn_layout_at(&l, k, c0 + g),
+                 o1 = cairn_layout_at(&l, k + 1, c0 + g);
         cairn_frag_cuda_below(o0, n, at);
         cairn_frag_cuda_below(o1, n, at);
         x.r[q] = (uint32_t)tile[o0] | (uint32_t)tile[o1] << 16;
@@ -172,23 +191,29 @@ static __device__ inline void cairn_mma_load_b(cairn_frag_regs &x, const uint16_
 }
 
 /* The accumulator's c_v: row g + 8 (v / 2), column 2 t + v % 2 of the 16 x 8 fragment. */
-static __device__ inline uint64_t cairn_mma_acc_offset(uint64_t n, const cairn_layout &l, uint64_t i, uint64_t j,
-                                                       unsigned lane, int v, cairn_loc at) {
-    uint64_t o = cairn_layout_at(&l, 16 * i + lane / 4 + 8 * (uint64_t)(v / 2), 8 * j + 2 * (lane % 4) + (uint64_t)(v % 2));
+static __device__ inline uint64_t cairn_mma_acc_offset(uint64_t n, const cairn_layout &l,
+                                                       uint64_t i, uint64_t j, unsigned lane, int v,
+                                                       cairn_loc at) {
+    uint64_t o = cairn_layout_at(&l, 16 * i + lane / 4 + 8 * (uint64_t)(v / 2),
+                                 8 * j + 2 * (lane % 4) + (uint64_t)(v % 2));
     cairn_frag_cuda_below(o, n, at);
     return o;
 }
 
-static __device__ inline void cairn_mma_load_acc(cairn_frag_regs &x, const float *tile, uint64_t n, cairn_layout l,
-                                                 uint64_t i, uint64_t j, unsigned lane, cairn_loc at) {
+static __device__ inline void cairn_mma_load_acc(cairn_frag_regs &x, const float *tile, uint64_t n,
+                                                 cairn_layout l, uint64_t i, uint64_t j,
+                                                 unsigned lane, cairn_loc at) {
     cairn_frag_cuda_inside(l, i, j, 16, 8, at);
-    for (int v = 0; v < 4; v++) x.r[v] = __float_as_uint(tile[cairn_mma_acc_offset(n, l, i, j, lane, v, at)]);
+    for (int v = 0; v < 4; v++)
+        x.r[v] = __float_as_uint(tile[cairn_mma_acc_offset(n, l, i, j, lane, v, at)]);
 }
 
-static __device__ inline void cairn_mma_store(float *tile, uint64_t n, cairn_layout l, uint64_t i, uint64_t j,
-                                              cairn_frag_regs x, unsigned lane, cairn_loc at) {
+static __device__ inline void cairn_mma_store(float *tile, uint64_t n, cairn_layout l, uint64_t i,
+                                              uint64_t j, cairn_frag_regs x, unsigned lane,
+                                              cairn_loc at) {
     cairn_frag_cuda_inside(l, i, j, 16, 8, at);
-    for (int v = 0; v < 4; v++) tile[cairn_mma_acc_offset(n, l, i, j, lane, v, at)] = __uint_as_float(x.r[v]);
+    for (int v = 0; v < 4; v++)
+        tile[cairn_mma_acc_offset(n, l, i, j, lane, v, at)] = __uint_as_float(x.r[v]);
 }
 
 /* Every register of a fragment holding `words` .b32: bits repeated (an operand's 16-bit
@@ -199,17 +224,20 @@ static __device__ inline void cairn_mma_fill(cairn_frag_regs &x, int words, uint
 
 /* acc += a * b; BF16 picks the bf16 instruction. */
 template <int BF16>
-static __device__ inline void cairn_mma_sync(cairn_frag_regs &acc, cairn_frag_regs a, cairn_frag_regs b) {
+static __device__ inline void cairn_mma_sync(cairn_frag_regs &acc, cairn_frag_regs a,
+                                             cairn_frag_regs b) {
     if (BF16)
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                     "{%8, %9}, {%0, %1, %2, %3};"
-                     : "+r"(acc.r[0]), "+r"(acc.r[1]), "+r"(acc.r[2]), "+r"(acc.r[3])
-                     : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[0]), "r"(b.r[1]));
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+            "{%8, %9}, {%0, %1, %2, %3};"
+            : "+r"(acc.r[0]), "+r"(acc.r[1]), "+r"(acc.r[2]), "+r"(acc.r[3])
+            : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[0]), "r"(b.r[1]));
     else
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                     "{%8, %9}, {%0, %1, %2, %3};"
-                     : "+r"(acc.r[0]), "+r"(acc.r[1]), "+r"(acc.r[2]), "+r"(acc.r[3])
-                     : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[0]), "r"(b.r[1]));
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+            "{%8, %9}, {%0, %1, %2, %3};"
+            : "+r"(acc.r[0]), "+r"(acc.r[1]), "+r"(acc.r[2]), "+r"(acc.r[3])
+            : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[0]), "r"(b.r[1]));
 }
 
 /* mma_get / mma_set: this lane's c_v; v past 3 traps. */

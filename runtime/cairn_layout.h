@@ -21,10 +21,10 @@
 #include "cairn_trap.h"
 
 typedef struct cairn_layout {
-    uint64_t rows, cols;                /* the domain */
+    uint64_t rows, cols; /* the domain */
     uint64_t row_stride, col_stride;
-    uint32_t sw_bits, sw_base, sw_shift; /* Swizzle<B, M, S>; sw_bits == 0: none */
-    uint64_t thr_rows, thr_cols, val_rows, val_cols;   /* spread; thr_rows == 0: none */
+    uint32_t sw_bits, sw_base, sw_shift;             /* Swizzle<B, M, S>; sw_bits == 0: none */
+    uint64_t thr_rows, thr_cols, val_rows, val_cols; /* spread; thr_rows == 0: none */
     uint64_t cosize;
 } cairn_layout;
 
@@ -47,13 +47,16 @@ static inline CAIRN_HD uint64_t cairn_layout_values(const cairn_layout *l) {
 }
 
 /* The coordinate of thread t's value v: row (want_col == 0) or column (want_col == 1). */
-static inline CAIRN_HD uint64_t cairn_layout_share(const cairn_layout *l, uint64_t t, uint64_t v, int want_col) {
+static inline CAIRN_HD uint64_t cairn_layout_share(const cairn_layout *l, uint64_t t, uint64_t v,
+                                                   int want_col) {
     uint64_t block = l->val_rows * l->val_cols;
     uint64_t rep = v / block, in = v % block;
     uint64_t reps_c = l->cols / (l->thr_cols * l->val_cols);
     if (want_col)
-        return (rep % reps_c) * (l->thr_cols * l->val_cols) + (t % l->thr_cols) * l->val_cols + in % l->val_cols;
-    return (rep / reps_c) * (l->thr_rows * l->val_rows) + (t / l->thr_cols) * l->val_rows + in / l->val_cols;
+        return (rep % reps_c) * (l->thr_cols * l->val_cols) + (t % l->thr_cols) * l->val_cols +
+               in % l->val_cols;
+    return (rep / reps_c) * (l->thr_rows * l->val_rows) + (t / l->thr_cols) * l->val_rows +
+           in / l->val_cols;
 }
 
 #endif

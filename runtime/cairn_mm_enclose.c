@@ -24,8 +24,7 @@ static void check_view(const mm_view *v, cairn_loc at) {
         snprintf(reason, sizeof reason,
                  "mm_enclose: %s holds %" PRIu64 " elements, fewer than %s = %" PRIu64, v->name,
                  v->have, v->shape, need);
-    else
-        return;
+    else return;
     cairn_trap_at(reason, at);
 }
 
@@ -33,8 +32,10 @@ static void check_view(const mm_view *v, cairn_loc at) {
 static bool mm_enclose(int width, uint64_t m, uint64_t n, uint64_t k, void *lo, uint64_t lo_n,
                        void *hi, uint64_t hi_n, const void *a, uint64_t a_n, const void *b,
                        uint64_t b_n, cairn_loc at) {
-    const mm_view views[] = {{"lo", "m*n", lo_n, m, n}, {"hi", "m*n", hi_n, m, n},
-                             {"a", "m*k", a_n, m, k}, {"b", "k*n", b_n, k, n}};
+    const mm_view views[] = {{"lo", "m*n", lo_n, m, n},
+                             {"hi", "m*n", hi_n, m, n},
+                             {"a", "m*k", a_n, m, k},
+                             {"b", "k*n", b_n, k, n}};
     for (size_t v = 0; v < sizeof views / sizeof *views; v++) check_view(&views[v], at);
     if ((size_t)m != m || (size_t)n != n || (size_t)k != k)
         cairn_trap_at("mm_enclose: a size does not fit size_t", at);
@@ -45,19 +46,18 @@ static bool mm_enclose(int width, uint64_t m, uint64_t n, uint64_t k, void *lo, 
     if (rc == CAIRN_ENCLOSE_ENONFINITE)
         snprintf(reason, sizeof reason, "mm_enclose: %c[%zu][%zu]: %s", info.bad_operand,
                  info.bad_row, info.bad_col, cairn_enclose_strerror(rc));
-    else
-        snprintf(reason, sizeof reason, "mm_enclose: %s", cairn_enclose_strerror(rc));
+    else snprintf(reason, sizeof reason, "mm_enclose: %s", cairn_enclose_strerror(rc));
     cairn_trap_at(reason, at);
 }
 
-bool cairn_mm_enclose_f64(uint64_t m, uint64_t n, uint64_t k, double *lo, uint64_t lo_n,
-                          double *hi, uint64_t hi_n, const double *a, uint64_t a_n,
-                          const double *b, uint64_t b_n, cairn_loc at) {
+bool cairn_mm_enclose_f64(uint64_t m, uint64_t n, uint64_t k, double *lo, uint64_t lo_n, double *hi,
+                          uint64_t hi_n, const double *a, uint64_t a_n, const double *b,
+                          uint64_t b_n, cairn_loc at) {
     return mm_enclose(64, m, n, k, lo, lo_n, hi, hi_n, a, a_n, b, b_n, at);
 }
 
-bool cairn_mm_enclose_f32(uint64_t m, uint64_t n, uint64_t k, float *lo, uint64_t lo_n,
-                          float *hi, uint64_t hi_n, const float *a, uint64_t a_n,
-                          const float *b, uint64_t b_n, cairn_loc at) {
+bool cairn_mm_enclose_f32(uint64_t m, uint64_t n, uint64_t k, float *lo, uint64_t lo_n, float *hi,
+                          uint64_t hi_n, const float *a, uint64_t a_n, const float *b, uint64_t b_n,
+                          cairn_loc at) {
     return mm_enclose(32, m, n, k, lo, lo_n, hi, hi_n, a, a_n, b, b_n, at);
 }

@@ -21,13 +21,13 @@
 extern "C" {
 #endif
 
-bool cairn_mm_enclose_f64(uint64_t m, uint64_t n, uint64_t k, double *lo, uint64_t lo_n,
-                          double *hi, uint64_t hi_n, const double *a, uint64_t a_n,
-                          const double *b, uint64_t b_n, cairn_loc at);
+bool cairn_mm_enclose_f64(uint64_t m, uint64_t n, uint64_t k, double *lo, uint64_t lo_n, double *hi,
+                          uint64_t hi_n, const double *a, uint64_t a_n, const double *b,
+                          uint64_t b_n, cairn_loc at);
 
-bool cairn_mm_enclose_f32(uint64_t m, uint64_t n, uint64_t k, float *lo, uint64_t lo_n,
-                          float *hi, uint64_t hi_n, const float *a, uint64_t a_n,
-                          const float *b, uint64_t b_n, cairn_loc at);
+bool cairn_mm_enclose_f32(uint64_t m, uint64_t n, uint64_t k, float *lo, uint64_t lo_n, float *hi,
+                          uint64_t hi_n, const float *a, uint64_t a_n, const float *b, uint64_t b_n,
+                          cairn_loc at);
 
 #ifdef __cplusplus
 }

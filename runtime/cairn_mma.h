@@ -41,23 +41,25 @@ extern "C" {
  * a (64 x 32, rows padded by 8 elements: pad(rows(64, 32), 8)) and b (32 x 64:
  * pad(rows(32, 64), 8)). proofs/prove_layouts.c proves both stages give WMMA aligned
  * fragments and 16-byte rows. */
-#define CAIRN_MMA_TILE 64
+#define CAIRN_MMA_TILE  64
 #define CAIRN_MMA_WARPS 4
 #define CAIRN_MMA_KSTEP 32
-#define CAIRN_MMA_PAD 8
-#define CAIRN_MMA_LDA (CAIRN_MMA_KSTEP + CAIRN_MMA_PAD)
-#define CAIRN_MMA_LDB (CAIRN_MMA_TILE + CAIRN_MMA_PAD)
+#define CAIRN_MMA_PAD   8
+#define CAIRN_MMA_LDA   (CAIRN_MMA_KSTEP + CAIRN_MMA_PAD)
+#define CAIRN_MMA_LDB   (CAIRN_MMA_TILE + CAIRN_MMA_PAD)
 
-#define CAIRN_MMA_REF(T)                                                                        \
-    static inline CAIRN_HD void cairn_mma_ref_##T(uint64_t i0, uint64_t i1, uint64_t n, uint64_t k, \
-                                                  float *c, const cairn_##T *a, const cairn_##T *b) { \
-        for (uint64_t i = i0; i < i1; i++)                                                      \
-            for (uint64_t p = 0; p < k; p++) {                                                  \
-                float x = cairn_##T##_to_f32(a[i * k + p]);                                     \
-                float *row = c + i * n;                                                         \
-                const cairn_##T *brow = b + p * n;                                              \
-                for (uint64_t j = 0; j < n; j++) row[j] = row[j] + x * cairn_##T##_to_f32(brow[j]); \
-            }                                                                                   \
+#define CAIRN_MMA_REF(T)                                                                           \
+    static inline CAIRN_HD void cairn_mma_ref_##T(uint64_t i0, uint64_t i1, uint64_t n,            \
+                                                  uint64_t k, float *c, const cairn_##T *a,        \
+                                                  const cairn_##T *b) {                            \
+        for (uint64_t i = i0; i < i1; i++)                                                         \
+            for (uint64_t p = 0; p < k; p++) {                                                     \
+                float x = cairn_##T##_to_f32(a[i * k + p]);                                        \
+                float *row = c + i * n;                                                            \
+                const cairn_##T *brow = b + p * n;                                                 \
+                for (uint64_t j = 0; j < n; j++)                                                   \
+                    row[j] = row[j] + x * cairn_##T##_to_f32(brow[j]);                             \
+            }                                                                                      \
     }
 CAIRN_MMA_REF(f16)
 CAIRN_MMA_REF(bf16)
@@ -66,14 +68,15 @@ CAIRN_MMA_REF(f8e5m2)
 #undef CAIRN_MMA_REF
 
 /* Host functions (declared for nvcc's device pass too, which parses host code). */
-#define CAIRN_MMA_ENTRIES(T)                                                                     \
-    void cairn_mma_##T(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n, const cairn_##T *a, \
-                       uint64_t a_n, const cairn_##T *b, uint64_t b_n, cairn_loc at);             \
-    void cairn_mma_tiled_##T(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n,          \
-                             const cairn_##T *a, uint64_t a_n, const cairn_##T *b, uint64_t b_n,  \
-                             cairn_loc at);                                                       \
-    void cairn_mma_device_##T(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n,         \
-                              const cairn_##T *a, uint64_t a_n, const cairn_##T *b, uint64_t b_n, \
+#define CAIRN_MMA_ENTRIES(T)                                                                       \
+    void cairn_mma_##T(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n,                 \
+                       const cairn_##T *a, uint64_t a_n, const cairn_##T *b, uint64_t b_n,         \
+                       cairn_loc at);                                                              \
+    void cairn_mma_tiled_##T(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n,           \
+                             const cairn_##T *a, uint64_t a_n, const cairn_##T *b, uint64_t b_n,   \
+                             cairn_loc at);                                                        \
+    void cairn_mma_device_##T(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n,          \
+                              const cairn_##T *a, uint64_t a_n, const cairn_##T *b, uint64_t b_n,  \
                               cairn_loc at);
 CAIRN_MMA_ENTRIES(f16)
 CAIRN_MMA_ENTRIES(bf16)
@@ -82,8 +85,8 @@ CAIRN_MMA_ENTRIES(f8e5m2)
 #undef CAIRN_MMA_ENTRIES
 
 /* Traps at `at` unless c, a and b hold m*n, m*k and k*n elements (op names the caller). */
-void cairn_mma_check_extents(const char *op, uint64_t m, uint64_t n, uint64_t k, uint64_t c_n, uint64_t a_n,
-                             uint64_t b_n, cairn_loc at);
+void cairn_mma_check_extents(const char *op, uint64_t m, uint64_t n, uint64_t k, uint64_t c_n,
+                             uint64_t a_n, uint64_t b_n, cairn_loc at);
 
 #ifdef __cplusplus
 }

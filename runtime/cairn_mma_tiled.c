@@ -15,7 +15,13 @@
 #include "cairn_mma.h"
 #include "cairn_pool.h"
 
-enum { TILE = CAIRN_MMA_TILE, KSTEP = CAIRN_MMA_KSTEP, LDA = CAIRN_MMA_LDA, LDB = CAIRN_MMA_LDB, FRAG = 16 };
+enum {
+    TILE = CAIRN_MMA_TILE,
+    KSTEP = CAIRN_MMA_KSTEP,
+    LDA = CAIRN_MMA_LDA,
+    LDB = CAIRN_MMA_LDB,
+    FRAG = 16
+};
 
 /* One block's state: each warp's 2 x 2 accumulators and the two stages. */
 typedef struct tile_state {
@@ -42,14 +48,17 @@ static void fragment_mma(float *acc, const float *a, const float *b, uint64_t kk
 }
 
 /* Stage the 64 x 32 piece of a and the 32 x 64 piece of b at k0, zero outside the matrix. */
-static void fill_stage(const tiled_job *j, tile_state *st, int s, uint64_t i0, uint64_t j0, uint64_t k0) {
+static void fill_stage(const tiled_job *j, tile_state *st, int s, uint64_t i0, uint64_t j0,
+                       uint64_t k0) {
     for (uint64_t r = 0; r < TILE; r++)
         for (uint64_t q = 0; q < KSTEP; q++)
-            st->a[s][r * LDA + q] = i0 + r < j->m && k0 + q < j->k ? j->widen(j->a, (i0 + r) * j->k + k0 + q) : 0.0f;
+            st->a[s][r * LDA + q] =
+                i0 + r < j->m && k0 + q < j->k ? j->widen(j->a, (i0 + r) * j->k + k0 + q) : 0.0f;
     for (uint64_t q = 0; q < KSTEP; q++)
         for (uint64_t col = 0; col < TILE; col++)
-            st->b[s][q * LDB + col] = k0 + q < j->k && j0 + col < j->n ? j->widen(j->b, (k0 + q) * j->n + j0 + col)
-                                                                      : 0.0f;
+            st->b[s][q * LDB + col] = k0 + q < j->k && j0 + col < j->n
+                                          ? j->widen(j->b, (k0 + q) * j->n + j0 + col)
+                                          : 0.0f;
 }
 
 /* Moves the block's accumulators from c (load) or back into c (store), inside the matrix. */
@@ -79,7 +88,8 @@ static void run_tile(const tiled_job *j, tile_state *st, uint64_t tile) {
             for (int w = 0; w < CAIRN_MMA_WARPS; w++)
                 for (int fi = 0; fi < 2; fi++)
                     for (int fj = 0; fj < 2; fj++)
-                        fragment_mma(st->acc[w][fi][fj], &st->a[s][(32 * (w / 2) + 16 * fi) * LDA + kf],
+                        fragment_mma(st->acc[w][fi][fj],
+                                     &st->a[s][(32 * (w / 2) + 16 * fi) * LDA + kf],
                                      &st->b[s][kf * LDB + 32 * (w % 2) + 16 * fj], kk);
         }
     }
@@ -94,17 +104,17 @@ static void run_tiles(void *ctx, size_t begin, size_t end, unsigned worker) {
     free(st);
 }
 
-#define CAIRN_MMA_TILED(T)                                                                          \
-    static float widen_##T(const void *base, uint64_t index) {                                      \
-        return cairn_##T##_to_f32(((const cairn_##T *)base)[index]);                                \
-    }                                                                                               \
-    void cairn_mma_tiled_##T(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n,            \
-                             const cairn_##T *a, uint64_t a_n, const cairn_##T *b, uint64_t b_n,    \
-                             cairn_loc at) {                                                        \
+#define CAIRN_MMA_TILED(T)                                                                         \
+    static float widen_##T(const void *base, uint64_t index) {                                     \
+        return cairn_##T##_to_f32(((const cairn_##T *)base)[index]);                               \
+    }                                                                                              \
+    void cairn_mma_tiled_##T(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n,           \
+                             const cairn_##T *a, uint64_t a_n, const cairn_##T *b, uint64_t b_n,   \
+                             cairn_loc at) {                                                       \
         cairn_mma_check_extents("mma_unordered", m, n, k, c_n, a_n, b_n, at);                      \
-        uint64_t tiles_m = (m + TILE - 1) / TILE, tiles_n = (n + TILE - 1) / TILE;                  \
-        tiled_job job = {m, n, k, tiles_n, c, a, b, widen_##T};                                     \
-        if (tiles_m && tiles_n) cairn_pool_run((size_t)(tiles_m * tiles_n), 1, run_tiles, &job);    \
+        uint64_t tiles_m = (m + TILE - 1) / TILE, tiles_n = (n + TILE - 1) / TILE;                 \
+        tiled_job job = {m, n, k, tiles_n, c, a, b, widen_##T};                                    \
+        if (tiles_m && tiles_n) cairn_pool_run((size_t)(tiles_m * tiles_n), 1, run_tiles, &job);   \
     }
 CAIRN_MMA_TILED(f16)
 CAIRN_MMA_TILED(bf16)

@@ -21,8 +21,8 @@ static pthread_mutex_t observe_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long observe_seq; /* observations so far, under observe_lock */
 
 /* The little-endian bytes of the elements: a copy on a big-endian host, else `bits`. */
-static const unsigned char *little_endian_bytes(const void *bits, size_t count,
-                                                size_t elem_size, unsigned char **owned) {
+static const unsigned char *little_endian_bytes(const void *bits, size_t count, size_t elem_size,
+                                                unsigned char **owned) {
     *owned = NULL;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     size_t total = count * elem_size;
@@ -46,8 +46,7 @@ static void sha256_hex(const unsigned char *bytes, size_t len, char hex[65]) {
     unsigned int digest_len = 0;
     if (!EVP_Digest(bytes, len, digest, &digest_len, EVP_sha256(), NULL))
         cairn_trap("observe: SHA-256 failed");
-    for (unsigned int i = 0; i < digest_len; i++)
-        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+    for (unsigned int i = 0; i < digest_len; i++) snprintf(hex + 2 * i, 3, "%02x", digest[i]);
 }
 
 /* Writes all of buf to fd, retrying short writes; false on error. */
@@ -62,8 +61,8 @@ static int write_all(int fd, const char *buf, size_t len) {
     return 1;
 }
 
-static void append_log_line(const char *path, const char *name, const char *type,
-                            size_t count, const char *hex) {
+static void append_log_line(const char *path, const char *name, const char *type, size_t count,
+                            const char *hex) {
     cJSON *line = cJSON_CreateObject();
     cJSON_AddStringToObject(line, "name", name);
     cJSON_AddStringToObject(line, "type", type);

@@ -34,7 +34,7 @@
 /* grain == 0: aim at this many blocks per thread (load balance), but at least this
  * many indices per block (a block call costs an indirect call and an atomic). */
 #define POOL_BLOCKS_PER_THREAD 4
-#define POOL_MIN_GRAIN 64
+#define POOL_MIN_GRAIN         64
 
 typedef struct pool_region {
     cairn_task_fn fn;
@@ -45,16 +45,16 @@ typedef struct pool_region {
 static struct {
     pthread_once_t once;
     unsigned width;
-    unsigned nthreads;                  /* worker threads actually running (width - 1) */
+    unsigned nthreads; /* worker threads actually running (width - 1) */
     pthread_t threads[POOL_MAX_WIDTH];
-    pthread_mutex_t region_lock;        /* one top-level region at a time */
-    pthread_mutex_t mu;                 /* guards the sleeps below */
+    pthread_mutex_t region_lock; /* one top-level region at a time */
+    pthread_mutex_t mu;          /* guards the sleeps below */
     pthread_cond_t work_cv, done_cv;
-    _Atomic unsigned long generation;   /* bumped per region; workers wait for a change */
+    _Atomic unsigned long generation; /* bumped per region; workers wait for a change */
     atomic_bool stopping;
-    pool_region region;                 /* written before generation is bumped */
+    pool_region region; /* written before generation is bumped */
     atomic_size_t next_block;
-    atomic_uint busy;                   /* workers still inside the current region */
+    atomic_uint busy; /* workers still inside the current region */
 } pool = {.once = PTHREAD_ONCE_INIT,
           .region_lock = PTHREAD_MUTEX_INITIALIZER,
           .mu = PTHREAD_MUTEX_INITIALIZER,
@@ -82,9 +82,11 @@ static unsigned width_from_env(void) {
         errno = 0;
         long v = strtol(s, &end, 10);
         if (errno || *end != '\0' || v < 1 || v > POOL_MAX_WIDTH) {
-            fprintf(stderr, "cairn: error[E-THREADS]: CAIRN_THREADS='%s' is not a thread count\n"
-                            "  help: set CAIRN_THREADS to a whole number from 1 to %d, or unset it "
-                            "to use every CPU\n", s, POOL_MAX_WIDTH);
+            fprintf(stderr,
+                    "cairn: error[E-THREADS]: CAIRN_THREADS='%s' is not a thread count\n"
+                    "  help: set CAIRN_THREADS to a whole number from 1 to %d, or unset it "
+                    "to use every CPU\n",
+                    s, POOL_MAX_WIDTH);
             exit(2);
         }
         return (unsigned)v;
@@ -92,13 +94,10 @@ static unsigned width_from_env(void) {
     long cpus = 0;
 #ifdef CPU_COUNT
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        cpus = CPU_COUNT(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
 #endif
-    if (cpus < 1)
-        cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpus < 1)
-        cpus = 1;
+    if (cpus < 1) cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1) cpus = 1;
     return cpus > POOL_MAX_WIDTH ? POOL_MAX_WIDTH : (unsigned)cpus;
 }
 
@@ -107,8 +106,7 @@ static void run_blocks(const pool_region *r, unsigned worker) {
     current_worker_plus1 = worker + 1;
     for (;;) {
         size_t b = atomic_fetch_add_explicit(&pool.next_block, 1, memory_order_relaxed);
-        if (b >= r->nblocks)
-            break;
+        if (b >= r->nblocks) break;
         size_t begin = b * r->grain;
         size_t end = r->n - begin < r->grain ? r->n : begin + r->grain;
         r->fn(r->ctx, begin, end, worker);
@@ -120,8 +118,7 @@ static void run_blocks(const pool_region *r, unsigned worker) {
 static unsigned long wait_for_work(unsigned long seen) {
     for (int i = 0; i < POOL_SPIN; i++) {
         unsigned long g = atomic_load_explicit(&pool.generation, memory_order_acquire);
-        if (g != seen)
-            return g;
+        if (g != seen) return g;
         cpu_relax();
     }
     pthread_mutex_lock(&pool.mu);
@@ -137,9 +134,8 @@ static void *worker_main(void *arg) {
     unsigned long seen = 0;
     for (;;) {
         seen = wait_for_work(seen);
-        if (atomic_load_explicit(&pool.stopping, memory_order_acquire))
-            return NULL;
-        pool_region r = pool.region;   /* stable until every worker has left the region */
+        if (atomic_load_explicit(&pool.stopping, memory_order_acquire)) return NULL;
+        pool_region r = pool.region; /* stable until every worker has left the region */
         run_blocks(&r, worker);
         if (atomic_fetch_sub_explicit(&pool.busy, 1, memory_order_acq_rel) == 1) {
             pthread_mutex_lock(&pool.mu);
@@ -157,15 +153,14 @@ static void publish_generation(void) {
 }
 
 static void pool_shutdown(void) {
-    if (current_worker_plus1)    /* exit() called from inside a block: cannot join ourselves */
+    if (current_worker_plus1) /* exit() called from inside a block: cannot join ourselves */
         return;
-    pthread_mutex_lock(&pool.region_lock);   /* let a running region finish first */
+    pthread_mutex_lock(&pool.region_lock); /* let a running region finish first */
     atomic_store_explicit(&pool.stopping, 1, memory_order_release);
     publish_generation();
-    for (unsigned i = 0; i < pool.nthreads; i++)
-        pthread_join(pool.threads[i], NULL);
+    for (unsigned i = 0; i < pool.nthreads; i++) pthread_join(pool.threads[i], NULL);
     pool.nthreads = 0;
-    pool.width = 1;              /* anything after this (a later atexit) runs serially */
+    pool.width = 1; /* anything after this (a later atexit) runs serially */
     pthread_mutex_unlock(&pool.region_lock);
 }
 
@@ -185,7 +180,7 @@ static void pool_start(void) {
     unsigned want = width_from_env();
     for (unsigned w = 1; w < want; w++) {
         if (pthread_create(&pool.threads[w - 1], NULL, worker_main, (void *)(size_t)w) != 0)
-            break;               /* fewer threads than asked: the pool is just narrower */
+            break; /* fewer threads than asked: the pool is just narrower */
         pool.nthreads = w;
     }
     pool.width = pool.nthreads + 1;
@@ -199,16 +194,14 @@ unsigned cairn_pool_width(void) {
 }
 
 static size_t pick_grain(size_t n, size_t grain, unsigned width) {
-    if (grain)
-        return grain;
+    if (grain) return grain;
     size_t want = n / ((size_t)width * POOL_BLOCKS_PER_THREAD);
     return want < POOL_MIN_GRAIN ? POOL_MIN_GRAIN : want;
 }
 
 void cairn_pool_run(size_t n, size_t grain, cairn_task_fn fn, void *ctx) {
-    if (n == 0)
-        return;
-    if (current_worker_plus1) {  /* nested: serially, on the worker that asked */
+    if (n == 0) return;
+    if (current_worker_plus1) { /* nested: serially, on the worker that asked */
         fn(ctx, 0, n, current_worker_plus1 - 1);
         return;
     }
@@ -216,7 +209,7 @@ void cairn_pool_run(size_t n, size_t grain, cairn_task_fn fn, void *ctx) {
     grain = pick_grain(n, grain, width);
     size_t nblocks = n / grain + (n % grain != 0);
     pthread_mutex_lock(&pool.region_lock);
-    if (nblocks == 1 || pool.nthreads == 0) {   /* nothing to share: no wake-up at all */
+    if (nblocks == 1 || pool.nthreads == 0) { /* nothing to share: no wake-up at all */
         current_worker_plus1 = 1;
         fn(ctx, 0, n, 0);
         current_worker_plus1 = 0;

@@ -17,20 +17,20 @@
 
 /* How one format's exact integer looks. */
 typedef struct sum_format {
-    unsigned limbs;       /* 64-bit limbs of the integer */
-    unsigned skip;        /* 2^-1074 steps below the unit: 0 (f64), 1074 - 149 (f32) */
-    unsigned mant_bits;   /* stored mantissa bits of the result: 52, 23 */
-    unsigned exp_max;     /* biased exponent of infinity: 2047, 255 */
-    unsigned sign_shift;  /* 63, 31 */
+    unsigned limbs;      /* 64-bit limbs of the integer */
+    unsigned skip;       /* 2^-1074 steps below the unit: 0 (f64), 1074 - 149 (f32) */
+    unsigned mant_bits;  /* stored mantissa bits of the result: 52, 23 */
+    unsigned exp_max;    /* biased exponent of infinity: 2047, 255 */
+    unsigned sign_shift; /* 63, 31 */
 } sum_format;
 
 static const sum_format F64 = {CAIRN_SUM64_LIMBS, 0, 52, 2047, 63};
 static const sum_format F32 = {CAIRN_SUM32_LIMBS, 1074 - 149, 23, 255, 31};
 
-#define CHUNK 64          /* terms the kernel checks at once (a multiple of 8) */
-#define SERIAL_BELOW 32768   /* cairn_sum_f64/f32: smaller arrays stay on the caller */
-#define POOL_GRAIN 8192      /* and larger ones go to the pool in blocks of at least this */
-#define POOL_TINY 64         /* cairn_sumNN_pooled: fewer terms run on the caller */
+#define CHUNK        64    /* terms the kernel checks at once (a multiple of 8) */
+#define SERIAL_BELOW 32768 /* cairn_sum_f64/f32: smaller arrays stay on the caller */
+#define POOL_GRAIN   8192  /* and larger ones go to the pool in blocks of at least this */
+#define POOL_TINY    64    /* cairn_sumNN_pooled: fewer terms run on the caller */
 
 /* ---- the fixed-point integer: acc = sum of units, two's complement ---------------- */
 
@@ -67,14 +67,13 @@ static void acc_add(cairn_sum_state *st, uint64_t *acc, const sum_format *f, dou
     memcpy(&bits, &x, sizeof bits);
     unsigned biased = (unsigned)(bits >> 52) & 0x7ff;
     uint64_t mant = bits & ((1ull << 52) - 1);
-    unsigned pos = 0;               /* of mant's lowest bit, in 2^-1074 steps */
+    unsigned pos = 0; /* of mant's lowest bit, in 2^-1074 steps */
     if (biased) {
         mant |= 1ull << 52;
         pos = biased - 1;
     }
-    if (mant == 0)
-        return;
-    if (pos < f->skip) {            /* drop low zero bits down to the unit */
+    if (mant == 0) return;
+    if (pos < f->skip) { /* drop low zero bits down to the unit */
         unsigned drop = f->skip - pos;
         if (drop >= 64 || (mant & ((1ull << drop) - 1)))
             cairn_trap("exact sum: a value below the accumulator's unit (internal error)");
@@ -107,15 +106,13 @@ static void acc_add_acc(uint64_t *acc, const uint64_t *src, unsigned n) {
 static uint64_t bits_at(const uint64_t *a, unsigned n, unsigned pos, unsigned width) {
     unsigned limb = pos / 64, off = pos % 64;
     uint64_t v = a[limb] >> off;
-    if (off && limb + 1 < n)
-        v |= a[limb + 1] << (64 - off);
+    if (off && limb + 1 < n) v |= a[limb + 1] << (64 - off);
     return width == 64 ? v : v & ((1ull << width) - 1);
 }
 
 static int any_bit_below(const uint64_t *a, unsigned pos) {
     for (unsigned i = 0; i < pos / 64; i++)
-        if (a[i])
-            return 1;
+        if (a[i]) return 1;
     return pos % 64 && (a[pos / 64] & ((1ull << (pos % 64)) - 1));
 }
 
@@ -124,36 +121,32 @@ static int any_bit_below(const uint64_t *a, unsigned pos) {
 static uint64_t acc_round(uint64_t *acc, const sum_format *f, int *zero) {
     unsigned n = f->limbs;
     uint64_t neg = acc[n - 1] >> 63;
-    if (neg) {                                  /* magnitude: -acc = ~acc + 1 */
+    if (neg) { /* magnitude: -acc = ~acc + 1 */
         uint64_t one[2] = {1, 0};
-        for (unsigned i = 0; i < n; i++)
-            acc[i] = ~acc[i];
+        for (unsigned i = 0; i < n; i++) acc[i] = ~acc[i];
         acc_add_at(acc, n, 0, one, 0);
     }
     unsigned top = n;
-    while (top > 0 && acc[top - 1] == 0)
-        top--;
+    while (top > 0 && acc[top - 1] == 0) top--;
     *zero = top == 0;
-    if (*zero)
-        return 0;
+    if (*zero) return 0;
     unsigned msb = (top - 1) * 64 + 63 - (unsigned)__builtin_clzll(acc[top - 1]);
     uint64_t out;
     if (msb <= f->mant_bits) {
-        out = acc[0];               /* below 2^(p) units: subnormal or least binade, exact,
+        out = acc[0]; /* below 2^(p) units: subnormal or least binade, exact,
                                        and its encoding is the integer itself */
     } else {
         unsigned shift = msb - f->mant_bits;
         uint64_t mant = bits_at(acc, n, shift, f->mant_bits + 1);
         int half = (int)bits_at(acc, n, shift - 1, 1);
-        if (half && (any_bit_below(acc, shift - 1) || (mant & 1)))
-            mant++;
-        if (mant >> (f->mant_bits + 1)) {       /* rounded up to the next binade */
+        if (half && (any_bit_below(acc, shift - 1) || (mant & 1))) mant++;
+        if (mant >> (f->mant_bits + 1)) { /* rounded up to the next binade */
             mant >>= 1;
             shift++;
         }
-        if (shift + 1 >= f->exp_max)            /* past largest finite + half an ulp */
+        if (shift + 1 >= f->exp_max) /* past largest finite + half an ulp */
             out = (uint64_t)f->exp_max << f->mant_bits;
-        else                                    /* biased exponent shift + 1, implicit bit */
+        else /* biased exponent shift + 1, implicit bit */
             out = ((uint64_t)shift << f->mant_bits) + mant;
     }
     return out | neg << f->sign_shift;
@@ -164,14 +157,13 @@ static uint64_t acc_round(uint64_t *acc, const sum_format *f, int *zero) {
 /* Expansion k += x (finite) exactly: the leftover of the second step goes to the
  * integer; if a sum would overflow, the expansion is left alone and x itself goes to
  * the integer. */
-static void expansion_add(cairn_sum_state *st, uint64_t *acc, const sum_format *f,
-                          unsigned k, double x) {
+static void expansion_add(cairn_sum_state *st, uint64_t *acc, const sum_format *f, unsigned k,
+                          double x) {
     CAIRN_SUM_TWO_STEP(double, st->hi[k], st->lo[k], x, a, b, e2);
     if (isfinite(a) && isfinite(b) && isfinite(e2)) {
         st->hi[k] = a;
         st->lo[k] = b;
-        if (e2 != 0)
-            acc_add(st, acc, f, e2);
+        if (e2 != 0) acc_add(st, acc, f, e2);
     } else {
         acc_add(st, acc, f, x);
     }
@@ -180,24 +172,25 @@ static void expansion_add(cairn_sum_state *st, uint64_t *acc, const sum_format *
 /* A term the fast path refused: specials become flags, the rest is added exactly. */
 static void term_slow(cairn_sum_state *st, uint64_t *acc, const sum_format *f, unsigned k,
                       double x) {
-    if (isnan(x))
-        st->flags |= CAIRN_SUM_F_NAN;
-    else if (isinf(x))
-        st->flags |= x > 0 ? CAIRN_SUM_F_PINF : CAIRN_SUM_F_NINF;
-    else
-        expansion_add(st, acc, f, k, x);
+    if (isnan(x)) st->flags |= CAIRN_SUM_F_NAN;
+    else if (isinf(x)) st->flags |= x > 0 ? CAIRN_SUM_F_PINF : CAIRN_SUM_F_NINF;
+    else expansion_add(st, acc, f, k, x);
 }
 
-void cairn_sum64_add_slow(cairn_sum64 *s, unsigned k, double x) { term_slow(&s->st, s->acc, &F64, k, x); }
-void cairn_sum32_add_slow(cairn_sum32 *s, unsigned k, double x) { term_slow(&s->st, s->acc, &F32, k, x); }
+void cairn_sum64_add_slow(cairn_sum64 *s, unsigned k, double x) {
+    term_slow(&s->st, s->acc, &F64, k, x);
+}
+void cairn_sum32_add_slow(cairn_sum32 *s, unsigned k, double x) {
+    term_slow(&s->st, s->acc, &F32, k, x);
+}
 
 static void state_init(cairn_sum_state *st) {
     for (int k = 0; k < CAIRN_SUM_LANES; k++) {
-        st->hi[k] = -0.0;               /* see cairn_sum_state: tracks "every term -0.0" */
+        st->hi[k] = -0.0; /* see cairn_sum_state: tracks "every term -0.0" */
         st->lo[k] = 0.0;
     }
     st->count = 0;
-    st->flags = 0;                      /* the integer stays unwritten until first used */
+    st->flags = 0; /* the integer stays unwritten until first used */
 }
 
 void cairn_sum64_init(cairn_sum64 *s) { state_init(&s->st); }
@@ -206,15 +199,13 @@ void cairn_sum32_init(cairn_sum32 *s) { state_init(&s->st); }
 /* Expansion (hi, lo) joins expansion k: hi as a term (so the -0.0 tracking carries
  * over), lo as a plain value. An expansion no term reached (-0.0, +0.0) is skipped:
  * joining it would change nothing. */
-static void expansion_join(cairn_sum_state *st, uint64_t *acc, const sum_format *f,
-                           unsigned k, double hi, double lo) {
+static void expansion_join(cairn_sum_state *st, uint64_t *acc, const sum_format *f, unsigned k,
+                           double hi, double lo) {
     uint64_t hibits;
     memcpy(&hibits, &hi, sizeof hibits);
-    if (hibits == 1ull << 63 && lo == 0)
-        return;
+    if (hibits == 1ull << 63 && lo == 0) return;
     expansion_add(st, acc, f, k, hi);
-    if (lo != 0)
-        expansion_add(st, acc, f, k, lo);
+    if (lo != 0) expansion_add(st, acc, f, k, lo);
 }
 
 /* count += more, or a trap: the integer is only wide enough for 2^64 terms (see
@@ -230,8 +221,7 @@ static void count_terms(cairn_sum_state *st, uint64_t more) {
 /* dst += src, expansion by expansion, integer by integer. */
 static void merge_into(cairn_sum_state *dst, uint64_t *dacc, const cairn_sum_state *src,
                        const uint64_t *sacc, const sum_format *f) {
-    if (src->count == 0)
-        return;
+    if (src->count == 0) return;
     count_terms(dst, src->count);
     for (unsigned k = 0; k < CAIRN_SUM_LANES; k++)
         expansion_join(dst, dacc, f, k, src->hi[k], src->lo[k]);
@@ -242,8 +232,12 @@ static void merge_into(cairn_sum_state *dst, uint64_t *dacc, const cairn_sum_sta
     dst->flags |= src->flags & (CAIRN_SUM_F_NAN | CAIRN_SUM_F_PINF | CAIRN_SUM_F_NINF);
 }
 
-void cairn_sum64_merge(cairn_sum64 *d, const cairn_sum64 *s) { merge_into(&d->st, d->acc, &s->st, s->acc, &F64); }
-void cairn_sum32_merge(cairn_sum32 *d, const cairn_sum32 *s) { merge_into(&d->st, d->acc, &s->st, s->acc, &F32); }
+void cairn_sum64_merge(cairn_sum64 *d, const cairn_sum64 *s) {
+    merge_into(&d->st, d->acc, &s->st, s->acc, &F64);
+}
+void cairn_sum32_merge(cairn_sum32 *d, const cairn_sum32 *s) {
+    merge_into(&d->st, d->acc, &s->st, s->acc, &F32);
+}
 
 /* ---- rounding ------------------------------------------------------------------- */
 
@@ -264,7 +258,7 @@ static uint64_t zero_bits(double hi, uint64_t count, const sum_format *f) {
  * f64 answer itself, and an f32 answer when the addition was exact (then one (float)
  * rounds the exact total once). Returns 0 where the integer must decide. */
 static int round_pair(double hi, double lo, uint64_t count, const sum_format *f, uint64_t *out) {
-    if (lo == 0 && f != &F64 && hi != 0) {  /* the usual short f32 sum: hi is exact */
+    if (lo == 0 && f != &F64 && hi != 0) { /* the usual short f32 sum: hi is exact */
         float single = (float)hi;
         uint32_t b32;
         memcpy(&b32, &single, sizeof b32);
@@ -273,7 +267,7 @@ static int round_pair(double hi, double lo, uint64_t count, const sum_format *f,
     }
     CAIRN_SUM_TWO_STEP(double, hi, 0.0, lo, total, err, unused);
     (void)unused;
-    if (total == 0) {                       /* a sum of two doubles rounds to 0 only if 0 */
+    if (total == 0) { /* a sum of two doubles rounds to 0 only if 0 */
         *out = zero_bits(hi, count, f);
         return 1;
     }
@@ -281,8 +275,7 @@ static int round_pair(double hi, double lo, uint64_t count, const sum_format *f,
         memcpy(out, &total, sizeof *out);
         return 1;
     }
-    if (err != 0)
-        return 0;
+    if (err != 0) return 0;
     float single = (float)total;
     uint32_t b32;
     memcpy(&b32, &single, sizeof b32);
@@ -294,8 +287,7 @@ static int lanes_beyond_first_unused(const cairn_sum_state *st) {
     for (unsigned k = 1; k < CAIRN_SUM_LANES; k++) {
         uint64_t hibits;
         memcpy(&hibits, &st->hi[k], sizeof hibits);
-        if (hibits != 1ull << 63 || st->lo[k] != 0)
-            return 0;
+        if (hibits != 1ull << 63 || st->lo[k] != 0) return 0;
     }
     return 1;
 }
@@ -305,14 +297,13 @@ static uint64_t round_bits(const cairn_sum_state *st, const uint64_t *acc, const
     uint64_t sign = 1ull << f->sign_shift, inf = (uint64_t)f->exp_max << f->mant_bits, out;
     uint32_t fl = st->flags;
     if ((fl & CAIRN_SUM_F_NAN) || ((fl & CAIRN_SUM_F_PINF) && (fl & CAIRN_SUM_F_NINF)))
-        return inf | 1ull << (f->mant_bits - 1);            /* the canonical quiet NaN */
-    if (fl & (CAIRN_SUM_F_PINF | CAIRN_SUM_F_NINF))
-        return fl & CAIRN_SUM_F_NINF ? sign | inf : inf;
+        return inf | 1ull << (f->mant_bits - 1); /* the canonical quiet NaN */
+    if (fl & (CAIRN_SUM_F_PINF | CAIRN_SUM_F_NINF)) return fl & CAIRN_SUM_F_NINF ? sign | inf : inf;
     if (!(fl & CAIRN_SUM_F_ACC) && lanes_beyond_first_unused(st) &&
         round_pair(st->hi[0], st->lo[0], st->count, f, &out))
-        return out;                         /* a short sum: nothing to fold */
+        return out; /* a short sum: nothing to fold */
 
-    sum_scratch t;                          /* fold the expansions into expansion 0 */
+    sum_scratch t; /* fold the expansions into expansion 0 */
     t.st = *st;
     t.st.flags = 0;
     for (unsigned step = CAIRN_SUM_LANES / 2; step; step /= 2)
@@ -323,9 +314,8 @@ static uint64_t round_bits(const cairn_sum_state *st, const uint64_t *acc, const
         acc_add_acc(t.acc, acc, f->limbs);
     }
     double hi = t.st.hi[0], lo = t.st.lo[0];
-    if (!(t.st.flags & CAIRN_SUM_F_ACC) && round_pair(hi, lo, st->count, f, &out))
-        return out;
-    acc_add(&t.st, t.acc, f, hi);           /* else: round from the integer */
+    if (!(t.st.flags & CAIRN_SUM_F_ACC) && round_pair(hi, lo, st->count, f, &out)) return out;
+    acc_add(&t.st, t.acc, f, hi); /* else: round from the integer */
     acc_add(&t.st, t.acc, f, lo);
     int is_zero;
     out = acc_round(t.acc, f, &is_zero);
@@ -356,50 +346,50 @@ typedef double v4d __attribute__((vector_size(32)));
 typedef int64_t v4i __attribute__((vector_size(32)));
 typedef float v4f __attribute__((vector_size(16)));
 
-#define KERNEL_STEP(H, L, X, BAD)                                  \
-    do {                                                           \
-        CAIRN_SUM_TWO_STEP(v4d, H, L, X, a_, b_, e2_);             \
-        H = a_;                                                    \
-        L = b_;                                                    \
-        BAD |= e2_ != zero;                                        \
+#define KERNEL_STEP(H, L, X, BAD)                                                                  \
+    do {                                                                                           \
+        CAIRN_SUM_TWO_STEP(v4d, H, L, X, a_, b_, e2_);                                             \
+        H = a_;                                                                                    \
+        L = b_;                                                                                    \
+        BAD |= e2_ != zero;                                                                        \
     } while (0)
 
 /* Add whole chunks of CHUNK terms while every step is clean; at the first chunk with a
  * leftover, infinity, NaN or overflow, restore the state from before that chunk and
  * return how many chunks went in (the caller redoes that chunk term by term). */
-#define DEFINE_KERNEL(NAME, T, LOAD, ATTR)                                             \
-    ATTR static size_t NAME(double *hi, double *lo, const T *x, size_t nchunks) {      \
-        v4d h0, h1, l0, l1, zero = {0, 0, 0, 0};                                       \
-        memcpy(&h0, hi, 32), memcpy(&h1, hi + 4, 32);                                  \
-        memcpy(&l0, lo, 32), memcpy(&l1, lo + 4, 32);                                  \
-        size_t c = 0;                                                                  \
-        for (; c < nchunks; c++) {                                                     \
-            v4d s0 = h0, s1 = h1, t0 = l0, t1 = l1;                                    \
-            v4i bad = {0, 0, 0, 0};                                                    \
-            const T *p = x + c * CHUNK;                                                \
-            for (int j = 0; j < CHUNK; j += 8) {                                       \
-                v4d x0, x1;                                                            \
-                LOAD(x0, p + j);                                                       \
-                LOAD(x1, p + j + 4);                                                   \
-                KERNEL_STEP(h0, l0, x0, bad);                                          \
-                KERNEL_STEP(h1, l1, x1, bad);                                          \
-            }                                                                          \
-            if (bad[0] | bad[1] | bad[2] | bad[3]) {                                   \
-                h0 = s0, h1 = s1, l0 = t0, l1 = t1;                                    \
-                break;                                                                 \
-            }                                                                          \
-        }                                                                              \
-        memcpy(hi, &h0, 32), memcpy(hi + 4, &h1, 32);                                  \
-        memcpy(lo, &l0, 32), memcpy(lo + 4, &l1, 32);                                  \
-        return c;                                                                      \
+#define DEFINE_KERNEL(NAME, T, LOAD, ATTR)                                                         \
+    ATTR static size_t NAME(double *hi, double *lo, const T *x, size_t nchunks) {                  \
+        v4d h0, h1, l0, l1, zero = {0, 0, 0, 0};                                                   \
+        memcpy(&h0, hi, 32), memcpy(&h1, hi + 4, 32);                                              \
+        memcpy(&l0, lo, 32), memcpy(&l1, lo + 4, 32);                                              \
+        size_t c = 0;                                                                              \
+        for (; c < nchunks; c++) {                                                                 \
+            v4d s0 = h0, s1 = h1, t0 = l0, t1 = l1;                                                \
+            v4i bad = {0, 0, 0, 0};                                                                \
+            const T *p = x + c * CHUNK;                                                            \
+            for (int j = 0; j < CHUNK; j += 8) {                                                   \
+                v4d x0, x1;                                                                        \
+                LOAD(x0, p + j);                                                                   \
+                LOAD(x1, p + j + 4);                                                               \
+                KERNEL_STEP(h0, l0, x0, bad);                                                      \
+                KERNEL_STEP(h1, l1, x1, bad);                                                      \
+            }                                                                                      \
+            if (bad[0] | bad[1] | bad[2] | bad[3]) {                                               \
+                h0 = s0, h1 = s1, l0 = t0, l1 = t1;                                                \
+                break;                                                                             \
+            }                                                                                      \
+        }                                                                                          \
+        memcpy(hi, &h0, 32), memcpy(hi + 4, &h1, 32);                                              \
+        memcpy(lo, &l0, 32), memcpy(lo + 4, &l1, 32);                                              \
+        return c;                                                                                  \
     }
 
 #define LOAD_F64(V, P) memcpy(&(V), (P), sizeof(V))
-#define LOAD_F32(V, P)                                                     \
-    do {                                                                   \
-        v4f narrow_;                                                       \
-        memcpy(&narrow_, (P), sizeof narrow_);                             \
-        V = __builtin_convertvector(narrow_, v4d);    /* exact widening */ \
+#define LOAD_F32(V, P)                                                                             \
+    do {                                                                                           \
+        v4f narrow_;                                                                               \
+        memcpy(&narrow_, (P), sizeof narrow_);                                                     \
+        V = __builtin_convertvector(narrow_, v4d); /* exact widening */                            \
     } while (0)
 
 DEFINE_KERNEL(kernel_f64, double, LOAD_F64, )
@@ -420,7 +410,7 @@ static int have_avx2(void) { return 0; }
 #endif
 
 int cairn_sum_use_avx2(void) {
-    static int known = -1;          /* a benign race: every thread stores the same value */
+    static int known = -1; /* a benign race: every thread stores the same value */
     int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
     if (v < 0) {
         v = have_avx2();
@@ -437,39 +427,37 @@ static size_t chunks_f32(double *h, double *l, const float *x, size_t n) {
 }
 
 /* One term the scalar way, into expansion k. */
-static inline void term_add(cairn_sum_state *st, uint64_t *acc, const sum_format *f,
-                            unsigned k, double x) {
-    if (cairn_sum__step(st, k, x))
-        term_slow(st, acc, f, k, x);
+static inline void term_add(cairn_sum_state *st, uint64_t *acc, const sum_format *f, unsigned k,
+                            double x) {
+    if (cairn_sum__step(st, k, x)) term_slow(st, acc, f, k, x);
 }
 
 /* Terms x[0..n) into the expansion (*hi, *lo) kept in registers, up to the first term
  * whose step is not clean; returns how many went in. Through memory, each term would
  * wait on the store of the one before. */
-#define DEFINE_RUN(NAME, T)                                                            \
-    static inline __attribute__((always_inline)) size_t NAME(double *hi, double *lo,   \
-                                                             const T *x, size_t n) {   \
-        double h = *hi, l = *lo;                                                       \
-        size_t i = 0;                                                                  \
-        for (; i < n; i++) {                                                           \
-            CAIRN_SUM_TWO_STEP(double, h, l, (double)x[i], a, b, e2);                  \
-            if (__builtin_expect(e2 != 0, 0))                                          \
-                break;                                                                 \
-            h = a, l = b;                                                              \
-        }                                                                              \
-        *hi = h, *lo = l;                                                              \
-        return i;                                                                      \
+#define DEFINE_RUN(NAME, T)                                                                        \
+    static inline __attribute__((always_inline)) size_t NAME(double *hi, double *lo, const T *x,   \
+                                                             size_t n) {                           \
+        double h = *hi, l = *lo;                                                                   \
+        size_t i = 0;                                                                              \
+        for (; i < n; i++) {                                                                       \
+            CAIRN_SUM_TWO_STEP(double, h, l, (double)x[i], a, b, e2);                              \
+            if (__builtin_expect(e2 != 0, 0)) break;                                               \
+            h = a, l = b;                                                                          \
+        }                                                                                          \
+        *hi = h, *lo = l;                                                                          \
+        return i;                                                                                  \
     }
 
 DEFINE_RUN(run_f64, double)
 DEFINE_RUN(run_f32, float)
 
 /* A short block or tail into expansion 0 (so that round has little to fold). */
-#define DEFINE_SHORT(NAME, T, RUN, FMT)                                                \
-    static void NAME(cairn_sum_state *st, uint64_t *acc, const T *x, size_t n) {       \
-        for (size_t i = RUN(&st->hi[0], &st->lo[0], x, n); i < n;                      \
-             i += 1 + RUN(&st->hi[0], &st->lo[0], x + i + 1, n - i - 1))               \
-            term_slow(st, acc, FMT, 0, (double)x[i]);                                  \
+#define DEFINE_SHORT(NAME, T, RUN, FMT)                                                            \
+    static void NAME(cairn_sum_state *st, uint64_t *acc, const T *x, size_t n) {                   \
+        for (size_t i = RUN(&st->hi[0], &st->lo[0], x, n); i < n;                                  \
+             i += 1 + RUN(&st->hi[0], &st->lo[0], x + i + 1, n - i - 1))                           \
+            term_slow(st, acc, FMT, 0, (double)x[i]);                                              \
     }
 
 DEFINE_SHORT(short_f64, double, run_f64, &F64)
@@ -479,23 +467,21 @@ DEFINE_SHORT(short_f32, float, run_f32, &F32)
  * 16 or more as one more chunk padded with -0.0, which changes no expansion (x + -0.0
  * is x, -0.0 included, with no leftover); a shorter tail, or a tiny block, into
  * expansion 0 (so that round has little to fold). */
-#define DEFINE_ADD_BLOCK(NAME, SUMT, T, CHUNKS, SHORT, FMT)                            \
-    void NAME(SUMT *s, const T *x, size_t n) {                                         \
-        size_t full = n / CHUNK * CHUNK, i = 0;                                        \
-        while (i < full) {                                                             \
-            i += CHUNKS(s->st.hi, s->st.lo, x + i, (full - i) / CHUNK) * CHUNK;        \
-            for (size_t end = i < full ? i + CHUNK : i; i < end; i++)                  \
-                term_add(&s->st, s->acc, FMT, (unsigned)(i % CAIRN_SUM_LANES), x[i]);  \
-        }                                                                              \
-        if (n - i >= 16) {                                                             \
-            T pad[CHUNK];                                                              \
-            for (size_t j = 0; j < CHUNK; j++)                                         \
-                pad[j] = i + j < n ? x[i + j] : (T)-0.0;                               \
-            if (CHUNKS(s->st.hi, s->st.lo, pad, 1) == 1)                               \
-                i = n;                                                                 \
-        }                                                                              \
-        SHORT(&s->st, s->acc, x + i, n - i);                                           \
-        count_terms(&s->st, n);                                                        \
+#define DEFINE_ADD_BLOCK(NAME, SUMT, T, CHUNKS, SHORT, FMT)                                        \
+    void NAME(SUMT *s, const T *x, size_t n) {                                                     \
+        size_t full = n / CHUNK * CHUNK, i = 0;                                                    \
+        while (i < full) {                                                                         \
+            i += CHUNKS(s->st.hi, s->st.lo, x + i, (full - i) / CHUNK) * CHUNK;                    \
+            for (size_t end = i < full ? i + CHUNK : i; i < end; i++)                              \
+                term_add(&s->st, s->acc, FMT, (unsigned)(i % CAIRN_SUM_LANES), x[i]);              \
+        }                                                                                          \
+        if (n - i >= 16) {                                                                         \
+            T pad[CHUNK];                                                                          \
+            for (size_t j = 0; j < CHUNK; j++) pad[j] = i + j < n ? x[i + j] : (T)-0.0;            \
+            if (CHUNKS(s->st.hi, s->st.lo, pad, 1) == 1) i = n;                                    \
+        }                                                                                          \
+        SHORT(&s->st, s->acc, x + i, n - i);                                                       \
+        count_terms(&s->st, n);                                                                    \
     }
 
 DEFINE_ADD_BLOCK(cairn_sum64_add_block, cairn_sum64, double, chunks_f64, short_f64, &F64)
@@ -505,35 +491,39 @@ DEFINE_ADD_BLOCK(cairn_sum32_add_block, cairn_sum32, float, chunks_f32, short_f3
 
 /* One accumulator per pool worker on the caller's stack; blocks add into their
  * worker's; the used ones are merged in worker order and the total rounded once. */
-#define DEFINE_POOLED(NAME, SUMT, RT, BLOCKT, PREFIX)                                  \
-    typedef struct NAME##_job { BLOCKT block; void *ctx; SUMT *accs; } NAME##_job;    \
-    static void NAME##_task(void *ctx, size_t begin, size_t end, unsigned worker) {   \
-        NAME##_job *job = ctx;                                                         \
-        job->block(job->ctx, begin, end, &job->accs[worker]);                          \
-    }                                                                                  \
-    RT NAME(size_t n, size_t grain, BLOCKT block, void *ctx) {                         \
-        if (n < POOL_TINY) {            /* not worth a region: one block, right here */ \
-            SUMT one;                                                                  \
-            PREFIX##_init(&one);                                                       \
-            block(ctx, 0, n, &one);                                                    \
-            return PREFIX##_round(&one);                                               \
-        }                                                                              \
-        SUMT accs[CAIRN_POOL_MAX_WIDTH];                                               \
-        unsigned width = cairn_pool_width();                                           \
-        for (unsigned w = 0; w < width; w++)                                           \
-            PREFIX##_init(&accs[w]);                                                   \
-        NAME##_job job = {block, ctx, accs};                                           \
-        cairn_pool_run(n, grain, NAME##_task, &job);                                   \
-        for (unsigned w = 1; w < width; w++)                                           \
-            PREFIX##_merge(&accs[0], &accs[w]);                                        \
-        return PREFIX##_round(&accs[0]);                                               \
+#define DEFINE_POOLED(NAME, SUMT, RT, BLOCKT, PREFIX)                                              \
+    typedef struct NAME##_job {                                                                    \
+        BLOCKT block;                                                                              \
+        void *ctx;                                                                                 \
+        SUMT *accs;                                                                                \
+    } NAME##_job;                                                                                  \
+    static void NAME##_task(void *ctx, size_t begin, size_t end, unsigned worker) {                \
+        NAME##_job *job = ctx;                                                                     \
+        job->block(job->ctx, begin, end, &job->accs[worker]);                                      \
+    }                                                                                              \
+    RT NAME(size_t n, size_t grain, BLOCKT block, void *ctx) {                                     \
+        if (n < POOL_TINY) { /* not worth a region: one block, right here */                       \
+            SUMT one;                                                                              \
+            PREFIX##_init(&one);                                                                   \
+            block(ctx, 0, n, &one);                                                                \
+            return PREFIX##_round(&one);                                                           \
+        }                                                                                          \
+        SUMT accs[CAIRN_POOL_MAX_WIDTH];                                                           \
+        unsigned width = cairn_pool_width();                                                       \
+        for (unsigned w = 0; w < width; w++) PREFIX##_init(&accs[w]);                              \
+        NAME##_job job = {block, ctx, accs};                                                       \
+        cairn_pool_run(n, grain, NAME##_task, &job);                                               \
+        for (unsigned w = 1; w < width; w++) PREFIX##_merge(&accs[0], &accs[w]);                   \
+        return PREFIX##_round(&accs[0]);                                                           \
     }
 
 DEFINE_POOLED(cairn_sum64_pooled, cairn_sum64, double, cairn_sum64_block_fn, cairn_sum64)
 DEFINE_POOLED(cairn_sum32_pooled, cairn_sum32, float, cairn_sum32_block_fn, cairn_sum32)
 
 /* Plain arrays: small ones on the calling thread, larger ones in pool blocks. */
-typedef struct array_ctx { const void *x; } array_ctx;
+typedef struct array_ctx {
+    const void *x;
+} array_ctx;
 
 static void block_f64(void *ctx, size_t b, size_t e, cairn_sum64 *acc) {
     cairn_sum64_add_block(acc, (const double *)((array_ctx *)ctx)->x + b, e - b);
@@ -555,22 +545,22 @@ static size_t array_grain(size_t n) {
 typedef double v2d __attribute__((vector_size(16)));
 typedef int64_t v2i __attribute__((vector_size(16)));
 
-#define DEFINE_TINY(NAME, T)                                                           \
-    static inline __attribute__((always_inline)) int NAME(const T *x, size_t n,       \
-                                                          double *hi, double *lo) {    \
-        v2d h = {-0.0, -0.0}, l = {0.0, 0.0}, zero = {0.0, 0.0};                       \
-        v2i bad = {0, 0};                                                              \
-        for (size_t i = 0; i < n; i += 2) {                                            \
-            v2d xv = {(double)x[i], i + 1 < n ? (double)x[i + 1] : -0.0};              \
-            CAIRN_SUM_TWO_STEP(v2d, h, l, xv, a, b, e2);                               \
-            h = a, l = b;                                                              \
-            bad |= e2 != zero;                                                         \
-        }                                                                              \
-        CAIRN_SUM_TWO_STEP(double, h[0], l[0], h[1], a, b, e2);    /* hi joins hi */   \
-        CAIRN_SUM_TWO_STEP(double, b, 0.0, l[1], d, e3, unused);   /* lo joins lo */   \
-        (void)unused;                                                                  \
-        *hi = a, *lo = d;                                                              \
-        return !(bad[0] | bad[1]) && e2 == 0 && e3 == 0;                               \
+#define DEFINE_TINY(NAME, T)                                                                       \
+    static inline __attribute__((always_inline)) int NAME(const T *x, size_t n, double *hi,        \
+                                                          double *lo) {                            \
+        v2d h = {-0.0, -0.0}, l = {0.0, 0.0}, zero = {0.0, 0.0};                                   \
+        v2i bad = {0, 0};                                                                          \
+        for (size_t i = 0; i < n; i += 2) {                                                        \
+            v2d xv = {(double)x[i], i + 1 < n ? (double)x[i + 1] : -0.0};                          \
+            CAIRN_SUM_TWO_STEP(v2d, h, l, xv, a, b, e2);                                           \
+            h = a, l = b;                                                                          \
+            bad |= e2 != zero;                                                                     \
+        }                                                                                          \
+        CAIRN_SUM_TWO_STEP(double, h[0], l[0], h[1], a, b, e2);  /* hi joins hi */                 \
+        CAIRN_SUM_TWO_STEP(double, b, 0.0, l[1], d, e3, unused); /* lo joins lo */                 \
+        (void)unused;                                                                              \
+        *hi = a, *lo = d;                                                                          \
+        return !(bad[0] | bad[1]) && e2 == 0 && e3 == 0;                                           \
     }
 
 DEFINE_TINY(tiny_f64, double)
@@ -579,28 +569,28 @@ DEFINE_TINY(tiny_f32, float)
 /* A tiny array: rounded straight from the joined expansion when every step was clean
  * (no state, no folding); else the general way. */
 #define TINY 16
-#define DEFINE_ARRAY_SUM(NAME, SUMT, T, P, TINYSUM, FMT, BLOCK)                        \
-    T NAME(const T *x, size_t n) {                                                     \
-        array_ctx ctx = {x};                                                           \
-        double hi, lo;                                                                 \
-        uint64_t bits;                                                                 \
-        if (n < TINY && TINYSUM(x, n, &hi, &lo) && round_pair(hi, lo, n, FMT, &bits)) {  \
-            T out;                                                                     \
-            if (sizeof out == 4) {                                                     \
-                uint32_t b32 = (uint32_t)bits;                                         \
-                memcpy(&out, &b32, sizeof out);                                        \
-            } else {                                                                   \
-                memcpy(&out, &bits, sizeof out);                                       \
-            }                                                                          \
-            return out;                                                                \
-        }                                                                              \
-        if (n < SERIAL_BELOW) {                                                        \
-            SUMT s;                                                                    \
-            P##_init(&s);                                                              \
-            P##_add_block(&s, x, n);                                                   \
-            return P##_round(&s);                                                      \
-        }                                                                              \
-        return P##_pooled(n, array_grain(n), BLOCK, &ctx);                             \
+#define DEFINE_ARRAY_SUM(NAME, SUMT, T, P, TINYSUM, FMT, BLOCK)                                    \
+    T NAME(const T *x, size_t n) {                                                                 \
+        array_ctx ctx = {x};                                                                       \
+        double hi, lo;                                                                             \
+        uint64_t bits;                                                                             \
+        if (n < TINY && TINYSUM(x, n, &hi, &lo) && round_pair(hi, lo, n, FMT, &bits)) {            \
+            T out;                                                                                 \
+            if (sizeof out == 4) {                                                                 \
+                uint32_t b32 = (uint32_t)bits;                                                     \
+                memcpy(&out, &b32, sizeof out);                                                    \
+            } else {                                                                               \
+                memcpy(&out, &bits, sizeof out);                                                   \
+            }                                                                                      \
+            return out;                                                                            \
+        }                                                                                          \
+        if (n < SERIAL_BELOW) {                                                                    \
+            SUMT s;                                                                                \
+            P##_init(&s);                                                                          \
+            P##_add_block(&s, x, n);                                                               \
+            return P##_round(&s);                                                                  \
+        }                                                                                          \
+        return P##_pooled(n, array_grain(n), BLOCK, &ctx);                                         \
     }
 
 DEFINE_ARRAY_SUM(cairn_sum_f64, cairn_sum64, double, cairn_sum64, tiny_f64, &F64, block_f64)
@@ -609,19 +599,15 @@ DEFINE_ARRAY_SUM(cairn_sum_f32, cairn_sum32, float, cairn_sum32, tiny_f32, &F32,
 /* ---- the ordered fold of `reduce + for` ----------------------------------------- */
 
 double cairn_fold_f64(const double *x, size_t n) {
-    if (n == 0)
-        return 0.0;
+    if (n == 0) return 0.0;
     double s = x[0];
-    for (size_t i = 1; i < n; i++)
-        s += x[i];                      /* each partial sum rounded, in written order */
+    for (size_t i = 1; i < n; i++) s += x[i]; /* each partial sum rounded, in written order */
     return s;
 }
 
 float cairn_fold_f32(const float *x, size_t n) {
-    if (n == 0)
-        return 0.0f;
+    if (n == 0) return 0.0f;
     float s = x[0];
-    for (size_t i = 1; i < n; i++)
-        s += x[i];
+    for (size_t i = 1; i < n; i++) s += x[i];
     return s;
 }

@@ -50,27 +50,27 @@ extern "C" {
 #error "cairn_sum.h needs doubles rounded as doubles (FLT_EVAL_METHOD 0: SSE2, not x87)"
 #endif
 
-#define CAIRN_SUM_LANES 8          /* expansions per accumulator */
-#define CAIRN_SUM64_LIMBS 34       /* 2176-bit integer of 2^-1074 units */
-#define CAIRN_SUM32_LIMBS 6        /* 384-bit integer of 2^-149 units */
+#define CAIRN_SUM_LANES   8  /* expansions per accumulator */
+#define CAIRN_SUM64_LIMBS 34 /* 2176-bit integer of 2^-1074 units */
+#define CAIRN_SUM32_LIMBS 6  /* 384-bit integer of 2^-149 units */
 
 /* The expansions and flags, shared by both formats. hi[k] starts as -0.0 so that it
  * stays -0.0 exactly while every term it took was -0.0 (IEEE: -0 + -0 = -0, and a sum
  * that cancels to zero is +0): that is how round knows "every term -0.0". */
 typedef struct cairn_sum_state {
     double hi[CAIRN_SUM_LANES], lo[CAIRN_SUM_LANES];
-    uint64_t count;                /* terms taken (merges add counts) */
-    uint32_t flags;                /* CAIRN_SUM_F_* below */
+    uint64_t count; /* terms taken (merges add counts) */
+    uint32_t flags; /* CAIRN_SUM_F_* below */
 } cairn_sum_state;
 
-#define CAIRN_SUM_F_NAN 1u         /* a NaN term */
-#define CAIRN_SUM_F_PINF 2u        /* a +inf term */
-#define CAIRN_SUM_F_NINF 4u        /* a -inf term */
-#define CAIRN_SUM_F_ACC 8u         /* acc[] is in use (else it is zero, unwritten) */
+#define CAIRN_SUM_F_NAN  1u /* a NaN term */
+#define CAIRN_SUM_F_PINF 2u /* a +inf term */
+#define CAIRN_SUM_F_NINF 4u /* a -inf term */
+#define CAIRN_SUM_F_ACC  8u /* acc[] is in use (else it is zero, unwritten) */
 
 typedef struct cairn_sum64 {
     cairn_sum_state st;
-    uint64_t acc[CAIRN_SUM64_LIMBS];   /* two's complement, little-endian limbs */
+    uint64_t acc[CAIRN_SUM64_LIMBS]; /* two's complement, little-endian limbs */
 } cairn_sum64;
 
 typedef struct cairn_sum32 {
@@ -86,7 +86,7 @@ double cairn_sum64_round(const cairn_sum64 *s);
 void cairn_sum32_init(cairn_sum32 *s);
 void cairn_sum32_add_block(cairn_sum32 *s, const float *x, size_t n);
 void cairn_sum32_merge(cairn_sum32 *dst, const cairn_sum32 *src);
-float cairn_sum32_round(const cairn_sum32 *s);   /* from the exact integer, never via a double */
+float cairn_sum32_round(const cairn_sum32 *s); /* from the exact integer, never via a double */
 
 /* Out-of-line slow path of add: term x (not yet added) into expansion k, exactly. */
 void cairn_sum64_add_slow(cairn_sum64 *s, unsigned k, double x);
@@ -96,16 +96,15 @@ void cairn_sum32_add_slow(cairn_sum32 *s, unsigned k, double x);
  * of doubles: A + B + E2 == H + L + X exactly, unless a sum overflowed, and then E2 is
  * NaN (an infinity or NaN anywhere makes E2 NaN). E2 is almost always 0.
  * Each line is six separately rounded operations: see STRICT FLOATING POINT above. */
-#define CAIRN_SUM_TWO_STEP(T, H, L, X, A, B, E2)                                     \
-    T A = (H) + (X), A##v_ = A - (H), A##e_ = ((H) - (A - A##v_)) + ((X) - A##v_);  \
+#define CAIRN_SUM_TWO_STEP(T, H, L, X, A, B, E2)                                                   \
+    T A = (H) + (X), A##v_ = A - (H), A##e_ = ((H) - (A - A##v_)) + ((X)-A##v_);                   \
     T B = (L) + A##e_, B##v_ = B - (L), E2 = ((L) - (B - B##v_)) + (A##e_ - B##v_)
 
 /* The inline fast path: expansion k takes x, or, when the step is not clean (a leftover,
  * an infinity, a NaN, an overflow), stays unchanged and 1 says: take the slow path. */
 static inline int cairn_sum__step(cairn_sum_state *st, unsigned k, double x) {
     CAIRN_SUM_TWO_STEP(double, st->hi[k], st->lo[k], x, a, b, e2);
-    if (__builtin_expect(e2 != 0, 0))
-        return 1;
+    if (__builtin_expect(e2 != 0, 0)) return 1;
     st->hi[k] = a;
     st->lo[k] = b;
     return 0;
@@ -114,13 +113,12 @@ static inline int cairn_sum__step(cairn_sum_state *st, unsigned k, double x) {
 /* Terms go to the expansions in turn, so consecutive adds do not wait on each other. */
 static inline void cairn_sum64_add(cairn_sum64 *s, double x) {
     unsigned k = (unsigned)(s->st.count++ % CAIRN_SUM_LANES);
-    if (cairn_sum__step(&s->st, k, x))
-        cairn_sum64_add_slow(s, k, x);
+    if (cairn_sum__step(&s->st, k, x)) cairn_sum64_add_slow(s, k, x);
 }
 
 static inline void cairn_sum32_add(cairn_sum32 *s, float x) {
     unsigned k = (unsigned)(s->st.count++ % CAIRN_SUM_LANES);
-    if (cairn_sum__step(&s->st, k, (double)x))      /* the widening is exact */
+    if (cairn_sum__step(&s->st, k, (double)x)) /* the widening is exact */
         cairn_sum32_add_slow(s, k, (double)x);
 }
 
@@ -170,19 +168,21 @@ typedef double cairn_sum__v4d __attribute__((vector_size(32)));
 typedef long long cairn_sum__v4l __attribute__((vector_size(32)));
 
 typedef struct cairn_sum_run {
-    cairn_sum__v4d h0, h1, l0, l1;     /* hi and lo of expansions 0-3 and 4-7 */
+    cairn_sum__v4d h0, h1, l0, l1; /* hi and lo of expansions 0-3 and 4-7 */
 } cairn_sum_run;
 
-int cairn_sum_use_avx2(void);          /* the CPU runs AVX2 (cached) */
+int cairn_sum_use_avx2(void); /* the CPU runs AVX2 (cached) */
 
-static inline __attribute__((always_inline)) cairn_sum_run cairn_sum__run_load(const cairn_sum_state *st) {
+static inline __attribute__((always_inline)) cairn_sum_run
+cairn_sum__run_load(const cairn_sum_state *st) {
     cairn_sum_run r;
     memcpy(&r.h0, st->hi, 32), memcpy(&r.h1, st->hi + 4, 32);
     memcpy(&r.l0, st->lo, 32), memcpy(&r.l1, st->lo + 4, 32);
     return r;
 }
 
-static inline __attribute__((always_inline)) void cairn_sum__run_store(const cairn_sum_run *r, cairn_sum_state *st) {
+static inline __attribute__((always_inline)) void cairn_sum__run_store(const cairn_sum_run *r,
+                                                                       cairn_sum_state *st) {
     memcpy(st->hi, &r->h0, 32), memcpy(st->hi + 4, &r->h1, 32);
     memcpy(st->lo, &r->l0, 32), memcpy(st->lo + 4, &r->l1, 32);
 }
@@ -206,89 +206,88 @@ static inline __attribute__((always_inline)) int cairn_sum__any(const cairn_sum_
 }
 
 /* Terms TERM(c, k .. k + 7) as T locals t0..t7 and as two vectors x0, x1 of doubles. */
-#define CAIRN_SUM__EIGHT(T, TERM, C, K, P)                                                \
-    T P##0 = TERM(C, K), P##1 = TERM(C, K + 1), P##2 = TERM(C, K + 2), P##3 = TERM(C, K + 3); \
-    T P##4 = TERM(C, K + 4), P##5 = TERM(C, K + 5), P##6 = TERM(C, K + 6), P##7 = TERM(C, K + 7); \
+#define CAIRN_SUM__EIGHT(T, TERM, C, K, P)                                                         \
+    T P##0 = TERM(C, K), P##1 = TERM(C, K + 1), P##2 = TERM(C, K + 2), P##3 = TERM(C, K + 3);      \
+    T P##4 = TERM(C, K + 4), P##5 = TERM(C, K + 5), P##6 = TERM(C, K + 6), P##7 = TERM(C, K + 7);  \
     cairn_sum__v4d P##x0 = {P##0, P##1, P##2, P##3}, P##x1 = {P##4, P##5, P##6, P##7}
 
 #if defined(__x86_64__) && !defined(CAIRN_SUM_NO_AVX2)
-#define CAIRN_SUM__AVX2 __attribute__((target("avx2")))
+#define CAIRN_SUM__AVX2             __attribute__((target("avx2")))
 #define CAIRN_SUM__PICK(NAME, ARGS) (cairn_sum_use_avx2() ? NAME##_avx2 ARGS : NAME##_sse2 ARGS)
 #else
 #define CAIRN_SUM__AVX2
 #define CAIRN_SUM__PICK(NAME, ARGS) NAME##_sse2 ARGS
 #endif
 
-#define CAIRN_SUM__TERMS(NAME, SUMT, T, P, TERM)                                        \
-    static inline __attribute__((always_inline)) void NAME##_body(void *cairn_c_, size_t cairn_b_, \
-                                                                  size_t cairn_e_, SUMT *cairn_acc_) { \
-        size_t cairn_k_ = cairn_b_;                                                      \
-        if (cairn_e_ - cairn_b_ < CAIRN_SUM_SHORT) { /* expansion 0 only, in registers */ \
-            double cairn_h_ = cairn_acc_->st.hi[0], cairn_l_ = cairn_acc_->st.lo[0];     \
-            for (; cairn_k_ < cairn_e_; cairn_k_++) {                                    \
-                double cairn_x_ = (double)(TERM(cairn_c_, cairn_k_));                    \
-                CAIRN_SUM_TWO_STEP(double, cairn_h_, cairn_l_, cairn_x_, cairn_a_, cairn_s_, cairn_e2_); \
-                if (__builtin_expect(cairn_e2_ != 0, 0)) {                               \
-                    cairn_acc_->st.hi[0] = cairn_h_, cairn_acc_->st.lo[0] = cairn_l_;    \
-                    P##_add_slow(cairn_acc_, 0, cairn_x_);                               \
-                    cairn_h_ = cairn_acc_->st.hi[0], cairn_l_ = cairn_acc_->st.lo[0];    \
-                } else {                                                                 \
-                    cairn_h_ = cairn_a_, cairn_l_ = cairn_s_;                            \
-                }                                                                        \
-            }                                                                            \
-            cairn_acc_->st.hi[0] = cairn_h_, cairn_acc_->st.lo[0] = cairn_l_;            \
-            cairn_acc_->st.count += cairn_e_ - cairn_b_;                                 \
-            return;                                                                      \
-        }                                                                                \
-        cairn_sum_run cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                   \
-        uint64_t cairn_clean_ = 0;                                                       \
+#define CAIRN_SUM__TERMS(NAME, SUMT, T, P, TERM)                                                   \
+    static inline __attribute__((always_inline)) void NAME##_body(                                 \
+        void *cairn_c_, size_t cairn_b_, size_t cairn_e_, SUMT *cairn_acc_) {                      \
+        size_t cairn_k_ = cairn_b_;                                                                \
+        if (cairn_e_ - cairn_b_ < CAIRN_SUM_SHORT) { /* expansion 0 only, in registers */          \
+            double cairn_h_ = cairn_acc_->st.hi[0], cairn_l_ = cairn_acc_->st.lo[0];               \
+            for (; cairn_k_ < cairn_e_; cairn_k_++) {                                              \
+                double cairn_x_ = (double)(TERM(cairn_c_, cairn_k_));                              \
+                CAIRN_SUM_TWO_STEP(double, cairn_h_, cairn_l_, cairn_x_, cairn_a_, cairn_s_,       \
+                                   cairn_e2_);                                                     \
+                if (__builtin_expect(cairn_e2_ != 0, 0)) {                                         \
+                    cairn_acc_->st.hi[0] = cairn_h_, cairn_acc_->st.lo[0] = cairn_l_;              \
+                    P##_add_slow(cairn_acc_, 0, cairn_x_);                                         \
+                    cairn_h_ = cairn_acc_->st.hi[0], cairn_l_ = cairn_acc_->st.lo[0];              \
+                } else {                                                                           \
+                    cairn_h_ = cairn_a_, cairn_l_ = cairn_s_;                                      \
+                }                                                                                  \
+            }                                                                                      \
+            cairn_acc_->st.hi[0] = cairn_h_, cairn_acc_->st.lo[0] = cairn_l_;                      \
+            cairn_acc_->st.count += cairn_e_ - cairn_b_;                                           \
+            return;                                                                                \
+        }                                                                                          \
+        cairn_sum_run cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                             \
+        uint64_t cairn_clean_ = 0;                                                                 \
         /* sixteen terms, in registers (written out: a loop would go through memory), \
-         * with one check; a group that is not clean is added again the slow way */     \
-        for (; cairn_e_ - cairn_k_ >= 16; cairn_k_ += 16) {                              \
-            CAIRN_SUM__EIGHT(T, TERM, cairn_c_, cairn_k_, cairn_a_);                     \
-            CAIRN_SUM__EIGHT(T, TERM, cairn_c_, cairn_k_ + 8, cairn_b_);                 \
-            cairn_sum_run cairn_before_ = cairn_r_;                                      \
-            cairn_sum__v4l cairn_bad_ = {0, 0, 0, 0};                                    \
-            cairn_sum__run8(&cairn_r_, &cairn_a_x0, &cairn_a_x1, &cairn_bad_);           \
-            cairn_sum__run8(&cairn_r_, &cairn_b_x0, &cairn_b_x1, &cairn_bad_);           \
-            if (cairn_sum__any(&cairn_bad_)) {                                           \
-                T cairn_t_[16] = {cairn_a_0, cairn_a_1, cairn_a_2, cairn_a_3, cairn_a_4, \
-                                  cairn_a_5, cairn_a_6, cairn_a_7, cairn_b_0, cairn_b_1, \
-                                  cairn_b_2, cairn_b_3, cairn_b_4, cairn_b_5, cairn_b_6, cairn_b_7}; \
-                cairn_sum__run_store(&cairn_before_, &cairn_acc_->st);                   \
-                P##_add_block(cairn_acc_, cairn_t_, 16);                                 \
-                cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                         \
-            } else {                                                                     \
-                cairn_clean_ += 16;                                                      \
-            }                                                                            \
-        }                                                                                \
-        cairn_sum__run_store(&cairn_r_, &cairn_acc_->st);                                \
-        cairn_acc_->st.count += cairn_clean_;                                            \
-        for (; cairn_k_ < cairn_e_; cairn_k_++)                                          \
-            P##_add(cairn_acc_, TERM(cairn_c_, cairn_k_));                               \
-    }                                                                                    \
-    static CAIRN_SUM__AVX2 void NAME##_avx2(void *c, size_t b, size_t e, SUMT *acc) {     \
-        NAME##_body(c, b, e, acc);                                                       \
-    }                                                                                    \
-    static void NAME##_sse2(void *c, size_t b, size_t e, SUMT *acc) {                    \
-        NAME##_body(c, b, e, acc);                                                       \
-    }                                                                                    \
-    static void NAME(void *c, size_t b, size_t e, SUMT *acc) {                           \
-        CAIRN_SUM__PICK(NAME, (c, b, e, acc));                                           \
+         * with one check; a group that is not clean is added again the slow way */            \
+        for (; cairn_e_ - cairn_k_ >= 16; cairn_k_ += 16) {                                        \
+            CAIRN_SUM__EIGHT(T, TERM, cairn_c_, cairn_k_, cairn_a_);                               \
+            CAIRN_SUM__EIGHT(T, TERM, cairn_c_, cairn_k_ + 8, cairn_b_);                           \
+            cairn_sum_run cairn_before_ = cairn_r_;                                                \
+            cairn_sum__v4l cairn_bad_ = {0, 0, 0, 0};                                              \
+            cairn_sum__run8(&cairn_r_, &cairn_a_x0, &cairn_a_x1, &cairn_bad_);                     \
+            cairn_sum__run8(&cairn_r_, &cairn_b_x0, &cairn_b_x1, &cairn_bad_);                     \
+            if (cairn_sum__any(&cairn_bad_)) {                                                     \
+                T cairn_t_[16] = {                                                                 \
+                    cairn_a_0, cairn_a_1, cairn_a_2, cairn_a_3, cairn_a_4, cairn_a_5,              \
+                    cairn_a_6, cairn_a_7, cairn_b_0, cairn_b_1, cairn_b_2, cairn_b_3,              \
+                    cairn_b_4, cairn_b_5, cairn_b_6, cairn_b_7};                                   \
+                cairn_sum__run_store(&cairn_before_, &cairn_acc_->st);                             \
+                P##_add_block(cairn_acc_, cairn_t_, 16);                                           \
+                cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                                   \
+            } else {                                                                               \
+                cairn_clean_ += 16;                                                                \
+            }                                                                                      \
+        }                                                                                          \
+        cairn_sum__run_store(&cairn_r_, &cairn_acc_->st);                                          \
+        cairn_acc_->st.count += cairn_clean_;                                                      \
+        for (; cairn_k_ < cairn_e_; cairn_k_++) P##_add(cairn_acc_, TERM(cairn_c_, cairn_k_));     \
+    }                                                                                              \
+    static CAIRN_SUM__AVX2 void NAME##_avx2(void *c, size_t b, size_t e, SUMT *acc) {              \
+        NAME##_body(c, b, e, acc);                                                                 \
+    }                                                                                              \
+    static void NAME##_sse2(void *c, size_t b, size_t e, SUMT *acc) { NAME##_body(c, b, e, acc); } \
+    static void NAME(void *c, size_t b, size_t e, SUMT *acc) {                                     \
+        CAIRN_SUM__PICK(NAME, (c, b, e, acc));                                                     \
     }
 #define CAIRN_SUM64_TERMS(NAME, TERM) CAIRN_SUM__TERMS(NAME, cairn_sum64, double, cairn_sum64, TERM)
 #define CAIRN_SUM32_TERMS(NAME, TERM) CAIRN_SUM__TERMS(NAME, cairn_sum32, float, cairn_sum32, TERM)
 
-#define CAIRN_SUM__BLOCK(NAME, T, TERMS, CTXTYPE, CTXVAR, VAR, EXPR)                    \
-    static inline __attribute__((always_inline)) T NAME##_term(void *cairn_ctx_, size_t VAR) { \
-        CTXTYPE *CTXVAR = (CTXTYPE *)cairn_ctx_;                                         \
-        (void)CTXVAR;                                                                    \
-        return (EXPR);                                                                   \
-    }                                                                                    \
+#define CAIRN_SUM__BLOCK(NAME, T, TERMS, CTXTYPE, CTXVAR, VAR, EXPR)                               \
+    static inline __attribute__((always_inline)) T NAME##_term(void *cairn_ctx_, size_t VAR) {     \
+        CTXTYPE *CTXVAR = (CTXTYPE *)cairn_ctx_;                                                   \
+        (void)CTXVAR;                                                                              \
+        return (EXPR);                                                                             \
+    }                                                                                              \
     TERMS(NAME, NAME##_term)
-#define CAIRN_SUM64_BLOCK(NAME, CTXTYPE, CTXVAR, VAR, EXPR) \
+#define CAIRN_SUM64_BLOCK(NAME, CTXTYPE, CTXVAR, VAR, EXPR)                                        \
     CAIRN_SUM__BLOCK(NAME, double, CAIRN_SUM64_TERMS, CTXTYPE, CTXVAR, VAR, EXPR)
-#define CAIRN_SUM32_BLOCK(NAME, CTXTYPE, CTXVAR, VAR, EXPR) \
+#define CAIRN_SUM32_BLOCK(NAME, CTXTYPE, CTXVAR, VAR, EXPR)                                        \
     CAIRN_SUM__BLOCK(NAME, float, CAIRN_SUM32_TERMS, CTXTYPE, CTXVAR, VAR, EXPR)
 #endif /* !__CUDACC__ */
 

@@ -5,10 +5,8 @@
 #include <stdlib.h>
 
 _Noreturn void cairn_trap_at(const char *reason, cairn_loc loc) {
-    if (loc.file)
-        fprintf(stderr, "trap: %s at %s:%d:%d\n", reason, loc.file, loc.line, loc.col);
-    else
-        fprintf(stderr, "trap: %s\n", reason);
+    if (loc.file) fprintf(stderr, "trap: %s at %s:%d:%d\n", reason, loc.file, loc.line, loc.col);
+    else fprintf(stderr, "trap: %s\n", reason);
     fflush(stderr);
     abort();
 }

@@ -48,8 +48,8 @@ CAIRN_NORETURN void cairn_trap(const char *reason);
  * host can read it even after the trap has stopped the kernel, and reports it as a
  * host trap would: `trap: REASON at FILE:LINE:COL`, then abort. */
 typedef struct cairn_device_trap_record {
-    int set;            /* 0 until the first trap claims the record */
-    int line, col;      /* 0 when the trap has no source location */
+    int set;       /* 0 until the first trap claims the record */
+    int line, col; /* 0 when the trap has no source location */
     char reason[116];
 } cairn_device_trap_record;
 static __device__ cairn_device_trap_record *cairn__device_trap;

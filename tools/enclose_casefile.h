@@ -17,9 +17,9 @@
 
 typedef struct enclose_case {
     char name[64];
-    int width;        /* 64 or 32 */
+    int width; /* 64 or 32 */
     size_t m, n, k;
-    void *a, *b;      /* bit patterns: uint64_t or uint32_t per element */
+    void *a, *b; /* bit patterns: uint64_t or uint32_t per element */
 } enclose_case;
 
 /* Reads the next case: 1 when one was read, 0 at the end of the file, -1 on a format

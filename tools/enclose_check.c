@@ -19,16 +19,14 @@ static const char usage[] =
     "  integer arithmetic only and writes each result's lo then hi, as raw little-endian\n"
     "  bits, to OUT. Exit status 0, or 1 with a one-line error.\n";
 
-static int die(const char *what, const char *detail)
-{
+static int die(const char *what, const char *detail) {
     fprintf(stderr, "enclose_check: error: %s%s%s\n", what, detail ? ": " : "",
             detail ? detail : "");
     return 1;
 }
 
 /* Brackets one case and appends lo, hi to out; returns 0 or 1 after a message. */
-static int check_case(const enclose_case *c, FILE *out)
-{
+static int check_case(const enclose_case *c, FILE *out) {
     size_t count = c->m * c->n, size = (size_t)c->width / 8;
     void *lo = malloc(count ? count * size : 1), *hi = malloc(count ? count * size : 1);
     int status = 0;
@@ -51,8 +49,7 @@ static int check_case(const enclose_case *c, FILE *out)
     return status;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         fputs(usage, stdout);
         return 0;
@@ -62,8 +59,7 @@ int main(int argc, char **argv)
         return 1;
     }
     FILE *in = fopen(argv[1], "r");
-    if (!in)
-        return die("cannot open the case file", argv[1]);
+    if (!in) return die("cannot open the case file", argv[1]);
     FILE *out = fopen(argv[2], "wb");
     if (!out) {
         fclose(in);
@@ -77,12 +73,9 @@ int main(int argc, char **argv)
         enclose_case_free(&c);
         cases++;
     }
-    if (!status && got < 0)
-        status = die(argv[1], err);
+    if (!status && got < 0) status = die(argv[1], err);
     fclose(in);
-    if (fclose(out) != 0 && !status)
-        status = die("cannot write the output", argv[2]);
-    if (!status)
-        fprintf(stderr, "enclose_check: %d cases\n", cases);
+    if (fclose(out) != 0 && !status) status = die("cannot write the output", argv[2]);
+    if (!status) fprintf(stderr, "enclose_check: %d cases\n", cases);
     return status;
 }

@@ -15,33 +15,28 @@ typedef struct {
     size_t n, cap;
 } PathList;
 
-static int skip_dir(const char *name)
-{
+static int skip_dir(const char *name) {
     return name[0] == '.' || !strcmp(name, "build") || !strcmp(name, "bin") ||
            !strcmp(name, "__pycache__");
 }
 
-static int list_files(const char *root, const char *rel, PathList *out, Err *e)
-{
+static int list_files(const char *root, const char *rel, PathList *out, Err *e) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s%s%s", root, *rel ? "/" : "", rel);
     DIR *d = opendir(dir);
-    if (!d)
-        return err_set(e, "cannot read folder %s", dir);
+    if (!d) return err_set(e, "cannot read folder %s", dir);
     struct dirent *ent;
     int rc = 0;
     while (rc == 0 && (ent = readdir(d)) != NULL) {
-        if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
-            continue;
+        if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
         char child_rel[4096], child[8192];
         snprintf(child_rel, sizeof child_rel, "%s%s%s", rel, *rel ? "/" : "", ent->d_name);
         snprintf(child, sizeof child, "%s/%s", root, child_rel);
         struct stat st;
         if (lstat(child, &st) != 0 || !is_safe_component(ent->d_name))
-            continue;  /* unreadable entries and odd names stay out of the archive */
+            continue; /* unreadable entries and odd names stay out of the archive */
         if (S_ISDIR(st.st_mode)) {
-            if (!skip_dir(ent->d_name))
-                rc = list_files(root, child_rel, out, e);
+            if (!skip_dir(ent->d_name)) rc = list_files(root, child_rel, out, e);
         } else if (S_ISREG(st.st_mode)) {
             if (out->n == out->cap) {
                 out->cap = out->cap ? 2 * out->cap : 64;
@@ -54,19 +49,16 @@ static int list_files(const char *root, const char *rel, PathList *out, Err *e)
     return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
+static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static cJSON *file_entry(const char *root, const char *rel, Err *e)
-{
+static cJSON *file_entry(const char *root, const char *rel, Err *e) {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", root, rel);
     size_t len = 0;
     char *data = read_file(path, &len, e);
-    if (!data)
-        return NULL;
+    if (!data) return NULL;
     struct stat st;
     int exec = stat(path, &st) == 0 && (st.st_mode & 0100);
     char digest[SHA256_HEX_LEN];
@@ -83,8 +75,7 @@ static cJSON *file_entry(const char *root, const char *rel, Err *e)
     return f;
 }
 
-char *archive_pack(const char *root, size_t *len, Err *e)
-{
+char *archive_pack(const char *root, size_t *len, Err *e) {
     PathList list = {0};
     char *text = NULL;
     if (list_files(root, "", &list, e) == 0) {
@@ -96,30 +87,25 @@ char *archive_pack(const char *root, size_t *len, Err *e)
         for (size_t i = 0; ok && i < list.n; i++) {
             cJSON *f = file_entry(root, list.paths[i], e);
             ok = f != NULL;
-            if (f)
-                cJSON_AddItemToArray(files, f);
+            if (f) cJSON_AddItemToArray(files, f);
         }
         text = ok ? cJSON_PrintUnformatted(doc) : NULL;
         cJSON_Delete(doc);
     }
-    for (size_t i = 0; i < list.n; i++)
-        free(list.paths[i]);
+    for (size_t i = 0; i < list.n; i++) free(list.paths[i]);
     free(list.paths);
-    if (text)
-        *len = strlen(text);
+    if (text) *len = strlen(text);
     return text;
 }
 
-static int unpack_one(const cJSON *f, const char *dest, Err *e)
-{
+static int unpack_one(const cJSON *f, const char *dest, Err *e) {
     const char *rel = json_str(f, "path"), *want = json_str(f, "sha256");
     const char *b64 = json_str(f, "data");
     if (!rel || !want || !b64 || !is_safe_relpath(rel))
         return err_set(e, "archive entry with a missing or unsafe path");
     size_t len = 0;
     unsigned char *data = b64_decode(b64, &len);
-    if (!data)
-        return err_set(e, "archive entry %s: bad base64", rel);
+    if (!data) return err_set(e, "archive entry %s: bad base64", rel);
     char got[SHA256_HEX_LEN];
     sha256_hex(data, len, got);
     char path[8192], dir[8192];
@@ -128,15 +114,13 @@ static int unpack_one(const cJSON *f, const char *dest, Err *e)
     *strrchr(dir, '/') = '\0';
     int rc = strcmp(got, want) != 0 ? err_set(e, "archive entry %s: sha256 mismatch", rel)
              : mkdir_p(dir, e) != 0 ? -1
-             : write_file_synced(path, data, len, e);
+                                    : write_file_synced(path, data, len, e);
     free(data);
-    if (rc == 0 && json_num(f, "mode", 0644) == 0755)
-        chmod(path, 0755);
+    if (rc == 0 && json_num(f, "mode", 0644) == 0755) chmod(path, 0755);
     return rc;
 }
 
-int archive_unpack(const char *data, size_t len, const char *dest, Err *e)
-{
+int archive_unpack(const char *data, size_t len, const char *dest, Err *e) {
     cJSON *doc = cJSON_ParseWithLength(data, len);
     const char *format = json_str(doc, "format");
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files");
@@ -147,8 +131,7 @@ int archive_unpack(const char *data, size_t len, const char *dest, Err *e)
     int count = 0, rc = mkdir_p(dest, e);
     const cJSON *f;
     cJSON_ArrayForEach(f, files) {
-        if (rc == 0)
-            rc = unpack_one(f, dest, e);
+        if (rc == 0) rc = unpack_one(f, dest, e);
         count++;
     }
     cJSON_Delete(doc);

@@ -8,8 +8,7 @@
 
 #include <openssl/pem.h>
 
-EVP_PKEY *key_generate(Err *e)
-{
+EVP_PKEY *key_generate(Err *e) {
     EVP_PKEY *key = NULL;
     EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
     if (!ctx || EVP_PKEY_keygen_init(ctx) <= 0 || EVP_PKEY_keygen(ctx, &key) <= 0)
@@ -18,21 +17,18 @@ EVP_PKEY *key_generate(Err *e)
     return key;
 }
 
-static EVP_PKEY *require_ed25519(EVP_PKEY *key, const char *what, Err *e)
-{
+static EVP_PKEY *require_ed25519(EVP_PKEY *key, const char *what, Err *e) {
     if (key && EVP_PKEY_id(key) != EVP_PKEY_ED25519) {
         EVP_PKEY_free(key);
         key = NULL;
     }
-    if (!key)
-        err_set(e, "%s: not an Ed25519 key in PEM form", what);
+    if (!key) err_set(e, "%s: not an Ed25519 key in PEM form", what);
     return key;
 }
 
 typedef EVP_PKEY *(*PemReader)(FILE *, EVP_PKEY **, pem_password_cb *, void *);
 
-static EVP_PKEY *load_pem(const char *path, PemReader read, Err *e)
-{
+static EVP_PKEY *load_pem(const char *path, PemReader read, Err *e) {
     FILE *f = fopen(path, "r");
     if (!f) {
         err_set(e, "cannot open key %s", path);
@@ -43,34 +39,26 @@ static EVP_PKEY *load_pem(const char *path, PemReader read, Err *e)
     return require_ed25519(key, path, e);
 }
 
-EVP_PKEY *key_load_private(const char *path, Err *e)
-{
+EVP_PKEY *key_load_private(const char *path, Err *e) {
     return load_pem(path, PEM_read_PrivateKey, e);
 }
 
-EVP_PKEY *key_load_public(const char *path, Err *e)
-{
-    return load_pem(path, PEM_read_PUBKEY, e);
-}
+EVP_PKEY *key_load_public(const char *path, Err *e) { return load_pem(path, PEM_read_PUBKEY, e); }
 
-EVP_PKEY *key_from_raw_public(const unsigned char *raw, size_t len, Err *e)
-{
+EVP_PKEY *key_from_raw_public(const unsigned char *raw, size_t len, Err *e) {
     EVP_PKEY *key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, raw, len);
-    if (!key)
-        err_set(e, "not a raw Ed25519 public key");
+    if (!key) err_set(e, "not a raw Ed25519 public key");
     return key;
 }
 
-EVP_PKEY *key_from_public_pem(const char *pem, Err *e)
-{
+EVP_PKEY *key_from_public_pem(const char *pem, Err *e) {
     BIO *bio = BIO_new_mem_buf(pem, -1);
     EVP_PKEY *key = bio ? PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL) : NULL;
     BIO_free(bio);
     return require_ed25519(key, "public_key", e);
 }
 
-int key_save_private(EVP_PKEY *key, const char *path, Err *e)
-{
+int key_save_private(EVP_PKEY *key, const char *path, Err *e) {
     BIO *bio = BIO_new(BIO_s_mem());
     if (!bio || !PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL)) {
         BIO_free(bio);
@@ -83,8 +71,7 @@ int key_save_private(EVP_PKEY *key, const char *path, Err *e)
     return rc;
 }
 
-char *key_public_pem(EVP_PKEY *key)
-{
+char *key_public_pem(EVP_PKEY *key) {
     BIO *bio = BIO_new(BIO_s_mem());
     if (!bio || !PEM_write_bio_PUBKEY(bio, key)) {
         BIO_free(bio);
@@ -101,34 +88,27 @@ char *key_public_pem(EVP_PKEY *key)
     return out;
 }
 
-int key_id(EVP_PKEY *key, char out[SHA256_HEX_LEN])
-{
+int key_id(EVP_PKEY *key, char out[SHA256_HEX_LEN]) {
     unsigned char raw[64];
     size_t len = sizeof raw;
-    if (EVP_PKEY_get_raw_public_key(key, raw, &len) <= 0)
-        return -1;
+    if (EVP_PKEY_get_raw_public_key(key, raw, &len) <= 0) return -1;
     sha256_hex(raw, len, out);
     return 0;
 }
 
-unsigned char *dsse_pae(const char *type, const void *body, size_t len, size_t *out_len)
-{
+unsigned char *dsse_pae(const char *type, const void *body, size_t len, size_t *out_len) {
     char head[512];
     int n = snprintf(head, sizeof head, "DSSEv1 %zu %s %zu ", strlen(type), type, len);
-    if (n < 0 || (size_t)n >= sizeof head)
-        return NULL;
+    if (n < 0 || (size_t)n >= sizeof head) return NULL;
     unsigned char *out = malloc((size_t)n + len + 1);
-    if (!out)
-        return NULL;
+    if (!out) return NULL;
     memcpy(out, head, (size_t)n);
     memcpy(out + n, body, len);
     *out_len = (size_t)n + len;
     return out;
 }
 
-cJSON *dsse_sign(EVP_PKEY *key, const char *payload_type, const void *payload, size_t len,
-                 Err *e)
-{
+cJSON *dsse_sign(EVP_PKEY *key, const char *payload_type, const void *payload, size_t len, Err *e) {
     size_t pae_len = 0, sig_len = 0;
     unsigned char *pae = dsse_pae(payload_type, payload, len, &pae_len);
     unsigned char sig[64];
@@ -159,8 +139,7 @@ cJSON *dsse_sign(EVP_PKEY *key, const char *payload_type, const void *payload, s
 }
 
 static int verify_one(EVP_PKEY *key, const unsigned char *sig, size_t sig_len,
-                      const unsigned char *msg, size_t msg_len)
-{
+                      const unsigned char *msg, size_t msg_len) {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     int ok = ctx && EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, key) > 0 &&
              EVP_DigestVerify(ctx, sig, sig_len, msg, msg_len) == 1;
@@ -169,29 +148,24 @@ static int verify_one(EVP_PKEY *key, const unsigned char *sig, size_t sig_len,
 }
 
 /* The signature entry whose keyid names KEY, or NULL. */
-static const char *find_signature(const cJSON *envelope, EVP_PKEY *key)
-{
+static const char *find_signature(const cJSON *envelope, EVP_PKEY *key) {
     char kid[SHA256_HEX_LEN];
-    if (key_id(key, kid) != 0)
-        return NULL;
+    if (key_id(key, kid) != 0) return NULL;
     const cJSON *sigs = cJSON_GetObjectItemCaseSensitive(envelope, "signatures");
     const cJSON *one;
     cJSON_ArrayForEach(one, sigs) {
         const char *id = json_str(one, "keyid");
-        if (id && !strcmp(id, kid))
-            return json_str(one, "sig");
+        if (id && !strcmp(id, kid)) return json_str(one, "sig");
     }
     return NULL;
 }
 
-unsigned char *dsse_verify(const cJSON *envelope, EVP_PKEY *key, size_t *len, Err *e)
-{
+unsigned char *dsse_verify(const cJSON *envelope, EVP_PKEY *key, size_t *len, Err *e) {
     return dsse_verify_type(envelope, INTOTO_PAYLOAD_TYPE, key, len, e);
 }
 
-unsigned char *dsse_verify_type(const cJSON *envelope, const char *want, EVP_PKEY *key,
-                                size_t *len, Err *e)
-{
+unsigned char *dsse_verify_type(const cJSON *envelope, const char *want, EVP_PKEY *key, size_t *len,
+                                Err *e) {
     const char *type = json_str(envelope, "payloadType");
     const char *payload_b64 = json_str(envelope, "payload");
     if (!type || !payload_b64 ||
@@ -224,8 +198,7 @@ unsigned char *dsse_verify_type(const cJSON *envelope, const char *want, EVP_PKE
     return payload;
 }
 
-cJSON *statement_parse(const unsigned char *payload, size_t len, Err *e)
-{
+cJSON *statement_parse(const unsigned char *payload, size_t len, Err *e) {
     cJSON *st = cJSON_ParseWithLength((const char *)payload, len);
     if (!st) {
         err_set(e, "payload is not JSON");
@@ -241,8 +214,7 @@ cJSON *statement_parse(const unsigned char *payload, size_t len, Err *e)
         why = "predicateType is not the cairn suite-cell predicate";
     else if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(st, "predicate")))
         why = "predicate is not an object";
-    else if (!cJSON_IsArray(subjects))
-        why = "subject is not an array";
+    else if (!cJSON_IsArray(subjects)) why = "subject is not an array";
     const cJSON *s;
     cJSON_ArrayForEach(s, subjects) {
         const cJSON *digest = cJSON_GetObjectItemCaseSensitive(s, "digest");
@@ -257,8 +229,7 @@ cJSON *statement_parse(const unsigned char *payload, size_t len, Err *e)
     return st;
 }
 
-cJSON *statement_new(cJSON *predicate)
-{
+cJSON *statement_new(cJSON *predicate) {
     cJSON *st = cJSON_CreateObject();
     cJSON_AddStringToObject(st, "_type", INTOTO_STATEMENT_TYPE);
     cJSON_AddArrayToObject(st, "subject");
@@ -267,8 +238,7 @@ cJSON *statement_new(cJSON *predicate)
     return st;
 }
 
-void statement_add_subject(cJSON *statement, const char *name, const char *sha256)
-{
+void statement_add_subject(cJSON *statement, const char *name, const char *sha256) {
     cJSON *s = cJSON_CreateObject();
     cJSON_AddStringToObject(s, "name", name);
     cJSON *digest = cJSON_AddObjectToObject(s, "digest");
@@ -277,8 +247,7 @@ void statement_add_subject(cJSON *statement, const char *name, const char *sha25
 }
 
 /* The enrolment proof's payload: what it answers (the nonce) and for whom (the name). */
-static cJSON *proof_payload(const char *nonce, const char *name)
-{
+static cJSON *proof_payload(const char *nonce, const char *name) {
     cJSON *p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "purpose", ENROL_PROOF_PURPOSE);
     cJSON_AddStringToObject(p, "nonce", nonce);
@@ -286,8 +255,7 @@ static cJSON *proof_payload(const char *nonce, const char *name)
     return p;
 }
 
-cJSON *enrol_proof_sign(EVP_PKEY *key, const char *nonce, const char *name, Err *e)
-{
+cJSON *enrol_proof_sign(EVP_PKEY *key, const char *nonce, const char *name, Err *e) {
     cJSON *p = proof_payload(nonce, name);
     char *text = cJSON_PrintUnformatted(p);
     cJSON *env = dsse_sign(key, ENROL_PROOF_TYPE, text, strlen(text), e);
@@ -297,8 +265,7 @@ cJSON *enrol_proof_sign(EVP_PKEY *key, const char *nonce, const char *name, Err 
 }
 
 int enrol_proof_check(const cJSON *proof, EVP_PKEY *key, const char *name,
-                      char nonce[SHA256_HEX_LEN], Err *e)
-{
+                      char nonce[SHA256_HEX_LEN], Err *e) {
     size_t len = 0;
     unsigned char *payload = dsse_verify_type(proof, ENROL_PROOF_TYPE, key, &len, e);
     cJSON *p = payload ? cJSON_ParseWithLength((const char *)payload, len) : NULL;
@@ -306,14 +273,11 @@ int enrol_proof_check(const cJSON *proof, EVP_PKEY *key, const char *name,
     const char *purpose = json_str(p, "purpose"), *n = json_str(p, "nonce");
     const char *who = json_str(p, "name");
     int rc = 0;
-    if (!p)
-        rc = e->msg[0] ? -1 : err_set(e, "the proof's payload is not JSON");
+    if (!p) rc = e->msg[0] ? -1 : err_set(e, "the proof's payload is not JSON");
     else if (!purpose || strcmp(purpose, ENROL_PROOF_PURPOSE) != 0 || !is_sha256_hex(n))
         rc = err_set(e, "the proof is not an enrolment proof with a nonce");
-    else if (!who || strcmp(who, name) != 0)
-        rc = err_set(e, "the proof is for another name");
-    else
-        snprintf(nonce, SHA256_HEX_LEN, "%s", n);
+    else if (!who || strcmp(who, name) != 0) rc = err_set(e, "the proof is for another name");
+    else snprintf(nonce, SHA256_HEX_LEN, "%s", n);
     cJSON_Delete(p);
     return rc;
 }

@@ -10,9 +10,9 @@
 
 #include "util.h"
 
-#define INTOTO_PAYLOAD_TYPE "application/vnd.in-toto+json"
+#define INTOTO_PAYLOAD_TYPE   "application/vnd.in-toto+json"
 #define INTOTO_STATEMENT_TYPE "https://in-toto.io/Statement/v1"
-#define CAIRN_PREDICATE_TYPE "https://cairn.dev/evidence/suite-cell/v1"
+#define CAIRN_PREDICATE_TYPE  "https://cairn.dev/evidence/suite-cell/v1"
 
 /* Keys: private keys live in PKCS#8 PEM files, public keys in SubjectPublicKeyInfo PEM
  * (what `openssl pkey -pubout` prints). The key id is the SHA-256 of the 32 raw bytes. */
@@ -21,7 +21,7 @@ EVP_PKEY *key_load_private(const char *path, Err *e);
 EVP_PKEY *key_load_public(const char *path, Err *e);
 EVP_PKEY *key_from_raw_public(const unsigned char *raw, size_t len, Err *e);
 int key_save_private(EVP_PKEY *key, const char *path, Err *e);
-char *key_public_pem(EVP_PKEY *key);                 /* malloc'd */
+char *key_public_pem(EVP_PKEY *key); /* malloc'd */
 EVP_PKEY *key_from_public_pem(const char *pem, Err *e);
 int key_id(EVP_PKEY *key, char out[SHA256_HEX_LEN]);
 
@@ -29,19 +29,18 @@ int key_id(EVP_PKEY *key, char out[SHA256_HEX_LEN]);
 unsigned char *dsse_pae(const char *type, const void *body, size_t len, size_t *out_len);
 
 /* Envelope {payloadType, payload (base64), signatures: [{keyid, sig (base64)}]}. */
-cJSON *dsse_sign(EVP_PKEY *key, const char *payload_type, const void *payload, size_t len,
-                 Err *e);
+cJSON *dsse_sign(EVP_PKEY *key, const char *payload_type, const void *payload, size_t len, Err *e);
 /* Checks that a signature by KEY (matched by keyid) verifies over the PAE, and returns
  * the decoded payload (malloc'd) and its length. */
 unsigned char *dsse_verify(const cJSON *envelope, EVP_PKEY *key, size_t *len, Err *e);
 /* The same for an envelope whose payloadType must be WANT. */
-unsigned char *dsse_verify_type(const cJSON *envelope, const char *want, EVP_PKEY *key,
-                                size_t *len, Err *e);
+unsigned char *dsse_verify_type(const cJSON *envelope, const char *want, EVP_PKEY *key, size_t *len,
+                                Err *e);
 
 /* Enrolment's proof of key possession (docs/farm.md, "Enrolment"): a DSSE envelope of
  * type ENROL_PROOF_TYPE, signed by the agent's key, whose payload is
  * {"purpose": "cairn-farm enrol", "nonce": the coordinator's challenge, "name": NAME}. */
-#define ENROL_PROOF_TYPE "application/vnd.cairn.enrol-proof+json"
+#define ENROL_PROOF_TYPE    "application/vnd.cairn.enrol-proof+json"
 #define ENROL_PROOF_PURPOSE "cairn-farm enrol"
 cJSON *enrol_proof_sign(EVP_PKEY *key, const char *nonce, const char *name, Err *e);
 /* 0 when PROOF is signed by KEY and names NAME; the nonce it answers goes to NONCE

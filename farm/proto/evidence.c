@@ -4,23 +4,19 @@
 #include <stdio.h>
 #include <string.h>
 
-static int one_of(const char *s, const char *const *allowed)
-{
+static int one_of(const char *s, const char *const *allowed) {
     for (; s && *allowed; allowed++)
-        if (!strcmp(s, *allowed))
-            return 1;
+        if (!strcmp(s, *allowed)) return 1;
     return 0;
 }
 
-int cell_from_json(const cJSON *j, Cell *c, Err *e)
-{
+int cell_from_json(const cJSON *j, Cell *c, Err *e) {
     static const char *const compilers[] = {"gcc", "clang", NULL};
     static const char *const sanitizers[] = {"none", "asan", "tsan", NULL};
     static const char *const modes[] = {"emulated", "device", NULL};
     const char *cc = json_str(j, "compiler"), *san = json_str(j, "sanitizer");
     const char *mode = json_str(j, "mode");
-    if (!one_of(cc, compilers))
-        return err_set(e, "cell compiler must be gcc or clang");
+    if (!one_of(cc, compilers)) return err_set(e, "cell compiler must be gcc or clang");
     if (!one_of(san ? san : "none", sanitizers))
         return err_set(e, "cell sanitizer must be none, asan or tsan");
     if (!one_of(mode ? mode : "emulated", modes))
@@ -33,75 +29,60 @@ int cell_from_json(const cJSON *j, Cell *c, Err *e)
     return 0;
 }
 
-cJSON *cell_to_json(const Cell *c)
-{
+cJSON *cell_to_json(const Cell *c) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "compiler", c->compiler);
     cJSON_AddStringToObject(j, "sanitizer", c->sanitizer);
     cJSON_AddStringToObject(j, "mode", c->mode);
-    if (c->repeat)
-        cJSON_AddNumberToObject(j, "repeat", c->repeat);
+    if (c->repeat) cJSON_AddNumberToObject(j, "repeat", c->repeat);
     return j;
 }
 
-void cell_id(const Cell *c, char *out, size_t cap)
-{
+void cell_id(const Cell *c, char *out, size_t cap) {
     if (c->repeat)
         snprintf(out, cap, "%s-%s-%s-r%d", c->compiler, c->sanitizer, c->mode, c->repeat);
-    else
-        snprintf(out, cap, "%s-%s-%s", c->compiler, c->sanitizer, c->mode);
+    else snprintf(out, cap, "%s-%s-%s", c->compiler, c->sanitizer, c->mode);
 }
 
-const char *cell_sanitize_flag(const Cell *c)
-{
-    if (!strcmp(c->sanitizer, "asan"))
-        return "address,undefined";
-    if (!strcmp(c->sanitizer, "tsan"))
-        return "thread";
+const char *cell_sanitize_flag(const Cell *c) {
+    if (!strcmp(c->sanitizer, "asan")) return "address,undefined";
+    if (!strcmp(c->sanitizer, "tsan")) return "thread";
     return NULL;
 }
 
-int receipt_is_unordered(const cJSON *receipt)
-{
+int receipt_is_unordered(const cJSON *receipt) {
     const cJSON *numerics = cJSON_GetObjectItemCaseSensitive(receipt, "numerics");
     const cJSON *fn, *entry;
     cJSON_ArrayForEach(fn, numerics) {
         cJSON_ArrayForEach(entry, fn) {
             const char *order = json_str(entry, "order");
-            if (order && !strcmp(order, "unordered"))
-                return 1;
+            if (order && !strcmp(order, "unordered")) return 1;
         }
     }
     return 0;
 }
 
-void gpu_target(const char *compute_cap, char *out, size_t cap)
-{
+void gpu_target(const char *compute_cap, char *out, size_t cap) {
     int major = 0, minor = 0;
-    if (!compute_cap || sscanf(compute_cap, "%d.%d", &major, &minor) < 1)
-        major = minor = 0;
+    if (!compute_cap || sscanf(compute_cap, "%d.%d", &major, &minor) < 1) major = minor = 0;
     snprintf(out, cap, "sm_%d%d", major, minor);
 }
 
 /* A case's test result: FAILED when a check failed, WARNED when it observed nothing (no
  * evidence), PASSED otherwise. */
-static const char *case_result(const cJSON *c)
-{
+static const char *case_result(const cJSON *c) {
     const cJSON *chk;
     cJSON_ArrayForEach(chk, cJSON_GetObjectItemCaseSensitive(c, "checks")) {
-        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(chk, "ok")))
-            return "failedTests";
+        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(chk, "ok"))) return "failedTests";
     }
     return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "observations")) ? "passedTests"
-                                                                                  : "warnedTests";
+                                                                                   : "warnedTests";
 }
 
-void statement_add_test_result(cJSON *statement)
-{
+void statement_add_test_result(cJSON *statement) {
     cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
     static const char *const lists[] = {"passedTests", "warnedTests", "failedTests"};
-    for (int i = 0; i < 3; i++)
-        cJSON_AddArrayToObject(pred, lists[i]);
+    for (int i = 0; i < 3; i++) cJSON_AddArrayToObject(pred, lists[i]);
     cJSON *config = cJSON_AddArrayToObject(pred, "configuration");
     const cJSON *c, *s;
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(pred, "cases")) {
@@ -113,14 +94,15 @@ void statement_add_test_result(cJSON *statement)
                 continue;
             cJSON *d = cJSON_CreateObject();
             cJSON_AddStringToObject(d, "name", receipt);
-            cJSON_AddItemToObject(d, "digest", cJSON_Duplicate(
-                cJSON_GetObjectItemCaseSensitive(s, "digest"), 1));
+            cJSON_AddItemToObject(
+                d, "digest", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(s, "digest"), 1));
             cJSON_AddItemToArray(config, d);
             break;
         }
     }
-    cJSON_AddStringToObject(pred, "result",
-        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(pred, "failedTests")) ? "FAILED"
+    cJSON_AddStringToObject(
+        pred, "result",
+        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(pred, "failedTests"))   ? "FAILED"
         : cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(pred, "warnedTests")) ? "WARNED"
-        : "PASSED");
+                                                                                    : "PASSED");
 }

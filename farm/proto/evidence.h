@@ -9,8 +9,8 @@
 
 /* Bounds the coordinator holds uploaded fields to (farm/fields.h has them all): the
  * agent keeps its observations within them rather than have its bundle refused. */
-#define EVIDENCE_MAX_NAME 256      /* bytes of an observation's name or type */
-#define EVIDENCE_MAX_ITEMS 4096    /* observations (or checks) of one case */
+#define EVIDENCE_MAX_NAME  256  /* bytes of an observation's name or type */
+#define EVIDENCE_MAX_ITEMS 4096 /* observations (or checks) of one case */
 
 /* A cell: compiler (gcc|clang), sanitizer (none|asan|tsan), mode (emulated|device).
  * Its id is "compiler-sanitizer-mode" (plus "-rN" for a repeat), safe as a folder name. */
@@ -18,7 +18,7 @@ typedef struct {
     char compiler[16];
     char sanitizer[16];
     char mode[16];
-    int repeat;          /* 0 for the first (or only) copy of a cell */
+    int repeat; /* 0 for the first (or only) copy of a cell */
 } Cell;
 
 int cell_from_json(const cJSON *j, Cell *c, Err *e);

@@ -12,10 +12,9 @@ struct Http {
     char auth[600];
 };
 
-Http *http_new(const char *base_url, const char *token)
-{
+Http *http_new(const char *base_url, const char *token) {
     static int initialised;
-    if (!initialised) {  /* first use happens before any thread starts */
+    if (!initialised) { /* first use happens before any thread starts */
         curl_global_init(CURL_GLOBAL_DEFAULT);
         initialised = 1;
     }
@@ -23,34 +22,27 @@ Http *http_new(const char *base_url, const char *token)
     h->curl = curl_easy_init();
     snprintf(h->base, sizeof h->base, "%s", base_url);
     size_t n = strlen(h->base);
-    if (n && h->base[n - 1] == '/')
-        h->base[n - 1] = '\0';
+    if (n && h->base[n - 1] == '/') h->base[n - 1] = '\0';
     http_set_token(h, token);
     return h;
 }
 
-void http_set_token(Http *h, const char *token)
-{
+void http_set_token(Http *h, const char *token) {
     h->auth[0] = '\0';
-    if (token && *token)
-        snprintf(h->auth, sizeof h->auth, "Authorization: Bearer %s", token);
+    if (token && *token) snprintf(h->auth, sizeof h->auth, "Authorization: Bearer %s", token);
 }
 
-void http_free(Http *h)
-{
-    if (!h)
-        return;
+void http_free(Http *h) {
+    if (!h) return;
     curl_easy_cleanup(h->curl);
     free(h);
 }
 
-static size_t collect(char *data, size_t size, size_t n, void *user)
-{
+static size_t collect(char *data, size_t size, size_t n, void *user) {
     HttpResponse *r = user;
     size_t add = size * n;
     char *bigger = realloc(r->body, r->len + add + 1);
-    if (!bigger)
-        return 0;
+    if (!bigger) return 0;
     memcpy(bigger + r->len, data, add);
     r->body = bigger;
     r->len += add;
@@ -59,8 +51,7 @@ static size_t collect(char *data, size_t size, size_t n, void *user)
 }
 
 int http_request(Http *h, const char *method, const char *path, const char *content_type,
-                 const void *body, size_t len, long timeout_s, HttpResponse *out, Err *e)
-{
+                 const void *body, size_t len, long timeout_s, HttpResponse *out, Err *e) {
     char url[2048], ctype[128];
     snprintf(url, sizeof url, "%s%s", h->base, path);
     snprintf(ctype, sizeof ctype, "Content-Type: %s",
@@ -70,8 +61,7 @@ int http_request(Http *h, const char *method, const char *path, const char *cont
     curl_easy_reset(c);
     struct curl_slist *headers = curl_slist_append(NULL, ctype);
     headers = curl_slist_append(headers, "Expect:");
-    if (h->auth[0])
-        headers = curl_slist_append(headers, h->auth);
+    if (h->auth[0]) headers = curl_slist_append(headers, h->auth);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
@@ -91,39 +81,32 @@ int http_request(Http *h, const char *method, const char *path, const char *cont
         return err_set(e, "%s %s: %s", method, url, curl_easy_strerror(rc));
     }
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
-    if (!out->body)
-        out->body = calloc(1, 1);
+    if (!out->body) out->body = calloc(1, 1);
     return 0;
 }
 
-int http_json(Http *h, const char *method, const char *path, const cJSON *body,
-              long timeout_s, long *status, cJSON **answer, Err *e)
-{
+int http_json(Http *h, const char *method, const char *path, const cJSON *body, long timeout_s,
+              long *status, cJSON **answer, Err *e) {
     char *text = body ? cJSON_PrintUnformatted(body) : NULL;
     HttpResponse r;
-    int rc = http_request(h, method, path, NULL, text, text ? strlen(text) : 0, timeout_s,
-                          &r, e);
+    int rc = http_request(h, method, path, NULL, text, text ? strlen(text) : 0, timeout_s, &r, e);
     free(text);
-    if (rc != 0)
-        return -1;
+    if (rc != 0) return -1;
     *status = r.status;
-    if (answer)
-        *answer = r.len ? cJSON_Parse(r.body) : NULL;
+    if (answer) *answer = r.len ? cJSON_Parse(r.body) : NULL;
     if (r.status >= 400)
         err_set(e, "%s %s: HTTP %ld: %s", method, path, r.status, http_error_text(&r));
     http_response_free(&r);
     return 0;
 }
 
-void http_response_free(HttpResponse *r)
-{
+void http_response_free(HttpResponse *r) {
     free(r->body);
     r->body = NULL;
     r->len = 0;
 }
 
-const char *http_error_text(const HttpResponse *r)
-{
+const char *http_error_text(const HttpResponse *r) {
     static _Thread_local char buf[256];
     cJSON *j = r->body ? cJSON_Parse(r->body) : NULL;
     const char *msg = json_str(j, "error");

@@ -10,8 +10,8 @@
 typedef struct Http Http;
 
 typedef struct {
-    long status;       /* HTTP status, 0 when no answer came back */
-    char *body;        /* response body, NUL-terminated, malloc'd */
+    long status; /* HTTP status, 0 when no answer came back */
+    char *body;  /* response body, NUL-terminated, malloc'd */
     size_t len;
 } HttpResponse;
 
@@ -23,8 +23,8 @@ void http_free(Http *h);
 int http_request(Http *h, const char *method, const char *path, const char *content_type,
                  const void *body, size_t len, long timeout_s, HttpResponse *out, Err *e);
 /* The same with a JSON body and a parsed JSON answer (NULL when not JSON). */
-int http_json(Http *h, const char *method, const char *path, const cJSON *body,
-              long timeout_s, long *status, cJSON **answer, Err *e);
+int http_json(Http *h, const char *method, const char *path, const cJSON *body, long timeout_s,
+              long *status, cJSON **answer, Err *e);
 void http_response_free(HttpResponse *r);
 /* The "error" field of a JSON error answer, or the raw body, for messages. */
 const char *http_error_text(const HttpResponse *r);

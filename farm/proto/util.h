@@ -8,7 +8,9 @@
 #include <cjson/cJSON.h>
 
 /* An error carried as a value: a short message for the one place that reports it. */
-typedef struct { char msg[256]; } Err;
+typedef struct {
+    char msg[256];
+} Err;
 int err_set(Err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* SHA-256 as 64 lowercase hex characters plus NUL. */

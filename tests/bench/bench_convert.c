@@ -35,14 +35,12 @@ __attribute__((noinline)) static void branchy_f16(const float *in, uint16_t *out
             r = 0x7C00u;
         } else if (e >= 113) {
             uint32_t h = ((e - 112) << 10) | (m >> 13), rest = m & 0x1FFFu;
-            if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
-                h++;
+            if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h++;
             r = (uint16_t)h;
         } else if (e >= 101) {
             uint32_t shift = 126 - e, full = m | 0x800000u, h = full >> shift;
             uint32_t rest = full & ((1u << shift) - 1), half = 1u << (shift - 1);
-            if (rest > half || (rest == half && (h & 1u)))
-                h++;
+            if (rest > half || (rest == half && (h & 1u))) h++;
             r = (uint16_t)h;
         } else {
             r = 0;
@@ -59,8 +57,7 @@ __attribute__((noinline)) static void branchy_bf16(const float *in, uint16_t *ou
             out[i] = (uint16_t)((u >> 16) | 0x40u);
         } else {
             uint32_t h = u >> 16, rest = u & 0xFFFFu;
-            if (rest > 0x8000u || (rest == 0x8000u && (h & 1u)))
-                h++;
+            if (rest > 0x8000u || (rest == 0x8000u && (h & 1u))) h++;
             out[i] = (uint16_t)h;
         }
     }
@@ -85,8 +82,7 @@ __attribute__((target("f16c,avx2"))) static void hardware_f16(const float *in, u
     for (; i + 8 <= n; i += 8)
         _mm_storeu_si128((__m128i *)(out + i),
                          _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; i++)
-        out[i] = (uint16_t)_cvtss_sh(in[i], _MM_FROUND_TO_NEAREST_INT);
+    for (; i < n; i++) out[i] = (uint16_t)_cvtss_sh(in[i], _MM_FROUND_TO_NEAREST_INT);
 }
 #endif
 
@@ -115,8 +111,7 @@ static void fill(float *in, size_t n) {
         state = state * 1664525u + 1013904223u;
         /* exponents spread over f16's range and a little beyond on both ends */
         uint32_t e = 100 + (state >> 24) % 48, u = (state & 0x807FFFFFu) | (e << 23);
-        if (i % 97 == 0)
-            u = 0x7FC00000u | (state & 0x3FFFFF);
+        if (i % 97 == 0) u = 0x7FC00000u | (state & 0x3FFFFF);
         memcpy(&in[i], &u, sizeof u);
     }
 }
@@ -147,17 +142,18 @@ static int run_size(size_t n) {
         return 1;
     }
     printf("%9zu elements: runtime f16 %.2f Gelem/s (path %s), integer-only f16 %.2f, "
-           "bf16 %.2f Gelem/s\n", n, n / rt16 / 1e9, cairn_f32_to_f16_array_path(),
-           n / int16 / 1e9, n / rtb / 1e9);
+           "bf16 %.2f Gelem/s\n",
+           n, n / rt16 / 1e9, cairn_f32_to_f16_array_path(), n / int16 / 1e9, n / rtb / 1e9);
     if (hw16 > 0)
-        printf("    runtime f16 time / F16C time           %6.2fx  (F16C %.2f Gelem/s; target <= 1.5x)\n"
-               "    integer-only f16 time / F16C time      %6.2fx\n"
-               "    runtime bf16 time / F16C f16 time      %6.2fx\n",
-               rt16 / hw16, n / hw16 / 1e9, int16 / hw16, rtb / hw16);
-    else
-        printf("    F16C: not on this CPU\n");
+        printf(
+            "    runtime f16 time / F16C time           %6.2fx  (F16C %.2f Gelem/s; target <= 1.5x)\n"
+            "    integer-only f16 time / F16C time      %6.2fx\n"
+            "    runtime bf16 time / F16C f16 time      %6.2fx\n",
+            rt16 / hw16, n / hw16 / 1e9, int16 / hw16, rtb / hw16);
+    else printf("    F16C: not on this CPU\n");
     printf("    branchy f16 time / integer-only f16    %6.2fx\n"
-           "    branchy bf16 time / runtime bf16       %6.2fx\n", br16 / int16, brb / rtb);
+           "    branchy bf16 time / runtime bf16       %6.2fx\n",
+           br16 / int16, brb / rtb);
     free(in);
     free(a);
     free(b);
@@ -171,9 +167,7 @@ int main(int argc, char **argv) {
         printf("usage: bench_convert [ELEMENTS...]  (default 16384 16777216)\n");
         return 0;
     }
-    for (int i = 1; i < argc; i++)
-        status |= run_size((size_t)strtoull(argv[i], 0, 10));
-    for (int i = 0; argc == 1 && i < 2; i++)
-        status |= run_size(defaults[i]);
+    for (int i = 1; i < argc; i++) status |= run_size((size_t)strtoull(argv[i], 0, 10));
+    for (int i = 0; argc == 1 && i < 2; i++) status |= run_size(defaults[i]);
     return status;
 }

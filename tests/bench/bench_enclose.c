@@ -22,8 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-static double clock_s(clockid_t id)
-{
+static double clock_s(clockid_t id) {
     struct timespec ts;
     clock_gettime(id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -33,34 +32,33 @@ static double cpu_now(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 
 /* Deterministic standard normal numbers (xorshift + Box-Muller). */
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
-static double uniform01(void)
-{
+static double uniform01(void) {
     rng_state ^= rng_state << 13;
     rng_state ^= rng_state >> 7;
     rng_state ^= rng_state << 17;
     return ((double)(rng_state >> 11) + 0.5) / 9007199254740992.0;
 }
-static void fill_normal(double *x, size_t count)
-{
+static void fill_normal(double *x, size_t count) {
     for (size_t i = 0; i < count; i++)
         x[i] = sqrt(-2.0 * log(uniform01())) * cos(6.283185307179586 * uniform01());
 }
 
-typedef struct { size_t m, n, k; const double *a, *b; double *c; } naive_job;
+typedef struct {
+    size_t m, n, k;
+    const double *a, *b;
+    double *c;
+} naive_job;
 
-static void naive_rows(void *ctx, size_t begin, size_t end, unsigned worker)
-{
+static void naive_rows(void *ctx, size_t begin, size_t end, unsigned worker) {
     (void)worker;
     const naive_job *J = ctx;
     for (size_t i = begin; i < end; i++) {
         double *c = J->c + i * J->n;
-        for (size_t j = 0; j < J->n; j++)
-            c[j] = 0.0;
+        for (size_t j = 0; j < J->n; j++) c[j] = 0.0;
         for (size_t t = 0; t < J->k; t++) {
             double a = J->a[i * J->k + t];
             const double *b = J->b + t * J->n;
-            for (size_t j = 0; j < J->n; j++)
-                c[j] += a * b[j];
+            for (size_t j = 0; j < J->n; j++) c[j] += a * b[j];
         }
     }
 }
@@ -68,8 +66,7 @@ static void naive_rows(void *ctx, size_t begin, size_t end, unsigned worker)
 typedef enum { RUN_ENCLOSE, RUN_BLAS, RUN_NAIVE, RUNS } which;
 
 static void run_once(which w, size_t m, size_t n, size_t k, const double *a, const double *b,
-                     double *lo, double *hi)
-{
+                     double *lo, double *hi) {
     if (w == RUN_ENCLOSE) {
         int rc = cairn_enclose_f64(m, n, k, a, b, lo, hi, NULL);
         if (rc) {
@@ -87,27 +84,21 @@ static void run_once(which w, size_t m, size_t n, size_t k, const double *a, con
 
 /* Best-of-reps times, the three contenders interleaved so that a busy spell on a
  * shared machine hits them alike. */
-static void best_times(int reps, size_t m, size_t n, size_t k, const double *a,
-                       const double *b, double *lo, double *hi, double best[RUNS],
-                       double best_cpu[RUNS])
-{
-    for (int w = 0; w < RUNS; w++)
-        best[w] = best_cpu[w] = 1e30;
+static void best_times(int reps, size_t m, size_t n, size_t k, const double *a, const double *b,
+                       double *lo, double *hi, double best[RUNS], double best_cpu[RUNS]) {
+    for (int w = 0; w < RUNS; w++) best[w] = best_cpu[w] = 1e30;
     for (int r = 0; r < reps; r++)
         for (int w = 0; w < RUNS; w++) {
             double t0 = now(), c0 = cpu_now();
             run_once((which)w, m, n, k, a, b, lo, hi);
             double t = now() - t0, c = cpu_now() - c0;
-            if (t < best[w])
-                best[w] = t;
-            if (c < best_cpu[w])
-                best_cpu[w] = c;
+            if (t < best[w]) best[w] = t;
+            if (c < best_cpu[w]) best_cpu[w] = c;
         }
 }
 
 /* Steps between two finite-or-infinite doubles, through their ordered bit patterns. */
-static int64_t ordinal(double x)
-{
+static int64_t ordinal(double x) {
     int64_t i;
     memcpy(&i, &x, 8);
     return i < 0 ? -(i & INT64_MAX) : i;
@@ -115,8 +106,7 @@ static int64_t ordinal(double x)
 
 /* Interval GEMM: every product and partial sum is widened outward by one step. */
 static void interval_gemm(size_t m, size_t n, size_t k, const double *a, const double *b,
-                          double *lo, double *hi)
-{
+                          double *lo, double *hi) {
     for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < n; j++) {
             double l = 0.0, h = 0.0;
@@ -131,37 +121,31 @@ static void interval_gemm(size_t m, size_t n, size_t k, const double *a, const d
 }
 
 static void width_stats(size_t count, const double *lo, const double *hi, int64_t *max,
-                        double *mean)
-{
+                        double *mean) {
     *max = 0;
     double sum = 0;
     for (size_t i = 0; i < count; i++) {
         int64_t w = ordinal(hi[i]) - ordinal(lo[i]);
-        if (w > *max)
-            *max = w;
+        if (w > *max) *max = w;
         sum += (double)w;
     }
     *mean = sum / (double)count;
 }
 
-static void width_table(void)
-{
+static void width_table(void) {
     const size_t m = 16, n = 16, ks[] = {16, 256, 1024, 4096, 16384, 65536};
     printf("width in representable steps (random normal, %zux%zu outputs):\n", m, n);
-    printf("  %6s  %14s  %14s  %22s\n", "K", "enclose max", "enclose mean",
-           "interval max / mean");
+    printf("  %6s  %14s  %14s  %22s\n", "K", "enclose max", "enclose mean", "interval max / mean");
     for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c++) {
         size_t k = ks[c];
         double *a = malloc(m * k * 8), *b = malloc(k * n * 8), *lo = malloc(m * n * 8),
                *hi = malloc(m * n * 8);
-        if (!a || !b || !lo || !hi)
-            exit(1);
+        if (!a || !b || !lo || !hi) exit(1);
         fill_normal(a, m * k);
         fill_normal(b, k * n);
         int64_t emax, imax;
         double emean, imean;
-        if (cairn_enclose_f64(m, n, k, a, b, lo, hi, NULL))
-            exit(1);
+        if (cairn_enclose_f64(m, n, k, a, b, lo, hi, NULL)) exit(1);
         width_stats(m * n, lo, hi, &emax, &emean);
         interval_gemm(m, n, k, a, b, lo, hi);
         width_stats(m * n, lo, hi, &imax, &imean);
@@ -171,8 +155,7 @@ static void width_table(void)
     }
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     size_t m = 256, n = 256, k = 1024;
     int reps = 10;
     if (argc >= 4) {
@@ -180,8 +163,7 @@ int main(int argc, char **argv)
         n = strtoul(argv[2], NULL, 10);
         k = strtoul(argv[3], NULL, 10);
     }
-    if (argc >= 5)
-        reps = atoi(argv[4]);
+    if (argc >= 5) reps = atoi(argv[4]);
     if (argc == 2 || !m || !n || !k || reps < 1) {
         fprintf(stderr, "usage: bench_enclose [M N K [REPS]]\n");
         return 2;
@@ -190,8 +172,7 @@ int main(int argc, char **argv)
     openblas_set_num_threads((int)width);
     double *a = malloc(m * k * 8), *b = malloc(k * n * 8), *lo = malloc(m * n * 8),
            *hi = malloc(m * n * 8);
-    if (!a || !b || !lo || !hi)
-        return 1;
+    if (!a || !b || !lo || !hi) return 1;
     fill_normal(a, m * k);
     fill_normal(b, k * n);
     cairn_enclose_info info;
@@ -200,16 +181,16 @@ int main(int argc, char **argv)
     best_times(reps, m, n, k, a, b, lo, hi, best, cpu);
     double te = best[RUN_ENCLOSE], tb = best[RUN_BLAS], tn = best[RUN_NAIVE];
     double flops = 2.0 * (double)m * (double)n * (double)k;
-    printf("bracket GEMM %zux%zux%zu f64 on %u threads (kernel %s, bits %d+%d, tight %d)\n",
-           m, k, n, width, info.kernel, info.bits_a, info.bits_b, info.tight);
+    printf("bracket GEMM %zux%zux%zu f64 on %u threads (kernel %s, bits %d+%d, tight %d)\n", m, k,
+           n, width, info.kernel, info.bits_a, info.bits_b, info.tight);
     printf("  enclose        %9.2f ms  %7.2f Gmul-add/s\n", te * 1e3, flops / te * 0.5e-9);
     printf("  openblas dgemm %9.2f ms  %7.2f Gflop/s\n", tb * 1e3, flops / tb * 1e-9);
     printf("  naive loop     %9.2f ms  %7.2f Gflop/s\n", tn * 1e3, flops / tn * 1e-9);
     printf("  ratio enclose/openblas %.2fx slower (target <= 20x)\n", te / tb);
     printf("  ratio enclose/naive    %.2fx\n", te / tn);
     printf("  process CPU time (all threads; spinning counts): enclose %.2f ms, openblas "
-           "%.2f ms, ratio %.2fx\n", cpu[RUN_ENCLOSE] * 1e3, cpu[RUN_BLAS] * 1e3,
-           cpu[RUN_ENCLOSE] / cpu[RUN_BLAS]);
+           "%.2f ms, ratio %.2fx\n",
+           cpu[RUN_ENCLOSE] * 1e3, cpu[RUN_BLAS] * 1e3, cpu[RUN_ENCLOSE] / cpu[RUN_BLAS]);
     free(a), free(b), free(lo), free(hi);
     width_table();
     return 0;

@@ -36,15 +36,17 @@ int main(int argc, char **argv) {
         b[i] = cairn_f32_to_f16((float)(i % 37) / 16.0f - 1.1f);
         c0[i] = c1[i] = (float)(i % 11) - 5.0f;
     }
-    cairn_pool_width();                                 /* start the pool outside the timing */
+    cairn_pool_width(); /* start the pool outside the timing */
     double t0 = now();
     cairn_mma_f16(n, n, n, c0, n * n, a, n * n, b, n * n, CAIRN_NOLOC);
     double t1 = now();
     cairn_mma_tiled_f16(n, n, n, c1, n * n, a, n * n, b, n * n, CAIRN_NOLOC);
     double t2 = now();
     int same = memcmp(c0, c1, n * n * sizeof *c0) == 0;
-    printf("mma %" PRIu64 "^3 f16: reference loop %.3f s, emulated tiling (%u threads) %.3f s, ratio %.2f, bits %s\n",
-           n, t1 - t0, cairn_pool_width(), t2 - t1, (t2 - t1) / (t1 - t0), same ? "equal" : "DIFFER");
+    printf(
+        "mma %" PRIu64
+        "^3 f16: reference loop %.3f s, emulated tiling (%u threads) %.3f s, ratio %.2f, bits %s\n",
+        n, t1 - t0, cairn_pool_width(), t2 - t1, (t2 - t1) / (t1 - t0), same ? "equal" : "DIFFER");
     free(a);
     free(b);
     free(c0);

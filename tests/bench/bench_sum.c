@@ -60,11 +60,9 @@ static double time_per_call(sum_fn f, const void *x, size_t n) {
     double best = 1e300;
     for (int t = 0; t < 7; t++) {
         double t0 = now_ns();
-        for (size_t r = 0; r < reps; r++)
-            sink = f(x, n);
+        for (size_t r = 0; r < reps; r++) sink = f(x, n);
         double per = (now_ns() - t0) / (double)reps;
-        if (per < best)
-            best = per;
+        if (per < best) best = per;
     }
     return best;
 }
@@ -72,8 +70,8 @@ static double time_per_call(sum_fn f, const void *x, size_t n) {
 static void row(const char *fmt, size_t n, sum_fn fold, sum_fn exact, sum_fn adds, const void *x) {
     double tf = time_per_call(fold, x, n), te = time_per_call(exact, x, n);
     double ta = time_per_call(adds, x, n);
-    printf("%s n=%zu fold_ns=%.1f exact_ns=%.1f ratio=%.2f add_ns=%.1f add_ratio=%.2f\n",
-           fmt, n, tf, te, te / tf, ta, ta / tf);
+    printf("%s n=%zu fold_ns=%.1f exact_ns=%.1f ratio=%.2f add_ns=%.1f add_ratio=%.2f\n", fmt, n,
+           tf, te, te / tf, ta, ta / tf);
     fflush(stdout);
 }
 
@@ -106,14 +104,12 @@ static void busiest_row(const double *x, size_t n) {
     unsigned width = cairn_pool_width();
     size_t grain = n / (4 * (size_t)width) < 8192 ? 8192 : n / (4 * (size_t)width);
     double best_wall = 1e300, best_busiest = 1e300, best_total = 1e300;
-    for (int r = 0; r < 7; r++) {           /* best of 7, as the other rows */
+    for (int r = 0; r < 7; r++) { /* best of 7, as the other rows */
         timed_ctx c = {x, accs, {0}};
         double t0 = now_ns();
-        for (unsigned w = 0; w < width; w++)
-            cairn_sum64_init(&accs[w]);
+        for (unsigned w = 0; w < width; w++) cairn_sum64_init(&accs[w]);
         cairn_pool_run(n, grain, timed_task, &c);
-        for (unsigned w = 1; w < width; w++)
-            cairn_sum64_merge(&accs[0], &accs[w]);
+        for (unsigned w = 1; w < width; w++) cairn_sum64_merge(&accs[0], &accs[w]);
         sink = cairn_sum64_round(&accs[0]);
         double wall = now_ns() - t0, busiest = 0, total = 0;
         for (unsigned w = 0; w < width; w++) {
@@ -124,8 +120,8 @@ static void busiest_row(const double *x, size_t n) {
         best_busiest = busiest < best_busiest ? busiest : best_busiest;
         best_total = total < best_total ? total : best_total;
     }
-    printf("busiest f64 n=%zu wall_ns=%.1f busiest_cpu_ns=%.1f total_cpu_ns=%.1f\n", n,
-           best_wall, best_busiest, best_total);
+    printf("busiest f64 n=%zu wall_ns=%.1f busiest_cpu_ns=%.1f total_cpu_ns=%.1f\n", n, best_wall,
+           best_busiest, best_total);
 }
 
 int main(int argc, char **argv) {
@@ -145,17 +141,16 @@ int main(int argc, char **argv) {
         x[i] = 2.0 * rand() / ((double)RAND_MAX + 1) - 1.0;
         y[i] = (float)x[i];
     }
-    if (cairn_pool_width() == 1)
-        bench_clock = CLOCK_THREAD_CPUTIME_ID;
-    printf("width=%u clock=%s\n", cairn_pool_width(), cairn_pool_width() == 1 ? "thread-cpu" : "wall");
+    if (cairn_pool_width() == 1) bench_clock = CLOCK_THREAD_CPUTIME_ID;
+    printf("width=%u clock=%s\n", cairn_pool_width(),
+           cairn_pool_width() == 1 ? "thread-cpu" : "wall");
     static const size_t sizes[] = {10, 1000, 100000, 1000000, 10000000};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max_n; i++)
         row("f64", sizes[i], fold64, exact64, adds64, x);
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max_n; i++)
         row("f32", sizes[i], fold32, exact32, adds32, y);
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max_n; i++)
-        if (sizes[i] >= 1000000 && cairn_pool_width() > 1)
-            busiest_row(x, sizes[i]);
+        if (sizes[i] >= 1000000 && cairn_pool_width() > 1) busiest_row(x, sizes[i]);
     free(x);
     free(y);
     return 0;

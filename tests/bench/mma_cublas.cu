@@ -29,7 +29,8 @@ static int64_t f16_scaled(uint16_t h) {
 }
 
 /* Worst |got - exact| / bound over the samples (> 1 breaks the contract). */
-static double worst_over_bound(const float *got, const uint16_t *a, const uint16_t *b, uint64_t n, int samples) {
+static double worst_over_bound(const float *got, const uint16_t *a, const uint16_t *b, uint64_t n,
+                               int samples) {
     double worst = 0;
     uint64_t seed = 12345;
     for (int s = 0; s < samples; s++) {
@@ -52,7 +53,10 @@ static double worst_over_bound(const float *got, const uint16_t *a, const uint16
 
 int main(int argc, char **argv) {
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 4096;
-    if (n == 0 || n > 16384) { fprintf(stderr, "mma_cublas: N is 1..16384\n"); return 2; }
+    if (n == 0 || n > 16384) {
+        fprintf(stderr, "mma_cublas: N is 1..16384\n");
+        return 2;
+    }
     cairn_device_start();
     uint16_t *a = (uint16_t *)malloc(n * n * 2), *b = (uint16_t *)malloc(n * n * 2);
     float *got = (float *)malloc(n * n * 4);
@@ -69,11 +73,14 @@ int main(int argc, char **argv) {
     cudaMemcpy(da, a, n * n * 2, cudaMemcpyHostToDevice);
     cudaMemcpy(db, b, n * n * 2, cudaMemcpyHostToDevice);
     cudaEvent_t e0, e1, e2, e3;
-    cudaEventCreate(&e0); cudaEventCreate(&e1); cudaEventCreate(&e2); cudaEventCreate(&e3);
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    cudaEventCreate(&e2);
+    cudaEventCreate(&e3);
     double flops = 2.0 * (double)n * (double)n * (double)n;
 
     cudaMemset(dc, 0, n * n * 4);
-    cairn_mma_device_f16(n, n, n, dc, n * n, da, n * n, db, n * n, CAIRN_NOLOC);   /* warm up */
+    cairn_mma_device_f16(n, n, n, dc, n * n, da, n * n, db, n * n, CAIRN_NOLOC); /* warm up */
     cudaMemset(dc, 0, n * n * 4);
     cudaEventRecord(e0);
     cairn_mma_device_f16(n, n, n, dc, n * n, da, n * n, db, n * n, CAIRN_NOLOC);
@@ -83,24 +90,31 @@ int main(int argc, char **argv) {
     double cairn_worst = worst_over_bound(got, a, b, n, 512);
 
     cublasHandle_t h;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) { fprintf(stderr, "mma_cublas: no cuBLAS\n"); return 2; }
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "mma_cublas: no cuBLAS\n");
+        return 2;
+    }
     const float one = 1.0f, zero = 0.0f;
     /* Row-major C = A B is column-major C^T = B^T A^T: pass b first. */
-    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, db, CUDA_R_16F, (int)n, da, CUDA_R_16F,
-                 (int)n, &zero, dc, CUDA_R_32F, (int)n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);   /* warm up */
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, db, CUDA_R_16F, (int)n,
+                 da, CUDA_R_16F, (int)n, &zero, dc, CUDA_R_32F, (int)n, CUBLAS_COMPUTE_32F,
+                 CUBLAS_GEMM_DEFAULT); /* warm up */
     cudaEventRecord(e2);
-    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, db, CUDA_R_16F, (int)n, da, CUDA_R_16F,
-                 (int)n, &zero, dc, CUDA_R_32F, (int)n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, db, CUDA_R_16F, (int)n,
+                 da, CUDA_R_16F, (int)n, &zero, dc, CUDA_R_32F, (int)n, CUBLAS_COMPUTE_32F,
+                 CUBLAS_GEMM_DEFAULT);
     cudaEventRecord(e3);
     cudaEventSynchronize(e3);
     cudaMemcpy(got, dc, n * n * 4, cudaMemcpyDeviceToHost);
     double cublas_worst = worst_over_bound(got, a, b, n, 512);
 
     double tc = seconds(e0, e1), tb = seconds(e2, e3);
-    printf("mma %" PRIu64 "^3 f16 -> f32: cairn %.3f ms (%.1f TFLOP/s), cuBLAS %.3f ms (%.1f TFLOP/s), "
-           "cairn/cuBLAS %.1f%%\n", n, tc * 1e3, flops / tc / 1e12, tb * 1e3, flops / tb / 1e12, 100 * tb / tc);
-    printf("worst sampled error / bound: cairn %.3g, cuBLAS %.3g (<= 1 keeps the contract)\n", cairn_worst,
-           cublas_worst);
+    printf("mma %" PRIu64
+           "^3 f16 -> f32: cairn %.3f ms (%.1f TFLOP/s), cuBLAS %.3f ms (%.1f TFLOP/s), "
+           "cairn/cuBLAS %.1f%%\n",
+           n, tc * 1e3, flops / tc / 1e12, tb * 1e3, flops / tb / 1e12, 100 * tb / tc);
+    printf("worst sampled error / bound: cairn %.3g, cuBLAS %.3g (<= 1 keeps the contract)\n",
+           cairn_worst, cublas_worst);
     cublasDestroy(h);
     return cairn_worst <= 1 ? 0 : 1;
 }

@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void print_bits(const char *tag, const void *bits, size_t count, int width)
-{
+static void print_bits(const char *tag, const void *bits, size_t count, int width) {
     printf("%s", tag);
     for (size_t i = 0; i < count; i++) {
         if (width == 64) {
@@ -29,8 +28,7 @@ static void print_bits(const char *tag, const void *bits, size_t count, int widt
     printf("\n");
 }
 
-static void print_info(const enclose_case *c, const cairn_enclose_info *in)
-{
+static void print_info(const enclose_case *c, const cairn_enclose_info *in) {
     printf("case %s rc 0 tight %d tight_outputs %zu lossy_rows %zu lossy_cols %zu "
            "bits_a %d bits_b %d need_a %d need_b %d lg %d scale_a %d %d scale_b %d %d "
            "kernel %s\n",
@@ -40,8 +38,7 @@ static void print_info(const enclose_case *c, const cairn_enclose_info *in)
 }
 
 /* Runs one case; returns 0, or 1 when it was refused (reported on stdout). */
-static int run_case(const enclose_case *c, cairn_enclose_hasher *digest)
-{
+static int run_case(const enclose_case *c, cairn_enclose_hasher *digest) {
     size_t count = c->m * c->n, size = (size_t)c->width / 8;
     void *lo = calloc(count ? count : 1, size), *hi = calloc(count ? count : 1, size);
     if (!lo || !hi) {
@@ -69,8 +66,7 @@ static int run_case(const enclose_case *c, cairn_enclose_hasher *digest)
     return rc != 0;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int want_digest = argc == 3 && strcmp(argv[1], "--digest") == 0;
     if (argc != 2 + want_digest || strcmp(argv[1], "--help") == 0) {
         fprintf(argc == 2 ? stdout : stderr, "usage: enclose_run [--digest] CASES\n");
@@ -96,11 +92,9 @@ int main(int argc, char **argv)
     }
     if (digest) {
         unsigned char out[32];
-        if (cairn_enclose_digest_end(digest, out) || refused)
-            return 1;
+        if (cairn_enclose_digest_end(digest, out) || refused) return 1;
         printf("sha256 ");
-        for (int i = 0; i < 32; i++)
-            printf("%02x", out[i]);
+        for (int i = 0; i < 32; i++) printf("%02x", out[i]);
         printf("\n");
     }
     return refused;

@@ -22,21 +22,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const FORMATS[] = {"f16", "bf16", "f8e4m3", "f8e5m2",
-                                      "i8",  "u8",   "i16",    "u16"};
+static const char *const FORMATS[] = {"f16", "bf16", "f8e4m3", "f8e5m2", "i8", "u8", "i16", "u16"};
 enum { N_FLOAT_FORMATS = 4, N_TARGETS = 8 };
 
 static int target_index(const char *name) {
     for (int i = 0; i < N_TARGETS; i++)
-        if (strcmp(name, FORMATS[i]) == 0)
-            return i;
+        if (strcmp(name, FORMATS[i]) == 0) return i;
     fprintf(stderr, "float_conv: unknown format '%s'\n", name);
     exit(2);
 }
 
 /* The bit moves of cairn_float.h's internals, under short names. */
-#define f32_of cairn__f32_from_bits
-#define f64_of cairn__f64_from_bits
+#define f32_of  cairn__f32_from_bits
+#define f64_of  cairn__f64_from_bits
 #define bits_of cairn__f32_bits
 
 /* Every bit pattern of FMT widened, as f32 bits or (to64) as f64 bits. */
@@ -110,24 +108,18 @@ static void bulk(char kind) {
     float *in = malloc(cap * sizeof *in);
     uint32_t u;
     while (in && scanf("%" SCNx32, &u) == 1) {
-        if (n == cap)
-            in = realloc(in, (cap *= 2) * sizeof *in);
-        if (in)
-            in[n++] = f32_of(u);
+        if (n == cap) in = realloc(in, (cap *= 2) * sizeof *in);
+        if (in) in[n++] = f32_of(u);
     }
     uint16_t *out = malloc((n + 1) * sizeof *out);
     if (!in || !out) {
         fprintf(stderr, "float_conv: out of memory\n");
         exit(2);
     }
-    if (kind == 'b')
-        cairn_f32_to_bf16_array(in, out, n);
-    else if (kind == 'i')
-        cairn__f32_to_f16_array_int(in, out, n);
-    else
-        cairn_f32_to_f16_array(in, out, n);
-    for (size_t i = 0; i < n; i++)
-        printf("%x\n", out[i]);
+    if (kind == 'b') cairn_f32_to_bf16_array(in, out, n);
+    else if (kind == 'i') cairn__f32_to_f16_array_int(in, out, n);
+    else cairn_f32_to_f16_array(in, out, n);
+    for (size_t i = 0; i < n; i++) printf("%x\n", out[i]);
     free(in);
     free(out);
 }
@@ -136,8 +128,7 @@ static void stream(const char *mode, int t) {
     char line[256];
     while (fgets(line, sizeof line, stdin)) {
         uint64_t a = 0, b = 0, c = 0;
-        if (sscanf(line, "%" SCNx64 " %" SCNx64 " %" SCNu64, &a, &b, &c) < 1)
-            continue;
+        if (sscanf(line, "%" SCNx64 " %" SCNx64 " %" SCNu64, &a, &b, &c) < 1) continue;
         if (strcmp(mode, "from32") == 0) {
             printf("%" PRIx32 "\n", from32(t, f32_of((uint32_t)a)));
         } else if (strcmp(mode, "from64") == 0) {
@@ -146,17 +137,13 @@ static void stream(const char *mode, int t) {
             cairn_f8e4m3 r;
             int ok = mode[3] == '3' ? cairn_f32_to_f8e4m3_try(f32_of((uint32_t)a), &r)
                                     : cairn_f64_to_f8e4m3_try(f64_of(a), &r);
-            if (ok)
-                printf("%x\n", r);
-            else
-                printf("past\n");
+            if (ok) printf("%x\n", r);
+            else printf("past\n");
         } else {
             int64_t q = quant(t, f32_of((uint32_t)a), f32_of((uint32_t)b),
                               strcmp(mode, "stoch") == 0, (uint32_t)c);
-            if (t < N_FLOAT_FORMATS)
-                printf("%" PRIx64 "\n", (uint64_t)q);
-            else
-                printf("%" PRId64 "\n", q);
+            if (t < N_FLOAT_FORMATS) printf("%" PRIx64 "\n", (uint64_t)q);
+            else printf("%" PRId64 "\n", q);
         }
     }
 }
@@ -167,8 +154,9 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc != 3) {
-        fprintf(stderr, "usage: float_conv widen|widen64|from32|from64|try32|try64|quant|stoch FORMAT\n"
-                        "       float_conv array16|array16i|array16b   (see the header comment)\n");
+        fprintf(stderr,
+                "usage: float_conv widen|widen64|from32|from64|try32|try64|quant|stoch FORMAT\n"
+                "       float_conv array16|array16i|array16b   (see the header comment)\n");
         return 2;
     }
     int t = target_index(argv[2]);
@@ -179,8 +167,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "float_conv: %s needs a storage float format\n", mode);
         return 2;
     }
-    if (strcmp(mode, "widen") == 0 || strcmp(mode, "widen64") == 0)
-        widen(t, mode[5] == '6');
+    if (strcmp(mode, "widen") == 0 || strcmp(mode, "widen64") == 0) widen(t, mode[5] == '6');
     else if (strstr(" from32 from64 try32 try64 quant stoch ", mode) && strlen(mode) >= 5)
         stream(mode, t);
     else {

@@ -24,9 +24,9 @@ __device__ static void all_routines(uint32_t xbits, uint64_t dbits, uint32_t *ou
     out[k++] = cairn_f64_to_f8e5m2(d);
     out[k++] = (uint32_t)cairn_f64_to_f8e4m3_try(d, &e4) << 8 | e4;
     float w[4] = {cairn_f16_to_f32((cairn_f16)xbits), cairn_bf16_to_f32((cairn_bf16)xbits),
-                  cairn_f8e4m3_to_f32((cairn_f8e4m3)xbits), cairn_f8e5m2_to_f32((cairn_f8e5m2)xbits)};
-    for (int i = 0; i < 4; i++)
-        memcpy(&out[k++], &w[i], sizeof w[i]);
+                  cairn_f8e4m3_to_f32((cairn_f8e4m3)xbits),
+                  cairn_f8e5m2_to_f32((cairn_f8e5m2)xbits)};
+    for (int i = 0; i < 4; i++) memcpy(&out[k++], &w[i], sizeof w[i]);
     if ((xbits & 0x7FFFFFFFu) > 0x7F800000u) /* quantize traps on NaN */
         x = 1.0f;
     out[k++] = cairn_quantize_f16(x, scale, loc);
@@ -50,6 +50,5 @@ enum { ROUTINES = 28 };
 
 __global__ void kernel(const uint32_t *xs, const uint64_t *ds, uint32_t *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        all_routines(xs[i], ds[i], out + (size_t)i * ROUTINES);
+    if (i < n) all_routines(xs[i], ds[i], out + (size_t)i * ROUTINES);
 }

@@ -42,23 +42,23 @@ typedef struct format {
 } format;
 
 static format make_format(const char *name) {
-    static const format known[] = {{"f16", 5, 10, 15, 1, 0, 0, 0}, {"bf16", 8, 7, 127, 1, 0, 0, 0},
-                                   {"f8e4m3", 4, 3, 7, 0, 0, 0, 0}, {"f8e5m2", 5, 2, 15, 1, 0, 0, 0}};
+    static const format known[] = {{"f16", 5, 10, 15, 1, 0, 0, 0},
+                                   {"bf16", 8, 7, 127, 1, 0, 0, 0},
+                                   {"f8e4m3", 4, 3, 7, 0, 0, 0, 0},
+                                   {"f8e5m2", 5, 2, 15, 1, 0, 0, 0}};
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
-        if (strcmp(known[k].name, name) != 0)
-            continue;
+        if (strcmp(known[k].name, name) != 0) continue;
         format f = known[k];
         int patterns = 1 << (f.ebits + f.man);
         f.value = malloc((size_t)(patterns + 1) * sizeof *f.value);
         f.bits = malloc((size_t)(patterns + 1) * sizeof *f.bits);
-        if (!f.value || !f.bits)
-            exit(2);
+        if (!f.value || !f.bits) exit(2);
         int emask = (1 << f.ebits) - 1, fmask = (1 << f.man) - 1;
         for (int b = 0; b < patterns; b++) {
             int e = b >> f.man, m = b & fmask;
-            if (e == emask && (f.ieee || m == fmask))
-                continue; /* infinity or NaN */
-            double v = e == 0 ? ldexp(m, 1 - f.bias - f.man) : ldexp(m + (1 << f.man), e - f.bias - f.man);
+            if (e == emask && (f.ieee || m == fmask)) continue; /* infinity or NaN */
+            double v =
+                e == 0 ? ldexp(m, 1 - f.bias - f.man) : ldexp(m + (1 << f.man), e - f.bias - f.man);
             if (f.count && v <= f.value[f.count - 1]) {
                 fprintf(stderr, "float_sweep: %s values out of order\n", name);
                 exit(2);
@@ -85,14 +85,11 @@ static uint32_t reference(const format *f, uint32_t u, int *at) {
     float xf;
     memcpy(&xf, &u, sizeof xf);
     double x = xf;
-    if (x >= f->value[f->count])
-        return f->ieee ? f->bits[f->count] : PAST;
-    while (x >= f->value[*at + 1])
-        ++*at;
+    if (x >= f->value[f->count]) return f->ieee ? f->bits[f->count] : PAST;
+    while (x >= f->value[*at + 1]) ++*at;
     double lo = f->value[*at], hi = f->value[*at + 1], mid = (lo + hi) / 2;
     int pick = x < mid ? *at : x > mid ? *at + 1 : (f->bits[*at] % 2 == 0 ? *at : *at + 1);
-    if (pick == f->count)
-        return f->ieee ? f->bits[f->count] : PAST;
+    if (pick == f->count) return f->ieee ? f->bits[f->count] : PAST;
     return f->bits[pick];
 }
 
@@ -114,8 +111,7 @@ static void runtime_chunk(const char *name, const float *in, uint32_t *out, size
             out[i] = half[i] == scalar ? scalar : 0xDEAD0000u; /* bulk and scalar agree */
         }
     } else if (strcmp(name, "f8e5m2") == 0) {
-        for (size_t i = 0; i < n; i++)
-            out[i] = cairn_f32_to_f8e5m2(in[i]);
+        for (size_t i = 0; i < n; i++) out[i] = cairn_f32_to_f8e5m2(in[i]);
     } else {
         for (size_t i = 0; i < n; i++) {
             cairn_f8e4m3 r;
@@ -126,7 +122,7 @@ static void runtime_chunk(const char *name, const float *in, uint32_t *out, size
 
 #ifdef HAVE_F16C_PATH
 __attribute__((target("f16c,avx"))) static void f16c_chunk(const float *in, uint16_t *out,
-                                                          size_t n) {
+                                                           size_t n) {
     float pad[8] = {0};
     uint16_t tail[8];
     size_t i = 0;
@@ -134,7 +130,8 @@ __attribute__((target("f16c,avx"))) static void f16c_chunk(const float *in, uint
         _mm_storeu_si128((__m128i *)(out + i),
                          _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
     memcpy(pad, in + i, (n - i) * sizeof *in);
-    _mm_storeu_si128((__m128i *)tail, _mm256_cvtps_ph(_mm256_loadu_ps(pad), _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128((__m128i *)tail,
+                     _mm256_cvtps_ph(_mm256_loadu_ps(pad), _MM_FROUND_TO_NEAREST_INT));
     memcpy(out + i, tail, (n - i) * sizeof *out);
 }
 #endif
@@ -175,8 +172,7 @@ int main(int argc, char **argv) {
             _mm_setcsr(csr | 0x8040u | 0x6000u);
             f16c_chunk(in, hw, 2 * n);
             _mm_setcsr(csr);
-            for (size_t i = 0; i < 2 * n; i++)
-                hw_modes_bad += hw[i] != hw_modes[i];
+            for (size_t i = 0; i < 2 * n; i++) hw_modes_bad += hw[i] != hw_modes[i];
         }
 #endif
         for (size_t i = 0; i < n; i++) {
@@ -197,8 +193,9 @@ int main(int argc, char **argv) {
     }
     double seconds = (double)(clock() - start) / CLOCKS_PER_SEC;
     printf("%s: %" PRIu64 " f32 inputs, %" PRIu64 " differ from the reference; F16C %s%" PRIu64
-           ", %" PRIu64 " change under DAZ+FTZ+RZ; %.1f s\n", f.name, checked, bad,
-           f16c ? "differs on " : "not checked, ", f16c ? hw_bad : 0, hw_modes_bad, seconds);
+           ", %" PRIu64 " change under DAZ+FTZ+RZ; %.1f s\n",
+           f.name, checked, bad, f16c ? "differs on " : "not checked, ", f16c ? hw_bad : 0,
+           hw_modes_bad, seconds);
     free(f.value);
     free(f.bits);
     return bad || hw_bad || hw_modes_bad ? 1 : 0;

@@ -21,12 +21,12 @@ static uint64_t *read_hex(uint64_t count) {
     return v;
 }
 
-#define NARROW(T)                                                                          \
-    static cairn_##T *narrow_##T(const uint64_t *v, uint64_t count) {                            \
-        cairn_##T *out = malloc((count > 0 ? count : 1) * sizeof *out);                              \
-        if (!out) abort();                                                                       \
-        for (uint64_t i = 0; i < count; i++) out[i] = (cairn_##T)v[i];                           \
-        return out;                                                                              \
+#define NARROW(T)                                                                                  \
+    static cairn_##T *narrow_##T(const uint64_t *v, uint64_t count) {                              \
+        cairn_##T *out = malloc((count > 0 ? count : 1) * sizeof *out);                            \
+        if (!out) abort();                                                                         \
+        for (uint64_t i = 0; i < count; i++) out[i] = (cairn_##T)v[i];                             \
+        return out;                                                                                \
     }
 NARROW(f16)
 NARROW(bf16)
@@ -34,14 +34,14 @@ NARROW(f8e4m3)
 NARROW(f8e5m2)
 
 /* Runs one case of format T in the named mode over c. */
-#define RUN(T)                                                                                   \
-    if (strcmp(format, #T) == 0) {                                                               \
-        cairn_##T *a = narrow_##T(av, m * k), *b = narrow_##T(bv, k * n);                        \
-        if (tiled) cairn_mma_tiled_##T(m, n, k, c, m * n, a, m * k, b, k * n, CAIRN_NOLOC);      \
-        else cairn_mma_##T(m, n, k, c, m * n, a, m * k, b, k * n, CAIRN_NOLOC);                  \
-        free(a);                                                                                 \
-        free(b);                                                                                 \
-        known = 1;                                                                               \
+#define RUN(T)                                                                                     \
+    if (strcmp(format, #T) == 0) {                                                                 \
+        cairn_##T *a = narrow_##T(av, m * k), *b = narrow_##T(bv, k * n);                          \
+        if (tiled) cairn_mma_tiled_##T(m, n, k, c, m *n, a, m *k, b, k *n, CAIRN_NOLOC);           \
+        else cairn_mma_##T(m, n, k, c, m *n, a, m *k, b, k *n, CAIRN_NOLOC);                       \
+        free(a);                                                                                   \
+        free(b);                                                                                   \
+        known = 1;                                                                                 \
     }
 
 int main(void) {
@@ -56,8 +56,7 @@ int main(void) {
             memcpy(&c[i], &bits, sizeof bits);
         }
         int tiled = strcmp(mode, "tiled") == 0, known = 0;
-        RUN(f16) RUN(bf16) RUN(f8e4m3) RUN(f8e5m2)
-        if (!known) {
+        RUN(f16) RUN(bf16) RUN(f8e4m3) RUN(f8e5m2) if (!known) {
             fprintf(stderr, "mma_run: unknown format %s\n", format);
             return 2;
         }

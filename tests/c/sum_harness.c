@@ -27,7 +27,7 @@
 #include <string.h>
 
 static uint64_t rng_state;
-static uint64_t rng(void) {                  /* splitmix64: reproducible from SEED */
+static uint64_t rng(void) { /* splitmix64: reproducible from SEED */
     uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -38,17 +38,18 @@ static uint64_t rng(void) {                  /* splitmix64: reproducible from SE
 static long read_case(uint64_t **bits, size_t *cap) {
     static char *line;
     static size_t linecap;
-    if (getline(&line, &linecap, stdin) < 0)
-        return -1;
+    if (getline(&line, &linecap, stdin) < 0) return -1;
     size_t n = 0;
-    for (char *p = line, *end; ; p = end) {
+    for (char *p = line, *end;; p = end) {
         uint64_t v = strtoull(p, &end, 16);
-        if (end == p)
-            break;
+        if (end == p) break;
         if (n == *cap) {
             *cap = *cap ? *cap * 2 : 1024;
             *bits = realloc(*bits, *cap * sizeof **bits);
-            if (!*bits) { fprintf(stderr, "sum_harness: out of memory\n"); exit(1); }
+            if (!*bits) {
+                fprintf(stderr, "sum_harness: out of memory\n");
+                exit(1);
+            }
         }
         (*bits)[n++] = v;
     }
@@ -59,77 +60,76 @@ CAIRN_SUM64_BLOCK(cairn_sum64_macro_block, const double, x, i, x[i])
 CAIRN_SUM32_BLOCK(cairn_sum32_macro_block, const float, x, i, x[i])
 
 /* The same six ways for each format; SUMT/T name the accumulator and term types. */
-#define DEFINE_CASE(NAME, SUMT, T, P, ARRAY, FOLD, BITS_T)                             \
-    static void P##_block_add(void *ctx, size_t b, size_t e, SUMT *acc) {              \
-        const T *x = ctx;                                                              \
-        if ((b ^ e) & 1)                                                               \
-            P##_add_block(acc, x + b, e - b);                                          \
-        else                                                                           \
-            for (size_t i = b; i < e; i++)                                             \
-                P##_add(acc, x[i]);                                                    \
-    }                                                                                  \
-    static BITS_T P##_bits(T v) { BITS_T b; memcpy(&b, &v, sizeof b); return b; }      \
-    static void NAME(const T *x, size_t n) {                                           \
-        SUMT s, parts[64];                                                             \
-        size_t order[64], nparts = 0;                                                  \
-        P##_init(&s);                                                                  \
-        P##_add_block(&s, x, n);                                                       \
-        T block = P##_round(&s);                                                       \
-        P##_init(&s);                                                                  \
-        for (size_t i = 0; i < n; i++)                                                 \
-            P##_add(&s, x[i]);                                                         \
-        T terms = P##_round(&s);                                                       \
-        for (size_t b = 0; b < n || rng() % 2; nparts++) {  /* may add empty parts */    \
-            size_t left = n - b, len = left;                                           \
-            if (nparts < 62 && left)                                                   \
-                len = rng() % 2 ? 1 + rng() % left : 1 + rng() % (left < 64 ? left : 64); \
-            if (nparts < 62 && rng() % 8 == 0)                                         \
-                len = 0;                                                               \
-            P##_init(&parts[nparts]);                                                  \
-            P##_block_add((void *)x, b, b + len, &parts[nparts]);                      \
-            order[nparts] = nparts;                                                    \
-            b += len;                                                                  \
-            if (nparts == 62) { nparts++; break; }                                     \
-        }                                                                              \
-        for (size_t i = nparts; i > 1; i--) {                                          \
-            size_t j = rng() % i, t = order[i - 1];                                    \
-            order[i - 1] = order[j], order[j] = t;                                     \
-        }                                                                              \
-        P##_init(&s);                                                                  \
-        for (size_t i = 0; i < nparts; i++)                                            \
-            P##_merge(&s, &parts[order[i]]);                                           \
-        T cuts = P##_round(&s);                                                        \
-        size_t grain = 1 + rng() % (n ? n : 1);                                        \
-        if (rng() % 2) grain = 1 + rng() % 17;                                         \
-        T pooled = P##_pooled(n, grain, P##_macro_block, (void *)x);                     \
-        T array = ARRAY(x, n), fold = FOLD(x, n);                                      \
-        printf("%0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64                  \
-               " %0*" PRIx64 " %0*" PRIx64 "\n",                                        \
-               (int)(2 * sizeof(T)), (uint64_t)P##_bits(block),                        \
-               (int)(2 * sizeof(T)), (uint64_t)P##_bits(terms),                        \
-               (int)(2 * sizeof(T)), (uint64_t)P##_bits(cuts),                         \
-               (int)(2 * sizeof(T)), (uint64_t)P##_bits(pooled),                       \
-               (int)(2 * sizeof(T)), (uint64_t)P##_bits(array),                        \
-               (int)(2 * sizeof(T)), (uint64_t)P##_bits(fold));                        \
+#define DEFINE_CASE(NAME, SUMT, T, P, ARRAY, FOLD, BITS_T)                                         \
+    static void P##_block_add(void *ctx, size_t b, size_t e, SUMT *acc) {                          \
+        const T *x = ctx;                                                                          \
+        if ((b ^ e) & 1) P##_add_block(acc, x + b, e - b);                                         \
+        else                                                                                       \
+            for (size_t i = b; i < e; i++) P##_add(acc, x[i]);                                     \
+    }                                                                                              \
+    static BITS_T P##_bits(T v) {                                                                  \
+        BITS_T b;                                                                                  \
+        memcpy(&b, &v, sizeof b);                                                                  \
+        return b;                                                                                  \
+    }                                                                                              \
+    static void NAME(const T *x, size_t n) {                                                       \
+        SUMT s, parts[64];                                                                         \
+        size_t order[64], nparts = 0;                                                              \
+        P##_init(&s);                                                                              \
+        P##_add_block(&s, x, n);                                                                   \
+        T block = P##_round(&s);                                                                   \
+        P##_init(&s);                                                                              \
+        for (size_t i = 0; i < n; i++) P##_add(&s, x[i]);                                          \
+        T terms = P##_round(&s);                                                                   \
+        for (size_t b = 0; b < n || rng() % 2; nparts++) { /* may add empty parts */               \
+            size_t left = n - b, len = left;                                                       \
+            if (nparts < 62 && left)                                                               \
+                len = rng() % 2 ? 1 + rng() % left : 1 + rng() % (left < 64 ? left : 64);          \
+            if (nparts < 62 && rng() % 8 == 0) len = 0;                                            \
+            P##_init(&parts[nparts]);                                                              \
+            P##_block_add((void *)x, b, b + len, &parts[nparts]);                                  \
+            order[nparts] = nparts;                                                                \
+            b += len;                                                                              \
+            if (nparts == 62) {                                                                    \
+                nparts++;                                                                          \
+                break;                                                                             \
+            }                                                                                      \
+        }                                                                                          \
+        for (size_t i = nparts; i > 1; i--) {                                                      \
+            size_t j = rng() % i, t = order[i - 1];                                                \
+            order[i - 1] = order[j], order[j] = t;                                                 \
+        }                                                                                          \
+        P##_init(&s);                                                                              \
+        for (size_t i = 0; i < nparts; i++) P##_merge(&s, &parts[order[i]]);                       \
+        T cuts = P##_round(&s);                                                                    \
+        size_t grain = 1 + rng() % (n ? n : 1);                                                    \
+        if (rng() % 2) grain = 1 + rng() % 17;                                                     \
+        T pooled = P##_pooled(n, grain, P##_macro_block, (void *)x);                               \
+        T array = ARRAY(x, n), fold = FOLD(x, n);                                                  \
+        printf("%0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64  \
+               "\n",                                                                               \
+               (int)(2 * sizeof(T)), (uint64_t)P##_bits(block), (int)(2 * sizeof(T)),              \
+               (uint64_t)P##_bits(terms), (int)(2 * sizeof(T)), (uint64_t)P##_bits(cuts),          \
+               (int)(2 * sizeof(T)), (uint64_t)P##_bits(pooled), (int)(2 * sizeof(T)),             \
+               (uint64_t)P##_bits(array), (int)(2 * sizeof(T)), (uint64_t)P##_bits(fold));         \
     }
 
-#define DEFINE_SELFMERGE(NAME, SUMT, T, P)                                             \
-    static void NAME(const T *x, size_t n, long doublings) {                           \
-        SUMT s, copy;                                                                  \
-        P##_init(&s);                                                                  \
-        P##_add_block(&s, x, n);                                                       \
-        for (long k = 0;; k++) {                                                       \
-            T r = P##_round(&s);                                                       \
-            uint64_t b = 0;                                                            \
-            memcpy(&b, &r, sizeof r);                                                  \
-            printf("%s%0*" PRIx64, k ? " " : "", (int)(2 * sizeof(T)), b);             \
-            fflush(stdout);                                                            \
-            if (k == doublings)                                                        \
-                break;                                                                 \
-            copy = s;                                                                  \
-            P##_merge(&s, &copy);                                                      \
-        }                                                                              \
-        printf("\n");                                                                  \
+#define DEFINE_SELFMERGE(NAME, SUMT, T, P)                                                         \
+    static void NAME(const T *x, size_t n, long doublings) {                                       \
+        SUMT s, copy;                                                                              \
+        P##_init(&s);                                                                              \
+        P##_add_block(&s, x, n);                                                                   \
+        for (long k = 0;; k++) {                                                                   \
+            T r = P##_round(&s);                                                                   \
+            uint64_t b = 0;                                                                        \
+            memcpy(&b, &r, sizeof r);                                                              \
+            printf("%s%0*" PRIx64, k ? " " : "", (int)(2 * sizeof(T)), b);                         \
+            fflush(stdout);                                                                        \
+            if (k == doublings) break;                                                             \
+            copy = s;                                                                              \
+            P##_merge(&s, &copy);                                                                  \
+        }                                                                                          \
+        printf("\n");                                                                              \
     }
 
 DEFINE_SELFMERGE(selfmerge_f64, cairn_sum64, double, cairn_sum64)
@@ -154,7 +154,10 @@ int main(int argc, char **argv) {
     long n;
     while ((n = read_case(&bits, &cap)) >= 0) {
         terms = realloc(terms, (n ? (size_t)n : 1) * 8);
-        if (!terms) { fprintf(stderr, "sum_harness: out of memory\n"); return 1; }
+        if (!terms) {
+            fprintf(stderr, "sum_harness: out of memory\n");
+            return 1;
+        }
         for (long i = 0; i < n; i++) {
             if (f64) {
                 memcpy((double *)terms + i, &bits[i], 8);
@@ -163,14 +166,10 @@ int main(int argc, char **argv) {
                 memcpy((float *)terms + i, &b32, 4);
             }
         }
-        if (selfmerge && f64)
-            selfmerge_f64(terms, (size_t)n, doublings);
-        else if (selfmerge)
-            selfmerge_f32(terms, (size_t)n, doublings);
-        else if (f64)
-            case_f64(terms, (size_t)n);
-        else
-            case_f32(terms, (size_t)n);
+        if (selfmerge && f64) selfmerge_f64(terms, (size_t)n, doublings);
+        else if (selfmerge) selfmerge_f32(terms, (size_t)n, doublings);
+        else if (f64) case_f64(terms, (size_t)n);
+        else case_f32(terms, (size_t)n);
     }
     fflush(stdout);
     free(bits);

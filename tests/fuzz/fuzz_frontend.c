@@ -16,9 +16,9 @@ static void round_trip(const Program *p) {
     Diags d;
     diags_init(&d, NULL);
     Program *again = cairn_parse("printed.cairn", first, strlen(first), &d);
-    if (diags_has_errors(&d)) abort();          /* the printer wrote something unparsable */
+    if (diags_has_errors(&d)) abort(); /* the printer wrote something unparsable */
     char *second = cairn_print_program(again);
-    if (strcmp(first, second) != 0) abort();    /* printing is not a fixed point */
+    if (strcmp(first, second) != 0) abort(); /* printing is not a fixed point */
     free(second);
     ast_program_free(again);
     diags_free(&d);
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     FILE *sink = fopen("/dev/null", "w");
     if (sink) {
-        diags_print(&d, sink);      /* printing every diagnostic must be safe too */
+        diags_print(&d, sink); /* printing every diagnostic must be safe too */
         fclose(sink);
     }
     ast_program_free(parsed);
