@@ -42,27 +42,27 @@ cJSON *probe_machine(const AgentOptions *o, Err *e);
 int probe_cairn_version(const char *cairn, char *out, size_t cap, Err *e);
 
 /* client.c: enrol, claim, heartbeat, upload with retries and backoff. */
-int session_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY *key,
-                  const char *name, const cJSON *caps, Err *e);
-void session_close(Session *s);
+int client_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY *key,
+                 const char *name, const cJSON *caps, Err *e);
+void client_close(Session *s);
 /* 1 with a job in *job, 0 when the long poll ended empty, -1 on error (e->msg). */
-int session_claim(Session *s, double wait_s, cJSON **job, Err *e);
+int client_claim(Session *s, double wait_s, cJSON **job, Err *e);
 /* 0 keep going, 1 cancelled, -1 the lease is gone (or the coordinator is unreachable). */
-int session_heartbeat(Session *s, long job, const char *progress);
-int session_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err *e);
+int client_heartbeat(Session *s, long job, const char *progress);
+int client_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err *e);
 /* Signs STATEMENT and uploads it with FILES ({name: base64}); retries transport errors
  * and 5xx with backoff. Returns the HTTP status of the final answer, or -1. */
-long session_upload(Session *s, long job, const cJSON *statement, const cJSON *files, int max_tries,
-                    Err *e);
+long client_upload(Session *s, long job, const cJSON *statement, const cJSON *files, int max_tries,
+                   Err *e);
 
 /* child.c: runs ARGV in CWD with extra environment ENV (NAME=VALUE list, NULL-ended),
  * stdout and stderr to LOG; every `tick_s` calls TICK, which may ask to stop (nonzero).
- * Returns the exit status (128+signal when killed), or CHILD_TIMEOUT / CHILD_STOPPED. */
-#define CHILD_TIMEOUT (-2)
-#define CHILD_STOPPED (-3)
-typedef int (*ChildTick)(void *ctx);
-int run_child(char *const argv[], const char *cwd, char *const env[], const char *log,
-              double timeout_s, double tick_s, ChildTick tick, void *ctx);
+ * Returns the exit status (128+signal when killed), or PROC_TIMEOUT / PROC_STOPPED. */
+#define PROC_TIMEOUT (-2)
+#define PROC_STOPPED (-3)
+typedef int (*ProcTick)(void *ctx);
+int proc_watch(char *const argv[], const char *cwd, char *const env[], const char *log,
+               double timeout_s, double tick_s, ProcTick tick, void *ctx);
 
 /* suite.c: runs one claimed job (the suite cell) and fills STATEMENT and FILES. */
 typedef struct {

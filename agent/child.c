@@ -37,30 +37,30 @@ static void exec_child(char *const argv[], const char *cwd, char *const env[], c
     _exit(127);
 }
 
-int run_child(char *const argv[], const char *cwd, char *const env[], const char *log,
-              double timeout_s, double tick_s, ChildTick tick, void *ctx) {
+int proc_watch(char *const argv[], const char *cwd, char *const env[], const char *log,
+               double timeout_s, double tick_s, ProcTick tick, void *ctx) {
     pid_t agent = getpid();
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) exec_child(argv, cwd, env, log, agent);
     setpgid(pid, pid);
-    double start = now_seconds(), next_tick = start + tick_s;
+    double start = timing_now_seconds(), next_tick = start + tick_s;
     int status = 0, outcome = 0;
     for (;;) {
         pid_t got = waitpid(pid, &status, WNOHANG);
         if (got == pid) break;
-        double now = now_seconds();
-        if (!outcome && timeout_s > 0 && now - start > timeout_s) outcome = CHILD_TIMEOUT;
+        double now = timing_now_seconds();
+        if (!outcome && timeout_s > 0 && now - start > timeout_s) outcome = PROC_TIMEOUT;
         if (!outcome && tick && now >= next_tick) {
             next_tick = now + tick_s;
-            if (tick(ctx) != 0) outcome = CHILD_STOPPED;
+            if (tick(ctx) != 0) outcome = PROC_STOPPED;
         }
         if (outcome) {
             kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
             return outcome;
         }
-        sleep_ms(10);
+        timing_sleep_ms(10);
     }
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);

@@ -8,8 +8,8 @@
 
 #include "dsse.h"
 
-int session_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY *key,
-                  const char *name, const cJSON *caps, Err *e) {
+int client_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY *key,
+                 const char *name, const cJSON *caps, Err *e) {
     memset(s, 0, sizeof *s);
     s->http = http_new(url, enrol_token);
     s->key = key;
@@ -19,12 +19,12 @@ int session_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY
     /* Proof of key possession: the coordinator's nonce, signed with our key. */
     int rc = http_json(s->http, "POST", "/api/v1/agents/challenge", NULL, 30, &status, &answer, e);
     if (rc == 0 && status == 200 && json_str(answer, "nonce"))
-        proof = enrol_proof_sign(key, json_str(answer, "nonce"), name, e);
+        proof = dsse_enrol_proof_sign(key, json_str(answer, "nonce"), name, e);
     else if (rc == 0) rc = err_set(e, "challenge: %ld", status);
     cJSON_Delete(answer);
     answer = NULL;
     if (!proof) return status == 401 ? -2 : -1;
-    char *pem = key_public_pem(key);
+    char *pem = dsse_key_public_pem(key);
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "name", name);
     cJSON_AddStringToObject(req, "public_key", pem);
@@ -45,12 +45,12 @@ int session_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY
     return rc;
 }
 
-void session_close(Session *s) {
+void client_close(Session *s) {
     http_free(s->http);
     s->http = NULL;
 }
 
-int session_claim(Session *s, double wait_s, cJSON **job, Err *e) {
+int client_claim(Session *s, double wait_s, cJSON **job, Err *e) {
     cJSON *req = cJSON_CreateObject();
     cJSON_AddNumberToObject(req, "wait_s", wait_s);
     long status = 0;
@@ -66,7 +66,7 @@ int session_claim(Session *s, double wait_s, cJSON **job, Err *e) {
     return -1;
 }
 
-int session_heartbeat(Session *s, long job, const char *progress) {
+int client_heartbeat(Session *s, long job, const char *progress) {
     char path[128];
     snprintf(path, sizeof path, "/api/v1/jobs/%ld/heartbeat", job);
     cJSON *req = cJSON_CreateObject();
@@ -83,7 +83,7 @@ int session_heartbeat(Session *s, long job, const char *progress) {
     return status == 409 ? -1 : 0;
 }
 
-int session_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err *e) {
+int client_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err *e) {
     char path[128], got[SHA256_HEX_LEN];
     snprintf(path, sizeof path, "/api/v1/blobs/%s", sha);
     HttpResponse r;
@@ -103,8 +103,8 @@ int session_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Er
     return 0;
 }
 
-long session_upload(Session *s, long job, const cJSON *statement, const cJSON *files, int max_tries,
-                    Err *e) {
+long client_upload(Session *s, long job, const cJSON *statement, const cJSON *files, int max_tries,
+                   Err *e) {
     char *payload = cJSON_PrintUnformatted(statement);
     cJSON *env = dsse_sign(s->key, "application/vnd.in-toto+json", payload, strlen(payload), e);
     free(payload);
@@ -130,7 +130,7 @@ long session_upload(Session *s, long job, const cJSON *statement, const cJSON *f
         if (!retry) break;
         fprintf(stderr, "agent: upload of job %ld failed (%s), retry %d in %ld ms\n", job, e->msg,
                 attempt, backoff_ms);
-        sleep_ms(backoff_ms);
+        timing_sleep_ms(backoff_ms);
         backoff_ms = backoff_ms * 2 > 8000 ? 8000 : backoff_ms * 2;
     }
     free(text);

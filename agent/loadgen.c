@@ -57,9 +57,9 @@ static cJSON *sim_statement(const cJSON *job, const char *machine, cJSON *files)
     cJSON_AddItemToArray(cJSON_AddArrayToObject(c, "observations"), o);
     cJSON_AddArrayToObject(c, "checks");
     cJSON_AddItemToArray(cJSON_AddArrayToObject(p, "cases"), c);
-    cJSON *st = statement_new(p);
-    statement_add_subject(st, name, sha);
-    char *b64 = b64_encode(SIM_RECEIPT, strlen(SIM_RECEIPT));
+    cJSON *st = dsse_statement_new(p);
+    dsse_statement_add_subject(st, name, sha);
+    char *b64 = util_b64_encode(SIM_RECEIPT, strlen(SIM_RECEIPT));
     cJSON_AddStringToObject(files, name, b64);
     free(b64);
     return st;
@@ -70,10 +70,10 @@ static void *sim_agent(void *arg) {
     Err e = {{0}};
     char name[64];
     snprintf(name, sizeof name, "sim-%d", a->index);
-    EVP_PKEY *key = key_generate(&e);
+    EVP_PKEY *key = dsse_key_generate(&e);
     cJSON *caps = sim_caps();
     Session s;
-    if (!key || session_enrol(&s, a->url, a->token, key, name, caps, &e) != 0) {
+    if (!key || client_enrol(&s, a->url, a->token, key, name, caps, &e) != 0) {
         fprintf(stderr, "loadgen: %s: %s\n", name, e.msg);
         a->errors++;
         cJSON_Delete(caps);
@@ -83,9 +83,9 @@ static void *sim_agent(void *arg) {
     int empty = 0;
     while (atomic_load(a->filed) < a->target && empty < 3) {
         cJSON *job = NULL;
-        double t0 = now_seconds();
-        int rc = session_claim(&s, 1.0, &job, &e);
-        double ms = (now_seconds() - t0) * 1000.0;
+        double t0 = timing_now_seconds();
+        int rc = client_claim(&s, 1.0, &job, &e);
+        double ms = (timing_now_seconds() - t0) * 1000.0;
         if (rc <= 0) {
             empty += rc == 0;
             a->errors += rc < 0;
@@ -99,14 +99,14 @@ static void *sim_agent(void *arg) {
         a->lat[a->nlat++] = ms;
         cJSON *files = cJSON_CreateObject();
         cJSON *st = sim_statement(job, name, files);
-        long status = session_upload(&s, (long)json_num(job, "job", 0), st, files, 3, &e);
+        long status = client_upload(&s, (long)json_num(job, "job", 0), st, files, 3, &e);
         if (status == 200) atomic_fetch_add(a->filed, 1);
         else a->errors++;
         cJSON_Delete(st);
         cJSON_Delete(files);
         cJSON_Delete(job);
     }
-    session_close(&s);
+    client_close(&s);
     cJSON_Delete(caps);
     EVP_PKEY_free(key);
     return NULL;
@@ -154,7 +154,7 @@ int loadgen_main(int argc, char **argv) {
     atomic_int filed = 0;
     Sim *sims = calloc((size_t)agents, sizeof *sims);
     pthread_t *threads = calloc((size_t)agents, sizeof *threads);
-    double t0 = now_seconds();
+    double t0 = timing_now_seconds();
     for (int i = 0; i < agents; i++) {
         sims[i] = (Sim){.url = url, .token = token, .index = i, .target = jobs, .filed = &filed};
         pthread_create(&threads[i], NULL, sim_agent, &sims[i]);
@@ -165,7 +165,7 @@ int loadgen_main(int argc, char **argv) {
         total += sims[i].nlat;
         errors += sims[i].errors;
     }
-    double secs = now_seconds() - t0;
+    double secs = timing_now_seconds() - t0;
     double *all = calloc((size_t)total + 1, sizeof *all);
     int n = 0;
     for (int i = 0; i < agents; i++) {

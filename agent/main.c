@@ -65,14 +65,14 @@ static int cmd_keygen(int argc, char **argv) {
     }
     Err e = {{0}};
     char pub_path[4096], kid[SHA256_HEX_LEN];
-    EVP_PKEY *key = key_generate(&e);
-    char *pem = key ? key_public_pem(key) : NULL;
+    EVP_PKEY *key = dsse_key_generate(&e);
+    char *pem = key ? dsse_key_public_pem(key) : NULL;
     snprintf(pub_path, sizeof pub_path, "%s.pub", argv[2]);
     mode_t old = umask(077);
-    int rc = !pem || key_save_private(key, argv[2], &e) != 0 ? -1 : 0;
+    int rc = !pem || dsse_key_save_private(key, argv[2], &e) != 0 ? -1 : 0;
     umask(old);
-    if (rc == 0) rc = write_file_atomic(pub_path, pem, strlen(pem), &e);
-    if (rc == 0 && key_id(key, kid) == 0)
+    if (rc == 0) rc = fs_write_atomic(pub_path, pem, strlen(pem), &e);
+    if (rc == 0 && dsse_key_id(key, kid) == 0)
         printf("key %s\npublic key %s\nkey id %s\n", argv[2], pub_path, kid);
     else fprintf(stderr, "cairn-agent keygen: %s\n", e.msg);
     free(pem);
@@ -120,9 +120,10 @@ static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **h
         i++;                                                                                       \
     }
         OPT("--coordinator", coordinator)
-        OPT("--token", enrol_token) OPT("--key", key_path) OPT("--cairn", cairn)
-            OPT("--labels", labels) OPT("--compilers", compilers) OPT("--sanitizers", sanitizers)
-                OPT("--work", work) OPT("--checker", checker)
+        OPT("--token", enrol_token)
+        OPT("--key", key_path) OPT("--cairn", cairn) OPT("--labels", labels)
+            OPT("--compilers", compilers) OPT("--sanitizers", sanitizers) OPT("--work", work)
+                OPT("--checker", checker)
 #undef OPT
                     else if (!strcmp(a, "--name") && v)
                         snprintf(o->name, sizeof o->name, "%s", argv[++i]);
@@ -138,7 +139,7 @@ static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **h
             return -1;
         }
     }
-    if (!is_safe_component(o->name)) {
+    if (!util_is_safe_component(o->name)) {
         fprintf(stderr, "cairn-agent: machine name \"%s\" must be [A-Za-z0-9._+-]\n", o->name);
         return -1;
     }
@@ -148,7 +149,7 @@ static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **h
         o->work = work;
     }
     Err e = {{0}};
-    if (mkdir_p(o->work, &e) != 0) {
+    if (fs_mkdirs(o->work, &e) != 0) {
         fprintf(stderr, "cairn-agent: %s\n", e.msg);
         return -1;
     }
@@ -184,19 +185,19 @@ static int enrol(Session *s, const AgentOptions *o, EVP_PKEY *key, const cJSON *
     long backoff = 250;
     for (;;) {
         Err e = {{0}};
-        int rc = session_enrol(s, o->coordinator, o->enrol_token, key, o->name, caps, &e);
+        int rc = client_enrol(s, o->coordinator, o->enrol_token, key, o->name, caps, &e);
         if (rc == 0) {
             fprintf(stderr, "agent: %s enrolled as agent %ld with %s\n", o->name, s->id,
                     o->coordinator);
             return 0;
         }
-        session_close(s);
+        client_close(s);
         if (rc == -2) {
             fprintf(stderr, "cairn-agent: enrolment refused: %s\n", e.msg);
             return -1;
         }
         fprintf(stderr, "agent: enrol failed (%s), retry in %ld ms\n", e.msg, backoff);
-        sleep_ms(backoff);
+        timing_sleep_ms(backoff);
         backoff = backoff * 2 > 8000 ? 8000 : backoff * 2;
     }
 }
@@ -213,7 +214,7 @@ static void do_job(Session *s, const SuiteEnv *env, const cJSON *job) {
         fprintf(stderr, "agent: job %ld failed before running: %s (its lease will run out)\n", id,
                 e.msg);
     if (rc != 0) return;
-    long status = session_upload(s, id, statement, files, 8, &e);
+    long status = client_upload(s, id, statement, files, 8, &e);
     if (status == 200) fprintf(stderr, "agent: job %ld: bundle uploaded and filed\n", id);
     else fprintf(stderr, "agent: job %ld: upload refused: %s\n", id, e.msg);
     cJSON_Delete(statement);
@@ -222,7 +223,7 @@ static void do_job(Session *s, const SuiteEnv *env, const cJSON *job) {
 
 /* The long poll's wait: 20 s, or what is left of --idle-exit (so it exits on time). */
 static double claim_wait(const AgentOptions *o, double idle_since) {
-    double left = o->exit_when_idle - (now_seconds() - idle_since);
+    double left = o->exit_when_idle - (timing_now_seconds() - idle_since);
     if (o->exit_when_idle <= 0 || left >= 20) return 20;
     return left > 0.5 ? left : 0.5;
 }
@@ -231,17 +232,17 @@ static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, con
     Session s;
     if (enrol(&s, o, key, caps) != 0) return 1;
     SuiteEnv env = {o, &s, caps, version};
-    double idle_since = now_seconds();
+    double idle_since = timing_now_seconds();
     long backoff = 250, done = 0;
     for (;;) {
         cJSON *job = NULL;
         Err e = {{0}};
-        int rc = session_claim(&s, claim_wait(o, idle_since), &job, &e);
+        int rc = client_claim(&s, claim_wait(o, idle_since), &job, &e);
         if (rc > 0) {
             backoff = 250;
             do_job(&s, &env, job);
             cJSON_Delete(job);
-            idle_since = now_seconds();
+            idle_since = timing_now_seconds();
             if (o->max_jobs > 0 && ++done >= o->max_jobs) {
                 fprintf(stderr, "agent: %ld job%s done, exiting\n", done, done == 1 ? "" : "s");
                 break;
@@ -251,18 +252,18 @@ static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, con
         if (rc < 0) {
             fprintf(stderr, "agent: claim failed (%s), retry in %ld ms\n", e.msg, backoff);
             if (strstr(e.msg, "401")) { /* forgotten or revoked: enrol again (or stop) */
-                session_close(&s);
+                client_close(&s);
                 if (enrol(&s, o, key, caps) != 0) return 1;
             }
-            sleep_ms(backoff);
+            timing_sleep_ms(backoff);
             backoff = backoff * 2 > 8000 ? 8000 : backoff * 2;
         }
-        if (o->exit_when_idle > 0 && now_seconds() - idle_since >= o->exit_when_idle) {
+        if (o->exit_when_idle > 0 && timing_now_seconds() - idle_since >= o->exit_when_idle) {
             fprintf(stderr, "agent: idle for %.0f s, exiting\n", o->exit_when_idle);
             break;
         }
     }
-    session_close(&s);
+    client_close(&s);
     return 0;
 }
 
@@ -280,7 +281,7 @@ static int cmd_run(int argc, char **argv) {
         return 2;
     }
     Err e = {{0}};
-    EVP_PKEY *key = key_load_private(o.key_path, &e);
+    EVP_PKEY *key = dsse_key_load_private(o.key_path, &e);
     cJSON *caps = key ? probe_machine(&o, &e) : NULL;
     if (!caps) {
         fprintf(stderr, "cairn-agent run: %s\n", e.msg);

@@ -90,7 +90,7 @@ static void probe_gpus(cJSON *caps) {
         cJSON_AddNumberToObject(g, "memory_mib", atof(mem));
         cJSON_AddStringToObject(g, "compute_cap", cap);
         char target[32];
-        gpu_target(cap, target, sizeof target);
+        evidence_gpu_target(cap, target, sizeof target);
         cJSON_AddStringToObject(g, "target", target); /* what device cells ask for */
         cJSON_AddStringToObject(g, "driver", driver);
         cJSON_AddItemToArray(gpus, g);
@@ -117,7 +117,7 @@ int probe_cairn_version(const char *cairn, char *out, size_t cap, Err *e) {
     const char *v = strrchr(line, ' ');
     snprintf(out, cap, "%s", v ? v + 1 : line);
     free(line);
-    return is_safe_component(out) ? 0 : err_set(e, "odd cairn version \"%s\"", out);
+    return util_is_safe_component(out) ? 0 : err_set(e, "odd cairn version \"%s\"", out);
 }
 
 static void add_labels(cJSON *caps, const char *labels) {
@@ -128,7 +128,7 @@ static void add_labels(cJSON *caps, const char *labels) {
     snprintf(buf, sizeof buf, "%s", labels ? labels : "");
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        if (is_safe_component(t)) cJSON_AddItemToArray(arr, cJSON_CreateString(t));
+        if (util_is_safe_component(t)) cJSON_AddItemToArray(arr, cJSON_CreateString(t));
 }
 
 cJSON *probe_machine(const AgentOptions *o, Err *e) {

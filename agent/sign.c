@@ -34,7 +34,7 @@ static int add_subjects(cJSON *statement, const char *dir, Err *e) {
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(archive, "files")) {
         const char *path = json_str(f, "path");
         if (!path || !strcmp(path, "bundle.dsse.json") || !strcmp(path, "agent.pub.pem")) continue;
-        statement_add_subject(statement, path, json_str(f, "sha256"));
+        dsse_statement_add_subject(statement, path, json_str(f, "sha256"));
         n++;
     }
     cJSON_Delete(archive);
@@ -42,23 +42,23 @@ static int add_subjects(cJSON *statement, const char *dir, Err *e) {
 }
 
 static int sign_folder(const char *predicate_path, const char *dir, const char *key_path, Err *e) {
-    EVP_PKEY *key = key_load_private(key_path, e);
+    EVP_PKEY *key = dsse_key_load_private(key_path, e);
     cJSON *predicate = key ? json_parse_file(predicate_path, e) : NULL;
     if (!predicate) {
         EVP_PKEY_free(key);
         return -1;
     }
-    cJSON *statement = statement_new(predicate);
+    cJSON *statement = dsse_statement_new(predicate);
     int rc = add_subjects(statement, dir, e);
     char *payload = rc == 0 ? cJSON_PrintUnformatted(statement) : NULL;
     cJSON *env = payload ? dsse_sign(key, INTOTO_PAYLOAD_TYPE, payload, strlen(payload), e) : NULL;
-    char *text = env ? cJSON_Print(env) : NULL, *pem = env ? key_public_pem(key) : NULL;
+    char *text = env ? cJSON_Print(env) : NULL, *pem = env ? dsse_key_public_pem(key) : NULL;
     char path[4200];
     rc = text && pem ? 0 : -1;
     snprintf(path, sizeof path, "%s/bundle.dsse.json", dir);
-    if (rc == 0) rc = write_file_atomic(path, text, strlen(text), e);
+    if (rc == 0) rc = fs_write_atomic(path, text, strlen(text), e);
     snprintf(path, sizeof path, "%s/agent.pub.pem", dir);
-    if (rc == 0) rc = write_file_atomic(path, pem, strlen(pem), e);
+    if (rc == 0) rc = fs_write_atomic(path, pem, strlen(pem), e);
     free(pem);
     free(text);
     cJSON_Delete(env);

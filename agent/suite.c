@@ -29,7 +29,7 @@ typedef struct {
 
 static int tick(void *ctx) {
     Tick *t = ctx;
-    int rc = session_heartbeat(t->env->session, t->job, t->progress);
+    int rc = client_heartbeat(t->env->session, t->job, t->progress);
     if (rc != 0) {
         t->stop = rc;
         fprintf(stderr, "agent: job %ld %s: stopping\n", t->job,
@@ -42,15 +42,15 @@ static int tick(void *ctx) {
 static int add_subject(cJSON *statement, cJSON *files, const char *name, const char *path,
                        size_t limit, char sha[SHA256_HEX_LEN]) {
     size_t len = 0;
-    char *data = read_file(path, &len, NULL);
-    if (!data || len > limit || !is_safe_relpath(name)) {
+    char *data = fs_read(path, &len, NULL);
+    if (!data || len > limit || !util_is_safe_relpath(name)) {
         free(data);
         return -1;
     }
     sha256_hex(data, len, sha);
-    char *b64 = b64_encode(data, len);
+    char *b64 = util_b64_encode(data, len);
     cJSON_AddStringToObject(files, name, b64);
-    statement_add_subject(statement, name, sha);
+    dsse_statement_add_subject(statement, name, sha);
     free(b64);
     free(data);
     return 0;
@@ -70,7 +70,7 @@ static void add_check(cJSON *checks, const char *name, int ok, const char *detai
 
 /* The first line of LOG mentioning "trap:", or NULL. */
 static char *trap_line(const char *log) {
-    char *text = read_file(log, NULL, NULL);
+    char *text = fs_read(log, NULL, NULL);
     char *hit = text ? strstr(text, "trap:") : NULL;
     char *line = NULL;
     if (hit) {
@@ -95,7 +95,7 @@ static const char *bad_observation(const cJSON *j, size_t kept) {
         strlen(type) > EVIDENCE_MAX_NAME)
         return "has no name and type of 1 to 256 bytes";
     if (!(count >= 0 && count <= 9007199254740992.0) || count != (double)(long long)count ||
-        !is_sha256_hex(json_str(j, "sha256")))
+        !sha256_is_hex(json_str(j, "sha256")))
         return "has no integer count and sha256 digest";
     return kept >= EVIDENCE_MAX_ITEMS ? "is past the 4096 observations a case may have" : NULL;
 }
@@ -165,7 +165,7 @@ static int add_raw(const char *raw_dir, const char *case_path, cJSON *obs, cJSON
     cJSON *seen = cJSON_CreateArray();
     struct dirent *ent;
     while ((ent = readdir(d)) != NULL) {
-        if (ent->d_name[0] == '.' || !is_safe_component(ent->d_name)) continue;
+        if (ent->d_name[0] == '.' || !util_is_safe_component(ent->d_name)) continue;
         char path[4400], name[2048], sha[SHA256_HEX_LEN];
         snprintf(path, sizeof path, "%s/%s", raw_dir, ent->d_name);
         snprintf(name, sizeof name, "%s/obs/%s", case_path, ent->d_name);
@@ -203,15 +203,15 @@ static void build_argv(const SuiteEnv *env, const Cell *cell, const char *cell_t
     argv[n++] = (char *)prog;
     argv[n++] = "--cc";
     argv[n++] = (char *)cell->compiler;
-    if (cell_sanitize_flag(cell)) {
+    if (evidence_cell_sanitize_flag(cell)) {
         argv[n++] = "--sanitize";
-        argv[n++] = (char *)cell_sanitize_flag(cell);
+        argv[n++] = (char *)evidence_cell_sanitize_flag(cell);
     }
     /* The cell's target, else for a device cell the first GPU's (compute_cap 9.0: sm_90). */
     static _Thread_local char target[32];
     snprintf(target, sizeof target, "%s", cell_target ? cell_target : "");
     if (!target[0] && !strcmp(cell->mode, "device"))
-        gpu_target(
+        evidence_gpu_target(
             json_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(env->caps, "gpus"), 0),
                      "compute_cap"),
             target, sizeof target);
@@ -244,20 +244,20 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
     snprintf(obs_log, sizeof obs_log, "%s/observe.jsonl", c->out);
     snprintf(raw, sizeof raw, "%s/raw", c->out);
     snprintf(receipt, sizeof receipt, "%s.receipt.json", prog);
-    mkdir_p(raw, NULL);
+    fs_mkdirs(raw, NULL);
     cJSON *r = cJSON_CreateObject(), *checks = cJSON_CreateArray();
     cJSON_AddStringToObject(r, "case", c->case_path);
-    double start = now_seconds();
+    double start = timing_now_seconds();
     char *argv[16];
     build_argv(env, cell, c->target, src, prog, argv);
-    int build = run_child(argv, c->src_root, NULL, blog, c->timeout_s, t->every_s, tick, t);
+    int build = proc_watch(argv, c->src_root, NULL, blog, c->timeout_s, t->every_s, tick, t);
     cJSON_AddNumberToObject(r, "build_status", build);
-    add_check(checks, "build", build == 0, build == CHILD_TIMEOUT ? "timed out" : NULL);
+    add_check(checks, "build", build == 0, build == PROC_TIMEOUT ? "timed out" : NULL);
     snprintf(name, sizeof name, "%s/receipt.json", c->case_path);
     if (build == 0 && add_subject(statement, files, name, receipt, (size_t)-1, sha) == 0) {
         cJSON *rj = json_parse_file(receipt, NULL);
         cJSON_AddStringToObject(r, "receipt", name);
-        cJSON_AddBoolToObject(r, "unordered", rj && receipt_is_unordered(rj));
+        cJSON_AddBoolToObject(r, "unordered", rj && evidence_receipt_is_unordered(rj));
         cJSON_Delete(rj);
     }
     cJSON *obs = cJSON_AddArrayToObject(r, "observations");
@@ -268,12 +268,12 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
         char *child_env[] = {env_obs, env_raw, NULL};
         char *run_argv[] = {prog, NULL};
         int status =
-            run_child(run_argv, c->src_root, child_env, rlog, c->timeout_s, t->every_s, tick, t);
+            proc_watch(run_argv, c->src_root, child_env, rlog, c->timeout_s, t->every_s, tick, t);
         char *trap = trap_line(rlog);
         cJSON_AddNumberToObject(r, "exit_status", status);
         if (trap) cJSON_AddStringToObject(r, "trap", trap);
         add_check(checks, "exit_status_0", status == 0,
-                  status == CHILD_TIMEOUT ? "timed out" : NULL);
+                  status == PROC_TIMEOUT ? "timed out" : NULL);
         add_check(checks, "no_trap", trap == NULL, trap);
         free(trap);
         if (env->opts->checker) { /* measured bounds join the log (docs/farm.md) */
@@ -281,8 +281,8 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
                 (char *)env->opts->checker, "append", (char *)c->case_path, obs_log, raw, NULL};
             snprintf(name, sizeof name, "%s/checker.log", c->out);
             add_check(checks, "checker",
-                      run_child(check_argv, c->src_root, NULL, name, c->timeout_s, t->every_s, tick,
-                                t) == 0,
+                      proc_watch(check_argv, c->src_root, NULL, name, c->timeout_s, t->every_s,
+                                 tick, t) == 0,
                       NULL);
         }
         read_observations(obs_log, obs, checks, cJSON_AddArrayToObject(r, "bounds"),
@@ -297,7 +297,7 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
         add_subject(statement, files, name, blog, MAX_LOG_SUBJECT, sha);
     }
     cJSON_AddItemToObject(r, "checks", checks);
-    cJSON_AddNumberToObject(r, "duration_ms", (now_seconds() - start) * 1000.0);
+    cJSON_AddNumberToObject(r, "duration_ms", (timing_now_seconds() - start) * 1000.0);
     return r;
 }
 
@@ -318,7 +318,7 @@ static cJSON *predicate_head(const SuiteEnv *env, const cJSON *job, const Cell *
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(env->caps, keys[i]);
         if (v) cJSON_AddItemToObject(m, keys[i], cJSON_Duplicate(v, 1));
     }
-    cJSON *c = cell_to_json(cell);
+    cJSON *c = evidence_cell_to_json(cell);
     cJSON_AddStringToObject(c, "id", json_str(job, "cell_id"));
     const char *target = json_str(cJSON_GetObjectItemCaseSensitive(job, "cell"), "target");
     if (target) cJSON_AddStringToObject(c, "target", target);
@@ -327,7 +327,7 @@ static cJSON *predicate_head(const SuiteEnv *env, const cJSON *job, const Cell *
     cJSON_AddStringToObject(c, "compiler_version",
                             json_str(cc, "version") ? json_str(cc, "version") : "");
     cJSON_AddItemToObject(p, "cell", c);
-    cJSON_AddNumberToObject(p, "started_at", now_seconds());
+    cJSON_AddNumberToObject(p, "started_at", timing_now_seconds());
     return p;
 }
 
@@ -335,8 +335,8 @@ static int fetch_source(const SuiteEnv *env, const cJSON *job, const char *dest,
     const char *sha = json_str(cJSON_GetObjectItemCaseSensitive(job, "source"), "sha256");
     char *data = NULL;
     size_t len = 0;
-    if (!is_sha256_hex(sha)) return err_set(e, "job without a source digest");
-    if (session_fetch_blob(env->session, sha, &data, &len, e) != 0) return -1;
+    if (!sha256_is_hex(sha)) return err_set(e, "job without a source digest");
+    if (client_fetch_blob(env->session, sha, &data, &len, e) != 0) return -1;
     int n = archive_unpack(data, len, dest, e);
     free(data);
     return n < 0 ? -1 : 0;
@@ -348,11 +348,11 @@ int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **
     char dir[2048], src[2200];
     snprintf(dir, sizeof dir, "%s/job-%ld-a%.0f", env->opts->work, id, json_num(job, "attempt", 0));
     snprintf(src, sizeof src, "%s/src", dir);
-    rm_rf(dir);
-    if (cell_from_json(cJSON_GetObjectItemCaseSensitive(job, "cell"), &cell, e) != 0 ||
+    fs_remove_tree(dir);
+    if (evidence_cell_from_json(cJSON_GetObjectItemCaseSensitive(job, "cell"), &cell, e) != 0 ||
         fetch_source(env, job, src, e) != 0)
         return -1;
-    *statement = statement_new(predicate_head(env, job, &cell));
+    *statement = dsse_statement_new(predicate_head(env, job, &cell));
     *files = cJSON_CreateObject();
     cJSON *results =
         cJSON_AddArrayToObject(cJSON_GetObjectItemCaseSensitive(*statement, "predicate"), "cases");
@@ -364,7 +364,7 @@ int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **
     int i = 0, n = cJSON_GetArraySize(cases);
     cJSON_ArrayForEach(c, cases) {
         if (t.stop) break;
-        if (!cJSON_IsString(c) || !is_safe_relpath(c->valuestring)) continue;
+        if (!cJSON_IsString(c) || !util_is_safe_relpath(c->valuestring)) continue;
         char out[2400];
         snprintf(out, sizeof out, "%s/out/%d", dir, i++);
         snprintf(t.progress, sizeof t.progress, "case %d/%d %s", i, n, c->valuestring);
@@ -379,8 +379,8 @@ int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **
                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "unordered")) ? " (unordered)"
                                                                                : "");
     }
-    statement_add_test_result(*statement);
-    if (!env->opts->keep) rm_rf(dir);
+    evidence_add_test_result(*statement);
+    if (!env->opts->keep) fs_remove_tree(dir);
     if (!t.stop) {
         snprintf(t.progress, sizeof t.progress, "uploading");
         tick(&t); /* a fresh lease for the upload */

@@ -18,11 +18,11 @@ static BundleVerdict index_subjects(const cJSON *statement, size_t max, NameSet 
     size_t i = 0;
     cJSON_ArrayForEach(s, list) {
         const char *name = json_str(s, "name");
-        if (!is_safe_relpath(name)) {
+        if (!util_is_safe_relpath(name)) {
             err_set(e, "subject name \"%.200s\" is not a safe relative path", name);
             return BUNDLE_BAD_SUBJECT;
         }
-        if (nameset_add(subjects, name, i++) != 0) {
+        if (util_nameset_add(subjects, name, i++) != 0) {
             err_set(e, "subject %.200s is listed twice", name);
             return BUNDLE_BAD_SUBJECT;
         }
@@ -53,7 +53,7 @@ static BundleVerdict check_subjects(const cJSON *statement, const NameSet *subje
     }
     const cJSON *x;
     cJSON_ArrayForEach(x, extras) {
-        if (!nameset_get(subjects, x->string, NULL)) {
+        if (!util_nameset_get(subjects, x->string, NULL)) {
             err_set(e, "file %.200s is not a subject of the signed statement", x->string);
             return BUNDLE_BAD_SUBJECT;
         }
@@ -69,7 +69,7 @@ static BundleVerdict check_claims(const cJSON *statement, const NameSet *subject
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(pred, "cases")) {
         const char *receipt_name = json_str(c, "receipt");
         if (!receipt_name) continue; /* the build failed: no receipt to hold the case to */
-        if (!nameset_get(subjects, receipt_name, NULL)) {
+        if (!util_nameset_get(subjects, receipt_name, NULL)) {
             err_set(e, "case %s: receipt %s is not a subject", json_str(c, "case"), receipt_name);
             return BUNDLE_BAD_CLAIM;
         }
@@ -78,7 +78,7 @@ static BundleVerdict check_claims(const cJSON *statement, const NameSet *subject
         cJSON *receipt = text ? cJSON_ParseWithLength(text, len) : NULL;
         free(text);
         int claimed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "unordered"));
-        int actual = receipt ? receipt_is_unordered(receipt) : -1;
+        int actual = receipt ? evidence_receipt_is_unordered(receipt) : -1;
         cJSON_Delete(receipt);
         if (actual != claimed) {
             err_set(e, "case %s: \"unordered\" is %s but its receipt says %s", json_str(c, "case"),
@@ -102,7 +102,7 @@ BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader r
         return BUNDLE_MALFORMED;
     }
     char kid[SHA256_HEX_LEN];
-    key_id(key, kid);
+    dsse_key_id(key, kid);
     int has_kid = 0;
     const cJSON *sig;
     cJSON_ArrayForEach(sig, cJSON_GetObjectItemCaseSensitive(envelope, "signatures")) {
@@ -121,14 +121,14 @@ BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader r
         err_set(e, "the statement spells a NUL (\\u0000) inside a string");
         return BUNDLE_MALFORMED;
     }
-    cJSON *st = statement_parse(payload, len, e);
+    cJSON *st = dsse_statement_parse(payload, len, e);
     free(payload);
     if (!st) return BUNDLE_MALFORMED;
     NameSet subjects = {0};
     BundleVerdict v = index_subjects(st, max_subjects, &subjects, e);
     if (v == BUNDLE_OK) v = check_subjects(st, &subjects, read, ctx, extras, e);
     if (v == BUNDLE_OK) v = check_claims(st, &subjects, read, ctx, e);
-    nameset_free(&subjects);
+    util_nameset_free(&subjects);
     if (v != BUNDLE_OK) {
         cJSON_Delete(st);
         return v;

@@ -85,7 +85,7 @@ static void on_started(struct MHD_Connection *mc, void **socket_context) {
                ad->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                                                       : sizeof(struct sockaddr_in));
     c->phase = PHASE_HEADERS;
-    c->since = now_seconds();
+    c->since = timing_now_seconds();
     pthread_mutex_lock(&conns_lock);
     c->next = conns;
     if (conns) conns->prev = c;
@@ -121,7 +121,7 @@ static void set_phase(struct MHD_Connection *mc, Phase phase, int trusted) {
     if (!c) return;
     pthread_mutex_lock(&conns_lock);
     c->phase = phase;
-    c->since = now_seconds();
+    c->since = timing_now_seconds();
     c->trusted |= trusted;
     pthread_mutex_unlock(&conns_lock);
 }
@@ -148,7 +148,7 @@ static double deadline(const Conn *c) {
 }
 
 int conns_sweep(void) {
-    double now = now_seconds();
+    double now = timing_now_seconds();
     int closed = 0;
     pthread_mutex_lock(&conns_lock);
     for (Conn *c = conns; c; c = c->next) {

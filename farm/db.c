@@ -175,7 +175,7 @@ static void event(Db *db, long job, long agent, const char *kind) {
     sqlite3_bind_int64(st, 1, job);
     sqlite3_bind_int64(st, 2, agent);
     sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 4, now_seconds());
+    sqlite3_bind_double(st, 4, timing_now_seconds());
     sqlite3_step(st);
     sqlite3_finalize(st);
 }
@@ -208,7 +208,7 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
     sqlite3_bind_text(st, 3, public_pem, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, caps_json, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 5, token_hash, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 6, now_seconds());
+    sqlite3_bind_double(st, 6, timing_now_seconds());
     if (sqlite3_step(st) == SQLITE_DONE) {
         *id = exists ? found : (long)sqlite3_last_insert_rowid(db->sql);
         rc = 0;
@@ -260,7 +260,7 @@ int db_blob_add(Db *db, const char *sha, long size) {
                                 " VALUES(?,?,?)");
     sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, size);
-    sqlite3_bind_double(st, 3, now_seconds());
+    sqlite3_bind_double(st, 3, timing_now_seconds());
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     sqlite3_finalize(st);
     unlock_acknowledged(db);
@@ -291,7 +291,7 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
     sqlite3_bind_text(st, 1, source_sha, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, matrix_text, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, cases_text, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 4, now_seconds());
+    sqlite3_bind_double(st, 4, timing_now_seconds());
     int ok = sqlite3_step(st) == SQLITE_DONE;
     sqlite3_finalize(st);
     long run = (long)sqlite3_last_insert_rowid(db->sql);
@@ -304,7 +304,7 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
         sqlite3_bind_int64(st, 1, run);
         sqlite3_bind_text(st, 2, json_str(job, "cell_id"), -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, cell, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_double(st, 4, now_seconds());
+        sqlite3_bind_double(st, 4, timing_now_seconds());
         ok = ok && sqlite3_step(st) == SQLITE_DONE;
         free(cell);
     }
@@ -322,7 +322,7 @@ int db_run_cancel(Db *db, long run_id) {
     int found = exec_id(db, "UPDATE runs SET cancelled=1 WHERE id=?", run_id);
     sqlite3_stmt *st = prep(db, "UPDATE jobs SET state='cancelled', updated_at=? WHERE run_id=?"
                                 " AND state IN ('queued','running')");
-    sqlite3_bind_double(st, 1, now_seconds());
+    sqlite3_bind_double(st, 1, timing_now_seconds());
     sqlite3_bind_int64(st, 2, run_id);
     sqlite3_step(st);
     sqlite3_finalize(st);
@@ -361,7 +361,7 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
     }
     sqlite3_finalize(st);
     if (claimed) {
-        double now = now_seconds();
+        double now = timing_now_seconds();
         out->attempt += 1;
         out->agent_id = agent->id;
         out->lease_expires = now + lease_s;
@@ -392,11 +392,11 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
     }
     sqlite3_finalize(st);
     if (rc == 0) {
-        *expires = now_seconds() + lease_s;
+        *expires = timing_now_seconds() + lease_s;
         st = prep(db, "UPDATE jobs SET lease_expires=?, progress=?, updated_at=? WHERE id=?");
         sqlite3_bind_double(st, 1, *expires);
         sqlite3_bind_text(st, 2, progress ? progress : "", -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 3, now_seconds());
+        sqlite3_bind_double(st, 3, timing_now_seconds());
         sqlite3_bind_int64(st, 4, job_id);
         sqlite3_step(st);
         sqlite3_finalize(st);
@@ -407,7 +407,7 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
 
 int db_reap(Db *db, int max_attempts) {
     pthread_mutex_lock(&db->lock);
-    double now = now_seconds();
+    double now = timing_now_seconds();
     exec(db, "BEGIN IMMEDIATE");
     sqlite3_stmt *st = prep(db, "SELECT id, agent_id FROM jobs WHERE state='running'"
                                 " AND lease_expires < ?");
@@ -470,7 +470,7 @@ static void commit_batch(Db *db, DoneReq *batch) {
         sqlite3_bind_text(st, 1, r->sha, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, r->rel, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, r->pred, -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 4, now_seconds());
+        sqlite3_bind_double(st, 4, timing_now_seconds());
         sqlite3_bind_int64(st, 5, r->job);
         sqlite3_bind_int64(st, 6, r->agent);
         r->result = sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(db->sql) == 1 ? 0 : -1;

@@ -65,7 +65,7 @@ static int check_observation(const cJSON *o, const char *path, Err *e) {
         return -1;
     if (json_int(o, "count", 0, FIELD_COUNT_MAX, &count) != 1)
         return err_set(e, "%s.count must be an integer in [0, 2^53]", path);
-    if (!is_sha256_hex(json_str(o, "sha256")))
+    if (!sha256_is_hex(json_str(o, "sha256")))
         return err_set(e, "%s.sha256 must be 64 lowercase hex digits", path);
     return 0;
 }

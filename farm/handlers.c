@@ -71,7 +71,7 @@ static int nonce_issue(char out[SHA256_HEX_LEN]) {
     for (size_t i = 1; i < NONCES; i++)
         if (nonces[i].expires < nonces[slot].expires) slot = i;
     snprintf(nonces[slot].nonce, SHA256_HEX_LEN, "%s", out);
-    nonces[slot].expires = now_seconds() + NONCE_LIFE_S;
+    nonces[slot].expires = timing_now_seconds() + NONCE_LIFE_S;
     pthread_mutex_unlock(&nonces_lock);
     return 0;
 }
@@ -79,7 +79,7 @@ static int nonce_issue(char out[SHA256_HEX_LEN]) {
 /* 1 when NONCE was issued, has not expired and was not used; it is used up now. */
 static int nonce_take(const char *nonce) {
     int found = 0;
-    double now = now_seconds();
+    double now = timing_now_seconds();
     pthread_mutex_lock(&nonces_lock);
     for (size_t i = 0; i < NONCES && !found; i++) {
         if (nonces[i].expires > now && !strcmp(nonces[i].nonce, nonce)) {
@@ -117,7 +117,7 @@ static int check_proof(const cJSON *body, EVP_PKEY *key, const char *name, Reply
         return reply_error(r, 400,
                            "\"proof\" must be a DSSE envelope signing a nonce from "
                            "POST /api/v1/agents/challenge");
-    if (enrol_proof_check(proof, key, name, nonce, &e) != 0)
+    if (dsse_enrol_proof_check(proof, key, name, nonce, &e) != 0)
         return reply_error(r, 401, "proof of key possession refused: %s", e.msg);
     if (!nonce_take(nonce))
         return reply_error(r, 401,
@@ -132,10 +132,10 @@ void h_enrol(Server *s, Request *q, Reply *r) {
     const char *name = json_str(body, "name"), *pem = json_str(body, "public_key");
     const cJSON *caps = cJSON_GetObjectItemCaseSensitive(body, "capabilities");
     Err e = {{0}};
-    EVP_PKEY *key = pem ? key_from_public_pem(pem, &e) : NULL;
+    EVP_PKEY *key = pem ? dsse_key_from_public_pem(pem, &e) : NULL;
     char kid[SHA256_HEX_LEN], token[SHA256_HEX_LEN], hash[SHA256_HEX_LEN];
     long id = 0;
-    if (!is_safe_component(name))
+    if (!util_is_safe_component(name))
         reply_error(r, 400, "\"name\" must be a string of [A-Za-z0-9._+-], at most 128");
     else if (!key)
         reply_error(r, 400, "\"public_key\" must be an Ed25519 public key in PEM: %s", e.msg);
@@ -144,7 +144,7 @@ void h_enrol(Server *s, Request *q, Reply *r) {
         reply_error(r, 400, "\"capabilities\" must be an object with \"compilers\"");
     else if (check_proof(body, key, name, r) != 0)
         ; /* the reply says why */
-    else if (key_id(key, kid) != 0 || random_token(token) != 0)
+    else if (dsse_key_id(key, kid) != 0 || random_token(token) != 0)
         reply_error(r, 500, "cannot make a token");
     else {
         sha256_hex(token, strlen(token), hash);
@@ -250,7 +250,7 @@ void h_claim(Server *s, Request *q, Reply *r) {
     cJSON_Delete(body);
     if (wait < 0 || wait > s->cfg.claim_wait_max_seconds)
         wait = wait < 0 ? 0 : s->cfg.claim_wait_max_seconds;
-    double deadline = now_seconds() + wait;
+    double deadline = timing_now_seconds() + wait;
     for (;;) {
         pthread_mutex_lock(&s->wake_lock);
         unsigned long seen = s->generation;
@@ -262,7 +262,7 @@ void h_claim(Server *s, Request *q, Reply *r) {
             job_free(&job);
             return;
         }
-        if (stopping || now_seconds() >= deadline) break;
+        if (stopping || timing_now_seconds() >= deadline) break;
         /* Sleep until something changes (a submit, a requeue) or the poll ends. */
         struct timespec until;
         double d = deadline;
@@ -319,7 +319,7 @@ static EVP_PKEY *agent_key(const Agent *a, Err *e) {
         key = key_cache[slot].key;
     pthread_mutex_unlock(&key_cache_lock);
     if (key) return key;
-    key = key_from_public_pem(a->public_pem, e);
+    key = dsse_key_from_public_pem(a->public_pem, e);
     if (!key) return NULL;
     pthread_mutex_lock(&key_cache_lock);
     EVP_PKEY_free(key_cache[slot].key);
@@ -340,7 +340,7 @@ typedef struct {
 static char *read_item(void *ctx, const char *name, size_t *len) {
     Files *f = ctx;
     size_t i;
-    if (!nameset_get(&f->index, name, &i)) return NULL;
+    if (!util_nameset_get(&f->index, name, &i)) return NULL;
     char *copy = malloc(f->items[i].len + 1);
     memcpy(copy, f->items[i].data, f->items[i].len);
     *len = f->items[i].len;
@@ -350,7 +350,7 @@ static char *read_item(void *ctx, const char *name, size_t *len) {
 static void files_free(Files *f) {
     for (size_t i = 0; i < f->n; i++) free((void *)f->items[i].data);
     free(f->items);
-    nameset_free(&f->index);
+    util_nameset_free(&f->index);
 }
 
 /* Decodes {"name": base64} into FILES, with two slots to spare for what we add. A name
@@ -363,10 +363,10 @@ static int decode_files(const cJSON *obj, Files *f, Reply *r) {
         if (strlen(x->string) > FIELD_MAX_PATH)
             return reply_error(r, 400, "file name %.64s...: longer than %d bytes", x->string,
                                FIELD_MAX_PATH);
-        if (nameset_add(&f->index, x->string, f->n) != 0)
+        if (util_nameset_add(&f->index, x->string, f->n) != 0)
             return reply_error(r, 400, "file name %s appears twice in \"files\"", x->string);
         size_t len = 0;
-        unsigned char *data = cJSON_IsString(x) ? b64_decode(x->valuestring, &len) : NULL;
+        unsigned char *data = cJSON_IsString(x) ? util_b64_decode(x->valuestring, &len) : NULL;
         if (!data)
             return reply_error(r, 400, "file %s: value must be canonical base64 text", x->string);
         if (!strcmp(x->string, "bundle.dsse.json") || !strcmp(x->string, "agent.pub.pem")) {
@@ -404,7 +404,7 @@ static int check_predicate(const cJSON *pred, const Job *job, const Agent *agent
         return reply_error(r, 409, "the statement's cell is not this job's cell %s", job->cell_id);
     if (!mname || strcmp(mname, agent->name) != 0)
         return reply_error(r, 409, "the statement's machine is not this agent (%s)", agent->name);
-    if (!is_safe_component(ver))
+    if (!util_is_safe_component(ver))
         return reply_error(r, 400, "predicate.cairn_version must be a safe folder name");
     return 0;
 }
@@ -434,7 +434,7 @@ static void filing_leave(Server *s, int slot) {
 static char *journal_text(const Files *files) {
     cJSON *j = cJSON_CreateObject();
     for (size_t i = 0; i < files->n; i++) {
-        char *b64 = b64_encode(files->items[i].data, files->items[i].len);
+        char *b64 = util_b64_encode(files->items[i].data, files->items[i].len);
         cJSON_AddStringToObject(j, files->items[i].name, b64);
         free(b64);
     }
@@ -507,7 +507,7 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
     } else if (db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, journal) != 0) {
         char full[2048];
         snprintf(full, sizeof full, "%s/%s", s->state, rel);
-        rm_rf(full);
+        fs_remove_tree(full);
         reply_error(r, 409, "job %ld moved on while its bundle was filed", job->id);
     } else {
         cJSON *j = cJSON_CreateObject();
@@ -586,7 +586,7 @@ out:
 void h_blob_put(Server *s, Request *q, Reply *r) {
     char got[SHA256_HEX_LEN];
     Err e = {{0}};
-    if (!is_sha256_hex(q->arg)) {
+    if (!sha256_is_hex(q->arg)) {
         reply_error(r, 400, "blob name must be 64 lowercase hex digits (its SHA-256)");
         return;
     }
@@ -608,12 +608,12 @@ void h_blob_put(Server *s, Request *q, Reply *r) {
 void h_blob_get(Server *s, Request *q, Reply *r) {
     char path[1400];
     size_t len = 0;
-    if (!is_sha256_hex(q->arg) || !db_blob_exists(s->db, q->arg, NULL)) {
+    if (!sha256_is_hex(q->arg) || !db_blob_exists(s->db, q->arg, NULL)) {
         reply_error(r, 404, "no blob %s", q->arg);
         return;
     }
     blob_path(s, q->arg, path, sizeof path);
-    r->raw = read_file(path, &len, NULL);
+    r->raw = fs_read(path, &len, NULL);
     if (!r->raw) {
         reply_error(r, 500, "blob %s is missing from the store", q->arg);
         return;
@@ -629,7 +629,7 @@ static int valid_cases(const cJSON *cases) {
     if (!cJSON_IsArray(cases) || cJSON_GetArraySize(cases) == 0) return 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, cases) {
-        if (!cJSON_IsString(c) || !is_safe_relpath(c->valuestring)) return 0;
+        if (!cJSON_IsString(c) || !util_is_safe_relpath(c->valuestring)) return 0;
     }
     return 1;
 }
@@ -642,7 +642,7 @@ void h_run_create(Server *s, Request *q, Reply *r) {
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(body, "cases");
     Err e = {{0}};
     cJSON *jobs = NULL;
-    if (!is_sha256_hex(source)) reply_error(r, 400, "\"source\" must be the archive's sha256");
+    if (!sha256_is_hex(source)) reply_error(r, 400, "\"source\" must be the archive's sha256");
     else if (!valid_cases(cases))
         reply_error(r, 400, "\"cases\" must be a non-empty array of relative paths");
     else if (!db_blob_exists(s->db, source, NULL))

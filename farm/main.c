@@ -120,7 +120,8 @@ static cJSON *default_cases(const char *dir) {
     struct dirent *ent;
     while (d && (ent = readdir(d)) != NULL && n < 4096) {
         size_t len = strlen(ent->d_name);
-        if (len > 6 && !strcmp(ent->d_name + len - 6, ".cairn") && is_safe_component(ent->d_name))
+        if (len > 6 && !strcmp(ent->d_name + len - 6, ".cairn") &&
+            util_is_safe_component(ent->d_name))
             names[n++] = strdup(ent->d_name);
     }
     if (d) closedir(d);
@@ -201,7 +202,7 @@ static int follow_run(Http *h, long run) {
             rc = 0;
             break;
         }
-        sleep_ms(500);
+        timing_sleep_ms(500);
     }
     cJSON_Delete(last);
     return rc;
@@ -433,7 +434,7 @@ static const char VERIFY_HELP[] =
 static char *read_beside(void *ctx, const char *name, size_t *len) {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", (const char *)ctx, name);
-    return read_file(path, len, NULL);
+    return fs_read(path, len, NULL);
 }
 
 static int cmd_verify(int argc, char **argv) {
@@ -442,7 +443,7 @@ static int cmd_verify(int argc, char **argv) {
     if (p != 0) return p > 0 ? 0 : 2;
     if (!o.positional || !o.key) return usage_error("verify", "needs BUNDLE and --key PUB");
     Err e = {{0}};
-    EVP_PKEY *key = key_load_public(o.key, &e);
+    EVP_PKEY *key = dsse_key_load_public(o.key, &e);
     cJSON *env = key ? json_parse_file(o.positional, &e) : NULL;
     if (!env) {
         EVP_PKEY_free(key);

@@ -55,12 +55,12 @@ static int add_jobs(cJSON *jobs, const char *cc, const char *san, const char *mo
         cJSON_AddStringToObject(cj, "mode", mode);
         cJSON_AddNumberToObject(cj, "repeat", r);
         Cell cell;
-        if (cell_from_json(cj, &cell, e) != 0) {
+        if (evidence_cell_from_json(cj, &cell, e) != 0) {
             cJSON_Delete(cj);
             return -1;
         }
         char id[160];
-        cell_id(&cell, id, sizeof id);
+        evidence_cell_id(&cell, id, sizeof id);
         if (target) { /* a device target names the cell: gcc-none-device-sm_90 */
             size_t n = strlen(id);
             snprintf(id + n, sizeof id - n, "-%s", target);
@@ -68,7 +68,7 @@ static int add_jobs(cJSON *jobs, const char *cc, const char *san, const char *mo
         }
         const cJSON *l;
         cJSON_ArrayForEach(l, labels) {
-            if (!is_safe_component(l->valuestring)) {
+            if (!util_is_safe_component(l->valuestring)) {
                 cJSON_Delete(cj);
                 return err_set(e, "machine label \"%s\" has characters outside [A-Za-z0-9._+-]",
                                l->valuestring);
@@ -130,7 +130,7 @@ static cJSON *distinct_cells(cJSON *jobs, Err *e) {
     const cJSON *job;
     cJSON_ArrayForEach(job, jobs) {
         const char *id = json_str(job, "cell_id");
-        if (nameset_add(&seen, id, 0) != 0) {
+        if (util_nameset_add(&seen, id, 0) != 0) {
             err_set(e,
                     "matrix names cell %s twice (a value listed twice in an axis or in "
                     "\"cells\")",
@@ -140,7 +140,7 @@ static cJSON *distinct_cells(cJSON *jobs, Err *e) {
             break;
         }
     }
-    nameset_free(&seen);
+    util_nameset_free(&seen);
     return jobs;
 }
 
@@ -203,7 +203,7 @@ static int runs_target(const cJSON *caps, const char *target) {
     const cJSON *g;
     cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(caps, "gpus")) {
         char mine[32];
-        gpu_target(json_str(g, "compute_cap"), mine, sizeof mine);
+        evidence_gpu_target(json_str(g, "compute_cap"), mine, sizeof mine);
         if (!target || !strcmp(mine, target)) return 1;
     }
     return 0;

@@ -238,7 +238,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, Reply *r) {
 }
 
 static void log_request(const Request *q, const Reply *r, double started) {
-    double ms = (now_seconds() - started) * 1000.0;
+    double ms = (timing_now_seconds() - started) * 1000.0;
     if (r->status >= 400)
         fprintf(stderr, "farm: %s %s -> %d (%.1f ms): %s\n", q->method, q->path, r->status, ms,
                 r->error);
@@ -301,7 +301,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!u) {
         *state = u = calloc(1, sizeof *u);
         if (!u) return MHD_NO;
-        u->started = now_seconds();
+        u->started = timing_now_seconds();
         u->q = (Request){.method = method, .path = url};
         if (admit(s, conn, u, &r) == 0) return MHD_YES;
         u->answered = 1;
@@ -433,7 +433,7 @@ static int parse_listen(const char *listen, struct sockaddr_in *addr, Err *e) {
 static void *reaper(void *arg) {
     Server *s = arg;
     for (unsigned long tick = 1;; tick++) {
-        sleep_ms(200);
+        timing_sleep_ms(200);
         conns_sweep();
         if (db_reap(s->db, s->cfg.max_attempts) > 0) server_notify(s);
         if (s->cfg.sync_full && tick % SETTLE_TICKS == 0) store_settle(s);
@@ -506,7 +506,7 @@ static int start_http(Server *s, struct MHD_Daemon **daemon, char *url, size_t c
 
 static int open_state(Server *s, Err *e) {
     char path[1200];
-    if (mkdir_p(s->state, e) != 0) return -1;
+    if (fs_mkdirs(s->state, e) != 0) return -1;
     snprintf(path, sizeof path, "%s/farm.db", s->state);
     s->db = db_open(path, e);
     if (s->db) db_set_sync(s->db, s->cfg.sync_full);
@@ -570,7 +570,7 @@ int serve_main(int argc, char **argv) {
     cJSON_AddNumberToObject(info, "pid", (double)getpid());
     char *text = cJSON_Print(info);
     snprintf(info_path, sizeof info_path, "%s/serve.json", s.state);
-    write_file_atomic(info_path, text, strlen(text), &e);
+    fs_write_atomic(info_path, text, strlen(text), &e);
     free(text);
     cJSON_Delete(info);
     fprintf(stderr, "farm: listening on %s, state in %s\n", url, s.state);

@@ -29,7 +29,7 @@ int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e)
     char path[1400], dir[1400];
     snprintf(dir, sizeof dir, "%s/blobs/%.2s", s->state, sha);
     blob_path(s, sha, path, sizeof path);
-    if (mkdir_p(dir, e) != 0 || write_file_atomic(path, data, len, e) != 0) return -1;
+    if (fs_mkdirs(dir, e) != 0 || fs_write_atomic(path, data, len, e) != 0) return -1;
     return db_blob_add(s->db, sha, (long)len) == 0 ? 0 : err_set(e, "blob row not stored");
 }
 
@@ -39,7 +39,7 @@ static int write_item(const char *root, const FileItem *f, Err *e) {
     snprintf(path, sizeof path, "%s/%s", root, f->name);
     snprintf(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = '\0';
-    if (mkdir_p(dir, e) != 0) return -1;
+    if (fs_mkdirs(dir, e) != 0) return -1;
     FILE *out = fopen(path, "wb");
     if (!out || fwrite(f->data, 1, f->len, out) != f->len) {
         if (out) fclose(out);
@@ -56,17 +56,17 @@ int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, 
     snprintf(final, sizeof final, "%s/%s", s->state, rel);
     snprintf(parent, sizeof parent, "%s", final);
     *strrchr(parent, '/') = '\0';
-    rm_rf(tmp);
-    int rc = mkdir_p(tmp, e);
+    fs_remove_tree(tmp);
+    int rc = fs_mkdirs(tmp, e);
     for (size_t i = 0; rc == 0 && i < n; i++) rc = write_item(tmp, &files[i], e);
-    if (rc == 0) rc = mkdir_p(parent, e);
+    if (rc == 0) rc = fs_mkdirs(parent, e);
     /* An upload never lands on an existing folder: it may be acknowledged evidence
      * (leftovers of a crash before their row committed are dropped at start). Only the
      * journal's rewrite of the very same files after a power loss replaces one. */
-    if (rc == 0 && replace) rm_rf(final);
+    if (rc == 0 && replace) fs_remove_tree(final);
     if (rc == 0 && rename(tmp, final) != 0)
         rc = err_set(e, "cannot rename %s: %s", tmp, strerror(errno));
-    if (rc != 0) rm_rf(tmp);
+    if (rc != 0) fs_remove_tree(tmp);
     return rc;
 }
 
@@ -96,7 +96,7 @@ static void prune(const char *state, const char *rel, int depth, const cJSON *pa
         } else if (!listed(paths, child)) {
             char full[8192];
             snprintf(full, sizeof full, "%s/%s", state, child);
-            rm_rf(full);
+            fs_remove_tree(full);
             (*dropped)++;
         }
     }
@@ -125,7 +125,7 @@ static int restore_unsettled(Server *s, Err *e) {
         size_t k = 0;
         cJSON_ArrayForEach(f, files) {
             size_t len = 0;
-            unsigned char *data = cJSON_IsString(f) ? b64_decode(f->valuestring, &len) : NULL;
+            unsigned char *data = cJSON_IsString(f) ? util_b64_decode(f->valuestring, &len) : NULL;
             if (data) items[k++] = (FileItem){f->string, data, len};
         }
         if (rc == 0) rc = store_evidence(s, json_str(row, "evidence"), items, k, 1, e);
@@ -144,8 +144,8 @@ static int restore_unsettled(Server *s, Err *e) {
 int store_reconcile(Server *s, Err *e) {
     char tmp[1400];
     snprintf(tmp, sizeof tmp, "%s/tmp", s->state);
-    rm_rf(tmp);
-    if (mkdir_p(tmp, e) != 0 || restore_unsettled(s, e) != 0) return -1;
+    fs_remove_tree(tmp);
+    if (fs_mkdirs(tmp, e) != 0 || restore_unsettled(s, e) != 0) return -1;
     cJSON *paths = db_evidence_paths(s->db);
     int dropped = 0;
     prune(s->state, "evidence", 1, paths, &dropped);

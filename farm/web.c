@@ -93,7 +93,7 @@ static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 void web_agent_seen(long id) {
     pthread_mutex_lock(&seen_lock);
     seen[(unsigned long)id % SEEN_SLOTS].id = id;
-    seen[(unsigned long)id % SEEN_SLOTS].at = now_seconds();
+    seen[(unsigned long)id % SEEN_SLOTS].at = timing_now_seconds();
     pthread_mutex_unlock(&seen_lock);
 }
 
@@ -111,7 +111,7 @@ void web_time(FILE *out, double t) {
     struct tm tm;
     gmtime_r(&secs, &tm);
     strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    fprintf(out, "%s (%.0f s ago)", text, now_seconds() - t);
+    fprintf(out, "%s (%.0f s ago)", text, timing_now_seconds() - t);
 }
 
 /* --- the comparison with per-cell ratios ----------------------------------------------- */
@@ -281,12 +281,12 @@ static const char *content_type(const char *path) {
 void web_file(Server *s, Request *q, Reply *r) {
     char path[2400];
     size_t len = 0;
-    if (!is_safe_relpath(q->arg) || strncmp(q->arg, "evidence/", 9) != 0) {
+    if (!util_is_safe_relpath(q->arg) || strncmp(q->arg, "evidence/", 9) != 0) {
         reply_error(r, 404, "no file %s (only evidence/... is served)", q->arg);
         return;
     }
     snprintf(path, sizeof path, "%s/%s", s->state, q->arg);
-    char *data = read_file(path, &len, NULL);
+    char *data = fs_read(path, &len, NULL);
     if (!data || len > MAX_SERVED) {
         free(data);
         reply_error(r, 404, "no file %s", q->arg);

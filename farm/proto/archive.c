@@ -33,7 +33,7 @@ static int list_files(const char *root, const char *rel, PathList *out, Err *e) 
         snprintf(child_rel, sizeof child_rel, "%s%s%s", rel, *rel ? "/" : "", ent->d_name);
         snprintf(child, sizeof child, "%s/%s", root, child_rel);
         struct stat st;
-        if (lstat(child, &st) != 0 || !is_safe_component(ent->d_name))
+        if (lstat(child, &st) != 0 || !util_is_safe_component(ent->d_name))
             continue; /* unreadable entries and odd names stay out of the archive */
         if (S_ISDIR(st.st_mode)) {
             if (!skip_dir(ent->d_name)) rc = list_files(root, child_rel, out, e);
@@ -57,13 +57,13 @@ static cJSON *file_entry(const char *root, const char *rel, Err *e) {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", root, rel);
     size_t len = 0;
-    char *data = read_file(path, &len, e);
+    char *data = fs_read(path, &len, e);
     if (!data) return NULL;
     struct stat st;
     int exec = stat(path, &st) == 0 && (st.st_mode & 0100);
     char digest[SHA256_HEX_LEN];
     sha256_hex(data, len, digest);
-    char *b64 = b64_encode(data, len);
+    char *b64 = util_b64_encode(data, len);
     cJSON *f = cJSON_CreateObject();
     cJSON_AddStringToObject(f, "path", rel);
     cJSON_AddNumberToObject(f, "mode", exec ? 0755 : 0644);
@@ -101,10 +101,10 @@ char *archive_pack(const char *root, size_t *len, Err *e) {
 static int unpack_one(const cJSON *f, const char *dest, Err *e) {
     const char *rel = json_str(f, "path"), *want = json_str(f, "sha256");
     const char *b64 = json_str(f, "data");
-    if (!rel || !want || !b64 || !is_safe_relpath(rel))
+    if (!rel || !want || !b64 || !util_is_safe_relpath(rel))
         return err_set(e, "archive entry with a missing or unsafe path");
     size_t len = 0;
-    unsigned char *data = b64_decode(b64, &len);
+    unsigned char *data = util_b64_decode(b64, &len);
     if (!data) return err_set(e, "archive entry %s: bad base64", rel);
     char got[SHA256_HEX_LEN];
     sha256_hex(data, len, got);
@@ -112,9 +112,9 @@ static int unpack_one(const cJSON *f, const char *dest, Err *e) {
     snprintf(path, sizeof path, "%s/%s", dest, rel);
     snprintf(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = '\0';
-    int rc = strcmp(got, want) != 0 ? err_set(e, "archive entry %s: sha256 mismatch", rel)
-             : mkdir_p(dir, e) != 0 ? -1
-                                    : write_file_synced(path, data, len, e);
+    int rc = strcmp(got, want) != 0   ? err_set(e, "archive entry %s: sha256 mismatch", rel)
+             : fs_mkdirs(dir, e) != 0 ? -1
+                                      : fs_write_synced(path, data, len, e);
     free(data);
     if (rc == 0 && json_num(f, "mode", 0644) == 0755) chmod(path, 0755);
     return rc;
@@ -128,7 +128,7 @@ int archive_unpack(const char *data, size_t len, const char *dest, Err *e) {
         cJSON_Delete(doc);
         return err_set(e, "not a %s archive", ARCHIVE_FORMAT);
     }
-    int count = 0, rc = mkdir_p(dest, e);
+    int count = 0, rc = fs_mkdirs(dest, e);
     const cJSON *f;
     cJSON_ArrayForEach(f, files) {
         if (rc == 0) rc = unpack_one(f, dest, e);

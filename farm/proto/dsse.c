@@ -8,7 +8,7 @@
 
 #include <openssl/pem.h>
 
-EVP_PKEY *key_generate(Err *e) {
+EVP_PKEY *dsse_key_generate(Err *e) {
     EVP_PKEY *key = NULL;
     EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
     if (!ctx || EVP_PKEY_keygen_init(ctx) <= 0 || EVP_PKEY_keygen(ctx, &key) <= 0)
@@ -39,26 +39,28 @@ static EVP_PKEY *load_pem(const char *path, PemReader read, Err *e) {
     return require_ed25519(key, path, e);
 }
 
-EVP_PKEY *key_load_private(const char *path, Err *e) {
+EVP_PKEY *dsse_key_load_private(const char *path, Err *e) {
     return load_pem(path, PEM_read_PrivateKey, e);
 }
 
-EVP_PKEY *key_load_public(const char *path, Err *e) { return load_pem(path, PEM_read_PUBKEY, e); }
+EVP_PKEY *dsse_key_load_public(const char *path, Err *e) {
+    return load_pem(path, PEM_read_PUBKEY, e);
+}
 
-EVP_PKEY *key_from_raw_public(const unsigned char *raw, size_t len, Err *e) {
+EVP_PKEY *dsse_key_from_raw_public(const unsigned char *raw, size_t len, Err *e) {
     EVP_PKEY *key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, raw, len);
     if (!key) err_set(e, "not a raw Ed25519 public key");
     return key;
 }
 
-EVP_PKEY *key_from_public_pem(const char *pem, Err *e) {
+EVP_PKEY *dsse_key_from_public_pem(const char *pem, Err *e) {
     BIO *bio = BIO_new_mem_buf(pem, -1);
     EVP_PKEY *key = bio ? PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL) : NULL;
     BIO_free(bio);
     return require_ed25519(key, "public_key", e);
 }
 
-int key_save_private(EVP_PKEY *key, const char *path, Err *e) {
+int dsse_key_save_private(EVP_PKEY *key, const char *path, Err *e) {
     BIO *bio = BIO_new(BIO_s_mem());
     if (!bio || !PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL)) {
         BIO_free(bio);
@@ -66,12 +68,12 @@ int key_save_private(EVP_PKEY *key, const char *path, Err *e) {
     }
     char *data;
     long len = BIO_get_mem_data(bio, &data);
-    int rc = write_file_atomic(path, data, (size_t)len, e);
+    int rc = fs_write_atomic(path, data, (size_t)len, e);
     BIO_free(bio);
     return rc;
 }
 
-char *key_public_pem(EVP_PKEY *key) {
+char *dsse_key_public_pem(EVP_PKEY *key) {
     BIO *bio = BIO_new(BIO_s_mem());
     if (!bio || !PEM_write_bio_PUBKEY(bio, key)) {
         BIO_free(bio);
@@ -88,7 +90,7 @@ char *key_public_pem(EVP_PKEY *key) {
     return out;
 }
 
-int key_id(EVP_PKEY *key, char out[SHA256_HEX_LEN]) {
+int dsse_key_id(EVP_PKEY *key, char out[SHA256_HEX_LEN]) {
     unsigned char raw[64];
     size_t len = sizeof raw;
     if (EVP_PKEY_get_raw_public_key(key, raw, &len) <= 0) return -1;
@@ -114,7 +116,7 @@ cJSON *dsse_sign(EVP_PKEY *key, const char *payload_type, const void *payload, s
     unsigned char sig[64];
     char kid[SHA256_HEX_LEN];
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    int ok = pae && ctx && key_id(key, kid) == 0 &&
+    int ok = pae && ctx && dsse_key_id(key, kid) == 0 &&
              EVP_DigestSignInit(ctx, NULL, NULL, NULL, key) > 0 &&
              (sig_len = sizeof sig, EVP_DigestSign(ctx, sig, &sig_len, pae, pae_len) > 0);
     EVP_MD_CTX_free(ctx);
@@ -123,8 +125,8 @@ cJSON *dsse_sign(EVP_PKEY *key, const char *payload_type, const void *payload, s
         err_set(e, "signing failed");
         return NULL;
     }
-    char *payload_b64 = b64_encode(payload, len);
-    char *sig_b64 = b64_encode(sig, sig_len);
+    char *payload_b64 = util_b64_encode(payload, len);
+    char *sig_b64 = util_b64_encode(sig, sig_len);
     cJSON *env = cJSON_CreateObject();
     cJSON_AddStringToObject(env, "payloadType", payload_type);
     cJSON_AddStringToObject(env, "payload", payload_b64);
@@ -150,7 +152,7 @@ static int verify_one(EVP_PKEY *key, const unsigned char *sig, size_t sig_len,
 /* The signature entry whose keyid names KEY, or NULL. */
 static const char *find_signature(const cJSON *envelope, EVP_PKEY *key) {
     char kid[SHA256_HEX_LEN];
-    if (key_id(key, kid) != 0) return NULL;
+    if (dsse_key_id(key, kid) != 0) return NULL;
     const cJSON *sigs = cJSON_GetObjectItemCaseSensitive(envelope, "signatures");
     const cJSON *one;
     cJSON_ArrayForEach(one, sigs) {
@@ -183,8 +185,8 @@ unsigned char *dsse_verify_type(const cJSON *envelope, const char *want, EVP_PKE
         return NULL;
     }
     size_t payload_len = 0, sig_len = 0, pae_len = 0;
-    unsigned char *payload = b64_decode(payload_b64, &payload_len);
-    unsigned char *sig = b64_decode(sig_b64, &sig_len);
+    unsigned char *payload = util_b64_decode(payload_b64, &payload_len);
+    unsigned char *sig = util_b64_decode(sig_b64, &sig_len);
     unsigned char *pae = payload ? dsse_pae(type, payload, payload_len, &pae_len) : NULL;
     int ok = payload && sig && pae && verify_one(key, sig, sig_len, pae, pae_len);
     free(sig);
@@ -198,7 +200,7 @@ unsigned char *dsse_verify_type(const cJSON *envelope, const char *want, EVP_PKE
     return payload;
 }
 
-cJSON *statement_parse(const unsigned char *payload, size_t len, Err *e) {
+cJSON *dsse_statement_parse(const unsigned char *payload, size_t len, Err *e) {
     cJSON *st = cJSON_ParseWithLength((const char *)payload, len);
     if (!st) {
         err_set(e, "payload is not JSON");
@@ -218,7 +220,7 @@ cJSON *statement_parse(const unsigned char *payload, size_t len, Err *e) {
     const cJSON *s;
     cJSON_ArrayForEach(s, subjects) {
         const cJSON *digest = cJSON_GetObjectItemCaseSensitive(s, "digest");
-        if (!why && (!json_str(s, "name") || !is_sha256_hex(json_str(digest, "sha256"))))
+        if (!why && (!json_str(s, "name") || !sha256_is_hex(json_str(digest, "sha256"))))
             why = "a subject lacks a name or a sha256 digest";
     }
     if (why) {
@@ -229,7 +231,7 @@ cJSON *statement_parse(const unsigned char *payload, size_t len, Err *e) {
     return st;
 }
 
-cJSON *statement_new(cJSON *predicate) {
+cJSON *dsse_statement_new(cJSON *predicate) {
     cJSON *st = cJSON_CreateObject();
     cJSON_AddStringToObject(st, "_type", INTOTO_STATEMENT_TYPE);
     cJSON_AddArrayToObject(st, "subject");
@@ -238,7 +240,7 @@ cJSON *statement_new(cJSON *predicate) {
     return st;
 }
 
-void statement_add_subject(cJSON *statement, const char *name, const char *sha256) {
+void dsse_statement_add_subject(cJSON *statement, const char *name, const char *sha256) {
     cJSON *s = cJSON_CreateObject();
     cJSON_AddStringToObject(s, "name", name);
     cJSON *digest = cJSON_AddObjectToObject(s, "digest");
@@ -255,7 +257,7 @@ static cJSON *proof_payload(const char *nonce, const char *name) {
     return p;
 }
 
-cJSON *enrol_proof_sign(EVP_PKEY *key, const char *nonce, const char *name, Err *e) {
+cJSON *dsse_enrol_proof_sign(EVP_PKEY *key, const char *nonce, const char *name, Err *e) {
     cJSON *p = proof_payload(nonce, name);
     char *text = cJSON_PrintUnformatted(p);
     cJSON *env = dsse_sign(key, ENROL_PROOF_TYPE, text, strlen(text), e);
@@ -264,8 +266,8 @@ cJSON *enrol_proof_sign(EVP_PKEY *key, const char *nonce, const char *name, Err 
     return env;
 }
 
-int enrol_proof_check(const cJSON *proof, EVP_PKEY *key, const char *name,
-                      char nonce[SHA256_HEX_LEN], Err *e) {
+int dsse_enrol_proof_check(const cJSON *proof, EVP_PKEY *key, const char *name,
+                           char nonce[SHA256_HEX_LEN], Err *e) {
     size_t len = 0;
     unsigned char *payload = dsse_verify_type(proof, ENROL_PROOF_TYPE, key, &len, e);
     cJSON *p = payload ? cJSON_ParseWithLength((const char *)payload, len) : NULL;
@@ -274,7 +276,7 @@ int enrol_proof_check(const cJSON *proof, EVP_PKEY *key, const char *name,
     const char *who = json_str(p, "name");
     int rc = 0;
     if (!p) rc = e->msg[0] ? -1 : err_set(e, "the proof's payload is not JSON");
-    else if (!purpose || strcmp(purpose, ENROL_PROOF_PURPOSE) != 0 || !is_sha256_hex(n))
+    else if (!purpose || strcmp(purpose, ENROL_PROOF_PURPOSE) != 0 || !sha256_is_hex(n))
         rc = err_set(e, "the proof is not an enrolment proof with a nonce");
     else if (!who || strcmp(who, name) != 0) rc = err_set(e, "the proof is for another name");
     else snprintf(nonce, SHA256_HEX_LEN, "%s", n);

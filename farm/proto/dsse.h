@@ -16,14 +16,14 @@
 
 /* Keys: private keys live in PKCS#8 PEM files, public keys in SubjectPublicKeyInfo PEM
  * (what `openssl pkey -pubout` prints). The key id is the SHA-256 of the 32 raw bytes. */
-EVP_PKEY *key_generate(Err *e);
-EVP_PKEY *key_load_private(const char *path, Err *e);
-EVP_PKEY *key_load_public(const char *path, Err *e);
-EVP_PKEY *key_from_raw_public(const unsigned char *raw, size_t len, Err *e);
-int key_save_private(EVP_PKEY *key, const char *path, Err *e);
-char *key_public_pem(EVP_PKEY *key); /* malloc'd */
-EVP_PKEY *key_from_public_pem(const char *pem, Err *e);
-int key_id(EVP_PKEY *key, char out[SHA256_HEX_LEN]);
+EVP_PKEY *dsse_key_generate(Err *e);
+EVP_PKEY *dsse_key_load_private(const char *path, Err *e);
+EVP_PKEY *dsse_key_load_public(const char *path, Err *e);
+EVP_PKEY *dsse_key_from_raw_public(const unsigned char *raw, size_t len, Err *e);
+int dsse_key_save_private(EVP_PKEY *key, const char *path, Err *e);
+char *dsse_key_public_pem(EVP_PKEY *key); /* malloc'd */
+EVP_PKEY *dsse_key_from_public_pem(const char *pem, Err *e);
+int dsse_key_id(EVP_PKEY *key, char out[SHA256_HEX_LEN]);
 
 /* PAE(type, body) = "DSSEv1" SP len(type) SP type SP len(body) SP body. malloc'd. */
 unsigned char *dsse_pae(const char *type, const void *body, size_t len, size_t *out_len);
@@ -42,17 +42,17 @@ unsigned char *dsse_verify_type(const cJSON *envelope, const char *want, EVP_PKE
  * {"purpose": "cairn-farm enrol", "nonce": the coordinator's challenge, "name": NAME}. */
 #define ENROL_PROOF_TYPE    "application/vnd.cairn.enrol-proof+json"
 #define ENROL_PROOF_PURPOSE "cairn-farm enrol"
-cJSON *enrol_proof_sign(EVP_PKEY *key, const char *nonce, const char *name, Err *e);
+cJSON *dsse_enrol_proof_sign(EVP_PKEY *key, const char *nonce, const char *name, Err *e);
 /* 0 when PROOF is signed by KEY and names NAME; the nonce it answers goes to NONCE
  * (the caller checks that it issued it). */
-int enrol_proof_check(const cJSON *proof, EVP_PKEY *key, const char *name,
-                      char nonce[SHA256_HEX_LEN], Err *e);
+int dsse_enrol_proof_check(const cJSON *proof, EVP_PKEY *key, const char *name,
+                           char nonce[SHA256_HEX_LEN], Err *e);
 
 /* The in-toto Statement inside a verified envelope, checked for its _type and
  * predicateType; every subject must have a name and a sha256 digest. */
-cJSON *statement_parse(const unsigned char *payload, size_t len, Err *e);
+cJSON *dsse_statement_parse(const unsigned char *payload, size_t len, Err *e);
 /* A new Statement with the cairn predicate type and an empty subject list. */
-cJSON *statement_new(cJSON *predicate);
-void statement_add_subject(cJSON *statement, const char *name, const char *sha256);
+cJSON *dsse_statement_new(cJSON *predicate);
+void dsse_statement_add_subject(cJSON *statement, const char *name, const char *sha256);
 
 #endif

@@ -10,7 +10,7 @@ static int one_of(const char *s, const char *const *allowed) {
     return 0;
 }
 
-int cell_from_json(const cJSON *j, Cell *c, Err *e) {
+int evidence_cell_from_json(const cJSON *j, Cell *c, Err *e) {
     static const char *const compilers[] = {"gcc", "clang", NULL};
     static const char *const sanitizers[] = {"none", "asan", "tsan", NULL};
     static const char *const modes[] = {"emulated", "device", NULL};
@@ -29,7 +29,7 @@ int cell_from_json(const cJSON *j, Cell *c, Err *e) {
     return 0;
 }
 
-cJSON *cell_to_json(const Cell *c) {
+cJSON *evidence_cell_to_json(const Cell *c) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "compiler", c->compiler);
     cJSON_AddStringToObject(j, "sanitizer", c->sanitizer);
@@ -38,19 +38,19 @@ cJSON *cell_to_json(const Cell *c) {
     return j;
 }
 
-void cell_id(const Cell *c, char *out, size_t cap) {
+void evidence_cell_id(const Cell *c, char *out, size_t cap) {
     if (c->repeat)
         snprintf(out, cap, "%s-%s-%s-r%d", c->compiler, c->sanitizer, c->mode, c->repeat);
     else snprintf(out, cap, "%s-%s-%s", c->compiler, c->sanitizer, c->mode);
 }
 
-const char *cell_sanitize_flag(const Cell *c) {
+const char *evidence_cell_sanitize_flag(const Cell *c) {
     if (!strcmp(c->sanitizer, "asan")) return "address,undefined";
     if (!strcmp(c->sanitizer, "tsan")) return "thread";
     return NULL;
 }
 
-int receipt_is_unordered(const cJSON *receipt) {
+int evidence_receipt_is_unordered(const cJSON *receipt) {
     const cJSON *numerics = cJSON_GetObjectItemCaseSensitive(receipt, "numerics");
     const cJSON *fn, *entry;
     cJSON_ArrayForEach(fn, numerics) {
@@ -62,7 +62,7 @@ int receipt_is_unordered(const cJSON *receipt) {
     return 0;
 }
 
-void gpu_target(const char *compute_cap, char *out, size_t cap) {
+void evidence_gpu_target(const char *compute_cap, char *out, size_t cap) {
     int major = 0, minor = 0;
     if (!compute_cap || sscanf(compute_cap, "%d.%d", &major, &minor) < 1) major = minor = 0;
     snprintf(out, cap, "sm_%d%d", major, minor);
@@ -79,7 +79,7 @@ static const char *case_result(const cJSON *c) {
                                                                                    : "warnedTests";
 }
 
-void statement_add_test_result(cJSON *statement) {
+void evidence_add_test_result(cJSON *statement) {
     cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
     static const char *const lists[] = {"passedTests", "warnedTests", "failedTests"};
     for (int i = 0; i < 3; i++) cJSON_AddArrayToObject(pred, lists[i]);

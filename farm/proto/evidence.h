@@ -21,26 +21,26 @@ typedef struct {
     int repeat; /* 0 for the first (or only) copy of a cell */
 } Cell;
 
-int cell_from_json(const cJSON *j, Cell *c, Err *e);
-cJSON *cell_to_json(const Cell *c);
-void cell_id(const Cell *c, char *out, size_t cap);
+int evidence_cell_from_json(const cJSON *j, Cell *c, Err *e);
+cJSON *evidence_cell_to_json(const Cell *c);
+void evidence_cell_id(const Cell *c, char *out, size_t cap);
 /* What `cairn build` takes for the sanitizer: "address,undefined", "thread" or NULL. */
-const char *cell_sanitize_flag(const Cell *c);
+const char *evidence_cell_sanitize_flag(const Cell *c);
 
 /* The device target a GPU's compute capability ("9.0") builds for: "sm_90". The matrix
  * matches device cells to agents by it; the agent passes it to `cairn build --target`. */
-void gpu_target(const char *compute_cap, char *out, size_t cap);
+void evidence_gpu_target(const char *compute_cap, char *out, size_t cap);
 
 /* True when a build receipt lists an operation whose order the language leaves to the
  * hardware ("order": "unordered" in any numerics entry). */
-int receipt_is_unordered(const cJSON *receipt);
+int evidence_receipt_is_unordered(const cJSON *receipt);
 
 /* Adds to the statement's predicate the fields of the in-toto test-result predicate
  * (https://in-toto.io/attestation/test-result/v0.1) with their meanings: result
  * PASSED/WARNED/FAILED, configuration (the receipts as resource descriptors) and
  * passedTests/warnedTests/failedTests (cases: a failed check / no observation / else).
  * The cairn predicate carries these and strictly more (docs/farm.md). */
-void statement_add_test_result(cJSON *statement);
+void evidence_add_test_result(cJSON *statement);
 
 /* The upload body: {"envelope": DSSE, "files": {name: base64}}. Every subject of the
  * statement names one of the files. */

@@ -77,20 +77,20 @@ int sha256_file_hex(const char *path, char out[SHA256_HEX_LEN], size_t *size, Er
     return 0;
 }
 
-int is_sha256_hex(const char *s) {
+int sha256_is_hex(const char *s) {
     if (!s || strlen(s) != 64) return 0;
     for (const char *p = s; *p; p++)
         if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return 0;
     return 1;
 }
 
-char *b64_encode(const void *data, size_t len) {
+char *util_b64_encode(const void *data, size_t len) {
     char *out = malloc(4 * ((len + 2) / 3) + 1);
     if (out) EVP_EncodeBlock((unsigned char *)out, data, (int)len);
     return out;
 }
 
-unsigned char *b64_decode(const char *text, size_t *len) {
+unsigned char *util_b64_decode(const char *text, size_t *len) {
     size_t n = strlen(text);
     if (n % 4 != 0 || n > INT_MAX) return NULL;
     unsigned char *out = malloc(n / 4 * 3 + 1);
@@ -105,7 +105,7 @@ unsigned char *b64_decode(const char *text, size_t *len) {
     if (n >= 2 && text[n - 2] == '=') got--;
     /* It is also lenient (blanks, stray bits after the last byte): only the canonical
      * spelling of the bytes is accepted, so one bundle has one encoding. */
-    char *again = got >= 0 ? b64_encode(out, (size_t)got) : NULL;
+    char *again = got >= 0 ? util_b64_encode(out, (size_t)got) : NULL;
     int canonical = again && !strcmp(again, text);
     free(again);
     if (!canonical) {
@@ -117,7 +117,7 @@ unsigned char *b64_decode(const char *text, size_t *len) {
     return out;
 }
 
-char *read_file(const char *path, size_t *len, Err *e) {
+char *fs_read(const char *path, size_t *len, Err *e) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         err_set(e, "cannot open %s: %s", path, strerror(errno));
@@ -150,7 +150,7 @@ char *read_file(const char *path, size_t *len, Err *e) {
     return buf;
 }
 
-int write_file_synced(const char *path, const void *data, size_t len, Err *e) {
+int fs_write_synced(const char *path, const void *data, size_t len, Err *e) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return err_set(e, "cannot create %s: %s", path, strerror(errno));
     const char *p = data;
@@ -170,7 +170,7 @@ int write_file_synced(const char *path, const void *data, size_t len, Err *e) {
     return 0;
 }
 
-int fsync_dir(const char *dir) {
+int fs_sync_dir(const char *dir) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return -1;
     int rc = fsync(fd);
@@ -186,21 +186,21 @@ static void parent_of(const char *path, char *out, size_t cap) {
     else *slash = '\0';
 }
 
-int write_file_atomic(const char *path, const void *data, size_t len, Err *e) {
+int fs_write_atomic(const char *path, const void *data, size_t len, Err *e) {
     static _Atomic unsigned long counter;
     char tmp[4096], dir[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", path, (long)getpid(), counter++);
-    if (write_file_synced(tmp, data, len, e) != 0) return -1;
+    if (fs_write_synced(tmp, data, len, e) != 0) return -1;
     if (rename(tmp, path) != 0) {
         unlink(tmp);
         return err_set(e, "cannot rename %s: %s", tmp, strerror(errno));
     }
     parent_of(path, dir, sizeof dir);
-    fsync_dir(dir);
+    fs_sync_dir(dir);
     return 0;
 }
 
-int mkdir_p(const char *path, Err *e) {
+int fs_mkdirs(const char *path, Err *e) {
     if (mkdir(path, 0755) == 0 || errno == EEXIST) return 0; /* the common case: one system call */
     if (errno != ENOENT) return err_set(e, "cannot create %s: %s", path, strerror(errno));
     char parent[4096];
@@ -209,13 +209,13 @@ int mkdir_p(const char *path, Err *e) {
     if (!slash || slash == parent)
         return err_set(e, "cannot create %s: %s", path, strerror(ENOENT));
     *slash = '\0';
-    if (mkdir_p(parent, e) != 0) return -1;
+    if (fs_mkdirs(parent, e) != 0) return -1;
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
         return err_set(e, "cannot create %s: %s", path, strerror(errno));
     return 0;
 }
 
-int rm_rf(const char *path) {
+int fs_remove_tree(const char *path) {
     struct stat st;
     if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
     if (!S_ISDIR(st.st_mode)) return unlink(path);
@@ -226,13 +226,13 @@ int rm_rf(const char *path) {
     while ((ent = readdir(d)) != NULL) {
         if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
         snprintf(child, sizeof child, "%s/%s", path, ent->d_name);
-        rm_rf(child);
+        fs_remove_tree(child);
     }
     closedir(d);
     return rmdir(path);
 }
 
-int is_safe_component(const char *s) {
+int util_is_safe_component(const char *s) {
     if (!s || !*s || !strcmp(s, ".") || !strcmp(s, "..") || strlen(s) > 128) return 0;
     for (const char *p = s; *p; p++) {
         char c = *p;
@@ -243,14 +243,14 @@ int is_safe_component(const char *s) {
     return 1;
 }
 
-int is_safe_relpath(const char *s) {
+int util_is_safe_relpath(const char *s) {
     if (!s || !*s || strlen(s) > 1024) return 0;
     char buf[1100];
     snprintf(buf, sizeof buf, "%s", s);
     char *save = NULL;
     int parts = 0;
     for (char *tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
-        if (!is_safe_component(tok)) return 0;
+        if (!util_is_safe_component(tok)) return 0;
         parts++;
     }
     return parts > 0 && s[0] != '/' && s[strlen(s) - 1] != '/' && !strstr(s, "//");
@@ -269,14 +269,14 @@ static size_t name_slot(const NameSet *set, const char *name) {
     return i;
 }
 
-int nameset_add(NameSet *set, const char *name, size_t value) {
+int util_nameset_add(NameSet *set, const char *name, size_t value) {
     if (2 * (set->n + 1) > set->cap) { /* at most half full: probes stay short */
         NameSet bigger = {calloc(set->cap ? 2 * set->cap : 64, sizeof(char *)),
                           calloc(set->cap ? 2 * set->cap : 64, sizeof(size_t)),
                           set->cap ? 2 * set->cap : 64, 0};
         for (size_t i = 0; i < set->cap; i++)
-            if (set->names[i]) nameset_add(&bigger, set->names[i], set->values[i]);
-        nameset_free(set);
+            if (set->names[i]) util_nameset_add(&bigger, set->names[i], set->values[i]);
+        util_nameset_free(set);
         *set = bigger;
     }
     size_t i = name_slot(set, name);
@@ -287,7 +287,7 @@ int nameset_add(NameSet *set, const char *name, size_t value) {
     return 0;
 }
 
-int nameset_get(const NameSet *set, const char *name, size_t *value) {
+int util_nameset_get(const NameSet *set, const char *name, size_t *value) {
     if (!set->cap) return 0;
     size_t i = name_slot(set, name);
     if (!set->names[i]) return 0;
@@ -295,19 +295,19 @@ int nameset_get(const NameSet *set, const char *name, size_t *value) {
     return 1;
 }
 
-void nameset_free(NameSet *set) {
+void util_nameset_free(NameSet *set) {
     free(set->names);
     free(set->values);
     *set = (NameSet){0};
 }
 
-double now_seconds(void) {
+double timing_now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-void sleep_ms(long ms) {
+void timing_sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
@@ -333,7 +333,7 @@ int json_int(const cJSON *obj, const char *key, double lo, double hi, long *out)
 }
 
 cJSON *json_parse_file(const char *path, Err *e) {
-    char *text = read_file(path, NULL, e);
+    char *text = fs_read(path, NULL, e);
     if (!text) return NULL;
     cJSON *json = cJSON_Parse(text);
     free(text);

@@ -17,27 +17,27 @@ int err_set(Err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define SHA256_HEX_LEN 65
 void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN]);
 int sha256_file_hex(const char *path, char out[SHA256_HEX_LEN], size_t *size, Err *e);
-int is_sha256_hex(const char *s);
+int sha256_is_hex(const char *s);
 
 /* Base64 (standard alphabet, padded, no newlines). Returned buffers are malloc'd.
  * Decoding accepts only the canonical encoding (NULL otherwise). */
-char *b64_encode(const void *data, size_t len);
-unsigned char *b64_decode(const char *text, size_t *len);
+char *util_b64_encode(const void *data, size_t len);
+unsigned char *util_b64_decode(const char *text, size_t *len);
 
-/* Whole files. read_file NUL-terminates the buffer it returns (len excludes the NUL). */
-char *read_file(const char *path, size_t *len, Err *e);
+/* Whole files. fs_read NUL-terminates the buffer it returns (len excludes the NUL). */
+char *fs_read(const char *path, size_t *len, Err *e);
 /* Writes to PATH.tmp.<pid>, fsyncs, renames over PATH, fsyncs the folder. */
-int write_file_atomic(const char *path, const void *data, size_t len, Err *e);
+int fs_write_atomic(const char *path, const void *data, size_t len, Err *e);
 /* Writes and fsyncs PATH (no rename): for files inside a folder renamed later. */
-int write_file_synced(const char *path, const void *data, size_t len, Err *e);
-int fsync_dir(const char *dir);
-int mkdir_p(const char *path, Err *e);
-int rm_rf(const char *path);
+int fs_write_synced(const char *path, const void *data, size_t len, Err *e);
+int fs_sync_dir(const char *dir);
+int fs_mkdirs(const char *path, Err *e);
+int fs_remove_tree(const char *path);
 
 /* A name that is safe as one path component: [A-Za-z0-9._+-], not "." or "..". */
-int is_safe_component(const char *s);
+int util_is_safe_component(const char *s);
 /* A relative path of safe components joined by '/'. */
-int is_safe_relpath(const char *s);
+int util_is_safe_relpath(const char *s);
 
 /* A set of names, each with a number (an index), for lookups in constant time: bundles
  * carry thousands of subjects, and a list searched per name made uploads quadratic. The
@@ -48,13 +48,13 @@ typedef struct {
     size_t cap, n;
 } NameSet;
 /* 0 when NAME was added, 1 when it was there already (its value unchanged). */
-int nameset_add(NameSet *set, const char *name, size_t value);
+int util_nameset_add(NameSet *set, const char *name, size_t value);
 /* 1 and *value when NAME is in the set (VALUE may be NULL), else 0. */
-int nameset_get(const NameSet *set, const char *name, size_t *value);
-void nameset_free(NameSet *set);
+int util_nameset_get(const NameSet *set, const char *name, size_t *value);
+void util_nameset_free(NameSet *set);
 
-double now_seconds(void);
-void sleep_ms(long ms);
+double timing_now_seconds(void);
+void timing_sleep_ms(long ms);
 
 /* JSON field access with type checks; NULL/fallback when absent or of another type. */
 const char *json_str(const cJSON *obj, const char *key);
