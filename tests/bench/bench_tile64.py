@@ -15,34 +15,16 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CAIRN = pathlib.Path(os.environ.get("CAIRN_BIN", ROOT / "bin")) / "cairn"
-FILL = """
-  buffer hc:f32[M * N] = zeroed;
-  buffer ha:f16[M * K] = zeroed;
-  buffer hb:f16[K * N] = zeroed;
-  for i in 0..M * N { hc[i] = f32(i % 9) * 0.5 - 2.0; }
-  for i in 0..M * K { ha[i] = f16(f32(i % 7) * 0.125 + 0.0625); }
-  for i in 0..K * N { hb[i] = f16(f32(i % 13) - 6.0); }
-"""
-TILED = FILL + """
-  buffer c:f32[M * N] @device = zeroed;
-  buffer a:f16[M * K] @device = zeroed;
-  buffer b:f16[K * N] @device = zeroed;
-  copy(c, hc); copy(a, ha); copy(b, hb);
-  tile64(c, a, b);
-  buffer got:f32[M * N] = zeroed;
-  copy(got, c);
-  mma_unordered(M, N, K, hc, ha, hb);
-  for i in 0..M * N { if to_bits(got[i]) != to_bits(hc[i]) { return 1; } }
-"""
-REFERENCE = FILL + "  mma_unordered(M, N, K, hc, ha, hb);\n  observe(\"c\", hc);\n"
+sys.path.insert(0, str(ROOT / "tests/tensor"))
+from tilelib import compare_main, reference_main  # noqa: E402
 
 
-def program(n, body):
+def program(n, main_text):
     src = (ROOT / "examples/tensor/tile64.cairn").read_text()
     for name in "MNK":
         src = "\n".join(f"const {name}:usize = {n};" if line.startswith(f"const {name}:usize") else line
                         for line in src.splitlines())
-    return src + "\nfn main() -> i32 {" + body + "  return 0;\n}\n"
+    return src + main_text
 
 
 def cpu_seconds(exe):
@@ -61,9 +43,9 @@ def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 512
     with tempfile.TemporaryDirectory() as d:
         exes = {}
-        for name, body in (("tile64", TILED), ("reference", REFERENCE)):
+        for name, text in (("tile64", compare_main("tile64")), ("reference", reference_main())):
             src = pathlib.Path(d) / f"{name}.cairn"
-            src.write_text(program(n, body))
+            src.write_text(program(n, text))
             subprocess.run([CAIRN, "build", str(src), "-o", str(pathlib.Path(d) / name)], check=True)
             exes[name] = str(pathlib.Path(d) / name)
         ref = cpu_seconds(exes["reference"])

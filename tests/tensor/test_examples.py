@@ -19,35 +19,14 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from cairntest import BIN, ROOT, cairn_cell_flags, run  # noqa: E402
 from frontlib_path import check_codes  # noqa: E402
-
-MAIN = """
-fn main() -> i32 {
-  buffer hc:f32[M * N] = zeroed;
-  buffer ha:f16[M * K] = zeroed;
-  buffer hb:f16[K * N] = zeroed;
-  for i in 0..M * N { hc[i] = f32(i % 9) * 0.3 - 1.1; }
-  for i in 0..M * K { ha[i] = f16(f32(i % 7) * 0.1 + 0.3); }
-  for i in 0..K * N { hb[i] = f16(f32(i % 13) * 0.37 - 2.1); }
-  buffer c:f32[M * N] @device = zeroed;
-  buffer a:f16[M * K] @device = zeroed;
-  buffer b:f16[K * N] @device = zeroed;
-  copy(c, hc); copy(a, ha); copy(b, hb);
-  tile64(c, a, b);
-  buffer got:f32[M * N] = zeroed;
-  copy(got, c);
-  mma_unordered(M, N, K, hc, ha, hb);
-  observe("c", got);
-  for i in 0..M * N { if to_bits(got[i]) != to_bits(hc[i]) { return 1; } }
-  return 0;
-}
-"""
+from tilelib import compare_main  # noqa: E402
 
 
 @pytest.mark.parametrize("operand", ["f16", "bf16"])
 @pytest.mark.parametrize("name", ["tile64", "tile32"])
 def test_tile_equals_the_reference(tmp_path, name, operand):
     src = tmp_path / f"{name}_{operand}_main.cairn"
-    text = (ROOT / f"examples/tensor/{name}.cairn").read_text() + MAIN.replace("tile64(", f"{name}(")
+    text = (ROOT / f"examples/tensor/{name}.cairn").read_text() + compare_main(name)
     src.write_text(re.sub(r"\bf16\b", operand, text))
     assert not check_codes(src)
     r = run([BIN / "cairn", "run", *cairn_cell_flags(), str(src)], timeout=600)
