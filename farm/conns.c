@@ -1,6 +1,8 @@
 /* conns.c: every open connection in one list, with its phase and when the phase began.
- * A connection is closed from outside its thread by shutdown(2) on its socket: its
- * thread then reads end-of-file and libmicrohttpd closes it. The list's lock is held
+ * A connection is closed from outside libmicrohttpd's threads by shutdown(2) on its
+ * socket: the pool thread that polls it then reads end-of-file and libmicrohttpd closes
+ * it. (A connection set aside, a parked claim or one on the work pool, is in the
+ * HANDLING phase, which has no deadline here: server.c ends its wait.) The list's lock is held
  * from the shutdown until libmicrohttpd's CLOSED notice removes the entry, and that
  * notice comes before the socket is closed, so a shutdown never meets a reused fd. */
 #include "conns.h"
@@ -16,7 +18,7 @@
 typedef enum {
     PHASE_HEADERS,   /* waiting for a request's headers (first, or after an answer) */
     PHASE_BODY,      /* headers in, the body arriving */
-    PHASE_HANDLING,  /* a handler runs (a claim's long poll): its own limits apply */
+    PHASE_HANDLING,  /* a handler runs or is parked (a claim's long poll): its own limits */
     PHASE_ANSWERING, /* the answer is queued and going out */
 } Phase;
 

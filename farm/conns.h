@@ -28,7 +28,8 @@ void conns_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 /* The request's headers are in; TRUSTED when it carried a valid token (its connection
  * is then exempt from the anonymous caps and the header timeout from now on). */
 void conns_headers_done(struct MHD_Connection *c, int trusted);
-/* A handler runs (no deadline: a claim may long-poll), then its answer goes out. */
+/* A handler runs or its request is parked (no deadline: a claim may long-poll), then its
+ * answer goes out. */
 void conns_handling(struct MHD_Connection *c);
 void conns_answering(struct MHD_Connection *c);
 /* The request is answered: the connection waits for the next one's headers. */

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <pthread.h>
 
 #include <openssl/rand.h>
@@ -162,7 +161,6 @@ void h_enrol(Server *s, Request *q, Reply *r) {
             cJSON_AddNumberToObject(j, "lease_seconds", s->cfg.lease_seconds);
             reply_json(r, 200, j);
             fprintf(stderr, "farm: agent %ld (%s) enrolled, key %.16s...\n", id, name, kid);
-            server_notify(s);
         }
     }
     EVP_PKEY_free(key);
@@ -243,37 +241,29 @@ static cJSON *job_answer(Server *s, const Job *job) {
     return j;
 }
 
+/* A long poll holds no thread while it waits: when nothing fits, the handler asks the
+ * server to park the request (r->park), and is called again when jobs may have become
+ * claimable or when the deadline it set on the first call has passed. */
 void h_claim(Server *s, Request *q, Reply *r) {
-    cJSON *body = q->len ? parse_body(q, r) : cJSON_CreateObject();
-    if (!body) return;
-    double wait = json_num(body, "wait_s", 0);
-    cJSON_Delete(body);
-    if (wait < 0 || wait > s->cfg.claim_wait_max_seconds)
-        wait = wait < 0 ? 0 : s->cfg.claim_wait_max_seconds;
-    double deadline = timing_now_seconds() + wait;
-    for (;;) {
-        pthread_mutex_lock(&s->wake_lock);
-        unsigned long seen = s->generation;
-        int stopping = s->stopping;
-        pthread_mutex_unlock(&s->wake_lock);
-        Job job;
-        if (!stopping && db_claim(s->db, &q->agent, s->cfg.lease_seconds, &job)) {
-            reply_json(r, 200, job_answer(s, &job));
-            job_free(&job);
-            return;
-        }
-        if (stopping || timing_now_seconds() >= deadline) break;
-        /* Sleep until something changes (a submit, a requeue) or the poll ends. */
-        struct timespec until;
-        double d = deadline;
-        until.tv_sec = (time_t)d;
-        until.tv_nsec = (long)((d - (double)until.tv_sec) * 1e9);
-        pthread_mutex_lock(&s->wake_lock);
-        while (s->generation == seen && !s->stopping &&
-               pthread_cond_timedwait(&s->wake, &s->wake_lock, &until) == 0) {}
-        pthread_mutex_unlock(&s->wake_lock);
+    if (q->wait_until == 0) {
+        cJSON *body = q->len ? parse_body(q, r) : cJSON_CreateObject();
+        if (!body) return;
+        double wait = json_num(body, "wait_s", 0);
+        cJSON_Delete(body);
+        if (!(wait >= 0) || wait > s->cfg.claim_wait_max_seconds)
+            wait = wait > 0 ? s->cfg.claim_wait_max_seconds : 0;
+        q->wait_until = timing_now_seconds() + wait;
     }
-    r->status = 204;
+    int stopping = server_stopping(s);
+    Job job;
+    if (!stopping && db_claim(s->db, &q->agent, s->cfg.lease_seconds, &job)) {
+        reply_json(r, 200, job_answer(s, &job));
+        job_free(&job);
+    } else if (stopping || timing_now_seconds() >= q->wait_until) {
+        r->status = 204;
+    } else {
+        r->park = 1;
+    }
 }
 
 void h_heartbeat(Server *s, Request *q, Reply *r) {

@@ -1,6 +1,10 @@
-/* server.c: `cairn-farm serve`: the coordinator's HTTP plumbing on libmicrohttpd
- * (a thread per connection, so a long-polling claim simply waits), authentication,
- * routing, JSON errors and the request log. The handlers live in handlers.c. */
+/* server.c: `cairn-farm serve`: the coordinator's HTTP plumbing on libmicrohttpd,
+ * authentication, routing, JSON errors and the request log. The handlers live in
+ * handlers.c. No connection owns a thread (docs/farm.md, "The server's threads"):
+ * libmicrohttpd's fixed pool of epoll threads reads and answers every connection and
+ * runs the short routes; the routes that verify, write files or render pages go to a
+ * fixed work pool; a long-polling claim is suspended, holding no thread, until jobs may
+ * have become claimable or its wait runs out (the waker thread). */
 #include "server.h"
 #include "conns.h"
 #include "web.h"
@@ -8,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -23,35 +29,41 @@
 
 typedef enum { AUTH_NONE, AUTH_ENROL, AUTH_AGENT, AUTH_ADMIN, AUTH_AGENT_OR_ADMIN } AuthKind;
 
+/* Where a route's handler runs: on libmicrohttpd's thread that read the request (short
+ * work: a database row or two), or on the work pool (signatures, file writes, fsyncs,
+ * pages), so that slow handlers never hold the threads every connection needs. */
+typedef enum { POOL_HTTP, POOL_WORK } Pool;
+
 typedef struct {
     const char *method;
     const char *pattern; /* segments; "*" captures one segment into Request.arg, a
                                 final "**" the rest of the path */
     AuthKind auth;
     void (*handle)(Server *, Request *, Reply *);
+    Pool pool;
 } Route;
 
 static const Route ROUTES[] = {
-    {"GET", "/healthz", AUTH_NONE, h_health},
-    {"GET", "/", AUTH_NONE, web_index},
-    {"GET", "/runs/*", AUTH_NONE, web_run},
-    {"GET", "/runs/*/plot.svg", AUTH_NONE, web_plot},
-    {"GET", "/history/**", AUTH_NONE, web_history},
-    {"GET", "/files/**", AUTH_NONE, web_file},
-    {"GET", "/favicon.ico", AUTH_NONE, web_icon},
-    {"POST", "/api/v1/agents/challenge", AUTH_ENROL, h_challenge},
-    {"POST", "/api/v1/agents/enrol", AUTH_ENROL, h_enrol},
-    {"POST", "/api/v1/agents/*/revoke", AUTH_ADMIN, h_revoke},
-    {"POST", "/api/v1/claim", AUTH_AGENT, h_claim},
-    {"POST", "/api/v1/jobs/*/heartbeat", AUTH_AGENT, h_heartbeat},
-    {"POST", "/api/v1/jobs/*/bundle", AUTH_AGENT, h_upload},
-    {"PUT", "/api/v1/blobs/*", AUTH_ADMIN, h_blob_put},
-    {"GET", "/api/v1/blobs/*", AUTH_AGENT_OR_ADMIN, h_blob_get},
-    {"POST", "/api/v1/runs", AUTH_ADMIN, h_run_create},
-    {"GET", "/api/v1/runs/*", AUTH_ADMIN, h_run_get},
-    {"GET", "/api/v1/runs/*/results", AUTH_ADMIN, h_run_results},
-    {"POST", "/api/v1/runs/*/cancel", AUTH_ADMIN, h_run_cancel},
-    {"GET", "/api/v1/status", AUTH_ADMIN, h_status},
+    {"GET", "/healthz", AUTH_NONE, h_health, POOL_HTTP},
+    {"GET", "/", AUTH_NONE, web_index, POOL_WORK},
+    {"GET", "/runs/*", AUTH_NONE, web_run, POOL_WORK},
+    {"GET", "/runs/*/plot.svg", AUTH_NONE, web_plot, POOL_WORK},
+    {"GET", "/history/**", AUTH_NONE, web_history, POOL_WORK},
+    {"GET", "/files/**", AUTH_NONE, web_file, POOL_WORK},
+    {"GET", "/favicon.ico", AUTH_NONE, web_icon, POOL_HTTP},
+    {"POST", "/api/v1/agents/challenge", AUTH_ENROL, h_challenge, POOL_HTTP},
+    {"POST", "/api/v1/agents/enrol", AUTH_ENROL, h_enrol, POOL_WORK},
+    {"POST", "/api/v1/agents/*/revoke", AUTH_ADMIN, h_revoke, POOL_WORK},
+    {"POST", "/api/v1/claim", AUTH_AGENT, h_claim, POOL_HTTP},
+    {"POST", "/api/v1/jobs/*/heartbeat", AUTH_AGENT, h_heartbeat, POOL_HTTP},
+    {"POST", "/api/v1/jobs/*/bundle", AUTH_AGENT, h_upload, POOL_WORK},
+    {"PUT", "/api/v1/blobs/*", AUTH_ADMIN, h_blob_put, POOL_WORK},
+    {"GET", "/api/v1/blobs/*", AUTH_AGENT_OR_ADMIN, h_blob_get, POOL_HTTP},
+    {"POST", "/api/v1/runs", AUTH_ADMIN, h_run_create, POOL_WORK},
+    {"GET", "/api/v1/runs/*", AUTH_ADMIN, h_run_get, POOL_WORK},
+    {"GET", "/api/v1/runs/*/results", AUTH_ADMIN, h_run_results, POOL_WORK},
+    {"POST", "/api/v1/runs/*/cancel", AUTH_ADMIN, h_run_cancel, POOL_WORK},
+    {"GET", "/api/v1/status", AUTH_ADMIN, h_status, POOL_WORK},
 };
 
 int reply_error(Reply *r, int status, const char *fmt, ...) {
@@ -70,13 +82,6 @@ void reply_json(Reply *r, int status, cJSON *json) {
     cJSON_Delete(r->json);
     r->status = status;
     r->json = json;
-}
-
-void server_notify(Server *s) {
-    pthread_mutex_lock(&s->wake_lock);
-    s->generation++;
-    pthread_cond_broadcast(&s->wake);
-    pthread_mutex_unlock(&s->wake_lock);
 }
 
 /* Matches PATH against PATTERN; on a match, the "*" segment is copied into ARG. */
@@ -205,9 +210,17 @@ static const Route *find_route(Request *q, char *arg, size_t cap, Reply *r) {
 
 /* --- libmicrohttpd glue ------------------------------------------------------------ */
 
+/* Where a request is while no thread runs it (every field under wake_lock). */
+typedef enum {
+    PARK_NONE,
+    PARK_CLAIM,     /* a long poll, suspended until server_notify or its deadline */
+    PARK_WORK,      /* suspended, queued for the work pool or running there */
+    PARK_WORK_DONE, /* the work pool's answer is in reply, the connection resumed */
+} Parking;
+
 /* One request's state between libmicrohttpd's calls: the route and the caller, known
- * from the headers alone, then the body. */
-typedef struct {
+ * from the headers alone, then the body, then (when set aside) its parking. */
+typedef struct Upload {
     Request q;
     const Route *route;
     char arg[1100]; /* a "**" capture: a case path or an evidence file */
@@ -216,9 +229,143 @@ typedef struct {
     int too_big;
     int answered; /* refused from its headers: the body, if any, is not read */
     double started;
+    struct MHD_Connection *conn;
+    Parking parking;
+    Reply reply;                /* the work pool's answer */
+    struct Upload *prev, *next; /* in the list of parked claims or the work queue */
 } Upload;
 
 static Server *g_server;
+
+/* The parked requests, under g_server->wake_lock: claims waiting, soonest deadline
+ * first; the work queue, first in first out; how many requests the work pool holds. */
+static Upload *claims, *claims_tail;
+static Upload *work_head, *work_tail;
+static int work_held;
+
+/* Inserts U by deadline, searching from the latest: deadlines mostly come in order. */
+static void insert_claim(Upload *u) {
+    Upload *after = claims_tail;
+    while (after && after->q.wait_until > u->q.wait_until) after = after->prev;
+    u->prev = after;
+    u->next = after ? after->next : claims;
+    if (u->next) u->next->prev = u;
+    else claims_tail = u;
+    if (after) after->next = u;
+    else claims = u;
+}
+
+/* Resumes parked claims, soonest deadline first, while their deadline is at or before
+ * UNTIL; libmicrohttpd then calls on_request again and each is tried once more. A claim
+ * is not touched after its resumption: its thread may answer and free it at once. */
+static void resume_claims(double until) {
+    while (claims && claims->q.wait_until <= until) {
+        Upload *u = claims;
+        claims = u->next;
+        if (claims) claims->prev = NULL;
+        else claims_tail = NULL;
+        u->prev = u->next = NULL;
+        u->parking = PARK_NONE;
+        MHD_resume_connection(u->conn);
+    }
+}
+
+void server_notify(Server *s) {
+    pthread_mutex_lock(&s->wake_lock);
+    s->generation++;
+    resume_claims(INFINITY);
+    pthread_mutex_unlock(&s->wake_lock);
+}
+
+int server_stopping(Server *s) {
+    pthread_mutex_lock(&s->wake_lock);
+    int stopping = s->stopping;
+    pthread_mutex_unlock(&s->wake_lock);
+    return stopping;
+}
+
+static unsigned long generation(Server *s) {
+    pthread_mutex_lock(&s->wake_lock);
+    unsigned long g = s->generation;
+    pthread_mutex_unlock(&s->wake_lock);
+    return g;
+}
+
+/* Parks a claim that found nothing, unless jobs may have become claimable since SEEN
+ * (then 0: try again now). Suspension and resumption both happen under wake_lock, so a
+ * notify never falls between them. */
+static int park_claim(Server *s, Upload *u, unsigned long seen) {
+    pthread_mutex_lock(&s->wake_lock);
+    int park = s->generation == seen && !s->stopping;
+    if (park) {
+        MHD_suspend_connection(u->conn);
+        u->parking = PARK_CLAIM;
+        insert_claim(u);
+        if (claims == u) pthread_cond_signal(&s->wake); /* the waker's next deadline */
+    }
+    pthread_mutex_unlock(&s->wake_lock);
+    return park;
+}
+
+/* The waker: resumes parked claims whose wait has run out, sleeping until the next. */
+static void *waker(void *arg) {
+    Server *s = arg;
+    pthread_mutex_lock(&s->wake_lock);
+    for (;;) {
+        resume_claims(timing_now_seconds());
+        double d = claims ? claims->q.wait_until : timing_now_seconds() + 1;
+        struct timespec until = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+        pthread_cond_timedwait(&s->wake, &s->wake_lock, &until);
+    }
+    return NULL;
+}
+
+/* Hands U to the work pool, its connection suspended until the answer is ready; when
+ * serve is stopping (nothing may be suspended any more) it runs here instead. */
+static int queue_work(Server *s, Upload *u) {
+    pthread_mutex_lock(&s->wake_lock);
+    int queued = !s->stopping;
+    if (queued) {
+        MHD_suspend_connection(u->conn);
+        u->parking = PARK_WORK;
+        if (work_tail) work_tail->next = u;
+        else work_head = u;
+        work_tail = u;
+        work_held++;
+        pthread_cond_signal(&s->work);
+    }
+    pthread_mutex_unlock(&s->wake_lock);
+    return queued;
+}
+
+static void *worker(void *arg) {
+    Server *s = arg;
+    pthread_mutex_lock(&s->wake_lock);
+    for (;;) {
+        while (!work_head) pthread_cond_wait(&s->work, &s->wake_lock);
+        Upload *u = work_head;
+        work_head = u->next;
+        if (!work_head) work_tail = NULL;
+        u->next = NULL;
+        pthread_mutex_unlock(&s->wake_lock);
+        Reply r = {0};
+        u->route->handle(s, &u->q, &r);
+        pthread_mutex_lock(&s->wake_lock);
+        u->reply = r;
+        u->parking = PARK_WORK_DONE;
+        work_held--;
+        MHD_resume_connection(u->conn);
+        if (s->stopping) pthread_cond_broadcast(&s->work); /* serve waits for work_held 0 */
+    }
+    return NULL;
+}
+
+static Parking parking_of(Server *s, Upload *u) {
+    pthread_mutex_lock(&s->wake_lock);
+    Parking p = u->parking;
+    pthread_mutex_unlock(&s->wake_lock);
+    return p;
+}
 
 static enum MHD_Result send_reply(struct MHD_Connection *conn, Reply *r) {
     struct MHD_Response *resp;
@@ -266,6 +413,7 @@ static int take_body(Upload *u, const char *data, size_t size, long max) {
 }
 
 static enum MHD_Result answer(struct MHD_Connection *conn, Upload *u, Reply *r) {
+    u->answered = 1;
     log_request(&u->q, r, u->started);
     conns_answering(conn);
     enum MHD_Result rc = send_reply(conn, r);
@@ -282,12 +430,36 @@ static int admit(Server *s, struct MHD_Connection *conn, Upload *u, Reply *r) {
     u->route = find_route(&u->q, u->arg, sizeof u->arg, r);
     int ok = u->route && authenticate(s, u->route, &u->q, r) == 0;
     if (ok && u->q.agent.id) web_agent_seen(u->q.agent.id); /* the dashboard's "last heard from" */
-    if (ok && u->q.agent.id) web_agent_seen(u->q.agent.id); /* the dashboard's "last heard from" */
     conns_headers_done(conn, ok && u->route->auth != AUTH_NONE);
     if (ok && length && strtod(length, NULL) > (double)s->cfg.max_body_bytes)
         ok = reply_error(r, 413, "Content-Length %s is over max_body_bytes (%ld)", length,
                          s->cfg.max_body_bytes) == 0;
     return ok ? 0 : -1;
+}
+
+/* Runs an HTTP-pool route here; a claim that asks to wait is parked (and this returns
+ * with the connection suspended) unless jobs may have become claimable meanwhile. */
+static enum MHD_Result run_here(Server *s, Upload *u) {
+    for (;;) {
+        Reply r = {0};
+        unsigned long seen = generation(s);
+        u->route->handle(s, &u->q, &r);
+        if (!r.park) return answer(u->conn, u, &r);
+        if (park_claim(s, u, seen)) return MHD_YES;
+    }
+}
+
+/* The body is in (or the request resumed): answer, run, queue or park it. */
+static enum MHD_Result dispatch(Server *s, Upload *u) {
+    if (parking_of(s, u) == PARK_WORK_DONE) return answer(u->conn, u, &u->reply);
+    if (u->too_big) {
+        Reply r = {0};
+        reply_error(&r, 413, "body larger than max_body_bytes (%ld)", s->cfg.max_body_bytes);
+        return answer(u->conn, u, &r);
+    }
+    conns_handling(u->conn);
+    if (u->route->pool == POOL_WORK && queue_work(s, u)) return MHD_YES;
+    return run_here(s, u);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -297,14 +469,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     (void)version;
     Server *s = g_server;
     Upload *u = *state;
-    Reply r = {0};
     if (!u) {
         *state = u = calloc(1, sizeof *u);
         if (!u) return MHD_NO;
         u->started = timing_now_seconds();
+        u->conn = conn;
         u->q = (Request){.method = method, .path = url};
+        Reply r = {0};
         if (admit(s, conn, u, &r) == 0) return MHD_YES;
-        u->answered = 1;
         return answer(conn, u, &r);
     }
     if (*upload_size) {
@@ -314,16 +486,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (u->answered) return MHD_YES;
-    u->answered = 1;
     u->q.body = u->body ? u->body : "";
     u->q.len = u->len;
-    if (u->too_big) {
-        reply_error(&r, 413, "body larger than max_body_bytes (%ld)", s->cfg.max_body_bytes);
-    } else {
-        conns_handling(conn);
-        u->route->handle(s, &u->q, &r);
-    }
-    return answer(conn, u, &r);
+    return dispatch(s, u);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
@@ -340,6 +505,24 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
     conns_request_done(conn);
 }
 
+/* Serve is stopping: parked claims answer now, and the work pool finishes what it holds,
+ * so that nothing is suspended when libmicrohttpd stops (it refuses to stop then). 0
+ * when all is done within 30 s. */
+static int settle_parked(Server *s) {
+    double give_up = timing_now_seconds() + 30;
+    pthread_mutex_lock(&s->wake_lock);
+    s->stopping = 1;
+    s->generation++;
+    resume_claims(INFINITY);
+    while (work_held > 0 && timing_now_seconds() < give_up) {
+        struct timespec until = {(time_t)give_up, 0};
+        pthread_cond_timedwait(&s->work, &s->wake_lock, &until);
+    }
+    int left = work_held;
+    pthread_mutex_unlock(&s->wake_lock);
+    return left ? -1 : 0;
+}
+
 /* --- configuration and the serve verb ---------------------------------------------- */
 
 static int load_config(const char *path, FarmConfig *c, Err *e) {
@@ -354,6 +537,8 @@ static int load_config(const char *path, FarmConfig *c, Err *e) {
                       .lease_seconds = 60,
                       .max_attempts = 3,
                       .claim_wait_max_seconds = 30,
+                      .http_threads = 4,
+                      .work_threads = 8,
                       .sync_full = 1};
     snprintf(c->listen, sizeof c->listen, "127.0.0.1:8470");
     if (!path)
@@ -377,11 +562,13 @@ static int load_config(const char *path, FarmConfig *c, Err *e) {
         {"max_connections_per_address", offsetof(FarmConfig, max_connections_per_address), 1, 1e5},
         {"max_anonymous", offsetof(FarmConfig, max_anonymous), 1, 1e5},
         {"max_anonymous_per_address", offsetof(FarmConfig, max_anonymous_per_address), 1, 1e5},
+        {"http_threads", offsetof(FarmConfig, http_threads), 1, 256},
+        {"work_threads", offsetof(FarmConfig, work_threads), 1, 256},
     };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         if (json_int(j, counts[i].key, counts[i].lo, counts[i].hi,
                      (long *)((char *)c + counts[i].at)) < 0)
-            bad = "a max_ count is not an integer in its range (see --help)";
+            bad = "a max_ count or a thread count is not an integer in its range (see --help)";
     c->header_timeout_seconds = json_num(j, "header_timeout_seconds", c->header_timeout_seconds);
     c->body_timeout_seconds = json_num(j, "body_timeout_seconds", c->body_timeout_seconds);
     c->lease_seconds = json_num(j, "lease_seconds", c->lease_seconds);
@@ -418,9 +605,11 @@ static int parse_listen(const char *listen, struct sockaddr_in *addr, Err *e) {
     return 0;
 }
 
-/* Uploads verifying signatures or writing files at once (see store_files in handlers.c):
- * as many as this machine class has cores. More only adds runnable threads that preempt
- * the short requests; under the load test 2 took the claim p50 from 8 ms to 2 ms. */
+/* Uploads verifying signatures or writing files at once (see store_files in handlers.c),
+ * among the work pool's threads: as many as this machine class has cores. More only adds
+ * runnable threads that preempt the short requests; under the load test 2 took the claim
+ * p50 from 8 ms to 2 ms. The rest of the work pool parses bodies and waits for the group
+ * commit's fsync, which costs no CPU. */
 #define FILERS 2
 
 /* The journal settles every SETTLE_TICKS ticks (one second): a syncfs every tick made
@@ -452,7 +641,15 @@ static const char SERVE_HELP[] =
     "   \"max_attempts\": 3, \"claim_wait_max_seconds\": 30, \"sync\": \"full\",\n"
     "   \"max_connections\": 1000, \"max_connections_per_address\": 750,\n"
     "   \"max_anonymous\": 256, \"max_anonymous_per_address\": 64,\n"
-    "   \"header_timeout_seconds\": 10, \"body_timeout_seconds\": 300}\n"
+    "   \"header_timeout_seconds\": 10, \"body_timeout_seconds\": 300,\n"
+    "   \"http_threads\": 4, \"work_threads\": 8}\n"
+    "No connection has a thread of its own. http_threads (1-256) epoll threads read and\n"
+    "answer every connection and run the short routes (claims, heartbeats, source\n"
+    "downloads); a claim with nothing to do is suspended, holding no thread, until jobs\n"
+    "may have become claimable or its wait_s runs out. work_threads (1-256) run what\n"
+    "verifies, writes files or renders pages (uploads, enrolments, runs, blob uploads,\n"
+    "the dashboard), two of them verifying or filing at once, so that slow uploads never\n"
+    "hold the threads the claims need.\n"
     "Connections that have shown no token yet and wait for headers are capped in all and\n"
     "per address (the oldest is closed to make room); headers must be complete within\n"
     "header_timeout_seconds, a body and its answer within body_timeout_seconds, counted\n"
@@ -488,14 +685,15 @@ static int start_http(Server *s, struct MHD_Daemon **daemon, char *url, size_t c
                          s->cfg.header_timeout_seconds,
                          s->cfg.body_timeout_seconds};
     conns_init(&limits);
-    *daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                                   MHD_USE_POLL | MHD_USE_ERROR_LOG,
-                               0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-                               (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-                               NULL, MHD_OPTION_NOTIFY_CONNECTION, conns_notify, NULL,
-                               MHD_OPTION_CONNECTION_LIMIT, limits.max_connections,
-                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits.max_per_address,
-                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+    /* epoll where the system has it; each pool thread waits on its own connections. */
+    *daemon = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+            MHD_USE_ERROR_LOG,
+        0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->cfg.http_threads, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION, conns_notify, NULL,
+        MHD_OPTION_CONNECTION_LIMIT, limits.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        limits.max_per_address, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
     if (!*daemon) return err_set(e, "cannot listen on %s: %s", s->cfg.listen, strerror(errno));
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(*daemon, MHD_DAEMON_INFO_BIND_PORT);
     char host[64];
@@ -511,6 +709,20 @@ static int open_state(Server *s, Err *e) {
     s->db = db_open(path, e);
     if (s->db) db_set_sync(s->db, s->cfg.sync_full);
     return s->db && store_reconcile(s, e) == 0 ? 0 : -1;
+}
+
+/* The threads beside libmicrohttpd's pool: the reaper, the waker of parked claims and
+ * the work pool. They run until the process ends. */
+static void start_threads(Server *s) {
+    pthread_t t;
+    pthread_create(&t, NULL, reaper, s);
+    pthread_detach(t);
+    pthread_create(&t, NULL, waker, s);
+    pthread_detach(t);
+    for (long i = 0; i < s->cfg.work_threads; i++) {
+        pthread_create(&t, NULL, worker, s);
+        pthread_detach(t);
+    }
 }
 
 int serve_main(int argc, char **argv) {
@@ -539,6 +751,7 @@ int serve_main(int argc, char **argv) {
     snprintf(s.state, sizeof s.state, "%s", state);
     pthread_mutex_init(&s.wake_lock, NULL);
     pthread_cond_init(&s.wake, NULL);
+    pthread_cond_init(&s.work, NULL);
     pthread_mutex_init(&s.filing_lock, NULL);
     sem_init(&s.filers, 0, FILERS);
     if (load_config(config, &s.cfg, &e) != 0) {
@@ -552,19 +765,21 @@ int serve_main(int argc, char **argv) {
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL); /* every thread inherits the mask */
     signal(SIGPIPE, SIG_IGN);
-    /* Many connection threads allocate and free request bodies: keep freed memory in
+    /* Many threads allocate and free request bodies: keep freed memory in
      * the heap instead of returning it to the kernel (and flushing TLBs) every time. */
     mallopt(M_MMAP_THRESHOLD, 8 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     struct MHD_Daemon *daemon = NULL;
     char url[256], info_path[1200];
-    pthread_t reap;
-    if (open_state(&s, &e) != 0 || start_http(&s, &daemon, url, sizeof url, &e) != 0) {
+    if (open_state(&s, &e) != 0) {
         fprintf(stderr, "cairn-farm serve: %s\n", e.msg);
         return 1;
     }
-    pthread_create(&reap, NULL, reaper, &s);
-    pthread_detach(reap);
+    start_threads(&s);
+    if (start_http(&s, &daemon, url, sizeof url, &e) != 0) {
+        fprintf(stderr, "cairn-farm serve: %s\n", e.msg);
+        return 1;
+    }
     cJSON *info = cJSON_CreateObject();
     cJSON_AddStringToObject(info, "url", url);
     cJSON_AddNumberToObject(info, "pid", (double)getpid());
@@ -577,10 +792,11 @@ int serve_main(int argc, char **argv) {
     int sig = 0;
     sigwait(&stop, &sig);
     fprintf(stderr, "farm: stopping (signal %d)\n", sig);
-    pthread_mutex_lock(&s.wake_lock);
-    s.stopping = 1; /* long-polling claims return at once */
-    pthread_cond_broadcast(&s.wake);
-    pthread_mutex_unlock(&s.wake_lock);
+    if (settle_parked(&s) != 0) {
+        /* libmicrohttpd cannot stop with a request suspended: leave it to exit */
+        fprintf(stderr, "farm: the work pool did not finish within 30 s; exiting\n");
+        return 1;
+    }
     MHD_stop_daemon(daemon);
     return 0;
 }

@@ -26,7 +26,9 @@ typedef struct {
     double lease_seconds;
     int max_attempts;
     double claim_wait_max_seconds;
-    int sync_full; /* "sync": "full" (default): acknowledged bundles survive power
+    long http_threads; /* libmicrohttpd's pool: every connection's I/O, the short routes */
+    long work_threads; /* the work pool: uploads, enrolments, runs, blobs in, pages */
+    int sync_full;     /* "sync": "full" (default): acknowledged bundles survive power
                                  loss; "process": they survive the coordinator's crash */
 } FarmConfig;
 
@@ -36,8 +38,11 @@ typedef struct {
     Db *db;
     FarmConfig cfg;
     char state[1024];
-    pthread_mutex_t wake_lock; /* guards generation; waiters sleep on wake */
-    pthread_cond_t wake;
+    /* Requests set aside without a thread (server.c): long-polling claims and requests
+     * queued for the work pool. wake_lock guards them, generation and stopping. */
+    pthread_mutex_t wake_lock;
+    pthread_cond_t wake;         /* the waker thread's: a sooner deadline, or stopping */
+    pthread_cond_t work;         /* the work pool's: a request queued, or stopping */
     unsigned long generation;    /* bumped whenever jobs may have become claimable */
     pthread_mutex_t filing_lock; /* guards filing[]: jobs whose upload is being filed */
     long filing[MAX_FILING];
@@ -54,6 +59,8 @@ typedef struct {
     size_t len;
     const char *bearer; /* the Authorization: Bearer token, or NULL */
     Agent agent;        /* filled for agent routes */
+    double wait_until;  /* a long poll's deadline: 0 before its handler's first call, then
+                                kept between calls (see Reply.park) */
 } Request;
 
 typedef struct {
@@ -63,6 +70,9 @@ typedef struct {
     size_t raw_len;
     const char *raw_type;
     char error[256]; /* for the log when status >= 400 */
+    int park;        /* nothing to answer yet: the server sets the request aside, holding no
+                 thread, and calls the handler again once jobs may have become claimable
+                 (server_notify) or at the request's wait_until. Claims only. */
 } Reply;
 
 int reply_error(Reply *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -89,6 +99,8 @@ void server_forget_agents(void);
 
 /* Wakes every long-polling claim (new jobs, requeued jobs). */
 void server_notify(Server *s);
+/* 1 once serve is shutting down: long polls answer at once. */
+int server_stopping(Server *s);
 
 /* The store (store.c): blobs by digest, evidence folders filed atomically. */
 void blob_path(const Server *s, const char *sha, char *out, size_t cap);
