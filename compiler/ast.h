@@ -146,6 +146,12 @@ typedef enum Builtin {
     BI_COUNT
 } Builtin;
 
+/* The atomic family: builtins.def lists them in one run, and the checker, the lowering
+ * and the verifier each treat the run as one case. */
+static inline bool ast_builtin_is_atomic(Builtin b) {
+    return b >= BI_ATOMIC_ADD_UNORDERED && b <= BI_ATOMIC_CAS;
+}
+
 struct Expr {
     ExprKind kind;
     Span span;

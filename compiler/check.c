@@ -314,7 +314,7 @@ static bool expr_uniform(const Checker *c, const Expr *e, bool block) {
     case EXPR_INDEX: return !block && expr_uniform(c, e->u.index.index, block);
     case EXPR_CALL: {
         Builtin b = e->u.call.builtin;
-        if (b == BI_NONE || (b >= BI_ATOMIC_ADD_UNORDERED && b <= BI_ATOMIC_CAS)) return false;
+        if (b == BI_NONE || ast_builtin_is_atomic(b)) return false;
         if (block && (b == BI_SHUFFLE || b == BI_SHUFFLE_XOR || b == BI_MMA_GET)) return false;
         for (int i = 0; i < e->u.call.nargs; i++)
             if (e->u.call.args[i]->kind != EXPR_STRING &&

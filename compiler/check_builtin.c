@@ -562,6 +562,7 @@ static const Type *check_layout_call(Checker *c, Expr *e, Builtin b, Expr *recei
 
 const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const Type *expected) {
     if (!check_arity(c, e, b)) return ERR;
+    if (ast_builtin_is_atomic(b)) return check_atomic(c, e, b);
     switch (b) {
     case BI_QUANTIZE:
     case BI_QUANTIZE_STOCHASTIC: return check_quantize(c, e, b);
@@ -576,14 +577,6 @@ const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const 
     case BI_MAX: return check_math2(c, e, b, expected);
     case BI_OBSERVE: return check_observe(c, e);
     case BI_COPY: return check_copy(c, e);
-    case BI_ATOMIC_ADD_UNORDERED:
-    case BI_ATOMIC_ADD_WRAP:
-    case BI_ATOMIC_MIN:
-    case BI_ATOMIC_MAX:
-    case BI_ATOMIC_AND:
-    case BI_ATOMIC_OR:
-    case BI_ATOMIC_XOR:
-    case BI_ATOMIC_CAS: return check_atomic(c, e, b);
     case BI_MMA_UNORDERED:
         if (check_in_lane(c) && !check_in_coop(c)) {
             diag_error(c->d, e->span, E_PARALLEL_NEST, "call mma_unordered outside the region",

@@ -534,7 +534,7 @@ static void fragment_elements(Touch *a, Expr *e, Builtin b) {
 static int walk_call(Phase *p, Expr *e, int cur) {
     Builtin b = e->u.call.builtin;
     Expr **a = e->u.call.args;
-    if (b >= BI_ATOMIC_ADD_UNORDERED && b <= BI_ATOMIC_CAS && a[0]->kind == EXPR_INDEX) {
+    if (ast_builtin_is_atomic(b) && a[0]->kind == EXPR_INDEX) {
         cur = walk_expr(p, a[0]->u.index.index, cur);
         cur = walk_args(p, e, 1, cur);
         return add_access(p, cur, base_sym(a[0]->u.index.base), ACC_ATOMIC, a[0]->u.index.index, 1,

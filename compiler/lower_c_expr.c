@@ -415,6 +415,7 @@ static const char *lower_call(Lower *L, Expr *e) {
     if (b == BI_NONE) return lower_user_call(L, e);
     if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) return lower_math(L, e);
     if (LOWER_MMA_BUILTIN(b)) return lower_mma_call(L, e); /* lower_mma.c */
+    if (ast_builtin_is_atomic(b)) return lower_atomic(L, e, b);
     switch (b) {
     case BI_QUANTIZE: return lower_quantize(L, e, false);
     case BI_QUANTIZE_STOCHASTIC: return lower_quantize(L, e, true);
@@ -434,14 +435,6 @@ static const char *lower_call(Lower *L, Expr *e) {
     case BI_COPY: lower_copy(L, e); return NULL;
     case BI_LOAD_WIDE:
     case BI_STORE_WIDE: lower_wide(L, e); return NULL;
-    case BI_ATOMIC_ADD_UNORDERED:
-    case BI_ATOMIC_ADD_WRAP:
-    case BI_ATOMIC_MIN:
-    case BI_ATOMIC_MAX:
-    case BI_ATOMIC_AND:
-    case BI_ATOMIC_OR:
-    case BI_ATOMIC_XOR:
-    case BI_ATOMIC_CAS: return lower_atomic(L, e, b);
     default:
         lower_unsupported(L, e->span, arena_printf(L->arena, "`%s`", ast_builtin_name(b)));
         return "0";

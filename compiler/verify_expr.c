@@ -592,6 +592,7 @@ static VVal atomic(Verifier *V, Expr *e, Builtin b) {
 static VVal call(Verifier *V, Expr *e) {
     Builtin b = e->u.call.builtin;
     if (b == BI_NONE) return verify_call(V, e);
+    if (ast_builtin_is_atomic(b)) return atomic(V, e, b);
     unsigned taint = 0;
     switch (b) {
     case BI_SQRT:
@@ -606,14 +607,6 @@ static VVal call(Verifier *V, Expr *e) {
     case BI_TO_BITS: return bits(V, e, true);
     case BI_FROM_BITS: return bits(V, e, false);
     case BI_OBSERVE: eval_args(V, e, &taint); return (VVal){NULL, 0};
-    case BI_ATOMIC_ADD_UNORDERED:
-    case BI_ATOMIC_ADD_WRAP:
-    case BI_ATOMIC_MIN:
-    case BI_ATOMIC_MAX:
-    case BI_ATOMIC_AND:
-    case BI_ATOMIC_OR:
-    case BI_ATOMIC_XOR:
-    case BI_ATOMIC_CAS: return atomic(V, e, b);
     case BI_MMA_UNORDERED:
         eval_args(V, e, &taint);
         verify_unmodelled(V, e->span, "mma_unordered (its sums are in the hardware's order)");
