@@ -1,115 +1,85 @@
-/* db.c: the coordinator's SQLite store (see db.h). Every commit is in the WAL before the
- * call returns, so it survives a kill -9 of the coordinator. With sync "full", what
- * acknowledges something (filed bundles, enrolments, runs, blobs) is also fsynced before
- * the answer (unlock_acknowledged). Claims, heartbeats and lease bookkeeping are not:
- * after a power loss they may roll back, which only means a lease runs out again. */
-#include "db.h"
+/* db.c: the coordinator's store (see db.h), written once over a back end (db_backend.h):
+ * SQLite in a file under the state folder (db_sqlite.c, the default) or PostgreSQL
+ * (db_pg.c, "store": "postgresql://..."), which several coordinators may share. Every
+ * statement here is spelled so that both read it ($N parameters, RETURNING, ON CONFLICT).
+ *
+ * Acknowledging calls (filed bundles, enrolments, runs, blobs) borrow their connection
+ * as durable: the back end makes their commits durable before the answer. Claims,
+ * heartbeats and lease bookkeeping are not: after a power loss they may roll back,
+ * which only means a lease runs out again. Job states and the claim never depend on
+ * which coordinator answers: every change is one statement or one transaction, and a
+ * claim locks the rows it reads (FOR UPDATE SKIP LOCKED on PostgreSQL). */
+#include "db_backend.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "matrix.h"
 
-/* A filed bundle waiting for the group commit (see db_job_done). */
-typedef struct DoneReq {
-    long job, agent;
-    const char *sha, *rel, *pred, *journal;
-    int result, finished;
-    struct DoneReq *next;
-} DoneReq;
-
-struct Db {
-    sqlite3 *sql;
-    sqlite3 *ckpt; /* a second connection: checkpoints off the request path */
-    pthread_mutex_t lock;
-    pthread_mutex_t qlock; /* guards pending and the finished flags */
-    pthread_cond_t queued, committed;
-    DoneReq *pending;
-    int sync_full; /* acknowledging commits fsync the WAL (see unlock_acknowledged) */
-    int wal_fd;    /* the WAL file, fsynced by the group commit itself */
-};
+/* Another coordinator counts as alive when it renewed its row this recently (the
+ * reaper renews it every 200 ms). */
+#define PEER_ALIVE_SECONDS 2.0
 
 static void *committer(void *arg);
 
-static const char SCHEMA[] =
-    "PRAGMA journal_mode=WAL;"
-    "PRAGMA busy_timeout=5000;"
-    "PRAGMA synchronous=NORMAL;"
-    "CREATE TABLE IF NOT EXISTS agents(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-    " keyid TEXT UNIQUE NOT NULL, public_pem TEXT NOT NULL, caps TEXT NOT NULL,"
-    " token_hash TEXT UNIQUE, revoked INTEGER NOT NULL DEFAULT 0, enrolled_at REAL,"
-    " last_seen REAL);"
-    "CREATE TABLE IF NOT EXISTS blobs(sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL,"
-    " added_at REAL);"
-    "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, source_sha TEXT NOT NULL,"
-    " matrix TEXT NOT NULL, cases TEXT NOT NULL, created_at REAL,"
-    " cancelled INTEGER NOT NULL DEFAULT 0);"
-    "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL,"
-    " cell_id TEXT NOT NULL, cell TEXT NOT NULL, state TEXT NOT NULL, agent_id INTEGER,"
-    " attempt INTEGER NOT NULL DEFAULT 0, lost INTEGER NOT NULL DEFAULT 0,"
-    " lease_expires REAL, progress TEXT, bundle_sha TEXT, evidence TEXT, predicate TEXT,"
-    " failure TEXT, updated_at REAL, UNIQUE(run_id, cell_id));"
-    "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, id);"
-    "CREATE TABLE IF NOT EXISTS events(id INTEGER PRIMARY KEY, job_id INTEGER,"
-    " agent_id INTEGER, kind TEXT NOT NULL, at REAL);"
-    "CREATE TABLE IF NOT EXISTS unsettled(seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
-    " evidence TEXT NOT NULL, files TEXT NOT NULL);"
-    /* Checkpoints run from db_checkpoint on their own connection, so that no claim or
-     * upload pays for copying the WAL back and fsyncing the database file. */
-    "PRAGMA wal_autocheckpoint=0;";
+Db *db_open(const char *where, Err *e) {
+    if (!strncmp(where, "postgresql://", 13) || !strncmp(where, "postgres://", 11)) {
+        err_set(e, "store %s: this build has no PostgreSQL back end", where);
+        return NULL;
+    }
+    return db_sqlite_open(where, e);
+}
 
-Db *db_open(const char *path, Err *e) {
-    Db *db = calloc(1, sizeof *db);
-    db->wal_fd = -1;
-    pthread_mutex_init(&db->lock, NULL);
+void db_init_common(Db *db, const DbBackend *be) {
+    db->be = be;
+    char host[64] = "host";
+    gethostname(host, sizeof host - 1);
+    snprintf(db->coordinator, sizeof db->coordinator, "%s-%ld", host, (long)getpid());
     pthread_mutex_init(&db->qlock, NULL);
     pthread_cond_init(&db->queued, NULL);
     pthread_cond_init(&db->committed, NULL);
-    char *msg = NULL;
-    if (sqlite3_open_v2(path, &db->sql,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                        NULL) != SQLITE_OK ||
-        sqlite3_exec(db->sql, SCHEMA, NULL, NULL, &msg) != SQLITE_OK) {
-        err_set(e, "database %s: %s", path, msg ? msg : sqlite3_errmsg(db->sql));
-        sqlite3_free(msg);
-        db_close(db);
-        return NULL;
-    }
-    if (sqlite3_open_v2(path, &db->ckpt, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) !=
-        SQLITE_OK) {
-        err_set(e, "database %s: %s", path, sqlite3_errmsg(db->ckpt));
-        db_close(db);
-        return NULL;
-    }
-    sqlite3_busy_timeout(db->ckpt, 5000);
-    char wal[4200];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    db->wal_fd = open(wal, O_RDONLY | O_CLOEXEC);
-    if (db->wal_fd < 0) {
-        err_set(e, "database %s: cannot open its WAL: %s", path, strerror(errno));
-        db_close(db);
-        return NULL;
-    }
     pthread_t t;
     pthread_create(&t, NULL, committer, db);
     pthread_detach(t);
-    return db;
 }
 
 void db_close(Db *db) {
-    if (!db) return;
-    if (db->wal_fd >= 0) close(db->wal_fd);
-    sqlite3_close(db->ckpt);
-    sqlite3_close(db->sql);
-    pthread_mutex_destroy(&db->lock);
-    free(db);
+    if (db) db->be->close(db);
+}
+
+void db_set_sync(Db *db, int full) { db->sync_full = full; }
+int db_shared(const Db *db) { return db->be->shared; }
+const char *db_coordinator(const Db *db) { return db->coordinator; }
+
+/* The schema both back ends create; KEY is the type of an id the store assigns. */
+char *db_schema(const char *key) {
+    static const char fmt[] =
+        "CREATE TABLE IF NOT EXISTS agents(id %1$s, name TEXT NOT NULL,"
+        " keyid TEXT UNIQUE NOT NULL, public_pem TEXT NOT NULL, caps TEXT NOT NULL,"
+        " token_hash TEXT UNIQUE, revoked INTEGER NOT NULL DEFAULT 0,"
+        " enrolled_at DOUBLE PRECISION, last_seen DOUBLE PRECISION);"
+        "CREATE TABLE IF NOT EXISTS blobs(sha256 TEXT PRIMARY KEY, size BIGINT NOT NULL,"
+        " added_at DOUBLE PRECISION);"
+        "CREATE TABLE IF NOT EXISTS runs(id %1$s, source_sha TEXT NOT NULL,"
+        " matrix TEXT NOT NULL, cases TEXT NOT NULL, created_at DOUBLE PRECISION,"
+        " cancelled INTEGER NOT NULL DEFAULT 0);"
+        "CREATE TABLE IF NOT EXISTS jobs(id %1$s, run_id BIGINT NOT NULL,"
+        " cell_id TEXT NOT NULL, cell TEXT NOT NULL, state TEXT NOT NULL, agent_id BIGINT,"
+        " attempt INTEGER NOT NULL DEFAULT 0, lost INTEGER NOT NULL DEFAULT 0,"
+        " lease_expires DOUBLE PRECISION, progress TEXT, bundle_sha TEXT, evidence TEXT,"
+        " predicate TEXT, failure TEXT, updated_at DOUBLE PRECISION, UNIQUE(run_id, cell_id));"
+        "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, id);"
+        "CREATE TABLE IF NOT EXISTS events(id %1$s, job_id BIGINT, agent_id BIGINT,"
+        " kind TEXT NOT NULL, at DOUBLE PRECISION);"
+        "CREATE TABLE IF NOT EXISTS unsettled(seq %1$s, job_id BIGINT NOT NULL,"
+        " evidence TEXT NOT NULL, files TEXT NOT NULL, coordinator TEXT NOT NULL DEFAULT '');"
+        "CREATE TABLE IF NOT EXISTS coordinators(id TEXT PRIMARY KEY, seen DOUBLE PRECISION);";
+    size_t cap = sizeof fmt + 6 * strlen(key);
+    char *sql = malloc(cap);
+    snprintf(sql, cap, fmt, key);
+    return sql;
 }
 
 void agent_free(Agent *a) {
@@ -123,365 +93,353 @@ void job_free(Job *j) {
     memset(j, 0, sizeof *j);
 }
 
-/* --- statement helpers: prepare, bind by position, step ------------------------- */
+/* --- statement helpers ------------------------------------------------------------- */
 
-static sqlite3_stmt *prep(Db *db, const char *sql) {
-    sqlite3_stmt *st = NULL;
-    sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
-    return st;
+static DbRows *query(Db *db, DbConn *c, const char *sql, const DbArg *args, int n) {
+    return db->be->query(c, sql, args, n);
 }
 
-static void exec(Db *db, const char *sql) { sqlite3_exec(db->sql, sql, NULL, NULL, NULL); }
-
-/* The WAL holds every commit once it returns, so all commits survive a kill -9; with
- * sync "full" one that acknowledges something is also fsynced before the answer. The
- * fsync comes after the connection is released, so that claims and heartbeats never
- * wait behind the disk. It covers every frame written so far (this commit's included):
- * a checkpoint in between syncs the WAL before copying frames out of it, and the WAL is
- * only rewritten from its start after such a checkpoint. If the WAL cannot be synced,
- * nothing says which acknowledged rows are durable: stop, as PostgreSQL does, and let
- * the restart reconcile. */
-static void unlock_acknowledged(Db *db) {
-    pthread_mutex_unlock(&db->lock);
-    if (db->sync_full && fdatasync(db->wal_fd) != 0) {
-        fprintf(stderr, "farm: cannot fsync the database's WAL: %s\n", strerror(errno));
-        abort();
-    }
+/* Runs SQL that returns no rows; returns how many rows it changed, -1 on failure. */
+static long exec_sql(Db *db, DbConn *c, const char *sql, const DbArg *args, int n) {
+    DbRows *r = query(db, c, sql, args, n);
+    db->be->next(r);
+    long changed = db->be->failed(r) ? -1 : db->be->changes(r);
+    db->be->finish(r);
+    return changed;
 }
 
-void db_set_sync(Db *db, int full) { db->sync_full = full; }
-
-static const char *col_text(sqlite3_stmt *st, int i) {
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? (const char *)t : "";
+static const char *col_text(Db *db, DbRows *r, int col) {
+    const char *t = db->be->text(r, col);
+    return t ? t : "";
 }
 
-static cJSON *col_json(sqlite3_stmt *st, int i) {
-    cJSON *j = cJSON_Parse(col_text(st, i));
+static long col_long(Db *db, DbRows *r, int col) { return (long)db->be->real(r, col); }
+
+static cJSON *col_json(Db *db, DbRows *r, int col) {
+    cJSON *j = cJSON_Parse(col_text(db, r, col));
     return j ? j : cJSON_CreateNull();
 }
 
-/* Runs SQL with its one parameter bound to ID; returns the number of rows changed. */
-static int exec_id(Db *db, const char *sql, long id) {
-    sqlite3_stmt *st = prep(db, sql);
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_step(st);
-    sqlite3_finalize(st);
-    return sqlite3_changes(db->sql);
+static void event(Db *db, DbConn *c, long job, long agent, const char *kind) {
+    exec_sql(db, c, "INSERT INTO events(job_id, agent_id, kind, at) VALUES($1,$2,$3,$4)",
+             DB_ARGS(DB_INT(job), DB_INT(agent), DB_TEXT(kind), DB_REAL(timing_now_seconds())));
 }
 
-static void event(Db *db, long job, long agent, const char *kind) {
-    sqlite3_stmt *st = prep(db, "INSERT INTO events(job_id, agent_id, kind, at) VALUES(?,?,?,?)");
-    sqlite3_bind_int64(st, 1, job);
-    sqlite3_bind_int64(st, 2, agent);
-    sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 4, timing_now_seconds());
-    sqlite3_step(st);
-    sqlite3_finalize(st);
+static void announce(Db *db, DbConn *c) {
+    if (db->be->announce) db->be->announce(c);
 }
 
 /* --- agents ------------------------------------------------------------------------ */
 
 int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
                    const char *caps_json, const char *token_hash, long *id, Err *e) {
-    pthread_mutex_lock(&db->lock);
+    DbConn *c = db->be->acquire(db, 1);
+    DbRows *r = query(db, c, "SELECT revoked FROM agents WHERE keyid=$1", DB_ARGS(DB_TEXT(keyid)));
+    int revoked = db->be->next(r) && col_long(db, r, 0);
+    db->be->finish(r);
     int rc = -1;
-    sqlite3_stmt *st = prep(db, "SELECT id, revoked FROM agents WHERE keyid=?");
-    sqlite3_bind_text(st, 1, keyid, -1, SQLITE_STATIC);
-    int exists = sqlite3_step(st) == SQLITE_ROW;
-    long found = exists ? (long)sqlite3_column_int64(st, 0) : 0;
-    int revoked = exists && sqlite3_column_int(st, 1);
-    sqlite3_finalize(st);
     if (revoked) {
         err_set(e, "this key belongs to a revoked agent");
-        pthread_mutex_unlock(&db->lock);
-        return -2;
-    }
-    st = prep(db,
-              exists
-                  ? "UPDATE agents SET name=?1, public_pem=?3, caps=?4, token_hash=?5, last_seen=?6"
-                    " WHERE keyid=?2"
-                  : "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
-                    " last_seen) VALUES(?1,?2,?3,?4,?5,?6,?6)");
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, keyid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, public_pem, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, caps_json, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, token_hash, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 6, timing_now_seconds());
-    if (sqlite3_step(st) == SQLITE_DONE) {
-        *id = exists ? found : (long)sqlite3_last_insert_rowid(db->sql);
-        rc = 0;
+        rc = -2;
     } else {
-        err_set(e, "enrolment not stored: %s", sqlite3_errmsg(db->sql));
+        r = query(db, c,
+                  "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
+                  " last_seen) VALUES($1,$2,$3,$4,$5,$6,$6) ON CONFLICT(keyid) DO UPDATE SET"
+                  " name=excluded.name, public_pem=excluded.public_pem, caps=excluded.caps,"
+                  " token_hash=excluded.token_hash, last_seen=excluded.last_seen RETURNING id",
+                  DB_ARGS(DB_TEXT(name), DB_TEXT(keyid), DB_TEXT(public_pem), DB_TEXT(caps_json),
+                          DB_TEXT(token_hash), DB_REAL(timing_now_seconds())));
+        if (db->be->next(r)) {
+            *id = col_long(db, r, 0);
+            rc = 0;
+        } else {
+            err_set(e, "enrolment not stored: %s", db->be->error(c));
+        }
+        db->be->finish(r);
     }
-    sqlite3_finalize(st);
-    unlock_acknowledged(db);
+    db->be->release(db, c, 1);
     return rc;
 }
 
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
-    pthread_mutex_lock(&db->lock);
-    sqlite3_stmt *st = prep(db, "SELECT id, name, keyid, public_pem, caps, revoked FROM agents"
-                                " WHERE token_hash=?");
-    sqlite3_bind_text(st, 1, token_hash, -1, SQLITE_STATIC);
-    int found = sqlite3_step(st) == SQLITE_ROW;
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r = query(db, c,
+                      "SELECT id, name, keyid, public_pem, caps, revoked FROM agents"
+                      " WHERE token_hash=$1",
+                      DB_ARGS(DB_TEXT(token_hash)));
+    int found = db->be->next(r);
     if (found) {
         memset(out, 0, sizeof *out);
-        out->id = (long)sqlite3_column_int64(st, 0);
-        snprintf(out->name, sizeof out->name, "%s", col_text(st, 1));
-        snprintf(out->keyid, sizeof out->keyid, "%s", col_text(st, 2));
-        out->public_pem = strdup(col_text(st, 3));
-        out->caps = col_json(st, 4);
-        out->revoked = sqlite3_column_int(st, 5);
+        out->id = col_long(db, r, 0);
+        snprintf(out->name, sizeof out->name, "%s", col_text(db, r, 1));
+        snprintf(out->keyid, sizeof out->keyid, "%s", col_text(db, r, 2));
+        out->public_pem = strdup(col_text(db, r, 3));
+        out->caps = col_json(db, r, 4);
+        out->revoked = (int)col_long(db, r, 5);
     }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->lock);
+    db->be->finish(r);
+    db->be->release(db, c, 0);
     return found && !out->revoked ? 1 : (found ? (agent_free(out), 0) : 0);
 }
 
 int db_agent_revoke(Db *db, long id) {
-    pthread_mutex_lock(&db->lock);
-    int changed = exec_id(db, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=?", id);
+    DbConn *c = db->be->acquire(db, 1);
+    long changed = exec_sql(db, c, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=$1",
+                            DB_ARGS(DB_INT(id)));
     /* Its running jobs go back to the queue now rather than when their leases end. */
-    exec_id(db,
-            "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
-            " WHERE agent_id=? AND state='running'",
-            id);
-    unlock_acknowledged(db);
-    return changed ? 0 : -1;
+    if (exec_sql(db, c,
+                 "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
+                 " WHERE agent_id=$1 AND state='running'",
+                 DB_ARGS(DB_INT(id))) > 0)
+        announce(db, c);
+    db->be->release(db, c, 1);
+    return changed > 0 ? 0 : -1;
 }
 
 /* --- blobs ------------------------------------------------------------------------- */
 
 int db_blob_add(Db *db, const char *sha, long size) {
-    pthread_mutex_lock(&db->lock);
-    sqlite3_stmt *st = prep(db, "INSERT OR IGNORE INTO blobs(sha256, size, added_at)"
-                                " VALUES(?,?,?)");
-    sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, size);
-    sqlite3_bind_double(st, 3, timing_now_seconds());
-    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-    sqlite3_finalize(st);
-    unlock_acknowledged(db);
-    return rc;
+    DbConn *c = db->be->acquire(db, 1);
+    long rc = exec_sql(db, c,
+                       "INSERT INTO blobs(sha256, size, added_at) VALUES($1,$2,$3)"
+                       " ON CONFLICT DO NOTHING",
+                       DB_ARGS(DB_TEXT(sha), DB_INT(size), DB_REAL(timing_now_seconds())));
+    db->be->release(db, c, 1);
+    return rc < 0 ? -1 : 0;
 }
 
 int db_blob_exists(Db *db, const char *sha, long *size) {
-    pthread_mutex_lock(&db->lock);
-    sqlite3_stmt *st = prep(db, "SELECT size FROM blobs WHERE sha256=?");
-    sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    if (found && size) *size = (long)sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->lock);
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r = query(db, c, "SELECT size FROM blobs WHERE sha256=$1", DB_ARGS(DB_TEXT(sha)));
+    int found = db->be->next(r);
+    if (found && size) *size = col_long(db, r, 0);
+    db->be->finish(r);
+    db->be->release(db, c, 0);
     return found;
 }
 
 /* --- runs -------------------------------------------------------------------------- */
 
+static int insert_jobs(Db *db, DbConn *c, long run, const cJSON *jobs) {
+    int ok = 1;
+    const cJSON *job;
+    cJSON_ArrayForEach(job, jobs) {
+        char *cell = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(job, "cell"));
+        ok = ok && exec_sql(db, c,
+                            "INSERT INTO jobs(run_id, cell_id, cell, state, updated_at)"
+                            " VALUES($1,$2,$3,'queued',$4)",
+                            DB_ARGS(DB_INT(run), DB_TEXT(json_str(job, "cell_id")), DB_TEXT(cell),
+                                    DB_REAL(timing_now_seconds()))) == 1;
+        free(cell);
+    }
+    return ok;
+}
+
 long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJSON *cases,
                    const cJSON *jobs, Err *e) {
     char *matrix_text = cJSON_PrintUnformatted(matrix);
     char *cases_text = cJSON_PrintUnformatted(cases);
-    pthread_mutex_lock(&db->lock);
-    exec(db, "BEGIN IMMEDIATE");
-    sqlite3_stmt *st = prep(db, "INSERT INTO runs(source_sha, matrix, cases, created_at)"
-                                " VALUES(?,?,?,?)");
-    sqlite3_bind_text(st, 1, source_sha, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, matrix_text, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, cases_text, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 4, timing_now_seconds());
-    int ok = sqlite3_step(st) == SQLITE_DONE;
-    sqlite3_finalize(st);
-    long run = (long)sqlite3_last_insert_rowid(db->sql);
-    st = prep(db, "INSERT INTO jobs(run_id, cell_id, cell, state, updated_at)"
-                  " VALUES(?,?,?,'queued',?)");
-    const cJSON *job;
-    cJSON_ArrayForEach(job, jobs) {
-        char *cell = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(job, "cell"));
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, run);
-        sqlite3_bind_text(st, 2, json_str(job, "cell_id"), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, cell, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_double(st, 4, timing_now_seconds());
-        ok = ok && sqlite3_step(st) == SQLITE_DONE;
-        free(cell);
-    }
-    sqlite3_finalize(st);
-    if (!ok) err_set(e, "run not stored: %s", sqlite3_errmsg(db->sql));
-    exec(db, ok ? "COMMIT" : "ROLLBACK");
-    unlock_acknowledged(db);
+    DbConn *c = db->be->acquire(db, 1);
+    exec_sql(db, c, db->be->begin, DB_NO_ARGS);
+    DbRows *r = query(db, c,
+                      "INSERT INTO runs(source_sha, matrix, cases, created_at)"
+                      " VALUES($1,$2,$3,$4) RETURNING id",
+                      DB_ARGS(DB_TEXT(source_sha), DB_TEXT(matrix_text), DB_TEXT(cases_text),
+                              DB_REAL(timing_now_seconds())));
+    int ok = db->be->next(r);
+    long run = ok ? col_long(db, r, 0) : -1;
+    db->be->finish(r);
+    ok = ok && insert_jobs(db, c, run, jobs);
+    if (ok) announce(db, c);
+    if (!ok) err_set(e, "run not stored: %s", db->be->error(c));
+    ok = ok && exec_sql(db, c, "COMMIT", DB_NO_ARGS) >= 0;
+    if (!ok) exec_sql(db, c, "ROLLBACK", DB_NO_ARGS);
+    db->be->release(db, c, 1);
     free(matrix_text);
     free(cases_text);
     return ok ? run : -1;
 }
 
 int db_run_cancel(Db *db, long run_id) {
-    pthread_mutex_lock(&db->lock);
-    int found = exec_id(db, "UPDATE runs SET cancelled=1 WHERE id=?", run_id);
-    sqlite3_stmt *st = prep(db, "UPDATE jobs SET state='cancelled', updated_at=? WHERE run_id=?"
-                                " AND state IN ('queued','running')");
-    sqlite3_bind_double(st, 1, timing_now_seconds());
-    sqlite3_bind_int64(st, 2, run_id);
-    sqlite3_step(st);
-    sqlite3_finalize(st);
-    unlock_acknowledged(db);
-    return found ? 0 : -1;
+    DbConn *c = db->be->acquire(db, 1);
+    long found =
+        exec_sql(db, c, "UPDATE runs SET cancelled=1 WHERE id=$1", DB_ARGS(DB_INT(run_id)));
+    exec_sql(db, c,
+             "UPDATE jobs SET state='cancelled', updated_at=$1 WHERE run_id=$2"
+             " AND state IN ('queued','running')",
+             DB_ARGS(DB_REAL(timing_now_seconds()), DB_INT(run_id)));
+    db->be->release(db, c, 1);
+    return found > 0 ? 0 : -1;
 }
 
 /* --- jobs -------------------------------------------------------------------------- */
 
-static void job_from_row(sqlite3_stmt *st, Job *out) {
-    memset(out, 0, sizeof *out);
-    out->id = (long)sqlite3_column_int64(st, 0);
-    out->run_id = (long)sqlite3_column_int64(st, 1);
-    snprintf(out->cell_id, sizeof out->cell_id, "%s", col_text(st, 2));
-    out->cell = col_json(st, 3);
-    snprintf(out->state, sizeof out->state, "%s", col_text(st, 4));
-    out->agent_id = (long)sqlite3_column_int64(st, 5);
-    out->attempt = sqlite3_column_int(st, 6);
-    out->lease_expires = sqlite3_column_double(st, 7);
-    snprintf(out->bundle_sha, sizeof out->bundle_sha, "%s", col_text(st, 8));
-}
-
 #define JOB_COLS "id, run_id, cell_id, cell, state, agent_id, attempt, lease_expires, bundle_sha"
 
-int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
-    pthread_mutex_lock(&db->lock);
-    sqlite3_stmt *st = prep(db, "SELECT " JOB_COLS " FROM jobs WHERE state='queued' ORDER BY id");
-    int claimed = 0;
-    while (!claimed && sqlite3_step(st) == SQLITE_ROW) {
-        cJSON *cell = cJSON_Parse(col_text(st, 3));
+static void job_from_row(Db *db, DbRows *r, Job *out) {
+    memset(out, 0, sizeof *out);
+    out->id = col_long(db, r, 0);
+    out->run_id = col_long(db, r, 1);
+    snprintf(out->cell_id, sizeof out->cell_id, "%s", col_text(db, r, 2));
+    out->cell = col_json(db, r, 3);
+    snprintf(out->state, sizeof out->state, "%s", col_text(db, r, 4));
+    out->agent_id = col_long(db, r, 5);
+    out->attempt = (int)col_long(db, r, 6);
+    out->lease_expires = db->be->real(r, 7);
+    snprintf(out->bundle_sha, sizeof out->bundle_sha, "%s", col_text(db, r, 8));
+}
+
+/* Reads queued jobs after AFTER in order (a batch, locked where the back end locks) and
+ * copies the first that AGENT can run into OUT. Returns 1 claimed, 0 none left, -1 when
+ * the batch ended without a fit (read on from *AFTER). */
+static int claim_scan(Db *db, DbConn *c, const Agent *agent, long *after, Job *out) {
+    char sql[512];
+    int batch = db->be->claim_batch;
+    snprintf(sql, sizeof sql,
+             "SELECT " JOB_COLS " FROM jobs WHERE state='queued' AND id > $1"
+             " ORDER BY id%s%.0d%s",
+             batch ? " LIMIT " : "", batch, db->be->claim_lock);
+    DbRows *r = query(db, c, sql, DB_ARGS(DB_INT(*after)));
+    int claimed = 0, seen = 0;
+    while (!claimed && db->be->next(r)) {
+        seen++;
+        *after = col_long(db, r, 0);
+        cJSON *cell = cJSON_Parse(col_text(db, r, 3));
         if (cell_fits(agent->caps, cell)) {
-            job_from_row(st, out);
+            job_from_row(db, r, out);
             claimed = 1;
         }
         cJSON_Delete(cell);
     }
-    sqlite3_finalize(st);
-    if (claimed) {
+    db->be->finish(r);
+    return claimed ? 1 : batch && seen == batch ? -1 : 0;
+}
+
+int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
+    DbConn *c = db->be->acquire(db, 0);
+    exec_sql(db, c, db->be->begin, DB_NO_ARGS);
+    long after = 0;
+    int found, copied;
+    while ((found = claim_scan(db, c, agent, &after, out)) < 0) {}
+    if ((copied = found)) {
         double now = timing_now_seconds();
         out->attempt += 1;
         out->agent_id = agent->id;
         out->lease_expires = now + lease_s;
         snprintf(out->state, sizeof out->state, "running");
-        st = prep(db, "UPDATE jobs SET state='running', agent_id=?, attempt=?, lease_expires=?,"
-                      " progress='claimed', updated_at=? WHERE id=?");
-        sqlite3_bind_int64(st, 1, agent->id);
-        sqlite3_bind_int(st, 2, out->attempt);
-        sqlite3_bind_double(st, 3, out->lease_expires);
-        sqlite3_bind_double(st, 4, now);
-        sqlite3_bind_int64(st, 5, out->id);
-        sqlite3_step(st);
-        sqlite3_finalize(st);
+        found = exec_sql(db, c,
+                         "UPDATE jobs SET state='running', agent_id=$1, attempt=$2,"
+                         " lease_expires=$3, progress='claimed', updated_at=$4 WHERE id=$5"
+                         " AND state='queued'",
+                         DB_ARGS(DB_INT(agent->id), DB_INT(out->attempt),
+                                 DB_REAL(out->lease_expires), DB_REAL(now), DB_INT(out->id))) == 1;
     }
-    pthread_mutex_unlock(&db->lock);
-    return claimed;
+    if (exec_sql(db, c, "COMMIT", DB_NO_ARGS) < 0) {
+        exec_sql(db, c, "ROLLBACK", DB_NO_ARGS);
+        found = 0;
+    }
+    db->be->release(db, c, 0);
+    if (copied && !found) job_free(out);
+    return found;
 }
 
 int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char *progress,
                  double *expires) {
-    pthread_mutex_lock(&db->lock);
-    sqlite3_stmt *st = prep(db, "SELECT state, agent_id FROM jobs WHERE id=?");
-    sqlite3_bind_int64(st, 1, job_id);
+    DbConn *c = db->be->acquire(db, 0);
+    double until = timing_now_seconds() + lease_s;
     int rc = -1;
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) == agent_id) {
-        const char *state = col_text(st, 0);
-        rc = !strcmp(state, "running") ? 0 : !strcmp(state, "cancelled") ? 1 : -1;
+    if (exec_sql(db, c,
+                 "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
+                 " AND agent_id=$5 AND state='running'",
+                 DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""), DB_REAL(timing_now_seconds()),
+                         DB_INT(job_id), DB_INT(agent_id))) == 1) {
+        *expires = until;
+        rc = 0;
+    } else {
+        DbRows *r = query(db, c, "SELECT state FROM jobs WHERE id=$1 AND agent_id=$2",
+                          DB_ARGS(DB_INT(job_id), DB_INT(agent_id)));
+        if (db->be->next(r) && !strcmp(col_text(db, r, 0), "cancelled")) rc = 1;
+        db->be->finish(r);
     }
-    sqlite3_finalize(st);
-    if (rc == 0) {
-        *expires = timing_now_seconds() + lease_s;
-        st = prep(db, "UPDATE jobs SET lease_expires=?, progress=?, updated_at=? WHERE id=?");
-        sqlite3_bind_double(st, 1, *expires);
-        sqlite3_bind_text(st, 2, progress ? progress : "", -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 3, timing_now_seconds());
-        sqlite3_bind_int64(st, 4, job_id);
-        sqlite3_step(st);
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&db->lock);
+    db->be->release(db, c, 0);
     return rc;
+}
+
+/* Renews this coordinator's row, which tells the others it is alive (shared stores). */
+static void renew_presence(Db *db, DbConn *c) {
+    exec_sql(db, c,
+             "INSERT INTO coordinators(id, seen) VALUES($1,$2) ON CONFLICT(id) DO UPDATE"
+             " SET seen=excluded.seen",
+             DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds())));
 }
 
 int db_reap(Db *db, int max_attempts) {
-    pthread_mutex_lock(&db->lock);
-    double now = timing_now_seconds();
-    exec(db, "BEGIN IMMEDIATE");
-    sqlite3_stmt *st = prep(db, "SELECT id, agent_id FROM jobs WHERE state='running'"
-                                " AND lease_expires < ?");
-    sqlite3_bind_double(st, 1, now);
+    DbConn *c = db->be->acquire(db, 0);
+    exec_sql(db, c, db->be->begin, DB_NO_ARGS);
+    /* One statement decides which leases ran out, so that two coordinators' reapers
+     * never count one loss twice. */
+    DbRows *r = query(db, c,
+                      "UPDATE jobs SET lost=lost+1, lease_expires=NULL, updated_at=$1,"
+                      " state=CASE WHEN attempt >= $2 THEN 'failed' ELSE 'queued' END,"
+                      " failure=CASE WHEN attempt >= $2 THEN 'agent_lost' ELSE failure END"
+                      " WHERE state='running' AND lease_expires < $1 RETURNING id, agent_id",
+                      DB_ARGS(DB_REAL(timing_now_seconds()), DB_INT(max_attempts)));
+    long *lost = NULL; /* job, agent pairs */
     int n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        event(db, (long)sqlite3_column_int64(st, 0), (long)sqlite3_column_int64(st, 1),
-              "agent_lost");
+    while (db->be->next(r)) {
+        lost = realloc(lost, (size_t)(n + 1) * 2 * sizeof *lost);
+        lost[2 * n] = col_long(db, r, 0);
+        lost[2 * n + 1] = col_long(db, r, 1);
         n++;
     }
-    sqlite3_finalize(st);
-    if (n) {
-        st = prep(db, "UPDATE jobs SET lost=lost+1, lease_expires=NULL, updated_at=?1,"
-                      " state=CASE WHEN attempt >= ?2 THEN 'failed' ELSE 'queued' END,"
-                      " failure=CASE WHEN attempt >= ?2 THEN 'agent_lost' ELSE failure END"
-                      " WHERE state='running' AND lease_expires < ?1");
-        sqlite3_bind_double(st, 1, now);
-        sqlite3_bind_int(st, 2, max_attempts);
-        sqlite3_step(st);
-        sqlite3_finalize(st);
-    }
-    exec(db, "COMMIT");
-    pthread_mutex_unlock(&db->lock);
-    return n;
+    db->be->finish(r);
+    for (int i = 0; i < n; i++) event(db, c, lost[2 * i], lost[2 * i + 1], "agent_lost");
+    free(lost);
+    if (n) announce(db, c);
+    if (db->be->shared) renew_presence(db, c);
+    exec_sql(db, c, "COMMIT", DB_NO_ARGS);
+    db->be->release(db, c, 0);
+    int news = db->be->news ? db->be->news(db) : 0;
+    return n + news;
 }
 
 int db_job_get(Db *db, long job_id, Job *out) {
-    pthread_mutex_lock(&db->lock);
-    sqlite3_stmt *st = prep(db, "SELECT " JOB_COLS " FROM jobs WHERE id=?");
-    sqlite3_bind_int64(st, 1, job_id);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    if (found) job_from_row(st, out);
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->lock);
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r = query(db, c, "SELECT " JOB_COLS " FROM jobs WHERE id=$1", DB_ARGS(DB_INT(job_id)));
+    int found = db->be->next(r);
+    if (found) job_from_row(db, r, out);
+    db->be->finish(r);
+    db->be->release(db, c, 0);
     return found;
 }
 
-/* The filed folder's files, kept in the same commit as the job's row until db_settle
- * knows the folder itself is on disk. */
-static int journal_add(Db *db, const DoneReq *r) {
-    sqlite3_stmt *st = prep(db, "INSERT INTO unsettled(job_id, evidence, files) VALUES(?,?,?)");
-    sqlite3_bind_int64(st, 1, r->job);
-    sqlite3_bind_text(st, 2, r->rel, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, r->journal, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* Group commit: uploads that finish filing together share one commit and one fsync of
- * the WAL (see unlock_acknowledged). */
+/* Group commit: uploads that finish filing together share one commit (and, with sync
+ * "full", one fsync). The filed folder's files go to the journal in the same commit. */
 static void commit_batch(Db *db, DoneReq *batch) {
-    pthread_mutex_lock(&db->lock);
-    exec(db, "BEGIN IMMEDIATE");
-    sqlite3_stmt *st = prep(db, "UPDATE jobs SET state='done', bundle_sha=?, evidence=?,"
-                                " predicate=?, progress='filed', lease_expires=NULL,"
-                                " updated_at=? WHERE id=? AND agent_id=? AND state='running'");
+    DbConn *c = db->be->acquire(db, 1);
+    exec_sql(db, c, db->be->begin, DB_NO_ARGS);
     for (DoneReq *r = batch; r; r = r->next) {
-        sqlite3_reset(st);
-        sqlite3_bind_text(st, 1, r->sha, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, r->rel, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, r->pred, -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 4, timing_now_seconds());
-        sqlite3_bind_int64(st, 5, r->job);
-        sqlite3_bind_int64(st, 6, r->agent);
-        r->result = sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(db->sql) == 1 ? 0 : -1;
-        if (r->result == 0 && r->journal && journal_add(db, r) != 0) r->result = -1;
+        r->result = exec_sql(db, c,
+                             "UPDATE jobs SET state='done', bundle_sha=$1, evidence=$2,"
+                             " predicate=$3, progress='filed', lease_expires=NULL,"
+                             " updated_at=$4 WHERE id=$5 AND agent_id=$6 AND state='running'",
+                             DB_ARGS(DB_TEXT(r->sha), DB_TEXT(r->rel), DB_TEXT(r->pred),
+                                     DB_REAL(timing_now_seconds()), DB_INT(r->job), DB_INT(r->agent))) == 1
+                        ? 0
+                        : -1;
+        if (r->result == 0 && r->journal &&
+            exec_sql(db, c,
+                     "INSERT INTO unsettled(job_id, evidence, files, coordinator)"
+                     " VALUES($1,$2,$3,$4)",
+                     DB_ARGS(DB_INT(r->job), DB_TEXT(r->rel), DB_TEXT(r->journal),
+                             DB_TEXT(db->coordinator))) != 1)
+            r->result = -1;
     }
-    sqlite3_finalize(st);
-    if (sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        exec(db, "ROLLBACK");
+    if (exec_sql(db, c, "COMMIT", DB_NO_ARGS) < 0) {
+        exec_sql(db, c, "ROLLBACK", DB_NO_ARGS);
         for (DoneReq *r = batch; r; r = r->next) r->result = -1;
     }
-    unlock_acknowledged(db);
+    db->be->release(db, c, 1);
 }
 
 static void *committer(void *arg) {
@@ -516,44 +474,49 @@ int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
 
 int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **cases,
                   double *timeout_s) {
-    pthread_mutex_lock(&db->lock);
-    sqlite3_stmt *st = prep(db, "SELECT source_sha, cases, matrix FROM runs WHERE id=?");
-    sqlite3_bind_int64(st, 1, run_id);
-    int found = sqlite3_step(st) == SQLITE_ROW;
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r = query(db, c, "SELECT source_sha, cases, matrix FROM runs WHERE id=$1",
+                      DB_ARGS(DB_INT(run_id)));
+    int found = db->be->next(r);
     if (found) {
-        snprintf(source_sha, SHA256_HEX_LEN, "%s", col_text(st, 0));
-        *cases = col_json(st, 1);
-        cJSON *matrix = col_json(st, 2);
+        snprintf(source_sha, SHA256_HEX_LEN, "%s", col_text(db, r, 0));
+        *cases = col_json(db, r, 1);
+        cJSON *matrix = col_json(db, r, 2);
         *timeout_s = json_num(matrix, "timeout_s", 300);
         cJSON_Delete(matrix);
     }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->lock);
+    db->be->finish(r);
+    db->be->release(db, c, 0);
     return found;
+}
+
+void db_checkpoint(Db *db) {
+    if (db->be->checkpoint) db->be->checkpoint(db);
 }
 
 /* --- views ------------------------------------------------------------------------- */
 
+/* Rows of SQL (its one parameter, when >= 0, is BIND) as JSON objects named NAMES;
+ * JSON_COLS has a 'j' for each column that holds JSON text. */
 static cJSON *rows_to_json(Db *db, const char *sql, long bind, const char *const *names,
                            const char *json_cols) {
     cJSON *arr = cJSON_CreateArray();
-    pthread_mutex_lock(&db->lock);
-    sqlite3_stmt *st = prep(db, sql);
-    if (bind >= 0) sqlite3_bind_int64(st, 1, bind);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r =
+        bind >= 0 ? query(db, c, sql, DB_ARGS(DB_INT(bind))) : query(db, c, sql, DB_NO_ARGS);
+    while (db->be->next(r)) {
         cJSON *row = cJSON_CreateObject();
         for (int i = 0; names[i]; i++) {
-            int type = sqlite3_column_type(st, i);
-            if (json_cols[i] == 'j') cJSON_AddItemToObject(row, names[i], col_json(st, i));
-            else if (type == SQLITE_NULL) cJSON_AddNullToObject(row, names[i]);
-            else if (type == SQLITE_INTEGER || type == SQLITE_FLOAT)
-                cJSON_AddNumberToObject(row, names[i], sqlite3_column_double(st, i));
-            else cJSON_AddStringToObject(row, names[i], col_text(st, i));
+            if (json_cols[i] == 'j') cJSON_AddItemToObject(row, names[i], col_json(db, r, i));
+            else if (!db->be->text(r, i)) cJSON_AddNullToObject(row, names[i]);
+            else if (db->be->is_number(r, i))
+                cJSON_AddNumberToObject(row, names[i], db->be->real(r, i));
+            else cJSON_AddStringToObject(row, names[i], col_text(db, r, i));
         }
         cJSON_AddItemToArray(arr, row);
     }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->lock);
+    db->be->finish(r);
+    db->be->release(db, c, 0);
     return arr;
 }
 
@@ -562,7 +525,7 @@ cJSON *db_run_view(Db *db, long run_id) {
                                            "created_at", "cancelled",  NULL};
     cJSON *runs = rows_to_json(db,
                                "SELECT id, source_sha, matrix, cases, created_at, cancelled"
-                               " FROM runs WHERE id=?",
+                               " FROM runs WHERE id=$1",
                                run_id, run_cols, "--jj--");
     cJSON *run = cJSON_DetachItemFromArray(runs, 0);
     cJSON_Delete(runs);
@@ -576,7 +539,7 @@ cJSON *db_run_view(Db *db, long run_id) {
             db,
             "SELECT j.id, j.cell_id, j.cell, j.state, a.name, j.attempt, j.lost, j.progress,"
             " j.failure, j.evidence FROM jobs j LEFT JOIN agents a ON a.id=j.agent_id"
-            " WHERE j.run_id=? ORDER BY j.id",
+            " WHERE j.run_id=$1 ORDER BY j.id",
             run_id, job_cols, "--j-------"));
     return run;
 }
@@ -587,9 +550,11 @@ cJSON *db_run_results(Db *db, long run_id) {
     return rows_to_json(db,
                         "SELECT j.id, j.cell_id, a.name, j.evidence, j.bundle_sha,"
                         " j.predicate FROM jobs j JOIN agents a ON a.id=j.agent_id"
-                        " WHERE j.run_id=? AND j.state='done' ORDER BY j.id",
+                        " WHERE j.run_id=$1 AND j.state='done' ORDER BY j.id",
                         run_id, cols, "-----j");
 }
+
+#define COUNT_STATE(s) " SUM(CASE WHEN j.state='" s "' THEN 1 ELSE 0 END)"
 
 cJSON *db_status_view(Db *db) {
     static const char *const agent_cols[] = {"id",      "name",      "keyid", "caps",
@@ -603,12 +568,12 @@ cJSON *db_status_view(Db *db) {
                      -1, agent_cols, "---j--"));
     cJSON_AddItemToObject(
         out, "runs",
-        rows_to_json(db,
-                     "SELECT r.id, r.source_sha, COUNT(j.id), SUM(j.state='queued'),"
-                     " SUM(j.state='running'), SUM(j.state='done'), SUM(j.state='failed'),"
-                     " SUM(j.state='cancelled') FROM runs r LEFT JOIN jobs j ON j.run_id=r.id"
-                     " GROUP BY r.id ORDER BY r.id",
-                     -1, run_cols, "--------"));
+        rows_to_json(
+            db,
+            "SELECT r.id, r.source_sha, COUNT(j.id)," COUNT_STATE("queued") "," COUNT_STATE("running") "," COUNT_STATE(
+                "done") "," COUNT_STATE("failed") "," COUNT_STATE("cancelled") " FROM runs r LEFT JOIN jobs j ON j.run_id=r.id"
+                                                                               " GROUP BY r.id, r.source_sha ORDER BY r.id",
+            -1, run_cols, "--------"));
     static const char *const event_cols[] = {"job", "agent", "kind", "at", NULL};
     cJSON_AddItemToObject(
         out, "events",
@@ -622,26 +587,61 @@ cJSON *db_evidence_paths(Db *db) {
     return rows_to_json(db, "SELECT evidence FROM jobs WHERE state='done'", -1, cols, "-");
 }
 
-cJSON *db_unsettled(Db *db) {
-    static const char *const cols[] = {"evidence", "files", NULL};
-    return rows_to_json(db, "SELECT evidence, files FROM unsettled ORDER BY seq", -1, cols, "-j");
-}
+/* --- the evidence journal and the other coordinators ------------------------------- */
 
-int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx) {
-    pthread_mutex_lock(&db->lock);
-    sqlite3_stmt *st = prep(db, "SELECT COALESCE(MAX(seq), 0) FROM unsettled");
-    long last = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : 0;
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->lock);
-    /* Rows up to LAST were committed after their folders were written: once the file
-     * system has synced, the folders no longer need them. Later rows wait for next time. */
-    if (last == 0 || sync_files(ctx) != 0) return 0;
-    pthread_mutex_lock(&db->lock);
-    int n = exec_id(db, "DELETE FROM unsettled WHERE seq <= ?", last);
-    pthread_mutex_unlock(&db->lock);
+int db_peers_alive(Db *db) {
+    if (!db->be->shared) return 0;
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r =
+        query(db, c, "SELECT COUNT(*) FROM coordinators WHERE id <> $1 AND seen > $2",
+              DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds() - PEER_ALIVE_SECONDS)));
+    int n = db->be->next(r) ? (int)col_long(db, r, 0) : 0;
+    db->be->finish(r);
+    db->be->release(db, c, 0);
     return n;
 }
 
-void db_checkpoint(Db *db) {
-    sqlite3_wal_checkpoint_v2(db->ckpt, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+cJSON *db_unsettled(Db *db) {
+    /* Rows of coordinators that are gone become this one's to write again and settle
+     * (on SQLite, the one coordinator before this one). */
+    DbConn *c = db->be->acquire(db, 1);
+    exec_sql(db, c,
+             "UPDATE unsettled SET coordinator=$1 WHERE coordinator NOT IN"
+             " (SELECT id FROM coordinators WHERE seen > $2)",
+             DB_ARGS(DB_TEXT(db->coordinator),
+                     DB_REAL(db->be->shared ? timing_now_seconds() - PEER_ALIVE_SECONDS : 1e300)));
+    db->be->release(db, c, 1);
+    static const char *const cols[] = {"evidence", "files", NULL};
+    cJSON *rows = cJSON_CreateArray();
+    DbConn *q = db->be->acquire(db, 0);
+    DbRows *r =
+        query(db, q, "SELECT evidence, files FROM unsettled WHERE coordinator=$1 ORDER BY seq",
+              DB_ARGS(DB_TEXT(db->coordinator)));
+    while (db->be->next(r)) {
+        cJSON *row = cJSON_CreateObject();
+        cJSON_AddStringToObject(row, cols[0], col_text(db, r, 0));
+        cJSON_AddItemToObject(row, cols[1], col_json(db, r, 1));
+        cJSON_AddItemToArray(rows, row);
+    }
+    db->be->finish(r);
+    db->be->release(db, q, 0);
+    return rows;
+}
+
+int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx) {
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r = query(db, c, "SELECT COALESCE(MAX(seq), 0) FROM unsettled WHERE coordinator=$1",
+                      DB_ARGS(DB_TEXT(db->coordinator)));
+    long last = db->be->next(r) ? col_long(db, r, 0) : 0;
+    db->be->finish(r);
+    db->be->release(db, c, 0);
+    /* Rows up to LAST were committed after their folders were written: once the file
+     * system has synced, the folders no longer need them. Later rows wait for next time.
+     * Each coordinator settles only its own rows: its sync covers only its own writes. */
+    if (last == 0 || sync_files(ctx) != 0) return 0;
+    c = db->be->acquire(db, 0);
+    long n = exec_sql(db, c, "DELETE FROM unsettled WHERE seq <= $1 AND coordinator=$2",
+                      DB_ARGS(DB_INT(last), DB_TEXT(db->coordinator)));
+    db->be->release(db, c, 0);
+    return n < 0 ? 0 : (int)n;
 }

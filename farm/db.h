@@ -1,5 +1,6 @@
-/* db.h: the coordinator's SQLite store (WAL): agents, source blobs, runs, jobs and
- * their events. One connection guarded by one mutex; every function locks it itself.
+/* db.h: the coordinator's store: agents, source blobs, runs, jobs and their events, in
+ * SQLite (a file, the default) or PostgreSQL (which several coordinators may share).
+ * Every function borrows a connection itself; callers never lock.
  * Job states: queued -> running -> done | failed | cancelled (running -> queued when a
  * lease runs out and attempts remain: each such loss is an agent_lost event). */
 #ifndef CAIRN_FARM_DB_H
@@ -29,7 +30,8 @@ typedef struct {
     char bundle_sha[SHA256_HEX_LEN];
 } Job;
 
-Db *db_open(const char *path, Err *e);
+/* WHERE is a postgresql:// (or postgres://) connection URI, or else an SQLite file. */
+Db *db_open(const char *where, Err *e);
 void db_close(Db *db);
 /* 1: acknowledged commits survive power loss (fsync); 0: they survive kill -9 only. */
 void db_set_sync(Db *db, int full);
@@ -56,7 +58,9 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out);
 /* Extends the lease; returns 0 ok, 1 cancelled, -1 when the lease is not this agent's. */
 int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char *progress,
                  double *expires);
-/* Returns the number of jobs whose lease ran out (requeued or failed as agent_lost). */
+/* Returns the number of jobs whose lease ran out (requeued or failed as agent_lost),
+ * plus 1 when another coordinator said that jobs may have become claimable; on a
+ * shared store it also renews this coordinator's sign of life. */
 int db_reap(Db *db, int max_attempts);
 int db_job_get(Db *db, long job_id, Job *out);
 /* Marks a running job of AGENT done; 0 ok, -1 when the job moved on meanwhile. JOURNAL,
@@ -64,11 +68,17 @@ int db_job_get(Db *db, long job_id, Job *out);
  * row, so that the folder can be written again after a power loss (see db_settle). */
 int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
                 const char *evidence_path, const char *predicate_json, const char *journal);
-/* Journal rows not yet settled: [{"evidence": REL, "files": {name: base64}}]. */
+/* Journal rows not yet settled, this coordinator's and those of coordinators that are
+ * gone (which become its own): [{"evidence": REL, "files": {name: base64}}]. */
 cJSON *db_unsettled(Db *db);
 /* Calls SYNC_FILES (which makes every folder written so far durable, 0 on success) and
  * then drops the journal rows committed before it; returns how many. */
 int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx);
+/* Whether other coordinators may share the store; this coordinator's id (host-pid);
+ * how many other coordinators showed a sign of life in the last two seconds. */
+int db_shared(const Db *db);
+const char *db_coordinator(const Db *db);
+int db_peers_alive(Db *db);
 /* Copies the WAL back into the database (passive: never waits for, or blocks, a writer). */
 void db_checkpoint(Db *db);
 

@@ -1,0 +1,86 @@
+/* db_backend.h: what the store's logic (db.c, written once) asks of a back end
+ * (db_sqlite.c, db_pg.c): borrowed connections, statements whose parameters are
+ * written $1, $2... (both SQLite and PostgreSQL read that spelling), and their rows.
+ * Private to farm/db*.c. */
+#ifndef CAIRN_FARM_DB_BACKEND_H
+#define CAIRN_FARM_DB_BACKEND_H
+
+#include <pthread.h>
+
+#include "db.h"
+
+/* One bound parameter: 'i' integer, 'd' real, 's' text (NULL text binds SQL NULL). */
+typedef struct {
+    char kind;
+    long long i;
+    double d;
+    const char *s;
+} DbArg;
+
+#define DB_INT(x)  ((DbArg){'i', (long long)(x), 0, NULL})
+#define DB_REAL(x) ((DbArg){'d', 0, (x), NULL})
+#define DB_TEXT(x) ((DbArg){'s', 0, 0, (x)})
+/* An argument list for db_query and db_exec: DB_ARGS(DB_INT(id), DB_TEXT(name)). */
+#define DB_ARGS(...)                                                                               \
+    (const DbArg[]){__VA_ARGS__}, (int)(sizeof((DbArg[]){__VA_ARGS__}) / sizeof(DbArg))
+#define DB_NO_ARGS NULL, 0
+
+typedef struct DbConn DbConn;
+typedef struct DbRows DbRows;
+
+typedef struct {
+    /* Lends a connection for one call. DURABLE: the call acknowledges something, so its
+     * commits must be durable (as far as the sync setting asks) when release returns. */
+    DbConn *(*acquire)(Db *db, int durable);
+    void (*release)(Db *db, DbConn *c, int durable);
+    /* Runs SQL; its rows are read with next (the first call gives the first row). */
+    DbRows *(*query)(DbConn *c, const char *sql, const DbArg *args, int n);
+    int (*next)(DbRows *r);                  /* 1: a row is there */
+    int (*failed)(const DbRows *r);          /* the statement failed */
+    long (*changes)(const DbRows *r);        /* rows changed by an INSERT, UPDATE or DELETE */
+    const char *(*text)(DbRows *r, int col); /* NULL for SQL NULL */
+    double (*real)(DbRows *r, int col);
+    int (*is_number)(DbRows *r, int col);
+    void (*finish)(DbRows *r);
+    const char *(*error)(DbConn *c);
+    /* On the reaper's tick: > 0 when another coordinator said that jobs may have become
+     * claimable (db_reap passes that on); NULL when there are no others. */
+    int (*news)(Db *db);
+    void (*checkpoint)(Db *db); /* background upkeep, off the request path; or NULL */
+    /* Tells the other coordinators that jobs were queued (inside the committing
+     * transaction); NULL when there are none. */
+    void (*announce)(DbConn *c);
+    void (*close)(Db *db);
+    const char *begin;      /* starts a write transaction */
+    const char *claim_lock; /* appended to the claim's SELECT */
+    int claim_batch;        /* queued rows read (and locked) at a time; 0: all */
+    int shared;             /* other coordinators may use the same store */
+} DbBackend;
+
+/* A filed bundle waiting for the group commit (see db_job_done). */
+typedef struct DoneReq {
+    long job, agent;
+    const char *sha, *rel, *pred, *journal;
+    int result, finished;
+    struct DoneReq *next;
+} DoneReq;
+
+/* The part of every back end's handle that db.c uses; back ends embed it first. */
+struct Db {
+    const DbBackend *be;
+    int sync_full;         /* acknowledging commits are durable against power loss */
+    char coordinator[96];  /* this process: host-pid, in temp names and journal rows */
+    pthread_mutex_t qlock; /* guards pending and the finished flags */
+    pthread_cond_t queued, committed;
+    DoneReq *pending;
+};
+
+/* Back ends' constructors: the schema is created when missing. */
+Db *db_sqlite_open(const char *path, Err *e);
+Db *db_pg_open(const char *conninfo, Err *e);
+/* The schema (malloc'd SQL); KEY is the type of an id the store assigns. */
+char *db_schema(const char *key);
+/* Fills in the shared part and starts the group committer (after the back end opened). */
+void db_init_common(Db *db, const DbBackend *be);
+
+#endif

@@ -1,0 +1,194 @@
+/* db_sqlite.c: the store in an SQLite file (WAL), the default back end (db_backend.h).
+ * One connection guarded by one mutex, lent to one call at a time. Every commit is in
+ * the WAL before the call returns, so it survives a kill -9 of the coordinator. With
+ * sync "full", a call that acknowledges something also fsyncs the WAL before the answer
+ * (release, after the connection is unlocked). */
+#include "db_backend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+typedef struct {
+    Db base;
+    sqlite3 *sql;
+    sqlite3 *ckpt; /* a second connection: checkpoints off the request path */
+    pthread_mutex_t lock;
+    int wal_fd; /* the WAL file, fsynced by acknowledging calls */
+} SqliteDb;
+
+/* A statement and where its stepping stands (the first step runs in query). */
+typedef struct {
+    sqlite3_stmt *st;
+    int rc, fresh;
+    long changes;
+} SqliteRows;
+
+static const char PRAGMAS[] = "PRAGMA journal_mode=WAL;"
+                              "PRAGMA busy_timeout=5000;"
+                              "PRAGMA synchronous=NORMAL;"
+                              /* Checkpoints run from sq_checkpoint on their own
+                               * connection, so that no claim or upload pays for copying
+                               * the WAL back and fsyncing the database file. */
+                              "PRAGMA wal_autocheckpoint=0;";
+
+static DbConn *sq_acquire(Db *db, int durable) {
+    (void)durable;
+    SqliteDb *s = (SqliteDb *)db;
+    pthread_mutex_lock(&s->lock);
+    return (DbConn *)s;
+}
+
+/* The fsync comes after the connection is released, so that claims and heartbeats
+ * never wait behind the disk. It covers every frame written so far (this commit's
+ * included): a checkpoint in between syncs the WAL before copying frames out of it,
+ * and the WAL is only rewritten from its start after such a checkpoint. If the WAL
+ * cannot be synced, nothing says which acknowledged rows are durable: stop, as
+ * PostgreSQL does, and let the restart reconcile. */
+static void sq_release(Db *db, DbConn *c, int durable) {
+    (void)c;
+    SqliteDb *s = (SqliteDb *)db;
+    pthread_mutex_unlock(&s->lock);
+    if (durable && db->sync_full && fdatasync(s->wal_fd) != 0) {
+        fprintf(stderr, "farm: cannot fsync the database's WAL: %s\n", strerror(errno));
+        abort();
+    }
+}
+
+static DbRows *sq_query(DbConn *c, const char *sql, const DbArg *args, int n) {
+    SqliteDb *s = (SqliteDb *)c;
+    SqliteRows *r = calloc(1, sizeof *r);
+    r->fresh = 1;
+    if (sqlite3_prepare_v2(s->sql, sql, -1, &r->st, NULL) != SQLITE_OK) {
+        r->rc = SQLITE_ERROR;
+        return (DbRows *)r;
+    }
+    /* $N names are numbered by first appearance: bind each by its name. */
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "$%d", i + 1);
+        int at = sqlite3_bind_parameter_index(r->st, name);
+        if (at == 0) continue;
+        if (args[i].kind == 'i') sqlite3_bind_int64(r->st, at, args[i].i);
+        else if (args[i].kind == 'd') sqlite3_bind_double(r->st, at, args[i].d);
+        else if (args[i].s) sqlite3_bind_text(r->st, at, args[i].s, -1, SQLITE_STATIC);
+    }
+    r->rc = sqlite3_step(r->st);
+    r->changes = sqlite3_changes(s->sql);
+    return (DbRows *)r;
+}
+
+static int sq_next(DbRows *rows) {
+    SqliteRows *r = (SqliteRows *)rows;
+    if (!r->fresh && r->rc == SQLITE_ROW) r->rc = sqlite3_step(r->st);
+    r->fresh = 0;
+    return r->rc == SQLITE_ROW;
+}
+
+static int sq_failed(const DbRows *rows) {
+    const SqliteRows *r = (const SqliteRows *)rows;
+    return r->rc != SQLITE_ROW && r->rc != SQLITE_DONE;
+}
+
+static long sq_changes(const DbRows *rows) { return ((const SqliteRows *)rows)->changes; }
+
+static const char *sq_text(DbRows *rows, int col) {
+    return (const char *)sqlite3_column_text(((SqliteRows *)rows)->st, col);
+}
+
+static double sq_real(DbRows *rows, int col) {
+    return sqlite3_column_double(((SqliteRows *)rows)->st, col);
+}
+
+static int sq_is_number(DbRows *rows, int col) {
+    int type = sqlite3_column_type(((SqliteRows *)rows)->st, col);
+    return type == SQLITE_INTEGER || type == SQLITE_FLOAT;
+}
+
+static void sq_finish(DbRows *rows) {
+    SqliteRows *r = (SqliteRows *)rows;
+    sqlite3_finalize(r->st);
+    free(r);
+}
+
+static const char *sq_error(DbConn *c) { return sqlite3_errmsg(((SqliteDb *)c)->sql); }
+
+/* Copies the WAL back into the database (passive: never waits for, or blocks, a writer). */
+static void sq_checkpoint(Db *db) {
+    sqlite3_wal_checkpoint_v2(((SqliteDb *)db)->ckpt, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+}
+
+static void sq_close(Db *db) {
+    SqliteDb *s = (SqliteDb *)db;
+    if (s->wal_fd >= 0) close(s->wal_fd);
+    sqlite3_close(s->ckpt);
+    sqlite3_close(s->sql);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+static const DbBackend SQLITE_BACKEND = {
+    .acquire = sq_acquire,
+    .release = sq_release,
+    .query = sq_query,
+    .next = sq_next,
+    .failed = sq_failed,
+    .changes = sq_changes,
+    .text = sq_text,
+    .real = sq_real,
+    .is_number = sq_is_number,
+    .finish = sq_finish,
+    .error = sq_error,
+    .news = NULL,
+    .checkpoint = sq_checkpoint,
+    .announce = NULL,
+    .close = sq_close,
+    .begin = "BEGIN IMMEDIATE",
+    .claim_lock = "",
+    .claim_batch = 0,
+    .shared = 0,
+};
+
+/* Opens both connections, creates the schema and opens the WAL for fsyncs. */
+static int sq_connect(SqliteDb *s, const char *path, Err *e) {
+    char *msg = NULL, *schema = db_schema("INTEGER PRIMARY KEY");
+    int ok = sqlite3_open_v2(path, &s->sql,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                             NULL) == SQLITE_OK &&
+             sqlite3_exec(s->sql, PRAGMAS, NULL, NULL, &msg) == SQLITE_OK &&
+             sqlite3_exec(s->sql, schema, NULL, NULL, &msg) == SQLITE_OK;
+    free(schema);
+    if (!ok) {
+        err_set(e, "database %s: %s", path, msg ? msg : sqlite3_errmsg(s->sql));
+        sqlite3_free(msg);
+        return -1;
+    }
+    if (sqlite3_open_v2(path, &s->ckpt, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) !=
+        SQLITE_OK)
+        return err_set(e, "database %s: %s", path, sqlite3_errmsg(s->ckpt));
+    sqlite3_busy_timeout(s->ckpt, 5000);
+    char wal[4200];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    s->wal_fd = open(wal, O_RDONLY | O_CLOEXEC);
+    if (s->wal_fd < 0)
+        return err_set(e, "database %s: cannot open its WAL: %s", path, strerror(errno));
+    return 0;
+}
+
+Db *db_sqlite_open(const char *path, Err *e) {
+    SqliteDb *s = calloc(1, sizeof *s);
+    s->base.be = &SQLITE_BACKEND;
+    s->wal_fd = -1;
+    pthread_mutex_init(&s->lock, NULL);
+    if (sq_connect(s, path, e) != 0) {
+        sq_close(&s->base);
+        return NULL;
+    }
+    db_init_common(&s->base, &SQLITE_BACKEND);
+    return &s->base;
+}
