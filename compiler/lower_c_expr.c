@@ -115,8 +115,11 @@ static const char *lower_element(Lower *L, const Expr *e) {
     const char *i = lower_expr(L, e->u.index.index);
     bool sign = type_is_signed(e->u.index.index->type);
     const char *idx = lower_new_tmp(L);
-    lower_emit(L, "const uint64_t %s = cairn_index_%s((%s)%s, %s, %s);", idx, sign ? "s" : "u",
-               sign ? "int64_t" : "uint64_t", i, lower_sym_len(L, view), lower_at(L, e->span));
+    const char *check =
+        FMT("cairn_index_%s((%s)%s, %s, %s)", sign ? "s" : "u", sign ? "int64_t" : "uint64_t", i,
+            lower_sym_len(L, view), lower_at(L, e->span));
+    lower_emit(L, "const uint64_t %s = %s;", idx,
+               lower_covered_index(L, view, e->u.index.index, i, check));
     return FMT("%s[%s]", lower_sym_c(L, view), idx);
 }
 

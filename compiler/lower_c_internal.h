@@ -54,8 +54,9 @@ typedef struct Lower {
     WarpSlot warp[LOWER_MAX_WARP_OPS]; /* warp results ready in this phase */
     const Symbol *coop_thread;         /* the thread binder of the blocks region */
     int nwarp;
-    unsigned modules; /* LOWER_MODULE_* bits: runtime modules the program calls */
-    bool has_device;  /* met device work (a device region, reduce or placement) */
+    unsigned modules;              /* LOWER_MODULE_* bits: runtime modules the program calls */
+    bool has_device;               /* met device work (a device region, reduce or placement) */
+    const struct Covered *covered; /* lowering a term whose block checks these indexes */
 } Lower;
 
 /* Runtime modules a lowering calls (Lower.modules), for the driver's link step. */
@@ -117,6 +118,17 @@ typedef struct SymSet {
     const Symbol *items[512];
     int len;
 } SymSet;
+/* Views a `reduce + parallel` yield indexes by its loop variable `var`: the block
+ * function checks their extents once per block, and the term function skips those index
+ * checks when its cairn_covered argument says so (lower_c_region.c). */
+typedef struct Covered {
+    const Symbol *var;
+    SymSet views;
+} Covered;
+/* The C index of view[index] (`i` its value, `check` the checked index): `check`, or,
+ * when L->covered holds it, the index unchecked when cairn_covered is set. */
+const char *lower_covered_index(Lower *L, const Symbol *view, const Expr *index, const char *i,
+                                const char *check);
 /* The symbols `body` (and `yield`) use from outside, `var` and their own lets aside. */
 void lower_region_captures(const Block *body, const Expr *yield, const Symbol *var, SymSet *out);
 /* The C declaration of a captured symbol's field(s), or of its local copy when

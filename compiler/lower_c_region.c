@@ -363,25 +363,91 @@ static const char *reduce_for(Lower *L, Expr *e, const Type *it, const char *lo,
     return acc;
 }
 
+/* ---- the exact sum's hoisted index checks ---- */
+
+/* The views `e` indexes by exactly the binder `var` (nested reductions included). */
+static void covered_views(const Expr *e, const Symbol *var, SymSet *views) {
+    if (!e) return;
+    switch (e->kind) {
+    case EXPR_UNARY: covered_views(e->u.unary.operand, var, views); break;
+    case EXPR_BINARY:
+        covered_views(e->u.binary.lhs, var, views);
+        covered_views(e->u.binary.rhs, var, views);
+        break;
+    case EXPR_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++) covered_views(e->u.call.args[i], var, views);
+        break;
+    case EXPR_INDEX: {
+        const Symbol *view = lower_expr_sym(e->u.index.base);
+        if (var && view && lower_is_view(view->type) && lower_expr_sym(e->u.index.index) == var)
+            set_add(views, view);
+        covered_views(e->u.index.index, var, views);
+        break;
+    }
+    case EXPR_CONVERT: covered_views(e->u.convert.arg, var, views); break;
+    case EXPR_REDUCE:
+        covered_views(e->u.reduce.lo, var, views);
+        covered_views(e->u.reduce.count, var, views);
+        covered_views(e->u.reduce.body, var, views);
+        break;
+    default: break;
+    }
+}
+
+const char *lower_covered_index(Lower *L, const Symbol *view, const Expr *index, const char *i,
+                                const char *check) {
+    const Covered *cov = L->covered;
+    if (!cov || lower_expr_sym(index) != cov->var || !set_has(&cov->views, view)) return check;
+    return FMT("cairn_covered ? (uint64_t)%s : %s", i, check);
+}
+
+/* laneN_covers(ctx, b, e), b < e: every covered view holds the indexes of terms b..e-1
+ * (an index is a usize, lo + k, increasing with k: its last value decides). */
+static void covers_function(Lower *L, const Lane *ln, const Covered *cov) {
+    const char *it = lower_c_scalar(ln->index_type);
+    strbuf *sb = &L->lanes;
+    sb_printf(sb,
+              "static inline __attribute__((always_inline)) int lane%d_covers(void *cairn_ctx, "
+              "size_t cairn_b, size_t cairn_e) {\n"
+              "    struct lane%d *c = cairn_ctx;\n"
+              "    const %s cairn_last = (%s)((uint64_t)c->cairn_lo + cairn_e - 1);\n"
+              "    (void)c, (void)cairn_b, (void)cairn_last;\n    return 1",
+              ln->id, ln->id, it, it);
+    for (int k = 0; k < cov->views.len; k++)
+        sb_printf(sb, " && (uint64_t)cairn_last < c->%s", lower_sym_len(L, cov->views.items[k]));
+    sb_puts(sb, ";\n}\n\n");
+}
+
 /* reduce + parallel over floats: exact, rounded once. The yield becomes a term function
- * of the index (inlined), and CAIRN_SUMNN_TERMS (cairn_sum.h) makes the block function
+ * of the index (inlined), and CAIRN_SUM_CHECKED (cairn_sum.h) makes the block function
  * around it, which adds each group of eight terms straight into the expansions held in
- * registers: no buffer, and the loop vectorizes. */
+ * registers: no buffer, and the loop vectorizes. Index checks of views by the loop
+ * variable are hoisted: laneN_covers checks the block's range once, and the term skips
+ * them when covered (a block that is not covered runs with them, and traps as it
+ * would). laneN_sum takes a tiny path for a few terms, the pool otherwise. */
 static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
     const Type *t = e->type;
     const char *w = t->kind == TY_F32 ? "32" : "64";
+    Covered cov = {.var = e->u.reduce.var_sym};
+    covered_views(e->u.reduce.body, cov.var, &cov.views);
     Lane ln;
-    lane_head(
-        L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
-        FMT("static inline __attribute__((always_inline)) %s lane%%d_term(void *cairn_ctx, size_t cairn_k) {\n",
-            lower_c_scalar(t)));
+    lane_head(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
+              FMT("static inline __attribute__((always_inline)) %s lane%%d_term(void *cairn_ctx, "
+                  "size_t cairn_k, int cairn_covered) {\n",
+                  lower_c_scalar(t)));
+    lower_emit(L, "(void)cairn_covered;");
     lane_index(L, &ln);
+    const Covered *saved = L->covered;
+    L->covered = &cov;
     const char *v = lower_expr(L, e->u.reduce.body);
+    L->covered = saved;
     lane_finish(L, &ln, FMT("return %s;", v));
-    sb_printf(&L->lanes, "CAIRN_SUM%s_TERMS(lane%d, lane%d_term)\n\n", w, ln.id, ln.id);
+    covers_function(L, &ln, &cov);
+    sb_printf(&L->lanes, "CAIRN_SUM_CHECKED(lane%d, cairn_sum%s, lane%d_term, lane%d_covers)\n\n",
+              ln.id, w, ln.id, ln.id);
     const char *ctx = lower_lane_context(L, &ln, lo, "");
     numerics_sum(L, t, "exact");
-    return FMT("(%s ? cairn_sum%s_pooled((size_t)%s, 0, lane%d, &%s) : 0.0%s)", n, w, n, ln.id, ctx,
+    return FMT("(%s ? lane%d_sum(&%s, (size_t)%s) : 0.0%s)", n, ln.id, ctx, n,
                t->kind == TY_F32 ? "f" : "");
 }
 

@@ -254,30 +254,18 @@ static uint64_t zero_bits(double hi, uint64_t count, const sum_format *f) {
     return count > 0 && hibits == 1ull << 63 ? 1ull << f->sign_shift : 0;
 }
 
-/* When the whole total is hi + lo (no integer), round it with one addition: that is the
- * f64 answer itself, and an f32 answer when the addition was exact (then one (float)
- * rounds the exact total once). Returns 0 where the integer must decide. */
+/* When the whole total is hi + lo (no integer): its bits, or 0 where the integer must
+ * decide (cairn_sum__pair64/32, the header's, say how). */
 static int round_pair(double hi, double lo, uint64_t count, const sum_format *f, uint64_t *out) {
-    if (lo == 0 && f != &F64 && hi != 0) { /* the usual short f32 sum: hi is exact */
-        float single = (float)hi;
-        uint32_t b32;
-        memcpy(&b32, &single, sizeof b32);
-        *out = b32;
-        return 1;
-    }
-    CAIRN_SUM_TWO_STEP(double, hi, 0.0, lo, total, err, unused);
-    (void)unused;
-    if (total == 0) { /* a sum of two doubles rounds to 0 only if 0 */
-        *out = zero_bits(hi, count, f);
-        return 1;
-    }
     if (f == &F64) {
-        memcpy(out, &total, sizeof *out);
+        double d;
+        cairn_sum__pair64(hi, lo, count > 0, &d);
+        memcpy(out, &d, sizeof d);
         return 1;
     }
-    if (err != 0) return 0;
-    float single = (float)total;
+    float single;
     uint32_t b32;
+    if (!cairn_sum__pair32(hi, lo, count > 0, &single)) return 0;
     memcpy(&b32, &single, sizeof b32);
     *out = b32;
     return 1;
@@ -537,53 +525,26 @@ static size_t array_grain(size_t n) {
     return g < POOL_GRAIN ? POOL_GRAIN : g;
 }
 
-/* A tiny array in two expansions held in one SSE2 register pair (even and odd terms,
- * an odd count padded with -0.0, which changes nothing), joined into one: half the
- * instructions of one scalar expansion. The second lo joins the first lo, not hi, so
- * that a +0.0 there cannot turn an all -0.0 hi into +0.0. Returns 0 when some step was
- * not clean. */
-typedef double v2d __attribute__((vector_size(16)));
-typedef int64_t v2i __attribute__((vector_size(16)));
-
-#define DEFINE_TINY(NAME, T)                                                                       \
-    static inline __attribute__((always_inline)) int NAME(const T *x, size_t n, double *hi,        \
-                                                          double *lo) {                            \
-        v2d h = {-0.0, -0.0}, l = {0.0, 0.0}, zero = {0.0, 0.0};                                   \
-        v2i bad = {0, 0};                                                                          \
-        for (size_t i = 0; i < n; i += 2) {                                                        \
-            v2d xv = {(double)x[i], i + 1 < n ? (double)x[i + 1] : -0.0};                          \
-            CAIRN_SUM_TWO_STEP(v2d, h, l, xv, a, b, e2);                                           \
-            h = a, l = b;                                                                          \
-            bad |= e2 != zero;                                                                     \
-        }                                                                                          \
-        CAIRN_SUM_TWO_STEP(double, h[0], l[0], h[1], a, b, e2);  /* hi joins hi */                 \
-        CAIRN_SUM_TWO_STEP(double, b, 0.0, l[1], d, e3, unused); /* lo joins lo */                 \
-        (void)unused;                                                                              \
-        *hi = a, *lo = d;                                                                          \
-        return !(bad[0] | bad[1]) && e2 == 0 && e3 == 0;                                           \
-    }
-
-DEFINE_TINY(tiny_f64, double)
-DEFINE_TINY(tiny_f32, float)
+/* A tiny array: the header's tiny path over its elements. */
+static inline __attribute__((always_inline)) double elem_f64(void *x, size_t k) {
+    return ((const double *)x)[k];
+}
+static inline __attribute__((always_inline)) float elem_f32(void *x, size_t k) {
+    return ((const float *)x)[k];
+}
+CAIRN_SUM__TINY(tiny_f64, elem_f64)
+CAIRN_SUM__TINY(tiny_f32, elem_f32)
 
 /* A tiny array: rounded straight from the joined expansion when every step was clean
  * (no state, no folding); else the general way. */
-#define TINY 16
-#define DEFINE_ARRAY_SUM(NAME, SUMT, T, P, TINYSUM, FMT, BLOCK)                                    \
+#define DEFINE_ARRAY_SUM(NAME, SUMT, T, P, W, TINYSUM, BLOCK)                                      \
     T NAME(const T *x, size_t n) {                                                                 \
         array_ctx ctx = {x};                                                                       \
         double hi, lo;                                                                             \
-        uint64_t bits;                                                                             \
-        if (n < TINY && TINYSUM(x, n, &hi, &lo) && round_pair(hi, lo, n, FMT, &bits)) {            \
-            T out;                                                                                 \
-            if (sizeof out == 4) {                                                                 \
-                uint32_t b32 = (uint32_t)bits;                                                     \
-                memcpy(&out, &b32, sizeof out);                                                    \
-            } else {                                                                               \
-                memcpy(&out, &bits, sizeof out);                                                   \
-            }                                                                                      \
+        T out;                                                                                     \
+        if (n - 1 < CAIRN_SUM_TINY - 1 && TINYSUM((void *)x, n, &hi, &lo) &&                       \
+            cairn_sum__pair##W(hi, lo, 1, &out))                                                   \
             return out;                                                                            \
-        }                                                                                          \
         if (n < SERIAL_BELOW) {                                                                    \
             SUMT s;                                                                                \
             P##_init(&s);                                                                          \
@@ -593,8 +554,8 @@ DEFINE_TINY(tiny_f32, float)
         return P##_pooled(n, array_grain(n), BLOCK, &ctx);                                         \
     }
 
-DEFINE_ARRAY_SUM(cairn_sum_f64, cairn_sum64, double, cairn_sum64, tiny_f64, &F64, block_f64)
-DEFINE_ARRAY_SUM(cairn_sum_f32, cairn_sum32, float, cairn_sum32, tiny_f32, &F32, block_f32)
+DEFINE_ARRAY_SUM(cairn_sum_f64, cairn_sum64, double, cairn_sum64, 64, tiny_f64, block_f64)
+DEFINE_ARRAY_SUM(cairn_sum_f32, cairn_sum32, float, cairn_sum32, 32, tiny_f32, block_f32)
 
 /* ---- the ordered fold of `reduce + for` ----------------------------------------- */
 

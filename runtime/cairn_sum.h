@@ -162,8 +162,11 @@ float cairn_sum32_pooled(size_t n, size_t grain, cairn_sum32_block_fn block, voi
 #if !defined(__CUDACC__)
 #include <string.h>
 
-#define CAIRN_SUM_SHORT 16
+#define CAIRN_SUM_SHORT 16 /* a block function's shorter blocks go into expansion 0 */
+#define CAIRN_SUM_TINY  16 /* NAME_sum and cairn_sum_fNN: fewer terms take the tiny path */
 
+typedef double cairn_sum__v2d __attribute__((vector_size(16)));
+typedef long long cairn_sum__v2l __attribute__((vector_size(16)));
 typedef double cairn_sum__v4d __attribute__((vector_size(32)));
 typedef long long cairn_sum__v4l __attribute__((vector_size(32)));
 
@@ -172,6 +175,69 @@ typedef struct cairn_sum_run {
 } cairn_sum_run;
 
 int cairn_sum_use_avx2(void); /* the CPU runs AVX2 (cached) */
+
+/* The rounded total of a sum held exactly in hi + lo alone (no integer, no other
+ * expansion). One addition rounds it: the f64 answer, and the f32 one when hi alone
+ * holds the total or the addition was exact (then one (float) rounds the exact total
+ * once). An exact zero is -0.0 when there were terms (`any`) and hi is still -0.0
+ * (every term was -0.0), else +0.0. Returns 0 where the integer must decide (an f32
+ * total that is no double). */
+static inline int cairn_sum__pair_zero(double hi, int any) {
+    uint64_t bits;
+    memcpy(&bits, &hi, sizeof bits);
+    return any && bits == 1ull << 63;
+}
+
+static inline int cairn_sum__pair64(double hi, double lo, int any, double *out) {
+    double total = hi + lo;
+    *out = total != 0 ? total : cairn_sum__pair_zero(hi, any) ? -0.0 : 0.0;
+    return 1;
+}
+
+static inline int cairn_sum__pair32(double hi, double lo, int any, float *out) {
+    if (lo == 0 && hi != 0) { /* the usual short f32 sum: hi is exact */
+        *out = (float)hi;
+        return 1;
+    }
+    CAIRN_SUM_TWO_STEP(double, hi, 0.0, lo, total, err, unused);
+    (void)unused;
+    if (total == 0) { /* a sum of two doubles rounds to 0 only if 0 */
+        *out = cairn_sum__pair_zero(hi, any) ? -0.0f : 0.0f;
+        return 1;
+    }
+    if (err != 0) return 0;
+    *out = (float)total;
+    return 1;
+}
+
+/* NAME(c, n, &hi, &lo): terms TERM(c, 0 .. n-1), 0 < n < CAIRN_SUM_TINY, in two
+ * expansions held in one SSE2 register pair (even and odd terms; an odd count is padded
+ * with -0.0, which changes nothing), joined into one, hi + lo: half the instructions of
+ * one scalar expansion, and no state. The second lo joins the first lo, not hi, so that
+ * a +0.0 there cannot turn an all -0.0 hi into +0.0. Returns 0 when some step was not
+ * clean (a leftover, an infinity, a NaN, an overflow): then nothing is decided. */
+#define CAIRN_SUM__TINY(NAME, TERM)                                                                \
+    static inline __attribute__((always_inline)) int NAME(void *cairn_c_, size_t cairn_n_,         \
+                                                          double *cairn_hi_, double *cairn_lo_) {  \
+        cairn_sum__v2d cairn_h_ = {-0.0, -0.0}, cairn_l_ = {0.0, 0.0}, cairn_z_ = {0.0, 0.0};      \
+        cairn_sum__v2l cairn_bad_ = {0, 0};                                                        \
+        for (size_t cairn_i_ = 0; cairn_i_ < cairn_n_; cairn_i_ += 2) {                            \
+            cairn_sum__v2d cairn_x_ = {                                                            \
+                (double)TERM(cairn_c_, cairn_i_),                                                  \
+                cairn_i_ + 1 < cairn_n_ ? (double)TERM(cairn_c_, cairn_i_ + 1) : -0.0};            \
+            CAIRN_SUM_TWO_STEP(cairn_sum__v2d, cairn_h_, cairn_l_, cairn_x_, cairn_a_, cairn_b_,   \
+                               cairn_e_);                                                          \
+            cairn_h_ = cairn_a_, cairn_l_ = cairn_b_;                                              \
+            cairn_bad_ |= cairn_e_ != cairn_z_;                                                    \
+        }                                                                                          \
+        CAIRN_SUM_TWO_STEP(double, cairn_h_[0], cairn_l_[0], cairn_h_[1], cairn_a_, cairn_b_,      \
+                           cairn_e_); /* hi joins hi */                                            \
+        CAIRN_SUM_TWO_STEP(double, cairn_b_, 0.0, cairn_l_[1], cairn_d_, cairn_f_,                 \
+                           cairn_g_); /* lo joins lo */                                            \
+        (void)cairn_g_;                                                                            \
+        *cairn_hi_ = cairn_a_, *cairn_lo_ = cairn_d_;                                              \
+        return !(cairn_bad_[0] | cairn_bad_[1]) && cairn_e_ == 0 && cairn_f_ == 0;                 \
+    }
 
 static inline __attribute__((always_inline)) cairn_sum_run
 cairn_sum__run_load(const cairn_sum_state *st) {
@@ -289,6 +355,45 @@ static inline __attribute__((always_inline)) int cairn_sum__any(const cairn_sum_
     CAIRN_SUM__BLOCK(NAME, double, CAIRN_SUM64_TERMS, CTXTYPE, CTXVAR, VAR, EXPR)
 #define CAIRN_SUM32_BLOCK(NAME, CTXTYPE, CTXVAR, VAR, EXPR)                                        \
     CAIRN_SUM__BLOCK(NAME, float, CAIRN_SUM32_TERMS, CTXTYPE, CTXVAR, VAR, EXPR)
+
+/* ---- a whole sum of computed terms, checks hoisted (what generated code calls) --------
+ *
+ * CAIRN_SUM_CHECKED(NAME, P, TERM, COVERS), P the accumulator (cairn_sum64 for f64
+ * terms, cairn_sum32 for f32), defines the block function NAME (a P_block_fn) and
+ * `static T NAME_sum(void *ctx, size_t n)`, the rounded exact sum of terms 0..n-1.
+ * TERM(ctx, k, covered) gives term k; COVERS(ctx, b, e) says, for b < e, that terms
+ * b..e-1 may be computed with covered = 1. Generated code checks there once per block
+ * that every view the yield indexes by the loop variable is long enough, and its TERM
+ * skips those index checks when covered: the block then runs as CAIRN_SUM64_TERMS does
+ * (vectorizable, the checks gone from the loop). A block COVERS refuses is computed term
+ * by term with covered = 0, so it traps where and how the program would without the
+ * hoisting. NAME_sum takes the tiny path below CAIRN_SUM_TINY terms (CAIRN_SUM__TINY: no
+ * accumulator, no pool, no block setup) when COVERS accepts them and every step was
+ * clean, and P_pooled otherwise. */
+#define CAIRN_SUM__T_cairn_sum64    double
+#define CAIRN_SUM__T_cairn_sum32    float
+#define CAIRN_SUM__PAIR_cairn_sum64 cairn_sum__pair64
+#define CAIRN_SUM__PAIR_cairn_sum32 cairn_sum__pair32
+#define CAIRN_SUM_CHECKED(NAME, P, TERM, COVERS)                                                   \
+    static inline __attribute__((always_inline))                                                   \
+    CAIRN_SUM__T_##P NAME##_fast_term(void *c, size_t k) {                                         \
+        return TERM(c, k, 1);                                                                      \
+    }                                                                                              \
+    CAIRN_SUM__TERMS(NAME##_fast, P, CAIRN_SUM__T_##P, P, NAME##_fast_term)                        \
+    CAIRN_SUM__TINY(NAME##_tiny, NAME##_fast_term)                                                 \
+    static void NAME(void *c, size_t b, size_t e, P *acc) {                                        \
+        if (b < e && !COVERS(c, b, e)) /* some index is out of range: trap at it */                \
+            for (size_t k = b; k < e; k++) P##_add(acc, TERM(c, k, 0));                            \
+        else NAME##_fast(c, b, e, acc);                                                            \
+    }                                                                                              \
+    static __attribute__((unused)) CAIRN_SUM__T_##P NAME##_sum(void *c, size_t n) {                \
+        double hi, lo;                                                                             \
+        CAIRN_SUM__T_##P out;                                                                      \
+        if (n - 1 < CAIRN_SUM_TINY - 1 && COVERS(c, 0, n) && NAME##_tiny(c, n, &hi, &lo) &&        \
+            CAIRN_SUM__PAIR_##P(hi, lo, 1, &out))                                                  \
+            return out;                                                                            \
+        return P##_pooled(n, 0, NAME, c);                                                          \
+    }
 #endif /* !__CUDACC__ */
 
 #ifdef __cplusplus
