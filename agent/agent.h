@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <openssl/evp.h>
 
+#include "api.h"
 #include "http.h"
 #include "util.h"
 
@@ -45,8 +46,10 @@ int probe_cairn_version(const char *cairn, char *out, size_t cap, Err *e);
 int client_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY *key,
                  const char *name, const cJSON *caps, Err *e);
 void client_close(Session *s);
-/* 1 with a job in *job, 0 when the long poll ended empty, -1 on error (e->msg). */
-int client_claim(Session *s, double wait_s, cJSON **job, Err *e);
+/* 1 with a job in *JOB (pointing into *ANSWER, which the caller deletes), 0 when the
+ * long poll ended empty, -1 on error (e->msg), -2 when the coordinator no longer knows
+ * this agent's token (enrol again). */
+int client_claim(Session *s, double wait_s, cJSON **answer, ProtoJob *job, Err *e);
 /* 0 keep going, 1 cancelled, -1 the lease is gone (or the coordinator is unreachable). */
 int client_heartbeat(Session *s, long job, const char *progress);
 int client_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err *e);
@@ -72,7 +75,7 @@ typedef struct {
     const char *cairn_version;
 } SuiteEnv;
 /* 0 done (statement and files filled), 1 cancelled, -1 failed before any case ran. */
-int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **files, Err *e);
+int suite_run(const SuiteEnv *env, const ProtoJob *job, cJSON **statement, cJSON **files, Err *e);
 
 int loadgen_main(int argc, char **argv);
 /* sign.c: `cairn-agent sign` (make gpu signs its bundle with it). */

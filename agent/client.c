@@ -6,7 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "dsse.h"
+
+/* E for an answer that is not the one wanted: an error answer (by its code) or a
+ * transport failure, else the parser's complaint already in E. Returns -1. */
+static int failed(const char *what, long status, const ProtoError *pe, Err *e) {
+    if (status < 0 || status >= 400) return proto_fail(e, what, pe);
+    char why[sizeof e->msg];
+    snprintf(why, sizeof why, "%s", e->msg[0] ? e->msg : "an unexpected answer");
+    return err_set(e, "%s: HTTP %ld: %s", what, status, why);
+}
+
+/* Refusals that retrying will not change (enrolment): -2, else -1. */
+static int refused(const ProtoError *pe) {
+    return pe->code == PROTO_E_WRONG_TOKEN || pe->code == PROTO_E_KEY_REVOKED ||
+                   pe->code == PROTO_E_PROOF_REFUSED || pe->code == PROTO_E_BAD_FIELD
+               ? -2
+               : -1;
+}
 
 int client_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY *key,
                  const char *name, const cJSON *caps, Err *e) {
@@ -14,35 +32,31 @@ int client_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY 
     s->http = http_new(url, enrol_token);
     s->key = key;
     snprintf(s->name, sizeof s->name, "%s", name);
-    long status = 0;
-    cJSON *answer = NULL, *proof = NULL;
+    ProtoError pe;
+    ProtoChallenge challenge;
+    ProtoEnrolled enrolled;
+    cJSON *answer = NULL;
     /* Proof of key possession: the coordinator's nonce, signed with our key. */
-    int rc = http_json(s->http, "POST", "/api/v1/agents/challenge", NULL, 30, &status, &answer, e);
-    if (rc == 0 && status == 200 && json_str(answer, "nonce"))
-        proof = dsse_enrol_proof_sign(key, json_str(answer, "nonce"), name, e);
-    else if (rc == 0) rc = err_set(e, "challenge: %ld", status);
+    long status = proto_call(s->http, "POST", "/api/v1/agents/challenge", NULL, 30, &answer, &pe);
+    int ok = status == 200 && proto_challenge_parse(answer, &challenge, e) == 0;
     cJSON_Delete(answer);
-    answer = NULL;
-    if (!proof) return status == 401 ? -2 : -1;
+    if (!ok) return failed("challenge", status, &pe, e), refused(&pe);
+    cJSON *proof = dsse_enrol_proof_sign(key, challenge.nonce, name, e);
+    if (!proof) return -1;
     char *pem = dsse_key_public_pem(key);
-    cJSON *req = cJSON_CreateObject();
-    cJSON_AddStringToObject(req, "name", name);
-    cJSON_AddStringToObject(req, "public_key", pem);
-    cJSON_AddItemReferenceToObject(req, "capabilities", (cJSON *)caps);
-    cJSON_AddItemToObject(req, "proof", proof);
-    free(pem);
-    rc = http_json(s->http, "POST", "/api/v1/agents/enrol", req, 30, &status, &answer, e);
+    ProtoEnrol m = {.name = name, .public_key = pem, .capabilities = caps, .proof = proof};
+    cJSON *req = proto_enrol_build(&m);
+    status = proto_call(s->http, "POST", "/api/v1/agents/enrol", req, 30, &answer, &pe);
     cJSON_Delete(req);
-    const char *token = json_str(answer, "token");
-    if (rc == 0 && status == 200 && token) {
-        snprintf(s->token, sizeof s->token, "%s", token);
-        s->id = (long)json_num(answer, "agent", 0);
-        http_set_token(s->http, s->token);
-    } else if (rc == 0) {
-        rc = status == 403 || status == 401 ? -2 : -1; /* refused: retrying will not help */
-    }
+    cJSON_Delete(proof);
+    free(pem);
+    ok = status == 200 && proto_enrolled_parse(answer, &enrolled, e) == 0;
     cJSON_Delete(answer);
-    return rc;
+    if (!ok) return failed("enrol", status, &pe, e), refused(&pe);
+    snprintf(s->token, sizeof s->token, "%s", enrolled.token);
+    s->id = enrolled.agent;
+    http_set_token(s->http, s->token);
+    return 0;
 }
 
 void client_close(Session *s) {
@@ -50,48 +64,47 @@ void client_close(Session *s) {
     s->http = NULL;
 }
 
-int client_claim(Session *s, double wait_s, cJSON **job, Err *e) {
-    cJSON *req = cJSON_CreateObject();
-    cJSON_AddNumberToObject(req, "wait_s", wait_s);
-    long status = 0;
-    *job = NULL;
-    int rc = http_json(s->http, "POST", "/api/v1/claim", req, (long)wait_s + 30, &status, job, e);
+int client_claim(Session *s, double wait_s, cJSON **answer, ProtoJob *job, Err *e) {
+    ProtoClaim m = {.wait_s = wait_s};
+    ProtoError pe;
+    cJSON *req = proto_claim_build(&m);
+    long status = proto_call(s->http, "POST", "/api/v1/claim", req, (long)wait_s + 30, answer, &pe);
     cJSON_Delete(req);
-    if (rc != 0) return -1;
-    if (status == 200 && *job) return 1;
-    cJSON_Delete(*job);
-    *job = NULL;
+    if (status == 200 && proto_job_parse(*answer, job, e) == 0) return 1;
+    cJSON_Delete(*answer);
+    *answer = NULL;
     if (status == 204) return 0;
-    if (status == 401) err_set(e, "401: the coordinator does not know this agent's token");
-    return -1;
+    failed("claim", status, &pe, e);
+    /* forgotten or revoked: the caller enrols again (or stops) */
+    return pe.code == PROTO_E_UNKNOWN_AGENT || pe.code == PROTO_E_NO_TOKEN ? -2 : -1;
 }
 
 int client_heartbeat(Session *s, long job, const char *progress) {
     char path[128];
     snprintf(path, sizeof path, "/api/v1/jobs/%ld/heartbeat", job);
-    cJSON *req = cJSON_CreateObject();
-    cJSON_AddStringToObject(req, "progress", progress);
-    long status = 0;
-    cJSON *answer = NULL;
+    ProtoHeartbeat m = {.progress = progress};
+    ProtoLease lease;
+    ProtoError pe;
     Err e = {{0}};
-    int rc = http_json(s->http, "POST", path, req, 20, &status, &answer, &e);
+    cJSON *req = proto_heartbeat_build(&m), *answer = NULL;
+    long status = proto_call(s->http, "POST", path, req, 20, &answer, &pe);
     cJSON_Delete(req);
-    int cancel = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(answer, "cancel"));
+    int parsed = status == 200 ? proto_lease_parse(answer, &lease, &e) : -1;
     cJSON_Delete(answer);
-    if (rc != 0) return 0; /* unreachable for now: keep working, the lease may still hold */
-    if (status == 200) return cancel ? 1 : 0;
-    return status == 409 ? -1 : 0;
+    if (parsed == 0) return lease.cancel ? 1 : 0;
+    /* Unreachable or another error: keep working, the lease may still hold. */
+    return pe.code == PROTO_E_LEASE_LOST ? -1 : 0;
 }
-
 int client_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err *e) {
-    char path[128], got[SHA256_HEX_LEN];
+    char path[128], got[SHA256_HEX_LEN], what[128];
     snprintf(path, sizeof path, "/api/v1/blobs/%s", sha);
+    snprintf(what, sizeof what, "source %.64s", sha);
     HttpResponse r;
-    if (http_request(s->http, "GET", path, NULL, NULL, 0, 300, &r, e) != 0) return -1;
-    if (r.status != 200) {
-        err_set(e, "source %s: HTTP %ld: %s", sha, r.status, http_error_text(&r));
-        http_response_free(&r);
-        return -1;
+    ProtoError pe;
+    long status = proto_send(s->http, "GET", path, NULL, NULL, 0, 300, &r, &pe);
+    if (status != 200) {
+        if (status >= 0) http_response_free(&r);
+        return failed(what, status, &pe, e);
     }
     sha256_hex(r.body, r.len, got);
     if (strcmp(got, sha) != 0) {
@@ -106,27 +119,27 @@ int client_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err
 long client_upload(Session *s, long job, const cJSON *statement, const cJSON *files, int max_tries,
                    Err *e) {
     char *payload = cJSON_PrintUnformatted(statement);
-    cJSON *env = dsse_sign(s->key, "application/vnd.in-toto+json", payload, strlen(payload), e);
+    cJSON *env = dsse_sign(s->key, INTOTO_PAYLOAD_TYPE, payload, strlen(payload), e);
     free(payload);
     if (!env) return -1;
-    cJSON *body = cJSON_CreateObject();
-    cJSON_AddItemToObject(body, "envelope", env);
-    cJSON_AddItemReferenceToObject(body, "files", (cJSON *)files);
+    ProtoUpload m = {.envelope = env, .files = files};
+    cJSON *body = proto_upload_build(&m);
     char *text = cJSON_PrintUnformatted(body);
     cJSON_Delete(body);
-    char path[128];
+    cJSON_Delete(env);
+    char path[128], what[160];
     snprintf(path, sizeof path, "/api/v1/jobs/%ld/bundle", job);
+    snprintf(what, sizeof what, "upload of job %ld", job);
     long status = -1;
     long backoff_ms = 250;
     for (int attempt = 1; attempt <= max_tries; attempt++) {
         HttpResponse r;
-        int rc = http_request(s->http, "POST", path, NULL, text, strlen(text), 120, &r, e);
-        status = rc == 0 ? r.status : -1;
-        if (rc == 0 && status >= 400)
-            err_set(e, "upload of job %ld: HTTP %ld: %s", job, status, http_error_text(&r));
-        if (rc == 0) http_response_free(&r);
+        ProtoError pe;
+        status = proto_send(s->http, "POST", path, NULL, text, strlen(text), 120, &r, &pe);
+        if (status >= 0) http_response_free(&r);
+        if (status < 0 || status >= 400) proto_fail(e, what, &pe);
         /* The same bytes again are safe: a second copy of a filed bundle answers 200. */
-        int retry = status < 0 || status >= 500 || (status == 409 && strstr(e->msg, "being filed"));
+        int retry = status < 0 || status >= 500 || pe.code == PROTO_E_FILING_BUSY;
         if (!retry) break;
         fprintf(stderr, "agent: upload of job %ld failed (%s), retry %d in %ld ms\n", job, e->msg,
                 attempt, backoff_ms);

@@ -28,19 +28,19 @@ static cJSON *sim_caps(void) {
 }
 
 /* A one-case statement about JOB, with its receipt as the only subject. */
-static cJSON *sim_statement(const cJSON *job, const char *machine, cJSON *files) {
+static cJSON *sim_statement(const ProtoJob *job, const char *machine, cJSON *files) {
     cJSON *p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "run", json_num(job, "run", 0));
-    cJSON_AddNumberToObject(p, "job", json_num(job, "job", 0));
-    cJSON_AddNumberToObject(p, "attempt", json_num(job, "attempt", 0));
+    cJSON_AddNumberToObject(p, "run", (double)job->run);
+    cJSON_AddNumberToObject(p, "job", (double)job->job);
+    cJSON_AddNumberToObject(p, "attempt", (double)job->attempt);
     cJSON_AddStringToObject(p, "cairn_version", "sim");
     cJSON_AddStringToObject(cJSON_AddObjectToObject(p, "machine"), "name", machine);
-    cJSON *cell = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(job, "cell"), 1);
-    cJSON_AddStringToObject(cell, "id", json_str(job, "cell_id"));
+    cJSON *cell = cJSON_Duplicate(job->cell, 1);
+    cJSON_AddStringToObject(cell, "id", job->cell_id);
     cJSON_AddItemToObject(p, "cell", cell);
     cJSON *c = cJSON_CreateObject();
     const char *case_path =
-        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(job, "cases"), 0)->valuestring;
+        cJSON_GetArrayItem(job->cases, 0)->valuestring; /* parsed: one at least */
     char name[1200], sha[SHA256_HEX_LEN];
     snprintf(name, sizeof name, "%s/receipt.json", case_path);
     sha256_hex(SIM_RECEIPT, strlen(SIM_RECEIPT), sha);
@@ -82,9 +82,10 @@ static void *sim_agent(void *arg) {
     }
     int empty = 0;
     while (atomic_load(a->filed) < a->target && empty < 3) {
-        cJSON *job = NULL;
+        cJSON *answer = NULL;
+        ProtoJob job;
         double t0 = timing_now_seconds();
-        int rc = client_claim(&s, 1.0, &job, &e);
+        int rc = client_claim(&s, 1.0, &answer, &job, &e);
         double ms = (timing_now_seconds() - t0) * 1000.0;
         if (rc <= 0) {
             empty += rc == 0;
@@ -98,13 +99,13 @@ static void *sim_agent(void *arg) {
         }
         a->lat[a->nlat++] = ms;
         cJSON *files = cJSON_CreateObject();
-        cJSON *st = sim_statement(job, name, files);
-        long status = client_upload(&s, (long)json_num(job, "job", 0), st, files, 3, &e);
+        cJSON *st = sim_statement(&job, name, files);
+        long status = client_upload(&s, job.job, st, files, 3, &e);
         if (status == 200) atomic_fetch_add(a->filed, 1);
         else a->errors++;
         cJSON_Delete(st);
         cJSON_Delete(files);
-        cJSON_Delete(job);
+        cJSON_Delete(answer);
     }
     client_close(&s);
     cJSON_Delete(caps);

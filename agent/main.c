@@ -121,12 +121,12 @@ static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **h
     }
         OPT("--coordinator", coordinator)
         OPT("--token", enrol_token)
-        OPT("--key", key_path) OPT("--cairn", cairn) OPT("--labels", labels)
-            OPT("--compilers", compilers) OPT("--sanitizers", sanitizers) OPT("--work", work)
-                OPT("--checker", checker)
+        OPT("--key", key_path)
+        OPT("--cairn", cairn) OPT("--labels", labels) OPT("--compilers", compilers)
+            OPT("--sanitizers", sanitizers) OPT("--work", work) OPT("--checker", checker)
 #undef OPT
-                    else if (!strcmp(a, "--name") && v)
-                        snprintf(o->name, sizeof o->name, "%s", argv[++i]);
+                else if (!strcmp(a, "--name") && v)
+                    snprintf(o->name, sizeof o->name, "%s", argv[++i]);
         else if ((!strcmp(a, "--idle-exit") || !strcmp(a, "--exit-when-idle")) && v) {
             if ((o->exit_when_idle = positive_arg(a, argv[++i], 0)) < 0) return -1;
         }
@@ -202,11 +202,10 @@ static int enrol(Session *s, const AgentOptions *o, EVP_PKEY *key, const cJSON *
     }
 }
 
-static void do_job(Session *s, const SuiteEnv *env, const cJSON *job) {
-    long id = (long)json_num(job, "job", 0);
-    fprintf(stderr, "agent: job %ld claimed: run %.0f cell %s attempt %.0f, %d cases\n", id,
-            json_num(job, "run", 0), json_str(job, "cell_id"), json_num(job, "attempt", 0),
-            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(job, "cases")));
+static void do_job(Session *s, const SuiteEnv *env, const ProtoJob *job) {
+    long id = job->job;
+    fprintf(stderr, "agent: job %ld claimed: run %ld cell %s attempt %ld, %d cases\n", id, job->run,
+            job->cell_id, job->attempt, cJSON_GetArraySize(job->cases));
     cJSON *statement = NULL, *files = NULL;
     Err e = {{0}};
     int rc = suite_run(env, job, &statement, &files, &e);
@@ -235,13 +234,14 @@ static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, con
     double idle_since = timing_now_seconds();
     long backoff = 250, done = 0;
     for (;;) {
-        cJSON *job = NULL;
+        cJSON *answer = NULL;
+        ProtoJob job;
         Err e = {{0}};
-        int rc = client_claim(&s, claim_wait(o, idle_since), &job, &e);
+        int rc = client_claim(&s, claim_wait(o, idle_since), &answer, &job, &e);
         if (rc > 0) {
             backoff = 250;
-            do_job(&s, &env, job);
-            cJSON_Delete(job);
+            do_job(&s, &env, &job);
+            cJSON_Delete(answer);
             idle_since = timing_now_seconds();
             if (o->max_jobs > 0 && ++done >= o->max_jobs) {
                 fprintf(stderr, "agent: %ld job%s done, exiting\n", done, done == 1 ? "" : "s");
@@ -251,7 +251,7 @@ static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, con
         }
         if (rc < 0) {
             fprintf(stderr, "agent: claim failed (%s), retry in %ld ms\n", e.msg, backoff);
-            if (strstr(e.msg, "401")) { /* forgotten or revoked: enrol again (or stop) */
+            if (rc == -2) { /* forgotten or revoked: enrol again (or stop) */
                 client_close(&s);
                 if (enrol(&s, o, key, caps) != 0) return 1;
             }

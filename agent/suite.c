@@ -301,15 +301,14 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
     return r;
 }
 
-static cJSON *predicate_head(const SuiteEnv *env, const cJSON *job, const Cell *cell) {
+static cJSON *predicate_head(const SuiteEnv *env, const ProtoJob *job, const Cell *cell) {
     cJSON *p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "run", json_num(job, "run", 0));
-    cJSON_AddNumberToObject(p, "job", json_num(job, "job", 0));
-    cJSON_AddNumberToObject(p, "attempt", json_num(job, "attempt", 0));
+    cJSON_AddNumberToObject(p, "run", (double)job->run);
+    cJSON_AddNumberToObject(p, "job", (double)job->job);
+    cJSON_AddNumberToObject(p, "attempt", (double)job->attempt);
     cJSON_AddStringToObject(p, "cairn_version", env->cairn_version);
     cJSON *src = cJSON_AddObjectToObject(p, "source");
-    cJSON_AddStringToObject(src, "sha256",
-                            json_str(cJSON_GetObjectItemCaseSensitive(job, "source"), "sha256"));
+    cJSON_AddStringToObject(src, "sha256", job->source_sha256);
     cJSON *m = cJSON_AddObjectToObject(p, "machine");
     cJSON_AddStringToObject(m, "name", env->opts->name);
     static const char *const keys[] = {"cpu",  "cores", "os",     "gpus", "driver",
@@ -319,8 +318,8 @@ static cJSON *predicate_head(const SuiteEnv *env, const cJSON *job, const Cell *
         if (v) cJSON_AddItemToObject(m, keys[i], cJSON_Duplicate(v, 1));
     }
     cJSON *c = evidence_cell_to_json(cell);
-    cJSON_AddStringToObject(c, "id", json_str(job, "cell_id"));
-    const char *target = json_str(cJSON_GetObjectItemCaseSensitive(job, "cell"), "target");
+    cJSON_AddStringToObject(c, "id", job->cell_id);
+    const char *target = json_str(job->cell, "target");
     if (target) cJSON_AddStringToObject(c, "target", target);
     const cJSON *cc = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(env->caps, "compilers"), cell->compiler);
@@ -331,46 +330,41 @@ static cJSON *predicate_head(const SuiteEnv *env, const cJSON *job, const Cell *
     return p;
 }
 
-static int fetch_source(const SuiteEnv *env, const cJSON *job, const char *dest, Err *e) {
-    const char *sha = json_str(cJSON_GetObjectItemCaseSensitive(job, "source"), "sha256");
+static int fetch_source(const SuiteEnv *env, const ProtoJob *job, const char *dest, Err *e) {
     char *data = NULL;
     size_t len = 0;
-    if (!sha256_is_hex(sha)) return err_set(e, "job without a source digest");
-    if (client_fetch_blob(env->session, sha, &data, &len, e) != 0) return -1;
+    if (client_fetch_blob(env->session, job->source_sha256, &data, &len, e) != 0) return -1;
     int n = archive_unpack(data, len, dest, e);
     free(data);
     return n < 0 ? -1 : 0;
 }
 
-int suite_run(const SuiteEnv *env, const cJSON *job, cJSON **statement, cJSON **files, Err *e) {
-    long id = (long)json_num(job, "job", 0);
+int suite_run(const SuiteEnv *env, const ProtoJob *job, cJSON **statement, cJSON **files, Err *e) {
+    long id = job->job;
     Cell cell;
     char dir[2048], src[2200];
-    snprintf(dir, sizeof dir, "%s/job-%ld-a%.0f", env->opts->work, id, json_num(job, "attempt", 0));
+    snprintf(dir, sizeof dir, "%s/job-%ld-a%ld", env->opts->work, id, job->attempt);
     snprintf(src, sizeof src, "%s/src", dir);
     fs_remove_tree(dir);
-    if (evidence_cell_from_json(cJSON_GetObjectItemCaseSensitive(job, "cell"), &cell, e) != 0 ||
-        fetch_source(env, job, src, e) != 0)
+    if (evidence_cell_from_json(job->cell, &cell, e) != 0 || fetch_source(env, job, src, e) != 0)
         return -1;
     *statement = dsse_statement_new(predicate_head(env, job, &cell));
     *files = cJSON_CreateObject();
     cJSON *results =
         cJSON_AddArrayToObject(cJSON_GetObjectItemCaseSensitive(*statement, "predicate"), "cases");
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(job, "cases"), *c;
-    double lease = json_num(job, "lease_seconds", 60);
+    const cJSON *cases = job->cases, *c;
+    double lease = job->lease_seconds;
     Tick t = {.env = env, .job = id, .every_s = lease / 3 < 1.0 ? lease / 3 : 1.0};
     snprintf(t.progress, sizeof t.progress, "source unpacked");
     tick(&t); /* fetching may have taken a while: renew the lease before the cases */
     int i = 0, n = cJSON_GetArraySize(cases);
     cJSON_ArrayForEach(c, cases) {
         if (t.stop) break;
-        if (!cJSON_IsString(c) || !util_is_safe_relpath(c->valuestring)) continue;
         char out[2400];
         snprintf(out, sizeof out, "%s/out/%d", dir, i++);
         snprintf(t.progress, sizeof t.progress, "case %d/%d %s", i, n, c->valuestring);
-        fprintf(stderr, "agent: job %ld %s: %s\n", id, json_str(job, "cell_id"), t.progress);
-        CaseSpec spec = {c->valuestring, src, out, json_num(job, "timeout_s", 300),
-                         json_str(cJSON_GetObjectItemCaseSensitive(job, "cell"), "target")};
+        fprintf(stderr, "agent: job %ld %s: %s\n", id, job->cell_id, t.progress);
+        CaseSpec spec = {c->valuestring, src, out, job->timeout_s, json_str(job->cell, "target")};
         cJSON *r = run_case(env, &cell, &spec, &t, *statement, *files);
         cJSON_AddItemToArray(results, r);
         fprintf(stderr, "agent: job %ld   build %.0f exit %.0f observations %d%s\n", id,

@@ -17,3 +17,15 @@ ALL_TARGETS += $(BIN)/cairn-farm
 # the coordinator stays up).
 demo: all
 	@BIN=$(abspath $(BIN)) KEEP=$(KEEP) farm/demo.sh
+
+# The API's fuzz target (tests/fuzz/fuzz_farm.c) with a main of its own that replays
+# files instead of libFuzzer's: tests/fuzz/test_fuzz_farm.py runs the kept corpus
+# (tests/fuzz/corpus_farm) through it in `make test`; tests/fuzz/fuzz_farm.sh builds the
+# same source with libFuzzer for `make fuzz`.
+FUZZ_FARM_REPLAY := $(TBIN)/fuzz_farm_replay
+$(OBJ)/tests/fuzz/fuzz_farm.o: CFLAGS += -Ifarm -Ifarm/proto -DFUZZ_FARM_REPLAY
+$(FUZZ_FARM_REPLAY): $(OBJ)/tests/fuzz/fuzz_farm.o $(filter-out %/farm/main.o,$(FARM_OBJS)) $(PROTO_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(LDLIBS)
+
+ALL_TARGETS += $(FUZZ_FARM_REPLAY)

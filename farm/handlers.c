@@ -4,6 +4,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,18 +12,40 @@
 
 #include <openssl/rand.h>
 
+#include "api.h"
 #include "bundle.h"
 #include "dsse.h"
 #include "fields.h"
 #include "matrix.h"
 
-static cJSON *parse_body(Request *q, Reply *r) {
+int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->error, sizeof r->error, fmt, ap);
+    va_end(ap);
+    reply_json(r, proto_error_status(code), proto_error_build(code, r->error));
+    return -1;
+}
+
+void reply_json(Reply *r, int status, cJSON *json) {
+    cJSON_Delete(r->json);
+    r->status = status;
+    r->json = json;
+}
+
+/* The body as a JSON object (an empty body is {} where EMPTY_OK), else NULL and a 400. */
+static cJSON *parse_body(Request *q, Reply *r, int empty_ok) {
+    if (empty_ok && q->len == 0) return cJSON_CreateObject();
+    if (fields_has_nul(q->body, q->len)) {
+        reply_error(r, PROTO_E_BAD_JSON, "the body spells a NUL (\\u0000) inside a string");
+        return NULL;
+    }
     cJSON *j = cJSON_ParseWithLength(q->body, q->len);
-    if (!j) reply_error(r, 400, "body is not valid JSON");
+    if (!j) reply_error(r, PROTO_E_BAD_JSON, "body is not valid JSON");
     else if (!cJSON_IsObject(j)) {
         cJSON_Delete(j);
         j = NULL;
-        reply_error(r, 400, "body must be a JSON object");
+        reply_error(r, PROTO_E_BAD_JSON, "body must be a JSON object");
     }
     return j;
 }
@@ -39,9 +62,7 @@ static int parse_id(const char *arg, long *id) {
 void h_health(Server *s, Request *q, Reply *r) {
     (void)s;
     (void)q;
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddBoolToObject(j, "ok", 1);
-    reply_json(r, 200, j);
+    reply_json(r, 200, proto_ack_build(PROTO_ACK_HEALTHY));
 }
 
 /* --- agents ------------------------------------------------------------------------ */
@@ -94,73 +115,58 @@ static int nonce_take(const char *nonce) {
 void h_challenge(Server *s, Request *q, Reply *r) {
     (void)s;
     (void)q;
-    char nonce[SHA256_HEX_LEN];
-    if (nonce_issue(nonce) != 0) {
-        reply_error(r, 500, "cannot make a nonce");
+    ProtoChallenge m = {.proof_type = ENROL_PROOF_TYPE, .expires_in_s = NONCE_LIFE_S};
+    if (nonce_issue(m.nonce) != 0) {
+        reply_error(r, PROTO_E_INTERNAL, "cannot make a nonce");
         return;
     }
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "nonce", nonce);
-    cJSON_AddStringToObject(j, "proof_type", ENROL_PROOF_TYPE);
-    cJSON_AddNumberToObject(j, "expires_in_s", NONCE_LIFE_S);
-    reply_json(r, 200, j);
+    reply_json(r, 200, proto_challenge_build(&m));
 }
 
 /* The enrolment's proof of possession of KEY: a signature over a nonce this coordinator
  * issued, so nobody can enrol (or re-enrol, taking over) a key they do not hold. */
-static int check_proof(const cJSON *body, EVP_PKEY *key, const char *name, Reply *r) {
-    const cJSON *proof = cJSON_GetObjectItemCaseSensitive(body, "proof");
+static int check_proof(const cJSON *proof, EVP_PKEY *key, const char *name, Reply *r) {
     char nonce[SHA256_HEX_LEN];
     Err e = {{0}};
-    if (!cJSON_IsObject(proof))
-        return reply_error(r, 400,
-                           "\"proof\" must be a DSSE envelope signing a nonce from "
-                           "POST /api/v1/agents/challenge");
     if (dsse_enrol_proof_check(proof, key, name, nonce, &e) != 0)
-        return reply_error(r, 401, "proof of key possession refused: %s", e.msg);
+        return reply_error(r, PROTO_E_PROOF_REFUSED, "proof of key possession refused: %s", e.msg);
     if (!nonce_take(nonce))
-        return reply_error(r, 401,
+        return reply_error(r, PROTO_E_PROOF_REFUSED,
                            "proof of key possession refused: the nonce was not "
                            "issued, has expired or was used");
     return 0;
 }
 
 void h_enrol(Server *s, Request *q, Reply *r) {
-    cJSON *body = parse_body(q, r);
+    cJSON *body = parse_body(q, r, 0);
     if (!body) return;
-    const char *name = json_str(body, "name"), *pem = json_str(body, "public_key");
-    const cJSON *caps = cJSON_GetObjectItemCaseSensitive(body, "capabilities");
+    ProtoEnrol m;
+    ProtoEnrolled out = {.lease_seconds = s->cfg.lease_seconds};
     Err e = {{0}};
-    EVP_PKEY *key = pem ? dsse_key_from_public_pem(pem, &e) : NULL;
-    char kid[SHA256_HEX_LEN], token[SHA256_HEX_LEN], hash[SHA256_HEX_LEN];
-    long id = 0;
-    if (!util_is_safe_component(name))
-        reply_error(r, 400, "\"name\" must be a string of [A-Za-z0-9._+-], at most 128");
+    int parsed = proto_enrol_parse(body, &m, &e);
+    EVP_PKEY *key = parsed == 0 ? dsse_key_from_public_pem(m.public_key, &e) : NULL;
+    char hash[SHA256_HEX_LEN];
+    if (parsed != 0) reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
     else if (!key)
-        reply_error(r, 400, "\"public_key\" must be an Ed25519 public key in PEM: %s", e.msg);
-    else if (!cJSON_IsObject(caps) ||
-             !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(caps, "compilers")))
-        reply_error(r, 400, "\"capabilities\" must be an object with \"compilers\"");
-    else if (check_proof(body, key, name, r) != 0)
+        reply_error(r, PROTO_E_BAD_FIELD, "\"public_key\" must be an Ed25519 public key in PEM: %s",
+                    e.msg);
+    else if (check_proof(m.proof, key, m.name, r) != 0)
         ; /* the reply says why */
-    else if (dsse_key_id(key, kid) != 0 || random_token(token) != 0)
-        reply_error(r, 500, "cannot make a token");
+    else if (dsse_key_id(key, out.keyid) != 0 || random_token(out.token) != 0)
+        reply_error(r, PROTO_E_INTERNAL, "cannot make a token");
     else {
-        sha256_hex(token, strlen(token), hash);
-        char *caps_text = cJSON_PrintUnformatted(caps);
-        int rc = db_agent_enrol(s->db, name, kid, pem, caps_text, hash, &id, &e);
+        sha256_hex(out.token, strlen(out.token), hash);
+        char *caps_text = cJSON_PrintUnformatted(m.capabilities);
+        int rc =
+            db_agent_enrol(s->db, m.name, out.keyid, m.public_key, caps_text, hash, &out.agent, &e);
         free(caps_text);
         server_forget_agents(); /* the agent's old token means nothing now */
-        if (rc == -2) reply_error(r, 403, "%s", e.msg);
-        else if (rc != 0) reply_error(r, 500, "%s", e.msg);
+        if (rc == -2) reply_error(r, PROTO_E_KEY_REVOKED, "%s", e.msg);
+        else if (rc != 0) reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
         else {
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddNumberToObject(j, "agent", id);
-            cJSON_AddStringToObject(j, "token", token);
-            cJSON_AddStringToObject(j, "keyid", kid);
-            cJSON_AddNumberToObject(j, "lease_seconds", s->cfg.lease_seconds);
-            reply_json(r, 200, j);
-            fprintf(stderr, "farm: agent %ld (%s) enrolled, key %.16s...\n", id, name, kid);
+            reply_json(r, 200, proto_enrolled_build(&out));
+            fprintf(stderr, "farm: agent %ld (%s) enrolled, key %.16s...\n", out.agent, m.name,
+                    out.keyid);
         }
     }
     EVP_PKEY_free(key);
@@ -169,13 +175,12 @@ void h_enrol(Server *s, Request *q, Reply *r) {
 
 void h_revoke(Server *s, Request *q, Reply *r) {
     long id;
-    if (parse_id(q->arg, &id) != 0) reply_error(r, 400, "agent id must be a positive integer");
-    else if (db_agent_revoke(s->db, id) != 0) reply_error(r, 404, "no agent %ld", id);
+    if (parse_id(q->arg, &id) != 0)
+        reply_error(r, PROTO_E_BAD_ID, "agent id must be a positive integer");
+    else if (db_agent_revoke(s->db, id) != 0) reply_error(r, PROTO_E_NOT_FOUND, "no agent %ld", id);
     else {
         server_forget_agents(); /* and no answer read before the revocation is cached */
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddBoolToObject(j, "revoked", 1);
-        reply_json(r, 200, j);
+        reply_json(r, 200, proto_ack_build(PROTO_ACK_REVOKED));
         server_notify(s);
     }
 }
@@ -221,23 +226,18 @@ static cJSON *run_facts(Server *s, long run, char sha[SHA256_HEX_LEN], long *siz
 }
 
 static cJSON *job_answer(Server *s, const Job *job) {
-    char sha[SHA256_HEX_LEN] = "";
-    double timeout_s = 300;
-    long size = 0;
-    cJSON *cases = run_facts(s, job->run_id, sha, &size, &timeout_s);
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "job", job->id);
-    cJSON_AddNumberToObject(j, "run", job->run_id);
-    cJSON_AddNumberToObject(j, "attempt", job->attempt);
-    cJSON_AddStringToObject(j, "cell_id", job->cell_id);
-    cJSON_AddItemToObject(j, "cell", cJSON_Duplicate(job->cell, 1));
-    cJSON *src = cJSON_AddObjectToObject(j, "source");
-    cJSON_AddStringToObject(src, "sha256", sha);
-    cJSON_AddNumberToObject(src, "size", (double)size);
-    cJSON_AddItemToObject(j, "cases", cases);
-    cJSON_AddNumberToObject(j, "timeout_s", timeout_s);
-    cJSON_AddNumberToObject(j, "lease_seconds", s->cfg.lease_seconds);
-    cJSON_AddNumberToObject(j, "lease_expires", job->lease_expires);
+    ProtoJob m = {.job = job->id,
+                  .run = job->run_id,
+                  .attempt = job->attempt,
+                  .cell = job->cell,
+                  .timeout_s = 300,
+                  .lease_seconds = s->cfg.lease_seconds,
+                  .lease_expires = job->lease_expires};
+    snprintf(m.cell_id, sizeof m.cell_id, "%.128s", job->cell_id); /* a safe component */
+    cJSON *cases = run_facts(s, job->run_id, m.source_sha256, &m.source_size, &m.timeout_s);
+    m.cases = cases;
+    cJSON *j = proto_job_build(&m);
+    cJSON_Delete(cases);
     return j;
 }
 
@@ -246,10 +246,17 @@ static cJSON *job_answer(Server *s, const Job *job) {
  * claimable or when the deadline it set on the first call has passed. */
 void h_claim(Server *s, Request *q, Reply *r) {
     if (q->wait_until == 0) {
-        cJSON *body = q->len ? parse_body(q, r) : cJSON_CreateObject();
+        cJSON *body = parse_body(q, r, 1);
         if (!body) return;
-        double wait = json_num(body, "wait_s", 0);
+        ProtoClaim m;
+        Err e = {{0}};
+        int parsed = proto_claim_parse(body, &m, &e);
         cJSON_Delete(body);
+        if (parsed != 0) {
+            reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
+            return;
+        }
+        double wait = m.wait_s;
         if (!(wait >= 0) || wait > s->cfg.claim_wait_max_seconds)
             wait = wait > 0 ? s->cfg.claim_wait_max_seconds : 0;
         q->wait_until = timing_now_seconds() + wait;
@@ -268,22 +275,21 @@ void h_claim(Server *s, Request *q, Reply *r) {
 
 void h_heartbeat(Server *s, Request *q, Reply *r) {
     long id;
-    cJSON *body = q->len ? parse_body(q, r) : cJSON_CreateObject();
+    cJSON *body = parse_body(q, r, 1);
     if (!body) return;
-    double expires = 0;
-    const char *progress = json_str(body, "progress");
+    ProtoHeartbeat m;
+    ProtoLease out = {0};
+    Err e = {{0}};
     if (parse_id(q->arg, &id) != 0) {
-        reply_error(r, 400, "job id must be a positive integer");
+        reply_error(r, PROTO_E_BAD_ID, "job id must be a positive integer");
+    } else if (proto_heartbeat_parse(body, &m, &e) != 0) {
+        reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
     } else {
-        int rc = db_heartbeat(s->db, id, q->agent.id, s->cfg.lease_seconds, progress, &expires);
-        if (rc < 0) {
-            reply_error(r, 409, "job %ld is not leased to this agent", id);
-        } else {
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddBoolToObject(j, "cancel", rc == 1);
-            cJSON_AddNumberToObject(j, "lease_expires", expires);
-            reply_json(r, 200, j);
-        }
+        int rc = db_heartbeat(s->db, id, q->agent.id, s->cfg.lease_seconds, m.progress,
+                              &out.lease_expires);
+        out.cancel = rc == 1;
+        if (rc < 0) reply_error(r, PROTO_E_LEASE_LOST, "job %ld is not leased to this agent", id);
+        else reply_json(r, 200, proto_lease_build(&out));
     }
     cJSON_Delete(body);
 }
@@ -351,28 +357,30 @@ static int decode_files(const cJSON *obj, Files *f, Reply *r) {
     const cJSON *x;
     cJSON_ArrayForEach(x, obj) {
         if (strlen(x->string) > FIELD_MAX_PATH)
-            return reply_error(r, 400, "file name %.64s...: longer than %d bytes", x->string,
-                               FIELD_MAX_PATH);
+            return reply_error(r, PROTO_E_BAD_FIELD, "file name %.64s...: longer than %d bytes",
+                               x->string, FIELD_MAX_PATH);
         if (util_nameset_add(&f->index, x->string, f->n) != 0)
-            return reply_error(r, 400, "file name %s appears twice in \"files\"", x->string);
+            return reply_error(r, PROTO_E_BAD_FIELD, "file name %s appears twice in \"files\"",
+                               x->string);
         size_t len = 0;
         unsigned char *data = cJSON_IsString(x) ? util_b64_decode(x->valuestring, &len) : NULL;
         if (!data)
-            return reply_error(r, 400, "file %s: value must be canonical base64 text", x->string);
+            return reply_error(r, PROTO_E_BAD_FIELD, "file %s: value must be canonical base64 text",
+                               x->string);
         if (!strcmp(x->string, "bundle.dsse.json") || !strcmp(x->string, "agent.pub.pem")) {
             free(data); /* the coordinator writes these two itself */
-            return reply_error(r, 422, "file name %s is reserved", x->string);
+            return reply_error(r, PROTO_E_RESERVED_NAME, "file name %s is reserved", x->string);
         }
         f->items[f->n++] = (FileItem){x->string, data, len};
     }
     return 0;
 }
 
-static int verdict_status(BundleVerdict v) {
+static ProtoErrorCode verdict_code(BundleVerdict v) {
     switch (v) {
-    case BUNDLE_MALFORMED: return 400;
-    case BUNDLE_WRONG_KEY: return 403;
-    default: return 422;
+    case BUNDLE_MALFORMED: return PROTO_E_BUNDLE_MALFORMED;
+    case BUNDLE_WRONG_KEY: return PROTO_E_WRONG_KEY;
+    default: return PROTO_E_BUNDLE_REJECTED;
     }
 }
 
@@ -385,17 +393,20 @@ static int check_predicate(const cJSON *pred, const Job *job, const Agent *agent
     const char *cid = json_str(cell, "id"), *mname = json_str(machine, "name");
     if (json_num(pred, "job", -1) != (double)job->id ||
         json_num(pred, "run", -1) != (double)job->run_id)
-        return reply_error(r, 409,
+        return reply_error(r, PROTO_E_REPLAYED,
                            "the statement is about job %.0f of run %.0f, not job %ld "
                            "of run %ld (replayed bundle?)",
                            json_num(pred, "job", -1), json_num(pred, "run", -1), job->id,
                            job->run_id);
     if (!cid || strcmp(cid, job->cell_id) != 0)
-        return reply_error(r, 409, "the statement's cell is not this job's cell %s", job->cell_id);
+        return reply_error(r, PROTO_E_REPLAYED, "the statement's cell is not this job's cell %s",
+                           job->cell_id);
     if (!mname || strcmp(mname, agent->name) != 0)
-        return reply_error(r, 409, "the statement's machine is not this agent (%s)", agent->name);
+        return reply_error(r, PROTO_E_REPLAYED, "the statement's machine is not this agent (%s)",
+                           agent->name);
     if (!util_is_safe_component(ver))
-        return reply_error(r, 400, "predicate.cairn_version must be a safe folder name");
+        return reply_error(r, PROTO_E_BUNDLE_MALFORMED,
+                           "predicate.cairn_version must be a safe folder name");
     return 0;
 }
 
@@ -447,18 +458,16 @@ static int store_files(Server *s, const char *rel, const Files *files, Err *e) {
 static int check_lease(const Job *job, const Agent *agent, const char *bundle_sha, Reply *r) {
     if (!strcmp(job->state, "done")) {
         if (job->agent_id == agent->id && !strcmp(job->bundle_sha, bundle_sha)) {
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddBoolToObject(j, "filed", 0);
-            cJSON_AddBoolToObject(j, "duplicate", 1);
-            cJSON_AddStringToObject(j, "bundle_sha256", bundle_sha);
-            reply_json(r, 200, j);
+            ProtoFiled m = {.filed = 0, .duplicate = 1};
+            snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
+            reply_json(r, 200, proto_filed_build(&m));
             return -1;
         }
-        return reply_error(r, 409, "job %ld already has a filed bundle", job->id);
+        return reply_error(r, PROTO_E_ALREADY_FILED, "job %ld already has a filed bundle", job->id);
     }
     if (strcmp(job->state, "running") != 0 || job->agent_id != agent->id)
-        return reply_error(r, 409, "job %ld is %s and not leased to this agent", job->id,
-                           job->state);
+        return reply_error(r, PROTO_E_LEASE_LOST, "job %ld is %s and not leased to this agent",
+                           job->id, job->state);
     return 0;
 }
 
@@ -469,7 +478,7 @@ static int lease_still_held(Server *s, long id, const Agent *agent, const char *
                             Reply *r) {
     Job now = {0};
     int rc = db_job_get(s->db, id, &now) ? check_lease(&now, agent, bundle_sha, r)
-                                         : reply_error(r, 404, "no job %ld", id);
+                                         : reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
     job_free(&now);
     return rc;
 }
@@ -488,23 +497,21 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
     char *pred_text = cJSON_PrintUnformatted(pred);
     char *journal = s->cfg.sync_full ? journal_text(files) : NULL;
     if (slot < 0) {
-        reply_error(r, 409, "another upload of job %ld is being filed", job->id);
+        reply_error(r, PROTO_E_FILING_BUSY, "another upload of job %ld is being filed", job->id);
     } else if (lease_still_held(s, job->id, agent, bundle_sha, r) != 0) {
         /* another upload of this job was filed and acknowledged while this one was
          * verified: its folder is not to be touched */
     } else if (store_files(s, rel, files, &e) != 0) {
-        reply_error(r, 500, "filing failed: %s", e.msg);
+        reply_error(r, PROTO_E_INTERNAL, "filing failed: %s", e.msg);
     } else if (db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, journal) != 0) {
         char full[2048];
         snprintf(full, sizeof full, "%s/%s", s->state, rel);
         fs_remove_tree(full);
-        reply_error(r, 409, "job %ld moved on while its bundle was filed", job->id);
+        reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed", job->id);
     } else {
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddBoolToObject(j, "filed", 1);
-        cJSON_AddStringToObject(j, "evidence", rel);
-        cJSON_AddStringToObject(j, "bundle_sha256", bundle_sha);
-        reply_json(r, 200, j);
+        ProtoFiled m = {.filed = 1, .evidence = rel};
+        snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
+        reply_json(r, 200, proto_filed_build(&m));
     }
     if (slot >= 0) filing_leave(s, slot);
     free(pred_text);
@@ -515,17 +522,12 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
 void h_upload(Server *s, Request *q, Reply *r) {
     long id;
     if (parse_id(q->arg, &id) != 0) {
-        reply_error(r, 400, "job id must be a positive integer");
+        reply_error(r, PROTO_E_BAD_ID, "job id must be a positive integer");
         return;
     }
-    if (fields_has_nul(q->body, q->len)) {
-        reply_error(r, 400, "the body spells a NUL (\\u0000) inside a string");
-        return;
-    }
-    cJSON *body = parse_body(q, r);
+    cJSON *body = parse_body(q, r, 0);
     if (!body) return;
-    const cJSON *env = cJSON_GetObjectItemCaseSensitive(body, "envelope");
-    const cJSON *files_obj = cJSON_GetObjectItemCaseSensitive(body, "files");
+    ProtoUpload m;
     Files files = {0};
     Job job = {0};
     cJSON *statement = NULL;
@@ -533,31 +535,31 @@ void h_upload(Server *s, Request *q, Reply *r) {
     char *env_text = NULL;
     char bundle_sha[SHA256_HEX_LEN];
     Err e = {{0}};
-    if (!cJSON_IsObject(env) || !cJSON_IsObject(files_obj)) {
-        reply_error(r, 400, "body must be {\"envelope\": {...}, \"files\": {name: base64}}");
+    if (proto_upload_parse(body, &m, &e) != 0) {
+        reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
         goto out;
     }
-    if (decode_files(files_obj, &files, r) != 0) goto out;
+    if (decode_files(m.files, &files, r) != 0) goto out;
     if (!db_job_get(s->db, id, &job)) {
-        reply_error(r, 404, "no job %ld", id);
+        reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
         goto out;
     }
-    env_text = cJSON_PrintUnformatted(env);
+    env_text = cJSON_PrintUnformatted(m.envelope);
     sha256_hex(env_text, strlen(env_text), bundle_sha);
     if (check_lease(&job, &q->agent, bundle_sha, r) != 0) goto out;
     key = agent_key(&q->agent, &e);
     sem_wait(&s->filers);
-    BundleVerdict v = key ? bundle_check(env, key, read_item, &files, files_obj,
+    BundleVerdict v = key ? bundle_check(m.envelope, key, read_item, &files, m.files,
                                          (size_t)s->cfg.max_subjects, &statement, &e)
                           : BUNDLE_WRONG_KEY;
     sem_post(&s->filers);
     if (v != BUNDLE_OK) {
-        reply_error(r, verdict_status(v), "bundle rejected: %s", e.msg);
+        reply_error(r, verdict_code(v), "bundle rejected: %s", e.msg);
         goto out;
     }
     const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
     if (fields_check_predicate(pred, &e) != 0) {
-        reply_error(r, 422, "bundle rejected: %s", e.msg);
+        reply_error(r, PROTO_E_BUNDLE_REJECTED, "bundle rejected: %s", e.msg);
         goto out;
     }
     if (check_predicate(pred, &job, &q->agent, r) == 0)
@@ -574,38 +576,36 @@ out:
 /* --- blobs ------------------------------------------------------------------------- */
 
 void h_blob_put(Server *s, Request *q, Reply *r) {
-    char got[SHA256_HEX_LEN];
+    ProtoBlob m = {.size = (long)q->len};
     Err e = {{0}};
     if (!sha256_is_hex(q->arg)) {
-        reply_error(r, 400, "blob name must be 64 lowercase hex digits (its SHA-256)");
+        reply_error(r, PROTO_E_BAD_ID, "blob name must be 64 lowercase hex digits (its SHA-256)");
         return;
     }
-    sha256_hex(q->body, q->len, got);
-    if (strcmp(got, q->arg) != 0) {
-        reply_error(r, 422, "body's sha256 is %s, not %s", got, q->arg);
+    sha256_hex(q->body, q->len, m.sha256);
+    if (strcmp(m.sha256, q->arg) != 0) {
+        reply_error(r, PROTO_E_DIGEST_MISMATCH, "body's sha256 is %s, not %s", m.sha256, q->arg);
         return;
     }
-    if (!db_blob_exists(s->db, got, NULL) && store_blob(s, got, q->body, q->len, &e) != 0) {
-        reply_error(r, 500, "%s", e.msg);
+    if (!db_blob_exists(s->db, m.sha256, NULL) &&
+        store_blob(s, m.sha256, q->body, q->len, &e) != 0) {
+        reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
         return;
     }
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "sha256", got);
-    cJSON_AddNumberToObject(j, "size", (double)q->len);
-    reply_json(r, 200, j);
+    reply_json(r, 200, proto_blob_build(&m));
 }
 
 void h_blob_get(Server *s, Request *q, Reply *r) {
     char path[1400];
     size_t len = 0;
     if (!sha256_is_hex(q->arg) || !db_blob_exists(s->db, q->arg, NULL)) {
-        reply_error(r, 404, "no blob %s", q->arg);
+        reply_error(r, PROTO_E_NOT_FOUND, "no blob %s", q->arg);
         return;
     }
     blob_path(s, q->arg, path, sizeof path);
     r->raw = fs_read(path, &len, NULL);
     if (!r->raw) {
-        reply_error(r, 500, "blob %s is missing from the store", q->arg);
+        reply_error(r, PROTO_E_INTERNAL, "blob %s is missing from the store", q->arg);
         return;
     }
     r->raw_len = len;
@@ -615,42 +615,25 @@ void h_blob_get(Server *s, Request *q, Reply *r) {
 
 /* --- runs and views ---------------------------------------------------------------- */
 
-static int valid_cases(const cJSON *cases) {
-    if (!cJSON_IsArray(cases) || cJSON_GetArraySize(cases) == 0) return 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cases) {
-        if (!cJSON_IsString(c) || !util_is_safe_relpath(c->valuestring)) return 0;
-    }
-    return 1;
-}
-
 void h_run_create(Server *s, Request *q, Reply *r) {
-    cJSON *body = parse_body(q, r);
+    cJSON *body = parse_body(q, r, 0);
     if (!body) return;
-    const char *source = json_str(body, "source");
-    const cJSON *matrix = cJSON_GetObjectItemCaseSensitive(body, "matrix");
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(body, "cases");
+    ProtoRunCreate m;
+    ProtoRunCreated out = {0};
     Err e = {{0}};
     cJSON *jobs = NULL;
-    if (!sha256_is_hex(source)) reply_error(r, 400, "\"source\" must be the archive's sha256");
-    else if (!valid_cases(cases))
-        reply_error(r, 400, "\"cases\" must be a non-empty array of relative paths");
-    else if (!db_blob_exists(s->db, source, NULL))
-        reply_error(r, 422, "source blob %s has not been uploaded", source);
-    else if (!(jobs = matrix_expand(matrix, &e))) reply_error(r, 400, "%s", e.msg);
+    if (proto_run_create_parse(body, &m, &e) != 0) reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
+    else if (!db_blob_exists(s->db, m.source, NULL))
+        reply_error(r, PROTO_E_MISSING_BLOB, "source blob %s has not been uploaded", m.source);
+    else if (!(jobs = matrix_expand(m.matrix, &e))) reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
+    else if ((out.run = db_run_create(s->db, m.source, m.matrix, m.cases, jobs, &e)) < 0)
+        reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
     else {
-        long run = db_run_create(s->db, source, matrix, cases, jobs, &e);
-        if (run < 0) {
-            reply_error(r, 500, "%s", e.msg);
-        } else {
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddNumberToObject(j, "run", run);
-            cJSON_AddNumberToObject(j, "jobs", cJSON_GetArraySize(jobs));
-            reply_json(r, 201, j);
-            fprintf(stderr, "farm: run %ld: %d jobs over %d cases\n", run, cJSON_GetArraySize(jobs),
-                    cJSON_GetArraySize(cases));
-            server_notify(s);
-        }
+        out.jobs = cJSON_GetArraySize(jobs);
+        reply_json(r, 201, proto_run_created_build(&out));
+        fprintf(stderr, "farm: run %ld: %ld jobs over %d cases\n", out.run, out.jobs,
+                cJSON_GetArraySize(m.cases));
+        server_notify(s);
     }
     cJSON_Delete(jobs);
     cJSON_Delete(body);
@@ -659,8 +642,10 @@ void h_run_create(Server *s, Request *q, Reply *r) {
 static void run_view(Server *s, Request *q, Reply *r, cJSON *(*view)(Db *, long)) {
     long id;
     cJSON *run = NULL;
-    if (parse_id(q->arg, &id) != 0) reply_error(r, 400, "run id must be a positive integer");
-    else if (!(run = db_run_view(s->db, id))) reply_error(r, 404, "no run %s", q->arg);
+    if (parse_id(q->arg, &id) != 0)
+        reply_error(r, PROTO_E_BAD_ID, "run id must be a positive integer");
+    else if (!(run = db_run_view(s->db, id)))
+        reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
     else if (view == db_run_view) reply_json(r, 200, run), run = NULL;
     else reply_json(r, 200, view(s->db, id));
     cJSON_Delete(run);
@@ -672,13 +657,10 @@ void h_run_results(Server *s, Request *q, Reply *r) { run_view(s, q, r, db_run_r
 
 void h_run_cancel(Server *s, Request *q, Reply *r) {
     long id;
-    if (parse_id(q->arg, &id) != 0) reply_error(r, 400, "run id must be a positive integer");
-    else if (db_run_cancel(s->db, id) != 0) reply_error(r, 404, "no run %ld", id);
-    else {
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddBoolToObject(j, "cancelled", 1);
-        reply_json(r, 200, j);
-    }
+    if (parse_id(q->arg, &id) != 0)
+        reply_error(r, PROTO_E_BAD_ID, "run id must be a positive integer");
+    else if (db_run_cancel(s->db, id) != 0) reply_error(r, PROTO_E_NOT_FOUND, "no run %ld", id);
+    else reply_json(r, 200, proto_ack_build(PROTO_ACK_CANCELLED));
 }
 
 void h_status(Server *s, Request *q, Reply *r) {

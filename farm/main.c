@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "api.h"
 #include "archive.h"
 #include "bundle.h"
 #include "compare.h"
@@ -83,16 +84,16 @@ static Http *connect_or_complain(const Opts *o, const char *verb) {
 
 /* GET PATH as JSON; NULL (reported) unless the answer is 2xx JSON. */
 static cJSON *get_json(Http *h, const char *path, const char *verb) {
-    long status = 0;
     cJSON *answer = NULL;
+    ProtoError pe;
     Err e = {{0}};
-    if (http_json(h, "GET", path, NULL, 60, &status, &answer, &e) != 0 || status >= 300 ||
-        !answer) {
-        fprintf(stderr, "cairn-farm %s: %s\n", verb, e.msg[0] ? e.msg : "no JSON answer");
-        cJSON_Delete(answer);
-        return NULL;
-    }
-    return answer;
+    long status = proto_call(h, "GET", path, NULL, 60, &answer, &pe);
+    if (status < 0 || status >= 300) proto_fail(&e, path, &pe);
+    else if (!answer) err_set(&e, "%s: no JSON answer", path);
+    if (!e.msg[0]) return answer;
+    fprintf(stderr, "cairn-farm %s: %s\n", verb, e.msg);
+    cJSON_Delete(answer);
+    return NULL;
 }
 
 /* --- submit ------------------------------------------------------------------------ */
@@ -145,41 +146,54 @@ static cJSON *load_matrix(const char *path, const char *dir, Err *e) {
     return json_parse_file(path, e);
 }
 
+/* The next job row of a run view after *AT (rows that do not parse are skipped). */
+static int next_job(const cJSON *view, const cJSON **at, ProtoJobRow *row) {
+    ProtoRunView v;
+    Err e = {{0}};
+    if (!*at && proto_run_view_parse(view, &v, &e) != 0) return 0;
+    for (*at = *at ? (*at)->next : v.jobs->child; *at; *at = (*at)->next)
+        if (proto_job_row_parse(*at, row, &e) == 0) return 1;
+    return 0;
+}
+
 static void print_progress(const cJSON *run) {
     int counts[5] = {0};
     static const char *const names[] = {"queued", "running", "done", "failed", "cancelled"};
-    const cJSON *job;
-    cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(run, "jobs")) {
-        for (int k = 0; k < 5; k++) counts[k] += !strcmp(json_str(job, "state"), names[k]);
+    const cJSON *at = NULL;
+    ProtoJobRow job;
+    while (next_job(run, &at, &job)) {
+        for (int k = 0; k < 5; k++) counts[k] += !strcmp(job.state, names[k]);
     }
-    printf("run %.0f:", json_num(run, "id", 0));
+    ProtoRunView v;
+    Err e = {{0}};
+    printf("run %ld:", proto_run_view_parse(run, &v, &e) == 0 ? v.id : 0L);
     for (int k = 0; k < 5; k++) printf(" %s %d", names[k], counts[k]);
     printf("\n");
     fflush(stdout);
 }
 
 static int run_finished(const cJSON *run) {
-    const cJSON *job;
-    cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(run, "jobs")) {
-        const char *st = json_str(job, "state");
-        if (!strcmp(st, "queued") || !strcmp(st, "running")) return 0;
+    const cJSON *at = NULL;
+    ProtoJobRow job;
+    while (next_job(run, &at, &job)) {
+        if (!strcmp(job.state, "queued") || !strcmp(job.state, "running")) return 0;
     }
     return 1;
 }
 
 /* Prints each job whose state or progress moved since the last look. */
 static void print_moves(const cJSON *view, cJSON *last) {
-    const cJSON *job;
-    cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(view, "jobs")) {
+    const cJSON *at = NULL;
+    ProtoJobRow job;
+    while (next_job(view, &at, &job)) {
         char key[32], now[600];
-        snprintf(key, sizeof key, "%.0f", json_num(job, "job", 0));
-        const char *progress = json_str(job, "progress");
-        snprintf(now, sizeof now, "%s %s", json_str(job, "state"), progress ? progress : "");
+        snprintf(key, sizeof key, "%ld", job.job);
+        const char *progress = job.progress;
+        snprintf(now, sizeof now, "%s %s", job.state, progress ? progress : "");
         const char *before = json_str(last, key);
         if (before && !strcmp(before, now)) continue;
-        printf("  job %-4s %-28s %-9s %-14s %s\n", key, json_str(job, "cell_id"),
-               json_str(job, "state"), json_str(job, "agent") ? json_str(job, "agent") : "",
-               progress && strcmp(progress, "claimed") ? progress : "");
+        printf("  job %-4s %-28s %-9s %-14s %s\n", key, job.cell_id, job.state,
+               job.agent ? job.agent : "", progress && strcmp(progress, "claimed") ? progress : "");
         cJSON_DeleteItemFromObject(last, key);
         cJSON_AddStringToObject(last, key, now);
     }
@@ -220,33 +234,34 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, long *run) 
     sha256_hex(archive, len, sha);
     snprintf(path, sizeof path, "/api/v1/blobs/%s", sha);
     HttpResponse r;
-    int rc = http_request(h, "PUT", path, "application/octet-stream", archive, len, 300, &r, &e);
+    ProtoError pe;
+    long status =
+        proto_send(h, "PUT", path, "application/octet-stream", archive, len, 300, &r, &pe);
     free(archive);
-    if (rc != 0 || r.status != 200) {
-        fprintf(stderr, "cairn-farm submit: upload failed: %s\n", rc ? e.msg : http_error_text(&r));
-        http_response_free(&r);
-        return 1;
-    }
-    http_response_free(&r);
-    cJSON *cases = cJSON_GetObjectItemCaseSensitive(matrix, "cases");
-    cJSON *req = cJSON_CreateObject();
-    cJSON_AddStringToObject(req, "source", sha);
-    cJSON_AddItemToObject(req, "cases", cases ? cJSON_Duplicate(cases, 1) : default_cases(dir));
-    cJSON_AddItemReferenceToObject(req, "matrix", matrix);
-    long status = 0;
-    cJSON *answer = NULL;
-    rc = http_json(h, "POST", "/api/v1/runs", req, 60, &status, &answer, &e);
-    cJSON_Delete(req);
-    if (rc != 0 || status != 201) {
+    if (status >= 0) http_response_free(&r);
+    if (status != 200) {
+        proto_fail(&e, "upload failed", &pe);
         fprintf(stderr, "cairn-farm submit: %s\n", e.msg);
-        cJSON_Delete(answer);
         return 1;
     }
-    *run = (long)json_num(answer, "run", 0);
-    printf("run %ld: %.0f jobs, source %.16s... (%zu bytes)\n", *run, json_num(answer, "jobs", 0),
-           sha, len);
-    fflush(stdout);
+    cJSON *cases = cJSON_GetObjectItemCaseSensitive(matrix, "cases");
+    cJSON *own_cases = cases ? NULL : default_cases(dir), *answer = NULL;
+    ProtoRunCreate m = {.source = sha, .matrix = matrix, .cases = cases ? cases : own_cases};
+    ProtoRunCreated created;
+    cJSON *req = proto_run_create_build(&m);
+    status = proto_call(h, "POST", "/api/v1/runs", req, 60, &answer, &pe);
+    cJSON_Delete(req);
+    cJSON_Delete(own_cases);
+    if (status != 201) proto_fail(&e, "POST /api/v1/runs", &pe);
+    int ok = status == 201 && proto_run_created_parse(answer, &created, &e) == 0;
     cJSON_Delete(answer);
+    if (!ok) {
+        fprintf(stderr, "cairn-farm submit: %s\n", e.msg);
+        return 1;
+    }
+    *run = created.run;
+    printf("run %ld: %ld jobs, source %.16s... (%zu bytes)\n", *run, created.jobs, sha, len);
+    fflush(stdout);
     return 0;
 }
 
@@ -277,38 +292,45 @@ static const char STATUS_HELP[] =
     "latest events (agent_lost ...). With RUN: each job's cell, state, agent, attempt,\n"
     "progress and where its evidence was filed.\n";
 
-static void print_status(const cJSON *st) {
-    const cJSON *a, *r, *ev;
+static void print_status(const cJSON *answer) {
+    ProtoStatus st;
+    ProtoAgentRow a;
+    ProtoRunRow r;
+    ProtoEventRow ev;
+    const cJSON *row, *cc;
+    Err e = {{0}};
+    if (proto_status_parse(answer, &st, &e) != 0) {
+        fprintf(stderr, "cairn-farm status: %s\n", e.msg);
+        return;
+    }
     printf("agents:\n");
-    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(st, "agents")) {
-        const cJSON *caps = cJSON_GetObjectItemCaseSensitive(a, "caps"), *cc;
-        printf("  %-3.0f %-20s %s compilers:", json_num(a, "id", 0), json_str(a, "name"),
-               json_num(a, "revoked", 0) ? "REVOKED" : "active ");
-        cJSON_ArrayForEach(cc, cJSON_GetObjectItemCaseSensitive(caps, "compilers"))
+    cJSON_ArrayForEach(row, st.agents) {
+        if (proto_agent_row_parse(row, &a, &e) != 0) continue;
+        printf("  %-3ld %-20s %s compilers:", a.id, a.name, a.revoked ? "REVOKED" : "active ");
+        cJSON_ArrayForEach(cc, cJSON_GetObjectItemCaseSensitive(a.caps, "compilers"))
             printf(" %s", cc->string);
-        printf(" gpus: %d\n", cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(caps, "gpus")));
+        printf(" gpus: %d\n", cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(a.caps, "gpus")));
     }
     printf("runs:\n");
-    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(st, "runs")) printf(
-        "  %-3.0f jobs %.0f: queued %.0f running %.0f done %.0f failed %.0f cancelled %.0f\n",
-        json_num(r, "id", 0), json_num(r, "jobs", 0), json_num(r, "queued", 0),
-        json_num(r, "running", 0), json_num(r, "done", 0), json_num(r, "failed", 0),
-        json_num(r, "cancelled", 0));
-    cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(st, "events"))
-        printf("  event: job %.0f agent %.0f %s\n", json_num(ev, "job", 0),
-               json_num(ev, "agent", 0), json_str(ev, "kind"));
+    cJSON_ArrayForEach(row, st.runs) {
+        if (proto_run_row_parse(row, &r, &e) == 0)
+            printf("  %-3ld jobs %ld: queued %ld running %ld done %ld failed %ld cancelled %ld\n",
+                   r.id, r.jobs, r.queued, r.running, r.done, r.failed, r.cancelled);
+    }
+    cJSON_ArrayForEach(row, st.events) {
+        if (proto_event_row_parse(row, &ev, &e) == 0)
+            printf("  event: job %ld agent %ld %s\n", ev.job, ev.agent, ev.kind);
+    }
 }
 
 static void print_run(const cJSON *run) {
-    const cJSON *j;
+    const cJSON *at = NULL;
+    ProtoJobRow j;
     print_progress(run);
-    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(run, "jobs"))
-        printf("  job %-5.0f %-32s %-9s agent %-16s attempt %.0f lost %.0f %s%s%s\n",
-               json_num(j, "job", 0), json_str(j, "cell_id"), json_str(j, "state"),
-               json_str(j, "agent") ? json_str(j, "agent") : "-", json_num(j, "attempt", 0),
-               json_num(j, "lost", 0), json_str(j, "progress") ? json_str(j, "progress") : "",
-               json_str(j, "failure") ? " failure: " : "",
-               json_str(j, "failure") ? json_str(j, "failure") : "");
+    while (next_job(run, &at, &j))
+        printf("  job %-5ld %-32s %-9s agent %-16s attempt %ld lost %ld %s%s%s\n", j.job, j.cell_id,
+               j.state, j.agent ? j.agent : "-", j.attempt, j.lost, j.progress ? j.progress : "",
+               j.failure ? " failure: " : "", j.failure ? j.failure : "");
 }
 
 static int cmd_status(int argc, char **argv) {
@@ -354,11 +376,17 @@ static int post_verb(int argc, char **argv, const char *help, const char *fmt) {
     if (!h) return 2;
     char path[256];
     snprintf(path, sizeof path, fmt, o.positional);
-    long status = 0;
+    /* cancel answers {"cancelled": true}, revoke {"revoked": true} */
+    const char *flag = !strcmp(argv[1], "cancel") ? PROTO_ACK_CANCELLED : PROTO_ACK_REVOKED;
+    cJSON *answer = NULL;
+    ProtoError pe;
     Err e = {{0}};
-    int rc = http_json(h, "POST", path, NULL, 60, &status, NULL, &e);
+    long status = proto_call(h, "POST", path, NULL, 60, &answer, &pe);
     http_free(h);
-    if (rc != 0 || status != 200) {
+    if (status != 200) proto_fail(&e, path, &pe);
+    int ok = status == 200 && proto_ack_parse(answer, flag, &e) == 0;
+    cJSON_Delete(answer);
+    if (!ok) {
         fprintf(stderr, "cairn-farm %s: %s\n", argv[1], e.msg);
         return 1;
     }
@@ -403,7 +431,10 @@ static int cmd_compare(int argc, char **argv) {
         cJSON_Delete(run);
         return 2;
     }
-    cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(run, "cases"));
+    ProtoRunView view;
+    Err e = {{0}};
+    cJSON *report =
+        compare_results(results, proto_run_view_parse(run, &view, &e) == 0 ? view.cases : NULL);
     if (!run_finished(run)) cJSON_AddStringToObject(report, "note", "the run is not finished yet");
     if (o.json) {
         char *text = cJSON_Print(report);

@@ -66,24 +66,6 @@ static const Route ROUTES[] = {
     {"GET", "/api/v1/status", AUTH_ADMIN, h_status, POOL_WORK},
 };
 
-int reply_error(Reply *r, int status, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->error, sizeof r->error, fmt, ap);
-    va_end(ap);
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "error", r->error);
-    cJSON_AddNumberToObject(j, "status", status);
-    reply_json(r, status, j);
-    return -1;
-}
-
-void reply_json(Reply *r, int status, cJSON *json) {
-    cJSON_Delete(r->json);
-    r->status = status;
-    r->json = json;
-}
-
 /* Matches PATH against PATTERN; on a match, the "*" segment is copied into ARG. */
 static int match(const char *pattern, const char *path, char *arg, size_t cap) {
     arg[0] = '\0';
@@ -173,21 +155,21 @@ void server_forget_agents(void) {
 /* 0 when the request may go on; otherwise the 401 is already in R. */
 static int authenticate(Server *s, const Route *route, Request *q, Reply *r) {
     if (route->auth == AUTH_NONE) return 0;
-    if (!q->bearer) return reply_error(r, 401, "missing Authorization: Bearer token");
+    if (!q->bearer) return reply_error(r, PROTO_E_NO_TOKEN, "missing Authorization: Bearer token");
     if (route->auth == AUTH_ENROL)
         return token_equals(q->bearer, s->cfg.enrol_token)
                    ? 0
-                   : reply_error(r, 401, "wrong enrolment token");
+                   : reply_error(r, PROTO_E_WRONG_TOKEN, "wrong enrolment token");
     int admin = token_equals(q->bearer, s->cfg.admin_token);
     if (route->auth == AUTH_ADMIN)
-        return admin ? 0 : reply_error(r, 401, "this route needs the admin token");
+        return admin ? 0 : reply_error(r, PROTO_E_WRONG_TOKEN, "this route needs the admin token");
     if (admin && route->auth == AUTH_AGENT_OR_ADMIN) return 0;
     char hash[SHA256_HEX_LEN];
     sha256_hex(q->bearer, strlen(q->bearer), hash);
     unsigned long epoch;
     if (cached_agent(hash, &q->agent, &epoch)) return 0;
     if (!db_agent_by_token(s->db, hash, &q->agent))
-        return reply_error(r, 401, "unknown or revoked agent token");
+        return reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
     remember_agent(hash, &q->agent, epoch);
     return 0;
 }
@@ -203,9 +185,22 @@ static const Route *find_route(Request *q, char *arg, size_t cap, Reply *r) {
         q->arg = arg;
         return route;
     }
-    if (path_known) reply_error(r, 405, "method %s not allowed on %s", q->method, q->path);
-    else reply_error(r, 404, "no route %s %s", q->method, q->path);
+    if (path_known)
+        reply_error(r, PROTO_E_METHOD_NOT_ALLOWED, "method %s not allowed on %s", q->method,
+                    q->path);
+    else reply_error(r, PROTO_E_NO_ROUTE, "no route %s %s", q->method, q->path);
     return NULL;
+}
+
+void server_route(Server *s, Request *q, Reply *r) {
+    char arg[1100];
+    const Route *route = find_route(q, arg, sizeof arg, r);
+    if (!route || authenticate(s, route, q, r) != 0) return;
+    if (q->len > (size_t)s->cfg.max_body_bytes)
+        reply_error(r, PROTO_E_TOO_LARGE, "body larger than max_body_bytes (%ld)",
+                    s->cfg.max_body_bytes);
+    else route->handle(s, q, r);
+    if (r->park) r->park = 0, r->status = 204; /* nothing waits here: an empty long poll */
 }
 
 /* --- libmicrohttpd glue ------------------------------------------------------------ */
@@ -432,8 +427,8 @@ static int admit(Server *s, struct MHD_Connection *conn, Upload *u, Reply *r) {
     if (ok && u->q.agent.id) web_agent_seen(u->q.agent.id); /* the dashboard's "last heard from" */
     conns_headers_done(conn, ok && u->route->auth != AUTH_NONE);
     if (ok && length && strtod(length, NULL) > (double)s->cfg.max_body_bytes)
-        ok = reply_error(r, 413, "Content-Length %s is over max_body_bytes (%ld)", length,
-                         s->cfg.max_body_bytes) == 0;
+        ok = reply_error(r, PROTO_E_TOO_LARGE, "Content-Length %s is over max_body_bytes (%ld)",
+                         length, s->cfg.max_body_bytes) == 0;
     return ok ? 0 : -1;
 }
 
@@ -454,7 +449,8 @@ static enum MHD_Result dispatch(Server *s, Upload *u) {
     if (parking_of(s, u) == PARK_WORK_DONE) return answer(u->conn, u, &u->reply);
     if (u->too_big) {
         Reply r = {0};
-        reply_error(&r, 413, "body larger than max_body_bytes (%ld)", s->cfg.max_body_bytes);
+        reply_error(&r, PROTO_E_TOO_LARGE, "body larger than max_body_bytes (%ld)",
+                    s->cfg.max_body_bytes);
         return answer(u->conn, u, &r);
     }
     conns_handling(u->conn);

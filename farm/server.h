@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
+#include "api.h"
 #include "db.h"
 #include "util.h"
 
@@ -75,8 +76,16 @@ typedef struct {
                  (server_notify) or at the request's wait_until. Claims only. */
 } Reply;
 
-int reply_error(Reply *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* An error answer: CODE's status and {"error": message, "code", "status"} (farm/proto/api.h
+ * has the codes). Returns -1. Both live in handlers.c. */
+int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void reply_json(Reply *r, int status, cJSON *json);
+
+/* One request without a socket: the route for its method and path, its token, its
+ * body's size, then the handler, all as a connection's request runs them (the API's
+ * fuzz target drives the coordinator through it). Q->arg is set while it runs. */
+void server_route(Server *s, Request *q, Reply *r);
 
 /* Route handlers (handlers.c). */
 void h_health(Server *s, Request *q, Reply *r);

@@ -85,32 +85,8 @@ int http_request(Http *h, const char *method, const char *path, const char *cont
     return 0;
 }
 
-int http_json(Http *h, const char *method, const char *path, const cJSON *body, long timeout_s,
-              long *status, cJSON **answer, Err *e) {
-    char *text = body ? cJSON_PrintUnformatted(body) : NULL;
-    HttpResponse r;
-    int rc = http_request(h, method, path, NULL, text, text ? strlen(text) : 0, timeout_s, &r, e);
-    free(text);
-    if (rc != 0) return -1;
-    *status = r.status;
-    if (answer) *answer = r.len ? cJSON_Parse(r.body) : NULL;
-    if (r.status >= 400)
-        err_set(e, "%s %s: HTTP %ld: %s", method, path, r.status, http_error_text(&r));
-    http_response_free(&r);
-    return 0;
-}
-
 void http_response_free(HttpResponse *r) {
     free(r->body);
     r->body = NULL;
     r->len = 0;
-}
-
-const char *http_error_text(const HttpResponse *r) {
-    static _Thread_local char buf[256];
-    cJSON *j = r->body ? cJSON_Parse(r->body) : NULL;
-    const char *msg = json_str(j, "error");
-    snprintf(buf, sizeof buf, "%s", msg ? msg : (r->body ? r->body : ""));
-    cJSON_Delete(j);
-    return buf;
 }

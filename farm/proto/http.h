@@ -19,14 +19,10 @@ Http *http_new(const char *base_url, const char *token);
 void http_set_token(Http *h, const char *token);
 void http_free(Http *h);
 /* METHOD PATH with an optional body (JSON unless content_type says otherwise).
- * Returns 0 when an HTTP answer arrived (any status), -1 on transport failure. */
+ * Returns 0 when an HTTP answer arrived (any status), -1 on transport failure. The
+ * API's calls go through proto_send (api.h), which reads its error answers. */
 int http_request(Http *h, const char *method, const char *path, const char *content_type,
                  const void *body, size_t len, long timeout_s, HttpResponse *out, Err *e);
-/* The same with a JSON body and a parsed JSON answer (NULL when not JSON). */
-int http_json(Http *h, const char *method, const char *path, const cJSON *body, long timeout_s,
-              long *status, cJSON **answer, Err *e);
 void http_response_free(HttpResponse *r);
-/* The "error" field of a JSON error answer, or the raw body, for messages. */
-const char *http_error_text(const HttpResponse *r);
 
 #endif

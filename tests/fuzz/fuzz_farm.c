@@ -1,0 +1,333 @@
+/* fuzz_farm.c: the coordinator's API under libFuzzer (tests/fuzz/fuzz_farm.sh). An input
+ * is either requests run through server_route (the routing, authentication and handlers
+ * a connection runs) against a throwaway state folder, or a bundle, envelope, proof or
+ * source archive for the parsers behind uploads. Built with -DFUZZ_FARM_REPLAY it has a
+ * main of its own that replays files: `make test` runs the kept corpus through it
+ * (tests/fuzz/test_fuzz_farm.py).
+ *
+ * Input formats, chosen by the first line:
+ *   METHOD PATH \n TOKEN \n BODY   requests, several joined by a line "====". TOKEN is
+ *                                  "@enrol", "@admin", "@agent", "-" (none) or sent as it
+ *                                  is; "@sign" is the agent's token with the body's
+ *                                  "statement" signed into the "envelope" the route wants.
+ *                                  In PATH and BODY, @job @run @cell @source stand for the
+ *                                  last claimed job, its run and cell, and the source blob.
+ *   #bundle \n {"statement": S, "files": {name: text}}   S signed, then bundle_check
+ *   #envelope \n ENVELOPE          bundle_check as it is (no files)
+ *   #proof \n ENVELOPE             enrol_proof_check for the name "fuzz"
+ *   #archive \n ARCHIVE            archive_unpack into a scratch folder */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/evp.h>
+
+#include "api.h"
+#include "archive.h"
+#include "bundle.h"
+#include "dsse.h"
+#include "fields.h"
+#include "server.h"
+
+#define ENROL_TOKEN "fuzz-enrol-token-0123456789"
+#define ADMIN_TOKEN "fuzz-admin-token-0123456789"
+#define AGENT_NAME  "fuzz"
+#define SOURCE_TEXT "fuzz source archive"
+
+static Server server;
+static EVP_PKEY *agent_key_;
+static char agent_token[SHA256_HEX_LEN], source_sha[SHA256_HEX_LEN], scratch[1100];
+static long last_job, last_run;
+static char last_cell[PROTO_MAX_NAME + 1] = "none";
+
+static void die(const char *what, const char *why) {
+    fprintf(stderr, "fuzz_farm: %s: %s\n", what, why);
+    abort();
+}
+
+/* One request through the router; the answer's JSON (or NULL) goes to *ANSWER. */
+static int route(const char *method, const char *path, const char *bearer, const char *body,
+                 size_t len, cJSON **answer) {
+    char *copy = malloc(len + 1); /* exactly the body and its NUL, as the server has it */
+    memcpy(copy, body, len);
+    copy[len] = '\0';
+    Request q = {.method = method, .path = path, .body = copy, .len = len, .bearer = bearer};
+    Reply r = {0};
+    server_route(&server, &q, &r);
+    if (getenv("FUZZ_FARM_VERBOSE")) /* the replay's log: tests/fuzz/test_fuzz_farm.py reads it */
+        printf("%s %s -> %d %s\n", method, path, r.status,
+               r.status >= 400 ? json_str(r.json, "code") : "");
+    if (answer) *answer = r.json, r.json = NULL;
+    if (r.status == 200 && !strcmp(path, "/api/v1/claim") && r.json) {
+        ProtoJob job;
+        Err e = {{0}};
+        if (proto_job_parse(r.json, &job, &e) != 0) die("claim answer", e.msg);
+        last_job = job.job, last_run = job.run;
+        snprintf(last_cell, sizeof last_cell, "%s", job.cell_id);
+    }
+    cJSON_Delete(r.json);
+    free(r.raw);
+    agent_free(&q.agent);
+    free(copy);
+    return r.status;
+}
+
+static int route_json(const char *method, const char *path, const char *bearer, const cJSON *req,
+                      cJSON **answer) {
+    char *text = cJSON_PrintUnformatted(req);
+    int status = route(method, path, bearer, text, strlen(text), answer);
+    free(text);
+    return status;
+}
+
+/* Enrols an agent with key number GENERATION through the API itself (an input that
+ * revokes the agent makes the next one). */
+static void enrol_agent(unsigned char generation) {
+    unsigned char seed[32] = "cairn fuzz_farm agent key seed!";
+    seed[31] = generation;
+    EVP_PKEY_free(agent_key_);
+    agent_key_ = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, sizeof seed);
+    cJSON *answer = NULL;
+    ProtoChallenge ch;
+    ProtoEnrolled out;
+    Err e = {{0}};
+    if (route("POST", "/api/v1/agents/challenge", ENROL_TOKEN, "", 0, &answer) != 200 ||
+        proto_challenge_parse(answer, &ch, &e) != 0)
+        die("challenge", e.msg);
+    cJSON_Delete(answer);
+    char *pem = dsse_key_public_pem(agent_key_);
+    cJSON *caps = cJSON_Parse("{\"compilers\": {\"gcc\": {\"version\": \"fuzz\", \"sanitizers\": "
+                              "[\"asan\", \"tsan\"]}}, \"gpus\": [], \"labels\": [\"fuzz\"]}");
+    cJSON *proof = dsse_enrol_proof_sign(agent_key_, ch.nonce, AGENT_NAME, &e);
+    ProtoEnrol m = {.name = AGENT_NAME, .public_key = pem, .capabilities = caps, .proof = proof};
+    cJSON *req = proto_enrol_build(&m);
+    if (route_json("POST", "/api/v1/agents/enrol", ENROL_TOKEN, req, &answer) != 200 ||
+        proto_enrolled_parse(answer, &out, &e) != 0)
+        die("enrol", e.msg);
+    snprintf(agent_token, sizeof agent_token, "%s", out.token);
+    cJSON_Delete(answer);
+    cJSON_Delete(req);
+    cJSON_Delete(proof);
+    cJSON_Delete(caps);
+    free(pem);
+}
+
+/* The source blob the seeds' runs name (@source). */
+static void upload_source(void) {
+    char path[128];
+    sha256_hex(SOURCE_TEXT, strlen(SOURCE_TEXT), source_sha);
+    snprintf(path, sizeof path, "/api/v1/blobs/%s", source_sha);
+    if (route("PUT", path, ADMIN_TOKEN, SOURCE_TEXT, strlen(SOURCE_TEXT), NULL) != 200)
+        die("blob", "refused");
+}
+
+static void cleanup(void) { fs_remove_tree(server.state); }
+
+static void setup(void) {
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char path[1200];
+    Err e = {{0}};
+    snprintf(server.state, sizeof server.state, "%s/fuzz-farm-XXXXXX", base);
+    if (!mkdtemp(server.state)) die("mkdtemp", server.state);
+    atexit(cleanup);
+    server.cfg = (FarmConfig){.max_body_bytes = 1 << 20,
+                              .max_subjects = 64,
+                              .lease_seconds = 60,
+                              .max_attempts = 3,
+                              .claim_wait_max_seconds = 0, /* a claim never waits */
+                              .sync_full = 0};
+    snprintf(server.cfg.enrol_token, sizeof server.cfg.enrol_token, ENROL_TOKEN);
+    snprintf(server.cfg.admin_token, sizeof server.cfg.admin_token, ADMIN_TOKEN);
+    pthread_mutex_init(&server.wake_lock, NULL);
+    pthread_cond_init(&server.wake, NULL);
+    pthread_cond_init(&server.work, NULL);
+    pthread_mutex_init(&server.filing_lock, NULL);
+    sem_init(&server.filers, 0, 2);
+    snprintf(path, sizeof path, "%s/farm.db", server.state);
+    if (!(server.db = db_open(path, &e))) die("db_open", e.msg);
+    db_set_sync(server.db, 0);
+    if (store_reconcile(&server, &e) != 0) die("store_reconcile", e.msg);
+    snprintf(scratch, sizeof scratch, "%s/unpacked", server.state);
+    enrol_agent(0);
+    upload_source();
+}
+
+/* TEXT (LEN bytes) with the @names replaced; malloc'd, NUL-ended, length in *OUT_LEN. */
+static char *substitute(const char *text, size_t len, size_t *out_len) {
+    char job[32], run[32];
+    snprintf(job, sizeof job, "%ld", last_job);
+    snprintf(run, sizeof run, "%ld", last_run);
+    const char *names[] = {"@job", "@run", "@cell", "@source"};
+    const char *values[] = {job, run, last_cell, source_sha};
+    char *out = malloc(len * 26 + 1); /* "@cell" (5 bytes) grows to 128 at most */
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        int hit = -1;
+        for (int k = 0; k < 4 && hit < 0; k++)
+            if (len - i >= strlen(names[k]) && !memcmp(text + i, names[k], strlen(names[k])))
+                hit = k;
+        if (hit < 0) {
+            out[n++] = text[i++];
+            continue;
+        }
+        memcpy(out + n, values[hit], strlen(values[hit]));
+        n += strlen(values[hit]);
+        i += strlen(names[hit]);
+    }
+    out[n] = '\0';
+    *out_len = n;
+    return out;
+}
+
+/* "@sign": the body's "statement" signed into the envelope of an upload body. */
+static char *sign_upload(const char *body, size_t len, size_t *out_len) {
+    cJSON *j = cJSON_ParseWithLength(body, len);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "statement");
+    if (!st) {
+        cJSON_Delete(j);
+        return NULL;
+    }
+    char *payload = cJSON_PrintUnformatted(st);
+    Err e = {{0}};
+    cJSON *env = dsse_sign(agent_key_, INTOTO_PAYLOAD_TYPE, payload, strlen(payload), &e);
+    ProtoUpload m = {.envelope = env, .files = cJSON_GetObjectItemCaseSensitive(j, "files")};
+    cJSON *req = proto_upload_build(&m);
+    char *text = cJSON_PrintUnformatted(req);
+    *out_len = strlen(text);
+    cJSON_Delete(req);
+    cJSON_Delete(env);
+    free(payload);
+    cJSON_Delete(j);
+    return text;
+}
+
+/* One "METHOD PATH\nTOKEN\nBODY" request. */
+static void one_request(const char *text, size_t len) {
+    const char *nl1 = memchr(text, '\n', len);
+    const char *nl2 = nl1 ? memchr(nl1 + 1, '\n', len - (size_t)(nl1 + 1 - text)) : NULL;
+    char line[1200], method[16], token[128];
+    if (!nl2 || (size_t)(nl1 - text) >= sizeof line || (size_t)(nl2 - nl1 - 1) >= sizeof token)
+        return;
+    memcpy(line, text, (size_t)(nl1 - text));
+    line[nl1 - text] = '\0';
+    memcpy(token, nl1 + 1, (size_t)(nl2 - nl1 - 1));
+    token[nl2 - nl1 - 1] = '\0';
+    const char *space = strchr(line, ' ');
+    if (!space || (size_t)(space - line) >= sizeof method) return;
+    memcpy(method, line, (size_t)(space - line));
+    method[space - line] = '\0';
+    size_t path_len, body_len;
+    char *path = substitute(space + 1, strlen(space + 1), &path_len);
+    char *body = substitute(nl2 + 1, len - (size_t)(nl2 + 1 - text), &body_len);
+    const char *bearer = !strcmp(token, "@enrol")   ? ENROL_TOKEN
+                         : !strcmp(token, "@admin") ? ADMIN_TOKEN
+                         : !strcmp(token, "@agent") ? agent_token
+                         : !strcmp(token, "@sign")  ? agent_token
+                         : !strcmp(token, "-")      ? NULL
+                                                    : token;
+    if (!strcmp(token, "@sign")) {
+        char *signed_body = sign_upload(body, body_len, &body_len);
+        free(body);
+        body = signed_body;
+    }
+    static unsigned char generation;
+    if (body && route(method, path, bearer, body, body_len, NULL) == 200 && strstr(path, "/revoke"))
+        enrol_agent(++generation); /* the revoked one may have been ours */
+    free(path);
+    free(body);
+}
+
+static char *read_subject(void *ctx, const char *name, size_t *len) {
+    const char *text = json_str(ctx, name);
+    if (!text) return NULL;
+    *len = strlen(text);
+    return strdup(text);
+}
+
+/* A bundle (mode "#bundle": S signed first) through the upload's checks. */
+static void check_bundle(const char *text, size_t len, int sign) {
+    cJSON *j = cJSON_ParseWithLength(text, len), *env = NULL, *statement = NULL;
+    const cJSON *files = sign ? cJSON_GetObjectItemCaseSensitive(j, "files") : NULL;
+    Err e = {{0}};
+    if (sign && cJSON_GetObjectItemCaseSensitive(j, "statement")) {
+        char *payload = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(j, "statement"));
+        env = dsse_sign(agent_key_, INTOTO_PAYLOAD_TYPE, payload, strlen(payload), &e);
+        free(payload);
+    }
+    const cJSON *envelope = sign ? env : j;
+    if (envelope && bundle_check(envelope, agent_key_, read_subject, (void *)files, files, 64,
+                                 &statement, &e) == BUNDLE_OK)
+        fields_check_predicate(cJSON_GetObjectItemCaseSensitive(statement, "predicate"), &e);
+    cJSON_Delete(statement);
+    cJSON_Delete(env);
+    cJSON_Delete(j);
+}
+
+static void check_proof(const char *text, size_t len) {
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    char nonce[SHA256_HEX_LEN];
+    Err e = {{0}};
+    if (j) dsse_enrol_proof_check(j, agent_key_, AGENT_NAME, nonce, &e);
+    cJSON_Delete(j);
+}
+
+static int starts(const uint8_t *data, size_t size, const char *head) {
+    return size >= strlen(head) && !memcmp(data, head, strlen(head));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    static int ready;
+    if (!ready) setup(), ready = 1;
+    const char *text = (const char *)data;
+    Err e = {{0}};
+    if (starts(data, size, "#bundle\n")) check_bundle(text + 8, size - 8, 1);
+    else if (starts(data, size, "#envelope\n")) check_bundle(text + 10, size - 10, 0);
+    else if (starts(data, size, "#proof\n")) check_proof(text + 7, size - 7);
+    else if (starts(data, size, "#archive\n")) {
+        archive_unpack(text + 9, size - 9, scratch, &e);
+        fs_remove_tree(scratch);
+    } else {
+        static const char SEP[] = "\n====\n";
+        for (size_t at = 0; at < size;) {
+            const char *end = memmem(text + at, size - at, SEP, strlen(SEP));
+            size_t n = end ? (size_t)(end - (text + at)) : size - at;
+            one_request(text + at, n);
+            at += n + (end ? strlen(SEP) : 0);
+        }
+    }
+    return 0;
+}
+
+#ifdef FUZZ_FARM_REPLAY
+/* Replays each FILE given (a folder: each file in it) once; exits 0 when none crashed. */
+#include <dirent.h>
+static int replay(const char *path) {
+    size_t len = 0;
+    char *data = fs_read(path, &len, NULL);
+    if (!data) return 0;
+    LLVMFuzzerTestOneInput((const uint8_t *)data, len);
+    free(data);
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        DIR *d = opendir(argv[i]);
+        if (!d) {
+            n += replay(argv[i]);
+            continue;
+        }
+        struct dirent *ent;
+        char path[4200];
+        while ((ent = readdir(d)) != NULL) {
+            if (ent->d_name[0] == '.') continue;
+            snprintf(path, sizeof path, "%s/%s", argv[i], ent->d_name);
+            n += replay(path);
+        }
+        closedir(d);
+    }
+    printf("fuzz_farm: replayed %d inputs\n", n);
+    return 0;
+}
+#endif
