@@ -17,6 +17,7 @@ typedef struct {
     double *lat; /* claim latencies (ms) of this agent's successful claims */
     int nlat, cap;
     int errors;
+    int enrol_retries;
 } Sim;
 
 static const char SIM_RECEIPT[] = "{\"cairn\":\"sim\",\"numerics\":{}}";
@@ -65,6 +66,20 @@ static cJSON *sim_statement(const ProtoJob *job, const char *machine, cJSON *fil
     return st;
 }
 
+/* Enrols as the real agent does, retrying with backoff: a thousand agents connecting at
+ * once are anonymous until their headers are read, and the coordinator's caps on such
+ * connections close the oldest of them (docs/farm.md, "Limits and security"). */
+static int enrol(Sim *a, Session *s, EVP_PKEY *key, const char *name, const cJSON *caps, Err *e) {
+    for (long backoff = 100;; backoff *= 2) {
+        int rc = client_enrol(s, a->url, a->token, key, name, caps, e);
+        if (rc == 0) return 0;
+        client_close(s);
+        if (rc == -2 || backoff > 3200) return -1;
+        a->enrol_retries++;
+        timing_sleep_ms(backoff);
+    }
+}
+
 static void *sim_agent(void *arg) {
     Sim *a = arg;
     Err e = {{0}};
@@ -73,7 +88,7 @@ static void *sim_agent(void *arg) {
     EVP_PKEY *key = dsse_key_generate(&e);
     cJSON *caps = sim_caps();
     Session s;
-    if (!key || client_enrol(&s, a->url, a->token, key, name, caps, &e) != 0) {
+    if (!key || enrol(a, &s, key, name, caps, &e) != 0) {
         fprintf(stderr, "loadgen: %s: %s\n", name, e.msg);
         a->errors++;
         cJSON_Delete(caps);
@@ -124,7 +139,8 @@ static const char LOADGEN_HELP[] =
     "Starts N simulated agents (default 50) that enrol, claim and upload signed one-case\n"
     "bundles until N jobs (default 2000) are filed or the queue stays empty. Submit the\n"
     "jobs first (e.g. a matrix with \"repeat\"). Prints {agents, jobs, seconds, jobs_per_s,\n"
-    "claim_p50_ms, claim_p99_ms, errors} as one JSON line.\n";
+    "claim_p50_ms, claim_p99_ms, errors, enrol_retries} as one JSON line. An enrolment is\n"
+    "retried with backoff (as the real agent does) up to 5 times.\n";
 
 int loadgen_main(int argc, char **argv) {
     const char *url = NULL, *token = NULL;
@@ -160,11 +176,12 @@ int loadgen_main(int argc, char **argv) {
         sims[i] = (Sim){.url = url, .token = token, .index = i, .target = jobs, .filed = &filed};
         pthread_create(&threads[i], NULL, sim_agent, &sims[i]);
     }
-    int total = 0, errors = 0;
+    int total = 0, errors = 0, retries = 0;
     for (int i = 0; i < agents; i++) {
         pthread_join(threads[i], NULL);
         total += sims[i].nlat;
         errors += sims[i].errors;
+        retries += sims[i].enrol_retries;
     }
     double secs = timing_now_seconds() - t0;
     double *all = calloc((size_t)total + 1, sizeof *all);
@@ -176,9 +193,10 @@ int loadgen_main(int argc, char **argv) {
     }
     qsort(all, (size_t)n, sizeof *all, cmp_double);
     printf("{\"agents\": %d, \"jobs\": %d, \"seconds\": %.3f, \"jobs_per_s\": %.1f, "
-           "\"claim_p50_ms\": %.2f, \"claim_p99_ms\": %.2f, \"errors\": %d}\n",
+           "\"claim_p50_ms\": %.2f, \"claim_p99_ms\": %.2f, \"errors\": %d, "
+           "\"enrol_retries\": %d}\n",
            agents, atomic_load(&filed), secs, atomic_load(&filed) / secs, n ? all[n / 2] : 0.0,
-           n ? all[(int)(0.99 * (n - 1))] : 0.0, errors);
+           n ? all[(int)(0.99 * (n - 1))] : 0.0, errors, retries);
     free(all);
     free(sims);
     free(threads);

@@ -97,7 +97,7 @@ static int token_equals(const char *given, const char *expected) {
 
 /* Agents by token hash, so that most requests authenticate without the database. Any
  * enrolment or revocation empties it (both can change which token means whom). */
-#define AGENT_CACHE 512
+#define AGENT_CACHE 4096 /* a slot per agent of a large fleet: a miss costs a database read */
 static struct {
     char hash[SHA256_HEX_LEN];
     Agent agent;
