@@ -21,11 +21,14 @@ int evidence_cell_from_json(const cJSON *j, Cell *c, Err *e) {
         return err_set(e, "cell sanitizer must be none, asan or tsan");
     if (!one_of(mode ? mode : "emulated", modes))
         return err_set(e, "cell mode must be emulated or device");
+    long repeat = 0;
+    if (json_int(j, "repeat", 0, EVIDENCE_MAX_REPEAT, &repeat) < 0)
+        return err_set(e, "cell repeat must be an integer in [0, %d]", EVIDENCE_MAX_REPEAT);
     memset(c, 0, sizeof *c);
     snprintf(c->compiler, sizeof c->compiler, "%s", cc);
     snprintf(c->sanitizer, sizeof c->sanitizer, "%s", san ? san : "none");
     snprintf(c->mode, sizeof c->mode, "%s", mode ? mode : "emulated");
-    c->repeat = (int)json_num(j, "repeat", 0);
+    c->repeat = (int)repeat;
     return 0;
 }
 

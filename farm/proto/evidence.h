@@ -9,8 +9,9 @@
 
 /* Bounds the coordinator holds uploaded fields to (farm/fields.h has them all): the
  * agent keeps its observations within them rather than have its bundle refused. */
-#define EVIDENCE_MAX_NAME  256  /* bytes of an observation's name or type */
-#define EVIDENCE_MAX_ITEMS 4096 /* observations (or checks) of one case */
+#define EVIDENCE_MAX_NAME   256    /* bytes of an observation's name or type */
+#define EVIDENCE_MAX_ITEMS  4096   /* observations (or checks) of one case */
+#define EVIDENCE_MAX_REPEAT 100000 /* copies of one cell in a run (a matrix's "repeat") */
 
 /* A cell: compiler (gcc|clang), sanitizer (none|asan|tsan), mode (emulated|device).
  * Its id is "compiler-sanitizer-mode" (plus "-rN" for a repeat), safe as a folder name. */
