@@ -309,6 +309,26 @@ static inline __attribute__((always_inline)) int cairn_sum__any(const cairn_sum_
         }                                                                                          \
         cairn_sum_run cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                             \
         uint64_t cairn_clean_ = 0;                                                                 \
+        for (; cairn_e_ - cairn_k_ >= 64; cairn_k_ += 64) {                                        \
+            cairn_sum_run cairn_before_ = cairn_r_;                                                \
+            cairn_sum__v4l cairn_bad_ = {0, 0, 0, 0};                                              \
+            T cairn_t_[64];                                                                        \
+            for (size_t cairn_j_ = 0; cairn_j_ < 64; cairn_j_ += 8) {                              \
+                CAIRN_SUM__EIGHT(T, TERM, cairn_c_, cairn_k_ + cairn_j_, cairn_a_);                \
+                T *cairn_p_ = cairn_t_ + cairn_j_;                                                 \
+                cairn_p_[0] = cairn_a_0, cairn_p_[1] = cairn_a_1, cairn_p_[2] = cairn_a_2;         \
+                cairn_p_[3] = cairn_a_3, cairn_p_[4] = cairn_a_4, cairn_p_[5] = cairn_a_5;         \
+                cairn_p_[6] = cairn_a_6, cairn_p_[7] = cairn_a_7;                                  \
+                cairn_sum__run8(&cairn_r_, &cairn_a_x0, &cairn_a_x1, &cairn_bad_);                 \
+            }                                                                                      \
+            if (cairn_sum__any(&cairn_bad_)) {                                                     \
+                cairn_sum__run_store(&cairn_before_, &cairn_acc_->st);                             \
+                P##_add_block(cairn_acc_, cairn_t_, 64);                                           \
+                cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                                   \
+            } else {                                                                               \
+                cairn_clean_ += 64;                                                                \
+            }                                                                                      \
+        }                                                                                          \
         /* sixteen terms, in registers (written out: a loop would go through memory), \
          * with one check; a group that is not clean is added again the slow way */            \
         for (; cairn_e_ - cairn_k_ >= 16; cairn_k_ += 16) {                                        \

@@ -4,7 +4,7 @@
  *
  * Each input line is one case: its terms as hex bit patterns (16 or 8 digits),
  * separated by spaces (an empty line: no terms). Each output line gives, as hex bits,
- * the sum computed six ways, which must all be the exact sum rounded once:
+ * the sum computed seven ways, which must all be the exact sum rounded once:
  *   block   cairn_sumNN_add_block over the whole array
  *   terms   cairn_sumNN_add, one term at a time
  *   cuts    random blocks (from SEED) into separate accumulators, each fed by
@@ -12,6 +12,9 @@
  *   pooled  cairn_sumNN_pooled with a random grain, on CAIRN_THREADS workers, its
  *           blocks defined by CAIRN_SUMNN_BLOCK (what generated code uses)
  *   array   cairn_sum_fNN (serial when small, the pool when large)
+ *   whole   NAME_sum of CAIRN_SUM_CHECKED with every block covered (what generated code
+ *           calls: the tiny path under 16 terms, else the pool, unchecked terms)
+ *   checked the same with no block covered: every term computed with its checks
  * and then the ordered fold cairn_fold_fNN (not exact: checked against its own model).
  *
  *   sum_harness f64|f32 selfmerge K  < cases
@@ -59,8 +62,26 @@ static long read_case(uint64_t **bits, size_t *cap) {
 CAIRN_SUM64_BLOCK(cairn_sum64_macro_block, const double, x, i, x[i])
 CAIRN_SUM32_BLOCK(cairn_sum32_macro_block, const float, x, i, x[i])
 
-/* The same six ways for each format; SUMT/T name the accumulator and term types. */
-#define DEFINE_CASE(NAME, SUMT, T, P, ARRAY, FOLD, BITS_T)                                         \
+/* CAIRN_SUM_CHECKED's TERM for the whole and checked ways: term k of the array, after
+ * making sure that it was asked with the covered flag its way expects. */
+#define DEFINE_CHECKED(NAME, P, T, WANT, COVERS)                                                   \
+    static inline T NAME##_term(void *c, size_t k, int covered) {                                  \
+        if (covered != WANT) {                                                                     \
+            fprintf(stderr, "sum_harness: " #NAME " asked for a term with covered=%d\n", covered); \
+            exit(3);                                                                               \
+        }                                                                                          \
+        return ((const T *)c)[k];                                                                  \
+    }                                                                                              \
+    CAIRN_SUM_CHECKED(NAME, P, NAME##_term, COVERS)
+#define EVERY_BLOCK(c, b, e) ((void)(c), (void)(b), (void)(e), 1)
+#define NO_BLOCK(c, b, e)    ((void)(c), (void)(b), (void)(e), 0)
+DEFINE_CHECKED(whole64, cairn_sum64, double, 1, EVERY_BLOCK)
+DEFINE_CHECKED(whole32, cairn_sum32, float, 1, EVERY_BLOCK)
+DEFINE_CHECKED(checked64, cairn_sum64, double, 0, NO_BLOCK)
+DEFINE_CHECKED(checked32, cairn_sum32, float, 0, NO_BLOCK)
+
+/* The same seven ways for each format; SUMT/T name the accumulator and term types. */
+#define DEFINE_CASE(NAME, SUMT, T, P, ARRAY, WHOLE, CHECKED, FOLD, BITS_T)                         \
     static void P##_block_add(void *ctx, size_t b, size_t e, SUMT *acc) {                          \
         const T *x = ctx;                                                                          \
         if ((b ^ e) & 1) P##_add_block(acc, x + b, e - b);                                         \
@@ -106,12 +127,12 @@ CAIRN_SUM32_BLOCK(cairn_sum32_macro_block, const float, x, i, x[i])
         if (rng() % 2) grain = 1 + rng() % 17;                                                     \
         T pooled = P##_pooled(n, grain, P##_macro_block, (void *)x);                               \
         T array = ARRAY(x, n), fold = FOLD(x, n);                                                  \
-        printf("%0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64 " %0*" PRIx64  \
-               "\n",                                                                               \
-               (int)(2 * sizeof(T)), (uint64_t)P##_bits(block), (int)(2 * sizeof(T)),              \
-               (uint64_t)P##_bits(terms), (int)(2 * sizeof(T)), (uint64_t)P##_bits(cuts),          \
-               (int)(2 * sizeof(T)), (uint64_t)P##_bits(pooled), (int)(2 * sizeof(T)),             \
-               (uint64_t)P##_bits(array), (int)(2 * sizeof(T)), (uint64_t)P##_bits(fold));         \
+        T whole = WHOLE##_sum((void *)x, n), checked = CHECKED##_sum((void *)x, n);                \
+        T ways[] = {block, terms, cuts, pooled, array, whole, checked, fold};                      \
+        for (size_t w = 0; w < sizeof ways / sizeof *ways; w++)                                    \
+            printf("%s%0*" PRIx64, w ? " " : "", (int)(2 * sizeof(T)),                             \
+                   (uint64_t)P##_bits(ways[w]));                                                   \
+        printf("\n");                                                                              \
     }
 
 #define DEFINE_SELFMERGE(NAME, SUMT, T, P)                                                         \
@@ -135,8 +156,10 @@ CAIRN_SUM32_BLOCK(cairn_sum32_macro_block, const float, x, i, x[i])
 DEFINE_SELFMERGE(selfmerge_f64, cairn_sum64, double, cairn_sum64)
 DEFINE_SELFMERGE(selfmerge_f32, cairn_sum32, float, cairn_sum32)
 
-DEFINE_CASE(case_f64, cairn_sum64, double, cairn_sum64, cairn_sum_f64, cairn_fold_f64, uint64_t)
-DEFINE_CASE(case_f32, cairn_sum32, float, cairn_sum32, cairn_sum_f32, cairn_fold_f32, uint32_t)
+DEFINE_CASE(case_f64, cairn_sum64, double, cairn_sum64, cairn_sum_f64, whole64, checked64,
+            cairn_fold_f64, uint64_t)
+DEFINE_CASE(case_f32, cairn_sum32, float, cairn_sum32, cairn_sum_f32, whole32, checked32,
+            cairn_fold_f32, uint32_t)
 
 int main(int argc, char **argv) {
     int selfmerge = argc == 4 && !strcmp(argv[2], "selfmerge");

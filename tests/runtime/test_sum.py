@@ -3,8 +3,10 @@
 The model is independent of the C code: Python `fractions` for the exact total, a
 round-to-nearest-even into f64/f32 written here, the spec's special values table, and
 `math.fsum` as a second opinion for finite f64. tests/c/sum_harness.c computes every case
-six ways (whole block, term by term, random block cuts merged in a shuffled order, the
-pool with a random grain, the plain array entry point) plus the ordered fold; each case
+seven ways (whole block, term by term, random block cuts merged in a shuffled order, the
+pool with a random grain, the plain array entry point, and CAIRN_SUM_CHECKED's whole sum
+as generated code calls it, with every block covered (its tiny path under 16 terms) and
+with none) plus the ordered fold; each case
 runs at every lane count 1..16 (CAIRN_THREADS) with a different block-cut seed, and every
 way must give the model's bits. The fold is checked against its own model (left to
 right, each partial sum rounded: Python floats for f64, numpy float32 for f32).
@@ -288,17 +290,18 @@ def run_harness(fmt, threads, seed, text):
     return [[int(w, 16) for w in line.split()] for line in res.stdout.splitlines()]
 
 
-WAYS = ["block", "terms", "cuts", "pooled", "array"]
+WAYS = ["block", "terms", "cuts", "pooled", "array", "whole", "checked"]
 
 
 def check_rows(fmt, cases, expected, folds, rows, label):
     assert len(rows) == len(cases), f"{label}: {len(rows)} results for {len(cases)} cases"
     for i, (case, want, fold, row) in enumerate(zip(cases, expected, folds, rows)):
         show = " ".join(f"{b:x}" for b in case[:6]) + (" ..." if len(case) > 6 else "")
+        assert len(row) == len(WAYS) + 1, f"{label} case {i}: {len(row)} columns"
         for way, got in zip(WAYS, row):
             assert got == want, (f"{label} case {i} [{show}] ({len(case)} terms) way {way}: "
                                  f"got {got:x}, model {want:x}")
-        got_fold = fmt.value(row[5])
+        got_fold = fmt.value(row[-1])
         assert got_fold == fold or (fold != fold and got_fold != got_fold), \
             f"{label} case {i}: fold {got_fold!r}, model {fold!r}"
 
@@ -340,8 +343,9 @@ def test_spec_example_and_fold_differ():
     """1e16 + 1 - 1e16: exact sum 1.0, the ordered fold 0.0 (the spec's example)."""
     text = " ".join(f"{F64.bits(v):016x}" for v in [1e16, 1.0, -1e16]) + "\n"
     row = run_harness(F64, 2, 5, text)[0]
-    assert all(F64.value(b) == 1.0 for b in row[:5])
-    assert F64.value(row[5]) == 0.0
+    assert len(row) == len(WAYS) + 1
+    assert all(F64.value(b) == 1.0 for b in row[:-1])
+    assert F64.value(row[-1]) == 0.0
 
 
 def test_model_rounding_is_not_the_code_under_test():
