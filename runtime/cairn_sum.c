@@ -534,16 +534,22 @@ static inline __attribute__((always_inline)) float elem_f32(void *x, size_t k) {
 }
 CAIRN_SUM__TINY(tiny_f64, elem_f64)
 CAIRN_SUM__TINY(tiny_f32, elem_f32)
+CAIRN_SUM__TINY32(quick_f32, elem_f32)
+static inline int quick_f64(void *x, size_t n, double *out) { /* no quicker exact fold */
+    (void)x, (void)n, (void)out;
+    return 0;
+}
 
-/* A tiny array: rounded straight from the joined expansion when every step was clean
- * (no state, no folding); else the general way. */
-#define DEFINE_ARRAY_SUM(NAME, SUMT, T, P, W, TINYSUM, BLOCK)                                      \
+/* A tiny array: for f32 first its exact double fold, then the joined expansion, rounded
+ * straight when every step was clean (no state, no folding); else the general way. */
+#define DEFINE_ARRAY_SUM(NAME, SUMT, T, P, W, QUICK, TINYSUM, BLOCK)                               \
     T NAME(const T *x, size_t n) {                                                                 \
         array_ctx ctx = {x};                                                                       \
         double hi, lo;                                                                             \
         T out;                                                                                     \
-        if (n - 1 < CAIRN_SUM_TINY - 1 && TINYSUM((void *)x, n, &hi, &lo) &&                       \
-            cairn_sum__pair##W(hi, lo, 1, &out))                                                   \
+        if (n - 1 < CAIRN_SUM_TINY - 1 &&                                                          \
+            (QUICK((void *)x, n, &out) ||                                                          \
+             (TINYSUM((void *)x, n, &hi, &lo) && cairn_sum__pair##W(hi, lo, 1, &out))))            \
             return out;                                                                            \
         if (n < SERIAL_BELOW) {                                                                    \
             SUMT s;                                                                                \
@@ -554,8 +560,9 @@ CAIRN_SUM__TINY(tiny_f32, elem_f32)
         return P##_pooled(n, array_grain(n), BLOCK, &ctx);                                         \
     }
 
-DEFINE_ARRAY_SUM(cairn_sum_f64, cairn_sum64, double, cairn_sum64, 64, tiny_f64, block_f64)
-DEFINE_ARRAY_SUM(cairn_sum_f32, cairn_sum32, float, cairn_sum32, 32, tiny_f32, block_f32)
+DEFINE_ARRAY_SUM(cairn_sum_f64, cairn_sum64, double, cairn_sum64, 64, quick_f64, tiny_f64,
+                 block_f64)
+DEFINE_ARRAY_SUM(cairn_sum_f32, cairn_sum32, float, cairn_sum32, 32, quick_f32, tiny_f32, block_f32)
 
 /* ---- the ordered fold of `reduce + for` ----------------------------------------- */
 

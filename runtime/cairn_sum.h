@@ -97,8 +97,12 @@ void cairn_sum32_add_slow(cairn_sum32 *s, unsigned k, double x);
  * NaN (an infinity or NaN anywhere makes E2 NaN). E2 is almost always 0.
  * Each line is six separately rounded operations: see STRICT FLOATING POINT above. */
 #define CAIRN_SUM_TWO_STEP(T, H, L, X, A, B, E2)                                                   \
-    T A = (H) + (X), A##v_ = A - (H), A##e_ = ((H) - (A - A##v_)) + ((X)-A##v_);                   \
-    T B = (L) + A##e_, B##v_ = B - (L), E2 = ((L) - (B - B##v_)) + (A##e_ - B##v_)
+    CAIRN_SUM_TWO_SUM(T, H, X, A, A##e_);                                                          \
+    CAIRN_SUM_TWO_SUM(T, L, A##e_, B, E2)
+/* One TwoSum step: S + E == X + Y exactly (E NaN past the range, or for an infinity or
+ * NaN). Six separately rounded operations. */
+#define CAIRN_SUM_TWO_SUM(T, X, Y, S, E)                                                           \
+    T S = (X) + (Y), S##v_ = S - (X), E = ((X) - (S - S##v_)) + ((Y)-S##v_)
 
 /* The inline fast path: expansion k takes x, or, when the step is not clean (a leftover,
  * an infinity, a NaN, an overflow), stays unchanged and 1 says: take the slow path. */
@@ -237,6 +241,32 @@ static inline int cairn_sum__pair32(double hi, double lo, int any, float *out) {
         (void)cairn_g_;                                                                            \
         *cairn_hi_ = cairn_a_, *cairn_lo_ = cairn_d_;                                              \
         return !(cairn_bad_[0] | cairn_bad_[1]) && cairn_e_ == 0 && cairn_f_ == 0;                 \
+    }
+
+/* NAME(c, n, &out) for f32 terms TERM(c, 0 .. n-1), 0 < n < CAIRN_SUM_TINY: their fold
+ * in doubles (even and odd terms in the two lanes of one SSE2 register, an odd count
+ * padded with -0.0), each addition checked by one TwoSum step to have been exact. An f32
+ * widens exactly, and a few f32 terms of no wide exponent spread add exactly in a double
+ * (53 bits hold the 24 of a term, the spread and the carries): then the double is the
+ * exact total, and one (float) rounds it once. Half the work of two expansions; returns
+ * 0 (nothing decided) when some addition was not exact, or met an infinity or a NaN
+ * (their error is NaN). */
+#define CAIRN_SUM__TINY32(NAME, TERM)                                                              \
+    static inline __attribute__((always_inline, unused)) int NAME(void *cairn_c_, size_t cairn_n_, \
+                                                                  float *cairn_out_) {             \
+        cairn_sum__v2d cairn_s_ = {-0.0, -0.0}, cairn_z_ = {0.0, 0.0};                             \
+        cairn_sum__v2l cairn_bad_ = {0, 0};                                                        \
+        for (size_t cairn_i_ = 0; cairn_i_ < cairn_n_; cairn_i_ += 2) {                            \
+            cairn_sum__v2d cairn_x_ = {                                                            \
+                (double)TERM(cairn_c_, cairn_i_),                                                  \
+                cairn_i_ + 1 < cairn_n_ ? (double)TERM(cairn_c_, cairn_i_ + 1) : -0.0};            \
+            CAIRN_SUM_TWO_SUM(cairn_sum__v2d, cairn_s_, cairn_x_, cairn_a_, cairn_e_);             \
+            cairn_s_ = cairn_a_;                                                                   \
+            cairn_bad_ |= cairn_e_ != cairn_z_;                                                    \
+        }                                                                                          \
+        CAIRN_SUM_TWO_SUM(double, cairn_s_[0], cairn_s_[1], cairn_t_, cairn_e_);                   \
+        *cairn_out_ = (float)cairn_t_;                                                             \
+        return !(cairn_bad_[0] | cairn_bad_[1]) && cairn_e_ == 0;                                  \
     }
 
 static inline __attribute__((always_inline)) cairn_sum_run
@@ -387,13 +417,15 @@ static inline __attribute__((always_inline)) int cairn_sum__any(const cairn_sum_
  * skips those index checks when covered: the block then runs as CAIRN_SUM64_TERMS does
  * (vectorizable, the checks gone from the loop). A block COVERS refuses is computed term
  * by term with covered = 0, so it traps where and how the program would without the
- * hoisting. NAME_sum takes the tiny path below CAIRN_SUM_TINY terms (CAIRN_SUM__TINY: no
- * accumulator, no pool, no block setup) when COVERS accepts them and every step was
- * clean, and P_pooled otherwise. */
-#define CAIRN_SUM__T_cairn_sum64    double
-#define CAIRN_SUM__T_cairn_sum32    float
-#define CAIRN_SUM__PAIR_cairn_sum64 cairn_sum__pair64
-#define CAIRN_SUM__PAIR_cairn_sum32 cairn_sum__pair32
+ * hoisting. NAME_sum takes the tiny path below CAIRN_SUM_TINY terms (for f32 first
+ * CAIRN_SUM__TINY32, then CAIRN_SUM__TINY: no accumulator, no pool, no block setup) when
+ * COVERS accepts them and every step was clean, and P_pooled otherwise. */
+#define CAIRN_SUM__T_cairn_sum64                      double
+#define CAIRN_SUM__T_cairn_sum32                      float
+#define CAIRN_SUM__PAIR_cairn_sum64                   cairn_sum__pair64
+#define CAIRN_SUM__PAIR_cairn_sum32                   cairn_sum__pair32
+#define CAIRN_SUM__QUICK_cairn_sum64(NAME, C, N, OUT) 0 /* f64: no quicker exact fold */
+#define CAIRN_SUM__QUICK_cairn_sum32(NAME, C, N, OUT) NAME##_tiny32(C, N, OUT)
 #define CAIRN_SUM_CHECKED(NAME, P, TERM, COVERS)                                                   \
     static inline __attribute__((always_inline))                                                   \
     CAIRN_SUM__T_##P NAME##_fast_term(void *c, size_t k) {                                         \
@@ -401,6 +433,7 @@ static inline __attribute__((always_inline)) int cairn_sum__any(const cairn_sum_
     }                                                                                              \
     CAIRN_SUM__TERMS(NAME##_fast, P, CAIRN_SUM__T_##P, P, NAME##_fast_term)                        \
     CAIRN_SUM__TINY(NAME##_tiny, NAME##_fast_term)                                                 \
+    CAIRN_SUM__TINY32(NAME##_tiny32, NAME##_fast_term)                                             \
     static void NAME(void *c, size_t b, size_t e, P *acc) {                                        \
         if (b < e && !COVERS(c, b, e)) /* some index is out of range: trap at it */                \
             for (size_t k = b; k < e; k++) P##_add(acc, TERM(c, k, 0));                            \
@@ -409,9 +442,10 @@ static inline __attribute__((always_inline)) int cairn_sum__any(const cairn_sum_
     static __attribute__((unused)) CAIRN_SUM__T_##P NAME##_sum(void *c, size_t n) {                \
         double hi, lo;                                                                             \
         CAIRN_SUM__T_##P out;                                                                      \
-        if (n - 1 < CAIRN_SUM_TINY - 1 && COVERS(c, 0, n) && NAME##_tiny(c, n, &hi, &lo) &&        \
-            CAIRN_SUM__PAIR_##P(hi, lo, 1, &out))                                                  \
-            return out;                                                                            \
+        if (n - 1 < CAIRN_SUM_TINY - 1 && COVERS(c, 0, n)) {                                       \
+            if (CAIRN_SUM__QUICK_##P(NAME, c, n, &out)) return out;                                \
+            if (NAME##_tiny(c, n, &hi, &lo) && CAIRN_SUM__PAIR_##P(hi, lo, 1, &out)) return out;   \
+        }                                                                                          \
         return P##_pooled(n, 0, NAME, c);                                                          \
     }
 #endif /* !__CUDACC__ */
