@@ -19,13 +19,14 @@
  * CAIRN builds everything with -ffp-contract=off -fno-fast-math on SSE2 or later; the
  * header refuses -ffast-math outright.
  *
- * One term at a time (what a `yield` lowers to):
+ * One term at a time:
  *     cairn_sum64 acc;  cairn_sum64_init(&acc);
  *     for (size_t i = 0; i < n; i++) cairn_sum64_add(&acc, x[i] * y[i]);
  *     double s = cairn_sum64_round(&acc);
  *
- * On the pool, `reduce + parallel i in n yield e` without allocating (below: the terms
- * go straight into the expansions, in registers):
+ * On the pool without allocating, as `reduce + parallel i in n yield e` does (below: the
+ * terms go straight into the expansions, in registers; generated code uses
+ * CAIRN_SUM_CHECKED, which adds the hoisted index checks and the tiny path):
  *     CAIRN_SUM64_BLOCK(dot_block, struct dot_ctx, c, i, c->x[i] * c->y[i])
  *     ...
  *     struct dot_ctx ctx = {x, y};
@@ -146,15 +147,18 @@ float cairn_sum32_pooled(size_t n, size_t grain, cairn_sum32_block_fn block, voi
  * A block function that computes its own terms adds them straight into the eight
  * expansions, held in registers for the whole block (cairn_sum_run): each group of eight
  * consecutive terms is computed into eight locals and goes through one vector TwoSum
- * step, term j into expansion j, with one check per two groups. Two groups where some
- * step was not clean (a leftover, an infinity, a NaN, an overflow) leave the expansions
- * as they were before them and go through add_block, which handles every case exactly; the rest of the block
- * then carries on in registers. No buffer: the terms of a group never leave registers,
- * and the loop vectorizes. A block shorter than CAIRN_SUM_SHORT goes into expansion 0
- * alone, so that rounding a small sum has nothing to fold. On x86-64 the block function
- * is compiled twice, for SSE2 and for AVX2 (the vectors then use 256-bit registers), and
- * picks one per call by the CPU; each operation is one rounded IEEE operation per lane
- * either way, so the choice changes speed, never bits.
+ * step, term j into expansion j, with one check per chunk of 64 terms (then per 16 for
+ * the rest). The chunk's terms are also written to a stack buffer that is read only when
+ * some step of the chunk was not clean (a leftover, an infinity, a NaN, an overflow):
+ * then the expansions go back to what they were before the chunk, and the buffer goes
+ * through add_block, which handles every case exactly; the rest of the block carries on
+ * in registers. The term computation vectorizes when it has no branch (generated code
+ * hoists its index checks, CAIRN_SUM_CHECKED below). A block shorter than
+ * CAIRN_SUM_SHORT goes into expansion 0 alone, so that rounding a small sum has nothing
+ * to fold. On x86-64 the block function is compiled twice, for SSE2 and for AVX2 (the
+ * vectors then use 256-bit registers), and picks one per call by the CPU; each operation
+ * is one rounded IEEE operation per lane either way, so the choice changes speed, never
+ * bits.
  *
  * CAIRN_SUM64_TERMS(NAME, TERM) defines `static void NAME(void *ctx, size_t begin,
  * size_t end, cairn_sum64 *acc)` (a cairn_sum64_block_fn) adding TERM(ctx, k) for k in
