@@ -15,7 +15,9 @@
  *   #bundle \n {"statement": S, "files": {name: text}}   S signed, then bundle_check
  *   #envelope \n ENVELOPE          bundle_check as it is (no files)
  *   #proof \n ENVELOPE             enrol_proof_check for the name "fuzz"
- *   #archive \n ARCHIVE            archive_unpack into a scratch folder */
+ *   #archive \n ARCHIVE            archive_unpack into a scratch folder
+ *   #answer \n JSON                every parser of an answer (what agents and client
+ *                                  verbs read from a coordinator they may not trust) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,15 +273,74 @@ static void check_proof(const char *text, size_t len) {
     cJSON_Delete(j);
 }
 
+/* Every answer parser over one JSON text; view rows through their row parsers. With
+ * FUZZ_FARM_VERBOSE, one line names the parsers that accepted it ("rows" counted). */
+static void parse_answers(const char *text, size_t len) {
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    char *copy = strndup(text, len), seen[512] = "answer:";
+    Err e = {{0}};
+    ProtoError pe;
+    union {
+        ProtoChallenge challenge;
+        ProtoEnrolled enrolled;
+        ProtoJob job;
+        ProtoLease lease;
+        ProtoFiled filed;
+        ProtoBlob blob;
+        ProtoRunCreated created;
+        ProtoRunView view;
+        ProtoJobRow job_row;
+        ProtoStatus status;
+        ProtoAgentRow agent_row;
+        ProtoRunRow run_row;
+        ProtoEventRow event_row;
+    } m;
+    const cJSON *row;
+    int rows = 0;
+#define ACCEPTS(name, call)                                                                        \
+    if ((call) == 0) strcat(seen, " " name)
+    proto_error_parse(409, copy, &pe);
+    if (pe.code != PROTO_E_NONE) strcat(seen, " error");
+    ACCEPTS("challenge", proto_challenge_parse(j, &m.challenge, &e));
+    ACCEPTS("enrolled", proto_enrolled_parse(j, &m.enrolled, &e));
+    ACCEPTS("job", proto_job_parse(j, &m.job, &e));
+    ACCEPTS("lease", proto_lease_parse(j, &m.lease, &e));
+    ACCEPTS("filed", proto_filed_parse(j, &m.filed, &e));
+    ACCEPTS("blob", proto_blob_parse(j, &m.blob, &e));
+    ACCEPTS("created", proto_run_created_parse(j, &m.created, &e));
+    ACCEPTS("ack", proto_ack_parse(j, PROTO_ACK_CANCELLED, &e));
+    if (proto_run_view_parse(j, &m.view, &e) == 0) {
+        strcat(seen, " run_view");
+        cJSON_ArrayForEach(row, m.view.jobs) rows += proto_job_row_parse(row, &m.job_row, &e) == 0;
+    }
+    if (proto_status_parse(j, &m.status, &e) == 0) {
+        ProtoStatus st = m.status;
+        strcat(seen, " status");
+        cJSON_ArrayForEach(row, st.agents) rows +=
+            proto_agent_row_parse(row, &m.agent_row, &e) == 0;
+        cJSON_ArrayForEach(row, st.runs) rows += proto_run_row_parse(row, &m.run_row, &e) == 0;
+        cJSON_ArrayForEach(row, st.events) rows +=
+            proto_event_row_parse(row, &m.event_row, &e) == 0;
+    }
+#undef ACCEPTS
+    if (getenv("FUZZ_FARM_VERBOSE")) printf("%s rows=%d\n", seen, rows);
+    free(copy);
+    cJSON_Delete(j);
+}
+
 static int starts(const uint8_t *data, size_t size, const char *head) {
     return size >= strlen(head) && !memcmp(data, head, strlen(head));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static int ready;
-    if (!ready) setup(), ready = 1;
     const char *text = (const char *)data;
     Err e = {{0}};
+    if (starts(data, size, "#answer\n")) {
+        parse_answers(text + 8, size - 8); /* needs no coordinator */
+        return 0;
+    }
+    if (!ready) setup(), ready = 1;
     if (starts(data, size, "#bundle\n")) check_bundle(text + 8, size - 8, 1);
     else if (starts(data, size, "#envelope\n")) check_bundle(text + 10, size - 10, 0);
     else if (starts(data, size, "#proof\n")) check_proof(text + 7, size - 7);

@@ -1,10 +1,15 @@
 """The coordinator API's fuzz corpus (tests/fuzz/corpus_farm: the seeds, and every input
 tests/fuzz/fuzz_farm.sh ever found that crashed, hung or leaked) replayed through the
 fuzz target built with a plain main (fuzz_farm_replay): each input must come back with no
-sanitizer report, and the seeds must still reach what they were written to reach."""
+sanitizer report, and the seeds must still reach what they were written to reach. The
+"#answer" inputs hold the parsers of the coordinator's answers (what agents and client
+verbs read) to the types and bounds docs/farm.md gives, input by input."""
+import json
 import os
 import pathlib
 import re
+
+import pytest
 
 from cairntest import TBIN, run
 
@@ -44,3 +49,49 @@ def test_refusals_carry_the_code_their_status_means():
                    ["401", "unknown_agent"], ["400", "bad_json"], ["400", "bad_field"],
                    ["400", "bad_id"], ["400", "bad_id"], ["404", "not_found"],
                    ["404", "not_found"]], lines
+
+
+def accepted(tmp_path, answer):
+    """The parsers (farm/proto/api.c) that accept ANSWER, and the view rows they read."""
+    path = tmp_path / "answer"
+    path.write_text("#answer\n" + (answer if isinstance(answer, str) else json.dumps(answer)))
+    [line] = [l for l in replay(path).splitlines() if l.startswith("answer:")]
+    words = line.split()[1:]
+    return set(words[:-1]), int(words[-1].split("=")[1])
+
+
+def seed(name):
+    return json.loads((CORPUS / name).read_text().split("\n", 1)[1])
+
+
+@pytest.mark.parametrize("name,parser,rows", [
+    ("answer_job", "job", 0), ("answer_enrolled", "enrolled", 0), ("answer_filed", "filed", 0),
+    ("answer_error", "error", 0), ("answer_run_view", "run_view", 2),
+    ("answer_status", "status", 3)])
+def test_each_answer_is_read_by_its_own_parser_alone(tmp_path, name, parser, rows):
+    assert accepted(tmp_path, seed(name)) == ({parser}, rows)
+
+
+@pytest.mark.parametrize("change", [
+    {"attempt": 1.5}, {"attempt": -1}, {"job": 0}, {"job": 1e300}, {"run": "2"},
+    {"cell_id": "../x"}, {"cell_id": "a" * 129}, {"cell": []}, {"cases": []},
+    {"cases": ["/etc/passwd"]}, {"cases": ["a/../../b"]}, {"cases": [7]},
+    {"source": {"sha256": "ab", "size": 1}}, {"source": {"sha256": "ab" * 32, "size": -1}},
+    {"timeout_s": "300"}, {"lease_seconds": float("nan")}])
+def test_a_job_answer_outside_its_types_and_bounds_is_refused(tmp_path, change):
+    text = json.dumps({**seed("answer_job"), **change}).replace("NaN", "1e999")
+    assert accepted(tmp_path, text) == (set(), 0)
+
+
+def test_view_rows_outside_their_bounds_are_skipped_one_by_one(tmp_path):
+    view = seed("answer_run_view")
+    view["jobs"][0]["attempt"] = 0.5
+    assert accepted(tmp_path, view) == ({"run_view"}, 1)
+    status = seed("answer_status")
+    status["runs"][0]["queued"] = "x"
+    status["events"][0]["kind"] = None
+    assert accepted(tmp_path, status) == ({"status"}, 1)
+    for bad in ({"lease_expires": 1, "cancel": "yes"}, {"agent": 0, "token": "t", "keyid": "ab" * 32,
+                                                        "lease_seconds": 1}):
+        assert accepted(tmp_path, bad) == (set(), 0)
+    assert accepted(tmp_path, {"error": "x", "code": "no_such_code", "status": 409}) == (set(), 0)
