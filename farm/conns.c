@@ -24,6 +24,8 @@ typedef enum {
 
 typedef struct Conn {
     struct Conn *prev, *next;
+    struct Conn *anon_prev, *anon_next; /* in the anonymous list, oldest first */
+    int anonymous;                      /* in that list */
     int fd;
     struct sockaddr_storage addr;
     Phase phase;
@@ -34,6 +36,11 @@ typedef struct Conn {
 
 static ConnLimits limits;
 static Conn *conns;
+/* The connections waiting for headers without a token, oldest phase first (each joins
+ * at the end when its phase begins): the caps look at these alone, so that a new
+ * connection costs the same with 5,000 agents connected as with none. */
+static Conn *anon_head, *anon_tail;
+static unsigned anon_count;
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void conns_init(const ConnLimits *l) { limits = *l; }
@@ -49,26 +56,51 @@ static int same_address(const struct sockaddr_storage *a, const struct sockaddr_
     return 1;
 }
 
-static int anonymous_waiting(const Conn *c) {
-    return !c->trusted && !c->closing && c->phase == PHASE_HEADERS;
+static void anon_leave(Conn *c) {
+    if (!c->anonymous) return;
+    if (c->anon_prev) c->anon_prev->anon_next = c->anon_next;
+    else anon_head = c->anon_next;
+    if (c->anon_next) c->anon_next->anon_prev = c->anon_prev;
+    else anon_tail = c->anon_prev;
+    c->anon_prev = c->anon_next = NULL;
+    c->anonymous = 0;
+    anon_count--;
+}
+
+/* Puts C in the anonymous list, or takes it out, after its phase or trust changed. */
+static void anon_update(Conn *c) {
+    anon_leave(c);
+    if (c->trusted || c->closing || c->phase != PHASE_HEADERS) return;
+    c->anon_prev = anon_tail;
+    if (anon_tail) anon_tail->anon_next = c;
+    else anon_head = c;
+    anon_tail = c;
+    c->anonymous = 1;
+    anon_count++;
 }
 
 static void shut(Conn *c) {
     c->closing = 1;
+    anon_leave(c);
     shutdown(c->fd, SHUT_RDWR);
 }
 
 /* Over a cap on anonymous waiting connections (all, or those from ADDR when not NULL):
- * the oldest one goes, so a newcomer always gets its chance to send headers. */
+ * the oldest one goes, so a newcomer always gets its chance to send headers. The list
+ * holds about the cap in all, so counting one address's is short. */
 static void make_room(const struct sockaddr_storage *addr, unsigned cap) {
+    if (!addr) {
+        if (anon_count > cap) shut(anon_head);
+        return;
+    }
     unsigned n = 0;
     Conn *oldest = NULL;
-    for (Conn *c = conns; c; c = c->next) {
-        if (!anonymous_waiting(c) || (addr && !same_address(addr, &c->addr))) continue;
+    for (Conn *c = anon_head; c; c = c->anon_next) {
+        if (!same_address(addr, &c->addr)) continue;
         n++;
-        if (!oldest || c->since < oldest->since) oldest = c;
+        if (!oldest) oldest = c;
     }
-    if (n > cap && oldest) shut(oldest);
+    if (n > cap) shut(oldest);
 }
 
 static void on_started(struct MHD_Connection *mc, void **socket_context) {
@@ -92,6 +124,7 @@ static void on_started(struct MHD_Connection *mc, void **socket_context) {
     c->next = conns;
     if (conns) conns->prev = c;
     conns = c;
+    anon_update(c);
     make_room(&c->addr, limits.max_anonymous_per_address);
     make_room(NULL, limits.max_anonymous);
     pthread_mutex_unlock(&conns_lock);
@@ -108,6 +141,7 @@ void conns_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
     Conn *c = *socket_context;
     if (!c) return;
     pthread_mutex_lock(&conns_lock);
+    anon_leave(c);
     if (c->prev) c->prev->next = c->next;
     else conns = c->next;
     if (c->next) c->next->prev = c->prev;
@@ -125,6 +159,7 @@ static void set_phase(struct MHD_Connection *mc, Phase phase, int trusted) {
     c->phase = phase;
     c->since = timing_now_seconds();
     c->trusted |= trusted;
+    anon_update(c);
     pthread_mutex_unlock(&conns_lock);
 }
 
