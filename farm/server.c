@@ -413,6 +413,8 @@ static enum MHD_Result answer(struct MHD_Connection *conn, Upload *u, Reply *r) 
     conns_answering(conn);
     enum MHD_Result rc = send_reply(conn, r);
     cJSON_Delete(r->json);
+    r->json = NULL;
+    r->raw = NULL; /* libmicrohttpd frees it with the response */
     return rc;
 }
 
@@ -493,6 +495,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
     (void)code;
     Upload *u = *state;
     if (u) {
+        /* a work pool's answer whose client left before it could go out */
+        cJSON_Delete(u->reply.json);
+        free(u->reply.raw);
         agent_free(&u->q.agent);
         free(u->body);
         free(u);
