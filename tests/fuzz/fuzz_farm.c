@@ -154,30 +154,37 @@ static void setup(void) {
     upload_source();
 }
 
-/* TEXT (LEN bytes) with the @names replaced; malloc'd, NUL-ended, length in *OUT_LEN. */
-static char *substitute(const char *text, size_t len, size_t *out_len) {
+/* Copies TEXT (LEN bytes) into OUT (when not NULL) with the @names replaced; returns
+ * the length of the result. */
+static size_t replace_names(const char *text, size_t len, char *out) {
     char job[32], run[32];
     snprintf(job, sizeof job, "%ld", last_job);
     snprintf(run, sizeof run, "%ld", last_run);
     const char *names[] = {"@job", "@run", "@cell", "@source"};
     const char *values[] = {job, run, last_cell, source_sha};
-    char *out = malloc(len * 26 + 1); /* "@cell" (5 bytes) grows to 128 at most */
     size_t n = 0;
     for (size_t i = 0; i < len;) {
         int hit = -1;
         for (int k = 0; k < 4 && hit < 0; k++)
-            if (len - i >= strlen(names[k]) && !memcmp(text + i, names[k], strlen(names[k])))
+            if (text[i] == '@' && len - i >= strlen(names[k]) &&
+                !memcmp(text + i, names[k], strlen(names[k])))
                 hit = k;
-        if (hit < 0) {
-            out[n++] = text[i++];
-            continue;
-        }
-        memcpy(out + n, values[hit], strlen(values[hit]));
-        n += strlen(values[hit]);
-        i += strlen(names[hit]);
+        const char *from = hit < 0 ? text + i : values[hit];
+        size_t took = hit < 0 ? 1 : strlen(names[hit]), gave = hit < 0 ? 1 : strlen(values[hit]);
+        if (out) memcpy(out + n, from, gave);
+        n += gave;
+        i += took;
     }
-    out[n] = '\0';
-    *out_len = n;
+    return n;
+}
+
+/* TEXT with the @names replaced: malloc'd to the exact size (large allocations are slow
+ * under ASan), NUL-ended, its length in *OUT_LEN. */
+static char *substitute(const char *text, size_t len, size_t *out_len) {
+    *out_len = replace_names(text, len, NULL);
+    char *out = malloc(*out_len + 1);
+    replace_names(text, len, out);
+    out[*out_len] = '\0';
     return out;
 }
 
