@@ -116,6 +116,17 @@ int client_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err
     return 0;
 }
 
+/* 1 when R is a filing answer ({"filed", "bundle_sha256", ...}), else 0 with E set. */
+static int filed(const HttpResponse *r, Err *e) {
+    cJSON *j = cJSON_ParseWithLength(r->body, r->len);
+    ProtoFiled m;
+    Err why = {{0}};
+    int ok = proto_filed_parse(j, &m, &why) == 0;
+    if (!ok) err_set(e, "upload: HTTP 200 without a filing answer: %s", why.msg);
+    cJSON_Delete(j);
+    return ok;
+}
+
 long client_upload(Session *s, long job, const cJSON *statement, const cJSON *files, int max_tries,
                    Err *e) {
     char *payload = cJSON_PrintUnformatted(statement);
@@ -136,6 +147,7 @@ long client_upload(Session *s, long job, const cJSON *statement, const cJSON *fi
         HttpResponse r;
         ProtoError pe;
         status = proto_send(s->http, "POST", path, NULL, text, strlen(text), 120, &r, &pe);
+        if (status == 200 && !filed(&r, e)) status = -1; /* not a filing answer: again */
         if (status >= 0) http_response_free(&r);
         if (status < 0 || status >= 400) proto_fail(e, what, &pe);
         /* The same bytes again are safe: a second copy of a filed bundle answers 200. */

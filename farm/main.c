@@ -235,12 +235,20 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, long *run) 
     snprintf(path, sizeof path, "/api/v1/blobs/%s", sha);
     HttpResponse r;
     ProtoError pe;
+    ProtoBlob stored;
+    Err why = {{0}};
     long status =
         proto_send(h, "PUT", path, "application/octet-stream", archive, len, 300, &r, &pe);
     free(archive);
+    cJSON *blob = status == 200 ? cJSON_ParseWithLength(r.body, r.len) : NULL;
     if (status >= 0) http_response_free(&r);
-    if (status != 200) {
-        proto_fail(&e, "upload failed", &pe);
+    if (status != 200) proto_fail(&e, "upload failed", &pe);
+    else if (proto_blob_parse(blob, &stored, &why) != 0 || strcmp(stored.sha256, sha) != 0 ||
+             stored.size != (long)len)
+        err_set(&e, "upload: the coordinator did not store %.16s... (%zu bytes): %s", sha, len,
+                why.msg[0] ? why.msg : "it answered another digest or size");
+    cJSON_Delete(blob);
+    if (e.msg[0]) {
         fprintf(stderr, "cairn-farm submit: %s\n", e.msg);
         return 1;
     }

@@ -12,9 +12,8 @@
 static const struct {
     const char *name;
     int status;
-    const char *doc;
-} ERRORS[PROTO_E_COUNT] = {[PROTO_E_NONE] = {"none", 0, "no error"},
-#define PROTO_ERROR_ROW(id, name, status, doc) [PROTO_E_##id] = {name, status, doc},
+} ERRORS[PROTO_E_COUNT] = {[PROTO_E_NONE] = {"none", 0},
+#define PROTO_ERROR_ROW(id, name, status, doc) [PROTO_E_##id] = {name, status},
                            PROTO_ERRORS(PROTO_ERROR_ROW)
 #undef PROTO_ERROR_ROW
 };
@@ -25,7 +24,6 @@ static ProtoErrorCode known(ProtoErrorCode code) {
 
 const char *proto_error_name(ProtoErrorCode code) { return ERRORS[known(code)].name; }
 int proto_error_status(ProtoErrorCode code) { return ERRORS[known(code)].status; }
-const char *proto_error_doc(ProtoErrorCode code) { return ERRORS[known(code)].doc; }
 
 ProtoErrorCode proto_error_code(const char *name) {
     for (int c = PROTO_E_NONE + 1; name && c < PROTO_E_COUNT; c++)

@@ -26,7 +26,9 @@
 #define PROTO_MAX_ID   9007199254740992.0 /* 2^53: ids and sizes stay exact in JSON */
 
 /* Every error the API answers: its machine-readable code (the "code" field), its HTTP
- * status and what it means. Clients branch on the code, never on the message. */
+ * status and what it means (docs/farm.md, "Error codes", says it at more length;
+ * tests/farm/test_protocol.py checks the two agree). Clients branch on the code, never
+ * on the message. */
 #define PROTO_ERRORS(X)                                                                            \
     X(BAD_JSON, "bad_json", 400, "the body is not a JSON object, or spells a NUL in a string")     \
     X(BAD_FIELD, "bad_field", 400, "a field is missing, of another type or out of its bounds")     \
@@ -62,7 +64,6 @@ typedef enum {
 
 const char *proto_error_name(ProtoErrorCode code);
 int proto_error_status(ProtoErrorCode code);
-const char *proto_error_doc(ProtoErrorCode code);
 /* The code named NAME, or PROTO_E_NONE. */
 ProtoErrorCode proto_error_code(const char *name);
 
