@@ -9,6 +9,7 @@
 # the coordinator's memory and the claim latency with a large fleet connected.
 #   usage: tests/bench/bench_farm.sh [AGENTS] [JOBS] [MANY]   (defaults 50, 2000, 1000)
 set -euo pipefail
+failed=0 # a loadgen that did not file every job: the figures print, then the bench fails
 AGENTS=${1:-50}
 JOBS=${2:-2000}
 MANY=${3:-1000}
@@ -58,7 +59,7 @@ rss_start=$(rss)
 sampler=$!
 m0=$(mark)
 result=$("$BIN/cairn-agent" loadgen --coordinator "$url" --token bench-enrol-token-0123456789 \
-         --agents "$AGENTS" --jobs "$((half * 2))")
+         --agents "$AGENTS" --jobs "$((half * 2))") || failed=1
 kill $sampler 2>/dev/null || true
 rss_end=$(rss)
 m1=$(mark)
@@ -69,7 +70,7 @@ rss_max=$(sort -n "$work/rss" | tail -n 1)
 echo '{"compilers": ["gcc"], "repeat": 200}' > "$work/matrix1.json"
 "$BIN/cairn-farm" submit --matrix "$work/matrix1.json" "$work/src" >/dev/null
 base=$("$BIN/cairn-agent" loadgen --coordinator "$url" --token bench-enrol-token-0123456789 \
-       --agents 1 --jobs 200)
+       --agents 1 --jobs 200) || failed=1
 
 # MANY agents at once: memory sampled again from here.
 "$BIN/cairn-farm" submit --matrix "$work/matrix.json" "$work/src" >/dev/null
@@ -78,7 +79,7 @@ base=$("$BIN/cairn-agent" loadgen --coordinator "$url" --token bench-enrol-token
 sampler=$!
 m2=$(mark)
 many=$("$BIN/cairn-agent" loadgen --coordinator "$url" --token bench-enrol-token-0123456789 \
-       --agents "$MANY" --jobs "$((half * 2))")
+       --agents "$MANY" --jobs "$((half * 2))") || failed=1
 kill $sampler 2>/dev/null || true
 many_rss_max=$(sort -n "$work/rss" | tail -n 1)
 m3=$(mark)
@@ -105,3 +106,4 @@ print(f"bench_farm: {m['agents']} agents: RSS max {rss:.0f} MiB (target < 100 Mi
       f"{rss / 100:.2f}), claim p99 {m['claim_p99_ms']:.1f} ms (target < 100 ms: ratio "
       f"{m['claim_p99_ms'] / 100:.2f}), jobs/s {m['jobs_per_s']:.0f}")
 PY
+exit $failed
