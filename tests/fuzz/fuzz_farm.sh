@@ -5,11 +5,15 @@
 # bounded time (FUZZ_SECONDS, default 60), seeded from tests/fuzz/corpus_farm. A crash,
 # hang (over 10 s) or leak stops it with the input saved under build/fuzz/farm/artifacts;
 # copy that input into tests/fuzz/corpus_farm/ so tests/fuzz/test_fuzz_farm.py replays it
-# in `make test`. New inputs it finds stay in build/fuzz/farm/corpus.
+# in `make test`. The inputs a run finds stay in build/fuzz/farm/corpus until the next
+# run (each starts from the kept corpus alone, so that its time goes to new inputs);
+#   build/fuzz/farm/fuzz_farm -merge=1 tests/fuzz/corpus_farm build/fuzz/farm/corpus
+# keeps those that add coverage.
 set -eu
 cd "$(dirname "$0")/../.."
 SECONDS_TO_RUN=${FUZZ_SECONDS:-60}
 OUT=build/fuzz/farm
+rm -rf "$OUT/corpus"
 mkdir -p "$OUT/corpus" "$OUT/artifacts" "$OUT/tmp"
 # The state folder on tmpfs where there is one: the target fsyncs what it files.
 SCRATCH=$OUT/tmp
@@ -18,7 +22,10 @@ if ! command -v clang >/dev/null 2>&1; then
   echo "fuzz_farm: clang not found; skipping" >&2
   exit 0
 fi
-SRCS=$(ls farm/*.c farm/proto/*.c | grep -v '^farm/main\.c$')
+SRCS=""
+for f in farm/*.c farm/proto/*.c; do
+  [ "$f" = farm/main.c ] || SRCS="$SRCS $f" # main.c has cairn-farm's main
+done
 LIBS=$(pkg-config --libs libmicrohttpd sqlite3 libcjson openssl libcurl 2>/dev/null ||
        echo -lmicrohttpd -lsqlite3 -lcjson -lcrypto -lcurl)
 # shellcheck disable=SC2086
