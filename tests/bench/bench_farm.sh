@@ -53,35 +53,39 @@ echo "{\"compilers\": [\"gcc\", \"clang\"], \"repeat\": $half}" > "$work/matrix.
 export CAIRN_FARM_URL=$url CAIRN_FARM_TOKEN=bench-admin-token-0123456789
 "$BIN/cairn-farm" submit --matrix "$work/matrix.json" "$work/src" >/dev/null
 
+# Runs AGENTS simulated agents through JOBS jobs, sampling the coordinator's resident
+# memory into $work/rss (emptied first); prints loadgen's JSON line, fails as it does.
+load() {
+    : > "$work/rss"
+    ( while kill -0 "$farm_pid" 2>/dev/null; do rss >> "$work/rss"; sleep 0.25; done ) \
+        >/dev/null &
+    local sampler=$! rc=0
+    "$BIN/cairn-agent" loadgen --coordinator "$url" --token bench-enrol-token-0123456789 \
+        --agents "$1" --jobs "$2" || rc=1
+    kill $sampler 2>/dev/null || true
+    return $rc
+}
+rss_max() { sort -n "$work/rss" | tail -n 1; }
+
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 rss_start=$(rss)
-( while kill -0 "$farm_pid" 2>/dev/null; do rss >> "$work/rss"; sleep 0.25; done ) &
-sampler=$!
 m0=$(mark)
-result=$("$BIN/cairn-agent" loadgen --coordinator "$url" --token bench-enrol-token-0123456789 \
-         --agents "$AGENTS" --jobs "$((half * 2))") || failed=1
-kill $sampler 2>/dev/null || true
+result=$(load "$AGENTS" "$((half * 2))") || failed=1
 rss_end=$(rss)
+rss_max=$(rss_max)
 m1=$(mark)
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-rss_max=$(sort -n "$work/rss" | tail -n 1)
 
 # Baseline: one agent alone through 200 jobs.
 echo '{"compilers": ["gcc"], "repeat": 200}' > "$work/matrix1.json"
 "$BIN/cairn-farm" submit --matrix "$work/matrix1.json" "$work/src" >/dev/null
-base=$("$BIN/cairn-agent" loadgen --coordinator "$url" --token bench-enrol-token-0123456789 \
-       --agents 1 --jobs 200) || failed=1
+base=$(load 1 200) || failed=1
 
-# MANY agents at once: memory sampled again from here.
+# MANY agents at once.
 "$BIN/cairn-farm" submit --matrix "$work/matrix.json" "$work/src" >/dev/null
-: > "$work/rss"
-( while kill -0 "$farm_pid" 2>/dev/null; do rss >> "$work/rss"; sleep 0.25; done ) &
-sampler=$!
 m2=$(mark)
-many=$("$BIN/cairn-agent" loadgen --coordinator "$url" --token bench-enrol-token-0123456789 \
-       --agents "$MANY" --jobs "$((half * 2))") || failed=1
-kill $sampler 2>/dev/null || true
-many_rss_max=$(sort -n "$work/rss" | tail -n 1)
+many=$(load "$MANY" "$((half * 2))") || failed=1
+many_rss_max=$(rss_max)
 m3=$(mark)
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
