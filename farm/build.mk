@@ -3,12 +3,17 @@
 
 include farm/proto/proto.mk
 
+# PostgreSQL's client library, for the postgresql:// store (db_pg.c) only.
+PG_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
+PG_LIBS := $(shell pkg-config --libs libpq 2>/dev/null || echo -lpq)
+$(OBJ)/farm/db_pg.o: CFLAGS += $(PG_CFLAGS)
+
 FARM_SRCS := $(wildcard farm/*.c)
 FARM_OBJS := $(FARM_SRCS:%.c=$(OBJ)/%.o)
 
 $(BIN)/cairn-farm: $(FARM_OBJS) $(PROTO_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)
 
 ALL_TARGETS += $(BIN)/cairn-farm
 

@@ -19,16 +19,14 @@
 #include "matrix.h"
 
 /* Another coordinator counts as alive when it renewed its row this recently (the
- * reaper renews it every 200 ms). */
-#define PEER_ALIVE_SECONDS 2.0
+ * reaper renews it every 200 ms; a stall longer than this is taken for death). */
+#define PEER_ALIVE_SECONDS 3.0
 
 static void *committer(void *arg);
 
 Db *db_open(const char *where, Err *e) {
-    if (!strncmp(where, "postgresql://", 13) || !strncmp(where, "postgres://", 11)) {
-        err_set(e, "store %s: this build has no PostgreSQL back end", where);
-        return NULL;
-    }
+    if (!strncmp(where, "postgresql://", 13) || !strncmp(where, "postgres://", 11))
+        return db_pg_open(where, e);
     return db_sqlite_open(where, e);
 }
 
@@ -351,8 +349,8 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
     if (exec_sql(db, c,
                  "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
                  " AND agent_id=$5 AND state='running'",
-                 DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""), DB_REAL(timing_now_seconds()),
-                         DB_INT(job_id), DB_INT(agent_id))) == 1) {
+                 DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""),
+                         DB_REAL(timing_now_seconds()), DB_INT(job_id), DB_INT(agent_id))) == 1) {
         *expires = until;
         rc = 0;
     } else {
@@ -419,14 +417,15 @@ static void commit_batch(Db *db, DoneReq *batch) {
     DbConn *c = db->be->acquire(db, 1);
     exec_sql(db, c, db->be->begin, DB_NO_ARGS);
     for (DoneReq *r = batch; r; r = r->next) {
-        r->result = exec_sql(db, c,
-                             "UPDATE jobs SET state='done', bundle_sha=$1, evidence=$2,"
-                             " predicate=$3, progress='filed', lease_expires=NULL,"
-                             " updated_at=$4 WHERE id=$5 AND agent_id=$6 AND state='running'",
-                             DB_ARGS(DB_TEXT(r->sha), DB_TEXT(r->rel), DB_TEXT(r->pred),
-                                     DB_REAL(timing_now_seconds()), DB_INT(r->job), DB_INT(r->agent))) == 1
-                        ? 0
-                        : -1;
+        r->result =
+            exec_sql(db, c,
+                     "UPDATE jobs SET state='done', bundle_sha=$1, evidence=$2,"
+                     " predicate=$3, progress='filed', lease_expires=NULL,"
+                     " updated_at=$4 WHERE id=$5 AND agent_id=$6 AND state='running'",
+                     DB_ARGS(DB_TEXT(r->sha), DB_TEXT(r->rel), DB_TEXT(r->pred),
+                             DB_REAL(timing_now_seconds()), DB_INT(r->job), DB_INT(r->agent))) == 1
+                ? 0
+                : -1;
         if (r->result == 0 && r->journal &&
             exec_sql(db, c,
                      "INSERT INTO unsettled(job_id, evidence, files, coordinator)"
@@ -587,14 +586,24 @@ cJSON *db_evidence_paths(Db *db) {
     return rows_to_json(db, "SELECT evidence FROM jobs WHERE state='done'", -1, cols, "-");
 }
 
+int db_evidence_filed(Db *db, const char *rel) {
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r = query(db, c, "SELECT 1 FROM jobs WHERE evidence=$1 AND state='done'",
+                      DB_ARGS(DB_TEXT(rel)));
+    int found = db->be->next(r);
+    db->be->finish(r);
+    db->be->release(db, c, 0);
+    return found;
+}
+
 /* --- the evidence journal and the other coordinators ------------------------------- */
 
 int db_peers_alive(Db *db) {
     if (!db->be->shared) return 0;
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r =
-        query(db, c, "SELECT COUNT(*) FROM coordinators WHERE id <> $1 AND seen > $2",
-              DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds() - PEER_ALIVE_SECONDS)));
+    DbRows *r = query(
+        db, c, "SELECT COUNT(*) FROM coordinators WHERE id <> $1 AND seen > $2",
+        DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds() - PEER_ALIVE_SECONDS)));
     int n = db->be->next(r) ? (int)col_long(db, r, 0) : 0;
     db->be->finish(r);
     db->be->release(db, c, 0);

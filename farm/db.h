@@ -75,7 +75,7 @@ cJSON *db_unsettled(Db *db);
  * then drops the journal rows committed before it; returns how many. */
 int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx);
 /* Whether other coordinators may share the store; this coordinator's id (host-pid);
- * how many other coordinators showed a sign of life in the last two seconds. */
+ * how many other coordinators showed a sign of life in the last three seconds. */
 int db_shared(const Db *db);
 const char *db_coordinator(const Db *db);
 int db_peers_alive(Db *db);
@@ -88,6 +88,8 @@ cJSON *db_run_results(Db *db, long run_id);
 cJSON *db_status_view(Db *db);
 /* Evidence folders of filed bundles, for reconciling the store after a crash. */
 cJSON *db_evidence_paths(Db *db);
+/* Whether a filed (done) job points to the evidence folder REL. */
+int db_evidence_filed(Db *db, const char *rel);
 /* Run id and cases for a job's claim answer (cases as a JSON array, owned). */
 int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **cases,
                   double *timeout_s);

@@ -578,6 +578,11 @@ static int load_config(const char *path, FarmConfig *c, Err *e) {
     if (sync && strcmp(sync, "full") != 0 && strcmp(sync, "process") != 0)
         bad = "\"sync\" must be \"full\" or \"process\"";
     c->sync_full = !sync || !strcmp(sync, "full");
+    const char *store = json_str(j, "store");
+    if (store && strcmp(store, "sqlite") != 0 && strncmp(store, "postgresql://", 13) != 0 &&
+        strncmp(store, "postgres://", 11) != 0)
+        bad = "\"store\" must be \"sqlite\" or a postgresql:// URI";
+    snprintf(c->store, sizeof c->store, "%s", store && strcmp(store, "sqlite") ? store : "");
     cJSON_Delete(j);
     if (bad) return err_set(e, "%s: %s", path, bad);
     if (strlen(c->enrol_token) < 16 || strlen(c->admin_token) < 16)
@@ -643,7 +648,10 @@ static const char SERVE_HELP[] =
     "   \"max_connections\": 1000, \"max_connections_per_address\": 750,\n"
     "   \"max_anonymous\": 256, \"max_anonymous_per_address\": 64,\n"
     "   \"header_timeout_seconds\": 10, \"body_timeout_seconds\": 300,\n"
-    "   \"http_threads\": 4, \"work_threads\": 8}\n"
+    "   \"http_threads\": 4, \"work_threads\": 8, \"store\": \"sqlite\"}\n"
+    "store \"sqlite\" (default) keeps the database in DIR/farm.db; \"postgresql://...\" (a\n"
+    "libpq URI) keeps it in PostgreSQL, which several coordinators may share along with\n"
+    "one DIR (docs/farm.md, \"Several coordinators\").\n"
     "No connection has a thread of its own. http_threads (1-256) epoll threads read and\n"
     "answer every connection and run the short routes (claims, heartbeats, source\n"
     "downloads); a claim with nothing to do is suspended, holding no thread, until jobs\n"
@@ -713,7 +721,7 @@ static int open_state(Server *s, Err *e) {
     char path[1200];
     if (fs_mkdirs(s->state, e) != 0) return -1;
     snprintf(path, sizeof path, "%s/farm.db", s->state);
-    s->db = db_open(path, e);
+    s->db = db_open(s->cfg.store[0] ? s->cfg.store : path, e);
     if (s->db) db_set_sync(s->db, s->cfg.sync_full);
     return s->db && store_reconcile(s, e) == 0 ? 0 : -1;
 }

@@ -31,6 +31,7 @@ typedef struct {
     long work_threads; /* the work pool: uploads, enrolments, runs, blobs in, pages */
     int sync_full;     /* "sync": "full" (default): acknowledged bundles survive power
                                  loss; "process": they survive the coordinator's crash */
+    char store[1024]; /* "": SQLite in the state folder; else a postgresql:// URI */
 } FarmConfig;
 
 #define MAX_FILING 256

@@ -48,11 +48,36 @@ static int write_item(const char *root, const FileItem *f, Err *e) {
     return fclose(out) == 0 ? 0 : err_set(e, "cannot write %s", path);
 }
 
+/* Temp and evidence folders younger than this may be another live coordinator's filing
+ * in progress (a shared store): reconciling leaves them alone. */
+#define FILING_GRACE_SECONDS 600
+
+/* Whether the entry at PATH may be dropped: always when no other coordinator is alive,
+ * else once older than the grace (by its change time, which a rename renews). */
+static int droppable(const char *path, int peers) {
+    struct stat st;
+    return !peers || (lstat(path, &st) == 0 &&
+                      timing_now_seconds() - (double)st.st_ctime > FILING_GRACE_SECONDS);
+}
+
+/* On a shared store, a folder already at REL that no filed job points to was renamed
+ * into place by a coordinator that died before its row committed: the agent's retry at
+ * another coordinator replaces it once that coordinator is gone (or after the grace).
+ * Uploads of one job file one at a time in each coordinator, so it is not this one's. */
+static int orphaned(Server *s, const char *rel, const char *final) {
+    if ((errno != ENOTEMPTY && errno != EEXIST) || !db_shared(s->db) ||
+        db_evidence_filed(s->db, rel) || !droppable(final, db_peers_alive(s->db)))
+        return 0;
+    fprintf(stderr, "farm: %s was left unacknowledged by a coordinator that is gone: replaced\n",
+            rel);
+    return fs_remove_tree(final) == 0;
+}
+
 int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, int replace,
                    Err *e) {
     static atomic_ulong counter;
     char tmp[1400], final[2400], parent[2400];
-    snprintf(tmp, sizeof tmp, "%s/tmp/ev-%ld-%lu", s->state, (long)getpid(), counter++);
+    snprintf(tmp, sizeof tmp, "%s/tmp/ev-%s-%lu", s->state, db_coordinator(s->db), counter++);
     snprintf(final, sizeof final, "%s/%s", s->state, rel);
     snprintf(parent, sizeof parent, "%s", final);
     *strrchr(parent, '/') = '\0';
@@ -64,7 +89,7 @@ int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, 
      * (leftovers of a crash before their row committed are dropped at start). Only the
      * journal's rewrite of the very same files after a power loss replaces one. */
     if (rc == 0 && replace) fs_remove_tree(final);
-    if (rc == 0 && rename(tmp, final) != 0)
+    if (rc == 0 && rename(tmp, final) != 0 && !(orphaned(s, rel, final) && rename(tmp, final) == 0))
         rc = err_set(e, "cannot rename %s: %s", tmp, strerror(errno));
     if (rc != 0) fs_remove_tree(tmp);
     return rc;
@@ -80,8 +105,10 @@ static int listed(const cJSON *paths, const char *rel) {
 }
 
 /* Walks evidence/<version>/<run>/<machine>/<cell> (depth 4) and drops cell folders that
- * no filed job points to: they were renamed into place but never acknowledged. */
-static void prune(const char *state, const char *rel, int depth, const cJSON *paths, int *dropped) {
+ * no filed job points to: they were renamed into place but never acknowledged. With
+ * PEERS (other live coordinators) only those older than the grace. */
+static void prune(const char *state, const char *rel, int depth, const cJSON *paths, int peers,
+                  int *dropped) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", state, rel);
     DIR *d = opendir(dir);
@@ -92,10 +119,12 @@ static void prune(const char *state, const char *rel, int depth, const cJSON *pa
         char child[4096];
         snprintf(child, sizeof child, "%s/%s", rel, ent->d_name);
         if (depth < 4) {
-            prune(state, child, depth + 1, paths, dropped);
-        } else if (!listed(paths, child)) {
-            char full[8192];
-            snprintf(full, sizeof full, "%s/%s", state, child);
+            prune(state, child, depth + 1, paths, peers, dropped);
+            continue;
+        }
+        char full[8192];
+        snprintf(full, sizeof full, "%s/%s", state, child);
+        if (!listed(paths, child) && droppable(full, peers)) {
             fs_remove_tree(full);
             (*dropped)++;
         }
@@ -141,14 +170,29 @@ static int restore_unsettled(Server *s, Err *e) {
     return rc;
 }
 
-int store_reconcile(Server *s, Err *e) {
+/* Drops temp folders: all of them, or with PEERS only those older than the grace (the
+ * names carry the coordinator that made them, for whoever looks). */
+static int drop_temps(const char *state, int peers, Err *e) {
     char tmp[1400];
-    snprintf(tmp, sizeof tmp, "%s/tmp", s->state);
-    fs_remove_tree(tmp);
-    if (fs_mkdirs(tmp, e) != 0 || restore_unsettled(s, e) != 0) return -1;
+    snprintf(tmp, sizeof tmp, "%s/tmp", state);
+    DIR *d = peers ? opendir(tmp) : NULL;
+    struct dirent *ent;
+    while (d && (ent = readdir(d)) != NULL) {
+        char full[2800];
+        snprintf(full, sizeof full, "%s/%s", tmp, ent->d_name);
+        if (ent->d_name[0] != '.' && droppable(full, peers)) fs_remove_tree(full);
+    }
+    if (d) closedir(d);
+    if (!peers) fs_remove_tree(tmp);
+    return fs_mkdirs(tmp, e);
+}
+
+int store_reconcile(Server *s, Err *e) {
+    int peers = db_peers_alive(s->db);
+    if (drop_temps(s->state, peers, e) != 0 || restore_unsettled(s, e) != 0) return -1;
     cJSON *paths = db_evidence_paths(s->db);
     int dropped = 0;
-    prune(s->state, "evidence", 1, paths, &dropped);
+    prune(s->state, "evidence", 1, paths, peers, &dropped);
     cJSON_Delete(paths);
     if (dropped)
         fprintf(stderr, "farm: reconcile: dropped %d unacknowledged evidence folder(s)\n", dropped);

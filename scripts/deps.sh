@@ -11,6 +11,7 @@ PACKAGES=(
   libcurl4-openssl-dev        # agent HTTP
   libz3-dev                   # cairn verify
   libsqlite3-dev              # coordinator store
+  postgresql libpq-dev        # the PostgreSQL store (libpq) and the tests' throwaway server
   libmicrohttpd-dev           # coordinator HTTP server
   libopenblas-dev             # bench baseline for the bracket GEMM
   python3 python3-pytest python3-numpy   # test driver and exact models

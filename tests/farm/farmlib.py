@@ -9,9 +9,11 @@ import http.client
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 
@@ -20,6 +22,7 @@ from cairntest import BIN  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 FAKE_CAIRN = HERE / "fake_cairn.py"
+PG_THROWAWAY = HERE / "pg_throwaway.sh"
 FARM = BIN / "cairn-farm"
 AGENT = BIN / "cairn-agent"
 ENROL = "enrol-token-for-tests-0123456789"
@@ -37,15 +40,53 @@ def wait_for(pred, timeout, what, step=0.05):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+class ThrowawayPostgres:
+    """A PostgreSQL server of its own (tests/farm/pg_throwaway.sh), one database per
+    coordinator's store. Its folder is made directly under the system's temp folder:
+    the server's user (not root) must be able to reach it, which pytest's private
+    temp folders forbid."""
+
+    def __init__(self):
+        self.folder = pathlib.Path(tempfile.mkdtemp(prefix="cairn-pg-"))
+        self.count = 0
+        self.uri = self._script("start").strip()
+
+    def _script(self, *args):
+        return subprocess.run(["bash", str(PG_THROWAWAY), args[0], str(self.folder), *args[1:]],
+                              check=True, capture_output=True, text=True, timeout=120).stdout
+
+    def database(self):
+        self.count += 1
+        return self._script("createdb", f"farm{self.count}").strip()
+
+    def stop(self):
+        try:
+            self._script("stop")
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+# The store every Farm gets: None (SQLite in its state folder) or a ThrowawayPostgres,
+# set for the session by conftest.py's farm_store fixture.
+POSTGRES = None
+
+
+def store_config():
+    """The "store" entry of a new coordinator's config: a fresh database, or SQLite."""
+    return {"store": POSTGRES.database()} if POSTGRES else {}
+
+
 class Farm:
-    def __init__(self, tmp, lease=3.0, max_attempts=3, max_body=1 << 20, claim_wait=5):
+    def __init__(self, tmp, lease=3.0, max_attempts=3, max_body=1 << 20, claim_wait=5,
+                 store=None):
         self.tmp = pathlib.Path(tmp)
         self.state = self.tmp / "state"
         self.config = self.tmp / "farm.json"
+        self.store = store if store is not None else store_config()
         self.config.write_text(json.dumps({
             "listen": "127.0.0.1:0", "enrol_token": ENROL, "admin_token": ADMIN,
             "lease_seconds": lease, "max_attempts": max_attempts,
-            "max_body_bytes": max_body, "claim_wait_max_seconds": claim_wait}))
+            "max_body_bytes": max_body, "claim_wait_max_seconds": claim_wait, **self.store}))
         self.procs = []
         self.server = None
         self.url = None

@@ -35,7 +35,7 @@ ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / "build" / "test-artifa
 
 
 @pytest.fixture(scope="module")
-def farm(tmp_path_factory):
+def farm(tmp_path_factory, farm_store):  # one coordinator per store
     farm, run1, run2 = seeded_farm(tmp_path_factory.mktemp("dash"))
     farm.runs = (run1, run2)
     yield farm

@@ -217,6 +217,7 @@ def folder_files(d):
     return {str(f.relative_to(d)): f.read_bytes() for f in sorted(d.rglob("*")) if f.is_file()}
 
 
+@pytest.mark.sqlite_only("reads and writes the journal in farm.db")
 def test_journal_settles_and_rewrites_folders_lost_to_a_power_loss(tmp_path):
     """With sync "full" a filed folder is not fsynced file by file: its files are committed
     (fsynced) with the job's row in the `unsettled` journal, the background settles them

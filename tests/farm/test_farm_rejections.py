@@ -16,7 +16,7 @@ RECEIPT = json.dumps({"cairn": "0.1.0", "numerics": {"main": [
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
+def setup(tmp_path_factory, farm_store):  # one coordinator per store
     tmp = tmp_path_factory.mktemp("rejections")
     farm = Farm(tmp, lease=60, max_body=256 * 1024)
     farm.start()

@@ -53,6 +53,7 @@ def model_cell_digest(observations):
 
 # --- High 1: a filed bundle with a huge observation type must not crash compare ------
 
+@pytest.mark.sqlite_only("edits a filed predicate in farm.db")
 def test_compare_survives_a_filed_huge_observation_type(tmp_path):
     """A bundle filed (by an older coordinator, before uploads were bounded) with a 3 MB
     observation type: /runs/ID and `cairn-farm compare` must answer, with the digest the
@@ -88,7 +89,7 @@ def test_compare_survives_a_filed_huge_observation_type(tmp_path):
 # --- High 1: every field an agent sends is bounded at upload ---------------------------
 
 @pytest.fixture(scope="module")
-def farm1(tmp_path_factory):
+def farm1(tmp_path_factory, farm_store):  # one coordinator per store
     tmp = tmp_path_factory.mktemp("security")
     farm = Farm(tmp, lease=600, max_body=8 << 20)
     farm.start()

@@ -1,0 +1,245 @@
+/* db_pg.c: the store in PostgreSQL through libpq ("store": "postgresql://..."), which
+ * several coordinators may share (db_backend.h). A small pool of connections lent to
+ * one call each; a claim locks the queued rows it reads with FOR UPDATE SKIP LOCKED,
+ * so two coordinators never hand one job to two agents. Commits that acknowledge
+ * something run with synchronous_commit on (sync "full"): PostgreSQL has flushed its
+ * WAL before the answer; the others run with it off, which after a crash of the
+ * database server may only roll back lease bookkeeping. Coordinators tell each other
+ * about queued and requeued jobs with NOTIFY on one channel; each listens on a
+ * connection of its own, read on the reaper's tick. */
+#include "db_backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+/* Connections per coordinator: the HTTP threads' calls, the group committer and the
+ * reaper each borrow one for the length of a call. */
+#define PG_POOL 8
+
+/* Serializes schema creation between coordinators starting at once. */
+#define SCHEMA_LOCK 0x636169726eL
+
+#define CHANNEL "cairn_farm_jobs"
+
+typedef struct {
+    PGconn *pg;
+    int busy;
+    int sync_on; /* the session's synchronous_commit, -1 unknown */
+} PgConn;
+
+typedef struct {
+    Db base;
+    PgConn conns[PG_POOL];
+    pthread_mutex_t lock; /* guards busy flags */
+    pthread_cond_t freed;
+    PGconn *listen; /* LISTENs on CHANNEL; read by the reaper only */
+} PgDb;
+
+typedef struct {
+    PGresult *res;
+    int row, failed;
+    long changes;
+} PgRows;
+
+static DbConn *pg_acquire(Db *db, int durable) {
+    PgDb *p = (PgDb *)db;
+    pthread_mutex_lock(&p->lock);
+    PgConn *c = NULL;
+    for (;;) {
+        for (int i = 0; i < PG_POOL && !c; i++)
+            if (!p->conns[i].busy) c = &p->conns[i];
+        if (c) break;
+        pthread_cond_wait(&p->freed, &p->lock);
+    }
+    c->busy = 1;
+    pthread_mutex_unlock(&p->lock);
+    if (PQstatus(c->pg) != CONNECTION_OK) {
+        PQreset(c->pg);
+        c->sync_on = -1;
+    }
+    int want = durable && db->sync_full;
+    if (c->sync_on != want) {
+        PQclear(
+            PQexec(c->pg, want ? "SET synchronous_commit TO on" : "SET synchronous_commit TO off"));
+        c->sync_on = want;
+    }
+    return (DbConn *)c;
+}
+
+static void pg_release(Db *db, DbConn *conn, int durable) {
+    (void)durable;
+    PgDb *p = (PgDb *)db;
+    pthread_mutex_lock(&p->lock);
+    ((PgConn *)conn)->busy = 0;
+    pthread_cond_signal(&p->freed);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Parameters travel as text; PostgreSQL infers their types from the statement. */
+static DbRows *pg_query(DbConn *conn, const char *sql, const DbArg *args, int n) {
+    PgConn *c = (PgConn *)conn;
+    char numbers[16][32];
+    const char *values[16];
+    PgRows *r = calloc(1, sizeof *r);
+    r->row = -1;
+    if (n > 16) {
+        r->failed = 1;
+        return (DbRows *)r;
+    }
+    for (int i = 0; i < n; i++) {
+        values[i] = numbers[i];
+        if (args[i].kind == 'i') snprintf(numbers[i], sizeof numbers[i], "%lld", args[i].i);
+        else if (args[i].kind == 'd') snprintf(numbers[i], sizeof numbers[i], "%.17g", args[i].d);
+        else values[i] = args[i].s;
+    }
+    r->res = PQexecParams(c->pg, sql, n, NULL, values, NULL, NULL, 0);
+    ExecStatusType st = PQresultStatus(r->res);
+    r->failed = st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK;
+    r->changes = atol(PQcmdTuples(r->res));
+    return (DbRows *)r;
+}
+
+static int pg_next(DbRows *rows) {
+    PgRows *r = (PgRows *)rows;
+    if (r->failed || r->row + 1 >= PQntuples(r->res)) return 0;
+    r->row++;
+    return 1;
+}
+
+static int pg_failed(const DbRows *rows) { return ((const PgRows *)rows)->failed; }
+static long pg_changes(const DbRows *rows) { return ((const PgRows *)rows)->changes; }
+
+static const char *pg_text(DbRows *rows, int col) {
+    PgRows *r = (PgRows *)rows;
+    return PQgetisnull(r->res, r->row, col) ? NULL : PQgetvalue(r->res, r->row, col);
+}
+
+static double pg_real(DbRows *rows, int col) {
+    const char *t = pg_text(rows, col);
+    return t ? strtod(t, NULL) : 0;
+}
+
+static int pg_is_number(DbRows *rows, int col) {
+    switch (PQftype(((PgRows *)rows)->res, col)) {
+    case 20:
+    case 21:
+    case 23:
+    case 700:
+    case 701:
+    case 1700: /* int8 int2 int4 float4 float8 numeric */ return 1;
+    default: return 0;
+    }
+}
+
+static void pg_finish(DbRows *rows) {
+    PgRows *r = (PgRows *)rows;
+    PQclear(r->res);
+    free(r);
+}
+
+static const char *pg_error(DbConn *c) { return PQerrorMessage(((PgConn *)c)->pg); }
+
+static void pg_announce(DbConn *conn) {
+    PgConn *c = (PgConn *)conn;
+    PQclear(PQexec(c->pg, "NOTIFY " CHANNEL));
+}
+
+/* Whether any coordinator announced jobs since the last tick (this one's own
+ * announcements included: its waiters were woken already, one more wake is harmless). */
+static int pg_news(Db *db) {
+    PgDb *p = (PgDb *)db;
+    if (PQstatus(p->listen) != CONNECTION_OK) {
+        PQreset(p->listen);
+        PQclear(PQexec(p->listen, "LISTEN " CHANNEL));
+        return 1; /* announcements may have been missed meanwhile */
+    }
+    int news = 0;
+    PQconsumeInput(p->listen);
+    PGnotify *n;
+    while ((n = PQnotifies(p->listen)) != NULL) {
+        news = 1;
+        PQfreemem(n);
+    }
+    return news;
+}
+
+static void pg_close(Db *db) {
+    PgDb *p = (PgDb *)db;
+    for (int i = 0; i < PG_POOL; i++)
+        if (p->conns[i].pg) PQfinish(p->conns[i].pg);
+    if (p->listen) PQfinish(p->listen);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->freed);
+    free(p);
+}
+
+static const DbBackend PG_BACKEND = {
+    .acquire = pg_acquire,
+    .release = pg_release,
+    .query = pg_query,
+    .next = pg_next,
+    .failed = pg_failed,
+    .changes = pg_changes,
+    .text = pg_text,
+    .real = pg_real,
+    .is_number = pg_is_number,
+    .finish = pg_finish,
+    .error = pg_error,
+    .news = pg_news,
+    .checkpoint = NULL,
+    .announce = pg_announce,
+    .close = pg_close,
+    .begin = "BEGIN",
+    .claim_lock = " FOR UPDATE SKIP LOCKED",
+    .claim_batch = 1,
+    .shared = 1,
+};
+
+static int pg_ok(PGresult *res) {
+    ExecStatusType st = PQresultStatus(res);
+    PQclear(res);
+    return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+}
+
+/* Opens the pool and the listening connection and creates the schema when missing. */
+static int pg_connect(PgDb *p, const char *conninfo, Err *e) {
+    for (int i = 0; i <= PG_POOL; i++) {
+        PGconn *pg = PQconnectdb(conninfo);
+        if (PQstatus(pg) != CONNECTION_OK) {
+            err_set(e, "PostgreSQL store: %s", PQerrorMessage(pg));
+            PQfinish(pg);
+            return -1;
+        }
+        PQclear(PQexec(pg, "SET client_min_messages TO warning"));
+        if (i < PG_POOL) p->conns[i] = (PgConn){pg, 0, -1};
+        else p->listen = pg;
+    }
+    char *schema = db_schema("BIGSERIAL PRIMARY KEY"), *sql = NULL;
+    size_t cap = strlen(schema) + 200;
+    sql = malloc(cap);
+    snprintf(sql, cap, "SELECT pg_advisory_lock(%ld);%sSELECT pg_advisory_unlock(%ld);",
+             SCHEMA_LOCK, schema, SCHEMA_LOCK);
+    int ok = pg_ok(PQexec(p->conns[0].pg, sql));
+    free(schema);
+    free(sql);
+    if (!ok) return err_set(e, "PostgreSQL store: %s", PQerrorMessage(p->conns[0].pg));
+    if (!pg_ok(PQexec(p->listen, "LISTEN " CHANNEL)))
+        return err_set(e, "PostgreSQL store: %s", PQerrorMessage(p->listen));
+    return 0;
+}
+
+Db *db_pg_open(const char *conninfo, Err *e) {
+    PgDb *p = calloc(1, sizeof *p);
+    p->base.be = &PG_BACKEND;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->freed, NULL);
+    if (pg_connect(p, conninfo, e) != 0) {
+        pg_close(&p->base);
+        return NULL;
+    }
+    db_init_common(&p->base, &PG_BACKEND);
+    return &p->base;
+}

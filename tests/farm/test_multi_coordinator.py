@@ -1,0 +1,145 @@
+"""Several coordinators on one PostgreSQL store and one shared state folder.
+
+Two coordinators serve the same run; agents are spread over both, half of them through
+a forwarder that stands in for a load balancer. One coordinator is killed with SIGKILL
+mid-run and the forwarder moves its agents to the survivor, tokens and all. The run
+must complete through the survivor with every job done exactly once and every bundle
+an agent saw acknowledged filed exactly once: its row points to its folder, and once no
+coordinator is left, a fresh one's reconcile leaves exactly one folder per job.
+"""
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import farmlib  # noqa: E402
+from farmlib import FARM, HERE, Farm, enrol, wait_for  # noqa: E402
+
+
+class Forwarder:
+    """A TCP forwarder on loopback: each connection goes to the port in self.target at
+    the time it is accepted (a load balancer that the test repoints)."""
+
+    def __init__(self, target):
+        self.target = target
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(128)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._connect, args=(client,), daemon=True).start()
+
+    def _connect(self, client):
+        try:
+            upstream = socket.create_connection(("127.0.0.1", self.target), timeout=5)
+            upstream.settimeout(None)
+        except OSError:
+            client.close()
+            return
+        for a, b in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst):
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.sock.close()
+
+
+def acknowledged(agent):
+    """Job ids this agent's log says were uploaded and filed (acknowledged)."""
+    return {int(line.split()[2].rstrip(":")) for line in agent.logpath.read_text().splitlines()
+            if line.endswith("bundle uploaded and filed")}
+
+
+def coordinator(tmp, name, state, store):
+    """A coordinator whose own files are under TMP/NAME and whose state folder is STATE."""
+    (tmp / name).mkdir(exist_ok=True)
+    farm = Farm(tmp / name, lease=3, store=store)
+    farm.state = state
+    return farm
+
+
+def test_two_coordinators_one_killed_every_job_once(tmp_path):
+    if farmlib.POSTGRES is None:
+        pytest.skip("several coordinators need the PostgreSQL store")
+    store = {"store": farmlib.POSTGRES.database()}
+    state = tmp_path / "state"
+    a = coordinator(tmp_path, "a", state, store).start()
+    b = coordinator(tmp_path, "b", state, store).start()
+    fwd = Forwarder(a.port)
+    try:
+        # A token enrolled at one coordinator works at the other.
+        token, _ = enrol(a, "probe", a.keygen("probe"))
+        status, _ = b.request("POST", "/api/v1/claim", {"wait_s": 0}, token=token)
+        assert status == 204
+        agents = []
+        for i in range(2):   # through the forwarder to A, later to B
+            a.url, url = fwd.url, a.url
+            agents.append(a.agent(f"via-a{i}", env={"FAKE_CAIRN_SLEEP": "0.3"}))
+            a.url = url
+        agents += [b.agent(f"at-b{i}", env={"FAKE_CAIRN_SLEEP": "0.3"}) for i in range(2)]
+        run = a.submit(HERE / "cases_slow", {"compilers": ["gcc", "clang"], "repeat": 12})
+        wait_for(lambda: sum(j["state"] == "done" for j in b.run_view(run)["jobs"]) >= 6,
+                 60, "6 filed bundles")
+        a.kill9()                                   # mid-run: uploads and claims in flight
+        fwd.target = b.port
+        view = b.wait_run(run, 120)
+        jobs = view["jobs"]
+        assert len(jobs) == 24 and all(j["state"] == "done" for j in jobs), jobs
+        # Every acknowledged bundle is the filed one: its job is done by that agent.
+        by_id = {j["job"]: j for j in jobs}
+        acked = 0
+        for agent in agents:
+            for job in acknowledged(agent):
+                assert by_id[job]["agent"] == agent.name, (job, by_id[job])
+                assert f"/{agent.name}/" in by_id[job]["evidence"]
+                acked += 1
+        assert acked >= 24 - 2, "most bundles are acknowledged to the agent that made them"
+        filed = {j["evidence"] for j in jobs}
+        assert len(filed) == 24                     # one folder per job, none shared
+        for rel in filed:
+            d = state / rel
+            r = subprocess.run([FARM, "verify", d / "bundle.dsse.json", "--key",
+                                d / "agent.pub.pem"], capture_output=True, text=True, timeout=30)
+            assert r.returncode == 0, (rel, r.stderr)
+        # Once no coordinator is alive, a new one's reconcile drops what the killed one
+        # left half-filed: exactly the filed folders remain.
+        for agent in agents:
+            agent.kill()
+        b.stop_server()
+        time.sleep(3.5)                             # b's sign of life goes stale
+        c = coordinator(tmp_path, "c", state, store).start()
+        try:
+            assert {str(d.relative_to(state)) for d in c.evidence_dirs()} == filed
+            assert not list((state / "tmp").iterdir())
+            assert c.run_view(run)["jobs"] == jobs
+        finally:
+            c.close()
+    finally:
+        fwd.close()
+        a.close()
+        b.close()
