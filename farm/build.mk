@@ -31,6 +31,6 @@ FUZZ_FARM_REPLAY := $(TBIN)/fuzz_farm_replay
 $(OBJ)/tests/fuzz/fuzz_farm.o: CFLAGS += -Ifarm -Ifarm/proto -DFUZZ_FARM_REPLAY
 $(FUZZ_FARM_REPLAY): $(OBJ)/tests/fuzz/fuzz_farm.o $(filter-out %/farm/main.o,$(FARM_OBJS)) $(PROTO_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)
 
 ALL_TARGETS += $(FUZZ_FARM_REPLAY)

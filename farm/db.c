@@ -272,9 +272,7 @@ int db_run_cancel(Db *db, long run_id) {
 
 /* --- jobs -------------------------------------------------------------------------- */
 
-#define JOB_COLS "id, run_id, cell_id, cell, state, agent_id, attempt, lease_expires, bundle_sha"
-
-static void job_from_row(Db *db, DbRows *r, Job *out) {
+void db_job_from_row(Db *db, DbRows *r, Job *out) {
     memset(out, 0, sizeof *out);
     out->id = col_long(db, r, 0);
     out->run_id = col_long(db, r, 1);
@@ -287,39 +285,31 @@ static void job_from_row(Db *db, DbRows *r, Job *out) {
     snprintf(out->bundle_sha, sizeof out->bundle_sha, "%s", col_text(db, r, 8));
 }
 
-/* Reads queued jobs after AFTER in order (a batch, locked where the back end locks) and
- * copies the first that AGENT can run into OUT. Returns 1 claimed, 0 none left, -1 when
- * the batch ended without a fit (read on from *AFTER). */
-static int claim_scan(Db *db, DbConn *c, const Agent *agent, long *after, Job *out) {
-    char sql[512];
-    int batch = db->be->claim_batch;
-    snprintf(sql, sizeof sql,
-             "SELECT " JOB_COLS " FROM jobs WHERE state='queued' AND id > $1"
-             " ORDER BY id%s%.0d%s",
-             batch ? " LIMIT " : "", batch, db->be->claim_lock);
-    DbRows *r = query(db, c, sql, DB_ARGS(DB_INT(*after)));
-    int claimed = 0, seen = 0;
+/* Reads the queued jobs in order and copies the first that AGENT can run into OUT. */
+static int claim_scan(Db *db, DbConn *c, const Agent *agent, Job *out) {
+    DbRows *r = query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE state='queued' ORDER BY id",
+                      DB_NO_ARGS);
+    int claimed = 0;
     while (!claimed && db->be->next(r)) {
-        seen++;
-        *after = col_long(db, r, 0);
         cJSON *cell = cJSON_Parse(col_text(db, r, 3));
         if (cell_fits(agent->caps, cell)) {
-            job_from_row(db, r, out);
+            db_job_from_row(db, r, out);
             claimed = 1;
         }
         cJSON_Delete(cell);
     }
     db->be->finish(r);
-    return claimed ? 1 : batch && seen == batch ? -1 : 0;
+    return claimed;
 }
 
+/* A back end that several coordinators share claims its own way (db_pg.c); this one
+ * holds the store's write lock from the scan to the update. */
 int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
+    if (db->be->claim) return db->be->claim(db, agent, lease_s, out);
     DbConn *c = db->be->acquire(db, 0);
     exec_sql(db, c, db->be->begin, DB_NO_ARGS);
-    long after = 0;
     int found, copied;
-    while ((found = claim_scan(db, c, agent, &after, out)) < 0) {}
-    if ((copied = found)) {
+    if ((copied = found = claim_scan(db, c, agent, out))) {
         double now = timing_now_seconds();
         out->attempt += 1;
         out->agent_id = agent->id;
@@ -403,9 +393,10 @@ int db_reap(Db *db, int max_attempts) {
 
 int db_job_get(Db *db, long job_id, Job *out) {
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(db, c, "SELECT " JOB_COLS " FROM jobs WHERE id=$1", DB_ARGS(DB_INT(job_id)));
+    DbRows *r =
+        query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE id=$1", DB_ARGS(DB_INT(job_id)));
     int found = db->be->next(r);
-    if (found) job_from_row(db, r, out);
+    if (found) db_job_from_row(db, r, out);
     db->be->finish(r);
     db->be->release(db, c, 0);
     return found;

@@ -51,10 +51,10 @@ typedef struct {
      * transaction); NULL when there are none. */
     void (*announce)(DbConn *c);
     void (*close)(Db *db);
-    const char *begin;      /* starts a write transaction */
-    const char *claim_lock; /* appended to the claim's SELECT */
-    int claim_batch;        /* queued rows read (and locked) at a time; 0: all */
-    int shared;             /* other coordinators may use the same store */
+    const char *begin; /* starts a write transaction */
+    /* Claims for AGENT as db_claim says; NULL: db.c's scan under the write lock. */
+    int (*claim)(Db *db, const Agent *agent, double lease_s, Job *out);
+    int shared; /* other coordinators may use the same store */
 } DbBackend;
 
 /* A filed bundle waiting for the group commit (see db_job_done). */
@@ -78,6 +78,9 @@ struct Db {
 /* Back ends' constructors: the schema is created when missing. */
 Db *db_sqlite_open(const char *path, Err *e);
 Db *db_pg_open(const char *conninfo, Err *e);
+/* A job's columns as claims and db_job_get read them, and OUT filled from such a row. */
+#define DB_JOB_COLS "id, run_id, cell_id, cell, state, agent_id, attempt, lease_expires, bundle_sha"
+void db_job_from_row(Db *db, DbRows *r, Job *out);
 /* The schema (malloc'd SQL); KEY is the type of an id the store assigns. */
 char *db_schema(const char *key);
 /* Fills in the shared part and starts the group committer (after the back end opened). */

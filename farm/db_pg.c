@@ -15,6 +15,8 @@
 
 #include <libpq-fe.h>
 
+#include "matrix.h"
+
 /* Connections per coordinator: the HTTP threads' calls, the group committer and the
  * reaper each borrow one for the length of a call. */
 #define PG_POOL 8
@@ -166,6 +168,69 @@ static int pg_news(Db *db) {
     return news;
 }
 
+/* Claims scan this many queued jobs at a time for those the agent can run. */
+#define CLAIM_PAGE 64
+/* A claim whose candidates were all taken by others meanwhile scans again, this often. */
+#define CLAIM_TRIES 8
+
+/* Up to a page of queued jobs after *AFTER that AGENT can run, as a PostgreSQL array
+ * literal in IDS; returns how many rows the page held (*AFTER moves to its last). */
+static int claim_candidates(DbConn *c, const Agent *agent, long *after, char *ids, size_t cap,
+                            int *fitting) {
+    DbRows *r = pg_query(c,
+                         "SELECT id, cell FROM jobs WHERE state='queued' AND id > $1"
+                         " ORDER BY id LIMIT $2",
+                         DB_ARGS(DB_INT(*after), DB_INT(CLAIM_PAGE)));
+    int seen = 0;
+    size_t used = (size_t)snprintf(ids, cap, "{");
+    *fitting = 0;
+    while (pg_next(r)) {
+        seen++;
+        *after = (long)pg_real(r, 0);
+        cJSON *cell = cJSON_Parse(pg_text(r, 1));
+        if (cell_fits(agent->caps, cell) && used + 24 < cap)
+            used +=
+                (size_t)snprintf(ids + used, cap - used, "%s%ld", (*fitting)++ ? "," : "", *after);
+        cJSON_Delete(cell);
+    }
+    snprintf(ids + used, cap - used, "}");
+    pg_finish(r);
+    return seen;
+}
+
+/* Claims in two statements and no explicit transaction: a scan without locks finds the
+ * queued jobs AGENT can run, and one UPDATE takes the first of them that is still
+ * queued and that no other claim holds (FOR UPDATE SKIP LOCKED), at this coordinator or
+ * another: one job never goes to two agents, and concurrent claims take different rows
+ * instead of queueing behind one. */
+static int pg_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
+    DbConn *c = pg_acquire(db, 0);
+    char ids[CLAIM_PAGE * 24];
+    long after = 0;
+    int claimed = 0, tries = 0, fitting;
+    while (!claimed) {
+        int seen = claim_candidates(c, agent, &after, ids, sizeof ids, &fitting);
+        if (fitting) {
+            double now = timing_now_seconds();
+            DbRows *r = pg_query(
+                c,
+                "UPDATE jobs SET state='running', agent_id=$1, attempt=attempt+1,"
+                " lease_expires=$2, progress='claimed', updated_at=$3 WHERE id=(SELECT id"
+                " FROM jobs WHERE id=ANY($4::bigint[]) AND state='queued' ORDER BY id LIMIT 1"
+                " FOR UPDATE SKIP LOCKED) RETURNING " DB_JOB_COLS,
+                DB_ARGS(DB_INT(agent->id), DB_REAL(now + lease_s), DB_REAL(now), DB_TEXT(ids)));
+            if ((claimed = pg_next(r))) db_job_from_row(db, r, out);
+            pg_finish(r);
+            if (!claimed && ++tries < CLAIM_TRIES) after = 0; /* all taken meanwhile */
+            else if (!claimed) break;
+        } else if (seen < CLAIM_PAGE) {
+            break;
+        }
+    }
+    pg_release(db, c, 0);
+    return claimed;
+}
+
 static void pg_close(Db *db) {
     PgDb *p = (PgDb *)db;
     for (int i = 0; i < PG_POOL; i++)
@@ -193,8 +258,7 @@ static const DbBackend PG_BACKEND = {
     .announce = pg_announce,
     .close = pg_close,
     .begin = "BEGIN",
-    .claim_lock = " FOR UPDATE SKIP LOCKED",
-    .claim_batch = 1,
+    .claim = pg_claim,
     .shared = 1,
 };
 

@@ -195,8 +195,7 @@ static const DbBackend SQLITE_BACKEND = {
     .announce = NULL,
     .close = sq_close,
     .begin = "BEGIN IMMEDIATE",
-    .claim_lock = "",
-    .claim_batch = 0,
+    .claim = NULL,
     .shared = 0,
 };
 
