@@ -218,6 +218,10 @@ static inline int cairn_sum__pair32(double hi, double lo, int any, float *out) {
     return 1;
 }
 
+/* Terms I and I + 1 of N as a vector of two doubles, the second -0.0 past the end. */
+#define CAIRN_SUM__TWO_TERMS(TERM, C, I, N)                                                        \
+    { (double)TERM(C, I), (I) + 1 < (N) ? (double)TERM(C, (I) + 1) : -0.0 }
+
 /* NAME(c, n, &hi, &lo): terms TERM(c, 0 .. n-1), 0 < n < CAIRN_SUM_TINY, in two
  * expansions held in one SSE2 register pair (even and odd terms; an odd count is padded
  * with -0.0, which changes nothing), joined into one, hi + lo: half the instructions of
@@ -230,9 +234,7 @@ static inline int cairn_sum__pair32(double hi, double lo, int any, float *out) {
         cairn_sum__v2d cairn_h_ = {-0.0, -0.0}, cairn_l_ = {0.0, 0.0}, cairn_z_ = {0.0, 0.0};      \
         cairn_sum__v2l cairn_bad_ = {0, 0};                                                        \
         for (size_t cairn_i_ = 0; cairn_i_ < cairn_n_; cairn_i_ += 2) {                            \
-            cairn_sum__v2d cairn_x_ = {                                                            \
-                (double)TERM(cairn_c_, cairn_i_),                                                  \
-                cairn_i_ + 1 < cairn_n_ ? (double)TERM(cairn_c_, cairn_i_ + 1) : -0.0};            \
+            cairn_sum__v2d cairn_x_ = CAIRN_SUM__TWO_TERMS(TERM, cairn_c_, cairn_i_, cairn_n_);    \
             CAIRN_SUM_TWO_STEP(cairn_sum__v2d, cairn_h_, cairn_l_, cairn_x_, cairn_a_, cairn_b_,   \
                                cairn_e_);                                                          \
             cairn_h_ = cairn_a_, cairn_l_ = cairn_b_;                                              \
@@ -261,9 +263,7 @@ static inline int cairn_sum__pair32(double hi, double lo, int any, float *out) {
         cairn_sum__v2d cairn_s_ = {-0.0, -0.0}, cairn_z_ = {0.0, 0.0};                             \
         cairn_sum__v2l cairn_bad_ = {0, 0};                                                        \
         for (size_t cairn_i_ = 0; cairn_i_ < cairn_n_; cairn_i_ += 2) {                            \
-            cairn_sum__v2d cairn_x_ = {                                                            \
-                (double)TERM(cairn_c_, cairn_i_),                                                  \
-                cairn_i_ + 1 < cairn_n_ ? (double)TERM(cairn_c_, cairn_i_ + 1) : -0.0};            \
+            cairn_sum__v2d cairn_x_ = CAIRN_SUM__TWO_TERMS(TERM, cairn_c_, cairn_i_, cairn_n_);    \
             CAIRN_SUM_TWO_SUM(cairn_sum__v2d, cairn_s_, cairn_x_, cairn_a_, cairn_e_);             \
             cairn_s_ = cairn_a_;                                                                   \
             cairn_bad_ |= cairn_e_ != cairn_z_;                                                    \
@@ -319,6 +319,32 @@ static inline __attribute__((always_inline)) int cairn_sum__any(const cairn_sum_
 #define CAIRN_SUM__PICK(NAME, ARGS) NAME##_sse2 ARGS
 #endif
 
+/* Inside CAIRN_SUM__TERMS's body: chunks of N terms (a multiple of 8) while the block
+ * has them, the run in registers, the terms also written to a buffer that is read only
+ * when some step of the chunk was not clean: then the run goes back to what it was
+ * before the chunk and the buffer through add_block, exactly. */
+#define CAIRN_SUM__CHUNKS(T, P, TERM, N)                                                           \
+    for (; cairn_e_ - cairn_k_ >= N; cairn_k_ += N) {                                              \
+        cairn_sum_run cairn_before_ = cairn_r_;                                                    \
+        cairn_sum__v4l cairn_bad_ = {0, 0, 0, 0};                                                  \
+        T cairn_t_[N];                                                                             \
+        for (size_t cairn_j_ = 0; cairn_j_ < N; cairn_j_ += 8) {                                   \
+            CAIRN_SUM__EIGHT(T, TERM, cairn_c_, cairn_k_ + cairn_j_, cairn_a_);                    \
+            T *cairn_p_ = cairn_t_ + cairn_j_;                                                     \
+            cairn_p_[0] = cairn_a_0, cairn_p_[1] = cairn_a_1, cairn_p_[2] = cairn_a_2;             \
+            cairn_p_[3] = cairn_a_3, cairn_p_[4] = cairn_a_4, cairn_p_[5] = cairn_a_5;             \
+            cairn_p_[6] = cairn_a_6, cairn_p_[7] = cairn_a_7;                                      \
+            cairn_sum__run8(&cairn_r_, &cairn_a_x0, &cairn_a_x1, &cairn_bad_);                     \
+        }                                                                                          \
+        if (cairn_sum__any(&cairn_bad_)) {                                                         \
+            cairn_sum__run_store(&cairn_before_, &cairn_acc_->st);                                 \
+            P##_add_block(cairn_acc_, cairn_t_, N);                                                \
+            cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                                       \
+        } else {                                                                                   \
+            cairn_clean_ += N;                                                                     \
+        }                                                                                          \
+    }
+
 #define CAIRN_SUM__TERMS(NAME, SUMT, T, P, TERM)                                                   \
     static inline __attribute__((always_inline)) void NAME##_body(                                 \
         void *cairn_c_, size_t cairn_b_, size_t cairn_e_, SUMT *cairn_acc_) {                      \
@@ -343,47 +369,8 @@ static inline __attribute__((always_inline)) int cairn_sum__any(const cairn_sum_
         }                                                                                          \
         cairn_sum_run cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                             \
         uint64_t cairn_clean_ = 0;                                                                 \
-        for (; cairn_e_ - cairn_k_ >= 64; cairn_k_ += 64) {                                        \
-            cairn_sum_run cairn_before_ = cairn_r_;                                                \
-            cairn_sum__v4l cairn_bad_ = {0, 0, 0, 0};                                              \
-            T cairn_t_[64];                                                                        \
-            for (size_t cairn_j_ = 0; cairn_j_ < 64; cairn_j_ += 8) {                              \
-                CAIRN_SUM__EIGHT(T, TERM, cairn_c_, cairn_k_ + cairn_j_, cairn_a_);                \
-                T *cairn_p_ = cairn_t_ + cairn_j_;                                                 \
-                cairn_p_[0] = cairn_a_0, cairn_p_[1] = cairn_a_1, cairn_p_[2] = cairn_a_2;         \
-                cairn_p_[3] = cairn_a_3, cairn_p_[4] = cairn_a_4, cairn_p_[5] = cairn_a_5;         \
-                cairn_p_[6] = cairn_a_6, cairn_p_[7] = cairn_a_7;                                  \
-                cairn_sum__run8(&cairn_r_, &cairn_a_x0, &cairn_a_x1, &cairn_bad_);                 \
-            }                                                                                      \
-            if (cairn_sum__any(&cairn_bad_)) {                                                     \
-                cairn_sum__run_store(&cairn_before_, &cairn_acc_->st);                             \
-                P##_add_block(cairn_acc_, cairn_t_, 64);                                           \
-                cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                                   \
-            } else {                                                                               \
-                cairn_clean_ += 64;                                                                \
-            }                                                                                      \
-        }                                                                                          \
-        /* sixteen terms, in registers (written out: a loop would go through memory), \
-         * with one check; a group that is not clean is added again the slow way */            \
-        for (; cairn_e_ - cairn_k_ >= 16; cairn_k_ += 16) {                                        \
-            CAIRN_SUM__EIGHT(T, TERM, cairn_c_, cairn_k_, cairn_a_);                               \
-            CAIRN_SUM__EIGHT(T, TERM, cairn_c_, cairn_k_ + 8, cairn_b_);                           \
-            cairn_sum_run cairn_before_ = cairn_r_;                                                \
-            cairn_sum__v4l cairn_bad_ = {0, 0, 0, 0};                                              \
-            cairn_sum__run8(&cairn_r_, &cairn_a_x0, &cairn_a_x1, &cairn_bad_);                     \
-            cairn_sum__run8(&cairn_r_, &cairn_b_x0, &cairn_b_x1, &cairn_bad_);                     \
-            if (cairn_sum__any(&cairn_bad_)) {                                                     \
-                T cairn_t_[16] = {                                                                 \
-                    cairn_a_0, cairn_a_1, cairn_a_2, cairn_a_3, cairn_a_4, cairn_a_5,              \
-                    cairn_a_6, cairn_a_7, cairn_b_0, cairn_b_1, cairn_b_2, cairn_b_3,              \
-                    cairn_b_4, cairn_b_5, cairn_b_6, cairn_b_7};                                   \
-                cairn_sum__run_store(&cairn_before_, &cairn_acc_->st);                             \
-                P##_add_block(cairn_acc_, cairn_t_, 16);                                           \
-                cairn_r_ = cairn_sum__run_load(&cairn_acc_->st);                                   \
-            } else {                                                                               \
-                cairn_clean_ += 16;                                                                \
-            }                                                                                      \
-        }                                                                                          \
+        CAIRN_SUM__CHUNKS(T, P, TERM, 64) /* one check per 64 terms */                             \
+        CAIRN_SUM__CHUNKS(T, P, TERM, 16) /* then per 16 */                                        \
         cairn_sum__run_store(&cairn_r_, &cairn_acc_->st);                                          \
         cairn_acc_->st.count += cairn_clean_;                                                      \
         for (; cairn_k_ < cairn_e_; cairn_k_++) P##_add(cairn_acc_, TERM(cairn_c_, cairn_k_));     \

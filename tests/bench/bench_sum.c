@@ -4,7 +4,7 @@
  *
  * For f64 and f32 and n = 10, 10^3, 10^5, 10^6, 10^7 (up to MAX_N) prints the best-of-7 time
  * per sum of cairn_fold_fNN (reduce + for), cairn_sum_fNN (reduce + parallel: the pool
- * for large n) and one CAIRN_SUMNN_BLOCK block (what a `yield` lowers to, on one
+ * for large n) and one CAIRN_SUMNN_BLOCK block (the block function a `yield` lowers to, on one
  * thread), and the ratios exact / fold. Terms are uniform in [-1, 1), a sum whose
  * partial sums wander, which is what the fold's latency and the expansions both see. */
 #include "cairn.h"
@@ -28,7 +28,9 @@ static double now_ns(void) {
 static volatile double sink;
 
 /* What `let s = reduce + parallel i in n yield x[i]` lowers to, on the calling thread:
- * one block of CAIRN_SUMNN_BLOCK's buffered loop (the pool adds only its region cost). */
+ * one block of CAIRN_SUMNN_BLOCK's register-held loop, with an accumulator's init and
+ * round (the pool adds only its region cost; generated code takes a tiny path under 16
+ * terms instead, and tests/bench/bench_codegen.sh times what it generates). */
 CAIRN_SUM64_BLOCK(yield_block64, const double, x, i, x[i])
 CAIRN_SUM32_BLOCK(yield_block32, const float, x, i, x[i])
 
