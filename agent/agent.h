@@ -1,6 +1,5 @@
 /* agent.h: what cairn-agent's parts share: its options, the machine probe (probe.c),
- * the coordinator client (client.c), the suite runner (suite.c), child processes
- * (child.c) and the simulated agents of the load generator (loadgen.c). */
+ * the coordinator client (client.c), the suite runner (suite.c) and the simulated agents of the load generator (loadgen.c). */
 #ifndef CAIRN_AGENT_H
 #define CAIRN_AGENT_H
 
@@ -9,6 +8,7 @@
 
 #include "api.h"
 #include "http.h"
+#include "lib/proc.h"
 #include "util.h"
 
 typedef struct {
@@ -57,15 +57,6 @@ int client_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err
  * and 5xx with backoff. Returns the HTTP status of the final answer, or -1. */
 long client_upload(Session *s, long job, const cJSON *statement, const cJSON *files, int max_tries,
                    Err *e);
-
-/* child.c: runs ARGV in CWD with extra environment ENV (NAME=VALUE list, NULL-ended),
- * stdout and stderr to LOG; every `tick_s` calls TICK, which may ask to stop (nonzero).
- * Returns the exit status (128+signal when killed), or PROC_TIMEOUT / PROC_STOPPED. */
-#define PROC_TIMEOUT (-2)
-#define PROC_STOPPED (-3)
-typedef int (*ProcTick)(void *ctx);
-int proc_watch(char *const argv[], const char *cwd, char *const env[], const char *log,
-               double timeout_s, double tick_s, ProcTick tick, void *ctx);
 
 /* suite.c: runs one claimed job (the suite cell) and fills STATEMENT and FILES. */
 typedef struct {

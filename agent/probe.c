@@ -11,16 +11,22 @@
 
 #include "evidence.h"
 
-/* First line of a shell command's output, trimmed; NULL when it fails. */
-static char *first_line(const char *cmd) {
-    FILE *p = popen(cmd, "r");
-    if (!p) return NULL;
-    char buf[512] = "";
-    char *got = fgets(buf, sizeof buf, p);
-    int rc = pclose(p);
-    if (!got || rc != 0) return NULL;
-    buf[strcspn(buf, "\r\n")] = '\0';
-    return strdup(buf);
+/* The first line ARGV prints (stdout and stderr), trimmed; NULL when it fails or prints
+ * nothing. */
+static char *first_line(char *const argv[]) {
+    char *text = NULL;
+    if (proc_output(argv, &text, NULL) == 0 && text[0] && text[0] != '\n') {
+        text[strcspn(text, "\r\n")] = '\0';
+        return text;
+    }
+    free(text);
+    return NULL;
+}
+
+/* The same for a shell pipeline. */
+static char *first_line_sh(const char *pipeline) {
+    char *argv[] = {"/bin/sh", "-c", (char *)pipeline, NULL};
+    return first_line(argv);
 }
 
 static int listed(const char *list, const char *item) {
@@ -33,7 +39,7 @@ static int listed(const char *list, const char *item) {
 
 /* Builds and runs a tiny program with -fsanitize=FLAG under CC in a scratch folder. */
 static int sanitizer_works(const char *cc, const char *flag, const char *work) {
-    char src[1200], exe[1200], cmd[4096];
+    char src[1200], exe[1200], fsan[64];
     snprintf(src, sizeof src, "%s/probe-%s.c", work, cc);
     snprintf(exe, sizeof exe, "%s/probe-%s", work, cc);
     FILE *f = fopen(src, "w");
@@ -42,11 +48,9 @@ static int sanitizer_works(const char *cc, const char *flag, const char *work) {
           "free(p);return r;}\n",
           f);
     fclose(f);
-    snprintf(cmd, sizeof cmd,
-             "%s -fsanitize=%s -o '%s' '%s' >/dev/null 2>&1 && '%s' "
-             ">/dev/null 2>&1",
-             cc, flag, exe, src, exe);
-    int ok = system(cmd) == 0;
+    snprintf(fsan, sizeof fsan, "-fsanitize=%s", flag);
+    char *compile[] = {(char *)cc, fsan, "-o", exe, src, NULL}, *run[] = {exe, NULL};
+    int ok = proc_run(compile, NULL, "/dev/null") == 0 && proc_run(run, NULL, "/dev/null") == 0;
     unlink(exe);
     unlink(src);
     return ok;
@@ -54,11 +58,11 @@ static int sanitizer_works(const char *cc, const char *flag, const char *work) {
 
 static cJSON *probe_compilers(const AgentOptions *o) {
     static const char *const names[] = {"gcc", "clang"};
-    static const char *const version_cmd[] = {"gcc -dumpfullversion 2>/dev/null",
-                                              "clang -dumpversion 2>/dev/null"};
+    static char *const version_argv[][3] = {{"gcc", "-dumpfullversion", NULL},
+                                            {"clang", "-dumpversion", NULL}};
     cJSON *all = cJSON_CreateObject();
     for (int i = 0; i < 2; i++) {
-        char *version = listed(o->compilers, names[i]) ? first_line(version_cmd[i]) : NULL;
+        char *version = listed(o->compilers, names[i]) ? first_line(version_argv[i]) : NULL;
         if (!version) continue;
         cJSON *c = cJSON_AddObjectToObject(all, names[i]);
         cJSON_AddStringToObject(c, "version", version);
@@ -98,19 +102,18 @@ static void probe_gpus(cJSON *caps) {
     if (p) pclose(p);
     if (driver[0]) cJSON_AddStringToObject(caps, "driver", driver);
     char *cuda =
-        first_line("nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\\([0-9.]*\\).*/\\1/p'");
+        first_line_sh("nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\\([0-9.]*\\).*/\\1/p'");
     if (cuda && *cuda) cJSON_AddStringToObject(caps, "cuda", cuda);
     free(cuda);
     char *nvcc =
-        first_line("nvcc --version 2>/dev/null | sed -n 's/.*release \\([0-9.]*\\).*/\\1/p'");
+        first_line_sh("nvcc --version 2>/dev/null | sed -n 's/.*release \\([0-9.]*\\).*/\\1/p'");
     if (nvcc && *nvcc) cJSON_AddStringToObject(caps, "nvcc", nvcc);
     free(nvcc);
 }
 
 int probe_cairn_version(const char *cairn, char *out, size_t cap, Err *e) {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' --version 2>&1", cairn);
-    char *line = first_line(cmd);
+    char *argv[] = {(char *)cairn, "--version", NULL};
+    char *line = first_line(argv);
     if (!line)
         return err_set(e, "cannot run %s --version (give the cairn binary with --cairn PATH)",
                        cairn);
@@ -138,14 +141,13 @@ cJSON *probe_machine(const AgentOptions *o, Err *e) {
     cJSON_AddStringToObject(caps, "cairn", version);
     /* Whether this cairn takes --emulate (builds that run device code on the emulator);
      * one that does not runs device lanes on the host the same way by default. */
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' build --help 2>&1 | grep -c -e --emulate", o->cairn);
-    char *count = first_line(cmd);
-    cJSON_AddBoolToObject(caps, "cairn_emulate_flag", count && atoi(count) > 0);
-    free(count);
+    char *help_argv[] = {(char *)o->cairn, "build", "--help", NULL}, *help = NULL;
+    proc_output(help_argv, &help, NULL);
+    cJSON_AddBoolToObject(caps, "cairn_emulate_flag", help && strstr(help, "--emulate"));
+    free(help);
     cJSON_AddItemToObject(caps, "compilers", probe_compilers(o));
     probe_gpus(caps);
-    char *cpu = first_line("sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo | head -n 1");
+    char *cpu = first_line_sh("sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo | head -n 1");
     cJSON_AddStringToObject(caps, "cpu", cpu ? cpu : "unknown");
     free(cpu);
     cJSON_AddNumberToObject(caps, "cores", (double)sysconf(_SC_NPROCESSORS_ONLN));

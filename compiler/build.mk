@@ -1,11 +1,14 @@
 # compiler/: the cairn binary. Every compiler/*.c is part of it. It does not link the
 # runtime library: it carries the runtime's sources (below) for the programs it builds.
+# It links lib/, what it shares with cairn-farm and cairn-agent.
+
+include lib/build.mk
 
 CAIRN_SRCS := $(wildcard compiler/*.c)
 CAIRN_OBJS := $(CAIRN_SRCS:%.c=$(OBJ)/%.o)
 CAIRN_LIBS := $(shell pkg-config --libs libcjson openssl 2>/dev/null || echo -lcjson -lcrypto) -lz3
 
-$(BIN)/cairn: $(CAIRN_OBJS)
+$(BIN)/cairn: $(CAIRN_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CAIRN_LIBS) $(LDLIBS)
 

@@ -37,7 +37,7 @@ const char cmd_build_help[] =
 
 /* Reads build flags and the one source file; shared with nothing else on purpose: run
  * has its own extra flags and its `--`. Returns -1 when it printed help. */
-static int parse(int argc, char **argv, build_options *opt, driver_error *err) {
+static int parse(int argc, char **argv, build_options *opt, Err *err) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(cmd_build_help, stdout);
@@ -47,14 +47,12 @@ static int parse(int argc, char **argv, build_options *opt, driver_error *err) {
         if (taken < 0) return DRIVER_USAGE;
         if (taken) continue;
         if (argv[i][0] == '-' && argv[i][1]) {
-            snprintf(err->message, sizeof err->message,
-                     "unknown flag '%s' (see cairn build --help)", argv[i]);
-            return DRIVER_USAGE;
+            return err_fail(err, DRIVER_USAGE, "unknown flag '%s' (see cairn build --help)",
+                            argv[i]);
         }
         if (opt->source) {
-            snprintf(err->message, sizeof err->message, "one source file at a time ('%s' and '%s')",
-                     opt->source, argv[i]);
-            return DRIVER_USAGE;
+            return err_fail(err, DRIVER_USAGE, "one source file at a time ('%s' and '%s')",
+                            opt->source, argv[i]);
         }
         opt->source = argv[i];
     }
@@ -63,11 +61,11 @@ static int parse(int argc, char **argv, build_options *opt, driver_error *err) {
 
 int cmd_build(int argc, char **argv) {
     build_options opt = {0};
-    driver_error err = {{0}};
+    Err err = {{0}};
     int status = parse(argc, argv, &opt, &err);
     if (status < 0) return 0;
     if (status == 0) status = driver_build(&opt, &err);
     if (status != 0 && status != DRIVER_REFUSED)
-        fprintf(stderr, "cairn build: error: %s\n", err.message);
+        fprintf(stderr, "cairn build: error: %s\n", err.msg);
     return status;
 }

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "frontend.h"
+#include "lib/fs.h"
 
 const char cmd_check_help[] =
     "usage: cairn check [--codes] FILE\n"
@@ -24,7 +25,7 @@ const char cmd_check_help[] =
 /* --print: the parse, printed back (for round-trip tests and a quick look). */
 static int print_parsed(const char *path) {
     size_t len = 0;
-    char *text = cairn_read_file(path, &len);
+    char *text = fs_read(path, &len, NULL);
     if (!text) {
         fprintf(stderr, "cairn check: error: cannot read %s: %s\n", path, strerror(errno));
         return 2;

@@ -10,7 +10,7 @@
 
 #include "commands.h"
 #include "driver.h"
-#include "driver_fs.h"
+#include "lib/fs.h"
 
 const char cmd_run_help[] =
     "usage: cairn run FILE [--cc gcc|clang|PATH] [--sanitize address,undefined|thread]\n"
@@ -42,12 +42,7 @@ typedef struct run_options {
     int nargs;
 } run_options;
 
-static int usage(driver_error *err, const char *fmt, const char *arg) {
-    snprintf(err->message, sizeof err->message, fmt, arg);
-    return DRIVER_USAGE;
-}
-
-static int parse(int argc, char **argv, run_options *o, driver_error *err) {
+static int parse(int argc, char **argv, run_options *o, Err *err) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -60,30 +55,32 @@ static int parse(int argc, char **argv, run_options *o, driver_error *err) {
             break;
         }
         if (strcmp(a, "--observe") == 0 || strcmp(a, "--observe-raw") == 0) {
-            if (i + 1 >= argc) return usage(err, "%s needs a value", a);
+            if (i + 1 >= argc) return err_fail(err, DRIVER_USAGE, "%s needs a value", a);
             *(strcmp(a, "--observe") == 0 ? &o->observe : &o->observe_raw) = argv[++i];
             continue;
         }
         if (strcmp(a, "-o") == 0)
-            return usage(err, "%s: cairn run builds into its cache (use cairn build -o)", a);
+            return err_fail(err, DRIVER_USAGE,
+                            "%s: cairn run builds into its cache (use cairn build -o)", a);
         int taken = driver_parse_flag(&o->build, argc, argv, &i, err);
         if (taken < 0) return DRIVER_USAGE;
         if (taken) continue;
-        if (a[0] == '-' && a[1]) return usage(err, "unknown flag '%s' (see cairn run --help)", a);
+        if (a[0] == '-' && a[1])
+            return err_fail(err, DRIVER_USAGE, "unknown flag '%s' (see cairn run --help)", a);
         if (o->build.source)
-            return usage(err,
-                         "one source file at a time ('%s'); pass program "
-                         "arguments after --",
-                         a);
+            return err_fail(err, DRIVER_USAGE,
+                            "one source file at a time ('%s'); pass program "
+                            "arguments after --",
+                            a);
         o->build.source = a;
     }
     return 0;
 }
 
 /* Sets the observation variables (an empty value turns them off for the program). */
-static int observe_env(const run_options *o, driver_error *err) {
-    if (o->observe_raw && fs_mkdirs(o->observe_raw) != 0)
-        return usage(err, "--observe-raw: cannot create %s", o->observe_raw);
+static int observe_env(const run_options *o, Err *err) {
+    if (o->observe_raw && fs_mkdirs(o->observe_raw, NULL) != 0)
+        return err_fail(err, DRIVER_USAGE, "--observe-raw: cannot create %s", o->observe_raw);
     if (o->observe) setenv("CAIRN_OBSERVE", o->observe, 1);
     if (o->observe_raw) setenv("CAIRN_OBSERVE_RAW", o->observe_raw, 1);
     return 0;
@@ -91,7 +88,7 @@ static int observe_env(const run_options *o, driver_error *err) {
 
 int cmd_run(int argc, char **argv) {
     run_options o = {0};
-    driver_error err = {{0}};
+    Err err = {{0}};
     int status = parse(argc, argv, &o, &err);
     if (status < 0) return 0;
     char *exe = NULL;
@@ -103,11 +100,11 @@ int cmd_run(int argc, char **argv) {
         for (int i = 0; i < o.nargs; i++) child[i + 1] = o.args[i];
         fflush(NULL);
         execv(exe, child);
-        snprintf(err.message, sizeof err.message, "cannot run %s: %s", exe, strerror(errno));
+        err_set(&err, "cannot run %s: %s", exe, strerror(errno));
         free(child);
         status = DRIVER_USAGE;
     }
     free(exe);
-    if (status != DRIVER_REFUSED) fprintf(stderr, "cairn run: error: %s\n", err.message);
+    if (status != DRIVER_REFUSED) fprintf(stderr, "cairn run: error: %s\n", err.msg);
     return status;
 }

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "frontend.h"
 #include "verify.h"
+#include "lib/fs.h"
 
 const char cmd_verify_help[] =
     "usage: cairn verify FILE [--json] [--timeout S] [--unwind N] [--function NAME]\n"
@@ -69,7 +70,7 @@ Program *verify_load(const char *cmd, const char *path, int *rc) {
     Diags d;
     diags_init(&d, NULL);
     size_t len;
-    char *text = cairn_read_file(path, &len);
+    char *text = fs_read(path, &len, NULL);
     if (!text) {
         fprintf(stderr, "cairn %s: error: cannot read %s: %s\n", cmd, path, strerror(errno));
         diags_free(&d);

@@ -22,7 +22,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "driver_fs.h"
+#include "lib/fs.h"
+#include "lib/proc.h"
+#include "lib/sha256.h"
+#include "strbuf.h"
 #include "frontend.h"
 #include "lower_c.h"
 #include "receipt.h"
@@ -34,16 +37,6 @@ typedef struct cc_info {
     char version[64]; /* e.g. "12.2.0" */
     char banner[256]; /* first line of --version, part of the cache keys */
 } cc_info;
-
-static int fail(driver_error *err, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(driver_error *err, int status, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    return status;
-}
 
 /* snprintf into a PATH_MAX buffer; an over-long path is cut (and then fails to open). */
 static int pathf(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -87,13 +80,14 @@ static bool valid_target(const char *t) {
     return digits >= 2 && digits <= 3 && (!*rest || (rest[0] >= 'a' && rest[0] <= 'z' && !rest[1]));
 }
 
-static int take_value(int argc, char **argv, int *i, const char **value, driver_error *err) {
-    if (*i + 1 >= argc) return fail(err, -1, "%s needs a value", argv[*i]), -1;
+static int take_value(int argc, char **argv, int *i, const char **value, Err *err) {
+    *value = NULL;
+    if (*i + 1 >= argc) return err_set(err, "%s needs a value", argv[*i]);
     *value = argv[++*i];
     return 1;
 }
 
-int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, driver_error *err) {
+int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, Err *err) {
     const char *a = argv[*i];
     if (strcmp(a, "-o") == 0) return take_value(argc, argv, i, &opt->output, err);
     if (strcmp(a, "--cc") == 0) return take_value(argc, argv, i, &opt->cc, err);
@@ -102,14 +96,12 @@ int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, driver_
         const char *value;
         if (take_value(argc, argv, i, &value, err) < 0) return -1;
         if (canonical_sanitize(value, &opt->sanitize) != 0)
-            return fail(err, -1, "--sanitize takes address,undefined or thread, not '%s'", value),
-                   -1;
+            return err_set(err, "--sanitize takes address,undefined or thread, not '%s'", value);
         return 1;
     }
     if (a[0] == '-' && a[1] == 'O') {
         if (a[2] < '0' || a[2] > '3' || a[3])
-            return fail(err, -1, "unknown optimization flag '%s' (use -O0, -O1, -O2 or -O3)", a),
-                   -1;
+            return err_set(err, "unknown optimization flag '%s' (use -O0, -O1, -O2 or -O3)", a);
         opt->opt_level = a[2] - '0';
         opt->opt_set = 1;
         return 1;
@@ -122,11 +114,10 @@ int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, driver_
         const char *value;
         if (take_value(argc, argv, i, &value, err) < 0) return -1;
         if (!valid_target(value))
-            return fail(err, -1,
-                        "--target takes host or a CUDA architecture sm_NN (sm_80, sm_89, "
-                        "sm_90, sm_120), not '%s'",
-                        value),
-                   -1;
+            return err_set(err,
+                           "--target takes host or a CUDA architecture sm_NN (sm_80, sm_89, "
+                           "sm_90, sm_120), not '%s'",
+                           value);
         opt->target = value;
         return 1;
     }
@@ -163,7 +154,7 @@ static const char *const link_libs[] = {"-lm", "-pthread", "-lcrypto", "-lcjson"
 
 /* ---- the cache ------------------------------------------------------------------ */
 
-static int cache_dir(const char *sub, char out[PATH_MAX], driver_error *err) {
+static int cache_dir(const char *sub, char out[PATH_MAX], Err *err) {
     const char *root = getenv("CAIRN_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
     int n;
@@ -171,11 +162,11 @@ static int cache_dir(const char *sub, char out[PATH_MAX], driver_error *err) {
     else if (xdg && *xdg) n = pathf(out, "%s/cairn/%s", xdg, sub);
     else if (home && *home) n = pathf(out, "%s/.cache/cairn/%s", home, sub);
     else n = pathf(out, "/tmp/cairn-cache-%ld/%s", (long)getuid(), sub);
-    if (n >= PATH_MAX || fs_mkdirs(out) != 0)
-        return fail(err, DRIVER_USAGE,
-                    "cannot create the build cache %s: %s (set CAIRN_CACHE "
-                    "to a writable folder)",
-                    out, strerror(errno));
+    if (n >= PATH_MAX || fs_mkdirs(out, NULL) != 0)
+        return err_fail(err, DRIVER_USAGE,
+                        "cannot create the build cache %s: %s (set CAIRN_CACHE "
+                        "to a writable folder)",
+                        out, strerror(errno));
     return 0;
 }
 
@@ -184,41 +175,32 @@ static int exists(const char *path) {
     return stat(path, &st) == 0;
 }
 
-/* What `TOOL --version` prints (its output goes through a log in the cache's tmp folder):
- * *text is NULL when it fails; the status is non-zero only when the cache is unusable. */
-static int version_text(const char *tool, const char *what, char **text, driver_error *err) {
-    char dir[PATH_MAX], log[PATH_MAX];
-    if (cache_dir("tmp", dir, err)) return DRIVER_USAGE;
-    pathf(log, "%s/%s-version.%ld", dir, what, (long)getpid());
+/* What `TOOL --version` prints; NULL when it fails. */
+static char *version_text(const char *tool) {
     char *argv[] = {(char *)tool, "--version", NULL};
-    int status = proc_run(argv, NULL, log);
-    *text = fs_read(log, NULL);
-    unlink(log);
-    if (status != 0) {
-        free(*text);
-        *text = NULL;
-    }
-    return 0;
+    char *text = NULL;
+    if (proc_output(argv, &text, NULL) == 0) return text;
+    free(text);
+    return NULL;
 }
 
 /* ---- the C compiler ------------------------------------------------------------- */
 
-static int cc_discover(const char *requested, cc_info *cc, driver_error *err) {
+static int cc_discover(const char *requested, cc_info *cc, Err *err) {
     const char *candidates[] = {"gcc", "clang", "cc"};
     if (requested) cc->path = fs_which(requested);
     for (size_t k = 0; !requested && !cc->path && k < 3; k++) cc->path = fs_which(candidates[k]);
     if (!cc->path)
-        return requested ? fail(err, DRIVER_USAGE,
-                                "C compiler '%s' not found on PATH "
-                                "(install it, or pass --cc gcc or --cc clang)",
-                                requested)
-                         : fail(err, DRIVER_USAGE,
-                                "no C compiler found on PATH (install gcc "
-                                "or clang, or pass --cc PATH)");
-    char *text = NULL;
-    if (version_text(cc->path, "cc", &text, err)) return DRIVER_USAGE;
+        return requested ? err_fail(err, DRIVER_USAGE,
+                                    "C compiler '%s' not found on PATH "
+                                    "(install it, or pass --cc gcc or --cc clang)",
+                                    requested)
+                         : err_fail(err, DRIVER_USAGE,
+                                    "no C compiler found on PATH (install gcc "
+                                    "or clang, or pass --cc PATH)");
+    char *text = version_text(cc->path);
     if (!text)
-        return fail(err, DRIVER_USAGE, "'%s --version' failed: is it a C compiler?", cc->path);
+        return err_fail(err, DRIVER_USAGE, "'%s --version' failed: is it a C compiler?", cc->path);
     snprintf(cc->banner, sizeof cc->banner, "%.*s", (int)strcspn(text, "\n"), text);
     snprintf(cc->name, sizeof cc->name, "%s", strstr(cc->banner, "clang") ? "clang" : "gcc");
     const char *v = cc->banner;
@@ -231,12 +213,12 @@ static int cc_discover(const char *requested, cc_info *cc, driver_error *err) {
 }
 
 /* Shows a failed compile's log (it is our bug, not the user's) and says where it is. */
-static int compile_failure(const char *what, const char *log, driver_error *err) {
-    char *text = fs_read(log, NULL);
+static int compile_failure(const char *what, const char *log, Err *err) {
+    char *text = fs_read(log, NULL, NULL);
     if (text) fputs(text, stderr);
     free(text);
-    return fail(err, DRIVER_INTERNAL, "the C compiler rejected %s (a bug in cairn; log: %s)", what,
-                log);
+    return err_fail(err, DRIVER_INTERNAL, "the C compiler rejected %s (a bug in cairn; log: %s)",
+                    what, log);
 }
 
 /* ---- nvcc (CUDA builds) ---------------------------------------------------------- */
@@ -248,7 +230,7 @@ typedef struct nvcc_info {
 
 /* $CAIRN_NVCC when set (tests point it at a missing file), else nvcc on PATH, in
  * $CUDA_HOME/bin, or in /usr/local/cuda/bin. */
-static int nvcc_discover(nvcc_info *nv, driver_error *err) {
+static int nvcc_discover(nvcc_info *nv, Err *err) {
     const char *forced = getenv("CAIRN_NVCC"), *home = getenv("CUDA_HOME");
     char path[PATH_MAX];
     if (forced && *forced) {
@@ -262,15 +244,15 @@ static int nvcc_discover(nvcc_info *nv, driver_error *err) {
             nv->path = strdup("/usr/local/cuda/bin/nvcc");
     }
     if (!nv->path)
-        return fail(err, DRIVER_USAGE,
-                    "nvcc not found (install the CUDA toolkit, put nvcc on PATH "
-                    "or set CUDA_HOME; --emulate runs the device work on host threads instead)");
-    char *text = NULL;
-    if (version_text(nv->path, "nvcc", &text, err)) return DRIVER_USAGE;
+        return err_fail(
+            err, DRIVER_USAGE,
+            "nvcc not found (install the CUDA toolkit, put nvcc on PATH "
+            "or set CUDA_HOME; --emulate runs the device work on host threads instead)");
+    char *text = version_text(nv->path);
     const char *v = text ? strstr(text, ", V") : NULL;
     if (!v) {
         free(text);
-        return fail(err, DRIVER_USAGE, "'%s --version' failed: is it nvcc?", nv->path);
+        return err_fail(err, DRIVER_USAGE, "'%s --version' failed: is it nvcc?", nv->path);
     }
     snprintf(nv->version, sizeof nv->version, "%.*s", (int)strspn(v + 3, "0123456789."), v + 3);
     free(text);
@@ -312,78 +294,76 @@ static void runtime_digest(char hex[65]) {
     sb_free(&all);
 }
 
-/* Which runtime sources a program needs. Source cairn_X.c is needed when the program's
- * C, or a source already needed, names an identifier starting with cairn_X (its
- * module's prefix: this also catches the inline functions of cairn_X.h, which call
- * into cairn_X.c), or one that cairn_X.c defines (any cairn_ identifier on a line at
- * column 0 that is not static, followed by `(` or `,`: macro-made definitions
- * included). cairn_trap.c is
- * always needed. Only what is needed is compiled, so e.g. the bracket GEMM costs
- * nothing to a program without one. */
-static bool is_ident(char c) {
-    return c == '_' || (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z');
-}
+/* Which runtime sources a program needs: the lowering records the runtime modules its
+ * code calls (lower_output.modules, lower_c.h), and this table says which source each
+ * module is and which modules that source calls in turn; those are linked too. Only
+ * what is needed is compiled, so e.g. the bracket GEMM costs nothing to a program
+ * without one. Every runtime source has a row (runtime_needed refuses to link without
+ * one), so a new source cannot be forgotten silently. */
+typedef struct runtime_module {
+    unsigned module;    /* LOWER_MODULE_* */
+    const char *source; /* NULL: a header only */
+    unsigned calls;     /* the modules its code calls */
+} runtime_module;
 
-/* Does `text` hold `name` as a word (whole == true) or as the start of a word? */
-static bool mentions(const char *text, const char *name, size_t len, bool whole) {
-    for (const char *p = strstr(text, name); p; p = strstr(p + 1, name))
-        if ((p == text || !is_ident(p[-1])) && (!whole || !is_ident(p[len]))) return true;
-    return false;
-}
-
-/* Does `text` name something that `src` (a runtime source called `file`) defines? */
-static bool names_from(const char *file, const char *src, const char *text) {
-    char stem[128];
-    snprintf(stem, sizeof stem, "%.*s", (int)strcspn(file, "."), file);
-    if (mentions(text, stem, strlen(stem), false)) return true;
-    for (const char *line = src; line && *line;
-         line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-        if (!is_ident(*line) || strncmp(line, "static", 6) == 0 || strncmp(line, "typedef", 7) == 0)
-            continue;
-        const char *end = strchr(line, '\n');
-        for (const char *p = strstr(line, "cairn_"); p && (!end || p < end);
-             p = strstr(p + 1, "cairn_")) {
-            size_t n = 0;
-            while (is_ident(p[n])) n++;
-            if ((p > line && is_ident(p[-1])) || (p[n] != '(' && p[n] != ',')) continue;
-            char name[128];
-            snprintf(name, sizeof name, "%.*s", (int)(n < 127 ? n : 127), p);
-            if (mentions(text, name, strlen(name), true)) return true;
-        }
-    }
-    return false;
-}
+static const runtime_module runtime_modules[] = {
+    {LOWER_MODULE_TRAP, "cairn_trap.c", 0},
+    {LOWER_MODULE_POOL, "cairn_pool.c", 0},
+    {LOWER_MODULE_SUM, "cairn_sum.c", LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
+    {LOWER_MODULE_FLOAT, "cairn_float.c", 0},
+    {LOWER_MODULE_OBSERVE, "cairn_observe.c", LOWER_MODULE_TRAP},
+    {LOWER_MODULE_ENCLOSE, "cairn_enclose.c", LOWER_MODULE_POOL},
+    {LOWER_MODULE_ENCLOSE_DIGEST, "cairn_enclose_digest.c", 0},
+    {LOWER_MODULE_MM_ENCLOSE, "cairn_mm_enclose.c", LOWER_MODULE_ENCLOSE | LOWER_MODULE_TRAP},
+    {LOWER_MODULE_MMA, "cairn_mma.c", LOWER_MODULE_TRAP},
+    {LOWER_MODULE_MMA_TILED, "cairn_mma_tiled.c",
+     LOWER_MODULE_MMA | LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
+    /* cairn_device_cuda.h, in every CUDA build's .cu: its launch helpers trap, and
+     * cairn_device_observe copies a device view back for cairn_observe. */
+    {LOWER_MODULE_DEVICE, NULL, LOWER_MODULE_TRAP | LOWER_MODULE_OBSERVE},
+};
+enum { RUNTIME_MODULE_COUNT = sizeof runtime_modules / sizeof runtime_modules[0] };
 
 static bool is_c_source(const char *name) {
     size_t n = strlen(name);
     return n > 2 && strcmp(name + n - 2, ".c") == 0;
 }
 
-static void runtime_needed(const char *program_c, bool needed[]) {
-    for (size_t k = 0; k < cairn_runtime_file_count; k++)
-        needed[k] = strcmp(cairn_runtime_files[k].name, "cairn_trap.c") == 0;
-    for (bool grew = true; grew;) {
-        grew = false;
-        for (size_t k = 0; k < cairn_runtime_file_count; k++) {
-            const char *src = (const char *)cairn_runtime_files[k].data;
-            if (needed[k] || !is_c_source(cairn_runtime_files[k].name)) continue;
-            const char *file = cairn_runtime_files[k].name;
-            bool hit = names_from(file, src, program_c);
-            for (size_t j = 0; !hit && j < cairn_runtime_file_count; j++)
-                hit = needed[j] && names_from(file, src, (const char *)cairn_runtime_files[j].data);
-            grew |= needed[k] = hit;
-        }
+/* The modules MODULES call, directly or through each other, with MODULES themselves. */
+static unsigned runtime_closure(unsigned modules) {
+    for (unsigned before = 0; before != modules;) {
+        before = modules;
+        for (size_t m = 0; m < RUNTIME_MODULE_COUNT; m++)
+            if (modules & runtime_modules[m].module) modules |= runtime_modules[m].calls;
     }
+    return modules;
+}
+
+/* needed[k]: embedded file k is a source the program's MODULES need. */
+static int runtime_needed(unsigned modules, bool needed[], Err *err) {
+    unsigned all = runtime_closure(modules);
+    for (size_t k = 0; k < cairn_runtime_file_count; k++) {
+        const char *name = cairn_runtime_files[k].name;
+        size_t m = 0;
+        while (m < RUNTIME_MODULE_COUNT &&
+               !(runtime_modules[m].source && strcmp(runtime_modules[m].source, name) == 0))
+            m++;
+        if (is_c_source(name) && m == RUNTIME_MODULE_COUNT)
+            return err_fail(err, DRIVER_INTERNAL,
+                            "runtime source %s has no row in driver.c's module table", name);
+        needed[k] = is_c_source(name) && (all & runtime_modules[m].module);
+    }
+    return 0;
 }
 
 /* Writes the embedded runtime into `dir` (identical bytes, so racing writers agree). */
-static int runtime_write(const char *dir, driver_error *err) {
+static int runtime_write(const char *dir, Err *err) {
     for (size_t k = 0; k < cairn_runtime_file_count; k++) {
         const cairn_embedded_file *f = &cairn_runtime_files[k];
         char path[PATH_MAX];
         pathf(path, "%s/%s", dir, f->name);
-        if (!exists(path) && fs_write_atomic(path, f->data, f->size) != 0)
-            return fail(err, DRIVER_USAGE, "cannot write %s: %s", path, strerror(errno));
+        if (!exists(path) && fs_write_atomic(path, f->data, f->size, NULL) != 0)
+            return err_fail(err, DRIVER_USAGE, "cannot write %s: %s", path, strerror(errno));
     }
     return 0;
 }
@@ -413,7 +393,7 @@ static pid_t runtime_compile_start(const cc_info *cc, const strvec *flags, const
 /* Compiles the needed runtime sources in `dir` at once (those not compiled before) and
  * lists their objects' paths in *objects. */
 static int runtime_compile(const cc_info *cc, const strvec *flags, const char *dir,
-                           const bool needed[], strvec *objects, driver_error *err) {
+                           const bool needed[], strvec *objects, Err *err) {
     strvec names = {0};
     pid_t pids[64];
     size_t started = 0;
@@ -439,8 +419,7 @@ static int runtime_compile(const cc_info *cc, const strvec *flags, const char *d
 /* The runtime objects this program needs, compiled for this compiler and these flags
  * (cached in rt/KEY/); their paths go to *objects, the folder to rt_dir. */
 static int runtime_ensure(const cc_info *cc, const strvec *flags, const char *digest,
-                          const char *program_c, char rt_dir[PATH_MAX], strvec *objects,
-                          driver_error *err) {
+                          unsigned modules, char rt_dir[PATH_MAX], strvec *objects, Err *err) {
     strbuf key = {0};
     sb_printf(&key, "cairn-runtime-2\n%s\n%s\n%s\n", cc->path, cc->banner, digest);
     for (size_t k = 0; k < flags->len; k++) sb_printf(&key, "%s\n", flags->items[k]);
@@ -449,12 +428,13 @@ static int runtime_ensure(const cc_info *cc, const strvec *flags, const char *di
     sb_free(&key);
     if (cache_dir("rt", root, err)) return DRIVER_USAGE;
     pathf(rt_dir, "%s/%.32s", root, hex);
-    if (fs_mkdirs(rt_dir) != 0)
-        return fail(err, DRIVER_USAGE, "cannot create %s: %s", rt_dir, strerror(errno));
+    if (fs_mkdirs(rt_dir, NULL) != 0)
+        return err_fail(err, DRIVER_USAGE, "cannot create %s: %s", rt_dir, strerror(errno));
     bool needed[256] = {0};
-    if (cairn_runtime_file_count > 256) return fail(err, DRIVER_INTERNAL, "too many runtime files");
-    runtime_needed(program_c, needed);
-    int status = runtime_write(rt_dir, err);
+    if (cairn_runtime_file_count > 256)
+        return err_fail(err, DRIVER_INTERNAL, "too many runtime files");
+    int status = runtime_needed(modules, needed, err);
+    if (status == 0) status = runtime_write(rt_dir, err);
     if (status == 0) status = runtime_compile(cc, flags, rt_dir, needed, objects, err);
     return status;
 }
@@ -473,7 +453,7 @@ static void source_stem(const char *source, char stem[256]) {
 /* Writes the generated C to c/KEY/STEM.c, and a CUDA build's device half to
  * c/KEY/STEM_dev.cu (and both to --emit-c DIR); c_dir gets c/KEY. */
 static int write_c(const build_options *opt, const lower_output *lo, const char *stem,
-                   char c_dir[PATH_MAX], driver_error *err) {
+                   char c_dir[PATH_MAX], Err *err) {
     char hex[65], root[PATH_MAX], path[PATH_MAX];
     strbuf both = {0};
     sb_append(&both, lo->c.data ? lo->c.data : "", lo->c.len);
@@ -489,9 +469,10 @@ static int write_c(const build_options *opt, const lower_output *lo, const char 
             const strbuf *text = half ? &lo->cu : &lo->c;
             if (half && !text->len) continue;
             pathf(path, "%s/%s%s", dirs[d], stem, half ? "_dev.cu" : ".c");
-            if (fs_mkdirs(dirs[d]) != 0 || fs_write_atomic(path, text->data, text->len) != 0)
-                return fail(err, DRIVER_USAGE, "%scannot write %s: %s", what, path,
-                            strerror(errno));
+            if (fs_mkdirs(dirs[d], NULL) != 0 ||
+                fs_write_atomic(path, text->data, text->len, NULL) != 0)
+                return err_fail(err, DRIVER_USAGE, "%scannot write %s: %s", what, path,
+                                strerror(errno));
         }
     }
     return 0;
@@ -500,7 +481,7 @@ static int write_c(const build_options *opt, const lower_output *lo, const char 
 /* Compiles and links c_dir/STEM.c with the runtime objects into `out` (absolute). */
 static int compile_program(const cc_info *cc, const strvec *flags, const char *rt_dir,
                            const strvec *objects, const char *c_dir, const char *stem,
-                           const char *out, driver_error *err) {
+                           const char *out, Err *err) {
     char source[300], include[PATH_MAX], log[PATH_MAX];
     snprintf(source, sizeof source, "%s.c", stem);
     pathf(include, "-I%s", rt_dir);
@@ -523,7 +504,7 @@ static int compile_program(const cc_info *cc, const strvec *flags, const char *r
  * with the runtime objects into `out`. */
 static int compile_cuda(const cc_info *cc, const nvcc_info *nv, const strvec *flags,
                         const strvec *nv_flags, const char *rt_dir, const strvec *objects,
-                        const char *c_dir, const char *stem, const char *out, driver_error *err) {
+                        const char *c_dir, const char *stem, const char *out, Err *err) {
     char include[PATH_MAX], log[PATH_MAX], src[300], obj[300], dev_src[300], dev_obj[300];
     pathf(include, "-I%s", rt_dir);
     snprintf(src, sizeof src, "%s.c", stem);
@@ -563,17 +544,18 @@ static int compile_cuda(const cc_info *cc, const nvcc_info *nv, const strvec *fl
 }
 
 /* Checks the output can be written before any work is done; out_abs gets its path. */
-static int probe_output(const char *output, char **out_abs, driver_error *err) {
+static int probe_output(const char *output, char **out_abs, Err *err) {
     *out_abs = fs_absolute(output);
-    if (!*out_abs) return fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
+    if (!*out_abs)
+        return err_fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
     struct stat st;
     if (stat(*out_abs, &st) == 0 && S_ISDIR(st.st_mode))
-        return fail(err, DRIVER_USAGE, "cannot write %s: it is a folder (give -o a file name)",
-                    output);
+        return err_fail(err, DRIVER_USAGE, "cannot write %s: it is a folder (give -o a file name)",
+                        output);
     char probe[PATH_MAX];
     pathf(probe, "%s.probe.%ld", *out_abs, (long)getpid());
     FILE *f = fopen(probe, "w");
-    if (!f) return fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
+    if (!f) return err_fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
     fclose(f);
     unlink(probe);
     return 0;
@@ -582,10 +564,11 @@ static int probe_output(const char *output, char **out_abs, driver_error *err) {
 static int write_receipt(const build_options *opt, const char *output, const cc_info *cc,
                          const strvec *flags, const char *rt_digest, const lower_output *lo,
                          const nvcc_info *nv, const strvec *nv_flags, const char *out_abs,
-                         driver_error *err) {
+                         Err *err) {
     char src_sha[65], out_sha[65];
-    if (sha256_file(opt->source, src_sha) != 0 || sha256_file(out_abs, out_sha) != 0)
-        return fail(err, DRIVER_USAGE, "cannot read back %s: %s", output, strerror(errno));
+    if (sha256_file_hex(opt->source, src_sha, NULL, NULL) != 0 ||
+        sha256_file_hex(out_abs, out_sha, NULL, NULL) != 0)
+        return err_fail(err, DRIVER_USAGE, "cannot read back %s: %s", output, strerror(errno));
     strvec link = {0};
     for (size_t k = 0; k < sizeof link_libs / sizeof *link_libs; k++) sv_push(&link, link_libs[k]);
     receipt_info info = {opt->source,
@@ -607,15 +590,15 @@ static int write_receipt(const build_options *opt, const char *output, const cc_
     sv_free(&link);
     char path[PATH_MAX];
     pathf(path, "%s.receipt.json", out_abs);
-    int ok = fs_write_atomic(path, text, strlen(text)) == 0;
+    int ok = fs_write_atomic(path, text, strlen(text), NULL) == 0;
     free(text);
     return ok ? 0
-              : fail(err, DRIVER_USAGE, "cannot write %s.receipt.json: %s", output,
-                     strerror(errno));
+              : err_fail(err, DRIVER_USAGE, "cannot write %s.receipt.json: %s", output,
+                         strerror(errno));
 }
 
 /* Loads and checks the program once, then lowers the checked program. */
-static int lower_source(const build_options *opt, bool cuda, lower_output *out, driver_error *err) {
+static int lower_source(const build_options *opt, bool cuda, lower_output *out, Err *err) {
     Diags d;
     diags_init(&d, NULL);
     LoadStatus load;
@@ -624,29 +607,20 @@ static int lower_source(const build_options *opt, bool cuda, lower_output *out, 
     if (refused) diags_print(&d, stderr);
     if (p) ast_program_free(p);
     diags_free(&d);
-    return refused ? fail(err, DRIVER_REFUSED, "%s was refused", opt->source) : 0;
+    return refused ? err_fail(err, DRIVER_REFUSED, "%s was refused", opt->source) : 0;
 }
 
 /* Compiles the lowered program (the runtime it needs, the host C, a CUDA build's device
  * half), links it into `out_abs` and writes the receipt. */
 static int compile_and_link(const build_options *opt, const char *output, const cc_info *cc,
                             const lower_output *lo, const nvcc_info *nv, const strvec *flags,
-                            const strvec *nv_flags, const char *out_abs, driver_error *err) {
+                            const strvec *nv_flags, const char *out_abs, Err *err) {
     bool cuda = nv->path != NULL;
     char rt_digest[65], rt_dir[PATH_MAX], c_dir[PATH_MAX], stem[256], tmp_out[PATH_MAX];
     runtime_digest(rt_digest);
     source_stem(opt->source, stem);
     strvec objects = {0};
-    strbuf program = {0}; /* what the runtime scan reads: both halves */
-    sb_append(&program, lo->c.data ? lo->c.data : "", lo->c.len);
-    sb_append(&program, lo->cu.data ? lo->cu.data : "", lo->cu.len);
-    for (size_t k = 0; cuda && k < cairn_runtime_file_count; k++) /* what the .cu's runtime calls */
-        if (strcmp(cairn_runtime_files[k].name, "cairn_device_cuda.h") == 0)
-            sb_append(&program, (const char *)cairn_runtime_files[k].data,
-                      cairn_runtime_files[k].size);
-    int status = runtime_ensure(cc, flags, rt_digest, program.data ? program.data : "", rt_dir,
-                                &objects, err);
-    sb_free(&program);
+    int status = runtime_ensure(cc, flags, rt_digest, lo->modules, rt_dir, &objects, err);
     if (status == 0) status = write_c(opt, lo, stem, c_dir, err);
     pathf(tmp_out, "%s.tmp.%ld", out_abs, (long)getpid());
     if (status == 0 && cuda)
@@ -655,7 +629,7 @@ static int compile_and_link(const build_options *opt, const char *output, const 
         status = compile_program(cc, flags, rt_dir, &objects, c_dir, stem, tmp_out, err);
     sv_free(&objects);
     if (status == 0 && rename(tmp_out, out_abs) != 0)
-        status = fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
+        status = err_fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
     if (status == 0)
         status = write_receipt(opt, output, cc, flags, rt_digest, lo, nv, nv_flags, out_abs, err);
     unlink(tmp_out);
@@ -664,8 +638,7 @@ static int compile_and_link(const build_options *opt, const char *output, const 
 
 /* Everything after the options are settled: lower, then compile, link and write the
  * receipt (or, with --emit-only, write the generated files and stop). */
-static int build_into(const build_options *opt, const char *output, const cc_info *cc,
-                      driver_error *err) {
+static int build_into(const build_options *opt, const char *output, const cc_info *cc, Err *err) {
     char *out_abs = NULL;
     int status = probe_output(output, &out_abs, err);
     bool cuda = cuda_build(opt);
@@ -693,21 +666,22 @@ static int build_into(const build_options *opt, const char *output, const cc_inf
     return status;
 }
 
-static int check_source(const build_options *opt, driver_error *err) {
-    if (!opt->source) return fail(err, DRIVER_USAGE, "no source file given (see --help)");
+static int check_source(const build_options *opt, Err *err) {
+    if (!opt->source) return err_fail(err, DRIVER_USAGE, "no source file given (see --help)");
     if (access(opt->source, R_OK) != 0)
-        return fail(err, DRIVER_USAGE, "cannot read %s: %s", opt->source, strerror(errno));
+        return err_fail(err, DRIVER_USAGE, "cannot read %s: %s", opt->source, strerror(errno));
     if (opt->emit_only && !opt->emit_c_dir)
-        return fail(err, DRIVER_USAGE, "--emit-only writes the generated code: give --emit-c DIR");
+        return err_fail(err, DRIVER_USAGE,
+                        "--emit-only writes the generated code: give --emit-c DIR");
     if (cuda_build(opt) && opt->sanitize)
-        return fail(err, DRIVER_USAGE,
-                    "--sanitize checks host builds: add --emulate to run %s's "
-                    "device work on host threads under the sanitizer",
-                    opt->target);
+        return err_fail(err, DRIVER_USAGE,
+                        "--sanitize checks host builds: add --emulate to run %s's "
+                        "device work on host threads under the sanitizer",
+                        opt->target);
     return 0;
 }
 
-int driver_build(const build_options *opt, driver_error *err) {
+int driver_build(const build_options *opt, Err *err) {
     int status = check_source(opt, err);
     if (status) return status;
     cc_info cc = {0};
@@ -721,18 +695,18 @@ int driver_build(const build_options *opt, driver_error *err) {
 
 /* SHA-256 of this very binary, so a rebuilt cairn never reuses an old cache entry. */
 static void self_digest(char hex[65]) {
-    if (sha256_file("/proc/self/exe", hex) != 0)
+    if (sha256_file_hex("/proc/self/exe", hex, NULL, NULL) != 0)
         sha256_hex(CAIRN_VERSION, strlen(CAIRN_VERSION), hex);
 }
 
-int driver_build_cached(const build_options *opt, char **exe, driver_error *err) {
+int driver_build_cached(const build_options *opt, char **exe, Err *err) {
     int status = check_source(opt, err);
     if (status) return status;
     cc_info cc = {0};
     status = cc_discover(opt->cc, &cc, err);
     if (status) return status;
     size_t len;
-    char *source = fs_read(opt->source, &len);
+    char *source = fs_read(opt->source, &len, NULL);
     char self[65], hex[65], root[PATH_MAX], stem[256];
     self_digest(self);
     strvec flags = {0};
@@ -750,8 +724,8 @@ int driver_build_cached(const build_options *opt, char **exe, driver_error *err)
     status = cache_dir("bin", root, err);
     strbuf path = {0};
     sb_printf(&path, "%s/%.32s", root, hex);
-    if (status == 0 && fs_mkdirs(path.data) != 0)
-        status = fail(err, DRIVER_USAGE, "cannot create %s: %s", path.data, strerror(errno));
+    if (status == 0 && fs_mkdirs(path.data, NULL) != 0)
+        status = err_fail(err, DRIVER_USAGE, "cannot create %s: %s", path.data, strerror(errno));
     sb_printf(&path, "/%s", stem);
     if (status == 0 && !exists(path.data)) status = build_into(opt, path.data, &cc, err);
     free(cc.path);

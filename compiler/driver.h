@@ -5,15 +5,16 @@
  * for --target sm_NN), finds the C compiler (and nvcc for a CUDA build), compiles the
  * runtime that travels inside this binary into a content-addressed cache, compiles and
  * links the program (nvcc links a CUDA build), and writes the build receipt
- * (receipt.h). Errors come back as
- * a status and a one-line message for the one place that prints them (cmd_build.c,
- * cmd_run.c). Statuses: 0 built, 1 the program was refused (diagnostics already
+ * (receipt.h). Errors come back as a status and a one-line message (lib/err.h's Err)
+ * for the one place that prints them (cmd_build.c, cmd_run.c). Statuses: 0 built, 1 the program was refused (diagnostics already
  * printed), 2 usage or environment (bad flag, no compiler, unwritable output), 3 the C
  * compiler failed on generated code or the runtime (a bug in cairn). */
 #ifndef CAIRN_DRIVER_H
 #define CAIRN_DRIVER_H
 
 #include <stddef.h>
+
+#include "lib/err.h"
 
 enum { DRIVER_OK = 0, DRIVER_REFUSED = 1, DRIVER_USAGE = 2, DRIVER_INTERNAL = 3 };
 
@@ -41,20 +42,15 @@ typedef struct build_options {
     int emit_only;      /* --emit-only: write --emit-c's files and stop (no compiler runs) */
 } build_options;
 
-/* Error text for the caller to print, one line. */
-typedef struct driver_error {
-    char message[1024];
-} driver_error;
-
 /* Takes argv[*i] (and its value) when it is a flag `cairn build` knows; returns 1 when
  * taken, 0 when not a build flag, -1 when malformed (err set). */
-int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, driver_error *err);
+int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, Err *err);
 
 /* Builds opt->source into opt->output (plus OUT.receipt.json). */
-int driver_build(const build_options *opt, driver_error *err);
+int driver_build(const build_options *opt, Err *err);
 
 /* For `cairn run`: the cached executable for these options, built if missing; its path
  * is stored (malloc'd) in *exe. */
-int driver_build_cached(const build_options *opt, char **exe, driver_error *err);
+int driver_build_cached(const build_options *opt, char **exe, Err *err);
 
 #endif

@@ -22,9 +22,6 @@ Program *cairn_load(const char *path, Diags *d, LoadStatus *status);
 /* The same from text in memory (path only names it in messages). */
 Program *cairn_load_text(const char *path, const char *text, size_t len, Diags *d);
 
-/* A whole file, malloc'ed and NUL-terminated; NULL with errno set on failure. */
-char *cairn_read_file(const char *path, size_t *len);
-
 /* The stages, for tools that need only some. */
 Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d);
 bool cairn_check(Program *p, Diags *d);

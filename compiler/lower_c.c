@@ -19,6 +19,8 @@
 
 /* ---- emitting ---- */
 
+void lower_use_runtime(Lower *L, unsigned module) { L->modules |= module; }
+
 void lower_emit(Lower *L, const char *fmt, ...) {
     for (int i = 0; i < L->indent; i++) sb_puts(L->out, "    ");
     va_list ap;
@@ -239,7 +241,7 @@ static void lower_buffer(Lower *L, const Stmt *s) {
     const char *t = lower_c_scalar(s->u.alloc.elem), *name = lower_sym_c(L, sym),
                *len = lower_sym_len(L, sym);
     if (L->cuda) { /* by placement: cudaMalloc, cudaMallocManaged or the host heap */
-        L->modules |= LOWER_MODULE_DEVICE;
+        lower_use_runtime(L, LOWER_MODULE_DEVICE);
         lower_emit(L, "%s *%s = (%s *)cairn_device_zeroed(%s, sizeof(%s), %d, %s);", t, name, t, n,
                    t, (int)s->u.alloc.place, lower_at(L, s->span));
     } else { /* emulated: every placement is host memory */
@@ -433,6 +435,7 @@ static void assemble(Lower *L, lower_output *out) {
     if (L->cuda) {
         sb_puts(&out->c, "#include \"cairn_device.h\"\n\n");
         sb_append(&out->c, L->shared_decls.data ? L->shared_decls.data : "", L->shared_decls.len);
+        lower_use_runtime(L, LOWER_MODULE_DEVICE); /* the .cu includes cairn_device_cuda.h */
         lower_cuda_prelude(&out->cu, L->prog);
         sb_append(&out->cu, L->shared_decls.data ? L->shared_decls.data : "", L->shared_decls.len);
         sb_append(&out->cu, L->dev_protos.data ? L->dev_protos.data : "", L->dev_protos.len);
@@ -447,6 +450,7 @@ static void assemble(Lower *L, lower_output *out) {
 
 int lower_program(Program *p, Diags *d, bool cuda, lower_output *out) {
     Lower L = {.prog = p, .diags = d, .arena = p->arena, .numerics = out->numerics, .cuda = cuda};
+    lower_use_runtime(&L, LOWER_MODULE_TRAP); /* guards are everywhere, in the headers too */
     lower_program_items(&L);
     int refused = diags_has_errors(d);
     if (!refused) assemble(&L, out);

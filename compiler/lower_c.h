@@ -22,13 +22,31 @@
 
 #include "ast.h"
 #include "diag.h"
-#include "driver_fs.h"
+#include "strbuf.h"
+
+/* The runtime modules a lowered program calls (lower_output.modules): each place in the
+ * lowering that emits a call into a runtime source records its module with
+ * lower_use_runtime (lower_c_internal.h), as it records roundings, and the driver links
+ * exactly those sources and the modules they call in turn (driver.c's table). */
+enum {
+    LOWER_MODULE_TRAP = 1u << 0,           /* cairn_trap.c: every program (its guards) */
+    LOWER_MODULE_POOL = 1u << 1,           /* cairn_pool.c: parallel regions, pooled reduces */
+    LOWER_MODULE_SUM = 1u << 2,            /* cairn_sum.c: reduce + parallel over floats */
+    LOWER_MODULE_FLOAT = 1u << 3,          /* cairn_float.c: array conversions (no caller) */
+    LOWER_MODULE_OBSERVE = 1u << 4,        /* cairn_observe.c: observe */
+    LOWER_MODULE_ENCLOSE = 1u << 5,        /* cairn_enclose.c: the exact bracket GEMM */
+    LOWER_MODULE_ENCLOSE_DIGEST = 1u << 6, /* cairn_enclose_digest.c (no caller) */
+    LOWER_MODULE_MM_ENCLOSE = 1u << 7,     /* cairn_mm_enclose.c: mm_enclose */
+    LOWER_MODULE_MMA = 1u << 8,            /* cairn_mma.c: mma, mma_unordered's checks */
+    LOWER_MODULE_MMA_TILED = 1u << 9,      /* cairn_mma_tiled.c: emulated mma_unordered */
+    LOWER_MODULE_DEVICE = 1u << 10,        /* cairn_device_cuda.h: a CUDA build's device work */
+};
 
 typedef struct lower_output {
     strbuf c;         /* the host C file */
     strbuf cu;        /* CUDA: kernels and launchers; empty for the host */
     cJSON *numerics;  /* caller's object: {"function": [entries...]} is added */
-    unsigned modules; /* LOWER_MODULE_* (lower_c_internal.h): runtime modules called */
+    unsigned modules; /* LOWER_MODULE_* bits: the runtime modules it calls */
     bool has_device;  /* the program holds device work */
 } lower_output;
 

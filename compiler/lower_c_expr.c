@@ -260,6 +260,7 @@ static const char *lower_observe(Lower *L, Expr *e) {
     sb_puts(&sb, "\"");
     const char *cname = arena_strdup(L->arena, sb.data);
     sb_free(&sb);
+    lower_use_runtime(L, LOWER_MODULE_OBSERVE);
     const Symbol *s = lower_expr_sym(x);
     if (s && (lower_is_view(s->type) || lower_is_scalar_ref(s->type))) {
         const Type *elem = s->type->u.view.elem;
@@ -327,6 +328,7 @@ static const char *lower_mm_enclose(Lower *L, Expr *e) {
     }
     const Type *t = e->u.call.args[5]->type->u.view.elem;
     numerics_matmul(L, t);
+    lower_use_runtime(L, LOWER_MODULE_MM_ENCLOSE);
     const char *call =
         FMT("cairn_mm_enclose_%s(%s%s)", lower_type_word(t), args.data, lower_at(L, e->span));
     sb_free(&args);

@@ -17,7 +17,8 @@
 
 #include "ast.h"
 #include "diag.h"
-#include "driver_fs.h"
+#include "lower_c.h"
+#include "strbuf.h"
 
 #define LOWER_MAX_LIVE     256
 #define LOWER_MAX_WARP_OPS 64
@@ -54,15 +55,15 @@ typedef struct Lower {
     WarpSlot warp[LOWER_MAX_WARP_OPS]; /* warp results ready in this phase */
     const Symbol *coop_thread;         /* the thread binder of the blocks region */
     int nwarp;
-    unsigned modules;              /* LOWER_MODULE_* bits: runtime modules the program calls */
+    unsigned modules;              /* LOWER_MODULE_* bits (lower_use_runtime) */
     bool has_device;               /* met device work (a device region, reduce or placement) */
     const struct Covered *covered; /* lowering a term whose block checks these indexes */
 } Lower;
 
-/* Runtime modules a lowering calls (Lower.modules), for the driver's link step. */
-enum {
-    LOWER_MODULE_DEVICE = 1u, /* cairn_device.c: device memory, launches, device traps */
-};
+/* Records that the code being emitted calls into runtime module MODULE (a LOWER_MODULE_*
+ * of lower_c.h): every place that emits such a call says so, and the driver links what
+ * the records name, nothing found by reading the generated text. */
+void lower_use_runtime(Lower *L, unsigned module);
 
 /* ---- emitting ---- */
 void lower_emit(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -273,6 +273,7 @@ void lower_parallel(Lower *L, const Stmt *s) {
     L->in_device = was_device;
     lower_lane_close(L, &ln, NULL);
     const char *ctx = lower_lane_context(L, &ln, lo, "");
+    lower_use_runtime(L, LOWER_MODULE_POOL);
     lower_emit(L, "if (%s) cairn_pool_run((size_t)%s, 0, lane%d, &%s);", n, n, ln.id, ctx);
 }
 
@@ -447,6 +448,7 @@ static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *l
               ln.id, w, ln.id, ln.id);
     const char *ctx = lower_lane_context(L, &ln, lo, "");
     numerics_sum(L, t, "exact");
+    lower_use_runtime(L, LOWER_MODULE_SUM);
     return FMT("(%s ? lane%d_sum(&%s, (size_t)%s) : 0.0%s)", n, ln.id, ctx, n,
                t->kind == TY_F32 ? "f" : "");
 }
@@ -469,6 +471,7 @@ static const char *reduce_partials(Lower *L, Expr *e, const Type *it, const char
                wide ? FMT("%s + (%s)%s", slot, acc_t, v) : combine(L, op, t, slot, v, e->span));
     lower_lane_close(L, &ln, NULL);
     const char *width = lower_new_tmp(L), *parts = lower_new_tmp(L), *total = lower_new_tmp(L);
+    lower_use_runtime(L, LOWER_MODULE_POOL);
     lower_emit(L, "const unsigned %s = cairn_pool_width();", width);
     lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", acc_t, parts, acc_t, width,
                acc_t, lower_at(L, e->span));

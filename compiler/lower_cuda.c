@@ -85,7 +85,7 @@ static void kernel_close(Lower *L, Lane *k, const char *params, const char *laun
     sb_puts(&k->text, "}\n\n");
     lower_lane_leave(L, k);
     L->in_device = false;
-    L->modules |= LOWER_MODULE_DEVICE;
+    lower_use_runtime(L, LOWER_MODULE_DEVICE);
     sb_append(&L->dev, k->text.data, k->text.len);
     sb_free(&k->text);
     const char *sig = FMT("void cairn_launch%d(const struct lane%d *c%s)", k->id, k->id, params);

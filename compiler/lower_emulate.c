@@ -274,6 +274,7 @@ void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b) {
     lower_lane_close(L, &ln, NULL);
     const char *ctx = lower_lane_context(
         L, &ln, b->grid_lo, FMT(", .cairn_nt = %s, .cairn_tlo = %s", b->nthreads, b->thread_lo));
+    lower_use_runtime(L, LOWER_MODULE_POOL);
     lower_emit(L, "if (%s != 0 && %s != 0) cairn_pool_run((size_t)%s, 1, lane%d, &%s);", b->nblocks,
                b->nthreads, b->nblocks, ln.id, ctx);
 }
@@ -331,7 +332,7 @@ void lower_copy(Lower *L, Expr *e) {
         lower_unsupported(L, e->span, "copy of anything but views by name");
         return;
     }
-    if (L->cuda) L->modules |= LOWER_MODULE_DEVICE;
+    if (L->cuda) lower_use_runtime(L, LOWER_MODULE_DEVICE);
     const char *elem = lower_c_scalar(dst->type->u.view.elem);
     lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, dst),
                lower_sym_len(L, dst), lower_sym_c(L, src), lower_sym_len(L, src), elem,

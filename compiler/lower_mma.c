@@ -75,6 +75,7 @@ static const char *lower_matrix_mma(Lower *L, Expr *e) {
     if (device && L->cuda && !strstr(L->dev.data ? L->dev.data : "", "cairn_mma_device_cuda.h"))
         sb_puts(&L->dev, "#include \"cairn_mma_device_cuda.h\"   /* mma_unordered's tiling */\n\n");
     numerics_mma(L, t, false);
+    lower_use_runtime(L, device && !L->cuda ? LOWER_MODULE_MMA_TILED : LOWER_MODULE_MMA);
     lower_emit(L, "cairn_mma_%s%s(%s%s);", entry, lower_type_word(t), args.data,
                lower_at(L, e->span));
     sb_free(&args);

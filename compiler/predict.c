@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver_fs.h"
+#include "strbuf.h"
 #include "frontend.h"
 #include "predict.h"
 

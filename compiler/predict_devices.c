@@ -16,6 +16,8 @@
 #include "driver.h"
 #include "frontend.h"
 #include "predict.h"
+#include "lib/fs.h"
+#include "lib/timing.h"
 
 extern const cairn_embedded_file cairn_device_tables[];
 extern const size_t cairn_device_table_count;
@@ -73,12 +75,6 @@ static bool parse_table(const char *text, size_t len, PDevice *d, char *err, siz
 
 /* ---- the host, measured ---- */
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static volatile double sink;
 
 static double measure_bandwidth(void) {
@@ -87,10 +83,10 @@ static double measure_bandwidth(void) {
     if (!a) return 1e9;
     for (size_t i = 0; i < n; i++) a[i] = (double)(i & 7);
     for (int rep = 0; rep < 3; rep++) {
-        double t0 = now_s(), s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        double t0 = timing_monotonic_seconds(), s0 = 0, s1 = 0, s2 = 0, s3 = 0;
         for (size_t i = 0; i + 3 < n; i += 4)
             s0 += a[i], s1 += a[i + 1], s2 += a[i + 2], s3 += a[i + 3];
-        double dt = now_s() - t0;
+        double dt = timing_monotonic_seconds() - t0;
         sink = s0 + s1 + s2 + s3;
         if (dt > 0 && n * sizeof(double) / dt > best) best = (double)(n * sizeof(double)) / dt;
     }
@@ -106,10 +102,10 @@ static double measure_bandwidth(void) {
         volatile T vm = (M), vc = (C);                                                             \
         T m = vm, c = vc;                                                                          \
         long iters = 2000000;                                                                      \
-        double t0 = now_s();                                                                       \
+        double t0 = timing_monotonic_seconds();                                                    \
         for (long i = 0; i < iters; i++)                                                           \
             for (int k = 0; k < 8; k++) x[k] = x[k] * m + c;                                       \
-        double dt = now_s() - t0;                                                                  \
+        double dt = timing_monotonic_seconds() - t0;                                               \
         double s = 0;                                                                              \
         for (int k = 0; k < 8; k++) s += (double)x[k];                                             \
         sink = s;                                                                                  \
@@ -145,7 +141,7 @@ bool predict_device(const char *name, PDevice *out, char *err, size_t errlen) {
     }
     if (strchr(name, '/') || strstr(name, ".json")) {
         size_t len;
-        char *text = cairn_read_file(name, &len);
+        char *text = fs_read(name, &len, NULL);
         if (!text) {
             snprintf(err, errlen, "cannot read the device table %s", name);
             return false;

@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "driver_fs.h"
+#include "strbuf.h"
 
 #include "version.h" /* CAIRN_VERSION */
 

@@ -13,8 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "driver_fs.h"
+#include "strbuf.h"
 #include "verify.h"
+#include "lib/timing.h"
 
 static const char *const VK_NAMES[VK_COUNT] = {
     [VK_OVERFLOW] = "integer overflow",
@@ -38,12 +39,6 @@ static const char *const VERDICT_NAMES[] = {"verified", "bounded", "counterexamp
 typedef struct Tally {
     int n[4];
 } Tally;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Z3 reports API misuse through this handler; the default one exits. A property whose
  * terms could not be built answers unknown. */
@@ -149,15 +144,15 @@ static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const c
  * even through it, but a model that runs through one may be no real run, and answers
  * unknown with the reasons. */
 static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
-    double t0 = now_s();
+    double t0 = timing_monotonic_seconds();
     if (z3_failed) {
-        report(V, p, VD_UNKNOWN, now_s() - t0, "the model could not be built (Z3 error)", NULL,
-               NULL);
+        report(V, p, VD_UNKNOWN, timing_monotonic_seconds() - t0,
+               "the model could not be built (Z3 error)", NULL, NULL);
         return VD_UNKNOWN;
     }
     if (p->kind == VK_UNMODELLED) { /* whether it is reached, the construct itself stays unknown */
         char *why = taint_reasons(V, p->taint);
-        report(V, p, VD_UNKNOWN, now_s() - t0, why, NULL, NULL);
+        report(V, p, VD_UNKNOWN, timing_monotonic_seconds() - t0, why, NULL, NULL);
         free(why);
         return VD_UNKNOWN;
     }
@@ -167,7 +162,7 @@ static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
     Verdict vd;
     if (r == Z3_L_TRUE && p->taint) {
         char *why = taint_reasons(V, p->taint);
-        report(V, p, VD_UNKNOWN, now_s() - t0, why, NULL, NULL);
+        report(V, p, VD_UNKNOWN, timing_monotonic_seconds() - t0, why, NULL, NULL);
         free(why);
         vd = VD_UNKNOWN;
     } else if (r == Z3_L_TRUE) {
@@ -178,7 +173,7 @@ static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
         FILE *mem = V->opt->json ? NULL : open_memstream(&shown, &shown_len);
         char *replay = verify_write_cex(V, m, p, mem, &inputs);
         if (mem) fclose(mem);
-        report(V, p, VD_COUNTEREXAMPLE, now_s() - t0, NULL, inputs, replay);
+        report(V, p, VD_COUNTEREXAMPLE, timing_monotonic_seconds() - t0, NULL, inputs, replay);
         if (shown) fputs(shown, V->opt->out);
         free(shown);
         free(inputs);
@@ -187,7 +182,7 @@ static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
         vd = VD_COUNTEREXAMPLE;
     } else if (r == Z3_L_FALSE) {
         vd = beyond_reachable(V, beyond_cache) ? VD_BOUNDED : VD_VERIFIED;
-        report(V, p, vd, now_s() - t0,
+        report(V, p, vd, timing_monotonic_seconds() - t0,
                vd == VD_BOUNDED ? "a loop runs past --unwind for some input" : NULL, NULL, NULL);
     } else {
         const char *why = Z3_solver_get_reason_unknown(V->z, s);
@@ -195,7 +190,7 @@ static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
             (strstr(why, "timeout") || strstr(why, "canceled"))
                 ? arena_printf(V->prog->arena, "the solver's time limit (%g s)", V->opt->timeout_s)
                 : arena_printf(V->prog->arena, "the solver gave up (%s)", why);
-        report(V, p, VD_UNKNOWN, now_s() - t0, reason, NULL, NULL);
+        report(V, p, VD_UNKNOWN, timing_monotonic_seconds() - t0, reason, NULL, NULL);
         vd = VD_UNKNOWN;
     }
     Z3_solver_dec_ref(V->z, s);
@@ -280,7 +275,7 @@ static void verify_function(Program *prog, const Item *fn, const VerifyOpts *opt
 
 int verify_program(Program *p, const VerifyOpts *opt) {
     Tally t = {{0}};
-    double t0 = now_s();
+    double t0 = timing_monotonic_seconds();
     int seen = 0;
     for (int i = 0; i < p->nitems; i++) {
         const Item *it = p->items[i];
@@ -297,7 +292,7 @@ int verify_program(Program *p, const VerifyOpts *opt) {
             opt->out,
             "%d verified, %d verified up to %u iterations, %d counterexamples, %d unknown (%.2f s)\n",
             t.n[VD_VERIFIED], t.n[VD_BOUNDED], opt->unwind, t.n[VD_COUNTEREXAMPLE], t.n[VD_UNKNOWN],
-            now_s() - t0);
+            timing_monotonic_seconds() - t0);
     if (t.n[VD_COUNTEREXAMPLE]) return 10;
     if (t.n[VD_BOUNDED] || t.n[VD_UNKNOWN]) return 5;
     return 0;

@@ -1,7 +1,9 @@
 # farm/: cairn-farm, the coordinator (serve) and its client verbs, plus the `demo`
-# recipe. The protocol/evidence module it shares with cairn-agent is farm/proto.
+# recipe. The protocol/evidence module it shares with cairn-agent is farm/proto; what it
+# shares with cairn and cairn-agent is lib/.
 
 include farm/proto/proto.mk
+include lib/build.mk
 
 # PostgreSQL's client library, for the postgresql:// store (db_pg.c) only.
 PG_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
@@ -11,7 +13,7 @@ $(OBJ)/farm/db_pg.o: CFLAGS += $(PG_CFLAGS)
 FARM_SRCS := $(wildcard farm/*.c)
 FARM_OBJS := $(FARM_SRCS:%.c=$(OBJ)/%.o)
 
-$(BIN)/cairn-farm: $(FARM_OBJS) $(PROTO_OBJS)
+$(BIN)/cairn-farm: $(FARM_OBJS) $(PROTO_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)
 
@@ -28,8 +30,8 @@ demo: all
 # (tests/fuzz/corpus_farm) through it in `make test`; tests/fuzz/fuzz_farm.sh builds the
 # same source with libFuzzer for `make fuzz`.
 FUZZ_FARM_REPLAY := $(TBIN)/fuzz_farm_replay
-$(OBJ)/tests/fuzz/fuzz_farm.o: CFLAGS += -Ifarm -Ifarm/proto -DFUZZ_FARM_REPLAY
-$(FUZZ_FARM_REPLAY): $(OBJ)/tests/fuzz/fuzz_farm.o $(filter-out %/farm/main.o,$(FARM_OBJS)) $(PROTO_OBJS)
+$(OBJ)/tests/fuzz/fuzz_farm.o: CFLAGS += -I. -Ifarm -Ifarm/proto -DFUZZ_FARM_REPLAY
+$(FUZZ_FARM_REPLAY): $(OBJ)/tests/fuzz/fuzz_farm.o $(filter-out %/farm/main.o,$(FARM_OBJS)) $(PROTO_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)
 

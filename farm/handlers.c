@@ -70,7 +70,7 @@ void h_health(Server *s, Request *q, Reply *r) {
 static int random_token(char out[SHA256_HEX_LEN]) {
     unsigned char raw[32];
     if (RAND_bytes(raw, sizeof raw) != 1) return -1;
-    for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", raw[i]);
+    hex_encode(raw, sizeof raw, out);
     return 0;
 }
 

@@ -54,7 +54,7 @@ long proto_send(Http *h, const char *method, const char *path, const char *conte
     *err = (ProtoError){0};
     if (http_request(h, method, path, content_type, body, len, timeout_s, out, &e) != 0) {
         err->status = -1;
-        snprintf(err->message, sizeof err->message, "%s", e.msg);
+        snprintf(err->message, sizeof err->message, "%.*s", (int)sizeof err->message - 1, e.msg);
         return -1;
     }
     if (out->status >= 400) proto_error_parse(out->status, out->body, err);

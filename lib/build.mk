@@ -1,0 +1,21 @@
+# lib/: what cairn, cairn-farm and cairn-agent share (hashing, files, processes, one
+# error type: lib/err.h says how its names are made), compiled once into a static
+# library that all three link. Callers include "lib/NAME.h" (hence -I. below).
+# lib/ needs libcjson and libcrypto, which all three link already. Included by each room
+# that links it (whichever comes first defines it): their link lines name $(LIB_A).
+ifndef LIB_MK
+LIB_MK := 1
+
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(OBJ)/%.o)
+LIB_A    := $(OBJ)/libcairnlib.a
+
+$(LIB_A): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(OBJ)/lib/%.o $(OBJ)/compiler/%.o $(OBJ)/gen/%.o $(OBJ)/farm/%.o $(OBJ)/agent/%.o: CFLAGS += -I.
+
+ALL_TARGETS += $(LIB_A)
+
+endif

@@ -1,0 +1,12 @@
+/* hex.c: lowercase hexadecimal (see hex.h). */
+#include "hex.h"
+
+void hex_encode(const void *bytes, size_t n, char *out) {
+    static const char digits[] = "0123456789abcdef";
+    const unsigned char *b = bytes;
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+    out[2 * n] = '\0';
+}

@@ -1,0 +1,47 @@
+"""Tree hygiene the shared library (lib/) depends on: every external name of lib/,
+farm/proto and agent/ carries its module's prefix (its file's name: fs_read in fs.c,
+util_b64_encode in util.c), so one binary never links two things of one name; the
+package script cites only files that exist; the language guide speaks to users."""
+import re
+import subprocess
+
+import pytest
+
+from cairntest import ROOT, TBIN
+
+OBJ = TBIN.parent  # the Makefile's $(OBJ): TBIN is $(OBJ)/tbin
+
+
+def externals(obj):
+    out = subprocess.run(["nm", "-g", "--defined-only", str(obj)], capture_output=True,
+                         text=True, check=True).stdout
+    return [line.split()[-1] for line in out.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("folder", ["lib", "farm/proto", "agent"])
+def test_every_external_name_has_its_module_prefix(folder):
+    sources = sorted((ROOT / folder).glob("*.c"))
+    assert sources
+    wrong = []
+    for src in sources:
+        obj = OBJ / folder / f"{src.stem}.o"
+        assert obj.exists(), f"{obj} not built"
+        for name in externals(obj):
+            if not (name.startswith(f"{src.stem}_") or (src.stem == "main" and name == "main")):
+                wrong.append(f"{folder}/{src.name}: {name}")
+    assert not wrong, "unprefixed external names:\n" + "\n".join(wrong)
+
+
+def test_deps_script_cites_only_files_that_exist():
+    text = (ROOT / "scripts" / "deps.sh").read_text()
+    cited = set(re.findall(r"\b((?:tests|scripts|docs|configs|farm|agent|compiler|runtime|lib|tools)"
+                           r"/[\w./-]+\.\w+)", text))
+    missing = sorted(p for p in cited if not (ROOT / p).exists())
+    assert not missing, missing
+
+
+def test_language_guide_does_not_speak_of_rooms():
+    # "Rooms" are the project's folders as the design card calls them: words for its
+    # engineers, not for users of the language.
+    text = (ROOT / "docs" / "language.md").read_text()
+    assert not re.search(r"\brooms?\b", text, re.I)
