@@ -68,8 +68,10 @@ typedef struct {
 /* 0 done (statement and files filled), 1 cancelled, -1 failed before any case ran. */
 int suite_run(const SuiteEnv *env, const ProtoJob *job, cJSON **statement, cJSON **files, Err *e);
 
+/* The verbs other files hold (argv[0] is the verb, lib/command.h): loadgen.c's
+ * `cairn-agent loadgen`, and sign.c's `cairn-agent sign` (make gpu signs its bundle
+ * with it). */
 int loadgen_main(int argc, char **argv);
-/* sign.c: `cairn-agent sign` (make gpu signs its bundle with it). */
 int sign_main(int argc, char **argv);
 
 #endif

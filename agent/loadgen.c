@@ -145,7 +145,7 @@ static const char LOADGEN_HELP[] =
 int loadgen_main(int argc, char **argv) {
     const char *url = NULL, *token = NULL;
     int agents = 50, jobs = 2000;
-    for (int i = 2; i < argc; i++) {
+    for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(LOADGEN_HELP, stdout);

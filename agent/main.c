@@ -1,4 +1,6 @@
-/* main.c: cairn-agent's verbs: keygen, probe, run (the job loop) and loadgen. */
+/* main.c: cairn-agent's verbs: keygen, probe, run (the job loop), and loadgen and sign
+ * from their own files, listed once in AGENT_VERBS (dispatched by lib/command.h, as
+ * cairn's commands are). */
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -10,22 +12,7 @@
 
 #include "agent.h"
 #include "dsse.h"
-
-static const char HELP[] =
-    "usage: cairn-agent VERB [options]\n"
-    "\n"
-    "  keygen KEYFILE         make an Ed25519 key (KEYFILE, and KEYFILE.pub in PEM)\n"
-    "  sign --predicate P --files DIR --key KEYFILE   sign a folder's files (make gpu)\n"
-    "  probe  [options]       print what this machine offers (JSON capabilities)\n"
-    "  run    --coordinator URL --token ENROL_TOKEN --key KEYFILE [options]\n"
-    "                         enrol, then claim jobs, run suite cells, upload signed bundles\n"
-    "         [--once | --max-jobs N] [--idle-exit S]\n"
-    "                         as a batch job: stop (exit 0) after one job, after N jobs,\n"
-    "                         or after S seconds without one\n"
-    "  loadgen --coordinator URL --token ENROL_TOKEN [--agents N] [--jobs N]\n"
-    "                         simulated agents for load tests (tests/bench/bench_farm.sh)\n"
-    "\n"
-    "`cairn-agent VERB --help` says more; docs/farm.md describes the farm.\n";
+#include "lib/command.h"
 
 static const char RUN_HELP[] =
     "usage: cairn-agent run --coordinator URL --token ENROL_TOKEN --key KEYFILE [options]\n"
@@ -58,35 +45,39 @@ static const char KEYGEN_HELP[] =
     "key to KEYFILE.pub (SubjectPublicKeyInfo PEM: what `cairn-farm verify --key` and\n"
     "`openssl pkeyutl -verify -pubin` read). Prints the key id (SHA-256 of the raw key).\n";
 
+static const char PROBE_HELP[] =
+    "usage: cairn-agent probe [--cairn PATH] [--labels a,b] [--compilers ...]"
+    " [--sanitizers ...]\n\nPrints the capabilities `run` would report.\n";
+
 static int cmd_keygen(int argc, char **argv) {
-    if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
-        fputs(KEYGEN_HELP, argc < 3 ? stderr : stdout);
-        return argc < 3 ? 2 : 0;
+    if (argc < 2) {
+        fputs(KEYGEN_HELP, stderr);
+        return 2;
     }
     Err e = {{0}};
     char pub_path[4096], kid[SHA256_HEX_LEN];
     EVP_PKEY *key = dsse_key_generate(&e);
     char *pem = key ? dsse_key_public_pem(key) : NULL;
-    snprintf(pub_path, sizeof pub_path, "%s.pub", argv[2]);
+    snprintf(pub_path, sizeof pub_path, "%s.pub", argv[1]);
     mode_t old = umask(077);
-    int rc = !pem || dsse_key_save_private(key, argv[2], &e) != 0 ? -1 : 0;
+    int rc = !pem || dsse_key_save_private(key, argv[1], &e) != 0 ? -1 : 0;
     umask(old);
     if (rc == 0) rc = fs_write_atomic(pub_path, pem, strlen(pem), &e);
     if (rc == 0 && dsse_key_id(key, kid) == 0)
-        printf("key %s\npublic key %s\nkey id %s\n", argv[2], pub_path, kid);
+        printf("key %s\npublic key %s\nkey id %s\n", argv[1], pub_path, kid);
     else fprintf(stderr, "cairn-agent keygen: %s\n", e.msg);
     free(pem);
     EVP_PKEY_free(key);
     return rc == 0 ? 0 : 1;
 }
 
-/* Default cairn: the one beside this binary. */
-static const char *default_cairn(const char *argv0) {
+/* Default cairn: the one beside this binary (else cairn on PATH). */
+static const char *default_cairn(void) {
     static char path[PATH_MAX];
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) snprintf(self, sizeof self, "%s", argv0);
-    else self[n] = '\0';
+    if (n <= 0) return "cairn";
+    self[n] = '\0';
     snprintf(path, sizeof path, "%s/cairn", dirname(self));
     return path;
 }
@@ -103,39 +94,44 @@ static double positive_arg(const char *flag, const char *text, int whole) {
     return v;
 }
 
-static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **help) {
+/* The field a string-valued flag of probe and run sets, or NULL. */
+static const char **string_option(AgentOptions *o, const char *flag) {
+    const struct {
+        const char *flag;
+        const char **field;
+    } opts[] = {{"--coordinator", &o->coordinator},
+                {"--token", &o->enrol_token},
+                {"--key", &o->key_path},
+                {"--cairn", &o->cairn},
+                {"--labels", &o->labels},
+                {"--compilers", &o->compilers},
+                {"--sanitizers", &o->sanitizers},
+                {"--work", &o->work},
+                {"--checker", &o->checker}};
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
+        if (!strcmp(flag, opts[k].flag)) return opts[k].field;
+    return NULL;
+}
+
+/* Parses probe's and run's options (argv[0] is the verb); 0, or -1 on error. */
+static int parse_run_opts(int argc, char **argv, AgentOptions *o) {
     static char work[PATH_MAX];
     memset(o, 0, sizeof *o);
-    o->cairn = default_cairn(argv[0]);
+    o->cairn = default_cairn();
     gethostname(o->name, sizeof o->name - 1);
-    for (int i = 2; i < argc; i++) {
+    for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            *help = RUN_HELP;
-            return 1;
-        }
-#define OPT(flag, field)                                                                           \
-    else if (!strcmp(a, flag) && v) {                                                              \
-        o->field = v;                                                                              \
-        i++;                                                                                       \
-    }
-        OPT("--coordinator", coordinator)
-        OPT("--token", enrol_token)
-        OPT("--key", key_path)
-        OPT("--cairn", cairn) OPT("--labels", labels) OPT("--compilers", compilers)
-            OPT("--sanitizers", sanitizers) OPT("--work", work) OPT("--checker", checker)
-#undef OPT
-                else if (!strcmp(a, "--name") && v)
-                    snprintf(o->name, sizeof o->name, "%s", argv[++i]);
+        const char **field = string_option(o, a);
+        if (field && v) *field = argv[++i];
+        else if (!strcmp(a, "--name") && v) snprintf(o->name, sizeof o->name, "%s", argv[++i]);
         else if ((!strcmp(a, "--idle-exit") || !strcmp(a, "--exit-when-idle")) && v) {
             if ((o->exit_when_idle = positive_arg(a, argv[++i], 0)) < 0) return -1;
-        }
-        else if (!strcmp(a, "--max-jobs") && v) {
+        } else if (!strcmp(a, "--max-jobs") && v) {
             if ((o->max_jobs = (long)positive_arg(a, argv[++i], 1)) < 0) return -1;
-        }
-        else if (!strcmp(a, "--once")) o->max_jobs = 1; else if (!strcmp(a, "--keep")) o->keep = 1;
+        } else if (!strcmp(a, "--once")) o->max_jobs = 1;
+        else if (!strcmp(a, "--keep")) o->keep = 1;
         else {
-            fprintf(stderr, "cairn-agent %s: unknown argument %s (see --help)\n", argv[1], a);
+            fprintf(stderr, "cairn-agent %s: unknown argument %s (see --help)\n", argv[0], a);
             return -1;
         }
     }
@@ -158,15 +154,7 @@ static int parse_run_opts(int argc, char **argv, AgentOptions *o, const char **h
 
 static int cmd_probe(int argc, char **argv) {
     AgentOptions o;
-    const char *help = NULL;
-    int p = parse_run_opts(argc, argv, &o, &help);
-    if (p != 0) {
-        if (help)
-            fputs("usage: cairn-agent probe [--cairn PATH] [--labels a,b] [--compilers ...]"
-                  " [--sanitizers ...]\n\nPrints the capabilities `run` would report.\n",
-                  stdout);
-        return p > 0 ? 0 : 2;
-    }
+    if (parse_run_opts(argc, argv, &o) != 0) return 2;
     Err e = {{0}};
     cJSON *caps = probe_machine(&o, &e);
     if (!caps) {
@@ -269,12 +257,7 @@ static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, con
 
 static int cmd_run(int argc, char **argv) {
     AgentOptions o;
-    const char *help = NULL;
-    int p = parse_run_opts(argc, argv, &o, &help);
-    if (p != 0) {
-        if (help) fputs(help, stdout);
-        return p > 0 ? 0 : 2;
-    }
+    if (parse_run_opts(argc, argv, &o) != 0) return 2;
     if (!o.coordinator || !o.enrol_token || !o.key_path) {
         fprintf(stderr, "cairn-agent run: needs --coordinator URL --token ENROL_TOKEN --key KEYFILE"
                         " (see --help)\n");
@@ -301,18 +284,33 @@ static int cmd_run(int argc, char **argv) {
     return rc;
 }
 
+/* VERB(name, function, --help text or NULL when the verb prints its own, summary) */
+#define AGENT_VERBS(VERB)                                                                          \
+    VERB(keygen, cmd_keygen, KEYGEN_HELP, "KEYFILE: make an Ed25519 key (and KEYFILE.pub)")        \
+    VERB(sign, sign_main, NULL, "--predicate P --files DIR --key KEYFILE: sign files (make gpu)")  \
+    VERB(probe, cmd_probe, PROBE_HELP, "[options]: print what this machine offers (JSON)")         \
+    VERB(run, cmd_run, RUN_HELP,                                                                   \
+         "--coordinator URL --token ENROL_TOKEN --key KEYFILE [options]: enrol, then claim\n"      \
+         "             jobs, run suite cells and upload signed bundles")                           \
+    VERB(loadgen, loadgen_main, NULL, "--coordinator URL --token T: simulated agents (load tests)")
+
+static const Command verbs[] = {
+#define VERB_ROW(name, run, help, summary) {#name, summary, run, help},
+    AGENT_VERBS(VERB_ROW)
+#undef VERB_ROW
+};
+
 int main(int argc, char **argv) {
-    const char *verb = argc > 1 ? argv[1] : NULL;
+    static const CommandSet set = {
+        "cairn-agent",
+        "verb",
+        NULL,
+        "the CAIRN test farm's agent, which runs suite cells on this machine",
+        "As a batch job, `run` stops (exit 0) after one job with --once, after N jobs with\n"
+        "--max-jobs N, or after S seconds without one with --idle-exit S. docs/farm.md\n"
+        "describes the farm.\n",
+        verbs,
+        sizeof verbs / sizeof verbs[0]};
     signal(SIGPIPE, SIG_IGN);
-    if (!verb || !strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
-        fputs(HELP, verb ? stdout : stderr);
-        return verb ? 0 : 2;
-    }
-    if (!strcmp(verb, "keygen")) return cmd_keygen(argc, argv);
-    if (!strcmp(verb, "probe")) return cmd_probe(argc, argv);
-    if (!strcmp(verb, "run")) return cmd_run(argc, argv);
-    if (!strcmp(verb, "loadgen")) return loadgen_main(argc, argv);
-    if (!strcmp(verb, "sign")) return sign_main(argc, argv);
-    fprintf(stderr, "cairn-agent: unknown verb \"%s\" (see cairn-agent --help)\n", verb);
-    return 2;
+    return command_main(&set, argc, argv);
 }

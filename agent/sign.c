@@ -70,7 +70,7 @@ static int sign_folder(const char *predicate_path, const char *dir, const char *
 
 int sign_main(int argc, char **argv) {
     const char *predicate = NULL, *dir = NULL, *key = NULL;
-    for (int i = 2; i < argc; i++) {
+    for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(SIGN_HELP, stdout);

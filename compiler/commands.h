@@ -1,5 +1,6 @@
 /* commands.h: the cairn subcommands. Each lives in its own cmd_NAME.c and is listed
- * once in COMMANDS below; main.c builds its dispatch table and help from this list.
+ * once in COMMANDS below; main.c builds its dispatch table and help from this list
+ * (lib/command.h dispatches them, as it does the verbs of cairn-farm and cairn-agent).
  * To add one: write cmd_NAME.c with `int cmd_NAME(int argc, char **argv)` (argv[0] is
  * the command name; exit 0 ok, 1 refused/failed, 2 usage or I/O error) and
  * `const char cmd_NAME_help[]` (its --help text), and add one COMMAND row. */

@@ -1,5 +1,6 @@
-/* main.c: cairn-farm's verbs. `serve` runs the coordinator (server.c); the others are
- * its clients: submit, status, compare, cancel, revoke over HTTP, and verify offline. */
+/* main.c: cairn-farm's verbs, listed once in FARM_VERBS (dispatched by lib/command.h,
+ * as cairn's commands are). `serve` runs the coordinator (server.c); the others are its
+ * clients: submit, status, compare, cancel, revoke over HTTP, and verify offline. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,22 +14,8 @@
 #include "compare.h"
 #include "dsse.h"
 #include "http.h"
+#include "lib/command.h"
 #include "server.h"
-
-static const char HELP[] =
-    "usage: cairn-farm VERB [options]\n"
-    "\n"
-    "  serve    --state DIR --config FILE [--listen HOST:PORT]   run the coordinator\n"
-    "  submit   [--matrix FILE] [--wait] [DIR]     upload DIR (default .) and start a run\n"
-    "  status   [RUN]                             agents, runs and jobs\n"
-    "  compare  RUN [--json]                      digests per case and machine/cell\n"
-    "  cancel   RUN                               cancel a run (reaches running agents)\n"
-    "  revoke   AGENT                             revoke an agent's key and token\n"
-    "  verify   BUNDLE --key PUB                  check a bundle offline\n"
-    "\n"
-    "Client verbs take --coordinator URL and --token ADMIN_TOKEN, or the environment\n"
-    "variables CAIRN_FARM_URL and CAIRN_FARM_TOKEN. `cairn-farm VERB --help` says more;\n"
-    "docs/farm.md describes the API, the bundle format and deployment.\n";
 
 typedef struct {
     const char *url, *token, *matrix, *key, *positional;
@@ -40,18 +27,15 @@ static int usage_error(const char *verb, const char *msg) {
     return 2;
 }
 
-/* Parses the client verbs' options; returns 1 when --help was printed, -1 on error. */
-static int parse_opts(int argc, char **argv, const char *help, Opts *o) {
+/* Parses the client verbs' options (argv[0] is the verb); 0, or -1 on error. */
+static int parse_opts(int argc, char **argv, Opts *o) {
     memset(o, 0, sizeof *o);
     o->url = getenv("CAIRN_FARM_URL");
     o->token = getenv("CAIRN_FARM_TOKEN");
-    for (int i = 2; i < argc; i++) {
+    for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(help, stdout);
-            return 1;
-        } else if (!strcmp(a, "--coordinator") && next) {
+        if (!strcmp(a, "--coordinator") && next) {
             o->url = argv[++i];
         } else if (!strcmp(a, "--token") && next) {
             o->token = argv[++i];
@@ -66,7 +50,7 @@ static int parse_opts(int argc, char **argv, const char *help, Opts *o) {
         } else if (a[0] != '-' && !o->positional) {
             o->positional = a;
         } else {
-            fprintf(stderr, "cairn-farm %s: unknown argument %s\n", argv[1], a);
+            fprintf(stderr, "cairn-farm %s: unknown argument %s\n", argv[0], a);
             return -1;
         }
     }
@@ -275,8 +259,7 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, long *run) 
 
 static int cmd_submit(int argc, char **argv) {
     Opts o;
-    int p = parse_opts(argc, argv, SUBMIT_HELP, &o);
-    if (p != 0) return p > 0 ? 0 : 2;
+    if (parse_opts(argc, argv, &o) != 0) return 2;
     Http *h = connect_or_complain(&o, "submit");
     if (!h) return 2;
     const char *dir = o.positional ? o.positional : ".";
@@ -343,8 +326,7 @@ static void print_run(const cJSON *run) {
 
 static int cmd_status(int argc, char **argv) {
     Opts o;
-    int p = parse_opts(argc, argv, STATUS_HELP, &o);
-    if (p != 0) return p > 0 ? 0 : 2;
+    if (parse_opts(argc, argv, &o) != 0) return 2;
     Http *h = connect_or_complain(&o, "status");
     if (!h) return 2;
     char path[128];
@@ -375,17 +357,16 @@ static const char REVOKE_HELP[] =
     "\nRevokes agent AGENT (its id in `cairn-farm status`): its token stops working (401),\n"
     "its key cannot enrol again, and its running jobs go back to the queue.\n";
 
-static int post_verb(int argc, char **argv, const char *help, const char *fmt) {
+static int post_verb(int argc, char **argv, const char *fmt) {
     Opts o;
-    int p = parse_opts(argc, argv, help, &o);
-    if (p != 0) return p > 0 ? 0 : 2;
-    if (!o.positional) return usage_error(argv[1], "needs an id");
-    Http *h = connect_or_complain(&o, argv[1]);
+    if (parse_opts(argc, argv, &o) != 0) return 2;
+    if (!o.positional) return usage_error(argv[0], "needs an id");
+    Http *h = connect_or_complain(&o, argv[0]);
     if (!h) return 2;
     char path[256];
     snprintf(path, sizeof path, fmt, o.positional);
     /* cancel answers {"cancelled": true}, revoke {"revoked": true} */
-    const char *flag = !strcmp(argv[1], "cancel") ? PROTO_ACK_CANCELLED : PROTO_ACK_REVOKED;
+    const char *flag = !strcmp(argv[0], "cancel") ? PROTO_ACK_CANCELLED : PROTO_ACK_REVOKED;
     cJSON *answer = NULL;
     ProtoError pe;
     Err e = {{0}};
@@ -395,11 +376,19 @@ static int post_verb(int argc, char **argv, const char *help, const char *fmt) {
     int ok = status == 200 && proto_ack_parse(answer, flag, &e) == 0;
     cJSON_Delete(answer);
     if (!ok) {
-        fprintf(stderr, "cairn-farm %s: %s\n", argv[1], e.msg);
+        fprintf(stderr, "cairn-farm %s: %s\n", argv[0], e.msg);
         return 1;
     }
-    printf("%s %s: done\n", argv[1], o.positional);
+    printf("%s %s: done\n", argv[0], o.positional);
     return 0;
+}
+
+static int cmd_cancel(int argc, char **argv) {
+    return post_verb(argc, argv, "/api/v1/runs/%s/cancel");
+}
+
+static int cmd_revoke(int argc, char **argv) {
+    return post_verb(argc, argv, "/api/v1/agents/%s/revoke");
 }
 
 /* --- compare ----------------------------------------------------------------------- */
@@ -422,8 +411,7 @@ static const char COMPARE_HELP[] =
 
 static int cmd_compare(int argc, char **argv) {
     Opts o;
-    int p = parse_opts(argc, argv, COMPARE_HELP, &o);
-    if (p != 0) return p > 0 ? 0 : 2;
+    if (parse_opts(argc, argv, &o) != 0) return 2;
     if (!o.positional) return usage_error("compare", "needs a run id");
     if (o.positional[strspn(o.positional, "0123456789")]) /* not a run id: a results file */
         return compare_file(o.positional, o.json);
@@ -478,8 +466,7 @@ static char *read_beside(void *ctx, const char *name, size_t *len) {
 
 static int cmd_verify(int argc, char **argv) {
     Opts o;
-    int p = parse_opts(argc, argv, VERIFY_HELP, &o);
-    if (p != 0) return p > 0 ? 0 : 2;
+    if (parse_opts(argc, argv, &o) != 0) return 2;
     if (!o.positional || !o.key) return usage_error("verify", "needs BUNDLE and --key PUB");
     Err e = {{0}};
     EVP_PKEY *key = dsse_key_load_public(o.key, &e);
@@ -517,21 +504,33 @@ static int cmd_verify(int argc, char **argv) {
     return v == BUNDLE_OK ? 0 : 1;
 }
 
+/* VERB(name, function, --help text or NULL when the verb prints its own, summary) */
+#define FARM_VERBS(VERB)                                                                           \
+    VERB(serve, serve_main, NULL, "--state DIR --config FILE [--listen H:P]: the coordinator")     \
+    VERB(submit, cmd_submit, SUBMIT_HELP,                                                          \
+         "[--matrix FILE] [--wait] [DIR]: upload DIR, start a run")                                \
+    VERB(status, cmd_status, STATUS_HELP, "[RUN]: agents, runs and jobs")                          \
+    VERB(compare, cmd_compare, COMPARE_HELP, "RUN [--json]: digests per case and machine/cell")    \
+    VERB(cancel, cmd_cancel, CANCEL_HELP, "RUN: cancel a run (reaches running agents)")            \
+    VERB(revoke, cmd_revoke, REVOKE_HELP, "AGENT: revoke an agent's key and token")                \
+    VERB(verify, cmd_verify, VERIFY_HELP, "BUNDLE --key PUB: check a bundle offline")
+
+static const Command verbs[] = {
+#define VERB_ROW(name, run, help, summary) {#name, summary, run, help},
+    FARM_VERBS(VERB_ROW)
+#undef VERB_ROW
+};
+
 int main(int argc, char **argv) {
-    const char *verb = argc > 1 ? argv[1] : NULL;
-    if (!verb || !strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
-        fputs(HELP, verb ? stdout : stderr);
-        return verb ? 0 : 2;
-    }
-    if (!strcmp(verb, "serve")) return serve_main(argc, argv);
-    if (!strcmp(verb, "submit")) return cmd_submit(argc, argv);
-    if (!strcmp(verb, "status")) return cmd_status(argc, argv);
-    if (!strcmp(verb, "compare")) return cmd_compare(argc, argv);
-    if (!strcmp(verb, "verify")) return cmd_verify(argc, argv);
-    if (!strcmp(verb, "cancel"))
-        return post_verb(argc, argv, CANCEL_HELP, "/api/v1/runs/%s/cancel");
-    if (!strcmp(verb, "revoke"))
-        return post_verb(argc, argv, REVOKE_HELP, "/api/v1/agents/%s/revoke");
-    fprintf(stderr, "cairn-farm: unknown verb \"%s\" (see cairn-farm --help)\n", verb);
-    return 2;
+    static const CommandSet set = {
+        "cairn-farm",
+        "verb",
+        NULL,
+        "the CAIRN test farm's coordinator and its clients",
+        "Client verbs take --coordinator URL and --token ADMIN_TOKEN, or the environment\n"
+        "variables CAIRN_FARM_URL and CAIRN_FARM_TOKEN. docs/farm.md describes the API, the\n"
+        "bundle format and deployment.\n",
+        verbs,
+        sizeof verbs / sizeof verbs[0]};
+    return command_main(&set, argc, argv);
 }

@@ -742,7 +742,7 @@ static void start_threads(Server *s) {
 
 int serve_main(int argc, char **argv) {
     const char *state = NULL, *config = NULL, *listen = NULL;
-    for (int i = 2; i < argc; i++) {
+    for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(SERVE_HELP, stdout);
             return 0;

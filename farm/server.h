@@ -131,6 +131,7 @@ int store_reconcile(Server *s, Err *e);
 /* Syncs the evidence written so far and drops its journal rows; returns how many. */
 int store_settle(Server *s);
 
+/* `cairn-farm serve` (argv[0] is the verb, lib/command.h). */
 int serve_main(int argc, char **argv);
 
 #endif
