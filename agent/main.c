@@ -294,11 +294,7 @@ static int cmd_run(int argc, char **argv) {
          "             jobs, run suite cells and upload signed bundles")                           \
     VERB(loadgen, loadgen_main, NULL, "--coordinator URL --token T: simulated agents (load tests)")
 
-static const Command verbs[] = {
-#define VERB_ROW(name, run, help, summary) {#name, summary, run, help},
-    AGENT_VERBS(VERB_ROW)
-#undef VERB_ROW
-};
+static const Command verbs[] = {AGENT_VERBS(COMMAND_ENTRY)};
 
 int main(int argc, char **argv) {
     static const CommandSet set = {

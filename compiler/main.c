@@ -4,11 +4,9 @@
 #include "lib/command.h"
 #include "version.h"
 
-static const Command commands[] = {
-#define COMMAND_ROW(name, summary) {#name, summary, cmd_##name, cmd_##name##_help},
-    COMMANDS(COMMAND_ROW)
-#undef COMMAND_ROW
-};
+/* A row of commands.h: cmd_NAME runs it, cmd_NAME_help is its --help. */
+#define CAIRN_COMMAND(name, summary) COMMAND_ENTRY(name, cmd_##name, cmd_##name##_help, summary)
+static const Command commands[] = {COMMANDS(CAIRN_COMMAND)};
 
 int main(int argc, char **argv) {
     static const CommandSet set = {"cairn",

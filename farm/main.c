@@ -515,11 +515,7 @@ static int cmd_verify(int argc, char **argv) {
     VERB(revoke, cmd_revoke, REVOKE_HELP, "AGENT: revoke an agent's key and token")                \
     VERB(verify, cmd_verify, VERIFY_HELP, "BUNDLE --key PUB: check a bundle offline")
 
-static const Command verbs[] = {
-#define VERB_ROW(name, run, help, summary) {#name, summary, run, help},
-    FARM_VERBS(VERB_ROW)
-#undef VERB_ROW
-};
+static const Command verbs[] = {FARM_VERBS(COMMAND_ENTRY)};
 
 int main(int argc, char **argv) {
     static const CommandSet set = {

@@ -18,6 +18,9 @@ typedef struct {
     const char *help; /* its --help text; NULL: the command answers --help itself */
 } Command;
 
+/* One Command from a row of a binary's X-macro table: X(name, function, help, summary). */
+#define COMMAND_ENTRY(name, run, help, summary) {#name, summary, run, help},
+
 typedef struct {
     const char *program; /* "cairn-farm" */
     const char *noun;    /* what the commands are called: "command", "verb" */
