@@ -18,4 +18,11 @@ $(OBJ)/lib/%.o $(OBJ)/compiler/%.o $(OBJ)/gen/%.o $(OBJ)/farm/%.o $(OBJ)/agent/%
 
 ALL_TARGETS += $(LIB_A)
 
+# tests/c/lib_check.c drives lib/ from the command line for tests/lib/test_lib.py: it
+# links lib/ rather than the runtime the other tests/c harnesses link.
+$(TBIN)/lib_check: $(OBJ)/tests/c/lib_check.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(shell pkg-config --libs libcjson openssl 2>/dev/null || echo -lcjson -lcrypto) $(LDLIBS)
+$(OBJ)/tests/c/lib_check.o: CFLAGS += -I.
+
 endif

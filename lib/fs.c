@@ -28,11 +28,11 @@ char *fs_read(const char *path, size_t *len, Err *e) {
         buf = bigger;
         cap *= 2;
     }
-    int bad = !buf || ferror(f);
+    int bad = !buf ? ENOMEM : ferror(f) ? EIO : 0;
     fclose(f);
     if (bad) {
         free(buf);
-        errno = buf ? EIO : ENOMEM;
+        errno = bad;
         err_set(e, "cannot read %s: %s", path, strerror(errno));
         return NULL;
     }

@@ -6,7 +6,9 @@ The expected sets below are written from the runtime's own needs (which source c
 which), not read from the compiler: a lowering that forgot to record a module fails to
 link (undefined reference, exit 3), and one that records too much, or a table row that
 pulls in too much, shows up as an extra module in the executable's symbols."""
+import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -127,6 +129,28 @@ fn main() -> i32 {
 }
 
 
+def find_nvcc():
+    for path in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+# A CUDA build: the region becomes a kernel (no pool on the host), and the .cu's
+# cairn_device_cuda.h traps and copies device views back for cairn_observe.
+CUDA_PROGRAM = ("""
+fn bump(n:usize, x:rw<i32>[n]@device) {
+  parallel i in n { x[i] = x[i] + 1; }
+}
+
+fn main() -> i32 {
+  buffer d:i32[64]@device = zeroed;
+  bump(64, d);
+  return 0;
+}
+""", {"trap", "observe"})
+
+
 def linked_modules(exe):
     symbols = subprocess.run(["nm", "--defined-only", str(exe)], capture_output=True, text=True,
                              check=True).stdout.split()
@@ -141,6 +165,16 @@ def test_program_links_exactly_its_runtime_modules(name, tmp_path):
     exe = tmp_path / name
     build(src, exe)
     assert run_exe(exe).returncode == 0
+    assert linked_modules(exe) == expected
+
+
+@pytest.mark.skipif(not find_nvcc(), reason="nvcc not found: no CUDA build to link")
+def test_cuda_build_links_the_device_runtime(tmp_path):
+    text, expected = CUDA_PROGRAM
+    src = tmp_path / "cuda.cairn"
+    src.write_text(text)
+    exe = tmp_path / "cuda"
+    build(src, exe, "--target", "sm_90", cell=False, env={"CAIRN_NVCC": find_nvcc()})
     assert linked_modules(exe) == expected
 
 

@@ -1,7 +1,9 @@
 """Tree hygiene the shared library (lib/) depends on: every external name of lib/,
 farm/proto and agent/ carries its module's prefix (its file's name: fs_read in fs.c,
-util_b64_encode in util.c), so one binary never links two things of one name; the
+util_b64_encode in util.c; or its folder's: proto_call in farm/proto/api.c), so one
+binary never links two things of one name; the
 package script cites only files that exist; the language guide speaks to users."""
+import pathlib
 import re
 import subprocess
 
@@ -26,8 +28,9 @@ def test_every_external_name_has_its_module_prefix(folder):
     for src in sources:
         obj = OBJ / folder / f"{src.stem}.o"
         assert obj.exists(), f"{obj} not built"
+        prefixes = (f"{src.stem}_", f"{pathlib.PurePath(folder).name}_")
         for name in externals(obj):
-            if not (name.startswith(f"{src.stem}_") or (src.stem == "main" and name == "main")):
+            if not (name.startswith(prefixes) or (src.stem == "main" and name == "main")):
                 wrong.append(f"{folder}/{src.name}: {name}")
     assert not wrong, "unprefixed external names:\n" + "\n".join(wrong)
 
