@@ -526,6 +526,13 @@ static int settle_parked(Server *s) {
 
 /* --- configuration and the serve verb ---------------------------------------------- */
 
+/* A config key read into a FarmConfig field, with the range it must lie in. */
+typedef struct {
+    const char *key;
+    size_t at;
+    double lo, hi;
+} ConfigRange;
+
 static int load_config(const char *path, FarmConfig *c, Err *e) {
     *c = (FarmConfig){.max_body_bytes = 64L << 20,
                       .max_subjects = 10000,
@@ -552,12 +559,8 @@ static int load_config(const char *path, FarmConfig *c, Err *e) {
     if (listen) snprintf(c->listen, sizeof c->listen, "%s", listen);
     snprintf(c->enrol_token, sizeof c->enrol_token, "%s", enrol ? enrol : "");
     snprintf(c->admin_token, sizeof c->admin_token, "%s", admin ? admin : "");
-    c->max_body_bytes = (long)json_num(j, "max_body_bytes", (double)c->max_body_bytes);
-    static const struct {
-        const char *key;
-        size_t at;
-        double lo, hi;
-    } counts[] = {
+    static const ConfigRange counts[] = {
+        {"max_body_bytes", offsetof(FarmConfig, max_body_bytes), 1024, 1e12},
         {"max_subjects", offsetof(FarmConfig, max_subjects), 1, 1e7},
         {"max_connections", offsetof(FarmConfig, max_connections), 16, 1e5},
         {"max_connections_per_address", offsetof(FarmConfig, max_connections_per_address), 1, 1e5},
@@ -565,16 +568,28 @@ static int load_config(const char *path, FarmConfig *c, Err *e) {
         {"max_anonymous_per_address", offsetof(FarmConfig, max_anonymous_per_address), 1, 1e5},
         {"http_threads", offsetof(FarmConfig, http_threads), 1, 256},
         {"work_threads", offsetof(FarmConfig, work_threads), 1, 256},
+        {"max_attempts", offsetof(FarmConfig, max_attempts), 1, 1000},
     };
+    static const ConfigRange spans[] = {
+        {"header_timeout_seconds", offsetof(FarmConfig, header_timeout_seconds), 0.001, 86400},
+        {"body_timeout_seconds", offsetof(FarmConfig, body_timeout_seconds), 0.001, 86400},
+        {"lease_seconds", offsetof(FarmConfig, lease_seconds), 0.001, 1e6},
+        {"claim_wait_max_seconds", offsetof(FarmConfig, claim_wait_max_seconds), 0, 3600},
+    };
+    char range[160] = "";
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         if (json_int(j, counts[i].key, counts[i].lo, counts[i].hi,
                      (long *)((char *)c + counts[i].at)) < 0)
-            bad = "a max_ count or a thread count is not an integer in its range (see --help)";
-    c->header_timeout_seconds = json_num(j, "header_timeout_seconds", c->header_timeout_seconds);
-    c->body_timeout_seconds = json_num(j, "body_timeout_seconds", c->body_timeout_seconds);
-    c->lease_seconds = json_num(j, "lease_seconds", c->lease_seconds);
-    c->max_attempts = (int)json_num(j, "max_attempts", c->max_attempts);
-    c->claim_wait_max_seconds = json_num(j, "claim_wait_max_seconds", c->claim_wait_max_seconds);
+            snprintf(range, sizeof range, "\"%s\" must be an integer in [%.0f, %.0f]",
+                     counts[i].key, counts[i].lo, counts[i].hi);
+    for (size_t i = 0; i < sizeof spans / sizeof spans[0]; i++) {
+        double *v = (double *)((char *)c + spans[i].at);
+        *v = json_num(j, spans[i].key, *v); /* a number past its range: refused, never cast */
+        if (!(*v >= spans[i].lo && *v <= spans[i].hi))
+            snprintf(range, sizeof range, "\"%s\" must be a number of seconds in [%g, %g]",
+                     spans[i].key, spans[i].lo, spans[i].hi);
+    }
+    if (range[0]) bad = range;
     if (sync && strcmp(sync, "full") != 0 && strcmp(sync, "process") != 0)
         bad = "\"sync\" must be \"full\" or \"process\"";
     c->sync_full = !sync || !strcmp(sync, "full");
@@ -587,10 +602,6 @@ static int load_config(const char *path, FarmConfig *c, Err *e) {
     if (bad) return err_set(e, "%s: %s", path, bad);
     if (strlen(c->enrol_token) < 16 || strlen(c->admin_token) < 16)
         return err_set(e, "%s: enrol_token and admin_token must be at least 16 characters", path);
-    if (!(c->header_timeout_seconds > 0) || !(c->body_timeout_seconds > 0))
-        return err_set(e, "%s: header_timeout_seconds and body_timeout_seconds must be > 0", path);
-    if (c->lease_seconds <= 0 || c->max_attempts < 1 || c->max_body_bytes < 1024)
-        return err_set(e, "%s: lease_seconds > 0, max_attempts >= 1, max_body_bytes >= 1024", path);
     return 0;
 }
 
@@ -638,8 +649,11 @@ static void *reaper(void *arg) {
 }
 
 static const char SERVE_HELP[] =
-    "usage: cairn-farm serve --state DIR --config FILE [--listen HOST:PORT]\n"
+    "usage: cairn-farm serve --state DIR --config FILE [--listen HOST:PORT] [--check-config]\n"
     "\n"
+    "--check-config reads FILE, says what is wrong with it (exit 2) or nothing (exit 0),\n"
+    "and starts nothing. Every count and span of seconds below has a range; a value\n"
+    "outside it is refused by name.\n"
     "Runs the coordinator: the HTTP+JSON API (docs/farm.md), the job queue and the\n"
     "evidence store, all kept in DIR (farm.db, blobs/, evidence/, tmp/). FILE is JSON:\n"
     "  {\"listen\": \"127.0.0.1:8470\", \"enrol_token\": \"...\", \"admin_token\": \"...\",\n"
@@ -742,6 +756,7 @@ static void start_threads(Server *s) {
 
 int serve_main(int argc, char **argv) {
     const char *state = NULL, *config = NULL, *listen = NULL;
+    int check_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(SERVE_HELP, stdout);
@@ -752,6 +767,8 @@ int serve_main(int argc, char **argv) {
             config = argv[++i];
         } else if (!strcmp(argv[i], "--listen") && i + 1 < argc) {
             listen = argv[++i];
+        } else if (!strcmp(argv[i], "--check-config")) {
+            check_only = 1;
         } else {
             fprintf(stderr, "cairn-farm serve: unknown argument %s (see --help)\n", argv[i]);
             return 2;
@@ -773,6 +790,7 @@ int serve_main(int argc, char **argv) {
         fprintf(stderr, "cairn-farm serve: %s\n", e.msg);
         return 2;
     }
+    if (check_only) return 0;
     if (listen) snprintf(s.cfg.listen, sizeof s.cfg.listen, "%s", listen);
     sigset_t stop;
     sigemptyset(&stop);

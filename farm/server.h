@@ -25,7 +25,7 @@ typedef struct {
     double header_timeout_seconds;
     double body_timeout_seconds;
     double lease_seconds;
-    int max_attempts;
+    long max_attempts;
     double claim_wait_max_seconds;
     long http_threads; /* libmicrohttpd's pool: every connection's I/O, the short routes */
     long work_threads; /* the work pool: uploads, enrolments, runs, blobs in, pages */
