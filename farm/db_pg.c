@@ -46,13 +46,16 @@ typedef struct {
     long changes;
 } PgRows;
 
+/* Lends a free connection, preferring one whose synchronous_commit is already what the
+ * call wants (switching it costs a round trip). */
 static DbConn *pg_acquire(Db *db, int durable) {
     PgDb *p = (PgDb *)db;
+    int want = durable && db->sync_full;
     pthread_mutex_lock(&p->lock);
     PgConn *c = NULL;
     for (;;) {
-        for (int i = 0; i < PG_POOL && !c; i++)
-            if (!p->conns[i].busy) c = &p->conns[i];
+        for (int i = 0; i < PG_POOL; i++)
+            if (!p->conns[i].busy && (!c || p->conns[i].sync_on == want)) c = &p->conns[i];
         if (c) break;
         pthread_cond_wait(&p->freed, &p->lock);
     }
@@ -62,7 +65,6 @@ static DbConn *pg_acquire(Db *db, int durable) {
         PQreset(c->pg);
         c->sync_on = -1;
     }
-    int want = durable && db->sync_full;
     if (c->sync_on != want) {
         PQclear(
             PQexec(c->pg, want ? "SET synchronous_commit TO on" : "SET synchronous_commit TO off"));
