@@ -26,10 +26,15 @@
 
 #define CHANNEL "cairn_farm_jobs"
 
+/* Statements each connection keeps prepared (parsed and planned once), by SQL text. */
+#define PG_PREPARED 64
+
 typedef struct {
     PGconn *pg;
     int busy;
-    int sync_on; /* the session's synchronous_commit, -1 unknown */
+    int sync_on;                 /* the session's synchronous_commit, -1 unknown */
+    char *prepared[PG_PREPARED]; /* statement "sI" is prepared[I] */
+    int nprepared;
 } PgConn;
 
 typedef struct {
@@ -45,6 +50,11 @@ typedef struct {
     int row, failed;
     long changes;
 } PgRows;
+
+static void forget_prepared(PgConn *c) {
+    for (int i = 0; i < c->nprepared; i++) free(c->prepared[i]);
+    c->nprepared = 0;
+}
 
 /* Lends a free connection, preferring one whose synchronous_commit is already what the
  * call wants (switching it costs a round trip). */
@@ -62,7 +72,8 @@ static DbConn *pg_acquire(Db *db, int durable) {
     c->busy = 1;
     pthread_mutex_unlock(&p->lock);
     if (PQstatus(c->pg) != CONNECTION_OK) {
-        PQreset(c->pg);
+        PQreset(c->pg); /* a new session: nothing prepared, settings back to defaults */
+        forget_prepared(c);
         c->sync_on = -1;
     }
     if (c->sync_on != want) {
@@ -82,6 +93,25 @@ static void pg_release(Db *db, DbConn *conn, int durable) {
     pthread_mutex_unlock(&p->lock);
 }
 
+/* The name of SQL prepared on C ("sI"), preparing it on first use; NULL for what is
+ * not worth keeping (transaction control) or when the cache is full or preparing fails. */
+static const char *prepared(PgConn *c, const char *sql, int n, char *name, size_t cap) {
+    if (strncmp(sql, "SELECT", 6) && strncmp(sql, "INSERT", 6) && strncmp(sql, "UPDATE", 6) &&
+        strncmp(sql, "DELETE", 6))
+        return NULL;
+    int i = 0;
+    while (i < c->nprepared && strcmp(c->prepared[i], sql) != 0) i++;
+    snprintf(name, cap, "s%d", i);
+    if (i < c->nprepared) return name;
+    if (i == PG_PREPARED) return NULL;
+    PGresult *res = PQprepare(c->pg, name, sql, n, NULL);
+    int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    PQclear(res);
+    if (!ok) return NULL;
+    c->prepared[c->nprepared++] = strdup(sql);
+    return name;
+}
+
 /* Parameters travel as text; PostgreSQL infers their types from the statement. */
 static DbRows *pg_query(DbConn *conn, const char *sql, const DbArg *args, int n) {
     PgConn *c = (PgConn *)conn;
@@ -99,7 +129,10 @@ static DbRows *pg_query(DbConn *conn, const char *sql, const DbArg *args, int n)
         else if (args[i].kind == 'd') snprintf(numbers[i], sizeof numbers[i], "%.17g", args[i].d);
         else values[i] = args[i].s;
     }
-    r->res = PQexecParams(c->pg, sql, n, NULL, values, NULL, NULL, 0);
+    char name[16];
+    const char *stmt = prepared(c, sql, n, name, sizeof name);
+    r->res = stmt ? PQexecPrepared(c->pg, stmt, n, values, NULL, NULL, 0)
+                  : PQexecParams(c->pg, sql, n, NULL, values, NULL, NULL, 0);
     ExecStatusType st = PQresultStatus(r->res);
     r->failed = st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK;
     r->changes = atol(PQcmdTuples(r->res));
@@ -171,7 +204,7 @@ static int pg_news(Db *db) {
 }
 
 /* Claims scan this many queued jobs at a time for those the agent can run. */
-#define CLAIM_PAGE 64
+#define CLAIM_PAGE 16
 /* A claim whose candidates were all taken by others meanwhile scans again, this often. */
 #define CLAIM_TRIES 8
 
@@ -235,8 +268,10 @@ static int pg_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
 
 static void pg_close(Db *db) {
     PgDb *p = (PgDb *)db;
-    for (int i = 0; i < PG_POOL; i++)
+    for (int i = 0; i < PG_POOL; i++) {
         if (p->conns[i].pg) PQfinish(p->conns[i].pg);
+        forget_prepared(&p->conns[i]);
+    }
     if (p->listen) PQfinish(p->listen);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->freed);
@@ -280,7 +315,7 @@ static int pg_connect(PgDb *p, const char *conninfo, Err *e) {
             return -1;
         }
         PQclear(PQexec(pg, "SET client_min_messages TO warning"));
-        if (i < PG_POOL) p->conns[i] = (PgConn){pg, 0, -1};
+        if (i < PG_POOL) p->conns[i] = (PgConn){.pg = pg, .sync_on = -1};
         else p->listen = pg;
     }
     char *schema = db_schema("BIGSERIAL PRIMARY KEY"), *sql = NULL;
