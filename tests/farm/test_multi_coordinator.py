@@ -143,3 +143,21 @@ def test_two_coordinators_one_killed_every_job_once(tmp_path):
         fwd.close()
         a.close()
         b.close()
+
+
+def test_a_store_that_is_neither_sqlite_nor_postgresql_is_refused(tmp_path):
+    farm = Farm(tmp_path, store={"store": "mysql://farm@127.0.0.1/farm"})
+    r = subprocess.run([FARM, "serve", "--state", farm.state, "--config", farm.config],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and '"store" must be "sqlite" or a postgresql:// URI' in r.stderr, r
+
+
+def test_an_unreachable_postgresql_store_is_named_at_start(tmp_path):
+    with socket.socket() as s:              # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    farm = Farm(tmp_path, store={"store": f"postgresql://cairn@127.0.0.1:{port}/farm"})
+    r = subprocess.run([FARM, "serve", "--state", farm.state, "--config", farm.config],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "PostgreSQL store:" in r.stderr, r
+    assert not (farm.state / "farm.db").exists()   # no SQLite file made instead
