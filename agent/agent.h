@@ -14,6 +14,7 @@
 typedef struct {
     const char *coordinator; /* base URL */
     const char *enrol_token;
+    const char *enrol_token_file; /* --token-file: read into enrol_token by run */
     const char *key_path;
     const char *cairn;      /* path of the cairn binary */
     const char *work;       /* scratch folder for jobs */

@@ -15,14 +15,17 @@
 #include "lib/command.h"
 
 static const char RUN_HELP[] =
-    "usage: cairn-agent run --coordinator URL --token ENROL_TOKEN --key KEYFILE [options]\n"
+    "usage: cairn-agent run --coordinator URL --token-file FILE --key KEYFILE [options]\n"
     "\n"
-    "Probes the machine, enrols with the coordinator (ENROL_TOKEN is the enrol_token of\n"
-    "its config; the agent gets its own bearer token back), then loops: long-poll a job\n"
+    "Probes the machine, enrols with the coordinator (FILE holds the enrol_token of its\n"
+    "config on its first line; the agent gets its own bearer token back), then loops: long-poll a job\n"
     "that fits, fetch and check the source archive, build and run every case with cairn\n"
     "under the cell's flags while heartbeating, sign the evidence bundle and upload it\n"
     "(retried with backoff). Progress goes to stderr.\n"
     "\n"
+    "  --token-file FILE     the enrol token (its first non-blank line, white space dropped)\n"
+    "  --token TOKEN         the same on the command line, where every user of the host can\n"
+    "                        read it in the process list: prefer --token-file\n"
     "  --cairn PATH          the cairn binary (default: cairn next to cairn-agent)\n"
     "  --name NAME           machine name in evidence paths (default: host name)\n"
     "  --labels a,b          machine labels jobs may require\n"
@@ -101,6 +104,7 @@ static const char **string_option(AgentOptions *o, const char *flag) {
         const char **field;
     } opts[] = {{"--coordinator", &o->coordinator},
                 {"--token", &o->enrol_token},
+                {"--token-file", &o->enrol_token_file},
                 {"--key", &o->key_path},
                 {"--cairn", &o->cairn},
                 {"--labels", &o->labels},
@@ -255,15 +259,44 @@ static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, con
     return 0;
 }
 
+/* The enrol token from --token-file: its first line that is not blank, white space around
+ * it dropped. A file
+ * keeps the token out of the process list, where --token shows it to every user. */
+static int read_token_file(AgentOptions *o, Err *e) {
+    static char token[512];
+    size_t len = 0;
+    char *text = fs_read(o->enrol_token_file, &len, e);
+    if (!text) return -1;
+    char *start = text + strspn(text, " \t\r\n");
+    size_t n = strcspn(start, "\r\n");
+    while (n > 0 && (start[n - 1] == ' ' || start[n - 1] == '\t')) n--;
+    int ok = n > 0 && n < sizeof token;
+    if (ok) snprintf(token, sizeof token, "%.*s", (int)n, start);
+    free(text);
+    if (!ok)
+        return err_set(e, "%s: no token on its first line (or longer than 511 bytes)",
+                       o->enrol_token_file);
+    o->enrol_token = token;
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv) {
     AgentOptions o;
     if (parse_run_opts(argc, argv, &o) != 0) return 2;
+    Err e = {{0}};
+    if (o.enrol_token && o.enrol_token_file) {
+        fprintf(stderr, "cairn-agent run: --token and --token-file: give one (see --help)\n");
+        return 2;
+    }
+    if (o.enrol_token_file && read_token_file(&o, &e) != 0) {
+        fprintf(stderr, "cairn-agent run: --token-file %s\n", e.msg);
+        return 2;
+    }
     if (!o.coordinator || !o.enrol_token || !o.key_path) {
-        fprintf(stderr, "cairn-agent run: needs --coordinator URL --token ENROL_TOKEN --key KEYFILE"
+        fprintf(stderr, "cairn-agent run: needs --coordinator URL --token-file FILE --key KEYFILE"
                         " (see --help)\n");
         return 2;
     }
-    Err e = {{0}};
     EVP_PKEY *key = dsse_key_load_private(o.key_path, &e);
     cJSON *caps = key ? probe_machine(&o, &e) : NULL;
     if (!caps) {

@@ -42,7 +42,8 @@ export CAIRN_FARM_URL=$url CAIRN_FARM_TOKEN=$admin_token
 
 say "agent: cairn-agent keygen, then cairn-agent run (probes gcc, clang, sanitizers, GPUs)"
 "$BIN/cairn-agent" keygen "$DEMO/agent.key"
-"$BIN/cairn-agent" run --coordinator "$url" --token "$enrol_token" --key "$DEMO/agent.key" \
+(umask 077 && printf '%s\n' "$enrol_token" > "$DEMO/enrol-token")
+"$BIN/cairn-agent" run --coordinator "$url" --token-file "$DEMO/enrol-token" --key "$DEMO/agent.key" \
     --cairn "$BIN/cairn" --name demo-agent --sanitizers asan --work "$DEMO/work" \
     --exit-when-idle 300 2> >(sed -u 's/^/    /' >&2) &
 pids+=($!)

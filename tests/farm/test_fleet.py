@@ -150,11 +150,14 @@ def test_unit_command_line_runs_an_agent(tmp_path):
     assert "Restart=always" in text and "EnvironmentFile=/etc/cairn-agent/agent.env" in text
     with Farm(tmp_path, lease=15) as farm:
         run = farm.submit(CASES, {"compilers": ["gcc"]})
-        env = {"CAIRN_COORDINATOR": farm.url, "CAIRN_ENROL_TOKEN": ENROL,
+        token = tmp_path / "enrol-token"
+        token.write_text(ENROL + "\n")
+        env = {"CAIRN_COORDINATOR": farm.url,
                "CAIRN_AGENT_ARGS": f"--cairn {FAKE_CAIRN} --name unit --sanitizers none"
                                    " --max-jobs 1"}
         key = farm.keygen("unit")
         words = [w.replace("/etc/cairn-agent/agent.key", str(key))
+                  .replace("/etc/cairn-agent/enrol-token", str(token))
                   .replace("/var/lib/cairn-agent/work", str(tmp_path / "unit-work"))
                  for w in systemd_words(exec_start, env)]
         assert words[0] == "/usr/local/bin/cairn-agent"
@@ -240,8 +243,10 @@ def test_daemonset_parses_and_fits_gpu_nodes():
     for word in args:
         for var in re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", word):
             assert var in env, var
-    token_var = re.fullmatch(r"\$\((\w+)\)", opts["--token"]).group(1)
-    assert "secretKeyRef" in env[token_var]
+    # The enrol token is a file from the enrol Secret, never an argument (ps shows those).
+    assert "--token" not in opts
+    assert any(mounts.get(v) == os.path.dirname(opts["--token-file"]) and
+               secrets[v] == "cairn-agent-enrol" for v in secrets), (secrets, mounts)
     coord = env[re.fullmatch(r"\$\((\w+)\)", opts["--coordinator"]).group(1)]["configMapKeyRef"]
     config = by_kind["ConfigMap"]
     assert config["metadata"]["name"] == coord["name"] and coord["key"] in config["data"]
@@ -254,10 +259,60 @@ def test_daemonset_arguments_are_ones_the_agent_takes(tmp_path):
     ds = [d for d in yaml.safe_load_all(DAEMONSET.read_text()) if d["kind"] == "DaemonSet"][0]
     agent = ds["spec"]["template"]["spec"]["containers"][0]
     values = {"NODE_NAME": "gpu-node-1", "CAIRN_COORDINATOR": "http://127.0.0.1:1",
-              "CAIRN_LABELS": "gpu", "CAIRN_ENROL_TOKEN": ENROL}
+              "CAIRN_LABELS": "gpu"}
+    token = tmp_path / "token"
+    token.write_text(ENROL)
     args = [re.sub(r"\$\((\w+)\)", lambda m: values[m.group(1)], a) for a in agent["args"]]
-    args = [a.replace("/work/jobs", str(tmp_path / "work")) for a in args]
+    args = [a.replace("/work/jobs", str(tmp_path / "work"))
+             .replace("/etc/cairn-agent/enrol/token", str(token)) for a in args]
     # A missing key is the first thing a real run would trip on: the options parsed.
     r = subprocess.run([AGENT, *args], capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "unknown argument" not in r.stderr, r.stderr
     assert "/etc/cairn-agent/keys/gpu-node-1.key" in r.stderr
+
+
+# --- the enrol token ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("content,words", [
+    (None, "cannot open"),
+    ("", "no token on its first line"),
+    ("  \n\t\n", "no token on its first line"),
+    ("x" * 600, "longer than 511 bytes"),
+])
+def test_token_file_refusals(tmp_path, content, words):
+    token = tmp_path / "token"
+    if content is not None:
+        token.write_text(content)
+    r = subprocess.run([AGENT, "run", "--coordinator", "http://127.0.0.1:1", "--token-file",
+                        token, "--key", tmp_path / "k"], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 2 and words in r.stderr, r.stderr
+
+
+def test_token_and_token_file_are_one_or_the_other(tmp_path):
+    token = tmp_path / "token"
+    token.write_text(ENROL)
+    r = subprocess.run([AGENT, "run", "--coordinator", "http://127.0.0.1:1", "--token", ENROL,
+                        "--token-file", token, "--key", tmp_path / "k"], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 2 and "give one" in r.stderr, r.stderr
+
+
+def test_token_file_enrols_and_keeps_the_token_out_of_the_process_list(tmp_path):
+    """An agent started with --token-file (white space around the token) works through
+    the queue, and its command line (what ps shows every user) never holds the token."""
+    with Farm(tmp_path, lease=15) as farm:
+        run = farm.submit(CASES, {"compilers": ["gcc"]})
+        token = tmp_path / "token"
+        token.write_text("  " + ENROL + "  \n# comment lines after the first are ignored\n")
+        key = farm.keygen("tokfile")
+        p = subprocess.Popen([AGENT, "run", "--coordinator", farm.url, "--token-file", token,
+                              "--key", key, "--name", "tokfile", "--cairn", FAKE_CAIRN,
+                              "--sanitizers", "none", "--work", tmp_path / "w", "--max-jobs",
+                              "1"], stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ, FAKE_CAIRN_PIDFILE=str(tmp_path / "pids")))
+        cmdline = pathlib.Path(f"/proc/{p.pid}/cmdline").read_bytes()
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        assert ENROL.encode() not in cmdline
+        assert jobs_by_agent(farm, [run]) == ({"tokfile": 1}, 0)
