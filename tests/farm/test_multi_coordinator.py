@@ -145,6 +145,39 @@ def test_two_coordinators_one_killed_every_job_once(tmp_path):
         b.close()
 
 
+def test_a_long_poll_at_one_coordinator_wakes_for_jobs_queued_at_the_other(tmp_path):
+    """A claim waiting at B returns soon after a run is submitted at A (A's NOTIFY, read
+    on B's reaper tick), not when its wait runs out (5 s)."""
+    if farmlib.POSTGRES is None:
+        pytest.skip("several coordinators need the PostgreSQL store")
+    store = {"store": farmlib.POSTGRES.database()}
+    state = tmp_path / "state"
+    a = coordinator(tmp_path, "a", state, store).start()
+    b = coordinator(tmp_path, "b", state, store).start()
+    try:
+        token, _ = enrol(b, "waiter", b.keygen("waiter"))
+        answer = {}
+
+        def wait_at_b():
+            started = time.time()
+            answer["status"], answer["job"] = b.request("POST", "/api/v1/claim", {"wait_s": 5},
+                                                        token=token)
+            answer["took"] = time.time() - started
+
+        waiter = threading.Thread(target=wait_at_b)
+        waiter.start()
+        time.sleep(0.5)
+        submitted = time.time()
+        a.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
+        waiter.join(30)
+        assert answer["status"] == 200, answer
+        assert time.time() - submitted < 4, answer     # well before the 5 s wait ran out
+        assert answer["took"] < 4.5, answer
+    finally:
+        a.close()
+        b.close()
+
+
 def test_a_store_that_is_neither_sqlite_nor_postgresql_is_refused(tmp_path):
     farm = Farm(tmp_path, store={"store": "mysql://farm@127.0.0.1/farm"})
     r = subprocess.run([FARM, "serve", "--state", farm.state, "--config", farm.config],
