@@ -209,6 +209,13 @@ static int sq_connect(SqliteDb *s, const char *path, Err *e) {
              sqlite3_exec(s->sql, PRAGMAS, NULL, NULL, &msg) == SQLITE_OK &&
              sqlite3_exec(s->sql, schema, NULL, NULL, &msg) == SQLITE_OK;
     free(schema);
+    /* A farm.db from before issue 17 has journal rows without their coordinator: the
+     * column is added once (the error on later opens, "duplicate column", is expected). */
+    if (ok)
+        sqlite3_exec(s->sql,
+                     "ALTER TABLE unsettled ADD COLUMN coordinator TEXT NOT NULL"
+                     " DEFAULT ''",
+                     NULL, NULL, NULL);
     if (!ok) {
         err_set(e, "database %s: %s", path, msg ? msg : sqlite3_errmsg(s->sql));
         sqlite3_free(msg);

@@ -194,3 +194,22 @@ def test_an_unreachable_postgresql_store_is_named_at_start(tmp_path):
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 1 and "PostgreSQL store:" in r.stderr, r
     assert not (farm.state / "farm.db").exists()   # no SQLite file made instead
+
+
+@pytest.mark.sqlite_only("makes a farm.db as the coordinator before the store interface did")
+def test_a_farm_db_from_before_the_store_interface_opens_and_settles(tmp_path):
+    """Journal rows of a farm.db made before they named their coordinator are written
+    again and settled by the next coordinator."""
+    import sqlite3
+    farm = Farm(tmp_path)
+    farm.state.mkdir(parents=True)
+    with sqlite3.connect(farm.state / "farm.db") as c:
+        c.execute("CREATE TABLE unsettled(seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
+                  " evidence TEXT NOT NULL, files TEXT NOT NULL)")
+        c.execute("INSERT INTO unsettled(job_id, evidence, files) VALUES(1, ?, ?)",
+                  ("evidence/v/1/m/cell", '{"a.txt": "aGVsbG8="}'))
+    with farm:   # (no filed job points to the folder: reconcile drops it afterwards)
+        log = (farm.tmp / "farm.log").read_text()
+        assert "wrote 1 evidence folder(s) again from the journal" in log, log
+        with sqlite3.connect(farm.state / "farm.db", timeout=10) as c:
+            assert c.execute("SELECT COUNT(*) FROM unsettled").fetchone()[0] == 0
