@@ -96,10 +96,14 @@ static int token_equals(const char *given, const char *expected) {
 }
 
 /* Agents by token hash, so that most requests authenticate without the database. Any
- * enrolment or revocation empties it (both can change which token means whom). */
-#define AGENT_CACHE 4096 /* a slot per agent of a large fleet: a miss costs a database read */
+ * enrolment or revocation here empties it (both can change which token means whom); one
+ * at another coordinator sharing the store reaches this cache when its entry gets older
+ * than AGENT_CACHE_SECONDS, so a revoked token works nowhere for longer than that. */
+#define AGENT_CACHE         4096 /* a slot per agent of a large fleet: a miss costs a database read */
+#define AGENT_CACHE_SECONDS 2.0
 static struct {
     char hash[SHA256_HEX_LEN];
+    double read_at; /* timing_monotonic_seconds() when the database said so */
     Agent agent;
 } agent_cache[AGENT_CACHE];
 static pthread_mutex_t agent_cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -122,7 +126,8 @@ static size_t cache_slot(const char *hash) {
 static int cached_agent(const char *hash, Agent *out, unsigned long *epoch) {
     size_t i = cache_slot(hash);
     pthread_mutex_lock(&agent_cache_lock);
-    int hit = !strcmp(agent_cache[i].hash, hash);
+    int hit = !strcmp(agent_cache[i].hash, hash) &&
+              timing_monotonic_seconds() - agent_cache[i].read_at < AGENT_CACHE_SECONDS;
     if (hit) agent_copy(out, &agent_cache[i].agent);
     *epoch = agent_epoch;
     pthread_mutex_unlock(&agent_cache_lock);
@@ -137,6 +142,7 @@ static void remember_agent(const char *hash, const Agent *a, unsigned long epoch
     if (epoch == agent_epoch) {
         if (agent_cache[i].hash[0]) agent_free(&agent_cache[i].agent);
         snprintf(agent_cache[i].hash, SHA256_HEX_LEN, "%s", hash);
+        agent_cache[i].read_at = timing_monotonic_seconds();
         agent_copy(&agent_cache[i].agent, a);
     }
     pthread_mutex_unlock(&agent_cache_lock);

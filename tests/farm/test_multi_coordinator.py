@@ -213,3 +213,26 @@ def test_a_farm_db_from_before_the_store_interface_opens_and_settles(tmp_path):
         assert "wrote 1 evidence folder(s) again from the journal" in log, log
         with sqlite3.connect(farm.state / "farm.db", timeout=10) as c:
             assert c.execute("SELECT COUNT(*) FROM unsettled").fetchone()[0] == 0
+
+
+def test_a_revocation_at_one_coordinator_holds_at_the_other_within_seconds(tmp_path):
+    """B caches agents by token; a revocation at A must reach B's cache within its 2 s
+    lifetime, not wait for B's next flush (B has none of its own to make)."""
+    if farmlib.POSTGRES is None:
+        pytest.skip("several coordinators need the PostgreSQL store")
+    store = {"store": farmlib.POSTGRES.database()}
+    state = tmp_path / "state"
+    a = coordinator(tmp_path, "a", state, store).start()
+    b = coordinator(tmp_path, "b", state, store).start()
+    try:
+        token, agent_id = enrol(b, "revokee", b.keygen("revokee"))
+        claim = {"wait_s": 0}
+        assert b.request("POST", "/api/v1/claim", claim, token=token)[0] == 204  # cached now
+        assert a.request("POST", f"/api/v1/agents/{int(agent_id)}/revoke")[0] == 200
+        revoked = time.time()
+        wait_for(lambda: b.request("POST", "/api/v1/claim", claim, token=token)[0] == 401,
+                 4, "B refusing the token revoked at A", step=0.1)
+        assert time.time() - revoked < 3.5
+    finally:
+        a.close()
+        b.close()
