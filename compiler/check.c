@@ -417,7 +417,7 @@ bool check_const_int(Checker *c, const Expr *e, int64_t *out, int depth) {
         default: return false;
         }
     }
-    case EXPR_CALL: return check_layout_fold_int(c, e, out, depth); /* L.cosize() */
+    case EXPR_CALL: return layout_check_fold_int(c, e, out, depth); /* L.cosize() */
     default: return false;
     }
 }

@@ -362,7 +362,7 @@ static bool check_tile_args(Checker *c, Expr *e, int first, const Type *frag, bo
                    "mma_store into a read-only view");
         return false;
     }
-    if (!check_layout_consumer(c, tile, layout, frag)) return false;
+    if (!layout_check_consumer(c, tile, layout, frag)) return false;
     return warp_op_ok(c, e, &e->u.call.args[first + 2], 2);
 }
 
@@ -556,7 +556,7 @@ static const Type *check_layout_call(Checker *c, Expr *e, Builtin b, Expr *recei
     for (int i = first_int; i < e->u.call.nargs; i++)
         bad |=
             type_is_error(check_expr_as(c, arg(e, i), type_scalar(TY_USIZE), "a layout argument"));
-    if (bad || !check_layout_rules(c, e, b, receiver)) return ERR;
+    if (bad || !layout_check_rules(c, e, b, receiver)) return ERR;
     return receiver ? type_scalar(TY_USIZE) : layout;
 }
 

@@ -137,7 +137,7 @@ static Roof roofline(const PCounts *c, const PAtoms *atoms, const double *values
         }
         double t = r.ops[k].value / d->peak[k].value;
         r.compute_s += t;
-        if (t > worst) worst = t, r.binds = PRED_OP_NAMES[k];
+        if (t > worst) worst = t, r.binds = predict_op_names[k];
     }
     r.time_s = r.memory_s > r.compute_s ? r.memory_s : r.compute_s;
     if (r.memory_s >= r.compute_s) r.binds = "memory";
@@ -165,13 +165,13 @@ static void print_text(const Item *fn, const PCounts *c, const PAtoms *atoms, co
     printf("%s\n", fn->name);
     for (int s = 0; s < SP_COUNT; s++) {
         char label[32];
-        snprintf(label, sizeof label, "read %s", PRED_SPACE_NAMES[s]);
+        snprintf(label, sizeof label, "read %s", predict_space_names[s]);
         print_line(label, &c->read[s], atoms, values, "B");
-        snprintf(label, sizeof label, "write %s", PRED_SPACE_NAMES[s]);
+        snprintf(label, sizeof label, "write %s", predict_space_names[s]);
         print_line(label, &c->written[s], atoms, values, "B");
     }
     for (int k = 0; k < OP_COUNT; k++)
-        print_line(PRED_OP_NAMES[k], &c->ops[k], atoms, values, "op");
+        print_line(predict_op_names[k], &c->ops[k], atoms, values, "op");
     Roof r = roofline(c, atoms, values, d);
     if (r.missing_unit)
         printf("    time         none: %s has no unit for an operation this function needs\n",
@@ -184,7 +184,7 @@ static void print_text(const Item *fn, const PCounts *c, const PAtoms *atoms, co
         const char *sep = ", ";
         for (int k = 0; k < OP_COUNT; k++) {
             if (predict_poly_is_zero(&c->ops[k])) continue;
-            printf("%s(%s) %s op / %.4g op/s", sep, r.ops[k].formula, PRED_OP_NAMES[k],
+            printf("%s(%s) %s op / %.4g op/s", sep, r.ops[k].formula, predict_op_names[k],
                    d->peak[k].value);
             sep = " + ";
         }
@@ -209,12 +209,12 @@ static cJSON *json_function(const Item *fn, const PCounts *c, const PAtoms *atom
     cJSON_AddStringToObject(o, "function", fn->name);
     cJSON *rd = cJSON_AddObjectToObject(o, "read"), *wr = cJSON_AddObjectToObject(o, "written");
     for (int s = 0; s < SP_COUNT; s++) {
-        cJSON_AddItemToObject(rd, PRED_SPACE_NAMES[s], json_poly(&c->read[s], atoms, values));
-        cJSON_AddItemToObject(wr, PRED_SPACE_NAMES[s], json_poly(&c->written[s], atoms, values));
+        cJSON_AddItemToObject(rd, predict_space_names[s], json_poly(&c->read[s], atoms, values));
+        cJSON_AddItemToObject(wr, predict_space_names[s], json_poly(&c->written[s], atoms, values));
     }
     cJSON *ops = cJSON_AddObjectToObject(o, "ops");
     for (int k = 0; k < OP_COUNT; k++)
-        cJSON_AddItemToObject(ops, PRED_OP_NAMES[k], json_poly(&c->ops[k], atoms, values));
+        cJSON_AddItemToObject(ops, predict_op_names[k], json_poly(&c->ops[k], atoms, values));
     Roof r = roofline(c, atoms, values, d);
     cJSON_AddStringToObject(o, "global_bytes", r.bytes.formula);
     if (r.bound && !r.missing_unit) {
@@ -239,7 +239,7 @@ static cJSON *json_device(const PDevice *d) {
     cJSON_AddStringToObject(bw, "source", d->bandwidth.source);
     cJSON *pk = cJSON_AddObjectToObject(o, "peak");
     for (int k = 0; k < OP_COUNT; k++) {
-        cJSON *f = cJSON_AddObjectToObject(pk, PRED_OP_NAMES[k]);
+        cJSON *f = cJSON_AddObjectToObject(pk, predict_op_names[k]);
         cJSON_AddNumberToObject(f, "value", d->peak[k].value);
         cJSON_AddStringToObject(f, "source", d->peak[k].source);
     }
@@ -296,7 +296,7 @@ int cmd_predict(int argc, char **argv) {
         fprintf(stderr, "cairn predict: error: %s\n", err);
         return 2;
     }
-    Program *p = verify_load("predict", o.path, &rc);
+    Program *p = cmd_verify_load("predict", o.path, &rc);
     if (p) rc = predict_program(p, &o, &d);
     ast_program_free(p);
     predict_device_free(&d);

@@ -66,7 +66,7 @@ static bool only_pending(const Diags *d) {
     return n > 0 && n < 64 && d->dropped == 0;
 }
 
-Program *verify_load(const char *cmd, const char *path, int *rc) {
+Program *cmd_verify_load(const char *cmd, const char *path, int *rc) {
     Diags d;
     diags_init(&d, NULL);
     size_t len;
@@ -124,7 +124,7 @@ int cmd_verify(int argc, char **argv) {
     }
     if (!path) return usage("%s", "no file given");
     int rc = 0;
-    Program *p = verify_load("verify", path, &rc);
+    Program *p = cmd_verify_load("verify", path, &rc);
     if (!p) return rc;
     rc = verify_program(p, &o);
     ast_program_free(p);

@@ -118,7 +118,7 @@ static const Layout *fold(Checker *c, Expr *e, int depth) {
     return b == BI_NONE ? NULL : fold_call(c, e, b, false, depth + 1);
 }
 
-const Layout *check_layout_value(Checker *c, Expr *e) { return fold(c, e, 0); }
+const Layout *layout_check_value(Checker *c, Expr *e) { return fold(c, e, 0); }
 
 /* The receiver's layout and the method's constant arguments. */
 static bool method_args(Checker *c, const Expr *e, Expr *receiver, const Layout **l, int64_t v[2],
@@ -178,7 +178,7 @@ static Builtin method_of(const Expr *e, Expr **receiver) {
     return BI_NONE;
 }
 
-bool check_layout_fold_int(Checker *c, const Expr *e, int64_t *out, int depth) {
+bool layout_check_fold_int(Checker *c, const Expr *e, int64_t *out, int depth) {
     Expr *receiver;
     Builtin b = method_of(e, &receiver);
     const Layout *l;
@@ -193,7 +193,7 @@ bool check_layout_fold_int(Checker *c, const Expr *e, int64_t *out, int depth) {
     return true;
 }
 
-bool check_layout_rules(Checker *c, Expr *e, Builtin b, Expr *receiver) {
+bool layout_check_rules(Checker *c, Expr *e, Builtin b, Expr *receiver) {
     if (!receiver) return fold_call(c, e, b, true, 0) != NULL;
     const Layout *l;
     int64_t v[2] = {0, 0};
@@ -229,8 +229,8 @@ static bool refuse_consumer(Checker *c, Expr *layout, const char *help, const ch
     return false;
 }
 
-bool check_layout_consumer(Checker *c, Expr *tile, Expr *layout, const Type *frag) {
-    const Layout *l = check_layout_value(c, layout);
+bool layout_check_consumer(Checker *c, Expr *tile, Expr *layout, const Type *frag) {
+    const Layout *l = layout_check_value(c, layout);
     if (!l) return true; /* its error is reported where it is written */
     const char *fam = type_frag_family_name(frag->u.frag.family, frag->u.frag.role);
     int bytes = type_bits(frag->u.frag.elem) / 8;

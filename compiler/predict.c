@@ -8,9 +8,9 @@
 #include "frontend.h"
 #include "predict.h"
 
-const char *const PRED_SPACE_NAMES[SP_COUNT] = {"host", "device", "unified", "shared"};
-const char *const PRED_OP_NAMES[OP_COUNT] = {"f32",        "f64",         "int",
-                                             "tensor_f16", "tensor_bf16", "tensor_fp8"};
+const char *const predict_space_names[SP_COUNT] = {"host", "device", "unified", "shared"};
+const char *const predict_op_names[OP_COUNT] = {"f32",        "f64",         "int",
+                                                "tensor_f16", "tensor_bf16", "tensor_fp8"};
 
 #define PRED_MAX_DEPTH 16
 

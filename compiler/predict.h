@@ -46,8 +46,8 @@ typedef enum POp {
     OP_COUNT
 } POp;
 
-extern const char *const PRED_SPACE_NAMES[SP_COUNT];
-extern const char *const PRED_OP_NAMES[OP_COUNT];
+extern const char *const predict_space_names[SP_COUNT];
+extern const char *const predict_op_names[OP_COUNT];
 
 typedef struct PCounts {
     Poly read[SP_COUNT], written[SP_COUNT], ops[OP_COUNT];

@@ -56,7 +56,7 @@ static bool parse_table(const char *text, size_t len, PDevice *d, char *err, siz
     const cJSON *peak = cJSON_GetObjectItemCaseSensitive(j, "peak");
     bool ok = cJSON_IsString(name) && cJSON_IsString(desc) && cJSON_IsObject(peak) &&
               figure(j, "memory_bandwidth", &d->bandwidth) && d->bandwidth.value > 0;
-    for (int k = 0; ok && k < OP_COUNT; k++) ok = figure(peak, PRED_OP_NAMES[k], &d->peak[k]);
+    for (int k = 0; ok && k < OP_COUNT; k++) ok = figure(peak, predict_op_names[k], &d->peak[k]);
     if (ok) {
         d->name = strdup(name->valuestring);
         d->description = strdup(desc->valuestring);

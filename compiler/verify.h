@@ -180,7 +180,7 @@ int verify_program(Program *p, const VerifyOpts *opt);
 /* Parses and checks path for `cairn CMD`; a program refused only with E-UNSUPPORTED
  * (constructs the back end does not lower yet) is returned too, with a note, since a
  * model does not need the back end. NULL with *rc = 1 (refused, printed) or 2 (I/O). */
-Program *verify_load(const char *cmd, const char *path, int *rc);
+Program *cmd_verify_load(const char *cmd, const char *path, int *rc);
 
 /* ---- verify_cex.c ---- */
 /* Prints the inputs of a satisfying model to out (when not NULL) and writes a replay

@@ -80,13 +80,13 @@ char *db_schema(const char *key) {
     return sql;
 }
 
-void agent_free(Agent *a) {
+void db_agent_free(Agent *a) {
     free(a->public_pem);
     cJSON_Delete(a->caps);
     memset(a, 0, sizeof *a);
 }
 
-void job_free(Job *j) {
+void db_job_free(Job *j) {
     cJSON_Delete(j->cell);
     memset(j, 0, sizeof *j);
 }
@@ -177,7 +177,7 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
     }
     db->be->finish(r);
     db->be->release(db, c, 0);
-    return found && !out->revoked ? 1 : (found ? (agent_free(out), 0) : 0);
+    return found && !out->revoked ? 1 : (found ? (db_agent_free(out), 0) : 0);
 }
 
 int db_agent_revoke(Db *db, long id) {
@@ -292,7 +292,7 @@ static int claim_scan(Db *db, DbConn *c, const Agent *agent, Job *out) {
     int claimed = 0;
     while (!claimed && db->be->next(r)) {
         cJSON *cell = cJSON_Parse(col_text(db, r, 3));
-        if (cell_fits(agent->caps, cell)) {
+        if (matrix_cell_fits(agent->caps, cell)) {
             db_job_from_row(db, r, out);
             claimed = 1;
         }
@@ -327,7 +327,7 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
         found = 0;
     }
     db->be->release(db, c, 0);
-    if (copied && !found) job_free(out);
+    if (copied && !found) db_job_free(out);
     return found;
 }
 

@@ -35,8 +35,8 @@ Db *db_open(const char *where, Err *e);
 void db_close(Db *db);
 /* 1: acknowledged commits survive power loss (fsync); 0: they survive kill -9 only. */
 void db_set_sync(Db *db, int full);
-void agent_free(Agent *a);
-void job_free(Job *j);
+void db_agent_free(Agent *a);
+void db_job_free(Job *j);
 
 /* Agents: enrol by public key (the same key re-enrols the same agent with a new token
  * and fresh capabilities). Tokens are stored only as their SHA-256. */

@@ -506,7 +506,7 @@ static int cmd_verify(int argc, char **argv) {
 
 /* VERB(name, function, --help text or NULL when the verb prints its own, summary) */
 #define FARM_VERBS(VERB)                                                                           \
-    VERB(serve, serve_main, NULL, "--state DIR --config FILE [--listen H:P]: the coordinator")     \
+    VERB(serve, server_main, NULL, "--state DIR --config FILE [--listen H:P]: the coordinator")    \
     VERB(submit, cmd_submit, SUBMIT_HELP,                                                          \
          "[--matrix FILE] [--wait] [DIR]: upload DIR, start a run")                                \
     VERB(status, cmd_status, STATUS_HELP, "[RUN]: agents, runs and jobs")                          \

@@ -209,7 +209,7 @@ static int runs_target(const cJSON *caps, const char *target) {
     return 0;
 }
 
-int cell_fits(const cJSON *caps, const cJSON *cell) {
+int matrix_cell_fits(const cJSON *caps, const cJSON *cell) {
     const char *cc = json_str(cell, "compiler"), *san = json_str(cell, "sanitizer");
     const char *mode = json_str(cell, "mode");
     const cJSON *compilers = cJSON_GetObjectItemCaseSensitive(caps, "compilers");

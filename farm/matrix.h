@@ -13,6 +13,6 @@
 /* Returns [{"cell_id": ..., "cell": {compiler, sanitizer, mode, repeat, target, labels}}]. */
 cJSON *matrix_expand(const cJSON *matrix, Err *e);
 /* True when capabilities CAPS (as an agent reports them) satisfy CELL. */
-int cell_fits(const cJSON *caps, const cJSON *cell);
+int matrix_cell_fits(const cJSON *caps, const cJSON *cell);
 
 #endif

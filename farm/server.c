@@ -44,26 +44,26 @@ typedef struct {
 } Route;
 
 static const Route ROUTES[] = {
-    {"GET", "/healthz", AUTH_NONE, h_health, POOL_HTTP},
+    {"GET", "/healthz", AUTH_NONE, handlers_health, POOL_HTTP},
     {"GET", "/", AUTH_NONE, web_index, POOL_WORK},
     {"GET", "/runs/*", AUTH_NONE, web_run, POOL_WORK},
     {"GET", "/runs/*/plot.svg", AUTH_NONE, web_plot, POOL_WORK},
     {"GET", "/history/**", AUTH_NONE, web_history, POOL_WORK},
     {"GET", "/files/**", AUTH_NONE, web_file, POOL_WORK},
     {"GET", "/favicon.ico", AUTH_NONE, web_icon, POOL_HTTP},
-    {"POST", "/api/v1/agents/challenge", AUTH_ENROL, h_challenge, POOL_HTTP},
-    {"POST", "/api/v1/agents/enrol", AUTH_ENROL, h_enrol, POOL_WORK},
-    {"POST", "/api/v1/agents/*/revoke", AUTH_ADMIN, h_revoke, POOL_WORK},
-    {"POST", "/api/v1/claim", AUTH_AGENT, h_claim, POOL_HTTP},
-    {"POST", "/api/v1/jobs/*/heartbeat", AUTH_AGENT, h_heartbeat, POOL_HTTP},
-    {"POST", "/api/v1/jobs/*/bundle", AUTH_AGENT, h_upload, POOL_WORK},
-    {"PUT", "/api/v1/blobs/*", AUTH_ADMIN, h_blob_put, POOL_WORK},
-    {"GET", "/api/v1/blobs/*", AUTH_AGENT_OR_ADMIN, h_blob_get, POOL_HTTP},
-    {"POST", "/api/v1/runs", AUTH_ADMIN, h_run_create, POOL_WORK},
-    {"GET", "/api/v1/runs/*", AUTH_ADMIN, h_run_get, POOL_WORK},
-    {"GET", "/api/v1/runs/*/results", AUTH_ADMIN, h_run_results, POOL_WORK},
-    {"POST", "/api/v1/runs/*/cancel", AUTH_ADMIN, h_run_cancel, POOL_WORK},
-    {"GET", "/api/v1/status", AUTH_ADMIN, h_status, POOL_WORK},
+    {"POST", "/api/v1/agents/challenge", AUTH_ENROL, handlers_challenge, POOL_HTTP},
+    {"POST", "/api/v1/agents/enrol", AUTH_ENROL, handlers_enrol, POOL_WORK},
+    {"POST", "/api/v1/agents/*/revoke", AUTH_ADMIN, handlers_revoke, POOL_WORK},
+    {"POST", "/api/v1/claim", AUTH_AGENT, handlers_claim, POOL_HTTP},
+    {"POST", "/api/v1/jobs/*/heartbeat", AUTH_AGENT, handlers_heartbeat, POOL_HTTP},
+    {"POST", "/api/v1/jobs/*/bundle", AUTH_AGENT, handlers_upload, POOL_WORK},
+    {"PUT", "/api/v1/blobs/*", AUTH_ADMIN, handlers_blob_put, POOL_WORK},
+    {"GET", "/api/v1/blobs/*", AUTH_AGENT_OR_ADMIN, handlers_blob_get, POOL_HTTP},
+    {"POST", "/api/v1/runs", AUTH_ADMIN, handlers_run_create, POOL_WORK},
+    {"GET", "/api/v1/runs/*", AUTH_ADMIN, handlers_run_get, POOL_WORK},
+    {"GET", "/api/v1/runs/*/results", AUTH_ADMIN, handlers_run_results, POOL_WORK},
+    {"POST", "/api/v1/runs/*/cancel", AUTH_ADMIN, handlers_run_cancel, POOL_WORK},
+    {"GET", "/api/v1/status", AUTH_ADMIN, handlers_status, POOL_WORK},
 };
 
 /* Matches PATH against PATTERN; on a match, the "*" segment is copied into ARG. */
@@ -140,7 +140,7 @@ static void remember_agent(const char *hash, const Agent *a, unsigned long epoch
     size_t i = cache_slot(hash);
     pthread_mutex_lock(&agent_cache_lock);
     if (epoch == agent_epoch) {
-        if (agent_cache[i].hash[0]) agent_free(&agent_cache[i].agent);
+        if (agent_cache[i].hash[0]) db_agent_free(&agent_cache[i].agent);
         snprintf(agent_cache[i].hash, SHA256_HEX_LEN, "%s", hash);
         agent_cache[i].read_at = timing_monotonic_seconds();
         agent_copy(&agent_cache[i].agent, a);
@@ -151,7 +151,7 @@ static void remember_agent(const char *hash, const Agent *a, unsigned long epoch
 void server_forget_agents(void) {
     pthread_mutex_lock(&agent_cache_lock);
     for (size_t i = 0; i < AGENT_CACHE; i++) {
-        if (agent_cache[i].hash[0]) agent_free(&agent_cache[i].agent);
+        if (agent_cache[i].hash[0]) db_agent_free(&agent_cache[i].agent);
         agent_cache[i].hash[0] = '\0';
     }
     agent_epoch++;
@@ -161,21 +161,24 @@ void server_forget_agents(void) {
 /* 0 when the request may go on; otherwise the 401 is already in R. */
 static int authenticate(Server *s, const Route *route, Request *q, Reply *r) {
     if (route->auth == AUTH_NONE) return 0;
-    if (!q->bearer) return reply_error(r, PROTO_E_NO_TOKEN, "missing Authorization: Bearer token");
+    if (!q->bearer)
+        return handlers_reply_error(r, PROTO_E_NO_TOKEN, "missing Authorization: Bearer token");
     if (route->auth == AUTH_ENROL)
         return token_equals(q->bearer, s->cfg.enrol_token)
                    ? 0
-                   : reply_error(r, PROTO_E_WRONG_TOKEN, "wrong enrolment token");
+                   : handlers_reply_error(r, PROTO_E_WRONG_TOKEN, "wrong enrolment token");
     int admin = token_equals(q->bearer, s->cfg.admin_token);
     if (route->auth == AUTH_ADMIN)
-        return admin ? 0 : reply_error(r, PROTO_E_WRONG_TOKEN, "this route needs the admin token");
+        return admin ? 0
+                     : handlers_reply_error(r, PROTO_E_WRONG_TOKEN,
+                                            "this route needs the admin token");
     if (admin && route->auth == AUTH_AGENT_OR_ADMIN) return 0;
     char hash[SHA256_HEX_LEN];
     sha256_hex(q->bearer, strlen(q->bearer), hash);
     unsigned long epoch;
     if (cached_agent(hash, &q->agent, &epoch)) return 0;
     if (!db_agent_by_token(s->db, hash, &q->agent))
-        return reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
+        return handlers_reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
     remember_agent(hash, &q->agent, epoch);
     return 0;
 }
@@ -192,9 +195,9 @@ static const Route *find_route(Request *q, char *arg, size_t cap, Reply *r) {
         return route;
     }
     if (path_known)
-        reply_error(r, PROTO_E_METHOD_NOT_ALLOWED, "method %s not allowed on %s", q->method,
-                    q->path);
-    else reply_error(r, PROTO_E_NO_ROUTE, "no route %s %s", q->method, q->path);
+        handlers_reply_error(r, PROTO_E_METHOD_NOT_ALLOWED, "method %s not allowed on %s",
+                             q->method, q->path);
+    else handlers_reply_error(r, PROTO_E_NO_ROUTE, "no route %s %s", q->method, q->path);
     return NULL;
 }
 
@@ -203,8 +206,8 @@ void server_route(Server *s, Request *q, Reply *r) {
     const Route *route = find_route(q, arg, sizeof arg, r);
     if (!route || authenticate(s, route, q, r) != 0) return;
     if (q->len > (size_t)s->cfg.max_body_bytes)
-        reply_error(r, PROTO_E_TOO_LARGE, "body larger than max_body_bytes (%ld)",
-                    s->cfg.max_body_bytes);
+        handlers_reply_error(r, PROTO_E_TOO_LARGE, "body larger than max_body_bytes (%ld)",
+                             s->cfg.max_body_bytes);
     else route->handle(s, q, r);
     if (r->park) r->park = 0, r->status = 204; /* nothing waits here: an empty long poll */
 }
@@ -435,8 +438,9 @@ static int admit(Server *s, struct MHD_Connection *conn, Upload *u, Reply *r) {
     if (ok && u->q.agent.id) web_agent_seen(u->q.agent.id); /* the dashboard's "last heard from" */
     conns_headers_done(conn, ok && u->route->auth != AUTH_NONE);
     if (ok && length && strtod(length, NULL) > (double)s->cfg.max_body_bytes)
-        ok = reply_error(r, PROTO_E_TOO_LARGE, "Content-Length %s is over max_body_bytes (%ld)",
-                         length, s->cfg.max_body_bytes) == 0;
+        ok = handlers_reply_error(r, PROTO_E_TOO_LARGE,
+                                  "Content-Length %s is over max_body_bytes (%ld)", length,
+                                  s->cfg.max_body_bytes) == 0;
     return ok ? 0 : -1;
 }
 
@@ -457,8 +461,8 @@ static enum MHD_Result dispatch(Server *s, Upload *u) {
     if (parking_of(s, u) == PARK_WORK_DONE) return answer(u->conn, u, &u->reply);
     if (u->too_big) {
         Reply r = {0};
-        reply_error(&r, PROTO_E_TOO_LARGE, "body larger than max_body_bytes (%ld)",
-                    s->cfg.max_body_bytes);
+        handlers_reply_error(&r, PROTO_E_TOO_LARGE, "body larger than max_body_bytes (%ld)",
+                             s->cfg.max_body_bytes);
         return answer(u->conn, u, &r);
     }
     conns_handling(u->conn);
@@ -504,7 +508,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
         /* a work pool's answer whose client left before it could go out */
         cJSON_Delete(u->reply.json);
         free(u->reply.raw);
-        agent_free(&u->q.agent);
+        db_agent_free(&u->q.agent);
         free(u->body);
         free(u);
     }
@@ -760,7 +764,7 @@ static void start_threads(Server *s) {
     }
 }
 
-int serve_main(int argc, char **argv) {
+int server_main(int argc, char **argv) {
     const char *state = NULL, *config = NULL, *listen = NULL;
     int check_only = 0;
     for (int i = 1; i < argc; i++) {

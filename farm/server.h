@@ -31,7 +31,7 @@ typedef struct {
     long work_threads; /* the work pool: uploads, enrolments, runs, blobs in, pages */
     int sync_full;     /* "sync": "full" (default): acknowledged bundles survive power
                                  loss; "process": they survive the coordinator's crash */
-    char store[1024]; /* "": SQLite in the state folder; else a postgresql:// URI */
+    char store[1024];  /* "": SQLite in the state folder; else a postgresql:// URI */
 } FarmConfig;
 
 #define MAX_FILING 256
@@ -79,9 +79,9 @@ typedef struct {
 
 /* An error answer: CODE's status and {"error": message, "code", "status"} (farm/proto/api.h
  * has the codes). Returns -1. Both live in handlers.c. */
-int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...)
+int handlers_reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void reply_json(Reply *r, int status, cJSON *json);
+void handlers_reply_json(Reply *r, int status, cJSON *json);
 
 /* One request without a socket: the route for its method and path, its token, its
  * body's size, then the handler, all as a connection's request runs them (the API's
@@ -89,20 +89,20 @@ void reply_json(Reply *r, int status, cJSON *json);
 void server_route(Server *s, Request *q, Reply *r);
 
 /* Route handlers (handlers.c). */
-void h_health(Server *s, Request *q, Reply *r);
-void h_challenge(Server *s, Request *q, Reply *r);
-void h_enrol(Server *s, Request *q, Reply *r);
-void h_revoke(Server *s, Request *q, Reply *r);
-void h_claim(Server *s, Request *q, Reply *r);
-void h_heartbeat(Server *s, Request *q, Reply *r);
-void h_upload(Server *s, Request *q, Reply *r);
-void h_blob_put(Server *s, Request *q, Reply *r);
-void h_blob_get(Server *s, Request *q, Reply *r);
-void h_run_create(Server *s, Request *q, Reply *r);
-void h_run_get(Server *s, Request *q, Reply *r);
-void h_run_results(Server *s, Request *q, Reply *r);
-void h_run_cancel(Server *s, Request *q, Reply *r);
-void h_status(Server *s, Request *q, Reply *r);
+void handlers_health(Server *s, Request *q, Reply *r);
+void handlers_challenge(Server *s, Request *q, Reply *r);
+void handlers_enrol(Server *s, Request *q, Reply *r);
+void handlers_revoke(Server *s, Request *q, Reply *r);
+void handlers_claim(Server *s, Request *q, Reply *r);
+void handlers_heartbeat(Server *s, Request *q, Reply *r);
+void handlers_upload(Server *s, Request *q, Reply *r);
+void handlers_blob_put(Server *s, Request *q, Reply *r);
+void handlers_blob_get(Server *s, Request *q, Reply *r);
+void handlers_run_create(Server *s, Request *q, Reply *r);
+void handlers_run_get(Server *s, Request *q, Reply *r);
+void handlers_run_results(Server *s, Request *q, Reply *r);
+void handlers_run_cancel(Server *s, Request *q, Reply *r);
+void handlers_status(Server *s, Request *q, Reply *r);
 
 /* Empties the cache of agents by token (after an enrolment or a revocation). */
 void server_forget_agents(void);
@@ -113,7 +113,7 @@ void server_notify(Server *s);
 int server_stopping(Server *s);
 
 /* The store (store.c): blobs by digest, evidence folders filed atomically. */
-void blob_path(const Server *s, const char *sha, char *out, size_t cap);
+void store_blob_path(const Server *s, const char *sha, char *out, size_t cap);
 int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e);
 /* Writes FILES (name -> bytes) plus the envelope and key into a temp folder, syncs it
  * and renames it to REL under the state folder; an existing REL is an error unless
@@ -132,6 +132,6 @@ int store_reconcile(Server *s, Err *e);
 int store_settle(Server *s);
 
 /* `cairn-farm serve` (argv[0] is the verb, lib/command.h). */
-int serve_main(int argc, char **argv);
+int server_main(int argc, char **argv);
 
 #endif

@@ -21,14 +21,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void blob_path(const Server *s, const char *sha, char *out, size_t cap) {
+void store_blob_path(const Server *s, const char *sha, char *out, size_t cap) {
     snprintf(out, cap, "%s/blobs/%.2s/%s", s->state, sha, sha);
 }
 
 int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e) {
     char path[1400], dir[1400];
     snprintf(dir, sizeof dir, "%s/blobs/%.2s", s->state, sha);
-    blob_path(s, sha, path, sizeof path);
+    store_blob_path(s, sha, path, sizeof path);
     if (fs_mkdirs(dir, e) != 0 || fs_write_atomic(path, data, len, e) != 0) return -1;
     return db_blob_add(s->db, sha, (long)len) == 0 ? 0 : err_set(e, "blob row not stored");
 }

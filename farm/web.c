@@ -282,14 +282,15 @@ void web_file(Server *s, Request *q, Reply *r) {
     char path[2400];
     size_t len = 0;
     if (!util_is_safe_relpath(q->arg) || strncmp(q->arg, "evidence/", 9) != 0) {
-        reply_error(r, PROTO_E_NOT_FOUND, "no file %s (only evidence/... is served)", q->arg);
+        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no file %s (only evidence/... is served)",
+                             q->arg);
         return;
     }
     snprintf(path, sizeof path, "%s/%s", s->state, q->arg);
     char *data = fs_read(path, &len, NULL);
     if (!data || len > MAX_SERVED) {
         free(data);
-        reply_error(r, PROTO_E_NOT_FOUND, "no file %s", q->arg);
+        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no file %s", q->arg);
         return;
     }
     r->raw = data;

@@ -141,7 +141,7 @@ void web_run(Server *s, Request *q, Reply *r) {
     long id = web_run_id(q->arg);
     cJSON *view = NULL, *report = id ? web_report(s, id, &view) : NULL;
     if (!report) {
-        reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
+        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
         return;
     }
     char title[64], *html = NULL;
@@ -176,7 +176,7 @@ void web_plot(Server *s, Request *q, Reply *r) {
     long id = web_run_id(q->arg);
     cJSON *report = id ? web_report(s, id, NULL) : NULL;
     if (!report) {
-        reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
+        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
         return;
     }
     char *svg = NULL;

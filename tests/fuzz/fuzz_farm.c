@@ -69,7 +69,7 @@ static int route(const char *method, const char *path, const char *bearer, const
     }
     cJSON_Delete(r.json);
     free(r.raw);
-    agent_free(&q.agent);
+    db_agent_free(&q.agent);
     free(copy);
     return r.status;
 }
