@@ -7,6 +7,7 @@ must complete through the survivor with every job done exactly once and every bu
 an agent saw acknowledged filed exactly once: its row points to its folder, and once no
 coordinator is left, a fresh one's reconcile leaves exactly one folder per job.
 """
+import contextlib
 import os
 import socket
 import subprocess
@@ -145,9 +146,10 @@ def test_two_coordinators_one_killed_every_job_once(tmp_path):
         b.close()
 
 
-def test_a_long_poll_at_one_coordinator_wakes_for_jobs_queued_at_the_other(tmp_path):
-    """A claim waiting at B returns soon after a run is submitted at A (A's NOTIFY, read
-    on B's reaper tick), not when its wait runs out (5 s)."""
+@contextlib.contextmanager
+def two_coordinators(tmp_path):
+    """Coordinators A and B on one fresh PostgreSQL database and one state folder, both
+    closed at the end (the test is skipped without PostgreSQL)."""
     if farmlib.POSTGRES is None:
         pytest.skip("several coordinators need the PostgreSQL store")
     store = {"store": farmlib.POSTGRES.database()}
@@ -155,6 +157,16 @@ def test_a_long_poll_at_one_coordinator_wakes_for_jobs_queued_at_the_other(tmp_p
     a = coordinator(tmp_path, "a", state, store).start()
     b = coordinator(tmp_path, "b", state, store).start()
     try:
+        yield a, b
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_long_poll_at_one_coordinator_wakes_for_jobs_queued_at_the_other(tmp_path):
+    """A claim waiting at B returns soon after a run is submitted at A (A's NOTIFY, read
+    on B's reaper tick), not when its wait runs out (5 s)."""
+    with two_coordinators(tmp_path) as (a, b):
         token, _ = enrol(b, "waiter", b.keygen("waiter"))
         answer = {}
 
@@ -173,9 +185,6 @@ def test_a_long_poll_at_one_coordinator_wakes_for_jobs_queued_at_the_other(tmp_p
         assert answer["status"] == 200, answer
         assert time.time() - submitted < 4, answer     # well before the 5 s wait ran out
         assert answer["took"] < 4.5, answer
-    finally:
-        a.close()
-        b.close()
 
 
 def test_a_store_that_is_neither_sqlite_nor_postgresql_is_refused(tmp_path):
@@ -218,13 +227,7 @@ def test_a_farm_db_from_before_the_store_interface_opens_and_settles(tmp_path):
 def test_a_revocation_at_one_coordinator_holds_at_the_other_within_seconds(tmp_path):
     """B caches agents by token; a revocation at A must reach B's cache within its 2 s
     lifetime, not wait for B's next flush (B has none of its own to make)."""
-    if farmlib.POSTGRES is None:
-        pytest.skip("several coordinators need the PostgreSQL store")
-    store = {"store": farmlib.POSTGRES.database()}
-    state = tmp_path / "state"
-    a = coordinator(tmp_path, "a", state, store).start()
-    b = coordinator(tmp_path, "b", state, store).start()
-    try:
+    with two_coordinators(tmp_path) as (a, b):
         token, agent_id = enrol(b, "revokee", b.keygen("revokee"))
         claim = {"wait_s": 0}
         assert b.request("POST", "/api/v1/claim", claim, token=token)[0] == 204  # cached now
@@ -233,6 +236,3 @@ def test_a_revocation_at_one_coordinator_holds_at_the_other_within_seconds(tmp_p
         wait_for(lambda: b.request("POST", "/api/v1/claim", claim, token=token)[0] == 401,
                  4, "B refusing the token revoked at A", step=0.1)
         assert time.time() - revoked < 3.5
-    finally:
-        a.close()
-        b.close()
