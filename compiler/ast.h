@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"
+#include "base/base.h"
 #include "types.h"
 
 typedef struct Span {

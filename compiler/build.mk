@@ -1,10 +1,12 @@
-# compiler/: the cairn binary. Every compiler/*.c is part of it. It does not link the
+# compiler/: the cairn binary. Every compiler/*.c and compiler/*/*.c is part of it (one
+# folder per pass: docs/design.md). Its includes are written from compiler/ ("check/check.h")
+# or from the tree's root ("lib/err.h", "runtime/cairn_layout.h"). It does not link the
 # runtime library: it carries the runtime's sources (below) for the programs it builds.
 # It links lib/, what it shares with cairn-farm and cairn-agent.
 
 include lib/build.mk
 
-CAIRN_SRCS := $(wildcard compiler/*.c)
+CAIRN_SRCS := $(wildcard compiler/*.c compiler/*/*.c)
 CAIRN_OBJS := $(CAIRN_SRCS:%.c=$(OBJ)/%.o)
 CAIRN_LIBS := $(shell pkg-config --libs libcjson openssl 2>/dev/null || echo -lcjson -lcrypto) -lz3
 
@@ -15,6 +17,7 @@ $(BIN)/cairn: $(CAIRN_OBJS) $(LIB_A)
 ifneq ($(CAIRN_SRCS),)
 ALL_TARGETS += $(BIN)/cairn
 endif
+$(OBJ)/compiler/%.o $(OBJ)/gen/%.o: CFLAGS += -Icompiler
 
 # The runtime travels inside bin/cairn (back end: compiler/driver.c writes it into the
 # build cache): scripts/embed_runtime.py turns runtime/*.h and runtime/*.c into one C file.
@@ -22,9 +25,9 @@ RUNTIME_EMBED_FILES := $(sort $(wildcard runtime/*.h runtime/*.c))
 $(OBJ)/gen/runtime_embed.c: scripts/embed_runtime.py $(RUNTIME_EMBED_FILES)
 	@mkdir -p $(dir $@)
 	$(PYTHON) scripts/embed_runtime.py $@ $(RUNTIME_EMBED_FILES)
-$(OBJ)/gen/runtime_embed.o: $(OBJ)/gen/runtime_embed.c compiler/driver.h
-	$(CC) $(CFLAGS) -Icompiler -c $< -o $@
-ifneq ($(wildcard compiler/driver.h),)
+$(OBJ)/gen/runtime_embed.o: $(OBJ)/gen/runtime_embed.c compiler/base/base.h
+	$(CC) $(CFLAGS) -c $< -o $@
+ifneq ($(wildcard compiler/base/base.h),)
 $(BIN)/cairn: $(OBJ)/gen/runtime_embed.o
 endif
 
@@ -35,8 +38,8 @@ $(OBJ)/gen/device_tables.c: scripts/embed_runtime.py $(DEVICE_TABLES)
 	@mkdir -p $(dir $@)
 	$(PYTHON) scripts/embed_runtime.py $@.in $(DEVICE_TABLES)
 	sed -e 's/cairn_runtime_file/cairn_device_table/g' -e 's|from runtime/|from configs/devices/|' $@.in > $@
-$(OBJ)/gen/device_tables.o: $(OBJ)/gen/device_tables.c compiler/driver.h
-	$(CC) $(CFLAGS) -Icompiler -c $< -o $@
+$(OBJ)/gen/device_tables.o: $(OBJ)/gen/device_tables.c compiler/base/base.h
+	$(CC) $(CFLAGS) -c $< -o $@
 ifneq ($(wildcard compiler/predict_devices.c),)
 $(BIN)/cairn: $(OBJ)/gen/device_tables.o
 endif

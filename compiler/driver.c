@@ -25,7 +25,7 @@
 #include "lib/fs.h"
 #include "lib/proc.h"
 #include "lib/sha256.h"
-#include "strbuf.h"
+#include "base/base.h"
 #include "frontend.h"
 #include "lower_c.h"
 #include "receipt.h"

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cairn_layout.h"
+#include "runtime/cairn_layout.h"
 
 #define LAYOUT_MAX_SIZE   ((uint64_t)1 << 22)
 #define LAYOUT_MAX_COSIZE ((uint64_t)1 << 26)

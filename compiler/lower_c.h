@@ -22,7 +22,7 @@
 
 #include "ast.h"
 #include "diag.h"
-#include "strbuf.h"
+#include "base/base.h"
 
 /* The runtime modules a lowered program calls (lower_output.modules): each place in the
  * lowering that emits a call into a runtime source records its module with

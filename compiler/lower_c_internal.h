@@ -18,7 +18,7 @@
 #include "ast.h"
 #include "diag.h"
 #include "lower_c.h"
-#include "strbuf.h"
+#include "base/base.h"
 
 #define LOWER_MAX_LIVE     256
 #define LOWER_MAX_WARP_OPS 64

@@ -2,7 +2,7 @@
  * command_main (the same for cairn-farm and cairn-agent). */
 #include "commands.h"
 #include "lib/command.h"
-#include "version.h"
+#include "base/base.h"
 
 /* A row of commands.h: cmd_NAME runs it, cmd_NAME_help is its --help. */
 #define CAIRN_COMMAND(name, summary) COMMAND_ENTRY(name, cmd_##name, cmd_##name##_help, summary)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strbuf.h"
+#include "base/base.h"
 #include "frontend.h"
 #include "predict.h"
 

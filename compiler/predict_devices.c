@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "driver.h"
+#include "base/base.h"
 #include "frontend.h"
 #include "predict.h"
 #include "lib/fs.h"

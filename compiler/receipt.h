@@ -7,9 +7,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "strbuf.h"
+#include "base/base.h"
 
-#include "version.h" /* CAIRN_VERSION */
 
 typedef struct receipt_info {
     const char *source_path, *source_sha256;

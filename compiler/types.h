@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "arena.h"
+#include "base/base.h"
 
 typedef struct Expr Expr;
 

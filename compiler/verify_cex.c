@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "strbuf.h"
+#include "base/base.h"
 #include "verify.h"
 
 #define CEX_MAX_ELEMENTS 4096 /* elements of a view written into a replay */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "strbuf.h"
+#include "base/base.h"
 #include "verify.h"
 #include "lib/timing.h"
 

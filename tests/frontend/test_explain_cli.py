@@ -81,7 +81,7 @@ def test_explain_is_case_insensitive_and_refuses_unknown():
 
 
 def test_version_and_help():
-    version = re.search(r'CAIRN_VERSION "([^"]+)"', (ROOT / "compiler/version.h").read_text())[1]
+    version = re.search(r'CAIRN_VERSION "([^"]+)"', (ROOT / "compiler/base/version.h").read_text())[1]
     r = run([CAIRN, "--version"])
     assert r.returncode == 0 and r.stdout.strip() == f"cairn {version}"
     r = run([CAIRN, "--help"])

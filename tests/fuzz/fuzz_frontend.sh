@@ -15,10 +15,10 @@ fi
 FRONT="arena ast types lexer parser print diag frontend check check_expr check_builtin check_summary
        check_phase layout layout_check"
 SRCS=""
-for f in $FRONT; do SRCS="$SRCS compiler/$f.c"; done
+for f in $FRONT; do SRCS="$SRCS $(ls compiler/$f.c compiler/*/$f.c 2>/dev/null)"; done
 SRCS="$SRCS lib/fs.c lib/err.c" # frontend.c reads files with lib/'s fs_read
 clang -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -ffp-contract=off -fno-fast-math \
-  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. -Icompiler -Iruntime \
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. -Icompiler \
   tests/fuzz/fuzz_frontend.c $SRCS -lm -o "$OUT/fuzz_frontend"
 for f in tests/golden/check/*.cairn tests/frontend/spec/*.cairn tests/fuzz/crashes/* examples/*.cairn; do
   [ -f "$f" ] && cp "$f" "$OUT/corpus/seed-$(basename "$f")"

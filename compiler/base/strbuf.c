@@ -1,5 +1,5 @@
 /* strbuf.c: growable strings and lists of strings (see strbuf.h). */
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* arena.c: the bump allocator behind the syntax tree (see arena.h). */
-#include "arena.h"
+#include "base/arena.h"
 
 #include <stdarg.h>
 #include <stdio.h>
