@@ -12,7 +12,7 @@ static const struct {
     int min, max, generics;
 } arity[BI_COUNT] = {
 #define BUILTIN(id, spelling, minargs, maxargs, generics) [id] = {minargs, maxargs, generics},
-#include "builtins.def"
+#include "syntax/builtins.def"
 #undef BUILTIN
 };
 

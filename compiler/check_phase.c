@@ -44,7 +44,7 @@
 #include <string.h>
 
 #include "check_internal.h"
-#include "layout.h"
+#include "syntax/syntax.h"
 
 enum { MAXV = 96, MAXROWS = 3000, MAXLOOPS = 30, MAXSTATES = 4000, MAXDIVS = 8 };
 

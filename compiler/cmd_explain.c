@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "diag.h"
+#include "syntax/syntax.h"
 
 const char cmd_explain_help[] =
     "usage: cairn explain E-CODE\n"

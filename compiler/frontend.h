@@ -8,8 +8,7 @@
 #ifndef CAIRN_FRONTEND_H
 #define CAIRN_FRONTEND_H
 
-#include "ast.h"
-#include "diag.h"
+#include "syntax/syntax.h"
 
 typedef enum LoadStatus { LOAD_OK, LOAD_REFUSED, LOAD_IO_ERROR } LoadStatus;
 
@@ -22,8 +21,7 @@ Program *cairn_load(const char *path, Diags *d, LoadStatus *status);
 /* The same from text in memory (path only names it in messages). */
 Program *cairn_load_text(const char *path, const char *text, size_t len, Diags *d);
 
-/* The stages, for tools that need only some. */
-Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d);
+/* The stages, for tools that need only some (cairn_parse: syntax/syntax.h). */
 bool cairn_check(Program *p, Diags *d);
 
 /* derive grad: the checker calls this for each `derive grad` item after the target
@@ -32,11 +30,5 @@ bool cairn_check(Program *p, Diags *d);
  * The gradients room implements it in grad.c; the front end's weak default refuses
  * every derive with E-UNSUPPORTED. */
 bool cairn_derive_grad(Program *p, Item *derive, Diags *d);
-
-/* Pretty printer (print.c): the program as CAIRN source that parses back to the same
- * tree. Returns a malloc'ed string. */
-char *cairn_print_program(const Program *p);
-char *cairn_print_expr(const Expr *e);
-char *cairn_print_type(const Type *t);
 
 #endif

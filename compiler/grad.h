@@ -19,8 +19,7 @@
 
 #include <stdbool.h>
 
-#include "ast.h"
-#include "diag.h"
+#include "syntax/syntax.h"
 
 /* A growing list of statements (malloc'ed; moved into the arena by stmts_block). */
 typedef struct StmtList {

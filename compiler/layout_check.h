@@ -5,7 +5,7 @@
 #define CAIRN_LAYOUT_CHECK_H
 
 #include "check_internal.h"
-#include "layout.h"
+#include "syntax/syntax.h"
 
 /* The layout a checked layout-typed expression holds (a name, or a constructor call),
  * folding it on first use; NULL when it has none (an error, reported elsewhere). */

@@ -20,8 +20,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "ast.h"
-#include "diag.h"
+#include "syntax/syntax.h"
 #include "base/base.h"
 
 /* The runtime modules a lowered program calls (lower_output.modules): each place in the

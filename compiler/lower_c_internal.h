@@ -15,8 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "ast.h"
-#include "diag.h"
+#include "syntax/syntax.h"
 #include "lower_c.h"
 #include "base/base.h"
 

@@ -21,7 +21,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "layout.h"
+#include "syntax/syntax.h"
 #include "lower_mma.h"
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)

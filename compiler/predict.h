@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "ast.h"
+#include "syntax/syntax.h"
 
 #define PRED_MAX_ATOMS 24
 

@@ -35,7 +35,7 @@
 #include <cjson/cJSON.h>
 #include <z3.h>
 
-#include "ast.h"
+#include "syntax/syntax.h"
 
 #define VERIFY_MAX_REASONS 31 /* taint bits; bit 31 means "more reasons than bits" */
 

@@ -1,5 +1,5 @@
 /* lexer.c: CAIRN source text to tokens (see lexer.h). */
-#include "lexer.h"
+#include "syntax/lexer.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* types.c: scalar singletons, view and fragment types, predicates and spelling. */
-#include "types.h"
+#include "syntax/types.h"
 
 #include <stdio.h>
 #include <string.h>

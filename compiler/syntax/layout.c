@@ -1,6 +1,6 @@
 /* layout.c: building constant layouts, proving them injective by enumeration, and the
  * fragment families' reading rules (layout.h). */
-#include "layout.h"
+#include "syntax/layout.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

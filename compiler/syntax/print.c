@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend.h"
+#include "syntax/syntax.h"
 
 typedef struct Buf {
     char *s;

@@ -1,5 +1,5 @@
 /* ast.c: syntax tree constructors and the spelling of operators (see ast.h). */
-#include "ast.h"
+#include "syntax/ast.h"
 
 #include <string.h>
 
@@ -175,7 +175,7 @@ const char *ast_builtin_name(Builtin b) {
     static const char *const names[] = {
         [BI_NONE] = "",
 #define BUILTIN(id, spelling, minargs, maxargs, generics) [id] = spelling,
-#include "builtins.def"
+#include "syntax/builtins.def"
 #undef BUILTIN
     };
     return (unsigned)b < BI_COUNT ? names[b] : "";

@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
-#include "types.h"
+#include "syntax/types.h"
 
 typedef struct Span {
     const char *file; /* the path as given on the command line */
@@ -141,7 +141,7 @@ typedef enum ReduceMode { MODE_FOR, MODE_PARALLEL, MODE_WARP } ReduceMode;
 typedef enum Builtin {
     BI_NONE = 0,
 #define BUILTIN(id, spelling, minargs, maxargs, generics) id,
-#include "builtins.def"
+#include "syntax/builtins.def"
 #undef BUILTIN
     BI_COUNT
 } Builtin;

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend.h"
-#include "lexer.h"
+#include "syntax/syntax.h"
+#include "syntax/lexer.h"
 
 enum { MAX_DEPTH = 200 };
 

@@ -4,8 +4,8 @@
 #ifndef CAIRN_LEXER_H
 #define CAIRN_LEXER_H
 
-#include "ast.h"
-#include "diag.h"
+#include "syntax/ast.h"
+#include "syntax/diag.h"
 
 typedef enum TokKind {
     TOK_EOF,

@@ -19,11 +19,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "ast.h"
+#include "syntax/ast.h"
 
 typedef enum Code {
 #define CODE(id, text, title, rule, refused, accepted) id,
-#include "codes.def"
+#include "syntax/codes.def"
 #undef CODE
     CODE_COUNT
 } Code;

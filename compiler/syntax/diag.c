@@ -1,5 +1,5 @@
 /* diag.c: collecting and printing diagnostics (see diag.h), and the code table. */
-#include "diag.h"
+#include "syntax/diag.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 static const CodeInfo code_table[CODE_COUNT] = {
 #define CODE(id, text, title, rule, refused, accepted)                                             \
     [id] = {text, title, rule, refused, accepted},
-#include "codes.def"
+#include "syntax/codes.def"
 #undef CODE
 };
 
