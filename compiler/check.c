@@ -866,14 +866,6 @@ static Symbol *declare_item(Checker *c, Item *it) {
     return s;
 }
 
-/* The weak default of the derive hook: the gradients room's grad.c replaces it. */
-__attribute__((weak)) bool cairn_derive_grad(Program *p, Item *derive, Diags *d) {
-    (void)p;
-    diag_deferred(d, derive->span, E_UNSUPPORTED, "this build has no derive grad yet",
-                  "derive grad is not supported yet");
-    return false;
-}
-
 static void check_derive(Checker *c, Item *it, bool *checked) {
     Symbol *s = lookup_global(c, it->u.derive.target);
     if (!s || s->kind != SYM_FN) {

@@ -5,6 +5,7 @@
 #define CAIRN_CHECK_INTERNAL_H
 
 #include "frontend.h"
+#include "grad/grad.h"
 
 /* Constructs a later stage gives meaning to: refused with a deferred E-UNSUPPORTED,
  * once per function and kind. */

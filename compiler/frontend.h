@@ -24,11 +24,4 @@ Program *cairn_load_text(const char *path, const char *text, size_t len, Diags *
 /* The stages, for tools that need only some (cairn_parse: syntax/syntax.h). */
 bool cairn_check(Program *p, Diags *d);
 
-/* derive grad: the checker calls this for each `derive grad` item after the target
- * function checked cleanly. It appends the derived function(s) to p (program_add_item);
- * the checker then checks them like any other. Returns false after reporting to d.
- * The gradients room implements it in grad.c; the front end's weak default refuses
- * every derive with E-UNSUPPORTED. */
-bool cairn_derive_grad(Program *p, Item *derive, Diags *d);
-
 #endif

@@ -13,7 +13,7 @@ if ! command -v clang >/dev/null 2>&1; then
   exit 0
 fi
 FRONT="arena ast types lexer parser print diag frontend check check_expr check_builtin check_summary
-       check_phase layout layout_check"
+       check_phase layout layout_check grad grad_ast grad_forms grad_sweep"
 SRCS=""
 for f in $FRONT; do SRCS="$SRCS $(ls compiler/$f.c compiler/*/$f.c 2>/dev/null)"; done
 SRCS="$SRCS lib/fs.c lib/err.c" # frontend.c reads files with lib/'s fs_read

@@ -19,7 +19,7 @@
  *     writes each output at most once on every way through its ifs;
  *   - no return inside a loop, no local float buffer, no cooperative region.
  */
-#include "grad.h"
+#include "grad/grad_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

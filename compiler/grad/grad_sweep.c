@@ -8,9 +8,8 @@
  * twin is a region, in which a lane may add only into adjoints of its own lets and into
  * element [i] of a view's adjoint (E-GRAD-RACE otherwise).
  */
-#include "grad.h"
+#include "grad/grad_internal.h"
 
-#include "frontend.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
-/* grad.h: derive grad, reverse mode, source to source (docs/gradients.md).
+/* grad_internal.h: derive grad's own declarations, shared by the files of grad/.
  *
- * For `derive grad[...] for f;` the checker calls cairn_derive_grad (frontend.h) once f
+ * For `derive grad[...] for f;` the checker calls cairn_derive_grad (grad/grad.h) once f
  * has checked. It builds f_grad as an ordinary function of fresh, unchecked nodes and
  * appends it to the program; the checker then checks it like any other, and lowering
  * and `cairn expand` see nothing special about it.
@@ -14,12 +14,12 @@
  * No tape: each return recomputes what its sweep needs (the lets on its path are in
  * scope; a loop's or region's backward twin recomputes its body's lets).
  */
-#ifndef CAIRN_GRAD_H
-#define CAIRN_GRAD_H
+#ifndef CAIRN_GRAD_INTERNAL_H
+#define CAIRN_GRAD_INTERNAL_H
 
 #include <stdbool.h>
 
-#include "syntax/syntax.h"
+#include "grad/grad.h"
 
 /* A growing list of statements (malloc'ed; moved into the arena by stmts_block). */
 typedef struct StmtList {

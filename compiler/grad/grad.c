@@ -8,12 +8,11 @@
  * without a result) first runs the backward sweep of its path (grad_sweep.c), then
  * returns f's result. The function is appended to the program for the checker.
  */
-#include "grad.h"
+#include "grad/grad_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend.h"
 
 bool grad_param_is_float_scalar(const Param *p) { return type_is_compute_float(p->type); }
 

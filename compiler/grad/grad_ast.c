@@ -2,7 +2,7 @@
  * no symbol), allocated from the program's arena, so the checker resolves and types
  * f_grad exactly as it would a function the user wrote. Copies of f's code are deep:
  * f's own checked nodes are never shared with f_grad. */
-#include "grad.h"
+#include "grad/grad_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
