@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "frontend.h"
+#include "check/check.h"
 #include "lib/fs.h"
 
 const char cmd_check_help[] =

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "frontend.h"
+#include "check/check.h"
 
 const char cmd_expand_help[] =
     "usage: cairn expand FILE\n"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "frontend.h"
+#include "check/check.h"
 #include "predict.h"
 #include "verify.h"
 

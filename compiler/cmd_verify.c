@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "frontend.h"
+#include "check/check.h"
 #include "verify.h"
 #include "lib/fs.h"
 

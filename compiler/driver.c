@@ -26,7 +26,7 @@
 #include "lib/proc.h"
 #include "lib/sha256.h"
 #include "base/base.h"
-#include "frontend.h"
+#include "check/check.h"
 #include "lower_c.h"
 #include "receipt.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "frontend.h"
+#include "syntax/syntax.h"
 #include "predict.h"
 
 const char *const predict_space_names[SP_COUNT] = {"host", "device", "unified", "shared"};

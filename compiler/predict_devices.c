@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "base/base.h"
-#include "frontend.h"
+#include "syntax/syntax.h"
 #include "predict.h"
 #include "lib/fs.h"
 #include "lib/timing.h"

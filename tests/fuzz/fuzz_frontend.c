@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend.h"
+#include "check/check.h"
 
 static void round_trip(const Program *p) {
     char *first = cairn_print_program(p);

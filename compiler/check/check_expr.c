@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_internal.h"
+#include "check/check_internal.h"
 
 #define ERR type_scalar(TY_ERROR)
 

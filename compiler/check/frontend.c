@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend.h"
+#include "check/check.h"
 #include "lib/fs.h"
 
 Program *cairn_load_text(const char *path, const char *text, size_t len, Diags *d) {

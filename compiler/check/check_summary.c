@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_internal.h"
+#include "check/check_internal.h"
 
 /* ---- lane effects ---- */
 

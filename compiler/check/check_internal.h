@@ -4,7 +4,7 @@
 #ifndef CAIRN_CHECK_INTERNAL_H
 #define CAIRN_CHECK_INTERNAL_H
 
-#include "frontend.h"
+#include "check/check.h"
 #include "grad/grad.h"
 
 /* Constructs a later stage gives meaning to: refused with a deferred E-UNSUPPORTED,

@@ -43,8 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_internal.h"
-#include "syntax/syntax.h"
+#include "check/check_internal.h"
 
 enum { MAXV = 96, MAXROWS = 3000, MAXLOOPS = 30, MAXSTATES = 4000, MAXDIVS = 8 };
 

@@ -1,12 +1,13 @@
-/* frontend.h: the front end's entry points, for every command that reads a program.
+/* check.h: the checker, and the front end's entry points for every command that reads a
+ * program (parse, then check; derive grad runs inside the check).
  *
  *   Diags d; diags_init(&d, NULL);
  *   Program *p = cairn_load(path, &d);     // parse + check
  *   if (!p) { diags_print(&d, stderr); ... exit 1 (or 2 when the file is unreadable) }
  *   ... walk p (ast.h), then ast_program_free(p); diags_free(&d);
  */
-#ifndef CAIRN_FRONTEND_H
-#define CAIRN_FRONTEND_H
+#ifndef CAIRN_CHECK_H
+#define CAIRN_CHECK_H
 
 #include "syntax/syntax.h"
 

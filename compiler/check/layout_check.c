@@ -2,7 +2,7 @@
  * constant: its constructor's arguments are folded, the layout is built and proved
  * injective once (layout.c), and the value is kept on the expression (Expr.layout) for
  * the methods, the fragment rules and the lowering. */
-#include "layout_check.h"
+#include "check/layout_check.h"
 
 #include <inttypes.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #ifndef CAIRN_LAYOUT_CHECK_H
 #define CAIRN_LAYOUT_CHECK_H
 
-#include "check_internal.h"
+#include "check/check_internal.h"
 #include "syntax/syntax.h"
 
 /* The layout a checked layout-typed expression holds (a name, or a constructor call),

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_internal.h"
-#include "layout_check.h"
+#include "check/check_internal.h"
+#include "check/layout_check.h"
 
 #define ERR type_scalar(TY_ERROR)
 

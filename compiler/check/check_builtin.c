@@ -3,8 +3,8 @@
  * and fragments, the exact bracket GEMM, layouts, wide access and shuffles. */
 #include <string.h>
 
-#include "check_internal.h"
-#include "layout_check.h"
+#include "check/check_internal.h"
+#include "check/layout_check.h"
 
 #define ERR type_scalar(TY_ERROR)
 
