@@ -27,7 +27,7 @@
 #include "lib/sha256.h"
 #include "base/base.h"
 #include "check/check.h"
-#include "lower_c.h"
+#include "lower/lower.h"
 #include "receipt.h"
 
 /* The C compiler as found on this machine. */

@@ -16,8 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "syntax/syntax.h"
-#include "lower_c.h"
-#include "base/base.h"
+#include "lower/lower.h"
 
 #define LOWER_MAX_LIVE     256
 #define LOWER_MAX_WARP_OPS 64
@@ -60,7 +59,7 @@ typedef struct Lower {
 } Lower;
 
 /* Records that the code being emitted calls into runtime module MODULE (a LOWER_MODULE_*
- * of lower_c.h): every place that emits such a call says so, and the driver links what
+ * of lower.h): every place that emits such a call says so, and the driver links what
  * the records name, nothing found by reading the generated text. */
 void lower_use_runtime(Lower *L, unsigned module);
 

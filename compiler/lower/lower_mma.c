@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "syntax/syntax.h"
-#include "lower_mma.h"
+#include "lower/lower_mma.h"
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 

@@ -27,7 +27,7 @@
  * blocks touch disjoint data or use atomics (the checker's rules). */
 #include <string.h>
 
-#include "lower_c_internal.h"
+#include "lower/lower_c_internal.h"
 
 #define FMT(...)      arena_printf(L->arena, __VA_ARGS__)
 #define EMU_MAX_FREES 256

@@ -1,4 +1,4 @@
-/* lower_c.c: checked CAIRN programs to C11 for the host (see lower_c.h).
+/* lower_c.c: checked CAIRN programs to C11 for the host (see lower.h).
  *
  * The C file: includes, the source path for traps, prototypes of every function, the
  * lane functions of parallel regions (each with its context struct), then the
@@ -7,15 +7,15 @@
  * K is cairn_const_K(). A function with view parameters takes one more argument, the
  * call's location, where it checks each view's extent once on entry. Buffers are
  * calloc'ed and freed at the end of their block and at every return. */
-#include "lower_c.h"
+#include "lower/lower.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower_c_internal.h"
-#include "lower_mma.h"
+#include "lower/lower_c_internal.h"
+#include "lower/lower_mma.h"
 
 /* ---- emitting ---- */
 

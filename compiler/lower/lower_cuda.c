@@ -24,7 +24,7 @@
  * -prec-sqrt=true -ftz=false, so f32/f64 arithmetic has the host's bits. */
 #include <string.h>
 
-#include "lower_c_internal.h"
+#include "lower/lower_c_internal.h"
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 

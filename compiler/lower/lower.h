@@ -1,4 +1,4 @@
-/* lower_c.h: checked CAIRN programs to C11 for the host, and to C11 plus CUDA C++ for a
+/* lower.h: checked CAIRN programs to C11 for the host, and to C11 plus CUDA C++ for a
  * GPU target.
  *
  * The pipeline: the driver loads and checks the program once (frontend.h), then hands
@@ -13,8 +13,8 @@
  * language demands is explicit in it (overflow, division by zero, bounds, extents), each
  * trapping with the .cairn location. Alongside, it collects the program's roundings for
  * the receipt (numerics.c) and the runtime modules it calls. */
-#ifndef CAIRN_LOWER_C_H
-#define CAIRN_LOWER_C_H
+#ifndef CAIRN_LOWER_H
+#define CAIRN_LOWER_H
 
 #include <stdbool.h>
 

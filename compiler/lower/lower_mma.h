@@ -3,7 +3,7 @@
 #ifndef CAIRN_LOWER_MMA_H
 #define CAIRN_LOWER_MMA_H
 
-#include "lower_c_internal.h"
+#include "lower/lower_c_internal.h"
 
 /* True for the builtins lower_mma_call lowers. */
 #define LOWER_MMA_BUILTIN(b)                                                                       \

@@ -18,7 +18,7 @@
  * as the spec demands of every device integer reduction. */
 #include <string.h>
 
-#include "lower_c_internal.h"
+#include "lower/lower_c_internal.h"
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower_c_internal.h"
-#include "lower_mma.h"
+#include "lower/lower_c_internal.h"
+#include "lower/lower_mma.h"
 
 /* Declares a temporary of type t holding value; returns its name. */
 static const char *bind(Lower *L, const Type *t, const char *value) {

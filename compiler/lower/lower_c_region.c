@@ -12,7 +12,7 @@
  * zeros (cairn_checked.h). `reduce OP for` folds in written order. */
 #include <string.h>
 
-#include "lower_c_internal.h"
+#include "lower/lower_c_internal.h"
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 
