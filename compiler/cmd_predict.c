@@ -13,7 +13,7 @@
 #include "commands.h"
 #include "check/check.h"
 #include "predict.h"
-#include "verify.h"
+#include "verify/verify.h"
 
 const char cmd_predict_help[] =
     "usage: cairn predict FILE --device NAME [--size NAME=VALUE ...] [--function NAME] [--json]\n"

@@ -9,7 +9,7 @@
 
 #include "commands.h"
 #include "check/check.h"
-#include "verify.h"
+#include "verify/verify.h"
 #include "lib/fs.h"
 
 const char cmd_verify_help[] =

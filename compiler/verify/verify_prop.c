@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "base/base.h"
-#include "verify.h"
+#include "verify/verify.h"
 #include "lib/timing.h"
 
 static const char *const VK_NAMES[VK_COUNT] = {

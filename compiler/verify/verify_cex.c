@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "base/base.h"
-#include "verify.h"
+#include "verify/verify.h"
 
 #define CEX_MAX_ELEMENTS 4096 /* elements of a view written into a replay */
 #define CEX_SHOWN        8    /* elements of a view printed */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verify.h"
+#include "verify/verify.h"
 
 /* ---- sorts, constants, state ---- */
 
