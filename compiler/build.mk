@@ -19,7 +19,7 @@ ALL_TARGETS += $(BIN)/cairn
 endif
 $(OBJ)/compiler/%.o $(OBJ)/gen/%.o: CFLAGS += -Icompiler
 
-# The runtime travels inside bin/cairn (back end: compiler/driver.c writes it into the
+# The runtime travels inside bin/cairn (back end: compiler/driver/driver.c writes it into the
 # build cache): scripts/embed_runtime.py turns runtime/*.h and runtime/*.c into one C file.
 RUNTIME_EMBED_FILES := $(sort $(wildcard runtime/*.h runtime/*.c))
 $(OBJ)/gen/runtime_embed.c: scripts/embed_runtime.py $(RUNTIME_EMBED_FILES)
@@ -31,7 +31,7 @@ ifneq ($(wildcard compiler/base/base.h),)
 $(BIN)/cairn: $(OBJ)/gen/runtime_embed.o
 endif
 
-# Device roofline tables for `cairn predict` (compiler/predict_devices.c) travel inside
+# Device roofline tables for `cairn predict` (compiler/predict/predict_devices.c) travel inside
 # bin/cairn too: the same embedding script, its names renamed to cairn_device_tables.
 DEVICE_TABLES := $(sort $(wildcard configs/devices/*.json))
 $(OBJ)/gen/device_tables.c: scripts/embed_runtime.py $(DEVICE_TABLES)
@@ -40,6 +40,6 @@ $(OBJ)/gen/device_tables.c: scripts/embed_runtime.py $(DEVICE_TABLES)
 	sed -e 's/cairn_runtime_file/cairn_device_table/g' -e 's|from runtime/|from configs/devices/|' $@.in > $@
 $(OBJ)/gen/device_tables.o: $(OBJ)/gen/device_tables.c compiler/base/base.h
 	$(CC) $(CFLAGS) -c $< -o $@
-ifneq ($(wildcard compiler/predict_devices.c),)
+ifneq ($(wildcard compiler/predict/predict_devices.c),)
 $(BIN)/cairn: $(OBJ)/gen/device_tables.o
 endif

@@ -12,7 +12,7 @@
 
 #include "commands.h"
 #include "check/check.h"
-#include "predict.h"
+#include "predict/predict.h"
 #include "verify/verify.h"
 
 const char cmd_predict_help[] =

@@ -15,7 +15,7 @@
 
 #include "base/base.h"
 #include "syntax/syntax.h"
-#include "predict.h"
+#include "predict/predict.h"
 #include "lib/fs.h"
 #include "lib/timing.h"
 

@@ -6,7 +6,7 @@
 
 #include "base/base.h"
 #include "syntax/syntax.h"
-#include "predict.h"
+#include "predict/predict.h"
 
 const char *const predict_space_names[SP_COUNT] = {"host", "device", "unified", "shared"};
 const char *const predict_op_names[OP_COUNT] = {"f32",        "f64",         "int",
