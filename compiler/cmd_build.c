@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "driver.h"
+#include "driver/driver.h"
 
 const char cmd_build_help[] =
     "usage: cairn build FILE [-o OUT] [--cc gcc|clang|PATH] [--sanitize address,undefined|thread]\n"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "driver.h"
+#include "driver/driver.h"
 #include "lib/fs.h"
 
 const char cmd_run_help[] =

@@ -1,4 +1,4 @@
-/* frontend.c: reading a program and running the front end's stages (frontend.h). */
+/* frontend.c: reading a program and running the front end's stages (check/check.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

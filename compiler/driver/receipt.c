@@ -1,5 +1,5 @@
 /* receipt.c: renders the build receipt with cJSON (see receipt.h). */
-#include "receipt.h"
+#include "driver/receipt.h"
 
 #include <stdio.h>
 #include <stdlib.h>

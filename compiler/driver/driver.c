@@ -10,7 +10,7 @@
  *              binary, the source path and bytes, the compiler and the flags
  * Files are written under a private name and renamed into place, so concurrent builds
  * never see half a file. */
-#include "driver.h"
+#include "driver/driver.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -28,7 +28,7 @@
 #include "base/base.h"
 #include "check/check.h"
 #include "lower/lower.h"
-#include "receipt.h"
+#include "driver/receipt.h"
 
 /* The C compiler as found on this machine. */
 typedef struct cc_info {
@@ -295,7 +295,7 @@ static void runtime_digest(char hex[65]) {
 }
 
 /* Which runtime sources a program needs: the lowering records the runtime modules its
- * code calls (lower_output.modules, lower_c.h), and this table says which source each
+ * code calls (lower_output.modules, lower/lower.h), and this table says which source each
  * module is and which modules that source calls in turn; those are linked too. Only
  * what is needed is compiled, so e.g. the bracket GEMM costs nothing to a program
  * without one. Every runtime source has a row (runtime_needed refuses to link without

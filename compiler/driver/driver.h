@@ -1,7 +1,7 @@
 /* driver.h: `cairn build` and `cairn run` behind their command lines.
  *
- * The driver loads and checks a program once (frontend.h), hands the checked program
- * to the lowering (lower_c.h: C for the host, device work emulated; or C plus CUDA C++
+ * The driver loads and checks a program once (check/check.h), hands the checked program
+ * to the lowering (lower/lower.h: C for the host, device work emulated; or C plus CUDA C++
  * for --target sm_NN), finds the C compiler (and nvcc for a CUDA build), compiles the
  * runtime that travels inside this binary into a content-addressed cache, compiles and
  * links the program (nvcc links a CUDA build), and writes the build receipt
