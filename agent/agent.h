@@ -6,10 +6,10 @@
 #include <cjson/cJSON.h>
 #include <openssl/evp.h>
 
-#include "api.h"
-#include "http.h"
+#include "proto/api.h"
+#include "proto/http.h"
 #include "lib/proc.h"
-#include "util.h"
+#include "proto/util.h"
 
 typedef struct {
     const char *coordinator; /* base URL */

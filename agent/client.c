@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
-#include "dsse.h"
+#include "proto/api.h"
+#include "proto/dsse.h"
 
 /* E for an answer that is not the one wanted: an error answer (by its code) or a
  * transport failure, else the parser's complaint already in E. Returns -1. */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "agent.h"
-#include "dsse.h"
+#include "proto/dsse.h"
 
 typedef struct {
     const char *url, *token;

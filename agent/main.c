@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "dsse.h"
+#include "proto/dsse.h"
 #include "lib/command.h"
 
 static const char RUN_HELP[] =

@@ -9,7 +9,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "evidence.h"
+#include "proto/evidence.h"
 
 /* The first line ARGV prints (stdout and stderr), trimmed; NULL when it fails or prints
  * nothing. */

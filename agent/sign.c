@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive.h"
-#include "dsse.h"
+#include "proto/archive.h"
+#include "proto/dsse.h"
 
 static const char SIGN_HELP[] =
     "usage: cairn-agent sign --predicate PREDICATE.json --files DIR --key KEYFILE\n"

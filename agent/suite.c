@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "archive.h"
-#include "dsse.h"
-#include "evidence.h"
+#include "proto/archive.h"
+#include "proto/dsse.h"
+#include "proto/evidence.h"
 
 #define MAX_LOG_SUBJECT (64 * 1024)
 #define MAX_TRAP_LINE   1024       /* the coordinator refuses strings over 4 KiB (farm/fields.h) */

@@ -30,7 +30,7 @@ demo: all
 # (tests/fuzz/corpus_farm) through it in `make test`; tests/fuzz/fuzz_farm.sh builds the
 # same source with libFuzzer for `make fuzz`.
 FUZZ_FARM_REPLAY := $(TBIN)/fuzz_farm_replay
-$(OBJ)/tests/fuzz/fuzz_farm.o: CFLAGS += -I. -Ifarm -Ifarm/proto -DFUZZ_FARM_REPLAY
+$(OBJ)/tests/fuzz/fuzz_farm.o: CFLAGS += -I. -Ifarm -DFUZZ_FARM_REPLAY
 $(FUZZ_FARM_REPLAY): $(OBJ)/tests/fuzz/fuzz_farm.o $(filter-out %/farm/main.o,$(FARM_OBJS)) $(PROTO_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)

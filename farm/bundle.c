@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsse.h"
-#include "evidence.h"
+#include "proto/dsse.h"
+#include "proto/evidence.h"
 #include "fields.h"
 
 /* The subjects' names, each once, into SUBJECTS (at most MAX of them). */

@@ -6,7 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include <openssl/evp.h>
-#include "util.h"
+#include "proto/util.h"
 
 /* Where a subject's bytes come from: returns them malloc'd, or NULL when absent. */
 typedef char *(*SubjectReader)(void *ctx, const char *name, size_t *len);

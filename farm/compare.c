@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "proto/util.h"
 
 /* Verdicts from best to worst: a case takes the worst of its observations'. */
 static const char *const VERDICTS[] = {"identical", "within-bound", "no-evidence",

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "util.h"
+#include "proto/util.h"
 
 typedef enum {
     PHASE_HEADERS,   /* waiting for a request's headers (first, or after an answer) */

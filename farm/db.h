@@ -7,7 +7,7 @@
 #define CAIRN_FARM_DB_H
 
 #include <cjson/cJSON.h>
-#include "util.h"
+#include "proto/util.h"
 
 typedef struct Db Db;
 

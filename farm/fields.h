@@ -5,8 +5,8 @@
 #define CAIRN_FARM_FIELDS_H
 
 #include <cjson/cJSON.h>
-#include "evidence.h"
-#include "util.h"
+#include "proto/evidence.h"
+#include "proto/util.h"
 
 #define FIELD_MAX_NAME   EVIDENCE_MAX_NAME /* bytes: observation names, types, check names, keys */
 #define FIELD_MAX_PATH   1024              /* bytes: case paths, receipts, subject and file names */

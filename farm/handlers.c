@@ -12,9 +12,9 @@
 
 #include <openssl/rand.h>
 
-#include "api.h"
+#include "proto/api.h"
 #include "bundle.h"
-#include "dsse.h"
+#include "proto/dsse.h"
 #include "fields.h"
 #include "matrix.h"
 

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "api.h"
-#include "archive.h"
+#include "proto/api.h"
+#include "proto/archive.h"
 #include "bundle.h"
 #include "compare.h"
-#include "dsse.h"
-#include "http.h"
+#include "proto/dsse.h"
+#include "proto/http.h"
 #include "lib/command.h"
 #include "server.h"
 

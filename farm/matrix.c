@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "evidence.h"
+#include "proto/evidence.h"
 
 static int string_array(const cJSON *a, int allow_empty) {
     if (!cJSON_IsArray(a) || (!allow_empty && cJSON_GetArraySize(a) == 0)) return 0;

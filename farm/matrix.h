@@ -8,7 +8,7 @@
 #define CAIRN_FARM_MATRIX_H
 
 #include <cjson/cJSON.h>
-#include "util.h"
+#include "proto/util.h"
 
 /* Returns [{"cell_id": ..., "cell": {compiler, sanitizer, mode, repeat, target, labels}}]. */
 cJSON *matrix_expand(const cJSON *matrix, Err *e);

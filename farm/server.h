@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
-#include "api.h"
+#include "proto/api.h"
 #include "db.h"
-#include "util.h"
+#include "proto/util.h"
 
 typedef struct {
     char listen[128]; /* host:port, port 0 picks a free one */

@@ -1,7 +1,7 @@
 /* api.c: the API's bodies built and parsed in one place (api.h says the rules). Each
  * parser reads its fields through the checked getters below, so a wrong type, a
  * fraction, NaN or an overlong string is an error naming the field, never a cast. */
-#include "api.h"
+#include "proto/api.h"
 
 #include <stdio.h>
 #include <stdlib.h>

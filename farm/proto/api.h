@@ -15,9 +15,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "evidence.h"
-#include "http.h"
-#include "util.h"
+#include "proto/evidence.h"
+#include "proto/http.h"
+#include "proto/util.h"
 
 /* Bounds on what a body may say (farm/fields.h holds the predicate to the same ones). */
 #define PROTO_MAX_NAME 128                /* bytes: agent names, cell ids (a safe path component) */

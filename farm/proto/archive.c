@@ -1,6 +1,6 @@
 /* archive.c: pack a source tree into the cairn-src-1 JSON archive and unpack it again
  * (see archive.h). Paths are checked on the way in and on the way out. */
-#include "archive.h"
+#include "proto/archive.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #define CAIRN_FARM_ARCHIVE_H
 
 #include <stddef.h>
-#include "util.h"
+#include "proto/util.h"
 
 #define ARCHIVE_FORMAT "cairn-src-1"
 

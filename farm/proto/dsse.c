@@ -1,6 +1,6 @@
 /* dsse.c: Ed25519 keys, DSSE envelopes and in-toto Statements (see dsse.h).
  * Every cryptographic step is OpenSSL's EVP interface; JSON is cJSON. */
-#include "dsse.h"
+#include "proto/dsse.h"
 
 #include <stdio.h>
 #include <stdlib.h>

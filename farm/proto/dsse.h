@@ -8,7 +8,7 @@
 #include <cjson/cJSON.h>
 #include <openssl/evp.h>
 
-#include "util.h"
+#include "proto/util.h"
 
 #define INTOTO_PAYLOAD_TYPE   "application/vnd.in-toto+json"
 #define INTOTO_STATEMENT_TYPE "https://in-toto.io/Statement/v1"

@@ -1,5 +1,5 @@
 /* evidence.c: cells and receipts as both the agent and the coordinator read them. */
-#include "evidence.h"
+#include "proto/evidence.h"
 
 #include <stdio.h>
 #include <string.h>

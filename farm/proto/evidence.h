@@ -5,7 +5,7 @@
 #define CAIRN_FARM_EVIDENCE_H
 
 #include <cjson/cJSON.h>
-#include "util.h"
+#include "proto/util.h"
 
 /* Bounds the coordinator holds uploaded fields to (farm/fields.h has them all): the
  * agent keeps its observations within them rather than have its bundle refused. */

@@ -1,5 +1,5 @@
 /* http.c: libcurl client for the coordinator's API (see http.h). */
-#include "http.h"
+#include "proto/http.h"
 
 #include <stdlib.h>
 #include <string.h>

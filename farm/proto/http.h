@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 #include <cjson/cJSON.h>
-#include "util.h"
+#include "proto/util.h"
 
 typedef struct Http Http;
 

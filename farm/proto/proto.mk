@@ -11,7 +11,7 @@ FARM_LIBS := $(shell pkg-config --libs $(FARM_PKGS) 2>/dev/null || \
 PROTO_SRCS := $(wildcard farm/proto/*.c)
 PROTO_OBJS := $(PROTO_SRCS:%.c=$(OBJ)/%.o)
 
-# The farm and the agent find the shared module's headers by name.
-$(OBJ)/farm/%.o $(OBJ)/agent/%.o: CFLAGS += -Ifarm/proto
+# The farm and the agent include the shared module from farm/: "proto/api.h".
+$(OBJ)/farm/%.o $(OBJ)/agent/%.o: CFLAGS += -Ifarm
 
 endif

@@ -1,6 +1,6 @@
 /* util.c: base64 (OpenSSL's), safe path names and the name set, shared by the
  * coordinator and the agent (see util.h). */
-#include "util.h"
+#include "proto/util.h"
 
 #include <limits.h>
 #include <stdio.h>

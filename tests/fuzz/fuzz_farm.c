@@ -24,10 +24,10 @@
 #include <string.h>
 #include <openssl/evp.h>
 
-#include "api.h"
-#include "archive.h"
+#include "proto/api.h"
+#include "proto/archive.h"
 #include "bundle.h"
-#include "dsse.h"
+#include "proto/dsse.h"
 #include "fields.h"
 #include "server.h"
 

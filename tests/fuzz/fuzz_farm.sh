@@ -23,7 +23,7 @@ if ! command -v clang >/dev/null 2>&1; then
   exit 0
 fi
 SRCS=""
-for f in farm/*.c farm/proto/*.c lib/*.c; do
+for f in farm/*.c farm/*/*.c lib/*.c; do
   [ "$f" = farm/main.c ] || SRCS="$SRCS $f" # main.c has cairn-farm's main
 done
 LIBS=$(pkg-config --libs libmicrohttpd sqlite3 libcjson openssl libcurl libpq 2>/dev/null ||
@@ -31,7 +31,7 @@ LIBS=$(pkg-config --libs libmicrohttpd sqlite3 libcjson openssl libcurl libpq 2>
 PQ_CFLAGS=$(pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 # shellcheck disable=SC2086
 clang -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -ffp-contract=off -fno-fast-math \
-  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. -Ifarm -Ifarm/proto $PQ_CFLAGS \
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. -Ifarm $PQ_CFLAGS \
   tests/fuzz/fuzz_farm.c $SRCS -o "$OUT/fuzz_farm" $LIBS -lm -pthread
 echo "fuzz_farm: running for ${SECONDS_TO_RUN}s"
 status=0
