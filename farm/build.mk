@@ -10,7 +10,7 @@ PG_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/includ
 PG_LIBS := $(shell pkg-config --libs libpq 2>/dev/null || echo -lpq)
 $(OBJ)/farm/db_pg.o: CFLAGS += $(PG_CFLAGS)
 
-FARM_SRCS := $(wildcard farm/*.c)
+FARM_SRCS := $(filter-out farm/proto/%,$(wildcard farm/*.c farm/*/*.c))
 FARM_OBJS := $(FARM_SRCS:%.c=$(OBJ)/%.o)
 
 $(BIN)/cairn-farm: $(FARM_OBJS) $(PROTO_OBJS) $(LIB_A)

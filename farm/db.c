@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "matrix.h"
+#include "core/core.h"
 
 /* Another coordinator counts as alive when it renewed its row this recently (the
  * reaper renews it every 200 ms; a stall longer than this is taken for death). */

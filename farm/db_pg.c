@@ -15,7 +15,7 @@
 
 #include <libpq-fe.h>
 
-#include "matrix.h"
+#include "core/core.h"
 
 /* Connections per coordinator: the HTTP threads' calls, the group committer and the
  * reaper each borrow one for the length of a call. */

@@ -13,10 +13,8 @@
 #include <openssl/rand.h>
 
 #include "proto/api.h"
-#include "bundle.h"
+#include "core/core.h"
 #include "proto/dsse.h"
-#include "fields.h"
-#include "matrix.h"
 
 int handlers_reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...) {
     va_list ap;

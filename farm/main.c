@@ -10,8 +10,7 @@
 
 #include "proto/api.h"
 #include "proto/archive.h"
-#include "bundle.h"
-#include "compare.h"
+#include "core/core.h"
 #include "proto/dsse.h"
 #include "proto/http.h"
 #include "lib/command.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "compare.h"
+#include "core/core.h"
 
 /* --- small pieces --------------------------------------------------------------------- */
 

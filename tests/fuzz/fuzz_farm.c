@@ -26,9 +26,8 @@
 
 #include "proto/api.h"
 #include "proto/archive.h"
-#include "bundle.h"
+#include "core/core.h"
 #include "proto/dsse.h"
-#include "fields.h"
 #include "server.h"
 
 #define ENROL_TOKEN "fuzz-enrol-token-0123456789"

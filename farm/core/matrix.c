@@ -1,5 +1,5 @@
 /* matrix.c: matrix expansion and capability matching (see matrix.h). */
-#include "matrix.h"
+#include "core/matrix.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* fields.c: every field of an uploaded predicate held to the bounds in fields.h. Two
  * passes: a walk over the whole tree (sizes, depth, finite numbers), then the fields
  * whose meaning the coordinator relies on (statuses, counts, digests, names). */
-#include "fields.h"
+#include "core/fields.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
 /* bundle.c: evidence bundle checks shared by upload and offline verification. */
-#include "bundle.h"
+#include "core/bundle.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/dsse.h"
 #include "proto/evidence.h"
-#include "fields.h"
+#include "core/fields.h"
 
 /* The subjects' names, each once, into SUBJECTS (at most MAX of them). */
 static BundleVerdict index_subjects(const cJSON *statement, size_t max, NameSet *subjects, Err *e) {

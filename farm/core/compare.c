@@ -11,8 +11,8 @@
  *   no-evidence          nothing to judge: the case observes nothing, or its bits differ
  *                        in an unordered operation no cell measured (never agreement)
  * Observations are matched by name and occurrence ("acc", "acc#2", ...). */
-#include "compare.h"
-#include "fields.h"
+#include "core/compare.h"
+#include "core/fields.h"
 
 #include <math.h>
 #include <stdio.h>
