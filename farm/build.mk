@@ -5,10 +5,10 @@
 include farm/proto/proto.mk
 include lib/build.mk
 
-# PostgreSQL's client library, for the postgresql:// store (db_pg.c) only.
+# PostgreSQL's client library, for the postgresql:// store (db/db_pg.c) only.
 PG_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 PG_LIBS := $(shell pkg-config --libs libpq 2>/dev/null || echo -lpq)
-$(OBJ)/farm/db_pg.o: CFLAGS += $(PG_CFLAGS)
+$(OBJ)/farm/db/db_pg.o: CFLAGS += $(PG_CFLAGS)
 
 FARM_SRCS := $(filter-out farm/proto/%,$(wildcard farm/*.c farm/*/*.c))
 FARM_OBJS := $(FARM_SRCS:%.c=$(OBJ)/%.o)

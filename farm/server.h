@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "proto/api.h"
-#include "db.h"
+#include "db/db.h"
 #include "proto/util.h"
 
 typedef struct {

@@ -3,7 +3,7 @@
  * the WAL before the call returns, so it survives a kill -9 of the coordinator. With
  * sync "full", a call that acknowledges something also fsyncs the WAL before the answer
  * (release, after the connection is unlocked). */
-#include "db_backend.h"
+#include "db/db_backend.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,7 +9,7 @@
  * which only means a lease runs out again. Job states and the claim never depend on
  * which coordinator answers: every change is one statement or one transaction, and a
  * claim locks the rows it reads (FOR UPDATE SKIP LOCKED on PostgreSQL). */
-#include "db_backend.h"
+#include "db/db_backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 
 #include <pthread.h>
 
-#include "db.h"
+#include "db/db.h"
 
 /* One bound parameter: 'i' integer, 'd' real, 's' text (NULL text binds SQL NULL). */
 typedef struct {

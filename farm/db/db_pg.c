@@ -7,7 +7,7 @@
  * database server may only roll back lease bookkeeping. Coordinators tell each other
  * about queued and requeued jobs with NOTIFY on one channel; each listens on a
  * connection of its own, read on the reaper's tick. */
-#include "db_backend.h"
+#include "db/db_backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
