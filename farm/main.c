@@ -14,7 +14,7 @@
 #include "proto/dsse.h"
 #include "proto/http.h"
 #include "lib/command.h"
-#include "server.h"
+#include "serve/serve.h"
 
 typedef struct {
     const char *url, *token, *matrix, *key, *positional;

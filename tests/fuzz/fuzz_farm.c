@@ -28,7 +28,7 @@
 #include "proto/archive.h"
 #include "core/core.h"
 #include "proto/dsse.h"
-#include "server.h"
+#include "serve/serve.h"
 
 #define ENROL_TOKEN "fuzz-enrol-token-0123456789"
 #define ADMIN_TOKEN "fuzz-admin-token-0123456789"

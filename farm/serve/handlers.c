@@ -1,7 +1,7 @@
 /* handlers.c: the coordinator's routes (the API is listed in docs/farm.md). Every
  * handler checks its input first and answers 4xx with a JSON error, changing nothing,
  * when the input is wrong. */
-#include "server.h"
+#include "serve/serve.h"
 
 #include <errno.h>
 #include <stdarg.h>

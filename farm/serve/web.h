@@ -7,7 +7,7 @@
 #define CAIRN_FARM_WEB_H
 
 #include <stdio.h>
-#include "server.h"
+#include "serve/serve.h"
 
 void web_index(Server *s, Request *q, Reply *r);
 void web_run(Server *s, Request *q, Reply *r);

@@ -1,7 +1,7 @@
-/* server.h: what the coordinator's HTTP plumbing (server.c), its route handlers
+/* serve.h: what the coordinator's HTTP plumbing (server.c), its route handlers
  * (handlers.c) and its file store (store.c) share. */
-#ifndef CAIRN_FARM_SERVER_H
-#define CAIRN_FARM_SERVER_H
+#ifndef CAIRN_FARM_SERVE_H
+#define CAIRN_FARM_SERVE_H
 
 #include <pthread.h>
 #include <semaphore.h>

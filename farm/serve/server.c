@@ -5,9 +5,9 @@
  * runs the short routes; the routes that verify, write files or render pages go to a
  * fixed work pool; a long-polling claim is suspended, holding no thread, until jobs may
  * have become claimable or its wait runs out (the waker thread). */
-#include "server.h"
-#include "conns.h"
-#include "web.h"
+#include "serve/serve.h"
+#include "serve/conns.h"
+#include "serve/web.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

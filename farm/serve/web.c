@@ -3,7 +3,7 @@
  * the same comparison `cairn-farm compare` prints (compare.c). Case paths, machine names
  * and cell ids are checked at submission, enrolment and upload, but everything an agent
  * sent (capabilities, promises, details, digests) is escaped here all the same. */
-#include "web.h"
+#include "serve/web.h"
 
 #include <math.h>
 #include <pthread.h>
