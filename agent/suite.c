@@ -15,7 +15,7 @@
 #include "proto/evidence.h"
 
 #define MAX_LOG_SUBJECT (64 * 1024)
-#define MAX_TRAP_LINE   1024       /* the coordinator refuses strings over 4 KiB (farm/fields.h) */
+#define MAX_TRAP_LINE   1024       /* the coordinator refuses strings over 4 KiB (farm/core/fields.h) */
 #define MAX_OBS_LINE    (1 << 20)  /* one observation line */
 #define MAX_RAW_SUBJECT (8L << 20) /* one raw observation file */
 
@@ -86,7 +86,7 @@ static char *trap_line(const char *log) {
  * {"bound": observation, "ratio", "ok", "promise"} ones (a measured error/bound) into
  * BOUNDS as compare reads them, {"fixed": [names]} (bits a checker says are fixed) into
  * FIXED. */
-/* A data observation the coordinator will accept (farm/fields.h), or NULL and why. */
+/* A data observation the coordinator will accept (farm/core/fields.h), or NULL and why. */
 static const char *bad_observation(const cJSON *j, size_t kept) {
     const char *name = json_str(j, "name"), *type = json_str(j, "type");
     double count = json_num(j, "count", -1);

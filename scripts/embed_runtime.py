@@ -4,7 +4,7 @@
 usage: embed_runtime.py OUT.c FILE...
 
 Each FILE (runtime/*.h, runtime/*.c) becomes an entry of cairn_runtime_files[]
-(declared in compiler/driver.h; the struct in compiler/base/base.h): its base name, its bytes and its size. `cairn build`
+(declared in compiler/driver/driver.h; the struct in compiler/base/base.h): its base name, its bytes and its size. `cairn build`
 writes them into its cache and compiles them with the program's compiler and flags."""
 import os
 import sys

@@ -157,7 +157,7 @@ struct Expr {
     Span span;
     const Type *type;                  /* set by the checker; TY_ERROR after a reported error */
     const struct cairn_layout *layout; /* checker: the folded value of a layout-typed
-                                         * expression (compiler/layout.h), else NULL */
+                                         * expression (compiler/syntax/layout.h), else NULL */
     union {
         struct {
             const char *text;

@@ -56,7 +56,7 @@ static int is_true(const cJSON *o, const char *key) {
 }
 
 /* An exit or build status as an int. Uploads bound both since they were checked at the
- * door (farm/fields.c), but a results file or a bundle filed before then may carry
+ * door (farm/core/fields.c), but a results file or a bundle filed before then may carry
  * anything: out of range reads as STATUS_MALFORMED, never an unchecked cast. */
 #define STATUS_MALFORMED (FIELD_STATUS_MIN - 1)
 static int status_field(const cJSON *c, const char *key) {

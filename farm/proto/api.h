@@ -19,7 +19,7 @@
 #include "proto/http.h"
 #include "proto/util.h"
 
-/* Bounds on what a body may say (farm/fields.h holds the predicate to the same ones). */
+/* Bounds on what a body may say (farm/core/fields.h holds the predicate to the same ones). */
 #define PROTO_MAX_NAME 128                /* bytes: agent names, cell ids (a safe path component) */
 #define PROTO_MAX_PATH 1024               /* bytes: case paths, evidence paths, file names */
 #define PROTO_MAX_TEXT 4096               /* bytes: progress lines, PEM keys, messages */
@@ -179,7 +179,7 @@ int proto_blob_parse(const cJSON *j, ProtoBlob *m, Err *e);
 /* POST /api/v1/runs */
 typedef struct {
     const char *source;  /* the archive blob's SHA-256 */
-    const cJSON *matrix; /* configs/matrix*.json (farm/matrix.c checks it) */
+    const cJSON *matrix; /* configs/matrix*.json (farm/core/matrix.c checks it) */
     const cJSON *cases;  /* non-empty, safe relative paths */
 } ProtoRunCreate;
 cJSON *proto_run_create_build(const ProtoRunCreate *m);
@@ -201,7 +201,7 @@ cJSON *proto_ack_build(const char *flag);
 int proto_ack_parse(const cJSON *j, const char *flag, Err *e);
 
 /* The views (GET /api/v1/runs/ID, /results, /status) are the store's rows as JSON
- * (farm/db.c builds them); the client verbs read them through these. A row's null
+ * (farm/db/db.c builds them); the client verbs read them through these. A row's null
  * column reads as absent (NULL, or 0 for a count). */
 typedef struct {
     long id;

@@ -7,7 +7,7 @@
 #include <cjson/cJSON.h>
 #include "proto/util.h"
 
-/* Bounds the coordinator holds uploaded fields to (farm/fields.h has them all): the
+/* Bounds the coordinator holds uploaded fields to (farm/core/fields.h has them all): the
  * agent keeps its observations within them rather than have its bundle refused. */
 #define EVIDENCE_MAX_NAME   256    /* bytes of an observation's name or type */
 #define EVIDENCE_MAX_ITEMS  4096   /* observations (or checks) of one case */

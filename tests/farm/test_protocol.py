@@ -26,7 +26,7 @@ def error_table():
 
 
 def router_routes():
-    """[(method, pattern)] from ROUTES in farm/server.c."""
+    """[(method, pattern)] from ROUTES in farm/serve/server.c."""
     text = (ROOT / "farm" / "server.c").read_text()
     table = text[text.index("ROUTES[] = {"):]
     table = table[:table.index("};")]

@@ -7,7 +7,7 @@ increasing p differ from the same loop in decreasing p (numpy, float32), so equa
 say the emulation adds in the reference's order, not only that it indexes right. Each
 example runs with f16 operands as written and with bf16 (every f16 of it renamed).
 
-The checker's phase rule (compiler/check_phase.c) accepts both: tile32's swizzled
+The checker's phase rule (compiler/check/check_phase.c) accepts both: tile32's swizzled
 stage is written through STAGE_A.at and read by fragments of STAGE_A, which the rule
 decides on coordinates (a proved layout is injective)."""
 import pathlib

@@ -1,4 +1,4 @@
-"""Tensor-core fragments for CUDA targets (compiler/lower_mma.c, runtime/
+"""Tensor-core fragments for CUDA targets (compiler/lower/lower_mma.c, runtime/
 cairn_fragment_cuda.h): the spec's one-warp WMMA program, examples/tensor/tile64 (WMMA)
 and tile32 (mma.sync, A from a swizzled shared stage), tests/tensor/programs/mma_sync_swizzled (A from a swizzled stage too), and
 the two other tests/tensor programs with f16 and with bf16 operands build for --target sm_90, and their device half compiles
