@@ -15,7 +15,7 @@
 #include "proto/evidence.h"
 
 #define MAX_LOG_SUBJECT (64 * 1024)
-#define MAX_TRAP_LINE   1024       /* the coordinator refuses strings over 4 KiB (farm/core/fields.h) */
+#define MAX_TRAP_LINE   1024 /* the coordinator refuses strings over 4 KiB (farm/core/fields.h) */
 #define MAX_OBS_LINE    (1 << 20)  /* one observation line */
 #define MAX_RAW_SUBJECT (8L << 20) /* one raw observation file */
 

@@ -37,7 +37,7 @@ const char cmd_build_help[] =
 
 /* Reads build flags and the one source file; shared with nothing else on purpose: run
  * has its own extra flags and its `--`. Returns -1 when it printed help. */
-static int parse(int argc, char **argv, build_options *opt, Err *err) {
+static int parse(int argc, char **argv, BuildOptions *opt, Err *err) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(cmd_build_help, stdout);
@@ -60,7 +60,7 @@ static int parse(int argc, char **argv, build_options *opt, Err *err) {
 }
 
 int cmd_build(int argc, char **argv) {
-    build_options opt = {0};
+    BuildOptions opt = {0};
     Err err = {{0}};
     int status = parse(argc, argv, &opt, &err);
     if (status < 0) return 0;

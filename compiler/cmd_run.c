@@ -35,14 +35,14 @@ const char cmd_run_help[] =
     "Exit codes of cairn itself (before the program starts): 1 refused, 2 bad flag or\n"
     "environment, 3 internal error.\n";
 
-typedef struct run_options {
-    build_options build;
+typedef struct RunOptions {
+    BuildOptions build;
     const char *observe, *observe_raw;
     char **args; /* after `--` */
     int nargs;
-} run_options;
+} RunOptions;
 
-static int parse(int argc, char **argv, run_options *o, Err *err) {
+static int parse(int argc, char **argv, RunOptions *o, Err *err) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -78,7 +78,7 @@ static int parse(int argc, char **argv, run_options *o, Err *err) {
 }
 
 /* Sets the observation variables (an empty value turns them off for the program). */
-static int observe_env(const run_options *o, Err *err) {
+static int observe_env(const RunOptions *o, Err *err) {
     if (o->observe_raw && fs_mkdirs(o->observe_raw, NULL) != 0)
         return err_fail(err, DRIVER_USAGE, "--observe-raw: cannot create %s", o->observe_raw);
     if (o->observe) setenv("CAIRN_OBSERVE", o->observe, 1);
@@ -87,7 +87,7 @@ static int observe_env(const run_options *o, Err *err) {
 }
 
 int cmd_run(int argc, char **argv) {
-    run_options o = {0};
+    RunOptions o = {0};
     Err err = {{0}};
     int status = parse(argc, argv, &o, &err);
     if (status < 0) return 0;

@@ -28,7 +28,7 @@ def main():
             data = f.read()
         parts.append(f"static const unsigned char file_{i}[] = {{\n{c_bytes(data)}\n    0}};")
         entries.append(f"    {{\"{os.path.basename(path)}\", file_{i}, {len(data)}}},")
-    parts.append("const cairn_embedded_file cairn_runtime_files[] = {")
+    parts.append("const EmbeddedFile cairn_runtime_files[] = {")
     parts += entries
     parts.append("};")
     parts.append(f"const size_t cairn_runtime_file_count = {len(files)};")

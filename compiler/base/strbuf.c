@@ -15,7 +15,7 @@ static void *xrealloc(void *p, size_t size) {
     return q;
 }
 
-void sb_append(strbuf *sb, const char *bytes, size_t len) {
+void sb_append(StrBuf *sb, const char *bytes, size_t len) {
     if (sb->len + len + 1 > sb->cap) {
         sb->cap = (sb->len + len + 1) * 2;
         sb->data = xrealloc(sb->data, sb->cap);
@@ -25,9 +25,9 @@ void sb_append(strbuf *sb, const char *bytes, size_t len) {
     sb->data[sb->len] = '\0';
 }
 
-void sb_puts(strbuf *sb, const char *text) { sb_append(sb, text, strlen(text)); }
+void sb_puts(StrBuf *sb, const char *text) { sb_append(sb, text, strlen(text)); }
 
-void sb_printf(strbuf *sb, const char *fmt, ...) {
+void sb_printf(StrBuf *sb, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int need = vsnprintf(NULL, 0, fmt, ap);
@@ -41,12 +41,12 @@ void sb_printf(strbuf *sb, const char *fmt, ...) {
     free(tmp);
 }
 
-void sb_free(strbuf *sb) {
+void sb_free(StrBuf *sb) {
     free(sb->data);
-    *sb = (strbuf){0};
+    *sb = (StrBuf){0};
 }
 
-void sv_push(strvec *sv, const char *text) {
+void sv_push(StrVec *sv, const char *text) {
     if (sv->len + 2 > sv->cap) {
         sv->cap = (sv->len + 2) * 2;
         sv->items = xrealloc(sv->items, sv->cap * sizeof *sv->items);
@@ -55,8 +55,8 @@ void sv_push(strvec *sv, const char *text) {
     sv->items[sv->len] = NULL;
 }
 
-void sv_free(strvec *sv) {
+void sv_free(StrVec *sv) {
     for (size_t i = 0; i < sv->len; i++) free(sv->items[i]);
     free(sv->items);
-    *sv = (strvec){0};
+    *sv = (StrVec){0};
 }

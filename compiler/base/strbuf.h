@@ -7,23 +7,23 @@
 #include <stddef.h>
 
 /* A growable byte string, always NUL-terminated. */
-typedef struct strbuf {
+typedef struct StrBuf {
     char *data;
     size_t len, cap;
-} strbuf;
+} StrBuf;
 
-void sb_append(strbuf *sb, const char *bytes, size_t len);
-void sb_puts(strbuf *sb, const char *text);
-void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sb_free(strbuf *sb);
+void sb_append(StrBuf *sb, const char *bytes, size_t len);
+void sb_puts(StrBuf *sb, const char *text);
+void sb_printf(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_free(StrBuf *sb);
 
 /* A NULL-terminated list of owned strings, e.g. an argv. */
-typedef struct strvec {
+typedef struct StrVec {
     char **items;
     size_t len, cap;
-} strvec;
+} StrVec;
 
-void sv_push(strvec *sv, const char *text);
-void sv_free(strvec *sv);
+void sv_push(StrVec *sv, const char *text);
+void sv_free(StrVec *sv);
 
 #endif

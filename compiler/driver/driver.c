@@ -31,12 +31,12 @@
 #include "driver/receipt.h"
 
 /* The C compiler as found on this machine. */
-typedef struct cc_info {
+typedef struct CcInfo {
     char *path;
     char name[16];    /* "gcc" or "clang" */
     char version[64]; /* e.g. "12.2.0" */
     char banner[256]; /* first line of --version, part of the cache keys */
-} cc_info;
+} CcInfo;
 
 /* snprintf into a PATH_MAX buffer; an over-long path is cut (and then fails to open). */
 static int pathf(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -87,7 +87,7 @@ static int take_value(int argc, char **argv, int *i, const char **value, Err *er
     return 1;
 }
 
-int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, Err *err) {
+int driver_parse_flag(BuildOptions *opt, int argc, char **argv, int *i, Err *err) {
     const char *a = argv[*i];
     if (strcmp(a, "-o") == 0) return take_value(argc, argv, i, &opt->output, err);
     if (strcmp(a, "--cc") == 0) return take_value(argc, argv, i, &opt->cc, err);
@@ -125,12 +125,12 @@ int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, Err *er
 }
 
 /* A CUDA build: a GPU target, not emulated. */
-static bool cuda_build(const build_options *opt) {
+static bool cuda_build(const BuildOptions *opt) {
     return opt->target && strcmp(opt->target, "host") != 0 && !opt->emulate;
 }
 
 /* The exact flags a program (and its runtime) is compiled with. */
-static void compile_flags(const build_options *opt, strvec *flags) {
+static void compile_flags(const BuildOptions *opt, StrVec *flags) {
     char olevel[8];
     snprintf(olevel, sizeof olevel, "-O%d", opt->opt_set ? opt->opt_level : 2);
     const char *base[] = {"-std=c11",          olevel,          "-Wall", "-Wextra", "-Werror",
@@ -186,7 +186,7 @@ static char *version_text(const char *tool) {
 
 /* ---- the C compiler ------------------------------------------------------------- */
 
-static int cc_discover(const char *requested, cc_info *cc, Err *err) {
+static int cc_discover(const char *requested, CcInfo *cc, Err *err) {
     const char *candidates[] = {"gcc", "clang", "cc"};
     if (requested) cc->path = fs_which(requested);
     for (size_t k = 0; !requested && !cc->path && k < 3; k++) cc->path = fs_which(candidates[k]);
@@ -223,14 +223,14 @@ static int compile_failure(const char *what, const char *log, Err *err) {
 
 /* ---- nvcc (CUDA builds) ---------------------------------------------------------- */
 
-typedef struct nvcc_info {
+typedef struct NvccInfo {
     char *path;
     char version[32]; /* e.g. "13.0.48", from `nvcc --version` */
-} nvcc_info;
+} NvccInfo;
 
 /* $CAIRN_NVCC when set (tests point it at a missing file), else nvcc on PATH, in
  * $CUDA_HOME/bin, or in /usr/local/cuda/bin. */
-static int nvcc_discover(nvcc_info *nv, Err *err) {
+static int nvcc_discover(NvccInfo *nv, Err *err) {
     const char *forced = getenv("CAIRN_NVCC"), *home = getenv("CUDA_HOME");
     char path[PATH_MAX];
     if (forced && *forced) {
@@ -262,7 +262,7 @@ static int nvcc_discover(nvcc_info *nv, Err *err) {
 /* What nvcc compiles the device half with (docs/devices.md): no contraction into fused
  * multiply-adds, IEEE division and square root, subnormals kept; the host side of the
  * .cu with the project's strict flags; every warning an error. */
-static void nvcc_flags(const build_options *opt, strvec *flags) {
+static void nvcc_flags(const BuildOptions *opt, StrVec *flags) {
     char arch[32], olevel[8];
     snprintf(arch, sizeof arch, "-arch=%s", opt->target);
     snprintf(olevel, sizeof olevel, "-O%d", opt->opt_set ? opt->opt_level : 2);
@@ -284,9 +284,9 @@ static void nvcc_flags(const build_options *opt, strvec *flags) {
 /* ---- the runtime ---------------------------------------------------------------- */
 
 static void runtime_digest(char hex[65]) {
-    strbuf all = {0};
+    StrBuf all = {0};
     for (size_t k = 0; k < cairn_runtime_file_count; k++) {
-        const cairn_embedded_file *f = &cairn_runtime_files[k];
+        const EmbeddedFile *f = &cairn_runtime_files[k];
         sb_printf(&all, "%s\n%zu\n", f->name, f->size);
         sb_append(&all, (const char *)f->data, f->size);
     }
@@ -295,18 +295,18 @@ static void runtime_digest(char hex[65]) {
 }
 
 /* Which runtime sources a program needs: the lowering records the runtime modules its
- * code calls (lower_output.modules, lower/lower.h), and this table says which source each
+ * code calls (LowerOutput.modules, lower/lower.h), and this table says which source each
  * module is and which modules that source calls in turn; those are linked too. Only
  * what is needed is compiled, so e.g. the bracket GEMM costs nothing to a program
  * without one. Every runtime source has a row (runtime_needed refuses to link without
  * one), so a new source cannot be forgotten silently. */
-typedef struct runtime_module {
+typedef struct RuntimeModule {
     unsigned module;    /* LOWER_MODULE_* */
     const char *source; /* NULL: a header only */
     unsigned calls;     /* the modules its code calls */
-} runtime_module;
+} RuntimeModule;
 
-static const runtime_module runtime_modules[] = {
+static const RuntimeModule runtime_modules[] = {
     {LOWER_MODULE_TRAP, "cairn_trap.c", 0},
     {LOWER_MODULE_POOL, "cairn_pool.c", 0},
     {LOWER_MODULE_SUM, "cairn_sum.c", LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
@@ -359,7 +359,7 @@ static int runtime_needed(unsigned modules, bool needed[], Err *err) {
 /* Writes the embedded runtime into `dir` (identical bytes, so racing writers agree). */
 static int runtime_write(const char *dir, Err *err) {
     for (size_t k = 0; k < cairn_runtime_file_count; k++) {
-        const cairn_embedded_file *f = &cairn_runtime_files[k];
+        const EmbeddedFile *f = &cairn_runtime_files[k];
         char path[PATH_MAX];
         pathf(path, "%s/%s", dir, f->name);
         if (!exists(path) && fs_write_atomic(path, f->data, f->size, NULL) != 0)
@@ -369,8 +369,8 @@ static int runtime_write(const char *dir, Err *err) {
 }
 
 /* Starts compiling NAME.c into NAME.o.tmp.PID (log NAME.o.log), unless NAME.o exists. */
-static pid_t runtime_compile_start(const cc_info *cc, const strvec *flags, const char *dir,
-                                   const char *name, strvec *objects) {
+static pid_t runtime_compile_start(const CcInfo *cc, const StrVec *flags, const char *dir,
+                                   const char *name, StrVec *objects) {
     size_t n = strlen(name);
     char object[256], tmp[300], path[PATH_MAX], log[PATH_MAX];
     snprintf(object, sizeof object, "%.*s.o", (int)(n - 2), name);
@@ -379,7 +379,7 @@ static pid_t runtime_compile_start(const cc_info *cc, const strvec *flags, const
     pathf(log, "%s/%s.log", dir, object);
     sv_push(objects, object);
     if (exists(path)) return 0;
-    strvec argv = {0};
+    StrVec argv = {0};
     sv_push(&argv, cc->path);
     for (size_t f = 0; f < flags->len; f++) /* the project's own build vets warnings */
         if (strcmp(flags->items[f], "-Werror") != 0) sv_push(&argv, flags->items[f]);
@@ -392,9 +392,9 @@ static pid_t runtime_compile_start(const cc_info *cc, const strvec *flags, const
 
 /* Compiles the needed runtime sources in `dir` at once (those not compiled before) and
  * lists their objects' paths in *objects. */
-static int runtime_compile(const cc_info *cc, const strvec *flags, const char *dir,
-                           const bool needed[], strvec *objects, Err *err) {
-    strvec names = {0};
+static int runtime_compile(const CcInfo *cc, const StrVec *flags, const char *dir,
+                           const bool needed[], StrVec *objects, Err *err) {
+    StrVec names = {0};
     pid_t pids[64];
     size_t started = 0;
     for (size_t k = 0; k < cairn_runtime_file_count && started < 64; k++)
@@ -418,9 +418,9 @@ static int runtime_compile(const cc_info *cc, const strvec *flags, const char *d
 
 /* The runtime objects this program needs, compiled for this compiler and these flags
  * (cached in rt/KEY/); their paths go to *objects, the folder to rt_dir. */
-static int runtime_ensure(const cc_info *cc, const strvec *flags, const char *digest,
-                          unsigned modules, char rt_dir[PATH_MAX], strvec *objects, Err *err) {
-    strbuf key = {0};
+static int runtime_ensure(const CcInfo *cc, const StrVec *flags, const char *digest,
+                          unsigned modules, char rt_dir[PATH_MAX], StrVec *objects, Err *err) {
+    StrBuf key = {0};
     sb_printf(&key, "cairn-runtime-2\n%s\n%s\n%s\n", cc->path, cc->banner, digest);
     for (size_t k = 0; k < flags->len; k++) sb_printf(&key, "%s\n", flags->items[k]);
     char hex[65], root[PATH_MAX];
@@ -452,10 +452,10 @@ static void source_stem(const char *source, char stem[256]) {
 
 /* Writes the generated C to c/KEY/STEM.c, and a CUDA build's device half to
  * c/KEY/STEM_dev.cu (and both to --emit-c DIR); c_dir gets c/KEY. */
-static int write_c(const build_options *opt, const lower_output *lo, const char *stem,
+static int write_c(const BuildOptions *opt, const LowerOutput *lo, const char *stem,
                    char c_dir[PATH_MAX], Err *err) {
     char hex[65], root[PATH_MAX], path[PATH_MAX];
-    strbuf both = {0};
+    StrBuf both = {0};
     sb_append(&both, lo->c.data ? lo->c.data : "", lo->c.len);
     sb_append(&both, lo->cu.data ? lo->cu.data : "", lo->cu.len);
     sha256_hex(both.data ? both.data : "", both.len, hex);
@@ -466,7 +466,7 @@ static int write_c(const build_options *opt, const lower_output *lo, const char 
     for (int d = 0; d < 2 && dirs[d]; d++) {
         const char *what = d ? "--emit-c: " : "";
         for (int half = 0; half < 2; half++) {
-            const strbuf *text = half ? &lo->cu : &lo->c;
+            const StrBuf *text = half ? &lo->cu : &lo->c;
             if (half && !text->len) continue;
             pathf(path, "%s/%s%s", dirs[d], stem, half ? "_dev.cu" : ".c");
             if (fs_mkdirs(dirs[d], NULL) != 0 ||
@@ -479,14 +479,14 @@ static int write_c(const build_options *opt, const lower_output *lo, const char 
 }
 
 /* Compiles and links c_dir/STEM.c with the runtime objects into `out` (absolute). */
-static int compile_program(const cc_info *cc, const strvec *flags, const char *rt_dir,
-                           const strvec *objects, const char *c_dir, const char *stem,
+static int compile_program(const CcInfo *cc, const StrVec *flags, const char *rt_dir,
+                           const StrVec *objects, const char *c_dir, const char *stem,
                            const char *out, Err *err) {
     char source[300], include[PATH_MAX], log[PATH_MAX];
     snprintf(source, sizeof source, "%s.c", stem);
     pathf(include, "-I%s", rt_dir);
     pathf(log, "%s/%s.log", c_dir, stem);
-    strvec argv = {0};
+    StrVec argv = {0};
     sv_push(&argv, cc->path);
     for (size_t k = 0; k < flags->len; k++) sv_push(&argv, flags->items[k]);
     sv_push(&argv, include);
@@ -502,8 +502,8 @@ static int compile_program(const cc_info *cc, const strvec *flags, const char *r
 
 /* A CUDA build: STEM.c with the C compiler, STEM_dev.cu with nvcc, and nvcc links both
  * with the runtime objects into `out`. */
-static int compile_cuda(const cc_info *cc, const nvcc_info *nv, const strvec *flags,
-                        const strvec *nv_flags, const char *rt_dir, const strvec *objects,
+static int compile_cuda(const CcInfo *cc, const NvccInfo *nv, const StrVec *flags,
+                        const StrVec *nv_flags, const char *rt_dir, const StrVec *objects,
                         const char *c_dir, const char *stem, const char *out, Err *err) {
     char include[PATH_MAX], log[PATH_MAX], src[300], obj[300], dev_src[300], dev_obj[300];
     pathf(include, "-I%s", rt_dir);
@@ -511,7 +511,7 @@ static int compile_cuda(const cc_info *cc, const nvcc_info *nv, const strvec *fl
     snprintf(obj, sizeof obj, "%s.o", stem);
     snprintf(dev_src, sizeof dev_src, "%s_dev.cu", stem);
     snprintf(dev_obj, sizeof dev_obj, "%s_dev.o", stem);
-    strvec host = {0}, dev = {0}, link = {0};
+    StrVec host = {0}, dev = {0}, link = {0};
     sv_push(&host, cc->path);
     for (size_t k = 0; k < flags->len; k++) sv_push(&host, flags->items[k]);
     const char *host_tail[] = {include, "-c", src, "-o", obj};
@@ -561,31 +561,31 @@ static int probe_output(const char *output, char **out_abs, Err *err) {
     return 0;
 }
 
-static int write_receipt(const build_options *opt, const char *output, const cc_info *cc,
-                         const strvec *flags, const char *rt_digest, const lower_output *lo,
-                         const nvcc_info *nv, const strvec *nv_flags, const char *out_abs,
+static int write_receipt(const BuildOptions *opt, const char *output, const CcInfo *cc,
+                         const StrVec *flags, const char *rt_digest, const LowerOutput *lo,
+                         const NvccInfo *nv, const StrVec *nv_flags, const char *out_abs,
                          Err *err) {
     char src_sha[65], out_sha[65];
     if (sha256_file_hex(opt->source, src_sha, NULL, NULL) != 0 ||
         sha256_file_hex(out_abs, out_sha, NULL, NULL) != 0)
         return err_fail(err, DRIVER_USAGE, "cannot read back %s: %s", output, strerror(errno));
-    strvec link = {0};
+    StrVec link = {0};
     for (size_t k = 0; k < sizeof link_libs / sizeof *link_libs; k++) sv_push(&link, link_libs[k]);
-    receipt_info info = {opt->source,
-                         src_sha,
-                         output,
-                         out_sha,
-                         rt_digest,
-                         cc->name,
-                         cc->version,
-                         flags,
-                         &link,
-                         opt->sanitize,
-                         lo->numerics,
-                         opt->target ? opt->target : "host",
-                         opt->emulate || (lo->has_device && !nv->path),
-                         nv->path ? nv->version : NULL,
-                         nv_flags};
+    ReceiptInfo info = {opt->source,
+                        src_sha,
+                        output,
+                        out_sha,
+                        rt_digest,
+                        cc->name,
+                        cc->version,
+                        flags,
+                        &link,
+                        opt->sanitize,
+                        lo->numerics,
+                        opt->target ? opt->target : "host",
+                        opt->emulate || (lo->has_device && !nv->path),
+                        nv->path ? nv->version : NULL,
+                        nv_flags};
     char *text = receipt_render(&info);
     sv_free(&link);
     char path[PATH_MAX];
@@ -598,7 +598,7 @@ static int write_receipt(const build_options *opt, const char *output, const cc_
 }
 
 /* Loads and checks the program once, then lowers the checked program. */
-static int lower_source(const build_options *opt, bool cuda, lower_output *out, Err *err) {
+static int lower_source(const BuildOptions *opt, bool cuda, LowerOutput *out, Err *err) {
     Diags d;
     diags_init(&d, NULL);
     LoadStatus load;
@@ -612,14 +612,14 @@ static int lower_source(const build_options *opt, bool cuda, lower_output *out, 
 
 /* Compiles the lowered program (the runtime it needs, the host C, a CUDA build's device
  * half), links it into `out_abs` and writes the receipt. */
-static int compile_and_link(const build_options *opt, const char *output, const cc_info *cc,
-                            const lower_output *lo, const nvcc_info *nv, const strvec *flags,
-                            const strvec *nv_flags, const char *out_abs, Err *err) {
+static int compile_and_link(const BuildOptions *opt, const char *output, const CcInfo *cc,
+                            const LowerOutput *lo, const NvccInfo *nv, const StrVec *flags,
+                            const StrVec *nv_flags, const char *out_abs, Err *err) {
     bool cuda = nv->path != NULL;
     char rt_digest[65], rt_dir[PATH_MAX], c_dir[PATH_MAX], stem[256], tmp_out[PATH_MAX];
     runtime_digest(rt_digest);
     source_stem(opt->source, stem);
-    strvec objects = {0};
+    StrVec objects = {0};
     int status = runtime_ensure(cc, flags, rt_digest, lo->modules, rt_dir, &objects, err);
     if (status == 0) status = write_c(opt, lo, stem, c_dir, err);
     pathf(tmp_out, "%s.tmp.%ld", out_abs, (long)getpid());
@@ -638,13 +638,13 @@ static int compile_and_link(const build_options *opt, const char *output, const 
 
 /* Everything after the options are settled: lower, then compile, link and write the
  * receipt (or, with --emit-only, write the generated files and stop). */
-static int build_into(const build_options *opt, const char *output, const cc_info *cc, Err *err) {
+static int build_into(const BuildOptions *opt, const char *output, const CcInfo *cc, Err *err) {
     char *out_abs = NULL;
     int status = probe_output(output, &out_abs, err);
     bool cuda = cuda_build(opt);
-    lower_output lo = {.numerics = cJSON_CreateObject()};
-    nvcc_info nv = {0};
-    strvec flags = {0}, nv_flags = {0};
+    LowerOutput lo = {.numerics = cJSON_CreateObject()};
+    NvccInfo nv = {0};
+    StrVec flags = {0}, nv_flags = {0};
     compile_flags(opt, &flags);
     if (cuda) nvcc_flags(opt, &nv_flags);
     if (status == 0 && cuda && !opt->emit_only) status = nvcc_discover(&nv, err);
@@ -666,7 +666,7 @@ static int build_into(const build_options *opt, const char *output, const cc_inf
     return status;
 }
 
-static int check_source(const build_options *opt, Err *err) {
+static int check_source(const BuildOptions *opt, Err *err) {
     if (!opt->source) return err_fail(err, DRIVER_USAGE, "no source file given (see --help)");
     if (access(opt->source, R_OK) != 0)
         return err_fail(err, DRIVER_USAGE, "cannot read %s: %s", opt->source, strerror(errno));
@@ -681,10 +681,10 @@ static int check_source(const build_options *opt, Err *err) {
     return 0;
 }
 
-int driver_build(const build_options *opt, Err *err) {
+int driver_build(const BuildOptions *opt, Err *err) {
     int status = check_source(opt, err);
     if (status) return status;
-    cc_info cc = {0};
+    CcInfo cc = {0};
     status = cc_discover(opt->cc, &cc, err);
     char stem[256];
     source_stem(opt->source, stem);
@@ -699,19 +699,19 @@ static void self_digest(char hex[65]) {
         sha256_hex(CAIRN_VERSION, strlen(CAIRN_VERSION), hex);
 }
 
-int driver_build_cached(const build_options *opt, char **exe, Err *err) {
+int driver_build_cached(const BuildOptions *opt, char **exe, Err *err) {
     int status = check_source(opt, err);
     if (status) return status;
-    cc_info cc = {0};
+    CcInfo cc = {0};
     status = cc_discover(opt->cc, &cc, err);
     if (status) return status;
     size_t len;
     char *source = fs_read(opt->source, &len, NULL);
     char self[65], hex[65], root[PATH_MAX], stem[256];
     self_digest(self);
-    strvec flags = {0};
+    StrVec flags = {0};
     compile_flags(opt, &flags);
-    strbuf key = {0};
+    StrBuf key = {0};
     sb_printf(&key, "cairn-run-2\n%s\n%s\n%s\n%s\n%s\n%d\n", self, opt->source, cc.path, cc.banner,
               opt->target ? opt->target : "host", opt->emulate);
     for (size_t k = 0; k < flags.len; k++) sb_printf(&key, "%s\n", flags.items[k]);
@@ -722,7 +722,7 @@ int driver_build_cached(const build_options *opt, char **exe, Err *err) {
     free(source);
     source_stem(opt->source, stem);
     status = cache_dir("bin", root, err);
-    strbuf path = {0};
+    StrBuf path = {0};
     sb_printf(&path, "%s/%.32s", root, hex);
     if (status == 0 && fs_mkdirs(path.data, NULL) != 0)
         status = err_fail(err, DRIVER_USAGE, "cannot create %s: %s", path.data, strerror(errno));

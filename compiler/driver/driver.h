@@ -20,11 +20,11 @@
 enum { DRIVER_OK = 0, DRIVER_REFUSED = 1, DRIVER_USAGE = 2, DRIVER_INTERNAL = 3 };
 
 /* The runtime's sources carried inside the binary (scripts/embed_runtime.py). */
-extern const cairn_embedded_file cairn_runtime_files[];
+extern const EmbeddedFile cairn_runtime_files[];
 extern const size_t cairn_runtime_file_count;
 
 /* What the build flags say; zero-initialised means the defaults. */
-typedef struct build_options {
+typedef struct BuildOptions {
     const char *source;     /* the .cairn file */
     const char *output;     /* -o; NULL: the source's stem in the current folder */
     const char *cc;         /* --cc gcc|clang|PATH; NULL: $CC, else gcc, else clang */
@@ -35,17 +35,17 @@ typedef struct build_options {
     const char *target; /* --target host|sm_NN; NULL: host */
     int emulate;        /* --emulate: device work on host threads, built by the C compiler */
     int emit_only;      /* --emit-only: write --emit-c's files and stop (no compiler runs) */
-} build_options;
+} BuildOptions;
 
 /* Takes argv[*i] (and its value) when it is a flag `cairn build` knows; returns 1 when
  * taken, 0 when not a build flag, -1 when malformed (err set). */
-int driver_parse_flag(build_options *opt, int argc, char **argv, int *i, Err *err);
+int driver_parse_flag(BuildOptions *opt, int argc, char **argv, int *i, Err *err);
 
 /* Builds opt->source into opt->output (plus OUT.receipt.json). */
-int driver_build(const build_options *opt, Err *err);
+int driver_build(const BuildOptions *opt, Err *err);
 
 /* For `cairn run`: the cached executable for these options, built if missing; its path
  * is stored (malloc'd) in *exe. */
-int driver_build_cached(const build_options *opt, char **exe, Err *err);
+int driver_build_cached(const BuildOptions *opt, char **exe, Err *err);
 
 #endif

@@ -12,7 +12,7 @@ static cJSON *path_and_digest(const char *path, const char *sha256) {
     return o;
 }
 
-static cJSON *string_array(const strvec *sv) {
+static cJSON *string_array(const StrVec *sv) {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; sv && i < sv->len; i++)
         cJSON_AddItemToArray(a, cJSON_CreateString(sv->items[i]));
@@ -32,7 +32,7 @@ static cJSON *sanitizer_list(const char *sanitize) {
     return a;
 }
 
-char *receipt_render(const receipt_info *info) {
+char *receipt_render(const ReceiptInfo *info) {
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "cairn", CAIRN_VERSION);
     cJSON_AddItemToObject(r, "source", path_and_digest(info->source_path, info->source_sha256));

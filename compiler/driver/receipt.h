@@ -9,23 +9,22 @@
 
 #include "base/base.h"
 
-
-typedef struct receipt_info {
+typedef struct ReceiptInfo {
     const char *source_path, *source_sha256;
     const char *output_path, *output_sha256;
     const char *runtime_sha256; /* digest of the runtime sources compiled in */
     const char *cc_name, *cc_version;
-    const strvec *flags;      /* exactly what the program was compiled with */
-    const strvec *link;       /* the libraries it was linked with */
+    const StrVec *flags;      /* exactly what the program was compiled with */
+    const StrVec *link;       /* the libraries it was linked with */
     const char *sanitize;     /* "address,undefined", "thread" or NULL */
     const cJSON *numerics;    /* {"function": [entry, ...], ...} (numerics.h) */
     const char *target;       /* "host" or "sm_NN" */
     int emulate;              /* device work ran on host threads */
     const char *nvcc_version; /* a CUDA build: nvcc's release ("13.0.48"), else NULL */
-    const strvec *nvcc_flags; /* what nvcc compiled the device half with */
-} receipt_info;
+    const StrVec *nvcc_flags; /* what nvcc compiled the device half with */
+} ReceiptInfo;
 
 /* The receipt's text (malloc'd, ends in a newline). */
-char *receipt_render(const receipt_info *info);
+char *receipt_render(const ReceiptInfo *info);
 
 #endif

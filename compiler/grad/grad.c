@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 bool grad_param_is_float_scalar(const Param *p) { return type_is_compute_float(p->type); }
 
 bool grad_param_is_float_view(const Param *p, Access acc) {

@@ -10,7 +10,6 @@
  */
 #include "grad/grad_internal.h"
 
-
 #include <stdlib.h>
 #include <string.h>
 

@@ -23,7 +23,7 @@
 #include "syntax/syntax.h"
 #include "base/base.h"
 
-/* The runtime modules a lowered program calls (lower_output.modules): each place in the
+/* The runtime modules a lowered program calls (LowerOutput.modules): each place in the
  * lowering that emits a call into a runtime source records its module with
  * lower_use_runtime (lower_c_internal.h), as it records roundings, and the driver links
  * exactly those sources and the modules they call in turn (driver.c's table). */
@@ -41,17 +41,17 @@ enum {
     LOWER_MODULE_DEVICE = 1u << 10,        /* cairn_device_cuda.h: a CUDA build's device work */
 };
 
-typedef struct lower_output {
-    strbuf c;         /* the host C file */
-    strbuf cu;        /* CUDA: kernels and launchers; empty for the host */
+typedef struct LowerOutput {
+    StrBuf c;         /* the host C file */
+    StrBuf cu;        /* CUDA: kernels and launchers; empty for the host */
     cJSON *numerics;  /* caller's object: {"function": [entries...]} is added */
     unsigned modules; /* LOWER_MODULE_* bits: the runtime modules it calls */
     bool has_device;  /* the program holds device work */
-} lower_output;
+} LowerOutput;
 
 /* Lowers the checked program p (p->checked) for the host (cuda false: device work
  * emulated) or for a CUDA target. Returns 0, or 1 when something cannot be lowered
  * (reported to d). */
-int lower_program(Program *p, Diags *d, bool cuda, lower_output *out);
+int lower_program(Program *p, Diags *d, bool cuda, LowerOutput *out);
 
 #endif

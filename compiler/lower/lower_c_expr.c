@@ -250,7 +250,7 @@ const char *lower_convert(Lower *L, const char *v, const Type *from, const Type 
 
 static const char *lower_observe(Lower *L, Expr *e) {
     Expr *name = e->u.call.args[0], *x = e->u.call.args[1];
-    strbuf sb = {0};
+    StrBuf sb = {0};
     sb_puts(&sb, "\"");
     for (int i = 0; i < name->u.str.len; i++) {
         unsigned char c = (unsigned char)name->u.str.text[i];
@@ -321,7 +321,7 @@ static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
 /* tight = mm_enclose(m, n, k, lo, hi, a, b): the runtime (cairn_mm_enclose.c) checks
  * the extents, runs the bracket GEMM on the pool and traps on its errors. */
 static const char *lower_mm_enclose(Lower *L, Expr *e) {
-    strbuf args = {0};
+    StrBuf args = {0};
     for (int i = 0; i < 7; i++) {
         Expr *a = e->u.call.args[i];
         sb_printf(&args, "%s, ", lower_arg(L, a, a->type));
@@ -398,7 +398,7 @@ static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
 
 static const char *lower_user_call(Lower *L, Expr *e) {
     const Item *fn = e->u.call.fn;
-    strbuf args = {0};
+    StrBuf args = {0};
     bool checks = fn->u.fn.requires != NULL; /* the callee traps at this call */
     for (int i = 0; i < e->u.call.nargs; i++) {
         const Type *pt = fn->u.fn.params[i]->type;

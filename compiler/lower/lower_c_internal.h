@@ -32,8 +32,8 @@ typedef struct Lower {
     Program *prog;
     Diags *diags;
     Arena *arena;
-    strbuf *out; /* where statements go now */
-    strbuf protos, lanes, defs;
+    StrBuf *out; /* where statements go now */
+    StrBuf protos, lanes, defs;
     cJSON *numerics; /* {"function": [entry, ...]} */
     cJSON *entries;  /* the current function's array */
     const Item *fn;  /* the function being lowered */
@@ -45,9 +45,9 @@ typedef struct Lower {
     /* device work */
     bool cuda;           /* CUDA back end: device regions become kernels in `dev` */
     bool in_device;      /* lowering a device lane (device numerics, device atomics) */
-    strbuf dev;          /* CUDA: kernels and launchers (the .cu file) */
-    strbuf dev_protos;   /* CUDA: prototypes of the __device__ copies of functions */
-    strbuf shared_decls; /* CUDA: what both the .c and the .cu declare (contexts) */
+    StrBuf dev;          /* CUDA: kernels and launchers (the .cu file) */
+    StrBuf dev_protos;   /* CUDA: prototypes of the __device__ copies of functions */
+    StrBuf shared_decls; /* CUDA: what both the .c and the .cu declare (contexts) */
     const Symbol *thread_syms[LOWER_MAX_LIVE]; /* emulated blocks: locals kept per thread */
     int nthread_syms;
     WarpSlot warp[LOWER_MAX_WARP_OPS]; /* warp results ready in this phase */
@@ -132,7 +132,7 @@ const char *lower_covered_index(Lower *L, const Symbol *view, const Expr *index,
 void lower_region_captures(const Block *body, const Expr *yield, const Symbol *var, SymSet *out);
 /* The C declaration of a captured symbol's field(s), or of its local copy when
  * init_prefix ("c->", "c.") is given. */
-void lower_capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init_prefix);
+void lower_capture_decl(Lower *L, StrBuf *sb, const Symbol *s, const char *init_prefix);
 /* A lane function being written: struct laneN { captures; cairn_lo; extra } and
  * static void laneN(void *, size_t begin, size_t end, PARAM4) looping over its indices
  * with the binder `var` (lane_open), its body lowered between, lane_close ending it
@@ -142,8 +142,8 @@ typedef struct Lane {
     SymSet captures;
     const Symbol *var; /* the index binder (may be NULL for `_`) */
     const Type *index_type;
-    strbuf text; /* the struct and the function, appended to L->lanes at close */
-    strbuf *saved_out;
+    StrBuf text; /* the struct and the function, appended to L->lanes at close */
+    StrBuf *saved_out;
     int saved_indent, saved_nlive, saved_base;
 } Lane;
 void lower_lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield, const Symbol *var,
@@ -152,7 +152,7 @@ void lower_lane_close(Lower *L, Lane *ln, const char *tail);
 /* The pieces lane functions and CUDA kernels share: each capture's local copy from the
  * context (`prefix` "c->" or "c."), and moving output into the function (lane_enter)
  * and back to the caller (lane_leave). */
-void lower_capture_copies(Lower *L, strbuf *sb, const SymSet *captures, const char *prefix);
+void lower_capture_copies(Lower *L, StrBuf *sb, const SymSet *captures, const char *prefix);
 void lower_lane_enter(Lower *L, Lane *ln);
 void lower_lane_leave(Lower *L, Lane *ln);
 const char *lower_lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init);
@@ -206,7 +206,7 @@ void lower_device_scan_cuda(Lower *L, Expr *e, const Type *it, const char *lo, c
 /* CUDA: `shared` and `barrier` inside a kernel. */
 void lower_coop_stmt_cuda(Lower *L, const Stmt *s);
 /* CUDA: the .cu file's includes and the source path for traps. */
-void lower_cuda_prelude(strbuf *out, const Program *p);
+void lower_cuda_prelude(StrBuf *out, const Program *p);
 
 /* ---- numerics (numerics.c) ---- */
 /* Adds an entry to the current function's list unless an equal one is there. */

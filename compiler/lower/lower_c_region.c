@@ -113,7 +113,7 @@ static void walk_block(const Block *b, SymSet *used, SymSet *declared) {
 
 /* ---- lane functions ---- */
 
-void lower_capture_decl(Lower *L, strbuf *sb, const Symbol *s, const char *init_prefix) {
+void lower_capture_decl(Lower *L, StrBuf *sb, const Symbol *s, const char *init_prefix) {
     const Type *t = s->type;
     const char *name = lower_sym_c(L, s);
     const char *init = init_prefix ? FMT(" = %s%s", init_prefix, name) : "";
@@ -150,7 +150,7 @@ static void lane_head(Lower *L, Lane *ln, const Block *body, const Expr *yield, 
     ln->id = ++L->tmp;
     ln->var = var;
     ln->index_type = index_type;
-    ln->text = (strbuf){0};
+    ln->text = (StrBuf){0};
     sb_printf(&ln->text, "struct lane%d {\n", ln->id);
     for (int i = 0; i < outer.len; i++) {
         sb_puts(&ln->text, "    ");
@@ -172,7 +172,7 @@ static void lane_index(Lower *L, const Lane *ln) {
     lower_emit(L, "(void)%s;", i);
 }
 
-void lower_capture_copies(Lower *L, strbuf *sb, const SymSet *captures, const char *prefix) {
+void lower_capture_copies(Lower *L, StrBuf *sb, const SymSet *captures, const char *prefix) {
     for (int i = 0; i < captures->len; i++) {
         const Symbol *s = captures->items[i];
         sb_puts(sb, "    ");
@@ -229,7 +229,7 @@ void lower_lane_close(Lower *L, Lane *ln, const char *tail) {
 
 /* In the caller: the context, filled; returns its name. */
 const char *lower_lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init) {
-    strbuf sb = {0};
+    StrBuf sb = {0};
     const char *ctx = FMT("c%d", ln->id);
     sb_printf(&sb, "struct lane%d %s = {", ln->id, ctx);
     for (int i = 0; i < ln->captures.len; i++) {
@@ -406,7 +406,7 @@ const char *lower_covered_index(Lower *L, const Symbol *view, const Expr *index,
  * (an index is a usize, lo + k, increasing with k: its last value decides). */
 static void covers_function(Lower *L, const Lane *ln, const Covered *cov) {
     const char *it = lower_c_scalar(ln->index_type);
-    strbuf *sb = &L->lanes;
+    StrBuf *sb = &L->lanes;
     sb_printf(sb,
               "static inline __attribute__((always_inline)) int lane%d_covers(void *cairn_ctx, "
               "size_t cairn_b, size_t cairn_e) {\n"

@@ -62,7 +62,7 @@ static void numerics_mma(Lower *L, const Type *t, bool mma_sync) {
 /* mma_unordered(m, n, k, c, a, b): all views on the host, or all @device (the checker
  * made sure). */
 static const char *lower_matrix_mma(Lower *L, Expr *e) {
-    strbuf args = {0};
+    StrBuf args = {0};
     for (int i = 0; i < 6; i++) {
         Expr *a = e->u.call.args[i];
         sb_printf(&args, "%s, ", lower_arg(L, a, a->type));

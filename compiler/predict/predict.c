@@ -97,7 +97,7 @@ char *predict_poly_text(const Poly *p, const PAtoms *atoms) {
             order[j] = order[j - 1], j--;
         order[j] = k;
     }
-    strbuf sb = {0};
+    StrBuf sb = {0};
     for (int i = 0; i < p->n; i++) {
         const PTerm *t = &p->t[i];
         if (t->coef == 0) continue;

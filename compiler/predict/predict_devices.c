@@ -19,7 +19,7 @@
 #include "lib/fs.h"
 #include "lib/timing.h"
 
-extern const cairn_embedded_file cairn_device_tables[];
+extern const EmbeddedFile cairn_device_tables[];
 extern const size_t cairn_device_table_count;
 
 const char *predict_device_names(void) {
@@ -151,7 +151,7 @@ bool predict_device(const char *name, PDevice *out, char *err, size_t errlen) {
         return ok;
     }
     for (size_t i = 0; i < cairn_device_table_count; i++) {
-        const cairn_embedded_file *f = &cairn_device_tables[i];
+        const EmbeddedFile *f = &cairn_device_tables[i];
         if (strncmp(f->name, name, strlen(name)) == 0 &&
             strcmp(f->name + strlen(name), ".json") == 0)
             return parse_table((const char *)f->data, f->size, out, err, errlen, f->name);

@@ -74,7 +74,7 @@ static char *value_source(Verifier *V, Z3_model m, Z3_ast t, const Type *ty, cha
 }
 
 /* One input: declared in the replay's main as PREFIXname, printed and added to JSON. */
-static void emit_input(Verifier *V, Z3_model m, int i, const char *prefix, strbuf *src, FILE *out,
+static void emit_input(Verifier *V, Z3_model m, int i, const char *prefix, StrBuf *src, FILE *out,
                        cJSON *json) {
     const Param *p = V->top->u.fn.params[i];
     const VCell *c = &V->inputs[i];
@@ -107,7 +107,7 @@ static void emit_input(Verifier *V, Z3_model m, int i, const char *prefix, strbu
     }
 }
 
-static void call_text(Verifier *V, const Item *fn, const char *prefix, strbuf *src) {
+static void call_text(Verifier *V, const Item *fn, const char *prefix, StrBuf *src) {
     sb_printf(src, "%s(", fn->name);
     for (int i = 0; i < fn->u.fn.nparams; i++)
         sb_printf(src, "%s%s%s", i ? ", " : "", prefix, V->top->u.fn.params[i]->name);
@@ -115,7 +115,7 @@ static void call_text(Verifier *V, const Item *fn, const char *prefix, strbuf *s
 }
 
 /* `if A and B differ { return code; }` with floats compared by bits, NaNs all one. */
-static void compare_text(strbuf *src, const Type *t, const char *a, const char *b, int code,
+static void compare_text(StrBuf *src, const Type *t, const char *a, const char *b, int code,
                          const char *indent) {
     if (type_is_compute_float(t))
         sb_printf(src,
@@ -126,7 +126,7 @@ static void compare_text(strbuf *src, const Type *t, const char *a, const char *
     else sb_printf(src, "%sif %s != %s { return %d; }\n", indent, a, b, code);
 }
 
-static void implements_main(Verifier *V, Z3_model m, strbuf *src, FILE *out, cJSON *json) {
+static void implements_main(Verifier *V, Z3_model m, StrBuf *src, FILE *out, cJSON *json) {
     const Item *g = V->top, *f = g->u.fn.implements_fn;
     for (int i = 0; i < g->u.fn.nparams; i++) emit_input(V, m, i, "ref_", src, out, json);
     for (int i = 0; i < g->u.fn.nparams; i++) emit_input(V, m, i, "impl_", src, NULL, NULL);
@@ -187,7 +187,7 @@ static char *replay_path(Verifier *V, const VProp *p) {
 }
 
 char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char **inputs_json) {
-    strbuf src = {0};
+    StrBuf src = {0};
     cJSON *json = cJSON_CreateObject();
     bool is_main = strcmp(V->top->name, "main") == 0;
     char *text = is_main ? strdup(V->prog->src.text) : source_without_main(V);

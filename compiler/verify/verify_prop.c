@@ -82,7 +82,7 @@ static int beyond_reachable(Verifier *V, int *cache) {
 }
 
 static char *taint_reasons(Verifier *V, unsigned taint) {
-    strbuf sb = {0};
+    StrBuf sb = {0};
     for (int i = 0; i < V->nreasons; i++)
         if (taint & (1u << i)) sb_printf(&sb, "%s%s", sb.len ? "; " : "", V->reasons[i]);
     if (taint & (1u << VERIFY_MAX_REASONS))
