@@ -10,7 +10,7 @@
 #   make bench      benchmarks, printed as ratios against a baseline in the same run
 #   make install PREFIX=/usr/local
 #
-# Each room adds its own rules in <room>/build.mk; this file holds what they share.
+# Each folder adds its own rules in <folder>/build.mk; this file holds what they share.
 # CC=gcc|clang and SAN=none|asan|tsan pick the cell; BIN and OBJ say where it lands.
 
 ifeq ($(origin CC),default)
@@ -42,7 +42,7 @@ LDLIBS  := -lm
 .PHONY: all test matrix fuzz bench demo gpu install clean deps
 .DELETE_ON_ERROR:
 
-# Everything a room wants built by `make` goes into ALL_TARGETS.
+# Everything a folder wants built by `make` goes into ALL_TARGETS.
 ALL_TARGETS :=
 
 include $(sort $(wildcard */build.mk))
@@ -84,7 +84,7 @@ export CAIRN_MATRIX
 gpu: all
 	@BIN=$(abspath $(BIN)) CC=$(CC) scripts/gpu.sh
 
-# Benchmarks and fuzzers are scripts the rooms drop into tests/bench and tests/fuzz.
+# Benchmarks and fuzzers are the scripts in tests/bench and tests/fuzz.
 bench: all
 	@set -e; for b in $(sort $(wildcard tests/bench/bench_*.sh tests/bench/bench_*.py)); do \
 	  echo "== $$b"; $(TEST_ENV) $$b; done

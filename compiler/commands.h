@@ -7,22 +7,13 @@
 #ifndef CAIRN_COMMANDS_H
 #define CAIRN_COMMANDS_H
 
-/* COMMAND(name, one-line summary) */
+/* COMMAND(name, one-line summary), in the order `cairn --help` lists them. */
 #define COMMANDS(COMMAND)                                                                          \
     COMMAND(check, "parse and check a program; exit 0 accepted, 1 refused")                        \
     COMMAND(explain, "explain an error code: the rule, a refused and an accepted example")         \
-    COMMANDS_BACKEND(COMMAND)                                                                      \
-    COMMANDS_GRAD(COMMAND)                                                                         \
-    COMMANDS_VERIFY(COMMAND)
-
-/* Rows other rooms add (keep one line per command). */
-#define COMMANDS_BACKEND(COMMAND)                                                                  \
     COMMAND(build, "build for the host or a CUDA target (--target sm_NN), with OUT.receipt.json")  \
-    COMMAND(run, "build into the cache and run; --observe LOG records observations")
-#define COMMANDS_GRAD(COMMAND)                                                                     \
-    COMMAND(expand, "print the program with every derived function written out")
-
-#define COMMANDS_VERIFY(COMMAND)                                                                   \
+    COMMAND(run, "build into the cache and run; --observe LOG records observations")               \
+    COMMAND(expand, "print the program with every derived function written out")                   \
     COMMAND(verify,                                                                                \
             "prove with Z3 that no input makes a function trap or differ from its reference")      \
     COMMAND(predict,                                                                               \

@@ -1,7 +1,7 @@
 # lib/: what cairn, cairn-farm and cairn-agent share (hashing, files, processes, one
 # error type: lib/err.h says how its names are made), compiled once into a static
 # library that all three link. Callers include "lib/NAME.h" (hence -I. below).
-# lib/ needs libcjson and libcrypto, which all three link already. Included by each room
+# lib/ needs libcjson and libcrypto, which all three link already. Included by each folder
 # that links it (whichever comes first defines it): their link lines name $(LIB_A).
 ifndef LIB_MK
 LIB_MK := 1

@@ -3,7 +3,7 @@
  * a client that trickles one header line every 50 s holds a slot for ever, and ~1,020
  * of them locked everyone out. This module times every connection's headers and body
  * by total time, and caps the connections that have not yet shown a token (in all and
- * per client address) by closing the oldest of them to make room, so that a flood of
+ * per client address) by closing the oldest of them to make space, so that a flood of
  * anonymous half-sent requests cannot crowd out agents. */
 #ifndef CAIRN_FARM_CONNS_H
 #define CAIRN_FARM_CONNS_H

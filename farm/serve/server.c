@@ -684,7 +684,7 @@ static const char SERVE_HELP[] =
     "the dashboard), two of them verifying or filing at once, so that slow uploads never\n"
     "hold the threads the claims need.\n"
     "Connections that have shown no token yet and wait for headers are capped in all and\n"
-    "per address (the oldest is closed to make room); headers must be complete within\n"
+    "per address (the oldest is closed to make space); headers must be complete within\n"
     "header_timeout_seconds, a body and its answer within body_timeout_seconds, counted\n"
     "in total time (docs/farm.md, \"Limits and security\").\n"
     "sync \"full\" fsyncs every acknowledged bundle (it survives power loss); \"process\"\n"

@@ -17,7 +17,7 @@ static const char *const COLOURS[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"
                                       "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 #define NCOLOURS (sizeof COLOURS / sizeof COLOURS[0])
 
-/* The scale's top: at least the bound (1.0) with room above, at most 4 (beyond, a mark). */
+/* The scale's top: at least the bound (1.0) with space above, at most 4 (beyond, a mark). */
 static double plot_top(const cJSON *ratios) {
     double top = 1.25;
     const cJSON *col, *r;

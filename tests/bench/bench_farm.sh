@@ -34,7 +34,7 @@ if [ "$STORE" = postgresql ]; then
     store_json=", \"store\": \"$("$PG" createdb "$pg_dir" farm)\""
 fi
 
-# Every simulated agent connects from 127.0.0.1: room for MANY of them on one address.
+# Every simulated agent connects from 127.0.0.1: space for MANY of them on one address.
 cat > "$work/farm.json" <<JSON
 {"listen": "127.0.0.1:0", "enrol_token": "bench-enrol-token-0123456789",
  "admin_token": "bench-admin-token-0123456789", "lease_seconds": 60,

@@ -28,7 +28,7 @@ start)
   as_owner "$bindir/initdb" -D "$dir/data" -U cairn --auth=trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 ||
     { cat "$dir/initdb.log" >&2; exit 1; }
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  # Room for several coordinators' pools; small buffers: tests and benchmarks only.
+  # Enough for several coordinators' pools; small buffers: tests and benchmarks only.
   as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
     -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c shared_buffers=64MB" \
     >/dev/null || { cat "$dir/server.log" >&2; exit 1; }

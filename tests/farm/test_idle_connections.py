@@ -160,7 +160,7 @@ def nofile():
 def start_farm(tmp_path):
     farm = Farm(tmp_path, lease=30, claim_wait=30)
     config = json.loads(farm.config.read_text())
-    # Room for the idle connections. The anonymous caps go up too: 5,000 connections
+    # Space for the idle connections. The anonymous caps go up too: 5,000 connections
     # opened in a burst are anonymous until the coordinator reads their first headers,
     # and test_security.py holds those caps at their defaults.
     config.update(http_threads=HTTP_THREADS, work_threads=WORK_THREADS,

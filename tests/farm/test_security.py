@@ -265,7 +265,7 @@ class SlowLoris:
 
 def wait_run_retrying(farm, run, timeout):
     """farm.wait_run, but a poll whose new connection the flood pushed out (the oldest
-    anonymous connection is closed to make room, and under load this one may still be
+    anonymous connection is closed to make space, and under load this one may still be
     waiting for its headers to be read) is simply tried again, as agents do."""
     def finished():
         try:
