@@ -1,5 +1,5 @@
 /* command.c: subcommand dispatch (see command.h). */
-#include "command.h"
+#include "lib/command.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* err.c: the error value (see err.h). */
-#include "err.h"
+#include "lib/err.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* fs.c: files and folders (see fs.h). */
-#include "fs.h"
+#include "lib/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>

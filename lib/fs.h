@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "lib/err.h"
 
 /* The whole file at PATH, NUL-terminated (*len, when LEN is not NULL, excludes the NUL);
  * malloc'd, NULL on failure. */

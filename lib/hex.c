@@ -1,5 +1,5 @@
 /* hex.c: lowercase hexadecimal (see hex.h). */
-#include "hex.h"
+#include "lib/hex.h"
 
 void hex_encode(const void *bytes, size_t n, char *out) {
     static const char digits[] = "0123456789abcdef";

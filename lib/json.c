@@ -1,10 +1,10 @@
 /* json.c: typed access to cJSON values and JSON files (see json.h). */
-#include "json.h"
+#include "lib/json.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#include "fs.h"
+#include "lib/fs.h"
 
 const char *json_str(const cJSON *obj, const char *key) {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);

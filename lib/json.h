@@ -5,7 +5,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "err.h"
+#include "lib/err.h"
 
 /* KEY's string, or NULL when absent or not a string. */
 const char *json_str(const cJSON *obj, const char *key);

@@ -1,7 +1,7 @@
 /* proc.c: child processes (see proc.h). Both ways of running a child go through one
  * fork-and-exec (start_child); proc_watch adds the process group, the parent-death
  * signal and the polling loop that enforces its time limit. */
-#include "proc.h"
+#include "lib/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "timing.h"
+#include "lib/timing.h"
 
 /* How the child is set up between fork and exec. */
 typedef struct {

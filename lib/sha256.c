@@ -1,5 +1,5 @@
 /* sha256.c: SHA-256 as hex (see sha256.h). OpenSSL's EVP does the hashing. */
-#include "sha256.h"
+#include "lib/sha256.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -8,7 +8,7 @@
 
 #include <openssl/evp.h>
 
-#include "hex.h"
+#include "lib/hex.h"
 
 /* SHA-256 fetched once: OpenSSL 3's implicit fetch per digest takes global locks, which
  * the coordinator's threads would queue on. */

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "lib/err.h"
 
 /* 64 hex characters plus NUL. */
 #define SHA256_HEX_LEN 65

@@ -1,5 +1,5 @@
 /* timing.c: clocks and sleeping (see timing.h). */
-#include "timing.h"
+#include "lib/timing.h"
 
 #include <errno.h>
 #include <time.h>

@@ -5,6 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   gcc clang make pkg-config
+  clang-format                # make test checks the tree's formatting
   libclang-rt-14-dev          # clang's sanitizer and libFuzzer runtimes
   libcjson-dev                # all JSON
   libssl-dev openssl          # SHA-256, Ed25519; openssl CLI for offline bundle checks

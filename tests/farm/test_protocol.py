@@ -27,7 +27,7 @@ def error_table():
 
 def router_routes():
     """[(method, pattern)] from ROUTES in farm/serve/server.c."""
-    text = (ROOT / "farm" / "server.c").read_text()
+    text = (ROOT / "farm" / "serve" / "server.c").read_text()
     table = text[text.index("ROUTES[] = {"):]
     table = table[:table.index("};")]
     routes = re.findall(r'\{"([A-Z]+)", "([^"]+)", AUTH_\w+, \w+(?:, \w+)?\}', table)

@@ -42,7 +42,7 @@ def test_codes_are_listed_and_unique():
 def test_checker_codes_all_have_explanations():
     """Every code the checker's sources name is in the explain table."""
     used = set()
-    for src in (ROOT / "compiler").glob("*.c"):
+    for src in (ROOT / "compiler").rglob("*.c"):
         used |= {m.replace("_", "-") for m in re.findall(r"\bE_[A-Z_]+\b", src.read_text())}
     missing = used - set(all_codes())
     assert not missing, missing
