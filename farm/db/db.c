@@ -1,7 +1,8 @@
-/* db.c: the coordinator's store (see db.h), written once over a back end (db_backend.h):
- * SQLite in a file under the state folder (db_sqlite.c, the default) or PostgreSQL
- * (db_pg.c, "store": "postgresql://..."), which several coordinators may share. Every
- * statement here is spelled so that both read it ($N parameters, RETURNING, ON CONFLICT).
+/* db.c: the coordinator's store (see db.h), written once over a back end
+ * (db_backend_internal.h): SQLite in a file under the state folder (db_sqlite.c, the
+ * default) or PostgreSQL (db_pg.c, "store": "postgresql://..."), which several
+ * coordinators may share; db_open.c picks one. Every statement here is spelled so that
+ * both read it ($N parameters, RETURNING, ON CONFLICT).
  *
  * Acknowledging calls (filed bundles, enrolments, runs, blobs) borrow their connection
  * as durable: the back end makes their commits durable before the answer. Claims,
@@ -9,8 +10,9 @@
  * which only means a lease runs out again. Job states and the claim never depend on
  * which coordinator answers: every change is one statement or one transaction, and a
  * claim locks the rows it reads (FOR UPDATE SKIP LOCKED on PostgreSQL). */
-#include "db/db_backend.h"
+#include "db/db_backend_internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +26,8 @@
 
 static void *committer(void *arg);
 
-Db *db_open(const char *where, Err *e) {
-    if (!strncmp(where, "postgresql://", 13) || !strncmp(where, "postgres://", 11))
-        return db_pg_open(where, e);
-    return db_sqlite_open(where, e);
-}
-
-void db_init_common(Db *db, const DbBackend *be) {
-    db->be = be;
+void db_init_common(Db *db) {
+    assert(db->be && db->be->acquire && db->be->query); /* the back end set its table */
     char host[64] = "host";
     gethostname(host, sizeof host - 1);
     snprintf(db->coordinator, sizeof db->coordinator, "%s-%ld", host, (long)getpid());
