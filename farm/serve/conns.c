@@ -5,7 +5,7 @@
  * HANDLING phase, which has no deadline here: server.c ends its wait.) The list's lock is held
  * from the shutdown until libmicrohttpd's CLOSED notice removes the entry, and that
  * notice comes before the socket is closed, so a shutdown never meets a reused fd. */
-#include "serve/conns.h"
+#include "serve/conns_internal.h"
 
 #include <netinet/in.h>
 #include <pthread.h>

@@ -18,7 +18,7 @@ typedef struct {
     char admin_token[256];
     long max_body_bytes;
     long max_subjects;    /* per bundle (fields.h has the other bounds) */
-    long max_connections; /* connection limits and timeouts: see conns.h */
+    long max_connections; /* connection limits and timeouts: see conns_internal.h */
     long max_connections_per_address;
     long max_anonymous;
     long max_anonymous_per_address;

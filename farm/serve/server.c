@@ -6,8 +6,8 @@
  * fixed work pool; a long-polling claim is suspended, holding no thread, until jobs may
  * have become claimable or its wait runs out (the waker thread). */
 #include "serve/serve.h"
-#include "serve/conns.h"
-#include "serve/web.h"
+#include "serve/conns_internal.h"
+#include "serve/web_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,9 +1,9 @@
-/* web.c: the dashboard's pages (see web.h). Each page is built into one memory stream
+/* web.c: the dashboard's pages (see web_internal.h). Each page is built into one memory stream
  * from the same views the API answers (db_status_view, db_run_view, db_run_results) and
  * the same comparison `cairn-farm compare` prints (compare.c). Case paths, machine names
  * and cell ids are checked at submission, enrolment and upload, but everything an agent
  * sent (capabilities, promises, details, digests) is escaped here all the same. */
-#include "serve/web.h"
+#include "serve/web_internal.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* web_run.c: a run's page (the matrix of verdicts, the plot, each case's digests and
  * the jobs), the plot alone, and a case's history across runs. */
-#include "serve/web.h"
+#include "serve/web_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
