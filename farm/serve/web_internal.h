@@ -7,7 +7,7 @@
 #define CAIRN_FARM_WEB_INTERNAL_H
 
 #include <stdio.h>
-#include "serve/serve.h"
+#include "serve/serve_internal.h"
 
 void web_index(Server *s, Request *q, Reply *r);
 void web_run(Server *s, Request *q, Reply *r);

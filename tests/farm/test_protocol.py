@@ -26,8 +26,8 @@ def error_table():
 
 
 def router_routes():
-    """[(method, pattern)] from ROUTES in farm/serve/server.c."""
-    text = (ROOT / "farm" / "serve" / "server.c").read_text()
+    """[(method, pattern)] from ROUTES in farm/serve/routes.c."""
+    text = (ROOT / "farm" / "serve" / "routes.c").read_text()
     table = text[text.index("ROUTES[] = {"):]
     table = table[:table.index("};")]
     routes = re.findall(r'\{"([A-Z]+)", "([^"]+)", AUTH_\w+, \w+(?:, \w+)?\}', table)
