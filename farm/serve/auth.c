@@ -4,6 +4,7 @@
  * without the database. */
 #include "serve/serve_internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ static int cached_agent(const char *hash, Agent *out, unsigned long *epoch) {
 /* Caches what the database said, unless a flush came in between (the answer may be
  * from before a revocation). */
 static void remember_agent(const char *hash, const Agent *a, unsigned long epoch) {
+    assert(a->id > 0 && !a->revoked); /* db_agent_by_token finds no revoked agent */
     size_t i = cache_slot(hash);
     pthread_mutex_lock(&agent_cache_lock);
     if (epoch == agent_epoch) {

@@ -3,6 +3,7 @@
  * when the input is wrong. */
 #include "serve/serve_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -392,7 +393,10 @@ static int check_predicate(const cJSON *pred, const Job *job, const Agent *agent
     return 0;
 }
 
+/* Takes a filing slot for JOB; -1 when another upload of JOB holds one (or all are
+ * taken). A job is in at most one slot. */
 static int filing_enter(Server *s, long job) {
+    assert(job > 0); /* 0 marks a free slot */
     pthread_mutex_lock(&s->filing_lock);
     int slot = -1;
     for (int i = 0; i < MAX_FILING; i++) {
@@ -407,8 +411,10 @@ static int filing_enter(Server *s, long job) {
     return slot;
 }
 
-static void filing_leave(Server *s, int slot) {
+static void filing_leave(Server *s, int slot, long job) {
+    (void)job; /* for the assert only */
     pthread_mutex_lock(&s->filing_lock);
+    assert(slot >= 0 && slot < MAX_FILING && s->filing[slot] == job);
     s->filing[slot] = 0;
     pthread_mutex_unlock(&s->filing_lock);
 }
@@ -495,7 +501,7 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
         snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
         reply_json(r, 200, proto_filed_build(&m));
     }
-    if (slot >= 0) filing_leave(s, slot);
+    if (slot >= 0) filing_leave(s, slot, job->id);
     free(pred_text);
     free(journal);
     files->n -= 2; /* the two added items are not ours to free */

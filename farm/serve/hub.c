@@ -7,6 +7,7 @@
  * hub's: a request is in at most one list, and parking and waking never cross. */
 #include "serve/serve_internal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <time.h>
 
@@ -21,6 +22,7 @@ void hub_init(Hub *h) {
 
 /* Inserts X by deadline, searching from the latest: deadlines mostly come in order. */
 static void insert_claim(Hub *h, Exchange *x) {
+    assert(x->parking == PARK_CLAIM && !x->prev && !x->next && x->q.wait_until > 0);
     Exchange *after = h->claims_tail;
     while (after && after->q.wait_until > x->q.wait_until) after = after->prev;
     x->prev = after;
@@ -29,6 +31,8 @@ static void insert_claim(Hub *h, Exchange *x) {
     else h->claims_tail = x;
     if (after) after->next = x;
     else h->claims = x;
+    assert(!x->prev || x->prev->q.wait_until <= x->q.wait_until); /* soonest first */
+    assert(!x->next || x->q.wait_until <= x->next->q.wait_until);
 }
 
 /* Resumes parked claims, soonest deadline first, while their deadline is at or before
@@ -37,6 +41,7 @@ static void insert_claim(Hub *h, Exchange *x) {
 static void resume_claims(Hub *h, double until) {
     while (h->claims && h->claims->q.wait_until <= until) {
         Exchange *x = h->claims;
+        assert(x->parking == PARK_CLAIM && !x->prev);
         h->claims = x->next;
         if (h->claims) h->claims->prev = NULL;
         else h->claims_tail = NULL;
@@ -73,6 +78,7 @@ int hub_park_claim(Server *s, Exchange *x, unsigned long seen) {
     Hub *h = &s->hub;
     pthread_mutex_lock(&h->lock);
     int park = h->generation == seen && !h->stopping;
+    assert(x->parking == PARK_NONE); /* a claim being tried is in no list */
     if (park) {
         MHD_suspend_connection(x->conn);
         x->parking = PARK_CLAIM;
@@ -100,6 +106,7 @@ int hub_queue_work(Server *s, Exchange *x) {
     Hub *h = &s->hub;
     pthread_mutex_lock(&h->lock);
     int queued = !h->stopping;
+    assert(x->parking == PARK_NONE && x->route->pool == POOL_WORK && !x->next);
     if (queued) {
         MHD_suspend_connection(x->conn);
         x->parking = PARK_WORK;
@@ -122,6 +129,7 @@ static void *worker(void *arg) {
     for (;;) {
         while (!h->work_head) pthread_cond_wait(&h->work, &h->lock);
         Exchange *x = h->work_head;
+        assert(x->parking == PARK_WORK && h->work_held > 0);
         h->work_head = x->next;
         if (!h->work_head) h->work_tail = NULL;
         x->next = NULL;
@@ -132,6 +140,7 @@ static void *worker(void *arg) {
         x->reply = r;
         x->parking = PARK_WORK_DONE;
         h->work_held--;
+        assert(h->work_held >= 0);
         MHD_resume_connection(x->conn);
         if (h->stopping) pthread_cond_broadcast(&h->work); /* hub_settle waits for work_held 0 */
     }
@@ -163,6 +172,7 @@ int hub_settle(Server *s) {
     h->stopping = 1;
     h->generation++;
     resume_claims(h, INFINITY);
+    assert(!h->claims && !h->claims_tail); /* and none parks from now on */
     while (h->work_held > 0 && timing_now_seconds() < give_up) {
         struct timespec until = {(time_t)give_up, 0};
         pthread_cond_timedwait(&h->work, &h->lock, &until);

@@ -9,6 +9,7 @@
 #include "serve/web_internal.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -64,6 +65,7 @@ static int take_body(Exchange *x, const char *data, size_t size, long max) {
 }
 
 static enum MHD_Result answer(struct MHD_Connection *conn, Exchange *x, Reply *r) {
+    assert(!x->answered && !r->park); /* one answer per request, never a parked one */
     x->answered = 1;
     log_request(&x->q, r, x->started);
     conns_answering(conn);
@@ -98,6 +100,7 @@ static enum MHD_Result run_here(Server *s, Exchange *x) {
         unsigned long seen = hub_generation(s);
         x->route->handle(s, &x->q, &r);
         if (!r.park) return answer(x->conn, x, &r);
+        assert(x->q.wait_until > 0); /* only a long poll parks, with its deadline set */
         if (hub_park_claim(s, x, seen)) return MHD_YES;
     }
 }
@@ -146,10 +149,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
                          enum MHD_RequestTerminationCode code) {
-    (void)cls;
+    (void)cls; /* the server, for the assert only */
     (void)code;
     Exchange *x = *state;
     if (x) {
+        /* a request set aside is never freed: its claim list or work queue holds it */
+        assert(hub_parking(cls, x) == PARK_NONE || hub_parking(cls, x) == PARK_WORK_DONE);
         reply_free(&x->reply); /* a work pool's answer whose client left before it went out */
         db_agent_free(&x->q.agent);
         free(x->body);
