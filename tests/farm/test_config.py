@@ -11,6 +11,7 @@ import re
 import pytest
 
 from cairntest import BIN, run
+from farmlib import c_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -58,9 +59,7 @@ def number(text):
 
 def bounds_table():
     """[(kind, key, default, lo, hi)] from BOUNDS in farm/serve/config.c."""
-    text = (ROOT / "farm" / "serve" / "config.c").read_text()
-    table = text[text.index("BOUNDS[] = {"):]
-    table = table[:table.index("};")]
+    table = c_table("farm/serve/config.c", "BOUNDS")
     rows = re.findall(r"(COUNT|SECONDS)\((\w+), ([^,]+), ([^,]+), ([^)]+)\)", table)
     assert len(rows) >= 13, rows
     return [(kind, key, number(d), number(lo), number(hi)) for kind, key, d, lo, hi in rows]
