@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
-#include "proto/api.h"
 #include "db/db.h"
 #include "proto/util.h"
 

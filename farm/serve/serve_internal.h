@@ -17,6 +17,7 @@
 #include <semaphore.h>
 #include <stddef.h>
 
+#include "proto/api.h"
 #include "serve/serve.h"
 
 struct MHD_Connection;
