@@ -16,6 +16,7 @@
 
 #include "lower/lower_c_internal.h"
 #include "lower/lower_mma.h"
+#include "lower/target_internal.h"
 
 /* ---- emitting ---- */
 
@@ -48,13 +49,8 @@ const char *lower_at(Lower *L, Span s) {
 }
 
 void lower_unsupported(Lower *L, Span s, const char *what) {
-    if (L->cuda)
-        diag_error(L->diags, s, E_UNSUPPORTED,
-                   "build it with --emulate, which runs it on host threads",
-                   "%s: not lowered for CUDA targets yet", what);
-    else
-        diag_error(L->diags, s, E_UNSUPPORTED, "build for a target that has it, or leave it out",
-                   "%s: not lowered for the host yet", what);
+    diag_error(L->diags, s, E_UNSUPPORTED, L->target->unsupported_hint,
+               "%s: not lowered for %s yet", what, L->target->unsupported_where);
 }
 
 /* ---- names and types ---- */
@@ -123,9 +119,9 @@ const char *lower_sym_len(Lower *L, const Symbol *s) {
     return arena_printf(L->arena, "v_%s_%d_n", s->name, s->id);
 }
 
-static void c_string(StrBuf *sb, const char *text, size_t len) {
+void lower_c_string(StrBuf *sb, const char *text) {
     sb_puts(sb, "\"");
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = 0, len = strlen(text); i < len; i++) {
         unsigned char c = (unsigned char)text[i];
         if (c == '"' || c == '\\') sb_printf(sb, "\\%c", c);
         else if (c < 32 || c > 126) sb_printf(sb, "\\%03o", c);
@@ -138,13 +134,7 @@ static void c_string(StrBuf *sb, const char *text, size_t len) {
 
 /* Frees the buffers live[from..] (innermost first). */
 static void free_live(Lower *L, int from) {
-    for (int k = L->nlive - 1; k >= from; k--) {
-        const Symbol *b = L->live[k];
-        if (L->cuda)
-            lower_emit(L, "cairn_device_free(%s, %d);", lower_sym_c(L, b),
-                       (int)b->type->u.view.place);
-        else lower_emit(L, "free(%s);", lower_sym_c(L, b));
-    }
+    for (int k = L->nlive - 1; k >= from; k--) L->target->buffer_free(L, L->live[k]);
 }
 
 void lower_block(Lower *L, const Block *b) {
@@ -240,14 +230,7 @@ static void lower_buffer(Lower *L, const Stmt *s) {
     const char *n = lower_expr(L, s->u.alloc.count);
     const char *t = lower_c_scalar(s->u.alloc.elem), *name = lower_sym_c(L, sym),
                *len = lower_sym_len(L, sym);
-    if (L->cuda) { /* by placement: cudaMalloc, cudaMallocManaged or the host heap */
-        lower_use_runtime(L, LOWER_MODULE_DEVICE);
-        lower_emit(L, "%s *%s = (%s *)cairn_device_zeroed(%s, sizeof(%s), %d, %s);", t, name, t, n,
-                   t, (int)s->u.alloc.place, lower_at(L, s->span));
-    } else { /* emulated: every placement is host memory */
-        lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", t, name, t, n, t,
-                   lower_at(L, s->span));
-    }
+    L->target->buffer_alloc(L, s, t, name, n);
     lower_emit(L, "const uint64_t %s = %s;", len, n);
     lower_emit(L, "(void)%s;", len);
     L->live[L->nlive++] = sym;
@@ -270,16 +253,8 @@ void lower_stmt(Lower *L, const Stmt *s) {
     case STMT_BUFFER: lower_buffer(L, s); break;
     case STMT_BLOCK: lower_braced(L, s->u.block); break;
     case STMT_BLOCKS: lower_blocks(L, s); break;
-    case STMT_SHARED: /* the emulation lowers them itself (lower_emulate.c) */
-    case STMT_BARRIER:
-        if (L->cuda) lower_coop_stmt_cuda(L, s);
-        else /* lower_emulate.c takes shared arrays and barriers where the region lists them */
-            lower_unsupported(
-                L, s->span,
-                s->kind == STMT_SHARED
-                    ? "a `shared` array inside an if or loop (declare it at the region's top level)"
-                    : "a `barrier` here");
-        break;
+    case STMT_SHARED:
+    case STMT_BARRIER: L->target->coop_stmt(L, s); break;
     }
 }
 
@@ -341,17 +316,17 @@ static void prologue(Lower *L, const Item *fn) {
     if (fn->u.fn.requires) lower_requires(L, fn);
 }
 
-/* A function, into the C file; or (device) its copy in the .cu that device lanes call,
- * whose roundings the host copy already listed. */
-static void lower_fn(Lower *L, const Item *fn, bool device) {
+/* A function, into the C file; or (`device`, the qualifier of a device copy) its copy
+ * in L->dev that device lanes call, whose roundings the host copy already listed. */
+static void lower_fn(Lower *L, const Item *fn, const char *device) {
     const char *sig = signature(L, fn);
-    const char *q = device ? "static __device__" : "static";
+    const char *q = device ? device : "static";
     sb_printf(device ? &L->dev_protos : &L->protos, "%s %s __attribute__((unused));\n", q, sig);
     L->fn = fn;
     cJSON *scratch = device ? cJSON_CreateArray() : NULL;
     L->entries = device ? scratch : cJSON_AddArrayToObject(L->numerics, fn->name);
     L->out = device ? &L->dev : &L->defs;
-    L->in_device = device;
+    L->in_device = device != NULL;
     L->nlive = L->live_base = 0;
     lower_emit(L, "%s %s {", q, sig);
     L->indent = 1;
@@ -366,10 +341,11 @@ static void lower_fn(Lower *L, const Item *fn, bool device) {
     cJSON_Delete(scratch);
 }
 
-/* A constant becomes a function computing it, so any checked expression may define it. */
-static void lower_const(Lower *L, const Item *it, bool device) {
+/* A constant becomes a function computing it, so any checked expression may define it
+ * (`device`: as lower_fn). */
+static void lower_const(Lower *L, const Item *it, const char *device) {
     const char *t = lower_c_scalar(it->u.const_.type);
-    const char *q = device ? "static __device__" : "static";
+    const char *q = device ? device : "static";
     sb_printf(device ? &L->dev_protos : &L->protos,
               "%s %s cairn_const_%s(void) __attribute__((unused));\n", q, t, it->name);
     cJSON *scratch = device ? cJSON_CreateArray() : NULL;
@@ -385,14 +361,14 @@ static void lower_const(Lower *L, const Item *it, bool device) {
     cJSON_Delete(scratch);
 }
 
-/* CUDA: what device lanes may call (constants, and functions without regions or
- * host-only effects) gets a __device__ copy in the .cu. */
-static void lower_device_copies(Lower *L) {
+/* What device lanes may call (constants, and functions without regions or host-only
+ * effects) gets a copy with qualifier q in L->dev (a target's items_end asks). */
+void lower_device_copies(Lower *L, const char *q) {
     for (int i = 0; i < L->prog->nitems; i++) {
         const Item *it = L->prog->items[i];
-        if (it->kind == ITEM_CONST) lower_const(L, it, true);
+        if (it->kind == ITEM_CONST) lower_const(L, it, q);
         else if (it->kind == ITEM_FN && it->u.fn.lane_effects == 0 && strcmp(it->name, "main") != 0)
-            lower_fn(L, it, true);
+            lower_fn(L, it, q);
     }
 }
 
@@ -402,7 +378,7 @@ static void prelude(StrBuf *out, const Program *p) {
     sb_puts(out, ": do not edit. */\n#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
                  "#include <stdlib.h>\n\n#include \"cairn.h\"\n#include \"cairn_checked.h\"\n\n"
                  "static const char cairn_source[] = ");
-    c_string(out, p->src.path, strlen(p->src.path));
+    lower_c_string(out, p->src.path);
     sb_puts(out, ";\n#define CAIRN_AT(line, col) ((cairn_loc){cairn_source, (line), (col)})\n\n");
 }
 
@@ -411,13 +387,13 @@ static void lower_program_items(Lower *L) {
     for (int i = 0; i < L->prog->nitems; i++) {
         const Item *it = L->prog->items[i];
         if (it->kind == ITEM_FN) {
-            lower_fn(L, it, false);
+            lower_fn(L, it, NULL);
             has_main |= strcmp(it->name, "main") == 0;
         } else if (it->kind == ITEM_CONST) {
-            lower_const(L, it, false);
+            lower_const(L, it, NULL);
         }
     }
-    if (L->cuda) lower_device_copies(L);
+    L->target->items_end(L);
     if (has_main) {
         sb_puts(&L->defs, "int main(void) {\n    return (int)cairn_fn_main();\n}\n");
         return;
@@ -428,20 +404,11 @@ static void lower_program_items(Lower *L) {
                "a program to build needs a main function");
 }
 
-/* Where the CUDA back end's pieces go: the context structs both files declare, the
- * kernels (.cu), and the host code (.c) that calls their launchers. */
+/* The files: the host C's prelude, what the target adds (its own files too), then the
+ * prototypes, the lane functions and the functions. */
 static void assemble(Lower *L, LowerOutput *out) {
     prelude(&out->c, L->prog);
-    if (L->cuda) {
-        sb_puts(&out->c, "#include \"cairn_device.h\"\n\n");
-        sb_append(&out->c, L->shared_decls.data ? L->shared_decls.data : "", L->shared_decls.len);
-        lower_use_runtime(L, LOWER_MODULE_DEVICE); /* the .cu includes cairn_device_cuda.h */
-        lower_cuda_prelude(&out->cu, L->prog);
-        sb_append(&out->cu, L->shared_decls.data ? L->shared_decls.data : "", L->shared_decls.len);
-        sb_append(&out->cu, L->dev_protos.data ? L->dev_protos.data : "", L->dev_protos.len);
-        sb_puts(&out->cu, "\n");
-        sb_append(&out->cu, L->dev.data ? L->dev.data : "", L->dev.len);
-    }
+    L->target->assemble(L, out);
     sb_append(&out->c, L->protos.data ? L->protos.data : "", L->protos.len);
     sb_puts(&out->c, "\n");
     sb_append(&out->c, L->lanes.data ? L->lanes.data : "", L->lanes.len);
@@ -449,7 +416,12 @@ static void assemble(Lower *L, LowerOutput *out) {
 }
 
 int lower_program(Program *p, Diags *d, bool cuda, LowerOutput *out) {
-    Lower L = {.prog = p, .diags = d, .arena = p->arena, .numerics = out->numerics, .cuda = cuda};
+    Lower L = {.prog = p,
+               .diags = d,
+               .arena = p->arena,
+               .numerics = out->numerics,
+               .cuda = cuda,
+               .target = cuda ? &lower_target_cuda : &lower_target_host};
     lower_use_runtime(&L, LOWER_MODULE_TRAP); /* guards are everywhere, in the headers too */
     lower_program_items(&L);
     int refused = diags_has_errors(d);

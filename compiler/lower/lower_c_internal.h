@@ -43,11 +43,12 @@ typedef struct Lower {
     int nlive;
     int live_base; /* live[] below this belong to an enclosing C function */
     /* device work */
-    bool cuda;           /* CUDA back end: device regions become kernels in `dev` */
-    bool in_device;      /* lowering a device lane (device numerics, device atomics) */
-    StrBuf dev;          /* CUDA: kernels and launchers (the .cu file) */
-    StrBuf dev_protos;   /* CUDA: prototypes of the __device__ copies of functions */
-    StrBuf shared_decls; /* CUDA: what both the .c and the .cu declare (contexts) */
+    const struct LowerTarget *target; /* how this target spells its choices */
+    bool cuda;                        /* CUDA back end: device regions become kernels in `dev` */
+    bool in_device;                   /* lowering a device lane (device numerics, device atomics) */
+    StrBuf dev;                       /* CUDA: kernels and launchers (the .cu file) */
+    StrBuf dev_protos;                /* CUDA: prototypes of the __device__ copies of functions */
+    StrBuf shared_decls;              /* CUDA: what both the .c and the .cu declare (contexts) */
     const Symbol *thread_syms[LOWER_MAX_LIVE]; /* emulated blocks: locals kept per thread */
     int nthread_syms;
     WarpSlot warp[LOWER_MAX_WARP_OPS]; /* warp results ready in this phase */
@@ -203,10 +204,6 @@ const char *lower_warp_op_cuda(Lower *L, Expr *e);
 const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const char *lo,
                                      const char *hi, const char *n);
 void lower_device_scan_cuda(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi);
-/* CUDA: `shared` and `barrier` inside a kernel. */
-void lower_coop_stmt_cuda(Lower *L, const Stmt *s);
-/* CUDA: the .cu file's includes and the source path for traps. */
-void lower_cuda_prelude(StrBuf *out, const Program *p);
 
 /* ---- numerics (numerics.c) ---- */
 /* Adds an entry to the current function's list unless an equal one is there. */

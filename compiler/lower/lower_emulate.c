@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "lower/lower_c_internal.h"
+#include "lower/target_internal.h"
 
 #define FMT(...)      arena_printf(L->arena, __VA_ARGS__)
 #define EMU_MAX_FREES 256
@@ -332,9 +333,19 @@ void lower_copy(Lower *L, Expr *e) {
         lower_unsupported(L, e->span, "copy of anything but views by name");
         return;
     }
-    if (L->cuda) lower_use_runtime(L, LOWER_MODULE_DEVICE);
+    lower_use_runtime(L, L->target->copy_modules);
     const char *elem = lower_c_scalar(dst->type->u.view.elem);
     lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, dst),
                lower_sym_len(L, dst), lower_sym_c(L, src), lower_sym_len(L, src), elem,
                lower_at(L, e->span));
+}
+
+/* `shared` and `barrier` that lower_stmt meets: the emulation takes both where a region's
+ * phases are cut (emit_phases), so what is left sits where it cannot place them. */
+void lower_emulate_coop_stmt(Lower *L, const Stmt *s) {
+    lower_unsupported(
+        L, s->span,
+        s->kind == STMT_SHARED
+            ? "a `shared` array inside an if or loop (declare it at the region's top level)"
+            : "a `barrier` here");
 }
