@@ -351,20 +351,6 @@ static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
                       FMT("cairn_%sbits_%s(%s)", to_bits ? "" : "from_", lower_type_word(t), v));
 }
 
-/* Atomics on a CUDA device lane: the runtime's templates (cairn_device_cuda.h). */
-static const char *lower_atomic_cuda(Lower *L, Expr *e, Builtin b, const char *p, const char *v,
-                                     const char *w) {
-    const Type *t = e->u.call.args[0]->type;
-    if (b == BI_ATOMIC_ADD_UNORDERED) {
-        lower_emit(L, "atomicAdd(%s, %s);", p, v); /* PTX atom.global.add.f32 / .f64 */
-        return NULL;
-    }
-    const char *name = ast_builtin_name(b);
-    if (b == BI_ATOMIC_CAS)
-        return lower_bind(L, t, FMT("cairn_device_%s(%s, %s, %s)", name, p, v, w));
-    return lower_bind(L, t, FMT("cairn_device_%s(%s, %s)", name, p, v));
-}
-
 /* Atomics on an element x[i] (host: GCC/Clang __atomic builtins, sequentially
  * consistent; a CUDA lane: the device's atomics). The integer forms give back the
  * element's old value. An f32 add in a device lane flushes subnormals, as PTX's
@@ -375,9 +361,17 @@ static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
     const char *w = b == BI_ATOMIC_CAS ? lower_expr(L, e->u.call.args[2]) : NULL;
     const char *place = lower_place(L, e->u.call.args[0]);
     if (!place) return "0";
-    const char *p = FMT("&%s", place), *seq = "__ATOMIC_SEQ_CST";
+    const char *p = FMT("&%s", place);
     if (b == BI_ATOMIC_ADD_UNORDERED) numerics_atomic_add(L, t, L->in_device);
-    if (L->in_device && L->cuda) return lower_atomic_cuda(L, e, b, p, v, w);
+    if (L->in_device) return L->target->device_atomic(L, e, b, p, v, w);
+    return lower_atomic_host(L, e, b, p, v, w);
+}
+
+/* The host's atomics on the element at p, operands v (and w for cas) evaluated. */
+const char *lower_atomic_host(Lower *L, Expr *e, Builtin b, const char *p, const char *v,
+                              const char *w) {
+    const Type *t = e->u.call.args[0]->type;
+    const char *seq = "__ATOMIC_SEQ_CST";
     switch (b) {
     case BI_ATOMIC_ADD_UNORDERED:
         lower_emit(L, "cairn_atomic_add_%s%s(%s, %s);", lower_type_word(t),
@@ -444,7 +438,7 @@ static const char *lower_call(Lower *L, Expr *e) {
     case BI_OBSERVE: return lower_observe(L, e);
     case BI_MM_ENCLOSE: return lower_mm_enclose(L, e);
     case BI_SHUFFLE:
-    case BI_SHUFFLE_XOR: return lower_warp_op(L, e);
+    case BI_SHUFFLE_XOR: return L->target->warp_op(L, e);
     case BI_COPY: lower_copy(L, e); return NULL;
     case BI_LOAD_WIDE:
     case BI_STORE_WIDE: lower_wide(L, e); return NULL;

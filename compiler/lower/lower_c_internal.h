@@ -179,8 +179,6 @@ void lower_warp_scan_store(Lower *L, const Expr *e, const char *lane, const char
 /* The lane a shuffle reads: `lane` is this thread's lane, `arg` the shuffle's second
  * argument (source lane, or xor mask), both taken modulo 32. */
 const char *lower_shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg);
-/* A warp operation's value in the current lane (its result slot). */
-const char *lower_warp_op(Lower *L, Expr *e);
 /* blocks g in G threads t in T { ... }: its bounds, evaluated where the region starts
  * (the numbers of blocks and threads, with the whole-warp check), then each back end. */
 typedef struct BlocksBounds {
@@ -189,21 +187,11 @@ typedef struct BlocksBounds {
     const char *nblocks, *nthreads;  /* uint64_t temporaries */
 } BlocksBounds;
 void lower_blocks(Lower *L, const Stmt *s);
-void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b);
-void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b);
 /* The type of a loop binder's variable (the bound's type for `_`). */
 const Type *lower_binder_type(const Binder *b);
-/* parallel over device views, a device reduction, copy(dst, src), a placed buffer. */
-void lower_parallel_cuda(Lower *L, const Stmt *s);
-const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
-                                const char *n);
+/* copy(dst, src) (lower_emulate.c), load_wide(dst, src, i) and store_wide(dst, src, i). */
 void lower_copy(Lower *L, Expr *e);
-/* load_wide(dst, src, i) and store_wide(dst, src, i). */
 void lower_wide(Lower *L, Expr *e);
-const char *lower_warp_op_cuda(Lower *L, Expr *e);
-const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const char *lo,
-                                     const char *hi, const char *n);
-void lower_device_scan_cuda(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi);
 
 /* ---- numerics (numerics.c) ---- */
 /* Adds an entry to the current function's list unless an equal one is there. */

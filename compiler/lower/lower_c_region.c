@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "lower/lower_c_internal.h"
+#include "lower/target_internal.h"
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 
@@ -253,12 +254,17 @@ const char *lower_index_count(Lower *L, const char *lo, const char *hi) {
     return n;
 }
 
+/* A device region goes to the target; the host pool runs the others. */
 void lower_parallel(Lower *L, const Stmt *s) {
-    if (s->u.parallel.on_device) L->has_device = true;
-    if (s->u.parallel.on_device && L->cuda) {
-        lower_parallel_cuda(L, s);
+    if (!s->u.parallel.on_device) {
+        lower_parallel_pool(L, s);
         return;
     }
+    L->has_device = true;
+    L->target->device_parallel(L, s);
+}
+
+void lower_parallel_pool(Lower *L, const Stmt *s) {
     const Binder *b = &s->u.parallel.b;
     const Type *it = b->sym ? b->sym->type : b->count->type;
     const char *lo = lower_opaque(L, it, b->lo ? lower_expr(L, b->lo) : "0");
@@ -454,8 +460,8 @@ static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *l
 }
 
 /* Other pooled reductions: one partial per worker, combined in worker order. */
-static const char *reduce_partials(Lower *L, Expr *e, const Type *it, const char *lo,
-                                   const char *n) {
+const char *lower_reduce_partials(Lower *L, Expr *e, const Type *it, const char *lo,
+                                  const char *n) {
     const Type *t = e->type;
     ReduceOp op = e->u.reduce.op;
     bool wide = op == RED_ADD && type_is_int(t); /* exact in 128 bits, checked at the end */
@@ -498,7 +504,7 @@ static const char *reduce_partials(Lower *L, Expr *e, const Type *it, const char
  * mode runs in written order on the host: a float scan may only (E-SCAN-ORDER), and an
  * integer scan's prefixes are the same in any order (each one is an output, so each is
  * checked). */
-static void lower_scan(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
+void lower_scan(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
     const Symbol *out = lower_expr_sym(e->u.reduce.into);
     if (!out || !lower_is_view(out->type)) {
         lower_unsupported(L, e->span, "a scan into anything but a view by name");
@@ -508,24 +514,22 @@ static void lower_scan(Lower *L, Expr *e, const Type *it, const char *lo, const 
 }
 
 const char *lower_reduce(Lower *L, Expr *e) {
-    if (e->u.reduce.mode == MODE_WARP) return lower_warp_op(L, e);
+    if (e->u.reduce.mode == MODE_WARP) return L->target->warp_op(L, e);
     const Type *it = e->u.reduce.var_sym ? e->u.reduce.var_sym->type : e->u.reduce.count->type;
     /* bounds as temporaries: `reduce + for i in 0` must not compare with a literal */
     const char *lo = lower_opaque(L, it, e->u.reduce.lo ? lower_expr(L, e->u.reduce.lo) : "0");
     const char *hi = lower_opaque(L, it, lower_expr(L, e->u.reduce.count));
     if (e->u.reduce.scan) {
-        if (e->u.reduce.on_device && L->cuda) lower_device_scan_cuda(L, e, it, lo, hi);
+        if (e->u.reduce.on_device) L->target->device_scan(L, e, it, lo, hi);
         else lower_scan(L, e, it, lo, hi);
         return NULL;
     }
     const char *n = lower_index_count(L, lo, hi);
     const char *r;
     if (e->u.reduce.mode == MODE_FOR) r = reduce_for(L, e, it, lo, hi, n);
-    else if (e->u.reduce.on_device &&
-             (L->cuda || (type_is_float(e->type) && e->u.reduce.op == RED_ADD)))
-        r = lower_device_reduce(L, e, it, lo, hi, n);
+    else if (e->u.reduce.on_device) r = L->target->device_reduce(L, e, it, lo, hi, n);
     else if (type_is_float(e->type) && e->u.reduce.op == RED_ADD) r = reduce_exact(L, e, it, lo, n);
-    else r = reduce_partials(L, e, it, lo, n);
+    else r = lower_reduce_partials(L, e, it, lo, n);
     const char *name = lower_new_tmp(L);
     lower_emit(L, "const %s %s = %s;", lower_c_scalar(e->type), name, r);
     return name;

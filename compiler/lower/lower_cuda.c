@@ -98,8 +98,7 @@ static void lane_index(Lower *L, const Symbol *var, const Type *it) {
     lower_emit(L, "(void)%s;", i);
 }
 
-void lower_parallel_cuda(Lower *L, const Stmt *s) {
-    L->has_device = true;
+static void cuda_parallel(Lower *L, const Stmt *s) {
     const Binder *b = &s->u.parallel.b;
     const Type *it = lower_binder_type(b);
     const char *lo = b->lo ? lower_expr(L, b->lo) : "0", *hi = lower_expr(L, b->count);
@@ -144,7 +143,7 @@ static const char *shared_layout(Lower *L, const Block *body, StrBuf *fields) {
     return text;
 }
 
-void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b) {
+static void cuda_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
     const Type *gt = b->grid_type, *tt = b->thread_type;
     const char *ng = b->nblocks, *nt = b->nthreads;
@@ -205,7 +204,7 @@ static void cuda_coop_stmt(Lower *L, const Stmt *s) {
 
 /* ---- warp operations ---- */
 
-const char *lower_warp_op_cuda(Lower *L, Expr *e) {
+static const char *cuda_warp_op(Lower *L, Expr *e) {
     const char *lane = "(threadIdx.x & 31u)";
     if (e->kind == EXPR_CALL) {
         const char *x = lower_expr(L, e->u.call.args[0]), *a = lower_expr(L, e->u.call.args[1]);
@@ -269,9 +268,10 @@ static const char *device_yields(Lower *L, Expr *e, const Type *it, const char *
     return yields;
 }
 
-const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const char *lo,
-                                     const char *hi, const char *n) {
+static const char *cuda_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo,
+                                      const char *hi, const char *n) {
     (void)hi;
+    L->has_device = true;
     const Type *t = e->type;
     bool fsum = type_is_float(t) && e->u.reduce.op == RED_ADD;
     if (fsum) numerics_device_sum(L, t);
@@ -296,7 +296,7 @@ const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const ch
 /* scan OP parallel over device views (integers: E-SCAN-ORDER refuses floats): the
  * yields from the lanes, the prefixes on the host in index order, each checked, then
  * copied into `into` wherever it lives. */
-void lower_device_scan_cuda(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
+static void cuda_device_scan(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
     const Symbol *out = lower_expr_sym(e->u.reduce.into);
     if (!out || !lower_is_view(out->type)) {
         lower_unsupported(L, e->span, "a scan into anything but a view by name");
@@ -317,6 +317,30 @@ void lower_device_scan_cuda(Lower *L, Expr *e, const Type *it, const char *lo, c
     lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, out),
                lower_sym_len(L, out), yields, n, ct, lower_at(L, e->u.reduce.into->span));
     lower_emit(L, "free(%s);", yields);
+}
+
+/* ---- atomics and wide accesses in a lane ---- */
+
+/* The runtime's templates (cairn_device_cuda.h); an unordered add is PTX's
+ * atom.global.add.f32 / .f64. */
+static const char *cuda_atomic(Lower *L, Expr *e, Builtin b, const char *p, const char *v,
+                               const char *w) {
+    const Type *t = e->u.call.args[0]->type;
+    if (b == BI_ATOMIC_ADD_UNORDERED) {
+        lower_emit(L, "atomicAdd(%s, %s);", p, v);
+        return NULL;
+    }
+    const char *name = ast_builtin_name(b);
+    if (b == BI_ATOMIC_CAS)
+        return lower_bind(L, t, FMT("cairn_device_%s(%s, %s, %s)", name, p, v, w));
+    return lower_bind(L, t, FMT("cairn_device_%s(%s, %s)", name, p, v));
+}
+
+/* One 16-byte access: both arrays are 16-byte aligned (cudaMalloc'd, or a shared array
+ * at a 16-byte offset) and i is a multiple of k (checked). */
+static void cuda_wide(Lower *L, const char *dst, const char *src, const char *i, int k) {
+    (void)k;
+    lower_emit(L, "*(uint4 *)&%s[%s] = *(const uint4 *)&%s[%s];", dst, i, src, i);
 }
 
 /* ---- the program, memory ---- */
@@ -363,5 +387,12 @@ const LowerTarget lower_target_cuda = {
     .buffer_free = cuda_buffer_free,
     .observe_fn = cuda_observe_fn,
     .copy_modules = LOWER_MODULE_DEVICE,
+    .device_parallel = cuda_parallel,
+    .blocks = cuda_blocks,
     .coop_stmt = cuda_coop_stmt,
+    .warp_op = cuda_warp_op,
+    .device_reduce = cuda_device_reduce,
+    .device_scan = cuda_device_scan,
+    .device_atomic = cuda_atomic,
+    .device_wide = cuda_wide,
 };

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "lower/lower_c_internal.h"
+#include "lower/target_internal.h"
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 
@@ -148,8 +149,7 @@ void lower_blocks(Lower *L, const Stmt *s) {
             "if (%s %% 32 != 0) cairn_trap_at(\"a warp operation needs whole warps: give the "
             "block a multiple of 32 threads\", %s);",
             b.nthreads, lower_at(L, th->count->span));
-    if (L->cuda) lower_blocks_cuda(L, s, &b);
-    else lower_blocks_emulated(L, s, &b);
+    L->target->blocks(L, s, &b);
 }
 
 /* load_wide(dst, src, i) / store_wide(dst, src, i): dst[i + k] = src[i + k] for the K
@@ -177,9 +177,12 @@ void lower_wide(Lower *L, Expr *e) {
         "bounds\", %s);",
         i, lower_sym_len(L, dst), lower_sym_len(L, dst), i, k, i, lower_sym_len(L, src),
         lower_sym_len(L, src), i, k, where);
-    if (L->cuda && L->in_device)
-        lower_emit(L, "*(uint4 *)&%s[%s] = *(const uint4 *)&%s[%s];", d, i, s, i);
-    else lower_emit(L, "for (unsigned k = 0; k < %d; k++) %s[%s + k] = %s[%s + k];", k, d, i, s, i);
+    if (L->in_device) L->target->device_wide(L, d, s, i, k);
+    else lower_wide_elements(L, d, s, i, k);
+}
+
+void lower_wide_elements(Lower *L, const char *dst, const char *src, const char *i, int k) {
+    lower_emit(L, "for (unsigned k = 0; k < %d; k++) %s[%s + k] = %s[%s + k];", k, dst, i, src, i);
 }
 
 /* scan OP warp: lane l's prefix combines lanes 0..l in that order on both sides (every

@@ -247,7 +247,7 @@ static void emit_phases(Lower *L, Emu *emu, const Block *b, bool top) {
     flush_phase(L, emu, pending, &np);
 }
 
-void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b) {
+void lower_emulate_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
     const Type *gt = b->grid_type, *tt = b->thread_type;
     Lane ln;
@@ -282,7 +282,7 @@ void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b) {
 
 /* The emulation's value of a warp operation: the slot its phase filled (a scan stores
  * this thread's prefix from its warp's operands). */
-static const char *emulated_warp_value(Lower *L, Expr *e) {
+const char *lower_emulate_warp_op(Lower *L, Expr *e) {
     for (int i = L->nwarp - 1; i >= 0; i--) {
         if (L->warp[i].op != e) continue;
         if (e->kind != EXPR_REDUCE || !e->u.reduce.scan) return L->warp[i].value;
@@ -294,18 +294,14 @@ static const char *emulated_warp_value(Lower *L, Expr *e) {
     return "0";
 }
 
-const char *lower_warp_op(Lower *L, Expr *e) {
-    if (L->cuda) return lower_warp_op_cuda(L, e);
-    return emulated_warp_value(L, e);
-}
-
 /* A device reduce + over floats, emulated: in index order, as reduce + for adds (the
  * device combines in an order it picks; the receipt says "unordered"). Any other
  * device reduction gives the host's value and lowers as a host one. */
-const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
-                                const char *n) {
+const char *lower_emulate_reduce(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
+                                 const char *n) {
+    if (!type_is_float(e->type) || e->u.reduce.op != RED_ADD)
+        return lower_reduce_partials(L, e, it, lo, n);
     L->has_device = true;
-    if (L->cuda) return lower_device_reduce_cuda(L, e, it, lo, hi, n);
     numerics_device_sum(L, e->type);
     const Type *t = e->type;
     const char *acc = lower_new_tmp(L);

@@ -41,5 +41,12 @@ const LowerTarget lower_target_host = {
     .buffer_free = host_buffer_free,
     .observe_fn = host_observe_fn,
     .copy_modules = 0,
+    .device_parallel = lower_parallel_pool,
+    .blocks = lower_emulate_blocks,
     .coop_stmt = lower_emulate_coop_stmt,
+    .warp_op = lower_emulate_warp_op,
+    .device_reduce = lower_emulate_reduce,
+    .device_scan = lower_scan,
+    .device_atomic = lower_atomic_host,
+    .device_wide = lower_wide_elements,
 };
