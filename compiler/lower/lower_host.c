@@ -32,6 +32,64 @@ static const char *host_observe_fn(const Type *view) {
     return "cairn_observe";
 }
 
+/* ---- tensor cores ---- */
+
+/* mma_unordered on @device views: the device's tiling, warp by warp on the host. */
+static const char *host_matrix_mma_device(Lower *L) {
+    lower_use_runtime(L, LOWER_MODULE_MMA_TILED);
+    return "tiled_";
+}
+
+/* This thread's lane in its warp: the emulation's thread loop runs cairn_t. */
+#define HOST_LANE "(unsigned)(cairn_t & 31u)"
+
+static bool host_frag_ready(Lower *L, const Type *f, Span s) {
+    (void)L, (void)f, (void)s;
+    return true;
+}
+
+/* An operand's value is rounded to its f16 or bf16 and held widened. */
+static void host_frag_fill(Lower *L, const Type *f, const char *x, const char *v) {
+    const Type *el = f->u.frag.elem;
+    if (el->kind != TY_F32)
+        v = FMT("cairn_%s_to_f32(cairn_f32_to_%s(%s))", lower_type_word(el), lower_type_word(el),
+                v);
+    lower_emit(L, "cairn_frag_fill(%s.v, %d, %s);", x, lower_frag_rows(f) * lower_frag_cols(f), v);
+}
+
+static void host_frag_load(Lower *L, Expr *e, const char *x, const FragTile *t) {
+    const Type *f = e->type;
+    lower_emit(L, "cairn_frag_load_%s(%s.v, %d, %d, %s, &%s, %s, %s, %s);",
+               lower_type_word(f->u.frag.elem), x, lower_frag_rows(f), lower_frag_cols(f), t->tile,
+               t->layout, t->i, t->j, lower_at(L, e->span));
+}
+
+/* An mma.sync accumulator stores only this lane's share, as each lane does on a GPU. */
+static void host_frag_store(Lower *L, Expr *e, const char *acc, const FragTile *t) {
+    const Type *f = e->u.call.args[4]->type;
+    lower_emit(L, "cairn_frag_store(%s, &%s, %s, %s, %s.v, %d, %d, %d, %s, %s);", t->tile,
+               t->layout, t->i, t->j, acc, lower_frag_rows(f), lower_frag_cols(f),
+               f->u.frag.family == FRAG_MMA, HOST_LANE, lower_at(L, e->span));
+}
+
+static void host_frag_mma(Lower *L, Expr *e, const char *r, const char *a, const char *b) {
+    const Type *acc = e->u.call.args[0]->type;
+    lower_emit(L, "cairn_frag_mma(%s.v, %s.v, %s.v, %d, %d, %d);", r, a, b, acc->u.frag.m,
+               acc->u.frag.n, acc->u.frag.k);
+}
+
+static const char *host_frag_index(Lower *L, const char *v, Span s) {
+    return FMT("cairn_frag_share_index(%s, %s, %s)", HOST_LANE, v, lower_at(L, s));
+}
+
+static const char *host_frag_get(Lower *L, const char *acc, const char *index) {
+    return FMT("%s.v[%s]", acc, index);
+}
+
+static void host_frag_set(Lower *L, const char *r, const char *index, const char *x) {
+    lower_emit(L, "%s.v[%s] = %s;", r, index, x);
+}
+
 const LowerTarget lower_target_host = {
     .unsupported_where = "the host",
     .unsupported_hint = "build for a target that has it, or leave it out",
@@ -49,4 +107,13 @@ const LowerTarget lower_target_host = {
     .device_scan = lower_scan,
     .device_atomic = lower_atomic_host,
     .device_wide = lower_wide_elements,
+    .matrix_mma_device = host_matrix_mma_device,
+    .frag_ready = host_frag_ready,
+    .frag_fill = host_frag_fill,
+    .frag_load = host_frag_load,
+    .frag_store = host_frag_store,
+    .frag_mma = host_frag_mma,
+    .frag_index = host_frag_index,
+    .frag_get = host_frag_get,
+    .frag_set = host_frag_set,
 };
