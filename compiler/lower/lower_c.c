@@ -9,6 +9,7 @@
  * calloc'ed and freed at the end of their block and at every return. */
 #include "lower/lower.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ void lower_unsupported(Lower *L, Span s, const char *what) {
 /* ---- names and types ---- */
 
 const char *lower_c_scalar(const Type *t) {
+    assert(t && "the checker typed every expression and symbol it passed");
     switch (t->kind) {
     case TY_BOOL: return "bool";
     case TY_I8: return "int8_t";
@@ -96,6 +98,7 @@ const Symbol *lower_expr_sym(const Expr *e) {
 }
 
 bool lower_is_thread_sym(const Lower *L, const Symbol *s) {
+    assert(L->nthread_syms >= 0 && L->nthread_syms <= LOWER_MAX_LIVE);
     for (int i = 0; i < L->nthread_syms; i++)
         if (L->thread_syms[i] == s) return true;
     return false;
@@ -106,6 +109,7 @@ const char *lower_thread_array(Lower *L, const Symbol *s) {
 }
 
 const char *lower_sym_c(Lower *L, const Symbol *s) {
+    assert(s && "the checker resolved every name");
     if (lower_is_thread_sym(L, s))
         return arena_printf(L->arena, "%s[cairn_t]", lower_thread_array(L, s));
     switch (s->kind) {
@@ -134,12 +138,14 @@ void lower_c_string(StrBuf *sb, const char *text) {
 
 /* Frees the buffers live[from..] (innermost first). */
 static void free_live(Lower *L, int from) {
+    assert(from >= 0 && from <= L->nlive && L->nlive <= LOWER_MAX_LIVE);
     for (int k = L->nlive - 1; k >= from; k--) L->target->buffer_free(L, L->live[k]);
 }
 
 void lower_block(Lower *L, const Block *b) {
     int mark = L->nlive;
     for (int i = 0; i < b->nstmts; i++) lower_stmt(L, b->stmts[i]);
+    assert(L->nlive >= mark && "a statement frees only the buffers it allocated");
     free_live(L, mark);
     L->nlive = mark;
 }
@@ -176,6 +182,7 @@ static void lower_assign(Lower *L, const Stmt *s) {
                                    [ASSIGN_MUL] = BIN_MUL,
                                    [ASSIGN_DIV] = BIN_DIV};
     const Expr *target = s->u.assign.target;
+    assert(s->u.assign.op >= ASSIGN_SET && s->u.assign.op <= ASSIGN_DIV);
     const char *v = lower_expr(L, s->u.assign.value);
     const char *place = lower_place(L, s->u.assign.target);
     if (!v || !place) return;
@@ -227,6 +234,7 @@ static void lower_buffer(Lower *L, const Stmt *s) {
         lower_unsupported(L, s->span, "this many nested buffers");
         return;
     }
+    assert(L->nlive < LOWER_MAX_LIVE);
     const char *n = lower_expr(L, s->u.alloc.count);
     const char *t = lower_c_scalar(s->u.alloc.elem), *name = lower_sym_c(L, sym),
                *len = lower_sym_len(L, sym);
@@ -319,6 +327,7 @@ static void prologue(Lower *L, const Item *fn) {
 /* A function, into the C file; or (`device`, the qualifier of a device copy) its copy
  * in L->dev that device lanes call, whose roundings the host copy already listed. */
 static void lower_fn(Lower *L, const Item *fn, const char *device) {
+    assert(fn->kind == ITEM_FN && L->indent == 0 && !L->in_device);
     const char *sig = signature(L, fn);
     const char *q = device ? device : "static";
     sb_printf(device ? &L->dev_protos : &L->protos, "%s %s __attribute__((unused));\n", q, sig);
@@ -335,6 +344,7 @@ static void lower_fn(Lower *L, const Item *fn, const char *device) {
     if (fn->u.fn.ret && fn->u.fn.ret->kind != TY_VOID)
         lower_emit(L, "cairn_trap_at(\"reached the end of a function without a return\", %s);",
                    lower_at(L, fn->span));
+    assert(L->nlive == 0 && L->nthread_syms == 0 && L->nwarp == 0 && !L->coop_thread);
     L->indent = 0;
     lower_emit(L, "}\n");
     L->in_device = false;
@@ -415,13 +425,23 @@ static void assemble(Lower *L, LowerOutput *out) {
     sb_append(&out->c, L->defs.data ? L->defs.data : "", L->defs.len);
 }
 
+/* Every entry of a target's table is there (target_internal.h: none may be NULL). */
+static bool target_complete(const LowerTarget *t) {
+    return t->unsupported_where && t->unsupported_hint && t->items_end && t->assemble &&
+           t->buffer_alloc && t->buffer_free && t->observe_fn && t->device_parallel && t->blocks &&
+           t->coop_stmt && t->warp_op && t->device_reduce && t->device_scan && t->device_atomic &&
+           t->device_wide && t->matrix_mma_device && t->frag_ready && t->frag_fill &&
+           t->frag_load && t->frag_store && t->frag_mma && t->frag_index && t->frag_get &&
+           t->frag_set;
+}
+
 int lower_program(Program *p, Diags *d, bool cuda, LowerOutput *out) {
-    Lower L = {.prog = p,
-               .diags = d,
-               .arena = p->arena,
-               .numerics = out->numerics,
-               .cuda = cuda,
-               .target = cuda ? &lower_target_cuda : &lower_target_host};
+    assert(p && p->checked && "lowering takes a program the checker accepted");
+    /* The one place that chooses a target: everything after asks the table. */
+    const LowerTarget *target = cuda ? &lower_target_cuda : &lower_target_host;
+    assert(target_complete(target));
+    Lower L = {
+        .prog = p, .diags = d, .arena = p->arena, .numerics = out->numerics, .target = target};
     lower_use_runtime(&L, LOWER_MODULE_TRAP); /* guards are everywhere, in the headers too */
     lower_program_items(&L);
     int refused = diags_has_errors(d);

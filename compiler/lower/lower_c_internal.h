@@ -44,11 +44,11 @@ typedef struct Lower {
     int live_base; /* live[] below this belong to an enclosing C function */
     /* device work */
     const struct LowerTarget *target; /* how this target spells its choices */
-    bool cuda;                        /* CUDA back end: device regions become kernels in `dev` */
     bool in_device;                   /* lowering a device lane (device numerics, device atomics) */
-    StrBuf dev;                       /* CUDA: kernels and launchers (the .cu file) */
-    StrBuf dev_protos;                /* CUDA: prototypes of the __device__ copies of functions */
-    StrBuf shared_decls;              /* CUDA: what both the .c and the .cu declare (contexts) */
+    /* a target with a device file (CUDA: the .cu) */
+    StrBuf dev;          /* its kernels, launchers and device copies of functions */
+    StrBuf dev_protos;   /* prototypes of the device copies of functions */
+    StrBuf shared_decls; /* what both the .c and the device file declare (contexts) */
     const Symbol *thread_syms[LOWER_MAX_LIVE]; /* emulated blocks: locals kept per thread */
     int nthread_syms;
     WarpSlot warp[LOWER_MAX_WARP_OPS]; /* warp results ready in this phase */
