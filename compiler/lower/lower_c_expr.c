@@ -1,5 +1,6 @@
 /* lower_c_expr.c: expressions and builtins to C (see lower_c_internal.h for the
  * scheme: every value lands in a temporary, in CAIRN's evaluation order). */
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -98,6 +99,7 @@ static const char *float_constant(Lower *L, const Expr *e) {
 
 static const char *lower_name(Lower *L, const Expr *e) {
     const Symbol *s = e->u.name.sym;
+    assert(s && s->type && "the checker resolved and typed every name");
     if (s->kind == SYM_CONST) return lower_bind(L, s->type, lower_sym_c(L, s));
     if (lower_is_scalar_ref(s->type))
         return lower_bind(L, s->type->u.view.elem, FMT("(*%s)", lower_sym_c(L, s)));
@@ -161,6 +163,7 @@ static const char *const checked_names[] = {
 const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, const Type *t,
                         Span s) {
     if (type_is_int(t)) {
+        assert(op < sizeof checked_names / sizeof *checked_names && checked_names[op]);
         const char *cast = op == BIN_SHL || op == BIN_SHR ? "(int64_t)" : "";
         return lower_bind(L, t,
                           FMT("cairn_%s_%s(%s, %s%s, %s)", checked_names[op],
@@ -168,6 +171,7 @@ const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, con
     }
     if (op == BIN_REM) /* fmod is exact */
         return lower_bind(L, t, FMT("%s(%s, %s)", t->kind == TY_F32 ? "fmodf" : "fmod", a, b));
+    assert(type_is_compute_float(t) && op <= BIN_DIV); /* the checker's float arithmetic */
     numerics_arith(L, t);
     return lower_bind(L, t, FMT("%s %s %s", a, c_ops[op], b));
 }
@@ -400,6 +404,7 @@ const char *lower_atomic_host(Lower *L, Expr *e, Builtin b, const char *p, const
 
 static const char *lower_user_call(Lower *L, Expr *e) {
     const Item *fn = e->u.call.fn;
+    assert(fn && fn->kind == ITEM_FN && e->u.call.nargs == fn->u.fn.nparams);
     StrBuf args = {0};
     bool checks = fn->u.fn.requires != NULL; /* the callee traps at this call */
     for (int i = 0; i < e->u.call.nargs; i++) {

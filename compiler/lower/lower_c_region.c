@@ -10,6 +10,7 @@
  * operations that are associative and commutative as implemented: integer + adds in
  * 128 bits and traps only when the total does not fit; float min/max order NaN and
  * zeros (cairn_checked.h). `reduce OP for` folds in written order. */
+#include <assert.h>
 #include <string.h>
 
 #include "lower/lower_c_internal.h"
@@ -213,6 +214,7 @@ void lower_lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield, c
 
 /* Ends the function: `tail` (a statement, or NULL), its brace, and back to the caller. */
 static void lane_finish(Lower *L, Lane *ln, const char *tail) {
+    assert(L->out == &ln->text && "lanes close innermost first");
     if (tail) lower_emit(L, "%s", tail);
     L->indent = 0;
     lower_emit(L, "}\n");
@@ -286,6 +288,7 @@ void lower_parallel_pool(Lower *L, const Stmt *s) {
 /* ---- reductions ---- */
 
 static const char *int_limit(const Type *t, bool max) {
+    assert(type_is_int(t));
     static const char *const lo[] = {
         [TY_I8] = "INT8_MIN",   [TY_I16] = "INT16_MIN", [TY_I32] = "INT32_MIN",
         [TY_I64] = "INT64_MIN", [TY_U8] = "0",          [TY_U16] = "0",
@@ -434,6 +437,7 @@ static void covers_function(Lower *L, const Lane *ln, const Covered *cov) {
  * would). laneN_sum takes a tiny path for a few terms, the pool otherwise. */
 static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
     const Type *t = e->type;
+    assert(type_is_compute_float(t) && e->u.reduce.op == RED_ADD);
     const char *w = t->kind == TY_F32 ? "32" : "64";
     Covered cov = {.var = e->u.reduce.var_sym};
     covered_views(e->u.reduce.body, cov.var, &cov.views);
@@ -464,6 +468,8 @@ const char *lower_reduce_partials(Lower *L, Expr *e, const Type *it, const char 
                                   const char *n) {
     const Type *t = e->type;
     ReduceOp op = e->u.reduce.op;
+    assert(!(type_is_float(t) && op == RED_ADD) && "a float + is the exact sum's or the device's");
+    assert(!(type_is_float(t) && op == RED_MUL) && "E-REDUCE-ORDER: a float * runs in order");
     bool wide = op == RED_ADD && type_is_int(t); /* exact in 128 bits, checked at the end */
     const char *acc_t = !wide               ? lower_c_scalar(t)
                         : type_is_signed(t) ? "__int128"
@@ -505,6 +511,9 @@ const char *lower_reduce_partials(Lower *L, Expr *e, const Type *it, const char 
  * integer scan's prefixes are the same in any order (each one is an output, so each is
  * checked). */
 void lower_scan(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
+    assert(e->u.reduce.scan);
+    assert((e->u.reduce.mode == MODE_FOR || type_is_int(e->u.reduce.body->type)) &&
+           "E-SCAN-ORDER: a float scan runs in written order");
     const Symbol *out = lower_expr_sym(e->u.reduce.into);
     if (!out || !lower_is_view(out->type)) {
         lower_unsupported(L, e->span, "a scan into anything but a view by name");

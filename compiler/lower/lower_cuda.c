@@ -22,6 +22,7 @@
  * The same guards as on the host run in the lanes (runtime/cairn_checked.h and
  * cairn_float.h are CAIRN_HD), and nvcc builds with --fmad=false -prec-div=true
  * -prec-sqrt=true -ftz=false, so f32/f64 arithmetic has the host's bits. */
+#include <assert.h>
 #include <string.h>
 
 #include "lower/lower_c_internal.h"
@@ -80,6 +81,7 @@ static void kernel_open(Lower *L, Lane *k, const Block *body, const Expr *yield,
 /* Closes the kernel and writes its launcher: extern "C" void cairn_launchN(const struct
  * laneN *c PARAMS) { BODY }, declared in both files. */
 static void kernel_close(Lower *L, Lane *k, const char *params, const char *launch_body) {
+    assert(L->in_device && L->out == &k->text);
     sb_puts(&k->text, "}\n\n");
     lower_lane_leave(L, k);
     L->in_device = false;
@@ -193,6 +195,7 @@ static void cuda_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
 
 /* shared and barrier inside a kernel (lower_c.c's lower_stmt sends them here). */
 static void cuda_coop_stmt(Lower *L, const Stmt *s) {
+    assert(L->in_device && "the checker keeps shared and barrier inside blocks regions");
     if (s->kind == STMT_BARRIER) {
         lower_emit(L, "__syncthreads();");
         return;
@@ -208,6 +211,7 @@ static void cuda_coop_stmt(Lower *L, const Stmt *s) {
 /* ---- warp operations ---- */
 
 static const char *cuda_warp_op(Lower *L, Expr *e) {
+    assert(lower_is_warp_op(e) && L->in_device);
     const char *lane = CUDA_LANE;
     if (e->kind == EXPR_CALL) {
         const char *x = lower_expr(L, e->u.call.args[0]), *a = lower_expr(L, e->u.call.args[1]);
@@ -274,6 +278,7 @@ static const char *device_yields(Lower *L, Expr *e, const Type *it, const char *
 static const char *cuda_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo,
                                       const char *hi, const char *n) {
     (void)hi;
+    assert(e->u.reduce.on_device && !e->u.reduce.scan);
     L->has_device = true;
     const Type *t = e->type;
     bool fsum = type_is_float(t) && e->u.reduce.op == RED_ADD;
@@ -300,6 +305,7 @@ static const char *cuda_device_reduce(Lower *L, Expr *e, const Type *it, const c
  * yields from the lanes, the prefixes on the host in index order, each checked, then
  * copied into `into` wherever it lives. */
 static void cuda_device_scan(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
+    assert(e->u.reduce.scan && type_is_int(e->u.reduce.body->type)); /* E-SCAN-ORDER */
     const Symbol *out = lower_expr_sym(e->u.reduce.into);
     if (!out || !lower_is_view(out->type)) {
         lower_unsupported(L, e->span, "a scan into anything but a view by name");
@@ -342,6 +348,7 @@ static const char *cuda_atomic(Lower *L, Expr *e, Builtin b, const char *p, cons
 /* One 16-byte access: both arrays are 16-byte aligned (cudaMalloc'd, or a shared array
  * at a 16-byte offset) and i is a multiple of k (checked). */
 static void cuda_wide(Lower *L, const char *dst, const char *src, const char *i, int k) {
+    assert(k >= 2 && k <= 16); /* 16 bytes of 8- to 64-bit elements */
     (void)k;
     lower_emit(L, "*(uint4 *)&%s[%s] = *(const uint4 *)&%s[%s];", dst, i, src, i);
 }
@@ -406,6 +413,7 @@ static void cuda_frag_fill(Lower *L, const Type *f, const char *x, const char *v
  * the layout by value. */
 static void cuda_frag_load(Lower *L, Expr *e, const char *x, const FragTile *t) {
     const Type *f = e->type;
+    assert(f->u.frag.family == FRAG_WMMA || f->u.frag.family == FRAG_MMA); /* cuda_frag_ready */
     const char *loc = lower_at(L, e->span);
     int rows = lower_frag_rows(f), cols = lower_frag_cols(f);
     if (f->u.frag.family == FRAG_WMMA) {

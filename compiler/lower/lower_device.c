@@ -16,6 +16,7 @@
  * (warp_total): a checked integer + adds in a type twice as wide, where 32 terms cannot
  * overflow, and checks the total once, so it traps exactly when the total does not fit,
  * as the spec demands of every device integer reduction. */
+#include <assert.h>
 #include <string.h>
 
 #include "lower/lower_c_internal.h"
@@ -46,6 +47,7 @@ static void find_in(const Expr *e, WarpFind *f) {
 }
 
 int lower_warp_ops_of(const Stmt *s, const Expr **out, int max) {
+    assert(max >= 0 && (out || max == 0));
     WarpFind f = {out, max, 0};
     switch (s->kind) {
     case STMT_LET: find_in(s->u.let.init, &f); break;
@@ -114,6 +116,8 @@ const char *lower_warp_total(Lower *L, const Expr *e, const char *acc) {
 
 /* The lane a shuffle reads, from this lane's `lane` and its argument (both sides). */
 const char *lower_shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg) {
+    assert(e->kind == EXPR_CALL &&
+           (e->u.call.builtin == BI_SHUFFLE || e->u.call.builtin == BI_SHUFFLE_XOR));
     if (e->u.call.builtin == BI_SHUFFLE) return FMT("(unsigned)((uint64_t)%s & 31u)", arg);
     return FMT("(unsigned)((%s ^ (uint64_t)%s) & 31u)", lane, arg);
 }
@@ -133,6 +137,7 @@ static bool block_has_warp_ops(const Block *b) {
 /* Whole warps: a region with a warp operation needs a thread count that is a multiple
  * of 32, checked where the region starts on either side (docs/devices.md). */
 void lower_blocks(Lower *L, const Stmt *s) {
+    assert(s->kind == STMT_BLOCKS);
     L->has_device = true;
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
     BlocksBounds b = {lower_binder_type(g),
@@ -164,6 +169,9 @@ void lower_wide(Lower *L, Expr *e) {
         return;
     }
     const char *i = lower_expr(L, e->u.call.args[2]);
+    /* the checker: one numeric element type on both sides (8 to 64 bits) */
+    assert(type_equal(dst->type->u.view.elem, src->type->u.view.elem));
+    assert(type_bits(dst->type->u.view.elem) >= 8 && 128 % type_bits(dst->type->u.view.elem) == 0);
     int k = 16 / (type_bits(dst->type->u.view.elem) / 8);
     const char *where = lower_at(L, e->span), *d = lower_sym_c(L, dst), *s = lower_sym_c(L, src);
     lower_emit(
@@ -190,6 +198,7 @@ void lower_wide_elements(Lower *L, const char *dst, const char *src, const char 
  * wide type with each prefix checked, so both sides trap alike. */
 void lower_warp_scan_store(Lower *L, const Expr *e, const char *lane, const char *lane_j) {
     const Type *t = combined_type(e);
+    assert(e->kind == EXPR_REDUCE && e->u.reduce.scan && type_is_int(t)); /* E-SCAN-ORDER */
     const char *w = lower_warp_acc_type(e->u.reduce.op, t), *acc = lower_new_tmp(L);
     lower_emit(L, "%s %s = %s;", w, acc, lower_identity(L, e->u.reduce.op, t));
     lower_emit(L, "for (unsigned j = 0; j < 32; j++) {");

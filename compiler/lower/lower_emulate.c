@@ -25,6 +25,7 @@
  * - Shared arrays are allocated zeroed per block and freed at its end.
  * Everything is deterministic: the pool only decides which worker runs which block, and
  * blocks touch disjoint data or use atomics (the checker's rules). */
+#include <assert.h>
 #include <string.h>
 
 #include "lower/lower_c_internal.h"
@@ -132,6 +133,7 @@ static void emulate_warp_op(Lower *L, Emu *emu, const Expr *e) {
         lower_unsupported(L, e->span, "this many warp operations in one region");
         return;
     }
+    assert(L->nwarp >= 0 && L->nwarp < LOWER_MAX_WARP_OPS && lower_is_warp_op(e));
     int id = ++L->tmp;
     bool scan = e->kind == EXPR_REDUCE && e->u.reduce.scan; /* a scan's own type is void */
     const char *t = lower_c_scalar(scan ? e->u.reduce.body->type : e->type);
@@ -267,6 +269,8 @@ void lower_emulate_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     L->in_device = true;
     thread_lets(L, &emu, s->u.blocks.body);
     emit_phases(L, &emu, s->u.blocks.body, true);
+    assert(L->nthread_syms >= saved_threads && L->nwarp >= saved_warp);
+    assert(emu.nfrees <= EMU_MAX_FREES);
     for (int k = emu.nfrees - 1; k >= 0; k--) lower_emit(L, "free(%s);", emu.frees[k]);
     L->in_device = was_device;
     L->nthread_syms = saved_threads;
@@ -283,6 +287,7 @@ void lower_emulate_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
 /* The emulation's value of a warp operation: the slot its phase filled (a scan stores
  * this thread's prefix from its warp's operands). */
 const char *lower_emulate_warp_op(Lower *L, Expr *e) {
+    assert(lower_is_warp_op(e) && L->in_device);
     for (int i = L->nwarp - 1; i >= 0; i--) {
         if (L->warp[i].op != e) continue;
         if (e->kind != EXPR_REDUCE || !e->u.reduce.scan) return L->warp[i].value;
@@ -299,6 +304,7 @@ const char *lower_emulate_warp_op(Lower *L, Expr *e) {
  * device reduction gives the host's value and lowers as a host one. */
 const char *lower_emulate_reduce(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
                                  const char *n) {
+    assert(e->u.reduce.on_device && !e->u.reduce.scan);
     if (!type_is_float(e->type) || e->u.reduce.op != RED_ADD)
         return lower_reduce_partials(L, e, it, lo, n);
     L->has_device = true;
@@ -339,6 +345,7 @@ void lower_copy(Lower *L, Expr *e) {
 /* `shared` and `barrier` that lower_stmt meets: the emulation takes both where a region's
  * phases are cut (emit_phases), so what is left sits where it cannot place them. */
 void lower_emulate_coop_stmt(Lower *L, const Stmt *s) {
+    assert(s->kind == STMT_SHARED || s->kind == STMT_BARRIER);
     lower_unsupported(
         L, s->span,
         s->kind == STMT_SHARED

@@ -19,6 +19,7 @@
  * device work is emulated, structs of whole matrices (lower_host.c,
  * runtime/cairn_fragment.h, the reference); on a CUDA target, the lane's registers
  * (lower_cuda.c, runtime/cairn_fragment_cuda.h). */
+#include <assert.h>
 #include <inttypes.h>
 
 #include "syntax/syntax.h"
@@ -72,6 +73,8 @@ static const char *lower_matrix_mma(Lower *L, Expr *e) {
     const Type *t = e->u.call.args[4]->type->u.view.elem;
     bool device =
         view->u.view.place == PLACE_DEVICE || e->u.call.args[4]->type->u.view.place == PLACE_DEVICE;
+    for (int i = 3; i < 6; i++) /* E-PLACEMENT: all @device, or all on the host */
+        assert(!device || e->u.call.args[i]->type->u.view.place != PLACE_HOST);
     const char *entry = "";
     if (device) entry = L->target->matrix_mma_device(L);
     else lower_use_runtime(L, LOWER_MODULE_MMA);
@@ -93,6 +96,7 @@ static void guard_below(Lower *L, const char *v, uint64_t limit, const char *wha
 static const char *lower_layout_method(Lower *L, Expr *e) {
     Expr *receiver = e->u.call.callee->u.member.base;
     const Layout *l = receiver->layout;
+    assert(l && "the checker folded every layout");
     char lit[512];
     layout_c_literal(l, lit, sizeof lit);
     switch (e->u.call.builtin) {
@@ -124,6 +128,7 @@ int lower_frag_cols(const Type *f) { return f->u.frag.role == FRAG_A ? f->u.frag
 
 const char *lower_fragment_ctype(const Type *t) {
     int count = lower_frag_rows(t) * lower_frag_cols(t);
+    assert(t->kind == TY_FRAGMENT && count > 0 && count <= 512);
     return count <= 128 ? "cairn_frag128" : count <= 256 ? "cairn_frag256" : "cairn_frag512";
 }
 
@@ -144,6 +149,7 @@ static FragTile tile_args(Lower *L, Expr *e) {
     char lit[512];
     FragTile t;
     t.tile = lower_arg(L, e->u.call.args[0], e->u.call.args[0]->type);
+    assert(e->u.call.args[1]->layout && "the checker folded every layout");
     layout_c_literal(e->u.call.args[1]->layout, lit, sizeof lit);
     t.layout = arena_strdup(L->arena, lit);
     t.i = lower_expr(L, e->u.call.args[2]);
