@@ -1,9 +1,10 @@
 /* lower_c_internal.h: what the parts of the C lowering share (lower_c.c: program,
  * functions and statements; lower_c_expr.c: expressions and builtins;
- * lower_c_region.c: parallel regions and reductions; numerics.c: the receipt's entries)
- * and the device back ends built on them (lower_device.c: what the emulation and CUDA
- * share, warp butterflies and phase analysis; lower_emulate.c: device work on host
- * threads; lower_cuda.c: kernels for nvcc).
+ * lower_c_region.c: parallel regions and reductions; lower_mma.c: tensor cores and
+ * layouts; numerics.c: the receipt's entries; lower_device.c: the rules of device work
+ * every target keeps, warp butterflies and phase analysis). Where a target spells
+ * something its own way they call its table (target_internal.h: lower_host.c with
+ * lower_emulate.c, device work on host threads; lower_cuda.c, kernels for nvcc).
  *
  * How expressions lower. Each expression becomes a C expression that is pure and cheap
  * (a temporary, an immutable name or a constant); whatever it needs first (guards,

@@ -1,4 +1,5 @@
-/* lower_cuda.c: device work as CUDA C++ for nvcc (`--target sm_NN`).
+/* lower_cuda.c: the CUDA target (`--target sm_NN`): lower_target_cuda, the table of its
+ * choices (target_internal.h), and device work as CUDA C++ for nvcc.
  *
  * The host code stays the C of lower_c.c; each device region becomes a kernel and an
  * extern "C" launcher in the program's .cu file, with the region's context struct
@@ -19,6 +20,9 @@
  *   the host's exact value for integers: a checked + adds in a wider type and checks
  *   the total once).
  * - functions and constants that lanes may call get __device__ copies (lower_c.c).
+ * - buffers live where their placement says (cudaMalloc, cudaMallocManaged, the host
+ *   heap); atomics in a lane are the device's; tensor-core fragments are the lane's
+ *   registers (runtime/cairn_fragment_cuda.h).
  * The same guards as on the host run in the lanes (runtime/cairn_checked.h and
  * cairn_float.h are CAIRN_HD), and nvcc builds with --fmad=false -prec-div=true
  * -prec-sqrt=true -ftz=false, so f32/f64 arithmetic has the host's bits. */

@@ -1,5 +1,6 @@
 /* lower_emulate.c: device work on host threads (`--emulate`, and every device region of
- * a program built for the host). docs/devices.md describes the model; in short:
+ * a program built for the host): the device entries of lower_target_host (lower_host.c,
+ * target_internal.h). docs/devices.md describes the model; in short:
  *
  * - A device `parallel` region is a host pool region (lower_c_region.c), one lane per
  *   index; an f32 atomic add in it flushes subnormals as the device does.
