@@ -190,7 +190,7 @@ typedef struct BlocksBounds {
 void lower_blocks(Lower *L, const Stmt *s);
 /* The type of a loop binder's variable (the bound's type for `_`). */
 const Type *lower_binder_type(const Binder *b);
-/* copy(dst, src) (lower_emulate.c), load_wide(dst, src, i) and store_wide(dst, src, i). */
+/* copy(dst, src), load_wide(dst, src, i) and store_wide(dst, src, i). */
 void lower_copy(Lower *L, Expr *e);
 void lower_wide(Lower *L, Expr *e);
 

@@ -157,6 +157,21 @@ void lower_blocks(Lower *L, const Stmt *s) {
     L->target->blocks(L, s, &b);
 }
 
+/* copy(dst, src): the extents checked, then every element's bits (cairn_device.h does
+ * both: memcpy on the host, cudaMemcpy in a CUDA build). */
+void lower_copy(Lower *L, Expr *e) {
+    const Symbol *dst = lower_expr_sym(e->u.call.args[0]), *src = lower_expr_sym(e->u.call.args[1]);
+    if (!dst || !src || !lower_is_view(dst->type) || !lower_is_view(src->type)) {
+        lower_unsupported(L, e->span, "copy of anything but views by name");
+        return;
+    }
+    lower_use_runtime(L, L->target->copy_modules);
+    const char *elem = lower_c_scalar(dst->type->u.view.elem);
+    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, dst),
+               lower_sym_len(L, dst), lower_sym_c(L, src), lower_sym_len(L, src), elem,
+               lower_at(L, e->span));
+}
+
 /* load_wide(dst, src, i) / store_wide(dst, src, i): dst[i + k] = src[i + k] for the K
  * elements of 16 bytes, i a multiple of K and both ranges inside their arrays (traps
  * otherwise, on both sides alike). A CUDA lane moves them as one 16-byte access (both

@@ -328,21 +328,6 @@ const char *lower_emulate_reduce(Lower *L, Expr *e, const Type *it, const char *
     return acc;
 }
 
-/* copy(dst, src): the extents checked, then every element's bits (cairn_device.h does
- * both: memcpy on the host, cudaMemcpy in a CUDA build). */
-void lower_copy(Lower *L, Expr *e) {
-    const Symbol *dst = lower_expr_sym(e->u.call.args[0]), *src = lower_expr_sym(e->u.call.args[1]);
-    if (!dst || !src || !lower_is_view(dst->type) || !lower_is_view(src->type)) {
-        lower_unsupported(L, e->span, "copy of anything but views by name");
-        return;
-    }
-    lower_use_runtime(L, L->target->copy_modules);
-    const char *elem = lower_c_scalar(dst->type->u.view.elem);
-    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, dst),
-               lower_sym_len(L, dst), lower_sym_c(L, src), lower_sym_len(L, src), elem,
-               lower_at(L, e->span));
-}
-
 /* `shared` and `barrier` that lower_stmt meets: the emulation takes both where a region's
  * phases are cut (emit_phases), so what is left sits where it cannot place them. */
 void lower_emulate_coop_stmt(Lower *L, const Stmt *s) {
