@@ -40,6 +40,7 @@
  * tightening of each derived inequality). A system proven infeasible is safe; anything
  * else (feasible, too large, an overflow) is refused, so the rule errs only toward refusal.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,8 @@
 #include "check/check_internal.h"
 
 enum { MAXV = INTSYS_MAXV, MAXLOOPS = 30, MAXSTATES = 4000, MAXDIVS = 8 };
+/* Loop sets are bits of an unsigned, and laps two bits a loop of a Laps (below). */
+_Static_assert(MAXLOOPS < 32 && 2 * MAXLOOPS <= 64, "loop sets and laps fit their words");
 
 /* ---- the region's accesses and its control-flow graph ---- */
 
@@ -90,7 +93,10 @@ typedef struct Edge {
  * for "more, or it left the loop" (then nothing ties the iterations together). */
 typedef uint64_t Laps;
 
-static unsigned laps_of(Laps l, int id) { return (unsigned)(l >> (2 * id)) & 3u; }
+static unsigned laps_of(Laps l, int id) {
+    assert(id >= 0 && id < MAXLOOPS);
+    return (unsigned)(l >> (2 * id)) & 3u;
+}
 
 typedef struct Node {
     int access; /* -1 when none */
@@ -172,6 +178,7 @@ static void index_through_layout(const Phase *p, Touch *a) {
 static int add_access(Phase *p, int cur, Symbol *array, AccKind kind, Expr *index, int width,
                       Span span) {
     if (!is_array(array)) return cur;
+    assert(width >= 1); /* elements index .. index + width - 1 */
     if (p->nacc == p->capacc) {
         p->capacc = p->capacc ? p->capacc * 2 : 16;
         p->acc = realloc(p->acc, sizeof(Touch) * (size_t)p->capacc);
@@ -994,6 +1001,9 @@ static void check_across_blocks(Phase *p, Symbol ***done, int *ndone) {
 }
 
 void check_phases(Checker *c, Stmt *region) {
+    /* A checked cooperative region: its binders are declared (check_binder). */
+    assert(region->kind == STMT_BLOCKS && region->u.blocks.threads.sym &&
+           region->u.blocks.grid.sym);
     Phase p = {.c = c,
                .region = region,
                .tvar = region->u.blocks.threads.sym,
