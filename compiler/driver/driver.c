@@ -150,7 +150,23 @@ static void compile_flags(const BuildOptions *opt, StrVec *flags) {
     sv_push(flags, "-fno-omit-frame-pointer");
 }
 
-static const char *const link_libs[] = {"-lm", "-pthread", "-lcrypto", "-lcjson"};
+/* What every program links, host or CUDA build, in this order: the one list the host
+ * link, the nvcc link and the receipt all take. A compiler-driver option (-pthread) is
+ * not a library: nvcc's link passes it to the host compiler behind -Xcompiler. */
+typedef struct LinkArg {
+    const char *arg;
+    bool driver_option;
+} LinkArg;
+static const LinkArg link_args[] = {
+    {"-lm", false}, {"-pthread", true}, {"-lcrypto", false}, {"-lcjson", false}};
+
+/* Appends the link libraries to argv, spelled for nvcc's link when for_nvcc. */
+static void push_link_args(StrVec *argv, bool for_nvcc) {
+    for (size_t k = 0; k < sizeof link_args / sizeof *link_args; k++) {
+        if (for_nvcc && link_args[k].driver_option) sv_push(argv, "-Xcompiler");
+        sv_push(argv, link_args[k].arg);
+    }
+}
 
 /* ---- the cache ------------------------------------------------------------------ */
 
@@ -494,7 +510,7 @@ static int compile_program(const CcInfo *cc, const StrVec *flags, const char *rt
     for (size_t k = 0; k < objects->len; k++) sv_push(&argv, objects->items[k]);
     sv_push(&argv, "-o");
     sv_push(&argv, out);
-    for (size_t k = 0; k < sizeof link_libs / sizeof *link_libs; k++) sv_push(&argv, link_libs[k]);
+    push_link_args(&argv, false);
     int status = proc_run(argv.items, c_dir, log);
     sv_free(&argv);
     return status == 0 ? 0 : compile_failure("the generated C", log, err);
@@ -525,8 +541,9 @@ static int compile_cuda(const CcInfo *cc, const NvccInfo *nv, const StrVec *flag
     sv_push(&link, obj);
     sv_push(&link, dev_obj);
     for (size_t k = 0; k < objects->len; k++) sv_push(&link, objects->items[k]);
-    const char *link_tail[] = {"-o", out, "-lm", "-lcrypto", "-lcjson", "-Xcompiler", "-pthread"};
-    for (size_t k = 0; k < 7; k++) sv_push(&link, link_tail[k]);
+    sv_push(&link, "-o");
+    sv_push(&link, out);
+    push_link_args(&link, true);
     int status = 0;
     pathf(log, "%s/%s.log", c_dir, stem);
     if (proc_run(host.items, c_dir, log) != 0)
@@ -570,7 +587,7 @@ static int write_receipt(const BuildOptions *opt, const char *output, const CcIn
         sha256_file_hex(out_abs, out_sha, NULL, NULL) != 0)
         return err_fail(err, DRIVER_USAGE, "cannot read back %s: %s", output, strerror(errno));
     StrVec link = {0};
-    for (size_t k = 0; k < sizeof link_libs / sizeof *link_libs; k++) sv_push(&link, link_libs[k]);
+    push_link_args(&link, false);
     ReceiptInfo info = {opt->source,
                         src_sha,
                         output,

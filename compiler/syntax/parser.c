@@ -6,6 +6,7 @@
  * broken item and never loops. Every node lives in the arena, so an abandoned item leaks
  * nothing. Nesting is bounded (MAX_DEPTH) so hostile input cannot exhaust the stack.
  */
+#include <assert.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,8 @@ static char *tok_text(Parser *p, const Token *t) {
         p->names = names;
         p->capnames = cap;
     }
+    assert(p->capnames > 0 && (p->capnames & (p->capnames - 1)) == 0 &&
+           p->nnames * 2 < p->capnames);
     unsigned j = hash_bytes(s, t->len) & (unsigned)(p->capnames - 1);
     for (; p->names[j]; j = (j + 1) & (unsigned)(p->capnames - 1))
         if (strncmp(p->names[j], s, (size_t)t->len) == 0 && p->names[j][t->len] == '\0')
@@ -850,6 +853,7 @@ static bool starts_item(TokKind k) {
 static void sync_to_item(Parser *p, int item_start, int error_pos) {
     p->pos = error_pos > item_start ? error_pos : item_start + 1;
     if (p->pos >= p->ntoks) p->pos = p->ntoks - 1;
+    assert(p->pos > item_start);
     while (!starts_item(peek(p)->kind)) advance_tok(p);
 }
 
@@ -866,6 +870,7 @@ Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d) {
     p->d = d;
     p->toks = tl.toks;
     p->ntoks = tl.len;
+    assert(tl.len > 0 && tl.toks[tl.len - 1].kind == TOK_EOF); /* lexer.h: always ends so */
     p->items = arena_alloc(arena, sizeof(PtrVec));
     while (!lower_at(p, TOK_EOF)) {
         int item_start = p->pos;
