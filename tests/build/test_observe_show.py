@@ -291,3 +291,36 @@ def test_a_stale_raw_index_is_not_shown(tmp_path):
     src.write_text("fn main() -> i32 { return 0; }\n")
     r = cairn("run", src, *cairn_cell_flags(), "--observe-raw", raw, "--show")
     assert r.returncode == 0 and r.stdout == "(no observations)\n", r.stdout
+
+
+def tools_md():
+    from cairntest import ROOT
+    return (ROOT / "docs" / "tools.md").read_text()
+
+
+def test_the_documented_reader_reads_what_run_writes(exact_dot):
+    """docs/tools.md's Python reader of the observation file, run as written."""
+    _, tmp = exact_dot
+    import textwrap
+    code = re.search(r"```python\n(\s*import hashlib, json\n.*?)\n\s*```", tools_md(), re.S)[1]
+    space = {}
+    exec(textwrap.dedent(code), space)
+    assert space["read"](tmp / "all.obs") == read_obs_file(tmp / "all.obs")
+
+
+def test_the_documented_show_and_diff_outputs_are_real(exact_dot, tmp_path):
+    out, _ = exact_dot
+    doc = tools_md()
+    shown = re.search(r"\$ cairn run examples/exact_dot.cairn --show\n(.*?)```", doc, re.S)[1]
+    assert shown == out
+    base = [1.0, 2.0, 3.0, 0.0, float("nan"), 5.0, 6.0, 7.0]
+    other = list(base)
+    step = lambda v, k: struct.unpack("<f", struct.pack("<I", struct.unpack("<I", struct.pack("<f", v))[0] + k))[0]
+    other[1], other[3], other[6] = step(2.0, 1), -0.0, step(6.0, 5)
+    write_obs_file(tmp_path / "run1.obs", [("y", "f32", pack("f32", base)),
+                                           ("s", "f64", pack("f64", [1.0])), ("gone", "u8", b"\x01")])
+    write_obs_file(tmp_path / "run2.obs", [("y", "f32", pack("f32", other)),
+                                           ("s", "f64", pack("f64", [float("nan")]))])
+    r = cairn("diff", "run1.obs", "run2.obs", cwd=tmp_path)
+    documented = re.search(r"\$ cairn diff run1.obs run2.obs\n(.*?)```", doc, re.S)[1]
+    assert r.returncode == 1 and r.stdout == documented
