@@ -1,7 +1,8 @@
 /* obs.c: observation values decoded, printed, measured and compared (see obs.h).
  *
- * Storage floats widen to f64 exactly through runtime/cairn_float.h (the code generated
- * programs use). The shortest decimal is found as Python's repr() finds it (Steele &
+ * Every float type widens to f64 exactly (storage floats from their fields, with the
+ * formats of runtime/cairn_float.h; lib/ stands alone, so it does not include it). The
+ * shortest decimal is found as Python's repr() finds it (Steele &
  * White's criterion, as in David Gay's dtoa mode 0): for p = 1, 2, ... significant
  * digits, the two p-digit decimals around the value (its exact digits, truncated, and
  * one unit more) are tried, nearer first, and the first that reads back as the same
@@ -19,8 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "runtime/cairn_float.h"
 
 typedef enum { KIND_BOOL, KIND_SIGNED, KIND_UNSIGNED, KIND_FLOAT } Kind;
 
@@ -68,14 +67,31 @@ static int64_t signed_value(ObsType t, uint64_t bits) {
     return (int64_t)((bits ^ s) - s);
 }
 
+/* The value of a binary float with MAN fraction bits, EBITS exponent bits and BIAS.
+ * ieee: the all-ones exponent holds infinities and NaNs; otherwise (OCP E4M3) it holds
+ * numbers, except all-ones fraction: the NaN. Exact: every such value is a double. */
+static double float_value(uint64_t bits, int man, int ebits, int bias, int ieee) {
+    uint64_t emask = (UINT64_C(1) << ebits) - 1, fmask = (UINT64_C(1) << man) - 1;
+    uint64_t e = bits >> man & emask, m = bits & fmask;
+    double v;
+    if (e == emask && (ieee || m == fmask)) v = ieee && m == 0 ? INFINITY : NAN;
+    else if (e == 0) v = ldexp((double)m, 1 - bias - man);
+    else v = ldexp((double)(m | (fmask + 1)), (int)e - bias - man);
+    return bits >> (man + ebits) & 1 ? -v : v;
+}
+
 double obs_value(ObsType t, uint64_t bits) {
     switch (t) {
-    case OBS_F8E4M3: return cairn_f8e4m3_to_f64((cairn_f8e4m3)bits);
-    case OBS_F8E5M2: return cairn_f8e5m2_to_f64((cairn_f8e5m2)bits);
-    case OBS_F16: return cairn_f16_to_f64((cairn_f16)bits);
-    case OBS_BF16: return cairn_bf16_to_f64((cairn_bf16)bits);
-    case OBS_F32: return cairn__f64_from_bits(cairn__widen_f32_bits((uint32_t)bits));
-    case OBS_F64: return cairn__f64_from_bits(bits);
+    case OBS_F8E4M3: return float_value(bits, 3, 4, 7, 0);
+    case OBS_F8E5M2: return float_value(bits, 2, 5, 15, 1);
+    case OBS_F16: return float_value(bits, 10, 5, 15, 1);
+    case OBS_BF16: return float_value(bits, 7, 8, 127, 1);
+    case OBS_F32: return float_value(bits, 23, 8, 127, 1);
+    case OBS_F64: {
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        return v;
+    }
     default: return types[t].kind == KIND_SIGNED ? (double)signed_value(t, bits) : (double)bits;
     }
 }
