@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cairn_message.h"
 #include "cairn_trap.h"
 
 /* Everything but the allocation and the host atomics is CAIRN_HD: a CUDA build's
@@ -64,65 +65,83 @@ __device__ inline bool cairn__mul_overflow(T a, T b, T *r) {
 
 #define CAIRN__OVERFLOW "integer overflow"
 #define CAIRN__DIVZERO  "division by zero"
+/* The cold path of a failed operation on two S operands (signed when MIN != 0). */
+#define CAIRN__TRAP_OP(HEAD, A, OP, B, MIN, TYPE)                                                  \
+    cairn__trap_binop(HEAD, (uint64_t)(A), OP, (uint64_t)(B), (MIN) != 0, TYPE, at)
 
 /* + - * / % negation and shifts for one integer type S (C type T, minimum MIN, width
- * BITS); MIN is 0 for unsigned types. */
+ * BITS); MIN is 0 for unsigned types. A failed guard names its operands and the type
+ * (cairn_message.h): `integer overflow: 2147483647 + 1 does not fit in i32`. */
 #define CAIRN__CHECKED(S, T, MIN, BITS)                                                            \
     CAIRN__FN T cairn_add_##S(T a, T b, cairn_loc at) {                                            \
         T r;                                                                                       \
-        if (CAIRN__ADD_OVF(a, b, &r)) cairn_trap_at(CAIRN__OVERFLOW, at);                          \
+        if (CAIRN__ADD_OVF(a, b, &r)) CAIRN__TRAP_OP(CAIRN__OVERFLOW, a, " + ", b, MIN, #S);       \
         return r;                                                                                  \
     }                                                                                              \
     CAIRN__FN T cairn_sub_##S(T a, T b, cairn_loc at) {                                            \
         T r;                                                                                       \
-        if (CAIRN__SUB_OVF(a, b, &r)) cairn_trap_at(CAIRN__OVERFLOW, at);                          \
+        if (CAIRN__SUB_OVF(a, b, &r)) CAIRN__TRAP_OP(CAIRN__OVERFLOW, a, " - ", b, MIN, #S);       \
         return r;                                                                                  \
     }                                                                                              \
     CAIRN__FN T cairn_mul_##S(T a, T b, cairn_loc at) {                                            \
         T r;                                                                                       \
-        if (CAIRN__MUL_OVF(a, b, &r)) cairn_trap_at(CAIRN__OVERFLOW, at);                          \
+        if (CAIRN__MUL_OVF(a, b, &r)) CAIRN__TRAP_OP(CAIRN__OVERFLOW, a, " * ", b, MIN, #S);       \
         return r;                                                                                  \
     }                                                                                              \
-    CAIRN__FN T cairn_neg_##S(T a, cairn_loc at) { return cairn_sub_##S(0, a, at); }               \
+    CAIRN__FN T cairn_neg_##S(T a, cairn_loc at) {                                                 \
+        T r;                                                                                       \
+        if (CAIRN__SUB_OVF((T)0, a, &r)) cairn__trap_neg((int64_t)a, #S, at);                      \
+        return r;                                                                                  \
+    }                                                                                              \
     CAIRN__FN T cairn_div_##S(T a, T b, cairn_loc at) {                                            \
-        if (b == 0) cairn_trap_at(CAIRN__DIVZERO, at);                                             \
-        if ((MIN) != 0 && a == (T)(MIN) && b == (T)-1) cairn_trap_at(CAIRN__OVERFLOW, at);         \
+        if (b == 0) CAIRN__TRAP_OP(CAIRN__DIVZERO, a, " / ", b, MIN, NULL);                        \
+        if ((MIN) != 0 && a == (T)(MIN) && b == (T)-1)                                             \
+            CAIRN__TRAP_OP(CAIRN__OVERFLOW, a, " / ", b, 1, #S);                                   \
         return (T)(a / b);                                                                         \
     }                                                                                              \
     CAIRN__FN T cairn_rem_##S(T a, T b, cairn_loc at) {                                            \
-        if (b == 0) cairn_trap_at(CAIRN__DIVZERO, at);                                             \
+        if (b == 0) CAIRN__TRAP_OP(CAIRN__DIVZERO, a, " % ", b, MIN, NULL);                        \
         if ((MIN) != 0 && b == (T)-1) return 0;                                                    \
         return (T)(a % b);                                                                         \
     }                                                                                              \
     CAIRN__FN T cairn_shl_##S(T a, int64_t b, cairn_loc at) {                                      \
-        if (b < 0 || b >= (BITS)) cairn_trap_at("shift count out of range", at);                   \
+        if (b < 0 || b >= (BITS))                                                                  \
+            cairn__trap_value("shift count out of range", (uint64_t)b, 0, 'i',                     \
+                              " is not in 0.." #BITS " (" #S ")", at);                             \
         T r = (T)((uint64_t)a << b);                                                               \
-        if ((T)(r >> b) != a) cairn_trap_at(CAIRN__OVERFLOW, at);                                  \
+        if ((T)(r >> b) != a) CAIRN__TRAP_OP(CAIRN__OVERFLOW, a, " << ", b, MIN, #S);              \
         return r;                                                                                  \
     }                                                                                              \
     CAIRN__FN T cairn_shr_##S(T a, int64_t b, cairn_loc at) {                                      \
-        if (b < 0 || b >= (BITS)) cairn_trap_at("shift count out of range", at);                   \
+        if (b < 0 || b >= (BITS))                                                                  \
+            cairn__trap_value("shift count out of range", (uint64_t)b, 0, 'i',                     \
+                              " is not in 0.." #BITS " (" #S ")", at);                             \
         return (T)(a >> b);                                                                        \
     }                                                                                              \
     CAIRN__FN T cairn_min_##S(T a, T b) { return a < b ? a : b; }                                  \
     CAIRN__FN T cairn_max_##S(T a, T b) { return a < b ? b : a; }
 
 /* Conversions into S from a signed or unsigned integer and from a float; lo and hi
- * bound T, and f_hi is hi + 1 as a double (a power of two, exact). */
+ * bound T, and f_hi is hi + 1 as a double (a power of two, exact). A failed one names
+ * the value: `integer conversion out of range: 300 does not fit in u8`. */
 #define CAIRN__CONVERT(S, T, LO, HI, F_HI)                                                         \
     CAIRN__FN T cairn_to_##S##_from_signed(int64_t v, cairn_loc at) {                              \
         if (v < (int64_t)(LO) || ((HI) <= INT64_MAX && v > (int64_t)(HI)))                         \
-            cairn_trap_at("integer conversion out of range", at);                                  \
+            cairn__trap_value("integer conversion out of range", (uint64_t)v, 0, 'i',              \
+                              " does not fit in " #S, at);                                         \
         return (T)v;                                                                               \
     }                                                                                              \
     CAIRN__FN T cairn_to_##S##_from_unsigned(uint64_t v, cairn_loc at) {                           \
-        if (v > (uint64_t)(HI)) cairn_trap_at("integer conversion out of range", at);              \
+        if (v > (uint64_t)(HI))                                                                    \
+            cairn__trap_value("integer conversion out of range", v, 0, 'u',                        \
+                              " does not fit in " #S, at);                                         \
         return (T)v;                                                                               \
     }                                                                                              \
     CAIRN__FN T cairn_to_##S##_from_float(double v, cairn_loc at) {                                \
         double t = trunc(v);                                                                       \
         if (!(t >= (double)(LO) && t < (F_HI)))                                                    \
-            cairn_trap_at("float to integer conversion out of range", at);                         \
+            cairn__trap_value("float to integer conversion out of range", 0, v, 'f',               \
+                              " does not fit in " #S, at);                                         \
         return (T)t;                                                                               \
     }
 
@@ -154,17 +173,25 @@ CAIRN__CONVERT(u64, uint64_t, 0, UINT64_MAX, 0x1p64)
 
 /* v[i]: the index, when it lies inside the view's n elements. */
 CAIRN__FN uint64_t cairn_index_u(uint64_t i, uint64_t n, cairn_loc at) {
-    if (i >= n) cairn_trap_at("index out of bounds", at);
+    if (i >= n) cairn__trap_index(i, 0, n, at);
     return i;
 }
 CAIRN__FN uint64_t cairn_index_s(int64_t i, uint64_t n, cairn_loc at) {
-    if (i < 0 || (uint64_t)i >= n) cairn_trap_at("index out of bounds", at);
+    if (i < 0 || (uint64_t)i >= n) cairn__trap_index((uint64_t)i, 1, n, at);
     return (uint64_t)i;
 }
 
-/* A view passed where a parameter declares `extent` elements. */
-CAIRN__FN void cairn_check_extent(uint64_t have, uint64_t extent, cairn_loc at) {
-    if (have != extent) cairn_trap_at("view extent mismatch", at);
+/* A view `name` passed with `have` elements where its parameter declares `extent`. */
+CAIRN__FN void cairn_check_extent(uint64_t have, uint64_t extent, const char *name, cairn_loc at) {
+    if (have == extent) return;
+    cairn_msg m = {{0}, 0};
+    cairn_msg_put(&m, "view extent mismatch: ");
+    cairn_msg_put(&m, name);
+    cairn_msg_put(&m, " has ");
+    cairn_msg_u64(&m, have);
+    cairn_msg_put(&m, " elements, its parameter declares ");
+    cairn_msg_u64(&m, extent);
+    cairn_trap_at(m.text, at);
 }
 
 /* Allocation for `buffer`: zeroed, or a trap. */

@@ -55,6 +55,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cairn_message.h"
 #include "cairn_trap.h"
 
 typedef uint16_t cairn_f16;   /* IEEE binary16 bits */
@@ -344,17 +345,33 @@ CAIRN_FLOAT_FN int cairn_f64_to_f8e4m3_try(double x, cairn_f8e4m3 *out) {
     return !past;
 }
 
-#define CAIRN__E4M3_OVERFLOW "f8e4m3 overflow: |x| rounds past 448 and the format has no infinity"
+/* "f8e4m3 overflow: X rounds past 448 and the format has no infinity" */
+CAIRN__COLD_FN void cairn__trap_e4m3(double x, int single, cairn_loc loc) {
+    cairn_msg m = {{0}, 0};
+    cairn_msg_put(&m, "f8e4m3 overflow: ");
+    cairn_msg_float(&m, x, single);
+    cairn_msg_put(&m, " rounds past 448 and the format has no infinity");
+    cairn_trap_at(m.text, loc);
+}
 
 CAIRN_FLOAT_FN cairn_f8e4m3 cairn_f32_to_f8e4m3(float x, cairn_loc loc) {
     cairn_f8e4m3 r;
-    if (!cairn_f32_to_f8e4m3_try(x, &r)) cairn_trap_at(CAIRN__E4M3_OVERFLOW, loc);
+    if (!cairn_f32_to_f8e4m3_try(x, &r)) cairn__trap_e4m3(x, 1, loc);
     return r;
 }
 CAIRN_FLOAT_FN cairn_f8e4m3 cairn_f64_to_f8e4m3(double x, cairn_loc loc) {
     cairn_f8e4m3 r;
-    if (!cairn_f64_to_f8e4m3_try(x, &r)) cairn_trap_at(CAIRN__E4M3_OVERFLOW, loc);
+    if (!cairn_f64_to_f8e4m3_try(x, &r)) cairn__trap_e4m3(x, 0, loc);
     return r;
+}
+
+/* "quantize scale must be positive and finite (scale = S)" */
+CAIRN__COLD_FN void cairn__trap_scale(float scale, cairn_loc loc) {
+    cairn_msg m = {{0}, 0};
+    cairn_msg_put(&m, "quantize scale must be positive and finite (scale = ");
+    cairn_msg_float(&m, scale, 1);
+    cairn_msg_put(&m, ")");
+    cairn_trap_at(m.text, loc);
 }
 
 /* ---- quantize ---- */
@@ -366,7 +383,7 @@ CAIRN_FLOAT_FN int cairn__quotient(float x, float scale, cairn_loc loc, uint64_t
                                    int *sticky) {
     uint32_t xu = cairn__f32_bits(x) & 0x7FFFFFFFu, su = cairn__f32_bits(scale);
     if (su == 0 || su >= 0x7F800000u) /* zero, negative (sign bit set), inf or NaN */
-        cairn_trap_at("quantize scale must be positive and finite", loc);
+        cairn__trap_scale(scale, loc);
     if (xu > 0x7F800000u)
         cairn_trap_at("quantize of NaN: the result would have no nearest value", loc);
     if (xu == 0x7F800000u) return 2;

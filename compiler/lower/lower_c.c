@@ -318,8 +318,8 @@ static void prologue(Lower *L, const Item *fn) {
         lower_emit(L, "(void)%s;", lower_sym_c(L, p->sym));
         if (!lower_is_view(p->type)) continue;
         const char *extent = lower_expr(L, p->type->u.view.extent);
-        lower_emit(L, "cairn_check_extent(%s, (uint64_t)%s, cairn_call);", lower_sym_len(L, p->sym),
-                   extent);
+        lower_emit(L, "cairn_check_extent(%s, (uint64_t)%s, \"%s\", cairn_call);",
+                   lower_sym_len(L, p->sym), extent, p->name);
     }
     if (fn->u.fn.requires) lower_requires(L, fn);
 }

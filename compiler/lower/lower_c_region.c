@@ -498,11 +498,12 @@ const char *lower_reduce_partials(Lower *L, Expr *e, const Type *it, const char 
     lower_emit(L, "free(%s);", parts);
     if (!wide) return total;
     if (type_is_signed(t))
-        lower_emit(L, "if (%s < %s || %s > %s) cairn_trap_at(\"integer overflow\", %s);", total,
-                   int_limit(t, false), total, int_limit(t, true), lower_at(L, e->span));
+        lower_emit(L, "if (%s < %s || %s > %s) cairn__trap_sum_s(%s, \"%s\", %s);", total,
+                   int_limit(t, false), total, int_limit(t, true), total, lower_type_word(t),
+                   lower_at(L, e->span));
     else
-        lower_emit(L, "if (%s > %s) cairn_trap_at(\"integer overflow\", %s);", total,
-                   int_limit(t, true), lower_at(L, e->span));
+        lower_emit(L, "if (%s > %s) cairn__trap_sum_u(%s, \"%s\", %s);", total, int_limit(t, true),
+                   total, lower_type_word(t), lower_at(L, e->span));
     return FMT("(%s)%s", lower_c_scalar(t), total);
 }
 

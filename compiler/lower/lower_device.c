@@ -109,7 +109,8 @@ const char *lower_warp_total(Lower *L, const Expr *e, const char *acc) {
     if (!wide_add(e)) return acc;
     const char *t = lower_c_scalar(combined_type(e)),
                *w = lower_warp_acc_type(RED_ADD, combined_type(e));
-    lower_emit(L, "if ((%s)(%s)%s != %s) cairn_trap_at(\"integer overflow\", %s);", w, t, acc, acc,
+    lower_emit(L, "if ((%s)(%s)%s != %s) cairn__trap_sum_%c(%s, \"%s\", %s);", w, t, acc, acc,
+               type_is_signed(combined_type(e)) ? 's' : 'u', acc, lower_type_word(combined_type(e)),
                lower_at(L, e->span));
     return FMT("(%s)%s", t, acc);
 }

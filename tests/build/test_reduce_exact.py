@@ -221,4 +221,5 @@ fn main() -> i32 {{
     res = cairn("run", src, *cairn_cell_flags(), env={"CAIRN_THREADS": "2"})
     assert res.returncode != 0 and res.returncode not in (3, 4), res.stderr
     col = first.index("x[i]") + 1
-    assert f"trap: index out of bounds at {src}:1:{col}\n" in res.stderr, res.stderr
+    want = f"trap: index {extent} out of bounds for extent {extent} at {src}:1:{col}\n"
+    assert want in res.stderr, res.stderr

@@ -51,7 +51,7 @@ def test_a_trap_is_the_programs_own_abort(tmp_path, show):
     src = program(tmp_path, TRAPS)
     r = cairn("run", src, *cairn_cell_flags(), *(["--show"] if show else []), cwd=tmp_path)
     assert r.returncode == -signal.SIGABRT, (r.returncode, r.stderr)
-    assert f"trap: index out of bounds at {src}:5:" in r.stderr
+    assert f"trap: index 9 out of bounds for extent 4 at {src}:5:" in r.stderr
     if show:
         assert r.stdout.startswith("before  i32[4]  min 0  max 0\n") and "after" not in r.stdout
 

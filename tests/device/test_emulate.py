@@ -116,7 +116,7 @@ def test_device_trap_reports_like_the_host(tmp_path):
     exe = build(src, tmp_path / "trap_lane")
     res = run([exe], env={"CAIRN_THREADS": "4"})
     assert res.returncode != 0
-    assert res.stderr.strip().splitlines()[-1] == f"trap: integer overflow at {src}:3:28"
+    assert res.stderr.strip().splitlines()[-1] == f"trap: integer overflow: 100 + 2147483600 does not fit in i32 at {src}:3:28"
 
 
 def test_warp_operation_needs_whole_warps(tmp_path):

@@ -22,7 +22,7 @@ TRAPS = {
     "integer overflow": "integer overflow",
     "division by zero": "division by zero",
     "shift count out of range": "shift count out of range",
-    "index out of bounds": "index out of bounds",
+    "index out of bounds": r"index -?\d+ out of bounds for extent \d+",
     "integer conversion out of range": "integer conversion out of range",
     "float to integer conversion out of range": "float to integer conversion out of range",
     "view extent mismatch": "view extent mismatch",
