@@ -905,10 +905,67 @@ static void check_derive(Checker *c, Item *it, bool *checked) {
     }
 }
 
+/* What main's parameter p cannot be: the command line gives scalars (integers, f32,
+ * f64, bool) and host views read from .npy files (docs/tools.md); NULL when it can. */
+static const char *main_param_problem(const Param *p, const char **help) {
+    const Type *t = p->type;
+    if (t->kind == TY_VIEW && !t->u.view.extent) {
+        *help = "return what main computes through an rw view, or observe it";
+        return "a scalar rw<T> reference";
+    }
+    if (t->kind == TY_VIEW && t->u.view.place != PLACE_HOST) {
+        *help = "take a host view and copy it into a @device buffer: copy(dst, src)";
+        return "a view placed off the host";
+    }
+    if (t->kind == TY_VIEW) return NULL;
+    if (type_is_storage_float(t)) {
+        *help = "take an f32 and convert it: f16(x), bf16(x), f8e4m3(x)";
+        return "a storage float scalar";
+    }
+    if (!type_is_scalar(t)) {
+        *help = "main takes scalars and views";
+        return "a fragment";
+    }
+    return NULL;
+}
+
+/* fn main(params) -> i32: its result is the exit status; its parameters come from the
+ * command line (`prog x=data.npy n=1000`). */
 static void check_main(Checker *c, Item *it) {
-    if (it->u.fn.nparams != 0 || it->u.fn.ret->kind != TY_I32)
-        diag_error(c->d, it->name_span, E_MAIN, "write fn main() -> i32 { ... return 0; }",
-                   "main takes no parameters and returns i32 (the exit status)");
+    if (it->u.fn.ret->kind != TY_I32)
+        diag_error(c->d, it->name_span, E_MAIN, "write fn main(...) -> i32 { ... return 0; }",
+                   "main returns i32 (the exit status)");
+    for (int i = 0; i < it->u.fn.nparams; i++) {
+        const Param *p = it->u.fn.params[i];
+        const char *help = NULL, *what = main_param_problem(p, &help);
+        if (what)
+            diag_error(
+                c->d, p->span, E_MAIN, help,
+                "main's parameter %s is %s: the command line gives integers, f32, f64, bool and host views",
+                p->name, what);
+    }
+}
+
+/* A pub fn is called from C (cairn build --lib): a C signature must say each parameter
+ * and its result (docs/language.md, "pub"). */
+static void check_pub(Checker *c, Item *it) {
+    if (strcmp(it->name, "last_error") == 0)
+        diag_error(c->d, it->name_span, E_PUB, "rename the function",
+                   "a pub fn named last_error: a library's PREFIX_last_error is its own");
+    for (int i = 0; i < it->u.fn.nparams; i++) {
+        const Param *p = it->u.fn.params[i];
+        const Type *t = p->type;
+        if (t->kind == TY_FRAGMENT)
+            diag_error(c->d, p->span, E_PUB, "take the fragment's tile as a view and mma_load it",
+                       "a pub fn cannot take a fragment (%s): C has no such type", p->name);
+        else if (t->kind == TY_VIEW && t->u.view.place != PLACE_HOST)
+            diag_error(c->d, p->span, E_PUB,
+                       "take a host view and copy it into a @device buffer: copy(dst, src)",
+                       "a pub fn takes host memory; %s is placed on the device", p->name);
+    }
+    if (it->u.fn.ret && it->u.fn.ret->kind == TY_FRAGMENT)
+        diag_error(c->d, it->name_span, E_PUB, "store the fragment into an rw view: mma_store",
+                   "a pub fn cannot return a fragment: C has no such type");
 }
 
 static bool same_signature(const Item *a, const Item *b) {
@@ -980,6 +1037,7 @@ bool cairn_check(Program *p, Diags *d) {
         Item *it = p->items[i];
         if (it->kind != ITEM_FN) continue;
         if (strcmp(it->name, "main") == 0) check_main(&c, it);
+        if (it->pub) check_pub(&c, it);
         if (it->u.fn.implements) check_implements(&c, it);
     }
     for (int i = 0; i < p->nitems && !diags_has_errors(d); i++)

@@ -257,6 +257,7 @@ static bool derive(Grad *g) {
     out->u.fn.ret = fn->u.fn.ret;
     out->u.fn.ret_span = fn->u.fn.ret_span;
     out->u.fn.derived_from = fn;
+    out->pub = g->derive->pub; /* `pub derive grad for f;` exports f_grad */
     signature(g, out);
     Path path = {0};
     out->u.fn.body = copy_block(g, fn->u.fn.body, &path, true);

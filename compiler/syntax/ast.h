@@ -337,6 +337,7 @@ struct Item {
     const char *name; /* fn / const / layout name; derive: the kind ("grad") */
     Span name_span;
     Symbol *sym; /* checker (fn, const, layout) */
+    bool pub;    /* `pub fn` / `pub derive`: an entry of a library (cairn build --lib) */
     union {
         struct {
             Param **params;

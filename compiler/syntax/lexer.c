@@ -38,6 +38,7 @@ static const Keyword keywords[] = {
     {"true", TOK_TRUE},
     {"false", TOK_FALSE},
     {"implements", TOK_IMPLEMENTS},
+    {"pub", TOK_PUB},
     {"ro", TOK_RO},
     {"rw", TOK_RW},
     {"WmmaA", TOK_FRAGMENT_TYPE},

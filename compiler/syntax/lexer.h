@@ -40,6 +40,7 @@ typedef enum TokKind {
     TOK_TRUE,
     TOK_FALSE,
     TOK_IMPLEMENTS,
+    TOK_PUB,
     TOK_RO,
     TOK_RW,
     TOK_SCALAR_TYPE,   /* i8 ... f8e5m2, bool */

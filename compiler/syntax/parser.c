@@ -888,7 +888,13 @@ static void parse_derive(Parser *p, Item *it) {
 
 static Item *parse_item(Parser *p) {
     int start = p->pos;
+    bool pub = accept(p, TOK_PUB);
     const Token *t = advance_tok(p);
+    if (pub && t->kind != TOK_FN && t->kind != TOK_DERIVE) {
+        p->pos--;
+        fail_at(p, t, "pub marks what a library exports: write `pub fn` or `pub derive`",
+                "'fn' or 'derive' after 'pub'");
+    }
     Item *it;
     switch (t->kind) {
     case TOK_FN:
@@ -926,11 +932,13 @@ static Item *parse_item(Parser *p) {
         fail_at(p, t, "a program is a list of fn, const, layout and derive items", "an item");
     }
     it->span = span_from(p, start);
+    it->pub = pub;
     return it;
 }
 
 static bool starts_item(TokKind k) {
-    return k == TOK_FN || k == TOK_CONST || k == TOK_LAYOUT || k == TOK_DERIVE || k == TOK_EOF;
+    return k == TOK_FN || k == TOK_CONST || k == TOK_LAYOUT || k == TOK_DERIVE || k == TOK_PUB ||
+           k == TOK_EOF;
 }
 
 /* After an error at token `error_pos`: skip to the next item keyword (fn, const, layout

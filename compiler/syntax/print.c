@@ -310,7 +310,7 @@ static void print_block(Buf *b, const Block *blk, int depth) {
 }
 
 static void print_fn(Buf *b, const Item *it) {
-    put(b, "fn %s(", it->name);
+    put(b, "%sfn %s(", it->pub ? "pub " : "", it->name);
     for (int i = 0; i < it->u.fn.nparams; i++) {
         if (i) put(b, ", ");
         put(b, "%s:", it->u.fn.params[i]->name);
@@ -354,7 +354,7 @@ static void print_item(Buf *b, const Item *it) {
         put(b, ";\n");
         break;
     case ITEM_DERIVE:
-        put(b, "derive %s", it->name);
+        put(b, "%sderive %s", it->pub ? "pub " : "", it->name);
         if (it->u.derive.has_list) {
             put(b, "[");
             for (int i = 0; i < it->u.derive.nwrt; i++)
