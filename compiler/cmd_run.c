@@ -31,7 +31,7 @@ const char cmd_run_help[] =
     "usage: cairn run FILE [--cc gcc|clang|PATH] [--sanitize address,undefined|thread]\n"
     "                 [-O0..-O3] [--emit-c DIR] [--target host|sm_NN] [--emulate]\n"
     "                 [--observe LOG] [--observe-raw DIR] [--show] [--observe-file FILE]\n"
-    "                 [-- ARGS...]\n"
+    "                 [--out DIR] [-- NAME=VALUE...]\n"
     "\n"
     "Builds FILE as `cairn build` does, into the cache ($CAIRN_CACHE, else ~/.cache/cairn;\n"
     "an unchanged program and flags reuse the last build), then runs it with ARGS.\n"
@@ -46,6 +46,10 @@ const char cmd_run_help[] =
     "                      {\"name\":...,\"type\":...,\"count\":N,\"sha256\":...} (sets CAIRN_OBSERVE)\n"
     "  --observe-raw DIR   write each observation's raw bits to DIR/NAME.SEQ.bin and its\n"
     "                      line to DIR/index.jsonl (sets CAIRN_OBSERVE_RAW; DIR is created)\n"
+    "  --out DIR           when main returns, write each of its rw view parameters to\n"
+    "                      DIR/NAME.npy (passed on to the program as --out DIR)\n"
+    "  -- NAME=VALUE ...   main's parameters: a number, true/false, a .npy file for a\n"
+    "                      view, zeros for an rw view (PROG --help lists them)\n"
     "  --target, --emulate as for cairn build: a CUDA target runs its device work on the\n"
     "                      GPU; the host target and --emulate run it on host threads\n"
     "  CAIRN_THREADS=N     width of the host pool that runs parallel regions (and emulated\n"
@@ -56,12 +60,14 @@ const char cmd_run_help[] =
     "failures use the statuses env and timeout use, which main is not taken for:\n"
     "  125  cairn run failed: the program was refused, a bad flag, an internal error\n"
     "  126  the program was built but could not run (it could not be started; or no\n"
-    "       CUDA device, a bad CAIRN_THREADS: the runtime's own 126)\n"
+    "       CUDA device, a bad CAIRN_THREADS, a mistake in main's parameters: the\n"
+    "       runtime's own 126)\n"
     "  127  no C compiler (or nvcc) to build it with\n";
 
 typedef struct RunOptions {
     BuildOptions build;
     const char *observe, *observe_raw, *observe_file;
+    const char *out_dir; /* --out DIR: passed on to the program (its rw views' folder) */
     int show;
     char **args; /* after `--` */
     int nargs;
@@ -74,6 +80,7 @@ static int run_flag(int argc, char **argv, int *i, RunOptions *o, Err *err) {
     const char **slot = strcmp(a, "--observe") == 0        ? &o->observe
                         : strcmp(a, "--observe-raw") == 0  ? &o->observe_raw
                         : strcmp(a, "--observe-file") == 0 ? &o->observe_file
+                        : strcmp(a, "--out") == 0          ? &o->out_dir
                                                            : NULL;
     if (!slot) return 0;
     if (*i + 1 >= argc) return err_set(err, "%s needs a value", a);
@@ -130,12 +137,16 @@ static int observe_env(const RunOptions *o, const char *raw, Err *err) {
     return 0;
 }
 
-/* The program's argv: EXE, then the arguments after `--`; malloc'd. */
+/* The program's argv: EXE, the arguments after `--`, then `--out DIR`; malloc'd. */
 static char **child_argv(const RunOptions *o, char *exe) {
-    char **child = calloc((size_t)o->nargs + 2, sizeof *child);
+    char **child = calloc((size_t)o->nargs + 4, sizeof *child);
     if (!child) return NULL;
     child[0] = exe;
     for (int i = 0; i < o->nargs; i++) child[i + 1] = o->args[i];
+    if (o->out_dir) {
+        child[o->nargs + 1] = "--out";
+        child[o->nargs + 2] = (char *)o->out_dir;
+    }
     return child;
 }
 

@@ -23,3 +23,13 @@ $(TBIN)/%: $(OBJ)/tests/bench/%.o $(RUNTIME_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 ALL_TARGETS += $(RUNTIME_LIB) $(TEST_HARNESSES)
+
+# The .npy reader's fuzz target (tests/fuzz/fuzz_npy.c) with a main that replays files:
+# tests/fuzz/test_fuzz_npy.py runs the kept corpus (tests/fuzz/corpus_npy) through it in
+# `make test`; tests/fuzz/fuzz_npy.sh builds the same source with libFuzzer (`make fuzz`).
+FUZZ_NPY_REPLAY := $(TBIN)/fuzz_npy_replay
+$(OBJ)/tests/fuzz/fuzz_npy.o: CFLAGS += -DFUZZ_NPY_REPLAY
+$(FUZZ_NPY_REPLAY): $(OBJ)/tests/fuzz/fuzz_npy.o $(RUNTIME_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+ALL_TARGETS += $(FUZZ_NPY_REPLAY)

@@ -14,5 +14,7 @@
 #include "cairn_mma.h"
 #include "cairn_fragment.h"
 #include "cairn_device.h"
+#include "cairn_npy.h"
+#include "cairn_args.h"
 
 #endif

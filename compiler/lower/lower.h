@@ -40,6 +40,8 @@ enum {
     LOWER_MODULE_MMA = 1u << 8,            /* cairn_mma.c: mma, mma_unordered's checks */
     LOWER_MODULE_MMA_TILED = 1u << 9,      /* cairn_mma_tiled.c: emulated mma_unordered */
     LOWER_MODULE_DEVICE = 1u << 10,        /* cairn_device_cuda.h: a CUDA build's device work */
+    LOWER_MODULE_ARGS = 1u << 11,          /* cairn_args.c: main's command-line parameters */
+    LOWER_MODULE_NPY = 1u << 12,           /* cairn_npy.c: .npy files (through args) */
 };
 
 typedef struct LowerOutput {

@@ -268,7 +268,7 @@ void lower_stmt(Lower *L, const Stmt *s) {
 
 /* ---- functions ---- */
 
-static bool has_extent_checks(const Item *fn) {
+bool lower_fn_takes_loc(const Item *fn) {
     if (fn->u.fn.requires) return true; /* its trap names the call */
     for (int i = 0; i < fn->u.fn.nparams; i++)
         if (lower_is_view(fn->u.fn.params[i]->type)) return true;
@@ -293,7 +293,7 @@ static const char *signature(Lower *L, const Item *fn) {
             sb_printf(&sb, "%s%s *%s", sep, lower_c_scalar(t->u.view.elem), name);
         else sb_printf(&sb, "%s%s %s", sep, lower_c_scalar(t), name);
     }
-    if (has_extent_checks(fn))
+    if (lower_fn_takes_loc(fn))
         sb_printf(&sb, "%scairn_loc cairn_call", fn->u.fn.nparams ? ", " : "");
     else if (fn->u.fn.nparams == 0) sb_puts(&sb, "void");
     sb_puts(&sb, ")");
@@ -397,19 +397,19 @@ static void prelude(StrBuf *out, const Program *p) {
 }
 
 static void lower_program_items(Lower *L) {
-    bool has_main = false;
+    const Item *main = NULL;
     for (int i = 0; i < L->prog->nitems; i++) {
         const Item *it = L->prog->items[i];
         if (it->kind == ITEM_FN) {
             lower_fn(L, it, NULL);
-            has_main |= strcmp(it->name, "main") == 0;
+            if (strcmp(it->name, "main") == 0) main = it;
         } else if (it->kind == ITEM_CONST) {
             lower_const(L, it, NULL);
         }
     }
     L->target->items_end(L);
-    if (has_main) {
-        sb_puts(&L->defs, "int main(void) {\n    return (int)cairn_fn_main();\n}\n");
+    if (main) {
+        lower_main_entry(L, main);
         return;
     }
     Span start = {L->prog->src.path, 1, 1, 0, 0};

@@ -98,6 +98,14 @@ const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, con
 
 /* ---- statements (lower_c.c) ---- */
 void lower_block(Lower *L, const Block *b);
+/* A function whose C signature ends in `cairn_loc cairn_call` (its views' extents and
+ * its requires are checked on entry, naming the call). */
+bool lower_fn_takes_loc(const Item *fn);
+
+/* ---- entry points (lower_entry.c) ---- */
+/* The C main of an executable, calling CAIRN's main (reading its parameters from the
+ * command line, runtime/cairn_args.h), into L->defs. */
+void lower_main_entry(Lower *L, const Item *main);
 
 /* ---- statements (lower_c.c), for the device back ends ---- */
 void lower_stmt(Lower *L, const Stmt *s);

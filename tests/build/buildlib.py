@@ -43,12 +43,13 @@ def build(source, out, *extra, cell=True, env=None):
     return json.loads(pathlib.Path(f"{out}.receipt.json").read_text())
 
 
-def run_exe(exe, env=None, timeout=120):
+def run_exe(exe, env=None, timeout=120, args=()):
     full = dict(os.environ)
     full.update(SAN_ENV)
     if env:
         full.update(env)
-    return subprocess.run([str(exe)], capture_output=True, text=True, env=full, timeout=timeout)
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, env=full,
+                          timeout=timeout)
 
 
 def read_log(path):

@@ -29,6 +29,8 @@ MARKERS = {
     "mm_enclose": "cairn_mm_enclose_f64",
     "mma": "cairn_mma_check_extents",
     "mma_tiled": "cairn_mma_tiled_f16",
+    "args": "cairn_args_read",
+    "npy": "cairn_npy_parse",
 }
 
 MAIN_ONLY = "fn main() -> i32 { return 0; }\n"
@@ -115,6 +117,10 @@ fn main() -> i32 {
   return 0;
 }
 """, {"trap", "pool", "mma", "mma_tiled"}),
+    # main's parameters: the command line's reader and the .npy files it reads.
+    "main_params": ("""
+fn main(k:i32) -> i32 { return k; }
+""", {"trap", "args", "npy"}, ["k=0"]),
     "blocks_emulated": ("""
 fn fill(out:rw<f32>[32]@device) {
   blocks g in 1 threads t in 32 { out[t] = 1.0; }
@@ -159,12 +165,12 @@ def linked_modules(exe):
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_program_links_exactly_its_runtime_modules(name, tmp_path):
-    text, expected = PROGRAMS[name]
+    text, expected, *args = PROGRAMS[name]
     src = tmp_path / f"{name}.cairn"
     src.write_text(text)
     exe = tmp_path / name
     build(src, exe)
-    assert run_exe(exe).returncode == 0
+    assert run_exe(exe, args=args[0] if args else ()).returncode == 0
     assert linked_modules(exe) == expected
 
 
@@ -180,5 +186,5 @@ def test_cuda_build_links_the_device_runtime(tmp_path):
 
 def test_every_module_has_a_program():
     """The programs above cover every module the lowering records."""
-    covered = set().union(*(modules for _, modules in PROGRAMS.values()))
+    covered = set().union(*(entry[1] for entry in PROGRAMS.values()))
     assert covered == set(MARKERS) - {"float", "enclose_digest"}  # no generated code calls these
