@@ -250,12 +250,28 @@ static inline void cairn_atomic_add_f32(float *p, float v) {
 }
 
 #include <stdlib.h>
+#ifdef CAIRN_LIB
+#include "cairn_lib.h"
+#endif
 static inline void *cairn_zeroed(uint64_t n, size_t size, cairn_loc at) {
+#ifdef CAIRN_LIB
+    return cairn_lib_zeroed(n, size, at); /* freed by a trap's jump too (cairn_lib.h) */
+#else
     if (n == 0) return NULL;
     if (n > SIZE_MAX / size) cairn_trap_at("buffer too large", at);
     void *p = calloc((size_t)n, size);
     if (!p) cairn_trap_at("out of memory for a buffer", at);
     return p;
+#endif
+}
+
+/* Frees what cairn_zeroed allocated. */
+static inline void cairn_release(void *p) {
+#ifdef CAIRN_LIB
+    cairn_lib_release(p);
+#else
+    free(p);
+#endif
 }
 
 #endif

@@ -61,8 +61,9 @@ static int write_all(int fd, const char *buf, size_t len) {
     return 1;
 }
 
-/* The log line of one observation, newline included (malloc'd): name, type, count,
- * sha256 and, for a raw folder's index, the file that holds its bits. */
+/* The log line of one observation, newline included (malloc'd; NULL when out of
+ * memory): name, type, count, sha256 and, for a raw folder's index, the file that holds
+ * its bits. */
 static char *log_line(const char *name, const char *type, size_t count, const char *hex,
                       const char *file, size_t *len) {
     cJSON *line = cJSON_CreateObject();
@@ -73,13 +74,13 @@ static char *log_line(const char *name, const char *type, size_t count, const ch
     if (file) cJSON_AddStringToObject(line, "file", file);
     char *text = cJSON_PrintUnformatted(line);
     cJSON_Delete(line);
-    if (!text) cairn_trap("observe: out of memory");
+    if (!text) return NULL;
     *len = strlen(text);
     char *with_newline = malloc(*len + 2);
-    if (!with_newline) cairn_trap("observe: out of memory");
-    memcpy(with_newline, text, *len);
-    with_newline[(*len)++] = '\n';
+    if (with_newline) memcpy(with_newline, text, *len);
     cJSON_free(text);
+    if (!with_newline) return NULL;
+    with_newline[(*len)++] = '\n';
     return with_newline;
 }
 
@@ -92,32 +93,37 @@ static int write_file(const char *path, int flags, const char *text, size_t len)
     return ok;
 }
 
-static void append_log_line(const char *path, const char *name, const char *type, size_t count,
-                            const char *hex) {
+/* The failures below come back as the trap's reason (NULL: none), for cairn_observe to
+ * raise once it holds no lock (a library's trap jumps out: cairn_lib.h). */
+static const char *append_log_line(const char *path, const char *name, const char *type,
+                                   size_t count, const char *hex) {
     size_t len;
     char *line = log_line(name, type, count, hex, NULL, &len);
+    if (!line) return "observe: out of memory";
     int ok = write_file(path, O_APPEND, line, len);
     free(line);
-    if (!ok) cairn_trap("observe: cannot append to the CAIRN_OBSERVE log");
+    return ok ? NULL : "observe: cannot append to the CAIRN_OBSERVE log";
 }
 
 /* DIR/NAME.SEQ.bin gets the bits, and DIR/index.jsonl the log line naming that file (the
  * process's first observation starts the index afresh, as it starts SEQ at 0), so the
  * folder says what each file holds. */
-static void write_raw(const char *dir, const char *name, const char *type, size_t count,
-                      const char *hex, unsigned long seq, const unsigned char *bytes, size_t len) {
+static const char *write_raw(const char *dir, const char *name, const char *type, size_t count,
+                             const char *hex, unsigned long seq, const unsigned char *bytes,
+                             size_t len) {
     size_t path_len = strlen(dir) + strlen(name) + 32;
     char *path = malloc(path_len);
-    if (!path) cairn_trap("observe: out of memory");
+    if (!path) return "observe: out of memory";
     snprintf(path, path_len, "%s/%s.%lu.bin", dir, name, seq);
     int ok = write_file(path, O_TRUNC, (const char *)bytes, len);
     size_t line_len;
     char *line = log_line(name, type, count, hex, strrchr(path, '/') + 1, &line_len);
     snprintf(path, path_len, "%s/index.jsonl", dir);
-    ok = ok && write_file(path, seq == 0 ? O_TRUNC : O_APPEND, line, line_len);
-    free(line);
+    ok = ok && line && write_file(path, seq == 0 ? O_TRUNC : O_APPEND, line, line_len);
     free(path);
-    if (!ok) cairn_trap("observe: cannot write raw bits into CAIRN_OBSERVE_RAW");
+    if (!line) return "observe: out of memory";
+    free(line);
+    return ok ? NULL : "observe: cannot write raw bits into CAIRN_OBSERVE_RAW";
 }
 
 void cairn_observe(const char *name, const char *type, const void *bits, size_t count,
@@ -132,8 +138,9 @@ void cairn_observe(const char *name, const char *type, const void *bits, size_t 
     sha256_hex(bytes, len, hex);
     pthread_mutex_lock(&observe_lock);
     unsigned long seq = observe_seq++;
-    if (log && *log) append_log_line(log, name, type, count, hex);
-    if (raw && *raw) write_raw(raw, name, type, count, hex, seq, bytes, len);
+    const char *failed = log && *log ? append_log_line(log, name, type, count, hex) : NULL;
+    if (!failed && raw && *raw) failed = write_raw(raw, name, type, count, hex, seq, bytes, len);
     pthread_mutex_unlock(&observe_lock);
     free(owned);
+    if (failed) cairn_trap(failed);
 }

@@ -11,9 +11,17 @@
  * Top-level regions from different application threads take turns (region_lock), so
  * the worker ids of concurrent block calls are always distinct; a region started from
  * inside a block runs serially on that block's worker. At exit the workers are woken,
- * told to stop and joined. */
+ * told to stop and joined.
+ *
+ * In a library (CAIRN_LIB, cairn_lib.h) every block runs under a trap frame of its
+ * worker: a trap ends that block, the region hands out no more, and once every worker
+ * has left it cairn_pool_run raises the first trap again on the thread that called it,
+ * with no lock held; a bad CAIRN_THREADS is then a trap of every region, not an exit. */
 #include "cairn_pool.h"
 #include "cairn_trap.h" /* CAIRN_EXIT_CANNOT_RUN */
+#ifdef CAIRN_LIB
+#include "cairn_lib.h"
+#endif
 
 #include <errno.h>
 #include <pthread.h>
@@ -62,6 +70,12 @@ static struct {
           .work_cv = PTHREAD_COND_INITIALIZER,
           .done_cv = PTHREAD_COND_INITIALIZER};
 
+#ifdef CAIRN_LIB
+static atomic_int region_trapped;     /* a block of the current region trapped */
+static cairn_trap_record region_trap; /* its record, written by the first to trap */
+static const char *bad_threads;       /* CAIRN_THREADS when it is not a thread count */
+#endif
+
 /* 0 outside any block; worker id + 1 while this thread runs a block. */
 static _Thread_local unsigned current_worker_plus1;
 
@@ -83,6 +97,10 @@ static unsigned width_from_env(void) {
         errno = 0;
         long v = strtol(s, &end, 10);
         if (errno || *end != '\0' || v < 1 || v > POOL_MAX_WIDTH) {
+#ifdef CAIRN_LIB
+            bad_threads = s; /* cairn_pool_run traps: a library never ends its host */
+            return 1;
+#endif
             fprintf(stderr,
                     "cairn: error[E-THREADS]: CAIRN_THREADS='%s' is not a thread count\n"
                     "  help: set CAIRN_THREADS to a whole number from 1 to %d, or unset it "
@@ -102,6 +120,36 @@ static unsigned width_from_env(void) {
     return cpus > POOL_MAX_WIDTH ? POOL_MAX_WIDTH : (unsigned)cpus;
 }
 
+#ifdef CAIRN_LIB
+/* One block under this worker's own trap frame: a trap records the region's first one
+ * and stops the region from handing out more blocks. */
+static void run_block(const pool_region *r, size_t begin, size_t end, unsigned worker) {
+    cairn_trap_frame frame;
+    cairn_lib_push(&frame, 0);
+    if (setjmp(frame.jump) == 0) {
+        r->fn(r->ctx, begin, end, worker);
+        cairn_lib_leave(&frame);
+        return;
+    }
+    cairn_lib_caught(&frame);
+    if (atomic_exchange(&region_trapped, 1) == 0) region_trap = *cairn_lib_last();
+    atomic_store_explicit(&pool.next_block, r->nblocks, memory_order_relaxed);
+}
+
+/* Ends a region on the thread that ran it: takes its trap while the region lock still
+ * keeps the next region out, lets go of the lock, then raises the trap, if any. */
+static void finish_region(void) {
+    int trapped = atomic_load(&region_trapped);
+    cairn_trap_record r = region_trap;
+    atomic_store(&region_trapped, 0);
+    pthread_mutex_unlock(&pool.region_lock);
+    if (trapped) cairn_lib_rethrow(&r);
+}
+#else
+#define run_block(r, begin, end, worker) (r)->fn((r)->ctx, (begin), (end), (worker))
+static void finish_region(void) { pthread_mutex_unlock(&pool.region_lock); }
+#endif
+
 /* Claim and run blocks of the current region until none are left. */
 static void run_blocks(const pool_region *r, unsigned worker) {
     current_worker_plus1 = worker + 1;
@@ -110,7 +158,7 @@ static void run_blocks(const pool_region *r, unsigned worker) {
         if (b >= r->nblocks) break;
         size_t begin = b * r->grain;
         size_t end = r->n - begin < r->grain ? r->n : begin + r->grain;
-        r->fn(r->ctx, begin, end, worker);
+        run_block(r, begin, end, worker);
     }
     current_worker_plus1 = 0;
 }
@@ -207,14 +255,19 @@ void cairn_pool_run(size_t n, size_t grain, cairn_task_fn fn, void *ctx) {
         return;
     }
     unsigned width = cairn_pool_width();
+#ifdef CAIRN_LIB
+    if (bad_threads)
+        cairn_trap("CAIRN_THREADS is not a thread count: set it to 1..64, or unset it");
+#endif
     grain = pick_grain(n, grain, width);
     size_t nblocks = n / grain + (n % grain != 0);
     pthread_mutex_lock(&pool.region_lock);
     if (nblocks == 1 || pool.nthreads == 0) { /* nothing to share: no wake-up at all */
+        pool_region serial = {fn, ctx, n, n, 1};
         current_worker_plus1 = 1;
-        fn(ctx, 0, n, 0);
+        run_block(&serial, 0, n, 0);
         current_worker_plus1 = 0;
-        pthread_mutex_unlock(&pool.region_lock);
+        finish_region();
         return;
     }
     pool.region = (pool_region){fn, ctx, n, grain, nblocks};
@@ -231,5 +284,5 @@ void cairn_pool_run(size_t n, size_t grain, cairn_task_fn fn, void *ctx) {
             pthread_cond_wait(&pool.done_cv, &pool.mu);
         pthread_mutex_unlock(&pool.mu);
     }
-    pthread_mutex_unlock(&pool.region_lock);
+    finish_region();
 }

@@ -28,6 +28,7 @@
 #include "base/base.h"
 #include "check/check.h"
 #include "lower/lower.h"
+#include "driver/driver_internal.h"
 #include "driver/receipt.h"
 
 /* The C compiler as found on this machine. */
@@ -106,10 +107,13 @@ int driver_parse_flag(BuildOptions *opt, int argc, char **argv, int *i, Err *err
         opt->opt_set = 1;
         return 1;
     }
-    if (strcmp(a, "--emulate") == 0 || strcmp(a, "--emit-only") == 0) {
-        *(strcmp(a, "--emulate") == 0 ? &opt->emulate : &opt->emit_only) = 1;
+    if (strcmp(a, "--emulate") == 0 || strcmp(a, "--emit-only") == 0 || strcmp(a, "--lib") == 0) {
+        *(strcmp(a, "--emulate") == 0 ? &opt->emulate
+          : strcmp(a, "--lib") == 0   ? &opt->lib
+                                      : &opt->emit_only) = 1;
         return 1;
     }
+    if (strcmp(a, "--prefix") == 0) return take_value(argc, argv, i, &opt->prefix, err);
     if (strcmp(a, "--target") == 0) {
         const char *value;
         if (take_value(argc, argv, i, &value, err) < 0) return -1;
@@ -138,6 +142,11 @@ static void compile_flags(const BuildOptions *opt, StrVec *flags) {
     for (size_t k = 0; k < sizeof base / sizeof *base; k++) sv_push(flags, base[k]);
     if (cuda_build(opt))
         sv_push(flags, "-DCAIRN_CUDA=1"); /* cairn_device.h: device memory by cudart */
+    if (opt->lib) { /* a library: position-independent, exporting only its entries */
+        sv_push(flags, "-fPIC");
+        sv_push(flags, "-fvisibility=hidden");
+        sv_push(flags, "-DCAIRN_LIB=1"); /* traps return to the entry (cairn_lib.h) */
+    }
     if (!opt->sanitize) return;
     if (strcmp(opt->sanitize, "thread") == 0) {
         sv_push(flags, "-fsanitize=thread");
@@ -228,8 +237,7 @@ static int cc_discover(const char *requested, CcInfo *cc, Err *err) {
     return 0;
 }
 
-/* Shows a failed compile's log (it is our bug, not the user's) and says where it is. */
-static int compile_failure(const char *what, const char *log, Err *err) {
+int driver_compile_failure(const char *what, const char *log, Err *err) {
     char *text = fs_read(log, NULL, NULL);
     if (text) fputs(text, stderr);
     free(text);
@@ -339,6 +347,7 @@ static const RuntimeModule runtime_modules[] = {
     {LOWER_MODULE_DEVICE, NULL, LOWER_MODULE_TRAP | LOWER_MODULE_OBSERVE},
     {LOWER_MODULE_ARGS, "cairn_args.c", LOWER_MODULE_NPY},
     {LOWER_MODULE_NPY, "cairn_npy.c", 0},
+    {LOWER_MODULE_LIB, "cairn_lib.c", LOWER_MODULE_TRAP},
 };
 enum { RUNTIME_MODULE_COUNT = sizeof runtime_modules / sizeof runtime_modules[0] };
 
@@ -427,7 +436,7 @@ static int runtime_compile(const CcInfo *cc, const StrVec *flags, const char *di
         pathf(log, "%s.log", path);
         int rc = pids[k] == 0 ? 0 : pids[k] < 0 ? -1 : proc_wait(pids[k]);
         if (rc == 0 && pids[k] > 0 && rename(tmp, path) != 0) rc = -1;
-        if (rc != 0 && status == 0) status = compile_failure(names.items[k], log, err);
+        if (rc != 0 && status == 0) status = driver_compile_failure(names.items[k], log, err);
         sv_push(objects, path);
     }
     sv_free(&names);
@@ -468,25 +477,28 @@ static void source_stem(const char *source, char stem[256]) {
     snprintf(stem, 256, "%.*s", (int)n, base);
 }
 
-/* Writes the generated C to c/KEY/STEM.c, and a CUDA build's device half to
- * c/KEY/STEM_dev.cu (and both to --emit-c DIR); c_dir gets c/KEY. */
+/* Writes the generated C to c/KEY/STEM.c, a CUDA build's device half to
+ * c/KEY/STEM_dev.cu and a library's header to c/KEY/HEADER (and all to --emit-c DIR);
+ * c_dir gets c/KEY. */
 static int write_c(const BuildOptions *opt, const LowerOutput *lo, const char *stem,
-                   char c_dir[PATH_MAX], Err *err) {
+                   const char *header, char c_dir[PATH_MAX], Err *err) {
     char hex[65], root[PATH_MAX], path[PATH_MAX];
-    StrBuf both = {0};
-    sb_append(&both, lo->c.data ? lo->c.data : "", lo->c.len);
-    sb_append(&both, lo->cu.data ? lo->cu.data : "", lo->cu.len);
-    sha256_hex(both.data ? both.data : "", both.len, hex);
-    sb_free(&both);
+    StrBuf all = {0};
+    sb_append(&all, lo->c.data ? lo->c.data : "", lo->c.len);
+    sb_append(&all, lo->cu.data ? lo->cu.data : "", lo->cu.len);
+    if (header) sb_printf(&all, "%s\n%s", header, lo->h.data ? lo->h.data : "");
+    sha256_hex(all.data ? all.data : "", all.len, hex);
+    sb_free(&all);
     if (cache_dir("c", root, err)) return DRIVER_USAGE;
     pathf(c_dir, "%s/%.32s", root, hex);
     const char *dirs[] = {c_dir, opt->emit_c_dir};
     for (int d = 0; d < 2 && dirs[d]; d++) {
         const char *what = d ? "--emit-c: " : "";
-        for (int half = 0; half < 2; half++) {
-            const StrBuf *text = half ? &lo->cu : &lo->c;
-            if (half && !text->len) continue;
-            pathf(path, "%s/%s%s", dirs[d], stem, half ? "_dev.cu" : ".c");
+        for (int part = 0; part < 3; part++) {
+            const StrBuf *text = part == 2 ? &lo->h : part ? &lo->cu : &lo->c;
+            if (part && !text->len) continue;
+            if (part == 2) pathf(path, "%s/%s", dirs[d], header);
+            else pathf(path, "%s/%s%s", dirs[d], stem, part ? "_dev.cu" : ".c");
             if (fs_mkdirs(dirs[d], NULL) != 0 ||
                 fs_write_atomic(path, text->data, text->len, NULL) != 0)
                 return err_fail(err, DRIVER_USAGE, "%scannot write %s: %s", what, path,
@@ -515,7 +527,7 @@ static int compile_program(const CcInfo *cc, const StrVec *flags, const char *rt
     push_link_args(&argv, false);
     int status = proc_run(argv.items, c_dir, log);
     sv_free(&argv);
-    return status == 0 ? 0 : compile_failure("the generated C", log, err);
+    return status == 0 ? 0 : driver_compile_failure("the generated C", log, err);
 }
 
 /* A CUDA build: STEM.c with the C compiler, STEM_dev.cu with nvcc, and nvcc links both
@@ -549,13 +561,13 @@ static int compile_cuda(const CcInfo *cc, const NvccInfo *nv, const StrVec *flag
     int status = 0;
     pathf(log, "%s/%s.log", c_dir, stem);
     if (proc_run(host.items, c_dir, log) != 0)
-        status = compile_failure("the generated C", log, err);
+        status = driver_compile_failure("the generated C", log, err);
     pathf(log, "%s/%s_dev.log", c_dir, stem);
     if (!status && proc_run(dev.items, c_dir, log) != 0)
-        status = compile_failure("the generated CUDA C++ (nvcc)", log, err);
+        status = driver_compile_failure("the generated CUDA C++ (nvcc)", log, err);
     pathf(log, "%s/%s_link.log", c_dir, stem);
     if (!status && proc_run(link.items, c_dir, log) != 0)
-        status = compile_failure("the CUDA link (nvcc)", log, err);
+        status = driver_compile_failure("the CUDA link (nvcc)", log, err);
     sv_free(&host);
     sv_free(&dev);
     sv_free(&link);
@@ -580,13 +592,20 @@ static int probe_output(const char *output, char **out_abs, Err *err) {
     return 0;
 }
 
-static int write_receipt(const BuildOptions *opt, const char *output, const CcInfo *cc,
+/* What a receipt describes: the output as named and its file, where the receipt goes
+ * (BASE.receipt.json) and, for a library, its files and entries. */
+typedef struct ReceiptFiles {
+    const char *output, *out_abs, *base_abs;
+    const cJSON *library;
+} ReceiptFiles;
+
+static int write_receipt(const BuildOptions *opt, const ReceiptFiles *files, const CcInfo *cc,
                          const StrVec *flags, const char *rt_digest, const LowerOutput *lo,
-                         const NvccInfo *nv, const StrVec *nv_flags, const char *out_abs,
-                         Err *err) {
+                         const NvccInfo *nv, const StrVec *nv_flags, Err *err) {
+    const char *output = files->output;
     char src_sha[65], out_sha[65];
     if (sha256_file_hex(opt->source, src_sha, NULL, NULL) != 0 ||
-        sha256_file_hex(out_abs, out_sha, NULL, NULL) != 0)
+        sha256_file_hex(files->out_abs, out_sha, NULL, NULL) != 0)
         return err_fail(err, DRIVER_USAGE, "cannot read back %s: %s", output, strerror(errno));
     StrVec link = {0};
     push_link_args(&link, false);
@@ -604,11 +623,12 @@ static int write_receipt(const BuildOptions *opt, const char *output, const CcIn
                         opt->target ? opt->target : "host",
                         opt->emulate || (lo->has_device && !nv->path),
                         nv->path ? nv->version : NULL,
-                        nv_flags};
+                        nv_flags,
+                        files->library};
     char *text = receipt_render(&info);
     sv_free(&link);
     char path[PATH_MAX];
-    pathf(path, "%s.receipt.json", out_abs);
+    pathf(path, "%s.receipt.json", files->base_abs);
     int ok = fs_write_atomic(path, text, strlen(text), NULL) == 0;
     free(text);
     return ok ? 0
@@ -617,12 +637,16 @@ static int write_receipt(const BuildOptions *opt, const char *output, const CcIn
 }
 
 /* Loads and checks the program once, then lowers the checked program. */
-static int lower_source(const BuildOptions *opt, bool cuda, LowerOutput *out, Err *err) {
+static int lower_source(const BuildOptions *opt, bool cuda, const LibNames *lib, LowerOutput *out,
+                        Err *err) {
     Diags d;
     diags_init(&d, NULL);
     LoadStatus load;
     Program *p = cairn_load(opt->source, &d, &load);
-    int refused = p ? lower_program(p, &d, cuda, out) : 1;
+    LowerOptions lopt = {.cuda = cuda,
+                         .lib_prefix = lib ? lib->prefix : NULL,
+                         .lib_header = lib ? lib->header : NULL};
+    int refused = p ? lower_program(p, &d, &lopt, out) : 1;
     if (refused) diags_print(&d, stderr);
     if (p) ast_program_free(p);
     diags_free(&d);
@@ -640,7 +664,7 @@ static int compile_and_link(const BuildOptions *opt, const char *output, const C
     source_stem(opt->source, stem);
     StrVec objects = {0};
     int status = runtime_ensure(cc, flags, rt_digest, lo->modules, rt_dir, &objects, err);
-    if (status == 0) status = write_c(opt, lo, stem, c_dir, err);
+    if (status == 0) status = write_c(opt, lo, stem, NULL, c_dir, err);
     pathf(tmp_out, "%s.tmp.%ld", out_abs, (long)getpid());
     if (status == 0 && cuda)
         status = compile_cuda(cc, nv, flags, nv_flags, rt_dir, &objects, c_dir, stem, tmp_out, err);
@@ -649,9 +673,98 @@ static int compile_and_link(const BuildOptions *opt, const char *output, const C
     sv_free(&objects);
     if (status == 0 && rename(tmp_out, out_abs) != 0)
         status = err_fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
+    ReceiptFiles files = {output, out_abs, out_abs, NULL};
     if (status == 0)
-        status = write_receipt(opt, output, cc, flags, rt_digest, lo, nv, nv_flags, out_abs, err);
+        status = write_receipt(opt, &files, cc, flags, rt_digest, lo, nv, nv_flags, err);
     unlink(tmp_out);
+    return status;
+}
+
+/* ---- libraries ------------------------------------------------------------------- */
+
+/* {"path": NAME + ext, "sha256": ...} of the file out_abs + ext; NULL when unreadable. */
+static cJSON *library_file(const char *name, const char *out_abs, const char *ext) {
+    char path[PATH_MAX], hex[65];
+    pathf(path, "%s%s", out_abs, ext);
+    if (sha256_file_hex(path, hex, NULL, NULL) != 0) return NULL;
+    pathf(path, "%s%s", name, ext);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "path", path);
+    cJSON_AddStringToObject(o, "sha256", hex);
+    return o;
+}
+
+/* The receipt's "library": the prefix, the three files and the entries. */
+static cJSON *library_section(const char *output, const char *out_abs, const LibNames *names,
+                              const LowerOutput *lo) {
+    cJSON *lib = cJSON_CreateObject();
+    cJSON_AddStringToObject(lib, "prefix", names->prefix);
+    const char *keys[] = {"shared", "static", "header"}, *exts[] = {".so", ".a", ".h"};
+    for (int k = 0; k < 3; k++) {
+        cJSON *file = library_file(output, out_abs, exts[k]);
+        if (!file) {
+            cJSON_Delete(lib);
+            return NULL;
+        }
+        cJSON_AddItemToObject(lib, keys[k], file);
+    }
+    char last[LIBRARY_PREFIX_MAX + 16];
+    snprintf(last, sizeof last, "%s_last_error", names->prefix);
+    cJSON_AddStringToObject(lib, "last_error", last);
+    cJSON_AddItemToObject(lib, "entries", cJSON_Duplicate(lo->library, 1));
+    return lib;
+}
+
+/* Moves the library's temporary files into place: OUT.so, OUT.a, and OUT.h written. */
+static int library_install(const char *output, const char *out_abs, const char *tmp_so,
+                           const char *tmp_a, const LowerOutput *lo, Err *err) {
+    char path[PATH_MAX];
+    pathf(path, "%s.so", out_abs);
+    if (rename(tmp_so, path) != 0)
+        return err_fail(err, DRIVER_USAGE, "cannot write %s.so: %s", output, strerror(errno));
+    pathf(path, "%s.a", out_abs);
+    if (rename(tmp_a, path) != 0)
+        return err_fail(err, DRIVER_USAGE, "cannot write %s.a: %s", output, strerror(errno));
+    pathf(path, "%s.h", out_abs);
+    if (fs_write_atomic(path, lo->h.data, lo->h.len, NULL) != 0)
+        return err_fail(err, DRIVER_USAGE, "cannot write %s.h: %s", output, strerror(errno));
+    return 0;
+}
+
+/* cairn build --lib: the runtime with -fPIC -fvisibility=hidden -DCAIRN_LIB=1, the
+ * program, then OUT.so, OUT.a, OUT.h and OUT.receipt.json (library.c links). */
+static int compile_library(const BuildOptions *opt, const char *output, const CcInfo *cc,
+                           const LowerOutput *lo, const StrVec *flags, const char *out_abs,
+                           const LibNames *names, Err *err) {
+    char rt_digest[65], rt_dir[PATH_MAX], c_dir[PATH_MAX], stem[256], include[PATH_MAX];
+    char tmp_so[PATH_MAX], tmp_a[PATH_MAX], shared[PATH_MAX];
+    runtime_digest(rt_digest);
+    source_stem(opt->source, stem);
+    StrVec objects = {0}, link = {0};
+    int status = runtime_ensure(cc, flags, rt_digest, lo->modules, rt_dir, &objects, err);
+    if (status == 0) status = write_c(opt, lo, stem, names->header, c_dir, err);
+    pathf(include, "-I%s", rt_dir);
+    pathf(tmp_so, "%s.so.tmp.%ld", out_abs, (long)getpid());
+    pathf(tmp_a, "%s.a.tmp.%ld", out_abs, (long)getpid());
+    push_link_args(&link, false);
+    LibraryLink l = {cc->path, flags, include, &objects, &link, c_dir, stem, out_abs};
+    if (status == 0) status = library_link(&l, tmp_so, tmp_a, err);
+    if (status == 0) status = library_install(output, out_abs, tmp_so, tmp_a, lo, err);
+    cJSON *section = status == 0 ? library_section(output, out_abs, names, lo) : NULL;
+    if (status == 0 && !section)
+        status = err_fail(err, DRIVER_USAGE, "cannot read back %s: %s", output, strerror(errno));
+    pathf(shared, "%s.so", out_abs);
+    char shown[PATH_MAX];
+    pathf(shown, "%s.so", output);
+    ReceiptFiles files = {shown, shared, out_abs, section};
+    NvccInfo none = {0};
+    if (status == 0)
+        status = write_receipt(opt, &files, cc, flags, rt_digest, lo, &none, NULL, err);
+    cJSON_Delete(section);
+    unlink(tmp_so);
+    unlink(tmp_a);
+    sv_free(&objects);
+    sv_free(&link);
     return status;
 }
 
@@ -664,14 +777,22 @@ static int build_into(const BuildOptions *opt, const char *output, const CcInfo 
     LowerOutput lo = {.numerics = cJSON_CreateObject()};
     NvccInfo nv = {0};
     StrVec flags = {0}, nv_flags = {0};
+    LibNames names = {{0}, {0}};
     compile_flags(opt, &flags);
     if (cuda) nvcc_flags(opt, &nv_flags);
+    if (status == 0 && opt->lib) {
+        status = library_prefix(opt->prefix, output, names.prefix, err);
+        const char *base = strrchr(output, '/') ? strrchr(output, '/') + 1 : output;
+        snprintf(names.header, sizeof names.header, "%s.h", base);
+    }
     if (status == 0 && cuda && !opt->emit_only) status = nvcc_discover(&nv, err);
-    if (status == 0) status = lower_source(opt, cuda, &lo, err);
+    if (status == 0) status = lower_source(opt, cuda, opt->lib ? &names : NULL, &lo, err);
     if (status == 0 && opt->emit_only) {
         char c_dir[PATH_MAX], stem[256];
         source_stem(opt->source, stem);
-        status = write_c(opt, &lo, stem, c_dir, err);
+        status = write_c(opt, &lo, stem, opt->lib ? names.header : NULL, c_dir, err);
+    } else if (status == 0 && opt->lib) {
+        status = compile_library(opt, output, cc, &lo, &flags, out_abs, &names, err);
     } else if (status == 0) {
         status = compile_and_link(opt, output, cc, &lo, &nv, &flags, &nv_flags, out_abs, err);
     }
@@ -679,8 +800,10 @@ static int build_into(const BuildOptions *opt, const char *output, const CcInfo 
     sv_free(&nv_flags);
     free(nv.path);
     cJSON_Delete(lo.numerics);
+    cJSON_Delete(lo.library);
     sb_free(&lo.c);
     sb_free(&lo.cu);
+    sb_free(&lo.h);
     free(out_abs);
     return status;
 }
@@ -692,6 +815,13 @@ static int check_source(const BuildOptions *opt, Err *err) {
     if (opt->emit_only && !opt->emit_c_dir)
         return err_fail(err, DRIVER_USAGE,
                         "--emit-only writes the generated code: give --emit-c DIR");
+    if (opt->lib && cuda_build(opt))
+        return err_fail(err, DRIVER_USAGE,
+                        "--lib builds a host library: add --emulate to run %s's device work on "
+                        "host threads inside it",
+                        opt->target);
+    if (opt->prefix && !opt->lib)
+        return err_fail(err, DRIVER_USAGE, "--prefix names a library's symbols: add --lib");
     if (cuda_build(opt) && opt->sanitize)
         return err_fail(err, DRIVER_USAGE,
                         "--sanitize checks host builds: add --emulate to run %s's "
@@ -705,9 +835,17 @@ int driver_build(const BuildOptions *opt, Err *err) {
     if (status) return status;
     CcInfo cc = {0};
     status = cc_discover(opt->cc, &cc, err);
-    char stem[256];
+    char stem[256], output[PATH_MAX];
     source_stem(opt->source, stem);
-    if (status == 0) status = build_into(opt, opt->output ? opt->output : stem, &cc, err);
+    pathf(output, "%s%s",
+          opt->output ? ""
+          : opt->lib  ? "lib"
+                      : "",
+          opt->output ? opt->output : stem);
+    size_t n = strlen(output); /* a library's OUT: libk for libk.so, libk.a and libk.h */
+    if (opt->lib && n > 3 && strcmp(output + n - 3, ".so") == 0) output[n - 3] = '\0';
+    else if (opt->lib && n > 2 && strcmp(output + n - 2, ".a") == 0) output[n - 2] = '\0';
+    if (status == 0) status = build_into(opt, output, &cc, err);
     free(cc.path);
     return status;
 }
@@ -721,6 +859,10 @@ static void self_digest(char hex[65]) {
 int driver_build_cached(const BuildOptions *opt, char **exe, Err *err) {
     int status = check_source(opt, err);
     if (status) return status;
+    if (opt->lib)
+        return err_fail(err, DRIVER_USAGE,
+                        "--lib builds a library, which cairn run cannot run: "
+                        "use cairn build --lib");
     CcInfo cc = {0};
     status = cc_discover(opt->cc, &cc, err);
     if (status) return status;

@@ -43,6 +43,8 @@ typedef struct BuildOptions {
     const char *target; /* --target host|sm_NN; NULL: host */
     int emulate;        /* --emulate: device work on host threads, built by the C compiler */
     int emit_only;      /* --emit-only: write --emit-c's files and stop (no compiler runs) */
+    int lib;            /* --lib: OUT.so, OUT.a and OUT.h, one entry per pub fn */
+    const char *prefix; /* --prefix P: the library's symbols are P_fn (default: from OUT) */
 } BuildOptions;
 
 /* Takes argv[*i] (and its value) when it is a flag `cairn build` knows; returns 1 when

@@ -37,6 +37,7 @@ char *receipt_render(const ReceiptInfo *info) {
     cJSON_AddStringToObject(r, "cairn", CAIRN_VERSION);
     cJSON_AddItemToObject(r, "source", path_and_digest(info->source_path, info->source_sha256));
     cJSON_AddItemToObject(r, "output", path_and_digest(info->output_path, info->output_sha256));
+    if (info->library) cJSON_AddItemToObject(r, "library", cJSON_Duplicate(info->library, 1));
     cJSON_AddStringToObject(r, "target", info->target ? info->target : "host");
     cJSON_AddBoolToObject(r, "emulate", info->emulate);
     cJSON *cc = cJSON_AddObjectToObject(r, "compiler");

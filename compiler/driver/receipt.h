@@ -22,6 +22,7 @@ typedef struct ReceiptInfo {
     int emulate;              /* device work ran on host threads */
     const char *nvcc_version; /* a CUDA build: nvcc's release ("13.0.48"), else NULL */
     const StrVec *nvcc_flags; /* what nvcc compiled the device half with */
+    const cJSON *library;     /* a library (cairn build --lib): its files and entries */
 } ReceiptInfo;
 
 /* The receipt's text (malloc'd, ends in a newline). */

@@ -42,19 +42,31 @@ enum {
     LOWER_MODULE_DEVICE = 1u << 10,        /* cairn_device_cuda.h: a CUDA build's device work */
     LOWER_MODULE_ARGS = 1u << 11,          /* cairn_args.c: main's command-line parameters */
     LOWER_MODULE_NPY = 1u << 12,           /* cairn_npy.c: .npy files (through args) */
+    LOWER_MODULE_LIB = 1u << 13,           /* cairn_lib.c: a library's traps as statuses */
 };
+
+/* What to lower for. */
+typedef struct LowerOptions {
+    bool cuda; /* a CUDA target: device work as kernels; else emulated on the host */
+    /* A library (cairn build --lib): the prefix of its exported names ("k": k_dot,
+     * k_last_error) and the file name of its header, which the C includes ("libk.h").
+     * NULL: an executable, whose C has a main. */
+    const char *lib_prefix, *lib_header;
+} LowerOptions;
 
 typedef struct LowerOutput {
     StrBuf c;         /* the host C file */
     StrBuf cu;        /* CUDA: kernels and launchers; empty for the host */
+    StrBuf h;         /* a library's C header: one entry per pub fn; empty otherwise */
+    cJSON *library;   /* a library: its entries for the receipt (made here); else NULL */
     cJSON *numerics;  /* caller's object: {"function": [entries...]} is added */
     unsigned modules; /* LOWER_MODULE_* bits: the runtime modules it calls */
     bool has_device;  /* the program holds device work */
 } LowerOutput;
 
-/* Lowers the checked program p (p->checked) for the host (cuda false: device work
- * emulated) or for a CUDA target. Returns 0, or 1 when something cannot be lowered
- * (reported to d). */
-int lower_program(Program *p, Diags *d, bool cuda, LowerOutput *out);
+/* Lowers the checked program p (p->checked) for the host (opt->cuda false: device work
+ * emulated) or for a CUDA target, as an executable or a library. Returns 0, or 1 when
+ * something cannot be lowered (reported to d). */
+int lower_program(Program *p, Diags *d, const LowerOptions *opt, LowerOutput *out);
 
 #endif

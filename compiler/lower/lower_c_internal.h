@@ -56,6 +56,7 @@ typedef struct Lower {
     const Symbol *coop_thread;         /* the thread binder of the blocks region */
     int nwarp;
     unsigned modules;              /* LOWER_MODULE_* bits (lower_use_runtime) */
+    const LowerOptions *opt;       /* what to lower for: a library's prefix and header */
     bool has_device;               /* met device work (a device region, reduce or placement) */
     const struct Covered *covered; /* lowering a term whose block checks these indexes */
 } Lower;
@@ -106,6 +107,10 @@ bool lower_fn_takes_loc(const Item *fn);
 /* The C main of an executable, calling CAIRN's main (reading its parameters from the
  * command line, runtime/cairn_args.h), into L->defs. */
 void lower_main_entry(Lower *L, const Item *main);
+/* A library's exported entries (one per pub fn, and PREFIX_last_error) into L->defs,
+ * its header into out->h and the entries' description into out->library; reports
+ * E-PUB when the program has no pub fn. */
+void lower_library_entries(Lower *L, LowerOutput *out);
 
 /* ---- statements (lower_c.c), for the device back ends ---- */
 void lower_stmt(Lower *L, const Stmt *s);

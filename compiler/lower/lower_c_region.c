@@ -495,7 +495,7 @@ const char *lower_reduce_partials(Lower *L, Expr *e, const Type *it, const char 
     const char *part = FMT("%s[k]", parts);
     lower_emit(L, "for (unsigned k = 0; k < %s; k++) %s = %s;", width, total,
                wide ? FMT("%s + %s", total, part) : combine(L, op, t, total, part, e->span));
-    lower_emit(L, "free(%s);", parts);
+    lower_emit(L, "cairn_release(%s);", parts);
     if (!wide) return total;
     if (type_is_signed(t))
         lower_emit(L, "if (%s < %s || %s > %s) cairn__trap_sum_s(%s, \"%s\", %s);", total,

@@ -298,7 +298,7 @@ static const char *cuda_device_reduce(Lower *L, Expr *e, const Type *it, const c
                     : lower_identity(L, e->u.reduce.op, t));
     lower_emit(L, "for (uint64_t k = 0; k < %s; k++) %s = %s;", n, acc,
                lower_warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
-    lower_emit(L, "free(%s);", yields);
+    lower_emit(L, "cairn_release(%s);", yields);
     if (fsum)
         lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc,
                    t->kind == TY_F32 ? "f" : "");
@@ -329,7 +329,7 @@ static void cuda_device_scan(Lower *L, Expr *e, const Type *it, const char *lo, 
     lower_emit(L, "}");
     lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, out),
                lower_sym_len(L, out), yields, n, ct, lower_at(L, e->u.reduce.into->span));
-    lower_emit(L, "free(%s);", yields);
+    lower_emit(L, "cairn_release(%s);", yields);
 }
 
 /* ---- atomics and wide accesses in a lane ---- */

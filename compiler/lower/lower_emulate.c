@@ -272,7 +272,7 @@ void lower_emulate_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     emit_phases(L, &emu, s->u.blocks.body, true);
     assert(L->nthread_syms >= saved_threads && L->nwarp >= saved_warp);
     assert(emu.nfrees <= EMU_MAX_FREES);
-    for (int k = emu.nfrees - 1; k >= 0; k--) lower_emit(L, "free(%s);", emu.frees[k]);
+    for (int k = emu.nfrees - 1; k >= 0; k--) lower_emit(L, "cairn_release(%s);", emu.frees[k]);
     L->in_device = was_device;
     L->nthread_syms = saved_threads;
     L->nwarp = saved_warp;

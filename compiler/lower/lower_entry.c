@@ -105,3 +105,253 @@ void lower_main_entry(Lower *L, const Item *fn) {
     }
     main_with_params(L, fn);
 }
+
+/* ---- a library's entries ---------------------------------------------------------- */
+
+/* A C spelling of a scalar for the header, which includes no CAIRN header: storage
+ * floats are their bits. */
+static const char *header_scalar(const Type *t) {
+    switch (t->kind) {
+    case TY_F16:
+    case TY_BF16: return "uint16_t";
+    case TY_F8E4M3:
+    case TY_F8E5M2: return "uint8_t";
+    default: return lower_c_scalar(t);
+    }
+}
+
+/* C and C++ words a parameter's name in the header may not be (it gets a '_'). */
+static bool c_reserved(const char *name) {
+    static const char *const words[] = {
+        "auto",     "bool",     "break",    "case",     "char",     "class", "const",
+        "continue", "default",  "delete",   "do",       "double",   "else",  "enum",
+        "extern",   "float",    "goto",     "int",      "long",     "new",   "operator",
+        "private",  "public",   "register", "restrict", "result",   "short", "signed",
+        "sizeof",   "static",   "struct",   "switch",   "template", "this",  "typedef",
+        "union",    "unsigned", "virtual",  "void",     "volatile", "while", "inline"};
+    for (size_t k = 0; k < sizeof words / sizeof *words; k++)
+        if (strcmp(words[k], name) == 0) return true;
+    return false;
+}
+
+/* The header's name of parameter p (and "_len" for a view's count). */
+static const char *header_name(Lower *L, const Param *p) {
+    return c_reserved(p->name) || strstr(p->name, "_len") ? arena_printf(L->arena, "%s_", p->name)
+                                                          : p->name;
+}
+
+/* The entry's C parameter list: in the header (pretty names) or in the C (internal
+ * names), then the result's pointer. */
+static void entry_params(Lower *L, const Item *fn, StrBuf *sb, bool header) {
+    int n = fn->u.fn.nparams;
+    for (int k = 0; k < n; k++) {
+        const Param *p = fn->u.fn.params[k];
+        const Type *t = p->type;
+        const char *name = header ? header_name(L, p) : lower_sym_c(L, p->sym);
+        const char *sep = k ? ", " : "";
+        if (lower_is_view(t))
+            sb_printf(sb, "%s%s%s *%s, uint64_t %s%s", sep,
+                      t->u.view.access == ACCESS_RO ? "const " : "", header_scalar(t->u.view.elem),
+                      name, name, header ? "_len" : "_n");
+        else if (lower_is_scalar_ref(t))
+            sb_printf(sb, "%s%s *%s", sep, header_scalar(t->u.view.elem), name);
+        else sb_printf(sb, "%s%s %s", sep, header_scalar(t), name);
+    }
+    if (fn->u.fn.ret->kind != TY_VOID)
+        sb_printf(sb, "%s%s *%s", n ? ", " : "", header_scalar(fn->u.fn.ret),
+                  header ? "result" : "cairn_result");
+    else if (n == 0) sb_puts(sb, "void");
+}
+
+/* "dot(n:usize, x:ro<f64>[n]) -> f64" */
+static char *source_signature(const Item *fn) {
+    StrBuf sb = {0};
+    sb_printf(&sb, "%s(", fn->name);
+    for (int k = 0; k < fn->u.fn.nparams; k++) {
+        char *t = cairn_print_type(fn->u.fn.params[k]->type);
+        sb_printf(&sb, "%s%s:%s", k ? ", " : "", fn->u.fn.params[k]->name, t);
+        free(t);
+    }
+    sb_puts(&sb, ")");
+    if (fn->u.fn.ret->kind != TY_VOID) sb_printf(&sb, " -> %s", lower_type_word(fn->u.fn.ret));
+    return sb.data;
+}
+
+/* What the receipt says of entry fn, for callers that build calls from it (the Python
+ * package): its symbol, where it is, each parameter's kind, type and extent. */
+static cJSON *describe_entry(Lower *L, const Item *fn, const char *sig) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "name", fn->name);
+    cJSON_AddStringToObject(e, "symbol",
+                            arena_printf(L->arena, "%s_%s", L->opt->lib_prefix, fn->name));
+    cJSON_AddStringToObject(e, "signature", sig);
+    cJSON_AddStringToObject(e, "at",
+                            arena_printf(L->arena, "%s:%d:%d", L->prog->src.path,
+                                         fn->name_span.line, fn->name_span.col));
+    cJSON *params = cJSON_AddArrayToObject(e, "params");
+    for (int k = 0; k < fn->u.fn.nparams; k++) {
+        const Param *p = fn->u.fn.params[k];
+        const Type *t = p->type;
+        cJSON *q = cJSON_CreateObject();
+        cJSON_AddStringToObject(q, "name", p->name);
+        const char *kind = lower_is_view(t) ? "view" : lower_is_scalar_ref(t) ? "ref" : "scalar";
+        cJSON_AddStringToObject(q, "kind", kind);
+        cJSON_AddStringToObject(q, "type",
+                                lower_type_word(t->kind == TY_VIEW ? t->u.view.elem : t));
+        if (t->kind == TY_VIEW)
+            cJSON_AddStringToObject(q, "access", t->u.view.access == ACCESS_RO ? "ro" : "rw");
+        if (lower_is_view(t)) {
+            char *extent = cairn_print_expr(t->u.view.extent);
+            cJSON_AddStringToObject(q, "extent", extent);
+            free(extent);
+            int named = extent_param(fn, t);
+            if (named >= 0)
+                cJSON_AddStringToObject(q, "extent_param", fn->u.fn.params[named]->name);
+        }
+        cJSON_AddItemToArray(params, q);
+    }
+    if (fn->u.fn.ret->kind == TY_VOID) cJSON_AddNullToObject(e, "result");
+    else cJSON_AddStringToObject(e, "result", lower_type_word(fn->u.fn.ret));
+    return e;
+}
+
+/* The work of entry fn: its pointers checked, the call, the result stored. */
+static void entry_body(Lower *L, const Item *fn, const char *at) {
+    StrBuf call = {0};
+    for (int k = 0; k < fn->u.fn.nparams; k++) {
+        const Param *p = fn->u.fn.params[k];
+        const char *name = lower_sym_c(L, p->sym);
+        sb_printf(&call, "%s%s", k ? ", " : "", name);
+        if (lower_is_view(p->type)) {
+            lower_emit(L, "cairn_lib_check_pointer(%s, %s_n, \"%s\", %s);", name, name, p->name,
+                       at);
+            sb_printf(&call, ", %s_n", name);
+        } else if (lower_is_scalar_ref(p->type)) {
+            lower_emit(L, "cairn_lib_check_pointer(%s, 1, \"%s\", %s);", name, p->name, at);
+        }
+    }
+    if (lower_fn_takes_loc(fn)) sb_printf(&call, "%s%s", fn->u.fn.nparams ? ", " : "", at);
+    if (fn->u.fn.ret->kind == TY_VOID) {
+        lower_emit(L, "cairn_fn_%s(%s);", fn->name, call.data ? call.data : "");
+    } else {
+        lower_emit(L, "const %s cairn_r = cairn_fn_%s(%s);", lower_c_scalar(fn->u.fn.ret), fn->name,
+                   call.data ? call.data : "");
+        lower_emit(L, "if (cairn_result) *cairn_result = cairn_r;");
+    }
+    sb_free(&call);
+}
+
+/* One pub fn: its header prototype, its work function and its exported entry, which
+ * catches a trap (runtime/cairn_lib.h) and returns 1 for it. */
+static cJSON *library_entry(Lower *L, const Item *fn, StrBuf *h) {
+    const char *prefix = L->opt->lib_prefix, *at = lower_at(L, fn->name_span);
+    StrBuf hp = {0}, cp = {0};
+    entry_params(L, fn, &hp, true);
+    entry_params(L, fn, &cp, false);
+    char *sig = source_signature(fn);
+    sb_printf(h, "/* pub fn %s\n * at %s:%d:%d */\nint %s_%s(%s);\n\n", sig, L->prog->src.path,
+              fn->name_span.line, fn->name_span.col, prefix, fn->name, hp.data);
+    L->out = &L->defs;
+    lower_emit(L, "static void cairn_entry_%s(%s) {", fn->name, cp.data);
+    L->indent = 1;
+    entry_body(L, fn, at);
+    L->indent = 0;
+    lower_emit(L, "}");
+    StrBuf args = {0};
+    for (int k = 0; k < fn->u.fn.nparams; k++) {
+        const Param *p = fn->u.fn.params[k];
+        sb_printf(&args, "%s%s", k ? ", " : "", lower_sym_c(L, p->sym));
+        if (lower_is_view(p->type)) sb_printf(&args, ", %s_n", lower_sym_c(L, p->sym));
+    }
+    if (fn->u.fn.ret->kind != TY_VOID)
+        sb_printf(&args, "%scairn_result", fn->u.fn.nparams ? ", " : "");
+    lower_emit(L, "__attribute__((visibility(\"default\"))) int %s_%s(%s) {", prefix, fn->name,
+               cp.data);
+    lower_emit(L, "    cairn_trap_frame cairn_frame;");
+    lower_emit(L, "    cairn_lib_push(&cairn_frame, 1);");
+    lower_emit(L, "    if (setjmp(cairn_frame.jump) != 0) return cairn_lib_caught(&cairn_frame);");
+    lower_emit(L, "    cairn_entry_%s(%s);", fn->name, args.data ? args.data : "");
+    lower_emit(L, "    cairn_lib_leave(&cairn_frame);");
+    lower_emit(L, "    return 0;");
+    lower_emit(L, "}\n");
+    cJSON *entry = describe_entry(L, fn, sig);
+    sb_free(&hp);
+    sb_free(&cp);
+    sb_free(&args);
+    free(sig);
+    return entry;
+}
+
+/* The header's opening: what a caller needs to know, and PREFIX_error. */
+static void header_open(Lower *L, StrBuf *h, const char *guard) {
+    const char *pre = L->opt->lib_prefix;
+    sb_printf(
+        h,
+        "/* %s: generated by cairn from %s: do not edit.\n"
+        " *\n"
+        " * One entry per pub fn. A view is a pointer and its element count (NAME_len), a\n"
+        " * scalar rw<T> a pointer, the result is stored through the last pointer (NULL: not\n"
+        " * stored); f16 and bf16 are their bits in uint16_t, f8e4m3 and f8e5m2 in uint8_t.\n"
+        " * Each entry returns 0, or 1 when the call trapped: then %s_last_error() says\n"
+        " * what failed and where, and the call's outputs may be partly written. Entries\n"
+        " * may be called from any number of threads at once; each thread sees its own\n"
+        " * last error. Link: -l<name> -lm -pthread -lcrypto -lcjson (the static archive),\n"
+        " * or the shared library alone. */\n"
+        "#ifndef %s\n#define %s\n\n#include <stdbool.h>\n#include <stdint.h>\n\n"
+        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
+        L->opt->lib_header, L->prog->src.path, pre, guard, guard);
+    sb_printf(
+        h,
+        "/* What the last entry called on this thread trapped on: message \"\" and line 0\n"
+        " * when it returned 0. Valid until the thread calls an entry again. */\n"
+        "typedef struct %s_error {\n"
+        "    const char *message; /* \"index 7 out of bounds for extent 5\" */\n"
+        "    const char *file;    /* the .cairn source as the build named it; NULL when unknown */\n"
+        "    int line, col;       /* where in it; 0 when unknown */\n"
+        "} %s_error;\n"
+        "const %s_error *%s_last_error(void);\n\n",
+        pre, pre, pre, pre);
+}
+
+/* PREFIX_last_error: this thread's record (runtime/cairn_lib.h), as the header says. */
+static void last_error_entry(Lower *L) {
+    const char *pre = L->opt->lib_prefix;
+    L->out = &L->defs;
+    lower_emit(L, "__attribute__((visibility(\"default\"))) const %s_error *%s_last_error(void) {",
+               pre, pre);
+    lower_emit(L, "    static _Thread_local %s_error cairn_e;", pre);
+    lower_emit(L, "    const cairn_trap_record *r = cairn_lib_last();");
+    lower_emit(L, "    cairn_e.message = r->message;");
+    lower_emit(L, "    cairn_e.file = r->file;");
+    lower_emit(L, "    cairn_e.line = r->line;");
+    lower_emit(L, "    cairn_e.col = r->col;");
+    lower_emit(L, "    return &cairn_e;");
+    lower_emit(L, "}\n");
+}
+
+void lower_library_entries(Lower *L, LowerOutput *out) {
+    assert(L->opt->lib_prefix && L->opt->lib_header);
+    lower_use_runtime(L, LOWER_MODULE_LIB);
+    char *guard = arena_printf(L->arena, "CAIRN_LIB_%s_H", L->opt->lib_prefix);
+    for (char *c = guard; *c; c++)
+        if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
+    header_open(L, &out->h, guard);
+    out->library = cJSON_CreateArray();
+    cJSON *scratch = cJSON_CreateArray(); /* an entry rounds nothing of its own */
+    L->entries = scratch;
+    for (int i = 0; i < L->prog->nitems; i++) {
+        const Item *it = L->prog->items[i];
+        if (it->kind != ITEM_FN || !it->pub) continue;
+        L->fn = it;
+        L->nlive = L->live_base = 0;
+        cJSON_AddItemToArray(out->library, library_entry(L, it, &out->h));
+    }
+    cJSON_Delete(scratch);
+    last_error_entry(L);
+    sb_printf(&out->h, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+    if (cJSON_GetArraySize(out->library) == 0) {
+        Span start = {L->prog->src.path, 1, 1, 0, 0};
+        diag_error(L->diags, start, E_PUB, "mark the functions C callers call with `pub fn`",
+                   "a library exports its pub functions, and this program has none");
+    }
+}

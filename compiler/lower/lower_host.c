@@ -24,7 +24,7 @@ static void host_buffer_alloc(Lower *L, const Stmt *s, const char *ctype, const 
 }
 
 static void host_buffer_free(Lower *L, const Symbol *sym) {
-    lower_emit(L, "free(%s);", lower_sym_c(L, sym));
+    lower_emit(L, "cairn_release(%s);", lower_sym_c(L, sym));
 }
 
 static const char *host_observe_fn(const Type *view) {
