@@ -33,3 +33,16 @@ $(FUZZ_NPY_REPLAY): $(OBJ)/tests/fuzz/fuzz_npy.o $(RUNTIME_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 ALL_TARGETS += $(FUZZ_NPY_REPLAY)
+
+# The runtime as a shared library for C users and the Python package (make install puts
+# it beside libcairnrt.a; pkg-config cairn names it): position-independent objects of
+# every runtime source, never instrumented (a sanitizer's runtime cannot be loaded into a
+# host process after it started), linked with the libraries the runtime calls.
+RUNTIME_PIC_OBJS := $(RUNTIME_SRCS:%.c=$(OBJ)/pic/%.o)
+RUNTIME_SO       := $(OBJ)/libcairn.so
+$(OBJ)/pic/runtime/%.o: runtime/%.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) -fPIC -MMD -MP -c $< -o $@
+$(RUNTIME_SO): $(RUNTIME_PIC_OBJS)
+	$(CC) -shared -Wl,-soname,libcairn.so $^ -o $@ -lm -pthread -lcrypto -lcjson
+ALL_TARGETS += $(RUNTIME_SO)
