@@ -93,9 +93,30 @@ fuzz: $(DEPS_STAMP)
 	@set -e; for f in $(sort $(wildcard tests/fuzz/fuzz_*.sh)); do \
 	  echo "== $$f"; $(TEST_ENV) $$f; done
 
+# `make install PREFIX=... [DESTDIR=...]`: the binaries; the runtime's headers, shared
+# library and archive with a pkg-config file (cairn.pc); the Python package (told where
+# the binaries and libcairn.so went, in cairn/_installed.py); man pages and bash
+# completion generated from the binaries' --help (scripts/help_pages.py).
+# tests/build/test_install.py installs into a temporary prefix and uses only that.
+PYTHON_DIR ?= $(PREFIX)/lib/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
+INSTALLED_BINS = $(wildcard $(BIN)/cairn $(BIN)/cairn-farm $(BIN)/cairn-agent)
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(wildcard $(BIN)/cairn $(BIN)/cairn-farm $(BIN)/cairn-agent) $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/cairn \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PYTHON_DIR)/cairn \
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 755 $(INSTALLED_BINS) $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(wildcard runtime/*.h) $(DESTDIR)$(PREFIX)/include/cairn
+	install -m 755 $(OBJ)/libcairn.so $(DESTDIR)$(PREFIX)/lib
+	install -m 644 $(OBJ)/libcairn.a $(DESTDIR)$(PREFIX)/lib
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell $(BIN)/cairn --version | cut -d" " -f2)|' \
+	  runtime/cairn.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cairn.pc
+	install -m 644 $(filter-out %/_installed.py,$(wildcard python/cairn/*.py)) $(DESTDIR)$(PYTHON_DIR)/cairn
+	printf '"""Written by make install."""\nBINDIR = "%s"\nLIBDIR = "%s"\n' \
+	  '$(PREFIX)/bin' '$(PREFIX)/lib' > $(DESTDIR)$(PYTHON_DIR)/cairn/_installed.py
+	for b in $(INSTALLED_BINS); do n=$$(basename $$b); \
+	  $(PYTHON) scripts/help_pages.py man $$b $(DESTDIR)$(PREFIX)/share/man/man1/$$n.1 && \
+	  $(PYTHON) scripts/help_pages.py completion $$b \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$n || exit 1; done
 
 clean:
 	rm -rf build bin

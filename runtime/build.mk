@@ -46,3 +46,7 @@ $(OBJ)/pic/runtime/%.o: runtime/%.c | $(DEPS_STAMP)
 $(RUNTIME_SO): $(RUNTIME_PIC_OBJS)
 	$(CC) -shared -Wl,-soname,libcairn.so $^ -o $@ -lm -pthread -lcrypto -lcjson
 ALL_TARGETS += $(RUNTIME_SO)
+RUNTIME_PIC_A := $(OBJ)/libcairn.a
+$(RUNTIME_PIC_A): $(RUNTIME_PIC_OBJS)
+	rm -f $@ && ar rcs $@ $^
+ALL_TARGETS += $(RUNTIME_PIC_A)
