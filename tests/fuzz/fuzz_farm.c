@@ -358,35 +358,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifdef FUZZ_FARM_REPLAY
-/* Replays each FILE given (a folder: each file in it) once; exits 0 when none crashed. */
-#include <dirent.h>
-static int replay(const char *path) {
-    size_t len = 0;
-    char *data = fs_read(path, &len, NULL);
-    if (!data) return 0;
-    LLVMFuzzerTestOneInput((const uint8_t *)data, len);
-    free(data);
-    return 1;
-}
-
-int main(int argc, char **argv) {
-    int n = 0;
-    for (int i = 1; i < argc; i++) {
-        DIR *d = opendir(argv[i]);
-        if (!d) {
-            n += replay(argv[i]);
-            continue;
-        }
-        struct dirent *ent;
-        char path[4200];
-        while ((ent = readdir(d)) != NULL) {
-            if (ent->d_name[0] == '.') continue;
-            snprintf(path, sizeof path, "%s/%s", argv[i], ent->d_name);
-            n += replay(path);
-        }
-        closedir(d);
-    }
-    printf("fuzz_farm: replayed %d inputs\n", n);
-    return 0;
-}
+#include "fuzz_replay.h"
+int main(int argc, char **argv) { return fuzz_replay_main("fuzz_farm", argc, argv, 0); }
 #endif

@@ -104,38 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifdef FUZZ_NPY_REPLAY
-/* Replays each FILE given (a folder: each file in it) once; exits 0 when none failed. */
-#include <dirent.h>
-static int replay(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    static uint8_t buf[1 << 22];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    if (getenv("FUZZ_NPY_VERBOSE"))
-        printf("%s: ", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
-    LLVMFuzzerTestOneInput(buf, n);
-    return 1;
-}
-
+#include "fuzz_replay.h"
 int main(int argc, char **argv) {
-    int n = 0;
-    for (int i = 1; i < argc; i++) {
-        DIR *d = opendir(argv[i]);
-        if (!d) {
-            n += replay(argv[i]);
-            continue;
-        }
-        struct dirent *ent;
-        char path[4200];
-        while ((ent = readdir(d)) != NULL) {
-            if (ent->d_name[0] == '.') continue;
-            snprintf(path, sizeof path, "%s/%s", argv[i], ent->d_name);
-            n += replay(path);
-        }
-        closedir(d);
-    }
-    printf("fuzz_npy: replayed %d inputs\n", n);
-    return 0;
+    return fuzz_replay_main("fuzz_npy", argc, argv, getenv("FUZZ_NPY_VERBOSE") != NULL);
 }
 #endif
