@@ -32,8 +32,10 @@ static void *worker(void *arg) {
     snprintf(want, sizeof want, "index %d out of bounds for extent 64", 1000 + t);
     for (int round = 0; round < ROUNDS; round++) {
         int32_t got = 0;
-        if (kern_pick(64, v, 64, (uint64_t)(1000 + t), &got) != 1) fail(t, round, "pick did not trap");
-        else if (strcmp(kern_last_error()->message, want) != 0) fail(t, round, "another thread's trap");
+        if (kern_pick(64, v, 64, (uint64_t)(1000 + t), &got) != 1)
+            fail(t, round, "pick did not trap");
+        else if (strcmp(kern_last_error()->message, want) != 0)
+            fail(t, round, "another thread's trap");
         if (kern_pick(64, v, 64, 5, &got) != 0 || got != 5 * (t + 1)) fail(t, round, "pick");
         if (kern_last_error()->message[0]) fail(t, round, "a success kept the last error");
         if (round % 10 == 0 && kern_stride(256, s, 256, out, 256) != 1) fail(t, round, "stride");
