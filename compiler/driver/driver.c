@@ -207,11 +207,11 @@ static int cc_discover(const char *requested, CcInfo *cc, Err *err) {
     if (requested) cc->path = fs_which(requested);
     for (size_t k = 0; !requested && !cc->path && k < 3; k++) cc->path = fs_which(candidates[k]);
     if (!cc->path)
-        return requested ? err_fail(err, DRIVER_USAGE,
+        return requested ? err_fail(err, DRIVER_NO_TOOL,
                                     "C compiler '%s' not found on PATH "
                                     "(install it, or pass --cc gcc or --cc clang)",
                                     requested)
-                         : err_fail(err, DRIVER_USAGE,
+                         : err_fail(err, DRIVER_NO_TOOL,
                                     "no C compiler found on PATH (install gcc "
                                     "or clang, or pass --cc PATH)");
     char *text = version_text(cc->path);
@@ -261,7 +261,7 @@ static int nvcc_discover(NvccInfo *nv, Err *err) {
     }
     if (!nv->path)
         return err_fail(
-            err, DRIVER_USAGE,
+            err, DRIVER_NO_TOOL,
             "nvcc not found (install the CUDA toolkit, put nvcc on PATH "
             "or set CUDA_HOME; --emulate runs the device work on host threads instead)");
     char *text = version_text(nv->path);

@@ -1,7 +1,8 @@
 """`cairn build` / `cairn run` as a user meets them: --help, one-line errors with exit 2
 for a bad flag, a missing compiler or an unwritable output, exit 1 for a refused
-program, --emit-c, a copy of the binary working from any folder (the runtime
-travels inside it), and one list of link libraries for the host and the nvcc link."""
+program (cairn run: 125, 126, 127 and the program's own status, test_run_status.py),
+--emit-c, a copy of the binary working from any folder (the runtime travels inside it),
+and one list of link libraries for the host and the nvcc link."""
 import json
 import os
 import pathlib
@@ -42,8 +43,10 @@ def test_help(command):
     (["build", SOURCE, "--target", "sm_90", "--sanitize", "thread"], "add --emulate"),
 ])
 def test_usage_errors_are_one_line_exit_2(args, message):
+    """cairn build's usage errors exit 2; cairn run's own failures exit 125, a status a
+    program's main is not taken for (env's and timeout's convention)."""
     result = cairn(*args)
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == (125 if args[0] == "run" else 2), result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr
     assert lines[0].startswith(f"cairn {args[0]}: error: ")
