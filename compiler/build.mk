@@ -49,4 +49,4 @@ endif
 $(TBIN)/intsys_check: $(OBJ)/tests/c/intsys_check.o $(OBJ)/compiler/base/intsys.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
-$(OBJ)/tests/c/intsys_check.o: CFLAGS += -I. -Icompiler
+$(OBJ)/tests/c/intsys_check.o: CFLAGS += -Icompiler -I.

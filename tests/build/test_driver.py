@@ -1,8 +1,8 @@
 """`cairn build` / `cairn run` as a user meets them: --help, one-line errors with exit 2
 for a bad flag, a missing compiler or an unwritable output, exit 1 for a refused
 program (cairn run: 125, 126, 127 and the program's own status, test_run_status.py),
---emit-c, a copy of the binary working from any folder (the runtime travels inside
-it), and one list of link libraries for the host and the nvcc link."""
+--emit-c, a copy of the binary working from any folder (the runtime travels inside it),
+and one list of link libraries for the host and the nvcc link."""
 import json
 import os
 import pathlib
