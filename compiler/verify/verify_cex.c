@@ -107,8 +107,12 @@ static void emit_input(Verifier *V, Z3_model m, int i, const char *prefix, StrBu
     }
 }
 
+/* A main that takes parameters is replayed as any function is: its replay keeps it under
+ * this name (as long as "main", so lines and columns stay) and calls it from a new main. */
+#define CEX_RENAMED_MAIN "cexm"
+
 static void call_text(Verifier *V, const Item *fn, const char *prefix, StrBuf *src) {
-    sb_printf(src, "%s(", fn->name);
+    sb_printf(src, "%s(", strcmp(fn->name, "main") == 0 ? CEX_RENAMED_MAIN : fn->name);
     for (int i = 0; i < fn->u.fn.nparams; i++)
         sb_printf(src, "%s%s%s", i ? ", " : "", prefix, V->top->u.fn.params[i]->name);
     sb_puts(src, ")");
@@ -157,7 +161,8 @@ static void implements_main(Verifier *V, Z3_model m, StrBuf *src, FILE *out, cJS
     }
 }
 
-/* The source with main's text blanked, keeping lines and columns. */
+/* The source with main's text blanked, keeping lines and columns (a main with
+ * parameters under verification is renamed instead). */
 static char *source_without_main(Verifier *V) {
     const SourceFile *s = &V->prog->src;
     char *text = malloc(s->len + 1);
@@ -166,6 +171,10 @@ static char *source_without_main(Verifier *V) {
     for (int i = 0; i < V->prog->nitems; i++) {
         const Item *it = V->prog->items[i];
         if (it->kind != ITEM_FN || strcmp(it->name, "main") != 0 || it->u.fn.derived_from) continue;
+        if (it == V->top && (size_t)it->name_span.off + 4 <= s->len) {
+            memcpy(text + it->name_span.off, CEX_RENAMED_MAIN, 4);
+            continue;
+        }
         for (int k = it->span.off; k < it->span.off + it->span.len && (size_t)k < s->len; k++)
             if (text[k] != '\n') text[k] = ' ';
     }
@@ -189,7 +198,7 @@ static char *replay_path(Verifier *V, const VProp *p) {
 char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char **inputs_json) {
     StrBuf src = {0};
     cJSON *json = cJSON_CreateObject();
-    bool is_main = strcmp(V->top->name, "main") == 0;
+    bool is_main = strcmp(V->top->name, "main") == 0 && V->top->u.fn.nparams == 0;
     char *text = is_main ? strdup(V->prog->src.text) : source_without_main(V);
     sb_puts(&src, text);
     free(text);

@@ -14,7 +14,7 @@ _lib = None
 
 
 class _EncloseInfo(ctypes.Structure):
-    """The first fields of cairn_enclose_info (runtime/cairn_enclose.h), then room for
+    """The first fields of cairn_enclose_info (runtime/cairn_enclose.h), then space for
     what later runtimes append."""
     _fields_ = [("tight", ctypes.c_int), ("tight_outputs", ctypes.c_size_t),
                 ("lossy_rows", ctypes.c_size_t), ("lossy_cols", ctypes.c_size_t),

@@ -6,7 +6,9 @@ with NumPy's own arithmetic and casts, and scalar parsing with exact rational ro
 (fractions), never with cairn itself."""
 import fractions
 import math
+import os
 import pathlib
+import re
 import struct
 import subprocess
 import sys
@@ -18,7 +20,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # buildlib.py
 from buildlib import SAN_ENV, build, cairn  # noqa: E402
 from cairntest import cairn_cell_flags  # noqa: E402
 
-import os  # noqa: E402
 
 ELEMENT_TYPES = {  # CAIRN type: (NumPy dtype of its file, values with its edge cases)
     "f32": (np.float32, np.array([0.0, -0.0, 1.5, np.inf, -np.inf, 1e-45, 3.4028235e38], np.float32)),
@@ -315,3 +316,18 @@ def test_a_trap_names_its_float_in_the_fewest_digits_that_read_back(builds, tmp_
     digits = len(repr(value).split("e")[0].replace("-", "").replace(".", "").strip("0"))
     assert math.isnan(value) or math.isinf(value) or \
         len(text.split("e")[0].replace("-", "").replace(".", "").strip("0")) == digits
+
+
+def test_verify_replays_a_counterexample_of_a_main_with_parameters(tmp_path):
+    """cairn verify models main's parameters as inputs like any function's; its replay keeps
+    main under another name of the same length and calls it, so the trap is at main's own
+    line and column."""
+    src = tmp_path / "m.cairn"
+    src.write_text("fn main(n:usize, x:ro<i32>[n], k:usize) -> i32 { return x[k]; }\n")
+    r = cairn("verify", src, "--cex-dir", tmp_path / "cex", cwd=tmp_path)
+    assert r.returncode == 10, r.stdout + r.stderr
+    [replay] = list((tmp_path / "cex").glob("main_1_57_index.cairn"))
+    r = cairn("run", replay, cwd=tmp_path)
+    assert r.returncode != 0
+    assert re.search(rf"trap: index \d+ out of bounds for extent \d+ at {re.escape(str(replay))}:1:57",
+                     r.stderr), r.stderr

@@ -128,14 +128,20 @@ def test_quantize_rounds_the_exact_quotient_once():
     check("u16", cases)
 
 
+# The trap names the scale: the shortest decimal that reads back to it as an f32.
+BAD_SCALES = [(0.0, "0"), (-0.0, "-0"), (-1.0, "-1"), (float("inf"), "inf"),
+              (float("-inf"), "-inf"), (float("nan"), "nan"), (-1e-45, "-1e-45")]
+
+
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("scale", [0.0, -0.0, -1.0, float("inf"), float("-inf"), float("nan"), -1e-45])
-def test_quantize_bad_scale_traps(target, scale):
+@pytest.mark.parametrize("scale,text", BAD_SCALES)
+def test_quantize_bad_scale_traps(target, scale, text):
     sbits = struct.unpack("<I", struct.pack("<f", scale))[0]
     for mode, line in (("quant", f"3f800000 {sbits:x}\n"), ("stoch", f"3f800000 {sbits:x} 5\n")):
         res = run([harness("float_conv"), mode, target], input=line)
         assert res.returncode != 0
-        assert "trap: quantize scale must be positive and finite at quant.cairn:7:3" in res.stderr
+        want = f"trap: quantize scale must be positive and finite (scale = {text}) at"
+        assert f"{want} quant.cairn:7:3" in res.stderr, res.stderr
 
 
 @pytest.mark.parametrize("target", ["f16", "f8e4m3", "i8", "u16"])
