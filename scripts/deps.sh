@@ -5,6 +5,8 @@ set -euo pipefail
 
 PACKAGES=(
   gcc clang make pkg-config
+  binutils g++                # cairn build --lib's archives (objcopy, ar); its header as C++
+  man-db                      # make install's man pages, rendered by tests/build/test_install.py
   clang-format                # make test checks the tree's formatting
   libclang-rt-14-dev          # clang's sanitizer and libFuzzer runtimes
   libcjson-dev                # all JSON
