@@ -23,3 +23,6 @@ $(TBIN)/%: $(OBJ)/tests/bench/%.o $(RUNTIME_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 ALL_TARGETS += $(RUNTIME_LIB) $(TEST_HARNESSES)
+
+# The correctly rounded math is checked against MPFR (tests/c/cr_check.c).
+$(TBIN)/cr_check $(TBIN)/cr_check_slow: LDLIBS += -lmpfr -lgmp
