@@ -42,6 +42,14 @@
 #endif
 
 #define CAIRN__CR_FN static inline CAIRN_HD
+/* The f64 fast paths, inlined into their one caller even where they are used twice. */
+#if defined(__CUDA_ARCH__)
+#define CAIRN__CR_INLINE static __forceinline__ CAIRN_HD
+#elif defined(__GNUC__)
+#define CAIRN__CR_INLINE static inline __attribute__((always_inline)) CAIRN_HD
+#else
+#define CAIRN__CR_INLINE static inline CAIRN_HD
+#endif
 #ifdef __CUDA_ARCH__
 #define CAIRN__CR_TABLE static __device__ const
 #else
@@ -97,6 +105,18 @@ CAIRN__CR_FN double cairn__cr_abs(double x) {
     return cairn__f64_from_bits(cairn__f64_bits(x) & 0x7FFFFFFFFFFFFFFFull);
 }
 
+/* c ? a : b without a branch (c is 0 or 1): the fast paths pick by data the branch
+ * predictor cannot learn (a sign, a quadrant). */
+CAIRN__CR_FN double cairn__cr_pick(int c, double a, double b) {
+    uint64_t m = 0 - (uint64_t)c;
+    return cairn__f64_from_bits((cairn__f64_bits(a) & m) | (cairn__f64_bits(b) & ~m));
+}
+
+/* -x when c is 1, x when c is 0, without a branch. */
+CAIRN__CR_FN double cairn__cr_negate_if(int c, double x) {
+    return cairn__f64_from_bits(cairn__f64_bits(x) ^ ((uint64_t)c << 63));
+}
+
 /* The f32 rounding test: 1 when every real within e of y (|y| < 2^129, e < 2^-30 |y|)
  * rounds to the same f32, which is then (float)y. Only the f32 midpoint nearest y can
  * lie that close: y - mid is exact (Sterbenz), and the test is |y - mid| > e, compared
@@ -122,12 +142,16 @@ CAIRN__CR_FN int cairn__cr_f32_sure(double y, double e) {
  * than 2^8 units of y's last place, so the 29 bits below the f32's last place must lie
  * more than 256 from the midpoint pattern 2^28. */
 #define CAIRN__CR_EPS32 0x1p-45
-CAIRN__CR_FN int cairn__cr_f32_sure_rel(double y) {
+CAIRN__CR_FN int cairn__cr_f32_sure_normal(double y) {
 #ifdef CAIRN_CR_FORCE_SLOW
     return 0;
 #endif
-    uint64_t t = cairn__f64_bits(y);
-    if (((t >> 52) & 0x7FF) >= 1023 - 126) return ((t - 0x10000000u + 256u) & 0x1FFFFFFFu) > 512u;
+    return ((cairn__f64_bits(y) - 0x10000000u + 256u) & 0x1FFFFFFFu) > 512u;
+}
+
+/* The same for any y: the bits test where |y| >= 2^-126, cairn__cr_f32_sure below. */
+CAIRN__CR_FN int cairn__cr_f32_sure_rel(double y) {
+    if (((cairn__f64_bits(y) >> 52) & 0x7FF) >= 1023 - 126) return cairn__cr_f32_sure_normal(y);
     return cairn__cr_f32_sure(y, cairn__cr_abs(y) * CAIRN__CR_EPS32);
 }
 
@@ -153,37 +177,43 @@ CAIRN__CR_FN cairn__crm cairn__crm_from_f(float x) { return cairn__crm_from_d((d
 
 /* ---- exp and its relatives, f32 ------------------------------------------------------ */
 
-/* For x with |x| <= 160 whose double value is an f32's (or twice one): x = (512 k + j)
- * ln2/512 + r with 0 <= j < 512 and |r| <= 2^-10.5 + 2^-40, r within 2^-53 |r| + 2^-80 of
- * exact: kd ln2/512 splits into LN2N_1 (34 bits: kd LN2N_1 is exact for |kd| < 2^19)
- * and LN2N_2; x - kd LN2N_1 is exact, x and kd LN2N_1 being within a factor 2 of each
- * other (Sterbenz) or kd = 0. */
-CAIRN__CR_FN double cairn__cr_exp_reduce(double x, int *k, int *j) {
-    double kd = cairn__cr_round_int(x * CAIRN__CR_INVLN2N);
-    int64_t ki = (int64_t)kd + ((int64_t)1 << 40); /* positive, same residue mod 512 */
-    *j = (int)(ki & 511);
-    *k = (int)((ki >> 9) - ((int64_t)1 << 31));
+/* For x with |x| <= 160 whose double value is an f32's (or twice one): x = kd ln2/512 +
+ * r, kd = 512 k + j with 0 <= j < 512, |r| <= 2^-10.5 + 2^-40, r within 2^-53 |r| +
+ * 2^-80 of exact: kd ln2/512 splits into LN2N_1 (34 bits: kd LN2N_1 is exact for
+ * |kd| < 2^19) and LN2N_2; x - kd LN2N_1 is exact, x and kd LN2N_1 being within a
+ * factor 2 of each other (Sterbenz) or kd = 0. *ki gets the bits of kd + 1.5 2^52,
+ * whose low bits are kd + 2^51: j = *ki & 511, and (*ki >> 9) << 52 is k << 52 modulo
+ * 2^64 (cairn__cr_scale_ki). */
+CAIRN__CR_FN double cairn__cr_exp_reduce(double x, uint64_t *ki) {
+    double s = x * CAIRN__CR_INVLN2N + 0x1.8p52, kd = s - 0x1.8p52;
+    *ki = cairn__f64_bits(s);
     return (x - kd * CAIRN__CR_LN2N_1) - kd * CAIRN__CR_LN2N_2;
+}
+
+/* y 2^k for the k of *ki (cairn__cr_exp_reduce), y and the product normal: an integer
+ * add on the exponent. */
+CAIRN__CR_FN double cairn__cr_scale_ki(double y, uint64_t ki) {
+    return cairn__f64_from_bits(cairn__f64_bits(y) + ((ki >> 9) << 52));
+}
+
+/* y 2^k for normal y and y 2^k: an integer add on the exponent. */
+CAIRN__CR_FN double cairn__cr_scale(double y, int k) {
+    return cairn__f64_from_bits(cairn__f64_bits(y) + ((uint64_t)(int64_t)k << 52));
 }
 
 /* e^r - 1 for |r| <= 2^-10.4: the Taylor sum to r^4, whose tail (r^5/120) is below
  * 2^-59.4 of r; evaluated with relative error below 2^-51. */
 CAIRN__CR_FN double cairn__cr_expm1_poly(double r) {
-    return r + r * r * (0.5 + r * (CAIRN__CR_INVF3 + r * CAIRN__CR_INVF4));
+    double r2 = r * r;
+    return r + r2 * ((0.5 + r * CAIRN__CR_INVF3) + r2 * CAIRN__CR_INVF4);
 }
 
-/* y 2^k for a normal y whose product stays normal: an integer add on the exponent. */
-CAIRN__CR_FN double cairn__cr_scale(double y, int k) {
-    return cairn__f64_from_bits(cairn__f64_bits(y) + ((uint64_t)(int64_t)k << 52));
-}
-
-/* e^x for the x of cairn__cr_exp_reduce: 2^k T (1 + p(r)), T = hi + lo rounded (within
- * 2^-53), relative error below 2^-50.5 (p within 2^-51, three more roundings). */
+/* e^x for the x of cairn__cr_exp_reduce: 2^k T (1 + p(r)), T = 2^(j/512) rounded
+ * (within 2^-53), relative error below 2^-50.5 (p within 2^-51, three more roundings). */
 CAIRN__CR_FN double cairn__cr_exp_d(double x) {
-    int k, j;
-    double r = cairn__cr_exp_reduce(x, &k, &j);
-    double t = cairn__cr_exp_tab[j][0] + cairn__cr_exp_tab[j][1];
-    return cairn__cr_scale(t + t * cairn__cr_expm1_poly(r), k);
+    uint64_t ki;
+    double r = cairn__cr_exp_reduce(x, &ki), t = cairn__cr_exp_rn[ki & 511];
+    return cairn__cr_scale_ki(t + t * cairn__cr_expm1_poly(r), ki);
 }
 
 /* e^x - 1 for the x of cairn__cr_exp_reduce, relative error below 2^-49: with
@@ -192,10 +222,10 @@ CAIRN__CR_FN double cairn__cr_exp_d(double x) {
  * rounding is relative; both terms are at most twice the result (k = j = 0 gives the
  * first as 0 and r = x exactly). */
 CAIRN__CR_FN double cairn__cr_expm1_d(double x) {
-    int k, j;
-    double r = cairn__cr_exp_reduce(x, &k, &j);
-    double hi = cairn__cr_exp_tab[j][0], lo = cairn__cr_exp_tab[j][1];
-    double s = cairn__cr_pow2(k), p = cairn__cr_expm1_poly(r);
+    uint64_t ki;
+    double r = cairn__cr_exp_reduce(x, &ki);
+    double hi = cairn__cr_exp_tab[ki & 511][0], lo = cairn__cr_exp_tab[ki & 511][1];
+    double s = cairn__cr_scale_ki(1.0, ki), p = cairn__cr_expm1_poly(r);
     return (hi * s - 1.0) + s * (lo + (hi + lo) * p);
 }
 
@@ -213,8 +243,8 @@ CAIRN__CR_SLOW float cairn__cr_expf_edge(float x) {
 
 CAIRN__CR_FN float cairn_cr_expf(float x) {
     if ((cairn__f32_bits(x) & 0x7FFFFFFFu) > 0x42AE0000u) return cairn__cr_expf_edge(x);
-    double y = cairn__cr_exp_d((double)x);
-    if (cairn__cr_f32_sure_rel(y)) return (float)y;
+    double y = cairn__cr_exp_d((double)x); /* |x| <= 87: y > 2^-126 */
+    if (cairn__cr_f32_sure_normal(y)) return (float)y;
     return cairn__cr_expf_edge(x);
 }
 
@@ -223,15 +253,12 @@ CAIRN__CR_FN float cairn_cr_expf(float x) {
  * 2^x exactly (r = 0, j = 0); 2^-150 is the one exact tie (between 0 and 2^-149) and
  * goes to the even 0. */
 CAIRN__CR_FN double cairn__cr_exp2_d(double x) {
-    double kd = cairn__cr_round_int(x * 512.0), r = x - kd * 0x1p-9;
-    int64_t ki = (int64_t)kd + ((int64_t)1 << 40);
-    int j = (int)(ki & 511), k = (int)((ki >> 9) - ((int64_t)1 << 31));
-    double p =
-        r * (CAIRN__CR_EXP2_C1 +
-             r * (CAIRN__CR_EXP2_C2 +
-                  r * (CAIRN__CR_EXP2_C3 + r * (CAIRN__CR_EXP2_C4 + r * CAIRN__CR_EXP2_C5))));
-    double t = cairn__cr_exp_tab[j][0] + cairn__cr_exp_tab[j][1];
-    return cairn__cr_scale(t + t * p, k);
+    double s = x * 512.0 + 0x1.8p52, r = x - (s - 0x1.8p52) * 0x1p-9, r2 = r * r;
+    uint64_t ki = cairn__f64_bits(s);
+    double p = (CAIRN__CR_EXP2_C1 + r * CAIRN__CR_EXP2_C2) +
+               r2 * (CAIRN__CR_EXP2_C3 + r * (CAIRN__CR_EXP2_C4 + r * CAIRN__CR_EXP2_C5));
+    double t = cairn__cr_exp_rn[ki & 511];
+    return cairn__cr_scale_ki(t + t * (r * p), ki);
 }
 
 CAIRN__CR_SLOW float cairn__cr_exp2f_edge(float x) {
@@ -247,8 +274,8 @@ CAIRN__CR_SLOW float cairn__cr_exp2f_edge(float x) {
 
 CAIRN__CR_FN float cairn_cr_exp2f(float x) {
     if ((cairn__f32_bits(x) & 0x7FFFFFFFu) >= 0x42FC0000u) return cairn__cr_exp2f_edge(x);
-    double y = cairn__cr_exp2_d((double)x); /* |x| < 126 */
-    if (cairn__cr_f32_sure_rel(y)) return (float)y;
+    double y = cairn__cr_exp2_d((double)x); /* |x| < 126: y > 2^-126 */
+    if (cairn__cr_f32_sure_normal(y)) return (float)y;
     return cairn__cr_exp2f_edge(x);
 }
 
@@ -304,8 +331,8 @@ CAIRN__CR_FN float cairn_cr_tanhf(float x) {
 /* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) for x < 0 (e^... <= 1 either way): e^...'s
  * relative error passes on scaled by at most 1, plus two roundings. */
 CAIRN__CR_FN double cairn__cr_sigmoid_d(double x) {
-    double e = cairn__cr_exp_d(x < 0 ? x : -x);
-    return (x < 0 ? e : 1.0) / (1.0 + e);
+    double e = cairn__cr_exp_d(-cairn__cr_abs(x));
+    return cairn__cr_pick(x < 0, e, 1.0) / (1.0 + e);
 }
 
 CAIRN__CR_SLOW float cairn__cr_sigmoidf_edge(float x) {
@@ -324,20 +351,19 @@ CAIRN__CR_SLOW float cairn__cr_sigmoidf_edge(float x) {
 
 CAIRN__CR_FN float cairn_cr_sigmoidf(float x) {
     if ((cairn__f32_bits(x) & 0x7FFFFFFFu) > 0x41F00000u) return cairn__cr_sigmoidf_edge(x);
-    double y = cairn__cr_sigmoid_d((double)x); /* |x| <= 30 */
-    if (cairn__cr_f32_sure_rel(y)) return (float)y;
+    double y = cairn__cr_sigmoid_d((double)x); /* |x| <= 30: y > 2^-44 */
+    if (cairn__cr_f32_sure_normal(y)) return (float)y;
     return cairn__cr_sigmoidf_edge(x);
 }
 
 /* ---- log and its relatives, f32 ------------------------------------------------------ */
 
-/* log(1 + u) - u for |u| < 2^-8: -u^2/2 + u^3/3 ... to u^7 (the tail below u^8/8, 2^-59
- * of u); evaluated with relative error below 2^-51 of u. */
+/* log(1 + u) - u for |u| < 2^-8: -u^2/2 + u^3/3 ... to u^6 (the tail below u^7/7,
+ * 2^-50.8 of u); evaluated with relative error below 2^-51 of u. */
 CAIRN__CR_FN double cairn__cr_log1p_tail(double u) {
-    return u * u *
-           (-0.5 +
-            u * (CAIRN__CR_INV3 +
-                 u * (-0.25 + u * (CAIRN__CR_INV5 + u * (-CAIRN__CR_INV6 + u * CAIRN__CR_INV7)))));
+    double u2 = u * u;
+    return u2 * ((-0.5 + u * CAIRN__CR_INV3) +
+                 u2 * ((-0.25 + u * CAIRN__CR_INV5) + u2 * -CAIRN__CR_INV6));
 }
 
 /* log x and log2 x for a positive normal f32 x = 2^e m, m in [1, 2): with the table's
@@ -345,13 +371,13 @@ CAIRN__CR_FN double cairn__cr_log1p_tail(double u) {
  * log x = K ln2 + L + log(1 + u), K = e or e + 1 (from entry LOG_SPLIT on, where L is
  * log(1/r) - ln2). Near 1 (K = 0 and the entries 0 and 255, whose L is 0) the result is
  * log(1 + u) alone, so x = 1 gives 0 exactly; elsewhere |result| > 2^-9.1 and every
- * term is within a factor 3 of it. Relative error below 2^-49.5. */
+  * term is within a factor 3 of it. Relative error below 2^-48.5. */
 CAIRN__CR_FN double cairn__cr_logf_d(uint32_t b, int want_log2) {
     int e = (int)(b >> 23) - 127;
     int i = (int)((b >> 15) & 0xFF), K = e + (i >= CAIRN__CR_LOG_SPLIT);
     double m = cairn__f64_from_bits(0x3FF0000000000000ull | ((uint64_t)(b & 0x7FFFFFu) << 29));
     double u = m * cairn__cr_log_tab[i][0] - 1.0;
-    double t = cairn__cr_log_tab[i][1] + (cairn__cr_log_tab[i][2] + (u + cairn__cr_log1p_tail(u)));
+    double t = cairn__cr_log_tab[i][1] + (u + cairn__cr_log1p_tail(u)); /* L within 2^-53 */
     if (want_log2) return (double)K + t * CAIRN__CR_INVLN2;
     return (double)K * CAIRN__CR_LN2 + t;
 }
@@ -379,8 +405,8 @@ CAIRN__CR_SLOW float cairn__cr_logf_edge(float x, int want_log2) {
 CAIRN__CR_FN float cairn_cr_logf(float x) {
     uint32_t b = cairn__f32_bits(x);
     if (b - 0x00800000u >= 0x7F000000u) return cairn__cr_logf_edge(x, 0);
-    double y = cairn__cr_logf_d(b, 0);
-    if (cairn__cr_f32_sure_rel(y)) return (float)y;
+    double y = cairn__cr_logf_d(b, 0); /* |y| >= 2^-25, or 0 for x = 1 */
+    if (cairn__cr_f32_sure_normal(y)) return (float)y;
     return cairn__cr_logf_edge(x, 0);
 }
 
@@ -388,12 +414,12 @@ CAIRN__CR_FN float cairn_cr_log2f(float x) {
     uint32_t b = cairn__f32_bits(x);
     if (b - 0x00800000u >= 0x7F000000u) return cairn__cr_logf_edge(x, 1);
     double y = cairn__cr_logf_d(b, 1);
-    if (cairn__cr_f32_sure_rel(y)) return (float)y;
+    if (cairn__cr_f32_sure_normal(y)) return (float)y;
     return cairn__cr_logf_edge(x, 1);
 }
 
 /* Forward: the f64 log's fast path, hi + *lo (cairn_cr_log below). */
-CAIRN__CR_FN double cairn__cr_log_dd(double x, double *lo);
+CAIRN__CR_INLINE double cairn__cr_log_dd(double x, double *lo);
 
 /* log(1 + x): for |x| < 2^-29 the series x - x^2/2 + x^3/3 (tail below 2^-87 of x);
  * otherwise 1 + x is exact in double (x < 2^53; beyond, its rounding moves the log by
@@ -516,10 +542,10 @@ CAIRN__CR_FN float cairn__cr_sincosf(float x, int want_cos) {
         if (cairn__cr_abs(r) < 0x1p-40) return cairn__cr_sincosf_edge(x, want_cos);
     }
     int which = (quadrant + want_cos) & 1;
-    double y = cairn__cr_sincos_poly(r, which);
+    double y = cairn__cr_pick(which, cairn__cr_sincos_poly(r, 1), cairn__cr_sincos_poly(r, 0));
     if (!cairn__cr_f32_sure_rel(y)) return cairn__cr_sincosf_edge(x, want_cos);
     int neg = (((quadrant + want_cos) >> 1) & 1) ^ (!want_cos && b >> 31);
-    return neg ? -(float)y : (float)y;
+    return (float)cairn__cr_negate_if(neg, y);
 }
 
 CAIRN__CR_FN float cairn_cr_sinf(float x) { return cairn__cr_sincosf(x, 0); }
@@ -547,7 +573,7 @@ CAIRN__CR_FN float cairn_cr_cosf(float x) { return cairn__cr_sincosf(x, 1); }
  *     with T's error and d1 (times T < 2: 2^-70.4): |d2| < 2^-69.6.
  *  5. (hi, lo) = fast_two_sum(h0, lo): exact. T e^r > 0.998, so the relative error is
  *     below 2^-69.5, under the 2^-68 the test assumes. */
-CAIRN__CR_FN double cairn__cr_exp_dd(double x, int *k, double *lo) {
+CAIRN__CR_INLINE double cairn__cr_exp_dd(double x, int *k, double *lo) {
     double kd = cairn__cr_round_int(x * CAIRN__CR_INVLN2N);
     int64_t ki = (int64_t)kd + ((int64_t)1 << 40);
     int j = (int)(ki & 511);
@@ -569,11 +595,13 @@ CAIRN__CR_FN int cairn__cr_f64_sure(double hi, double lo, double eps) {
 #ifdef CAIRN_CR_FORCE_SLOW
     return 0;
 #endif
-    double e = cairn__cr_abs(hi) * eps;
+    double e = hi * eps; /* the test is the same for -e */
     return hi + (lo - e) == hi + (lo + e);
 }
 
-CAIRN__CR_FN double cairn_cr_exp(double x) {
+/* exp outside 2^-54 <= |x| <= 707 (NaN, infinities, tiny x, results past 2^1022 or
+ * below 2^-1022), and the accurate path. */
+CAIRN__CR_SLOW double cairn__cr_exp_edge(double x) {
     uint64_t b = cairn__f64_bits(x), ab = b & 0x7FFFFFFFFFFFFFFFull;
     if (ab >= 0x7FF0000000000000ull) {
         if (ab > 0x7FF0000000000000ull) return cairn__cr_nan();
@@ -582,13 +610,17 @@ CAIRN__CR_FN double cairn_cr_exp(double x) {
     if (ab < 0x3C90000000000000ull) return 1.0; /* |x| < 2^-54: e^x rounds to 1 */
     if (x > 709.79) return cairn__f64_from_bits(0x7FF0000000000000ull); /* past 2^1024 */
     if (x < -745.14) return 0.0; /* e^x < 2^-1075, half the least subnormal */
-    if (x <= 707.0 && x >= -707.0) {
-        int k;
-        double lo, hi = cairn__cr_exp_dd(x, &k, &lo);
-        if (cairn__cr_f64_sure(hi, lo, CAIRN__CR_EPS64_EXP)) return hi * cairn__cr_pow2(k);
-    }
-    /* 707 < |x|: results near the ends of the range (subnormal, or overflow by rounding) */
     return cairn__cr_f64_finish(cairn__crm_exp(cairn__crm_from_d(x)), 165);
+}
+
+CAIRN__CR_FN double cairn_cr_exp(double x) {
+    uint64_t ab = cairn__f64_bits(x) & 0x7FFFFFFFFFFFFFFFull;
+    if (ab - 0x3C90000000000000ull > 0x4086180000000000ull - 0x3C90000000000000ull)
+        return cairn__cr_exp_edge(x); /* outside 2^-54 <= |x| <= 707 */
+    int k;
+    double lo, hi = cairn__cr_exp_dd(x, &k, &lo);
+    if (cairn__cr_f64_sure(hi, lo, CAIRN__CR_EPS64_EXP)) return cairn__cr_scale(hi, k);
+    return cairn__cr_exp_edge(x);
 }
 
 /* ---- f64 log ---------------------------------------------------------------------------- */
@@ -596,23 +628,25 @@ CAIRN__CR_FN double cairn_cr_exp(double x) {
 #define CAIRN__CR_EPS64_LOG 0x1.07p-67
 
 /* log x = hi + *lo for positive finite x (subnormals too), relative error below 2^-67:
- *  1. x = 2^e m, m in [1, 2); i = the top 8 fraction bits; r = n/512 and L from the
+   *  1. x = 2^e m, m in [1, 2); i = the top 8 fraction bits; r = n/512 and L from the
  *     table; K = e + (i >= LOG_SPLIT). u = m r - 1 is exact: m = mh + ml (mh: 21 bits),
  *     mh r and ml r are exact, mh r - 1 is exact (Sterbenz), and u itself fits 53 bits
  *     (|u| < 2^-8 on the 2^-61 grid). log x = K ln2 + L + log(1 + u).
- *  2. log(1 + u) = u - u^2/2 + u^3 P(u), P the Taylor sum 1/3 - u/4 ... + u^6/9: tail
- *     below 2^-83.3. u^2/2 = uh^2/2 + (uh ul + ul^2/2), uh on the 2^-34 grid: the first
- *     exact, the second within 2^-96. u^3 P: relative error below 2^-51.2 (P within
- *     2^-53.4, u^3 from two roundings), so absolute below 2^-76.8 and below 2^-68.8 of
- *     log(1 + u) when |u| is the result.
+  *  2. log(1 + u) = u - u^2/2 + u^3 P(u), P the Taylor sum 1/3 - u/4 ... + u^6/9: tail
+   *     below 2^-83.3. u^2/2 = uh^2/2 + (uh ul + ul^2/2), uh = u on the 2^-34 grid (so
+ *     |uh| <= |u| and uh^2/2 <= u^2/2 < |u| 2^-9): the first exact, the second within
+ *     2^-96. u^3 P: relative error below 2^-51 (P by Estrin
+ *     within 2^-52.7, u^3 from two roundings, the product one more), so absolute below
+ *     2^-76.6 and below 2^-68.6 of log(1 + u) when |u| is the result.
  *  3. K ln2 = K LN2_HI (exact, 42 bits) + K LN2_LO (within 2^-84); L's pair within
- *     2^-106; the sums: (h1, h2, h3) by exact two-sums, the small terms into lo with
- *     roundings below 2^-53 of |lo| < 2^-40 |h|.
+ *     2^-106; the sums: (h1, h2, h3) by exact fast two-sums (|K ln2| > |L|; L = 0 or
+ *     |L| > 1.9 |u|, which tests/c/cr_check.c checks on the table; |h2| > u^2/2), the
+ *     small terms into lo with roundings below 2^-53 of |lo| < 2^-40 |h|.
  *  Three cases: K = 0 with L = 0 (entries 0 and 255, x near 1): the result is
- *  log(1 + u), relative error below 2^-68.5. K = 0 otherwise: |result| > 2^-9.02, the
+ *  log(1 + u), relative error below 2^-68.4. K = 0 otherwise: |result| > 2^-9.02, the
  *  absolute errors below 2^-76.5: relative 2^-67.4. K != 0: |result| > 0.34: below
  *  2^-73. So 2^-67 holds, and the test uses 2^-66.9. */
-CAIRN__CR_FN double cairn__cr_log_dd(double x, double *lo) {
+CAIRN__CR_INLINE double cairn__cr_log_dd(double x, double *lo) {
     uint64_t b = cairn__f64_bits(x);
     int e = (int)(b >> 52) - 1023;
     if (e == -1023) { /* subnormal: scale by 2^54 */
@@ -626,13 +660,13 @@ CAIRN__CR_FN double cairn__cr_log_dd(double x, double *lo) {
     double u = (mh * r - 1.0) + (m - mh) * r;
     double uh = (u + 0x1.8p18) - 0x1.8p18, ul = u - uh;
     double sqh = uh * uh * 0.5, sql = uh * ul + 0.5 * (ul * ul);
-    double u2 = u * u;
-    double pt = CAIRN__CR_INV7 + u * (-0.125 + u * CAIRN__CR_INV9);
-    pt = -0.25 + u * (CAIRN__CR_INV5 + u * (-CAIRN__CR_INV6 + u * pt));
-    double p = (u2 * u) * (CAIRN__CR_INV3 + u * pt);
+    double u2 = u * u, u4 = u2 * u2; /* P by Estrin's scheme */
+    double p =
+        (u2 * u) * ((CAIRN__CR_INV3 - 0.25 * u) + u2 * (CAIRN__CR_INV5 - CAIRN__CR_INV6 * u) +
+                    u4 * ((CAIRN__CR_INV7 - 0.125 * u) + u2 * CAIRN__CR_INV9));
     double l1, l2, l3, k = (double)K;
     double h1 = cairn__cr_fast_two_sum(k * CAIRN__CR_LN2_HI, cairn__cr_log_tab[i][1], &l1);
-    double h2 = cairn__cr_two_sum(h1, u, &l2);
+    double h2 = cairn__cr_fast_two_sum(h1, u, &l2); /* h1 = 0, or |h1| > 1.9 |u| */
     double h3 = cairn__cr_fast_two_sum(h2, -sqh, &l3);
     double l = (l1 + l2 + l3) + ((k * CAIRN__CR_LN2_LO + cairn__cr_log_tab[i][2]) - sql + p);
     return cairn__cr_fast_two_sum(h3, l, lo);
@@ -644,16 +678,24 @@ CAIRN__CR_FN double cairn__cr_log_estimate(double x) {
     return cairn__cr_log_dd(x, &lo);
 }
 
-CAIRN__CR_FN double cairn_cr_log(double x) {
+/* log of NaN, negative numbers, zeros, infinity and 1, and the accurate path. */
+CAIRN__CR_SLOW double cairn__cr_log_edge(double x) {
     uint64_t b = cairn__f64_bits(x);
     if (b == 0x3FF0000000000000ull) return 0.0;
     if ((b & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull || (b >> 63 && b << 1))
         return cairn__cr_nan();                                        /* NaN, or below zero */
     if (!(b << 1)) return cairn__f64_from_bits(0xFFF0000000000000ull); /* +-0: -inf */
     if (b == 0x7FF0000000000000ull) return x;
+    return cairn__cr_f64_finish(cairn__crm_log(cairn__crm_from_d(x)), 150);
+}
+
+CAIRN__CR_FN double cairn_cr_log(double x) {
+    uint64_t b = cairn__f64_bits(x);
+    if (b - 1 >= 0x7FF0000000000000ull - 1 || b == 0x3FF0000000000000ull)
+        return cairn__cr_log_edge(x); /* not positive and finite, or 1 */
     double lo, hi = cairn__cr_log_dd(x, &lo);
     if (cairn__cr_f64_sure(hi, lo, CAIRN__CR_EPS64_LOG)) return hi;
-    return cairn__cr_f64_finish(cairn__crm_log(cairn__crm_from_d(x)), 150);
+    return cairn__cr_log_edge(x);
 }
 
 #endif

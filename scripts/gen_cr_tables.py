@@ -81,14 +81,16 @@ def mp_const(name, q):
 
 
 def exp_table():
+    """(rows of the hi/lo table, rows of the nearest-double table)"""
     decimal.getcontext().prec = 70
-    rows = []
+    rows, rn = [], []
     for j in range(EXP_N):
         t = Fraction(decimal.Decimal(2) ** (decimal.Decimal(j) / EXP_N))
         hi = Fraction((t * (1 << 25)).numerator // (t * (1 << 25)).denominator, 1 << 25)
         lo = rn_double(t - hi)
         rows.append(f"    {{{hexd(float(hi))}, {hexd(lo)}}},")
-    return rows
+        rn.append(f"    {hexd(rn_double(t))},")
+    return rows, rn
 
 
 def log_table(ln2):
@@ -206,7 +208,11 @@ def main():
     lines += ["", "/* 2^(j/512) = hi + lo: hi keeps 26 significant bits (truncated), lo is the",
               " * double nearest the rest. */",
               "CAIRN__CR_TABLE double cairn__cr_exp_tab[512][2] = {"]
-    lines += exp_table()
+    hilo, rn = exp_table()
+    lines += hilo
+    lines += ["};", "", "/* 2^(j/512) rounded to the nearest double (the f32 functions). */",
+              "CAIRN__CR_TABLE double cairn__cr_exp_rn[512] = {"]
+    lines += rn
     lines += ["};", "",
               "/* For m in [1 + i/256, 1 + (i+1)/256): r = n/512 with |m r - 1| < 2^-8, and",
               " * -log(r) (minus ln 2 from entry LOG_SPLIT on) as hi + lo. */",
