@@ -8,7 +8,9 @@
  *   cr_check file FUNC PATH                the doubles listed in PATH (hex floats, # comments)
  *   cr_check fast FUNC COUNT SEED          the f64 fast path's error (hi + lo) against its
  *                                          bound, on random inputs (no rounding involved)
- *   cr_check tables                        every table entry and constant of cairn_cr_tables.h
+  *   cr_check tables                        every table entry and constant of cairn_cr_tables.h
+ *   cr_check pairs PATH                    results computed elsewhere, one a line:
+ *                                          f32|f64 FUNC INBITS OUTBITS (hex)
  *
  * FUNC: exp exp2 expm1 log log2 log1p tanh sigmoid sin cos (f32), exp log (f64).
  *
@@ -567,12 +569,45 @@ static int check_tables(void) {
     return fails != 0;
 }
 
+/* ---- results made elsewhere (a CAIRN program's observations) ---------------------- */
+
+/* Lines "f32 FUNC INBITS OUTBITS" or "f64 FUNC INBITS OUTBITS" (hex): each result held
+ * to MPFR's. */
+static int check_pairs(const char *path) {
+    FILE *in = fopen(path, "r");
+    if (!in) {
+        perror(path);
+        return 2;
+    }
+    char type[8], name[16];
+    unsigned long long a, b, n = 0, bad = 0;
+    while (fscanf(in, "%7s %15s %llx %llx", type, name, &a, &b) == 4) {
+        uint64_t want;
+        if (strcmp(type, "f32") == 0 && find32(name)) {
+            want = f2u(mpfr_ref32(find32(name), u2f((uint32_t)a)));
+        } else if (strcmp(type, "f64") == 0 && find64(name)) {
+            want = d2u(mpfr_ref64(find64(name), u2d(a)));
+        } else {
+            fprintf(stderr, "pairs: unknown function %s %s\n", type, name);
+            fclose(in);
+            return 2;
+        }
+        if (want != b && ++bad <= 20)
+            fprintf(stderr, "%s %s(0x%llx): got 0x%llx, want 0x%llx\n", type, name, a, b,
+                    (unsigned long long)want);
+        n++;
+    }
+    fclose(in);
+    printf("pairs %s: %llu results, %llu differ from MPFR\n", path, n, bad);
+    return bad || !n ? 1 : 0;
+}
+
 /* ---- main ------------------------------------------------------------------------ */
 
 static int usage(void) {
     fprintf(stderr, "usage: cr_check f32 FUNC FIRST LAST THREADS | sample FUNC LOG2N THREADS |\n"
                     "       f64 FUNC COUNT SEED THREADS | file FUNC PATH | fast FUNC COUNT SEED |\n"
-                    "       tables\n");
+                    "       tables | pairs PATH\n");
     return 2;
 }
 
@@ -655,6 +690,7 @@ static int main64(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "tables") == 0) return check_tables();
+    if (argc == 3 && strcmp(argv[1], "pairs") == 0) return check_pairs(argv[2]);
     if (argc < 3) return usage();
     if (strcmp(argv[1], "f32") == 0 || strcmp(argv[1], "sample") == 0) return main32(argc, argv);
     if (strcmp(argv[1], "f64") == 0 || strcmp(argv[1], "file") == 0 || strcmp(argv[1], "fast") == 0)
