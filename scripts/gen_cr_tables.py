@@ -63,17 +63,22 @@ def hexd(x):
     return x.hex() if x != 0 else "0x0p+0"
 
 
+def binade(q):
+    """(|q| / 2^e, e) with |q| / 2^e in [1/2, 1), for q != 0."""
+    a, e = abs(Fraction(q)), 0
+    while a >= 1:
+        a /= 2
+        e += 1
+    while a < Fraction(1, 2):
+        a *= 2
+        e -= 1
+    return a, e
+
+
 def mp_const(name, q):
     """A positive rational as the runtime's 192-bit mantissa: value = 0.M * 2^e,
     M in [2^191, 2^192), truncated (the runtime's constants are truncations)."""
-    q = Fraction(q)
-    e = 0
-    while q >= 1:
-        q /= 2
-        e += 1
-    while q < Fraction(1, 2):
-        q *= 2
-        e -= 1
+    q, e = binade(q)
     m = (q.numerator << 192) // q.denominator
     words = [(m >> (128 - 64 * i)) & ((1 << 64) - 1) for i in range(3)]
     body = ", ".join(f"0x{w:016x}u" for w in words)
@@ -123,14 +128,7 @@ def log_table(ln2):
 def split(q, bits):
     """q rounded to `bits` significant bits, and the double nearest the rest."""
     q = Fraction(q)
-    e = 0
-    a = abs(q)
-    while a >= 1:
-        a /= 2
-        e += 1
-    while a < Fraction(1, 2):
-        a *= 2
-        e -= 1
+    e = binade(q)[1]
     unit = Fraction(2) ** (e - bits)
     hi = round(q / unit) * unit
     return rn_double(hi), rn_double(q - hi)

@@ -66,26 +66,11 @@ static const func32 *find32(const char *name) {
     return NULL;
 }
 
-static uint32_t f2u(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-static float u2f(uint32_t u) {
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-static uint64_t d2u(double d) {
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    return u;
-}
-static double u2d(uint64_t u) {
-    double d;
-    memcpy(&d, &u, 8);
-    return d;
-}
+/* Bits of floats, by the runtime's own casts (cairn_float.h). */
+#define f2u cairn__f32_bits
+#define u2f cairn__f32_from_bits
+#define d2u cairn__f64_bits
+#define u2d cairn__f64_from_bits
 
 /* ---- references ------------------------------------------------------------------ */
 

@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from cairntest import ROOT, SAN, harness, run
+from cairntest import ROOT, SAN, find_nvcc, harness, run
 
 F32 = ["exp", "exp2", "expm1", "log", "log2", "log1p", "tanh", "sigmoid", "sin", "cos"]
 F64 = ["exp", "log"]
@@ -142,13 +142,6 @@ __global__ void k64(double *o, const double *x, int f) {
     o[i] = f ? cairn_cr_log(x[i]) : cairn_cr_exp(x[i]);
 }
 """
-
-
-def find_nvcc():
-    for path in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
 
 
 @pytest.fixture(scope="module")
