@@ -222,6 +222,7 @@ static void *worker32(void *arg) {
             done++;
         }
     }
+    mpfr_free_cache(); /* this thread's constants (LeakSanitizer) */
     atomic_fetch_add(&jb->checked, done);
     atomic_fetch_add(&jb->asked, asked);
     atomic_fetch_add(&jb->slow, cairn__cr_stats[0]);
@@ -322,6 +323,7 @@ static void *worker64(void *arg) {
             check_one64(jb, make_f64(jb->f, &s));
         }
     }
+    mpfr_free_cache();
     atomic_fetch_add(&jb->checked, done);
     atomic_fetch_add(&jb->slow, cairn__cr_stats[0]);
     atomic_fetch_add(&jb->undecided, cairn__cr_stats[1]);
@@ -673,7 +675,7 @@ static int main64(int argc, char **argv) {
     return jb.differ || jb.undecided ? 1 : 0;
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "tables") == 0) return check_tables();
     if (argc == 3 && strcmp(argv[1], "pairs") == 0) return check_pairs(argv[2]);
     if (argc < 3) return usage();
@@ -681,4 +683,10 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "f64") == 0 || strcmp(argv[1], "file") == 0 || strcmp(argv[1], "fast") == 0)
         return main64(argc, argv);
     return usage();
+}
+
+int main(int argc, char **argv) {
+    int rc = dispatch(argc, argv);
+    mpfr_free_cache();
+    return rc;
 }
