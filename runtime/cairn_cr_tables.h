@@ -7,6 +7,7 @@
 #define CAIRN__CR_EXP_N     512
 #define CAIRN__CR_LOG_SPLIT 107
 #define CAIRN__CR_INVLN2N   0x1.71547652b82fep+9  /* 512/ln2 */
+#define CAIRN__CR_LN2N      0x1.62e42fefa39efp-10 /* ln2/512 */
 #define CAIRN__CR_LN2N_1    0x1.62e42fef80000p-10 /* ln2/512, 34 bits */
 #define CAIRN__CR_LN2N_2    0x1.1cf79abc9e3b4p-45 /* ln2/512 - LN2N_1 */
 #define CAIRN__CR_LN2_HI    0x1.62e42fefa3800p-1  /* ln2, 42 bits */

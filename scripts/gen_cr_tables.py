@@ -149,6 +149,7 @@ def constants(pi, ln2):
         f"#define CAIRN__CR_EXP_N {EXP_N}",
         f"#define CAIRN__CR_LOG_SPLIT {LOG_SPLIT}",
         f"#define CAIRN__CR_INVLN2N {hexd(rn_double(EXP_N / ln2))} /* 512/ln2 */",
+        f"#define CAIRN__CR_LN2N {hexd(rn_double(ln2 / EXP_N))} /* ln2/512 */",
         f"#define CAIRN__CR_LN2N_1 {hexd(c1)} /* ln2/512, 34 bits */",
         f"#define CAIRN__CR_LN2N_2 {hexd(c2)} /* ln2/512 - LN2N_1 */",
         f"#define CAIRN__CR_LN2_HI {hexd(l2hi)} /* ln2, 42 bits */",

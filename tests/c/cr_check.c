@@ -517,6 +517,8 @@ static int check_tables(void) {
                close_to(CAIRN__CR_LN2_HI, CAIRN__CR_LN2_LO, ln2, -100),
            "ln2 split", 0);
     expect(is_rn(CAIRN__CR_LN2, ln2), "LN2", 0);
+    mpfr_div_ui(v, ln2, 512, MPFR_RNDN);
+    expect(is_rn(CAIRN__CR_LN2N, v), "ln2/512", 0);
     mpfr_ui_div(v, 512, ln2, MPFR_RNDN);
     expect(is_rn(CAIRN__CR_INVLN2N, v), "512/ln2", 0);
     mpfr_ui_div(v, 1, ln2, MPFR_RNDN);
