@@ -14,6 +14,7 @@
 #include "proto/dsse.h"
 #include "proto/http.h"
 #include "lib/command.h"
+#include "lib/version.h"
 #include "serve/serve.h"
 
 typedef struct {
@@ -520,7 +521,7 @@ int main(int argc, char **argv) {
     static const CommandSet set = {
         "cairn-farm",
         "verb",
-        NULL,
+        VERSION_CAIRN,
         "the CAIRN test farm's coordinator and its clients",
         "Client verbs take --coordinator URL and --token ADMIN_TOKEN, or the environment\n"
         "variables CAIRN_FARM_URL and CAIRN_FARM_TOKEN. docs/farm.md describes the API, the\n"
