@@ -15,8 +15,8 @@
  * FUNC: exp exp2 expm1 log log2 log1p tanh sigmoid sin cos (f32), exp log (f64).
  *
  * The reference for an f32 input x: glibc's double function at x (sigmoid: 1 / (1 +
- * exp(-x)) in double) is trusted to within 2^-45 relative, about 2^8 times the errors
- * glibc documents; where every real in that interval rounds to one f32 (checked without
+ * exp(-x)) in double) is trusted to within 2^-45 relative, 64 times the 2 ulps glibc
+ * documents at most; where every real in that interval rounds to one f32 (checked without
  * double rounding: both ends give the same f32 and neither end is an f32 midpoint), that
  * is the answer. Elsewhere, and on every 2^16-th input besides (checking the filter
  * itself), MPFR decides: its functions are correctly rounded (sigmoid by Ziv's loop on
