@@ -50,3 +50,6 @@ RUNTIME_PIC_A := $(OBJ)/libcairn.a
 $(RUNTIME_PIC_A): $(RUNTIME_PIC_OBJS)
 	rm -f $@ && ar rcs $@ $^
 ALL_TARGETS += $(RUNTIME_PIC_A)
+
+# The correctly rounded math is checked against MPFR (tests/c/cr_check.c).
+$(TBIN)/cr_check $(TBIN)/cr_check_slow: LDLIBS += -lmpfr -lgmp

@@ -17,6 +17,7 @@ PACKAGES=(
   postgresql libpq-dev        # the PostgreSQL store (libpq) and the tests' throwaway server
   libmicrohttpd-dev           # coordinator HTTP server
   libopenblas-dev             # bench baseline for the bracket GEMM
+  libmpfr-dev                 # the correctly rounded math checked against MPFR (tests/c/cr_check.c)
   python3 python3-pytest python3-numpy   # test driver and exact models
   python3-yaml                # tests/farm/test_fleet.py parses the Kubernetes manifest
   chromium python3-websocket  # the dashboard's browser tests (headless, DevTools protocol)

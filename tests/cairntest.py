@@ -6,6 +6,7 @@ CAIRN_TBIN (C test and bench harnesses), CAIRN_CC (gcc|clang) and CAIRN_SAN
 """
 import os
 import pathlib
+import shutil
 import subprocess
 
 
@@ -27,6 +28,14 @@ def cairn_cell_flags():
     if SANITIZE_FLAG:
         flags += ["--sanitize", SANITIZE_FLAG]
     return flags
+
+
+def find_nvcc():
+    """nvcc on PATH or in the CUDA toolkit's usual folder; None without the toolkit."""
+    for path in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
 
 
 def harness(name):

@@ -99,6 +99,21 @@ static const Type *check_math1(Checker *c, Expr *e, Builtin b, const Type *expec
     return ERR;
 }
 
+/* std.cr.NAME(x): f32 for all ten, f64 for exp and log (runtime/cairn_cr.h); allowed in
+ * lanes and on the device, where it gives the host's bits. */
+static const Type *check_cr(Checker *c, Expr *e, Builtin b, const Type *expected) {
+    const Type *t = check_math1(c, e, b, expected, arg(e, 0));
+    if (type_is_error(t) || t->kind == TY_F32 || b == BI_CR_EXP || b == BI_CR_LOG) return t;
+    const char *name = ast_builtin_name(b) + strlen("std.cr.");
+    diag_error(c->d, arg(e, 0)->span, E_TYPE_MISMATCH,
+               arena_printf(c->arena,
+                            "std.cr has f64 exp and log only: std.cr.%s(f32(x)), or std.math.%s "
+                            "on the host",
+                            name, name),
+               "std.cr.%s takes f32, found %s", name, check_type_text(t));
+    return ERR;
+}
+
 static const Type *check_math2(Checker *c, Expr *e, Builtin b, const Type *expected) {
     const Type *lt, *rt;
     check_pair(c, arg(e, 0), arg(e, 1), expected, &lt, &rt);
@@ -605,6 +620,7 @@ const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const 
     case BI_LAYOUT_ROW:
     case BI_LAYOUT_COL: return check_layout_call(c, e, b, receiver);
     default:
+        if (ast_builtin_is_cr(b)) return check_cr(c, e, b, expected);
         if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) {
             if (refuse_in_lane(c, e, ast_builtin_name(b))) return ERR;
             if (e->u.call.nargs == 2) return check_math2(c, e, b, expected);

@@ -311,7 +311,7 @@ static const Type *check_name(Checker *c, Expr *e) {
     if (!s) {
         const char *near = near_name_help(c, e->u.name.name, false);
         const char *help = strcmp(e->u.name.name, "std") == 0
-                               ? "std.math functions are called: std.math.exp(x)"
+                               ? "std.math and std.cr functions are called: std.cr.exp(x)"
                            : near ? near
                                   : "declare it before use";
         diag_error(c->d, e->span, E_UNKNOWN_NAME, help, "unknown name '%s'", e->u.name.name);
@@ -365,7 +365,7 @@ static bool is_path(const Expr *e, const char *a, const char *b) {
            strcmp(e->u.member.base->u.name.name, a) == 0 && strcmp(e->u.member.field, b) == 0;
 }
 
-/* Which builtin a callee names: plain names, std.math.X, and layout methods (.X). */
+/* Which builtin a callee names: plain names, std.math.X, std.cr.X, layout methods (.X). */
 static Builtin resolve_builtin(Checker *c, const Expr *callee, Expr **receiver) {
     char spelling[64];
     *receiver = NULL;
@@ -374,6 +374,8 @@ static Builtin resolve_builtin(Checker *c, const Expr *callee, Expr **receiver) 
         snprintf(spelling, sizeof spelling, "%s", callee->u.name.name);
     } else if (callee->kind == EXPR_MEMBER && is_path(callee->u.member.base, "std", "math")) {
         snprintf(spelling, sizeof spelling, "std.math.%s", callee->u.member.field);
+    } else if (callee->kind == EXPR_MEMBER && is_path(callee->u.member.base, "std", "cr")) {
+        snprintf(spelling, sizeof spelling, "std.cr.%s", callee->u.member.field);
     } else if (callee->kind == EXPR_MEMBER) {
         snprintf(spelling, sizeof spelling, ".%s", callee->u.member.field);
         *receiver = callee->u.member.base;
@@ -570,6 +572,11 @@ static const Type *check_call(Checker *c, Expr *e, const Type *expected) {
         if (callee->kind == EXPR_MEMBER && is_path(callee->u.member.base, "std", "math"))
             diag_error(c->d, callee->span, E_UNKNOWN_NAME, "see docs/language.md for std.math",
                        "std.math has no function '%s'", callee->u.member.field);
+        else if (callee->kind == EXPR_MEMBER && is_path(callee->u.member.base, "std", "cr"))
+            diag_error(c->d, callee->span, E_UNKNOWN_NAME,
+                       "std.cr has exp, exp2, expm1, log, log2, log1p, tanh, sigmoid, sin and "
+                       "cos (docs/language.md); std.math has the rest, on the host",
+                       "std.cr has no function '%s'", callee->u.member.field);
         else
             diag_error(c->d, callee->span, E_UNKNOWN_NAME, "call a function by its name",
                        "this is not a function");

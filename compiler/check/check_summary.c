@@ -72,8 +72,9 @@ static void facts_expr(Checker *c, FnFacts *f, const Expr *e) {
             f->direct |= LANE_EFFECT_HOST_ONLY;
         else if (callee->kind == EXPR_MEMBER && callee->u.member.base->kind == EXPR_MEMBER &&
                  callee->u.member.base->u.member.base->kind == EXPR_NAME &&
-                 strcmp(callee->u.member.base->u.member.base->u.name.name, "std") == 0)
-            f->direct |= LANE_EFFECT_HOST_ONLY;
+                 strcmp(callee->u.member.base->u.member.base->u.name.name, "std") == 0 &&
+                 strcmp(callee->u.member.base->u.member.field, "cr") != 0)
+            f->direct |= LANE_EFFECT_HOST_ONLY; /* std.math; std.cr runs in lanes */
         facts_exprs(c, f, e->u.call.args, e->u.call.nargs);
         break;
     }

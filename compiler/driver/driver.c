@@ -348,6 +348,8 @@ static const RuntimeModule runtime_modules[] = {
     {LOWER_MODULE_ARGS, "cairn_args.c", LOWER_MODULE_NPY},
     {LOWER_MODULE_NPY, "cairn_npy.c", 0},
     {LOWER_MODULE_LIB, "cairn_lib.c", LOWER_MODULE_TRAP},
+    /* cairn_cr.h: std.cr, all static inline (its accurate path too). */
+    {LOWER_MODULE_CR, NULL, 0},
 };
 enum { RUNTIME_MODULE_COUNT = sizeof runtime_modules / sizeof runtime_modules[0] };
 

@@ -10,6 +10,7 @@
  *   grad_sweep.c  the backward sweep: statements in reverse, expressions' adjoints
  *                 (E-GRAD-FORM, E-GRAD-CALL, E-GRAD-RACE)
  *   grad_ast.c    fresh nodes, deep copies, growing statement lists, fresh names
+ *   grad_cr.c     the derivatives of std.cr, in std.cr
  *
  * No tape: each return recomputes what its sweep needs (the lets on its path are in
  * scope; a loop's or region's backward twin recomputes its body's lets).
@@ -81,6 +82,8 @@ Stmt *grad_mk_assign(Grad *g, AssignOp op, Expr *target, Expr *value);
 Stmt *grad_mk_expr_stmt(Grad *g, Expr *e);
 Stmt *grad_mk_return(Grad *g, Expr *value, Span sp);
 Expr *grad_clone_expr(Grad *g, const Expr *e);
+/* adj times the derivative of the std.cr call e at its argument (grad_cr.c). */
+Expr *grad_cr_adjoint(Grad *g, const Expr *e, Expr *adj);
 /* Calls visit for every reduce in e, outermost first. */
 void grad_each_reduce(Grad *g, const Expr *e, void (*visit)(Grad *g, const Expr *reduce));
 Stmt *grad_clone_stmt(Grad *g, const Stmt *s);

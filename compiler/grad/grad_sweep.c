@@ -147,10 +147,14 @@ static void backprop_builtin(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
         return;
     case BI_NONE: backprop_call(g, e, adj, out); return;
     default:
+        if (ast_builtin_is_cr(e->u.call.builtin)) {
+            backprop(g, x, grad_cr_adjoint(g, e, adj), out);
+            return;
+        }
         grad_refuse(g, e->span, E_GRAD_FORM,
-                    "derive grad differentiates sqrt, abs, floor, ceil, trunc, std.math.exp and "
-                    "std.math.log; write the function from those, or as a function with "
-                    "a derived gradient of its own",
+                    "derive grad differentiates sqrt, abs, floor, ceil, trunc, std.math.exp, "
+                    "std.math.log and every std.cr function; write the function from those, "
+                    "or as a function with a derived gradient of its own",
                     "%s is not differentiated", ast_builtin_name(e->u.call.builtin));
     }
 }

@@ -43,6 +43,7 @@ enum {
     LOWER_MODULE_ARGS = 1u << 11,          /* cairn_args.c: main's command-line parameters */
     LOWER_MODULE_NPY = 1u << 12,           /* cairn_npy.c: .npy files (through args) */
     LOWER_MODULE_LIB = 1u << 13,           /* cairn_lib.c: a library's traps as statuses */
+    LOWER_MODULE_CR = 1u << 14,            /* cairn_cr.h (header only): std.cr in either file */
 };
 
 /* What to lower for. */

@@ -297,6 +297,18 @@ static const char *lower_math(Lower *L, Expr *e) {
     return lower_bind(L, t, FMT("%s%s(%s)", name, suffix, a));
 }
 
+/* std.cr.NAME: the correctly rounded runtime (runtime/cairn_cr.h, CAIRN_HD), the same
+ * text in host C, an emulated lane and a CUDA lane: cairn_cr_NAMEf (f32), cairn_cr_NAME
+ * (f64). Both files include the header when the program uses it (LOWER_MODULE_CR). */
+static const char *lower_cr(Lower *L, Expr *e) {
+    const char *name = ast_builtin_name(e->u.call.builtin) + strlen("std.cr.");
+    const Type *t = e->type;
+    const char *a = lower_expr(L, e->u.call.args[0]);
+    numerics_fn(L, ast_builtin_name(e->u.call.builtin), t, "correctly-rounded");
+    lower_use_runtime(L, LOWER_MODULE_CR);
+    return lower_bind(L, t, FMT("cairn_cr_%s%s(%s)", name, t->kind == TY_F32 ? "f" : "", a));
+}
+
 /* sqrt, abs, floor, ceil, trunc, min, max: exact but for sqrt (rounded once). */
 static const char *lower_exact_fn(Lower *L, Expr *e, const char *name) {
     const Type *t = e->type;
@@ -426,6 +438,7 @@ static const char *lower_call(Lower *L, Expr *e) {
     Builtin b = e->u.call.builtin;
     if (b == BI_NONE) return lower_user_call(L, e);
     if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) return lower_math(L, e);
+    if (ast_builtin_is_cr(b)) return lower_cr(L, e);
     if (LOWER_MMA_BUILTIN(b)) return lower_mma_call(L, e); /* lower_mma.c */
     if (ast_builtin_is_atomic(b)) return lower_atomic(L, e, b);
     switch (b) {

@@ -152,6 +152,9 @@ static inline bool ast_builtin_is_atomic(Builtin b) {
     return b >= BI_ATOMIC_ADD_UNORDERED && b <= BI_ATOMIC_CAS;
 }
 
+/* std.cr, the correctly rounded functions: likewise one run. */
+static inline bool ast_builtin_is_cr(Builtin b) { return b >= BI_CR_EXP && b <= BI_CR_COS; }
+
 struct Expr {
     ExprKind kind;
     Span span;
@@ -376,7 +379,7 @@ struct Item {
 /* What a function does that a lane may not (Item.u.fn.lane_effects). */
 enum {
     LANE_EFFECT_PARALLEL = 1u, /* parallel/blocks regions, pooled reductions, mma */
-    LANE_EFFECT_HOST_ONLY = 2u /* std.math, observe, buffer allocation */
+    LANE_EFFECT_HOST_ONLY = 2u /* std.math (not std.cr), observe, buffer allocation */
 };
 
 typedef struct SourceFile {

@@ -22,9 +22,11 @@
  * conversion, quantize's exact quotient, mma_unordered, a float reduction, an atomic float
  * add, std.math, a construct not modelled yet) is a fresh unconstrained term carrying a
  * taint bit that names the reason; a property whose formula holds a tainted term answers
- * unknown with that reason. So the model never claims more than it proves.
+ * unknown with that reason. So the model never claims more than it proves. A std.cr
+ * call is an uninterpreted function of its argument with facts that hold for every
+ * input (verify_cr.c), tainted likewise.
  *
- * Files: verify_expr.c (expressions), verify_stmt.c (statements, calls, loops),
+ * Files: verify_expr.c (expressions), verify_cr.c (std.cr), verify_stmt.c (statements, calls, loops),
  * verify_prop.c (properties, solving, verdicts), verify_cex.c (counterexamples and their
  * replay programs), cmd_verify.c (the command). */
 #ifndef CAIRN_VERIFY_H
@@ -156,6 +158,10 @@ Z3_ast verify_int_const(Verifier *V, const Type *t, uint64_t v);
 VCell *verify_element(Verifier *V, Expr *e, Z3_ast *index, unsigned *taint);
 /* a OP b for integers (checked) or floats, with guards at span. */
 VVal verify_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, Span span);
+
+/* ---- verify_cr.c ---- */
+/* A std.cr call: an uninterpreted function of its argument with its range facts. */
+VVal verify_cr(Verifier *V, Expr *e);
 
 /* ---- verify_stmt.c ---- */
 void verify_block(Verifier *V, Block *b);

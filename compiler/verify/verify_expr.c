@@ -593,6 +593,7 @@ static VVal call(Verifier *V, Expr *e) {
     Builtin b = e->u.call.builtin;
     if (b == BI_NONE) return verify_call(V, e);
     if (ast_builtin_is_atomic(b)) return atomic(V, e, b);
+    if (ast_builtin_is_cr(b)) return verify_cr(V, e);
     unsigned taint = 0;
     switch (b) {
     case BI_SQRT:

@@ -65,6 +65,26 @@ fn f(x:f64, y:f64) -> f64 = std.math.exp(x * y) + std.math.log(x + y * y);
 derive grad for f;
 """, "f", [scalar("x"), scalar("y")], {"x": 0.5, "y": 1.5}, ["x", "y"], "f64", m3=100),
 
+    Case("cr_f32", """
+fn f(x:f32, y:f32) -> f32 {
+  let a = std.cr.tanh(x * y) + std.cr.sigmoid(x) * std.cr.sin(y) + std.cr.log1p(x * x);
+  let b = std.cr.exp2(y) + std.cr.expm1(x) + std.cr.log2(y) - std.cr.cos(x * 3.0);
+  return a + b + std.cr.exp(x) * std.cr.log(y);
+}
+derive grad for f;
+""", "f", [scalar("x", "f32"), scalar("y", "f32")], {"x": 0.75, "y": 1.25}, ["x", "y"], "f32",
+         compute="f32", m3=60),
+
+    Case("cr_tanh_sigmoid_tails", """
+fn f(x:f32) -> f32 = std.cr.tanh(x) * 1000.0 + std.cr.sigmoid(x * 2.0) * 100.0;
+derive grad for f;
+""", "f", [scalar("x", "f32")], {"x": 4.5}, ["x"], "f32", compute="f32", m3=10),
+
+    Case("cr_f64", """
+fn f(x:f64, y:f64) -> f64 = std.cr.exp(x * y) + std.cr.log(x + y * y) * std.cr.exp(-x);
+derive grad for f;
+""", "f", [scalar("x"), scalar("y")], {"x": 0.5, "y": 1.5}, ["x", "y"], "f64", m3=100),
+
     Case("convert_f32", """
 fn f(x:f64, y:f32) -> f64 {
   let a = f32(x) * y;
