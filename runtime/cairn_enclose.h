@@ -87,6 +87,15 @@ int cairn_enclose_f32(size_t m, size_t n, size_t k, const float *a, const float 
 int cairn_enclose_bits(int width, size_t m, size_t n, size_t k, const void *a, const void *b,
                        void *lo, void *hi, cairn_enclose_info *info);
 
+/* The GPU's algorithm, run on the host: each element reduced to int8 residues modulo up
+ * to 48 small moduli, one exact int8 GEMM per modulus, the exact sum recovered by the
+ * Chinese remainder theorem (cairn_enclose_residue.h). The same contract, refusals,
+ * info and bits as cairn_enclose_bits (info->kernel is "residue-host"); what a CAIRN
+ * program built with --emulate runs for mm_enclose on @device views. Much slower than
+ * the CPU kernels: it exists to show the device algorithm's bits on any machine. */
+int cairn_enclose_residue_bits(int width, size_t m, size_t n, size_t k, const void *a,
+                               const void *b, void *lo, void *hi, cairn_enclose_info *info);
+
 /* A one-line message for a return code of the functions above. */
 const char *cairn_enclose_strerror(int code);
 
