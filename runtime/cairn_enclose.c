@@ -789,6 +789,12 @@ const char *cairn_enclose_strerror(int code) {
         return "E-ENCLOSE-SIZE: the matrix sizes overflow, an operand pointer is NULL, or "
                "the width is not 32 or 64";
     case CAIRN_ENCLOSE_ENOMEM: return "E-ENCLOSE-NOMEM: out of memory for the packed operands";
+    case CAIRN_ENCLOSE_ENODEV:
+        return "E-ENCLOSE-NODEV: no CUDA device to run on; use the host backend "
+               "(cairn_enclose_bits) or build with --emulate";
+    case CAIRN_ENCLOSE_EDEVICE:
+        return "E-ENCLOSE-DEVICE: a CUDA call failed (the info's detail names it); the "
+               "outputs may be partly written";
     default: return "E-ENCLOSE-UNKNOWN: unknown cairn_enclose return code";
     }
 }

@@ -23,16 +23,23 @@
  * bracket is widened by a bound of what the flooring can have lost (still a valid
  * bracket, marked in the info). An exact zero product gives lo == hi == +0.
  *
- * Errors (negative return; lo and hi are left untouched): a NaN or infinite operand
- * (never propagated: the info names the operand and its position), k > 2^17, sizes whose
- * products overflow size_t, a NULL pointer with a nonzero size, out of memory.
+ * Errors (negative return; lo and hi are left untouched, but for a CUDA call failing
+ * mid-run): a NaN or infinite operand (never propagated: the info names the operand and
+ * its position), k > 2^17, sizes whose products overflow size_t, a NULL pointer with a
+ * nonzero size, out of memory; on a GPU, no device or a failed CUDA call.
  * cairn_enclose_strerror gives a one-line message for each code.
  *
  * lo and hi may not overlap each other; they may overlap a and b (the operands are read
  * completely before any output is written). Thread-safe; runs on the runtime's pool.
  *
- * CAIRN_ENCLOSE_KERNEL=scalar forces the portable kernel (the default uses the 52-bit
- * integer multiply-add of AVX-512 IFMA where the CPU has it); the bits are the same. */
+ * The kernel is chosen at run time by what the CPU has: AVX-512 IFMA (Karatsuba's three
+ * 52-bit products a step where both operands take two digits), mulx/adcx/adox carry
+ * chains for one-limb operands on other x86-64, portable unsigned __int128 code
+ * elsewhere. CAIRN_ENCLOSE_KERNEL=scalar|ifma52|adx64 forces one where the CPU can run
+ * it, CAIRN_ENCLOSE_PACK=scalar the portable scan and packing; the bits are the same.
+ *
+ * On a GPU (cairn_enclose_cuda_bits, below) and on the host (cairn_enclose_residue_bits)
+ * the residue algorithm gives the same bits again. */
 #ifndef CAIRN_ENCLOSE_H
 #define CAIRN_ENCLOSE_H
 
@@ -48,7 +55,9 @@ enum {
     CAIRN_ENCLOSE_ENONFINITE = -1, /* an operand is NaN or infinite */
     CAIRN_ENCLOSE_EKTOOBIG = -2,   /* k > CAIRN_ENCLOSE_MAX_K */
     CAIRN_ENCLOSE_ESIZE = -3,      /* sizes overflow, a NULL operand, a bad width */
-    CAIRN_ENCLOSE_ENOMEM = -4      /* the packed operands could not be allocated */
+    CAIRN_ENCLOSE_ENOMEM = -4,     /* the packed operands could not be allocated */
+    CAIRN_ENCLOSE_ENODEV = -5,     /* cairn_enclose_cuda_bits: no CUDA device */
+    CAIRN_ENCLOSE_EDEVICE = -6     /* cairn_enclose_cuda_bits: a CUDA call failed */
 };
 
 #define CAIRN_ENCLOSE_MAX_K       ((size_t)1 << 17)
@@ -66,10 +75,15 @@ typedef struct cairn_enclose_info {
     /* Scale exponents: row i of A is multiplied by 2^E_i, column j of B by 2^F_j;
      * the ranges over nonzero rows and columns (0 when there are none). */
     int scale_a_min, scale_a_max, scale_b_min, scale_b_max;
-    const char *kernel; /* "ifma52" or "scalar" */
+    /* Which code ran: "ifma51-karatsuba", "ifma52", "adx64" or "scalar" (the CPU
+     * kernels), "residue-host" or "cuda-imma8" (the residue algorithm). */
+    const char *kernel;
     /* On CAIRN_ENCLOSE_ENONFINITE: 'a' or 'b' and the offending element's position. */
     char bad_operand;
     size_t bad_row, bad_col;
+    /* On CAIRN_ENCLOSE_ENODEV and CAIRN_ENCLOSE_EDEVICE: the CUDA runtime's message
+     * (static storage); NULL otherwise. */
+    const char *detail;
 } cairn_enclose_info;
 
 #ifndef CAIRN_ENCLOSE_BITS_ONLY /* the standalone checker names no floating type */
@@ -95,6 +109,18 @@ int cairn_enclose_bits(int width, size_t m, size_t n, size_t k, const void *a, c
  * the CPU kernels: it exists to show the device algorithm's bits on any machine. */
 int cairn_enclose_residue_bits(int width, size_t m, size_t n, size_t k, const void *a,
                                const void *b, void *lo, void *hi, cairn_enclose_info *info);
+
+/* The residue algorithm on a CUDA GPU: a, b, lo and hi are device pointers (cudaMalloc
+ * or managed memory), row-major and contiguous. int8 tensor-core GEMMs, no
+ * floating-point instruction. Same contract, refusals, info and bits as
+ * cairn_enclose_bits (info->kernel is "cuda-imma8"), plus CAIRN_ENCLOSE_ENODEV and
+ * CAIRN_ENCLOSE_EDEVICE with the CUDA runtime's message in info->detail (no device is
+ * reported for any call whose arguments pass, empty ones included). Synchronous
+ * (returns when lo and hi are written); runs on the current device and the default
+ * stream. Defined by cairn_enclose_cuda.h: compile runtime/cairn_enclose_cuda.cu with
+ * nvcc and link it with the runtime's C sources. */
+int cairn_enclose_cuda_bits(int width, size_t m, size_t n, size_t k, const void *a, const void *b,
+                            void *lo, void *hi, cairn_enclose_info *info);
 
 /* A one-line message for a return code of the functions above. */
 const char *cairn_enclose_strerror(int code);

@@ -49,11 +49,9 @@ typedef struct cairn_enc_crt {
     uint8_t pow2[CAIRN_ENC_MODULI][CAIRN_ENC_POW2]; /* 2^s mod m */
 } cairn_enc_crt;
 
-#ifndef __CUDA_ARCH__
 /* Fills c for the least L whose moduli multiply past 2^need_bits; -1 when even 48 do
  * not (need_bits > 334: the plan never asks). Host code (cairn_enclose_residue.c). */
 int cairn_enclose_crt_make(int need_bits, cairn_enc_crt *c);
-#endif
 
 /* x mod m for x < 2^26 and m <= 255: with R = floor(2^34 / m) + 1, x R 2^-34 exceeds
  * x / m by less than x 2^-34 < 2^-8 < 1 / m, which cannot carry it past the next
