@@ -776,6 +776,117 @@ int cairn_enclose_bits(int width, size_t m, size_t n, size_t k, const void *a, c
     return enclose_entry(width, m, n, k, a, b, lo, hi, info);
 }
 
+/* ---- strided arrays ------------------------------------------------------------------------ */
+
+/* One strided matrix: base, byte strides, extents. */
+typedef struct {
+    const unsigned char *base;
+    ptrdiff_t rs, cs;
+    size_t rows, cols;
+} strided;
+
+static int is_row_major(const strided *s, int size) {
+    return (s->cols <= 1 || s->cs == size) && (s->rows <= 1 || s->rs == (ptrdiff_t)s->cols * size);
+}
+
+static size_t abs_stride(ptrdiff_t s) { return s < 0 ? (size_t)0 - (size_t)s : (size_t)s; }
+
+/* The lowest and one past the highest byte the matrix touches; -1 when the offsets
+ * overflow. */
+static int byte_range(const strided *s, int size, uintptr_t *lo, uintptr_t *hi) {
+    size_t span_r, span_c;
+    if (__builtin_mul_overflow(abs_stride(s->rs), s->rows ? s->rows - 1 : 0, &span_r) ||
+        __builtin_mul_overflow(abs_stride(s->cs), s->cols ? s->cols - 1 : 0, &span_c) ||
+        span_r > PTRDIFF_MAX / 2 || span_c > PTRDIFF_MAX / 2)
+        return -1;
+    uintptr_t at = (uintptr_t)s->base;
+    *lo = at - (s->rs < 0 ? span_r : 0) - (s->cs < 0 ? span_c : 0);
+    *hi = at + (s->rs > 0 ? span_r : 0) + (s->cs > 0 ? span_c : 0) + (uintptr_t)size;
+    return 0;
+}
+
+/* Whether two elements of an output share bytes: with the smaller stride (over an
+ * extent above 1) at least the element size and the larger at least the smaller times
+ * its extent, every element has its own bytes. */
+static int self_overlaps(const strided *s, int size) {
+    size_t r = abs_stride(s->rs), c = abs_stride(s->cs);
+    int use_r = s->rows > 1, use_c = s->cols > 1;
+    if (!use_r && !use_c) return 0;
+    if (use_r != use_c) return (use_r ? r : c) < (size_t)size;
+    size_t small = r < c ? r : c, big = r < c ? c : r, extent = r < c ? s->rows : s->cols, need;
+    return small < (size_t)size || __builtin_mul_overflow(small, extent, &need) || big < need;
+}
+
+/* Copies a strided matrix into (gather) or out of (scatter) a contiguous row-major one. */
+static void restride(const strided *s, int size, unsigned char *flat, int gather) {
+    for (size_t i = 0; i < s->rows; i++)
+        for (size_t j = 0; j < s->cols; j++) {
+            unsigned char *at =
+                (unsigned char *)s->base + (ptrdiff_t)i * s->rs + (ptrdiff_t)j * s->cs;
+            unsigned char *row = flat + (i * s->cols + j) * (size_t)size;
+            if (gather) memcpy(row, at, (size_t)size);
+            else memcpy(at, row, (size_t)size);
+        }
+}
+
+/* The layout checks of cairn_enclose_strided. */
+static int check_strided(const strided *in, const strided *out, int size) {
+    uintptr_t lo[4], hi[4];
+    for (int v = 0; v < 4; v++) {
+        const strided *s = v < 2 ? &in[v] : &out[v - 2];
+        if (s->rows && s->cols && byte_range(s, size, &lo[v], &hi[v])) return CAIRN_ENCLOSE_ESIZE;
+    }
+    if (out[0].rows && out[0].cols) {
+        if (self_overlaps(&out[0], size) || self_overlaps(&out[1], size))
+            return CAIRN_ENCLOSE_EOVERLAP;
+        if (lo[2] < hi[3] && lo[3] < hi[2]) return CAIRN_ENCLOSE_EOVERLAP;
+    }
+    return CAIRN_ENCLOSE_OK;
+}
+
+/* Gathers what is not row-major, runs, scatters; the operands are copied before any
+ * output is written, so outputs may overlap them. */
+static int run_strided(int width, size_t k, const strided *in, const strided *out,
+                       cairn_enclose_info *info) {
+    int size = width / 8, flat[4];
+    unsigned char *buf[4] = {NULL, NULL, NULL, NULL};
+    int rc = CAIRN_ENCLOSE_OK;
+    for (int v = 0; v < 4 && !rc; v++) {
+        const strided *s = v < 2 ? &in[v] : &out[v - 2];
+        flat[v] = is_row_major(s, size);
+        if (!flat[v] && !(buf[v] = malloc(s->rows * s->cols * (size_t)size + 1)))
+            rc = CAIRN_ENCLOSE_ENOMEM;
+        else if (!flat[v] && v < 2) restride(s, size, buf[v], 1);
+    }
+    if (!rc) {
+        const void *p[4];
+        for (int v = 0; v < 4; v++)
+            p[v] = flat[v] ? (v < 2 ? in[v].base : out[v - 2].base) : buf[v];
+        rc = enclose_entry(width, in[0].rows, in[1].cols, k, p[0], p[1], (void *)p[2], (void *)p[3],
+                           info);
+    }
+    for (int v = 2; v < 4 && !rc; v++)
+        if (!flat[v]) restride(&out[v - 2], size, buf[v], 0);
+    for (int v = 0; v < 4; v++) free(buf[v]);
+    return rc;
+}
+
+int cairn_enclose_strided(int width, size_t m, size_t n, size_t k, const void *a, ptrdiff_t a_rs,
+                          ptrdiff_t a_cs, const void *b, ptrdiff_t b_rs, ptrdiff_t b_cs, void *lo,
+                          ptrdiff_t lo_rs, ptrdiff_t lo_cs, void *hi, ptrdiff_t hi_rs,
+                          ptrdiff_t hi_cs, cairn_enclose_info *info) {
+    cairn_enclose_info scratch;
+    if (!info) info = &scratch;
+    cairn_enclose_info_reset(info, "scalar");
+    if (width != 32 && width != 64) return CAIRN_ENCLOSE_ESIZE;
+    int rc = cairn_enclose_check_args(m, n, k, a, b, lo, hi);
+    if (rc) return rc;
+    const strided in[2] = {{a, a_rs, a_cs, m, k}, {b, b_rs, b_cs, k, n}};
+    const strided out[2] = {{lo, lo_rs, lo_cs, m, n}, {hi, hi_rs, hi_cs, m, n}};
+    if ((rc = check_strided(in, out, width / 8))) return rc;
+    return run_strided(width, k, in, out, info);
+}
+
 const char *cairn_enclose_strerror(int code) {
     switch (code) {
     case CAIRN_ENCLOSE_OK: return "success";
@@ -795,6 +906,9 @@ const char *cairn_enclose_strerror(int code) {
     case CAIRN_ENCLOSE_EDEVICE:
         return "E-ENCLOSE-DEVICE: a CUDA call failed (the info's detail names it); the "
                "outputs may be partly written";
+    case CAIRN_ENCLOSE_EOVERLAP:
+        return "E-ENCLOSE-OVERLAP: two outputs would share memory (lo and hi overlap, or a "
+               "stride repeats an element); pass separate arrays";
     default: return "E-ENCLOSE-UNKNOWN: unknown cairn_enclose return code";
     }
 }

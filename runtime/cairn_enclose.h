@@ -57,7 +57,8 @@ enum {
     CAIRN_ENCLOSE_ESIZE = -3,      /* sizes overflow, a NULL operand, a bad width */
     CAIRN_ENCLOSE_ENOMEM = -4,     /* the packed operands could not be allocated */
     CAIRN_ENCLOSE_ENODEV = -5,     /* cairn_enclose_cuda_bits: no CUDA device */
-    CAIRN_ENCLOSE_EDEVICE = -6     /* cairn_enclose_cuda_bits: a CUDA call failed */
+    CAIRN_ENCLOSE_EDEVICE = -6,    /* cairn_enclose_cuda_bits: a CUDA call failed */
+    CAIRN_ENCLOSE_EOVERLAP = -7    /* cairn_enclose_strided: lo and hi share memory */
 };
 
 #define CAIRN_ENCLOSE_MAX_K       ((size_t)1 << 17)
@@ -95,6 +96,22 @@ int cairn_enclose_f64(size_t m, size_t n, size_t k, const double *a, const doubl
 int cairn_enclose_f32(size_t m, size_t n, size_t k, const float *a, const float *b, float *lo,
                       float *hi, cairn_enclose_info *info);
 #endif
+
+/* Strided host arrays, for callers whose matrices have any layout (numpy arrays through
+ * ctypes pass their data pointer and strides as they are). width is 64 (binary64) or 32
+ * (binary32). Element (i, t) of A is read at (char *)a + i * a_rs + t * a_cs, element
+ * (t, j) of B at b + t * b_rs + j * b_cs, and output (i, j) is written at lo + i * lo_rs
+ * + j * lo_cs and hi + i * hi_rs + j * hi_cs: strides in BYTES, of any sign, any
+ * alignment; an operand's may be 0 (a broadcast row or column). Returns 0 or a code
+ * of cairn_enclose_bits, and CAIRN_ENCLOSE_EOVERLAP when two outputs would share bytes
+ * (an output stride below the element size where its extent is above 1, strides that
+ * make lo or hi cover an element twice, or lo's and hi's byte ranges intersecting);
+ * outputs may overlap the operands. The bits are cairn_enclose_bits's; info as there.
+ * Contiguous row-major arrays are used in place, others through contiguous copies. */
+int cairn_enclose_strided(int width, size_t m, size_t n, size_t k, const void *a, ptrdiff_t a_rs,
+                          ptrdiff_t a_cs, const void *b, ptrdiff_t b_rs, ptrdiff_t b_cs, void *lo,
+                          ptrdiff_t lo_rs, ptrdiff_t lo_cs, void *hi, ptrdiff_t hi_rs,
+                          ptrdiff_t hi_cs, cairn_enclose_info *info);
 
 /* The same on raw bit patterns: width 64 (binary64 in uint64_t) or 32 (binary32 in
  * uint32_t). For callers that hold bits, not floats (the standalone checker). */

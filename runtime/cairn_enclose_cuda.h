@@ -21,12 +21,14 @@
  * No floating-point instruction and no integer division in any kernel (division
  * lowers through the float reciprocal unit): tests/device/test_enclose_cuda.py reads
  * the PTX. Everything runs on the default stream of the current device; the call
- * returns when lo and hi are written. */
+ * returns when lo and hi are written. Calls from several threads take turns (the CRT
+ * constants live in one __constant__ block). */
 #ifndef CAIRN_ENCLOSE_CUDA_H
 #define CAIRN_ENCLOSE_CUDA_H
 
 #include <cuda_runtime.h>
 #include <mma.h>
+#include <mutex>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,6 +457,8 @@ extern "C" int cairn_enclose_cuda_bits(int width, size_t m, size_t n, size_t k, 
         info->tight = 1;
         return CAIRN_ENCLOSE_OK;
     }
+    static std::mutex one_at_a_time; /* the CRT constants are one __constant__ block */
+    std::lock_guard<std::mutex> hold(one_at_a_time);
     cairn_enclose_cuda::buffers d;
     memset(&d, 0, sizeof d);
     d.P.f = cairn_enc_format_of(width);
