@@ -572,23 +572,42 @@ static size_t positions(const job *J) {
     return J->family == CAIRN_ENC_KARA ? 3 : (size_t)(J->da + J->db + (J->family == CAIRN_ENC_ADX));
 }
 
-/* The bracket of output (i, j) from its position sums, into lo and hi. */
-static void finish_output(const job *J, size_t i, size_t j, const u128 *acc) {
+/* The bracket of output (i, j) from its position sums, into lo and hi, computed on nw
+ * words (a constant at each call): the exact sum S fits them (cairn_enc_job.nw), so the
+ * biased sum and the corrections may be taken modulo 2^(64 nw). */
+INLINE void finish_words(const job *J, size_t i, size_t j, const u128 *acc, const int nw) {
     wide s;
     biased_sum_of(J, acc, &s); /* row_corr and col_corr are stored negated */
-    cairn_enc_wide_add(&s, &J->row_corr[i]);
-    cairn_enc_wide_add(&s, &J->col_corr[j]);
+    uint64_t v[CAIRN_ENC_WORDS], carry = 0;
+    CAIRN_ENC_UNROLL
+    for (int w = 0; w < nw; w++) {
+        u128 t = (u128)s.w[w] + J->row_corr[i].w[w] + J->col_corr[j].w[w] + carry;
+        v[w] = (uint64_t)t;
+        carry = (uint64_t)(t >> 64);
+    }
     int e = J->P.row_scale[i] + J->P.col_scale[j];
     cairn_enc_bracket_bits out;
     if ((J->P.row_lossy[i] | J->P.col_lossy[j]) == 0) {
-        out = cairn_enc_round_outward(&s, e, J->P.f);
-    } else {
+        out = cairn_enc_round_words(v, nw, e, J->P.f);
+    } else { /* lossy lines are rare: the whole width, as the other backends */
+        wide whole = s;
+        cairn_enc_wide_add(&whole, &J->row_corr[i]);
+        cairn_enc_wide_add(&whole, &J->col_corr[j]);
         cairn_enc_loss loss = {J->P.row_lossy[i], J->P.col_lossy[j], &J->row_pos[i], &J->row_neg[i],
                                &J->col_pos[j],    &J->col_neg[j],    J->P.k};
-        out = cairn_enc_bracket(&s, e, J->P.f, &loss);
+        out = cairn_enc_bracket(&whole, e, J->P.f, &loss);
     }
     cairn_enc_store(J->lo, i * J->P.n + j, out.down, J->P.f.size);
     cairn_enc_store(J->hi, i * J->P.n + j, out.up, J->P.f.size);
+}
+
+static void finish_output(const job *J, size_t i, size_t j, const u128 *acc) {
+    switch (J->nw) {
+    case 2: finish_words(J, i, j, acc, 2); break;
+    case 3: finish_words(J, i, j, acc, 3); break;
+    case 4: finish_words(J, i, j, acc, 4); break;
+    default: finish_words(J, i, j, acc, CAIRN_ENC_WORDS); break;
+    }
 }
 
 /* One task: GROUP row tiles against one block of 8 columns, K block by K block (the B
@@ -719,6 +738,8 @@ static int enclose(job *J, cairn_enclose_info *info) {
     J->vector_pack = 0;
     info->kernel = choose_kernel(J);
     if (J->signed_sums_a || J->signed_sums_b) J->vector_pack = 0;
+    /* |S| <= 2^(bits_a + bits_b + lg - 2): that many bits and a sign fit nw words */
+    J->nw = ceil_div(info->bits_a + info->bits_b + info->ceil_log2_k, 64);
     J->mpad = (J->P.m + (size_t)J->rows - 1) / (size_t)J->rows * (size_t)J->rows;
     J->nblocks = (J->P.n + TILE_COLS - 1) / TILE_COLS;
     size_t a_words = J->mpad * J->P.k * (size_t)J->sa;

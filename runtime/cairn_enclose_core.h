@@ -24,9 +24,11 @@
 #include "cairn_enclose.h"
 
 #ifdef __CUDACC__
-#define CAIRN_ENC_FN static __host__ __device__ __forceinline__
+#define CAIRN_ENC_FN     static __host__ __device__ __forceinline__
+#define CAIRN_ENC_UNROLL _Pragma("unroll")
 #else
-#define CAIRN_ENC_FN static inline __attribute__((always_inline, unused))
+#define CAIRN_ENC_FN     static inline __attribute__((always_inline, unused))
+#define CAIRN_ENC_UNROLL _Pragma("GCC unroll 8") /* word loops: constant counts unroll */
 #endif
 
 #ifdef __cplusplus
@@ -119,25 +121,28 @@ CAIRN_ENC_FN int cairn_enc_wide_is_negative(const cairn_enc_wide *x) {
     return (int)(x->w[CAIRN_ENC_WORDS - 1] >> 63);
 }
 
-CAIRN_ENC_FN int cairn_enc_wide_bit_length(const cairn_enc_wide *x) {
-    for (int i = CAIRN_ENC_WORDS - 1; i >= 0; i--)
-        if (x->w[i]) return 64 * i + 64 - cairn_enc_clz64(x->w[i]);
+/* The helpers below take nw words (nw <= 6) of an integer: the rounding works on as
+ * many words as the sum needs. */
+CAIRN_ENC_FN int cairn_enc_bit_length(const uint64_t *x, int nw) {
+    CAIRN_ENC_UNROLL
+    for (int i = nw - 1; i >= 0; i--)
+        if (x[i]) return 64 * i + 64 - cairn_enc_clz64(x[i]);
     return 0;
 }
 
-/* Bits [pos, pos + count) of x, count <= 64, 0 <= pos < 384. */
-CAIRN_ENC_FN uint64_t cairn_enc_wide_bits(const cairn_enc_wide *x, int pos, int count) {
+/* Bits [pos, pos + count) of x, count <= 64, 0 <= pos < 64 nw. */
+CAIRN_ENC_FN uint64_t cairn_enc_bits(const uint64_t *x, int nw, int pos, int count) {
     int word = pos / 64, bit = pos % 64;
-    uint64_t v = x->w[word] >> bit;
-    if (bit && word + 1 < CAIRN_ENC_WORDS) v |= x->w[word + 1] << (64 - bit);
+    uint64_t v = x[word] >> bit;
+    if (bit && word + 1 < nw) v |= x[word + 1] << (64 - bit);
     return count == 64 ? v : v & ((UINT64_C(1) << count) - 1);
 }
 
-/* Whether any of the lowest `count` bits of x is set (count may exceed 384). */
-CAIRN_ENC_FN int cairn_enc_wide_low_nonzero(const cairn_enc_wide *x, int count) {
-    for (int i = 0; i < CAIRN_ENC_WORDS && count > 0; i++, count -= 64) {
+/* Whether any of the lowest `count` bits of x is set (count may exceed 64 nw). */
+CAIRN_ENC_FN int cairn_enc_low_nonzero(const uint64_t *x, int nw, int count) {
+    for (int i = 0; i < nw && count > 0; i++, count -= 64) {
         uint64_t mask = count >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << count) - 1;
-        if (x->w[i] & mask) return 1;
+        if (x[i] & mask) return 1;
     }
     return 0;
 }
@@ -281,24 +286,26 @@ typedef struct cairn_enc_bracket_bits {
     uint64_t down, up;
 } cairn_enc_bracket_bits;
 
-/* v 2^-e rounded toward zero into the format, and down and up from there. For a
- * positive finite value the next representable value away from zero has the next bit
- * pattern (across the subnormal/normal boundary and from the largest finite value to
- * infinity alike), so outward rounding is the truncation plus one where inexact. v is
- * read word by word (no copy of the whole: a copy in 16-byte moves of words just
- * stored stalls the CPU's store forwarding). */
-CAIRN_ENC_FN cairn_enc_bracket_bits cairn_enc_round_outward(const cairn_enc_wide *v, int e,
-                                                            cairn_enc_format f) {
+/* v 2^-e rounded toward zero into the format, and down and up from there, for v given
+ * as nw two's-complement words (nw <= 6; a value that fits fewer words rounds the same
+ * from them as from its sign extension). For a positive finite value the next
+ * representable value away from zero has the next bit pattern (across the
+ * subnormal/normal boundary and from the largest finite value to infinity alike), so
+ * outward rounding is the truncation plus one where inexact. v is read word by word (a
+ * copy in 16-byte moves of words just stored would stall the CPU's store forwarding). */
+CAIRN_ENC_FN cairn_enc_bracket_bits cairn_enc_round_words(const uint64_t *v, int nw, int e,
+                                                          cairn_enc_format f) {
     cairn_enc_bracket_bits out = {0, 0}; /* exact zero: +0 both ways */
-    int neg = cairn_enc_wide_is_negative(v);
-    cairn_enc_wide m; /* |v| */
+    int neg = (int)(v[nw - 1] >> 63);
+    uint64_t m[CAIRN_ENC_WORDS]; /* |v| */
     uint64_t carry = (uint64_t)neg, flip = neg ? ~UINT64_C(0) : 0;
-    for (int i = 0; i < CAIRN_ENC_WORDS; i++) {
-        cairn_enc_u128 s = (cairn_enc_u128)(v->w[i] ^ flip) + carry;
-        m.w[i] = (uint64_t)s;
+    CAIRN_ENC_UNROLL
+    for (int i = 0; i < nw; i++) {
+        cairn_enc_u128 s = (cairn_enc_u128)(v[i] ^ flip) + carry;
+        m[i] = (uint64_t)s;
         carry = (uint64_t)(s >> 64);
     }
-    int nb = cairn_enc_wide_bit_length(&m);
+    int nb = cairn_enc_bit_length(m, nw);
     if (nb == 0) return out;
     uint64_t trunc;
     int inexact;
@@ -310,11 +317,11 @@ CAIRN_ENC_FN cairn_enc_bracket_bits cairn_enc_round_outward(const cairn_enc_wide
         long shift = (exp > f.emin ? exp : f.emin) - f.prec + 1 + e; /* bits dropped */
         uint64_t mant;
         if (shift <= 0) {
-            mant = m.w[0] << -shift; /* nb <= prec: one word, exact */
+            mant = m[0] << -shift; /* nb <= prec: one word, exact */
             inexact = 0;
         } else {
-            mant = shift >= nb ? 0 : cairn_enc_wide_bits(&m, (int)shift, f.prec);
-            inexact = cairn_enc_wide_low_nonzero(&m, shift > INT_MAX ? INT_MAX : (int)shift);
+            mant = shift >= nb ? 0 : cairn_enc_bits(m, nw, (int)shift, f.prec);
+            inexact = cairn_enc_low_nonzero(m, nw, shift > INT_MAX ? INT_MAX : (int)shift);
         }
         /* normal: the implicit bit of mant carries into the exponent field */
         trunc = exp >= f.emin ? ((uint64_t)(exp + f.bias - 1) << (f.prec - 1)) + mant : mant;
@@ -324,6 +331,11 @@ CAIRN_ENC_FN cairn_enc_bracket_bits cairn_enc_round_outward(const cairn_enc_wide
     out.down = neg ? sign | away : trunc;
     out.up = neg ? sign | trunc : away;
     return out;
+}
+
+CAIRN_ENC_FN cairn_enc_bracket_bits cairn_enc_round_outward(const cairn_enc_wide *v, int e,
+                                                            cairn_enc_format f) {
+    return cairn_enc_round_words(v->w, CAIRN_ENC_WORDS, e, f);
 }
 
 /* What widens an output whose row or column was floored with loss: with a 2^E = X + dA

@@ -109,6 +109,7 @@ struct cairn_enc_job {
     int da, db;    /* digits per element of A and of B */
     int sa, sb;    /* words stored per element (Karatsuba adds the digit sum) */
     int rows;      /* R, rows per tile */
+    int nw;        /* words the exact sum S needs with its sign (2 to 6) */
     size_t kblock; /* K steps between folds of the kernel's lanes */
     size_t mpad, nblocks;
     cairn_enc_kernel_fn *kernel;

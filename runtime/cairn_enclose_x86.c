@@ -256,6 +256,16 @@ IFMA_TARGET void cairn_enclose_x86_scan_rows(const job *J, size_t begin, size_t 
     }
 }
 
+/* Rows of B ahead of the column passes: each touches a few cache lines of every row, at a
+ * stride the hardware prefetchers follow poorly. */
+enum { PREFETCH_ROWS = 8 };
+
+INLINE void prefetch_row(const void *b, size_t t, size_t k, size_t n, size_t j0, int size, int nb) {
+    if (t >= k) return;
+    const char *p = (const char *)b + (t * n + j0) * (size_t)size;
+    for (int off = 0; off < nb * TILE_COLS * size; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
+}
+
 /* Column groups [begin, end): CAIRN_ENC_COL_GROUP blocks of 8 columns each, read row by
  * row so that each row's segment is one run of cache lines. */
 IFMA_TARGET void cairn_enclose_x86_scan_cols(const job *J, size_t begin, size_t end) {
@@ -271,11 +281,13 @@ IFMA_TARGET void cairn_enclose_x86_scan_cols(const job *J, size_t begin, size_t 
             count[c] = n - j0 < TILE_COLS ? (int)(n - j0) : TILE_COLS;
             s[c] = vspan_empty();
         }
-        for (size_t t = 0; t < J->P.k; t++)
+        for (size_t t = 0; t < J->P.k; t++) {
+            prefetch_row(J->b, t + PREFETCH_ROWS, J->P.k, n, b0 * TILE_COLS, J->P.f.size, nb);
             for (int c = 0; c < nb; c++)
                 vspan_add(&s[c],
                           load8(J->b, t * n + (b0 + (size_t)c) * TILE_COLS, J->P.f.size, count[c]),
                           (__mmask8)((1u << count[c]) - 1), F);
+        }
         for (int c = 0; c < nb; c++)
             for (int l = 0; l < count[c]; l++)
                 J->col_span[(b0 + (size_t)c) * TILE_COLS + (size_t)l] = vspan_lane(&s[c], l);
@@ -454,7 +466,8 @@ IFMA_TARGET void cairn_enclose_x86_pack_cols(const job *J, size_t begin, size_t 
             cb[c].dst = J->bp + (b0 + (size_t)c) * k * 3 * TILE_COLS;
             memset(&cb[c].sums, 0, sizeof cb[c].sums);
         }
-        for (size_t t = 0; t < k; t++)
+        for (size_t t = 0; t < k; t++) {
+            prefetch_row(J->b, t + PREFETCH_ROWS, k, n, b0 * TILE_COLS, J->P.f.size, nb);
             for (int c = 0; c < nb; c++) {
                 __m512i d0, d1;
                 size_t j0 = (b0 + (size_t)c) * TILE_COLS;
@@ -468,6 +481,7 @@ IFMA_TARGET void cairn_enclose_x86_pack_cols(const job *J, size_t begin, size_t 
                 _mm512_storeu_si512((void *)(dst + TILE_COLS), d1);
                 _mm512_storeu_si512((void *)(dst + 2 * TILE_COLS), _mm512_add_epi64(d0, d1));
             }
+        }
         for (int c = 0; c < nb; c++) {
             vsums_fold(&cb[c].sums);
             col_block_done(J, b0 + (size_t)c, &cb[c]);

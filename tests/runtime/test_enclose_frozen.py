@@ -87,9 +87,12 @@ def test_other_compiler_gives_the_same_digest(tmp_path):
     run_exe = tmp_path / "enclose_run"
     compile_with(OTHER_CC, ["tests/c/enclose_run.c", "tools/enclose_casefile.c",
                             "runtime/cairn_enclose.c", "runtime/cairn_enclose_x86.c",
-                            "runtime/cairn_enclose_digest.c", "runtime/cairn_pool.c"], run_exe,
+                            "runtime/cairn_enclose_residue.c", "runtime/cairn_enclose_digest.c",
+                            "runtime/cairn_pool.c"], run_exe,
                  ["-pthread"], ["-lcrypto"])
     assert runtime_digest(4, path=run_exe) == DIGEST
+    out = run([run_exe, "--residue", "--digest", CASES], check=True)
+    assert out.stdout.split()[1] == DIGEST
     checker = tmp_path / "enclose_check"
     compile_with(OTHER_CC, CHECKER_SRCS, checker, NOFP_FLAGS)
     assert checker_digest(checker, tmp_path) == DIGEST
