@@ -24,11 +24,16 @@
 #include "cairn_enclose.h"
 
 #ifdef __CUDACC__
-#define CAIRN_ENC_FN     static __host__ __device__ __forceinline__
-#define CAIRN_ENC_UNROLL _Pragma("unroll")
+#define CAIRN_ENC_FN static __host__ __device__ __forceinline__
 #else
-#define CAIRN_ENC_FN     static inline __attribute__((always_inline, unused))
-#define CAIRN_ENC_UNROLL _Pragma("GCC unroll 8") /* word loops: constant counts unroll */
+#define CAIRN_ENC_FN static inline __attribute__((always_inline, unused))
+#endif
+#if defined(__CUDA_ARCH__) /* word loops: with constant counts they unroll */
+#define CAIRN_ENC_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__) /* nvcc's host pass knows neither spelling */
+#define CAIRN_ENC_UNROLL
+#else
+#define CAIRN_ENC_UNROLL _Pragma("GCC unroll 8")
 #endif
 
 #ifdef __cplusplus
