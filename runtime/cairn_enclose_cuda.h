@@ -113,32 +113,20 @@ __device__ __forceinline__ void stage_pow2(uint8_t *pow2, int L) {
     __syncthreads();
 }
 
-/* A (m x k, row scales) to ra[l][i][t] with rows of kp bytes, mp rows per modulus. */
-__global__ void residues_a(const void *a, const int *scale, size_t m, size_t k, size_t mp,
-                           size_t kp, cairn_enc_format f, int8_t *ra) {
+/* A rows x cols operand, element (i, j) scaled by scale[by_col ? j : i] (A: by rows, B:
+ * by columns), to res[l * plane + i * ld + j] (rows padded to ld bytes, plane bytes a
+ * modulus). */
+__global__ void residues(const void *x, const int *scale, int by_col, size_t rows, size_t cols,
+                         size_t ld, size_t plane, cairn_enc_format f, int8_t *res) {
     __shared__ uint8_t pow2[CAIRN_ENC_MODULI * CAIRN_ENC_POW2];
     stage_pow2(pow2, crt.L);
-    for (size_t i = blockIdx.y; i < m; i += gridDim.y)
-        for (size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x; t < k;
-             t += (size_t)gridDim.x * blockDim.x) {
-            cairn_enc_prep p = cairn_enc_prepare(load(a, i * k + t, f.size), f, scale[i]);
-            for (int l = 0; l < crt.L; l++)
-                ra[(size_t)l * mp * kp + i * kp + t] =
-                    (int8_t)cairn_enc_residue(p, &crt, l, pow2 + l * CAIRN_ENC_POW2);
-        }
-}
-
-/* B (k x n, column scales) to rb[l][t][j] with rows of np bytes, kp rows per modulus. */
-__global__ void residues_b(const void *b, const int *scale, size_t k, size_t n, size_t kp,
-                           size_t np, cairn_enc_format f, int8_t *rb) {
-    __shared__ uint8_t pow2[CAIRN_ENC_MODULI * CAIRN_ENC_POW2];
-    stage_pow2(pow2, crt.L);
-    for (size_t t = blockIdx.y; t < k; t += gridDim.y)
-        for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < n;
+    for (size_t i = blockIdx.y; i < rows; i += gridDim.y)
+        for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < cols;
              j += (size_t)gridDim.x * blockDim.x) {
-            cairn_enc_prep p = cairn_enc_prepare(load(b, t * n + j, f.size), f, scale[j]);
+            cairn_enc_prep p =
+                cairn_enc_prepare(load(x, i * cols + j, f.size), f, scale[by_col ? j : i]);
             for (int l = 0; l < crt.L; l++)
-                rb[(size_t)l * kp * np + t * np + j] =
+                res[(size_t)l * plane + i * ld + j] =
                     (int8_t)cairn_enc_residue(p, &crt, l, pow2 + l * CAIRN_ENC_POW2);
         }
 }
@@ -373,10 +361,10 @@ static int residues_and_gemms(buffers *d, const void *a, const void *b, cairn_en
     CAIRN_ENC_CUDA_TRY(cudaMalloc(&d->rc, L * m * n));
     CAIRN_ENC_CUDA_TRY(cudaMemset(d->ra, 0, L * mp * kp + 1));
     CAIRN_ENC_CUDA_TRY(cudaMemset(d->rb, 0, L * kp * np + 1));
-    residues_a<<<dim3(grid_for(k, ELEMENT_THREADS), grid_y(m)), ELEMENT_THREADS>>>(
-        a, d->scales, m, k, mp, kp, d->P.f, d->ra);
-    residues_b<<<dim3(grid_for(n, ELEMENT_THREADS), grid_y(k)), ELEMENT_THREADS>>>(
-        b, d->scales + m, k, n, kp, np, d->P.f, d->rb);
+    residues<<<dim3(grid_for(k, ELEMENT_THREADS), grid_y(m)), ELEMENT_THREADS>>>(
+        a, d->scales, 0, m, k, kp, mp * kp, d->P.f, d->ra);
+    residues<<<dim3(grid_for(n, ELEMENT_THREADS), grid_y(k)), ELEMENT_THREADS>>>(
+        b, d->scales + m, 1, k, n, np, kp * np, d->P.f, d->rb);
     for (size_t t0 = 0; t0 < mp / TILE; t0 += MAX_GRID_Y) {
         size_t tiles = mp / TILE - t0 < MAX_GRID_Y ? mp / TILE - t0 : MAX_GRID_Y;
         gemm<<<dim3((unsigned)(np / TILE), (unsigned)tiles, (unsigned)L), THREADS>>>(

@@ -113,40 +113,68 @@ static void rjob_each(rjob *J, size_t count, rjob_fn *fn) {
     if (count) cairn_pool_run(count, 1, rjob_trampoline, &c);
 }
 
-static void scan_row(rjob *J, size_t i) {
-    cairn_enc_span s = {0, 0, 0, 0};
-    for (size_t t = 0; t < J->P.k; t++)
-        cairn_enc_span_add_bits(&s, cairn_enc_load(J->a, i * J->P.k + t, J->P.f.size), J->P.f);
-    J->row_span[i] = s;
+/* Operand 0 is A (m x k, a scale per row), 1 is B (k x n, a scale per column). A line
+ * is what one scale covers: a row of A or a column of B. */
+typedef struct {
+    const void *base;
+    size_t rows, cols;
+    const int *scale;
+    int by_col;
+    int8_t *res; /* its residues, [L][rows][cols] */
+} operand;
+
+static operand operand_of(const rjob *J, int which) {
+    operand a = {J->a, J->P.m, J->P.k, J->P.row_scale, 0, J->ra};
+    operand b = {J->b, J->P.k, J->P.n, J->P.col_scale, 1, J->rb};
+    return which ? b : a;
 }
 
-static void scan_col(rjob *J, size_t j) {
-    cairn_enc_span s = {0, 0, 0, 0};
-    for (size_t t = 0; t < J->P.k; t++)
-        cairn_enc_span_add_bits(&s, cairn_enc_load(J->b, t * J->P.n + j, J->P.f.size), J->P.f);
-    J->col_span[j] = s;
+/* Element t of a line. */
+static uint64_t line_element(const rjob *J, const operand *o, size_t line, size_t t) {
+    return cairn_enc_load(o->base, o->by_col ? t * o->cols + line : line * o->cols + t,
+                          J->P.f.size);
 }
 
-/* Row i of A to its L residue rows. */
-static void residues_row(rjob *J, size_t i) {
-    size_t mk = J->P.m * J->P.k;
+/* Lines [0, m) are A's rows, [m, m + n) B's columns. */
+static operand line_of(const rjob *J, size_t *idx) {
+    int b = *idx >= J->P.m;
+    if (b) *idx -= J->P.m;
+    return operand_of(J, b);
+}
+
+static void scan_line(rjob *J, size_t idx) {
+    operand o = line_of(J, &idx);
+    cairn_enc_span s = {0, 0, 0, 0};
+    for (size_t t = 0; t < J->P.k; t++)
+        cairn_enc_span_add_bits(&s, line_element(J, &o, idx, t), J->P.f);
+    (o.by_col ? J->col_span : J->row_span)[idx] = s;
+}
+
+/* A line's sums of its positive and of its negative X, where the other operand has a
+ * lossy line. */
+static void signed_sums_line(rjob *J, size_t idx) {
+    operand o = line_of(J, &idx);
+    if (!(o.by_col ? J->P.lossy_rows : J->P.lossy_cols)) return;
+    cairn_enc_wide *pos = &(o.by_col ? J->col_pos : J->row_pos)[idx];
+    cairn_enc_wide *neg = &(o.by_col ? J->col_neg : J->row_neg)[idx];
+    cairn_enc_wide_zero(pos);
+    cairn_enc_wide_zero(neg);
     for (size_t t = 0; t < J->P.k; t++) {
-        cairn_enc_prep p = cairn_enc_prepare(cairn_enc_load(J->a, i * J->P.k + t, J->P.f.size),
-                                             J->P.f, J->P.row_scale[i]);
-        for (int l = 0; l < J->crt.L; l++)
-            J->ra[(size_t)l * mk + i * J->P.k + t] =
-                (int8_t)cairn_enc_residue(p, &J->crt, l, J->crt.pow2[l]);
+        cairn_enc_wide x = cairn_enc_scaled_wide(line_element(J, &o, idx, t), J->P.f, o.scale[idx]);
+        cairn_enc_wide_add(cairn_enc_wide_is_negative(&x) ? neg : pos, &x);
     }
 }
 
-/* Row t of B to its L residue rows. */
-static void residues_b_row(rjob *J, size_t t) {
-    size_t kn = J->P.k * J->P.n;
-    for (size_t j = 0; j < J->P.n; j++) {
-        cairn_enc_prep p = cairn_enc_prepare(cairn_enc_load(J->b, t * J->P.n + j, J->P.f.size),
-                                             J->P.f, J->P.col_scale[j]);
+/* Matrix rows [0, m) are A's, [m, m + k) B's: each to its L residue rows. */
+static void residues_row(rjob *J, size_t idx) {
+    int b = idx >= J->P.m;
+    operand o = operand_of(J, b);
+    size_t r = b ? idx - J->P.m : idx, plane = o.rows * o.cols;
+    for (size_t c = 0; c < o.cols; c++) {
+        uint64_t bits = cairn_enc_load(o.base, r * o.cols + c, J->P.f.size);
+        cairn_enc_prep p = cairn_enc_prepare(bits, J->P.f, o.scale[o.by_col ? c : r]);
         for (int l = 0; l < J->crt.L; l++)
-            J->rb[(size_t)l * kn + t * J->P.n + j] =
+            o.res[(size_t)l * plane + r * o.cols + c] =
                 (int8_t)cairn_enc_residue(p, &J->crt, l, J->crt.pow2[l]);
     }
 }
@@ -166,27 +194,6 @@ static void gemm_row(rjob *J, size_t idx) {
         for (size_t j = 0; j < cols; j++)
             J->rc[(size_t)l * m * n + i * n + j0 + j] =
                 (uint8_t)cairn_enc_reduce_sum(sum[j], &J->crt, l);
-    }
-}
-
-/* Row i's sums of its positive and of its negative X (where some column is lossy). */
-static void signed_sums_row(rjob *J, size_t i) {
-    cairn_enc_wide_zero(&J->row_pos[i]);
-    cairn_enc_wide_zero(&J->row_neg[i]);
-    for (size_t t = 0; t < J->P.k; t++) {
-        cairn_enc_wide x = cairn_enc_scaled_wide(cairn_enc_load(J->a, i * J->P.k + t, J->P.f.size),
-                                                 J->P.f, J->P.row_scale[i]);
-        cairn_enc_wide_add(cairn_enc_wide_is_negative(&x) ? &J->row_neg[i] : &J->row_pos[i], &x);
-    }
-}
-
-static void signed_sums_col(rjob *J, size_t j) {
-    cairn_enc_wide_zero(&J->col_pos[j]);
-    cairn_enc_wide_zero(&J->col_neg[j]);
-    for (size_t t = 0; t < J->P.k; t++) {
-        cairn_enc_wide y = cairn_enc_scaled_wide(cairn_enc_load(J->b, t * J->P.n + j, J->P.f.size),
-                                                 J->P.f, J->P.col_scale[j]);
-        cairn_enc_wide_add(cairn_enc_wide_is_negative(&y) ? &J->col_neg[j] : &J->col_pos[j], &y);
     }
 }
 
@@ -253,11 +260,9 @@ static int rjob_run(rjob *J) {
     J->rb = malloc(L * k * n + 1);
     J->rc = malloc(L * m * n + 1);
     if (!J->ra || !J->rb || !J->rc) return CAIRN_ENCLOSE_ENOMEM;
-    rjob_each(J, m, residues_row);
-    rjob_each(J, k, residues_b_row);
+    rjob_each(J, m + k, residues_row);
     rjob_each(J, L * m, gemm_row);
-    if (J->P.lossy_cols) rjob_each(J, m, signed_sums_row);
-    if (J->P.lossy_rows) rjob_each(J, n, signed_sums_col);
+    if (J->P.lossy_rows || J->P.lossy_cols) rjob_each(J, m + n, signed_sums_line);
     rjob_each(J, m, finish_row);
     return CAIRN_ENCLOSE_OK;
 }
@@ -265,8 +270,7 @@ static int rjob_run(rjob *J) {
 static int residue_run(rjob *J, cairn_enclose_info *info) {
     int rc = rjob_alloc(J);
     if (rc) return rc;
-    rjob_each(J, J->P.m, scan_row);
-    rjob_each(J, J->P.n, scan_col);
+    rjob_each(J, J->P.m + J->P.n, scan_line);
     if ((rc = nonfinite(J, info))) return rc;
     cairn_enclose_plan_make(&J->P, J->row_span, J->col_span, info);
     if (cairn_enclose_crt_make(info->bits_a + info->bits_b + info->ceil_log2_k, &J->crt))

@@ -15,6 +15,7 @@
  * which is a valid bound for finite normal values). */
 #include "cairn_enclose.h"
 #include "cairn_pool.h"
+#include "bench_normal.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -24,26 +25,9 @@
 #include <string.h>
 #include <time.h>
 
-static double clock_s(clockid_t id) {
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-static double now(void) { return clock_s(CLOCK_MONOTONIC); }
-static double cpu_now(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
-
-/* Deterministic standard normal numbers (xorshift + Box-Muller). */
-static uint64_t rng_state = 0x9E3779B97F4A7C15u;
-static double uniform01(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return ((double)(rng_state >> 11) + 0.5) / 9007199254740992.0;
-}
-static void fill_normal(double *x, size_t count) {
-    for (size_t i = 0; i < count; i++)
-        x[i] = sqrt(-2.0 * log(uniform01())) * cos(6.283185307179586 * uniform01());
-}
+static double now(void) { return bench_now(); }
+static double cpu_now(void) { return bench_clock(CLOCK_PROCESS_CPUTIME_ID); }
+static void fill_normal(double *x, size_t count) { bench_fill_normal(x, count); }
 
 typedef struct {
     size_t m, n, k;

@@ -19,26 +19,9 @@
 
 #include "cairn_enclose.h"
 #include "cairn_pool.h"
+#include "bench_normal.h"
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Deterministic standard normal numbers (xorshift + Box-Muller), as bench_enclose.c. */
-static uint64_t rng_state = 0x9E3779B97F4A7C15u;
-static double uniform01(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return ((double)(rng_state >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static void fill_normal(double *x, size_t count) {
-    for (size_t i = 0; i < count; i++)
-        x[i] = sqrt(-2.0 * log(uniform01())) * cos(6.283185307179586 * uniform01());
-}
+static double now(void) { return bench_now(); }
 
 static int fail(const char *what, const char *detail) {
     fprintf(stderr, "enclose_cuda_bench: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
@@ -143,8 +126,8 @@ static int run_shape(size_t m, size_t n, size_t k, int reps) {
     s.lo = (double *)malloc(m * n * 8), s.hi = (double *)malloc(m * n * 8);
     s.glo = (double *)malloc(m * n * 8), s.ghi = (double *)malloc(m * n * 8);
     if (!s.a || !s.b || !s.lo || !s.hi || !s.glo || !s.ghi) return fail("out of memory", NULL);
-    fill_normal(s.a, m * k);
-    fill_normal(s.b, k * n);
+    bench_fill_normal(s.a, m * k);
+    bench_fill_normal(s.b, k * n);
     printf("%zux%zux%zu f64:\n", m, k, n);
     int rc = device_arrays(&s);
     if (!rc) rc = time_cuda(&s, reps);

@@ -10,35 +10,22 @@ too). The emulated half of the same algorithm is tests/runtime/test_enclose_resi
 import hashlib
 import os
 import re
-import shutil
 
 import pytest
 
 from cairntest import BIN, ROOT, run
+from devicelib import find_nvcc, has_gpu
 
 TARGETS = ["sm_80", "sm_90", "sm_120"]
 FLAGS = ["--fmad=false", "-std=c++17", "-Werror", "all-warnings", "-DCAIRN_CUDA=1",
          f"-I{ROOT / 'runtime'}", f"-I{ROOT / 'tools'}"]
 CASES = ROOT / "tests" / "data" / "enclose" / "cases.txt"
-ENTRIES = {"scan_rows", "scan_cols", "first_bad", "residues_a", "residues_b", "gemm",
-           "signed_sums", "finish"}
-
-
-def find_nvcc():
-    for path in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
+ENTRIES = {"scan_rows", "scan_cols", "first_bad", "residues", "gemm", "signed_sums", "finish"}
 
 
 NVCC = find_nvcc()
 pytestmark = pytest.mark.skipif(not NVCC, reason="nvcc not found: the CUDA toolkit is not "
                                 "installed here, so CUDA builds are not checked")
-
-
-def has_gpu():
-    probe = shutil.which("nvidia-smi")
-    return bool(probe) and run([probe, "-L"]).returncode == 0
 
 
 def entries(ptx):
