@@ -10,7 +10,7 @@
 set -eu
 TBIN=${CAIRN_TBIN:-build/obj/tbin}
 if [ "${1:-}" = "--help" ]; then
-    echo "usage: tests/bench/bench_enclose.sh [M N K [REPS]]  (default 256 256 1024 10)"
+    echo "usage: tests/bench/bench_enclose.sh [M N K [REPS]]  (default 256 256 1024 20)"
     echo "  CORETYPES=\"SkylakeX Haswell\" limits the OpenBLAS kernels tried"
     exit 0
 fi
@@ -19,7 +19,7 @@ if [ ! -x "$TBIN/bench_enclose" ]; then
     exit 1
 fi
 if [ $# -eq 0 ]; then
-    set -- 256 256 1024 10
+    set -- 256 256 1024 20
 fi
 best="" best_ms=""
 for core in ${CORETYPES:-SkylakeX Cooperlake SapphireRapids Haswell}; do
