@@ -13,11 +13,13 @@
  *   4. tiles: R x 8 outputs at a time, the exact sum of biased digit products, folded
  *             into unsigned sums per digit position, then assembled, corrected and
  *             rounded outward once into lo and hi.
- * The kernel is chosen at run time by what the CPU has (cairn_enclose_x86.c): AVX-512
- * IFMA (Karatsuba's three products a step where both operands take two digits, the
- * schoolbook otherwise), else mulx/adcx/adox carry chains, else portable unsigned
- * __int128 code; CAIRN_ENCLOSE_KERNEL=scalar|ifma52|adx64 forces one where it can
- * run, CAIRN_ENCLOSE_PACK=scalar the portable scan and packing. Every output is
+ * The kernel is chosen at run time by what the CPU has: AMX-INT8 tile units with the
+ * GPU's residue algorithm (cairn_enclose_amx.c) where every line is lossless within 102
+ * bits; else AVX-512 IFMA (cairn_enclose_x86.c: Karatsuba's three products a step where
+ * both operands take two digits, the schoolbook otherwise); else mulx/adcx/adox carry
+ * chains for one-limb operands; else portable unsigned __int128 code.
+ * CAIRN_ENCLOSE_KERNEL=scalar|ifma|ifma52|adx64|amx forces one where it can run,
+ * CAIRN_ENCLOSE_PACK=scalar the portable scan and packing (and no AMX). Every output is
  * computed by one task from the same integers, so the bits depend neither on the thread
  * count nor on the kernel. */
 /* The wides are built word by word and then read whole: vectorised copies would load
@@ -145,7 +147,7 @@ int cairn_enclose_find_nonfinite(const void *base, size_t rows, size_t cols, cai
 
 /* ---- parallel loops --------------------------------------------------------------------- */
 
-typedef void range_fn(const job *J, size_t begin, size_t end);
+typedef cairn_enc_range_fn range_fn;
 typedef struct {
     const job *J;
     range_fn *fn;
@@ -168,6 +170,8 @@ static void parallel_for(const job *J, size_t count, size_t grain, range_fn *fn)
     if (count) cairn_pool_run(count, grain, range_trampoline, &c);
 #endif
 }
+
+void cairn_enclose_each(const job *J, size_t count, range_fn *fn) { parallel_for(J, count, 1, fn); }
 
 /* Rows of A and column blocks of B in one region: indices [0, rows) are rows, the rest
  * column blocks, so neither waits for the other. */
@@ -508,6 +512,19 @@ static const char *use_adx(job *J) {
 }
 #endif
 
+/* Whether the AMX tile units run the call (cairn_enclose_amx.c): the CPU has them, no
+ * other kernel is forced, and every line is lossless within 102 bits (X + 2^w in seven
+ * 15-bit pieces). */
+#ifdef CAIRN_ENC_X86
+static int use_amx(const job *J) {
+    const char *force = getenv("CAIRN_ENCLOSE_KERNEL"), *pack = getenv("CAIRN_ENCLOSE_PACK");
+    if (force && *force && strcmp(force, "amx") != 0) return 0;
+    if (pack && strcmp(pack, "scalar") == 0) return 0;
+    return J->P.lossy_rows == 0 && J->P.lossy_cols == 0 && J->P.wa < 102 && J->P.wb < 102 &&
+           cairn_enclose_amx_usable();
+}
+#endif
+
 /* Chooses the family and kernel by the CPU, the widths and CAIRN_ENCLOSE_KERNEL. */
 static const char *choose_kernel(job *J) {
     const char *force = getenv("CAIRN_ENCLOSE_KERNEL");
@@ -516,7 +533,7 @@ static const char *choose_kernel(job *J) {
 #ifdef CAIRN_ENC_X86
     const char *pack = getenv("CAIRN_ENCLOSE_PACK");
     int ifma = cairn_enclose_x86_has_ifma();
-    if (ifma && strcmp(force, "adx64") != 0) {
+    if (ifma && strcmp(force, "adx64") != 0) { /* "ifma" and "amx" where AMX cannot run */
         const char *name = use_ifma(J, strcmp(force, "ifma52") != 0);
         J->vector_pack = J->family == CAIRN_ENC_KARA && !(pack && strcmp(pack, "scalar") == 0);
         return name;
@@ -652,6 +669,8 @@ static uint64_t *scratch_get(size_t words) {
     return block + 1;
 }
 
+uint64_t *cairn_enclose_scratch_get(size_t words) { return scratch_get(words); }
+
 static void scratch_put(uint64_t *words) {
     if (!words) return;
     uint64_t *block = words - 1;
@@ -661,6 +680,8 @@ static void scratch_put(uint64_t *words) {
     }
     free(atomic_exchange(&scratch_cache, block));
 }
+
+void cairn_enclose_scratch_put(uint64_t *words) { scratch_put(words); }
 
 /* All per-row and per-column storage, freed by release(). */
 static int allocate(job *J) {
@@ -733,13 +754,21 @@ static int enclose(job *J, cairn_enclose_info *info) {
     rc = report_nonfinite(J, info);
     if (rc) return rc;
     cairn_enclose_plan_make(&J->P, J->row_span, J->col_span, info);
+    /* |S| <= 2^(bits_a + bits_b + lg - 2): that many bits and a sign fit nw words */
+    J->nw = ceil_div(info->bits_a + info->bits_b + info->ceil_log2_k, 64);
+#ifdef CAIRN_ENC_X86
+    if (use_amx(J)) {
+        info->kernel = "amx-residue";
+        rc = cairn_enclose_amx_run(J, info);
+        if (!rc) cairn_enclose_info_done(&J->P, info);
+        return rc;
+    }
+#endif
     J->signed_sums_a = J->P.lossy_cols > 0;
     J->signed_sums_b = J->P.lossy_rows > 0;
     J->vector_pack = 0;
     info->kernel = choose_kernel(J);
     if (J->signed_sums_a || J->signed_sums_b) J->vector_pack = 0;
-    /* |S| <= 2^(bits_a + bits_b + lg - 2): that many bits and a sign fit nw words */
-    J->nw = ceil_div(info->bits_a + info->bits_b + info->ceil_log2_k, 64);
     J->mpad = (J->P.m + (size_t)J->rows - 1) / (size_t)J->rows * (size_t)J->rows;
     J->nblocks = (J->P.n + TILE_COLS - 1) / TILE_COLS;
     size_t a_words = J->mpad * J->P.k * (size_t)J->sa;

@@ -32,11 +32,13 @@
  * lo and hi may not overlap each other; they may overlap a and b (the operands are read
  * completely before any output is written). Thread-safe; runs on the runtime's pool.
  *
- * The kernel is chosen at run time by what the CPU has: AVX-512 IFMA (Karatsuba's three
- * 52-bit products a step where both operands take two digits), mulx/adcx/adox carry
- * chains for one-limb operands on other x86-64, portable unsigned __int128 code
- * elsewhere. CAIRN_ENCLOSE_KERNEL=scalar|ifma52|adx64 forces one where the CPU can run
- * it, CAIRN_ENCLOSE_PACK=scalar the portable scan and packing; the bits are the same.
+ * The kernel is chosen at run time by what the CPU has: AMX-INT8 tile units running the
+ * GPU's residue algorithm where every row and column scales losslessly into at most 102
+ * bits; AVX-512 IFMA (Karatsuba's three 52-bit products a step where both operands take
+ * two digits); mulx/adcx/adox carry chains for one-limb operands on other x86-64;
+ * portable unsigned __int128 code elsewhere. CAIRN_ENCLOSE_KERNEL=scalar|ifma|ifma52|
+ * adx64|amx forces one where the CPU can run it, CAIRN_ENCLOSE_PACK=scalar the portable
+ * scan and packing; the bits are the same.
  *
  * On a GPU (cairn_enclose_cuda_bits, below) and on the host (cairn_enclose_residue_bits)
  * the residue algorithm gives the same bits again. */
@@ -76,8 +78,8 @@ typedef struct cairn_enclose_info {
     /* Scale exponents: row i of A is multiplied by 2^E_i, column j of B by 2^F_j;
      * the ranges over nonzero rows and columns (0 when there are none). */
     int scale_a_min, scale_a_max, scale_b_min, scale_b_max;
-    /* Which code ran: "ifma51-karatsuba", "ifma52", "adx64" or "scalar" (the CPU
-     * kernels), "residue-host" or "cuda-imma8" (the residue algorithm). */
+    /* Which code ran: "amx-residue", "ifma51-karatsuba", "ifma52", "adx64" or "scalar"
+     * (the CPU kernels), "residue-host" or "cuda-imma8" (the residue algorithm). */
     const char *kernel;
     /* On CAIRN_ENCLOSE_ENONFINITE: 'a' or 'b' and the offending element's position. */
     char bad_operand;

@@ -123,6 +123,16 @@ struct cairn_enc_job {
     uint64_t *bp;     /* [nblocks][k][sb][8] */
 };
 
+/* A block of at least `words` 64-bit words from the cache that keeps the last call's
+ * (fresh pages cost more than their use), and its return; 8-byte aligned. */
+uint64_t *cairn_enclose_scratch_get(size_t words);
+void cairn_enclose_scratch_put(uint64_t *words);
+
+/* A parallel loop over [0, count) on the runtime pool (serially in the checker): fn
+ * gets the job and a range. */
+typedef void cairn_enc_range_fn(const cairn_enc_job *J, size_t begin, size_t end);
+void cairn_enclose_each(const cairn_enc_job *J, size_t count, cairn_enc_range_fn *fn);
+
 /* cairn_enclose_x86.c (x86-64 with GCC or Clang, not CAIRN_ENCLOSE_NO_SIMD). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(CAIRN_ENCLOSE_NO_SIMD)
 #define CAIRN_ENC_X86 1
@@ -140,6 +150,10 @@ void cairn_enclose_x86_scan_cols(const cairn_enc_job *J, size_t begin, size_t en
 /* AVX-512 packing for Karatsuba's layout (no signed sums wanted). */
 void cairn_enclose_x86_pack_rows(const cairn_enc_job *J, size_t begin, size_t end);
 void cairn_enclose_x86_pack_cols(const cairn_enc_job *J, size_t begin, size_t end);
+/* cairn_enclose_amx.c: whether AMX-INT8 can run here (asked once), and the rest of a call
+ * after the scan and the plan (lossless lines of at most 102 bits, J->nw set). */
+int cairn_enclose_amx_usable(void);
+int cairn_enclose_amx_run(const cairn_enc_job *J, cairn_enclose_info *info);
 #endif
 
 #ifdef __cplusplus

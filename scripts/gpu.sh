@@ -130,8 +130,9 @@ elif [ ! -x "$nvcc" ]; then
   say "bracket GEMM on the device: no nvcc here, not built"
 elif ! (cd "$root" && "$nvcc" -arch="$target" -O2 --fmad=false -std=c++17 -Iruntime -Itools \
           tools/enclose_check_cuda.cu runtime/cairn_enclose_cuda.cu tools/enclose_casefile.c \
-          runtime/cairn_enclose.c runtime/cairn_enclose_x86.c runtime/cairn_enclose_residue.c \
-          runtime/cairn_pool.c -Xcompiler -pthread -o "$out/enclose_check_cuda") \
+          runtime/cairn_enclose.c runtime/cairn_enclose_x86.c runtime/cairn_enclose_amx.c \
+          runtime/cairn_enclose_residue.c runtime/cairn_pool.c -Xcompiler -pthread \
+          -o "$out/enclose_check_cuda") \
         >"$out/enclose_build.log" 2>&1; then
   say "bracket GEMM on the device: the CUDA checker does not build ($out/enclose_build.log)"
   enclose_status=1

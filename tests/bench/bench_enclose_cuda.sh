@@ -24,8 +24,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$root" && "$NVCC" -arch="$arch" -O2 --fmad=false -std=c++17 -Iruntime \
     tests/bench/enclose_cuda_bench.cu runtime/cairn_enclose_cuda.cu runtime/cairn_enclose.c \
-    runtime/cairn_enclose_x86.c runtime/cairn_enclose_residue.c runtime/cairn_enclose_digest.c \
-    runtime/cairn_pool.c -lcublas -lcrypto -Xcompiler -pthread -o "$tmp/enclose_cuda_bench")
+    runtime/cairn_enclose_x86.c runtime/cairn_enclose_amx.c runtime/cairn_enclose_residue.c \
+    runtime/cairn_enclose_digest.c runtime/cairn_pool.c -lcublas -lcrypto -Xcompiler -pthread \
+    -o "$tmp/enclose_cuda_bench")
 if [ -z "$cap" ]; then
     echo "bench_enclose_cuda: built for $arch; no GPU here, not run"
     exit 0

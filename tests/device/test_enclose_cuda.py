@@ -116,7 +116,7 @@ def checker(tmp_path_factory):
     exe = tmp_path_factory.mktemp("checker") / "enclose_check_cuda"
     arch = os.environ.get("ARCH", "sm_90")
     srcs = ["tools/enclose_check_cuda.cu", "runtime/cairn_enclose_cuda.cu", "tools/enclose_casefile.c",
-            "runtime/cairn_enclose.c", "runtime/cairn_enclose_x86.c",
+            "runtime/cairn_enclose.c", "runtime/cairn_enclose_x86.c", "runtime/cairn_enclose_amx.c",
             "runtime/cairn_enclose_residue.c", "runtime/cairn_pool.c"]
     res = run([NVCC, f"-arch={arch}", "-O2", *FLAGS, "-Xcompiler", "-Wall,-Wextra,-pthread",
                *[ROOT / s for s in srcs], "-o", exe], timeout=900)

@@ -17,7 +17,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from cairntest import CC, ROOT  # noqa: E402
 from enclose_model import ceil_bits, floor_bits  # noqa: E402
 
-SOURCES = ["cairn_enclose.c", "cairn_enclose_x86.c", "cairn_enclose_residue.c", "cairn_pool.c"]
+SOURCES = ["cairn_enclose.c", "cairn_enclose_x86.c", "cairn_enclose_amx.c", "cairn_enclose_residue.c",
+           "cairn_pool.c"]
 
 
 class Info(ctypes.Structure):

@@ -87,6 +87,7 @@ def test_other_compiler_gives_the_same_digest(tmp_path):
     run_exe = tmp_path / "enclose_run"
     compile_with(OTHER_CC, ["tests/c/enclose_run.c", "tools/enclose_casefile.c",
                             "runtime/cairn_enclose.c", "runtime/cairn_enclose_x86.c",
+                            "runtime/cairn_enclose_amx.c",
                             "runtime/cairn_enclose_residue.c", "runtime/cairn_enclose_digest.c",
                             "runtime/cairn_pool.c"], run_exe,
                  ["-pthread"], ["-lcrypto"])
@@ -136,7 +137,8 @@ def test_checker_refuses_bad_input(tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("src", ["runtime/cairn_enclose.c", "runtime/cairn_enclose_x86.c"])
+@pytest.mark.parametrize("src", ["runtime/cairn_enclose.c", "runtime/cairn_enclose_x86.c",
+                                 "runtime/cairn_enclose_amx.c"])
 def test_runtime_core_has_no_floating_point_arithmetic(src, tmp_path):
     """The runtime's own objects, as the library builds them (IFMA and ADX kernels
     included), move data through vector registers but perform no floating-point

@@ -5,7 +5,9 @@ where the operands scale losslessly (containment elsewhere).
 The kernel is chosen at run time (cairn_enclose.c); CAIRN_ENCLOSE_KERNEL and
 CAIRN_ENCLOSE_PACK force one, and the harness reports which ran, so each comparison
 checks that the kernel under test ran on the cases it is meant for (a forced kernel
-the CPU cannot run is skipped, never silently replaced)."""
+the CPU cannot run is skipped, never silently replaced). The AMX path is the residue
+algorithm (test_enclose_residue.py) on the tile units."""
+import ctypes
 import pathlib
 import sys
 
@@ -23,17 +25,39 @@ def cpu_flags():
     return set(line.split(":", 1)[-1].split())
 
 
+def amx_permitted():
+    """Linux lets this process use the AMX tile data (arch_prctl ARCH_REQ_XCOMP_PERM)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syscall(158, 0x1023, 18) == 0  # SYS_arch_prctl on x86-64
+    except (OSError, AttributeError):
+        return False
+
+
 FLAGS = cpu_flags()
 HAS_IFMA = {"avx512f", "avx512vl", "avx512cd", "avx512ifma"} <= FLAGS
 HAS_ADX = {"adx", "bmi2"} <= FLAGS
+HAS_AMX = HAS_IFMA and {"amx_tile", "amx_int8", "avx512bw", "avx512dq", "avx512_vnni"} <= FLAGS \
+    and amx_permitted()
+
+
+def ifma_kernel(r):
+    karatsuba = 52 < r["bits_a"] <= 102 and 52 < r["bits_b"] <= 102
+    return "ifma51-karatsuba" if karatsuba else "ifma52"
+
+
+def best_kernel(r):
+    """What runs by default: AMX for lossless lines of at most 102 bits, IFMA elsewhere."""
+    amx = HAS_AMX and r["tight"] and r["bits_a"] <= 102 and r["bits_b"] <= 102
+    return "amx-residue" if amx else ifma_kernel(r)
+
 
 # name -> (environment, needs, which cases it must have run on: bits_a, bits_b -> kernel)
 CONFIGS = {
-    "default": ({}, HAS_IFMA, lambda r: "ifma51-karatsuba" if 52 < r["bits_a"] <= 102 and
-                52 < r["bits_b"] <= 102 else "ifma52"),
-    "karatsuba_portable_pack": ({"CAIRN_ENCLOSE_PACK": "scalar"}, HAS_IFMA,
-                                lambda r: "ifma51-karatsuba" if 52 < r["bits_a"] <= 102 and
-                                52 < r["bits_b"] <= 102 else "ifma52"),
+    "default": ({}, HAS_IFMA, best_kernel),
+    "amx": ({"CAIRN_ENCLOSE_KERNEL": "amx"}, HAS_AMX, best_kernel),
+    "ifma": ({"CAIRN_ENCLOSE_KERNEL": "ifma"}, HAS_IFMA, ifma_kernel),
+    "karatsuba_portable_pack": ({"CAIRN_ENCLOSE_PACK": "scalar"}, HAS_IFMA, ifma_kernel),
     "ifma52": ({"CAIRN_ENCLOSE_KERNEL": "ifma52"}, HAS_IFMA, lambda r: "ifma52"),
     "adx64": ({"CAIRN_ENCLOSE_KERNEL": "adx64"}, HAS_ADX,
               lambda r: "adx64" if r["bits_a"] <= 64 and r["bits_b"] <= 64 else "scalar"),
@@ -82,9 +106,11 @@ def test_kernel_gives_the_portable_bits(config, threads):
 
 
 def test_families_reach_every_kernel():
-    """Karatsuba, the IFMA schoolbook and the one-limb mulx kernel each get cases."""
-    kinds = {CONFIGS["default"][2](r) for r in portable()}
-    assert kinds == {"ifma51-karatsuba", "ifma52"}
+    """AMX, Karatsuba, the IFMA schoolbook and the one-limb mulx kernel each get cases
+    (with AMX, Karatsuba's only where forced: a lossy line is wider than 102 bits)."""
+    assert {ifma_kernel(r) for r in portable()} == {"ifma51-karatsuba", "ifma52"}
+    kinds = {best_kernel(r) for r in portable()}
+    assert kinds == ({"amx-residue", "ifma52"} if HAS_AMX else {"ifma51-karatsuba", "ifma52"})
     assert sum(CONFIGS["adx64"][2](r) == "adx64" for r in portable()) >= 3
 
 
