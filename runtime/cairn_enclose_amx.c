@@ -272,6 +272,13 @@ static AMX_TARGET void pack_b(const job *J, size_t begin, size_t end) {
     _mm_sfence();
 }
 
+/* Both in one parallel region: indices [0, mp) are rows of A, the rest groups of B. */
+static void pack_both(const job *J, size_t begin, size_t end) {
+    size_t rows = ((const amx_job *)J)->mp;
+    if (begin < rows) pack_a(J, begin, end < rows ? end : rows);
+    if (end > rows) pack_b(J, (begin > rows ? begin : rows) - rows, end - rows);
+}
+
 /* ---- the GEMMs, the CRT, the rounding ------------------------------------------------------- */
 
 /* Tile configuration: tiles 0-3 the int32 sums (16 x 16), 4-5 A (16 x 64 int8), 6-7 B
@@ -463,8 +470,7 @@ int cairn_enclose_amx_run(const cairn_enc_job *J, cairn_enclose_info *info) {
         A->rb = A->ra + a_bytes;
         A->rc = (uint8_t *)A->rb + b_bytes;
         memset(A->rc + c_bytes - 8, 0, 8);
-        cairn_enclose_each(&A->J, A->mp, pack_a);
-        cairn_enclose_each(&A->J, A->kp / 4, pack_b);
+        cairn_enclose_each(&A->J, A->mp + A->kp / 4, pack_both);
         cairn_enclose_each(&A->J, (size_t)A->L * (A->mp / BLOCK), gemm_tasks);
         cairn_enclose_each(&A->J, J->P.m, crt_rows);
     }
