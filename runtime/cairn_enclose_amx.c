@@ -27,6 +27,7 @@
 
 #ifdef CAIRN_ENC_X86
 
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +120,7 @@ static int amx_constants(amx_job *A, const cairn_enclose_info *info) {
     if (cairn_enclose_crt_make(info->bits_a + info->bits_b + info->ceil_log2_k, &A->crt)) return -1;
     A->L = A->crt.L;
     A->D = (A->crt.limbs * 32 + DIGIT44 - 1) / DIGIT44;
-    if (A->D > MAX_DIGITS44) A->D = MAX_DIGITS44;
+    assert(A->D <= 6); /* need <= 102 + 102 + 17: M < 2^229, T < 2^235, 8 limbs */
     for (int l = 0; l < A->L; l++) {
         uint32_t m = A->crt.m[l];
         for (int j = 0; j < 4; j++)
@@ -341,9 +342,9 @@ INLINE AMX_TARGET void reduce_block(const amx_job *A, int l, const int32_t *sums
  * the sign's carry: S = sum_d s[d] 2^(44 d) + carry 2^(44 D). Lanes past the row's end
  * read what follows it (another row's residues, or the array's 8 spare bytes). */
 INLINE AMX_TARGET void crt8(const amx_job *A, const uint8_t *res, size_t stride,
-                            __m512i s[MAX_DIGITS44], __m512i *carry) {
+                            __m512i s[MAX_DIGITS44], __m512i *carry, const int D) {
     __m512i q = _mm512_setzero_si512();
-    for (int d = 0; d < A->D; d++) s[d] = _mm512_setzero_si512();
+    for (int d = 0; d < D; d++) s[d] = _mm512_setzero_si512();
     for (int l = 0; l < A->L; l++) {
         __m512i r =
             _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(res + (size_t)l * stride)));
@@ -352,12 +353,14 @@ INLINE AMX_TARGET void crt8(const amx_job *A, const uint8_t *res, size_t stride,
             _mm512_mul_epu32(x, _mm512_set1_epi64((long long)A->crt.recip[l])), 34);
         __m512i c = _mm512_sub_epi64(x, _mm512_mul_epu32(qx, _mm512_set1_epi64(A->crt.m[l])));
         q = _mm512_madd52lo_epu64(q, c, _mm512_set1_epi64((long long)A->crt.frac[l]));
-        for (int d = 0; d < A->D; d++)
+#pragma GCC unroll 8
+        for (int d = 0; d < D; d++)
             s[d] = _mm512_madd52lo_epu64(s[d], c, _mm512_set1_epi64((long long)A->w44[l][d]));
     }
     q = _mm512_srli_epi64(_mm512_add_epi64(q, _mm512_set1_epi64(INT64_C(1) << 39)), 40);
     __m512i c = _mm512_setzero_si512(), mask = _mm512_set1_epi64((INT64_C(1) << DIGIT44) - 1);
-    for (int d = 0; d < A->D; d++) { /* T - q M, carried into signed 44-bit digits */
+#pragma GCC unroll 8
+    for (int d = 0; d < D; d++) { /* T - q M, carried into signed 44-bit digits */
         __m512i qm = _mm512_madd52lo_epu64(_mm512_setzero_si512(), q,
                                            _mm512_set1_epi64((long long)A->m44[d]));
         __m512i v = _mm512_add_epi64(_mm512_sub_epi64(s[d], qm), c);
@@ -368,9 +371,10 @@ INLINE AMX_TARGET void crt8(const amx_job *A, const uint8_t *res, size_t stride,
 }
 
 /* One output's S from lane `lane` of the digits into nw words (two's complement). */
-INLINE void words_of(const uint64_t (*digit)[8], const int64_t *carry, int lane, int D, uint64_t *w,
-                     const int nw) {
+INLINE void words_of(const uint64_t (*digit)[8], const int64_t *carry, int lane, const int D,
+                     uint64_t *w, const int nw) {
     for (int i = 0; i < nw; i++) w[i] = 0;
+#pragma GCC unroll 8
     for (int d = 0; d < D; d++) {
         int at = d * DIGIT44, word = at / 64, bit = at % 64;
         uint64_t v = digit[d][lane];
@@ -386,11 +390,11 @@ INLINE void words_of(const uint64_t (*digit)[8], const int64_t *carry, int lane,
 
 /* Rounds and stores the 8 outputs of row i from column j (count of them inside). */
 INLINE AMX_TARGET void finish8(const amx_job *A, const __m512i s[MAX_DIGITS44], __m512i carry,
-                               size_t i, size_t j, int count) {
+                               size_t i, size_t j, int count, const int D) {
     const job *J = &A->J;
     uint64_t digit[MAX_DIGITS44][8];
     int64_t sign[8];
-    for (int d = 0; d < A->D; d++) _mm512_storeu_si512((void *)digit[d], s[d]);
+    for (int d = 0; d < D; d++) _mm512_storeu_si512((void *)digit[d], s[d]);
     _mm512_storeu_si512((void *)sign, carry);
     for (int lane = 0; lane < count; lane++) {
         uint64_t w[CAIRN_ENC_WORDS];
@@ -438,16 +442,27 @@ static AMX_TARGET void gemm_tasks(const job *J, size_t begin, size_t end) {
     _tile_release();
 }
 
-/* CRT tasks [begin, end): rows of the outputs, 8 at a time. */
-static AMX_TARGET void crt_rows(const job *J, size_t begin, size_t end) {
+/* CRT tasks [begin, end): rows of the outputs, 8 at a time; D digits a constant. */
+INLINE AMX_TARGET void crt_rows_d(const job *J, size_t begin, size_t end, const int D) {
     const amx_job *A = (const amx_job *)J;
     size_t n = J->P.n;
     for (size_t i = begin; i < end; i++)
         for (size_t j = 0; j < n; j += 8) {
             __m512i s[MAX_DIGITS44], carry;
-            crt8(A, A->rc + i * n + j, J->P.m * n, s, &carry);
-            finish8(A, s, carry, i, j, n - j < 8 ? (int)(n - j) : 8);
+            crt8(A, A->rc + i * n + j, J->P.m * n, s, &carry, D);
+            finish8(A, s, carry, i, j, n - j < 8 ? (int)(n - j) : 8, D);
         }
+}
+
+static AMX_TARGET void crt_rows(const job *J, size_t begin, size_t end) {
+    switch (((const amx_job *)J)->D) { /* T < 2^(44 D): the budget of 102-bit lines */
+    case 1:
+    case 2:
+    case 3: crt_rows_d(J, begin, end, 3); break;
+    case 4: crt_rows_d(J, begin, end, 4); break;
+    case 5: crt_rows_d(J, begin, end, 5); break;
+    default: crt_rows_d(J, begin, end, 6); break;
+    }
 }
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
