@@ -10,10 +10,11 @@
  * every other kernel (tests/runtime/test_enclose_kernels.py holds it to the portable
  * one). Integer instructions only.
  *
- *   residues  X + 2^w (cairn_enclose_avx512.h) in seven 15-bit pieces, paired into four
- *             16-bit-pair words per element, 16 elements a vector: one vpmaddwd per pair
- *             with the pieces' weights 2^(15 i) mod m gives a sum below 2^26, reduced by
- *             the reciprocal of cairn_enc_mod (exact there), less 2^w mod m, signed.
+ *   residues  X + 2^w (cairn_enclose_avx512.h) in seven 15-bit pieces and a constant 1,
+ *             paired into four 16-bit-pair words per element, 16 elements a vector: a
+ *             vpmaddwd and three vpdpwssd with the pieces' weights 2^(15 i) mod m (and a
+ *             constant that removes 2^w and shifts for the signed range) give a sum
+ *             below 2^26, reduced by the reciprocal of cairn_enc_mod (exact there).
  *             Both are stored tile by tile, each tile's 1 KiB contiguous: A's as 16 rows
  *             of 64 k, B's in the tile units' VNNI layout, 16 rows of 4 k for 16
  *             columns (the residues of four rows of B make one 64-byte row);
@@ -87,12 +88,15 @@ int cairn_enclose_amx_usable(void) {
 typedef struct {
     cairn_enc_job J; /* first: the range functions receive &A->J */
     cairn_enc_crt crt;
-    int L, D;                          /* moduli; 44-bit digits of T */
-    size_t mp, np, kp;                 /* m, n to whole blocks, k to whole tile steps */
-    int8_t *ra, *rb;                   /* residues, tile by tile (a_tile and b_tile) */
-    uint8_t *rc;                       /* each sum mod m_l: [l][m][n], and 8 spare bytes */
-    int32_t pair[CAIRN_ENC_MODULI][4]; /* (2^(30 j) mod m) | (2^(30 j + 15) mod m) << 16 */
-    int32_t bias[2][CAIRN_ENC_MODULI]; /* 2^wa and 2^wb mod m */
+    int L, D;          /* moduli; 44-bit digits of T */
+    size_t mp, np, kp; /* m, n to whole blocks, k to whole tile steps */
+    int8_t *ra, *rb;   /* residues, tile by tile (a_tile and b_tile) */
+    uint8_t *rc;       /* each sum mod m_l: [l][m][n], and 8 spare bytes */
+    /* For A (0) and B (1), per modulus, the weights of the pair words: (2^(30 j) mod m) |
+     * (2^(30 j + 15) mod m) << 16, and in the last pair's free half the constant that
+     * takes the bias 2^w off and shifts the residue for its signed range (below). */
+    int32_t pair[2][CAIRN_ENC_MODULI][4];
+    int32_t half[CAIRN_ENC_MODULI]; /* m - 1 - m / 2: the residues below 0 */
     uint64_t w44[CAIRN_ENC_MODULI][MAX_DIGITS44], m44[MAX_DIGITS44];
 } amx_job;
 
@@ -122,12 +126,15 @@ static int amx_constants(amx_job *A, const cairn_enclose_info *info) {
     A->D = (A->crt.limbs * 32 + DIGIT44 - 1) / DIGIT44;
     assert(A->D <= 6); /* need <= 102 + 102 + 17: M < 2^229, T < 2^235, 8 limbs */
     for (int l = 0; l < A->L; l++) {
-        uint32_t m = A->crt.m[l];
-        for (int j = 0; j < 4; j++)
-            A->pair[l][j] =
-                (int32_t)(pow2_mod(30 * j, m) | (j < 3 ? pow2_mod(30 * j + 15, m) : 0) << 16);
-        A->bias[0][l] = (int32_t)pow2_mod(A->J.P.wa, m);
-        A->bias[1][l] = (int32_t)pow2_mod(A->J.P.wb, m);
+        uint32_t m = A->crt.m[l], h = m - 1 - m / 2;
+        A->half[l] = (int32_t)h;
+        for (int op = 0; op < 2; op++) {
+            uint32_t bias = pow2_mod(op ? A->J.P.wb : A->J.P.wa, m);
+            for (int j = 0; j < 4; j++) {
+                uint32_t high = j < 3 ? pow2_mod(30 * j + 15, m) : (m - bias + h) % m;
+                A->pair[op][l][j] = (int32_t)(pow2_mod(30 * j, m) | high << 16);
+            }
+        }
         digits44(A->crt.W[l], A->w44[l], MAX_DIGITS44);
     }
     digits44(A->crt.M, A->m44, MAX_DIGITS44);
@@ -167,7 +174,7 @@ INLINE AMX_TARGET void pair_words8(__m512i xlo, __m512i xhi, __m256i pw[4]) {
                             m15);
     p[5] = _mm512_and_si512(_mm512_srli_epi64(xhi, 11), m15);
     p[6] = _mm512_and_si512(_mm512_srli_epi64(xhi, 26), m15); /* X + 2^w < 2^102: the rest */
-    p[7] = _mm512_setzero_si512();
+    p[7] = _mm512_set1_epi64(1); /* times the constant in the last pair's weights */
     for (int j = 0; j < 4; j++)
         pw[j] =
             _mm512_cvtepi64_epi32(_mm512_or_si512(p[2 * j], _mm512_slli_epi64(p[2 * j + 1], 16)));
@@ -186,16 +193,17 @@ INLINE AMX_TARGET void pair_words16(const __m512i bits[2], const __m512i scale[2
         pw[j] = _mm512_inserti64x4(_mm512_castsi256_si512(half[0][j]), half[1][j], 1);
 }
 
-/* The signed residues (X + 2^w - 2^w) mod m_l in [-127, 127] of 16 elements. */
-INLINE AMX_TARGET __m512i residues16(const amx_job *A, const __m512i pw[4], int l, int32_t bias) {
-    __m512i t = _mm512_madd_epi16(pw[0], _mm512_set1_epi32(A->pair[l][0]));
-    for (int j = 1; j < 4; j++) t = _mm512_dpwssd_epi32(t, pw[j], _mm512_set1_epi32(A->pair[l][j]));
-    __m512i m = _mm512_set1_epi32((int)A->crt.m[l]);
-    __m512i r = mod16(t, m, _mm512_set1_epi64((long long)A->crt.recip[l]));
-    r = _mm512_sub_epi32(r, _mm512_set1_epi32(bias));
-    r = _mm512_mask_add_epi32(r, _mm512_cmplt_epi32_mask(r, _mm512_setzero_si512()), r, m);
-    __mmask16 high = _mm512_cmpgt_epi32_mask(r, _mm512_srli_epi32(m, 1));
-    return _mm512_mask_sub_epi32(r, high, r, m);
+/* The signed residues of 16 elements' X = X + 2^w - 2^w mod m_l, in [-127, 127] as the
+ * shared core maps them (r > m / 2 becomes r - m): with h = m - 1 - m / 2, that is
+ * ((X + h) mod m) - h, and the last pair word's constant 1 times (h - 2^w) mod m adds
+ * both to the dot product (which stays below 2^26). */
+INLINE AMX_TARGET __m512i residues16(const amx_job *A, const __m512i pw[4], int l, int op) {
+    const int32_t *pair = A->pair[op][l];
+    __m512i t = _mm512_madd_epi16(pw[0], _mm512_set1_epi32(pair[0]));
+    for (int j = 1; j < 4; j++) t = _mm512_dpwssd_epi32(t, pw[j], _mm512_set1_epi32(pair[j]));
+    __m512i r = mod16(t, _mm512_set1_epi32((int)A->crt.m[l]),
+                      _mm512_set1_epi64((long long)A->crt.recip[l]));
+    return _mm512_sub_epi32(r, _mm512_set1_epi32(A->half[l]));
 }
 
 /* Rows [begin, end) of A (padding rows to mp: zeros), each a row of its tiles: 64 k at a
@@ -224,7 +232,7 @@ static AMX_TARGET void pack_a(const job *J, size_t begin, size_t end) {
                 __m128i part[4];
                 for (int q = 0; q < 4; q++)
                     part[q] = _mm512_cvtepi32_epi8(
-                        _mm512_maskz_mov_epi32(valid[q], residues16(A, pw[q], l, A->bias[0][l])));
+                        _mm512_maskz_mov_epi32(valid[q], residues16(A, pw[q], l, 0)));
                 __m512i line = _mm512_inserti32x4(_mm512_castsi128_si512(part[0]), part[1], 1);
                 line = _mm512_inserti32x4(_mm512_inserti32x4(line, part[2], 2), part[3], 3);
                 _mm512_stream_si512((void *)(a_tile(A, l, i, t0 / KCHUNK) + (i % 16) * KCHUNK),
@@ -262,8 +270,7 @@ static AMX_TARGET void pack_b(const job *J, size_t begin, size_t end) {
                 __m512i word = _mm512_setzero_si512();
                 for (int r = 0; r < 4; r++) {
                     __mmask16 live = 4 * g + (size_t)r < k ? valid : 0;
-                    __m512i res =
-                        _mm512_maskz_mov_epi32(live, residues16(A, pw[r], l, A->bias[1][l]));
+                    __m512i res = _mm512_maskz_mov_epi32(live, residues16(A, pw[r], l, 1));
                     res = _mm512_and_si512(res, _mm512_set1_epi32(0xff));
                     word = _mm512_or_si512(word, _mm512_slli_epi32(res, 8 * r));
                 }
