@@ -377,47 +377,42 @@ INLINE AMX_TARGET void crt8(const amx_job *A, const uint8_t *res, size_t stride,
     *carry = c;
 }
 
-/* One output's S from lane `lane` of the digits into nw words (two's complement). */
-INLINE void words_of(const uint64_t (*digit)[8], const int64_t *carry, int lane, const int D,
-                     uint64_t *w, const int nw) {
-    for (int i = 0; i < nw; i++) w[i] = 0;
+/* S of 8 outputs from its digits into nw words (two's complement) a lane: each word the
+ * digits that overlap it, shifted into place, and the sign's ones above the digits. */
+INLINE AMX_TARGET void words8(const __m512i s[MAX_DIGITS44], __m512i carry, __m512i *w, const int D,
+                              const int nw) {
+#pragma GCC unroll 4
+    for (int i = 0; i < nw; i++) {
+        __m512i v = _mm512_setzero_si512();
 #pragma GCC unroll 8
-    for (int d = 0; d < D; d++) {
-        int at = d * DIGIT44, word = at / 64, bit = at % 64;
-        uint64_t v = digit[d][lane];
-        if (word < nw) w[word] |= v << bit;
-        if (bit > 64 - DIGIT44 && word + 1 < nw) w[word + 1] |= v >> (64 - bit);
-    }
-    if (carry[lane] < 0 && D * DIGIT44 < 64 * nw) { /* the sign: ones above the digits */
-        int at = D * DIGIT44;
-        for (int i = at / 64; i < nw; i++)
-            w[i] |= i == at / 64 ? ~UINT64_C(0) << (at % 64) : ~UINT64_C(0);
+        for (int d = 0; d < D; d++) {
+            int at = DIGIT44 * d - 64 * i; /* digit d's first bit, in word i */
+            if (at >= 64 || at <= -DIGIT44) continue;
+            v = _mm512_or_si512(v, at >= 0 ? _mm512_slli_epi64(s[d], (unsigned)at)
+                                           : _mm512_srli_epi64(s[d], (unsigned)-at));
+        }
+        int fill = DIGIT44 * D - 64 * i; /* the sign's first bit, in word i */
+        if (fill < 64) {
+            uint64_t ones = fill <= 0 ? ~UINT64_C(0) : ~UINT64_C(0) << fill;
+            v = _mm512_or_si512(v, _mm512_and_si512(carry, _mm512_set1_epi64((long long)ones)));
+        }
+        w[i] = v;
     }
 }
 
 /* Rounds and stores the 8 outputs of row i from column j (count of them inside). */
 INLINE AMX_TARGET void finish8(const amx_job *A, const __m512i s[MAX_DIGITS44], __m512i carry,
-                               size_t i, size_t j, int count, const int D) {
+                               size_t i, size_t j, int count, const int D, const int nw) {
     const job *J = &A->J;
-    uint64_t digit[MAX_DIGITS44][8];
-    int64_t sign[8];
-    for (int d = 0; d < D; d++) _mm512_storeu_si512((void *)digit[d], s[d]);
-    _mm512_storeu_si512((void *)sign, carry);
+    __m512i wv[4];
+    uint64_t w[4][8];
+    words8(s, carry, wv, D, nw);
+    for (int k = 0; k < nw; k++) _mm512_storeu_si512((void *)w[k], wv[k]);
     for (int lane = 0; lane < count; lane++) {
-        uint64_t w[CAIRN_ENC_WORDS];
+        uint64_t v[4];
+        for (int k = 0; k < nw; k++) v[k] = w[k][lane];
         int e = J->P.row_scale[i] + J->P.col_scale[j + (size_t)lane];
-        cairn_enc_bracket_bits out;
-        switch (J->nw) {
-        case 2:
-            words_of(digit, sign, lane, A->D, w, 2), out = cairn_enc_round_words(w, 2, e, J->P.f);
-            break;
-        case 3:
-            words_of(digit, sign, lane, A->D, w, 3), out = cairn_enc_round_words(w, 3, e, J->P.f);
-            break;
-        default:
-            words_of(digit, sign, lane, A->D, w, 4), out = cairn_enc_round_words(w, 4, e, J->P.f);
-            break;
-        }
+        cairn_enc_bracket_bits out = cairn_enc_round_words(v, nw, e, J->P.f);
         cairn_enc_store(J->lo, i * J->P.n + j + (size_t)lane, out.down, J->P.f.size);
         cairn_enc_store(J->hi, i * J->P.n + j + (size_t)lane, out.up, J->P.f.size);
     }
@@ -449,27 +444,38 @@ static AMX_TARGET void gemm_tasks(const job *J, size_t begin, size_t end) {
     _tile_release();
 }
 
-/* CRT tasks [begin, end): rows of the outputs, 8 at a time; D digits a constant. */
-INLINE AMX_TARGET void crt_rows_d(const job *J, size_t begin, size_t end, const int D) {
+/* CRT tasks [begin, end): rows of the outputs, 8 at a time; the digits D and the words
+ * nw constants. */
+INLINE AMX_TARGET void crt_rows_d(const job *J, size_t begin, size_t end, const int D,
+                                  const int nw) {
     const amx_job *A = (const amx_job *)J;
     size_t n = J->P.n;
     for (size_t i = begin; i < end; i++)
         for (size_t j = 0; j < n; j += 8) {
             __m512i s[MAX_DIGITS44], carry;
             crt8(A, A->rc + i * n + j, J->P.m * n, s, &carry, D);
-            finish8(A, s, carry, i, j, n - j < 8 ? (int)(n - j) : 8, D);
+            finish8(A, s, carry, i, j, n - j < 8 ? (int)(n - j) : 8, D, nw);
         }
 }
 
-static AMX_TARGET void crt_rows(const job *J, size_t begin, size_t end) {
-    switch (((const amx_job *)J)->D) { /* T < 2^(44 D): the budget of 102-bit lines */
-    case 1:
-    case 2:
-    case 3: crt_rows_d(J, begin, end, 3); break;
-    case 4: crt_rows_d(J, begin, end, 4); break;
-    case 5: crt_rows_d(J, begin, end, 5); break;
-    default: crt_rows_d(J, begin, end, 6); break;
+/* T < 2^(44 D) with D <= 6 (fewer digits are padded with zeros), S fits nw <= 4 words:
+ * lines of at most 102 bits. */
+#define CRT_CASE(DIG)                                                                              \
+    if (A->D <= (DIG)) {                                                                           \
+        if (J->nw == 1) crt_rows_d(J, begin, end, DIG, 1);                                         \
+        else if (J->nw == 2) crt_rows_d(J, begin, end, DIG, 2);                                    \
+        else if (J->nw == 3) crt_rows_d(J, begin, end, DIG, 3);                                    \
+        else crt_rows_d(J, begin, end, DIG, 4);                                                    \
+        return;                                                                                    \
     }
+
+static AMX_TARGET void crt_rows(const job *J, size_t begin, size_t end) {
+    const amx_job *A = (const amx_job *)J;
+    assert(A->D <= 6 && J->nw <= 4);
+    CRT_CASE(3)
+    CRT_CASE(4)
+    CRT_CASE(5)
+    CRT_CASE(6)
 }
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
