@@ -1,7 +1,7 @@
 /* cairn_enclose_impl.h: internal to the bracket GEMM's sources (not for users): the
  * argument checks, the plan and the info every backend shares (defined in
  * cairn_enclose.c), and the CPU job that cairn_enclose.c and the x86 kernels of
- * cairn_enclose_x86.c work on.
+ * cairn_enclose_x86.c and cairn_enclose_amx.c work on.
  *
  * The plan is one function of the spans, so every backend (the CPU kernels, the
  * residue algorithm on the host or on a GPU) scales every row and column alike and
@@ -73,7 +73,7 @@ static inline void cairn_enc_store(void *base, size_t idx, uint64_t bits, int si
     }
 }
 
-/* ---- the CPU job (cairn_enclose.c, cairn_enclose_x86.c) ----------------------------- */
+/* ---- the CPU job (cairn_enclose.c, cairn_enclose_x86.c, cairn_enclose_amx.c) --------- */
 
 enum {
     CAIRN_ENC_TILE_COLS = 8,  /* one 512-bit vector of 64-bit lanes */
