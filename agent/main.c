@@ -13,6 +13,7 @@
 #include "agent.h"
 #include "proto/dsse.h"
 #include "lib/command.h"
+#include "lib/version.h"
 
 static const char RUN_HELP[] =
     "usage: cairn-agent run --coordinator URL --token-file FILE --key KEYFILE [options]\n"
@@ -333,7 +334,7 @@ int main(int argc, char **argv) {
     static const CommandSet set = {
         "cairn-agent",
         "verb",
-        NULL,
+        VERSION_CAIRN,
         "the CAIRN test farm's agent, which runs suite cells on this machine",
         "As a batch job, `run` stops (exit 0) after one job with --once, after N jobs with\n"
         "--max-jobs N, or after S seconds without one with --idle-exit S. docs/farm.md\n"

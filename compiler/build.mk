@@ -43,3 +43,10 @@ $(OBJ)/gen/device_tables.o: $(OBJ)/gen/device_tables.c compiler/base/base.h
 ifneq ($(wildcard compiler/predict/predict_devices.c),)
 $(BIN)/cairn: $(OBJ)/gen/device_tables.o
 endif
+
+# tests/c/intsys_check.c drives the integer solver of compiler/base (tests/frontend/
+# test_intsys.py): it links that one object, not the runtime the other harnesses link.
+$(TBIN)/intsys_check: $(OBJ)/tests/c/intsys_check.o $(OBJ)/compiler/base/intsys.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+$(OBJ)/tests/c/intsys_check.o: CFLAGS += -Icompiler -I.

@@ -67,5 +67,5 @@ int cmd_build(int argc, char **argv) {
     if (status == 0) status = driver_build(&opt, &err);
     if (status != 0 && status != DRIVER_REFUSED)
         fprintf(stderr, "cairn build: error: %s\n", err.msg);
-    return status;
+    return status == DRIVER_NO_TOOL ? DRIVER_USAGE : status;
 }

@@ -3,12 +3,13 @@
  * code with its title. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "commands.h"
 #include "syntax/syntax.h"
 
 const char cmd_explain_help[] =
-    "usage: cairn explain E-CODE\n"
+    "usage: cairn explain E-CODE    (the E- may be left out: cairn explain reduce-order)\n"
     "       cairn explain --list\n"
     "\n"
     "Prints the rule behind an error code, a program refused with it, and the same program\n"
@@ -38,6 +39,11 @@ int cmd_explain(int argc, char **argv) {
         return 0;
     }
     Code c = diag_code_from_text(argv[1]);
+    if (c == CODE_COUNT && strncasecmp(argv[1], "E-", 2) != 0) { /* REDUCE-ORDER, reduce-order */
+        char with_prefix[64];
+        snprintf(with_prefix, sizeof with_prefix, "E-%s", argv[1]);
+        c = diag_code_from_text(with_prefix);
+    }
     if (c == CODE_COUNT) {
         fprintf(stderr,
                 "cairn explain: error: unknown code '%s' (cairn explain --list shows them)\n",

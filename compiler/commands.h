@@ -12,7 +12,9 @@
     COMMAND(check, "parse and check a program; exit 0 accepted, 1 refused")                        \
     COMMAND(explain, "explain an error code: the rule, a refused and an accepted example")         \
     COMMAND(build, "build for the host or a CUDA target (--target sm_NN), with OUT.receipt.json")  \
-    COMMAND(run, "build into the cache and run; --observe LOG records observations")               \
+    COMMAND(run, "build into the cache and run; --show prints what it observed")                   \
+    COMMAND(show, "print the observations of a raw folder or an observation file, decoded")        \
+    COMMAND(diff, "compare two observation sets: which differ, where, by how many ULPs")           \
     COMMAND(expand, "print the program with every derived function written out")                   \
     COMMAND(verify,                                                                                \
             "prove with Z3 that no input makes a function trap or differ from its reference")      \
@@ -24,5 +26,13 @@
     extern const char cmd_##name##_help[];
 COMMANDS(DECLARE_COMMAND)
 #undef DECLARE_COMMAND
+
+#include <stdio.h>
+
+#include "lib/obs_set.h"
+
+/* cmd_show.c: SET's observations decoded, as `cairn show` prints them (ALL: every element
+ * too); `cairn run --show` prints with it. */
+void cmd_show_print(FILE *out, const ObsSet *set, int all);
 
 #endif

@@ -1,5 +1,5 @@
 /* main.c: cairn-farm's verbs, listed once in FARM_VERBS (dispatched by lib/command.h,
- * as cairn's commands are). `serve` runs the coordinator (server.c); the others are its
+ * as cairn's commands are). `serve` runs the coordinator (serve/); the others are its
  * clients: submit, status, compare, cancel, revoke over HTTP, and verify offline. */
 #include <dirent.h>
 #include <stdint.h>
@@ -14,6 +14,7 @@
 #include "proto/dsse.h"
 #include "proto/http.h"
 #include "lib/command.h"
+#include "lib/version.h"
 #include "serve/serve.h"
 
 typedef struct {
@@ -505,7 +506,7 @@ static int cmd_verify(int argc, char **argv) {
 
 /* VERB(name, function, --help text or NULL when the verb prints its own, summary) */
 #define FARM_VERBS(VERB)                                                                           \
-    VERB(serve, server_main, NULL, "--state DIR --config FILE [--listen H:P]: the coordinator")    \
+    VERB(serve, serve_main, NULL, "--state DIR --config FILE [--listen H:P]: the coordinator")     \
     VERB(submit, cmd_submit, SUBMIT_HELP,                                                          \
          "[--matrix FILE] [--wait] [DIR]: upload DIR, start a run")                                \
     VERB(status, cmd_status, STATUS_HELP, "[RUN]: agents, runs and jobs")                          \
@@ -520,7 +521,7 @@ int main(int argc, char **argv) {
     static const CommandSet set = {
         "cairn-farm",
         "verb",
-        NULL,
+        VERSION_CAIRN,
         "the CAIRN test farm's coordinator and its clients",
         "Client verbs take --coordinator URL and --token ADMIN_TOKEN, or the environment\n"
         "variables CAIRN_FARM_URL and CAIRN_FARM_TOKEN. docs/farm.md describes the API, the\n"

@@ -25,4 +25,10 @@ $(TBIN)/lib_check: $(OBJ)/tests/c/lib_check.o $(LIB_A)
 	$(CC) $(LDFLAGS) $^ -o $@ $(shell pkg-config --libs libcjson openssl 2>/dev/null || echo -lcjson -lcrypto) $(LDLIBS)
 $(OBJ)/tests/c/lib_check.o: CFLAGS += -I.
 
+# tests/c/obs_check.c drives lib/obs.h for tests/lib/test_obs.py.
+$(TBIN)/obs_check: $(OBJ)/tests/c/obs_check.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ -lm $(LDLIBS)
+$(OBJ)/tests/c/obs_check.o: CFLAGS += -I.
+
 endif

@@ -11,11 +11,16 @@ static const Command *find(const CommandSet *set, const char *name) {
     return NULL;
 }
 
-static void usage(const CommandSet *set, FILE *out) {
-    char noun[32]; /* "COMMAND" */
+/* The noun in capitals, as usage lines write a placeholder: "COMMAND". */
+static void upper_noun(const CommandSet *set, char noun[32]) {
     size_t n = 0;
-    for (; set->noun[n] && n + 1 < sizeof noun; n++) noun[n] = (char)toupper(set->noun[n]);
+    for (; set->noun[n] && n + 1 < 32; n++) noun[n] = (char)toupper(set->noun[n]);
     noun[n] = '\0';
+}
+
+static void usage(const CommandSet *set, FILE *out) {
+    char noun[32];
+    upper_noun(set, noun);
     fprintf(out, "%s%s%s: %s\n\n", set->program, set->version ? " " : "",
             set->version ? set->version : "", set->intro);
     fprintf(out, "usage: %s %s [OPTIONS]    (%s help %s: its options)\n\n", set->program, noun,
@@ -64,6 +69,14 @@ int command_main(const CommandSet *set, int argc, char **argv) {
         return 0;
     }
     if (strcmp(name, "help") == 0) {
+        if (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0) {
+            char noun[32];
+            upper_noun(set, noun);
+            printf("usage: %s help [%s]\n\nWithout a %s, lists every %s (as %s --help does);\n"
+                   "with one, prints its usage and options (as %s %s --help does).\n",
+                   set->program, noun, set->noun, set->noun, set->program, set->program, noun);
+            return 0;
+        }
         const Command *c = find(set, argv[2]);
         return c ? help_of(c) : unknown(set, argv[2]);
     }

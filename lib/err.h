@@ -4,7 +4,8 @@
  *
  * lib/ is what the three binaries share (DESIGN.md section 2): err (this), fs (whole
  * files, crash-safe writes, folders), hex, json (cJSON field access), proc (child
- * processes), sha256 and timing. Naming: every external name of lib/ starts with its
+ * processes), sha256, timing, command (subcommand dispatch), version, obs (observation
+ * values decoded) and obs_set (observation sets read and written). Naming: every external name of lib/ starts with its
  * module's name, which is its file's name (err_set, fs_read, proc_run, sha256_hex,
  * timing_sleep_ms, ...); types are capitalised (Err, ProcTick), macros upper case with
  * the module's name (SHA256_HEX_LEN, PROC_TIMEOUT). Callers include "lib/NAME.h". */

@@ -4,12 +4,12 @@
  * traps; the device memory functions cairn_device.h declares; and the device lanes'
  * warp shuffles and atomics.
  *
- * Start-up (cairn_device_start): no usable device is one line on stderr and exit 2,
- * before any device work. The trap record of cairn_trap.h is allocated in mapped,
+ * Start-up (cairn_device_start): no usable device is one line on stderr and exit 126
+ * (CAIRN_EXIT_CANNOT_RUN, cairn_trap.h), before any device work. The trap record of cairn_trap.h is allocated in mapped,
  * pinned host memory, so a lane's trap stays readable after __trap() has stopped the
  * kernel. After every launch, cairn_device_wait synchronises; a recorded trap is
  * reported with the host's own cairn_trap_at (the same `trap: ... at FILE:LINE:COL`
- * line and abort as a host trap); any other CUDA error is one line and exit 2.
+ * line and abort as a host trap); any other CUDA error is one line and exit 126.
  *
  * Shuffles move a value's bytes in 32-bit (or 64-bit) words with __shfl_sync and
  * __shfl_xor_sync over the full warp ("Warp Shuffle Functions", CUDA C++ Programming
@@ -40,7 +40,7 @@ static cairn_device_trap_record *cairn__trap_host;
 
 CAIRN__HOST void cairn_device_fail(const char *what, cudaError_t e) {
     fprintf(stderr, "cairn: %s: %s (%s)\n", what, cudaGetErrorString(e), cudaGetErrorName(e));
-    exit(2);
+    exit(CAIRN_EXIT_CANNOT_RUN);
 }
 
 CAIRN__HOST void cairn_device_start(void) {
@@ -52,7 +52,7 @@ CAIRN__HOST void cairn_device_start(void) {
                 "cairn: no CUDA device to run on (%s); build with --emulate to run the "
                 "device work on host threads\n",
                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-        exit(2);
+        exit(CAIRN_EXIT_CANNOT_RUN);
     }
     void *host = NULL, *dev = NULL;
     if ((e = cudaHostAlloc(&host, sizeof *cairn__trap_host, cudaHostAllocMapped)) != cudaSuccess)
@@ -76,7 +76,7 @@ CAIRN__HOST void cairn_device_wait(cairn_loc region) {
     if (e != cudaSuccess) {
         fprintf(stderr, "cairn: the device region at %s:%d:%d failed: %s (%s)\n", region.file,
                 region.line, region.col, cudaGetErrorString(e), cudaGetErrorName(e));
-        exit(2);
+        exit(CAIRN_EXIT_CANNOT_RUN);
     }
 }
 

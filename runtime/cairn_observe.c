@@ -61,38 +61,61 @@ static int write_all(int fd, const char *buf, size_t len) {
     return 1;
 }
 
-static void append_log_line(const char *path, const char *name, const char *type, size_t count,
-                            const char *hex) {
+/* The log line of one observation, newline included (malloc'd): name, type, count,
+ * sha256 and, for a raw folder's index, the file that holds its bits. */
+static char *log_line(const char *name, const char *type, size_t count, const char *hex,
+                      const char *file, size_t *len) {
     cJSON *line = cJSON_CreateObject();
     cJSON_AddStringToObject(line, "name", name);
     cJSON_AddStringToObject(line, "type", type);
     cJSON_AddNumberToObject(line, "count", (double)count);
     cJSON_AddStringToObject(line, "sha256", hex);
+    if (file) cJSON_AddStringToObject(line, "file", file);
     char *text = cJSON_PrintUnformatted(line);
     cJSON_Delete(line);
     if (!text) cairn_trap("observe: out of memory");
-    size_t len = strlen(text);
-    char *with_newline = malloc(len + 2);
+    *len = strlen(text);
+    char *with_newline = malloc(*len + 2);
     if (!with_newline) cairn_trap("observe: out of memory");
-    memcpy(with_newline, text, len);
-    with_newline[len] = '\n';
+    memcpy(with_newline, text, *len);
+    with_newline[(*len)++] = '\n';
     cJSON_free(text);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    int ok = fd >= 0 && write_all(fd, with_newline, len + 1);
+    return with_newline;
+}
+
+/* Appends TEXT to PATH with one write(2) (FLAGS: O_APPEND, or O_TRUNC to start afresh);
+ * false when it cannot. */
+static int write_file(const char *path, int flags, const char *text, size_t len) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
+    int ok = fd >= 0 && write_all(fd, text, len);
     if (fd >= 0) close(fd);
-    free(with_newline);
+    return ok;
+}
+
+static void append_log_line(const char *path, const char *name, const char *type, size_t count,
+                            const char *hex) {
+    size_t len;
+    char *line = log_line(name, type, count, hex, NULL, &len);
+    int ok = write_file(path, O_APPEND, line, len);
+    free(line);
     if (!ok) cairn_trap("observe: cannot append to the CAIRN_OBSERVE log");
 }
 
-static void write_raw(const char *dir, const char *name, unsigned long seq,
-                      const unsigned char *bytes, size_t len) {
+/* DIR/NAME.SEQ.bin gets the bits, and DIR/index.jsonl the log line naming that file (the
+ * process's first observation starts the index afresh, as it starts SEQ at 0), so the
+ * folder says what each file holds. */
+static void write_raw(const char *dir, const char *name, const char *type, size_t count,
+                      const char *hex, unsigned long seq, const unsigned char *bytes, size_t len) {
     size_t path_len = strlen(dir) + strlen(name) + 32;
     char *path = malloc(path_len);
     if (!path) cairn_trap("observe: out of memory");
     snprintf(path, path_len, "%s/%s.%lu.bin", dir, name, seq);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int ok = fd >= 0 && write_all(fd, (const char *)bytes, len);
-    if (fd >= 0) close(fd);
+    int ok = write_file(path, O_TRUNC, (const char *)bytes, len);
+    size_t line_len;
+    char *line = log_line(name, type, count, hex, strrchr(path, '/') + 1, &line_len);
+    snprintf(path, path_len, "%s/index.jsonl", dir);
+    ok = ok && write_file(path, seq == 0 ? O_TRUNC : O_APPEND, line, line_len);
+    free(line);
     free(path);
     if (!ok) cairn_trap("observe: cannot write raw bits into CAIRN_OBSERVE_RAW");
 }
@@ -110,7 +133,7 @@ void cairn_observe(const char *name, const char *type, const void *bits, size_t 
     pthread_mutex_lock(&observe_lock);
     unsigned long seq = observe_seq++;
     if (log && *log) append_log_line(log, name, type, count, hex);
-    if (raw && *raw) write_raw(raw, name, seq, bytes, len);
+    if (raw && *raw) write_raw(raw, name, type, count, hex, seq, bytes, len);
     pthread_mutex_unlock(&observe_lock);
     free(owned);
 }

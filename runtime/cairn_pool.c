@@ -13,6 +13,7 @@
  * inside a block runs serially on that block's worker. At exit the workers are woken,
  * told to stop and joined. */
 #include "cairn_pool.h"
+#include "cairn_trap.h" /* CAIRN_EXIT_CANNOT_RUN */
 
 #include <errno.h>
 #include <pthread.h>
@@ -87,7 +88,7 @@ static unsigned width_from_env(void) {
                     "  help: set CAIRN_THREADS to a whole number from 1 to %d, or unset it "
                     "to use every CPU\n",
                     s, POOL_MAX_WIDTH);
-            exit(2);
+            exit(CAIRN_EXIT_CANNOT_RUN);
         }
         return (unsigned)v;
     }

@@ -12,6 +12,7 @@
 #include "cairn_pool.h"
 #include "cairn_trap.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -32,6 +33,16 @@ static const sum_format F32 = {CAIRN_SUM32_LIMBS, 1074 - 149, 23, 255, 31};
 #define POOL_GRAIN   8192  /* and larger ones go to the pool in blocks of at least this */
 #define POOL_TINY    64    /* cairn_sumNN_pooled: fewer terms run on the caller */
 
+/* The integer holds any total exactly, so acc_add_at's wrap past the top limb is
+ * harmless: 2^64 terms below 2^1024 (f64) or 2^128 (f32), in units of 2^-1074 or 2^-149,
+ * and a sign bit. */
+_Static_assert(CAIRN_SUM64_LIMBS * 64 >= 64 + 1024 + 1074 + 1, "f64 integer too narrow");
+_Static_assert(CAIRN_SUM32_LIMBS * 64 >= 64 + 128 + 149 + 1, "f32 integer too narrow");
+/* The kernel takes eight terms a step (two vectors of four), the padded tail needs 16 or
+ * more, and the flags are the four CAIRN_SUM_F_* bits. */
+_Static_assert(CAIRN_SUM_LANES == 8 && CHUNK % 8 == 0 && CHUNK >= 16, "chunk shape");
+#define SUM_FLAGS_ALL (CAIRN_SUM_F_NAN | CAIRN_SUM_F_PINF | CAIRN_SUM_F_NINF | CAIRN_SUM_F_ACC)
+
 /* ---- the fixed-point integer: acc = sum of units, two's complement ---------------- */
 
 static void acc_touch(cairn_sum_state *st, uint64_t *acc, const sum_format *f) {
@@ -44,6 +55,7 @@ static void acc_touch(cairn_sum_state *st, uint64_t *acc, const sum_format *f) {
 /* acc[i..] += part (two limbs) or -= it; carries past the top limb wrap, which is
  * exact because the true total always fits (2^64 terms of at most 2^1024). */
 static void acc_add_at(uint64_t *acc, unsigned n, unsigned i, const uint64_t part[2], int sub) {
+    assert(i < n);
     uint64_t carry = 0;
     for (unsigned j = 0; i + j < n && (j < 2 || carry); j++) {
         uint64_t p = j < 2 ? part[j] : 0, a = acc[i + j], r;
@@ -67,7 +79,8 @@ static void acc_add(cairn_sum_state *st, uint64_t *acc, const sum_format *f, dou
     memcpy(&bits, &x, sizeof bits);
     unsigned biased = (unsigned)(bits >> 52) & 0x7ff;
     uint64_t mant = bits & ((1ull << 52) - 1);
-    unsigned pos = 0; /* of mant's lowest bit, in 2^-1074 steps */
+    unsigned pos = 0;        /* of mant's lowest bit, in 2^-1074 steps */
+    assert(biased != 0x7ff); /* finite: infinities and NaNs are flags, never integer */
     if (biased) {
         mant |= 1ull << 52;
         pos = biased - 1;
@@ -105,6 +118,7 @@ static void acc_add_acc(uint64_t *acc, const uint64_t *src, unsigned n) {
 /* `width` (<= 64) bits of a starting at bit pos. */
 static uint64_t bits_at(const uint64_t *a, unsigned n, unsigned pos, unsigned width) {
     unsigned limb = pos / 64, off = pos % 64;
+    assert(width >= 1 && width <= 64 && limb < n);
     uint64_t v = a[limb] >> off;
     if (off && limb + 1 < n) v |= a[limb + 1] << (64 - off);
     return width == 64 ? v : v & ((1ull << width) - 1);
@@ -137,6 +151,7 @@ static uint64_t acc_round(uint64_t *acc, const sum_format *f, int *zero) {
                                        and its encoding is the integer itself */
     } else {
         unsigned shift = msb - f->mant_bits;
+        assert(shift >= 1); /* the rounding bit below the kept ones exists */
         uint64_t mant = bits_at(acc, n, shift, f->mant_bits + 1);
         int half = (int)bits_at(acc, n, shift - 1, 1);
         if (half && (any_bit_below(acc, shift - 1) || (mant & 1))) mant++;
@@ -159,6 +174,7 @@ static uint64_t acc_round(uint64_t *acc, const sum_format *f, int *zero) {
  * the integer. */
 static void expansion_add(cairn_sum_state *st, uint64_t *acc, const sum_format *f, unsigned k,
                           double x) {
+    assert(k < CAIRN_SUM_LANES && isfinite(x));
     CAIRN_SUM_TWO_STEP(double, st->hi[k], st->lo[k], x, a, b, e2);
     if (isfinite(a) && isfinite(b) && isfinite(e2)) {
         st->hi[k] = a;
@@ -172,6 +188,7 @@ static void expansion_add(cairn_sum_state *st, uint64_t *acc, const sum_format *
 /* A term the fast path refused: specials become flags, the rest is added exactly. */
 static void term_slow(cairn_sum_state *st, uint64_t *acc, const sum_format *f, unsigned k,
                       double x) {
+    assert(k < CAIRN_SUM_LANES);
     if (isnan(x)) st->flags |= CAIRN_SUM_F_NAN;
     else if (isinf(x)) st->flags |= x > 0 ? CAIRN_SUM_F_PINF : CAIRN_SUM_F_NINF;
     else expansion_add(st, acc, f, k, x);
@@ -221,6 +238,7 @@ static void count_terms(cairn_sum_state *st, uint64_t more) {
 /* dst += src, expansion by expansion, integer by integer. */
 static void merge_into(cairn_sum_state *dst, uint64_t *dacc, const cairn_sum_state *src,
                        const uint64_t *sacc, const sum_format *f) {
+    assert((dst->flags & ~SUM_FLAGS_ALL) == 0 && (src->flags & ~SUM_FLAGS_ALL) == 0);
     if (src->count == 0) return;
     count_terms(dst, src->count);
     for (unsigned k = 0; k < CAIRN_SUM_LANES; k++)
@@ -284,6 +302,7 @@ static int lanes_beyond_first_unused(const cairn_sum_state *st) {
 static uint64_t round_bits(const cairn_sum_state *st, const uint64_t *acc, const sum_format *f) {
     uint64_t sign = 1ull << f->sign_shift, inf = (uint64_t)f->exp_max << f->mant_bits, out;
     uint32_t fl = st->flags;
+    assert((fl & ~SUM_FLAGS_ALL) == 0);
     if ((fl & CAIRN_SUM_F_NAN) || ((fl & CAIRN_SUM_F_PINF) && (fl & CAIRN_SUM_F_NINF)))
         return inf | 1ull << (f->mant_bits - 1); /* the canonical quiet NaN */
     if (fl & (CAIRN_SUM_F_PINF | CAIRN_SUM_F_NINF)) return fl & CAIRN_SUM_F_NINF ? sign | inf : inf;
@@ -460,9 +479,11 @@ DEFINE_SHORT(short_f32, float, run_f32, &F32)
         size_t full = n / CHUNK * CHUNK, i = 0;                                                    \
         while (i < full) {                                                                         \
             i += CHUNKS(s->st.hi, s->st.lo, x + i, (full - i) / CHUNK) * CHUNK;                    \
+            assert(i <= full && i % CHUNK == 0); /* whole chunks, term i in expansion i % 8 */     \
             for (size_t end = i < full ? i + CHUNK : i; i < end; i++)                              \
                 term_add(&s->st, s->acc, FMT, (unsigned)(i % CAIRN_SUM_LANES), x[i]);              \
         }                                                                                          \
+        assert(i == full && n - i < CHUNK); /* the tail fits one padded chunk */                   \
         if (n - i >= 16) {                                                                         \
             T pad[CHUNK];                                                                          \
             for (size_t j = 0; j < CHUNK; j++) pad[j] = i + j < n ? x[i + j] : (T)-0.0;            \
@@ -498,6 +519,7 @@ DEFINE_ADD_BLOCK(cairn_sum32_add_block, cairn_sum32, float, chunks_f32, short_f3
         }                                                                                          \
         SUMT accs[CAIRN_POOL_MAX_WIDTH];                                                           \
         unsigned width = cairn_pool_width();                                                       \
+        assert(width >= 1 && width <= CAIRN_POOL_MAX_WIDTH); /* accs[] holds one per worker */     \
         for (unsigned w = 0; w < width; w++) PREFIX##_init(&accs[w]);                              \
         NAME##_job job = {block, ctx, accs};                                                       \
         cairn_pool_run(n, grain, NAME##_task, &job);                                               \

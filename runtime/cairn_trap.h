@@ -19,6 +19,12 @@ extern "C" {
 #define CAIRN_NORETURN _Noreturn
 #endif
 
+/* The exit status of a program the runtime could not run: no CUDA device, a bad
+ * CAIRN_THREADS, a CUDA error that is not a trap. 126, as a shell or `env` reports a
+ * command it found but could not run, so it is never taken for main's own status
+ * (`cairn run` passes main's status through; docs/tools.md has the table). */
+#define CAIRN_EXIT_CANNOT_RUN 126
+
 /* Where a guard sits in the .cairn source; file may be NULL when unknown. */
 typedef struct cairn_loc {
     const char *file;

@@ -1,7 +1,9 @@
 /* arena.c: the bump allocator behind the syntax tree (see arena.h). */
 #include "base/arena.h"
 
+#include <assert.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,7 @@ void *arena_alloc(Arena *a, size_t size) {
     }
     void *p = (char *)c->data + c->used; /* zero: chunks are calloc'ed, never reused */
     c->used += size;
+    assert(c->used <= c->cap && (uintptr_t)p % _Alignof(max_align_t) == 0);
     return p;
 }
 

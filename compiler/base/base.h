@@ -5,7 +5,9 @@
 #ifndef CAIRN_BASE_H
 #define CAIRN_BASE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/arena.h"
 #include "base/strbuf.h"
@@ -18,5 +20,46 @@ typedef struct EmbeddedFile {
     const unsigned char *data;
     size_t size;
 } EmbeddedFile;
+
+/* ---- small integer linear systems (base/intsys.c) ----
+ *
+ * A system is rows sum(a[i] * x[i], i < nv) + c >= 0 (or == 0 when eq) over integer
+ * unknowns x[0 .. nv-1]. intsys_feasible answers one question soundly: INTSYS_INFEASIBLE
+ * is said only of a system with no integer solution; anything else (a solution may exist,
+ * the system grew too large, a coefficient left int64) is INTSYS_MAYBE. It eliminates the
+ * equalities with a unit coefficient exactly, tries each value of a variable of small
+ * range where divisibility or an inexact elimination would lose integer precision, and
+ * otherwise runs Fourier-Motzkin with integer tightening of each derived inequality.
+ *
+ *   IntSys s = {.nv = 2};
+ *   IntRow *r = intsys_row(&s, false);      // x0 - 2 x1 - 1 >= 0
+ *   r->a[0] = 1, r->a[1] = -2, r->c = -1;
+ *   ... more rows ...
+ *   bool none = intsys_feasible(&s) == INTSYS_INFEASIBLE;
+ *   intsys_free(&s);
+ */
+enum { INTSYS_MAXV = 96 }; /* unknowns a system may have */
+
+typedef struct IntRow {
+    int64_t a[INTSYS_MAXV]; /* coefficients; those from nv on stay 0 */
+    int64_t c;
+    bool eq;
+} IntRow;
+
+typedef struct IntSys {
+    IntRow *rows;
+    int n, cap;
+    int nv;        /* unknowns in use, 0 .. INTSYS_MAXV */
+    bool overflow; /* set when arithmetic left int64: the answer was INTSYS_MAYBE */
+} IntSys;
+
+typedef enum IntSysAnswer { INTSYS_INFEASIBLE, INTSYS_MAYBE } IntSysAnswer;
+
+/* A new zeroed row (eq: an equality) appended to s; out of memory aborts. */
+IntRow *intsys_row(IntSys *s, bool eq);
+/* Whether s may have an integer solution. Consumes the rows (they are rewritten). */
+IntSysAnswer intsys_feasible(IntSys *s);
+/* Frees the rows; s is empty afterwards (nv kept). */
+void intsys_free(IntSys *s);
 
 #endif

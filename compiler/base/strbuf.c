@@ -1,6 +1,7 @@
 /* strbuf.c: growable strings and lists of strings (see strbuf.h). */
 #include "base/strbuf.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ void sb_append(StrBuf *sb, const char *bytes, size_t len) {
     memcpy(sb->data + sb->len, bytes, len);
     sb->len += len;
     sb->data[sb->len] = '\0';
+    assert(sb->len < sb->cap);
 }
 
 void sb_puts(StrBuf *sb, const char *text) { sb_append(sb, text, strlen(text)); }
@@ -53,6 +55,7 @@ void sv_push(StrVec *sv, const char *text) {
     }
     sv->items[sv->len++] = text ? strdup(text) : NULL;
     sv->items[sv->len] = NULL;
+    assert(sv->len < sv->cap);
 }
 
 void sv_free(StrVec *sv) {

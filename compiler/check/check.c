@@ -5,6 +5,7 @@
  * through calls); check derive targets and hand them to cairn_derive_grad; check every
  * body; then the whole-program rules (main, implements). Expressions are check_expr.c's.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,8 @@ static unsigned hash_name(const char *s) {
 
 static Symbol *lookup_global(Checker *c, const char *name) {
     if (!c->index_cap) return NULL;
+    /* Open addressing in a power-of-two table at most half full: a probe ends. */
+    assert((c->index_cap & (c->index_cap - 1)) == 0 && c->nglobals * 2 <= c->index_cap);
     for (unsigned i = hash_name(name) & (unsigned)(c->index_cap - 1);;
          i = (i + 1) & (unsigned)(c->index_cap - 1)) {
         Symbol *s = c->global_index[i];
@@ -200,6 +203,7 @@ static void check_races(Checker *c, Region *r) {
 }
 
 void check_pop_region(Checker *c, Region *r) {
+    assert(c->region == r); /* regions nest: the innermost is popped */
     if (r->lane && !r->coop) check_races(c, r);
     else free(r->acc);
     c->region = r->outer;

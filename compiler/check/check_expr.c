@@ -6,6 +6,7 @@
  * the caller compares the result with what it needs (check_expr_as). TY_ERROR is
  * returned after a reported error, and every check that meets it stays silent.
  */
+#include <assert.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@ const char *check_type_text(const Type *t) {
 }
 
 const Type *check_set_type(Expr *e, const Type *t) {
+    assert(t); /* every checked expression gets a type, TY_ERROR after an error */
     e->type = t;
     return t;
 }
@@ -744,5 +746,8 @@ const Type *check_expr(Checker *c, Expr *e, const Type *expected) {
     default: t = check_set_type(e, ERR); break;
     }
     c->expr_depth--;
+    /* The file's promise: e's type is returned and stored, TY_ERROR only after an error. */
+    assert(t && e->type == t);
+    assert(!type_is_error(t) || diags_has_errors(c->d));
     return t;
 }

@@ -35,299 +35,21 @@
  * touches exactly the image of its rectangle of coordinates; the system then equates the
  * coordinates instead of the offsets. A swizzled access against a plain index, a
  * whole-array access or another layout says nothing about the element: conservative
- * (no offsets are enumerated). The system is solved by exact integer elimination of the
- * equalities with a unit coefficient, then Fourier-Motzkin with integer tightening of each
- * derived inequality. A system proven infeasible is safe; anything else (feasible, too
- * large, an overflow) is refused, so the rule errs only toward refusal.
+ * (no offsets are enumerated). The system is solved by base/intsys.c (exact integer
+ * elimination of the equalities with a unit coefficient, then Fourier-Motzkin with integer
+ * tightening of each derived inequality). A system proven infeasible is safe; anything
+ * else (feasible, too large, an overflow) is refused, so the rule errs only toward refusal.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "check/check_internal.h"
 
-enum { MAXV = 96, MAXROWS = 3000, MAXLOOPS = 30, MAXSTATES = 4000, MAXDIVS = 8 };
-
-/* ---- integer linear systems: sum a[i] x[i] + c  (>= 0, or == 0) ---- */
-
-typedef struct Row {
-    int64_t a[MAXV];
-    int64_t c;
-    bool eq;
-} Row;
-
-typedef struct Sys {
-    Row *rows;
-    int n, cap;
-    int nv;
-    bool overflow; /* a coefficient left int64: the answer is "maybe" */
-} Sys;
-
-static Row *sys_row(Sys *s, bool eq) {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 64;
-        s->rows = realloc(s->rows, sizeof(Row) * (size_t)s->cap);
-        if (!s->rows) abort();
-    }
-    Row *r = &s->rows[s->n++];
-    memset(r, 0, sizeof *r);
-    r->eq = eq;
-    return r;
-}
-
-static int64_t gcd64(int64_t a, int64_t b) {
-    if (a < 0) a = -a;
-    if (b < 0) b = -b;
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-static int64_t floor_div(int64_t a, int64_t b) { /* b > 0 */
-    int64_t q = a / b;
-    return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-
-/* Divides a row by the gcd of its coefficients (an inequality's constant rounds down:
- * the integer tightening). Returns -1 for a contradiction, 0 for a row to drop (all
- * coefficients zero and true), 1 to keep. */
-static int normalize(Row *r, int nv) {
-    int64_t g = 0;
-    for (int i = 0; i < nv; i++) g = gcd64(g, r->a[i]);
-    if (g == 0) return r->eq ? (r->c == 0 ? 0 : -1) : (r->c >= 0 ? 0 : -1);
-    if (r->eq && r->c % g != 0) return -1;
-    for (int i = 0; i < nv; i++) r->a[i] /= g;
-    r->c = r->eq ? r->c / g : floor_div(r->c, g);
-    return 1;
-}
-
-/* out = p * x + q * y, checked. */
-static bool combine(Row *out, const Row *x, int64_t p, const Row *y, int64_t q, int nv) {
-    int64_t u, v;
-    for (int i = 0; i < nv; i++) {
-        if (__builtin_mul_overflow(x->a[i], p, &u) || __builtin_mul_overflow(y->a[i], q, &v) ||
-            __builtin_add_overflow(u, v, &out->a[i]))
-            return false;
-    }
-    if (__builtin_mul_overflow(x->c, p, &u) || __builtin_mul_overflow(y->c, q, &v) ||
-        __builtin_add_overflow(u, v, &out->c))
-        return false;
-    return true;
-}
-
-/* Substitutes equality e (coefficient +-1 on v) into every other row. */
-static bool substitute(Sys *s, int ei, int v) {
-    Row e = s->rows[ei];
-    for (int i = 0; i < s->n; i++) {
-        if (i == ei || s->rows[i].a[v] == 0) continue;
-        Row out = s->rows[i];
-        /* row - (b / a) * e, with a = +-1: row * 1 + e * (-b * a) */
-        if (!combine(&out, &s->rows[i], 1, &e, -s->rows[i].a[v] * e.a[v], s->nv)) return false;
-        out.eq = s->rows[i].eq;
-        s->rows[i] = out;
-    }
-    s->rows[ei] = s->rows[--s->n];
-    return true;
-}
-
-/* Cleans rows: normalizes, drops trivial ones. Returns false on a contradiction. */
-static bool sys_clean(Sys *s) {
-    for (int i = 0; i < s->n;) {
-        int k = normalize(&s->rows[i], s->nv);
-        if (k < 0) return false;
-        if (k == 0) s->rows[i] = s->rows[--s->n];
-        else i++;
-    }
-    return true;
-}
-
-/* Two inequalities a.x + c >= 0 and -a.x - c >= 0 say a.x + c = 0: an equality the
- * exact elimination below can use (a thread's r1 <= r2 and r2 <= r1 become r1 = r2). */
-static void find_implied_equalities(Sys *s) {
-    for (int i = 0; i < s->n; i++) {
-        if (s->rows[i].eq) continue;
-        for (int j = i + 1; j < s->n; j++) {
-            if (s->rows[j].eq || s->rows[i].c != -s->rows[j].c) continue;
-            bool opposite = true;
-            for (int v = 0; v < s->nv && opposite; v++)
-                opposite = s->rows[i].a[v] == -s->rows[j].a[v];
-            if (!opposite) continue;
-            s->rows[i].eq = true;
-            s->rows[j] = s->rows[--s->n];
-            break;
-        }
-    }
-}
-
-static bool eliminate_equalities(Sys *s) {
-    for (;;) {
-        if (!sys_clean(s)) return false;
-        find_implied_equalities(s);
-        int ei = -1, v = -1;
-        for (int i = 0; i < s->n && ei < 0; i++) {
-            if (!s->rows[i].eq) continue;
-            for (int j = 0; j < s->nv; j++)
-                if (s->rows[i].a[j] == 1 || s->rows[i].a[j] == -1) {
-                    ei = i;
-                    v = j;
-                    break;
-                }
-        }
-        if (ei < 0) break;
-        if (!substitute(s, ei, v)) {
-            s->overflow = true;
-            return true;
-        }
-    }
-    return true;
-}
-
-/* Equalities without a unit coefficient: as two inequalities (sound, less precise). */
-static bool relax_equalities(Sys *s) {
-    int n = s->n;
-    for (int i = 0; i < n; i++) {
-        if (!s->rows[i].eq) continue;
-        s->rows[i].eq = false;
-        Row *neg = sys_row(s, false);
-        for (int j = 0; j < s->nv; j++) neg->a[j] = -s->rows[i].a[j];
-        neg->c = -s->rows[i].c;
-    }
-    return sys_clean(s);
-}
-
-/* The constant bounds rows of one variable give it (lo <= v <= hi); false if unbounded. */
-static bool var_range(const Sys *s, int v, int64_t *lo, int64_t *hi) {
-    bool has_lo = false, has_hi = false;
-    for (int i = 0; i < s->n; i++) {
-        const Row *r = &s->rows[i];
-        bool single = r->a[v] != 0;
-        for (int j = 0; j < s->nv && single; j++) single = j == v || r->a[j] == 0;
-        if (!single || r->eq) continue;
-        if (r->a[v] > 0) { /* a v + c >= 0: v >= ceil(-c / a) */
-            int64_t b = -floor_div(r->c, r->a[v]);
-            if (!has_lo || b > *lo) *lo = b;
-            has_lo = true;
-        } else { /* -a v + c >= 0: v <= floor(c / a) */
-            int64_t b = floor_div(r->c, -r->a[v]);
-            if (!has_hi || b < *hi) *hi = b;
-            has_hi = true;
-        }
-    }
-    return has_lo && has_hi;
-}
-
-static bool sys_feasible_within(Sys *s, int *budget);
-static int split_on(Sys *s, int best, int64_t blo, int64_t bhi, int *budget);
-
-/* An equality with no unit coefficient (16 t1 - 16 t2 - 31 b + 2 = 0) needs divisibility,
- * which inequalities cannot say: when one of its variables has a small range, try each
- * value. Returns -1 when no such variable (or no budget) is left, else the answer. */
-static int split_equality(Sys *s, int *budget) {
-    int best = -1;
-    int64_t blo = 0, bhi = 0;
-    for (int i = 0; i < s->n; i++) {
-        if (!s->rows[i].eq) continue;
-        for (int v = 0; v < s->nv; v++) {
-            int64_t lo = 0, hi = 0;
-            if (!s->rows[i].a[v] || !var_range(s, v, &lo, &hi)) continue;
-            if (best < 0 || hi - lo < bhi - blo) {
-                best = v;
-                blo = lo;
-                bhi = hi;
-            }
-        }
-    }
-    if (best < 0 || bhi - blo > 64) return -1;
-    return split_on(s, best, blo, bhi, budget);
-}
-
-/* Tries each value lo..hi of variable v: feasible when one value is. -1: no budget. */
-static int split_on(Sys *s, int best, int64_t blo, int64_t bhi, int *budget) {
-    if (*budget < bhi - blo + 1) return -1;
-    *budget -= (int)(bhi - blo + 1);
-    for (int64_t x = blo; x <= bhi; x++) {
-        Sys t = {.nv = s->nv};
-        for (int i = 0; i < s->n; i++) *sys_row(&t, s->rows[i].eq) = s->rows[i];
-        Row *fix = sys_row(&t, true);
-        fix->a[best] = 1;
-        fix->c = -x;
-        bool ok = sys_feasible_within(&t, budget);
-        free(t.rows);
-        if (ok) return 1;
-    }
-    return 0;
-}
-
-/* Whether the system may have an integer solution (false: proven none). */
-static bool sys_feasible(Sys *s) {
-    int budget = 2048;
-    return sys_feasible_within(s, &budget);
-}
-
-static bool sys_feasible_within(Sys *s, int *budget) {
-    for (;;) {
-        if (!eliminate_equalities(s)) return false; /* also those each step implies */
-        if (s->overflow) return true;
-        int split = split_equality(s, budget);
-        if (split >= 0) return split;
-        if (!relax_equalities(s)) return false;
-        /* Prefer a variable whose lower or upper bounds all have coefficient 1: its
-         * elimination loses no integer solutions (the Omega test's exact shadow). */
-        int best = -1;
-        long best_cost = 0;
-        for (int v = 0; v < s->nv; v++) {
-            long pos = 0, neg = 0;
-            bool unit_pos = true, unit_neg = true;
-            for (int i = 0; i < s->n; i++) {
-                int64_t a = s->rows[i].a[v];
-                pos += a > 0, neg += a < 0;
-                unit_pos &= a <= 1;
-                unit_neg &= a >= -1;
-            }
-            if (pos + neg == 0) continue;
-            long cost = pos * neg - pos - neg + (unit_pos || unit_neg ? 0 : 1000000L);
-            if (best < 0 || cost < best_cost) {
-                best = v;
-                best_cost = cost;
-            }
-        }
-        if (best < 0) return true; /* only constants left, all true */
-        if (best_cost >= 1000000L) {
-            /* No exact elimination left: a variable of a few values is tried value by
-             * value instead, which keeps the answer exact (t / 64 in {0, 1}). */
-            int pick = -1;
-            int64_t plo = 0, phi = 0;
-            for (int v = 0; v < s->nv; v++) {
-                int64_t lo = 0, hi = 0;
-                if (var_range(s, v, &lo, &hi) && lo < hi && hi - lo <= 16 &&
-                    (pick < 0 || hi - lo < phi - plo))
-                    pick = v, plo = lo, phi = hi;
-            }
-            int split = pick >= 0 ? split_on(s, pick, plo, phi, budget) : -1;
-            if (split >= 0) return split;
-        }
-        int v = best, n = s->n;
-        for (int i = 0; i < n; i++) {
-            if (s->rows[i].a[v] <= 0) continue;
-            for (int j = 0; j < n; j++) {
-                if (s->rows[j].a[v] >= 0) continue;
-                if (s->n >= MAXROWS) return true;
-                Row *r = sys_row(s, false);
-                if (!combine(r, &s->rows[i], -s->rows[j].a[v], &s->rows[j], s->rows[i].a[v], s->nv))
-                    return true;
-                int k = normalize(r, s->nv);
-                if (k < 0) return false;
-                if (k == 0) s->n--;
-            }
-        }
-        for (int i = 0; i < s->n;) {
-            if (s->rows[i].a[v] != 0) s->rows[i] = s->rows[--s->n];
-            else i++;
-        }
-    }
-}
+enum { MAXV = INTSYS_MAXV, MAXLOOPS = 30, MAXSTATES = 4000, MAXDIVS = 8 };
+/* Loop sets are bits of an unsigned, and laps two bits a loop of a Laps (below). */
+_Static_assert(MAXLOOPS < 32 && 2 * MAXLOOPS <= 64, "loop sets and laps fit their words");
 
 /* ---- the region's accesses and its control-flow graph ---- */
 
@@ -371,7 +93,10 @@ typedef struct Edge {
  * for "more, or it left the loop" (then nothing ties the iterations together). */
 typedef uint64_t Laps;
 
-static unsigned laps_of(Laps l, int id) { return (unsigned)(l >> (2 * id)) & 3u; }
+static unsigned laps_of(Laps l, int id) {
+    assert(id >= 0 && id < MAXLOOPS);
+    return (unsigned)(l >> (2 * id)) & 3u;
+}
 
 typedef struct Node {
     int access; /* -1 when none */
@@ -453,6 +178,7 @@ static void index_through_layout(const Phase *p, Touch *a) {
 static int add_access(Phase *p, int cur, Symbol *array, AccKind kind, Expr *index, int width,
                       Span span) {
     if (!is_array(array)) return cur;
+    assert(width >= 1); /* elements index .. index + width - 1 */
     if (p->nacc == p->capacc) {
         p->capacc = p->capacc ? p->capacc * 2 : 16;
         p->acc = realloc(p->acc, sizeof(Touch) * (size_t)p->capacc);
@@ -679,7 +405,7 @@ typedef struct Lin {
 /* What one pair check knows: which variable each thread's names map to. */
 typedef struct Pair {
     Phase *p;
-    Sys sys;
+    IntSys sys;
     bool same_block;
     unsigned tied;         /* loops whose iterations the paths relate: i = base + laps */
     unsigned equal_loops;  /* tied loops both threads are in the same iteration of */
@@ -754,7 +480,7 @@ static bool lin_is_const(const Lin *l) {
 /* Adds sum(l) + k (>= 0 or == 0) to the pair's system. */
 static void constrain(Pair *q, Lin l, int64_t k, bool eq) {
     if (!l.ok || __builtin_add_overflow(l.c, k, &l.c)) return; /* dropping a constraint is sound */
-    Row *r = sys_row(&q->sys, eq);
+    IntRow *r = intsys_row(&q->sys, eq);
     memcpy(r->a, l.a, sizeof r->a);
     r->c = l.c;
 }
@@ -1121,9 +847,9 @@ static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_bloc
                     divmod_of(&q, lin_name(&q, &tname, 0, 0), 32, false), -1);
     if (!same_block || !warp || a == b)
         constrain(&q, order < 0 ? d : lin_add(lin_const(0), d, -1), -1, false);
-    bool feasible = q.sys.nv < MAXV && sys_feasible(&q.sys);
-    if (q.sys.nv >= MAXV) feasible = true;
-    free(q.sys.rows);
+    /* Every unknown taken: one may have been refused (var_for), so the answer is "maybe". */
+    bool feasible = q.sys.nv >= MAXV || intsys_feasible(&q.sys) == INTSYS_MAYBE;
+    intsys_free(&q.sys);
     return feasible;
 }
 
@@ -1275,6 +1001,9 @@ static void check_across_blocks(Phase *p, Symbol ***done, int *ndone) {
 }
 
 void check_phases(Checker *c, Stmt *region) {
+    /* A checked cooperative region: its binders are declared (check_binder). */
+    assert(region->kind == STMT_BLOCKS && region->u.blocks.threads.sym &&
+           region->u.blocks.grid.sym);
     Phase p = {.c = c,
                .region = region,
                .tvar = region->u.blocks.threads.sym,

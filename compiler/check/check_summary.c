@@ -6,6 +6,7 @@
  * rounding a function performs, which an implementation must share with its reference
  * (E-IMPL-NUMERICS).
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,6 +283,7 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 char *check_rounding_signature(const Item *fn) {
+    assert(fn->kind == ITEM_FN); /* a checked function (check_internal.h) */
     SigWalk w = {0};
     sig_fn(&w, fn);
     if (w.set.len)

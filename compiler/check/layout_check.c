@@ -4,6 +4,7 @@
  * the methods, the fragment rules and the lowering. */
 #include "check/layout_check.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -30,6 +31,12 @@ static Builtin constructor_of(const Expr *e) {
 }
 
 static const Layout *fold(Checker *c, Expr *e, int depth);
+
+/* Keeps a proved layout on its expression: within the caps its proof enumerated. */
+static const Layout *keep(Checker *c, Expr *e, const Layout *l) {
+    assert(l->rows * l->cols <= LAYOUT_MAX_SIZE && l->cosize <= LAYOUT_MAX_COSIZE);
+    return e->layout = arena_copy(c->arena, l, sizeof *l);
+}
 
 /* What build() says when the layout it builds on has none: a cycle of layouts or an
  * error already reported where that layout is written, so nothing more is said. */
@@ -66,9 +73,7 @@ static const Layout *fold_call(Checker *c, Expr *e, Builtin b, bool report, int 
     const char *why = build(c, e, b, &l, msg, sizeof msg, depth, &constant);
     if (!report) {
         LayoutClash clash;
-        return !why && constant && layout_prove(&l, &clash)
-                   ? (e->layout = arena_copy(c->arena, &l, sizeof l))
-                   : NULL;
+        return !why && constant && layout_prove(&l, &clash) ? keep(c, e, &l) : NULL;
     }
     if (!constant) {
         diag_error(c->d, e->span, E_CONST, "write a layout's sizes as literals or consts",
@@ -103,7 +108,7 @@ static const Layout *fold_call(Checker *c, Expr *e, Builtin b, bool report, int 
                        k.a0, k.a1, k.b0, k.b1, k.at);
         return NULL;
     }
-    return e->layout = arena_copy(c->arena, &l, sizeof l);
+    return keep(c, e, &l);
 }
 
 static const Layout *fold(Checker *c, Expr *e, int depth) {

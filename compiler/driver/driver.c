@@ -150,7 +150,23 @@ static void compile_flags(const BuildOptions *opt, StrVec *flags) {
     sv_push(flags, "-fno-omit-frame-pointer");
 }
 
-static const char *const link_libs[] = {"-lm", "-pthread", "-lcrypto", "-lcjson"};
+/* What every program links, host or CUDA build, in this order: the one list the host
+ * link, the nvcc link and the receipt all take. A compiler-driver option (-pthread) is
+ * not a library: nvcc's link passes it to the host compiler behind -Xcompiler. */
+typedef struct LinkArg {
+    const char *arg;
+    bool driver_option;
+} LinkArg;
+static const LinkArg link_args[] = {
+    {"-lm", false}, {"-pthread", true}, {"-lcrypto", false}, {"-lcjson", false}};
+
+/* Appends the link libraries to argv, spelled for nvcc's link when for_nvcc. */
+static void push_link_args(StrVec *argv, bool for_nvcc) {
+    for (size_t k = 0; k < sizeof link_args / sizeof *link_args; k++) {
+        if (for_nvcc && link_args[k].driver_option) sv_push(argv, "-Xcompiler");
+        sv_push(argv, link_args[k].arg);
+    }
+}
 
 /* ---- the cache ------------------------------------------------------------------ */
 
@@ -191,11 +207,11 @@ static int cc_discover(const char *requested, CcInfo *cc, Err *err) {
     if (requested) cc->path = fs_which(requested);
     for (size_t k = 0; !requested && !cc->path && k < 3; k++) cc->path = fs_which(candidates[k]);
     if (!cc->path)
-        return requested ? err_fail(err, DRIVER_USAGE,
+        return requested ? err_fail(err, DRIVER_NO_TOOL,
                                     "C compiler '%s' not found on PATH "
                                     "(install it, or pass --cc gcc or --cc clang)",
                                     requested)
-                         : err_fail(err, DRIVER_USAGE,
+                         : err_fail(err, DRIVER_NO_TOOL,
                                     "no C compiler found on PATH (install gcc "
                                     "or clang, or pass --cc PATH)");
     char *text = version_text(cc->path);
@@ -245,7 +261,7 @@ static int nvcc_discover(NvccInfo *nv, Err *err) {
     }
     if (!nv->path)
         return err_fail(
-            err, DRIVER_USAGE,
+            err, DRIVER_NO_TOOL,
             "nvcc not found (install the CUDA toolkit, put nvcc on PATH "
             "or set CUDA_HOME; --emulate runs the device work on host threads instead)");
     char *text = version_text(nv->path);
@@ -498,7 +514,7 @@ static int compile_program(const CcInfo *cc, const StrVec *flags, const char *rt
     for (size_t k = 0; k < objects->len; k++) sv_push(&argv, objects->items[k]);
     sv_push(&argv, "-o");
     sv_push(&argv, out);
-    for (size_t k = 0; k < sizeof link_libs / sizeof *link_libs; k++) sv_push(&argv, link_libs[k]);
+    push_link_args(&argv, false);
     int status = proc_run(argv.items, c_dir, log);
     sv_free(&argv);
     return status == 0 ? 0 : compile_failure("the generated C", log, err);
@@ -529,8 +545,9 @@ static int compile_cuda(const CcInfo *cc, const NvccInfo *nv, const StrVec *flag
     sv_push(&link, obj);
     sv_push(&link, dev_obj);
     for (size_t k = 0; k < objects->len; k++) sv_push(&link, objects->items[k]);
-    const char *link_tail[] = {"-o", out, "-lm", "-lcrypto", "-lcjson", "-Xcompiler", "-pthread"};
-    for (size_t k = 0; k < 7; k++) sv_push(&link, link_tail[k]);
+    sv_push(&link, "-o");
+    sv_push(&link, out);
+    push_link_args(&link, true);
     int status = 0;
     pathf(log, "%s/%s.log", c_dir, stem);
     if (proc_run(host.items, c_dir, log) != 0)
@@ -574,7 +591,7 @@ static int write_receipt(const BuildOptions *opt, const char *output, const CcIn
         sha256_file_hex(out_abs, out_sha, NULL, NULL) != 0)
         return err_fail(err, DRIVER_USAGE, "cannot read back %s: %s", output, strerror(errno));
     StrVec link = {0};
-    for (size_t k = 0; k < sizeof link_libs / sizeof *link_libs; k++) sv_push(&link, link_libs[k]);
+    push_link_args(&link, false);
     ReceiptInfo info = {opt->source,
                         src_sha,
                         output,

@@ -7,8 +7,10 @@
  * links the program (nvcc links a CUDA build), and writes the build receipt
  * (receipt.h). Errors come back as a status and a one-line message (lib/err.h's Err)
  * for the one place that prints them (cmd_build.c, cmd_run.c). Statuses: 0 built, 1 the program was refused (diagnostics already
- * printed), 2 usage or environment (bad flag, no compiler, unwritable output), 3 the C
- * compiler failed on generated code or the runtime (a bug in cairn). */
+ * printed), 2 usage or environment (bad flag, unwritable output), 3 the C compiler failed
+ * on generated code or the runtime (a bug in cairn), 4 no C compiler (or nvcc) to build
+ * with (`cairn build` reports it as 2, `cairn run` as 127, as a shell reports a command
+ * it cannot find). */
 #ifndef CAIRN_DRIVER_H
 #define CAIRN_DRIVER_H
 
@@ -17,7 +19,13 @@
 #include "base/base.h"
 #include "lib/err.h"
 
-enum { DRIVER_OK = 0, DRIVER_REFUSED = 1, DRIVER_USAGE = 2, DRIVER_INTERNAL = 3 };
+enum {
+    DRIVER_OK = 0,
+    DRIVER_REFUSED = 1,
+    DRIVER_USAGE = 2,
+    DRIVER_INTERNAL = 3,
+    DRIVER_NO_TOOL = 4
+};
 
 /* The runtime's sources carried inside the binary (scripts/embed_runtime.py). */
 extern const EmbeddedFile cairn_runtime_files[];

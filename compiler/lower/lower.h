@@ -6,7 +6,8 @@
  * C file; device work runs on host threads (lower_emulate.c: device parallel regions on
  * the pool, blocks over the pool with each block's threads phase by phase). For a CUDA
  * target the host code is the same C and each device region becomes a kernel and a
- * launcher in a .cu file (lower_cuda.c) that nvcc compiles beside it.
+ * launcher in a .cu file (lower_cuda.c) that nvcc compiles beside it. Each target's
+ * choices are one table of functions (lower/target_internal.h).
  *
  * The generated C includes "cairn.h" and compiles without warnings under gcc and clang
  * with -std=c11 -Wall -Wextra -Werror -ffp-contract=off -fno-fast-math. Every guard the

@@ -9,6 +9,7 @@
  * calloc'ed and freed at the end of their block and at every return. */
 #include "lower/lower.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "lower/lower_c_internal.h"
 #include "lower/lower_mma.h"
+#include "lower/target_internal.h"
 
 /* ---- emitting ---- */
 
@@ -48,18 +50,14 @@ const char *lower_at(Lower *L, Span s) {
 }
 
 void lower_unsupported(Lower *L, Span s, const char *what) {
-    if (L->cuda)
-        diag_error(L->diags, s, E_UNSUPPORTED,
-                   "build it with --emulate, which runs it on host threads",
-                   "%s: not lowered for CUDA targets yet", what);
-    else
-        diag_error(L->diags, s, E_UNSUPPORTED, "build for a target that has it, or leave it out",
-                   "%s: not lowered for the host yet", what);
+    diag_error(L->diags, s, E_UNSUPPORTED, L->target->unsupported_hint,
+               "%s: not lowered for %s yet", what, L->target->unsupported_where);
 }
 
 /* ---- names and types ---- */
 
 const char *lower_c_scalar(const Type *t) {
+    assert(t && "the checker typed every expression and symbol it passed");
     switch (t->kind) {
     case TY_BOOL: return "bool";
     case TY_I8: return "int8_t";
@@ -100,6 +98,7 @@ const Symbol *lower_expr_sym(const Expr *e) {
 }
 
 bool lower_is_thread_sym(const Lower *L, const Symbol *s) {
+    assert(L->nthread_syms >= 0 && L->nthread_syms <= LOWER_MAX_LIVE);
     for (int i = 0; i < L->nthread_syms; i++)
         if (L->thread_syms[i] == s) return true;
     return false;
@@ -110,6 +109,7 @@ const char *lower_thread_array(Lower *L, const Symbol *s) {
 }
 
 const char *lower_sym_c(Lower *L, const Symbol *s) {
+    assert(s && "the checker resolved every name");
     if (lower_is_thread_sym(L, s))
         return arena_printf(L->arena, "%s[cairn_t]", lower_thread_array(L, s));
     switch (s->kind) {
@@ -123,9 +123,9 @@ const char *lower_sym_len(Lower *L, const Symbol *s) {
     return arena_printf(L->arena, "v_%s_%d_n", s->name, s->id);
 }
 
-static void c_string(StrBuf *sb, const char *text, size_t len) {
+void lower_c_string(StrBuf *sb, const char *text) {
     sb_puts(sb, "\"");
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = 0, len = strlen(text); i < len; i++) {
         unsigned char c = (unsigned char)text[i];
         if (c == '"' || c == '\\') sb_printf(sb, "\\%c", c);
         else if (c < 32 || c > 126) sb_printf(sb, "\\%03o", c);
@@ -138,18 +138,14 @@ static void c_string(StrBuf *sb, const char *text, size_t len) {
 
 /* Frees the buffers live[from..] (innermost first). */
 static void free_live(Lower *L, int from) {
-    for (int k = L->nlive - 1; k >= from; k--) {
-        const Symbol *b = L->live[k];
-        if (L->cuda)
-            lower_emit(L, "cairn_device_free(%s, %d);", lower_sym_c(L, b),
-                       (int)b->type->u.view.place);
-        else lower_emit(L, "free(%s);", lower_sym_c(L, b));
-    }
+    assert(from >= 0 && from <= L->nlive && L->nlive <= LOWER_MAX_LIVE);
+    for (int k = L->nlive - 1; k >= from; k--) L->target->buffer_free(L, L->live[k]);
 }
 
 void lower_block(Lower *L, const Block *b) {
     int mark = L->nlive;
     for (int i = 0; i < b->nstmts; i++) lower_stmt(L, b->stmts[i]);
+    assert(L->nlive >= mark && "a statement frees only the buffers it allocated");
     free_live(L, mark);
     L->nlive = mark;
 }
@@ -186,6 +182,7 @@ static void lower_assign(Lower *L, const Stmt *s) {
                                    [ASSIGN_MUL] = BIN_MUL,
                                    [ASSIGN_DIV] = BIN_DIV};
     const Expr *target = s->u.assign.target;
+    assert(s->u.assign.op >= ASSIGN_SET && s->u.assign.op <= ASSIGN_DIV);
     const char *v = lower_expr(L, s->u.assign.value);
     const char *place = lower_place(L, s->u.assign.target);
     if (!v || !place) return;
@@ -237,17 +234,11 @@ static void lower_buffer(Lower *L, const Stmt *s) {
         lower_unsupported(L, s->span, "this many nested buffers");
         return;
     }
+    assert(L->nlive < LOWER_MAX_LIVE);
     const char *n = lower_expr(L, s->u.alloc.count);
     const char *t = lower_c_scalar(s->u.alloc.elem), *name = lower_sym_c(L, sym),
                *len = lower_sym_len(L, sym);
-    if (L->cuda) { /* by placement: cudaMalloc, cudaMallocManaged or the host heap */
-        lower_use_runtime(L, LOWER_MODULE_DEVICE);
-        lower_emit(L, "%s *%s = (%s *)cairn_device_zeroed(%s, sizeof(%s), %d, %s);", t, name, t, n,
-                   t, (int)s->u.alloc.place, lower_at(L, s->span));
-    } else { /* emulated: every placement is host memory */
-        lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", t, name, t, n, t,
-                   lower_at(L, s->span));
-    }
+    L->target->buffer_alloc(L, s, t, name, n);
     lower_emit(L, "const uint64_t %s = %s;", len, n);
     lower_emit(L, "(void)%s;", len);
     L->live[L->nlive++] = sym;
@@ -270,16 +261,8 @@ void lower_stmt(Lower *L, const Stmt *s) {
     case STMT_BUFFER: lower_buffer(L, s); break;
     case STMT_BLOCK: lower_braced(L, s->u.block); break;
     case STMT_BLOCKS: lower_blocks(L, s); break;
-    case STMT_SHARED: /* the emulation lowers them itself (lower_emulate.c) */
-    case STMT_BARRIER:
-        if (L->cuda) lower_coop_stmt_cuda(L, s);
-        else /* lower_emulate.c takes shared arrays and barriers where the region lists them */
-            lower_unsupported(
-                L, s->span,
-                s->kind == STMT_SHARED
-                    ? "a `shared` array inside an if or loop (declare it at the region's top level)"
-                    : "a `barrier` here");
-        break;
+    case STMT_SHARED:
+    case STMT_BARRIER: L->target->coop_stmt(L, s); break;
     }
 }
 
@@ -341,17 +324,18 @@ static void prologue(Lower *L, const Item *fn) {
     if (fn->u.fn.requires) lower_requires(L, fn);
 }
 
-/* A function, into the C file; or (device) its copy in the .cu that device lanes call,
- * whose roundings the host copy already listed. */
-static void lower_fn(Lower *L, const Item *fn, bool device) {
+/* A function, into the C file; or (`device`, the qualifier of a device copy) its copy
+ * in L->dev that device lanes call, whose roundings the host copy already listed. */
+static void lower_fn(Lower *L, const Item *fn, const char *device) {
+    assert(fn->kind == ITEM_FN && L->indent == 0 && !L->in_device);
     const char *sig = signature(L, fn);
-    const char *q = device ? "static __device__" : "static";
+    const char *q = device ? device : "static";
     sb_printf(device ? &L->dev_protos : &L->protos, "%s %s __attribute__((unused));\n", q, sig);
     L->fn = fn;
     cJSON *scratch = device ? cJSON_CreateArray() : NULL;
     L->entries = device ? scratch : cJSON_AddArrayToObject(L->numerics, fn->name);
     L->out = device ? &L->dev : &L->defs;
-    L->in_device = device;
+    L->in_device = device != NULL;
     L->nlive = L->live_base = 0;
     lower_emit(L, "%s %s {", q, sig);
     L->indent = 1;
@@ -360,16 +344,18 @@ static void lower_fn(Lower *L, const Item *fn, bool device) {
     if (fn->u.fn.ret && fn->u.fn.ret->kind != TY_VOID)
         lower_emit(L, "cairn_trap_at(\"reached the end of a function without a return\", %s);",
                    lower_at(L, fn->span));
+    assert(L->nlive == 0 && L->nthread_syms == 0 && L->nwarp == 0 && !L->coop_thread);
     L->indent = 0;
     lower_emit(L, "}\n");
     L->in_device = false;
     cJSON_Delete(scratch);
 }
 
-/* A constant becomes a function computing it, so any checked expression may define it. */
-static void lower_const(Lower *L, const Item *it, bool device) {
+/* A constant becomes a function computing it, so any checked expression may define it
+ * (`device`: as lower_fn). */
+static void lower_const(Lower *L, const Item *it, const char *device) {
     const char *t = lower_c_scalar(it->u.const_.type);
-    const char *q = device ? "static __device__" : "static";
+    const char *q = device ? device : "static";
     sb_printf(device ? &L->dev_protos : &L->protos,
               "%s %s cairn_const_%s(void) __attribute__((unused));\n", q, t, it->name);
     cJSON *scratch = device ? cJSON_CreateArray() : NULL;
@@ -385,14 +371,18 @@ static void lower_const(Lower *L, const Item *it, bool device) {
     cJSON_Delete(scratch);
 }
 
-/* CUDA: what device lanes may call (constants, and functions without regions or
- * host-only effects) gets a __device__ copy in the .cu. */
-static void lower_device_copies(Lower *L) {
+/* What device lanes may call (constants, and functions without regions or host-only
+ * effects) gets a copy with qualifier q in L->dev (a target's items_end asks).
+ * Not asserted: that a copy holds no region. The checker computes lane_effects before
+ * it makes `derive grad` functions, so a derived function that runs a parallel region
+ * has none and gets a copy (whose host C then fails to build: a checker bug, left to
+ * check/); "no region inside a lane" holds for written functions only. */
+void lower_device_copies(Lower *L, const char *q) {
     for (int i = 0; i < L->prog->nitems; i++) {
         const Item *it = L->prog->items[i];
-        if (it->kind == ITEM_CONST) lower_const(L, it, true);
+        if (it->kind == ITEM_CONST) lower_const(L, it, q);
         else if (it->kind == ITEM_FN && it->u.fn.lane_effects == 0 && strcmp(it->name, "main") != 0)
-            lower_fn(L, it, true);
+            lower_fn(L, it, q);
     }
 }
 
@@ -402,7 +392,7 @@ static void prelude(StrBuf *out, const Program *p) {
     sb_puts(out, ": do not edit. */\n#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
                  "#include <stdlib.h>\n\n#include \"cairn.h\"\n#include \"cairn_checked.h\"\n\n"
                  "static const char cairn_source[] = ");
-    c_string(out, p->src.path, strlen(p->src.path));
+    lower_c_string(out, p->src.path);
     sb_puts(out, ";\n#define CAIRN_AT(line, col) ((cairn_loc){cairn_source, (line), (col)})\n\n");
 }
 
@@ -411,13 +401,13 @@ static void lower_program_items(Lower *L) {
     for (int i = 0; i < L->prog->nitems; i++) {
         const Item *it = L->prog->items[i];
         if (it->kind == ITEM_FN) {
-            lower_fn(L, it, false);
+            lower_fn(L, it, NULL);
             has_main |= strcmp(it->name, "main") == 0;
         } else if (it->kind == ITEM_CONST) {
-            lower_const(L, it, false);
+            lower_const(L, it, NULL);
         }
     }
-    if (L->cuda) lower_device_copies(L);
+    L->target->items_end(L);
     if (has_main) {
         sb_puts(&L->defs, "int main(void) {\n    return (int)cairn_fn_main();\n}\n");
         return;
@@ -428,28 +418,34 @@ static void lower_program_items(Lower *L) {
                "a program to build needs a main function");
 }
 
-/* Where the CUDA back end's pieces go: the context structs both files declare, the
- * kernels (.cu), and the host code (.c) that calls their launchers. */
+/* The files: the host C's prelude, what the target adds (its own files too), then the
+ * prototypes, the lane functions and the functions. */
 static void assemble(Lower *L, LowerOutput *out) {
     prelude(&out->c, L->prog);
-    if (L->cuda) {
-        sb_puts(&out->c, "#include \"cairn_device.h\"\n\n");
-        sb_append(&out->c, L->shared_decls.data ? L->shared_decls.data : "", L->shared_decls.len);
-        lower_use_runtime(L, LOWER_MODULE_DEVICE); /* the .cu includes cairn_device_cuda.h */
-        lower_cuda_prelude(&out->cu, L->prog);
-        sb_append(&out->cu, L->shared_decls.data ? L->shared_decls.data : "", L->shared_decls.len);
-        sb_append(&out->cu, L->dev_protos.data ? L->dev_protos.data : "", L->dev_protos.len);
-        sb_puts(&out->cu, "\n");
-        sb_append(&out->cu, L->dev.data ? L->dev.data : "", L->dev.len);
-    }
+    L->target->assemble(L, out);
     sb_append(&out->c, L->protos.data ? L->protos.data : "", L->protos.len);
     sb_puts(&out->c, "\n");
     sb_append(&out->c, L->lanes.data ? L->lanes.data : "", L->lanes.len);
     sb_append(&out->c, L->defs.data ? L->defs.data : "", L->defs.len);
 }
 
+/* Every entry of a target's table is there (target_internal.h: none may be NULL). */
+static bool target_complete(const LowerTarget *t) {
+    return t->unsupported_where && t->unsupported_hint && t->items_end && t->assemble &&
+           t->buffer_alloc && t->buffer_free && t->observe_fn && t->device_parallel && t->blocks &&
+           t->coop_stmt && t->warp_op && t->device_reduce && t->device_scan && t->device_atomic &&
+           t->device_wide && t->matrix_mma_device && t->enclose_device && t->frag_ready &&
+           t->frag_fill && t->frag_load && t->frag_store && t->frag_mma && t->frag_index &&
+           t->frag_get && t->frag_set;
+}
+
 int lower_program(Program *p, Diags *d, bool cuda, LowerOutput *out) {
-    Lower L = {.prog = p, .diags = d, .arena = p->arena, .numerics = out->numerics, .cuda = cuda};
+    assert(p && p->checked && "lowering takes a program the checker accepted");
+    /* The one place that chooses a target: everything after asks the table. */
+    const LowerTarget *target = cuda ? &lower_target_cuda : &lower_target_host;
+    assert(target_complete(target));
+    Lower L = {
+        .prog = p, .diags = d, .arena = p->arena, .numerics = out->numerics, .target = target};
     lower_use_runtime(&L, LOWER_MODULE_TRAP); /* guards are everywhere, in the headers too */
     lower_program_items(&L);
     int refused = diags_has_errors(d);

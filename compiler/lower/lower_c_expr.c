@@ -1,5 +1,6 @@
 /* lower_c_expr.c: expressions and builtins to C (see lower_c_internal.h for the
  * scheme: every value lands in a temporary, in CAIRN's evaluation order). */
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -7,9 +8,9 @@
 
 #include "lower/lower_c_internal.h"
 #include "lower/lower_mma.h"
+#include "lower/target_internal.h"
 
-/* Declares a temporary of type t holding value; returns its name. */
-static const char *bind(Lower *L, const Type *t, const char *value) {
+const char *lower_bind(Lower *L, const Type *t, const char *value) {
     const char *name = lower_new_tmp(L);
     lower_emit(L, "%s %s = %s;", lower_c_scalar(t), name, value);
     return name;
@@ -34,7 +35,7 @@ static bool is_tmp(const char *v) {
 }
 
 const char *lower_opaque(Lower *L, const Type *t, const char *v) {
-    return is_tmp(v) ? v : bind(L, t, v);
+    return is_tmp(v) ? v : lower_bind(L, t, v);
 }
 
 /* ---- constants ---- */
@@ -98,10 +99,12 @@ static const char *float_constant(Lower *L, const Expr *e) {
 
 static const char *lower_name(Lower *L, const Expr *e) {
     const Symbol *s = e->u.name.sym;
-    if (s->kind == SYM_CONST) return bind(L, s->type, lower_sym_c(L, s));
+    assert(s && s->type && "the checker resolved and typed every name");
+    if (s->kind == SYM_CONST) return lower_bind(L, s->type, lower_sym_c(L, s));
     if (lower_is_scalar_ref(s->type))
-        return bind(L, s->type->u.view.elem, FMT("(*%s)", lower_sym_c(L, s)));
-    if (s->mut) return bind(L, s->type, lower_sym_c(L, s)); /* read now, before later effects */
+        return lower_bind(L, s->type->u.view.elem, FMT("(*%s)", lower_sym_c(L, s)));
+    if (s->mut)
+        return lower_bind(L, s->type, lower_sym_c(L, s)); /* read now, before later effects */
     return lower_sym_c(L, s);
 }
 
@@ -160,15 +163,17 @@ static const char *const checked_names[] = {
 const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, const Type *t,
                         Span s) {
     if (type_is_int(t)) {
+        assert(op < sizeof checked_names / sizeof *checked_names && checked_names[op]);
         const char *cast = op == BIN_SHL || op == BIN_SHR ? "(int64_t)" : "";
-        return bind(L, t,
-                    FMT("cairn_%s_%s(%s, %s%s, %s)", checked_names[op], lower_helper_suffix(t), a,
-                        cast, b, lower_at(L, s)));
+        return lower_bind(L, t,
+                          FMT("cairn_%s_%s(%s, %s%s, %s)", checked_names[op],
+                              lower_helper_suffix(t), a, cast, b, lower_at(L, s)));
     }
     if (op == BIN_REM) /* fmod is exact */
-        return bind(L, t, FMT("%s(%s, %s)", t->kind == TY_F32 ? "fmodf" : "fmod", a, b));
+        return lower_bind(L, t, FMT("%s(%s, %s)", t->kind == TY_F32 ? "fmodf" : "fmod", a, b));
+    assert(type_is_compute_float(t) && op <= BIN_DIV); /* the checker's float arithmetic */
     numerics_arith(L, t);
-    return bind(L, t, FMT("%s %s %s", a, c_ops[op], b));
+    return lower_bind(L, t, FMT("%s %s %s", a, c_ops[op], b));
 }
 
 /* a && b, a || b: b runs only when it decides the answer. */
@@ -194,25 +199,27 @@ static const char *lower_binary(Lower *L, const Expr *e) {
     const Type *t = e->u.binary.lhs->type;
     if (op >= BIN_EQ && op <= BIN_GE) { /* see lower_opaque */
         a = lower_opaque(L, t, a);
-        b = strcmp(a, b) == 0 ? bind(L, e->u.binary.rhs->type, b)
+        b = strcmp(a, b) == 0 ? lower_bind(L, e->u.binary.rhs->type, b)
                               : lower_opaque(L, e->u.binary.rhs->type, b);
-        return bind(L, e->type, FMT("%s %s %s", a, c_ops[op], b));
+        return lower_bind(L, e->type, FMT("%s %s %s", a, c_ops[op], b));
     }
     if (op == BIN_BITAND || op == BIN_BITOR || op == BIN_BITXOR)
-        return bind(L, e->type, FMT("(%s)(%s %s %s)", lower_c_scalar(e->type), a, c_ops[op], b));
+        return lower_bind(L, e->type,
+                          FMT("(%s)(%s %s %s)", lower_c_scalar(e->type), a, c_ops[op], b));
     return lower_arith(L, op, a, b, t, e->span);
 }
 
 static const char *lower_unary(Lower *L, const Expr *e) {
     const Expr *x = e->u.unary.operand;
-    if (e->u.unary.op == UN_NOT) return bind(L, e->type, FMT("!%s", lower_expr(L, (Expr *)x)));
+    if (e->u.unary.op == UN_NOT)
+        return lower_bind(L, e->type, FMT("!%s", lower_expr(L, (Expr *)x)));
     if (x->kind == EXPR_INT) return int_constant(L, e->type, x->u.int_lit.value, true);
     const char *v = lower_expr(L, (Expr *)x);
     if (type_is_int(e->type))
-        return bind(
+        return lower_bind(
             L, e->type,
             FMT("cairn_neg_%s(%s, %s)", lower_helper_suffix(e->type), v, lower_at(L, e->span)));
-    return bind(L, e->type, FMT("-%s", v)); /* exact */
+    return lower_bind(L, e->type, FMT("-%s", v)); /* exact */
 }
 
 /* ---- conversions ---- */
@@ -221,29 +228,32 @@ const char *lower_convert(Lower *L, const char *v, const Type *from, const Type 
     if (from->kind == to->kind) return v;
     if (type_is_storage_float(from)) { /* widen exactly, then convert from f32 */
         if (to->kind == TY_F64)
-            return bind(L, to, FMT("cairn_%s_to_f64(%s)", lower_type_word(from), v));
-        const char *wide =
-            bind(L, type_scalar(TY_F32), FMT("cairn_%s_to_f32(%s)", lower_type_word(from), v));
+            return lower_bind(L, to, FMT("cairn_%s_to_f64(%s)", lower_type_word(from), v));
+        const char *wide = lower_bind(L, type_scalar(TY_F32),
+                                      FMT("cairn_%s_to_f32(%s)", lower_type_word(from), v));
         return lower_convert(L, wide, type_scalar(TY_F32), to, s);
     }
     numerics_convert(L, from, to);
     if (type_is_storage_float(to)) {
-        const char *src = type_is_int(from) ? bind(L, type_scalar(TY_F32), FMT("(float)%s", v)) : v;
+        const char *src =
+            type_is_int(from) ? lower_bind(L, type_scalar(TY_F32), FMT("(float)%s", v)) : v;
         const char *src_word = type_is_int(from) ? "f32" : lower_type_word(from);
         if (to->kind == TY_F8E4M3)
-            return bind(L, to, FMT("cairn_%s_to_f8e4m3(%s, %s)", src_word, src, lower_at(L, s)));
-        return bind(L, to, FMT("cairn_%s_to_%s(%s)", src_word, lower_type_word(to), src));
+            return lower_bind(L, to,
+                              FMT("cairn_%s_to_f8e4m3(%s, %s)", src_word, src, lower_at(L, s)));
+        return lower_bind(L, to, FMT("cairn_%s_to_%s(%s)", src_word, lower_type_word(to), src));
     }
     if (type_is_int(to) && type_is_float(from))
-        return bind(L, to,
-                    FMT("cairn_to_%s_from_float((double)%s, %s)", lower_helper_suffix(to), v,
-                        lower_at(L, s)));
+        return lower_bind(L, to,
+                          FMT("cairn_to_%s_from_float((double)%s, %s)", lower_helper_suffix(to), v,
+                              lower_at(L, s)));
     if (type_is_int(to) && type_is_int(from))
-        return bind(L, to,
-                    FMT("cairn_to_%s_from_%s((%s)%s, %s)", lower_helper_suffix(to),
-                        type_is_signed(from) ? "signed" : "unsigned",
-                        type_is_signed(from) ? "int64_t" : "uint64_t", v, lower_at(L, s)));
-    return bind(L, to, FMT("(%s)%s", lower_c_scalar(to), v)); /* int -> float, f64 <-> f32, bool */
+        return lower_bind(L, to,
+                          FMT("cairn_to_%s_from_%s((%s)%s, %s)", lower_helper_suffix(to),
+                              type_is_signed(from) ? "signed" : "unsigned",
+                              type_is_signed(from) ? "int64_t" : "uint64_t", v, lower_at(L, s)));
+    return lower_bind(L, to,
+                      FMT("(%s)%s", lower_c_scalar(to), v)); /* int -> float, f64 <-> f32, bool */
 }
 
 /* ---- builtins ---- */
@@ -264,13 +274,12 @@ static const char *lower_observe(Lower *L, Expr *e) {
     const Symbol *s = lower_expr_sym(x);
     if (s && (lower_is_view(s->type) || lower_is_scalar_ref(s->type))) {
         const Type *elem = s->type->u.view.elem;
-        bool on_device = L->cuda && s->type->u.view.place != PLACE_HOST; /* copied back first */
-        lower_emit(L, "cairn_%sobserve(%s, \"%s\", %s, %s, sizeof(%s));",
-                   on_device ? "device_" : "", cname, lower_type_word(elem), lower_sym_c(L, s),
+        lower_emit(L, "%s(%s, \"%s\", %s, %s, sizeof(%s));", L->target->observe_fn(s->type), cname,
+                   lower_type_word(elem), lower_sym_c(L, s),
                    lower_is_view(s->type) ? lower_sym_len(L, s) : "1", lower_c_scalar(elem));
         return NULL;
     }
-    const char *v = bind(L, x->type, lower_expr(L, x));
+    const char *v = lower_bind(L, x->type, lower_expr(L, x));
     lower_emit(L, "cairn_observe(%s, \"%s\", &%s, 1, sizeof %s);", cname, lower_type_word(x->type),
                v, v);
     return NULL;
@@ -284,8 +293,8 @@ static const char *lower_math(Lower *L, Expr *e) {
     const char *b = e->u.call.nargs > 1 ? lower_expr(L, e->u.call.args[1]) : NULL;
     numerics_fn(L, ast_builtin_name(e->u.call.builtin), t, "libm");
     const char *suffix = t->kind == TY_F32 ? "f" : "";
-    if (b) return bind(L, t, FMT("%s%s(%s, %s)", name, suffix, a, b));
-    return bind(L, t, FMT("%s%s(%s)", name, suffix, a));
+    if (b) return lower_bind(L, t, FMT("%s%s(%s, %s)", name, suffix, a, b));
+    return lower_bind(L, t, FMT("%s%s(%s)", name, suffix, a));
 }
 
 /* sqrt, abs, floor, ceil, trunc, min, max: exact but for sqrt (rounded once). */
@@ -294,17 +303,17 @@ static const char *lower_exact_fn(Lower *L, Expr *e, const char *name) {
     const char *a = lower_expr(L, e->u.call.args[0]);
     if (e->u.call.nargs == 2) {
         const char *b = lower_expr(L, e->u.call.args[1]);
-        return bind(L, t, FMT("cairn_%s_%s(%s, %s)", name, lower_helper_suffix(t), a, b));
+        return lower_bind(L, t, FMT("cairn_%s_%s(%s, %s)", name, lower_helper_suffix(t), a, b));
     }
     if (type_is_int(t)) {
         if (strcmp(name, "abs") == 0 && type_is_signed(t))
-            return bind(
+            return lower_bind(
                 L, t, FMT("cairn_abs_%s(%s, %s)", lower_helper_suffix(t), a, lower_at(L, e->span)));
         return a; /* floor, ceil, trunc and abs of an unsigned integer change nothing */
     }
     if (strcmp(name, "sqrt") == 0) numerics_fn(L, "sqrt", t, "nearest-even");
     if (strcmp(name, "abs") == 0) name = "fabs";
-    return bind(L, t, FMT("%s%s(%s)", name, t->kind == TY_F32 ? "f" : "", a));
+    return lower_bind(L, t, FMT("%s%s(%s)", name, t->kind == TY_F32 ? "f" : "", a));
 }
 
 static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
@@ -313,15 +322,15 @@ static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
     const char *scale = lower_expr(L, e->u.call.args[1]);
     const char *noise = stochastic ? FMT("%s, ", lower_expr(L, e->u.call.args[2])) : "";
     numerics_quantize(L, to, stochastic);
-    return bind(L, to,
-                FMT("cairn_quantize_%s%s(%s, %s, %s%s)", stochastic ? "stochastic_" : "",
-                    lower_type_word(to), x, scale, noise, lower_at(L, e->span)));
+    return lower_bind(L, to,
+                      FMT("cairn_quantize_%s%s(%s, %s, %s%s)", stochastic ? "stochastic_" : "",
+                          lower_type_word(to), x, scale, noise, lower_at(L, e->span)));
 }
 
 /* tight = mm_enclose(m, n, k, lo, hi, a, b): the runtime (cairn_mm_enclose.c) checks
  * the extents, runs the bracket GEMM and traps on its errors: on the pool for host
- * views; for @device views the residue algorithm, on the GPU in a CUDA build (the .cu
- * includes cairn_enclose_cuda.h once) and on the host where device work is emulated. */
+ * views; for @device views the residue algorithm, through the target's entry (on the GPU
+ * in a CUDA build, on the host where device work is emulated). */
 static const char *lower_mm_enclose(Lower *L, Expr *e) {
     StrBuf args = {0};
     bool device = false;
@@ -333,37 +342,22 @@ static const char *lower_mm_enclose(Lower *L, Expr *e) {
     const Type *t = e->u.call.args[5]->type->u.view.elem;
     numerics_matmul(L, t);
     lower_use_runtime(L, LOWER_MODULE_MM_ENCLOSE);
-    if (device && L->cuda && !strstr(L->dev.data ? L->dev.data : "", "cairn_enclose_cuda.h"))
-        sb_puts(&L->dev,
-                "#include \"cairn_enclose_cuda.h\"   /* mm_enclose on @device views */\n\n");
-    const char *entry = !device ? "" : L->cuda ? "device_" : "emulated_";
+    const char *entry = device ? L->target->enclose_device(L) : "";
     const char *call = FMT("cairn_mm_enclose_%s%s(%s%s)", entry, lower_type_word(t), args.data,
                            lower_at(L, e->span));
     sb_free(&args);
-    return bind(L, e->type, call);
+    return lower_bind(L, e->type, call);
 }
 
 static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
     const Type *t = to_bits ? e->u.call.args[0]->type : e->u.call.generics[0];
     const char *v = lower_expr(L, e->u.call.args[0]);
     if (type_is_storage_float(t))
-        return bind(L, e->type,
-                    FMT("cairn_%s_%s_bits(%s)", lower_type_word(t), to_bits ? "to" : "from", v));
-    return bind(L, e->type,
-                FMT("cairn_%sbits_%s(%s)", to_bits ? "" : "from_", lower_type_word(t), v));
-}
-
-/* Atomics on a CUDA device lane: the runtime's templates (cairn_device_cuda.h). */
-static const char *lower_atomic_cuda(Lower *L, Expr *e, Builtin b, const char *p, const char *v,
-                                     const char *w) {
-    const Type *t = e->u.call.args[0]->type;
-    if (b == BI_ATOMIC_ADD_UNORDERED) {
-        lower_emit(L, "atomicAdd(%s, %s);", p, v); /* PTX atom.global.add.f32 / .f64 */
-        return NULL;
-    }
-    const char *name = ast_builtin_name(b);
-    if (b == BI_ATOMIC_CAS) return bind(L, t, FMT("cairn_device_%s(%s, %s, %s)", name, p, v, w));
-    return bind(L, t, FMT("cairn_device_%s(%s, %s)", name, p, v));
+        return lower_bind(
+            L, e->type,
+            FMT("cairn_%s_%s_bits(%s)", lower_type_word(t), to_bits ? "to" : "from", v));
+    return lower_bind(L, e->type,
+                      FMT("cairn_%sbits_%s(%s)", to_bits ? "" : "from_", lower_type_word(t), v));
 }
 
 /* Atomics on an element x[i] (host: GCC/Clang __atomic builtins, sequentially
@@ -376,23 +370,32 @@ static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
     const char *w = b == BI_ATOMIC_CAS ? lower_expr(L, e->u.call.args[2]) : NULL;
     const char *place = lower_place(L, e->u.call.args[0]);
     if (!place) return "0";
-    const char *p = FMT("&%s", place), *seq = "__ATOMIC_SEQ_CST";
+    const char *p = FMT("&%s", place);
     if (b == BI_ATOMIC_ADD_UNORDERED) numerics_atomic_add(L, t, L->in_device);
-    if (L->in_device && L->cuda) return lower_atomic_cuda(L, e, b, p, v, w);
+    if (L->in_device) return L->target->device_atomic(L, e, b, p, v, w);
+    return lower_atomic_host(L, e, b, p, v, w);
+}
+
+/* The host's atomics on the element at p, operands v (and w for cas) evaluated. */
+const char *lower_atomic_host(Lower *L, Expr *e, Builtin b, const char *p, const char *v,
+                              const char *w) {
+    const Type *t = e->u.call.args[0]->type;
+    const char *seq = "__ATOMIC_SEQ_CST";
     switch (b) {
     case BI_ATOMIC_ADD_UNORDERED:
         lower_emit(L, "cairn_atomic_add_%s%s(%s, %s);", lower_type_word(t),
                    L->in_device && t->kind == TY_F32 ? "_ftz" : "", p, v);
         return NULL;
-    case BI_ATOMIC_ADD_WRAP: return bind(L, t, FMT("__atomic_fetch_add(%s, %s, %s)", p, v, seq));
-    case BI_ATOMIC_AND: return bind(L, t, FMT("__atomic_fetch_and(%s, %s, %s)", p, v, seq));
-    case BI_ATOMIC_OR: return bind(L, t, FMT("__atomic_fetch_or(%s, %s, %s)", p, v, seq));
-    case BI_ATOMIC_XOR: return bind(L, t, FMT("__atomic_fetch_xor(%s, %s, %s)", p, v, seq));
+    case BI_ATOMIC_ADD_WRAP:
+        return lower_bind(L, t, FMT("__atomic_fetch_add(%s, %s, %s)", p, v, seq));
+    case BI_ATOMIC_AND: return lower_bind(L, t, FMT("__atomic_fetch_and(%s, %s, %s)", p, v, seq));
+    case BI_ATOMIC_OR: return lower_bind(L, t, FMT("__atomic_fetch_or(%s, %s, %s)", p, v, seq));
+    case BI_ATOMIC_XOR: return lower_bind(L, t, FMT("__atomic_fetch_xor(%s, %s, %s)", p, v, seq));
     default: break;
     }
     /* min, max and cas: a compare-and-swap loop that leaves the old value in `old` */
     const char *old =
-        bind(L, t, b == BI_ATOMIC_CAS ? v : FMT("__atomic_load_n(%s, __ATOMIC_RELAXED)", p));
+        lower_bind(L, t, b == BI_ATOMIC_CAS ? v : FMT("__atomic_load_n(%s, __ATOMIC_RELAXED)", p));
     if (b == BI_ATOMIC_CAS)
         lower_emit(L, "__atomic_compare_exchange_n(%s, &%s, %s, false, %s, %s);", p, old, w, seq,
                    seq);
@@ -406,6 +409,7 @@ static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
 
 static const char *lower_user_call(Lower *L, Expr *e) {
     const Item *fn = e->u.call.fn;
+    assert(fn && fn->kind == ITEM_FN && e->u.call.nargs == fn->u.fn.nparams);
     StrBuf args = {0};
     bool checks = fn->u.fn.requires != NULL; /* the callee traps at this call */
     for (int i = 0; i < e->u.call.nargs; i++) {
@@ -420,7 +424,7 @@ static const char *lower_user_call(Lower *L, Expr *e) {
         lower_emit(L, "%s;", call);
         return NULL;
     }
-    return bind(L, e->type, call);
+    return lower_bind(L, e->type, call);
 }
 
 static const char *lower_call(Lower *L, Expr *e) {
@@ -444,7 +448,7 @@ static const char *lower_call(Lower *L, Expr *e) {
     case BI_OBSERVE: return lower_observe(L, e);
     case BI_MM_ENCLOSE: return lower_mm_enclose(L, e);
     case BI_SHUFFLE:
-    case BI_SHUFFLE_XOR: return lower_warp_op(L, e);
+    case BI_SHUFFLE_XOR: return L->target->warp_op(L, e);
     case BI_COPY: lower_copy(L, e); return NULL;
     case BI_LOAD_WIDE:
     case BI_STORE_WIDE: lower_wide(L, e); return NULL;
@@ -465,7 +469,7 @@ const char *lower_expr(Lower *L, Expr *e) {
     case EXPR_CALL: return lower_call(L, e);
     case EXPR_INDEX: {
         const char *place = lower_element(L, e);
-        return place ? bind(L, e->type, place) : "0";
+        return place ? lower_bind(L, e->type, place) : "0";
     }
     case EXPR_CONVERT:
         if (e->type->kind == TY_FRAGMENT) return lower_fragment_fill(L, e); /* lower_mma.c */

@@ -1,9 +1,10 @@
 /* lower_c_internal.h: what the parts of the C lowering share (lower_c.c: program,
  * functions and statements; lower_c_expr.c: expressions and builtins;
- * lower_c_region.c: parallel regions and reductions; numerics.c: the receipt's entries)
- * and the device back ends built on them (lower_device.c: what the emulation and CUDA
- * share, warp butterflies and phase analysis; lower_emulate.c: device work on host
- * threads; lower_cuda.c: kernels for nvcc).
+ * lower_c_region.c: parallel regions and reductions; lower_mma.c: tensor cores and
+ * layouts; numerics.c: the receipt's entries; lower_device.c: the rules of device work
+ * every target keeps, warp butterflies and phase analysis). Where a target spells
+ * something its own way they call its table (target_internal.h: lower_host.c with
+ * lower_emulate.c, device work on host threads; lower_cuda.c, kernels for nvcc).
  *
  * How expressions lower. Each expression becomes a C expression that is pure and cheap
  * (a temporary, an immutable name or a constant); whatever it needs first (guards,
@@ -43,11 +44,12 @@ typedef struct Lower {
     int nlive;
     int live_base; /* live[] below this belong to an enclosing C function */
     /* device work */
-    bool cuda;           /* CUDA back end: device regions become kernels in `dev` */
-    bool in_device;      /* lowering a device lane (device numerics, device atomics) */
-    StrBuf dev;          /* CUDA: kernels and launchers (the .cu file) */
-    StrBuf dev_protos;   /* CUDA: prototypes of the __device__ copies of functions */
-    StrBuf shared_decls; /* CUDA: what both the .c and the .cu declare (contexts) */
+    const struct LowerTarget *target; /* how this target spells its choices */
+    bool in_device;                   /* lowering a device lane (device numerics, device atomics) */
+    /* a target with a device file (CUDA: the .cu) */
+    StrBuf dev;          /* its kernels, launchers and device copies of functions */
+    StrBuf dev_protos;   /* prototypes of the device copies of functions */
+    StrBuf shared_decls; /* what both the .c and the device file declare (contexts) */
     const Symbol *thread_syms[LOWER_MAX_LIVE]; /* emulated blocks: locals kept per thread */
     int nthread_syms;
     WarpSlot warp[LOWER_MAX_WARP_OPS]; /* warp results ready in this phase */
@@ -178,8 +180,6 @@ void lower_warp_scan_store(Lower *L, const Expr *e, const char *lane, const char
 /* The lane a shuffle reads: `lane` is this thread's lane, `arg` the shuffle's second
  * argument (source lane, or xor mask), both taken modulo 32. */
 const char *lower_shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg);
-/* A warp operation's value in the current lane (its result slot). */
-const char *lower_warp_op(Lower *L, Expr *e);
 /* blocks g in G threads t in T { ... }: its bounds, evaluated where the region starts
  * (the numbers of blocks and threads, with the whole-warp check), then each back end. */
 typedef struct BlocksBounds {
@@ -188,25 +188,11 @@ typedef struct BlocksBounds {
     const char *nblocks, *nthreads;  /* uint64_t temporaries */
 } BlocksBounds;
 void lower_blocks(Lower *L, const Stmt *s);
-void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b);
-void lower_blocks_cuda(Lower *L, const Stmt *s, const BlocksBounds *b);
 /* The type of a loop binder's variable (the bound's type for `_`). */
 const Type *lower_binder_type(const Binder *b);
-/* parallel over device views, a device reduction, copy(dst, src), a placed buffer. */
-void lower_parallel_cuda(Lower *L, const Stmt *s);
-const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
-                                const char *n);
+/* copy(dst, src), load_wide(dst, src, i) and store_wide(dst, src, i). */
 void lower_copy(Lower *L, Expr *e);
-/* load_wide(dst, src, i) and store_wide(dst, src, i). */
 void lower_wide(Lower *L, Expr *e);
-const char *lower_warp_op_cuda(Lower *L, Expr *e);
-const char *lower_device_reduce_cuda(Lower *L, Expr *e, const Type *it, const char *lo,
-                                     const char *hi, const char *n);
-void lower_device_scan_cuda(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi);
-/* CUDA: `shared` and `barrier` inside a kernel. */
-void lower_coop_stmt_cuda(Lower *L, const Stmt *s);
-/* CUDA: the .cu file's includes and the source path for traps. */
-void lower_cuda_prelude(StrBuf *out, const Program *p);
 
 /* ---- numerics (numerics.c) ---- */
 /* Adds an entry to the current function's list unless an equal one is there. */

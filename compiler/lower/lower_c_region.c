@@ -10,9 +10,11 @@
  * operations that are associative and commutative as implemented: integer + adds in
  * 128 bits and traps only when the total does not fit; float min/max order NaN and
  * zeros (cairn_checked.h). `reduce OP for` folds in written order. */
+#include <assert.h>
 #include <string.h>
 
 #include "lower/lower_c_internal.h"
+#include "lower/target_internal.h"
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 
@@ -212,6 +214,7 @@ void lower_lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield, c
 
 /* Ends the function: `tail` (a statement, or NULL), its brace, and back to the caller. */
 static void lane_finish(Lower *L, Lane *ln, const char *tail) {
+    assert(L->out == &ln->text && "lanes close innermost first");
     if (tail) lower_emit(L, "%s", tail);
     L->indent = 0;
     lower_emit(L, "}\n");
@@ -253,12 +256,17 @@ const char *lower_index_count(Lower *L, const char *lo, const char *hi) {
     return n;
 }
 
+/* A device region goes to the target; the host pool runs the others. */
 void lower_parallel(Lower *L, const Stmt *s) {
-    if (s->u.parallel.on_device) L->has_device = true;
-    if (s->u.parallel.on_device && L->cuda) {
-        lower_parallel_cuda(L, s);
+    if (!s->u.parallel.on_device) {
+        lower_parallel_pool(L, s);
         return;
     }
+    L->has_device = true;
+    L->target->device_parallel(L, s);
+}
+
+void lower_parallel_pool(Lower *L, const Stmt *s) {
     const Binder *b = &s->u.parallel.b;
     const Type *it = b->sym ? b->sym->type : b->count->type;
     const char *lo = lower_opaque(L, it, b->lo ? lower_expr(L, b->lo) : "0");
@@ -280,6 +288,7 @@ void lower_parallel(Lower *L, const Stmt *s) {
 /* ---- reductions ---- */
 
 static const char *int_limit(const Type *t, bool max) {
+    assert(type_is_int(t));
     static const char *const lo[] = {
         [TY_I8] = "INT8_MIN",   [TY_I16] = "INT16_MIN", [TY_I32] = "INT32_MIN",
         [TY_I64] = "INT64_MIN", [TY_U8] = "0",          [TY_U16] = "0",
@@ -428,6 +437,7 @@ static void covers_function(Lower *L, const Lane *ln, const Covered *cov) {
  * would). laneN_sum takes a tiny path for a few terms, the pool otherwise. */
 static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
     const Type *t = e->type;
+    assert(type_is_compute_float(t) && e->u.reduce.op == RED_ADD);
     const char *w = t->kind == TY_F32 ? "32" : "64";
     Covered cov = {.var = e->u.reduce.var_sym};
     covered_views(e->u.reduce.body, cov.var, &cov.views);
@@ -454,10 +464,12 @@ static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *l
 }
 
 /* Other pooled reductions: one partial per worker, combined in worker order. */
-static const char *reduce_partials(Lower *L, Expr *e, const Type *it, const char *lo,
-                                   const char *n) {
+const char *lower_reduce_partials(Lower *L, Expr *e, const Type *it, const char *lo,
+                                  const char *n) {
     const Type *t = e->type;
     ReduceOp op = e->u.reduce.op;
+    assert(!(type_is_float(t) && op == RED_ADD) && "a float + is the exact sum's or the device's");
+    assert(!(type_is_float(t) && op == RED_MUL) && "E-REDUCE-ORDER: a float * runs in order");
     bool wide = op == RED_ADD && type_is_int(t); /* exact in 128 bits, checked at the end */
     const char *acc_t = !wide               ? lower_c_scalar(t)
                         : type_is_signed(t) ? "__int128"
@@ -498,7 +510,10 @@ static const char *reduce_partials(Lower *L, Expr *e, const Type *it, const char
  * mode runs in written order on the host: a float scan may only (E-SCAN-ORDER), and an
  * integer scan's prefixes are the same in any order (each one is an output, so each is
  * checked). */
-static void lower_scan(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
+void lower_scan(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
+    assert(e->u.reduce.scan);
+    assert((e->u.reduce.mode == MODE_FOR || type_is_int(e->u.reduce.body->type)) &&
+           "E-SCAN-ORDER: a float scan runs in written order");
     const Symbol *out = lower_expr_sym(e->u.reduce.into);
     if (!out || !lower_is_view(out->type)) {
         lower_unsupported(L, e->span, "a scan into anything but a view by name");
@@ -508,24 +523,22 @@ static void lower_scan(Lower *L, Expr *e, const Type *it, const char *lo, const 
 }
 
 const char *lower_reduce(Lower *L, Expr *e) {
-    if (e->u.reduce.mode == MODE_WARP) return lower_warp_op(L, e);
+    if (e->u.reduce.mode == MODE_WARP) return L->target->warp_op(L, e);
     const Type *it = e->u.reduce.var_sym ? e->u.reduce.var_sym->type : e->u.reduce.count->type;
     /* bounds as temporaries: `reduce + for i in 0` must not compare with a literal */
     const char *lo = lower_opaque(L, it, e->u.reduce.lo ? lower_expr(L, e->u.reduce.lo) : "0");
     const char *hi = lower_opaque(L, it, lower_expr(L, e->u.reduce.count));
     if (e->u.reduce.scan) {
-        if (e->u.reduce.on_device && L->cuda) lower_device_scan_cuda(L, e, it, lo, hi);
+        if (e->u.reduce.on_device) L->target->device_scan(L, e, it, lo, hi);
         else lower_scan(L, e, it, lo, hi);
         return NULL;
     }
     const char *n = lower_index_count(L, lo, hi);
     const char *r;
     if (e->u.reduce.mode == MODE_FOR) r = reduce_for(L, e, it, lo, hi, n);
-    else if (e->u.reduce.on_device &&
-             (L->cuda || (type_is_float(e->type) && e->u.reduce.op == RED_ADD)))
-        r = lower_device_reduce(L, e, it, lo, hi, n);
+    else if (e->u.reduce.on_device) r = L->target->device_reduce(L, e, it, lo, hi, n);
     else if (type_is_float(e->type) && e->u.reduce.op == RED_ADD) r = reduce_exact(L, e, it, lo, n);
-    else r = reduce_partials(L, e, it, lo, n);
+    else r = lower_reduce_partials(L, e, it, lo, n);
     const char *name = lower_new_tmp(L);
     lower_emit(L, "const %s %s = %s;", lower_c_scalar(e->type), name, r);
     return name;

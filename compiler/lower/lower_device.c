@@ -16,9 +16,11 @@
  * (warp_total): a checked integer + adds in a type twice as wide, where 32 terms cannot
  * overflow, and checks the total once, so it traps exactly when the total does not fit,
  * as the spec demands of every device integer reduction. */
+#include <assert.h>
 #include <string.h>
 
 #include "lower/lower_c_internal.h"
+#include "lower/target_internal.h"
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 
@@ -45,6 +47,7 @@ static void find_in(const Expr *e, WarpFind *f) {
 }
 
 int lower_warp_ops_of(const Stmt *s, const Expr **out, int max) {
+    assert(max >= 0 && (out || max == 0));
     WarpFind f = {out, max, 0};
     switch (s->kind) {
     case STMT_LET: find_in(s->u.let.init, &f); break;
@@ -113,6 +116,8 @@ const char *lower_warp_total(Lower *L, const Expr *e, const char *acc) {
 
 /* The lane a shuffle reads, from this lane's `lane` and its argument (both sides). */
 const char *lower_shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg) {
+    assert(e->kind == EXPR_CALL &&
+           (e->u.call.builtin == BI_SHUFFLE || e->u.call.builtin == BI_SHUFFLE_XOR));
     if (e->u.call.builtin == BI_SHUFFLE) return FMT("(unsigned)((uint64_t)%s & 31u)", arg);
     return FMT("(unsigned)((%s ^ (uint64_t)%s) & 31u)", lane, arg);
 }
@@ -132,6 +137,7 @@ static bool block_has_warp_ops(const Block *b) {
 /* Whole warps: a region with a warp operation needs a thread count that is a multiple
  * of 32, checked where the region starts on either side (docs/devices.md). */
 void lower_blocks(Lower *L, const Stmt *s) {
+    assert(s->kind == STMT_BLOCKS);
     L->has_device = true;
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
     BlocksBounds b = {lower_binder_type(g),
@@ -148,8 +154,22 @@ void lower_blocks(Lower *L, const Stmt *s) {
             "if (%s %% 32 != 0) cairn_trap_at(\"a warp operation needs whole warps: give the "
             "block a multiple of 32 threads\", %s);",
             b.nthreads, lower_at(L, th->count->span));
-    if (L->cuda) lower_blocks_cuda(L, s, &b);
-    else lower_blocks_emulated(L, s, &b);
+    L->target->blocks(L, s, &b);
+}
+
+/* copy(dst, src): the extents checked, then every element's bits (cairn_device.h does
+ * both: memcpy on the host, cudaMemcpy in a CUDA build). */
+void lower_copy(Lower *L, Expr *e) {
+    const Symbol *dst = lower_expr_sym(e->u.call.args[0]), *src = lower_expr_sym(e->u.call.args[1]);
+    if (!dst || !src || !lower_is_view(dst->type) || !lower_is_view(src->type)) {
+        lower_unsupported(L, e->span, "copy of anything but views by name");
+        return;
+    }
+    lower_use_runtime(L, L->target->copy_modules);
+    const char *elem = lower_c_scalar(dst->type->u.view.elem);
+    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, dst),
+               lower_sym_len(L, dst), lower_sym_c(L, src), lower_sym_len(L, src), elem,
+               lower_at(L, e->span));
 }
 
 /* load_wide(dst, src, i) / store_wide(dst, src, i): dst[i + k] = src[i + k] for the K
@@ -164,6 +184,9 @@ void lower_wide(Lower *L, Expr *e) {
         return;
     }
     const char *i = lower_expr(L, e->u.call.args[2]);
+    /* the checker: one numeric element type on both sides (8 to 64 bits) */
+    assert(type_equal(dst->type->u.view.elem, src->type->u.view.elem));
+    assert(type_bits(dst->type->u.view.elem) >= 8 && 128 % type_bits(dst->type->u.view.elem) == 0);
     int k = 16 / (type_bits(dst->type->u.view.elem) / 8);
     const char *where = lower_at(L, e->span), *d = lower_sym_c(L, dst), *s = lower_sym_c(L, src);
     lower_emit(
@@ -177,9 +200,12 @@ void lower_wide(Lower *L, Expr *e) {
         "bounds\", %s);",
         i, lower_sym_len(L, dst), lower_sym_len(L, dst), i, k, i, lower_sym_len(L, src),
         lower_sym_len(L, src), i, k, where);
-    if (L->cuda && L->in_device)
-        lower_emit(L, "*(uint4 *)&%s[%s] = *(const uint4 *)&%s[%s];", d, i, s, i);
-    else lower_emit(L, "for (unsigned k = 0; k < %d; k++) %s[%s + k] = %s[%s + k];", k, d, i, s, i);
+    if (L->in_device) L->target->device_wide(L, d, s, i, k);
+    else lower_wide_elements(L, d, s, i, k);
+}
+
+void lower_wide_elements(Lower *L, const char *dst, const char *src, const char *i, int k) {
+    lower_emit(L, "for (unsigned k = 0; k < %d; k++) %s[%s + k] = %s[%s + k];", k, dst, i, src, i);
 }
 
 /* scan OP warp: lane l's prefix combines lanes 0..l in that order on both sides (every
@@ -187,6 +213,7 @@ void lower_wide(Lower *L, Expr *e) {
  * wide type with each prefix checked, so both sides trap alike. */
 void lower_warp_scan_store(Lower *L, const Expr *e, const char *lane, const char *lane_j) {
     const Type *t = combined_type(e);
+    assert(e->kind == EXPR_REDUCE && e->u.reduce.scan && type_is_int(t)); /* E-SCAN-ORDER */
     const char *w = lower_warp_acc_type(e->u.reduce.op, t), *acc = lower_new_tmp(L);
     lower_emit(L, "%s %s = %s;", w, acc, lower_identity(L, e->u.reduce.op, t));
     lower_emit(L, "for (unsigned j = 0; j < 32; j++) {");

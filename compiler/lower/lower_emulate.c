@@ -1,5 +1,6 @@
 /* lower_emulate.c: device work on host threads (`--emulate`, and every device region of
- * a program built for the host). docs/devices.md describes the model; in short:
+ * a program built for the host): the device entries of lower_target_host (lower_host.c,
+ * target_internal.h). docs/devices.md describes the model; in short:
  *
  * - A device `parallel` region is a host pool region (lower_c_region.c), one lane per
  *   index; an f32 atomic add in it flushes subnormals as the device does.
@@ -25,9 +26,11 @@
  * - Shared arrays are allocated zeroed per block and freed at its end.
  * Everything is deterministic: the pool only decides which worker runs which block, and
  * blocks touch disjoint data or use atomics (the checker's rules). */
+#include <assert.h>
 #include <string.h>
 
 #include "lower/lower_c_internal.h"
+#include "lower/target_internal.h"
 
 #define FMT(...)      arena_printf(L->arena, __VA_ARGS__)
 #define EMU_MAX_FREES 256
@@ -131,6 +134,7 @@ static void emulate_warp_op(Lower *L, Emu *emu, const Expr *e) {
         lower_unsupported(L, e->span, "this many warp operations in one region");
         return;
     }
+    assert(L->nwarp >= 0 && L->nwarp < LOWER_MAX_WARP_OPS && lower_is_warp_op(e));
     int id = ++L->tmp;
     bool scan = e->kind == EXPR_REDUCE && e->u.reduce.scan; /* a scan's own type is void */
     const char *t = lower_c_scalar(scan ? e->u.reduce.body->type : e->type);
@@ -246,7 +250,7 @@ static void emit_phases(Lower *L, Emu *emu, const Block *b, bool top) {
     flush_phase(L, emu, pending, &np);
 }
 
-void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b) {
+void lower_emulate_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
     const Type *gt = b->grid_type, *tt = b->thread_type;
     Lane ln;
@@ -266,6 +270,8 @@ void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b) {
     L->in_device = true;
     thread_lets(L, &emu, s->u.blocks.body);
     emit_phases(L, &emu, s->u.blocks.body, true);
+    assert(L->nthread_syms >= saved_threads && L->nwarp >= saved_warp);
+    assert(emu.nfrees <= EMU_MAX_FREES);
     for (int k = emu.nfrees - 1; k >= 0; k--) lower_emit(L, "free(%s);", emu.frees[k]);
     L->in_device = was_device;
     L->nthread_syms = saved_threads;
@@ -281,7 +287,8 @@ void lower_blocks_emulated(Lower *L, const Stmt *s, const BlocksBounds *b) {
 
 /* The emulation's value of a warp operation: the slot its phase filled (a scan stores
  * this thread's prefix from its warp's operands). */
-static const char *emulated_warp_value(Lower *L, Expr *e) {
+const char *lower_emulate_warp_op(Lower *L, Expr *e) {
+    assert(lower_is_warp_op(e) && L->in_device);
     for (int i = L->nwarp - 1; i >= 0; i--) {
         if (L->warp[i].op != e) continue;
         if (e->kind != EXPR_REDUCE || !e->u.reduce.scan) return L->warp[i].value;
@@ -293,18 +300,15 @@ static const char *emulated_warp_value(Lower *L, Expr *e) {
     return "0";
 }
 
-const char *lower_warp_op(Lower *L, Expr *e) {
-    if (L->cuda) return lower_warp_op_cuda(L, e);
-    return emulated_warp_value(L, e);
-}
-
 /* A device reduce + over floats, emulated: in index order, as reduce + for adds (the
  * device combines in an order it picks; the receipt says "unordered"). Any other
  * device reduction gives the host's value and lowers as a host one. */
-const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
-                                const char *n) {
+const char *lower_emulate_reduce(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
+                                 const char *n) {
+    assert(e->u.reduce.on_device && !e->u.reduce.scan);
+    if (!type_is_float(e->type) || e->u.reduce.op != RED_ADD)
+        return lower_reduce_partials(L, e, it, lo, n);
     L->has_device = true;
-    if (L->cuda) return lower_device_reduce_cuda(L, e, it, lo, hi, n);
     numerics_device_sum(L, e->type);
     const Type *t = e->type;
     const char *acc = lower_new_tmp(L);
@@ -324,17 +328,13 @@ const char *lower_device_reduce(Lower *L, Expr *e, const Type *it, const char *l
     return acc;
 }
 
-/* copy(dst, src): the extents checked, then every element's bits (cairn_device.h does
- * both: memcpy on the host, cudaMemcpy in a CUDA build). */
-void lower_copy(Lower *L, Expr *e) {
-    const Symbol *dst = lower_expr_sym(e->u.call.args[0]), *src = lower_expr_sym(e->u.call.args[1]);
-    if (!dst || !src || !lower_is_view(dst->type) || !lower_is_view(src->type)) {
-        lower_unsupported(L, e->span, "copy of anything but views by name");
-        return;
-    }
-    if (L->cuda) lower_use_runtime(L, LOWER_MODULE_DEVICE);
-    const char *elem = lower_c_scalar(dst->type->u.view.elem);
-    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, dst),
-               lower_sym_len(L, dst), lower_sym_c(L, src), lower_sym_len(L, src), elem,
-               lower_at(L, e->span));
+/* `shared` and `barrier` that lower_stmt meets: the emulation takes both where a region's
+ * phases are cut (emit_phases), so what is left sits where it cannot place them. */
+void lower_emulate_coop_stmt(Lower *L, const Stmt *s) {
+    assert(s->kind == STMT_SHARED || s->kind == STMT_BARRIER);
+    lower_unsupported(
+        L, s->span,
+        s->kind == STMT_SHARED
+            ? "a `shared` array inside an if or loop (declare it at the region's top level)"
+            : "a `barrier` here");
 }

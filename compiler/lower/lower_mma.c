@@ -14,15 +14,17 @@
  * .row and .col guard their coordinates (a coordinate outside traps) and call the
  * runtime's one offset formula.
  *
- * Fragments: where device work is emulated, structs of whole matrices
- * (runtime/cairn_fragment.h, the reference); on a CUDA target, the lane's registers
- * (runtime/cairn_fragment_cuda.h): nvcuda::wmma for WMMA, ldmatrix and mma.sync m16n8k16
- * in inline PTX for mma.sync, ldmatrix only where the layout keeps 16-byte runs intact. */
+ * Fragments: this file evaluates each operation's operands in CAIRN's order and
+ * declares its result; the target spells the operation (target_internal.h): where
+ * device work is emulated, structs of whole matrices (lower_host.c,
+ * runtime/cairn_fragment.h, the reference); on a CUDA target, the lane's registers
+ * (lower_cuda.c, runtime/cairn_fragment_cuda.h). */
+#include <assert.h>
 #include <inttypes.h>
-#include <string.h>
 
 #include "syntax/syntax.h"
 #include "lower/lower_mma.h"
+#include "lower/target_internal.h"
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 
@@ -71,11 +73,12 @@ static const char *lower_matrix_mma(Lower *L, Expr *e) {
     const Type *t = e->u.call.args[4]->type->u.view.elem;
     bool device =
         view->u.view.place == PLACE_DEVICE || e->u.call.args[4]->type->u.view.place == PLACE_DEVICE;
-    const char *entry = !device ? "" : L->cuda ? "device_" : "tiled_";
-    if (device && L->cuda && !strstr(L->dev.data ? L->dev.data : "", "cairn_mma_device_cuda.h"))
-        sb_puts(&L->dev, "#include \"cairn_mma_device_cuda.h\"   /* mma_unordered's tiling */\n\n");
+    for (int i = 3; i < 6; i++) /* E-PLACEMENT: all @device, or all on the host */
+        assert(!device || e->u.call.args[i]->type->u.view.place != PLACE_HOST);
+    const char *entry = "";
+    if (device) entry = L->target->matrix_mma_device(L);
+    else lower_use_runtime(L, LOWER_MODULE_MMA);
     numerics_mma(L, t, false);
-    lower_use_runtime(L, device && !L->cuda ? LOWER_MODULE_MMA_TILED : LOWER_MODULE_MMA);
     lower_emit(L, "cairn_mma_%s%s(%s%s);", entry, lower_type_word(t), args.data,
                lower_at(L, e->span));
     sb_free(&args);
@@ -93,6 +96,7 @@ static void guard_below(Lower *L, const char *v, uint64_t limit, const char *wha
 static const char *lower_layout_method(Lower *L, Expr *e) {
     Expr *receiver = e->u.call.callee->u.member.base;
     const Layout *l = receiver->layout;
+    assert(l && "the checker folded every layout");
     char lit[512];
     layout_c_literal(l, lit, sizeof lit);
     switch (e->u.call.builtin) {
@@ -116,115 +120,41 @@ static const char *lower_layout_method(Lower *L, Expr *e) {
     return v;
 }
 
-/* ---- fragments (emulated: runtime/cairn_fragment.h; CUDA: runtime/cairn_fragment_cuda.h) ---- */
+/* ---- fragments (the target spells them: lower_host.c, lower_cuda.c) ---- */
 
 /* Rows and columns of the matrix a fragment holds: A is M x K, B is K x N, Acc M x N. */
-static int frag_rows(const Type *f) { return f->u.frag.role == FRAG_B ? f->u.frag.k : f->u.frag.m; }
-static int frag_cols(const Type *f) { return f->u.frag.role == FRAG_A ? f->u.frag.k : f->u.frag.n; }
+int lower_frag_rows(const Type *f) { return f->u.frag.role == FRAG_B ? f->u.frag.k : f->u.frag.m; }
+int lower_frag_cols(const Type *f) { return f->u.frag.role == FRAG_A ? f->u.frag.k : f->u.frag.n; }
 
 const char *lower_fragment_ctype(const Type *t) {
-    int count = frag_rows(t) * frag_cols(t);
+    int count = lower_frag_rows(t) * lower_frag_cols(t);
+    assert(t->kind == TY_FRAGMENT && count > 0 && count <= 512);
     return count <= 128 ? "cairn_frag128" : count <= 256 ? "cairn_frag256" : "cairn_frag512";
 }
-
-/* This thread's lane in its warp. */
-static const char *lane(Lower *L) {
-    return L->cuda ? "(threadIdx.x & 31u)" : "(unsigned)(cairn_t & 31u)";
-}
-
-/* A CUDA target lowers WMMA and mma.sync fragments (runtime/cairn_fragment_cuda.h, which
- * the .cu includes once, before the first kernel that uses one); tcgen05's are not. */
-static bool fragments_lowered(Lower *L, const Type *f, Span s) {
-    if (!L->cuda) return true;
-    if (f->u.frag.family == FRAG_TMEM) {
-        lower_unsupported(L, s, "tcgen05 fragments");
-        return false;
-    }
-    if (!strstr(L->dev.data ? L->dev.data : "", "cairn_fragment_cuda.h"))
-        sb_puts(&L->dev, "#include \"cairn_fragment_cuda.h\"   /* tensor-core fragments */\n\n");
-    return true;
-}
-
-/* The CUDA type of an f16 or bf16 element, and of a WMMA fragment. */
-static const char *cuda_half(const Type *el) {
-    return el->kind == TY_BF16 ? "__nv_bfloat16" : "__half";
-}
-
-static const char *wmma_type(Lower *L, const Type *f) {
-    int m = f->u.frag.m, n = f->u.frag.n, k = f->u.frag.k;
-    if (f->u.frag.role == FRAG_ACC) return FMT("cairn_wmma_acc<%d, %d, %d>", m, n, k);
-    return FMT("cairn_wmma_%s<%d, %d, %d, %s>", f->u.frag.role == FRAG_A ? "a" : "b", m, n, k,
-               cuda_half(f->u.frag.elem));
-}
-
-/* How many .b32 registers an mma.sync m16n8k16 fragment holds per lane. */
-static int mma_words(const Type *f) { return f->u.frag.role == FRAG_B ? 2 : 4; }
 
 /* F(x): every element x, an operand's rounded once to its f16 or bf16. */
 const char *lower_fragment_fill(Lower *L, Expr *e) {
     const Type *f = e->type, *el = f->u.frag.elem;
-    if (!fragments_lowered(L, f, e->span)) return "0";
+    if (!L->target->frag_ready(L, f, e->span)) return "0";
     const char *v = lower_expr(L, e->u.convert.arg);
     const char *x = lower_new_tmp(L);
     if (el->kind != TY_F32) numerics_convert(L, type_scalar(TY_F32), el);
     lower_emit(L, "%s %s;", lower_fragment_ctype(f), x);
-    if (L->cuda) {
-        const char *bits = el->kind == TY_F32 ? FMT("__float_as_uint(%s)", v)
-                                              : FMT("(uint32_t)cairn_f32_to_%s(%s) * 0x10001u",
-                                                    lower_type_word(el), v);
-        if (f->u.frag.family == FRAG_MMA)
-            lower_emit(L, "cairn_mma_fill(%s, %d, %s);", x, mma_words(f), bits);
-        else if (el->kind == TY_F32)
-            lower_emit(L, "cairn_wmma_fill<%s>(%s, %s);", wmma_type(L, f), x, v);
-        else
-            lower_emit(L, "cairn_wmma_fill<%s>(%s, __ushort_as_%s(cairn_f32_to_%s(%s)));",
-                       wmma_type(L, f), x, el->kind == TY_BF16 ? "bfloat16" : "half",
-                       lower_type_word(el), v);
-        return x;
-    }
-    if (el->kind != TY_F32)
-        v = FMT("cairn_%s_to_f32(cairn_f32_to_%s(%s))", lower_type_word(el), lower_type_word(el),
-                v);
-    lower_emit(L, "cairn_frag_fill(%s.v, %d, %s);", x, frag_rows(f) * frag_cols(f), v);
+    L->target->frag_fill(L, f, x, v);
     return x;
 }
 
 /* The tile's C arguments, its layout literal, and fragment coordinates i and j. */
-static void tile_args(Lower *L, Expr *e, const char **tile, const char **layout, const char **i,
-                      const char **j) {
+static FragTile tile_args(Lower *L, Expr *e) {
     char lit[512];
-    *tile = lower_arg(L, e->u.call.args[0], e->u.call.args[0]->type);
+    FragTile t;
+    t.tile = lower_arg(L, e->u.call.args[0], e->u.call.args[0]->type);
+    assert(e->u.call.args[1]->layout && "the checker folded every layout");
     layout_c_literal(e->u.call.args[1]->layout, lit, sizeof lit);
-    *layout = L->cuda ? FMT("%s", lit) : FMT("&%s", lit); /* the device helpers take it by value */
-    *i = lower_expr(L, e->u.call.args[2]);
-    *j = lower_expr(L, e->u.call.args[3]);
-}
-
-/* mma_load on a CUDA target: WMMA's load_matrix_sync at the fragment's first element, or
- * the mma.sync share (A and B by ldmatrix where the layout keeps 16-byte runs intact). */
-static void lower_fragment_load_cuda(Lower *L, Expr *e, const char *x, const char *tile,
-                                     const char *layout, const char *i, const char *j) {
-    const Type *f = e->type;
-    const char *loc = lower_at(L, e->span);
-    if (f->u.frag.family == FRAG_WMMA) {
-        if (f->u.frag.role == FRAG_ACC)
-            lower_emit(L, "cairn_wmma_load_acc<%s>(%s, %d, %d, %s, %s, %s, %s, %s);",
-                       wmma_type(L, f), x, frag_rows(f), frag_cols(f), tile, layout, i, j, loc);
-        else
-            lower_emit(L, "cairn_wmma_load<%s, %s>(%s, %d, %d, %s, %s, %s, %s, %s);",
-                       wmma_type(L, f), cuda_half(f->u.frag.elem), x, frag_rows(f), frag_cols(f),
-                       tile, layout, i, j, loc);
-        return;
-    }
-    if (f->u.frag.role == FRAG_ACC) {
-        lower_emit(L, "cairn_mma_load_acc(%s, %s, %s, %s, %s, %s, %s);", x, tile, layout, i, j,
-                   lane(L), loc);
-        return;
-    }
-    uint64_t bad_i, bad_j;
-    bool runs = layout_runs_intact(e->u.call.args[1]->layout, 2, &bad_i, &bad_j);
-    lower_emit(L, "cairn_mma_load_%s<%d>(%s, %s, %s, %s, %s, %s, %s);",
-               f->u.frag.role == FRAG_A ? "a" : "b", runs, x, tile, layout, i, j, lane(L), loc);
+    t.layout = arena_strdup(L->arena, lit);
+    t.i = lower_expr(L, e->u.call.args[2]);
+    t.j = lower_expr(L, e->u.call.args[3]);
+    return t;
 }
 
 /* The fragment a fragment call works on: its result, or its accumulator argument. */
@@ -234,36 +164,17 @@ static const Type *call_fragment(Expr *e) {
 }
 
 static const char *lower_fragment_load(Lower *L, Expr *e) {
-    const Type *f = e->type;
-    const char *tile, *layout, *i, *j;
-    tile_args(L, e, &tile, &layout, &i, &j);
+    FragTile t = tile_args(L, e);
     const char *x = lower_new_tmp(L);
-    lower_emit(L, "%s %s;", lower_fragment_ctype(f), x);
-    if (L->cuda) {
-        lower_fragment_load_cuda(L, e, x, tile, layout, i, j);
-        return x;
-    }
-    lower_emit(L, "cairn_frag_load_%s(%s.v, %d, %d, %s, %s, %s, %s, %s);",
-               lower_type_word(f->u.frag.elem), x, frag_rows(f), frag_cols(f), tile, layout, i, j,
-               lower_at(L, e->span));
+    lower_emit(L, "%s %s;", lower_fragment_ctype(e->type), x);
+    L->target->frag_load(L, e, x, &t);
     return x;
 }
 
 static const char *lower_fragment_store(Lower *L, Expr *e) {
-    const Type *f = e->u.call.args[4]->type;
-    const char *tile, *layout, *i, *j;
-    tile_args(L, e, &tile, &layout, &i, &j);
+    FragTile t = tile_args(L, e);
     const char *acc = lower_expr(L, e->u.call.args[4]);
-    if (L->cuda && f->u.frag.family == FRAG_MMA)
-        lower_emit(L, "cairn_mma_store(%s, %s, %s, %s, %s, %s, %s);", tile, layout, i, j, acc,
-                   lane(L), lower_at(L, e->span));
-    else if (L->cuda)
-        lower_emit(L, "cairn_wmma_store<%s>(%s, %s, %s, %s, %s, %d, %d, %s);", wmma_type(L, f),
-                   tile, layout, i, j, acc, frag_rows(f), frag_cols(f), lower_at(L, e->span));
-    else
-        lower_emit(L, "cairn_frag_store(%s, %s, %s, %s, %s.v, %d, %d, %d, %s, %s);", tile, layout,
-                   i, j, acc, frag_rows(f), frag_cols(f), f->u.frag.family == FRAG_MMA, lane(L),
-                   lower_at(L, e->span));
+    L->target->frag_store(L, e, acc, &t);
     return NULL;
 }
 
@@ -275,14 +186,7 @@ static const char *lower_fragment_mma(Lower *L, Expr *e) {
     const char *r = lower_new_tmp(L);
     numerics_mma(L, a->u.frag.elem, acc->u.frag.family == FRAG_MMA);
     lower_emit(L, "%s %s = %s;", lower_fragment_ctype(acc), r, c);
-    if (L->cuda && acc->u.frag.family == FRAG_MMA)
-        lower_emit(L, "cairn_mma_sync<%d>(%s, %s, %s);", a->u.frag.elem->kind == TY_BF16, r, x, y);
-    else if (L->cuda)
-        lower_emit(L, "cairn_wmma_mma<%s, %s, %s>(%s, %s, %s);", wmma_type(L, a),
-                   wmma_type(L, e->u.call.args[2]->type), wmma_type(L, acc), r, x, y);
-    else
-        lower_emit(L, "cairn_frag_mma(%s.v, %s.v, %s.v, %d, %d, %d);", r, x, y, acc->u.frag.m,
-                   acc->u.frag.n, acc->u.frag.k);
+    L->target->frag_mma(L, e, r, x, y);
     return r;
 }
 
@@ -290,18 +194,15 @@ static const char *lower_fragment_mma(Lower *L, Expr *e) {
 static const char *lower_fragment_element(Lower *L, Expr *e) {
     const char *acc = lower_expr(L, e->u.call.args[0]);
     const char *v = lower_expr(L, e->u.call.args[1]);
-    const char *index =
-        L->cuda ? FMT("cairn_mma_value(%s, %s)", v, lower_at(L, e->span))
-                : FMT("cairn_frag_share_index(%s, %s, %s)", lane(L), v, lower_at(L, e->span));
+    const char *index = L->target->frag_index(L, v, e->span);
     const char *r = lower_new_tmp(L);
     if (e->u.call.builtin == BI_MMA_GET) {
-        if (L->cuda) lower_emit(L, "float %s = __uint_as_float(%s.r[%s]);", r, acc, index);
-        else lower_emit(L, "float %s = %s.v[%s];", r, acc, index);
+        lower_emit(L, "float %s = %s;", r, L->target->frag_get(L, acc, index));
         return r;
     }
     const char *x = lower_expr(L, e->u.call.args[2]);
     lower_emit(L, "%s %s = %s;", lower_fragment_ctype(e->type), r, acc);
-    lower_emit(L, L->cuda ? "%s.r[%s] = __float_as_uint(%s);" : "%s.v[%s] = %s;", r, index, x);
+    L->target->frag_set(L, r, index, x);
     return r;
 }
 
@@ -310,7 +211,7 @@ const char *lower_mma_call(Lower *L, Expr *e) {
     if (b == BI_MMA_UNORDERED && e->u.call.nargs == 6) return lower_matrix_mma(L, e);
     if (b >= BI_LAYOUT_COSIZE && b <= BI_LAYOUT_COL) return lower_layout_method(L, e);
     if (b >= BI_LAYOUT_ROWS && b <= BI_LAYOUT_SPREAD) return "0"; /* a layout's value is folded */
-    if (!fragments_lowered(L, call_fragment(e), e->span)) return b == BI_MMA_STORE ? NULL : "0";
+    if (!L->target->frag_ready(L, call_fragment(e), e->span)) return b == BI_MMA_STORE ? NULL : "0";
     switch (b) {
     case BI_MMA_UNORDERED: return lower_fragment_mma(L, e);
     case BI_MMA_LOAD: return lower_fragment_load(L, e);

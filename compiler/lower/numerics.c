@@ -4,9 +4,11 @@
  * that its type cannot hold exactly is listed too (it is rounded once, at compile
  * time). Exact operations (widenings, f32(h), abs, floor, ceil, trunc, min, max, comparisons, negation, integer
  * arithmetic) round nothing and are not listed. */
+#include <assert.h>
 #include "lower/lower_c_internal.h"
 
 void numerics_add(Lower *L, cJSON *entry) {
+    assert(L->entries && entry);
     cJSON *seen;
     cJSON_ArrayForEach(seen, L->entries) {
         if (cJSON_Compare(seen, entry, 1)) {

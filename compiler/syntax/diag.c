@@ -12,6 +12,17 @@ static const CodeInfo code_table[CODE_COUNT] = {
 #undef CODE
 };
 
+/* Colour (diags_set_color): rustc's palette, as SGR escape sequences. */
+static bool use_color;
+#define PAINT(style, text) (use_color ? "\033[" style "m" : ""), text, (use_color ? "\033[0m" : "")
+#define RED_BOLD           "1;31"
+#define BLUE_BOLD          "1;34"
+#define CYAN_BOLD          "1;36"
+#define GREEN_BOLD         "1;32"
+#define BOLD               "1"
+
+void diags_set_color(bool on) { use_color = on; }
+
 const CodeInfo *diag_code_info(Code c) { return (unsigned)c < CODE_COUNT ? &code_table[c] : NULL; }
 
 Code diag_code_from_text(const char *text) {
@@ -152,8 +163,10 @@ static void print_source_line(const Diags *d, Span span, FILE *out) {
     while (start > 0 && text[start - 1] != '\n') start--;
     for (end = start; end < src->len && text[end] != '\n' && text[end] != '\r'; end++) {}
     int gutter = snprintf(NULL, 0, "%d", span.line);
-    fprintf(out, "%*s |\n", gutter, "");
-    fprintf(out, "%d | ", span.line);
+    char number[16];
+    snprintf(number, sizeof number, "%d", span.line);
+    fprintf(out, "%*s%s%s%s\n", gutter + 1, "", PAINT(BLUE_BOLD, "|"));
+    fprintf(out, "%s%s%s%s%s%s ", PAINT(BLUE_BOLD, number), PAINT(BLUE_BOLD, " |"));
     for (size_t i = start; i < end; i++) {
         unsigned char c = (unsigned char)text[i];
         fputc(c == '\t' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : c, out);
@@ -162,31 +175,38 @@ static void print_source_line(const Diags *d, Span span, FILE *out) {
     size_t col = (size_t)span.off - start;
     size_t len = span.len > 0 ? (size_t)span.len : 1;
     if (col + len > end - start) len = end - start > col ? end - start - col : 1;
-    fprintf(out, "%*s | %*s", gutter, "", (int)col, "");
+    fprintf(out, "%*s%s%s%s %*s%s", gutter + 1, "", PAINT(BLUE_BOLD, "|"), (int)col, "",
+            use_color ? "\033[" RED_BOLD "m" : "");
     for (size_t i = 0; i < len; i++) fputc('^', out);
-    fputc('\n', out);
+    fprintf(out, "%s\n", use_color ? "\033[0m" : "");
+}
+
+static void print_one(const Diags *d, const Diag *g, FILE *out) {
+    char head[96];
+    snprintf(head, sizeof head, "error[%s]", code_table[g->code].text);
+    fprintf(out, "%s:%d:%d: %s%s%s: %s%s%s\n", g->span.file ? g->span.file : "<input>",
+            g->span.line, g->span.col, PAINT(RED_BOLD, head), PAINT(BOLD, g->message));
+    print_source_line(d, g->span, out);
+    if (g->note) {
+        fprintf(out, "%s:%d:%d: %s%s%s: %s\n", g->note_span.file ? g->note_span.file : "<input>",
+                g->note_span.line, g->note_span.col, PAINT(GREEN_BOLD, "note"), g->note);
+        print_source_line(d, g->note_span, out);
+    }
+    if (g->help) fprintf(out, "%s%s%s: %s\n", PAINT(CYAN_BOLD, "help"), g->help);
 }
 
 void diags_print(const Diags *d, FILE *out) {
     int *order = malloc(sizeof(int) * (size_t)(d->len + 1));
     if (!order) abort();
     int n = shown_order(d, order);
-    for (int i = 0; i < n; i++) {
-        const Diag *g = &d->items[order[i]];
-        fprintf(out, "%s:%d:%d: error[%s]: %s\n", g->span.file ? g->span.file : "<input>",
-                g->span.line, g->span.col, code_table[g->code].text, g->message);
-        print_source_line(d, g->span, out);
-        if (g->note) {
-            fprintf(out, "%s:%d:%d: note: %s\n", g->note_span.file ? g->note_span.file : "<input>",
-                    g->note_span.line, g->note_span.col, g->note);
-            print_source_line(d, g->note_span, out);
-        }
-        if (g->help) fprintf(out, "help: %s\n", g->help);
-    }
+    for (int i = 0; i < n; i++) print_one(d, &d->items[order[i]], out);
     int total = diags_count(d);
     if (total > n)
         fprintf(out, "... and %d more error%s not shown\n", total - n, total - n == 1 ? "" : "s");
-    if (total > 0)
-        fprintf(out, "%d error%s (cairn explain CODE says more)\n", total, total == 1 ? "" : "s");
+    if (total > 0) {
+        char summary[64];
+        snprintf(summary, sizeof summary, "%d error%s", total, total == 1 ? "" : "s");
+        fprintf(out, "%s%s%s (cairn explain CODE says more)\n", PAINT(BOLD, summary));
+    }
     free(order);
 }

@@ -75,6 +75,9 @@ void diag_deferred(Diags *d, Span span, Code code, const char *help, const char 
 /* Errors that count: the non-deferred ones, or the deferred ones when those are all. */
 int diags_count(const Diags *d);
 bool diags_has_errors(const Diags *d);
+/* Whether diags_print paints with ANSI colours (rustc's: the error and carets red, the
+ * gutter blue, help cyan). Off until a command turns it on (main.c: --color, NO_COLOR). */
+void diags_set_color(bool on);
 /* Prints what counts, sorted by position, then a summary line. */
 void diags_print(const Diags *d, FILE *out);
 /* The codes that count, in printing order (for tests and tools); returns how many. */

@@ -2,6 +2,7 @@
  * fragment families' reading rules (layout.h). */
 #include "syntax/layout.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -154,6 +155,9 @@ static bool prove_share(const Layout *l, LayoutClash *clash) {
 }
 
 bool layout_prove(Layout *l, LayoutClash *clash) {
+    /* The builders above keep a layout within the caps that make enumeration exact. */
+    assert(l->rows >= 1 && l->cols >= 1 && l->rows * l->cols <= LAYOUT_MAX_SIZE);
+    assert(plain_max(l) < LAYOUT_MAX_COSIZE);
     if (!prove_offsets(l, clash)) return false;
     return !l->thr_rows || prove_share(l, clash);
 }

@@ -1,11 +1,17 @@
 /* parser.c: tokens to the syntax tree (ast.h), by recursive descent.
  *
- * The grammar is docs/language.md's. A syntax error inside an item reports what was
- * expected (E-SYNTAX) and abandons that item: the parser longjmps back to the item loop,
- * which skips to the next top-level keyword, so one file reports one syntax error per
- * broken item and never loops. Every node lives in the arena, so an abandoned item leaks
- * nothing. Nesting is bounded (MAX_DEPTH) so hostile input cannot exhaust the stack.
+ * The grammar is docs/language.md's. A syntax error reports what was expected (E-SYNTAX)
+ * and abandons the statement it sits in: the parser longjmps back to the loop of the
+ * innermost block, which skips to the next statement (past the next ';' or balanced
+ * '{...}', or to a statement keyword, or to the block's '}') and goes on, so a file with
+ * several mistakes reports each of them. A missing ';' resumes right where the ';' was
+ * due. What a block cannot recover from (an item keyword or the end of the file inside
+ * it) goes up to the item loop, which skips to the next item keyword. Every step of the
+ * skipping moves forward, so the parser never loops. Every node lives in the arena, so
+ * an abandoned statement leaks nothing. Nesting is bounded (MAX_DEPTH) so hostile input
+ * cannot exhaust the stack.
  */
+#include <assert.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +28,8 @@ typedef struct Parser {
     Token *toks;
     int ntoks, pos;
     int depth;
-    jmp_buf on_error;
+    jmp_buf on_error;     /* where a syntax error goes: the innermost block's loop */
+    bool resume_here;     /* the error was a missing ';': go on at the current token */
     struct PtrVec *items; /* the program's items: in memory, so longjmp keeps them */
     const char **names;   /* interned identifier texts: open addressing, power-of-two size */
     int nnames, capnames;
@@ -87,6 +94,8 @@ static char *tok_text(Parser *p, const Token *t) {
         p->names = names;
         p->capnames = cap;
     }
+    assert(p->capnames > 0 && (p->capnames & (p->capnames - 1)) == 0 &&
+           p->nnames * 2 < p->capnames);
     unsigned j = hash_bytes(s, t->len) & (unsigned)(p->capnames - 1);
     for (; p->names[j]; j = (j + 1) & (unsigned)(p->capnames - 1))
         if (strncmp(p->names[j], s, (size_t)t->len) == 0 && p->names[j][t->len] == '\0')
@@ -135,6 +144,7 @@ static _Noreturn void fail_semicolon(Parser *p) {
     else
         diag_error(p->d, end, E_SYNTAX, "add ';'", "expected ';', found '%.*s'", t->len,
                    p->src->text + t->off);
+    p->resume_here = true;
     longjmp(p->on_error, 1);
 }
 
@@ -618,8 +628,40 @@ static Stmt *parse_simple(Parser *p, int start) {
         s = new_stmt(p, STMT_EXPR, start);
         s->u.expr = e;
     }
-    if (!lower_at(p, TOK_SEMI)) fail_at(p, peek(p), "end the statement with ';'", "';'");
-    advance_tok(p);
+    expect(p, TOK_SEMI); /* a missing ';' is reported on the statement's own line */
+    return s;
+}
+
+/* `while` is no keyword (a name may be `while`), but `while COND {` is a loop the
+ * language does not have: a statement that starts with it and does not go on as an
+ * assignment or a call's statement is read as one. */
+static bool is_while(const Parser *p) {
+    if (!tok_is(p, peek(p), "while")) return false;
+    switch (peek_at(p, 1)->kind) {
+    case TOK_EQ:
+    case TOK_PLUSEQ:
+    case TOK_MINUSEQ:
+    case TOK_STAREQ:
+    case TOK_SLASHEQ:
+    case TOK_SEMI:
+    case TOK_LBRACKET:
+    case TOK_DOT: return false;
+    default: return true;
+    }
+}
+
+/* `while COND { ... }`: one error naming the loop to write, then the condition and the
+ * body are parsed (their own mistakes are reported too) and kept as a plain block, so
+ * parsing goes on after the loop. */
+static Stmt *parse_while(Parser *p, int start) {
+    const Token *w = advance_tok(p);
+    diag_error(p->d, tok_span(p, w), E_SYNTAX,
+               "a loop's count is known when it starts: `for k in 0..K { ... }`, with an `if` "
+               "inside to skip the rest",
+               "CAIRN has no while loop: write `for k in 0..K`");
+    parse_expr(p);
+    Stmt *s = new_stmt(p, STMT_BLOCK, start);
+    s->u.block = parse_block(p);
     return s;
 }
 
@@ -678,7 +720,7 @@ static Stmt *parse_stmt_inner(Parser *p) {
         s = new_stmt(p, STMT_BLOCK, start);
         s->u.block = parse_block(p);
         break;
-    default: s = parse_simple(p, start); break;
+    default: s = is_while(p) ? parse_while(p, start) : parse_simple(p, start); break;
     }
     s->span = span_from(p, start);
     return s;
@@ -691,21 +733,67 @@ static Stmt *parse_stmt(Parser *p) {
     return s;
 }
 
+static bool starts_item(TokKind k);
+
+static bool starts_stmt(TokKind k) {
+    return k == TOK_LET || k == TOK_IF || k == TOK_FOR || k == TOK_RETURN || k == TOK_PARALLEL ||
+           k == TOK_BLOCKS || k == TOK_BUFFER || k == TOK_SHARED || k == TOK_BARRIER;
+}
+
+/* After a syntax error in the statement that began at token STMT_START, the parser
+ * having stopped at token ERROR_POS: moves to where the block's next statement begins
+ * (true), or reports that the block cannot go on (false: an item keyword or the end of
+ * the file came first). Always moves past STMT_START. */
+static bool sync_to_stmt(Parser *p, int stmt_start, int error_pos) {
+    if (p->resume_here) { /* a missing ';': the statement ended where it was due */
+        p->resume_here = false;
+        if (p->pos > stmt_start) return true;
+    }
+    p->pos = error_pos > stmt_start ? error_pos : stmt_start + 1;
+    if (p->pos >= p->ntoks) p->pos = p->ntoks - 1;
+    int depth = 0; /* braces opened while skipping */
+    for (;;) {
+        TokKind k = peek(p)->kind;
+        if (k == TOK_EOF || (depth == 0 && starts_item(k))) return false;
+        if (depth == 0 && (k == TOK_RBRACE || (starts_stmt(k) && p->pos > stmt_start)))
+            return true; /* the block's end, or the next statement */
+        advance_tok(p);
+        if (depth == 0 && k == TOK_SEMI) return true;
+        depth += k == TOK_LBRACE;
+        if (k == TOK_RBRACE && --depth == 0) return true; /* past a `{ ... }` */
+    }
+}
+
+/* The statements of a block, each parsed under this block's recovery (see the top). */
 static Block *parse_block(Parser *p) {
     int start = p->pos;
     expect(p, TOK_LBRACE);
-    PtrVec v = {0};
+    PtrVec *v = arena_alloc(p->arena, sizeof *v); /* in memory: longjmp keeps it */
+    jmp_buf outer;
+    memcpy(outer, p->on_error, sizeof outer);
+    int depth = p->depth;
     while (!lower_at(p, TOK_RBRACE)) {
         if (lower_at(p, TOK_EOF)) { /* say where the unclosed block began */
             diag_error(p->d, tok_span(p, peek(p)), E_SYNTAX, "close the block with '}'",
                        "expected '}', found end of file");
             diag_note(p->d, tok_span(p, &p->toks[start]), "the block opened here");
+            memcpy(p->on_error, outer, sizeof outer);
             longjmp(p->on_error, 1);
         }
-        vec_push(p, &v, parse_stmt(p));
+        int stmt_start = p->pos;
+        if (setjmp(p->on_error) == 0) {
+            vec_push(p, v, parse_stmt(p));
+        } else {
+            p->depth = depth;
+            if (!sync_to_stmt(p, stmt_start, p->pos)) { /* the item loop takes over */
+                memcpy(p->on_error, outer, sizeof outer);
+                longjmp(p->on_error, 1);
+            }
+        }
     }
+    memcpy(p->on_error, outer, sizeof outer);
     advance_tok(p);
-    return ast_new_block(p->arena, span_from(p, start), (Stmt **)v.items, v.len);
+    return ast_new_block(p->arena, span_from(p, start), (Stmt **)v->items, v->len);
 }
 
 /* ---- items ---- */
@@ -850,6 +938,7 @@ static bool starts_item(TokKind k) {
 static void sync_to_item(Parser *p, int item_start, int error_pos) {
     p->pos = error_pos > item_start ? error_pos : item_start + 1;
     if (p->pos >= p->ntoks) p->pos = p->ntoks - 1;
+    assert(p->pos > item_start);
     while (!starts_item(peek(p)->kind)) advance_tok(p);
 }
 
@@ -866,6 +955,7 @@ Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d) {
     p->d = d;
     p->toks = tl.toks;
     p->ntoks = tl.len;
+    assert(tl.len > 0 && tl.toks[tl.len - 1].kind == TOK_EOF); /* lexer.h: always ends so */
     p->items = arena_alloc(arena, sizeof(PtrVec));
     while (!lower_at(p, TOK_EOF)) {
         int item_start = p->pos;
@@ -874,6 +964,7 @@ Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d) {
             vec_push(p, p->items, it);
         } else {
             p->depth = 0;
+            p->resume_here = false;
             sync_to_item(p, item_start, p->pos);
         }
     }

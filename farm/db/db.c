@@ -1,7 +1,8 @@
-/* db.c: the coordinator's store (see db.h), written once over a back end (db_backend.h):
- * SQLite in a file under the state folder (db_sqlite.c, the default) or PostgreSQL
- * (db_pg.c, "store": "postgresql://..."), which several coordinators may share. Every
- * statement here is spelled so that both read it ($N parameters, RETURNING, ON CONFLICT).
+/* db.c: the coordinator's store (see db.h), written once over a back end
+ * (db_backend_internal.h): SQLite in a file under the state folder (db_sqlite.c, the
+ * default) or PostgreSQL (db_pg.c, "store": "postgresql://..."), which several
+ * coordinators may share; db_open.c picks one. Every statement here is spelled so that
+ * both read it ($N parameters, RETURNING, ON CONFLICT).
  *
  * Acknowledging calls (filed bundles, enrolments, runs, blobs) borrow their connection
  * as durable: the back end makes their commits durable before the answer. Claims,
@@ -9,8 +10,9 @@
  * which only means a lease runs out again. Job states and the claim never depend on
  * which coordinator answers: every change is one statement or one transaction, and a
  * claim locks the rows it reads (FOR UPDATE SKIP LOCKED on PostgreSQL). */
-#include "db/db_backend.h"
+#include "db/db_backend_internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +26,8 @@
 
 static void *committer(void *arg);
 
-Db *db_open(const char *where, Err *e) {
-    if (!strncmp(where, "postgresql://", 13) || !strncmp(where, "postgres://", 11))
-        return db_pg_open(where, e);
-    return db_sqlite_open(where, e);
-}
-
-void db_init_common(Db *db, const DbBackend *be) {
-    db->be = be;
+void db_init_common(Db *db) {
+    assert(db->be && db->be->acquire && db->be->query); /* the back end set its table */
     char host[64] = "host";
     gethostname(host, sizeof host - 1);
     snprintf(db->coordinator, sizeof db->coordinator, "%s-%ld", host, (long)getpid());
@@ -272,6 +268,16 @@ int db_run_cancel(Db *db, long run_id) {
 
 /* --- jobs -------------------------------------------------------------------------- */
 
+/* The states a job moves through (db.h): queued -> running -> done | failed |
+ * cancelled, and running -> queued when its lease runs out with attempts left. (This
+ * and claimed_ok serve assert() only: unused where NDEBUG compiles asserts out.) */
+__attribute__((unused)) static int job_state_known(const char *state) {
+    static const char *const states[] = {"queued", "running", "done", "failed", "cancelled"};
+    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
+        if (!strcmp(state, states[i])) return 1;
+    return 0;
+}
+
 void db_job_from_row(Db *db, DbRows *r, Job *out) {
     memset(out, 0, sizeof *out);
     out->id = col_long(db, r, 0);
@@ -283,6 +289,10 @@ void db_job_from_row(Db *db, DbRows *r, Job *out) {
     out->attempt = (int)col_long(db, r, 6);
     out->lease_expires = db->be->real(r, 7);
     snprintf(out->bundle_sha, sizeof out->bundle_sha, "%s", col_text(db, r, 8));
+    assert(job_state_known(out->state));
+    /* a job is done only with its filed bundle (db_job_done); a running one has its agent */
+    assert(strcmp(out->state, "done") || sha256_is_hex(out->bundle_sha));
+    assert(strcmp(out->state, "running") || out->agent_id > 0);
 }
 
 /* Reads the queued jobs in order and copies the first that AGENT can run into OUT. */
@@ -294,6 +304,7 @@ static int claim_scan(Db *db, DbConn *c, const Agent *agent, Job *out) {
         cJSON *cell = cJSON_Parse(col_text(db, r, 3));
         if (matrix_cell_fits(agent->caps, cell)) {
             db_job_from_row(db, r, out);
+            assert(!strcmp(out->state, "queued")); /* what the scan asked for */
             claimed = 1;
         }
         cJSON_Delete(cell);
@@ -304,8 +315,19 @@ static int claim_scan(Db *db, DbConn *c, const Agent *agent, Job *out) {
 
 /* A back end that several coordinators share claims its own way (db_pg.c); this one
  * holds the store's write lock from the scan to the update. */
+/* A claimed job: running under AGENT's lease, its attempt counted. */
+__attribute__((unused)) static int claimed_ok(const Job *job, const Agent *agent) {
+    return !strcmp(job->state, "running") && job->agent_id == agent->id && job->attempt >= 1 &&
+           job->lease_expires > 0;
+}
+
 int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
-    if (db->be->claim) return db->be->claim(db, agent, lease_s, out);
+    assert(agent->id > 0 && lease_s > 0);
+    if (db->be->claim) {
+        int found = db->be->claim(db, agent, lease_s, out);
+        assert(!found || claimed_ok(out, agent));
+        return found;
+    }
     DbConn *c = db->be->acquire(db, 0);
     exec_sql(db, c, db->be->begin, DB_NO_ARGS);
     int found, copied;
@@ -328,11 +350,13 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
     }
     db->be->release(db, c, 0);
     if (copied && !found) db_job_free(out);
+    assert(!found || claimed_ok(out, agent));
     return found;
 }
 
 int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char *progress,
                  double *expires) {
+    assert(lease_s > 0);
     DbConn *c = db->be->acquire(db, 0);
     double until = timing_now_seconds() + lease_s;
     int rc = -1;
@@ -362,19 +386,25 @@ static void renew_presence(Db *db, DbConn *c) {
 }
 
 int db_reap(Db *db, int max_attempts) {
+    assert(max_attempts >= 1);
     DbConn *c = db->be->acquire(db, 0);
     exec_sql(db, c, db->be->begin, DB_NO_ARGS);
     /* One statement decides which leases ran out, so that two coordinators' reapers
      * never count one loss twice. */
-    DbRows *r = query(db, c,
-                      "UPDATE jobs SET lost=lost+1, lease_expires=NULL, updated_at=$1,"
-                      " state=CASE WHEN attempt >= $2 THEN 'failed' ELSE 'queued' END,"
-                      " failure=CASE WHEN attempt >= $2 THEN 'agent_lost' ELSE failure END"
-                      " WHERE state='running' AND lease_expires < $1 RETURNING id, agent_id",
-                      DB_ARGS(DB_REAL(timing_now_seconds()), DB_INT(max_attempts)));
+    DbRows *r = query(
+        db, c,
+        "UPDATE jobs SET lost=lost+1, lease_expires=NULL, updated_at=$1,"
+        " state=CASE WHEN attempt >= $2 THEN 'failed' ELSE 'queued' END,"
+        " failure=CASE WHEN attempt >= $2 THEN 'agent_lost' ELSE failure END"
+        " WHERE state='running' AND lease_expires < $1 RETURNING id, agent_id, state, attempt",
+        DB_ARGS(DB_REAL(timing_now_seconds()), DB_INT(max_attempts)));
     long *lost = NULL; /* job, agent pairs */
     int n = 0;
     while (db->be->next(r)) {
+        /* attempts are bounded: a lost job goes back to the queue only with attempts left */
+        assert(!strcmp(col_text(db, r, 2), "failed")
+                   ? col_long(db, r, 3) >= max_attempts
+                   : !strcmp(col_text(db, r, 2), "queued") && col_long(db, r, 3) < max_attempts);
         lost = realloc(lost, (size_t)(n + 1) * 2 * sizeof *lost);
         lost[2 * n] = col_long(db, r, 0);
         lost[2 * n + 1] = col_long(db, r, 1);
@@ -408,6 +438,7 @@ static void commit_batch(Db *db, DoneReq *batch) {
     DbConn *c = db->be->acquire(db, 1);
     exec_sql(db, c, db->be->begin, DB_NO_ARGS);
     for (DoneReq *r = batch; r; r = r->next) {
+        assert(!r->finished && r->rel[0]);
         r->result =
             exec_sql(db, c,
                      "UPDATE jobs SET state='done', bundle_sha=$1, evidence=$2,"
@@ -451,6 +482,9 @@ static void *committer(void *arg) {
 
 int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
                 const char *evidence_path, const char *predicate_json, const char *journal) {
+    /* running -> done only with what a filed job carries: its bundle and evidence folder */
+    assert(job_id > 0 && agent_id > 0 && sha256_is_hex(bundle_sha));
+    assert(evidence_path && evidence_path[0] && predicate_json);
     DoneReq req = {job_id,  agent_id, bundle_sha, evidence_path, predicate_json,
                    journal, -1,       0,          NULL};
     pthread_mutex_lock(&db->qlock);
@@ -459,6 +493,7 @@ int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
     pthread_cond_signal(&db->queued);
     while (!req.finished) pthread_cond_wait(&db->committed, &db->qlock);
     pthread_mutex_unlock(&db->qlock);
+    assert(req.result == 0 || req.result == -1);
     return req.result;
 }
 

@@ -1,13 +1,13 @@
 /* db_pg.c: the store in PostgreSQL through libpq ("store": "postgresql://..."), which
- * several coordinators may share (db_backend.h). A small pool of connections lent to
- * one call each; a claim locks the queued rows it reads with FOR UPDATE SKIP LOCKED,
- * so two coordinators never hand one job to two agents. Commits that acknowledge
- * something run with synchronous_commit on (sync "full"): PostgreSQL has flushed its
- * WAL before the answer; the others run with it off, which after a crash of the
- * database server may only roll back lease bookkeeping. Coordinators tell each other
- * about queued and requeued jobs with NOTIFY on one channel; each listens on a
- * connection of its own, read on the reaper's tick. */
-#include "db/db_backend.h"
+ * several coordinators may share (a back end: db_backend_internal.h). A small pool of
+ * connections lent to one call each; a claim locks the queued rows it reads with FOR
+ * UPDATE SKIP LOCKED, so two coordinators never hand one job to two agents. Commits
+ * that acknowledge something run with synchronous_commit on (sync "full"): PostgreSQL
+ * has flushed its WAL before the answer; the others run with it off, which after a
+ * crash of the database server may only roll back lease bookkeeping. Coordinators tell
+ * each other about queued and requeued jobs with NOTIFY on one channel; each listens on
+ * a connection of its own, read on the reaper's tick. */
+#include "db/db_backend_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,6 +341,5 @@ Db *db_pg_open(const char *conninfo, Err *e) {
         pg_close(&p->base);
         return NULL;
     }
-    db_init_common(&p->base, &PG_BACKEND);
     return &p->base;
 }

@@ -1,9 +1,9 @@
-/* db_sqlite.c: the store in an SQLite file (WAL), the default back end (db_backend.h).
- * One connection guarded by one mutex, lent to one call at a time. Every commit is in
- * the WAL before the call returns, so it survives a kill -9 of the coordinator. With
- * sync "full", a call that acknowledges something also fsyncs the WAL before the answer
- * (release, after the connection is unlocked). */
-#include "db/db_backend.h"
+/* db_sqlite.c: the store in an SQLite file (WAL), the default back end
+ * (db_backend_internal.h). One connection guarded by one mutex, lent to one call at a
+ * time. Every commit is in the WAL before the call returns, so it survives a kill -9 of
+ * the coordinator. With sync "full", a call that acknowledges something also fsyncs the
+ * WAL before the answer (release, after the connection is unlocked). */
+#include "db/db_backend_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -242,6 +242,5 @@ Db *db_sqlite_open(const char *path, Err *e) {
         sq_close(&s->base);
         return NULL;
     }
-    db_init_common(&s->base, &SQLITE_BACKEND);
     return &s->base;
 }

@@ -2,10 +2,10 @@
  * A connection is closed from outside libmicrohttpd's threads by shutdown(2) on its
  * socket: the pool thread that polls it then reads end-of-file and libmicrohttpd closes
  * it. (A connection set aside, a parked claim or one on the work pool, is in the
- * HANDLING phase, which has no deadline here: server.c ends its wait.) The list's lock is held
- * from the shutdown until libmicrohttpd's CLOSED notice removes the entry, and that
- * notice comes before the socket is closed, so a shutdown never meets a reused fd. */
-#include "serve/conns.h"
+ * HANDLING phase, which has no deadline here: hub.c ends its wait.) The list's lock is
+ * held from the shutdown until libmicrohttpd's CLOSED notice removes the entry, and
+ * that notice comes before the socket is closed, so a shutdown never meets a reused fd. */
+#include "serve/conns_internal.h"
 
 #include <netinet/in.h>
 #include <pthread.h>

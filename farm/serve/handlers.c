@@ -1,10 +1,10 @@
 /* handlers.c: the coordinator's routes (the API is listed in docs/farm.md). Every
  * handler checks its input first and answers 4xx with a JSON error, changing nothing,
  * when the input is wrong. */
-#include "serve/serve.h"
+#include "serve/serve_internal.h"
 
+#include <assert.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,35 +16,19 @@
 #include "core/core.h"
 #include "proto/dsse.h"
 
-int handlers_reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->error, sizeof r->error, fmt, ap);
-    va_end(ap);
-    handlers_reply_json(r, proto_error_status(code), proto_error_build(code, r->error));
-    return -1;
-}
-
-void handlers_reply_json(Reply *r, int status, cJSON *json) {
-    cJSON_Delete(r->json);
-    r->status = status;
-    r->json = json;
-}
-
 /* The body as a JSON object (an empty body is {} where EMPTY_OK), else NULL and a 400. */
 static cJSON *parse_body(Request *q, Reply *r, int empty_ok) {
     if (empty_ok && q->len == 0) return cJSON_CreateObject();
     if (fields_has_nul(q->body, q->len)) {
-        handlers_reply_error(r, PROTO_E_BAD_JSON,
-                             "the body spells a NUL (\\u0000) inside a string");
+        reply_error(r, PROTO_E_BAD_JSON, "the body spells a NUL (\\u0000) inside a string");
         return NULL;
     }
     cJSON *j = cJSON_ParseWithLength(q->body, q->len);
-    if (!j) handlers_reply_error(r, PROTO_E_BAD_JSON, "body is not valid JSON");
+    if (!j) reply_error(r, PROTO_E_BAD_JSON, "body is not valid JSON");
     else if (!cJSON_IsObject(j)) {
         cJSON_Delete(j);
         j = NULL;
-        handlers_reply_error(r, PROTO_E_BAD_JSON, "body must be a JSON object");
+        reply_error(r, PROTO_E_BAD_JSON, "body must be a JSON object");
     }
     return j;
 }
@@ -61,7 +45,7 @@ static int parse_id(const char *arg, long *id) {
 void handlers_health(Server *s, Request *q, Reply *r) {
     (void)s;
     (void)q;
-    handlers_reply_json(r, 200, proto_ack_build(PROTO_ACK_HEALTHY));
+    reply_json(r, 200, proto_ack_build(PROTO_ACK_HEALTHY));
 }
 
 /* --- agents ------------------------------------------------------------------------ */
@@ -116,10 +100,10 @@ void handlers_challenge(Server *s, Request *q, Reply *r) {
     (void)q;
     ProtoChallenge m = {.proof_type = ENROL_PROOF_TYPE, .expires_in_s = NONCE_LIFE_S};
     if (nonce_issue(m.nonce) != 0) {
-        handlers_reply_error(r, PROTO_E_INTERNAL, "cannot make a nonce");
+        reply_error(r, PROTO_E_INTERNAL, "cannot make a nonce");
         return;
     }
-    handlers_reply_json(r, 200, proto_challenge_build(&m));
+    reply_json(r, 200, proto_challenge_build(&m));
 }
 
 /* The enrolment's proof of possession of KEY: a signature over a nonce this coordinator
@@ -128,12 +112,11 @@ static int check_proof(const cJSON *proof, EVP_PKEY *key, const char *name, Repl
     char nonce[SHA256_HEX_LEN];
     Err e = {{0}};
     if (dsse_enrol_proof_check(proof, key, name, nonce, &e) != 0)
-        return handlers_reply_error(r, PROTO_E_PROOF_REFUSED, "proof of key possession refused: %s",
-                                    e.msg);
+        return reply_error(r, PROTO_E_PROOF_REFUSED, "proof of key possession refused: %s", e.msg);
     if (!nonce_take(nonce))
-        return handlers_reply_error(r, PROTO_E_PROOF_REFUSED,
-                                    "proof of key possession refused: the nonce was not "
-                                    "issued, has expired or was used");
+        return reply_error(r, PROTO_E_PROOF_REFUSED,
+                           "proof of key possession refused: the nonce was not "
+                           "issued, has expired or was used");
     return 0;
 }
 
@@ -146,25 +129,25 @@ void handlers_enrol(Server *s, Request *q, Reply *r) {
     int parsed = proto_enrol_parse(body, &m, &e);
     EVP_PKEY *key = parsed == 0 ? dsse_key_from_public_pem(m.public_key, &e) : NULL;
     char hash[SHA256_HEX_LEN];
-    if (parsed != 0) handlers_reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
+    if (parsed != 0) reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
     else if (!key)
-        handlers_reply_error(r, PROTO_E_BAD_FIELD,
-                             "\"public_key\" must be an Ed25519 public key in PEM: %s", e.msg);
+        reply_error(r, PROTO_E_BAD_FIELD, "\"public_key\" must be an Ed25519 public key in PEM: %s",
+                    e.msg);
     else if (check_proof(m.proof, key, m.name, r) != 0)
         ; /* the reply says why */
     else if (dsse_key_id(key, out.keyid) != 0 || random_token(out.token) != 0)
-        handlers_reply_error(r, PROTO_E_INTERNAL, "cannot make a token");
+        reply_error(r, PROTO_E_INTERNAL, "cannot make a token");
     else {
         sha256_hex(out.token, strlen(out.token), hash);
         char *caps_text = cJSON_PrintUnformatted(m.capabilities);
         int rc =
             db_agent_enrol(s->db, m.name, out.keyid, m.public_key, caps_text, hash, &out.agent, &e);
         free(caps_text);
-        server_forget_agents(); /* the agent's old token means nothing now */
-        if (rc == -2) handlers_reply_error(r, PROTO_E_KEY_REVOKED, "%s", e.msg);
-        else if (rc != 0) handlers_reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
+        auth_forget_agents(); /* the agent's old token means nothing now */
+        if (rc == -2) reply_error(r, PROTO_E_KEY_REVOKED, "%s", e.msg);
+        else if (rc != 0) reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
         else {
-            handlers_reply_json(r, 200, proto_enrolled_build(&out));
+            reply_json(r, 200, proto_enrolled_build(&out));
             fprintf(stderr, "farm: agent %ld (%s) enrolled, key %.16s...\n", out.agent, m.name,
                     out.keyid);
         }
@@ -176,13 +159,12 @@ void handlers_enrol(Server *s, Request *q, Reply *r) {
 void handlers_revoke(Server *s, Request *q, Reply *r) {
     long id;
     if (parse_id(q->arg, &id) != 0)
-        handlers_reply_error(r, PROTO_E_BAD_ID, "agent id must be a positive integer");
-    else if (db_agent_revoke(s->db, id) != 0)
-        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no agent %ld", id);
+        reply_error(r, PROTO_E_BAD_ID, "agent id must be a positive integer");
+    else if (db_agent_revoke(s->db, id) != 0) reply_error(r, PROTO_E_NOT_FOUND, "no agent %ld", id);
     else {
-        server_forget_agents(); /* and no answer read before the revocation is cached */
-        handlers_reply_json(r, 200, proto_ack_build(PROTO_ACK_REVOKED));
-        server_notify(s);
+        auth_forget_agents(); /* and no answer read before the revocation is cached */
+        reply_json(r, 200, proto_ack_build(PROTO_ACK_REVOKED));
+        hub_notify(s);
     }
 }
 
@@ -254,7 +236,7 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
         int parsed = proto_claim_parse(body, &m, &e);
         cJSON_Delete(body);
         if (parsed != 0) {
-            handlers_reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
+            reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
             return;
         }
         double wait = m.wait_s;
@@ -262,10 +244,10 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
             wait = wait > 0 ? s->cfg.claim_wait_max_seconds : 0;
         q->wait_until = timing_now_seconds() + wait;
     }
-    int stopping = server_stopping(s);
+    int stopping = hub_stopping(s);
     Job job;
     if (!stopping && db_claim(s->db, &q->agent, s->cfg.lease_seconds, &job)) {
-        handlers_reply_json(r, 200, job_answer(s, &job));
+        reply_json(r, 200, job_answer(s, &job));
         db_job_free(&job);
     } else if (stopping || timing_now_seconds() >= q->wait_until) {
         r->status = 204;
@@ -282,16 +264,15 @@ void handlers_heartbeat(Server *s, Request *q, Reply *r) {
     ProtoLease out = {0};
     Err e = {{0}};
     if (parse_id(q->arg, &id) != 0) {
-        handlers_reply_error(r, PROTO_E_BAD_ID, "job id must be a positive integer");
+        reply_error(r, PROTO_E_BAD_ID, "job id must be a positive integer");
     } else if (proto_heartbeat_parse(body, &m, &e) != 0) {
-        handlers_reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
+        reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
     } else {
         int rc = db_heartbeat(s->db, id, q->agent.id, s->cfg.lease_seconds, m.progress,
                               &out.lease_expires);
         out.cancel = rc == 1;
-        if (rc < 0)
-            handlers_reply_error(r, PROTO_E_LEASE_LOST, "job %ld is not leased to this agent", id);
-        else handlers_reply_json(r, 200, proto_lease_build(&out));
+        if (rc < 0) reply_error(r, PROTO_E_LEASE_LOST, "job %ld is not leased to this agent", id);
+        else reply_json(r, 200, proto_lease_build(&out));
     }
     cJSON_Delete(body);
 }
@@ -359,21 +340,19 @@ static int decode_files(const cJSON *obj, Files *f, Reply *r) {
     const cJSON *x;
     cJSON_ArrayForEach(x, obj) {
         if (strlen(x->string) > FIELD_MAX_PATH)
-            return handlers_reply_error(r, PROTO_E_BAD_FIELD,
-                                        "file name %.64s...: longer than %d bytes", x->string,
-                                        FIELD_MAX_PATH);
+            return reply_error(r, PROTO_E_BAD_FIELD, "file name %.64s...: longer than %d bytes",
+                               x->string, FIELD_MAX_PATH);
         if (util_nameset_add(&f->index, x->string, f->n) != 0)
-            return handlers_reply_error(r, PROTO_E_BAD_FIELD,
-                                        "file name %s appears twice in \"files\"", x->string);
+            return reply_error(r, PROTO_E_BAD_FIELD, "file name %s appears twice in \"files\"",
+                               x->string);
         size_t len = 0;
         unsigned char *data = cJSON_IsString(x) ? util_b64_decode(x->valuestring, &len) : NULL;
         if (!data)
-            return handlers_reply_error(r, PROTO_E_BAD_FIELD,
-                                        "file %s: value must be canonical base64 text", x->string);
+            return reply_error(r, PROTO_E_BAD_FIELD, "file %s: value must be canonical base64 text",
+                               x->string);
         if (!strcmp(x->string, "bundle.dsse.json") || !strcmp(x->string, "agent.pub.pem")) {
             free(data); /* the coordinator writes these two itself */
-            return handlers_reply_error(r, PROTO_E_RESERVED_NAME, "file name %s is reserved",
-                                        x->string);
+            return reply_error(r, PROTO_E_RESERVED_NAME, "file name %s is reserved", x->string);
         }
         f->items[f->n++] = (FileItem){x->string, data, len};
     }
@@ -397,24 +376,27 @@ static int check_predicate(const cJSON *pred, const Job *job, const Agent *agent
     const char *cid = json_str(cell, "id"), *mname = json_str(machine, "name");
     if (json_num(pred, "job", -1) != (double)job->id ||
         json_num(pred, "run", -1) != (double)job->run_id)
-        return handlers_reply_error(r, PROTO_E_REPLAYED,
-                                    "the statement is about job %.0f of run %.0f, not job %ld "
-                                    "of run %ld (replayed bundle?)",
-                                    json_num(pred, "job", -1), json_num(pred, "run", -1), job->id,
-                                    job->run_id);
+        return reply_error(r, PROTO_E_REPLAYED,
+                           "the statement is about job %.0f of run %.0f, not job %ld "
+                           "of run %ld (replayed bundle?)",
+                           json_num(pred, "job", -1), json_num(pred, "run", -1), job->id,
+                           job->run_id);
     if (!cid || strcmp(cid, job->cell_id) != 0)
-        return handlers_reply_error(r, PROTO_E_REPLAYED,
-                                    "the statement's cell is not this job's cell %s", job->cell_id);
+        return reply_error(r, PROTO_E_REPLAYED, "the statement's cell is not this job's cell %s",
+                           job->cell_id);
     if (!mname || strcmp(mname, agent->name) != 0)
-        return handlers_reply_error(r, PROTO_E_REPLAYED,
-                                    "the statement's machine is not this agent (%s)", agent->name);
+        return reply_error(r, PROTO_E_REPLAYED, "the statement's machine is not this agent (%s)",
+                           agent->name);
     if (!util_is_safe_component(ver))
-        return handlers_reply_error(r, PROTO_E_BUNDLE_MALFORMED,
-                                    "predicate.cairn_version must be a safe folder name");
+        return reply_error(r, PROTO_E_BUNDLE_MALFORMED,
+                           "predicate.cairn_version must be a safe folder name");
     return 0;
 }
 
+/* Takes a filing slot for JOB; -1 when another upload of JOB holds one (or all are
+ * taken). A job is in at most one slot. */
 static int filing_enter(Server *s, long job) {
+    assert(job > 0); /* 0 marks a free slot */
     pthread_mutex_lock(&s->filing_lock);
     int slot = -1;
     for (int i = 0; i < MAX_FILING; i++) {
@@ -429,8 +411,10 @@ static int filing_enter(Server *s, long job) {
     return slot;
 }
 
-static void filing_leave(Server *s, int slot) {
+static void filing_leave(Server *s, int slot, long job) {
+    (void)job; /* for the assert only */
     pthread_mutex_lock(&s->filing_lock);
+    assert(slot >= 0 && slot < MAX_FILING && s->filing[slot] == job);
     s->filing[slot] = 0;
     pthread_mutex_unlock(&s->filing_lock);
 }
@@ -464,16 +448,14 @@ static int check_lease(const Job *job, const Agent *agent, const char *bundle_sh
         if (job->agent_id == agent->id && !strcmp(job->bundle_sha, bundle_sha)) {
             ProtoFiled m = {.filed = 0, .duplicate = 1};
             snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
-            handlers_reply_json(r, 200, proto_filed_build(&m));
+            reply_json(r, 200, proto_filed_build(&m));
             return -1;
         }
-        return handlers_reply_error(r, PROTO_E_ALREADY_FILED, "job %ld already has a filed bundle",
-                                    job->id);
+        return reply_error(r, PROTO_E_ALREADY_FILED, "job %ld already has a filed bundle", job->id);
     }
     if (strcmp(job->state, "running") != 0 || job->agent_id != agent->id)
-        return handlers_reply_error(r, PROTO_E_LEASE_LOST,
-                                    "job %ld is %s and not leased to this agent", job->id,
-                                    job->state);
+        return reply_error(r, PROTO_E_LEASE_LOST, "job %ld is %s and not leased to this agent",
+                           job->id, job->state);
     return 0;
 }
 
@@ -483,9 +465,8 @@ static int check_lease(const Job *job, const Agent *agent, const char *bundle_sh
 static int lease_still_held(Server *s, long id, const Agent *agent, const char *bundle_sha,
                             Reply *r) {
     Job now = {0};
-    int rc = db_job_get(s->db, id, &now)
-                 ? check_lease(&now, agent, bundle_sha, r)
-                 : handlers_reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
+    int rc = db_job_get(s->db, id, &now) ? check_lease(&now, agent, bundle_sha, r)
+                                         : reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
     db_job_free(&now);
     return rc;
 }
@@ -504,25 +485,23 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
     char *pred_text = cJSON_PrintUnformatted(pred);
     char *journal = s->cfg.sync_full ? journal_text(files) : NULL;
     if (slot < 0) {
-        handlers_reply_error(r, PROTO_E_FILING_BUSY, "another upload of job %ld is being filed",
-                             job->id);
+        reply_error(r, PROTO_E_FILING_BUSY, "another upload of job %ld is being filed", job->id);
     } else if (lease_still_held(s, job->id, agent, bundle_sha, r) != 0) {
         /* another upload of this job was filed and acknowledged while this one was
          * verified: its folder is not to be touched */
     } else if (store_files(s, rel, files, &e) != 0) {
-        handlers_reply_error(r, PROTO_E_INTERNAL, "filing failed: %s", e.msg);
+        reply_error(r, PROTO_E_INTERNAL, "filing failed: %s", e.msg);
     } else if (db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, journal) != 0) {
         char full[2048];
         snprintf(full, sizeof full, "%s/%s", s->state, rel);
         fs_remove_tree(full);
-        handlers_reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed",
-                             job->id);
+        reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed", job->id);
     } else {
         ProtoFiled m = {.filed = 1, .evidence = rel};
         snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
-        handlers_reply_json(r, 200, proto_filed_build(&m));
+        reply_json(r, 200, proto_filed_build(&m));
     }
-    if (slot >= 0) filing_leave(s, slot);
+    if (slot >= 0) filing_leave(s, slot, job->id);
     free(pred_text);
     free(journal);
     files->n -= 2; /* the two added items are not ours to free */
@@ -531,7 +510,7 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
 void handlers_upload(Server *s, Request *q, Reply *r) {
     long id;
     if (parse_id(q->arg, &id) != 0) {
-        handlers_reply_error(r, PROTO_E_BAD_ID, "job id must be a positive integer");
+        reply_error(r, PROTO_E_BAD_ID, "job id must be a positive integer");
         return;
     }
     cJSON *body = parse_body(q, r, 0);
@@ -545,12 +524,12 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
     char bundle_sha[SHA256_HEX_LEN];
     Err e = {{0}};
     if (proto_upload_parse(body, &m, &e) != 0) {
-        handlers_reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
+        reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
         goto out;
     }
     if (decode_files(m.files, &files, r) != 0) goto out;
     if (!db_job_get(s->db, id, &job)) {
-        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
+        reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
         goto out;
     }
     env_text = cJSON_PrintUnformatted(m.envelope);
@@ -563,12 +542,12 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
                           : BUNDLE_WRONG_KEY;
     sem_post(&s->filers);
     if (v != BUNDLE_OK) {
-        handlers_reply_error(r, verdict_code(v), "bundle rejected: %s", e.msg);
+        reply_error(r, verdict_code(v), "bundle rejected: %s", e.msg);
         goto out;
     }
     const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
     if (fields_check_predicate(pred, &e) != 0) {
-        handlers_reply_error(r, PROTO_E_BUNDLE_REJECTED, "bundle rejected: %s", e.msg);
+        reply_error(r, PROTO_E_BUNDLE_REJECTED, "bundle rejected: %s", e.msg);
         goto out;
     }
     if (check_predicate(pred, &job, &q->agent, r) == 0)
@@ -588,40 +567,36 @@ void handlers_blob_put(Server *s, Request *q, Reply *r) {
     ProtoBlob m = {.size = (long)q->len};
     Err e = {{0}};
     if (!sha256_is_hex(q->arg)) {
-        handlers_reply_error(r, PROTO_E_BAD_ID,
-                             "blob name must be 64 lowercase hex digits (its SHA-256)");
+        reply_error(r, PROTO_E_BAD_ID, "blob name must be 64 lowercase hex digits (its SHA-256)");
         return;
     }
     sha256_hex(q->body, q->len, m.sha256);
     if (strcmp(m.sha256, q->arg) != 0) {
-        handlers_reply_error(r, PROTO_E_DIGEST_MISMATCH, "body's sha256 is %s, not %s", m.sha256,
-                             q->arg);
+        reply_error(r, PROTO_E_DIGEST_MISMATCH, "body's sha256 is %s, not %s", m.sha256, q->arg);
         return;
     }
     if (!db_blob_exists(s->db, m.sha256, NULL) &&
         store_blob(s, m.sha256, q->body, q->len, &e) != 0) {
-        handlers_reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
+        reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
         return;
     }
-    handlers_reply_json(r, 200, proto_blob_build(&m));
+    reply_json(r, 200, proto_blob_build(&m));
 }
 
 void handlers_blob_get(Server *s, Request *q, Reply *r) {
     char path[1400];
     size_t len = 0;
     if (!sha256_is_hex(q->arg) || !db_blob_exists(s->db, q->arg, NULL)) {
-        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no blob %s", q->arg);
+        reply_error(r, PROTO_E_NOT_FOUND, "no blob %s", q->arg);
         return;
     }
     store_blob_path(s, q->arg, path, sizeof path);
-    r->raw = fs_read(path, &len, NULL);
-    if (!r->raw) {
-        handlers_reply_error(r, PROTO_E_INTERNAL, "blob %s is missing from the store", q->arg);
+    char *data = fs_read(path, &len, NULL);
+    if (!data) {
+        reply_error(r, PROTO_E_INTERNAL, "blob %s is missing from the store", q->arg);
         return;
     }
-    r->raw_len = len;
-    r->raw_type = "application/octet-stream";
-    r->status = 200;
+    reply_raw(r, data, len, "application/octet-stream");
 }
 
 /* --- runs and views ---------------------------------------------------------------- */
@@ -633,21 +608,18 @@ void handlers_run_create(Server *s, Request *q, Reply *r) {
     ProtoRunCreated out = {0};
     Err e = {{0}};
     cJSON *jobs = NULL;
-    if (proto_run_create_parse(body, &m, &e) != 0)
-        handlers_reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
+    if (proto_run_create_parse(body, &m, &e) != 0) reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
     else if (!db_blob_exists(s->db, m.source, NULL))
-        handlers_reply_error(r, PROTO_E_MISSING_BLOB, "source blob %s has not been uploaded",
-                             m.source);
-    else if (!(jobs = matrix_expand(m.matrix, &e)))
-        handlers_reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
+        reply_error(r, PROTO_E_MISSING_BLOB, "source blob %s has not been uploaded", m.source);
+    else if (!(jobs = matrix_expand(m.matrix, &e))) reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
     else if ((out.run = db_run_create(s->db, m.source, m.matrix, m.cases, jobs, &e)) < 0)
-        handlers_reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
+        reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
     else {
         out.jobs = cJSON_GetArraySize(jobs);
-        handlers_reply_json(r, 201, proto_run_created_build(&out));
+        reply_json(r, 201, proto_run_created_build(&out));
         fprintf(stderr, "farm: run %ld: %ld jobs over %d cases\n", out.run, out.jobs,
                 cJSON_GetArraySize(m.cases));
-        server_notify(s);
+        hub_notify(s);
     }
     cJSON_Delete(jobs);
     cJSON_Delete(body);
@@ -657,11 +629,11 @@ static void run_view(Server *s, Request *q, Reply *r, cJSON *(*view)(Db *, long)
     long id;
     cJSON *run = NULL;
     if (parse_id(q->arg, &id) != 0)
-        handlers_reply_error(r, PROTO_E_BAD_ID, "run id must be a positive integer");
+        reply_error(r, PROTO_E_BAD_ID, "run id must be a positive integer");
     else if (!(run = db_run_view(s->db, id)))
-        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
-    else if (view == db_run_view) handlers_reply_json(r, 200, run), run = NULL;
-    else handlers_reply_json(r, 200, view(s->db, id));
+        reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
+    else if (view == db_run_view) reply_json(r, 200, run), run = NULL;
+    else reply_json(r, 200, view(s->db, id));
     cJSON_Delete(run);
 }
 
@@ -672,13 +644,12 @@ void handlers_run_results(Server *s, Request *q, Reply *r) { run_view(s, q, r, d
 void handlers_run_cancel(Server *s, Request *q, Reply *r) {
     long id;
     if (parse_id(q->arg, &id) != 0)
-        handlers_reply_error(r, PROTO_E_BAD_ID, "run id must be a positive integer");
-    else if (db_run_cancel(s->db, id) != 0)
-        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no run %ld", id);
-    else handlers_reply_json(r, 200, proto_ack_build(PROTO_ACK_CANCELLED));
+        reply_error(r, PROTO_E_BAD_ID, "run id must be a positive integer");
+    else if (db_run_cancel(s->db, id) != 0) reply_error(r, PROTO_E_NOT_FOUND, "no run %ld", id);
+    else reply_json(r, 200, proto_ack_build(PROTO_ACK_CANCELLED));
 }
 
 void handlers_status(Server *s, Request *q, Reply *r) {
     (void)q;
-    handlers_reply_json(r, 200, db_status_view(s->db));
+    reply_json(r, 200, db_status_view(s->db));
 }

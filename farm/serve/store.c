@@ -9,7 +9,7 @@
  * syncfs for every folder written meanwhile) and drops those rows, and after a power
  * loss store_reconcile writes any folder still in the journal again. A bundle costs
  * one share of a group commit's fsync instead of an fsync per file and folder. */
-#include "serve/serve.h"
+#include "serve/serve_internal.h"
 
 #include <dirent.h>
 #include <errno.h>

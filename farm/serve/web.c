@@ -1,9 +1,9 @@
-/* web.c: the dashboard's pages (see web.h). Each page is built into one memory stream
+/* web.c: the dashboard's pages (see web_internal.h). Each page is built into one memory stream
  * from the same views the API answers (db_status_view, db_run_view, db_run_results) and
  * the same comparison `cairn-farm compare` prints (compare.c). Case paths, machine names
  * and cell ids are checked at submission, enrolment and upload, but everything an agent
  * sent (capabilities, promises, details, digests) is escaped here all the same. */
-#include "serve/web.h"
+#include "serve/web_internal.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -69,10 +69,7 @@ FILE *web_page_open(char **html, size_t *len, const char *title, int refresh) {
 void web_page_close(FILE *out, char **html, size_t *len, Reply *r) {
     fprintf(out, "</body></html>\n");
     fclose(out); /* sets *html and *len */
-    r->raw = *html;
-    r->raw_len = *len;
-    r->raw_type = "text/html; charset=utf-8";
-    r->status = 200;
+    reply_raw(r, *html, *len, "text/html; charset=utf-8");
 }
 
 long web_run_id(const char *arg) {
@@ -282,21 +279,17 @@ void web_file(Server *s, Request *q, Reply *r) {
     char path[2400];
     size_t len = 0;
     if (!util_is_safe_relpath(q->arg) || strncmp(q->arg, "evidence/", 9) != 0) {
-        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no file %s (only evidence/... is served)",
-                             q->arg);
+        reply_error(r, PROTO_E_NOT_FOUND, "no file %s (only evidence/... is served)", q->arg);
         return;
     }
     snprintf(path, sizeof path, "%s/%s", s->state, q->arg);
     char *data = fs_read(path, &len, NULL);
     if (!data || len > MAX_SERVED) {
         free(data);
-        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no file %s", q->arg);
+        reply_error(r, PROTO_E_NOT_FOUND, "no file %s", q->arg);
         return;
     }
-    r->raw = data;
-    r->raw_len = len;
-    r->raw_type = content_type(q->arg);
-    r->status = 200;
+    reply_raw(r, data, len, content_type(q->arg));
 }
 
 /* /favicon.ico: browsers ask for it on every page; a small cairn (three stones) in SVG. */
@@ -308,8 +301,5 @@ void web_icon(Server *s, Request *q, Reply *r) {
         "<ellipse cx=\"8\" cy=\"13\" rx=\"7\" ry=\"2.5\" fill=\"#777\"/>"
         "<ellipse cx=\"8\" cy=\"8.5\" rx=\"5\" ry=\"2.2\" fill=\"#999\"/>"
         "<ellipse cx=\"8\" cy=\"4.5\" rx=\"3\" ry=\"1.8\" fill=\"#bbb\"/></svg>";
-    r->raw = strdup(icon);
-    r->raw_len = strlen(icon);
-    r->raw_type = "image/svg+xml";
-    r->status = 200;
+    reply_raw(r, strdup(icon), strlen(icon), "image/svg+xml");
 }

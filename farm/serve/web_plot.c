@@ -2,7 +2,7 @@
  * case, one colour per machine/cell, the bound at 1.0 as a line. Every point carries a
  * <title> (the browser's tooltip, no script); text uses the generic sans-serif family
  * (no font is fetched). A ratio above the top of the scale sits on it as a triangle. */
-#include "serve/web.h"
+#include "serve/web_internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* web_run.c: a run's page (the matrix of verdicts, the plot, each case's digests and
  * the jobs), the plot alone, and a case's history across runs. */
-#include "serve/web.h"
+#include "serve/web_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +141,7 @@ void web_run(Server *s, Request *q, Reply *r) {
     long id = web_run_id(q->arg);
     cJSON *view = NULL, *report = id ? web_report(s, id, &view) : NULL;
     if (!report) {
-        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
+        reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
         return;
     }
     char title[64], *html = NULL;
@@ -176,7 +176,7 @@ void web_plot(Server *s, Request *q, Reply *r) {
     long id = web_run_id(q->arg);
     cJSON *report = id ? web_report(s, id, NULL) : NULL;
     if (!report) {
-        handlers_reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
+        reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
         return;
     }
     char *svg = NULL;
@@ -185,10 +185,7 @@ void web_plot(Server *s, Request *q, Reply *r) {
     web_plot_svg(out, report);
     fclose(out);
     cJSON_Delete(report);
-    r->raw = svg;
-    r->raw_len = len;
-    r->raw_type = "image/svg+xml";
-    r->status = 200;
+    reply_raw(r, svg, len, "image/svg+xml");
 }
 
 /* --- a case across runs ----------------------------------------------------------------- */

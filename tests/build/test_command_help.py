@@ -49,3 +49,21 @@ def test_unknown_and_missing_commands_exit_2(program):
         assert r.returncode == 2 and "unknown" in r.stderr and r.stderr.count("\n") == 1
     bare = run(exe)
     assert bare.returncode == 2 and "usage:" in bare.stderr
+
+
+@pytest.mark.parametrize("program", sorted(KNOWN))
+def test_version_is_the_one_number_of_lib_version_h(program):
+    """cairn, cairn-farm and cairn-agent print one version, lib/version.h's."""
+    from cairntest import ROOT
+    version = re.search(r'VERSION_CAIRN "([^"]+)"', (ROOT / "lib/version.h").read_text())[1]
+    r = run(BIN / program, "--version")
+    assert r.returncode == 0 and r.stdout == f"{program} {version}\n" and not r.stderr
+    assert "--version" in run(BIN / program, "--help").stdout
+
+
+@pytest.mark.parametrize("program", sorted(KNOWN))
+def test_help_answers_its_own_help(program):
+    noun = "COMMAND" if program == "cairn" else "VERB"
+    for flag in ("--help", "-h"):
+        r = run(BIN / program, "help", flag)
+        assert r.returncode == 0 and r.stdout.startswith(f"usage: {program} help [{noun}]"), r

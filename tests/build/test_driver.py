@@ -1,7 +1,9 @@
 """`cairn build` / `cairn run` as a user meets them: --help, one-line errors with exit 2
 for a bad flag, a missing compiler or an unwritable output, exit 1 for a refused
-program, --emit-c, and a copy of the binary working from any folder (the runtime
-travels inside it)."""
+program (cairn run: 125, 126, 127 and the program's own status, test_run_status.py),
+--emit-c, a copy of the binary working from any folder (the runtime travels inside it),
+and one list of link libraries for the host and the nvcc link."""
+import json
 import os
 import pathlib
 import shutil
@@ -12,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # buildlib.py
 from buildlib import CAIRN, EXAMPLES, SAN_ENV, cairn
+from cairntest import ROOT
 
 SOURCE = EXAMPLES / "parallel_sum.cairn"
 
@@ -40,8 +43,10 @@ def test_help(command):
     (["build", SOURCE, "--target", "sm_90", "--sanitize", "thread"], "add --emulate"),
 ])
 def test_usage_errors_are_one_line_exit_2(args, message):
+    """cairn build's usage errors exit 2; cairn run's own failures exit 125, a status a
+    program's main is not taken for (env's and timeout's convention)."""
     result = cairn(*args)
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == (125 if args[0] == "run" else 2), result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr
     assert lines[0].startswith(f"cairn {args[0]}: error: ")
@@ -93,3 +98,57 @@ def test_binary_works_from_any_folder(tmp_path):
                          capture_output=True, text=True)
     assert ran.returncode == 0, ran.stderr
     assert subprocess.run([str(work / "p")], env=full).returncode == 0
+
+
+# A C compiler and an nvcc that log their arguments (one JSON list a line) to LOG; the
+# compiler then runs gcc, the nvcc writes a stand-in for its -o (so no CUDA toolkit is
+# needed) and answers --version as nvcc does.
+LOGGING_CC = """#!/usr/bin/python3
+import json, os, sys
+with open(os.environ["LINK_TEST_LOG"], "a") as f:
+    f.write(json.dumps(["cc", *sys.argv[1:]]) + "\\n")
+os.execvp("gcc", ["gcc", *sys.argv[1:]])
+"""
+FAKE_NVCC = """#!/usr/bin/python3
+import json, os, sys
+with open(os.environ["LINK_TEST_LOG"], "a") as f:
+    f.write(json.dumps(["nvcc", *sys.argv[1:]]) + "\\n")
+if sys.argv[1:] == ["--version"]:
+    print("Cuda compilation tools, release 13.0, V13.0.88")
+else:
+    open(sys.argv[sys.argv.index("-o") + 1], "wb").write(b"stand-in")
+"""
+
+
+def link_tail(calls, tool, out):
+    """What follows `-o OUT.tmp.PID` in the one call of tool that writes out: the libraries."""
+    links = [c for c in calls if c[0] == tool and "-o" in c
+             and c[c.index("-o") + 1].startswith(f"{out}.tmp.")]
+    assert len(links) == 1, calls
+    return links[0][links[0].index("-o") + 2:]
+
+
+def test_host_and_nvcc_links_name_the_same_libraries(tmp_path):
+    """The host link, the nvcc link (-Xcompiler passes a driver option such as -pthread
+    to the host compiler nvcc runs) and both receipts name one list of libraries."""
+    for name, text in (("cc", LOGGING_CC), ("nvcc", FAKE_NVCC)):
+        (tmp_path / name).write_text(text)
+        (tmp_path / name).chmod(0o755)
+    log = tmp_path / "log"
+    env = {"LINK_TEST_LOG": str(log), "CAIRN_NVCC": str(tmp_path / "nvcc"),
+           "CAIRN_CACHE": str(tmp_path / "cache")}
+    host, dev = tmp_path / "host", tmp_path / "dev"
+    r = cairn("build", SOURCE, "--cc", tmp_path / "cc", "-o", host, env=env)
+    assert r.returncode == 0, r.stderr
+    r = cairn("build", ROOT / "tests/device/programs/wide.cairn", "--target", "sm_90",
+              "--cc", tmp_path / "cc", "-o", dev, env=env)
+    assert r.returncode == 0, r.stderr
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    receipts = [json.loads(pathlib.Path(f"{o}.receipt.json").read_text()) for o in (host, dev)]
+    libs = receipts[0]["compiler"]["link"]
+    assert "-lm" in libs and "-pthread" in libs
+    assert receipts[1]["compiler"]["link"] == libs
+    assert link_tail(calls, "cc", host) == libs
+    nvcc_tail = link_tail(calls, "nvcc", dev)
+    assert [a for a in nvcc_tail if a != "-Xcompiler"] == libs
+    assert nvcc_tail[nvcc_tail.index("-pthread") - 1] == "-Xcompiler"

@@ -54,12 +54,30 @@ def test_log_lines_match_model(observer, tmp_path):
         d = json.loads(line)
         assert list(d) == ["name", "type", "count", "sha256"]
         assert line == json.dumps(d, separators=(",", ":"))
-    # Raw dumps: one per observation, numbered 0.. in log order, holding the bits.
-    bins = sorted(raw.iterdir())
-    assert len(bins) == len(want)
-    for seq, d in enumerate(got):
+    # Raw dumps: one per observation, numbered 0.. in log order, holding the bits, and
+    # index.jsonl: the log's lines in the same order, each naming its file.
+    bins = sorted(raw.glob("*.bin"))
+    assert len(bins) == len(want) and sorted(p.name for p in raw.iterdir()) == sorted(
+        [p.name for p in bins] + ["index.jsonl"])
+    index = [json.loads(line) for line in (raw / "index.jsonl").read_text().splitlines()]
+    assert len(index) == len(got)
+    for seq, (d, entry) in enumerate(zip(got, index)):
         blob = (raw / f"{d['name']}.{seq}.bin").read_bytes()
         assert hashlib.sha256(blob).hexdigest() == d["sha256"]
+        assert entry == {**d, "file": f"{d['name']}.{seq}.bin"}
+        assert list(entry) == ["name", "type", "count", "sha256", "file"]
+
+
+def test_raw_index_starts_afresh_with_each_process(observer, tmp_path):
+    """A second process into the same folder overwrites NAME.SEQ.bin from SEQ 0 on, so
+    its index must not keep the first process's lines."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "index.jsonl").write_text('{"stale": true}\n' * 1000)
+    for _ in range(2):
+        run([observer], env={"CAIRN_OBSERVE_RAW": str(raw)}, check=True)
+        lines = (raw / "index.jsonl").read_text().splitlines()
+        assert len(lines) == len(expected_lines()) and "stale" not in lines[0]
 
 
 def test_silent_without_variables(observer, tmp_path):

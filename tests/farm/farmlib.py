@@ -30,6 +30,14 @@ ADMIN = "admin-token-for-tests-0123456789"
 ENROL_PROOF_TYPE = "application/vnd.cairn.enrol-proof+json"
 
 
+def c_table(path, name):
+    """The text of the static table NAME[] = {...}; in the C source at PATH (from the
+    tree's root): tests read the coordinator's tables as text, not through its code."""
+    text = (HERE.parents[1] / path).read_text()
+    table = text[text.index(f"{name}[] = {{"):]
+    return table[:table.index("};")]
+
+
 def wait_for(pred, timeout, what, step=0.05):
     end = time.time() + timeout
     while time.time() < end:

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import ADMIN, ENROL, Farm, enrol, enrol_request  # noqa: E402
+from farmlib import ADMIN, ENROL, Farm, c_table, enrol, enrol_request  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "farm.md").read_text()
@@ -26,10 +26,8 @@ def error_table():
 
 
 def router_routes():
-    """[(method, pattern)] from ROUTES in farm/serve/server.c."""
-    text = (ROOT / "farm" / "serve" / "server.c").read_text()
-    table = text[text.index("ROUTES[] = {"):]
-    table = table[:table.index("};")]
+    """[(method, pattern)] from ROUTES in farm/serve/routes.c."""
+    table = c_table("farm/serve/routes.c", "ROUTES")
     routes = re.findall(r'\{"([A-Z]+)", "([^"]+)", AUTH_\w+, \w+(?:, \w+)?\}', table)
     assert len(routes) >= 18, routes
     return routes

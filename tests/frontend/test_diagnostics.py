@@ -4,6 +4,8 @@ import pathlib
 import re
 import sys
 
+import pytest
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from frontlib import check  # noqa: E402
 
@@ -159,3 +161,139 @@ def test_float_literal_where_an_integer_is_expected(tmp_path):
     assert "help: write the integer literal 4" in lines
     assert "help: a float converts with u8(2.5), truncating toward zero" in lines
     assert not any("i32(x)" in line for line in lines)
+
+
+def test_while_names_the_loop_to_write(tmp_path):
+    found, lines, path = lines_of(tmp_path, "fn main() -> i32 {\n  let mut k:i32 = 0;\n"
+                                            "  while k < 3 { k += 1; }\n  return k;\n}\n")
+    assert found == [("E-SYNTAX", 3, 3)]
+    assert lines[0] == f"{path}:3:3: error[E-SYNTAX]: CAIRN has no while loop: write `for k in 0..K`"
+    assert lines[3] == "  |   ^^^^^"
+    assert lines[4].startswith("help: ") and "for k in 0..K" in lines[4]
+    assert "explain" in lines[-1] and lines[-1].startswith("1 error")
+
+
+def test_missing_semicolon_before_a_brace_is_on_its_statements_line(tmp_path):
+    found, lines, path = lines_of(tmp_path, "fn main() -> i32 {\n  let mut x:i32 = 0;\n"
+                                            "  x = 1\n}\n")
+    assert found == [("E-SYNTAX", 3, 8)]
+    assert lines[0] == f"{path}:3:8: error[E-SYNTAX]: expected ';', found '}}'"
+    assert lines[2] == "3 |   x = 1" and lines[3] == "  |        ^"
+
+
+def test_three_mistakes_are_three_errors(tmp_path):
+    """Recovery at the next statement: in nested blocks, after a missing ';', after a bad
+    expression, and across items; each mistake once, nothing invented between them."""
+    src = ("fn a() -> i32 {\n"
+           "  let x:i32 = (1;\n"                     # 2: ')' expected
+           "  if x > 0 {\n"
+           "    let y:i32 = x +;\n"                  # 4: an expression expected
+           "    x = y\n"                             # 5: ';' expected (before '}')
+           "  }\n"
+           "  for i in 0..3 { let z = ; }\n"         # 7: an expression expected
+           "  return x;\n"
+           "}\n"
+           "fn b( -> i32 = 1;\n"                     # 10: the item loop takes over
+           "fn c() -> i32 { return 2; }\n")
+    found, lines, _ = lines_of(tmp_path, src)
+    assert [f[:2] for f in found] == [("E-SYNTAX", 2), ("E-SYNTAX", 4), ("E-SYNTAX", 5),
+                                     ("E-SYNTAX", 7), ("E-SYNTAX", 10)]
+    assert lines[-1].startswith("5 errors")
+
+
+def test_a_mistake_inside_a_block_that_never_closes(tmp_path):
+    found, lines, _ = lines_of(tmp_path, "fn main() -> i32 {\n  let a:i32 = +;\n  return a;\n")
+    assert [f[:2] for f in found] == [("E-SYNTAX", 2), ("E-SYNTAX", 4)]
+    assert any("the block opened here" in line for line in lines)
+
+
+def test_recovery_always_moves_on(tmp_path):
+    """Garbage in every statement position ends, with a bounded list of errors."""
+    body = "".join(f"  {junk}\n" for junk in [") ) )", "let", "} x {", "= = ;", "[", "1 +", ";;",
+                                              "if {", "for in", "while", "{ } }"] * 20)
+    found, lines, _ = lines_of(tmp_path, "fn main() -> i32 {\n" + body + "  return 0;\n}\n"
+                               "fn ok() -> i32 = 1;\n")
+    assert found and all(code == "E-SYNTAX" for code, _, _ in found)
+    assert len(found) <= 50
+
+
+def pty_stderr(args, env):
+    """cairn's stderr when it is a terminal (a pseudo-terminal), with ENV set."""
+    import os
+    import pty
+    import subprocess
+    from frontlib import CAIRN
+    master, slave = pty.openpty()
+    full = dict(os.environ)
+    full.pop("NO_COLOR", None)
+    full.update(env)
+    proc = subprocess.run([str(CAIRN), *map(str, args)], stderr=slave, stdout=subprocess.DEVNULL,
+                          env=full, timeout=60)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.returncode, b"".join(chunks).decode()
+
+
+ESC = "\x1b["
+
+
+@pytest.fixture
+def bad_file(tmp_path):
+    src = tmp_path / "f.cairn"
+    src.write_text("fn main() -> i32 {\n  let x:i32 = 1\n  return y;\n}\n")
+    return src
+
+
+def test_color_always_never_and_plain_when_piped(bad_file):
+    from frontlib import CAIRN
+    from cairntest import run
+    never = run([CAIRN, "check", "--color=never", bad_file])
+    always = run([CAIRN, "check", bad_file, "--color=always"])
+    piped = run([CAIRN, "check", bad_file])
+    assert never.returncode == always.returncode == piped.returncode == 1
+    assert ESC not in never.stderr and ESC not in piped.stderr and never.stderr == piped.stderr
+    assert f"{ESC}1;31merror[E-SYNTAX]{ESC}0m" in always.stderr
+    assert f"{ESC}1;31m^{ESC}0m" in always.stderr and f"{ESC}1;36mhelp{ESC}0m" in always.stderr
+    # the colours are all it adds: without the escape sequences it is the plain text
+    assert re.sub(r"\x1b\[[0-9;]*m", "", always.stderr) == never.stderr
+    assert run([CAIRN, "check", "--color", bad_file]).stderr == always.stderr
+
+
+@pytest.mark.parametrize("env,args,painted", [
+    ({}, [], True),                                   # auto on a terminal
+    ({"NO_COLOR": "1"}, [], False),                   # no-color.org
+    ({"NO_COLOR": ""}, [], True),                     # set but empty: not a request
+    ({"TERM": "dumb"}, [], False),
+    ({"NO_COLOR": "1"}, ["--color=always"], True),    # the command line wins
+    ({}, ["--color=never"], False),
+    ({}, ["--color=auto"], True),
+])
+def test_color_on_a_terminal(bad_file, env, args, painted):
+    env = {"TERM": "xterm", **env}
+    rc, err = pty_stderr(["check", *args, bad_file], env)
+    assert rc == 1 and "error[E-SYNTAX]" in err
+    assert (ESC in err) == painted, err
+
+
+def test_color_reaches_build_and_a_bad_value_is_refused(bad_file, tmp_path):
+    from frontlib import CAIRN
+    from cairntest import run
+    built = run([CAIRN, "build", "--color=always", bad_file, "-o", tmp_path / "x"])
+    assert built.returncode == 1 and ESC in built.stderr
+    for cmd, status in (("check", 2), ("build", 2), ("run", 125)):
+        r = run([CAIRN, cmd, "--color=sometimes", bad_file])
+        assert r.returncode == status and r.stderr.count("\n") == 1, (cmd, r.stderr)
+        assert "--color takes auto, always or never, not 'sometimes'" in r.stderr
+    # after `--` a --color belongs to the program cairn run starts, not to cairn
+    ok = tmp_path / "ok.cairn"
+    ok.write_text("fn main() -> i32 { return 3; }\n")
+    assert run([CAIRN, "run", ok, "--", "--color=sometimes"]).returncode == 3

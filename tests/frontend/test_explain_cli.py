@@ -75,13 +75,23 @@ def test_explain_examples_hold(code, tmp_path):
 
 def test_explain_is_case_insensitive_and_refuses_unknown():
     assert run([CAIRN, "explain", "e-cast"]).returncode == 0
+    full = run([CAIRN, "explain", "E-REDUCE-ORDER"])
+    assert full.returncode == 0 and full.stdout.startswith("E-REDUCE-ORDER: ")
+    for short in ("REDUCE-ORDER", "reduce-order", "Syntax"):   # the E- may be left out
+        r = run([CAIRN, "explain", short])
+        assert r.returncode == 0, (short, r.stderr)
+        if short != "Syntax":
+            assert r.stdout == full.stdout
+    for wrong in ("NOPE", "E-", "-REDUCE-ORDER", "EE-CAST", ""):
+        r = run([CAIRN, "explain", wrong])
+        assert r.returncode == 2 and "unknown code" in r.stderr, wrong
     r = run([CAIRN, "explain", "E-NOPE"])
     assert r.returncode == 2 and "unknown code" in r.stderr
     assert run([CAIRN, "explain"]).returncode == 2
 
 
 def test_version_and_help():
-    version = re.search(r'CAIRN_VERSION "([^"]+)"', (ROOT / "compiler/base/version.h").read_text())[1]
+    version = re.search(r'VERSION_CAIRN "([^"]+)"', (ROOT / "lib/version.h").read_text())[1]
     r = run([CAIRN, "--version"])
     assert r.returncode == 0 and r.stdout.strip() == f"cairn {version}"
     r = run([CAIRN, "--help"])

@@ -1,5 +1,5 @@
 /* fuzz_farm.c: the coordinator's API under libFuzzer (tests/fuzz/fuzz_farm.sh). An input
- * is either requests run through server_route (the routing, authentication and handlers
+ * is either requests run through serve_route (the routing, authentication and handlers
  * a connection runs) against a throwaway state folder, or a bundle, envelope, proof or
  * source archive for the parsers behind uploads. Built with -DFUZZ_FARM_REPLAY it has a
  * main of its own that replays files: `make test` runs the kept corpus through it
@@ -35,7 +35,8 @@
 #define AGENT_NAME  "fuzz"
 #define SOURCE_TEXT "fuzz source archive"
 
-static Server server;
+static Server *server;
+static char state[1024];
 static EVP_PKEY *agent_key_;
 static char agent_token[SHA256_HEX_LEN], source_sha[SHA256_HEX_LEN], scratch[1100];
 static long last_job, last_run;
@@ -54,7 +55,7 @@ static int route(const char *method, const char *path, const char *bearer, const
     copy[len] = '\0';
     Request q = {.method = method, .path = path, .body = copy, .len = len, .bearer = bearer};
     Reply r = {0};
-    server_route(&server, &q, &r);
+    serve_route(server, &q, &r);
     if (getenv("FUZZ_FARM_VERBOSE")) /* the replay's log: tests/fuzz/test_fuzz_farm.py reads it */
         printf("%s %s -> %d %s\n", method, path, r.status,
                r.status >= 400 ? json_str(r.json, "code") : "");
@@ -122,33 +123,24 @@ static void upload_source(void) {
         die("blob", "refused");
 }
 
-static void cleanup(void) { fs_remove_tree(server.state); }
+static void cleanup(void) { fs_remove_tree(state); }
 
 static void setup(void) {
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    char path[1200];
     Err e = {{0}};
-    snprintf(server.state, sizeof server.state, "%s/fuzz-farm-XXXXXX", base);
-    if (!mkdtemp(server.state)) die("mkdtemp", server.state);
+    snprintf(state, sizeof state, "%s/fuzz-farm-XXXXXX", base);
+    if (!mkdtemp(state)) die("mkdtemp", state);
     atexit(cleanup);
-    server.cfg = (FarmConfig){.max_body_bytes = 1 << 20,
-                              .max_subjects = 64,
-                              .lease_seconds = 60,
-                              .max_attempts = 3,
-                              .claim_wait_max_seconds = 0, /* a claim never waits */
-                              .sync_full = 0};
-    snprintf(server.cfg.enrol_token, sizeof server.cfg.enrol_token, ENROL_TOKEN);
-    snprintf(server.cfg.admin_token, sizeof server.cfg.admin_token, ADMIN_TOKEN);
-    pthread_mutex_init(&server.wake_lock, NULL);
-    pthread_cond_init(&server.wake, NULL);
-    pthread_cond_init(&server.work, NULL);
-    pthread_mutex_init(&server.filing_lock, NULL);
-    sem_init(&server.filers, 0, 2);
-    snprintf(path, sizeof path, "%s/farm.db", server.state);
-    if (!(server.db = db_open(path, &e))) die("db_open", e.msg);
-    db_set_sync(server.db, 0);
-    if (store_reconcile(&server, &e) != 0) die("store_reconcile", e.msg);
-    snprintf(scratch, sizeof scratch, "%s/unpacked", server.state);
+    FarmConfig cfg = {.max_body_bytes = 1 << 20,
+                      .max_subjects = 64,
+                      .lease_seconds = 60,
+                      .max_attempts = 3,
+                      .claim_wait_max_seconds = 0, /* a claim never waits */
+                      .sync_full = 0};
+    snprintf(cfg.enrol_token, sizeof cfg.enrol_token, ENROL_TOKEN);
+    snprintf(cfg.admin_token, sizeof cfg.admin_token, ADMIN_TOKEN);
+    if (!(server = serve_open(state, &cfg, &e))) die("serve_open", e.msg);
+    snprintf(scratch, sizeof scratch, "%s/unpacked", state);
     enrol_agent(0);
     upload_source();
 }

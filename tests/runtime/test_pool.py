@@ -41,7 +41,7 @@ def test_default_width_is_the_cpus_we_may_use():
 @pytest.mark.parametrize("bad", ["0", "65", "-1", "abc", "3x", "1e3", "99999999999999999999"])
 def test_bad_cairn_threads_is_a_clear_error(bad):
     res = pool("width", threads=bad)
-    assert res.returncode == 2
+    assert res.returncode == 126   # CAIRN_EXIT_CANNOT_RUN: never taken for main's status
     assert f"error[E-THREADS]: CAIRN_THREADS='{bad}'" in res.stderr
     assert "help:" in res.stderr and res.stdout == ""
 

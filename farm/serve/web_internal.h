@@ -1,13 +1,13 @@
-/* web.h: the dashboard cairn-farm serves to people (docs/farm.md, "Dashboard"): runs and
+/* web_internal.h: the dashboard cairn-farm serves to people (docs/farm.md, "Dashboard"): runs and
  * machines at /, a run's matrix of verdicts at /runs/ID with its error/bound plot (SVG,
  * also at /runs/ID/plot.svg), a case's history across runs at /history/CASE, and the
  * filed evidence read-only at /files/evidence/... Read-only, no JavaScript; every string
  * an agent sent is HTML-escaped. */
-#ifndef CAIRN_FARM_WEB_H
-#define CAIRN_FARM_WEB_H
+#ifndef CAIRN_FARM_WEB_INTERNAL_H
+#define CAIRN_FARM_WEB_INTERNAL_H
 
 #include <stdio.h>
-#include "serve/serve.h"
+#include "serve/serve_internal.h"
 
 void web_index(Server *s, Request *q, Reply *r);
 void web_run(Server *s, Request *q, Reply *r);

@@ -1,9 +1,12 @@
-/* db_backend.h: what the store's logic (db.c, written once) asks of a back end
+/* db_backend_internal.h: what the store's logic (db.c, written once) asks of a back end
  * (db_sqlite.c, db_pg.c): borrowed connections, statements whose parameters are
  * written $1, $2... (both SQLite and PostgreSQL read that spelling), and their rows.
- * Private to farm/db*.c. */
-#ifndef CAIRN_FARM_DB_BACKEND_H
-#define CAIRN_FARM_DB_BACKEND_H
+ * Private to farm/db/. The files depend on each other in one direction only: the back
+ * ends fill in this table and use db.c's shared helpers below; db.c calls a back end
+ * only through the table; db_open.c, the factory, is the one file that names both back
+ * ends' constructors. */
+#ifndef CAIRN_FARM_DB_BACKEND_INTERNAL_H
+#define CAIRN_FARM_DB_BACKEND_INTERNAL_H
 
 #include <pthread.h>
 
@@ -75,7 +78,9 @@ struct Db {
     DoneReq *pending;
 };
 
-/* Back ends' constructors: the schema is created when missing. */
+/* Back ends' constructors, called by db_open.c alone: each connects, creates the schema
+ * when missing and sets its table in the handle's be; db_open then calls
+ * db_init_common. */
 Db *db_sqlite_open(const char *path, Err *e);
 Db *db_pg_open(const char *conninfo, Err *e);
 /* A job's columns as claims and db_job_get read them, and OUT filled from such a row. */
@@ -83,7 +88,8 @@ Db *db_pg_open(const char *conninfo, Err *e);
 void db_job_from_row(Db *db, DbRows *r, Job *out);
 /* The schema (malloc'd SQL); KEY is the type of an id the store assigns. */
 char *db_schema(const char *key);
-/* Fills in the shared part and starts the group committer (after the back end opened). */
-void db_init_common(Db *db, const DbBackend *be);
+/* Fills in the shared part of a handle a back end opened (its be already set) and
+ * starts the group committer. */
+void db_init_common(Db *db);
 
 #endif

@@ -1,12 +1,12 @@
-/* conns.h: the coordinator's guard on connections (docs/farm.md, "Limits and security").
+/* conns_internal.h: the coordinator's guard on connections (docs/farm.md, "Limits and security").
  * libmicrohttpd limits connections only in count and closes them only after inactivity:
  * a client that trickles one header line every 50 s holds a slot for ever, and ~1,020
  * of them locked everyone out. This module times every connection's headers and body
  * by total time, and caps the connections that have not yet shown a token (in all and
  * per client address) by closing the oldest of them to make space, so that a flood of
  * anonymous half-sent requests cannot crowd out agents. */
-#ifndef CAIRN_FARM_CONNS_H
-#define CAIRN_FARM_CONNS_H
+#ifndef CAIRN_FARM_CONNS_INTERNAL_H
+#define CAIRN_FARM_CONNS_INTERNAL_H
 
 #include <microhttpd.h>
 

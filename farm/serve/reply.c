@@ -1,0 +1,38 @@
+/* reply.c: the answers handlers put in a Reply (serve.h): JSON, an error with its code
+ * and status from the protocol's one table (farm/proto/api.h), or raw bytes. server.c
+ * sends them; these only fill them in. */
+#include "serve/serve_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->error, sizeof r->error, fmt, ap);
+    va_end(ap);
+    reply_json(r, proto_error_status(code), proto_error_build(code, r->error));
+    return -1;
+}
+
+void reply_json(Reply *r, int status, cJSON *json) {
+    cJSON_Delete(r->json);
+    r->status = status;
+    r->json = json;
+}
+
+void reply_raw(Reply *r, char *data, size_t len, const char *type) {
+    free(r->raw);
+    r->raw = data;
+    r->raw_len = len;
+    r->raw_type = type;
+    r->status = 200;
+}
+
+void reply_free(Reply *r) {
+    cJSON_Delete(r->json);
+    free(r->raw);
+    r->json = NULL;
+    r->raw = NULL;
+}

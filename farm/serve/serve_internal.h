@@ -1,0 +1,198 @@
+/* serve_internal.h: what the files of farm/serve/ share and nothing outside it sees. One
+ * job a file:
+ *   config.c    the config file: defaults and bounds, in one table
+ *   reply.c     answers: JSON, errors with their code, raw bytes
+ *   routes.c    the route table: path, method, who may call it, where it runs
+ *   auth.c      tokens, and the cache of agents by token
+ *   hub.c       requests set aside without a thread: parked claims and the work pool
+ *   server.c    libmicrohttpd: admission from the headers, bodies, answers, the log
+ *   serve.c     the `serve` verb: options, opening the state, the background threads
+ *   handlers.c  the API's routes; web*.c the dashboard (web_internal.h)
+ *   store.c     blobs and evidence folders on disk
+ *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h) */
+#ifndef CAIRN_FARM_SERVE_INTERNAL_H
+#define CAIRN_FARM_SERVE_INTERNAL_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stddef.h>
+
+#include "proto/api.h"
+#include "serve/serve.h"
+
+struct MHD_Connection;
+struct MHD_Daemon;
+
+/* --- routes (routes.c) ------------------------------------------------------------ */
+
+typedef enum { AUTH_NONE, AUTH_ENROL, AUTH_AGENT, AUTH_ADMIN, AUTH_AGENT_OR_ADMIN } AuthKind;
+
+/* Where a route's handler runs: on libmicrohttpd's thread that read the request (short
+ * work: a database row or two), or on the work pool (signatures, file writes, fsyncs,
+ * pages), so that slow handlers never hold the threads every connection needs. */
+typedef enum { POOL_HTTP, POOL_WORK } Pool;
+
+typedef void (*Handler)(Server *s, Request *q, Reply *r);
+
+typedef struct {
+    const char *method;
+    const char *pattern; /* segments; "*" captures one segment into Request.arg, a
+                                final "**" the rest of the path */
+    AuthKind auth;
+    Handler handle;
+    Pool pool;
+} Route;
+
+/* The route for Q's method and path, its variable segment copied into ARG (CAP bytes)
+ * and Q->arg pointed at it; otherwise NULL with the 404 or 405 in R. */
+const Route *route_find(Request *q, char *arg, size_t cap, Reply *r);
+
+/* --- one request between libmicrohttpd's calls (server.c, hub.c) ------------------ */
+
+/* Where a request is while no thread runs it (hub.c; under the hub's lock). */
+typedef enum {
+    PARK_NONE,
+    PARK_CLAIM,     /* a long poll, suspended until hub_notify or its deadline */
+    PARK_WORK,      /* suspended, queued for the work pool or running there */
+    PARK_WORK_DONE, /* the work pool's answer is in reply, the connection resumed */
+} Parking;
+
+/* One request's state between libmicrohttpd's calls: the route and the caller, known
+ * from the headers alone, then the body, then (when set aside) its parking. */
+typedef struct Exchange {
+    Request q;
+    const Route *route;
+    char arg[1100]; /* a "**" capture: a case path or an evidence file */
+    char *body;
+    size_t len, cap;
+    int too_big;
+    int answered; /* refused from its headers: the body, if any, is not read */
+    double started;
+    struct MHD_Connection *conn;
+    Parking parking;
+    Reply reply;                  /* the work pool's answer */
+    struct Exchange *prev, *next; /* in the list of parked claims or the work queue */
+} Exchange;
+
+/* --- the server's state ----------------------------------------------------------- */
+
+/* The requests set aside without a thread (hub.c): long-polling claims and requests
+ * queued for the work pool. Every field is under lock. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;             /* the waker thread's: a sooner deadline, or stopping */
+    pthread_cond_t work;             /* the work pool's: a request queued, or stopping */
+    unsigned long generation;        /* bumped whenever jobs may have become claimable */
+    int stopping;                    /* serve is shutting down: nothing is parked any more */
+    Exchange *claims, *claims_tail;  /* parked claims, soonest deadline first */
+    Exchange *work_head, *work_tail; /* the work queue, first in first out */
+    int work_held;                   /* requests the work pool holds, queued or running */
+} Hub;
+
+#define MAX_FILING 256
+
+struct Server {
+    Db *db;
+    FarmConfig cfg;
+    char state[1024];
+    Hub hub;
+    pthread_mutex_t filing_lock; /* guards filing[]: jobs whose upload is being filed */
+    long filing[MAX_FILING];     /* 0: a free slot; a job is in at most one slot */
+    sem_t filers;                /* uploads verifying or writing files at once */
+};
+
+/* --- the config (config.c) -------------------------------------------------------- */
+
+/* Reads the config file PATH into C (defaults for what it leaves out); -1 with E naming
+ * the file and the first setting refused. */
+int config_load(const char *path, FarmConfig *c, Err *e);
+
+/* --- answers (reply.c) ------------------------------------------------------------ */
+
+/* An error answer: CODE's status and {"error": message, "code", "status"} (farm/proto/api.h
+ * has the codes). Returns -1. */
+int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A JSON answer (R owns JSON; one set before is freed). */
+void reply_json(Reply *r, int status, cJSON *json);
+/* A 200 of raw bytes (R owns DATA, malloc'd) of the given content type. */
+void reply_raw(Reply *r, char *data, size_t len, const char *type);
+/* Frees what R owns. */
+void reply_free(Reply *r);
+
+/* --- authentication (auth.c) ------------------------------------------------------ */
+
+/* 0 when Q's token is good for a route that needs NEED (Q->agent filled for an agent);
+ * otherwise -1 with the 401 in R. */
+int auth_check(Server *s, AuthKind need, Request *q, Reply *r);
+/* Empties the cache of agents by token (after an enrolment or a revocation). */
+void auth_forget_agents(void);
+
+/* --- requests set aside (hub.c) --------------------------------------------------- */
+
+void hub_init(Hub *h);
+/* Starts the waker of parked claims and the work pool's threads (for good). */
+void hub_start(Server *s);
+/* Wakes every long-polling claim (new jobs, requeued jobs). */
+void hub_notify(Server *s);
+/* 1 once serve is shutting down: long polls answer at once. */
+int hub_stopping(Server *s);
+/* How many times jobs may have become claimable so far (see hub_park_claim). */
+unsigned long hub_generation(Server *s);
+/* Parks X, a claim that found nothing, its connection suspended, unless jobs may have
+ * become claimable since SEEN (a hub_generation) or serve is stopping: then 0, try
+ * again now. */
+int hub_park_claim(Server *s, Exchange *x, unsigned long seen);
+/* Hands X to the work pool, its connection suspended until the answer is in X->reply;
+ * 0 when serve is stopping (nothing may be suspended any more: run it here). */
+int hub_queue_work(Server *s, Exchange *x);
+Parking hub_parking(Server *s, const Exchange *x);
+/* Serve is stopping: parked claims answer now and the work pool finishes what it holds,
+ * so that nothing is suspended when libmicrohttpd stops. 0 when done within 30 s. */
+int hub_settle(Server *s);
+
+/* --- libmicrohttpd (server.c) ----------------------------------------------------- */
+
+/* Listens on S's address with libmicrohttpd's pool; the URL it answers at into URL. */
+struct MHD_Daemon *server_start(Server *s, char *url, size_t cap, Err *e);
+void server_stop(struct MHD_Daemon *daemon);
+
+/* --- route handlers (handlers.c; the dashboard's are in web_internal.h) ------------ */
+
+void handlers_health(Server *s, Request *q, Reply *r);
+void handlers_challenge(Server *s, Request *q, Reply *r);
+void handlers_enrol(Server *s, Request *q, Reply *r);
+void handlers_revoke(Server *s, Request *q, Reply *r);
+void handlers_claim(Server *s, Request *q, Reply *r);
+void handlers_heartbeat(Server *s, Request *q, Reply *r);
+void handlers_upload(Server *s, Request *q, Reply *r);
+void handlers_blob_put(Server *s, Request *q, Reply *r);
+void handlers_blob_get(Server *s, Request *q, Reply *r);
+void handlers_run_create(Server *s, Request *q, Reply *r);
+void handlers_run_get(Server *s, Request *q, Reply *r);
+void handlers_run_results(Server *s, Request *q, Reply *r);
+void handlers_run_cancel(Server *s, Request *q, Reply *r);
+void handlers_status(Server *s, Request *q, Reply *r);
+
+/* --- the store on disk (store.c) -------------------------------------------------- */
+
+/* Blobs by digest, evidence folders filed atomically. */
+void store_blob_path(const Server *s, const char *sha, char *out, size_t cap);
+int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e);
+/* Writes FILES (name -> bytes) plus the envelope and key into a temp folder, syncs it
+ * and renames it to REL under the state folder; an existing REL is an error unless
+ * REPLACE (the journal's rewrite after a power loss). */
+typedef struct {
+    const char *name;
+    const unsigned char *data;
+    size_t len;
+} FileItem;
+int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, int replace,
+                   Err *e);
+/* After a crash: write journalled folders again, drop temp folders and any evidence
+ * folder no filed job points to. */
+int store_reconcile(Server *s, Err *e);
+/* Syncs the evidence written so far and drops its journal rows; returns how many. */
+int store_settle(Server *s);
+
+#endif
