@@ -10,8 +10,12 @@
 # `cairn-agent sign` in the format the agents file, under
 # evidence/<version>/gpu/<machine>/ (a real GPU) or $GPU_OUT/bundle (a stand-in).
 #
-# Without a GPU it says so, runs the emulated half and exits 0 unless that half itself
-# breaks a promise. Knobs (environment):
+# The bracket GEMM's frozen case set (tests/data/enclose) is bracketed on the device by
+# tools/enclose_check_cuda and compared by SHA-256 with the committed digest and case by
+# case with the host's bits.
+#
+# Without a GPU it says so, runs the emulated half (and builds the CUDA checker) and exits
+# 0 unless that half itself breaks a promise. Knobs (environment):
 #   GPU_PROGRAMS   programs, relative to GPU_SRC (default: those of examples/ (and its
 #                  folders, examples/tensor) and
 #                  the suite's device programs, tests/gpu/programs/*.cairn and
@@ -107,6 +111,46 @@ for half in $halves; do
   for prog in $GPU_PROGRAMS; do run_case "$half" "$prog"; done
 done
 
+# --- the bracket GEMM's frozen case set -----------------------------------------------------
+# The CUDA backend (tools/enclose_check_cuda.cu) over tests/data/enclose/cases.txt: the
+# SHA-256 of its raw lo/hi bits against the committed digest, which the host's integer
+# core (bin/enclose_check) reproduces too, and every case against the host's bits; then
+# the seed's case families (tests/data/enclose/make_families.py) against the host's bits.
+enclose_status=0
+enclose_cases=$root/tests/data/enclose/cases.txt
+enclose_want=$(awk '{print $1; exit}' "$root/tests/data/enclose/cases.sha256")
+enclose_host=$("$BIN/enclose_check" "$enclose_cases" "$out/enclose_host.bin" 2>/dev/null &&
+  sha256sum "$out/enclose_host.bin" | awk '{print $1}' || echo failed)
+say "bracket GEMM frozen cases: committed $enclose_want, host $enclose_host"
+[ "$enclose_host" = "$enclose_want" ] || enclose_status=1
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if [ -n "$standin" ]; then
+  say "bracket GEMM on the device: the stand-in runs no CUDA code, not built"
+elif [ ! -x "$nvcc" ]; then
+  say "bracket GEMM on the device: no nvcc here, not built"
+elif ! (cd "$root" && "$nvcc" -arch="$target" -O2 --fmad=false -std=c++17 -Iruntime -Itools \
+          tools/enclose_check_cuda.cu runtime/cairn_enclose_cuda.cu tools/enclose_casefile.c \
+          runtime/cairn_enclose.c runtime/cairn_enclose_x86.c runtime/cairn_enclose_amx.c \
+          runtime/cairn_enclose_residue.c runtime/cairn_pool.c -Xcompiler -pthread \
+          -o "$out/enclose_check_cuda") \
+        >"$out/enclose_build.log" 2>&1; then
+  say "bracket GEMM on the device: the CUDA checker does not build ($out/enclose_build.log)"
+  enclose_status=1
+elif [ -z "$gpu" ]; then
+  say "bracket GEMM on the device: built for $target; no GPU here, not run"
+elif "$out/enclose_check_cuda" --check-host "$enclose_cases" "$out/enclose_device.bin"; then
+  enclose_device=$(sha256sum "$out/enclose_device.bin" | awk '{print $1}')
+  say "bracket GEMM on the device: $enclose_device, every case equal to the host's bits"
+  [ "$enclose_device" = "$enclose_want" ] || enclose_status=1
+  # and the seed's case families (tests/runtime/enclose_families.py), case by case
+  python3 "$root/tests/data/enclose/make_families.py" "$out/enclose_families.txt" --long &&
+    "$out/enclose_check_cuda" --check-host "$out/enclose_families.txt" "$out/enclose_families.bin" ||
+    enclose_status=1
+else
+  say "bracket GEMM on the device: FAILED (see above)"
+  enclose_status=1
+fi
+
 # --- verdicts --------------------------------------------------------------------------
 python3 "$root/tests/gpu/gpucheck.py" results "$out"
 set +e
@@ -139,4 +183,6 @@ say "bundle: ${dest#$root/}/bundle.dsse.json (public key beside it: agent.pub.pe
 if [ -z "$gpu" ]; then
   echo "make gpu: no GPU: only the emulated half ran (run make gpu on a GPU host for device evidence)"
 fi
-exit $verdict_status
+[ "$enclose_status" -eq 0 ] || say "bracket GEMM frozen cases: FAILED"
+[ "$verdict_status" -ne 0 ] && exit "$verdict_status"
+exit "$enclose_status"

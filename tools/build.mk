@@ -9,7 +9,8 @@ ENCLOSE_CHECK_SRCS := tools/enclose_check.c tools/enclose_casefile.c runtime/cai
 ENCLOSE_NOFP := $(if $(filter x86_64 aarch64,$(shell uname -m)),-mgeneral-regs-only) \
                 -DCAIRN_ENCLOSE_NO_SIMD -DCAIRN_ENCLOSE_SERIAL -DCAIRN_ENCLOSE_BITS_ONLY
 
-$(ENCLOSE_CHECK): $(ENCLOSE_CHECK_SRCS) tools/enclose_casefile.h runtime/cairn_enclose.h | $(DEPS_STAMP)
+$(ENCLOSE_CHECK): $(ENCLOSE_CHECK_SRCS) tools/enclose_casefile.h runtime/cairn_enclose.h \
+                  runtime/cairn_enclose_core.h runtime/cairn_enclose_impl.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ENCLOSE_NOFP) $(ENCLOSE_CHECK_SRCS) -o $@ $(LDFLAGS)
 

@@ -15,6 +15,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" { /* the CUDA checker (enclose_check_cuda.cu) is C++ */
+#endif
+
 typedef struct enclose_case {
     char name[64];
     int width; /* 64 or 32 */
@@ -30,5 +34,9 @@ void enclose_case_free(enclose_case *c);
 
 /* Writes count elements of width/8 bytes each as little-endian bytes. */
 int enclose_write_le(FILE *fp, const void *bits, size_t count, int width);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

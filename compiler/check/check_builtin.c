@@ -501,9 +501,10 @@ static bool is_enclose_view(const Type *t, const Type *elem) {
            type_equal(t->u.view.elem, elem);
 }
 
-/* tight = mm_enclose(m, n, k, lo, hi, a, b): four host views of one compute float, lo
- * and hi written (so rw, and not one array twice); the runtime pool does the work, so a
- * lane cannot call it. Extents are checked at run time (docs/numerics.md). */
+/* tight = mm_enclose(m, n, k, lo, hi, a, b): four views of one compute float in one
+ * memory (all host, or all @device: the GPU's residue algorithm), lo and hi written (so
+ * rw, and not one array twice); the runtime pool or the GPU does the work, so a lane
+ * cannot call it. Extents are checked at run time (docs/numerics.md). */
 static const Type *check_mm_enclose(Checker *c, Expr *e) {
     if (check_in_lane(c)) {
         diag_error(c->d, e->span, E_PARALLEL_NEST, "call mm_enclose before or after the region",
@@ -541,13 +542,17 @@ static const Type *check_mm_enclose(Checker *c, Expr *e) {
                    "'%s' is passed to mm_enclose as both lo and hi", hi->u.name.name);
         return ERR;
     }
-    for (int i = 0; i < 4; i++)
-        if (v[i]->u.view.place == PLACE_DEVICE) {
-            diag_error(c->d, arg(e, 3 + i)->span, E_PLACEMENT,
-                       "mm_enclose runs on the host: pass host arrays",
-                       "mm_enclose of a @device view");
-            return ERR;
-        }
+    bool dev = false, host = false;
+    for (int i = 0; i < 4; i++) {
+        dev |= v[i]->u.view.place == PLACE_DEVICE;
+        host |= v[i]->u.view.place == PLACE_HOST;
+    }
+    if (dev && host) {
+        diag_error(c->d, e->span, E_PLACEMENT,
+                   "place lo, hi, a and b all @device (the GPU runs it) or all on the host",
+                   "mm_enclose's views live in different memories");
+        return ERR;
+    }
     return type_scalar(TY_BOOL);
 }
 

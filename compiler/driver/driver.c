@@ -337,6 +337,10 @@ static const RuntimeModule runtime_modules[] = {
     {LOWER_MODULE_FLOAT, "cairn_float.c", 0},
     {LOWER_MODULE_OBSERVE, "cairn_observe.c", LOWER_MODULE_TRAP},
     {LOWER_MODULE_ENCLOSE, "cairn_enclose.c", LOWER_MODULE_POOL},
+    {LOWER_MODULE_ENCLOSE, "cairn_enclose_x86.c", 0}, /* its x86-64 kernels */
+    {LOWER_MODULE_ENCLOSE, "cairn_enclose_amx.c", 0}, /* and its AMX-INT8 path */
+    /* the GPU's residue algorithm on the host: mm_enclose on emulated @device views */
+    {LOWER_MODULE_ENCLOSE, "cairn_enclose_residue.c", LOWER_MODULE_POOL},
     {LOWER_MODULE_ENCLOSE_DIGEST, "cairn_enclose_digest.c", 0},
     {LOWER_MODULE_MM_ENCLOSE, "cairn_mm_enclose.c", LOWER_MODULE_ENCLOSE | LOWER_MODULE_TRAP},
     {LOWER_MODULE_MMA, "cairn_mma.c", LOWER_MODULE_TRAP},

@@ -441,9 +441,9 @@ static bool target_complete(const LowerTarget *t) {
     return t->unsupported_where && t->unsupported_hint && t->items_end && t->assemble &&
            t->buffer_alloc && t->buffer_free && t->observe_fn && t->device_parallel && t->blocks &&
            t->coop_stmt && t->warp_op && t->device_reduce && t->device_scan && t->device_atomic &&
-           t->device_wide && t->matrix_mma_device && t->frag_ready && t->frag_fill &&
-           t->frag_load && t->frag_store && t->frag_mma && t->frag_index && t->frag_get &&
-           t->frag_set;
+           t->device_wide && t->matrix_mma_device && t->enclose_device && t->frag_ready &&
+           t->frag_fill && t->frag_load && t->frag_store && t->frag_mma && t->frag_index &&
+           t->frag_get && t->frag_set;
 }
 
 int lower_program(Program *p, Diags *d, const LowerOptions *opt, LowerOutput *out) {

@@ -340,18 +340,23 @@ static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
 }
 
 /* tight = mm_enclose(m, n, k, lo, hi, a, b): the runtime (cairn_mm_enclose.c) checks
- * the extents, runs the bracket GEMM on the pool and traps on its errors. */
+ * the extents, runs the bracket GEMM and traps on its errors: on the pool for host
+ * views; for @device views the residue algorithm, through the target's entry (on the GPU
+ * in a CUDA build, on the host where device work is emulated). */
 static const char *lower_mm_enclose(Lower *L, Expr *e) {
     StrBuf args = {0};
+    bool device = false;
     for (int i = 0; i < 7; i++) {
         Expr *a = e->u.call.args[i];
         sb_printf(&args, "%s, ", lower_arg(L, a, a->type));
+        device |= i >= 3 && a->type->u.view.place == PLACE_DEVICE;
     }
     const Type *t = e->u.call.args[5]->type->u.view.elem;
     numerics_matmul(L, t);
     lower_use_runtime(L, LOWER_MODULE_MM_ENCLOSE);
-    const char *call =
-        FMT("cairn_mm_enclose_%s(%s%s)", lower_type_word(t), args.data, lower_at(L, e->span));
+    const char *entry = device ? L->target->enclose_device(L) : "";
+    const char *call = FMT("cairn_mm_enclose_%s%s(%s%s)", entry, lower_type_word(t), args.data,
+                           lower_at(L, e->span));
     sb_free(&args);
     return lower_bind(L, e->type, call);
 }

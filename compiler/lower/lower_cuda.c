@@ -363,6 +363,15 @@ static void cuda_wide(Lower *L, const char *dst, const char *src, const char *i,
 
 /* mma_unordered on @device views: the same tiling on the tensor cores (the .cu includes
  * runtime/cairn_mma_device_cuda.h once). */
+/* mm_enclose on @device views: the GPU's residue algorithm (cairn_enclose_cuda.h, whose
+ * launchers the .cu includes once). */
+static const char *cuda_enclose_device(Lower *L) {
+    if (!strstr(L->dev.data ? L->dev.data : "", "cairn_enclose_cuda.h"))
+        sb_puts(&L->dev,
+                "#include \"cairn_enclose_cuda.h\"   /* mm_enclose on @device views */\n\n");
+    return "device_";
+}
+
 static const char *cuda_matrix_mma_device(Lower *L) {
     if (!strstr(L->dev.data ? L->dev.data : "", "cairn_mma_device_cuda.h"))
         sb_puts(&L->dev, "#include \"cairn_mma_device_cuda.h\"   /* mma_unordered's tiling */\n\n");
@@ -531,6 +540,7 @@ const LowerTarget lower_target_cuda = {
     .device_atomic = cuda_atomic,
     .device_wide = cuda_wide,
     .matrix_mma_device = cuda_matrix_mma_device,
+    .enclose_device = cuda_enclose_device,
     .frag_ready = cuda_frag_ready,
     .frag_fill = cuda_frag_fill,
     .frag_load = cuda_frag_load,

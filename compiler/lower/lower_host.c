@@ -35,6 +35,13 @@ static const char *host_observe_fn(const Type *view) {
 /* ---- tensor cores ---- */
 
 /* mma_unordered on @device views: the device's tiling, warp by warp on the host. */
+/* mm_enclose on @device views, emulated: the GPU's residue algorithm on the host
+ * (cairn_enclose_residue.c, linked with the bracket GEMM). */
+static const char *host_enclose_device(Lower *L) {
+    (void)L;
+    return "emulated_";
+}
+
 static const char *host_matrix_mma_device(Lower *L) {
     lower_use_runtime(L, LOWER_MODULE_MMA_TILED);
     return "tiled_";
@@ -108,6 +115,7 @@ const LowerTarget lower_target_host = {
     .device_atomic = lower_atomic_host,
     .device_wide = lower_wide_elements,
     .matrix_mma_device = host_matrix_mma_device,
+    .enclose_device = host_enclose_device,
     .frag_ready = host_frag_ready,
     .frag_fill = host_frag_fill,
     .frag_load = host_frag_load,

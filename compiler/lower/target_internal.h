@@ -89,6 +89,9 @@ typedef struct LowerTarget {
     /* mma_unordered over @device views: records what it needs, returns the runtime
      * entry's infix (cairn_mma_<infix><type>). */
     const char *(*matrix_mma_device)(Lower *L);
+    /* mm_enclose over @device views (the bracket GEMM's residue algorithm): records what
+     * it needs, returns the runtime entry's infix (cairn_mm_enclose_<infix><type>). */
+    const char *(*enclose_device)(Lower *L);
     /* Can fragment type f be lowered here? Reports at s when not. */
     bool (*frag_ready)(Lower *L, const Type *f, Span s);
     /* Fills the declared fragment x with the f32 value v. */

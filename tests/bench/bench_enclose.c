@@ -1,7 +1,9 @@
 /* bench_enclose.c: the exact bracket GEMM against plain f64 GEMMs, and its width against
  * an interval GEMM, in one run on the same cores.
  *
- *   bench_enclose [M N K [REPS]]     default M=256 N=256 K=1024 (256x1024x256), 10 reps
+ *   bench_enclose [M N K [REPS]]          default M=256 N=256 K=1024 (256x1024x256), 10 reps
+ *   bench_enclose --dgemm [M N K [REPS]]  only OpenBLAS dgemm's best time ("dgemm_ms X"):
+ *                                         bench_enclose.sh picks OPENBLAS_CORETYPE by it
  *
  * Rate: best-of-REPS wall time (the three interleaved) of cairn_enclose_f64 at M x K times K x N, against
  * OpenBLAS dgemm (set to the pool's width) and a naive triple loop run on the pool.
@@ -13,6 +15,7 @@
  * which is a valid bound for finite normal values). */
 #include "cairn_enclose.h"
 #include "cairn_pool.h"
+#include "bench_normal.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -22,26 +25,9 @@
 #include <string.h>
 #include <time.h>
 
-static double clock_s(clockid_t id) {
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-static double now(void) { return clock_s(CLOCK_MONOTONIC); }
-static double cpu_now(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
-
-/* Deterministic standard normal numbers (xorshift + Box-Muller). */
-static uint64_t rng_state = 0x9E3779B97F4A7C15u;
-static double uniform01(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return ((double)(rng_state >> 11) + 0.5) / 9007199254740992.0;
-}
-static void fill_normal(double *x, size_t count) {
-    for (size_t i = 0; i < count; i++)
-        x[i] = sqrt(-2.0 * log(uniform01())) * cos(6.283185307179586 * uniform01());
-}
+static double now(void) { return bench_now(); }
+static double cpu_now(void) { return bench_clock(CLOCK_PROCESS_CPUTIME_ID); }
+static void fill_normal(double *x, size_t count) { bench_fill_normal(x, count); }
 
 typedef struct {
     size_t m, n, k;
@@ -155,17 +141,52 @@ static void width_table(void) {
     }
 }
 
+/* The best of REPS dgemm runs, alone. */
+static int dgemm_only(size_t m, size_t n, size_t k, int reps, const double *a, const double *b,
+                      double *c) {
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        run_once(RUN_BLAS, m, n, k, a, b, c, c);
+        if (now() - t0 < best) best = now() - t0;
+    }
+    printf("dgemm_ms %.4f\n", best * 1e3);
+    return 0;
+}
+
+static void report(size_t m, size_t n, size_t k, unsigned width, const cairn_enclose_info *info,
+                   const double best[RUNS], const double cpu[RUNS]) {
+    double te = best[RUN_ENCLOSE], tb = best[RUN_BLAS], tn = best[RUN_NAIVE];
+    double flops = 2.0 * (double)m * (double)n * (double)k;
+    const char *core = getenv("OPENBLAS_CORETYPE");
+    double load[3] = {0, 0, 0};
+    if (getloadavg(load, 3) < 0) load[0] = -1;
+    printf("bracket GEMM %zux%zux%zu f64 on %u threads (kernel %s, bits %d+%d, tight %d); "
+           "load average %.1f when done (a shared machine inflates the slower side)\n",
+           m, k, n, width, info->kernel, info->bits_a, info->bits_b, info->tight, load[0]);
+    printf("  enclose        %9.2f ms  %7.2f Gmul-add/s\n", te * 1e3, flops / te * 0.5e-9);
+    printf("  openblas dgemm %9.2f ms  %7.2f Gflop/s  (OPENBLAS_CORETYPE=%s)\n", tb * 1e3,
+           flops / tb * 1e-9, core ? core : "its own choice");
+    printf("  naive loop     %9.2f ms  %7.2f Gflop/s\n", tn * 1e3, flops / tn * 1e-9);
+    printf("  ratio enclose/openblas %.2fx slower (target <= 6x)\n", te / tb);
+    printf("  ratio enclose/naive    %.2fx\n", te / tn);
+    printf("  process CPU time (all threads; spinning counts): enclose %.2f ms, openblas "
+           "%.2f ms, ratio %.2fx\n",
+           cpu[RUN_ENCLOSE] * 1e3, cpu[RUN_BLAS] * 1e3, cpu[RUN_ENCLOSE] / cpu[RUN_BLAS]);
+}
+
 int main(int argc, char **argv) {
     size_t m = 256, n = 256, k = 1024;
-    int reps = 10;
+    int reps = 10, only_dgemm = argc > 1 && strcmp(argv[1], "--dgemm") == 0;
+    argc -= only_dgemm, argv += only_dgemm;
     if (argc >= 4) {
         m = strtoul(argv[1], NULL, 10);
         n = strtoul(argv[2], NULL, 10);
         k = strtoul(argv[3], NULL, 10);
     }
     if (argc >= 5) reps = atoi(argv[4]);
-    if (argc == 2 || !m || !n || !k || reps < 1) {
-        fprintf(stderr, "usage: bench_enclose [M N K [REPS]]\n");
+    if (argc == 2 || argc == 3 || !m || !n || !k || reps < 1) {
+        fprintf(stderr, "usage: bench_enclose [--dgemm] [M N K [REPS]]\n");
         return 2;
     }
     unsigned width = cairn_pool_width();
@@ -175,22 +196,12 @@ int main(int argc, char **argv) {
     if (!a || !b || !lo || !hi) return 1;
     fill_normal(a, m * k);
     fill_normal(b, k * n);
+    if (only_dgemm) return dgemm_only(m, n, k, reps, a, b, lo);
     cairn_enclose_info info;
     cairn_enclose_f64(m, n, k, a, b, lo, hi, &info);
     double best[RUNS], cpu[RUNS];
     best_times(reps, m, n, k, a, b, lo, hi, best, cpu);
-    double te = best[RUN_ENCLOSE], tb = best[RUN_BLAS], tn = best[RUN_NAIVE];
-    double flops = 2.0 * (double)m * (double)n * (double)k;
-    printf("bracket GEMM %zux%zux%zu f64 on %u threads (kernel %s, bits %d+%d, tight %d)\n", m, k,
-           n, width, info.kernel, info.bits_a, info.bits_b, info.tight);
-    printf("  enclose        %9.2f ms  %7.2f Gmul-add/s\n", te * 1e3, flops / te * 0.5e-9);
-    printf("  openblas dgemm %9.2f ms  %7.2f Gflop/s\n", tb * 1e3, flops / tb * 1e-9);
-    printf("  naive loop     %9.2f ms  %7.2f Gflop/s\n", tn * 1e3, flops / tn * 1e-9);
-    printf("  ratio enclose/openblas %.2fx slower (target <= 20x)\n", te / tb);
-    printf("  ratio enclose/naive    %.2fx\n", te / tn);
-    printf("  process CPU time (all threads; spinning counts): enclose %.2f ms, openblas "
-           "%.2f ms, ratio %.2fx\n",
-           cpu[RUN_ENCLOSE] * 1e3, cpu[RUN_BLAS] * 1e3, cpu[RUN_ENCLOSE] / cpu[RUN_BLAS]);
+    report(m, n, k, width, &info, best, cpu);
     free(a), free(b), free(lo), free(hi);
     width_table();
     return 0;

@@ -3,6 +3,8 @@
  *   enclose_run CASES            per case: a line of info, then "lo HEX..." and "hi HEX..."
  *                                (an error prints the code, the message and the bad element)
  *   enclose_run --digest CASES   one line, "sha256 HEX", over every case's lo then hi
+ *   enclose_run --residue ...    the same through the GPU's algorithm on the host
+ *                                (cairn_enclose_residue_bits) instead of the CPU kernels
  *
  * CASES is a case file (tools/enclose_casefile.h). The pool width is CAIRN_THREADS. */
 #include "../../tools/enclose_casefile.h"
@@ -38,6 +40,8 @@ static void print_info(const enclose_case *c, const cairn_enclose_info *in) {
 }
 
 /* Runs one case; returns 0, or 1 when it was refused (reported on stdout). */
+static int use_residue; /* --residue */
+
 static int run_case(const enclose_case *c, cairn_enclose_hasher *digest) {
     size_t count = c->m * c->n, size = (size_t)c->width / 8;
     void *lo = calloc(count ? count : 1, size), *hi = calloc(count ? count : 1, size);
@@ -46,7 +50,8 @@ static int run_case(const enclose_case *c, cairn_enclose_hasher *digest) {
         exit(2);
     }
     cairn_enclose_info info;
-    int rc = cairn_enclose_bits(c->width, c->m, c->n, c->k, c->a, c->b, lo, hi, &info);
+    int rc = (use_residue ? cairn_enclose_residue_bits : cairn_enclose_bits)(
+        c->width, c->m, c->n, c->k, c->a, c->b, lo, hi, &info);
     if (rc) {
         printf("case %s rc %d bad %c %zu %zu error %s\n", c->name, rc,
                info.bad_operand ? info.bad_operand : '-', info.bad_row, info.bad_col,
@@ -67,14 +72,20 @@ static int run_case(const enclose_case *c, cairn_enclose_hasher *digest) {
 }
 
 int main(int argc, char **argv) {
-    int want_digest = argc == 3 && strcmp(argv[1], "--digest") == 0;
-    if (argc != 2 + want_digest || strcmp(argv[1], "--help") == 0) {
-        fprintf(argc == 2 ? stdout : stderr, "usage: enclose_run [--digest] CASES\n");
-        return argc == 2 ? 0 : 2;
+    int want_digest = 0, arg = 1;
+    for (; arg < argc - 1; arg++) {
+        if (strcmp(argv[arg], "--digest") == 0) want_digest = 1;
+        else if (strcmp(argv[arg], "--residue") == 0) use_residue = 1;
+        else break;
     }
-    FILE *in = fopen(argv[1 + want_digest], "r");
+    if (arg != argc - 1 || strcmp(argv[arg], "--help") == 0) {
+        fprintf(arg == argc - 1 ? stdout : stderr,
+                "usage: enclose_run [--digest] [--residue] CASES\n");
+        return arg == argc - 1 ? 0 : 2;
+    }
+    FILE *in = fopen(argv[arg], "r");
     if (!in) {
-        fprintf(stderr, "enclose_run: cannot open %s\n", argv[1 + want_digest]);
+        fprintf(stderr, "enclose_run: cannot open %s\n", argv[arg]);
         return 2;
     }
     cairn_enclose_hasher *digest = want_digest ? cairn_enclose_digest_begin() : NULL;

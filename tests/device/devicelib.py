@@ -19,6 +19,20 @@ FORMATS = {"f32": "f", "f64": "d", "i8": "b", "u8": "B", "i16": "h", "u16": "H",
            "f8e4m3": "B", "usize": "Q", "bool": "?"}
 
 
+def find_nvcc():
+    """nvcc on PATH or in the toolkit's usual folder, else None."""
+    for path in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def has_gpu():
+    """Whether nvidia-smi lists a GPU here."""
+    probe = shutil.which("nvidia-smi")
+    return bool(probe) and run([probe, "-L"]).returncode == 0
+
+
 def build(src, out, *flags):
     """cairn build SRC -o OUT in this cell; returns OUT (a pathlib.Path)."""
     res = run([BIN / "cairn", "build", src, "-o", out, *cairn_cell_flags(), *flags], timeout=600)

@@ -11,7 +11,6 @@ compiler), the runtime headers, nvcc and the flags: a rerun whose generated code
 change costs one lowering per program."""
 import concurrent.futures
 import hashlib
-import os
 import pathlib
 import re
 import shutil
@@ -19,20 +18,13 @@ import shutil
 import pytest
 
 from cairntest import BIN, ROOT, TBIN, run
-from devicelib import PROGRAMS, accepted
+from devicelib import PROGRAMS, accepted, find_nvcc, has_gpu
 
 TARGETS = ["sm_80", "sm_90", "sm_120"]
 SOURCES = sorted(PROGRAMS.glob("*.cairn")) + sorted((ROOT / "examples").glob("*.cairn"))
 PTX_FLAGS = ["--fmad=false", "-prec-div=true", "-prec-sqrt=true", "-ftz=false", "-std=c++17",
              "-Werror", "all-warnings", "-DCAIRN_CUDA=1"]
 CACHE = TBIN.parent / "device-ptx"
-
-
-def find_nvcc():
-    for path in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
 
 
 NVCC = find_nvcc()
@@ -132,11 +124,6 @@ def test_no_nvcc_is_one_line_and_exit_2(tmp_path):
     assert res.returncode == 2, res.stderr
     lines = res.stderr.splitlines()
     assert len(lines) == 1 and "nvcc not found" in lines[0], res.stderr
-
-
-def has_gpu():
-    probe = shutil.which("nvidia-smi")
-    return bool(probe) and run([probe, "-L"]).returncode == 0
 
 
 @needs_nvcc

@@ -165,8 +165,9 @@ def parse_results(stdout):
     return results
 
 
-def run_cases(harness_path, cases, env=None, digest=False):
-    """Writes the cases to a temporary file and runs the harness on it."""
+def run_cases(harness_path, cases, env=None, digest=False, extra_args=()):
+    """Writes the cases to a temporary file and runs the harness on it (extra_args go
+    before the file, e.g. --residue)."""
     with tempfile.NamedTemporaryFile("w", suffix=".cases", delete=False) as f:
         for c in cases:
             f.write(c.text())
@@ -174,7 +175,7 @@ def run_cases(harness_path, cases, env=None, digest=False):
     try:
         full_env = dict(os.environ)
         full_env.update(env or {})
-        args = [harness_path] + (["--digest"] if digest else []) + [path]
+        args = [harness_path] + (["--digest"] if digest else []) + list(extra_args) + [path]
         proc = subprocess.run(args, capture_output=True, text=True, timeout=600,
                               env=full_env)
     finally:

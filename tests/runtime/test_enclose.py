@@ -257,3 +257,10 @@ def test_model_floor_ceil_agree_with_python_floats():
 def test_c_api_edge_cases():
     proc = subprocess.run([harness("enclose_api")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
+
+
+def test_c_api_strided_layouts():
+    """cairn_enclose_strided (tests/c/enclose_strided.c): every layout against the
+    contiguous call, canaries between strided outputs, refusals leaving outputs alone."""
+    proc = subprocess.run([harness("enclose_strided")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr

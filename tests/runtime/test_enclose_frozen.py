@@ -86,9 +86,14 @@ def test_other_compiler_gives_the_same_digest(tmp_path):
     path (pool, IFMA or scalar kernel) and the checker here, from the same sources."""
     run_exe = tmp_path / "enclose_run"
     compile_with(OTHER_CC, ["tests/c/enclose_run.c", "tools/enclose_casefile.c",
-                            "runtime/cairn_enclose.c", "runtime/cairn_enclose_digest.c",
-                            "runtime/cairn_pool.c"], run_exe, ["-pthread"], ["-lcrypto"])
+                            "runtime/cairn_enclose.c", "runtime/cairn_enclose_x86.c",
+                            "runtime/cairn_enclose_amx.c",
+                            "runtime/cairn_enclose_residue.c", "runtime/cairn_enclose_digest.c",
+                            "runtime/cairn_pool.c"], run_exe,
+                 ["-pthread"], ["-lcrypto"])
     assert runtime_digest(4, path=run_exe) == DIGEST
+    out = run([run_exe, "--residue", "--digest", CASES], check=True)
+    assert out.stdout.split()[1] == DIGEST
     checker = tmp_path / "enclose_check"
     compile_with(OTHER_CC, CHECKER_SRCS, checker, NOFP_FLAGS)
     assert checker_digest(checker, tmp_path) == DIGEST
@@ -132,11 +137,14 @@ def test_checker_refuses_bad_input(tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_runtime_core_has_no_floating_point_arithmetic(tmp_path):
-    """The runtime's own object, as the library builds it (IFMA kernels included), moves
-    data through vector registers but performs no floating-point operation."""
-    obj = tmp_path / "cairn_enclose.o"
-    compile_with(CC, ["-c", "runtime/cairn_enclose.c"], obj, [])
+@pytest.mark.parametrize("src", ["runtime/cairn_enclose.c", "runtime/cairn_enclose_x86.c",
+                                 "runtime/cairn_enclose_amx.c"])
+def test_runtime_core_has_no_floating_point_arithmetic(src, tmp_path):
+    """The runtime's own objects, as the library builds them (IFMA and ADX kernels
+    included), move data through vector registers but perform no floating-point
+    operation."""
+    obj = tmp_path / "enclose.o"
+    compile_with(CC, ["-c", src], obj, [])
     dis = run(["objdump", "-d", "--no-show-raw-insn", obj], check=True).stdout
     # bitwise xorps/andps (clang zeroes registers so) are not arithmetic: not listed
     fp = re.compile(r"v?(add|sub|mul|div|sqrt|min|max|cmp|round|rcp|rsqrt)[sp][sdh]"
@@ -145,4 +153,5 @@ def test_runtime_core_has_no_floating_point_arithmetic(tmp_path):
                  if line.count("\t") >= 1 and line.split("\t")[1].strip()]
     bad = [m for m in mnemonics if fp.fullmatch(m)]
     assert mnemonics and not bad, sorted(set(bad))[:10]
-    assert "vpmadd52luq" in dis  # the IFMA kernels are there
+    if src.endswith("_x86.c"):  # the kernels are there
+        assert {"vpmadd52luq", "vpmadd52huq", "mulx", "adcx", "adox"} <= set(mnemonics)
