@@ -40,15 +40,11 @@ def _runtime():
             size, ptr, info = ctypes.c_size_t, ctypes.c_void_p, ctypes.POINTER(_EncloseInfo)
             lib.cairn_sum_f64.argtypes, lib.cairn_sum_f64.restype = [ptr, size], ctypes.c_double
             lib.cairn_sum_f32.argtypes, lib.cairn_sum_f32.restype = [ptr, size], ctypes.c_float
-            for name in ("cairn_enclose_f64", "cairn_enclose_f32"):
-                getattr(lib, name).argtypes = [size, size, size, ptr, ptr, ptr, ptr, info]
-                getattr(lib, name).restype = ctypes.c_int
-            if hasattr(lib, "cairn_enclose_strided"):
-                diff = ctypes.c_ssize_t
-                lib.cairn_enclose_strided.argtypes = [ctypes.c_int, size, size, size, ptr, diff,
-                                                      diff, ptr, diff, diff, ptr, diff, diff,
-                                                      ptr, diff, diff, info]
-                lib.cairn_enclose_strided.restype = ctypes.c_int
+            diff = ctypes.c_ssize_t
+            lib.cairn_enclose_strided.argtypes = [ctypes.c_int, size, size, size, ptr, diff,
+                                                  diff, ptr, diff, diff, ptr, diff, diff,
+                                                  ptr, diff, diff, info]
+            lib.cairn_enclose_strided.restype = ctypes.c_int
             lib.cairn_enclose_strerror.argtypes = [ctypes.c_int]
             lib.cairn_enclose_strerror.restype = ctypes.c_char_p
             _lib = lib
@@ -97,16 +93,10 @@ def mm_enclose(a, b, info=False):
         raise ValueError(f"mm_enclose: A is {m}x{k} and B {k2}x{n}: A's columns must be B's rows")
     lo, hi = np.empty((m, n), a.dtype), np.empty((m, n), a.dtype)
     lib, meta = _runtime(), _EncloseInfo()
-    if hasattr(lib, "cairn_enclose_strided"):  # any layout, no copies of strided operands
-        width = 64 if a.dtype == np.float64 else 32
-        code = lib.cairn_enclose_strided(width, m, n, k, a.ctypes.data, *a.strides,
-                                         b.ctypes.data, *b.strides, lo.ctypes.data, *lo.strides,
-                                         hi.ctypes.data, *hi.strides, ctypes.byref(meta))
-    else:
-        a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-        call = lib.cairn_enclose_f64 if a.dtype == np.float64 else lib.cairn_enclose_f32
-        code = call(m, n, k, a.ctypes.data, b.ctypes.data, lo.ctypes.data, hi.ctypes.data,
-                    ctypes.byref(meta))
+    width = 64 if a.dtype == np.float64 else 32  # any layout: numpy's byte strides, no copies
+    code = lib.cairn_enclose_strided(width, m, n, k, a.ctypes.data, *a.strides,
+                                     b.ctypes.data, *b.strides, lo.ctypes.data, *lo.strides,
+                                     hi.ctypes.data, *hi.strides, ctypes.byref(meta))
     if code != 0:
         what = lib.cairn_enclose_strerror(code).decode()
         if meta.bad_operand in (b"a", b"b"):
