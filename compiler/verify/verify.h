@@ -143,9 +143,10 @@ typedef struct Verifier {
     /* the symbolic state */
     Z3_ast pc, alive, returned, ret;
     unsigned pc_taint, alive_taint, ret_taint;
-    Z3_ast beyond;     /* some run goes past --unwind */
-    Z3_ast assume;     /* the top function's prologue: its requires, extents equal to lengths */
-    Z3_ast assume_ind; /* the same, from the inductive run */
+    Z3_ast beyond;       /* some run goes past --unwind */
+    Z3_ast beyond_at[3]; /* past 1, 2, 4 iterations (small counterexamples are sought first) */
+    Z3_ast assume;       /* the top function's prologue: its requires, extents equal to lengths */
+    Z3_ast assume_ind;   /* the same, from the inductive run */
     unsigned assume_taint;
     Z3_ast side; /* facts about fresh terms (a hardware NaN pattern is a NaN) */
     VBind *env;
@@ -237,14 +238,17 @@ void verify_parallel(Verifier *V, Stmt *s);
 VVal verify_reduce(Verifier *V, Expr *e);
 
 /* ---- verify_solve.c ---- */
-/* Checks assume && side && f (and !beyond when within_unwind) under `seconds`; on sat
- * with model != NULL, *model gets the model (the caller dec-refs it). *reason gets the
- * solver's reason on unknown. abstract: first try with products abstracted (unsat only). */
-Z3_lbool verify_check(Verifier *V, Z3_ast f, bool within_unwind, double seconds, Z3_model *model,
+/* How far a query looks: every run (the inductive run's), runs within --unwind, or
+ * runs within 1, 2 or 4 iterations of every loop (VERIFY_WITHIN_SMALL + 0, 1, 2). */
+enum { VERIFY_ANY = -1, VERIFY_WITHIN_UNWIND = 0, VERIFY_WITHIN_SMALL = 1 };
+/* Checks assume && side && f within `within` under `seconds`; on sat with model !=
+ * NULL, *model gets the model (the caller dec-refs it); *reason gets the solver's
+ * reason on unknown. An unsat answer is first sought with products abstracted. */
+Z3_lbool verify_check(Verifier *V, Z3_ast f, int within, double seconds, Z3_model *model,
                       const char **reason);
 /* Shrinks a counterexample: the smallest view lengths, then small values, views of one
  * value and no NaN where the violation allows, within a time budget. Replaces *model. */
-void verify_shrink(Verifier *V, Z3_ast f, Z3_model *model);
+void verify_shrink(Verifier *V, Z3_ast f, int within, Z3_model *model);
 /* Records p = x * y (unsigned, ok its no-overflow test) for the abstraction. */
 void verify_note_mul(Verifier *V, Z3_ast x, Z3_ast y, Z3_ast p, Z3_ast ok);
 

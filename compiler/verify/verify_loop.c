@@ -15,7 +15,11 @@
  * may write (and a reduction's accumulator) has been given a fresh value with the loop
  * bit, and again after it; the state after the loop keeps `alive` as it was before (a
  * superset of the runs that get past it). Every real iteration at every extent is an
- * instance, so a guard proved here is proved for all of them.
+ * instance, so a guard proved here is proved for all of them. A sequential loop runs
+ * iteration i - 1 first when i > lo, from that fresh state (2-induction): a real run
+ * that reaches iteration i got through i - 1, so i may assume its guards passed (`x[b +
+ * t]` checked at t - 1 keeps `b + t` from overflowing at t). Lanes assume nothing of
+ * each other.
  *
  * Reductions and scans follow the lowering (compiler/lower_c_region.c): integer folds
  * combine in written order with checked + and * (a pooled integer + is exact in 128 bits,
@@ -47,11 +51,14 @@ static void unroll(Verifier *V, const Loop *L, VVal lo, VVal hi, const Type *t) 
         Z3_ast runs =
             verify_and(V, ran, sign ? Z3_mk_bvslt(V->z, i, hi.t) : Z3_mk_bvult(V->z, i, hi.t));
         if (L->lanes) V->alive = alive0;
-        if (k == V->opt->unwind) { /* one more iteration than modelled */
-            V->pc = saved;
-            V->beyond = verify_or(V, V->beyond, verify_and(V, verify_active(V), runs));
+        V->pc = saved;
+        Z3_ast reach = verify_and(V, verify_active(V), runs); /* the run takes iteration k */
+        if (k == V->opt->unwind) {                            /* one more iteration than modelled */
+            V->beyond = verify_or(V, V->beyond, reach);
             break;
         }
+        for (int s = 0; s < 3; s++)
+            if (k == 1u << s) V->beyond_at[s] = verify_or(V, V->beyond_at[s], reach);
         V->pc = verify_and(V, saved, runs);
         V->pc_taint = saved_taint | lo.taint | hi.taint;
         L->body(V, (VVal){i, lo.taint, NULL}, L->ctx);
@@ -73,8 +80,17 @@ static void induct(Verifier *V, const Loop *L, VVal lo, VVal hi, const Type *t) 
     Z3_ast i = verify_fresh(V, "iteration", verify_sort(V, t));
     Z3_ast in_range = sign ? verify_and(V, Z3_mk_bvsle(z, lo.t, i), Z3_mk_bvslt(z, i, hi.t))
                            : verify_and(V, Z3_mk_bvule(z, lo.t, i), Z3_mk_bvult(z, i, hi.t));
-    V->pc = verify_and(V, saved, in_range);
     V->pc_taint = saved_taint | lo.taint | hi.taint;
+    if (!L->lanes) { /* the iteration before, when there is one: it passed its guards */
+        Z3_ast prev = Z3_mk_bvsub(z, i, verify_int_const(V, t, 1));
+        Z3_ast later = sign ? Z3_mk_bvslt(z, lo.t, i) : Z3_mk_bvult(z, lo.t, i);
+        V->pc = verify_and(V, saved, verify_and(V, in_range, later));
+        bool collect = V->collect; /* its guards are the hypothesis: i's copy covers them */
+        V->collect = false;
+        L->body(V, (VVal){prev, lo.taint | hi.taint, NULL}, L->ctx);
+        V->collect = collect;
+    }
+    V->pc = verify_and(V, saved, in_range);
     L->body(V, (VVal){i, lo.taint | hi.taint, NULL}, L->ctx);
     V->pc = saved;
     V->pc_taint = saved_taint;

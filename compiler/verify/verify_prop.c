@@ -61,7 +61,7 @@ static void on_z3_error(Z3_context z, Z3_error_code e) {
 /* Whether some input that keeps the promises runs past --unwind (computed once). */
 static int beyond_reachable(Verifier *V, int *cache) {
     if (*cache >= 0) return *cache;
-    Z3_lbool r = verify_check(V, V->beyond, false, V->opt->timeout_s, NULL, NULL);
+    Z3_lbool r = verify_check(V, V->beyond, VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
     *cache = r != Z3_L_FALSE; /* undecided counts as reachable */
     return *cache;
 }
@@ -154,9 +154,9 @@ static const char *solver_reason(Verifier *V, const char *why) {
 }
 
 /* A model of the violation, shrunk, printed and written as a replay. */
-static Verdict counterexample(Verifier *V, const VProp *p, double t0, Z3_ast violation,
+static Verdict counterexample(Verifier *V, const VProp *p, double t0, Z3_ast violation, int within,
                               Z3_model m) {
-    verify_shrink(V, violation, &m);
+    verify_shrink(V, violation, within, &m);
     char *inputs = NULL, *shown = NULL;
     size_t shown_len = 0;
     FILE *mem = V->opt->json ? NULL : open_memstream(&shown, &shown_len);
@@ -176,9 +176,26 @@ static bool proved_inductively(Verifier *V, const VProp *p) {
     if (!p->ind_violation || (p->ind_taint & ~(V->loop_bit | V->nan_bit))) return false;
     Z3_ast assume = V->assume;
     V->assume = V->assume_ind;
-    Z3_lbool r = verify_check(V, p->ind_violation, false, V->opt->timeout_s, NULL, NULL);
+    Z3_lbool r = verify_check(V, p->ind_violation, VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
     V->assume = assume;
     return r == Z3_L_FALSE;
+}
+
+/* The unrolled run's query: runs of at most 1, 2 and 4 iterations first (small
+ * formulas, small counterexamples), then every run within --unwind. *within says where
+ * a model was found. */
+static Z3_lbool search(Verifier *V, Z3_ast violation, int *within, Z3_model *m, const char **why) {
+    static const unsigned small[3] = {1, 2, 4};
+    for (int s = 0; s < 3 && small[s] < V->opt->unwind; s++) {
+        if (Z3_is_eq_ast(V->z, V->beyond_at[s], Z3_mk_false(V->z))) break; /* no loop reached */
+        if (verify_check(V, violation, VERIFY_WITHIN_SMALL + s, V->opt->timeout_s / 4, m, NULL) ==
+            Z3_L_TRUE) {
+            *within = VERIFY_WITHIN_SMALL + s;
+            return Z3_L_TRUE;
+        }
+    }
+    *within = VERIFY_WITHIN_UNWIND;
+    return verify_check(V, violation, VERIFY_WITHIN_UNWIND, V->opt->timeout_s, m, why);
 }
 
 /* Decides one property and prints its verdict. A property whose formula holds a value
@@ -196,20 +213,19 @@ static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
     Z3_model m = NULL;
     const char *why = NULL;
     Z3_ast violation = p->violation;
-    Z3_lbool r = verify_check(V, violation, true, V->opt->timeout_s, &m, &why);
+    int within = VERIFY_WITHIN_UNWIND;
+    Z3_lbool r = search(V, violation, &within, &m, &why);
     if (r == Z3_L_TRUE && (p->taint & V->nan_bit) &&
         !Z3_is_eq_ast(V->z, V->nan_sites, Z3_mk_false(V->z))) {
         /* again, with no to_bits seeing a NaN whose bits the hardware picks */
         Z3_model_dec_ref(V->z, m);
         m = NULL;
         violation = verify_and(V, violation, Z3_mk_not(V->z, V->nan_sites));
-        r = verify_check(V, violation, true, V->opt->timeout_s, &m, &why);
-        if (r != Z3_L_TRUE) {
-            if (m) Z3_model_dec_ref(V->z, m);
-            return unknown_taint(V, p, t0, V->nan_bit);
-        }
+        within = VERIFY_WITHIN_UNWIND;
+        r = search(V, violation, &within, &m, &why);
+        if (r != Z3_L_TRUE) return unknown_taint(V, p, t0, V->nan_bit);
     }
-    if (r == Z3_L_TRUE) return counterexample(V, p, t0, violation, m);
+    if (r == Z3_L_TRUE) return counterexample(V, p, t0, violation, within, m);
     if (r == Z3_L_UNDEF) return unknown(V, p, t0, solver_reason(V, why));
     Verdict vd = beyond_reachable(V, beyond_cache) ? VD_BOUNDED : VD_VERIFIED;
     report(V, p, vd, timing_monotonic_seconds() - t0,
@@ -256,7 +272,7 @@ static VProp implements_prop(Verifier *V, const Item *g) {
     if (!fin_g || !fin_f) abort();
     V->collect = false;
     V->pass = VP_UNROLL;
-    V->beyond = Z3_mk_false(V->z);
+    V->beyond = V->beyond_at[0] = V->beyond_at[1] = V->beyond_at[2] = Z3_mk_false(V->z);
     V->assume_taint = 0;
     VVal rf, rg;
     V->assume = verify_run_top(V, f, false, &rf, fin_f);
@@ -281,7 +297,7 @@ static VProp implements_prop(Verifier *V, const Item *g) {
 
 /* Whether the prologue's assumption can hold at all; prints the vacuous verdict if not. */
 static bool vacuous(Verifier *V, const Item *fn, const char *what) {
-    Z3_lbool r = verify_check(V, Z3_mk_true(V->z), false, V->opt->timeout_s, NULL, NULL);
+    Z3_lbool r = verify_check(V, Z3_mk_true(V->z), VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
     if (r != Z3_L_FALSE) return false;
     const Expr *req = fn->u.fn.requires;
     VProp p = {.kind = VK_REQUIRES,
@@ -344,6 +360,7 @@ static void verify_function(Program *prog, const Item *fn, const VerifyOpts *opt
     V.loop_bit = verify_taint_bit(&V, none, "a value a loop carries (the inductive step)");
     V.nan_bit = verify_taint_bit(&V, none, "the bits of a NaN an operation made (the hardware's)");
     V.beyond = V.nan_sites = Z3_mk_false(z);
+    V.beyond_at[0] = V.beyond_at[1] = V.beyond_at[2] = V.beyond;
     V.side = Z3_mk_true(z);
     run_both(&V, fn);
     number_sites(&V);

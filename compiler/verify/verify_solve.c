@@ -29,9 +29,56 @@
 #include "verify/verify.h"
 #include "lib/timing.h"
 
-static Z3_solver new_solver(Verifier *V, double seconds) {
-    Z3_solver s = V->has_float ? Z3_mk_solver(V->z)
-                               : Z3_mk_solver_for_logic(V->z, Z3_mk_string_symbol(V->z, "QF_ABV"));
+/* A set of AST ids (open addressing), for walking a formula's DAG once per node. */
+typedef struct IdSet {
+    unsigned *slot; /* id + 1, 0 when empty */
+    size_t cap, n;
+} IdSet;
+
+static bool idset_add(IdSet *s, unsigned id) {
+    if (2 * (s->n + 1) > s->cap) {
+        IdSet bigger = {calloc(s->cap ? 2 * s->cap : 1024, sizeof(unsigned)),
+                        s->cap ? 2 * s->cap : 1024, 0};
+        if (!bigger.slot) abort();
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->slot[i]) idset_add(&bigger, s->slot[i] - 1);
+        free(s->slot);
+        *s = bigger;
+    }
+    size_t i = (id * 2654435761u) & (s->cap - 1);
+    while (s->slot[i]) {
+        if (s->slot[i] == id + 1) return false;
+        i = (i + 1) & (s->cap - 1);
+    }
+    s->slot[i] = id + 1;
+    s->n++;
+    return true;
+}
+
+/* Whether a term holds a floating-point subterm. */
+static bool holds_float(Verifier *V, Z3_ast t, IdSet *seen) {
+    Z3_context z = V->z;
+    if (!idset_add(seen, Z3_get_ast_id(z, t))) return false;
+    Z3_sort_kind k = Z3_get_sort_kind(z, Z3_get_sort(z, t));
+    if (k == Z3_FLOATING_POINT_SORT || k == Z3_ROUNDING_MODE_SORT) return true;
+    if (Z3_get_ast_kind(z, t) != Z3_APP_AST) return false;
+    Z3_app app = Z3_to_app(z, t);
+    for (unsigned i = 0; i < Z3_get_app_num_args(z, app); i++)
+        if (holds_float(V, Z3_get_app_arg(z, app, i), seen)) return true;
+    return false;
+}
+
+/* QF_ABV for a formula without floats (several times faster on index arithmetic than
+ * the default portfolio), the default (which picks the FP theory) otherwise. */
+static Z3_solver new_solver(Verifier *V, Z3_ast q, double seconds) {
+    bool fp = V->has_float;
+    if (fp) {
+        IdSet seen = {0};
+        fp = holds_float(V, q, &seen);
+        free(seen.slot);
+    }
+    Z3_solver s =
+        fp ? Z3_mk_solver(V->z) : Z3_mk_solver_for_logic(V->z, Z3_mk_string_symbol(V->z, "QF_ABV"));
     Z3_solver_inc_ref(V->z, s);
     Z3_params p = Z3_mk_params(V->z);
     Z3_params_inc_ref(V->z, p);
@@ -45,10 +92,12 @@ static Z3_solver new_solver(Verifier *V, double seconds) {
     return s;
 }
 
-static Z3_ast query(Verifier *V, Z3_ast f, bool within_unwind) {
-    Z3_ast parts[4] = {V->assume, V->side, f,
-                       within_unwind ? Z3_mk_not(V->z, V->beyond) : Z3_mk_true(V->z)};
-    return Z3_mk_and(V->z, 4, parts);
+static Z3_ast query(Verifier *V, Z3_ast f, int within) {
+    Z3_ast parts[5] = {V->assume, V->side, f, Z3_mk_true(V->z), Z3_mk_true(V->z)};
+    if (within >= VERIFY_WITHIN_UNWIND) parts[3] = Z3_mk_not(V->z, V->beyond);
+    if (within >= VERIFY_WITHIN_SMALL)
+        parts[4] = Z3_mk_not(V->z, V->beyond_at[within - VERIFY_WITHIN_SMALL]);
+    return Z3_mk_and(V->z, 5, parts);
 }
 
 void verify_note_mul(Verifier *V, Z3_ast x, Z3_ast y, Z3_ast p, Z3_ast ok) {
@@ -112,12 +161,32 @@ static void pair_lemmas(Verifier *V, Abs *A, int i, int j) {
         }
 }
 
-/* f with every noted product and its overflow test replaced, and the facts added. */
+/* Every node of a term, once. */
+static void collect_ids(Verifier *V, Z3_ast t, IdSet *seen) {
+    Z3_context z = V->z;
+    if (!idset_add(seen, Z3_get_ast_id(z, t)) || Z3_get_ast_kind(z, t) != Z3_APP_AST) return;
+    Z3_app app = Z3_to_app(z, t);
+    for (unsigned i = 0; i < Z3_get_app_num_args(z, app); i++)
+        collect_ids(V, Z3_get_app_arg(z, app, i), seen);
+}
+
+/* f with every noted product it holds and their overflow tests replaced, and the facts
+ * added; NULL when it holds none. */
 static Z3_ast abstracted(Verifier *V, Z3_ast f) {
     Z3_context z = V->z;
     Abs A = {0};
     Z3_ast from[2 * VERIFY_MAX_MULS], to[2 * VERIFY_MAX_MULS];
-    int n = V->nmuls;
+    IdSet in_f = {0};
+    collect_ids(V, f, &in_f);
+    VMul every[VERIFY_MAX_MULS];
+    int n = 0, total = V->nmuls;
+    memcpy(every, V->muls, sizeof every);
+    for (int i = 0; i < total; i++) /* those f holds (adding an id again fails) */
+        if (!idset_add(&in_f, Z3_get_ast_id(z, every[i].p)) ||
+            !idset_add(&in_f, Z3_get_ast_id(z, every[i].ok)))
+            V->muls[n++] = every[i];
+    free(in_f.slot);
+    V->nmuls = n;
     for (int i = 0; i < n; i++) {
         A.P[i] = verify_fresh(V, "product", Z3_get_sort(z, V->muls[i].p));
         A.N[i] = verify_fresh(V, "fits", Z3_mk_bool_sort(z));
@@ -128,6 +197,12 @@ static Z3_ast abstracted(Verifier *V, Z3_ast f) {
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
             if (i != j) pair_lemmas(V, &A, i, j);
+    memcpy(V->muls, every, sizeof every);
+    V->nmuls = total;
+    if (n == 0) {
+        free(A.lemmas);
+        return NULL;
+    }
     lemma(V, &A, Z3_mk_true(z), f);
     Z3_ast all = Z3_mk_and(z, (unsigned)A.nlemmas, A.lemmas);
     free(A.lemmas);
@@ -137,9 +212,26 @@ static Z3_ast abstracted(Verifier *V, Z3_ast f) {
 /* ---- queries ---- */
 
 static Z3_lbool solve(Verifier *V, Z3_ast q, double seconds, Z3_model *model, const char **reason) {
-    Z3_solver s = new_solver(V, seconds);
+    double t0 = timing_monotonic_seconds();
+    Z3_solver s = new_solver(V, q, seconds);
     Z3_solver_assert(V->z, s, q);
+    if (getenv("CAIRN_VERIFY_SMT2")) {
+        static int nq;
+        char path[256];
+        snprintf(path, sizeof path, "%s/q%03d.smt2", getenv("CAIRN_VERIFY_SMT2"), nq++);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "%s\n(check-sat)\n", Z3_solver_to_string(V->z, s));
+            fclose(f);
+        }
+    }
     Z3_lbool r = Z3_solver_check(V->z, s);
+    if (r == Z3_L_TRUE && getenv("CAIRN_VERIFY_MODEL")) {
+        Z3_model dm = Z3_solver_get_model(V->z, s);
+        Z3_model_inc_ref(V->z, dm);
+        fprintf(stderr, "%s\n", Z3_model_to_string(V->z, dm));
+        Z3_model_dec_ref(V->z, dm);
+    }
     if (r == Z3_L_TRUE && model) {
         *model = Z3_solver_get_model(V->z, s);
         Z3_model_inc_ref(V->z, *model);
@@ -147,15 +239,21 @@ static Z3_lbool solve(Verifier *V, Z3_ast q, double seconds, Z3_model *model, co
     if (r == Z3_L_UNDEF && reason)
         *reason = arena_strdup(V->prog->arena, Z3_solver_get_reason_unknown(V->z, s));
     Z3_solver_dec_ref(V->z, s);
+    if (getenv("CAIRN_VERIFY_DEBUG"))
+        fprintf(stderr, "  [query %.2f s: %s]\n", timing_monotonic_seconds() - t0,
+                r == Z3_L_TRUE    ? "sat"
+                : r == Z3_L_FALSE ? "unsat"
+                                  : "unknown");
     return r;
 }
 
-Z3_lbool verify_check(Verifier *V, Z3_ast f, bool within_unwind, double seconds, Z3_model *model,
+Z3_lbool verify_check(Verifier *V, Z3_ast f, int within, double seconds, Z3_model *model,
                       const char **reason) {
-    Z3_ast q = query(V, f, within_unwind);
-    if (V->nmuls > 0) {
-        double t = seconds / 4 < 1.0 ? seconds / 4 : 1.0;
-        if (solve(V, abstracted(V, q), t, NULL, NULL) == Z3_L_FALSE) return Z3_L_FALSE;
+    Z3_ast q = query(V, f, within);
+    Z3_ast abs = V->nmuls > 0 ? abstracted(V, q) : NULL;
+    if (abs) {
+        double t = seconds / 4 < 2.0 ? seconds / 4 : 2.0;
+        if (solve(V, abs, t, NULL, NULL) == Z3_L_FALSE) return Z3_L_FALSE;
     }
     return solve(V, q, seconds, model, reason);
 }
@@ -231,10 +329,11 @@ static Z3_ast not_nan(Verifier *V, const Type *t, Z3_ast stored) {
                      Z3_mk_fpa_is_nan(V->z, Z3_mk_fpa_to_fp_bv(V->z, stored, verify_sort(V, t))));
 }
 
-void verify_shrink(Verifier *V, Z3_ast f, Z3_model *model) {
+void verify_shrink(Verifier *V, Z3_ast f, int within, Z3_model *model) {
     double budget = V->opt->timeout_s < 3 ? V->opt->timeout_s : 3;
-    Shrink S = {new_solver(V, budget), model, timing_monotonic_seconds() + budget};
-    Z3_solver_assert(V->z, S.s, query(V, f, true));
+    Z3_ast q = query(V, f, within);
+    Shrink S = {new_solver(V, q, budget), model, timing_monotonic_seconds() + budget};
+    Z3_solver_assert(V->z, S.s, q);
     for (int i = 0; i < V->ninputs; i++) /* the shortest views */
         if (V->inputs[i].array) smallest(V, &S, V->inputs[i].len, false);
     for (int i = 0; i < V->ninputs; i++) { /* the smallest integers */
@@ -251,4 +350,6 @@ void verify_shrink(Verifier *V, Z3_ast f, Z3_model *model) {
             try_keep(V, &S, not_nan(V, c->elem, c->val));
     }
     Z3_solver_dec_ref(V->z, S.s);
+    if (getenv("CAIRN_VERIFY_DEBUG"))
+        fprintf(stderr, "  [shrink %.2f s]\n", timing_monotonic_seconds() - S.deadline + budget);
 }
