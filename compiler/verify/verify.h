@@ -14,8 +14,9 @@
  *
  * Two runs of each function. The unrolled run (VP_UNROLL) unrolls loops, regions and
  * reductions up to --unwind iterations; a run that would go further is collected in
- * `beyond` and excluded from its queries, so its unsat answers mean "verified for extents
- * up to N" (unless no input goes beyond) and its sat answers are real counterexamples.
+ * `beyond`. A guard reached with `beyond` false is reached by a real run (every loop
+ * before it modelled), so its sat answers are real counterexamples; its unsat answers
+ * mean "verified for extents up to N" when the site can be reached with `beyond` true.
  * The inductive run (VP_INDUCT) replaces every loop by one arbitrary iteration i, lo <= i
  * < hi, from a state where everything the loop writes holds a fresh value (the loop
  * bit), and gives everything it writes fresh values again after it: a superset of every
@@ -112,8 +113,11 @@ typedef struct VProp {
     Span span;
     const void *node;   /* the tree node of the guard: sites at one span differ by it */
     const char *detail; /* e.g. the operator, the callee of a requires, the construct */
-    Z3_ast violation;   /* the unrolled run: some input reaches the site with ok false */
+    Z3_ast violation;   /* the unrolled run: some input reaches the site with ok false,
+                         * every loop before it within --unwind */
+    Z3_ast beyond;      /* some input reaches the site after a loop ran past --unwind */
     unsigned taint;
+    unsigned stamp;       /* when the unrolled run last reached it (loops mark theirs) */
     Z3_ast ind_violation; /* the inductive run's (NULL when that run did not reach it) */
     unsigned ind_taint;
     int occurrence, occurrences; /* k of n sites with this kind, span and detail */
@@ -157,6 +161,7 @@ typedef struct Verifier {
     int fresh;             /* names fresh constants */
     bool has_float;        /* the model holds floating-point terms */
     bool saw_loop;         /* the unrolled run met a loop, region or reduction */
+    unsigned stamp;        /* counts the unrolled run's guard copies */
     /* what was found */
     VProp *props;
     int nprops, capprops;
@@ -238,17 +243,18 @@ void verify_parallel(Verifier *V, Stmt *s);
 VVal verify_reduce(Verifier *V, Expr *e);
 
 /* ---- verify_solve.c ---- */
-/* How far a query looks: every run (the inductive run's), runs within --unwind, or
- * runs within 1, 2 or 4 iterations of every loop (VERIFY_WITHIN_SMALL + 0, 1, 2). */
-enum { VERIFY_ANY = -1, VERIFY_WITHIN_UNWIND = 0, VERIFY_WITHIN_SMALL = 1 };
+/* How far a query looks: every run the formula holds, or runs within 1, 2 or 4
+ * iterations of every loop (VERIFY_WITHIN_SMALL + 0, 1, 2). */
+enum { VERIFY_ANY = 0, VERIFY_WITHIN_SMALL = 1 };
 /* Checks assume && side && f within `within` under `seconds`; on sat with model !=
  * NULL, *model gets the model (the caller dec-refs it); *reason gets the solver's
  * reason on unknown. An unsat answer is first sought with products abstracted. */
 Z3_lbool verify_check(Verifier *V, Z3_ast f, int within, double seconds, Z3_model *model,
                       const char **reason);
-/* Shrinks a counterexample: the smallest view lengths, then small values, views of one
- * value and no NaN where the violation allows, within a time budget. Replaces *model. */
-void verify_shrink(Verifier *V, Z3_ast f, int within, Z3_model *model);
+/* Shrinks a counterexample: first no other guard failing (`others`: their violations),
+ * then the smallest view lengths, small values, views of one value and no NaN where the
+ * violation allows, within a time budget. Replaces *model. */
+void verify_shrink(Verifier *V, Z3_ast f, int within, Z3_ast others, Z3_model *model);
 /* Records p = x * y (unsigned, ok its no-overflow test) for the abstraction. */
 void verify_note_mul(Verifier *V, Z3_ast x, Z3_ast y, Z3_ast p, Z3_ast ok);
 

@@ -149,20 +149,28 @@ static VProp *find_prop(Verifier *V, VKind kind, const void *node, Span span, co
         if (!V->props) abort();
     }
     VProp *p = &V->props[V->nprops++];
-    *p = (VProp){
-        .kind = kind, .span = span, .node = node, .detail = detail, .violation = Z3_mk_false(V->z)};
+    *p = (VProp){.kind = kind,
+                 .span = span,
+                 .node = node,
+                 .detail = detail,
+                 .violation = Z3_mk_false(V->z),
+                 .beyond = Z3_mk_false(V->z)};
     return p;
 }
 
-/* Adds one reached copy of a site to its property, in the current run's slot. */
+/* Adds one reached copy of a site to its property, in the current run's slot: the
+ * unrolled run's copy counts where no loop before it ran past --unwind. */
 static void record(Verifier *V, VProp *p, Z3_ast violation, unsigned taint) {
     if (V->pass == VP_INDUCT) {
         p->ind_violation = p->ind_violation ? verify_or(V, p->ind_violation, violation) : violation;
         p->ind_taint |= taint;
-    } else {
-        p->violation = verify_or(V, p->violation, violation);
-        p->taint |= taint;
+        return;
     }
+    Z3_ast within = Z3_mk_not(V->z, V->beyond);
+    p->violation = verify_or(V, p->violation, verify_and(V, violation, within));
+    p->beyond = verify_or(V, p->beyond, verify_and(V, verify_active(V), V->beyond));
+    p->taint |= taint;
+    p->stamp = ++V->stamp;
 }
 
 void verify_guard(Verifier *V, VKind kind, const void *node, Span span, const char *detail,

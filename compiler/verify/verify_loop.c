@@ -41,8 +41,15 @@ typedef struct Loop {
     void *ctx;
 } Loop;
 
+/* A loop that runs past --unwind reaches every guard of its body again, unmodelled. */
+static void beyond_inside(Verifier *V, unsigned since, Z3_ast reach) {
+    for (int i = 0; i < V->nprops; i++)
+        if (V->props[i].stamp > since) V->props[i].beyond = verify_or(V, V->props[i].beyond, reach);
+}
+
 static void unroll(Verifier *V, const Loop *L, VVal lo, VVal hi, const Type *t) {
     bool sign = type_is_signed(t);
+    unsigned since = V->stamp;
     Z3_ast saved = V->pc, ran = Z3_mk_true(V->z), alive0 = V->alive, lanes_alive = V->alive;
     unsigned saved_taint = V->pc_taint;
     V->saw_loop = true;
@@ -55,6 +62,7 @@ static void unroll(Verifier *V, const Loop *L, VVal lo, VVal hi, const Type *t) 
         Z3_ast reach = verify_and(V, verify_active(V), runs); /* the run takes iteration k */
         if (k == V->opt->unwind) {                            /* one more iteration than modelled */
             V->beyond = verify_or(V, V->beyond, reach);
+            beyond_inside(V, since, reach);
             break;
         }
         for (int s = 0; s < 3; s++)

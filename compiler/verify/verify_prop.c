@@ -58,12 +58,12 @@ static void on_z3_error(Z3_context z, Z3_error_code e) {
     z3_failed = true;
 }
 
-/* Whether some input that keeps the promises runs past --unwind (computed once). */
-static int beyond_reachable(Verifier *V, int *cache) {
-    if (*cache >= 0) return *cache;
-    Z3_lbool r = verify_check(V, V->beyond, VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
-    *cache = r != Z3_L_FALSE; /* undecided counts as reachable */
-    return *cache;
+/* Whether some input that keeps the promises reaches p's site after a loop ran past
+ * --unwind (then an unsat answer only covers runs within it). */
+static bool beyond_reachable(Verifier *V, const VProp *p) {
+    if (Z3_is_eq_ast(V->z, p->beyond, Z3_mk_false(V->z))) return false;
+    Z3_lbool r = verify_check(V, p->beyond, VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
+    return r != Z3_L_FALSE; /* undecided counts as reachable */
 }
 
 /* The reasons of the taint bits, in the order they were met (the loop bit is none). */
@@ -91,36 +91,42 @@ static const char *prop_title(Verifier *V, const VProp *p) {
     return t;
 }
 
-static void report_json(Verifier *V, const VProp *p, Verdict vd, double secs, const char *reason,
-                        const char *inputs_json, const char *replay) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "function", V->top->name);
-    cJSON_AddStringToObject(o, "property", VK_NAMES[p->kind]);
-    cJSON_AddStringToObject(o, "title", prop_title(V, p));
-    if (p->detail) cJSON_AddStringToObject(o, "detail", p->detail);
+/* What a verdict carries besides its name: a reason, a counterexample's inputs (JSON
+ * text), its replay, and the other guards its inputs also fail. */
+typedef struct Outcome {
+    const char *reason, *inputs_json, *replay;
+    cJSON *also;
+} Outcome;
+
+static void report_json(Verifier *V, const VProp *p, Verdict vd, double secs, const Outcome *o) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "function", V->top->name);
+    cJSON_AddStringToObject(j, "property", VK_NAMES[p->kind]);
+    cJSON_AddStringToObject(j, "title", prop_title(V, p));
+    if (p->detail) cJSON_AddStringToObject(j, "detail", p->detail);
     if (p->occurrences > 1) {
-        cJSON_AddNumberToObject(o, "occurrence", p->occurrence);
-        cJSON_AddNumberToObject(o, "of", p->occurrences);
+        cJSON_AddNumberToObject(j, "occurrence", p->occurrence);
+        cJSON_AddNumberToObject(j, "of", p->occurrences);
     }
     cJSON_AddStringToObject(
-        o, "at", arena_printf(V->prog->arena, "%s:%d:%d", p->span.file, p->span.line, p->span.col));
-    cJSON_AddStringToObject(o, "verdict", VERDICT_NAMES[vd]);
-    if (vd == VD_BOUNDED) cJSON_AddNumberToObject(o, "unwind", V->opt->unwind);
-    cJSON_AddNumberToObject(o, "seconds", secs);
-    if (reason) cJSON_AddStringToObject(o, "reason", reason);
-    if (inputs_json) cJSON_AddItemToObject(o, "inputs", cJSON_Parse(inputs_json));
-    if (replay) cJSON_AddStringToObject(o, "replay", replay);
-    char *text = cJSON_PrintUnformatted(o);
+        j, "at", arena_printf(V->prog->arena, "%s:%d:%d", p->span.file, p->span.line, p->span.col));
+    cJSON_AddStringToObject(j, "verdict", VERDICT_NAMES[vd]);
+    if (vd == VD_BOUNDED) cJSON_AddNumberToObject(j, "unwind", V->opt->unwind);
+    cJSON_AddNumberToObject(j, "seconds", secs);
+    if (o->reason) cJSON_AddStringToObject(j, "reason", o->reason);
+    if (o->inputs_json) cJSON_AddItemToObject(j, "inputs", cJSON_Parse(o->inputs_json));
+    if (o->replay) cJSON_AddStringToObject(j, "replay", o->replay);
+    if (o->also) cJSON_AddItemReferenceToObject(j, "also", o->also);
+    char *text = cJSON_PrintUnformatted(j);
     fprintf(V->opt->out, "%s\n", text);
     free(text);
-    cJSON_Delete(o);
+    cJSON_Delete(j);
 }
 
-static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const char *reason,
-                   const char *inputs_json, const char *replay) {
+static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const Outcome *o) {
     FILE *out = V->opt->out;
     if (V->opt->json) {
-        report_json(V, p, vd, secs, reason, inputs_json, replay);
+        report_json(V, p, vd, secs, o);
     } else {
         const char *verdict =
             vd == VD_BOUNDED ? arena_printf(V->prog->arena,
@@ -129,14 +135,38 @@ static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const c
                              : VERDICT_NAMES[vd];
         fprintf(out, "%s: %s at %s:%d:%d: %s (%.2f s)\n", V->top->name, prop_title(V, p),
                 p->span.file, p->span.line, p->span.col, verdict, secs);
-        if (reason) fprintf(out, "    reason: %s\n", reason);
-        if (replay) fprintf(out, "    replay: cairn run %s\n", replay);
+        if (o->reason) fprintf(out, "    reason: %s\n", o->reason);
+        if (o->replay) fprintf(out, "    replay: cairn run %s\n", o->replay);
+        for (int i = 0; o->also && i < cJSON_GetArraySize(o->also); i++)
+            fprintf(out, "    the same inputs also fail: %s\n",
+                    cJSON_GetArrayItem(o->also, i)->valuestring);
     }
     fflush(out);
 }
 
+static Outcome no_outcome(const char *reason) { return (Outcome){reason, NULL, NULL, NULL}; }
+
+/* The other guards a model fails too ("at FILE:L:C: title"): in a region whose lanes all
+ * fail, the replay traps at whichever the pool runs first. */
+static cJSON *also_failing(Verifier *V, const VProp *p, Z3_model m) {
+    cJSON *list = NULL;
+    for (int i = 0; i < V->nprops; i++) {
+        const VProp *q = &V->props[i];
+        Z3_ast v = NULL;
+        if (q == p || q->kind == VK_UNMODELLED || !Z3_model_eval(V->z, m, q->violation, true, &v) ||
+            Z3_get_bool_value(V->z, v) != Z3_L_TRUE)
+            continue;
+        if (!list) list = cJSON_CreateArray();
+        cJSON_AddItemToArray(
+            list, cJSON_CreateString(arena_printf(V->prog->arena, "%s:%d:%d: %s", q->span.file,
+                                                  q->span.line, q->span.col, prop_title(V, q))));
+    }
+    return list;
+}
+
 static Verdict unknown(Verifier *V, const VProp *p, double t0, const char *why) {
-    report(V, p, VD_UNKNOWN, timing_monotonic_seconds() - t0, why, NULL, NULL);
+    Outcome o = no_outcome(why);
+    report(V, p, VD_UNKNOWN, timing_monotonic_seconds() - t0, &o);
     return VD_UNKNOWN;
 }
 
@@ -156,13 +186,19 @@ static const char *solver_reason(Verifier *V, const char *why) {
 /* A model of the violation, shrunk, printed and written as a replay. */
 static Verdict counterexample(Verifier *V, const VProp *p, double t0, Z3_ast violation, int within,
                               Z3_model m) {
-    verify_shrink(V, violation, within, &m);
+    Z3_ast others = Z3_mk_false(V->z);
+    for (int i = 0; i < V->nprops; i++)
+        if (&V->props[i] != p && V->props[i].kind != VK_UNMODELLED)
+            others = verify_or(V, others, V->props[i].violation);
+    verify_shrink(V, violation, within, others, &m);
     char *inputs = NULL, *shown = NULL;
     size_t shown_len = 0;
     FILE *mem = V->opt->json ? NULL : open_memstream(&shown, &shown_len);
     char *replay = verify_write_cex(V, m, p, mem, &inputs);
     if (mem) fclose(mem);
-    report(V, p, VD_COUNTEREXAMPLE, timing_monotonic_seconds() - t0, NULL, inputs, replay);
+    Outcome o = {NULL, inputs, replay, also_failing(V, p, m)};
+    report(V, p, VD_COUNTEREXAMPLE, timing_monotonic_seconds() - t0, &o);
+    cJSON_Delete(o.also);
     if (shown) fputs(shown, V->opt->out);
     free(shown);
     free(inputs);
@@ -194,26 +230,27 @@ static Z3_lbool search(Verifier *V, Z3_ast violation, int *within, Z3_model *m, 
             return Z3_L_TRUE;
         }
     }
-    *within = VERIFY_WITHIN_UNWIND;
-    return verify_check(V, violation, VERIFY_WITHIN_UNWIND, V->opt->timeout_s, m, why);
+    *within = VERIFY_ANY;
+    return verify_check(V, violation, VERIFY_ANY, V->opt->timeout_s, m, why);
 }
 
 /* Decides one property and prints its verdict. A property whose formula holds a value
  * the model does not give exactly is unknown, with the reasons: a fresh term can take
  * values the real one cannot reach, and misses what it was not given. */
-static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
+static Verdict decide(Verifier *V, const VProp *p) {
     double t0 = timing_monotonic_seconds();
     if (z3_failed) return unknown(V, p, t0, "the model could not be built (Z3 error)");
     unsigned hard = (p->taint | V->assume_taint) & ~(V->loop_bit | V->nan_bit);
     if (p->kind == VK_UNMODELLED || hard) return unknown_taint(V, p, t0, hard | p->taint);
     if (proved_inductively(V, p)) {
-        report(V, p, VD_VERIFIED, timing_monotonic_seconds() - t0, NULL, NULL, NULL);
+        Outcome o = no_outcome(NULL);
+        report(V, p, VD_VERIFIED, timing_monotonic_seconds() - t0, &o);
         return VD_VERIFIED;
     }
     Z3_model m = NULL;
     const char *why = NULL;
     Z3_ast violation = p->violation;
-    int within = VERIFY_WITHIN_UNWIND;
+    int within = VERIFY_ANY;
     Z3_lbool r = search(V, violation, &within, &m, &why);
     if (r == Z3_L_TRUE && (p->taint & V->nan_bit) &&
         !Z3_is_eq_ast(V->z, V->nan_sites, Z3_mk_false(V->z))) {
@@ -221,15 +258,15 @@ static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
         Z3_model_dec_ref(V->z, m);
         m = NULL;
         violation = verify_and(V, violation, Z3_mk_not(V->z, V->nan_sites));
-        within = VERIFY_WITHIN_UNWIND;
+        within = VERIFY_ANY;
         r = search(V, violation, &within, &m, &why);
         if (r != Z3_L_TRUE) return unknown_taint(V, p, t0, V->nan_bit);
     }
     if (r == Z3_L_TRUE) return counterexample(V, p, t0, violation, within, m);
     if (r == Z3_L_UNDEF) return unknown(V, p, t0, solver_reason(V, why));
-    Verdict vd = beyond_reachable(V, beyond_cache) ? VD_BOUNDED : VD_VERIFIED;
-    report(V, p, vd, timing_monotonic_seconds() - t0,
-           vd == VD_BOUNDED ? "a loop runs past --unwind for some input" : NULL, NULL, NULL);
+    Verdict vd = beyond_reachable(V, p) ? VD_BOUNDED : VD_VERIFIED;
+    Outcome o = no_outcome(vd == VD_BOUNDED ? "a loop runs past --unwind for some input" : NULL);
+    report(V, p, vd, timing_monotonic_seconds() - t0, &o);
     return vd;
 }
 
@@ -291,7 +328,8 @@ static VProp implements_prop(Verifier *V, const Item *g) {
                    .span = g->name_span,
                    .node = g,
                    .detail = f->name,
-                   .violation = Z3_mk_or(z, 2, cases),
+                   .violation = verify_and(V, Z3_mk_or(z, 2, cases), Z3_mk_not(z, V->beyond)),
+                   .beyond = V->beyond,
                    .taint = taint};
 }
 
@@ -306,7 +344,8 @@ static bool vacuous(Verifier *V, const Item *fn, const char *what) {
                .detail = fn->name};
     const char *why = arena_printf(V->prog->arena, "requires can never hold: %s is vacuous", what);
     if (V->opt->json) {
-        report_json(V, &p, VD_VACUOUS, 0, why, NULL, NULL);
+        Outcome o = no_outcome(why);
+        report_json(V, &p, VD_VACUOUS, 0, &o);
     } else {
         fprintf(V->opt->out, "%s: requires of %s can hold at %s:%d:%d: vacuous\n    reason: %s\n",
                 V->top->name, fn->name, p.span.file, p.span.line, p.span.col, why);
@@ -315,15 +354,15 @@ static bool vacuous(Verifier *V, const Item *fn, const char *what) {
     return true;
 }
 
-/* Numbers the properties that share a kind, a place and a detail: k of n. */
+/* Numbers the properties that share a kind, a line and column and a detail: k of n. */
 static void number_sites(Verifier *V) {
     for (int i = 0; i < V->nprops; i++) {
         VProp *p = &V->props[i];
         p->occurrence = p->occurrences = 0;
         for (int j = 0; j < V->nprops; j++) {
             const VProp *q = &V->props[j];
-            bool same = q->kind == p->kind && q->span.off == p->span.off &&
-                        q->span.len == p->span.len &&
+            bool same = q->kind == p->kind && q->span.line == p->span.line &&
+                        q->span.col == p->span.col &&
                         strcmp(q->detail ? q->detail : "", p->detail ? p->detail : "") == 0;
             if (!same) continue;
             p->occurrences++;
@@ -364,17 +403,15 @@ static void verify_function(Program *prog, const Item *fn, const VerifyOpts *opt
     V.side = Z3_mk_true(z);
     run_both(&V, fn);
     number_sites(&V);
-    int cache = -1;
     if (vacuous(&V, fn, "every property")) {
         tally->n[VD_VACUOUS]++;
     } else {
-        for (int i = 0; i < V.nprops; i++) tally->n[decide(&V, &V.props[i], &cache)]++;
+        for (int i = 0; i < V.nprops; i++) tally->n[decide(&V, &V.props[i])]++;
         if (fn->u.fn.implements_fn) {
             VProp p = implements_prop(&V, fn);
-            int icache = -1;
             if (vacuous(&V, fn->u.fn.implements_fn, "the implements property"))
                 tally->n[VD_VACUOUS]++;
-            else tally->n[decide(&V, &p, &icache)]++;
+            else tally->n[decide(&V, &p)]++;
         } else if (V.nprops == 0 && !opt->json) {
             fprintf(opt->out, "%s: no guard to check\n", fn->name);
         }

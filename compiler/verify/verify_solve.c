@@ -93,11 +93,10 @@ static Z3_solver new_solver(Verifier *V, Z3_ast q, double seconds) {
 }
 
 static Z3_ast query(Verifier *V, Z3_ast f, int within) {
-    Z3_ast parts[5] = {V->assume, V->side, f, Z3_mk_true(V->z), Z3_mk_true(V->z)};
-    if (within >= VERIFY_WITHIN_UNWIND) parts[3] = Z3_mk_not(V->z, V->beyond);
+    Z3_ast parts[4] = {V->assume, V->side, f, Z3_mk_true(V->z)};
     if (within >= VERIFY_WITHIN_SMALL)
-        parts[4] = Z3_mk_not(V->z, V->beyond_at[within - VERIFY_WITHIN_SMALL]);
-    return Z3_mk_and(V->z, 5, parts);
+        parts[3] = Z3_mk_not(V->z, V->beyond_at[within - VERIFY_WITHIN_SMALL]);
+    return Z3_mk_and(V->z, 4, parts);
 }
 
 void verify_note_mul(Verifier *V, Z3_ast x, Z3_ast y, Z3_ast p, Z3_ast ok) {
@@ -329,12 +328,13 @@ static Z3_ast not_nan(Verifier *V, const Type *t, Z3_ast stored) {
                      Z3_mk_fpa_is_nan(V->z, Z3_mk_fpa_to_fp_bv(V->z, stored, verify_sort(V, t))));
 }
 
-void verify_shrink(Verifier *V, Z3_ast f, int within, Z3_model *model) {
+void verify_shrink(Verifier *V, Z3_ast f, int within, Z3_ast others, Z3_model *model) {
     double budget = V->opt->timeout_s < 3 ? V->opt->timeout_s : 3;
     Z3_ast q = query(V, f, within);
     Shrink S = {new_solver(V, q, budget), model, timing_monotonic_seconds() + budget};
     Z3_solver_assert(V->z, S.s, q);
-    for (int i = 0; i < V->ninputs; i++) /* the shortest views */
+    try_keep(V, &S, Z3_mk_not(V->z, others)); /* the replay traps here, not elsewhere first */
+    for (int i = 0; i < V->ninputs; i++)      /* the shortest views */
         if (V->inputs[i].array) smallest(V, &S, V->inputs[i].len, false);
     for (int i = 0; i < V->ninputs; i++) { /* the smallest integers */
         const VCell *c = &V->inputs[i];
@@ -345,7 +345,12 @@ void verify_shrink(Verifier *V, Z3_ast f, int within, Z3_model *model) {
         Z3_ast zero = zero_stored(V, c->elem);
         if (c->array) {
             Z3_ast all = Z3_mk_const_array(V->z, Z3_mk_bv_sort(V->z, 64), zero);
-            try_keep(V, &S, Z3_mk_eq(V->z, c->val, all));
+            if (try_keep(V, &S, Z3_mk_eq(V->z, c->val, all))) continue;
+            for (uint64_t k = 0; k < 16; k++) { /* else zeros where the violation allows */
+                Z3_ast at = verify_u64(V, k);
+                Z3_ast zeroed = Z3_mk_eq(V->z, Z3_mk_select(V->z, c->val, at), zero);
+                try_keep(V, &S, verify_and(V, Z3_mk_bvult(V->z, at, c->len), zeroed));
+            }
         } else if (type_is_compute_float(c->elem) && !try_keep(V, &S, Z3_mk_eq(V->z, c->val, zero)))
             try_keep(V, &S, not_nan(V, c->elem, c->val));
     }
