@@ -37,7 +37,9 @@
  * conversion, quantize's exact quotient, mma_unordered, a float reduction, an atomic float
  * add, std.math, what a scan, recursive call or cooperative region may write) is a fresh
  * term carrying a taint bit that names the reason; a property whose formula holds a
- * tainted term answers unknown with that reason, never verified. Two bits are not
+ * tainted condition answers unknown with that reason, never verified; one only reached
+ * through such a term (a branch on it) is decided over every value the term can take,
+ * and a model through it is no counterexample (unknown). Two bits are not
  * reasons: the loop bit (the inductive run's fresh state, which over-approximates), and
  * the NaN bit (the hardware's bits of a computed NaN), which matters only where `to_bits`
  * observes such a NaN: a counterexample is sought again with those NaNs excluded.
@@ -111,15 +113,16 @@ typedef enum VPass { VP_UNROLL, VP_INDUCT } VPass;
 typedef struct VProp {
     VKind kind;
     Span span;
-    const void *node;   /* the tree node of the guard: sites at one span differ by it */
-    const char *detail; /* e.g. the operator, the callee of a requires, the construct */
-    Z3_ast violation;   /* the unrolled run: some input reaches the site with ok false,
+    const void *node;     /* the tree node of the guard: sites at one span differ by it */
+    const char *detail;   /* e.g. the operator, the callee of a requires, the construct */
+    Z3_ast violation;     /* the unrolled run: some input reaches the site with ok false,
                          * every loop before it within --unwind */
-    Z3_ast beyond;      /* some input reaches the site after a loop ran past --unwind */
-    unsigned taint;
+    Z3_ast beyond;        /* some input reaches the site after a loop ran past --unwind */
+    unsigned taint;       /* of the guard's condition */
+    unsigned path_taint;  /* of the way to it (branches, earlier guards) */
     unsigned stamp;       /* when the unrolled run last reached it (loops mark theirs) */
     Z3_ast ind_violation; /* the inductive run's (NULL when that run did not reach it) */
-    unsigned ind_taint;
+    unsigned ind_taint, ind_path_taint;
     int occurrence, occurrences; /* k of n sites with this kind, span and detail */
 } VProp;
 

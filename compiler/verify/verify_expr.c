@@ -161,15 +161,18 @@ static VProp *find_prop(Verifier *V, VKind kind, const void *node, Span span, co
 /* Adds one reached copy of a site to its property, in the current run's slot: the
  * unrolled run's copy counts where no loop before it ran past --unwind. */
 static void record(Verifier *V, VProp *p, Z3_ast violation, unsigned taint) {
+    unsigned path = V->pc_taint | V->alive_taint;
     if (V->pass == VP_INDUCT) {
         p->ind_violation = p->ind_violation ? verify_or(V, p->ind_violation, violation) : violation;
         p->ind_taint |= taint;
+        p->ind_path_taint |= path;
         return;
     }
     Z3_ast within = Z3_mk_not(V->z, V->beyond);
     p->violation = verify_or(V, p->violation, verify_and(V, violation, within));
     p->beyond = verify_or(V, p->beyond, verify_and(V, verify_active(V), V->beyond));
     p->taint |= taint;
+    p->path_taint |= path;
     p->stamp = ++V->stamp;
 }
 
@@ -178,7 +181,7 @@ void verify_guard(Verifier *V, VKind kind, const void *node, Span span, const ch
     Z3_ast active = verify_active(V);
     if (V->collect)
         record(V, find_prop(V, kind, node, span, detail),
-               verify_and(V, active, Z3_mk_not(V->z, ok)), taint | V->pc_taint | V->alive_taint);
+               verify_and(V, active, Z3_mk_not(V->z, ok)), taint);
     V->alive = verify_and(V, V->alive, verify_or(V, Z3_mk_not(V->z, active), ok));
     V->alive_taint |= taint;
 }
@@ -228,9 +231,26 @@ VCell *verify_lookup(Verifier *V, const Symbol *s) {
 
 /* ---- arithmetic ---- */
 
-/* r = a OP b, with ok: its exact value fits t (Z3's overflow predicates, which
- * bit-blast far smaller than a double-width product). An unsigned product of two
- * non-constant terms is noted for the abstraction (verify_solve.c). */
+/* Whether a * b fits the signed type t: its magnitude |a| * |b| (unsigned, exact when
+ * bvumul_noovfl holds) is at most 2^(w-1) - 1, or 2^(w-1) when the signs differ. Z3
+ * 4.8.12 folds its own bvsmul_noovfl of constants as if they were unsigned (-1 * 7
+ * "overflows"), and a product in twice the width is slow to decide. */
+static Z3_ast signed_product_fits(Verifier *V, Z3_ast a, Z3_ast b, const Type *t) {
+    Z3_context z = V->z;
+    unsigned w = (unsigned)type_bits(t);
+    Z3_ast zero = verify_int_const(V, t, 0);
+    Z3_ast na = Z3_mk_bvslt(z, a, zero), nb = Z3_mk_bvslt(z, b, zero);
+    Z3_ast ma = Z3_mk_ite(z, na, Z3_mk_bvneg(z, a), a), mb = Z3_mk_ite(z, nb, Z3_mk_bvneg(z, b), b);
+    Z3_ast top = verify_int_const(V, t, (uint64_t)1 << (w - 1)); /* 2^(w-1), unsigned */
+    Z3_ast limit =
+        Z3_mk_ite(z, Z3_mk_xor(z, na, nb), top, Z3_mk_bvsub(z, top, verify_int_const(V, t, 1)));
+    return verify_and(V, Z3_mk_bvmul_no_overflow(z, ma, mb, false),
+                      Z3_mk_bvule(z, Z3_mk_bvmul(z, ma, mb), limit));
+}
+
+/* r = a OP b, with ok: its exact value fits t (Z3's overflow predicates for + and -
+ * and unsigned *; a signed product is compared in twice the width). An unsigned
+ * product of two non-constant terms is noted for the abstraction (verify_solve.c). */
 static VVal checked(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const void *node,
                     Span s, const char *detail) {
     Z3_context z = V->z;
@@ -247,8 +267,9 @@ static VVal checked(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, con
         ok[1] = Z3_mk_bvsub_no_underflow(z, a.t, b.t, sign);
     } else {
         r = Z3_mk_bvmul(z, a.t, b.t);
-        ok[0] = Z3_mk_bvmul_no_overflow(z, a.t, b.t, sign);
-        ok[1] = sign ? Z3_mk_bvmul_no_underflow(z, a.t, b.t) : Z3_mk_true(z);
+        ok[0] = sign ? signed_product_fits(V, a.t, b.t, t)
+                     : Z3_mk_bvmul_no_overflow(z, a.t, b.t, false);
+        ok[1] = Z3_mk_true(z);
         if (!sign && !Z3_is_numeral_ast(z, a.t) && !Z3_is_numeral_ast(z, b.t))
             verify_note_mul(V, a.t, b.t, r, ok[0]);
     }
@@ -746,7 +767,6 @@ static VVal call(Verifier *V, Expr *e) {
         verify_unmodelled(V, e, e->span, "mm_enclose");
         havoc_array(V, e->u.call.args[3], e->span, "mm_enclose");
         havoc_array(V, e->u.call.args[4], e->span, "mm_enclose");
-        V->alive_taint |= verify_taint_bit(V, e->span, "mm_enclose is not modelled");
         break;
     default:
         eval_args(V, e, &taint);

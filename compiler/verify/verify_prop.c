@@ -209,7 +209,8 @@ static Verdict counterexample(Verifier *V, const VProp *p, double t0, Z3_ast vio
 
 /* The inductive run's answer: unsat proves the property at every extent. */
 static bool proved_inductively(Verifier *V, const VProp *p) {
-    if (!p->ind_violation || (p->ind_taint & ~(V->loop_bit | V->nan_bit))) return false;
+    if (!p->ind_violation || ((p->ind_taint | V->assume_taint) & ~(V->loop_bit | V->nan_bit)))
+        return false;
     Z3_ast assume = V->assume;
     V->assume = V->assume_ind;
     Z3_lbool r = verify_check(V, p->ind_violation, VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
@@ -234,9 +235,11 @@ static Z3_lbool search(Verifier *V, Z3_ast violation, int *within, Z3_model *m, 
     return verify_check(V, violation, VERIFY_ANY, V->opt->timeout_s, m, why);
 }
 
-/* Decides one property and prints its verdict. A property whose formula holds a value
+/* Decides one property and prints its verdict. A property whose condition holds a value
  * the model does not give exactly is unknown, with the reasons: a fresh term can take
- * values the real one cannot reach, and misses what it was not given. */
+ * values the real one cannot reach. One reached through such a value (a branch on it)
+ * is decided over every value the fresh term can take: unsat proves it, and a model
+ * through it is no counterexample. */
 static Verdict decide(Verifier *V, const VProp *p) {
     double t0 = timing_monotonic_seconds();
     if (z3_failed) return unknown(V, p, t0, "the model could not be built (Z3 error)");
@@ -252,7 +255,7 @@ static Verdict decide(Verifier *V, const VProp *p) {
     Z3_ast violation = p->violation;
     int within = VERIFY_ANY;
     Z3_lbool r = search(V, violation, &within, &m, &why);
-    if (r == Z3_L_TRUE && (p->taint & V->nan_bit) &&
+    if (r == Z3_L_TRUE && ((p->taint | p->path_taint) & V->nan_bit) &&
         !Z3_is_eq_ast(V->z, V->nan_sites, Z3_mk_false(V->z))) {
         /* again, with no to_bits seeing a NaN whose bits the hardware picks */
         Z3_model_dec_ref(V->z, m);
@@ -261,6 +264,11 @@ static Verdict decide(Verifier *V, const VProp *p) {
         within = VERIFY_ANY;
         r = search(V, violation, &within, &m, &why);
         if (r != Z3_L_TRUE) return unknown_taint(V, p, t0, V->nan_bit);
+    }
+    unsigned path = p->path_taint & ~(V->loop_bit | V->nan_bit);
+    if (r == Z3_L_TRUE && path) { /* the model goes through a value not modelled */
+        Z3_model_dec_ref(V->z, m);
+        return unknown_taint(V, p, t0, path);
     }
     if (r == Z3_L_TRUE) return counterexample(V, p, t0, violation, within, m);
     if (r == Z3_L_UNDEF) return unknown(V, p, t0, solver_reason(V, why));

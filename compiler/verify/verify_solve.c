@@ -225,12 +225,6 @@ static Z3_lbool solve(Verifier *V, Z3_ast q, double seconds, Z3_model *model, co
         }
     }
     Z3_lbool r = Z3_solver_check(V->z, s);
-    if (r == Z3_L_TRUE && getenv("CAIRN_VERIFY_MODEL")) {
-        Z3_model dm = Z3_solver_get_model(V->z, s);
-        Z3_model_inc_ref(V->z, dm);
-        fprintf(stderr, "%s\n", Z3_model_to_string(V->z, dm));
-        Z3_model_dec_ref(V->z, dm);
-    }
     if (r == Z3_L_TRUE && model) {
         *model = Z3_solver_get_model(V->z, s);
         Z3_model_inc_ref(V->z, *model);
@@ -251,7 +245,7 @@ Z3_lbool verify_check(Verifier *V, Z3_ast f, int within, double seconds, Z3_mode
     Z3_ast q = query(V, f, within);
     Z3_ast abs = V->nmuls > 0 ? abstracted(V, q) : NULL;
     if (abs) {
-        double t = seconds / 4 < 2.0 ? seconds / 4 : 2.0;
+        double t = seconds / 2 < 4.0 ? seconds / 2 : 4.0;
         if (solve(V, abs, t, NULL, NULL) == Z3_L_FALSE) return Z3_L_FALSE;
     }
     return solve(V, q, seconds, model, reason);
