@@ -278,7 +278,8 @@ def signatures(source):
     fns = {}
     for m in re.finditer(r"^fn (\w+)\((.*?)\)(.*)$", source, re.M):
         name, plist, rest = m.group(1), m.group(2), m.group(3)
-        head = rest.split(" = ", 1)[0] if " = " in rest else rest.rstrip().rstrip("{")
+        cut = min([i for i in (rest.find(" = "), rest.find("{")) if i >= 0] or [len(rest)])
+        head = rest[:cut]  # a requires holds neither " = " nor a brace
         rm = re.match(r"\s*(->\s*(\w+))?\s*(implements \w+)?\s*(requires (.*))?$", head)
         if not rm:
             continue
