@@ -6,7 +6,9 @@
  * `--device host` measures this machine now (about a quarter of a second): the memory
  * bandwidth of a streaming sum over 64 MiB, and the rate of independent multiply and add
  * chains in f32, f64 and integers; the host has no tensor cores, so the tensor kinds are
- * priced at the f32 rate (mma_unordered's host form is the f32 loop). */
+ * priced at the f32 rate (mma_unordered's host form is the f32 loop). Host views are
+ * priced at the host's bandwidth: a table's optional host_memory_bandwidth, else this
+ * machine's, measured when a function first needs it. */
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,6 +60,7 @@ static bool parse_table(const char *text, size_t len, PDevice *d, char *err, siz
               figure(j, "memory_bandwidth", &d->bandwidth) && d->bandwidth.value > 0;
     for (int k = 0; ok && k < OP_COUNT; k++) ok = figure(peak, predict_op_names[k], &d->peak[k]);
     if (ok) {
+        figure(j, "host_memory_bandwidth", &d->host_bandwidth); /* optional */
         d->name = strdup(name->valuestring);
         d->description = strdup(desc->valuestring);
         if (!figure(j, "sms", &d->sms)) d->sms = (PFigure){0, strdup("not given")};
@@ -160,10 +163,21 @@ bool predict_device(const char *name, PDevice *out, char *err, size_t errlen) {
     return false;
 }
 
+void predict_host_bandwidth(PDevice *d) {
+    if (d->host_bandwidth.value > 0) return;
+    char buf[160];
+    double bw = strcmp(d->name, "host") == 0 ? d->bandwidth.value : measure_bandwidth();
+    snprintf(buf, sizeof buf,
+             "measured on this machine: a streaming sum over 64 MiB, best of 3 (%.3g B/s)", bw);
+    free(d->host_bandwidth.source);
+    d->host_bandwidth = (PFigure){bw, strdup(buf)};
+}
+
 void predict_device_free(PDevice *d) {
     free(d->name);
     free(d->description);
     free(d->bandwidth.source);
+    free(d->host_bandwidth.source);
     for (int k = 0; k < OP_COUNT; k++) free(d->peak[k].source);
     free(d->sms.source);
     memset(d, 0, sizeof *d);
