@@ -59,8 +59,9 @@
 
 #include "syntax/syntax.h"
 
-#define VERIFY_MAX_REASONS 31 /* taint bits; bit 31 means "more reasons than bits" */
-#define VERIFY_MAX_MULS    64 /* products the abstraction relates (more stay exact) */
+#define VERIFY_MAX_REASONS 31  /* taint bits; bit 31 means "more reasons than bits" */
+#define VERIFY_MAX_MULS    64  /* products the abstraction relates (more stay exact) */
+#define VERIFY_FULL_UNROLL 256 /* a loop with constant bounds runs this many times whole */
 
 /* A scalar value: its term, the reasons (taint bits) it is not exact, and for floats the
  * exact IEEE bits where the model knows them (NULL: a NaN's bits are the hardware's). */

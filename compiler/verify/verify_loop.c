@@ -47,20 +47,35 @@ static void beyond_inside(Verifier *V, unsigned since, Z3_ast reach) {
         if (V->props[i].stamp > since) V->props[i].beyond = verify_or(V, V->props[i].beyond, reach);
 }
 
+/* How many iterations the unrolled run takes: a loop whose bounds are numbers runs
+ * exactly its trip count when that is at most VERIFY_FULL_UNROLL (nothing past it),
+ * others --unwind. */
+static unsigned unroll_count(Verifier *V, VVal lo, VVal hi, bool sign) {
+    uint64_t l, h;
+    int64_t sl, sh;
+    if (!Z3_is_numeral_ast(V->z, lo.t) || !Z3_is_numeral_ast(V->z, hi.t)) return V->opt->unwind;
+    bool ok = sign ? Z3_get_numeral_int64(V->z, lo.t, &sl) && Z3_get_numeral_int64(V->z, hi.t, &sh)
+                   : Z3_get_numeral_uint64(V->z, lo.t, &l) && Z3_get_numeral_uint64(V->z, hi.t, &h);
+    if (!ok) return V->opt->unwind;
+    uint64_t trips = sign ? (sh > sl ? (uint64_t)(sh - sl) : 0) : (h > l ? h - l : 0);
+    if (trips <= VERIFY_FULL_UNROLL && trips > V->opt->unwind) return (unsigned)trips;
+    return V->opt->unwind;
+}
+
 static void unroll(Verifier *V, const Loop *L, VVal lo, VVal hi, const Type *t) {
     bool sign = type_is_signed(t);
-    unsigned since = V->stamp;
+    unsigned since = V->stamp, unwind = unroll_count(V, lo, hi, sign);
     Z3_ast saved = V->pc, ran = Z3_mk_true(V->z), alive0 = V->alive, lanes_alive = V->alive;
     unsigned saved_taint = V->pc_taint;
     V->saw_loop = true;
-    for (unsigned k = 0; k <= V->opt->unwind; k++) {
+    for (unsigned k = 0; k <= unwind; k++) {
         Z3_ast i = Z3_mk_bvadd(V->z, lo.t, verify_int_const(V, t, k));
         Z3_ast runs =
             verify_and(V, ran, sign ? Z3_mk_bvslt(V->z, i, hi.t) : Z3_mk_bvult(V->z, i, hi.t));
         if (L->lanes) V->alive = alive0;
         V->pc = saved;
         Z3_ast reach = verify_and(V, verify_active(V), runs); /* the run takes iteration k */
-        if (k == V->opt->unwind) {                            /* one more iteration than modelled */
+        if (k == unwind) {                                    /* one more iteration than modelled */
             V->beyond = verify_or(V, V->beyond, reach);
             beyond_inside(V, since, reach);
             break;

@@ -218,20 +218,25 @@ static bool proved_inductively(Verifier *V, const VProp *p) {
     return r == Z3_L_FALSE;
 }
 
-/* The unrolled run's query: runs of at most 1, 2 and 4 iterations first (small
- * formulas, small counterexamples), then every run within --unwind. *within says where
- * a model was found. */
-static Z3_lbool search(Verifier *V, Z3_ast violation, int *within, Z3_model *m, const char **why) {
+/* The unrolled run's query: runs of at most 1 and 2 iterations of every loop first
+ * (small formulas, small counterexamples, each under a sixth of the time limit), then
+ * every run within --unwind. *within says where a model was found. */
+static Z3_lbool search_small(Verifier *V, Z3_ast violation, int *within, Z3_model *m) {
     static const unsigned small[3] = {1, 2, 4};
-    for (int s = 0; s < 3 && small[s] < V->opt->unwind; s++) {
+    for (int s = 0; s < 2 && small[s] < V->opt->unwind; s++) {
         if (Z3_is_eq_ast(V->z, V->beyond_at[s], Z3_mk_false(V->z))) break; /* no loop reached */
-        if (verify_check(V, violation, VERIFY_WITHIN_SMALL + s, V->opt->timeout_s / 4, m, NULL) ==
+        if (verify_check(V, violation, VERIFY_WITHIN_SMALL + s, V->opt->timeout_s / 6, m, NULL) ==
             Z3_L_TRUE) {
             *within = VERIFY_WITHIN_SMALL + s;
             return Z3_L_TRUE;
         }
     }
     *within = VERIFY_ANY;
+    return Z3_L_UNDEF;
+}
+
+static Z3_lbool search(Verifier *V, Z3_ast violation, int *within, Z3_model *m, const char **why) {
+    if (search_small(V, violation, within, m) == Z3_L_TRUE) return Z3_L_TRUE;
     return verify_check(V, violation, VERIFY_ANY, V->opt->timeout_s, m, why);
 }
 
@@ -245,16 +250,17 @@ static Verdict decide(Verifier *V, const VProp *p) {
     if (z3_failed) return unknown(V, p, t0, "the model could not be built (Z3 error)");
     unsigned hard = (p->taint | V->assume_taint) & ~(V->loop_bit | V->nan_bit);
     if (p->kind == VK_UNMODELLED || hard) return unknown_taint(V, p, t0, hard | p->taint);
-    if (proved_inductively(V, p)) {
-        Outcome o = no_outcome(NULL);
-        report(V, p, VD_VERIFIED, timing_monotonic_seconds() - t0, &o);
-        return VD_VERIFIED;
-    }
     Z3_model m = NULL;
     const char *why = NULL;
     Z3_ast violation = p->violation;
     int within = VERIFY_ANY;
-    Z3_lbool r = search(V, violation, &within, &m, &why);
+    Z3_lbool r = search_small(V, violation, &within, &m); /* a quick counterexample first */
+    if (r != Z3_L_TRUE && proved_inductively(V, p)) {
+        Outcome o = no_outcome(NULL);
+        report(V, p, VD_VERIFIED, timing_monotonic_seconds() - t0, &o);
+        return VD_VERIFIED;
+    }
+    if (r != Z3_L_TRUE) r = verify_check(V, violation, VERIFY_ANY, V->opt->timeout_s, &m, &why);
     if (r == Z3_L_TRUE && ((p->taint | p->path_taint) & V->nan_bit) &&
         !Z3_is_eq_ast(V->z, V->nan_sites, Z3_mk_false(V->z))) {
         /* again, with no to_bits seeing a NaN whose bits the hardware picks */
