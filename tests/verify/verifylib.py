@@ -70,7 +70,8 @@ def replay(p, env=None, timeout=300):
         kind = next(k for k in TRAPS if k in title or (k == "view extent mismatch" and "view extents" in title)
                     or (k == "requires broken" and title.startswith("requires of")))
         sites.append((kind, place(at)))
-    assert any(re.fullmatch(TRAPS[kind], got[0]) and (got[1], got[2]) == at for kind, at in sites), \
+    assert any(re.fullmatch(TRAPS[kind] + r"(: .*)?", got[0]) and (got[1], got[2]) == at
+               for kind, at in sites), \
         (p, got, r.stderr[-2000:])
     return got
 
