@@ -26,6 +26,7 @@
 #include "commands.h"
 #include "check/check.h"
 #include "driver/driver.h"
+#include "predict/predict.h"
 #include "verify/verify.h"
 #include "lib/fs.h"
 #include "lib/timing.h"
@@ -49,9 +50,7 @@ const char cmd_bench_help[] =
 typedef struct BenchOptions {
     BuildOptions build;
     const char *function, *fill;
-    const char *names[32];
-    double values[32];
-    int nsizes;
+    PSizes sizes;
     long repeat;
     int runs;
     bool json;
@@ -62,22 +61,6 @@ static int usage(const char *fmt, const char *arg) {
     fprintf(stderr, fmt, arg);
     fprintf(stderr, " (cairn bench --help)\n");
     return 2;
-}
-
-static int add_sizes(BenchOptions *o, char *arg) {
-    for (char *save = NULL, *item = strtok_r(arg, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '='), *end;
-        if (!eq || eq == item || o->nsizes == 32)
-            return usage("--size takes NAME=VALUE, not '%s'", item);
-        *eq = '\0';
-        errno = 0;
-        double v = strtod(eq + 1, &end);
-        if (errno || *end || end == eq + 1) return usage("--size needs a number: '%s'", eq + 1);
-        o->names[o->nsizes] = item;
-        o->values[o->nsizes++] = v;
-    }
-    return 0;
 }
 
 static int parse(int argc, char **argv, BenchOptions *o) {
@@ -91,8 +74,9 @@ static int parse(int argc, char **argv, BenchOptions *o) {
         else if (!strcmp(a, "--function")) o->function = argv[++i];
         else if (!strcmp(a, "--fill")) o->fill = argv[++i];
         else if (!strcmp(a, "--size")) {
-            int rc = add_sizes(o, argv[++i]);
-            if (rc) return rc;
+            char msg[160];
+            if (!predict_parse_sizes(argv[++i], &o->sizes, false, msg, sizeof msg))
+                return usage("%s", msg);
         } else if (!strcmp(a, "--repeat") || !strcmp(a, "--runs")) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
@@ -177,13 +161,13 @@ static void bind_param(Program *p, const Param *pr, const BenchOptions *o, StrBu
         return;
     }
     int k = 0;
-    while (k < o->nsizes && strcmp(o->names[k], pr->name) != 0) k++;
-    if (k == o->nsizes) {
+    while (k < o->sizes.n && strcmp(o->sizes.name[k], pr->name) != 0) k++;
+    if (k == o->sizes.n) {
         err_set(err, "parameter '%s' of %s needs a value: --size %s=V", pr->name, o->function,
                 pr->name);
         return;
     }
-    char *v = scalar_text(t, o->values[k]);
+    char *v = scalar_text(t, o->sizes.value[k]);
     const char *kw = type_kind_keyword(t->kind);
     sb_printf(sb, "  let %s:%s = %s;\n  buffer cairn_%s_in:%s[2] = zeroed;\n", pr->name, kw, v,
               pr->name, kw);
@@ -330,8 +314,8 @@ static void report(const Bench *B, long repeat, int runs, const Timed *base, con
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "function", B->fn->name);
     cJSON *sizes = cJSON_AddObjectToObject(j, "sizes");
-    for (int i = 0; i < B->o->nsizes; i++)
-        cJSON_AddNumberToObject(sizes, B->o->names[i], B->o->values[i]);
+    for (int i = 0; i < B->o->sizes.n; i++)
+        cJSON_AddNumberToObject(sizes, B->o->sizes.name[i], B->o->sizes.value[i]);
     if (threads) cJSON_AddStringToObject(j, "threads", threads);
     else cJSON_AddNullToObject(j, "threads");
     cJSON_AddNumberToObject(j, "repeat", (double)repeat);

@@ -32,16 +32,10 @@ const char cmd_predict_help[] =
     "\n"
     "exit status: 0 predicted, 1 refused program, 2 usage, I/O error or unknown device\n";
 
-typedef struct Binding {
-    const char *name;
-    double value;
-} Binding;
-
 typedef struct Options {
     const char *path, *device, *only;
     bool json;
-    Binding sizes[32];
-    int nsizes;
+    PSizes sizes;
 } Options;
 
 static int usage(const char *fmt, const char *arg) {
@@ -49,22 +43,6 @@ static int usage(const char *fmt, const char *arg) {
     fprintf(stderr, fmt, arg);
     fprintf(stderr, " (cairn predict --help)\n");
     return 2;
-}
-
-static int parse_sizes(Options *o, char *arg) {
-    for (char *save = NULL, *item = strtok_r(arg, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '='), *end;
-        if (!eq || eq == item || o->nsizes == 32)
-            return usage("--size takes NAME=VALUE, not '%s'", item);
-        *eq = '\0';
-        errno = 0;
-        double v = strtod(eq + 1, &end);
-        if (errno || *end || end == eq + 1 || !(v >= 0))
-            return usage("--size needs a number: '%s'", eq + 1);
-        o->sizes[o->nsizes++] = (Binding){item, v};
-    }
-    return 0;
 }
 
 static int parse(int argc, char **argv, Options *o) {
@@ -77,8 +55,9 @@ static int parse(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--device") == 0) o->device = argv[++i];
         else if (strcmp(a, "--function") == 0) o->only = argv[++i];
         else if (strcmp(a, "--size") == 0) {
-            int rc = parse_sizes(o, argv[++i]);
-            if (rc) return rc;
+            char err[160];
+            if (!predict_parse_sizes(argv[++i], &o->sizes, true, err, sizeof err))
+                return usage("%s", err);
         } else if (a[0] == '-' && a[1]) return usage("unknown option '%s'", a);
         else if (o->path) return usage("one file at a time ('%s')", a);
         else o->path = a;
@@ -315,9 +294,9 @@ static int predict_program(Program *p, const Options *o, PDevice *d) {
         double values[PRED_MAX_ATOMS];
         for (int k = 0; k < PRED_MAX_ATOMS; k++) {
             values[k] = NAN;
-            for (int s = 0; s < o->nsizes && k < atoms.n; s++)
-                if (atoms.kind[k] == PA_NAME && strcmp(o->sizes[s].name, atoms.name[k]) == 0)
-                    values[k] = o->sizes[s].value;
+            for (int s = 0; s < o->sizes.n && k < atoms.n; s++)
+                if (atoms.kind[k] == PA_NAME && strcmp(o->sizes.name[s], atoms.name[k]) == 0)
+                    values[k] = o->sizes.value[s];
         }
         predict_atoms_eval(&atoms, values);
         if (doc) cJSON_AddItemToArray(list, json_function(fn, &c, &atoms, values, d));

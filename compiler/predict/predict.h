@@ -115,6 +115,16 @@ Poly predict_atom_poly(int k);
 void predict_atoms_eval(const PAtoms *atoms, double *values);
 void predict_atoms_free(PAtoms *atoms);
 
+/* --size NAME=VALUE[,NAME=VALUE...] (the arg is cut up in place): appends to names and
+ * values (at most max); false with a message in err. nonneg: sizes, not any value. */
+#define PRED_MAX_SIZES 32
+typedef struct PSizes {
+    const char *name[PRED_MAX_SIZES];
+    double value[PRED_MAX_SIZES];
+    int n;
+} PSizes;
+bool predict_parse_sizes(char *arg, PSizes *out, bool nonneg, char *err, size_t errlen);
+
 /* ---- device tables (predict_devices.c) ---- */
 
 typedef struct PFigure {

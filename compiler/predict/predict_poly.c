@@ -8,7 +8,9 @@
  * `(n / 16)` is a number under --size n=4096. Anything else is an opaque atom spelled as
  * the source, never bound. Sums over a loop variable use Faulhaber's formulas: the sum
  * of i^e for i in lo..hi is F_e(hi) - F_e(lo), with F_e(m) = sum of i^e for i in 0..m. */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,4 +258,27 @@ void predict_atoms_free(PAtoms *atoms) {
         predict_poly_free(&atoms->def[k][1]);
     }
     atoms->n = 0;
+}
+
+/* ---- --size ---- */
+
+bool predict_parse_sizes(char *arg, PSizes *out, bool nonneg, char *err, size_t errlen) {
+    for (char *save = NULL, *item = strtok_r(arg, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '='), *end;
+        if (!eq || eq == item || out->n == PRED_MAX_SIZES) {
+            snprintf(err, errlen, "--size takes NAME=VALUE, not '%s'", item);
+            return false;
+        }
+        *eq = '\0';
+        errno = 0;
+        double v = strtod(eq + 1, &end);
+        if (errno || *end || end == eq + 1 || (nonneg && !(v >= 0))) {
+            snprintf(err, errlen, "--size needs a number: '%s'", eq + 1);
+            return false;
+        }
+        out->name[out->n] = item;
+        out->value[out->n++] = v;
+    }
+    return true;
 }
