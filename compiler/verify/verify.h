@@ -248,8 +248,10 @@ VVal verify_reduce(Verifier *V, Expr *e);
 
 /* ---- verify_solve.c ---- */
 /* How far a query looks: every run the formula holds, or runs within 1, 2 or 4
- * iterations of every loop (VERIFY_WITHIN_SMALL + 0, 1, 2). */
-enum { VERIFY_ANY = 0, VERIFY_WITHIN_SMALL = 1 };
+ * iterations of every loop (VERIFY_WITHIN_SMALL + 0, 1, 2), optionally with every
+ * integer input and view length within 256 (VERIFY_SMALL_INPUTS, or'ed in: small
+ * operands keep 64-bit products cheap, and most index counterexamples have them). */
+enum { VERIFY_ANY = 0, VERIFY_WITHIN_SMALL = 1, VERIFY_SMALL_INPUTS = 8 };
 /* Checks assume && side && f within `within` under `seconds`; on sat with model !=
  * NULL, *model gets the model (the caller dec-refs it); *reason gets the solver's
  * reason on unknown. An unsat answer is first sought with products abstracted. */

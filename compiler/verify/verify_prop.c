@@ -218,18 +218,22 @@ static bool proved_inductively(Verifier *V, const VProp *p) {
     return r == Z3_L_FALSE;
 }
 
-/* The unrolled run's query: runs of at most 1 and 2 iterations of every loop first
- * (small formulas, small counterexamples, each under a sixth of the time limit), then
- * every run within --unwind. *within says where a model was found. */
+/* The unrolled run's query: runs of at most 1 iteration of every loop with small
+ * integer inputs, then of at most 2 (small formulas, small counterexamples, each under a
+ * sixth of the time limit), then every run within --unwind. *within says where a model
+ * was found. */
 static Z3_lbool search_small(Verifier *V, Z3_ast violation, int *within, Z3_model *m) {
     static const unsigned small[3] = {1, 2, 4};
+    /* within one iteration and with small inputs; then within two, any inputs */
     for (int s = 0; s < 2 && small[s] < V->opt->unwind; s++) {
-        if (Z3_is_eq_ast(V->z, V->beyond_at[s], Z3_mk_false(V->z))) break; /* no loop reached */
-        if (verify_check(V, violation, VERIFY_WITHIN_SMALL + s, V->opt->timeout_s / 6, m, NULL) ==
-            Z3_L_TRUE) {
-            *within = VERIFY_WITHIN_SMALL + s;
+        bool looped = !Z3_is_eq_ast(V->z, V->beyond_at[s], Z3_mk_false(V->z));
+        int w =
+            (looped ? VERIFY_WITHIN_SMALL + s : VERIFY_ANY) | (s == 0 ? VERIFY_SMALL_INPUTS : 0);
+        if (verify_check(V, violation, w, V->opt->timeout_s / 6, m, NULL) == Z3_L_TRUE) {
+            *within = w;
             return Z3_L_TRUE;
         }
+        if (!looped) break; /* no loop: the full query is the next */
     }
     *within = VERIFY_ANY;
     return Z3_L_UNDEF;

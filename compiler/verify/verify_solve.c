@@ -92,11 +92,32 @@ static Z3_solver new_solver(Verifier *V, Z3_ast q, double seconds) {
     return s;
 }
 
+/* Every integer input and view length within 256 (signed: -256 .. 256). */
+static Z3_ast small_inputs(Verifier *V) {
+    Z3_context z = V->z;
+    Z3_ast all = Z3_mk_true(z);
+    for (int i = 0; i < V->ninputs; i++) {
+        const VCell *c = &V->inputs[i];
+        Z3_ast v = c->array ? c->len : c->val;
+        const Type *t = c->array ? type_scalar(TY_U64) : c->elem;
+        if (!c->array && !type_is_int(t)) continue;
+        Z3_ast lim = verify_int_const(V, t, 256);
+        Z3_ast ok =
+            type_is_signed(t) && type_bits(t) > 9
+                ? verify_and(V, Z3_mk_bvsle(z, v, lim), Z3_mk_bvsge(z, v, Z3_mk_bvneg(z, lim)))
+            : type_is_signed(t) || type_bits(t) <= 8 ? Z3_mk_true(z)
+                                                     : Z3_mk_bvule(z, v, lim);
+        all = verify_and(V, all, ok);
+    }
+    return all;
+}
+
 static Z3_ast query(Verifier *V, Z3_ast f, int within) {
-    Z3_ast parts[4] = {V->assume, V->side, f, Z3_mk_true(V->z)};
-    if (within >= VERIFY_WITHIN_SMALL)
-        parts[3] = Z3_mk_not(V->z, V->beyond_at[within - VERIFY_WITHIN_SMALL]);
-    return Z3_mk_and(V->z, 4, parts);
+    Z3_ast parts[5] = {V->assume, V->side, f, Z3_mk_true(V->z), Z3_mk_true(V->z)};
+    int w = within & 7;
+    if (w >= VERIFY_WITHIN_SMALL) parts[3] = Z3_mk_not(V->z, V->beyond_at[w - VERIFY_WITHIN_SMALL]);
+    if (within & VERIFY_SMALL_INPUTS) parts[4] = small_inputs(V);
+    return Z3_mk_and(V->z, 5, parts);
 }
 
 void verify_note_mul(Verifier *V, Z3_ast x, Z3_ast y, Z3_ast p, Z3_ast ok) {
