@@ -192,6 +192,22 @@ def test_every_function_gets_verdicts(path, tmp_path):
         assert re.search(rf"^{name}: ", r.stdout, re.M), (name, r.stdout)
     summary = r.stdout.strip().splitlines()[-1]
     assert re.match(r"\d+ verified, \d+ verified up to 8 iterations, \d+ counterexamples, \d+ unknown", summary)
+    # every counterexample replays (issue 22 item 9): the verdict line, then its replay
+    lines = r.stdout.splitlines()
+    for k, line in enumerate(lines):
+        m = re.match(r"^\w+: (.*) at (.*):(\d+):(\d+): counterexample", line)
+        if not m:
+            continue
+        path = next(l.split("cairn run ", 1)[1] for l in lines[k + 1:k + 3] if "replay: cairn run" in l)
+        rr = run([CAIRN, "run", path])
+        got = re.search(r"trap: (.*) at .*:(\d+):(\d+)$", rr.stderr, re.M)
+        assert rr.returncode != 0, (line, rr.stderr)
+        if "same result as" in m.group(1):
+            continue  # an implementation: a difference (exit 10, 11) or a trap
+        also = [tuple(a.split(": ", 1)[0].rsplit(":", 2)[1:]) for a in lines[k + 1:k + 20]
+                if a.startswith("    the same inputs also fail: ")]
+        assert got and ((got.group(2), got.group(3)) == (m.group(3), m.group(4))
+                        or (got.group(2), got.group(3)) in also), (line, rr.stderr)
 
 
 def test_usage_errors(tmp_path):
