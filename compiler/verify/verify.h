@@ -59,9 +59,10 @@
 
 #include "syntax/syntax.h"
 
-#define VERIFY_MAX_REASONS 31  /* taint bits; bit 31 means "more reasons than bits" */
-#define VERIFY_MAX_MULS    64  /* products the abstraction relates (more stay exact) */
-#define VERIFY_FULL_UNROLL 256 /* a loop with constant bounds runs this many times whole */
+#define VERIFY_MAX_REASONS  31  /* taint bits; bit 31 means "more reasons than bits" */
+#define VERIFY_MAX_MULS     64  /* products the abstraction relates (more stay exact) */
+#define VERIFY_FULL_UNROLL  256 /* a loop with constant bounds runs this many times whole */
+#define VERIFY_REPLAY_BYTES ((uint64_t)1 << 28) /* the views a replay allocates, at most */
 
 /* A scalar value: its term, the reasons (taint bits) it is not exact, and for floats the
  * exact IEEE bits where the model knows them (NULL: a NaN's bits are the hardware's). */
@@ -261,6 +262,10 @@ Z3_lbool verify_check(Verifier *V, Z3_ast f, int within, double seconds, Z3_mode
  * then the smallest view lengths, small values, views of one value and no NaN where the
  * violation allows, within a time budget. Replaces *model. */
 void verify_shrink(Verifier *V, Z3_ast f, int within, Z3_ast others, Z3_model *model);
+/* Whether a model's views fit a replay (VERIFY_REPLAY_BYTES in all), and the condition
+ * that they do (each view at most its share). */
+bool verify_replayable(Verifier *V, Z3_model m);
+Z3_ast verify_replay_fits(Verifier *V);
 /* Records p = x * y (unsigned, ok its no-overflow test) for the abstraction. */
 void verify_note_mul(Verifier *V, Z3_ast x, Z3_ast y, Z3_ast p, Z3_ast ok);
 

@@ -191,6 +191,23 @@ static Verdict counterexample(Verifier *V, const VProp *p, double t0, Z3_ast vio
         if (&V->props[i] != p && V->props[i].kind != VK_UNMODELLED)
             others = verify_or(V, others, V->props[i].violation);
     verify_shrink(V, violation, within, others, &m);
+    if (!verify_replayable(V, m)) { /* one whose views a replay can allocate, if any */
+        Z3_model_dec_ref(V->z, m);
+        m = NULL;
+        violation = verify_and(V, violation, verify_replay_fits(V));
+        Z3_lbool r = verify_check(V, violation, within, V->opt->timeout_s, &m, NULL);
+        if (r != Z3_L_TRUE) {
+            const char *why = r == Z3_L_FALSE
+                                  ? "its counterexamples need views of more than 256 MiB, which no "
+                                    "replay can allocate"
+                                  : "its counterexamples found need views of more than 256 MiB "
+                                    "(no replay can allocate them), and no smaller one was found "
+                                    "within the time limit";
+            if (m) Z3_model_dec_ref(V->z, m);
+            return unknown(V, p, t0, why);
+        }
+        verify_shrink(V, violation, within, others, &m);
+    }
     char *inputs = NULL, *shown = NULL;
     size_t shown_len = 0;
     FILE *mem = V->opt->json ? NULL : open_memstream(&shown, &shown_len);

@@ -373,3 +373,35 @@ void verify_shrink(Verifier *V, Z3_ast f, int within, Z3_ast others, Z3_model *m
     if (getenv("CAIRN_VERIFY_DEBUG"))
         fprintf(stderr, "  [shrink %.2f s]\n", timing_monotonic_seconds() - S.deadline + budget);
 }
+
+/* ---- what a replay can allocate ---- */
+
+static uint64_t elem_bytes(const Type *t) {
+    return t->kind == TY_BOOL ? 1 : (uint64_t)type_bits(t) / 8;
+}
+
+bool verify_replayable(Verifier *V, Z3_model m) {
+    double bytes = 0;
+    for (int i = 0; i < V->ninputs; i++) {
+        const VCell *c = &V->inputs[i];
+        Z3_ast v = NULL;
+        uint64_t len = 0;
+        if (!c->array) continue;
+        if (Z3_model_eval(V->z, m, c->len, true, &v) && v) Z3_get_numeral_uint64(V->z, v, &len);
+        bytes += (double)len * (double)elem_bytes(c->elem);
+    }
+    return bytes <= (double)VERIFY_REPLAY_BYTES;
+}
+
+Z3_ast verify_replay_fits(Verifier *V) {
+    int views = 0;
+    for (int i = 0; i < V->ninputs; i++) views += V->inputs[i].array;
+    Z3_ast all = Z3_mk_true(V->z);
+    for (int i = 0; i < V->ninputs; i++) {
+        const VCell *c = &V->inputs[i];
+        if (!c->array) continue;
+        uint64_t share = VERIFY_REPLAY_BYTES / (uint64_t)views / elem_bytes(c->elem);
+        all = verify_and(V, all, Z3_mk_bvule(V->z, c->len, verify_u64(V, share)));
+    }
+    return all;
+}

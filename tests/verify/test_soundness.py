@@ -231,6 +231,14 @@ def test_replays_of_large_and_device_views(verdicts, function):
         assert p["inputs"]["n"] == "5001"
 
 
+def test_no_counterexample_a_replay_cannot_allocate(verdicts):
+    """A trap only views of 4 GiB reach: no replay could build them (the old replay
+    wrote 4096 elements of a view it then failed to allocate). Unknown, with why."""
+    _, props = verdicts("replays")
+    p = only(props, "huge", "division by zero")
+    assert p["verdict"] == "unknown" and "256 MiB" in p["reason"], p
+
+
 # ---- 10. vacuous requires ----
 
 def test_vacuous_requires_is_its_own_verdict(tmp_path):
