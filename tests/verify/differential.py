@@ -124,7 +124,7 @@ class Gen:
         return f"min({self.int_expr(t, env, depth - 1)}, {self.int_expr(t, env, depth - 1)})"
 
     def cond(self, env, depth=2):
-        t = self.r.choice([ty for ty in set(env.values()) if ty in INTS] or ["i32"])
+        t = self.r.choice(sorted({ty for ty in env.values() if ty in INTS}) or ["i32"])
         op = self.r.choice(["<", "<=", ">", ">=", "==", "!="])
         return f"{self.int_expr(t, env, depth)} {op} {self.int_expr(t, env, depth)}"
 
