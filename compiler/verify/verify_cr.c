@@ -103,5 +103,6 @@ VVal verify_cr(Verifier *V, Expr *e) {
     V->assume = verify_and(V, V->assume, cr_facts(V, b, t, x.t, r));
     const char *why = arena_printf(
         V->prog->arena, "%s's value, of which the model knows only its range", ast_builtin_name(b));
-    return (VVal){r, x.taint | verify_taint_bit(V, e->span, why)};
+    /* NULL bits: a NaN result is modelled as any NaN (the runtime gives the canonical one). */
+    return (VVal){r, x.taint | verify_taint_bit(V, e->span, why), NULL};
 }
