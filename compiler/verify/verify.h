@@ -45,7 +45,9 @@
  * observes such a NaN: a counterexample is sought again with those NaNs excluded.
  *
  * A std.cr call is an uninterpreted function of its argument with facts that hold for
- * every input (verify_cr.c), tainted likewise.
+ * every input (verify_cr.c), and its result carries a range bit, a reason that does not stop a proof:
+ * the real function is one the facts allow, so an unsat answer through it proves the
+ * property, while a model through it answers unknown with that reason.
  *
  * Files: verify_expr.c (expressions), verify_cr.c (std.cr), verify_stmt.c (statements), verify_call.c (calls,
  * the function's prologue), verify_loop.c (loops, regions, reductions, scans, both runs),
@@ -177,6 +179,9 @@ typedef struct Verifier {
     const char *reasons[VERIFY_MAX_REASONS];
     int nreasons;
     unsigned loop_bit, nan_bit; /* the two taint bits that are not reasons */
+    unsigned range_bits;        /* std.cr results: bound only by facts true of the real value,
+                                 * so unsat through them proves, and a model through them is
+                                 * no counterexample */
     Z3_ast nan_sites;           /* to_bits observed a hardware NaN here */
     VMul muls[VERIFY_MAX_MULS];
     int nmuls;

@@ -6,7 +6,8 @@
  * every property vacuous (its own verdict, exit 5, never 0). Then each property, under
  * its own time limit:
  *   - a property whose formula holds a value the model does not give exactly is
- *     unknown, with the reasons (no query);
+ *     unknown, with the reasons (no query); a std.cr result is not such a value (its
+ *     range bit, verify.h): unsat through it proves, a model through it is unknown;
  *   - the inductive run's violation unsat: verified, at every extent;
  *   - the unrolled run's violation (no run past --unwind) sat: a counterexample, shrunk,
  *     printed and written as a replay (verify_cex.c); where the model went through the
@@ -226,8 +227,8 @@ static Verdict counterexample(Verifier *V, const VProp *p, double t0, Z3_ast vio
 
 /* The inductive run's answer: unsat proves the property at every extent. */
 static bool proved_inductively(Verifier *V, const VProp *p) {
-    if (!p->ind_violation || ((p->ind_taint | V->assume_taint) & ~(V->loop_bit | V->nan_bit)))
-        return false;
+    unsigned soft = V->loop_bit | V->nan_bit | V->range_bits;
+    if (!p->ind_violation || ((p->ind_taint | V->assume_taint) & ~soft)) return false;
     Z3_ast assume = V->assume;
     V->assume = V->assume_ind;
     Z3_lbool r = verify_check(V, p->ind_violation, VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
@@ -269,7 +270,7 @@ static Z3_lbool search(Verifier *V, Z3_ast violation, int *within, Z3_model *m, 
 static Verdict decide(Verifier *V, const VProp *p) {
     double t0 = timing_monotonic_seconds();
     if (z3_failed) return unknown(V, p, t0, "the model could not be built (Z3 error)");
-    unsigned hard = (p->taint | V->assume_taint) & ~(V->loop_bit | V->nan_bit);
+    unsigned hard = (p->taint | V->assume_taint) & ~(V->loop_bit | V->nan_bit | V->range_bits);
     if (p->kind == VK_UNMODELLED || hard) return unknown_taint(V, p, t0, hard | p->taint);
     Z3_model m = NULL;
     const char *why = NULL;
@@ -292,7 +293,8 @@ static Verdict decide(Verifier *V, const VProp *p) {
         r = search(V, violation, &within, &m, &why);
         if (r != Z3_L_TRUE) return unknown_taint(V, p, t0, V->nan_bit);
     }
-    unsigned path = p->path_taint & ~(V->loop_bit | V->nan_bit);
+    unsigned path = (p->path_taint & ~(V->loop_bit | V->nan_bit)) |
+                    ((p->taint | V->assume_taint) & V->range_bits);
     if (r == Z3_L_TRUE && path) { /* the model goes through a value not modelled */
         Z3_model_dec_ref(V->z, m);
         return unknown_taint(V, p, t0, path);
