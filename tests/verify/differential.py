@@ -40,6 +40,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from trapmsg import TRAP_LINE as TRAP, kind_of, says  # noqa: E402  the runtime's trap messages
+
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 CAIRN = pathlib.Path(os.environ.get("CAIRN_BIN", ROOT / "bin")) / "cairn"
@@ -54,23 +57,6 @@ F64 = [0x0, 0x8000000000000000, 0x3ff0000000000000, 0xbff0000000000000, 0x7ff000
        0xfff0000000000000, 0x7fefffffffffffff, 0x1, 0x000fffffffffffff, 0x7ff8000000000000,
        0x7ff8000000000001, 0xfff8000000000000, 0x7ff0000000000001, 0x43e0000000000000]
 MAX_ELEMENTS = 1 << 16  # views the harness builds stay below this
-TRAPS = {
-    "integer overflow": "integer overflow", "division by zero": "division by zero",
-    "shift count out of range": "shift count out of range", "index out of bounds": "index out of bounds",
-    "integer conversion out of range": "integer conversion out of range",
-    "float to integer conversion out of range": "float to integer conversion out of range",
-    "view extent mismatch": "view extent mismatch",
-    "quantize scale not positive and finite": "quantize scale must be positive and finite",
-    "quantize of NaN": "quantize of NaN", "f8e4m3 overflow": "f8e4m3 overflow",
-    "requires broken": r"requires of \w+ \(line \d+\) does not hold", "buffer too large": "buffer too large",
-}
-TRAP = re.compile(r"trap: (.*) at (.*):(\d+):(\d+)\s*$", re.M)
-
-
-def says(pattern, message):
-    """A trap message is the property's, perhaps with an explanation after a colon
-    ("quantize of NaN: the result would have no nearest value")."""
-    return re.fullmatch(pattern + r"(: .*)?", message) is not None
 WIDTHS = ("1", "2", "7")
 
 
@@ -463,7 +449,7 @@ def judge_trap(tally, program, fn, props, got, where):
     with that message is verified, or none is and fn holds nothing unmodelled."""
     msg, line, col = got
     here = [p for p in props if p["function"] == fn and p["at"].endswith(f":{line}:{col}")
-            and p["property"] in TRAPS and says(TRAPS[p["property"]], msg)]
+            and says(p["property"], msg)]
     tally.traps += 1
     if here and all(p["verdict"] == "verified" for p in here):
         tally.traps_at_verified += 1
@@ -543,8 +529,7 @@ def replay_all(tally, program, props):
         sites = [(p["property"], p["at"].rsplit(":", 2)[1:])]
         for also in p.get("also", []):
             at, title = also.split(": ", 1)
-            kind = next((k for k in TRAPS if k in title), "view extent mismatch" if "view extents" in title
-                        else "requires broken")
+            kind = kind_of(title)
             sites.append((kind, at.rsplit(":", 2)[1:]))
         for width in WIDTHS:
             r = sh([exe], env={"CAIRN_THREADS": width}, timeout=120)
@@ -553,8 +538,8 @@ def replay_all(tally, program, props):
                 ok = r is not None and r.returncode != 0
             else:
                 m = TRAP.search(r.stderr) if r else None
-                ok = bool(m) and any(kind in TRAPS and says(TRAPS[kind], m.group(1))
-                                     and [m.group(3), m.group(4)] == at for kind, at in sites)
+                ok = bool(m) and any(says(kind, m.group(1)) and [m.group(3), m.group(4)] == at
+                                     for kind, at in sites)
             if not ok:
                 tally.wrong.append({"program": str(program), "replay": p["replay"], "threads": width,
                                     "stderr": (r.stderr if r else "timeout")[-400:]})

@@ -8,10 +8,14 @@ import os
 import pathlib
 import re
 import subprocess
+import sys
 
 import pytest
 
 from cairntest import BIN, ROOT
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # verifylib.py
+from verifylib import replay_text  # noqa: E402
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 
@@ -35,19 +39,5 @@ def test_golden(name, tmp_path):
     if os.environ.get("CAIRN_GOLDEN_UPDATE"):
         expected.write_text("\n".join(got) + "\n")
     assert got == expected.read_text().splitlines(), "\n".join(got)
-    # and every counterexample replays: a trap at its place (or one its inputs also fail)
-    lines = r.stdout.splitlines()
-    for k, line in enumerate(lines):
-        m = re.match(r"^\w+: (.*) at (.*):(\d+):(\d+): counterexample", line)
-        if not m:
-            continue
-        replay = next(x.split("cairn run ", 1)[1] for x in lines[k + 1:k + 3] if "replay: " in x)
-        rr = subprocess.run([str(BIN / "cairn"), "run", replay], capture_output=True, text=True,
-                            timeout=300, cwd=ROOT)
-        assert rr.returncode != 0, (line, rr.stderr)
-        if "same result as" in m.group(1):
-            continue
-        places = {(m.group(3), m.group(4))} | {tuple(x.split(": ", 2)[1].rsplit(":", 2)[1:])
-                                               for x in lines[k + 1:k + 20] if "also fail: " in x}
-        trap = re.search(r"trap: .* at .*:(\d+):(\d+)$", rr.stderr, re.M)
-        assert trap and trap.groups() in places, (line, rr.stderr)
+    # and every counterexample replays: its trap at its place (or one its inputs also fail)
+    replay_text(r.stdout, cwd=ROOT)

@@ -8,28 +8,14 @@ a concrete run is the program with its `main` replaced, built and run by `cairn 
 import json
 import pathlib
 import re
+import subprocess
 
 from cairntest import BIN, run
+from trapmsg import TRAP_LINE, TRAPS, kind_of, says  # noqa: F401  (TRAPS: for the tests)
 
 CAIRN = BIN / "cairn"
 PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
 
-# The runtime's trap message for each property (runtime/cairn_checked.h, cairn_float.h).
-TRAPS = {
-    "integer overflow": "integer overflow",
-    "division by zero": "division by zero",
-    "shift count out of range": "shift count out of range",
-    "index out of bounds": r"index -?\d+ out of bounds for extent \d+",
-    "integer conversion out of range": "integer conversion out of range",
-    "float to integer conversion out of range": "float to integer conversion out of range",
-    "view extent mismatch": "view extent mismatch",
-    "quantize scale not positive and finite": "quantize scale must be positive and finite",
-    "quantize of NaN": "quantize of NaN",
-    "f8e4m3 overflow": "f8e4m3 overflow",
-    "requires broken": r"requires of \w+ \(line \d+\) does not hold",
-    "buffer too large": "buffer too large",
-}
-TRAP_LINE = re.compile(r"trap: (.*) at (.*):(\d+):(\d+)$", re.M)
 
 
 def verify(path, cex_dir, *args, timeout=600):
@@ -67,11 +53,10 @@ def replay(p, env=None, timeout=300):
     sites = [(p["property"], place(p["at"]))]
     for also in p.get("also", []):
         at, title = also.split(": ", 1)
-        kind = next(k for k in TRAPS if k in title or (k == "view extent mismatch" and "view extents" in title)
-                    or (k == "requires broken" and title.startswith("requires of")))
+        kind = kind_of(title)
+        assert kind, also
         sites.append((kind, place(at)))
-    assert any(re.fullmatch(TRAPS[kind] + r"(: .*)?", got[0]) and (got[1], got[2]) == at
-               for kind, at in sites), \
+    assert any(says(kind, got[0]) and (got[1], got[2]) == at for kind, at in sites), \
         (p, got, r.stderr[-2000:])
     return got
 
@@ -87,3 +72,36 @@ def concrete(tmp_path, program, main, name=None, env=None, timeout=300):
     path = pathlib.Path(tmp_path) / (name or pathlib.Path(program).name)
     path.write_text("\n".join(lines) + "\n" + main.strip() + "\n")
     return run([CAIRN, "run", path], env=env, timeout=timeout), path
+
+
+VERDICT_LINE = re.compile(r"^\w+: (.*) at (.*):(\d+):(\d+): counterexample", re.M)
+
+
+def replay_text(stdout, cwd=None, timeout=300):
+    """Replays every counterexample in `cairn verify`'s text output: each must trap with
+    its property's message at its line and column, or with the message of a site its
+    inputs also fail (`    the same inputs also fail: FILE:L:C: TITLE`) at that site;
+    an implementation's replay exits non-zero. Returns how many were replayed."""
+    lines = stdout.splitlines()
+    count = 0
+    for k, line in enumerate(lines):
+        m = VERDICT_LINE.match(line)
+        if not m:
+            continue
+        path = next(x.split("cairn run ", 1)[1] for x in lines[k + 1:k + 3] if "replay: cairn run" in x)
+        r = subprocess.run([str(CAIRN), "run", path], capture_output=True, text=True, timeout=timeout,
+                           cwd=cwd)
+        count += 1
+        assert r.returncode != 0, (line, r.stderr)
+        if m.group(1).startswith("same result as"):
+            continue  # an implementation: a difference (exit 10, 11) or a trap
+        sites = [(kind_of(m.group(1)), (int(m.group(3)), int(m.group(4))))]
+        for x in lines[k + 1:k + 20]:
+            if x.startswith("    the same inputs also fail: "):
+                at, title = x.split(": ", 1)[1].split(": ", 1)
+                sites.append((kind_of(title), place(at)))
+        got = trap(r.stderr)
+        assert got and any(kind and says(kind, got[0]) and got[1:] == at for kind, at in sites), \
+            (line, sites, r.stderr[-2000:])
+    return count
+
