@@ -70,6 +70,7 @@ class Gen:
 
     def __init__(self, seed):
         self.r = random.Random(seed)
+        self.cr = random.Random(seed + 1 << 20)  # std.cr's statements: r's stream unchanged
         self.n = 0
 
     def name(self, stem):
@@ -124,7 +125,25 @@ class Gen:
                 f"let {w}:{bits} = to_bits({self.r.choice([fparam, v])});",
                 f"if {v} == {v} && {v} < 1000.0 && {v} > -1000.0 {{ let {self.name('cv')}:{t} = {t}({v}); }}",
                 f"if ({w} & 3) == {self.r.choice(['1', '2', '3'])} {{ let {self.name('dv')}:i32 = 100 / "
-                f"i32({w} & 0); }}" if self.r.random() < 0.3 else ""]
+                f"i32({w} & 0); }}" if self.r.random() < 0.3 else ""] + self.cr_stmts(fparam, v, ft)
+
+    def cr_stmts(self, fparam, v, ft):
+        """A std.cr call and guards its range facts may prove (verify_cr.c): |tanh|, |sin|,
+        |cos| <= 1 and 0 <= sigmoid <= 1 keep i32(c * 1000.0) in range; exp, exp2 and sigmoid
+        >= 0 keep u8(c) from the negative side; the bits of a NaN result are 0x7fffffff."""
+        r = self.cr
+        if r.random() < 0.4:
+            return []
+        f = r.choice(["exp", "log"] if ft == "f64" else
+                     ["exp", "exp2", "expm1", "log", "log2", "log1p", "tanh", "sigmoid", "sin", "cos"])
+        c = self.name("cr")
+        nan = "0x7fffffff" if ft == "f32" else "0x7fffffffffffffff"
+        out = [f"let {c}:{ft} = std.cr.{f}({r.choice([fparam, v])});",
+               r.choice([f"if {c} == {c} {{ let {self.name('ci')}:i32 = i32({c} * 1000.0); }}",
+                         f"if {c} == {c} && {c} < 255.0 {{ let {self.name('cu')}:u8 = u8({c}); }}"])]
+        if r.random() < 0.3:
+            out.append(f"if {c} != {c} && to_bits({c}) != {nan} {{ let {self.name('cz')}:i32 = 1 / 0; }}")
+        return out
 
     def loop_stmts(self, env, n, views):
         r = self.r

@@ -14,15 +14,18 @@ PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
 
 
 def test_no_wrong_verdict(tmp_path, capsys):
-    """One random program and three hand-written ones, six cases a function."""
+    """One random program and four hand-written ones (cr.cairn: verdicts that rest on
+    std.cr's range facts, attacked at NaN, the infinities and the other boundaries), six
+    cases a function."""
     argv = ["--seeds", "1..1", "--cases", "6", "--keep", str(tmp_path), "--programs",
-            str(PROGRAMS / "found.cairn"), str(PROGRAMS / "same_place.cairn"), str(PROGRAMS / "extents.cairn")]
+            str(PROGRAMS / "found.cairn"), str(PROGRAMS / "same_place.cairn"), str(PROGRAMS / "extents.cairn"),
+            str(PROGRAMS / "cr.cairn")]
     rc = differential.main(argv)
     out = capsys.readouterr().out
     summary = json.loads(out.splitlines()[0])
     assert rc == 0 and summary["wrong"] == 0, out
     # it did attack something: verdicts, runs at every width, replays
-    assert summary["programs"] == 4 and summary["properties"] > 30, summary
+    assert summary["programs"] == 5 and summary["properties"] > 30, summary
     assert summary["runs"] >= 3 * summary["builds"] - 3 and summary["replays"] > 5, summary
     assert summary["verdicts"].get("verified", 0) > 10 and summary["traps"] > 0, summary
 
