@@ -69,7 +69,11 @@ char *db_schema(const char *key) {
         " kind TEXT NOT NULL, at DOUBLE PRECISION);"
         "CREATE TABLE IF NOT EXISTS unsettled(seq %1$s, job_id BIGINT NOT NULL,"
         " evidence TEXT NOT NULL, files TEXT NOT NULL, coordinator TEXT NOT NULL DEFAULT '');"
-        "CREATE TABLE IF NOT EXISTS coordinators(id TEXT PRIMARY KEY, seen DOUBLE PRECISION);";
+        "CREATE TABLE IF NOT EXISTS coordinators(id TEXT PRIMARY KEY, seen DOUBLE PRECISION);"
+        "CREATE TABLE IF NOT EXISTS reports(run_id BIGINT PRIMARY KEY, summary TEXT NOT NULL,"
+        " report TEXT NOT NULL, at DOUBLE PRECISION);"
+        "CREATE TABLE IF NOT EXISTS case_history(case_path TEXT NOT NULL, run_id BIGINT NOT NULL,"
+        " row_json TEXT NOT NULL, PRIMARY KEY(case_path, run_id));";
     size_t cap = sizeof fmt + 6 * strlen(key);
     char *sql = malloc(cap);
     snprintf(sql, cap, fmt, key);
@@ -89,33 +93,33 @@ void db_job_free(Job *j) {
 
 /* --- statement helpers ------------------------------------------------------------- */
 
-static DbRows *query(Db *db, DbConn *c, const char *sql, const DbArg *args, int n) {
+DbRows *db_query(Db *db, DbConn *c, const char *sql, const DbArg *args, int n) {
     return db->be->query(c, sql, args, n);
 }
 
 /* Runs SQL that returns no rows; returns how many rows it changed, -1 on failure. */
-static long exec_sql(Db *db, DbConn *c, const char *sql, const DbArg *args, int n) {
-    DbRows *r = query(db, c, sql, args, n);
+long db_exec(Db *db, DbConn *c, const char *sql, const DbArg *args, int n) {
+    DbRows *r = db_query(db, c, sql, args, n);
     db->be->next(r);
     long changed = db->be->failed(r) ? -1 : db->be->changes(r);
     db->be->finish(r);
     return changed;
 }
 
-static const char *col_text(Db *db, DbRows *r, int col) {
+const char *db_col_text(Db *db, DbRows *r, int col) {
     const char *t = db->be->text(r, col);
     return t ? t : "";
 }
 
-static long col_long(Db *db, DbRows *r, int col) { return (long)db->be->real(r, col); }
+long db_col_long(Db *db, DbRows *r, int col) { return (long)db->be->real(r, col); }
 
-static cJSON *col_json(Db *db, DbRows *r, int col) {
-    cJSON *j = cJSON_Parse(col_text(db, r, col));
+cJSON *db_col_json(Db *db, DbRows *r, int col) {
+    cJSON *j = cJSON_Parse(db_col_text(db, r, col));
     return j ? j : cJSON_CreateNull();
 }
 
 static void event(Db *db, DbConn *c, long job, long agent, const char *kind) {
-    exec_sql(db, c, "INSERT INTO events(job_id, agent_id, kind, at) VALUES($1,$2,$3,$4)",
+    db_exec(db, c, "INSERT INTO events(job_id, agent_id, kind, at) VALUES($1,$2,$3,$4)",
              DB_ARGS(DB_INT(job), DB_INT(agent), DB_TEXT(kind), DB_REAL(timing_now_seconds())));
 }
 
@@ -128,15 +132,15 @@ static void announce(Db *db, DbConn *c) {
 int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
                    const char *caps_json, const char *token_hash, long *id, Err *e) {
     DbConn *c = db->be->acquire(db, 1);
-    DbRows *r = query(db, c, "SELECT revoked FROM agents WHERE keyid=$1", DB_ARGS(DB_TEXT(keyid)));
-    int revoked = db->be->next(r) && col_long(db, r, 0);
+    DbRows *r = db_query(db, c, "SELECT revoked FROM agents WHERE keyid=$1", DB_ARGS(DB_TEXT(keyid)));
+    int revoked = db->be->next(r) && db_col_long(db, r, 0);
     db->be->finish(r);
     int rc = -1;
     if (revoked) {
         err_set(e, "this key belongs to a revoked agent");
         rc = -2;
     } else {
-        r = query(db, c,
+        r = db_query(db, c,
                   "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
                   " last_seen) VALUES($1,$2,$3,$4,$5,$6,$6) ON CONFLICT(keyid) DO UPDATE SET"
                   " name=excluded.name, public_pem=excluded.public_pem, caps=excluded.caps,"
@@ -144,7 +148,7 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
                   DB_ARGS(DB_TEXT(name), DB_TEXT(keyid), DB_TEXT(public_pem), DB_TEXT(caps_json),
                           DB_TEXT(token_hash), DB_REAL(timing_now_seconds())));
         if (db->be->next(r)) {
-            *id = col_long(db, r, 0);
+            *id = db_col_long(db, r, 0);
             rc = 0;
         } else {
             err_set(e, "enrolment not stored: %s", db->be->error(c));
@@ -157,19 +161,19 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
 
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(db, c,
+    DbRows *r = db_query(db, c,
                       "SELECT id, name, keyid, public_pem, caps, revoked FROM agents"
                       " WHERE token_hash=$1",
                       DB_ARGS(DB_TEXT(token_hash)));
     int found = db->be->next(r);
     if (found) {
         memset(out, 0, sizeof *out);
-        out->id = col_long(db, r, 0);
-        snprintf(out->name, sizeof out->name, "%s", col_text(db, r, 1));
-        snprintf(out->keyid, sizeof out->keyid, "%s", col_text(db, r, 2));
-        out->public_pem = strdup(col_text(db, r, 3));
-        out->caps = col_json(db, r, 4);
-        out->revoked = (int)col_long(db, r, 5);
+        out->id = db_col_long(db, r, 0);
+        snprintf(out->name, sizeof out->name, "%s", db_col_text(db, r, 1));
+        snprintf(out->keyid, sizeof out->keyid, "%s", db_col_text(db, r, 2));
+        out->public_pem = strdup(db_col_text(db, r, 3));
+        out->caps = db_col_json(db, r, 4);
+        out->revoked = (int)db_col_long(db, r, 5);
     }
     db->be->finish(r);
     db->be->release(db, c, 0);
@@ -178,10 +182,10 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
 
 int db_agent_revoke(Db *db, long id) {
     DbConn *c = db->be->acquire(db, 1);
-    long changed = exec_sql(db, c, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=$1",
+    long changed = db_exec(db, c, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=$1",
                             DB_ARGS(DB_INT(id)));
     /* Its running jobs go back to the queue now rather than when their leases end. */
-    if (exec_sql(db, c,
+    if (db_exec(db, c,
                  "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
                  " WHERE agent_id=$1 AND state='running'",
                  DB_ARGS(DB_INT(id))) > 0)
@@ -194,7 +198,7 @@ int db_agent_revoke(Db *db, long id) {
 
 int db_blob_add(Db *db, const char *sha, long size) {
     DbConn *c = db->be->acquire(db, 1);
-    long rc = exec_sql(db, c,
+    long rc = db_exec(db, c,
                        "INSERT INTO blobs(sha256, size, added_at) VALUES($1,$2,$3)"
                        " ON CONFLICT DO NOTHING",
                        DB_ARGS(DB_TEXT(sha), DB_INT(size), DB_REAL(timing_now_seconds())));
@@ -204,9 +208,9 @@ int db_blob_add(Db *db, const char *sha, long size) {
 
 int db_blob_exists(Db *db, const char *sha, long *size) {
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(db, c, "SELECT size FROM blobs WHERE sha256=$1", DB_ARGS(DB_TEXT(sha)));
+    DbRows *r = db_query(db, c, "SELECT size FROM blobs WHERE sha256=$1", DB_ARGS(DB_TEXT(sha)));
     int found = db->be->next(r);
-    if (found && size) *size = col_long(db, r, 0);
+    if (found && size) *size = db_col_long(db, r, 0);
     db->be->finish(r);
     db->be->release(db, c, 0);
     return found;
@@ -219,7 +223,7 @@ static int insert_jobs(Db *db, DbConn *c, long run, const cJSON *jobs) {
     const cJSON *job;
     cJSON_ArrayForEach(job, jobs) {
         char *cell = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(job, "cell"));
-        ok = ok && exec_sql(db, c,
+        ok = ok && db_exec(db, c,
                             "INSERT INTO jobs(run_id, cell_id, cell, state, updated_at)"
                             " VALUES($1,$2,$3,'queued',$4)",
                             DB_ARGS(DB_INT(run), DB_TEXT(json_str(job, "cell_id")), DB_TEXT(cell),
@@ -234,20 +238,20 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
     char *matrix_text = cJSON_PrintUnformatted(matrix);
     char *cases_text = cJSON_PrintUnformatted(cases);
     DbConn *c = db->be->acquire(db, 1);
-    exec_sql(db, c, db->be->begin, DB_NO_ARGS);
-    DbRows *r = query(db, c,
+    db_exec(db, c, db->be->begin, DB_NO_ARGS);
+    DbRows *r = db_query(db, c,
                       "INSERT INTO runs(source_sha, matrix, cases, created_at)"
                       " VALUES($1,$2,$3,$4) RETURNING id",
                       DB_ARGS(DB_TEXT(source_sha), DB_TEXT(matrix_text), DB_TEXT(cases_text),
                               DB_REAL(timing_now_seconds())));
     int ok = db->be->next(r);
-    long run = ok ? col_long(db, r, 0) : -1;
+    long run = ok ? db_col_long(db, r, 0) : -1;
     db->be->finish(r);
     ok = ok && insert_jobs(db, c, run, jobs);
     if (ok) announce(db, c);
     if (!ok) err_set(e, "run not stored: %s", db->be->error(c));
-    ok = ok && exec_sql(db, c, "COMMIT", DB_NO_ARGS) >= 0;
-    if (!ok) exec_sql(db, c, "ROLLBACK", DB_NO_ARGS);
+    ok = ok && db_exec(db, c, "COMMIT", DB_NO_ARGS) >= 0;
+    if (!ok) db_exec(db, c, "ROLLBACK", DB_NO_ARGS);
     db->be->release(db, c, 1);
     free(matrix_text);
     free(cases_text);
@@ -257,8 +261,8 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
 int db_run_cancel(Db *db, long run_id) {
     DbConn *c = db->be->acquire(db, 1);
     long found =
-        exec_sql(db, c, "UPDATE runs SET cancelled=1 WHERE id=$1", DB_ARGS(DB_INT(run_id)));
-    exec_sql(db, c,
+        db_exec(db, c, "UPDATE runs SET cancelled=1 WHERE id=$1", DB_ARGS(DB_INT(run_id)));
+    db_exec(db, c,
              "UPDATE jobs SET state='cancelled', updated_at=$1 WHERE run_id=$2"
              " AND state IN ('queued','running')",
              DB_ARGS(DB_REAL(timing_now_seconds()), DB_INT(run_id)));
@@ -280,15 +284,15 @@ __attribute__((unused)) static int job_state_known(const char *state) {
 
 void db_job_from_row(Db *db, DbRows *r, Job *out) {
     memset(out, 0, sizeof *out);
-    out->id = col_long(db, r, 0);
-    out->run_id = col_long(db, r, 1);
-    snprintf(out->cell_id, sizeof out->cell_id, "%s", col_text(db, r, 2));
-    out->cell = col_json(db, r, 3);
-    snprintf(out->state, sizeof out->state, "%s", col_text(db, r, 4));
-    out->agent_id = col_long(db, r, 5);
-    out->attempt = (int)col_long(db, r, 6);
+    out->id = db_col_long(db, r, 0);
+    out->run_id = db_col_long(db, r, 1);
+    snprintf(out->cell_id, sizeof out->cell_id, "%s", db_col_text(db, r, 2));
+    out->cell = db_col_json(db, r, 3);
+    snprintf(out->state, sizeof out->state, "%s", db_col_text(db, r, 4));
+    out->agent_id = db_col_long(db, r, 5);
+    out->attempt = (int)db_col_long(db, r, 6);
     out->lease_expires = db->be->real(r, 7);
-    snprintf(out->bundle_sha, sizeof out->bundle_sha, "%s", col_text(db, r, 8));
+    snprintf(out->bundle_sha, sizeof out->bundle_sha, "%s", db_col_text(db, r, 8));
     assert(job_state_known(out->state));
     /* a job is done only with its filed bundle (db_job_done); a running one has its agent */
     assert(strcmp(out->state, "done") || sha256_is_hex(out->bundle_sha));
@@ -297,11 +301,11 @@ void db_job_from_row(Db *db, DbRows *r, Job *out) {
 
 /* Reads the queued jobs in order and copies the first that AGENT can run into OUT. */
 static int claim_scan(Db *db, DbConn *c, const Agent *agent, Job *out) {
-    DbRows *r = query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE state='queued' ORDER BY id",
+    DbRows *r = db_query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE state='queued' ORDER BY id",
                       DB_NO_ARGS);
     int claimed = 0;
     while (!claimed && db->be->next(r)) {
-        cJSON *cell = cJSON_Parse(col_text(db, r, 3));
+        cJSON *cell = cJSON_Parse(db_col_text(db, r, 3));
         if (matrix_cell_fits(agent->caps, cell)) {
             db_job_from_row(db, r, out);
             assert(!strcmp(out->state, "queued")); /* what the scan asked for */
@@ -329,7 +333,7 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
         return found;
     }
     DbConn *c = db->be->acquire(db, 0);
-    exec_sql(db, c, db->be->begin, DB_NO_ARGS);
+    db_exec(db, c, db->be->begin, DB_NO_ARGS);
     int found, copied;
     if ((copied = found = claim_scan(db, c, agent, out))) {
         double now = timing_now_seconds();
@@ -337,15 +341,15 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
         out->agent_id = agent->id;
         out->lease_expires = now + lease_s;
         snprintf(out->state, sizeof out->state, "running");
-        found = exec_sql(db, c,
+        found = db_exec(db, c,
                          "UPDATE jobs SET state='running', agent_id=$1, attempt=$2,"
                          " lease_expires=$3, progress='claimed', updated_at=$4 WHERE id=$5"
                          " AND state='queued'",
                          DB_ARGS(DB_INT(agent->id), DB_INT(out->attempt),
                                  DB_REAL(out->lease_expires), DB_REAL(now), DB_INT(out->id))) == 1;
     }
-    if (exec_sql(db, c, "COMMIT", DB_NO_ARGS) < 0) {
-        exec_sql(db, c, "ROLLBACK", DB_NO_ARGS);
+    if (db_exec(db, c, "COMMIT", DB_NO_ARGS) < 0) {
+        db_exec(db, c, "ROLLBACK", DB_NO_ARGS);
         found = 0;
     }
     db->be->release(db, c, 0);
@@ -360,7 +364,7 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
     DbConn *c = db->be->acquire(db, 0);
     double until = timing_now_seconds() + lease_s;
     int rc = -1;
-    if (exec_sql(db, c,
+    if (db_exec(db, c,
                  "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
                  " AND agent_id=$5 AND state='running'",
                  DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""),
@@ -368,9 +372,9 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
         *expires = until;
         rc = 0;
     } else {
-        DbRows *r = query(db, c, "SELECT state FROM jobs WHERE id=$1 AND agent_id=$2",
+        DbRows *r = db_query(db, c, "SELECT state FROM jobs WHERE id=$1 AND agent_id=$2",
                           DB_ARGS(DB_INT(job_id), DB_INT(agent_id)));
-        if (db->be->next(r) && !strcmp(col_text(db, r, 0), "cancelled")) rc = 1;
+        if (db->be->next(r) && !strcmp(db_col_text(db, r, 0), "cancelled")) rc = 1;
         db->be->finish(r);
     }
     db->be->release(db, c, 0);
@@ -379,7 +383,7 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
 
 /* Renews this coordinator's row, which tells the others it is alive (shared stores). */
 static void renew_presence(Db *db, DbConn *c) {
-    exec_sql(db, c,
+    db_exec(db, c,
              "INSERT INTO coordinators(id, seen) VALUES($1,$2) ON CONFLICT(id) DO UPDATE"
              " SET seen=excluded.seen",
              DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds())));
@@ -388,10 +392,10 @@ static void renew_presence(Db *db, DbConn *c) {
 int db_reap(Db *db, int max_attempts) {
     assert(max_attempts >= 1);
     DbConn *c = db->be->acquire(db, 0);
-    exec_sql(db, c, db->be->begin, DB_NO_ARGS);
+    db_exec(db, c, db->be->begin, DB_NO_ARGS);
     /* One statement decides which leases ran out, so that two coordinators' reapers
      * never count one loss twice. */
-    DbRows *r = query(
+    DbRows *r = db_query(
         db, c,
         "UPDATE jobs SET lost=lost+1, lease_expires=NULL, updated_at=$1,"
         " state=CASE WHEN attempt >= $2 THEN 'failed' ELSE 'queued' END,"
@@ -402,12 +406,12 @@ int db_reap(Db *db, int max_attempts) {
     int n = 0;
     while (db->be->next(r)) {
         /* attempts are bounded: a lost job goes back to the queue only with attempts left */
-        assert(!strcmp(col_text(db, r, 2), "failed")
-                   ? col_long(db, r, 3) >= max_attempts
-                   : !strcmp(col_text(db, r, 2), "queued") && col_long(db, r, 3) < max_attempts);
+        assert(!strcmp(db_col_text(db, r, 2), "failed")
+                   ? db_col_long(db, r, 3) >= max_attempts
+                   : !strcmp(db_col_text(db, r, 2), "queued") && db_col_long(db, r, 3) < max_attempts);
         lost = realloc(lost, (size_t)(n + 1) * 2 * sizeof *lost);
-        lost[2 * n] = col_long(db, r, 0);
-        lost[2 * n + 1] = col_long(db, r, 1);
+        lost[2 * n] = db_col_long(db, r, 0);
+        lost[2 * n + 1] = db_col_long(db, r, 1);
         n++;
     }
     db->be->finish(r);
@@ -415,7 +419,7 @@ int db_reap(Db *db, int max_attempts) {
     free(lost);
     if (n) announce(db, c);
     if (db->be->shared) renew_presence(db, c);
-    exec_sql(db, c, "COMMIT", DB_NO_ARGS);
+    db_exec(db, c, "COMMIT", DB_NO_ARGS);
     db->be->release(db, c, 0);
     int news = db->be->news ? db->be->news(db) : 0;
     return n + news;
@@ -424,7 +428,7 @@ int db_reap(Db *db, int max_attempts) {
 int db_job_get(Db *db, long job_id, Job *out) {
     DbConn *c = db->be->acquire(db, 0);
     DbRows *r =
-        query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE id=$1", DB_ARGS(DB_INT(job_id)));
+        db_query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE id=$1", DB_ARGS(DB_INT(job_id)));
     int found = db->be->next(r);
     if (found) db_job_from_row(db, r, out);
     db->be->finish(r);
@@ -436,11 +440,11 @@ int db_job_get(Db *db, long job_id, Job *out) {
  * "full", one fsync). The filed folder's files go to the journal in the same commit. */
 static void commit_batch(Db *db, DoneReq *batch) {
     DbConn *c = db->be->acquire(db, 1);
-    exec_sql(db, c, db->be->begin, DB_NO_ARGS);
+    db_exec(db, c, db->be->begin, DB_NO_ARGS);
     for (DoneReq *r = batch; r; r = r->next) {
         assert(!r->finished && r->rel[0]);
         r->result =
-            exec_sql(db, c,
+            db_exec(db, c,
                      "UPDATE jobs SET state='done', bundle_sha=$1, evidence=$2,"
                      " predicate=$3, progress='filed', lease_expires=NULL,"
                      " updated_at=$4 WHERE id=$5 AND agent_id=$6 AND state='running'",
@@ -449,15 +453,15 @@ static void commit_batch(Db *db, DoneReq *batch) {
                 ? 0
                 : -1;
         if (r->result == 0 && r->journal &&
-            exec_sql(db, c,
+            db_exec(db, c,
                      "INSERT INTO unsettled(job_id, evidence, files, coordinator)"
                      " VALUES($1,$2,$3,$4)",
                      DB_ARGS(DB_INT(r->job), DB_TEXT(r->rel), DB_TEXT(r->journal),
                              DB_TEXT(db->coordinator))) != 1)
             r->result = -1;
     }
-    if (exec_sql(db, c, "COMMIT", DB_NO_ARGS) < 0) {
-        exec_sql(db, c, "ROLLBACK", DB_NO_ARGS);
+    if (db_exec(db, c, "COMMIT", DB_NO_ARGS) < 0) {
+        db_exec(db, c, "ROLLBACK", DB_NO_ARGS);
         for (DoneReq *r = batch; r; r = r->next) r->result = -1;
     }
     db->be->release(db, c, 1);
@@ -500,13 +504,13 @@ int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
 int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **cases,
                   double *timeout_s) {
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(db, c, "SELECT source_sha, cases, matrix FROM runs WHERE id=$1",
+    DbRows *r = db_query(db, c, "SELECT source_sha, cases, matrix FROM runs WHERE id=$1",
                       DB_ARGS(DB_INT(run_id)));
     int found = db->be->next(r);
     if (found) {
-        snprintf(source_sha, SHA256_HEX_LEN, "%s", col_text(db, r, 0));
-        *cases = col_json(db, r, 1);
-        cJSON *matrix = col_json(db, r, 2);
+        snprintf(source_sha, SHA256_HEX_LEN, "%s", db_col_text(db, r, 0));
+        *cases = db_col_json(db, r, 1);
+        cJSON *matrix = db_col_json(db, r, 2);
         *timeout_s = json_num(matrix, "timeout_s", 300);
         cJSON_Delete(matrix);
     }
@@ -528,15 +532,15 @@ static cJSON *rows_to_json(Db *db, const char *sql, long bind, const char *const
     cJSON *arr = cJSON_CreateArray();
     DbConn *c = db->be->acquire(db, 0);
     DbRows *r =
-        bind >= 0 ? query(db, c, sql, DB_ARGS(DB_INT(bind))) : query(db, c, sql, DB_NO_ARGS);
+        bind >= 0 ? db_query(db, c, sql, DB_ARGS(DB_INT(bind))) : db_query(db, c, sql, DB_NO_ARGS);
     while (db->be->next(r)) {
         cJSON *row = cJSON_CreateObject();
         for (int i = 0; names[i]; i++) {
-            if (json_cols[i] == 'j') cJSON_AddItemToObject(row, names[i], col_json(db, r, i));
+            if (json_cols[i] == 'j') cJSON_AddItemToObject(row, names[i], db_col_json(db, r, i));
             else if (!db->be->text(r, i)) cJSON_AddNullToObject(row, names[i]);
             else if (db->be->is_number(r, i))
                 cJSON_AddNumberToObject(row, names[i], db->be->real(r, i));
-            else cJSON_AddStringToObject(row, names[i], col_text(db, r, i));
+            else cJSON_AddStringToObject(row, names[i], db_col_text(db, r, i));
         }
         cJSON_AddItemToArray(arr, row);
     }
@@ -614,7 +618,7 @@ cJSON *db_evidence_paths(Db *db) {
 
 int db_evidence_filed(Db *db, const char *rel) {
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(db, c, "SELECT 1 FROM jobs WHERE evidence=$1 AND state='done'",
+    DbRows *r = db_query(db, c, "SELECT 1 FROM jobs WHERE evidence=$1 AND state='done'",
                       DB_ARGS(DB_TEXT(rel)));
     int found = db->be->next(r);
     db->be->finish(r);
@@ -627,10 +631,10 @@ int db_evidence_filed(Db *db, const char *rel) {
 int db_peers_alive(Db *db) {
     if (!db->be->shared) return 0;
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(
+    DbRows *r = db_query(
         db, c, "SELECT COUNT(*) FROM coordinators WHERE id <> $1 AND seen > $2",
         DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds() - PEER_ALIVE_SECONDS)));
-    int n = db->be->next(r) ? (int)col_long(db, r, 0) : 0;
+    int n = db->be->next(r) ? (int)db_col_long(db, r, 0) : 0;
     db->be->finish(r);
     db->be->release(db, c, 0);
     return n;
@@ -640,7 +644,7 @@ cJSON *db_unsettled(Db *db) {
     /* Rows of coordinators that are gone become this one's to write again and settle
      * (on SQLite, the one coordinator before this one). */
     DbConn *c = db->be->acquire(db, 1);
-    exec_sql(db, c,
+    db_exec(db, c,
              "UPDATE unsettled SET coordinator=$1 WHERE coordinator NOT IN"
              " (SELECT id FROM coordinators WHERE seen > $2)",
              DB_ARGS(DB_TEXT(db->coordinator),
@@ -650,12 +654,12 @@ cJSON *db_unsettled(Db *db) {
     cJSON *rows = cJSON_CreateArray();
     DbConn *q = db->be->acquire(db, 0);
     DbRows *r =
-        query(db, q, "SELECT evidence, files FROM unsettled WHERE coordinator=$1 ORDER BY seq",
+        db_query(db, q, "SELECT evidence, files FROM unsettled WHERE coordinator=$1 ORDER BY seq",
               DB_ARGS(DB_TEXT(db->coordinator)));
     while (db->be->next(r)) {
         cJSON *row = cJSON_CreateObject();
-        cJSON_AddStringToObject(row, cols[0], col_text(db, r, 0));
-        cJSON_AddItemToObject(row, cols[1], col_json(db, r, 1));
+        cJSON_AddStringToObject(row, cols[0], db_col_text(db, r, 0));
+        cJSON_AddItemToObject(row, cols[1], db_col_json(db, r, 1));
         cJSON_AddItemToArray(rows, row);
     }
     db->be->finish(r);
@@ -665,9 +669,9 @@ cJSON *db_unsettled(Db *db) {
 
 int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx) {
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(db, c, "SELECT COALESCE(MAX(seq), 0) FROM unsettled WHERE coordinator=$1",
+    DbRows *r = db_query(db, c, "SELECT COALESCE(MAX(seq), 0) FROM unsettled WHERE coordinator=$1",
                       DB_ARGS(DB_TEXT(db->coordinator)));
-    long last = db->be->next(r) ? col_long(db, r, 0) : 0;
+    long last = db->be->next(r) ? db_col_long(db, r, 0) : 0;
     db->be->finish(r);
     db->be->release(db, c, 0);
     /* Rows up to LAST were committed after their folders were written: once the file
@@ -675,7 +679,7 @@ int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx) {
      * Each coordinator settles only its own rows: its sync covers only its own writes. */
     if (last == 0 || sync_files(ctx) != 0) return 0;
     c = db->be->acquire(db, 0);
-    long n = exec_sql(db, c, "DELETE FROM unsettled WHERE seq <= $1 AND coordinator=$2",
+    long n = db_exec(db, c, "DELETE FROM unsettled WHERE seq <= $1 AND coordinator=$2",
                       DB_ARGS(DB_INT(last), DB_TEXT(db->coordinator)));
     db->be->release(db, c, 0);
     return n < 0 ? 0 : (int)n;

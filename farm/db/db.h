@@ -90,6 +90,19 @@ cJSON *db_status_view(Db *db);
 cJSON *db_evidence_paths(Db *db);
 /* Whether a filed (done) job points to the evidence folder REL. */
 int db_evidence_filed(Db *db, const char *rel);
+/* Runs' comparisons, kept once final (db_report.c; serve/report.c computes them). Runs
+ * whose jobs have all finished and whose comparison is not stored, oldest first (at most
+ * LIMIT): [id]. */
+cJSON *db_runs_unreported(Db *db, int limit);
+/* Stores run RUN's REPORT and SUMMARY (JSON texts) and its cases' history ROWS ([{"case",
+ * ...}], one per case) once: a second store of the same run changes nothing. */
+int db_report_put(Db *db, long run, const char *summary, const char *report, const cJSON *rows);
+/* RUN's stored report, or NULL. */
+cJSON *db_report_get(Db *db, long run);
+/* {"ID": summary} for the stored comparisons of runs FIRST to LAST. */
+cJSON *db_report_summaries(Db *db, long first, long last);
+/* CASE's stored history rows, oldest run first: [{"run", "row"}]. */
+cJSON *db_case_history(Db *db, const char *case_path);
 /* Run id and cases for a job's claim answer (cases as a JSON array, owned). */
 int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **cases,
                   double *timeout_s);

@@ -78,6 +78,15 @@ struct Db {
     DoneReq *pending;
 };
 
+/* Statements over a borrowed connection, for db.c and the store's other files (db_*.c):
+ * SQL's rows (read with be->next), or how many rows SQL changed (-1 on failure); a
+ * column as text ("" for NULL), as a long, or parsed as JSON (null when it is not). */
+DbRows *db_query(Db *db, DbConn *c, const char *sql, const DbArg *args, int n);
+long db_exec(Db *db, DbConn *c, const char *sql, const DbArg *args, int n);
+const char *db_col_text(Db *db, DbRows *r, int col);
+long db_col_long(Db *db, DbRows *r, int col);
+cJSON *db_col_json(Db *db, DbRows *r, int col);
+
 /* Back ends' constructors, called by db_open.c alone: each connects, creates the schema
  * when missing and sets its table in the handle's be; db_open then calls
  * db_init_common. */

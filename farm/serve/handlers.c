@@ -500,6 +500,7 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
         ProtoFiled m = {.filed = 1, .evidence = rel};
         snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
         reply_json(r, 200, proto_filed_build(&m));
+        report_wake(s); /* the run's last job, maybe */
     }
     if (slot >= 0) filing_leave(s, slot, job->id);
     free(pred_text);
@@ -646,7 +647,10 @@ void handlers_run_cancel(Server *s, Request *q, Reply *r) {
     if (parse_id(q->arg, &id) != 0)
         reply_error(r, PROTO_E_BAD_ID, "run id must be a positive integer");
     else if (db_run_cancel(s->db, id) != 0) reply_error(r, PROTO_E_NOT_FOUND, "no run %ld", id);
-    else reply_json(r, 200, proto_ack_build(PROTO_ACK_CANCELLED));
+    else {
+        reply_json(r, 200, proto_ack_build(PROTO_ACK_CANCELLED));
+        report_wake(s);
+    }
 }
 
 void handlers_status(Server *s, Request *q, Reply *r) {

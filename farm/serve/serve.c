@@ -65,7 +65,10 @@ static void *reaper(void *arg) {
     for (unsigned long tick = 1;; tick++) {
         timing_sleep_ms(200);
         conns_sweep();
-        if (db_reap(s->db, s->cfg.max_attempts) > 0) hub_notify(s);
+        if (db_reap(s->db, s->cfg.max_attempts) > 0) {
+            hub_notify(s);
+            report_wake(s); /* a job failed as agent_lost may have ended its run */
+        }
         if (s->cfg.sync_full && tick % SETTLE_TICKS == 0) store_settle(s);
         db_checkpoint(s->db);
     }
@@ -82,6 +85,8 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
     snprintf(s->state, sizeof s->state, "%s", state);
     hub_init(&s->hub);
     pthread_mutex_init(&s->filing_lock, NULL);
+    pthread_mutex_init(&s->report_lock, NULL);
+    pthread_cond_init(&s->report_cond, NULL);
     sem_init(&s->filers, 0, FILERS);
     char path[1200];
     snprintf(path, sizeof path, "%s/farm.db", s->state);
@@ -146,6 +151,7 @@ static int run(Server *s, sigset_t *stop) {
     pthread_create(&t, NULL, reaper, s); /* this thread and the hub's run until exit */
     pthread_detach(t);
     hub_start(s);
+    report_start(s);
     struct MHD_Daemon *daemon = server_start(s, url, sizeof url, &e);
     if (!daemon) {
         fprintf(stderr, "cairn-farm serve: %s\n", e.msg);

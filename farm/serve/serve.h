@@ -29,8 +29,15 @@ typedef struct {
     double lease_seconds;
     long max_attempts;
     double claim_wait_max_seconds;
+    double anonymous_timeout_seconds; /* an anonymous request, headers to answer sent */
+    long max_queued_bytes;             /* answers kept in memory for slow readers, in all */
+    long max_queued_bytes_per_address; /* ... and for one client address */
     long http_threads; /* libmicrohttpd's pool: every connection's I/O, the short routes */
-    long work_threads; /* the work pool: uploads, enrolments, runs, blobs in, pages */
+    long work_threads; /* the work pool: uploads, enrolments, runs, blobs in, views */
+    long page_threads; /* the page pool: the dashboard and filed files */
+    long max_queued_pages;             /* page requests queued or running, in all */
+    long max_pages_per_address;        /* ... and from one client address */
+    long max_compare_observations;     /* the work of one comparison (compare.h) */
     int sync_full;     /* "sync": "full" (default): acknowledged bundles survive power
                                  loss; "process": they survive the coordinator's crash */
     char store[1024];  /* "": SQLite in the state folder; else a postgresql:// URI */

@@ -8,6 +8,7 @@
  *   server.c    libmicrohttpd: admission from the headers, bodies, answers, the log
  *   serve.c     the `serve` verb: options, opening the state, the background threads
  *   handlers.c  the API's routes; web*.c the dashboard (web_internal.h)
+ *   report.c    each run's comparison, kept once the run has finished
  *   store.c     blobs and evidence folders on disk
  *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h) */
 #ifndef CAIRN_FARM_SERVE_INTERNAL_H
@@ -96,6 +97,9 @@ struct Server {
     FarmConfig cfg;
     char state[1024];
     Hub hub;
+    pthread_mutex_t report_lock; /* the reporter's (report.c): report_due and its wake-up */
+    pthread_cond_t report_cond;
+    int report_due;
     pthread_mutex_t filing_lock; /* guards filing[]: jobs whose upload is being filed */
     long filing[MAX_FILING];     /* 0: a free slot; a job is in at most one slot */
     sem_t filers;                /* uploads verifying or writing files at once */
@@ -173,6 +177,17 @@ void handlers_run_get(Server *s, Request *q, Reply *r);
 void handlers_run_results(Server *s, Request *q, Reply *r);
 void handlers_run_cancel(Server *s, Request *q, Reply *r);
 void handlers_status(Server *s, Request *q, Reply *r);
+
+/* --- runs' comparisons (report.c) ------------------------------------------------- */
+
+/* Run RUN's comparison with each cell's worst error/bound ("ratios": {column: {case:
+ * ratio}}): the stored one once the run has finished, else compared now; its view into
+ * *RUN_VIEW when not NULL. NULL when there is no such run. */
+cJSON *report_run(Server *s, long run, cJSON **run_view);
+/* Starts the reporter, which stores each finished run's comparison once (for good). */
+void report_start(Server *s);
+/* A run may have finished (a job filed, failed or cancelled): the reporter looks now. */
+void report_wake(Server *s);
 
 /* --- the store on disk (store.c) -------------------------------------------------- */
 

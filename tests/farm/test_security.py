@@ -20,27 +20,8 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import ENROL, FARM, HERE, Farm, enrol, enrol_request, sign_envelope, statement, upload_body, wait_for  # noqa: E402
-
-RECEIPT = json.dumps({"cairn": "0.1.0", "numerics": {"main": [
-    {"op": "sum", "from": "f64", "to": "f64", "rounding": "nearest-even", "sum": "exact"}]}}).encode()
-
-
-def claim(farm, token):
-    status, job = farm.request("POST", "/api/v1/claim", {"wait_s": 2}, token=token)
-    assert status == 200, job
-    return job
-
-
-def signed_upload(farm, job, key, token, tmp, files=None, mutate=None, machine="x"):
-    """Uploads a bundle for JOB; MUTATE(statement) may change the statement before signing."""
-    files = files if files is not None else {f"{job['cases'][0]}/receipt.json": RECEIPT}
-    st = statement(job, machine, files)
-    if mutate:
-        mutate(st)
-    env = sign_envelope(key, json.dumps(st).encode(), tmp)
-    return farm.request("POST", f"/api/v1/jobs/{job['job']}/bundle", upload_body(env, files),
-                        token=token)
+from farmlib import (ENROL, FARM, HERE, RECEIPT, Farm, claim, enrol, enrol_request,  # noqa: E402
+                     sign_envelope, signed_upload, statement, upload_body, wait_for)
 
 
 def model_cell_digest(observations):
