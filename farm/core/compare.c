@@ -139,8 +139,8 @@ typedef struct {
     const cJSON **objs; /* observations, in order */
     char **keys;        /* their keys (malloc'd) */
     size_t n;
-    NameSet by_key;     /* key -> index in objs */
-    NameSet bounds;     /* observation name -> the entry's index in bound_items */
+    NameSet by_key; /* key -> index in objs */
+    NameSet bounds; /* observation name -> the entry's index in bound_items */
     const cJSON **bound_items;
     NameSet fixed;
 } CellIndex;
@@ -164,7 +164,8 @@ static void index_observations(CellIndex *x) {
     cJSON_ArrayForEach(o, obs) {
         const char *name = json_str(o, "name") ? json_str(o, "name") : "";
         size_t slot;
-        if (!util_nameset_get(&names, name, &slot)) util_nameset_add(&names, name, slot = distinct++);
+        if (!util_nameset_get(&names, name, &slot))
+            util_nameset_add(&names, name, slot = distinct++);
         assert(slot < n && x->n < n);
         x->keys[x->n] = obs_key(name, ++seen[slot]);
         util_nameset_add(&x->by_key, x->keys[x->n], x->n);
@@ -375,10 +376,10 @@ static int compare_case(cJSON *row, const char *name, const cJSON *results, cons
         size_t k;
         if (util_nameset_get(&by_case[i], name, &k) &&
             !util_nameset_add(&filled, col->valuestring, 0)) {
-            const cJSON *pc = cJSON_GetArrayItem(
-                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "predicate"),
-                                                 "cases"),
-                (int)k);
+            const cJSON *pc =
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+                                       cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases"),
+                                   (int)k);
             cJSON_AddItemToObject(cells, col->valuestring, cell_value(pc, res));
             found[n] = (cJSON *)pc;
             names[n++] = col->valuestring;
@@ -429,7 +430,8 @@ cJSON *compare_results(const cJSON *results, const cJSON *cases, double max_work
     }
     cJSON *summary = cJSON_AddObjectToObject(report, "counts");
     for (int v = 0; v < V_COUNT; v++) cJSON_AddNumberToObject(summary, VERDICTS[v], counts[v]);
-    cJSON_AddBoolToObject(report, "ok", work <= max_work && counts[V_VIOLATES] + counts[V_DIFFERS] == 0);
+    cJSON_AddBoolToObject(report, "ok",
+                          work <= max_work && counts[V_VIOLATES] + counts[V_DIFFERS] == 0);
     return report;
 }
 

@@ -120,7 +120,7 @@ cJSON *db_col_json(Db *db, DbRows *r, int col) {
 
 static void event(Db *db, DbConn *c, long job, long agent, const char *kind) {
     db_exec(db, c, "INSERT INTO events(job_id, agent_id, kind, at) VALUES($1,$2,$3,$4)",
-             DB_ARGS(DB_INT(job), DB_INT(agent), DB_TEXT(kind), DB_REAL(timing_now_seconds())));
+            DB_ARGS(DB_INT(job), DB_INT(agent), DB_TEXT(kind), DB_REAL(timing_now_seconds())));
 }
 
 static void announce(Db *db, DbConn *c) {
@@ -132,7 +132,8 @@ static void announce(Db *db, DbConn *c) {
 int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
                    const char *caps_json, const char *token_hash, long *id, Err *e) {
     DbConn *c = db->be->acquire(db, 1);
-    DbRows *r = db_query(db, c, "SELECT revoked FROM agents WHERE keyid=$1", DB_ARGS(DB_TEXT(keyid)));
+    DbRows *r =
+        db_query(db, c, "SELECT revoked FROM agents WHERE keyid=$1", DB_ARGS(DB_TEXT(keyid)));
     int revoked = db->be->next(r) && db_col_long(db, r, 0);
     db->be->finish(r);
     int rc = -1;
@@ -141,12 +142,12 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
         rc = -2;
     } else {
         r = db_query(db, c,
-                  "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
-                  " last_seen) VALUES($1,$2,$3,$4,$5,$6,$6) ON CONFLICT(keyid) DO UPDATE SET"
-                  " name=excluded.name, public_pem=excluded.public_pem, caps=excluded.caps,"
-                  " token_hash=excluded.token_hash, last_seen=excluded.last_seen RETURNING id",
-                  DB_ARGS(DB_TEXT(name), DB_TEXT(keyid), DB_TEXT(public_pem), DB_TEXT(caps_json),
-                          DB_TEXT(token_hash), DB_REAL(timing_now_seconds())));
+                     "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
+                     " last_seen) VALUES($1,$2,$3,$4,$5,$6,$6) ON CONFLICT(keyid) DO UPDATE SET"
+                     " name=excluded.name, public_pem=excluded.public_pem, caps=excluded.caps,"
+                     " token_hash=excluded.token_hash, last_seen=excluded.last_seen RETURNING id",
+                     DB_ARGS(DB_TEXT(name), DB_TEXT(keyid), DB_TEXT(public_pem), DB_TEXT(caps_json),
+                             DB_TEXT(token_hash), DB_REAL(timing_now_seconds())));
         if (db->be->next(r)) {
             *id = db_col_long(db, r, 0);
             rc = 0;
@@ -162,9 +163,9 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
     DbConn *c = db->be->acquire(db, 0);
     DbRows *r = db_query(db, c,
-                      "SELECT id, name, keyid, public_pem, caps, revoked FROM agents"
-                      " WHERE token_hash=$1",
-                      DB_ARGS(DB_TEXT(token_hash)));
+                         "SELECT id, name, keyid, public_pem, caps, revoked FROM agents"
+                         " WHERE token_hash=$1",
+                         DB_ARGS(DB_TEXT(token_hash)));
     int found = db->be->next(r);
     if (found) {
         memset(out, 0, sizeof *out);
@@ -183,12 +184,12 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
 int db_agent_revoke(Db *db, long id) {
     DbConn *c = db->be->acquire(db, 1);
     long changed = db_exec(db, c, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=$1",
-                            DB_ARGS(DB_INT(id)));
+                           DB_ARGS(DB_INT(id)));
     /* Its running jobs go back to the queue now rather than when their leases end. */
     if (db_exec(db, c,
-                 "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
-                 " WHERE agent_id=$1 AND state='running'",
-                 DB_ARGS(DB_INT(id))) > 0)
+                "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
+                " WHERE agent_id=$1 AND state='running'",
+                DB_ARGS(DB_INT(id))) > 0)
         announce(db, c);
     db->be->release(db, c, 1);
     return changed > 0 ? 0 : -1;
@@ -199,9 +200,9 @@ int db_agent_revoke(Db *db, long id) {
 int db_blob_add(Db *db, const char *sha, long size) {
     DbConn *c = db->be->acquire(db, 1);
     long rc = db_exec(db, c,
-                       "INSERT INTO blobs(sha256, size, added_at) VALUES($1,$2,$3)"
-                       " ON CONFLICT DO NOTHING",
-                       DB_ARGS(DB_TEXT(sha), DB_INT(size), DB_REAL(timing_now_seconds())));
+                      "INSERT INTO blobs(sha256, size, added_at) VALUES($1,$2,$3)"
+                      " ON CONFLICT DO NOTHING",
+                      DB_ARGS(DB_TEXT(sha), DB_INT(size), DB_REAL(timing_now_seconds())));
     db->be->release(db, c, 1);
     return rc < 0 ? -1 : 0;
 }
@@ -224,10 +225,10 @@ static int insert_jobs(Db *db, DbConn *c, long run, const cJSON *jobs) {
     cJSON_ArrayForEach(job, jobs) {
         char *cell = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(job, "cell"));
         ok = ok && db_exec(db, c,
-                            "INSERT INTO jobs(run_id, cell_id, cell, state, updated_at)"
-                            " VALUES($1,$2,$3,'queued',$4)",
-                            DB_ARGS(DB_INT(run), DB_TEXT(json_str(job, "cell_id")), DB_TEXT(cell),
-                                    DB_REAL(timing_now_seconds()))) == 1;
+                           "INSERT INTO jobs(run_id, cell_id, cell, state, updated_at)"
+                           " VALUES($1,$2,$3,'queued',$4)",
+                           DB_ARGS(DB_INT(run), DB_TEXT(json_str(job, "cell_id")), DB_TEXT(cell),
+                                   DB_REAL(timing_now_seconds()))) == 1;
         free(cell);
     }
     return ok;
@@ -240,10 +241,10 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
     DbConn *c = db->be->acquire(db, 1);
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
     DbRows *r = db_query(db, c,
-                      "INSERT INTO runs(source_sha, matrix, cases, created_at)"
-                      " VALUES($1,$2,$3,$4) RETURNING id",
-                      DB_ARGS(DB_TEXT(source_sha), DB_TEXT(matrix_text), DB_TEXT(cases_text),
-                              DB_REAL(timing_now_seconds())));
+                         "INSERT INTO runs(source_sha, matrix, cases, created_at)"
+                         " VALUES($1,$2,$3,$4) RETURNING id",
+                         DB_ARGS(DB_TEXT(source_sha), DB_TEXT(matrix_text), DB_TEXT(cases_text),
+                                 DB_REAL(timing_now_seconds())));
     int ok = db->be->next(r);
     long run = ok ? db_col_long(db, r, 0) : -1;
     db->be->finish(r);
@@ -260,12 +261,11 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
 
 int db_run_cancel(Db *db, long run_id) {
     DbConn *c = db->be->acquire(db, 1);
-    long found =
-        db_exec(db, c, "UPDATE runs SET cancelled=1 WHERE id=$1", DB_ARGS(DB_INT(run_id)));
+    long found = db_exec(db, c, "UPDATE runs SET cancelled=1 WHERE id=$1", DB_ARGS(DB_INT(run_id)));
     db_exec(db, c,
-             "UPDATE jobs SET state='cancelled', updated_at=$1 WHERE run_id=$2"
-             " AND state IN ('queued','running')",
-             DB_ARGS(DB_REAL(timing_now_seconds()), DB_INT(run_id)));
+            "UPDATE jobs SET state='cancelled', updated_at=$1 WHERE run_id=$2"
+            " AND state IN ('queued','running')",
+            DB_ARGS(DB_REAL(timing_now_seconds()), DB_INT(run_id)));
     db->be->release(db, c, 1);
     return found > 0 ? 0 : -1;
 }
@@ -302,7 +302,7 @@ void db_job_from_row(Db *db, DbRows *r, Job *out) {
 /* Reads the queued jobs in order and copies the first that AGENT can run into OUT. */
 static int claim_scan(Db *db, DbConn *c, const Agent *agent, Job *out) {
     DbRows *r = db_query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE state='queued' ORDER BY id",
-                      DB_NO_ARGS);
+                         DB_NO_ARGS);
     int claimed = 0;
     while (!claimed && db->be->next(r)) {
         cJSON *cell = cJSON_Parse(db_col_text(db, r, 3));
@@ -342,11 +342,11 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
         out->lease_expires = now + lease_s;
         snprintf(out->state, sizeof out->state, "running");
         found = db_exec(db, c,
-                         "UPDATE jobs SET state='running', agent_id=$1, attempt=$2,"
-                         " lease_expires=$3, progress='claimed', updated_at=$4 WHERE id=$5"
-                         " AND state='queued'",
-                         DB_ARGS(DB_INT(agent->id), DB_INT(out->attempt),
-                                 DB_REAL(out->lease_expires), DB_REAL(now), DB_INT(out->id))) == 1;
+                        "UPDATE jobs SET state='running', agent_id=$1, attempt=$2,"
+                        " lease_expires=$3, progress='claimed', updated_at=$4 WHERE id=$5"
+                        " AND state='queued'",
+                        DB_ARGS(DB_INT(agent->id), DB_INT(out->attempt),
+                                DB_REAL(out->lease_expires), DB_REAL(now), DB_INT(out->id))) == 1;
     }
     if (db_exec(db, c, "COMMIT", DB_NO_ARGS) < 0) {
         db_exec(db, c, "ROLLBACK", DB_NO_ARGS);
@@ -365,15 +365,15 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
     double until = timing_now_seconds() + lease_s;
     int rc = -1;
     if (db_exec(db, c,
-                 "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
-                 " AND agent_id=$5 AND state='running'",
-                 DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""),
-                         DB_REAL(timing_now_seconds()), DB_INT(job_id), DB_INT(agent_id))) == 1) {
+                "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
+                " AND agent_id=$5 AND state='running'",
+                DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""),
+                        DB_REAL(timing_now_seconds()), DB_INT(job_id), DB_INT(agent_id))) == 1) {
         *expires = until;
         rc = 0;
     } else {
         DbRows *r = db_query(db, c, "SELECT state FROM jobs WHERE id=$1 AND agent_id=$2",
-                          DB_ARGS(DB_INT(job_id), DB_INT(agent_id)));
+                             DB_ARGS(DB_INT(job_id), DB_INT(agent_id)));
         if (db->be->next(r) && !strcmp(db_col_text(db, r, 0), "cancelled")) rc = 1;
         db->be->finish(r);
     }
@@ -384,9 +384,9 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
 /* Renews this coordinator's row, which tells the others it is alive (shared stores). */
 static void renew_presence(Db *db, DbConn *c) {
     db_exec(db, c,
-             "INSERT INTO coordinators(id, seen) VALUES($1,$2) ON CONFLICT(id) DO UPDATE"
-             " SET seen=excluded.seen",
-             DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds())));
+            "INSERT INTO coordinators(id, seen) VALUES($1,$2) ON CONFLICT(id) DO UPDATE"
+            " SET seen=excluded.seen",
+            DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds())));
 }
 
 int db_reap(Db *db, int max_attempts) {
@@ -408,7 +408,8 @@ int db_reap(Db *db, int max_attempts) {
         /* attempts are bounded: a lost job goes back to the queue only with attempts left */
         assert(!strcmp(db_col_text(db, r, 2), "failed")
                    ? db_col_long(db, r, 3) >= max_attempts
-                   : !strcmp(db_col_text(db, r, 2), "queued") && db_col_long(db, r, 3) < max_attempts);
+                   : !strcmp(db_col_text(db, r, 2), "queued") &&
+                         db_col_long(db, r, 3) < max_attempts);
         lost = realloc(lost, (size_t)(n + 1) * 2 * sizeof *lost);
         lost[2 * n] = db_col_long(db, r, 0);
         lost[2 * n + 1] = db_col_long(db, r, 1);
@@ -445,19 +446,19 @@ static void commit_batch(Db *db, DoneReq *batch) {
         assert(!r->finished && r->rel[0]);
         r->result =
             db_exec(db, c,
-                     "UPDATE jobs SET state='done', bundle_sha=$1, evidence=$2,"
-                     " predicate=$3, progress='filed', lease_expires=NULL,"
-                     " updated_at=$4 WHERE id=$5 AND agent_id=$6 AND state='running'",
-                     DB_ARGS(DB_TEXT(r->sha), DB_TEXT(r->rel), DB_TEXT(r->pred),
-                             DB_REAL(timing_now_seconds()), DB_INT(r->job), DB_INT(r->agent))) == 1
+                    "UPDATE jobs SET state='done', bundle_sha=$1, evidence=$2,"
+                    " predicate=$3, progress='filed', lease_expires=NULL,"
+                    " updated_at=$4 WHERE id=$5 AND agent_id=$6 AND state='running'",
+                    DB_ARGS(DB_TEXT(r->sha), DB_TEXT(r->rel), DB_TEXT(r->pred),
+                            DB_REAL(timing_now_seconds()), DB_INT(r->job), DB_INT(r->agent))) == 1
                 ? 0
                 : -1;
         if (r->result == 0 && r->journal &&
             db_exec(db, c,
-                     "INSERT INTO unsettled(job_id, evidence, files, coordinator)"
-                     " VALUES($1,$2,$3,$4)",
-                     DB_ARGS(DB_INT(r->job), DB_TEXT(r->rel), DB_TEXT(r->journal),
-                             DB_TEXT(db->coordinator))) != 1)
+                    "INSERT INTO unsettled(job_id, evidence, files, coordinator)"
+                    " VALUES($1,$2,$3,$4)",
+                    DB_ARGS(DB_INT(r->job), DB_TEXT(r->rel), DB_TEXT(r->journal),
+                            DB_TEXT(db->coordinator))) != 1)
             r->result = -1;
     }
     if (db_exec(db, c, "COMMIT", DB_NO_ARGS) < 0) {
@@ -505,7 +506,7 @@ int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **
                   double *timeout_s) {
     DbConn *c = db->be->acquire(db, 0);
     DbRows *r = db_query(db, c, "SELECT source_sha, cases, matrix FROM runs WHERE id=$1",
-                      DB_ARGS(DB_INT(run_id)));
+                         DB_ARGS(DB_INT(run_id)));
     int found = db->be->next(r);
     if (found) {
         snprintf(source_sha, SHA256_HEX_LEN, "%s", db_col_text(db, r, 0));
@@ -619,7 +620,7 @@ cJSON *db_evidence_paths(Db *db) {
 int db_evidence_filed(Db *db, const char *rel) {
     DbConn *c = db->be->acquire(db, 0);
     DbRows *r = db_query(db, c, "SELECT 1 FROM jobs WHERE evidence=$1 AND state='done'",
-                      DB_ARGS(DB_TEXT(rel)));
+                         DB_ARGS(DB_TEXT(rel)));
     int found = db->be->next(r);
     db->be->finish(r);
     db->be->release(db, c, 0);
@@ -645,17 +646,17 @@ cJSON *db_unsettled(Db *db) {
      * (on SQLite, the one coordinator before this one). */
     DbConn *c = db->be->acquire(db, 1);
     db_exec(db, c,
-             "UPDATE unsettled SET coordinator=$1 WHERE coordinator NOT IN"
-             " (SELECT id FROM coordinators WHERE seen > $2)",
-             DB_ARGS(DB_TEXT(db->coordinator),
-                     DB_REAL(db->be->shared ? timing_now_seconds() - PEER_ALIVE_SECONDS : 1e300)));
+            "UPDATE unsettled SET coordinator=$1 WHERE coordinator NOT IN"
+            " (SELECT id FROM coordinators WHERE seen > $2)",
+            DB_ARGS(DB_TEXT(db->coordinator),
+                    DB_REAL(db->be->shared ? timing_now_seconds() - PEER_ALIVE_SECONDS : 1e300)));
     db->be->release(db, c, 1);
     static const char *const cols[] = {"evidence", "files", NULL};
     cJSON *rows = cJSON_CreateArray();
     DbConn *q = db->be->acquire(db, 0);
     DbRows *r =
         db_query(db, q, "SELECT evidence, files FROM unsettled WHERE coordinator=$1 ORDER BY seq",
-              DB_ARGS(DB_TEXT(db->coordinator)));
+                 DB_ARGS(DB_TEXT(db->coordinator)));
     while (db->be->next(r)) {
         cJSON *row = cJSON_CreateObject();
         cJSON_AddStringToObject(row, cols[0], db_col_text(db, r, 0));
@@ -670,7 +671,7 @@ cJSON *db_unsettled(Db *db) {
 int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx) {
     DbConn *c = db->be->acquire(db, 0);
     DbRows *r = db_query(db, c, "SELECT COALESCE(MAX(seq), 0) FROM unsettled WHERE coordinator=$1",
-                      DB_ARGS(DB_TEXT(db->coordinator)));
+                         DB_ARGS(DB_TEXT(db->coordinator)));
     long last = db->be->next(r) ? db_col_long(db, r, 0) : 0;
     db->be->finish(r);
     db->be->release(db, c, 0);
@@ -680,7 +681,7 @@ int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx) {
     if (last == 0 || sync_files(ctx) != 0) return 0;
     c = db->be->acquire(db, 0);
     long n = db_exec(db, c, "DELETE FROM unsettled WHERE seq <= $1 AND coordinator=$2",
-                      DB_ARGS(DB_INT(last), DB_TEXT(db->coordinator)));
+                     DB_ARGS(DB_INT(last), DB_TEXT(db->coordinator)));
     db->be->release(db, c, 0);
     return n < 0 ? 0 : (int)n;
 }

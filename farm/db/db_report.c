@@ -27,21 +27,21 @@ cJSON *db_runs_unreported(Db *db, int limit) {
 int db_report_put(Db *db, long run, const char *summary, const char *report, const cJSON *rows) {
     DbConn *c = db->be->acquire(db, 0);
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
-    long n = db_exec(db, c,
-                     "INSERT INTO reports(run_id, summary, report, at) VALUES($1,$2,$3,$4)"
-                     " ON CONFLICT(run_id) DO NOTHING",
-                     DB_ARGS(DB_INT(run), DB_TEXT(summary), DB_TEXT(report),
-                             DB_REAL(timing_now_seconds())));
+    long n = db_exec(
+        db, c,
+        "INSERT INTO reports(run_id, summary, report, at) VALUES($1,$2,$3,$4)"
+        " ON CONFLICT(run_id) DO NOTHING",
+        DB_ARGS(DB_INT(run), DB_TEXT(summary), DB_TEXT(report), DB_REAL(timing_now_seconds())));
     int ok = n >= 0;
     const cJSON *row;
     if (n == 1) { /* the first to store it (another coordinator may have, meanwhile) */
         cJSON_ArrayForEach(row, rows) {
             char *text = cJSON_PrintUnformatted(row);
-            ok = ok && db_exec(db, c,
-                               "INSERT INTO case_history(case_path, run_id, row_json)"
-                               " VALUES($1,$2,$3) ON CONFLICT DO NOTHING",
-                               DB_ARGS(DB_TEXT(json_str(row, "case")), DB_INT(run),
-                                       DB_TEXT(text))) >= 0;
+            ok = ok &&
+                 db_exec(db, c,
+                         "INSERT INTO case_history(case_path, run_id, row_json)"
+                         " VALUES($1,$2,$3) ON CONFLICT DO NOTHING",
+                         DB_ARGS(DB_TEXT(json_str(row, "case")), DB_INT(run), DB_TEXT(text))) >= 0;
             free(text);
         }
     }
@@ -53,8 +53,7 @@ int db_report_put(Db *db, long run, const char *summary, const char *report, con
 
 cJSON *db_report_get(Db *db, long run) {
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r =
-        db_query(db, c, "SELECT report FROM reports WHERE run_id=$1", DB_ARGS(DB_INT(run)));
+    DbRows *r = db_query(db, c, "SELECT report FROM reports WHERE run_id=$1", DB_ARGS(DB_INT(run)));
     cJSON *report = db->be->next(r) ? cJSON_Parse(db_col_text(db, r, 0)) : NULL;
     db->be->finish(r);
     db->be->release(db, c, 0);
@@ -64,9 +63,9 @@ cJSON *db_report_get(Db *db, long run) {
 cJSON *db_report_summaries(Db *db, long first, long last) {
     cJSON *out = cJSON_CreateObject();
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = db_query(db, c,
-                         "SELECT run_id, summary FROM reports WHERE run_id >= $1 AND run_id <= $2",
-                         DB_ARGS(DB_INT(first), DB_INT(last)));
+    DbRows *r =
+        db_query(db, c, "SELECT run_id, summary FROM reports WHERE run_id >= $1 AND run_id <= $2",
+                 DB_ARGS(DB_INT(first), DB_INT(last)));
     while (db->be->next(r)) {
         char id[32];
         snprintf(id, sizeof id, "%ld", db_col_long(db, r, 0));

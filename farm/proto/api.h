@@ -47,12 +47,15 @@
     X(ALREADY_FILED, "already_filed", 409, "another bundle is filed for this job")                 \
     X(FILING_BUSY, "filing_busy", 409, "another upload of this job is being filed: retry")         \
     X(REPLAYED, "replayed", 409, "the statement is about another job, cell or machine")            \
-    X(TOO_LARGE, "too_large", 413, "the body is over max_body_bytes")                              \
+    X(NAME_TAKEN, "name_taken", 409, "another agent's key is enrolled under this machine name")    \
+    X(TOO_LARGE, "too_large", 413, "the body is over max_body_bytes, or the route takes none")     \
     X(BUNDLE_REJECTED, "bundle_rejected", 422, "a signature, subject, claim or field is refused")  \
     X(RESERVED_NAME, "reserved_name", 422, "a file name the coordinator writes itself")            \
     X(DIGEST_MISMATCH, "digest_mismatch", 422, "the body's SHA-256 is not the one in the path")    \
     X(MISSING_BLOB, "missing_blob", 422, "the run's source archive has not been uploaded")         \
-    X(INTERNAL, "internal", 500, "the coordinator failed (its log says why)")
+    X(TOO_MANY_REQUESTS, "too_many_requests", 429, "this client or agent is at one of its limits") \
+    X(INTERNAL, "internal", 500, "the coordinator failed (its log says why)")                      \
+    X(BUSY, "busy", 503, "the coordinator is at one of its limits in all: retry later")
 
 typedef enum {
     PROTO_E_NONE = 0, /* no error, or one whose code this client does not know */

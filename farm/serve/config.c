@@ -35,6 +35,8 @@ static const ConfigBound BOUNDS[] = {
     COUNT(max_connections_per_address, 750, 1, 1e5),
     COUNT(max_anonymous, 256, 1, 1e5),
     COUNT(max_anonymous_per_address, 64, 1, 1e5),
+    COUNT(max_connections_per_agent, 64, 1, 1e5),
+    COUNT(max_claims_per_agent, 8, 1, 1e5),
     COUNT(max_queued_bytes, 256L << 20, 1L << 20, 1e12),
     COUNT(max_queued_bytes_per_address, 32L << 20, 65536, 1e12),
     COUNT(http_threads, 4, 1, 256),

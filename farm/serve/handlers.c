@@ -585,19 +585,19 @@ void handlers_blob_put(Server *s, Request *q, Reply *r) {
 }
 
 void handlers_blob_get(Server *s, Request *q, Reply *r) {
-    char path[1400];
+    char rel[160];
     size_t len = 0;
     if (!sha256_is_hex(q->arg) || !db_blob_exists(s->db, q->arg, NULL)) {
         reply_error(r, PROTO_E_NOT_FOUND, "no blob %s", q->arg);
         return;
     }
-    store_blob_path(s, q->arg, path, sizeof path);
-    char *data = fs_read(path, &len, NULL);
-    if (!data) {
+    snprintf(rel, sizeof rel, "blobs/%.2s/%s", q->arg, q->arg);
+    int fd = store_open(s, rel, &len); /* streamed: a thousand agents fetch it at once */
+    if (fd < 0) {
         reply_error(r, PROTO_E_INTERNAL, "blob %s is missing from the store", q->arg);
         return;
     }
-    reply_raw(r, data, len, "application/octet-stream");
+    reply_file(r, fd, len, "application/octet-stream");
 }
 
 /* --- runs and views ---------------------------------------------------------------- */

@@ -136,8 +136,7 @@ static void *reporter(void *arg) {
         }
         s->report_due = 0;
         pthread_mutex_unlock(&s->report_lock);
-        while (report_settle(s) < 0) {
-        }
+        while (report_settle(s) < 0) {}
         pthread_mutex_lock(&s->report_lock);
     }
     return NULL;

@@ -29,18 +29,20 @@ typedef struct {
     double lease_seconds;
     long max_attempts;
     double claim_wait_max_seconds;
-    double anonymous_timeout_seconds; /* an anonymous request, headers to answer sent */
+    double anonymous_timeout_seconds;  /* an anonymous request, headers to answer sent */
     long max_queued_bytes;             /* answers kept in memory for slow readers, in all */
     long max_queued_bytes_per_address; /* ... and for one client address */
-    long http_threads; /* libmicrohttpd's pool: every connection's I/O, the short routes */
-    long work_threads; /* the work pool: uploads, enrolments, runs, blobs in, views */
-    long page_threads; /* the page pool: the dashboard and filed files */
-    long max_queued_pages;             /* page requests queued or running, in all */
-    long max_pages_per_address;        /* ... and from one client address */
-    long max_compare_observations;     /* the work of one comparison (compare.h) */
-    int sync_full;     /* "sync": "full" (default): acknowledged bundles survive power
+    long http_threads;          /* libmicrohttpd's pool: every connection's I/O, the short routes */
+    long work_threads;          /* the work pool: uploads, enrolments, runs, blobs in, views */
+    long page_threads;          /* the page pool: the dashboard and filed files */
+    long max_queued_pages;      /* page requests queued or running, in all */
+    long max_pages_per_address; /* ... and from one client address */
+    long max_compare_observations;  /* the work of one comparison (compare.h) */
+    long max_connections_per_agent; /* connections that have shown one agent's token */
+    long max_claims_per_agent;      /* long polls one agent may have parked */
+    int sync_full;                  /* "sync": "full" (default): acknowledged bundles survive power
                                  loss; "process": they survive the coordinator's crash */
-    char store[1024];  /* "": SQLite in the state folder; else a postgresql:// URI */
+    char store[1024];               /* "": SQLite in the state folder; else a postgresql:// URI */
 } FarmConfig;
 
 /* A coordinator: its config, store and state folder, and the requests it holds. */
@@ -54,6 +56,7 @@ typedef struct {
     const char *body;
     size_t len;
     const char *bearer; /* the Authorization: Bearer token, or NULL */
+    const char *peer;   /* the client's address as text, or NULL (no socket: the fuzz target) */
     Agent agent;        /* filled for agent routes */
     double wait_until;  /* a long poll's deadline: 0 before its handler's first call, then
                                 kept between calls (see Reply.park) */
@@ -62,9 +65,11 @@ typedef struct {
 typedef struct {
     int status;
     cJSON *json; /* JSON answer, or */
-    char *raw;   /* raw bytes (malloc'd) with raw_type */
+    char *raw;   /* raw bytes (malloc'd) with raw_type, or */
     size_t raw_len;
     const char *raw_type;
+    int file;        /* an open file's descriptor + 1 (0: none), streamed from disk as the */
+    size_t file_len; /* client reads (never held in memory), its first file_len bytes */
     char error[256]; /* for the log when status >= 400 */
     int park;        /* nothing to answer yet: the server sets the request aside, holding no
                  thread, and calls the handler again once jobs may have become claimable

@@ -29,9 +29,14 @@ struct MHD_Daemon;
 typedef enum { AUTH_NONE, AUTH_ENROL, AUTH_AGENT, AUTH_ADMIN, AUTH_AGENT_OR_ADMIN } AuthKind;
 
 /* Where a route's handler runs: on libmicrohttpd's thread that read the request (short
- * work: a database row or two), or on the work pool (signatures, file writes, fsyncs,
- * pages), so that slow handlers never hold the threads every connection needs. */
-typedef enum { POOL_HTTP, POOL_WORK } Pool;
+ * work: a database row or two), on the work pool (signatures, file writes, fsyncs), or
+ * on the page pool (the dashboard and filed files, for anyone), so that slow handlers
+ * never hold the threads every connection needs, and pages never the farm's work. */
+typedef enum { POOL_HTTP, POOL_WORK, POOL_PAGE } Pool;
+
+/* Whether a route takes a body: a request with one for a route that takes none is
+ * refused from its headers (413), before a byte of the body is read. */
+typedef enum { BODY_NONE, BODY_TAKEN } Body;
 
 typedef void (*Handler)(Server *s, Request *q, Reply *r);
 
@@ -42,6 +47,7 @@ typedef struct {
     AuthKind auth;
     Handler handle;
     Pool pool;
+    Body body;
 } Route;
 
 /* The route for Q's method and path, its variable segment copied into ARG (CAP bytes)
@@ -54,8 +60,8 @@ const Route *route_find(Request *q, char *arg, size_t cap, Reply *r);
 typedef enum {
     PARK_NONE,
     PARK_CLAIM,     /* a long poll, suspended until hub_notify or its deadline */
-    PARK_WORK,      /* suspended, queued for the work pool or running there */
-    PARK_WORK_DONE, /* the work pool's answer is in reply, the connection resumed */
+    PARK_WORK,      /* suspended, queued for its pool (work or pages) or running there */
+    PARK_WORK_DONE, /* the pool's answer is in reply (or it was dropped), resumed */
 } Parking;
 
 /* One request's state between libmicrohttpd's calls: the route and the caller, known
@@ -67,7 +73,10 @@ typedef struct Exchange {
     char *body;
     size_t len, cap;
     int too_big;
-    int answered; /* refused from its headers: the body, if any, is not read */
+    int has_body;  /* the headers declare one (Content-Length over 0, or chunked) */
+    int answered;  /* refused from its headers: the body, if any, is not read */
+    int dropped;   /* its client left before its pool ran it: nothing to answer */
+    char peer[64]; /* the client's address (q.peer) */
     double started;
     struct MHD_Connection *conn;
     Parking parking;
@@ -77,17 +86,24 @@ typedef struct Exchange {
 
 /* --- the server's state ----------------------------------------------------------- */
 
+/* A pool's queue, first in first out; LIMIT bounds what it holds (0: no bound). */
+typedef struct {
+    Exchange *head, *tail;
+    long held;            /* requests queued or running */
+    long limit;           /* at most this many held; more are refused (503) */
+    pthread_cond_t ready; /* its threads': a request queued */
+} WorkQueue;
+
 /* The requests set aside without a thread (hub.c): long-polling claims and requests
- * queued for the work pool. Every field is under lock. */
+ * queued for the work pool or the page pool. Every field is under lock. */
 typedef struct {
     pthread_mutex_t lock;
-    pthread_cond_t wake;             /* the waker thread's: a sooner deadline, or stopping */
-    pthread_cond_t work;             /* the work pool's: a request queued, or stopping */
-    unsigned long generation;        /* bumped whenever jobs may have become claimable */
-    int stopping;                    /* serve is shutting down: nothing is parked any more */
-    Exchange *claims, *claims_tail;  /* parked claims, soonest deadline first */
-    Exchange *work_head, *work_tail; /* the work queue, first in first out */
-    int work_held;                   /* requests the work pool holds, queued or running */
+    pthread_cond_t wake;            /* the waker thread's: a sooner deadline, or stopping */
+    pthread_cond_t settled;         /* a pool finished a request while stopping */
+    unsigned long generation;       /* bumped whenever jobs may have become claimable */
+    int stopping;                   /* serve is shutting down: nothing is parked any more */
+    Exchange *claims, *claims_tail; /* parked claims, soonest deadline first */
+    WorkQueue work, pages;
 } Hub;
 
 #define MAX_FILING 256
@@ -121,6 +137,8 @@ int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...)
 void reply_json(Reply *r, int status, cJSON *json);
 /* A 200 of raw bytes (R owns DATA, malloc'd) of the given content type. */
 void reply_raw(Reply *r, char *data, size_t len, const char *type);
+/* A 200 of the first LEN bytes of the open file FD (R owns it), streamed from disk. */
+void reply_file(Reply *r, int fd, size_t len, const char *type);
 /* Frees what R owns. */
 void reply_free(Reply *r);
 
@@ -147,8 +165,10 @@ unsigned long hub_generation(Server *s);
  * become claimable since SEEN (a hub_generation) or serve is stopping: then 0, try
  * again now. */
 int hub_park_claim(Server *s, Exchange *x, unsigned long seen);
-/* Hands X to the work pool, its connection suspended until the answer is in X->reply;
- * 0 when serve is stopping (nothing may be suspended any more: run it here). */
+/* Hands X to its route's pool (work or pages), its connection suspended until the
+ * answer is in X->reply: 1; 0 when serve is stopping (nothing may be suspended any more:
+ * run it here); -1 when the pool holds its limit already (refuse it). A pool drops the
+ * work of a client that has gone before it runs (X->dropped). */
 int hub_queue_work(Server *s, Exchange *x);
 Parking hub_parking(Server *s, const Exchange *x);
 /* Serve is stopping: parked claims answer now and the work pool finishes what it holds,
@@ -193,6 +213,11 @@ void report_wake(Server *s);
 
 /* Blobs by digest, evidence folders filed atomically. */
 void store_blob_path(const Server *s, const char *sha, char *out, size_t cap);
+/* Opens the regular file REL (a safe relative path) under the state folder for reading,
+ * following no symbolic link on the way and refusing a file with other hard links, so
+ * that nothing outside the state folder is ever served; its size into *LEN. -1 when
+ * there is no such file. */
+int store_open(const Server *s, const char *rel, size_t *len);
 int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e);
 /* Writes FILES (name -> bytes) plus the envelope and key into a temp folder, syncs it
  * and renames it to REL under the state folder; an existing REL is an error unless

@@ -25,6 +25,32 @@ void store_blob_path(const Server *s, const char *sha, char *out, size_t cap) {
     snprintf(out, cap, "%s/blobs/%.2s/%s", s->state, sha, sha);
 }
 
+int store_open(const Server *s, const char *rel, size_t *len) {
+    char path[PROTO_MAX_PATH + 64];
+    if (!util_is_safe_relpath(rel) || snprintf(path, sizeof path, "%s", rel) >= (int)sizeof path)
+        return -1;
+    int dir = openat(AT_FDCWD, s->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char *at = path, *slash;
+    while (dir >= 0 && (slash = strchr(at, '/')) != NULL) {
+        *slash = '\0';
+        int next = openat(dir, at, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(dir);
+        dir = next;
+        at = slash + 1;
+    }
+    if (dir < 0) return -1;
+    /* O_NONBLOCK: a FIFO planted here must not hold the thread that opens it */
+    int fd = openat(dir, at, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    close(dir);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1) {
+        *len = (size_t)st.st_size;
+        return fd;
+    }
+    if (fd >= 0) close(fd);
+    return -1;
+}
+
 int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e) {
     char path[1400], dir[1400];
     snprintf(dir, sizeof dir, "%s/blobs/%.2s", s->state, sha);

@@ -6,11 +6,7 @@ client cannot make the move (a body on a GET, a body fed a byte at a time, an an
 read), and from several loopback addresses (127.0.0.x) where the attack is a flood. Each
 failed on the coordinator this issue started from; the docstrings say how."""
 import concurrent.futures
-import hashlib
-import http.client
-import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -18,35 +14,13 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import (ADMIN, HERE, RECEIPT, Farm, claim, connect_from, enrol,  # noqa: E402
-                     read_answer, rss_mib, signed_upload, wait_for)
+from attacklib import (Flood, claims_answered, configure, create_runs, filed_big_file,  # noqa: E402
+                       like_named, never_read, send_get_with_body)
+from farmlib import (HERE, Farm, claim, connect_from, enrol, read_answer, rss_mib,  # noqa: E402
+                     signed_upload, wait_for)
 
 NO_BODY_ROUTES = ["/", "/healthz", "/runs/1", "/runs/1/plot.svg", "/history/examples/one.cairn",
                   "/files/evidence/x", "/favicon.ico"]
-
-
-def configure(farm, **settings):
-    config = json.loads(farm.config.read_text())
-    config.update(settings)
-    farm.config.write_text(json.dumps(config))
-    return farm
-
-
-def send_get_with_body(port, path, framing, size, source="127.0.0.1", body=b""):
-    """Opens a connection from SOURCE and sends GET PATH declaring a body of SIZE bytes
-    (framing "length": Content-Length; "chunked": one chunk of SIZE), then BODY of it."""
-    s = connect_from(port, source)
-    head = (f"Content-Length: {size}" if framing == "length"
-            else "Transfer-Encoding: chunked")
-    s.sendall(f"GET {path} HTTP/1.1\r\nHost: farm\r\n{head}\r\n\r\n".encode())
-    if framing == "chunked":
-        s.sendall(f"{size:x}\r\n".encode())
-    if body:
-        try:
-            s.sendall(body)
-        except OSError:
-            pass   # answered and closed before taking it all
-    return s
 
 
 @pytest.fixture(scope="module")
@@ -108,84 +82,6 @@ def test_anonymous_bodies_cost_no_memory(farm64):
 
 # --- High 2: a request is capped and timed until it is answered ------------------------
 
-class Flood:
-    """COUNT connections spread over ADDRESSES, each sending REQUEST and then one byte
-    every DRIP seconds; a connection the coordinator closes is opened again, up to
-    MAX_OPENS in all. Runs in a thread of its own until stopped."""
-
-    def __init__(self, port, count, addresses, request, drip=1.0, max_opens=20000):
-        self.port, self.count, self.addresses, self.request = port, count, addresses, request
-        self.drip, self.max_opens = drip, max_opens
-        self.socks, self.opened, self.closed_by_server, self.peak = [], 0, 0, 0
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def open_one(self):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setblocking(False)
-        s.bind((self.addresses[self.opened % len(self.addresses)], 0))
-        s.connect_ex(("127.0.0.1", self.port))
-        self.opened += 1
-        self.socks.append([s, 0.0, False])
-
-    def alive(self, entry):
-        s = entry[0]
-        try:
-            while True:   # drain what the coordinator answered; b"" is its close
-                if s.recv(65536) == b"":
-                    raise ConnectionResetError
-        except BlockingIOError:
-            return True
-        except OSError:
-            pass
-        s.close()
-        self.closed_by_server += 1
-        return False
-
-    def run(self):
-        while not self.stopping.is_set():
-            self.socks = [e for e in self.socks if self.alive(e)]
-            while len(self.socks) < self.count and self.opened < self.max_opens:
-                self.open_one()
-            self.peak = max(self.peak, len(self.socks))
-            now = time.time()
-            for entry in self.socks:
-                if now - entry[1] >= self.drip:
-                    try:
-                        entry[0].send(b"x" if entry[2] else self.request)
-                        entry[1], entry[2] = now, True
-                    except OSError:
-                        pass
-            time.sleep(0.1)
-        for s, _, _ in self.socks:
-            s.close()
-
-    def __enter__(self):
-        self.thread.start()
-        wait_for(lambda: self.opened >= self.count, 30, "the flood to open its connections")
-        return self
-
-    def __exit__(self, *exc):
-        self.stopping.set()
-        self.thread.join(30)
-
-
-def claims_answered(farm, token, seconds, limit):
-    """Claims (wait_s 0) one after the other for SECONDS; returns [(status or error,
-    seconds it took)], each given LIMIT seconds."""
-    results, end = [], time.time() + seconds
-    while time.time() < end:
-        started = time.time()
-        try:
-            status, _ = farm.request("POST", "/api/v1/claim", {"wait_s": 0}, token=token,
-                                     timeout=limit)
-        except (OSError, http.client.HTTPException) as e:
-            status = type(e).__name__
-        results.append((status, time.time() - started))
-        time.sleep(0.3)
-    return results
-
-
 def test_trickled_bodies_do_not_lock_agents_out(tmp_path):
     """1,100 anonymous GETs from 11 addresses with complete headers declaring
     `Content-Length: 100000`, each then fed one byte a second: an agent's claims are
@@ -206,33 +102,6 @@ def test_trickled_bodies_do_not_lock_agents_out(tmp_path):
 
 
 # --- High 3: answers to slow readers are streamed and bounded ---------------------------
-
-def filed_big_file(farm, tmp, size):
-    """Files a bundle with a SIZE-byte raw file; returns (run, its /files path)."""
-    key = farm.keygen("x")
-    token, _ = enrol(farm, "x", key)
-    run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
-    job = claim(farm, token)
-    case = job["cases"][0]
-    files = {f"{case}/receipt.json": RECEIPT, f"{case}/obs/big.0.bin": os.urandom(size)}
-    status, answer = signed_upload(farm, job, key, token, tmp, files=files)
-    assert status == 200, answer
-    return run, f"/files/{answer['evidence']}/{case}/obs/big.0.bin", files[f"{case}/obs/big.0.bin"]
-
-
-def never_read(port, paths, addresses):
-    """Sends GET for each of PATHS from ADDRESSES in turn and never reads an answer."""
-    socks = []
-    for i, path in enumerate(paths):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)   # before connecting
-        s.settimeout(10)
-        s.bind((addresses[i % len(addresses)], 0))
-        s.connect(("127.0.0.1", port))
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: farm\r\n\r\n".encode())
-        socks.append(s)
-    return socks
-
 
 def test_readers_that_never_read_a_file_cost_no_memory(tmp_path):
     """48 anonymous GETs of an 8 MiB filed file from three addresses, never read: the
@@ -285,22 +154,6 @@ def test_answers_queued_for_one_address_are_bounded(tmp_path):
 
 
 # --- High 4: pages have a pool of their own, and drop work whose client left ------------
-
-def create_runs(farm, n):
-    """N runs of one job each over one uploaded tree, through one kept-alive connection."""
-    sha = hashlib.sha256(b"tree").hexdigest()
-    assert farm.request("PUT", f"/api/v1/blobs/{sha}", raw=b"tree")[0] == 200
-    conn = http.client.HTTPConnection("127.0.0.1", farm.port, timeout=60)
-    body = json.dumps({"source": sha, "matrix": {"compilers": ["gcc"]},
-                       "cases": ["examples/one.cairn"]})
-    for _ in range(n):
-        conn.request("POST", "/api/v1/runs", body=body,
-                     headers={"Authorization": f"Bearer {ADMIN}"})
-        r = conn.getresponse()
-        r.read()
-        assert r.status == 201
-    conn.close()
-
 
 def test_pages_do_not_starve_uploads_and_runs(tmp_path):
     """32 anonymous clients asking for /history/CASE over and over (it compared every
@@ -371,10 +224,6 @@ def test_a_page_whose_client_left_is_dropped(tmp_path):
 
 
 # --- High 5: one bundle cannot make the comparison cubic --------------------------------
-
-def like_named(n):
-    return [{"name": "x", "type": "f64", "count": 1, "sha256": f"{i:064x}"} for i in range(n)]
-
 
 def test_like_named_observations_compare_in_linear_time(tmp_path):
     """Two cells each filing 4,096 observations named alike ("x", "x#2", ...): the run's
