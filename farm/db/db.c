@@ -20,10 +20,6 @@
 
 #include "core/core.h"
 
-/* Another coordinator counts as alive when it renewed its row this recently (the
- * reaper renews it every 200 ms; a stall longer than this is taken for death). */
-#define PEER_ALIVE_SECONDS 3.0
-
 static void *committer(void *arg);
 
 void db_init_common(Db *db) {
@@ -34,6 +30,7 @@ void db_init_common(Db *db) {
     pthread_mutex_init(&db->qlock, NULL);
     pthread_cond_init(&db->queued, NULL);
     pthread_cond_init(&db->committed, NULL);
+    if (db->be->enlist) db->be->enlist(db); /* after the id: the others see it alive */
     pthread_t t;
     pthread_create(&t, NULL, committer, db);
     pthread_detach(t);
@@ -69,7 +66,10 @@ char *db_schema(const char *key) {
         " kind TEXT NOT NULL, at DOUBLE PRECISION);"
         "CREATE TABLE IF NOT EXISTS unsettled(seq %1$s, job_id BIGINT NOT NULL,"
         " evidence TEXT NOT NULL, files TEXT NOT NULL, coordinator TEXT NOT NULL DEFAULT '');"
-        "CREATE TABLE IF NOT EXISTS coordinators(id TEXT PRIMARY KEY, seen DOUBLE PRECISION);"
+        "CREATE TABLE IF NOT EXISTS coordinators(id TEXT PRIMARY KEY, seen DOUBLE PRECISION,"
+        " lock_key BIGINT);"
+        "CREATE TABLE IF NOT EXISTS filings(evidence TEXT PRIMARY KEY, coordinator TEXT NOT NULL,"
+        " job_id BIGINT NOT NULL, at DOUBLE PRECISION);"
         "CREATE TABLE IF NOT EXISTS reports(run_id BIGINT PRIMARY KEY, summary TEXT NOT NULL,"
         " report TEXT NOT NULL, at DOUBLE PRECISION);"
         "CREATE TABLE IF NOT EXISTS case_history(case_path TEXT NOT NULL, run_id BIGINT NOT NULL,"
@@ -437,33 +437,60 @@ int db_job_get(Db *db, long job_id, Job *out) {
     return found;
 }
 
+/* Why request R's job was not marked done (0: it was): its reservation of the folder is
+ * gone (another coordinator took it over), its agent was revoked, or the job moved on. */
+static int done_refusal(Db *db, DbConn *c, const DoneReq *r) {
+    DbRows *q = db_query(db, c,
+                         "SELECT (SELECT COUNT(*) FROM filings WHERE evidence=$1 AND"
+                         " coordinator=$2), (SELECT revoked FROM agents WHERE id=$3)",
+                         DB_ARGS(DB_TEXT(r->rel), DB_TEXT(db->coordinator), DB_INT(r->agent)));
+    int owned = db->be->next(q) && db_col_long(db, q, 0) > 0;
+    int revoked = owned && db_col_long(db, q, 1) != 0;
+    db->be->finish(q);
+    return !owned ? DB_DONE_NOT_OURS : revoked ? DB_DONE_REVOKED : DB_DONE_MOVED_ON;
+}
+
+/* One filed bundle inside the group's transaction: the job's row, only while it is
+ * running under its agent's lease, the agent is not revoked and this coordinator holds
+ * the folder's reservation (dropped here); then its journal row. */
+static int commit_one(Db *db, DbConn *c, const DoneReq *r) {
+    assert(r->rel[0]);
+    if (db_exec(db, c,
+                "UPDATE jobs SET state='done', bundle_sha=$1, evidence=$2,"
+                " predicate=$3, progress='filed', lease_expires=NULL, updated_at=$4"
+                " WHERE id=$5 AND agent_id=$6 AND state='running'"
+                " AND EXISTS (SELECT 1 FROM agents WHERE id=$6 AND revoked=0)"
+                " AND EXISTS (SELECT 1 FROM filings WHERE evidence=$2 AND coordinator=$7)",
+                DB_ARGS(DB_TEXT(r->sha), DB_TEXT(r->rel), DB_TEXT(r->pred),
+                        DB_REAL(timing_now_seconds()), DB_INT(r->job), DB_INT(r->agent),
+                        DB_TEXT(db->coordinator))) != 1)
+        return done_refusal(db, c, r);
+    if (db_exec(db, c, "DELETE FROM filings WHERE evidence=$1 AND coordinator=$2",
+                DB_ARGS(DB_TEXT(r->rel), DB_TEXT(db->coordinator))) != 1)
+        return DB_DONE_FAILED;
+    if (r->journal &&
+        db_exec(db, c,
+                "INSERT INTO unsettled(job_id, evidence, files, coordinator) VALUES($1,$2,$3,$4)",
+                DB_ARGS(DB_INT(r->job), DB_TEXT(r->rel), DB_TEXT(r->journal),
+                        DB_TEXT(db->coordinator))) != 1)
+        return DB_DONE_FAILED;
+    return 0;
+}
+
 /* Group commit: uploads that finish filing together share one commit (and, with sync
  * "full", one fsync). The filed folder's files go to the journal in the same commit. */
 static void commit_batch(Db *db, DoneReq *batch) {
     DbConn *c = db->be->acquire(db, 1);
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
+    int failed = 0;
     for (DoneReq *r = batch; r; r = r->next) {
-        assert(!r->finished && r->rel[0]);
-        r->result =
-            db_exec(db, c,
-                    "UPDATE jobs SET state='done', bundle_sha=$1, evidence=$2,"
-                    " predicate=$3, progress='filed', lease_expires=NULL,"
-                    " updated_at=$4 WHERE id=$5 AND agent_id=$6 AND state='running'",
-                    DB_ARGS(DB_TEXT(r->sha), DB_TEXT(r->rel), DB_TEXT(r->pred),
-                            DB_REAL(timing_now_seconds()), DB_INT(r->job), DB_INT(r->agent))) == 1
-                ? 0
-                : -1;
-        if (r->result == 0 && r->journal &&
-            db_exec(db, c,
-                    "INSERT INTO unsettled(job_id, evidence, files, coordinator)"
-                    " VALUES($1,$2,$3,$4)",
-                    DB_ARGS(DB_INT(r->job), DB_TEXT(r->rel), DB_TEXT(r->journal),
-                            DB_TEXT(db->coordinator))) != 1)
-            r->result = -1;
+        assert(!r->finished);
+        r->result = commit_one(db, c, r);
+        failed |= r->result == DB_DONE_FAILED; /* a statement failed: the transaction is lost */
     }
-    if (db_exec(db, c, "COMMIT", DB_NO_ARGS) < 0) {
+    if (failed || db_exec(db, c, "COMMIT", DB_NO_ARGS) < 0) {
         db_exec(db, c, "ROLLBACK", DB_NO_ARGS);
-        for (DoneReq *r = batch; r; r = r->next) r->result = -1;
+        for (DoneReq *r = batch; r; r = r->next) r->result = DB_DONE_FAILED;
     }
     db->be->release(db, c, 1);
 }
@@ -498,7 +525,7 @@ int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
     pthread_cond_signal(&db->queued);
     while (!req.finished) pthread_cond_wait(&db->committed, &db->qlock);
     pthread_mutex_unlock(&db->qlock);
-    assert(req.result == 0 || req.result == -1);
+    assert(req.result <= 0 && req.result >= DB_DONE_FAILED);
     return req.result;
 }
 
@@ -627,46 +654,7 @@ int db_evidence_filed(Db *db, const char *rel) {
     return found;
 }
 
-/* --- the evidence journal and the other coordinators ------------------------------- */
-
-int db_peers_alive(Db *db) {
-    if (!db->be->shared) return 0;
-    DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = db_query(
-        db, c, "SELECT COUNT(*) FROM coordinators WHERE id <> $1 AND seen > $2",
-        DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds() - PEER_ALIVE_SECONDS)));
-    int n = db->be->next(r) ? (int)db_col_long(db, r, 0) : 0;
-    db->be->finish(r);
-    db->be->release(db, c, 0);
-    return n;
-}
-
-cJSON *db_unsettled(Db *db) {
-    /* Rows of coordinators that are gone become this one's to write again and settle
-     * (on SQLite, the one coordinator before this one). */
-    DbConn *c = db->be->acquire(db, 1);
-    db_exec(db, c,
-            "UPDATE unsettled SET coordinator=$1 WHERE coordinator NOT IN"
-            " (SELECT id FROM coordinators WHERE seen > $2)",
-            DB_ARGS(DB_TEXT(db->coordinator),
-                    DB_REAL(db->be->shared ? timing_now_seconds() - PEER_ALIVE_SECONDS : 1e300)));
-    db->be->release(db, c, 1);
-    static const char *const cols[] = {"evidence", "files", NULL};
-    cJSON *rows = cJSON_CreateArray();
-    DbConn *q = db->be->acquire(db, 0);
-    DbRows *r =
-        db_query(db, q, "SELECT evidence, files FROM unsettled WHERE coordinator=$1 ORDER BY seq",
-                 DB_ARGS(DB_TEXT(db->coordinator)));
-    while (db->be->next(r)) {
-        cJSON *row = cJSON_CreateObject();
-        cJSON_AddStringToObject(row, cols[0], db_col_text(db, r, 0));
-        cJSON_AddItemToObject(row, cols[1], db_col_json(db, r, 1));
-        cJSON_AddItemToArray(rows, row);
-    }
-    db->be->finish(r);
-    db->be->release(db, q, 0);
-    return rows;
-}
+/* --- the evidence journal (the other coordinators are db_peers.c's) -------------- */
 
 int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx) {
     DbConn *c = db->be->acquire(db, 0);

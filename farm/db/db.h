@@ -63,11 +63,26 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
  * shared store it also renews this coordinator's sign of life. */
 int db_reap(Db *db, int max_attempts);
 int db_job_get(Db *db, long job_id, Job *out);
-/* Marks a running job of AGENT done; 0 ok, -1 when the job moved on meanwhile. JOURNAL,
- * when not NULL, is the filed folder's files ({name: base64}, JSON) committed with the
- * row, so that the folder can be written again after a power loss (see db_settle). */
+/* Marks a running job of AGENT done, its bundle filed in EVIDENCE_PATH, whose
+ * reservation (db_filing_reserve) this coordinator must hold: it is dropped in the same
+ * commit. 0 ok, or why not: DB_DONE_MOVED_ON (the job is no longer running under this
+ * agent's lease), DB_DONE_REVOKED (the agent was revoked), DB_DONE_NOT_OURS (another
+ * coordinator took the reservation over: the folder is not this filing's any more),
+ * DB_DONE_FAILED (the commit failed). JOURNAL, when not NULL, is the filed folder's
+ * files ({name: base64}, JSON) committed with the row, so that the folder can be
+ * written again after a power loss (see db_settle). */
+enum { DB_DONE_MOVED_ON = -1, DB_DONE_REVOKED = -2, DB_DONE_NOT_OURS = -3, DB_DONE_FAILED = -4 };
 int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
                 const char *evidence_path, const char *predicate_json, const char *journal);
+/* Reserves the evidence folder REL for this coordinator's filing of JOB (db_peers.c):
+ * 1 when it is this coordinator's now (new, or taken over from a coordinator proven
+ * gone), 0 when a live coordinator holds it. Only the holder renames a folder into
+ * REL or removes one there. */
+int db_filing_reserve(Db *db, const char *rel, long job);
+/* Gives REL's reservation back (a filing that failed); -1 when it was not held. */
+int db_filing_release(Db *db, const char *rel);
+/* Drops the reservations of coordinators proven gone (at start). */
+void db_peers_forget_dead(Db *db);
 /* Journal rows not yet settled, this coordinator's and those of coordinators that are
  * gone (which become its own): [{"evidence": REL, "files": {name: base64}}]. */
 cJSON *db_unsettled(Db *db);
@@ -75,7 +90,7 @@ cJSON *db_unsettled(Db *db);
  * then drops the journal rows committed before it; returns how many. */
 int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx);
 /* Whether other coordinators may share the store; this coordinator's id (host-pid);
- * how many other coordinators showed a sign of life in the last three seconds. */
+ * how many other coordinators are alive (db_peers.c: holding their life lock). */
 int db_shared(const Db *db);
 const char *db_coordinator(const Db *db);
 int db_peers_alive(Db *db);

@@ -58,6 +58,13 @@ typedef struct {
     /* Claims for AGENT as db_claim says; NULL: db.c's scan under the write lock. */
     int (*claim)(Db *db, const Agent *agent, double lease_s, Job *out);
     int shared; /* other coordinators may use the same store */
+    /* SQL selecting the ids of the coordinators proven alive, with $1 the time before
+     * which a sign of life (coordinators.seen) of one without a life lock is stale; NULL
+     * when no other coordinator shares the store (db_peers.c). */
+    const char *live;
+    /* Registers this coordinator (db->coordinator) and takes its life lock, held for as
+     * long as it lives; NULL when there are no others. */
+    void (*enlist)(Db *db);
 } DbBackend;
 
 /* A filed bundle waiting for the group commit (see db_job_done). */

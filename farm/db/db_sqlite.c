@@ -211,11 +211,14 @@ static int sq_connect(SqliteDb *s, const char *path, Err *e) {
     free(schema);
     /* A farm.db from before issue 17 has journal rows without their coordinator: the
      * column is added once (the error on later opens, "duplicate column", is expected). */
-    if (ok)
+    if (ok) {
         sqlite3_exec(s->sql,
                      "ALTER TABLE unsettled ADD COLUMN coordinator TEXT NOT NULL"
                      " DEFAULT ''",
                      NULL, NULL, NULL);
+        sqlite3_exec(s->sql, "ALTER TABLE coordinators ADD COLUMN lock_key BIGINT", NULL, NULL,
+                     NULL); /* likewise, from before issue 24 */
+    }
     if (!ok) {
         err_set(e, "database %s: %s", path, msg ? msg : sqlite3_errmsg(s->sql));
         sqlite3_free(msg);

@@ -471,6 +471,37 @@ static int lease_still_held(Server *s, long id, const Agent *agent, const char *
     return rc;
 }
 
+/* Files the checked bundle under its folder's reservation (db_filing_reserve): across
+ * coordinators only the holder renames a folder into REL, removes a leftover there, or
+ * commits the job's row; a filing that fails removes only what it renamed itself. */
+static void file_reserved(Server *s, const Job *job, const Agent *agent, const char *rel,
+                          const Files *files, const char *pred_text, const char *journal,
+                          const char *bundle_sha, Reply *r) {
+    Err e = {{0}};
+    if (store_files(s, rel, files, &e) != 0) {
+        reply_error(r, PROTO_E_INTERNAL, "filing failed: %s", e.msg);
+        db_filing_release(s->db, rel);
+        return;
+    }
+    int done = db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, journal);
+    if (done == 0) {
+        ProtoFiled m = {.filed = 1, .evidence = rel};
+        snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
+        reply_json(r, 200, proto_filed_build(&m));
+        report_wake(s); /* the run's last job, maybe */
+        return;
+    }
+    if (done != DB_DONE_NOT_OURS) { /* the folder is still this filing's: it goes */
+        store_unfile(s, rel);
+        db_filing_release(s->db, rel);
+    }
+    if (done == DB_DONE_REVOKED)
+        reply_error(r, PROTO_E_UNKNOWN_AGENT, "agent %ld was revoked", agent->id);
+    else if (done == DB_DONE_FAILED)
+        reply_error(r, PROTO_E_INTERNAL, "job %ld's row did not commit", job->id);
+    else reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed", job->id);
+}
+
 static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJSON *pred,
                         char *env_text, const char *bundle_sha, Files *files, Reply *r) {
     char rel[1024];
@@ -481,7 +512,6 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
     files->items[files->n++] =
         (FileItem){"agent.pub.pem", (unsigned char *)agent->public_pem, strlen(agent->public_pem)};
     int slot = filing_enter(s, job->id);
-    Err e = {{0}};
     char *pred_text = cJSON_PrintUnformatted(pred);
     char *journal = s->cfg.sync_full ? journal_text(files) : NULL;
     if (slot < 0) {
@@ -489,18 +519,11 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
     } else if (lease_still_held(s, job->id, agent, bundle_sha, r) != 0) {
         /* another upload of this job was filed and acknowledged while this one was
          * verified: its folder is not to be touched */
-    } else if (store_files(s, rel, files, &e) != 0) {
-        reply_error(r, PROTO_E_INTERNAL, "filing failed: %s", e.msg);
-    } else if (db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, journal) != 0) {
-        char full[2048];
-        snprintf(full, sizeof full, "%s/%s", s->state, rel);
-        fs_remove_tree(full);
-        reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed", job->id);
+    } else if (!db_filing_reserve(s->db, rel, job->id)) {
+        reply_error(r, PROTO_E_FILING_BUSY,
+                    "another coordinator is filing job %ld's folder right now", job->id);
     } else {
-        ProtoFiled m = {.filed = 1, .evidence = rel};
-        snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
-        reply_json(r, 200, proto_filed_build(&m));
-        report_wake(s); /* the run's last job, maybe */
+        file_reserved(s, job, agent, rel, files, pred_text, journal, bundle_sha, r);
     }
     if (slot >= 0) filing_leave(s, slot, job->id);
     free(pred_text);

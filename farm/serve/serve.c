@@ -5,6 +5,8 @@
 #include "serve/serve_internal.h"
 #include "serve/conns_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -98,7 +100,11 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
     sem_init(&s->filers, 0, FILERS);
     char path[1200];
     snprintf(path, sizeof path, "%s/farm.db", s->state);
-    if (fs_mkdirs(s->state, e) == 0) s->db = db_open(s->cfg.store[0] ? s->cfg.store : path, e);
+    s->state_fd = -1;
+    if (fs_mkdirs(s->state, e) == 0 &&
+        (s->state_fd = open(s->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        err_set(e, "cannot open the state folder %s: %s", s->state, strerror(errno));
+    if (s->state_fd >= 0) s->db = db_open(s->cfg.store[0] ? s->cfg.store : path, e);
     if (s->db) db_set_sync(s->db, s->cfg.sync_full);
     if (s->db && store_reconcile(s, e) == 0) return s;
     free(s); /* an open store stays: its committer thread holds it, and the caller exits */
@@ -139,14 +145,13 @@ static int parse_args(int argc, char **argv, ServeArgs *a) {
 
 /* Writes STATE/serve.json: where this coordinator answers, and its process id. */
 static void write_info(const Server *s, const char *url) {
-    char path[1200];
-    Err e = {{0}};
     cJSON *info = cJSON_CreateObject();
     cJSON_AddStringToObject(info, "url", url);
     cJSON_AddNumberToObject(info, "pid", (double)getpid());
     char *text = cJSON_Print(info);
-    snprintf(path, sizeof path, "%s/serve.json", s->state);
-    fs_write_atomic(path, text, strlen(text), &e);
+    if (statedir_replace(s->state_fd, "serve.json", text, strlen(text), 0) != 0)
+        fprintf(stderr, "cairn-farm serve: cannot write %s/serve.json: %s\n", s->state,
+                strerror(errno));
     free(text);
     cJSON_Delete(info);
 }
@@ -190,6 +195,10 @@ int serve_main(int argc, char **argv) {
         return 2;
     }
     if (a.check_only) return 0;
+    if (statedir_check(a.state, a.config, &e) != 0) {
+        fprintf(stderr, "cairn-farm serve: %s\n", e.msg);
+        return 2;
+    }
     if (a.listen) snprintf(cfg.listen, sizeof cfg.listen, "%s", a.listen);
     sigset_t stop;
     sigemptyset(&stop);

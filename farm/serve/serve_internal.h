@@ -10,6 +10,7 @@
  *   handlers.c  the API's routes; web*.c the dashboard (web_internal.h)
  *   report.c    each run's comparison, kept once the run has finished
  *   store.c     blobs and evidence folders on disk
+ *   statedir.c  paths under the state folder, opened without following links
  *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h) */
 #ifndef CAIRN_FARM_SERVE_INTERNAL_H
 #define CAIRN_FARM_SERVE_INTERNAL_H
@@ -17,6 +18,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "proto/api.h"
 #include "serve/serve.h"
@@ -112,6 +114,7 @@ struct Server {
     Db *db;
     FarmConfig cfg;
     char state[1024];
+    int state_fd; /* the state folder, which every path under it is opened from (statedir.c) */
     Hub hub;
     pthread_mutex_t report_lock; /* the reporter's (report.c): report_due and its wake-up */
     pthread_cond_t report_cond;
@@ -209,19 +212,39 @@ void report_start(Server *s);
 /* A run may have finished (a job filed, failed or cancelled): the reporter looks now. */
 void report_wake(Server *s);
 
+/* --- the state folder (statedir.c) ------------------------------------------------ */
+
+/* Paths under the state folder, opened from a folder's descriptor DIR one component at a
+ * time and never through a symbolic link: the folder REL (made where missing with MAKE),
+ * the file REL (its folders made with MAKE_DIRS), a new file REL (O_EXCL: never an
+ * existing one) with DATA, synced with SYNC. Each returns -1 with errno on failure. */
+int statedir_open_dir(int dir, const char *rel, int make);
+int statedir_open_file(int dir, const char *rel, int flags, mode_t mode, int make_dirs);
+int statedir_write_new(int dir, const char *rel, const void *data, size_t len, int sync);
+/* Replaces NAME in DIR with DATA: written under a random name first, then renamed. */
+int statedir_replace(int dir, const char *name, const void *data, size_t len, int sync);
+/* PREFIX and 16 random hex digits: names nobody can plant a link under in advance. */
+void statedir_random_name(const char *prefix, char *out, size_t cap);
+/* Removes NAME in DIR and everything under it, following no link (0 when absent). */
+int statedir_remove(int dir, const char *name);
+/* At start: the state folder STATE and its evidence/, tmp/ and blobs/ must be folders
+ * (not links) that only their owner may write, and CONFIG a file only its owner may
+ * write (a warning when others may read its tokens). -1 with E saying how to fix it. */
+int statedir_check(const char *state, const char *config, Err *e);
+
 /* --- the store on disk (store.c) -------------------------------------------------- */
 
 /* Blobs by digest, evidence folders filed atomically. */
-void store_blob_path(const Server *s, const char *sha, char *out, size_t cap);
+int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e);
 /* Opens the regular file REL (a safe relative path) under the state folder for reading,
  * following no symbolic link on the way and refusing a file with other hard links, so
  * that nothing outside the state folder is ever served; its size into *LEN. -1 when
  * there is no such file. */
 int store_open(const Server *s, const char *rel, size_t *len);
-int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e);
-/* Writes FILES (name -> bytes) plus the envelope and key into a temp folder, syncs it
- * and renames it to REL under the state folder; an existing REL is an error unless
- * REPLACE (the journal's rewrite after a power loss). */
+/* Writes FILES (name -> bytes) plus the envelope and key into a temp folder and renames
+ * it to REL under the state folder. Unless REPLACE (the journal's rewrite after a power
+ * loss), this coordinator must hold REL's reservation (db_filing_reserve): a folder found
+ * at REL that no filed job points to is then a dead filing's, and goes. */
 typedef struct {
     const char *name;
     const unsigned char *data;
@@ -229,6 +252,8 @@ typedef struct {
 } FileItem;
 int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, int replace,
                    Err *e);
+/* Removes the folder REL this coordinator filed (its row did not commit). */
+int store_unfile(Server *s, const char *rel);
 /* After a crash: write journalled folders again, drop temp folders and any evidence
  * folder no filed job points to. */
 int store_reconcile(Server *s, Err *e);
