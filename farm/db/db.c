@@ -82,8 +82,17 @@ char *db_schema(const char *key) {
 
 void db_agent_free(Agent *a) {
     free(a->public_pem);
-    cJSON_Delete(a->caps);
+    if (a->caps && atomic_fetch_sub(&a->caps->refs, 1) == 1) {
+        cJSON_Delete(a->caps->json);
+        free(a->caps);
+    }
     memset(a, 0, sizeof *a);
+}
+
+void db_agent_copy(Agent *to, const Agent *from) {
+    *to = *from;
+    to->public_pem = strdup(from->public_pem);
+    if (to->caps) atomic_fetch_add(&to->caps->refs, 1);
 }
 
 void db_job_free(Job *j) {
@@ -173,7 +182,9 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
         snprintf(out->name, sizeof out->name, "%s", db_col_text(db, r, 1));
         snprintf(out->keyid, sizeof out->keyid, "%s", db_col_text(db, r, 2));
         out->public_pem = strdup(db_col_text(db, r, 3));
-        out->caps = db_col_json(db, r, 4);
+        out->caps = calloc(1, sizeof *out->caps);
+        out->caps->json = db_col_json(db, r, 4);
+        atomic_init(&out->caps->refs, 1);
         out->revoked = (int)db_col_long(db, r, 5);
     }
     db->be->finish(r);
@@ -306,7 +317,7 @@ static int claim_scan(Db *db, DbConn *c, const Agent *agent, Job *out) {
     int claimed = 0;
     while (!claimed && db->be->next(r)) {
         cJSON *cell = cJSON_Parse(db_col_text(db, r, 3));
-        if (matrix_cell_fits(agent->caps, cell)) {
+        if (matrix_cell_fits(agent->caps->json, cell)) {
             db_job_from_row(db, r, out);
             assert(!strcmp(out->state, "queued")); /* what the scan asked for */
             claimed = 1;

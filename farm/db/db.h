@@ -6,17 +6,27 @@
 #ifndef CAIRN_FARM_DB_H
 #define CAIRN_FARM_DB_H
 
+#include <stdatomic.h>
+
 #include <cjson/cJSON.h>
 #include "proto/util.h"
 
 typedef struct Db Db;
+
+/* An agent's capabilities, parsed once and shared, read-only, by every copy of the
+ * agent (the agent cache's and each request's: a thousand long polls of one agent hold
+ * one copy). */
+typedef struct {
+    cJSON *json;
+    atomic_int refs;
+} AgentCaps;
 
 typedef struct {
     long id;
     char name[129];
     char keyid[SHA256_HEX_LEN];
     char *public_pem; /* malloc'd */
-    cJSON *caps;      /* owned */
+    AgentCaps *caps;  /* shared: db_agent_copy takes a reference, db_agent_free drops one */
     int revoked;
 } Agent;
 
@@ -36,6 +46,8 @@ void db_close(Db *db);
 /* 1: acknowledged commits survive power loss (fsync); 0: they survive kill -9 only. */
 void db_set_sync(Db *db, int full);
 void db_agent_free(Agent *a);
+/* TO becomes a copy of FROM (its capabilities shared). */
+void db_agent_copy(Agent *to, const Agent *from);
 void db_job_free(Job *j);
 
 /* Agents: enrol by public key (the same key re-enrols the same agent with a new token

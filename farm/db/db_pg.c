@@ -267,7 +267,7 @@ static int claim_candidates(DbConn *c, const Agent *agent, long *after, char *id
         seen++;
         *after = (long)pg_real(r, 0);
         cJSON *cell = cJSON_Parse(pg_text(r, 1));
-        if (matrix_cell_fits(agent->caps, cell) && used + 24 < cap)
+        if (matrix_cell_fits(agent->caps->json, cell) && used + 24 < cap)
             used +=
                 (size_t)snprintf(ids + used, cap - used, "%s%ld", (*fitting)++ ? "," : "", *after);
         cJSON_Delete(cell);

@@ -30,12 +30,6 @@ static struct {
 static pthread_mutex_t agent_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long agent_epoch; /* bumped by every flush, under agent_cache_lock */
 
-static void agent_copy(Agent *to, const Agent *from) {
-    *to = *from;
-    to->public_pem = strdup(from->public_pem);
-    to->caps = cJSON_Duplicate(from->caps, 1);
-}
-
 static size_t cache_slot(const char *hash) {
     return (size_t)strtoul(
                (char[9]){hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7], 0},
@@ -49,7 +43,7 @@ static int cached_agent(const char *hash, Agent *out, unsigned long *epoch) {
     pthread_mutex_lock(&agent_cache_lock);
     int hit = !strcmp(agent_cache[i].hash, hash) &&
               timing_monotonic_seconds() - agent_cache[i].read_at < AGENT_CACHE_SECONDS;
-    if (hit) agent_copy(out, &agent_cache[i].agent);
+    if (hit) db_agent_copy(out, &agent_cache[i].agent);
     *epoch = agent_epoch;
     pthread_mutex_unlock(&agent_cache_lock);
     return hit;
@@ -65,7 +59,7 @@ static void remember_agent(const char *hash, const Agent *a, unsigned long epoch
         if (agent_cache[i].hash[0]) db_agent_free(&agent_cache[i].agent);
         snprintf(agent_cache[i].hash, SHA256_HEX_LEN, "%s", hash);
         agent_cache[i].read_at = timing_monotonic_seconds();
-        agent_copy(&agent_cache[i].agent, a);
+        db_agent_copy(&agent_cache[i].agent, a);
     }
     pthread_mutex_unlock(&agent_cache_lock);
 }

@@ -31,6 +31,9 @@ typedef struct {
 static const ConfigBound BOUNDS[] = {
     COUNT(max_body_bytes, 64L << 20, 1024, 1e12),
     COUNT(max_subjects, 10000, 1, 1e7),
+    COUNT(max_path_depth, 32, 2, 512),
+    COUNT(max_bundle_inodes, 30000, 16, 1e7),
+    COUNT(max_capabilities_bytes, 65536, 1024, 16L << 20),
     COUNT(max_connections, 1000, 16, 1e5),
     COUNT(max_connections_per_address, 750, 1, 1e5),
     COUNT(max_anonymous, 256, 1, 1e5),

@@ -120,38 +120,62 @@ static int check_proof(const cJSON *proof, EVP_PKEY *key, const char *name, Repl
     return 0;
 }
 
+/* Capabilities are held to the bounds of any agent field, and in all to
+ * max_capabilities_bytes (the prober's are about 1 KiB): 19 MiB of them were taken, and
+ * every page and request of the agent carried them. Their text into *TEXT. */
+static int check_capabilities(Server *s, const cJSON *caps, char **text, Reply *r) {
+    Err e = {{0}};
+    *text = cJSON_PrintUnformatted(caps);
+    size_t len = strlen(*text);
+    if (len > (size_t)s->cfg.max_capabilities_bytes)
+        return reply_error(r, PROTO_E_BAD_FIELD,
+                           "capabilities: %zu bytes, over max_capabilities_bytes (%ld)", len,
+                           s->cfg.max_capabilities_bytes);
+    if (fields_check_value(caps, "capabilities", &e) != 0)
+        return reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
+    return 0;
+}
+
+/* Enrols M's key (its proof checked) with CAPS_TEXT: the answer into R. */
+static void enrol_key(Server *s, const ProtoEnrol *m, const char *caps_text, ProtoEnrolled *out,
+                      Reply *r) {
+    Err e = {{0}};
+    char hash[SHA256_HEX_LEN];
+    sha256_hex(out->token, strlen(out->token), hash);
+    int rc =
+        db_agent_enrol(s->db, m->name, out->keyid, m->public_key, caps_text, hash, &out->agent, &e);
+    auth_forget_agents(); /* the agent's old token means nothing now */
+    if (rc == -2) reply_error(r, PROTO_E_KEY_REVOKED, "%s", e.msg);
+    else if (rc == -3) reply_error(r, PROTO_E_NAME_TAKEN, "%s", e.msg);
+    else if (rc != 0) reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
+    else {
+        reply_json(r, 200, proto_enrolled_build(out));
+        fprintf(stderr, "farm: agent %ld (%s) enrolled, key %.16s...\n", out->agent, m->name,
+                out->keyid);
+    }
+}
+
 void handlers_enrol(Server *s, Request *q, Reply *r) {
     cJSON *body = parse_body(q, r, 0);
     if (!body) return;
     ProtoEnrol m;
     ProtoEnrolled out = {.lease_seconds = s->cfg.lease_seconds};
     Err e = {{0}};
+    char *caps_text = NULL;
     int parsed = proto_enrol_parse(body, &m, &e);
     EVP_PKEY *key = parsed == 0 ? dsse_key_from_public_pem(m.public_key, &e) : NULL;
-    char hash[SHA256_HEX_LEN];
     if (parsed != 0) reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
     else if (!key)
         reply_error(r, PROTO_E_BAD_FIELD, "\"public_key\" must be an Ed25519 public key in PEM: %s",
                     e.msg);
+    else if (check_capabilities(s, m.capabilities, &caps_text, r) != 0)
+        ; /* the reply says why */
     else if (check_proof(m.proof, key, m.name, r) != 0)
         ; /* the reply says why */
     else if (dsse_key_id(key, out.keyid) != 0 || random_token(out.token) != 0)
         reply_error(r, PROTO_E_INTERNAL, "cannot make a token");
-    else {
-        sha256_hex(out.token, strlen(out.token), hash);
-        char *caps_text = cJSON_PrintUnformatted(m.capabilities);
-        int rc =
-            db_agent_enrol(s->db, m.name, out.keyid, m.public_key, caps_text, hash, &out.agent, &e);
-        free(caps_text);
-        auth_forget_agents(); /* the agent's old token means nothing now */
-        if (rc == -2) reply_error(r, PROTO_E_KEY_REVOKED, "%s", e.msg);
-        else if (rc != 0) reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
-        else {
-            reply_json(r, 200, proto_enrolled_build(&out));
-            fprintf(stderr, "farm: agent %ld (%s) enrolled, key %.16s...\n", out.agent, m.name,
-                    out.keyid);
-        }
-    }
+    else enrol_key(s, &m, caps_text, &out, r);
+    free(caps_text);
     EVP_PKEY_free(key);
     cJSON_Delete(body);
 }
@@ -330,6 +354,44 @@ static void files_free(Files *f) {
     for (size_t i = 0; i < f->n; i++) free((void *)f->items[i].data);
     free(f->items);
     util_nameset_free(&f->index);
+}
+
+/* The folders and files the names in {"name": base64} would make: each name at most
+ * max_path_depth components, and the distinct folders and files together at most
+ * max_bundle_inodes (a 297 KiB upload of a/a/a... names made 59,983 folders). */
+static int check_paths(Server *s, const cJSON *obj, Reply *r) {
+    NameSet folders = {0};
+    char **made =
+        calloc((size_t)cJSON_GetArraySize(obj) * (size_t)s->cfg.max_path_depth + 1, sizeof *made);
+    size_t nmade = 0, inodes = 2; /* the two files the coordinator adds */
+    int rc = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, obj) {
+        long depth = 1;
+        for (const char *c = x->string; *c; c++) depth += *c == '/';
+        if (depth > s->cfg.max_path_depth) {
+            rc = reply_error(r, PROTO_E_BAD_FIELD,
+                             "file name %.64s...: %ld components, over max_path_depth (%ld)",
+                             x->string, depth, s->cfg.max_path_depth);
+            break;
+        }
+        inodes++;
+        for (const char *c = strchr(x->string, '/'); c; c = strchr(c + 1, '/')) {
+            char *folder = strndup(x->string, (size_t)(c - x->string));
+            if (util_nameset_add(&folders, folder, 0) == 0) made[nmade++] = folder, inodes++;
+            else free(folder);
+        }
+        if (inodes > (size_t)s->cfg.max_bundle_inodes) {
+            rc = reply_error(r, PROTO_E_BAD_FIELD,
+                             "the files would make over max_bundle_inodes (%ld) files and folders",
+                             s->cfg.max_bundle_inodes);
+            break;
+        }
+    }
+    util_nameset_free(&folders);
+    for (size_t i = 0; i < nmade; i++) free(made[i]);
+    free(made);
+    return rc;
 }
 
 /* Decodes {"name": base64} into FILES, with two slots to spare for what we add. A name
@@ -551,7 +613,7 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
         goto out;
     }
-    if (decode_files(m.files, &files, r) != 0) goto out;
+    if (check_paths(s, m.files, r) != 0 || decode_files(m.files, &files, r) != 0) goto out;
     if (!db_job_get(s->db, id, &job)) {
         reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
         goto out;

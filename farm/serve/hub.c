@@ -41,6 +41,37 @@ static void insert_claim(Hub *h, Exchange *x) {
     assert(!x->next || x->q.wait_until <= x->next->q.wait_until);
 }
 
+/* Parked claims per agent, for max_claims_per_agent: a bucket per agent id modulo
+ * CLAIM_BUCKETS, each a short chain (under the hub's lock). */
+#define CLAIM_BUCKETS 1024
+typedef struct Parked {
+    struct Parked *next;
+    long agent;
+    long claims;
+} Parked;
+static Parked *parked[CLAIM_BUCKETS];
+
+/* AGENT's count of parked claims (made when missing with MAKE), or NULL. */
+static Parked *parked_of(long agent, int make) {
+    Parked **at = &parked[(unsigned long)agent % CLAIM_BUCKETS];
+    for (Parked *p = *at; p; p = p->next)
+        if (p->agent == agent) return p;
+    Parked *p = make ? calloc(1, sizeof *p) : NULL;
+    if (p) *p = (Parked){*at, agent, 0}, *at = p;
+    return p;
+}
+
+static void parked_leave(long agent) {
+    Parked **at = &parked[(unsigned long)agent % CLAIM_BUCKETS];
+    while (*at && (*at)->agent != agent) at = &(*at)->next;
+    Parked *p = *at;
+    assert(p && p->claims > 0); /* every parked claim was counted */
+    if (--p->claims == 0) {
+        *at = p->next;
+        free(p);
+    }
+}
+
 /* Resumes parked claims, soonest deadline first, while their deadline is at or before
  * UNTIL; libmicrohttpd then calls on_request again and each is tried once more. A claim
  * is not touched after its resumption: its thread may answer and free it at once. */
@@ -53,6 +84,7 @@ static void resume_claims(Hub *h, double until) {
         else h->claims_tail = NULL;
         x->prev = x->next = NULL;
         x->parking = PARK_NONE;
+        parked_leave(x->q.agent.id);
         MHD_resume_connection(x->conn);
     }
 }
@@ -84,8 +116,12 @@ int hub_park_claim(Server *s, Exchange *x, unsigned long seen) {
     Hub *h = &s->hub;
     pthread_mutex_lock(&h->lock);
     int park = h->generation == seen && !h->stopping;
-    assert(x->parking == PARK_NONE); /* a claim being tried is in no list */
-    if (park) {
+    assert(x->parking == PARK_NONE && x->q.agent.id > 0); /* an agent's claim, in no list */
+    Parked *mine = park ? parked_of(x->q.agent.id, 1) : NULL;
+    if (park && (!mine || mine->claims >= s->cfg.max_claims_per_agent)) {
+        park = -1; /* one agent's long polls may not crowd out the others' */
+    } else if (park) {
+        mine->claims++;
         MHD_suspend_connection(x->conn);
         x->parking = PARK_CLAIM;
         insert_claim(h, x);

@@ -24,6 +24,8 @@ static const char SERVE_HELP[] =
     "evidence store, all kept in DIR (farm.db, blobs/, evidence/, tmp/). FILE is JSON:\n"
     "  {\"listen\": \"127.0.0.1:8470\", \"enrol_token\": \"...\", \"admin_token\": \"...\",\n"
     "   \"max_body_bytes\": 67108864, \"max_subjects\": 10000, \"lease_seconds\": 60,\n"
+    "   \"max_path_depth\": 32, \"max_bundle_inodes\": 30000,\n"
+    "   \"max_capabilities_bytes\": 65536,\n"
     "   \"max_attempts\": 3, \"claim_wait_max_seconds\": 30, \"sync\": \"full\",\n"
     "   \"max_connections\": 1000, \"max_connections_per_address\": 750,\n"
     "   \"max_anonymous\": 256, \"max_anonymous_per_address\": 64,\n"

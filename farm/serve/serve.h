@@ -40,6 +40,9 @@ typedef struct {
     long max_compare_observations;  /* the work of one comparison (compare.h) */
     long max_connections_per_agent; /* connections that have shown one agent's token */
     long max_claims_per_agent;      /* long polls one agent may have parked */
+    long max_capabilities_bytes;    /* an agent's capabilities, as JSON text */
+    long max_path_depth;            /* folders in a bundle's file names */
+    long max_bundle_inodes;         /* files and folders one bundle may make */
     int sync_full;                  /* "sync": "full" (default): acknowledged bundles survive power
                                  loss; "process": they survive the coordinator's crash */
     char store[1024];               /* "": SQLite in the state folder; else a postgresql:// URI */

@@ -164,9 +164,9 @@ void hub_notify(Server *s);
 int hub_stopping(Server *s);
 /* How many times jobs may have become claimable so far (see hub_park_claim). */
 unsigned long hub_generation(Server *s);
-/* Parks X, a claim that found nothing, its connection suspended, unless jobs may have
- * become claimable since SEEN (a hub_generation) or serve is stopping: then 0, try
- * again now. */
+/* Parks X, a claim that found nothing, its connection suspended: 1, unless jobs may
+ * have become claimable since SEEN (a hub_generation) or serve is stopping: then 0, try
+ * again now; -1 when its agent has max_claims_per_agent claims parked (refuse it). */
 int hub_park_claim(Server *s, Exchange *x, unsigned long seen);
 /* Hands X to its route's pool (work or pages), its connection suspended until the
  * answer is in X->reply: 1; 0 when serve is stopping (nothing may be suspended any more:

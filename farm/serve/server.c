@@ -152,7 +152,15 @@ static enum MHD_Result run_here(Server *s, Exchange *x) {
         x->route->handle(s, &x->q, &r);
         if (!r.park) return answer(x->conn, x, &r);
         assert(x->q.wait_until > 0); /* only a long poll parks, with its deadline set */
-        if (hub_park_claim(s, x, seen)) return MHD_YES;
+        int parked = hub_park_claim(s, x, seen);
+        if (parked > 0) return MHD_YES;
+        if (parked < 0) {
+            r.park = 0;
+            reply_error(&r, PROTO_E_TOO_MANY_REQUESTS,
+                        "agent %ld has max_claims_per_agent (%ld) long polls waiting",
+                        x->q.agent.id, s->cfg.max_claims_per_agent);
+            return answer(x->conn, x, &r);
+        }
     }
 }
 
