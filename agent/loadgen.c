@@ -34,6 +34,8 @@ static cJSON *sim_statement(const ProtoJob *job, const char *machine, cJSON *fil
     cJSON_AddNumberToObject(p, "run", (double)job->run);
     cJSON_AddNumberToObject(p, "job", (double)job->job);
     cJSON_AddNumberToObject(p, "attempt", (double)job->attempt);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(p, "source"), "sha256", job->source_sha256);
+    cJSON_AddStringToObject(p, "farm", job->farm);
     cJSON_AddStringToObject(p, "cairn_version", "sim");
     cJSON_AddStringToObject(cJSON_AddObjectToObject(p, "machine"), "name", machine);
     cJSON *cell = cJSON_Duplicate(job->cell, 1);

@@ -38,6 +38,14 @@ static int parse_opts(int argc, char **argv, Opts *o) {
             o->url = argv[++i];
         } else if (!strcmp(a, "--token") && next) {
             o->token = argv[++i];
+        } else if (!strcmp(a, "--token-file") && next) {
+            static char token[512];
+            Err e = {{0}};
+            if (util_read_token_file("cairn-farm", argv[++i], token, sizeof token, &e) != 0) {
+                fprintf(stderr, "cairn-farm %s: --token-file %s\n", argv[0], e.msg);
+                return -1;
+            }
+            o->token = token;
         } else if (!strcmp(a, "--matrix") && next) {
             o->matrix = argv[++i];
         } else if (!strcmp(a, "--key") && next) {
@@ -58,7 +66,7 @@ static int parse_opts(int argc, char **argv, Opts *o) {
 
 static Http *connect_or_complain(const Opts *o, const char *verb) {
     if (!o->url || !o->token) {
-        usage_error(verb, "needs --coordinator URL and --token ADMIN_TOKEN "
+        usage_error(verb, "needs --coordinator URL and --token-file FILE (or --token ADMIN_TOKEN) "
                           "(or CAIRN_FARM_URL and CAIRN_FARM_TOKEN)");
         return NULL;
     }
@@ -82,7 +90,7 @@ static cJSON *get_json(Http *h, const char *path, const char *verb) {
 /* --- submit ------------------------------------------------------------------------ */
 
 static const char SUBMIT_HELP[] =
-    "usage: cairn-farm submit [--matrix FILE] [--wait] [--coordinator URL --token T] [DIR]\n"
+    "usage: cairn-farm submit [--matrix FILE] [--wait] [--coordinator URL --token-file FILE] [DIR]\n"
     "\n"
     "Packs the source tree DIR (default .; .git, build, bin and hidden folders left out)\n"
     "into one content-addressed archive, uploads it, and starts a run over the matrix\n"
@@ -276,7 +284,7 @@ static int cmd_submit(int argc, char **argv) {
 /* --- status, cancel, revoke -------------------------------------------------------- */
 
 static const char STATUS_HELP[] =
-    "usage: cairn-farm status [RUN] [--json] [--coordinator URL --token T]\n"
+    "usage: cairn-farm status [RUN] [--json] [--coordinator URL --token-file FILE]\n"
     "\n"
     "Without RUN: the agents (capabilities, last seen), every run's job counts and the\n"
     "latest events (agent_lost ...). With RUN: each job's cell, state, agent, attempt,\n"
@@ -348,11 +356,11 @@ static int cmd_status(int argc, char **argv) {
 }
 
 static const char CANCEL_HELP[] =
-    "usage: cairn-farm cancel RUN [--coordinator URL --token T]\n"
+    "usage: cairn-farm cancel RUN [--coordinator URL --token-file FILE]\n"
     "\nCancels every queued and running job of RUN; a running agent learns it at its next\n"
     "heartbeat, stops the case it runs and uploads nothing.\n";
 static const char REVOKE_HELP[] =
-    "usage: cairn-farm revoke AGENT [--coordinator URL --token T]\n"
+    "usage: cairn-farm revoke AGENT [--coordinator URL --token-file FILE]\n"
     "\nRevokes agent AGENT (its id in `cairn-farm status`): its token stops working (401),\n"
     "its key cannot enrol again, and its running jobs go back to the queue.\n";
 
@@ -393,7 +401,7 @@ static int cmd_revoke(int argc, char **argv) {
 /* --- compare ----------------------------------------------------------------------- */
 
 static const char COMPARE_HELP[] =
-    "usage: cairn-farm compare RUN [--json] [--coordinator URL --token T]\n"
+    "usage: cairn-farm compare RUN [--json] [--coordinator URL --token-file FILE]\n"
     "       cairn-farm compare RESULTS.json [--json]\n"
     "\n"
     "Prints per case a row and per machine/cell a column: a digest over every observation\n"
@@ -518,7 +526,8 @@ int main(int argc, char **argv) {
         "verb",
         NULL,
         "the CAIRN test farm's coordinator and its clients",
-        "Client verbs take --coordinator URL and --token ADMIN_TOKEN, or the environment\n"
+        "Client verbs take --coordinator URL and --token-file FILE (the admin token on its\n"
+        "first line; --token ADMIN_TOKEN shows it in the process list), or the environment\n"
         "variables CAIRN_FARM_URL and CAIRN_FARM_TOKEN. docs/farm.md describes the API, the\n"
         "bundle format and deployment.\n",
         verbs,

@@ -70,6 +70,8 @@ char *db_schema(const char *key) {
         " lock_key BIGINT);"
         "CREATE TABLE IF NOT EXISTS filings(evidence TEXT PRIMARY KEY, coordinator TEXT NOT NULL,"
         " job_id BIGINT NOT NULL, at DOUBLE PRECISION);"
+        "CREATE TABLE IF NOT EXISTS farm(one INTEGER PRIMARY KEY, id TEXT NOT NULL,"
+        " salt TEXT NOT NULL, tokens TEXT NOT NULL, created_at DOUBLE PRECISION);"
         "CREATE TABLE IF NOT EXISTS reports(run_id BIGINT PRIMARY KEY, summary TEXT NOT NULL,"
         " report TEXT NOT NULL, at DOUBLE PRECISION);"
         "CREATE TABLE IF NOT EXISTS case_history(case_path TEXT NOT NULL, run_id BIGINT NOT NULL,"
@@ -138,6 +140,15 @@ static void announce(Db *db, DbConn *c) {
 
 /* --- agents ------------------------------------------------------------------------ */
 
+/* 1 when a live agent with another key than KEYID holds NAME. */
+static int name_taken(Db *db, DbConn *c, const char *name, const char *keyid) {
+    DbRows *r = db_query(db, c, "SELECT 1 FROM agents WHERE name=$1 AND keyid<>$2 AND revoked=0",
+                         DB_ARGS(DB_TEXT(name), DB_TEXT(keyid)));
+    int taken = db->be->next(r);
+    db->be->finish(r);
+    return taken;
+}
+
 int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
                    const char *caps_json, const char *token_hash, long *id, Err *e) {
     DbConn *c = db->be->acquire(db, 1);
@@ -149,6 +160,12 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
     if (revoked) {
         err_set(e, "this key belongs to a revoked agent");
         rc = -2;
+    } else if (name_taken(db, c, name, keyid)) {
+        err_set(e,
+                "machine name %s is enrolled with another key: revoke that agent first, or "
+                "give this machine another --name",
+                name);
+        rc = -3;
     } else {
         r = db_query(db, c,
                      "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
@@ -160,6 +177,9 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
         if (db->be->next(r)) {
             *id = db_col_long(db, r, 0);
             rc = 0;
+        } else if (name_taken(db, c, name, keyid)) { /* another coordinator's, just now */
+            err_set(e, "machine name %s is enrolled with another key", name);
+            rc = -3;
         } else {
             err_set(e, "enrolment not stored: %s", db->be->error(c));
         }
@@ -204,6 +224,34 @@ int db_agent_revoke(Db *db, long id) {
         announce(db, c);
     db->be->release(db, c, 1);
     return changed > 0 ? 0 : -1;
+}
+
+/* --- the farm's identity ---------------------------------------------------------- */
+
+int db_farm_identity(Db *db, const FarmIdentity *fresh, FarmIdentity *stored) {
+    DbConn *c = db->be->acquire(db, 1);
+    db_exec(db, c,
+            "INSERT INTO farm(one, id, salt, tokens, created_at) VALUES(1,$1,$2,$3,$4)"
+            " ON CONFLICT(one) DO NOTHING",
+            DB_ARGS(DB_TEXT(fresh->id), DB_TEXT(fresh->salt), DB_TEXT(fresh->tokens),
+                    DB_REAL(timing_now_seconds())));
+    DbRows *r = db_query(db, c, "SELECT id, salt, tokens FROM farm WHERE one=1", DB_NO_ARGS);
+    int found = db->be->next(r);
+    if (found) {
+        snprintf(stored->id, sizeof stored->id, "%s", db_col_text(db, r, 0));
+        snprintf(stored->salt, sizeof stored->salt, "%s", db_col_text(db, r, 1));
+        snprintf(stored->tokens, sizeof stored->tokens, "%s", db_col_text(db, r, 2));
+    }
+    db->be->finish(r);
+    db->be->release(db, c, 1);
+    return found ? 0 : -1;
+}
+
+int db_farm_tokens(Db *db, const char *tokens) {
+    DbConn *c = db->be->acquire(db, 1);
+    long n = db_exec(db, c, "UPDATE farm SET tokens=$1 WHERE one=1", DB_ARGS(DB_TEXT(tokens)));
+    db->be->release(db, c, 1);
+    return n == 1 ? 0 : -1;
 }
 
 /* --- blobs ------------------------------------------------------------------------- */
@@ -336,17 +384,26 @@ __attribute__((unused)) static int claimed_ok(const Job *job, const Agent *agent
            job->lease_expires > 0;
 }
 
+/* Whether AGENT is revoked in the store (a cache elsewhere may not know yet). */
+int db_agent_revoked(Db *db, DbConn *c, long agent) {
+    DbRows *r = db_query(db, c, "SELECT revoked FROM agents WHERE id=$1", DB_ARGS(DB_INT(agent)));
+    int revoked = !db->be->next(r) || db_col_long(db, r, 0) != 0;
+    db->be->finish(r);
+    return revoked;
+}
+
 int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
     assert(agent->id > 0 && lease_s > 0);
     if (db->be->claim) {
         int found = db->be->claim(db, agent, lease_s, out);
-        assert(!found || claimed_ok(out, agent));
+        assert(found <= 0 || claimed_ok(out, agent));
         return found;
     }
     DbConn *c = db->be->acquire(db, 0);
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
-    int found, copied;
-    if ((copied = found = claim_scan(db, c, agent, out))) {
+    int found = 0, copied = 0;
+    if (db_agent_revoked(db, c, agent->id)) found = -1; /* revoked at another coordinator */
+    else if ((copied = found = claim_scan(db, c, agent, out))) {
         double now = timing_now_seconds();
         out->attempt += 1;
         out->agent_id = agent->id;
@@ -361,11 +418,11 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
     }
     if (db_exec(db, c, "COMMIT", DB_NO_ARGS) < 0) {
         db_exec(db, c, "ROLLBACK", DB_NO_ARGS);
-        found = 0;
+        found = found < 0 ? found : 0;
     }
     db->be->release(db, c, 0);
-    if (copied && !found) db_job_free(out);
-    assert(!found || claimed_ok(out, agent));
+    if (copied && found <= 0) db_job_free(out);
+    assert(found <= 0 || claimed_ok(out, agent));
     return found;
 }
 

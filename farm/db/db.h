@@ -57,6 +57,20 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out);
 int db_agent_revoke(Db *db, long id);
 
+/* The farm a store belongs to: an id made once, and a fingerprint of its enrolment and
+ * admin tokens (salted and stretched: serve/auth.c), so that a coordinator configured for
+ * another farm does not join this one's database. */
+typedef struct {
+    char id[33];                 /* 32 hex digits */
+    char salt[33];               /* 32 hex digits */
+    char tokens[SHA256_HEX_LEN]; /* the fingerprint, 64 hex digits */
+} FarmIdentity;
+/* Stores FRESH as the store's identity unless it has one already; the one it has into
+ * *STORED. */
+int db_farm_identity(Db *db, const FarmIdentity *fresh, FarmIdentity *stored);
+/* The farm's tokens changed on purpose: TOKENS is their new fingerprint. */
+int db_farm_tokens(Db *db, const char *tokens);
+
 int db_blob_add(Db *db, const char *sha, long size);
 int db_blob_exists(Db *db, const char *sha, long *size);
 
@@ -65,7 +79,9 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
                    const cJSON *jobs, Err *e);
 int db_run_cancel(Db *db, long run_id);
 
-/* Claims the first queued job AGENT can run; 1 when claimed, 0 when none fits. */
+/* Claims the first queued job AGENT can run; 1 when claimed, 0 when none fits, -1 when
+ * the store says AGENT is revoked (the statement checks it: a coordinator's cache of
+ * agents may be a moment behind a revocation made at another). */
 int db_claim(Db *db, const Agent *agent, double lease_s, Job *out);
 /* Extends the lease; returns 0 ok, 1 cancelled, -1 when the lease is not this agent's. */
 int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char *progress,

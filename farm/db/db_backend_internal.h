@@ -93,6 +93,8 @@ long db_exec(Db *db, DbConn *c, const char *sql, const DbArg *args, int n);
 const char *db_col_text(Db *db, DbRows *r, int col);
 long db_col_long(Db *db, DbRows *r, int col);
 cJSON *db_col_json(Db *db, DbRows *r, int col);
+/* Whether AGENT is revoked (or unknown) in the store. */
+int db_agent_revoked(Db *db, DbConn *c, long agent);
 
 /* Back ends' constructors, called by db_open.c alone: each connects, creates the schema
  * when missing and sets its table in the handle's be; db_open then calls

@@ -287,7 +287,7 @@ static int pg_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
     char ids[CLAIM_PAGE * 24];
     long after = 0;
     int claimed = 0, tries = 0, fitting;
-    while (!claimed) {
+    while (claimed == 0) {
         int seen = claim_candidates(c, agent, &after, ids, sizeof ids, &fitting);
         if (fitting) {
             double now = timing_now_seconds();
@@ -296,10 +296,15 @@ static int pg_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
                 "UPDATE jobs SET state='running', agent_id=$1, attempt=attempt+1,"
                 " lease_expires=$2, progress='claimed', updated_at=$3 WHERE id=(SELECT id"
                 " FROM jobs WHERE id=ANY($4::bigint[]) AND state='queued' ORDER BY id LIMIT 1"
-                " FOR UPDATE SKIP LOCKED) RETURNING " DB_JOB_COLS,
+                " FOR UPDATE SKIP LOCKED) AND EXISTS (SELECT 1 FROM agents WHERE id=$1 AND"
+                " revoked=0) RETURNING " DB_JOB_COLS,
                 DB_ARGS(DB_INT(agent->id), DB_REAL(now + lease_s), DB_REAL(now), DB_TEXT(ids)));
             if ((claimed = pg_next(r))) db_job_from_row(db, r, out);
             pg_finish(r);
+            if (!claimed && db_agent_revoked(db, c, agent->id)) {
+                claimed = -1; /* the store's word: a cache may be a moment behind it */
+                break;
+            }
             if (!claimed && ++tries < CLAIM_TRIES) after = 0; /* all taken meanwhile */
             else if (!claimed) break;
         } else if (seen < CLAIM_PAGE) {

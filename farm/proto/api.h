@@ -113,11 +113,15 @@ typedef struct {
 cJSON *proto_enrol_build(const ProtoEnrol *m);
 int proto_enrol_parse(const cJSON *j, ProtoEnrol *m, Err *e);
 
+/* A farm's identity: 32 hex digits, made once per store (the coordinator's database). */
+#define PROTO_FARM_ID_LEN 33
+
 typedef struct {
     long agent;
     char token[SHA256_HEX_LEN];
     char keyid[SHA256_HEX_LEN];
     double lease_seconds;
+    char farm[PROTO_FARM_ID_LEN]; /* the farm enrolled in */
 } ProtoEnrolled;
 cJSON *proto_enrolled_build(const ProtoEnrolled *m);
 int proto_enrolled_parse(const cJSON *j, ProtoEnrolled *m, Err *e);
@@ -137,6 +141,7 @@ typedef struct {
     long source_size;
     const cJSON *cases; /* safe relative paths */
     double timeout_s, lease_seconds, lease_expires;
+    char farm[PROTO_FARM_ID_LEN]; /* the farm the job is of: its statement names it */
 } ProtoJob;
 cJSON *proto_job_build(const ProtoJob *m);
 int proto_job_parse(const cJSON *j, ProtoJob *m, Err *e);

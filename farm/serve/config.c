@@ -34,6 +34,8 @@ static const ConfigBound BOUNDS[] = {
     COUNT(max_path_depth, 32, 2, 512),
     COUNT(max_bundle_inodes, 30000, 16, 1e7),
     COUNT(max_capabilities_bytes, 65536, 1024, 16L << 20),
+    COUNT(max_challenges, 1024, 16, 1e6),
+    COUNT(max_challenges_per_address, 16, 1, 1e6),
     COUNT(max_connections, 1000, 16, 1e5),
     COUNT(max_connections_per_address, 750, 1, 1e5),
     COUNT(max_anonymous, 256, 1, 1e5),
@@ -57,7 +59,7 @@ static const ConfigBound BOUNDS[] = {
 };
 #define NBOUNDS (sizeof BOUNDS / sizeof BOUNDS[0])
 
-static void set_defaults(FarmConfig *c) {
+void serve_config_defaults(FarmConfig *c) {
     *c = (FarmConfig){.sync_full = 1};
     snprintf(c->listen, sizeof c->listen, "127.0.0.1:8470");
     for (size_t i = 0; i < NBOUNDS; i++) {
@@ -107,7 +109,7 @@ static const char *read_words(const cJSON *j, FarmConfig *c) {
 }
 
 int config_load(const char *path, FarmConfig *c, Err *e) {
-    set_defaults(c);
+    serve_config_defaults(c);
     if (!path)
         return err_set(e, "--config FILE is required (it holds the tokens; see configs/farm.json)");
     cJSON *j = json_parse_file(path, e);

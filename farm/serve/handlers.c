@@ -58,62 +58,72 @@ static int random_token(char out[SHA256_HEX_LEN]) {
 }
 
 /* Enrolment challenges: nonces issued to whoever holds the enrolment token, each good
- * for one proof within NONCE_LIFE_S. When the table is full the oldest goes. */
-#define NONCES       1024
+ * for one proof within NONCE_LIFE_S, at most max_challenges outstanding and
+ * max_challenges_per_address from one client address. An outstanding nonce is never
+ * pushed out to make room (1,100 challenges once evicted a victim's, and its enrolment
+ * was refused): when the table is full a new challenge is refused instead. */
 #define NONCE_LIFE_S 120.0
-static struct {
-    char nonce[SHA256_HEX_LEN];
-    double expires;
-} nonces[NONCES];
-static pthread_mutex_t nonces_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int nonce_issue(char out[SHA256_HEX_LEN]) {
-    if (random_token(out) != 0) return -1;
-    pthread_mutex_lock(&nonces_lock);
-    size_t slot = 0;
-    for (size_t i = 1; i < NONCES; i++)
-        if (nonces[i].expires < nonces[slot].expires) slot = i;
-    snprintf(nonces[slot].nonce, SHA256_HEX_LEN, "%s", out);
-    nonces[slot].expires = timing_now_seconds() + NONCE_LIFE_S;
-    pthread_mutex_unlock(&nonces_lock);
-    return 0;
+/* Issues a nonce to PEER: 0, or -1 when PEER holds its share, -2 when all are taken. */
+static int nonce_issue(Server *s, const char *peer, char out[SHA256_HEX_LEN]) {
+    if (random_token(out) != 0) return -2;
+    double now = timing_now_seconds();
+    long free_slot = -1, mine = 0;
+    pthread_mutex_lock(&s->nonces_lock);
+    for (long i = 0; i < s->cfg.max_challenges; i++) {
+        if (s->nonces[i].expires <= now) {
+            if (free_slot < 0) free_slot = i;
+        } else {
+            mine += !strcmp(s->nonces[i].peer, peer);
+        }
+    }
+    int rc = mine >= s->cfg.max_challenges_per_address ? -1 : free_slot < 0 ? -2 : 0;
+    if (rc == 0) {
+        snprintf(s->nonces[free_slot].nonce, SHA256_HEX_LEN, "%s", out);
+        snprintf(s->nonces[free_slot].peer, sizeof s->nonces[free_slot].peer, "%s", peer);
+        s->nonces[free_slot].expires = now + NONCE_LIFE_S;
+    }
+    pthread_mutex_unlock(&s->nonces_lock);
+    return rc;
 }
 
 /* 1 when NONCE was issued, has not expired and was not used; it is used up now. */
-static int nonce_take(const char *nonce) {
+static int nonce_take(Server *s, const char *nonce) {
     int found = 0;
     double now = timing_now_seconds();
-    pthread_mutex_lock(&nonces_lock);
-    for (size_t i = 0; i < NONCES && !found; i++) {
-        if (nonces[i].expires > now && !strcmp(nonces[i].nonce, nonce)) {
-            nonces[i].expires = 0;
-            nonces[i].nonce[0] = '\0';
+    pthread_mutex_lock(&s->nonces_lock);
+    for (long i = 0; i < s->cfg.max_challenges && !found; i++) {
+        if (s->nonces[i].expires > now && !strcmp(s->nonces[i].nonce, nonce)) {
+            s->nonces[i] = (Nonce){0};
             found = 1;
         }
     }
-    pthread_mutex_unlock(&nonces_lock);
+    pthread_mutex_unlock(&s->nonces_lock);
     return found;
 }
 
 void handlers_challenge(Server *s, Request *q, Reply *r) {
-    (void)s;
-    (void)q;
     ProtoChallenge m = {.proof_type = ENROL_PROOF_TYPE, .expires_in_s = NONCE_LIFE_S};
-    if (nonce_issue(m.nonce) != 0) {
-        reply_error(r, PROTO_E_INTERNAL, "cannot make a nonce");
-        return;
-    }
-    reply_json(r, 200, proto_challenge_build(&m));
+    int rc = nonce_issue(s, q->peer ? q->peer : "", m.nonce);
+    if (rc == -1)
+        reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
+                    "your address holds max_challenges_per_address (%ld) challenges: use them,"
+                    " or wait %.0f s",
+                    s->cfg.max_challenges_per_address, NONCE_LIFE_S);
+    else if (rc == -2)
+        reply_error(r, PROTO_E_BUSY, "max_challenges (%ld) challenges are outstanding: retry",
+                    s->cfg.max_challenges);
+    else reply_json(r, 200, proto_challenge_build(&m));
 }
 
 /* The enrolment's proof of possession of KEY: a signature over a nonce this coordinator
  * issued, so nobody can enrol (or re-enrol, taking over) a key they do not hold. */
-static int check_proof(const cJSON *proof, EVP_PKEY *key, const char *name, Reply *r) {
+static int check_proof(Server *s, const cJSON *proof, EVP_PKEY *key, const char *name, Reply *r) {
     char nonce[SHA256_HEX_LEN];
     Err e = {{0}};
     if (dsse_enrol_proof_check(proof, key, name, nonce, &e) != 0)
         return reply_error(r, PROTO_E_PROOF_REFUSED, "proof of key possession refused: %s", e.msg);
-    if (!nonce_take(nonce))
+    if (!nonce_take(s, nonce))
         return reply_error(r, PROTO_E_PROOF_REFUSED,
                            "proof of key possession refused: the nonce was not "
                            "issued, has expired or was used");
@@ -142,6 +152,7 @@ static void enrol_key(Server *s, const ProtoEnrol *m, const char *caps_text, Pro
     Err e = {{0}};
     char hash[SHA256_HEX_LEN];
     sha256_hex(out->token, strlen(out->token), hash);
+    snprintf(out->farm, sizeof out->farm, "%s", s->farm_id);
     int rc =
         db_agent_enrol(s->db, m->name, out->keyid, m->public_key, caps_text, hash, &out->agent, &e);
     auth_forget_agents(); /* the agent's old token means nothing now */
@@ -170,7 +181,7 @@ void handlers_enrol(Server *s, Request *q, Reply *r) {
                     e.msg);
     else if (check_capabilities(s, m.capabilities, &caps_text, r) != 0)
         ; /* the reply says why */
-    else if (check_proof(m.proof, key, m.name, r) != 0)
+    else if (check_proof(s, m.proof, key, m.name, r) != 0)
         ; /* the reply says why */
     else if (dsse_key_id(key, out.keyid) != 0 || random_token(out.token) != 0)
         reply_error(r, PROTO_E_INTERNAL, "cannot make a token");
@@ -241,6 +252,7 @@ static cJSON *job_answer(Server *s, const Job *job) {
                   .lease_seconds = s->cfg.lease_seconds,
                   .lease_expires = job->lease_expires};
     snprintf(m.cell_id, sizeof m.cell_id, "%.128s", job->cell_id); /* a safe component */
+    snprintf(m.farm, sizeof m.farm, "%s", s->farm_id);
     cJSON *cases = run_facts(s, job->run_id, m.source_sha256, &m.source_size, &m.timeout_s);
     m.cases = cases;
     cJSON *j = proto_job_build(&m);
@@ -270,9 +282,13 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
     }
     int stopping = hub_stopping(s);
     Job job;
-    if (!stopping && db_claim(s->db, &q->agent, s->cfg.lease_seconds, &job)) {
+    int claimed = stopping ? 0 : db_claim(s->db, &q->agent, s->cfg.lease_seconds, &job);
+    if (claimed > 0) {
         reply_json(r, 200, job_answer(s, &job));
         db_job_free(&job);
+    } else if (claimed < 0) {
+        auth_forget_agents(); /* revoked at another coordinator: its cached token too */
+        reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
     } else if (stopping || timing_now_seconds() >= q->wait_until) {
         r->status = 204;
     } else {
@@ -429,9 +445,33 @@ static ProtoErrorCode verdict_code(BundleVerdict v) {
     }
 }
 
+/* The statement must be about this farm's job, its source and attempt: a bundle signed
+ * for another farm (the same key enrolled in two), or for another attempt or source of
+ * this job, is replayed. */
+static int check_origin(Server *s, const cJSON *pred, const Job *job, Reply *r) {
+    char sha[SHA256_HEX_LEN] = "";
+    long size = 0;
+    double timeout_s = 0;
+    cJSON_Delete(run_facts(s, job->run_id, sha, &size, &timeout_s));
+    const char *farm = json_str(pred, "farm");
+    const char *source = json_str(cJSON_GetObjectItemCaseSensitive(pred, "source"), "sha256");
+    if (!farm || strcmp(farm, s->farm_id) != 0)
+        return reply_error(r, PROTO_E_REPLAYED,
+                           "the statement's farm is not this farm (%s): signed for another?",
+                           s->farm_id);
+    if (!source || strcmp(source, sha) != 0)
+        return reply_error(r, PROTO_E_REPLAYED,
+                           "the statement's source is not run %ld's (%.16s...)", job->run_id, sha);
+    if (json_num(pred, "attempt", -1) != (double)job->attempt)
+        return reply_error(r, PROTO_E_REPLAYED, "the statement's attempt is %.0f, not %d",
+                           json_num(pred, "attempt", -1), job->attempt);
+    return 0;
+}
+
 /* The statement must be about this very job, by this very agent: anything else is a
  * bundle replayed from elsewhere. */
-static int check_predicate(const cJSON *pred, const Job *job, const Agent *agent, Reply *r) {
+static int check_predicate(Server *s, const cJSON *pred, const Job *job, const Agent *agent,
+                           Reply *r) {
     const cJSON *cell = cJSON_GetObjectItemCaseSensitive(pred, "cell");
     const cJSON *machine = cJSON_GetObjectItemCaseSensitive(pred, "machine");
     const char *ver = json_str(pred, "cairn_version");
@@ -452,7 +492,7 @@ static int check_predicate(const cJSON *pred, const Job *job, const Agent *agent
     if (!util_is_safe_component(ver))
         return reply_error(r, PROTO_E_BUNDLE_MALFORMED,
                            "predicate.cairn_version must be a safe folder name");
-    return 0;
+    return check_origin(s, pred, job, r);
 }
 
 /* Takes a filing slot for JOB; -1 when another upload of JOB holds one (or all are
@@ -636,7 +676,7 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         reply_error(r, PROTO_E_BUNDLE_REJECTED, "bundle rejected: %s", e.msg);
         goto out;
     }
-    if (check_predicate(pred, &job, &q->agent, r) == 0)
+    if (check_predicate(s, pred, &job, &q->agent, r) == 0)
         file_bundle(s, &job, &q->agent, pred, env_text, bundle_sha, &files, r);
 out:
     EVP_PKEY_free(key);

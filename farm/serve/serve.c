@@ -16,7 +16,11 @@
 
 static const char SERVE_HELP[] =
     "usage: cairn-farm serve --state DIR --config FILE [--listen HOST:PORT] [--check-config]\n"
+    "                        [--accept-new-tokens]\n"
     "\n"
+    "The store remembers which farm it belongs to (an id, and a fingerprint of the farm's\n"
+    "enrolment and admin tokens): a coordinator whose config has other tokens is refused.\n"
+    "After changing a farm's tokens on purpose, start once with --accept-new-tokens.\n"
     "--check-config reads FILE, says what is wrong with it (exit 2) or nothing (exit 0),\n"
     "and starts nothing. Every count and span of seconds below has a range; a value\n"
     "outside it is refused by name (docs/farm.md lists each key's range).\n"
@@ -25,7 +29,8 @@ static const char SERVE_HELP[] =
     "  {\"listen\": \"127.0.0.1:8470\", \"enrol_token\": \"...\", \"admin_token\": \"...\",\n"
     "   \"max_body_bytes\": 67108864, \"max_subjects\": 10000, \"lease_seconds\": 60,\n"
     "   \"max_path_depth\": 32, \"max_bundle_inodes\": 30000,\n"
-    "   \"max_capabilities_bytes\": 65536,\n"
+    "   \"max_capabilities_bytes\": 65536, \"max_challenges\": 1024,\n"
+    "   \"max_challenges_per_address\": 16,\n"
     "   \"max_attempts\": 3, \"claim_wait_max_seconds\": 30, \"sync\": \"full\",\n"
     "   \"max_connections\": 1000, \"max_connections_per_address\": 750,\n"
     "   \"max_anonymous\": 256, \"max_anonymous_per_address\": 64,\n"
@@ -98,6 +103,8 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
     hub_init(&s->hub);
     pthread_mutex_init(&s->filing_lock, NULL);
     pthread_mutex_init(&s->report_lock, NULL);
+    pthread_mutex_init(&s->nonces_lock, NULL);
+    s->nonces = calloc((size_t)cfg->max_challenges + 1, sizeof *s->nonces);
     pthread_cond_init(&s->report_cond, NULL);
     sem_init(&s->filers, 0, FILERS);
     char path[1200];
@@ -108,14 +115,14 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
         err_set(e, "cannot open the state folder %s: %s", s->state, strerror(errno));
     if (s->state_fd >= 0) s->db = db_open(s->cfg.store[0] ? s->cfg.store : path, e);
     if (s->db) db_set_sync(s->db, s->cfg.sync_full);
-    if (s->db && store_reconcile(s, e) == 0) return s;
+    if (s->db && auth_open(s, e) == 0 && store_reconcile(s, e) == 0) return s;
     free(s); /* an open store stays: its committer thread holds it, and the caller exits */
     return NULL;
 }
 
 typedef struct {
     const char *state, *config, *listen;
-    int check_only;
+    int check_only, accept_new_tokens;
 } ServeArgs;
 
 /* -1 when the arguments are good; otherwise the exit status (0 after --help). */
@@ -133,6 +140,8 @@ static int parse_args(int argc, char **argv, ServeArgs *a) {
             a->listen = argv[++i];
         } else if (!strcmp(argv[i], "--check-config")) {
             a->check_only = 1;
+        } else if (!strcmp(argv[i], "--accept-new-tokens")) {
+            a->accept_new_tokens = 1;
         } else {
             fprintf(stderr, "cairn-farm serve: unknown argument %s (see --help)\n", argv[i]);
             return 2;
@@ -202,6 +211,7 @@ int serve_main(int argc, char **argv) {
         return 2;
     }
     if (a.listen) snprintf(cfg.listen, sizeof cfg.listen, "%s", a.listen);
+    cfg.accept_new_tokens = a.accept_new_tokens;
     sigset_t stop;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);

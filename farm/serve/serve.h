@@ -37,16 +37,22 @@ typedef struct {
     long page_threads;          /* the page pool: the dashboard and filed files */
     long max_queued_pages;      /* page requests queued or running, in all */
     long max_pages_per_address; /* ... and from one client address */
-    long max_compare_observations;  /* the work of one comparison (compare.h) */
-    long max_connections_per_agent; /* connections that have shown one agent's token */
-    long max_claims_per_agent;      /* long polls one agent may have parked */
-    long max_capabilities_bytes;    /* an agent's capabilities, as JSON text */
-    long max_path_depth;            /* folders in a bundle's file names */
-    long max_bundle_inodes;         /* files and folders one bundle may make */
-    int sync_full;                  /* "sync": "full" (default): acknowledged bundles survive power
+    long max_compare_observations;   /* the work of one comparison (compare.h) */
+    long max_connections_per_agent;  /* connections that have shown one agent's token */
+    long max_claims_per_agent;       /* long polls one agent may have parked */
+    long max_capabilities_bytes;     /* an agent's capabilities, as JSON text */
+    long max_path_depth;             /* folders in a bundle's file names */
+    long max_bundle_inodes;          /* files and folders one bundle may make */
+    long max_challenges;             /* enrolment challenges outstanding, in all */
+    long max_challenges_per_address; /* ... and from one client address */
+    int sync_full;                   /* "sync": "full" (default): acknowledged bundles survive power
                                  loss; "process": they survive the coordinator's crash */
-    char store[1024];               /* "": SQLite in the state folder; else a postgresql:// URI */
+    char store[1024];                /* "": SQLite in the state folder; else a postgresql:// URI */
+    int accept_new_tokens;           /* --accept-new-tokens: the store's farm changed its tokens */
 } FarmConfig;
+
+/* Every setting at its default (config.c's table); the tokens empty. */
+void serve_config_defaults(FarmConfig *c);
 
 /* A coordinator: its config, store and state folder, and the requests it holds. */
 typedef struct Server Server;

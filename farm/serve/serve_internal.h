@@ -110,11 +110,20 @@ typedef struct {
 
 #define MAX_FILING 256
 
+/* An enrolment challenge outstanding (handlers.c): its nonce, who asked, until when. */
+typedef struct {
+    char nonce[SHA256_HEX_LEN];
+    char peer[64];
+    double expires; /* 0: a free slot */
+} Nonce;
+
 struct Server {
     Db *db;
     FarmConfig cfg;
     char state[1024];
-    int state_fd; /* the state folder, which every path under it is opened from (statedir.c) */
+    int state_fd;     /* the state folder, which every path under it is opened from (statedir.c) */
+    char farm_id[33]; /* the farm's identity (auth_open), named in claims and statements */
+    char enrol_digest[SHA256_HEX_LEN], admin_digest[SHA256_HEX_LEN]; /* the tokens' SHA-256 */
     Hub hub;
     pthread_mutex_t report_lock; /* the reporter's (report.c): report_due and its wake-up */
     pthread_cond_t report_cond;
@@ -122,6 +131,8 @@ struct Server {
     pthread_mutex_t filing_lock; /* guards filing[]: jobs whose upload is being filed */
     long filing[MAX_FILING];     /* 0: a free slot; a job is in at most one slot */
     sem_t filers;                /* uploads verifying or writing files at once */
+    pthread_mutex_t nonces_lock; /* guards nonces[] (cfg.max_challenges of them) */
+    Nonce *nonces;
 };
 
 /* --- the config (config.c) -------------------------------------------------------- */
@@ -147,6 +158,9 @@ void reply_free(Reply *r);
 
 /* --- authentication (auth.c) ------------------------------------------------------ */
 
+/* At start: the config's tokens as digests, and the farm the store belongs to, which
+ * must be the one these tokens are for (unless cfg.accept_new_tokens); -1 with E. */
+int auth_open(Server *s, Err *e);
 /* 0 when Q's token is good for a route that needs NEED (Q->agent filled for an agent);
  * otherwise -1 with the 401 in R. */
 int auth_check(Server *s, AuthKind need, Request *q, Reply *r);
@@ -228,8 +242,9 @@ void statedir_random_name(const char *prefix, char *out, size_t cap);
 /* Removes NAME in DIR and everything under it, following no link (0 when absent). */
 int statedir_remove(int dir, const char *name);
 /* At start: the state folder STATE and its evidence/, tmp/ and blobs/ must be folders
- * (not links) that only their owner may write, and CONFIG a file only its owner may
- * write (a warning when others may read its tokens). -1 with E saying how to fix it. */
+ * (not links) that others may not write, and CONFIG a file others may not write (a
+ * warning when its group may write either, or others may read its tokens). -1 with E
+ * saying how to fix it. */
 int statedir_check(const char *state, const char *config, Err *e);
 
 /* --- the store on disk (store.c) -------------------------------------------------- */

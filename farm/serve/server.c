@@ -35,6 +35,14 @@ static struct MHD_Response *response_of(Reply *r, int close) {
     if (!resp) return NULL;
     if (r->raw_type) MHD_add_response_header(resp, "Content-Type", r->raw_type);
     if (close) MHD_add_response_header(resp, "Connection", "close");
+    /* Every answer says what it is and may not be framed: pages style themselves and show
+     * the plot, anything else (JSON, SVG, filed files) runs and loads nothing. */
+    int page = r->raw_type && !strncmp(r->raw_type, "text/html", 9);
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            page ? "default-src 'none'; style-src 'unsafe-inline'; img-src 'self';"
+                                   " frame-ancestors 'none'"
+                                 : "default-src 'none'; frame-ancestors 'none'; sandbox");
     return resp;
 }
 

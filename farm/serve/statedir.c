@@ -120,8 +120,16 @@ int statedir_remove(int dir, const char *name) {
     return unlinkat(dir, name, AT_REMOVEDIR) == 0 ? rc : -1;
 }
 
-/* PATH must be a folder (not a symbolic link, when NOFOLLOW) that neither its group nor
- * others may write. */
+/* Warns that PATH (WHAT) may be written by its group (a shared group may be meant). */
+static void group_writable(const char *what, const char *path, const struct stat *st) {
+    if (st->st_mode & S_IWGRP)
+        fprintf(stderr,
+                "cairn-farm serve: warning: %s %s may be written by its group (mode %03o): "
+                "chmod g-w %s unless the group is the farm's alone\n",
+                what, path, (unsigned)(st->st_mode & 0777), path);
+}
+
+/* PATH must be a folder (not a symbolic link, when NOFOLLOW) that others may not write. */
 static int private_folder(const char *path, int nofollow, const char *what, Err *e) {
     struct stat st;
     if ((nofollow ? lstat(path, &st) : stat(path, &st)) != 0)
@@ -132,9 +140,10 @@ static int private_folder(const char *path, int nofollow, const char *what, Err 
                        " (nothing under the state folder is followed out of it)",
                        what, path);
     if (!S_ISDIR(st.st_mode)) return err_set(e, "%s %s is not a folder", what, path);
-    if (st.st_mode & (S_IWGRP | S_IWOTH))
+    if (st.st_mode & S_IWOTH)
         return err_set(e, "%s %s may be written by others (mode %03o): chmod go-w %s", what, path,
                        (unsigned)(st.st_mode & 0777), path);
+    group_writable(what, path, &st);
     return 0;
 }
 
@@ -147,10 +156,12 @@ int statedir_check(const char *state, const char *config, Err *e) {
         if (private_folder(path, 1, "the state folder's", e) != 0) return -1;
     }
     struct stat st;
-    if (config && stat(config, &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)))
+    if (!config || stat(config, &st) != 0) return 0;
+    if (st.st_mode & S_IWOTH)
         return err_set(e, "the config %s may be written by others (mode %03o): chmod go-w %s",
                        config, (unsigned)(st.st_mode & 0777), config);
-    if (config && stat(config, &st) == 0 && (st.st_mode & (S_IRGRP | S_IROTH)))
+    group_writable("the config", config, &st);
+    if (st.st_mode & S_IROTH)
         fprintf(stderr,
                 "cairn-farm serve: warning: the config %s holds the tokens and may be read by "
                 "others (mode %03o): chmod 600 %s\n",

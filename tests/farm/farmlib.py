@@ -312,6 +312,7 @@ def statement(job, machine, files, unordered=False):
     case = job["cases"][0]
     receipt = f"{case}/receipt.json"
     pred = {"run": job["run"], "job": job["job"], "attempt": job["attempt"],
+            "source": {"sha256": job["source"]["sha256"]},
             "cairn_version": "0.1.0", "machine": {"name": machine},
             "cell": dict(job["cell"], id=job["cell_id"]),
             "cases": [{"case": case, "build_status": 0, "exit_status": 0,
@@ -319,6 +320,8 @@ def statement(job, machine, files, unordered=False):
                        "unordered": unordered, "observations": [], "checks": []}]}
     if receipt not in files:
         del pred["cases"][0]["receipt"]
+    if "farm" in job:   # the farm this job is of (issue 24): the statement names it
+        pred["farm"] = job["farm"]
     return {"_type": "https://in-toto.io/Statement/v1",
             "subject": [{"name": n, "digest": {"sha256": hashlib.sha256(b).hexdigest()}}
                         for n, b in files.items()],

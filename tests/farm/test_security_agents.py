@@ -143,3 +143,106 @@ def test_the_folders_one_bundle_may_make_are_bounded(tmp_path):
         assert farm.evidence_dirs() == []
         (status, answer), _ = upload_files(farm, key, token, tmp_path, names[:300])
         assert status == 200, answer
+
+
+# --- Low 11: a revoked token claims nowhere ----------------------------------------------
+
+def test_a_token_revoked_at_one_coordinator_claims_nothing_at_another(tmp_path):
+    """An agent revoked at A claims at B at once, where B has its token cached: refused
+    (401), no job handed out (B's 2 s cache let it claim: the claim's statement did not
+    check revoked in the store)."""
+    from test_multi_coordinator import two_coordinators
+    with two_coordinators(tmp_path) as (a, b):
+        token, agent = enrol(b, "revokee", b.keygen("revokee"))
+        assert b.request("POST", "/api/v1/claim", {"wait_s": 0}, token=token)[0] == 204
+        run = a.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
+        assert a.request("POST", f"/api/v1/agents/{int(agent)}/revoke")[0] == 200
+        status, answer = b.request("POST", "/api/v1/claim", {"wait_s": 0}, token=token)
+        assert status == 401 and answer["code"] == "unknown_agent", (status, answer)
+        assert [j["state"] for j in a.run_view(run)["jobs"]] == ["queued"]
+
+
+# --- Low 12: a statement names this farm's job: its source, attempt and farm -------------
+
+@pytest.fixture(scope="module")
+def farm12(tmp_path_factory, farm_store):  # one coordinator per store
+    tmp = tmp_path_factory.mktemp("statement")
+    farm = Farm(tmp, lease=600)
+    farm.start()
+    key = farm.keygen("x")
+    token, _ = enrol(farm, "x", key)
+    farm.submit(HERE / "cases_slow", {"compilers": ["gcc", "clang"], "repeat": 2})
+    yield farm, key, token, tmp
+    farm.close()
+
+
+@pytest.mark.parametrize("field,value", [
+    ("source", {"sha256": "ab" * 32}), ("attempt", 2), ("farm", "0" * 32)])
+def test_a_statement_about_another_source_attempt_or_farm_is_refused(farm12, field, value):
+    """A bundle signed for this job but naming another source digest, another attempt, or
+    another farm (the same key enrolled in two farms): 409 replayed, nothing filed (it
+    was filed)."""
+    farm, key, token, tmp = farm12
+    job = claim(farm, token)
+    status, answer = signed_upload(farm, job, key, token, tmp,
+                                   mutate=lambda st: st["predicate"].update({field: value}))
+    assert status == 409 and answer["code"] == "replayed", (field, status, answer)
+    assert field in answer["error"], answer
+    status, answer = signed_upload(farm, job, key, token, tmp)   # the true statement
+    assert status == 200, answer
+
+
+# --- Low 13: challenges are bounded per address, and nobody's nonce is pushed out --------
+
+def test_a_flood_of_challenges_keeps_a_victims_nonce(tmp_path):
+    """A victim asks for a challenge; 1,120 more come from 70 other addresses: the
+    victim's enrolment with its nonce still succeeds, each address gets at most its
+    share, and the coordinator refuses new challenges rather than forget one (1,100
+    challenges evicted the victim's nonce and its enrolment was refused)."""
+    import http.client
+    with Farm(tmp_path) as farm:
+        status, challenge = farm.request("POST", "/api/v1/agents/challenge", token=ENROL)
+        assert status == 200
+        statuses = []
+        for i in range(70):
+            conn = http.client.HTTPConnection("127.0.0.1", farm.port, timeout=30,
+                                              source_address=(f"127.0.0.{2 + i}", 0))
+            for _ in range(16):
+                conn.request("POST", "/api/v1/agents/challenge",
+                             headers={"Authorization": f"Bearer {ENROL}"})
+                r = conn.getresponse()
+                r.read()
+                statuses.append(r.status)
+            conn.close()
+        status, answer = enrol_request(farm, "victim", farm.keygen("victim"),
+                                       nonce=challenge["nonce"])
+        assert status == 200, (status, answer)
+        assert statuses.count(503) >= 90, sorted(set(statuses))
+        conn = http.client.HTTPConnection("127.0.0.1", farm.port, timeout=30,
+                                          source_address=("127.0.0.200", 0))
+        per_address = []
+        for _ in range(20):
+            conn.request("POST", "/api/v1/agents/challenge",
+                         headers={"Authorization": f"Bearer {ENROL}"})
+            r = conn.getresponse()
+            r.read()
+            per_address.append(r.status)
+        assert 429 in per_address or 503 in per_address, per_address
+
+
+# --- Low 14: one machine name, one key ---------------------------------------------------
+
+def test_a_second_key_under_one_machine_name_is_refused(tmp_path):
+    """Two keys enrolled as one machine name showed two identical machines: the second is
+    refused (409 name_taken) while the first agent holds the name, and takes it once that
+    agent is revoked."""
+    with Farm(tmp_path) as farm:
+        first, second = farm.keygen("first"), farm.keygen("second")
+        _, agent = enrol(farm, "gpu-07", first)
+        status, answer = enrol_request(farm, "gpu-07", second)
+        assert status == 409 and answer["code"] == "name_taken", (status, answer)
+        assert enrol_request(farm, "gpu-07", first)[0] == 200   # the same key again
+        assert farm.request("POST", f"/api/v1/agents/{int(agent)}/revoke")[0] == 200
+        assert enrol_request(farm, "gpu-07", second)[0] == 200
+        _, page = farm.request("GET", "/", token=None)
+        assert page.decode().count("<tr><td>gpu-07") == 2   # the revoked one, and the new

@@ -6,7 +6,10 @@ client cannot make the move (a body on a GET, a body fed a byte at a time, an an
 read), and from several loopback addresses (127.0.0.x) where the attack is a flood. Each
 failed on the coordinator this issue started from; the docstrings say how."""
 import concurrent.futures
+import json
 import os
+import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -14,6 +17,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+import farmlib  # noqa: E402
 from attacklib import (Flood, claims_answered, configure, create_runs, filed_big_file,  # noqa: E402
                        like_named, never_read, send_get_with_body)
 from farmlib import (HERE, Farm, claim, connect_from, enrol, read_answer, rss_mib,  # noqa: E402
@@ -279,3 +283,76 @@ def test_a_comparison_over_its_bound_is_refused_not_computed(tmp_path):
             lambda: (lambda a: a[0] == 200 and b"max_compare_observations" in a[1] and a)(
                 farm.request("GET", f"/runs/{run}", token=None)), 15, "the refusal")
         assert b"x#1500" not in page
+
+
+# --- Low 16: every answer says what it is, and may not be framed -------------------------
+
+def test_every_answer_carries_nosniff_and_a_csp_header(tmp_path):
+    """Every answer, pages, the plot, filed files, JSON and refusals alike, has
+    X-Content-Type-Options: nosniff and a Content-Security-Policy header with
+    frame-ancestors 'none' (the policy was only a <meta> in pages, which cannot forbid
+    framing, and the plot and filed files had none)."""
+    import http.client
+    with Farm(tmp_path, lease=60) as farm:
+        key = farm.keygen("x")
+        token, _ = enrol(farm, "x", key)
+        run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
+        job = claim(farm, token)
+        status, filed = signed_upload(farm, job, key, token, tmp_path)
+        assert status == 200, filed
+        paths = ["/", f"/runs/{run}", f"/runs/{run}/plot.svg", "/history/examples/one.cairn",
+                 f"/files/{filed['evidence']}/bundle.dsse.json", "/favicon.ico", "/healthz",
+                 "/nothing", "/api/v1/status"]
+        for path in paths:
+            conn = http.client.HTTPConnection("127.0.0.1", farm.port, timeout=30)
+            conn.request("GET", path)
+            r = conn.getresponse()
+            r.read()
+            conn.close()
+            assert r.getheader("X-Content-Type-Options") == "nosniff", (path, r.getheaders())
+            csp = r.getheader("Content-Security-Policy") or ""
+            assert "frame-ancestors 'none'" in csp and "default-src 'none'" in csp, (path, csp)
+
+
+# --- Low 17: tokens are compared in time independent of their lengths -----------------
+
+def auth_instructions(tmp_path, admin_token, tries=5):
+    """Instructions the coordinator executes in auth_check (valgrind's callgrind) for
+    TRIES requests presenting the same wrong 32-character admin token, when its own
+    admin token is ADMIN_TOKEN."""
+    farm = Farm(tmp_path)
+    config = json.loads(farm.config.read_text())
+    config["admin_token"] = admin_token
+    farm.config.write_text(json.dumps(config))
+    out = tmp_path / "callgrind.out"
+    proc = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                             "--toggle-collect=auth_check", "--dump-instr=no",
+                             str(farmlib.FARM), "serve", "--state", str(farm.state),
+                             "--config", str(farm.config)], stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: (farm.state / "serve.json").exists(), 120, "the coordinator under valgrind")
+        farm.url = json.loads((farm.state / "serve.json").read_text())["url"]
+        farm.port = int(farm.url.rsplit(":", 1)[1])
+        for _ in range(tries):
+            status, _ = farm.request("GET", "/api/v1/status", token="w" * 32, timeout=120)
+            assert status == 401
+    finally:
+        proc.terminate()
+        proc.wait(120)
+    totals = [l for l in out.read_text().splitlines() if l.startswith(("totals:", "summary:"))]
+    return int(totals[0].split()[1])
+
+
+@pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind is not installed "
+                    "(scripts/deps.sh installs it)")
+def test_token_comparison_does_not_depend_on_the_tokens_length(tmp_path):
+    """The same wrong 32-character admin token presented to a coordinator whose admin
+    token has 32 characters and to one whose token has 40: auth_check executes exactly
+    as many instructions in both (the lengths were compared first, so a wrong length
+    answered sooner: the length leaked). Counted by valgrind, not timed."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    same_length = auth_instructions(tmp_path / "a", "s" * 32)
+    other_length = auth_instructions(tmp_path / "b", "o" * 40)
+    print(f"auth_check: {same_length} instructions (32-character token), {other_length} (40)")
+    assert same_length == other_length > 0

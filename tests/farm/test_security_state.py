@@ -16,8 +16,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 import farmlib  # noqa: E402
-from farmlib import (HERE, RECEIPT, Farm, claim, enrol, sign_envelope, statement,  # noqa: E402
-                     upload_body, wait_for)
+from farmlib import (HERE, RECEIPT, Farm, claim, enrol, enrol_request, sign_envelope,  # noqa: E402
+                     statement, upload_body, wait_for)
 from test_multi_coordinator import two_coordinators  # noqa: E402
 
 
@@ -203,3 +203,110 @@ def test_a_link_planted_at_a_temporary_name_is_not_followed(tmp_path):
         assert farm.request("PUT", f"/api/v1/blobs/{sha}", raw=data)[0] == 200
         assert victim.read_text() == "untouched"
         assert not (folder / sha).is_symlink() and (folder / sha).read_bytes() == data
+
+
+# --- Low 15: secrets on disk are the owner's, and the client verbs read tokens from files -
+
+@pytest.mark.sqlite_only("farm.db is the SQLite store's file")
+def test_the_database_is_created_readable_by_its_owner_only(tmp_path):
+    """farm.db, its WAL and shared memory are created mode 0600 (farm.db was 0644:
+    agents' token hashes and every predicate, readable by any user of the host)."""
+    with Farm(tmp_path) as farm:
+        for name in ("farm.db", "farm.db-wal", "farm.db-shm"):
+            mode = (farm.state / name).stat().st_mode & 0o777
+            assert mode & 0o077 == 0, (name, oct(mode))
+
+
+def test_a_config_others_may_read_is_warned_about(tmp_path):
+    """The config holds the tokens: one that others may read starts with a warning that
+    says how to fix it (it was accepted silently)."""
+    farm = Farm(tmp_path)
+    farm.config.chmod(0o644)
+    with farm:
+        log = (tmp_path / "farm.log").read_text()
+        assert "may be read by others" in log and f"chmod 600 {farm.config}" in log, log
+
+
+def test_every_client_verb_takes_the_admin_token_from_a_file(tmp_path):
+    """--token-file FILE on every client verb (the token was only --token, shown in the
+    process list, or the environment); a file others may read is warned about."""
+    with Farm(tmp_path) as farm:
+        token_file = tmp_path / "admin-token"
+        token_file.write_text(farmlib.ADMIN + "\n")
+        token_file.chmod(0o600)
+        run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
+        for verb in (["status"], ["status", str(run)], ["compare", str(run)], ["cancel", str(run)]):
+            r = subprocess.run([farmlib.FARM, *verb, "--coordinator", farm.url, "--token-file",
+                                token_file], capture_output=True, text=True, timeout=60)
+            assert r.returncode in (0, 1) and "401" not in r.stderr, (verb, r.stdout, r.stderr)
+            assert "may be read by others" not in r.stderr
+        tree = tmp_path / "tree"
+        (tree / "examples").mkdir(parents=True)
+        (tree / "examples" / "one.cairn").write_text("// one\n")
+        r = subprocess.run([farmlib.FARM, "submit", tree, "--coordinator", farm.url,
+                            "--token-file", token_file], capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 0, r.stderr
+        r = subprocess.run([farmlib.FARM, "revoke", "1", "--coordinator", farm.url,
+                            "--token-file", token_file], capture_output=True, text=True,
+                           timeout=60)
+        assert "401" not in r.stderr and "unknown argument" not in r.stderr, r.stderr
+        token_file.chmod(0o644)
+        r = subprocess.run([farmlib.FARM, "status", "--coordinator", farm.url, "--token-file",
+                            token_file], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and "may be read by others" in r.stderr, r.stderr
+
+
+def test_an_agent_key_or_token_file_others_may_read_is_warned_about(tmp_path):
+    """The agent's private key and its enrol token file, readable by others: the agent
+    says so when it starts (it said nothing)."""
+    with Farm(tmp_path) as farm:
+        key = farm.keygen("w")
+        key.chmod(0o644)
+        token_file = tmp_path / "enrol-token"
+        token_file.write_text(farmlib.ENROL + "\n")
+        token_file.chmod(0o644)
+        r = subprocess.run([farmlib.AGENT, "run", "--coordinator", farm.url, "--token-file",
+                            token_file, "--key", key, "--cairn", farmlib.FAKE_CAIRN, "--name",
+                            "w", "--work", tmp_path / "work", "--idle-exit", "1"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert f"{key} may be read by others" in r.stderr, r.stderr
+        assert f"{token_file} may be read by others" in r.stderr, r.stderr
+
+
+# --- Info 18: a coordinator joins only its own farm's database ---------------------------
+
+def test_a_coordinator_with_other_tokens_does_not_join_the_farm(tmp_path):
+    """A coordinator configured with other enrolment and admin tokens, pointed at a farm's
+    store (the same PostgreSQL database, or the same state folder for SQLite): refused at
+    start (it joined silently), unless told the tokens changed on purpose; the farm keeps
+    its identity through that (agents learn it at enrolment and name it in statements)."""
+    (tmp_path / "a").mkdir()
+    with Farm(tmp_path / "a") as first:
+        status, enrolled = enrol_request(first, "x", first.keygen("x"))
+        assert status == 200, enrolled
+    second = Farm(tmp_path / "a", store=first.store)
+    config = json.loads(second.config.read_text())
+    config.update(enrol_token="another-enrol-token-0123456789",
+                  admin_token="another-admin-token-0123456789")
+    second.config.write_text(json.dumps(config))
+    status, err = start_fails(second)
+    assert status not in (0, None) and "another farm" in err, (status, err)
+    assert "--accept-new-tokens" in err, err
+    assert len(enrolled.get("farm", "")) == 32, enrolled
+    farmlib.ENROL, saved = "another-enrol-token-0123456789", farmlib.ENROL
+    proc = subprocess.Popen([farmlib.FARM, "serve", "--state", second.state, "--config",
+                             second.config, "--accept-new-tokens"], stderr=subprocess.DEVNULL)
+    try:
+        info = second.state / "serve.json"
+        wait_for(lambda: info.exists() and json.loads(info.read_text())["pid"] == proc.pid, 20,
+                 "the coordinator to start")
+        second.url = json.loads(info.read_text())["url"]
+        second.port = int(second.url.rsplit(":", 1)[1])
+        status, again = enrol_request(second, "x", second.keygen("x"))
+        assert status == 200 and again["farm"] == enrolled["farm"], again
+    finally:
+        farmlib.ENROL = saved
+        proc.terminate()
+        proc.wait(30)
