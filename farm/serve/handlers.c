@@ -60,7 +60,7 @@ static int random_token(char out[SHA256_HEX_LEN]) {
 /* Enrolment challenges: nonces issued to whoever holds the enrolment token, each good
  * for one proof within NONCE_LIFE_S, at most max_challenges outstanding and
  * max_challenges_per_address from one client address. An outstanding nonce is never
- * pushed out to make room (1,100 challenges once evicted a victim's, and its enrolment
+ * pushed out for a newer one (1,100 challenges once evicted a victim's, and its enrolment
  * was refused): when the table is full a new challenge is refused instead. */
 #define NONCE_LIFE_S 120.0
 
