@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "proto/dsse.h"
@@ -86,7 +87,9 @@ static void *sim_agent(void *arg) {
     Sim *a = arg;
     Err e = {{0}};
     char name[64];
-    snprintf(name, sizeof name, "sim-%d", a->index);
+    /* A machine name is one key's (the coordinator refuses a second): each run of
+     * loadgen has keys of its own, so its names are its own too. */
+    snprintf(name, sizeof name, "sim-%ld-%d", (long)getpid(), a->index);
     EVP_PKEY *key = dsse_key_generate(&e);
     cJSON *caps = sim_caps();
     Session s;

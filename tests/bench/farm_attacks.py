@@ -26,9 +26,9 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "farm"))
 sys.path.insert(0, str(HERE.parent))
 from attacklib import (Flood, claims_answered, configure, create_runs, filed_big_file,  # noqa: E402
-                       like_named, never_read, send_get_with_body)
-from farmlib import (HERE as FARM_HERE, Farm, claim, connect_from, enrol, read_answer,  # noqa: E402
-                     rss_mib, signed_upload)
+                       history_reader, like_named, never_read, send_get_with_body)
+from farmlib import (HERE as FARM_HERE, Farm, claim, enrol, read_answer, rss_mib,  # noqa: E402
+                     signed_upload)
 
 
 def load():
@@ -94,20 +94,8 @@ def pages(tmp):
         key = farm.keygen("x")
         token, _ = enrol(farm, "x", key)
         stop, served = threading.Event(), []
-
-        def reader(i):
-            while not stop.is_set():
-                try:
-                    started = time.time()
-                    s = connect_from(farm.port, f"127.0.0.{2 + i}", timeout=60)
-                    s.sendall(b"GET /history/examples/one.cairn HTTP/1.1\r\nHost: farm\r\n\r\n")
-                    answer = read_answer(s, limit=0)
-                    s.close()
-                    if answer and answer[0] == 200:
-                        served.append(time.time() - started)
-                except OSError:
-                    pass
-        threads = [threading.Thread(target=reader, args=(i,), daemon=True) for i in range(32)]
+        threads = [threading.Thread(target=history_reader, args=(farm, i, stop, served),
+                                    daemon=True) for i in range(32)]
         for t in threads:
             t.start()
         time.sleep(3)

@@ -12,7 +12,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import (ADMIN, HERE, RECEIPT, claim, connect_from, enrol, signed_upload,  # noqa: E402
+from farmlib import (ADMIN, RECEIPT, connect_from, one_filed_bundle, read_answer,  # noqa: E402
                      wait_for)
 
 
@@ -43,13 +43,16 @@ def send_get_with_body(port, path, framing, size, source="127.0.0.1", body=b""):
 
 
 class Flood:
-    """COUNT connections spread over ADDRESSES, each sending REQUEST and then one byte
-    every DRIP seconds; a connection the coordinator closes is opened again, up to
-    MAX_OPENS in all. Runs in a thread of its own until stopped."""
+    """COUNT connections spread over ADDRESSES, each sending REQUEST and then THEN every
+    DRIP seconds; a connection the coordinator closes is opened again, up to MAX_OPENS in
+    all. Runs in a thread of its own (a round every TICK seconds) until stopped; entering
+    waits until COUNT were opened (or, with WAIT_PEAK, are open at once)."""
 
-    def __init__(self, port, count, addresses, request, drip=1.0, max_opens=20000):
+    def __init__(self, port, count, addresses, request, drip=1.0, max_opens=20000, then=b"x",
+                 tick=0.1, wait_peak=False):
         self.port, self.count, self.addresses, self.request = port, count, addresses, request
-        self.drip, self.max_opens = drip, max_opens
+        self.drip, self.max_opens, self.then, self.tick = drip, max_opens, then, tick
+        self.wait_peak = wait_peak
         self.socks, self.opened, self.closed_by_server, self.peak = [], 0, 0, 0
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
@@ -86,23 +89,39 @@ class Flood:
             for entry in self.socks:
                 if now - entry[1] >= self.drip:
                     try:
-                        entry[0].send(b"x" if entry[2] else self.request)
+                        entry[0].send(self.then if entry[2] else self.request)
                         entry[1], entry[2] = now, True
                     except OSError:
                         pass
-            time.sleep(0.1)
+            time.sleep(self.tick)
         for s, _, _ in self.socks:
             s.close()
 
     def __enter__(self):
         self.thread.start()
-        wait_for(lambda: self.opened >= self.count, 30, "the flood to open its connections")
+        wait_for(lambda: (self.peak if self.wait_peak else self.opened) >= self.count, 30,
+                 "the flood to open its connections")
         return self
 
     def __exit__(self, *exc):
         self.stopping.set()
         self.thread.join(30)
 
+
+def history_reader(farm, i, stop, served):
+    """Asks for /history/examples/one.cairn from 127.0.0.(2 + I) until STOP is set,
+    reading each answer; appends the seconds each 200 took to SERVED."""
+    while not stop.is_set():
+        try:
+            started = time.time()
+            s = connect_from(farm.port, f"127.0.0.{2 + i}", timeout=60)
+            s.sendall(b"GET /history/examples/one.cairn HTTP/1.1\r\nHost: farm\r\n\r\n")
+            answer = read_answer(s, limit=0)
+            s.close()
+            if answer and answer[0] == 200:
+                served.append(time.time() - started)
+        except OSError:
+            pass
 
 
 def claims_answered(farm, token, seconds, limit):
@@ -123,20 +142,18 @@ def claims_answered(farm, token, seconds, limit):
 
 
 def filed_big_file(farm, tmp, size):
-    """Files a bundle with a SIZE-byte raw file; returns (run, its /files path)."""
-    key = farm.keygen("x")
-    token, _ = enrol(farm, "x", key)
-    run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
-    job = claim(farm, token)
-    case = job["cases"][0]
-    files = {f"{case}/receipt.json": RECEIPT, f"{case}/obs/big.0.bin": os.urandom(size)}
-    status, answer = signed_upload(farm, job, key, token, tmp, files=files)
-    assert status == 200, answer
-    return run, f"/files/{answer['evidence']}/{case}/obs/big.0.bin", files[f"{case}/obs/big.0.bin"]
+    """Files a bundle with a SIZE-byte raw file; returns (run, its /files path, its bytes)."""
+    data = os.urandom(size)
+    files = {"examples/one.cairn/receipt.json": RECEIPT, "examples/one.cairn/obs/big.0.bin": data}
+    run, _, answer = one_filed_bundle(farm, tmp, files=files)
+    return run, f"/files/{answer['evidence']}/examples/one.cairn/obs/big.0.bin", data
 
 
-def never_read(port, paths, addresses):
-    """Sends GET for each of PATHS from ADDRESSES in turn and never reads an answer."""
+def never_read(port, paths, addresses, token=None):
+    """Sends GET for each of PATHS (with TOKEN, if any) from ADDRESSES in turn and never
+    reads an answer: each socket's receive buffer is made small, so the answers wait in
+    the coordinator (or the kernel) rather than here."""
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
     socks = []
     for i, path in enumerate(paths):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -144,11 +161,9 @@ def never_read(port, paths, addresses):
         s.settimeout(10)
         s.bind((addresses[i % len(addresses)], 0))
         s.connect(("127.0.0.1", port))
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: farm\r\n\r\n".encode())
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: farm\r\n{auth}\r\n".encode())
         socks.append(s)
     return socks
-
-
 
 
 def create_runs(farm, n):

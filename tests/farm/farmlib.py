@@ -351,3 +351,15 @@ def signed_upload(farm, job, key, token, tmp, files=None, mutate=None, machine="
     env = sign_envelope(key, json.dumps(st).encode(), tmp)
     return farm.request("POST", f"/api/v1/jobs/{job['job']}/bundle", upload_body(env, files),
                         token=token)
+
+
+def one_filed_bundle(farm, tmp, files=None, mutate=None):
+    """Enrols agent "x", submits a run of one job over tests/farm/cases_slow, claims it and
+    files a bundle with FILES (default: its receipt); returns (run, job, the answer)."""
+    key = farm.keygen("x")
+    token, _ = enrol(farm, "x", key)
+    run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
+    job = claim(farm, token)
+    status, answer = signed_upload(farm, job, key, token, tmp, files=files, mutate=mutate)
+    assert status == 200, answer
+    return run, job, answer

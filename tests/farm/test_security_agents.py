@@ -4,6 +4,7 @@ without bound, bundles that make folders without bound, statements about another
 attempt or farm, challenges that push others' nonces out, names taken twice. Each test
 drives the real coordinator over HTTP (raw sockets for floods) and failed on the
 coordinator this issue started from."""
+import http.client
 import json
 import os
 import socket
@@ -15,7 +16,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from attacklib import claims_answered, configure  # noqa: E402
 from farmlib import (ENROL, HERE, RECEIPT, Farm, claim, enrol, enrol_request,  # noqa: E402
-                     read_answer, rss_mib, signed_upload, wait_for)
+                     read_answer, rss_mib, signed_upload)
 
 
 def caps_of_size(size):
@@ -194,39 +195,37 @@ def test_a_statement_about_another_source_attempt_or_farm_is_refused(farm12, fie
 
 # --- Low 13: challenges are bounded per address, and nobody's nonce is pushed out --------
 
+def challenges(farm, source, n):
+    """N challenges asked for from the address SOURCE on one connection: their statuses."""
+    conn = http.client.HTTPConnection("127.0.0.1", farm.port, timeout=30,
+                                      source_address=(source, 0))
+    statuses = []
+    for _ in range(n):
+        conn.request("POST", "/api/v1/agents/challenge",
+                     headers={"Authorization": f"Bearer {ENROL}"})
+        r = conn.getresponse()
+        r.read()
+        statuses.append(r.status)
+    conn.close()
+    return statuses
+
+
 def test_a_flood_of_challenges_keeps_a_victims_nonce(tmp_path):
     """A victim asks for a challenge; 1,120 more come from 70 other addresses: the
     victim's enrolment with its nonce still succeeds, each address gets at most its
     share, and the coordinator refuses new challenges rather than forget one (1,100
     challenges evicted the victim's nonce and its enrolment was refused)."""
-    import http.client
     with Farm(tmp_path) as farm:
         status, challenge = farm.request("POST", "/api/v1/agents/challenge", token=ENROL)
         assert status == 200
         statuses = []
         for i in range(70):
-            conn = http.client.HTTPConnection("127.0.0.1", farm.port, timeout=30,
-                                              source_address=(f"127.0.0.{2 + i}", 0))
-            for _ in range(16):
-                conn.request("POST", "/api/v1/agents/challenge",
-                             headers={"Authorization": f"Bearer {ENROL}"})
-                r = conn.getresponse()
-                r.read()
-                statuses.append(r.status)
-            conn.close()
+            statuses += challenges(farm, f"127.0.0.{2 + i}", 16)
         status, answer = enrol_request(farm, "victim", farm.keygen("victim"),
                                        nonce=challenge["nonce"])
         assert status == 200, (status, answer)
         assert statuses.count(503) >= 90, sorted(set(statuses))
-        conn = http.client.HTTPConnection("127.0.0.1", farm.port, timeout=30,
-                                          source_address=("127.0.0.200", 0))
-        per_address = []
-        for _ in range(20):
-            conn.request("POST", "/api/v1/agents/challenge",
-                         headers={"Authorization": f"Bearer {ENROL}"})
-            r = conn.getresponse()
-            r.read()
-            per_address.append(r.status)
+        per_address = challenges(farm, "127.0.0.200", 20)
         assert 429 in per_address or 503 in per_address, per_address
 
 
