@@ -401,9 +401,8 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
     }
     DbConn *c = db->be->acquire(db, 0);
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
-    int found = 0, copied = 0;
-    if (db_agent_revoked(db, c, agent->id)) found = -1; /* revoked at another coordinator */
-    else if ((copied = found = claim_scan(db, c, agent, out))) {
+    int found, copied;
+    if ((copied = found = claim_scan(db, c, agent, out))) {
         double now = timing_now_seconds();
         out->attempt += 1;
         out->agent_id = agent->id;
@@ -412,9 +411,12 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
         found = db_exec(db, c,
                         "UPDATE jobs SET state='running', agent_id=$1, attempt=$2,"
                         " lease_expires=$3, progress='claimed', updated_at=$4 WHERE id=$5"
-                        " AND state='queued'",
+                        " AND state='queued' AND EXISTS (SELECT 1 FROM agents WHERE id=$1"
+                        " AND revoked=0)",
                         DB_ARGS(DB_INT(agent->id), DB_INT(out->attempt),
                                 DB_REAL(out->lease_expires), DB_REAL(now), DB_INT(out->id))) == 1;
+        /* the store's word: a cache of agents may be a moment behind a revocation */
+        if (!found && db_agent_revoked(db, c, agent->id)) found = -1;
     }
     if (db_exec(db, c, "COMMIT", DB_NO_ARGS) < 0) {
         db_exec(db, c, "ROLLBACK", DB_NO_ARGS);
