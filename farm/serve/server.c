@@ -147,8 +147,7 @@ static int admit(Server *s, struct MHD_Connection *conn, Exchange *x, Reply *r) 
     if (ok && length && strtod(length, NULL) > (double)s->cfg.max_body_bytes)
         ok = reply_error(r, PROTO_E_TOO_LARGE, "Content-Length %s is over max_body_bytes (%ld)",
                          length, s->cfg.max_body_bytes) == 0;
-    if (!ok) x->has_body = 1; /* answered from the headers: the connection closes after */
-    return ok ? 0 : -1;
+    return ok ? 0 : -1; /* refused with a body declared: the connection closes (answer) */
 }
 
 /* Runs an HTTP-pool route here; a claim that asks to wait is parked (and this returns
