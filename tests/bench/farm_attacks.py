@@ -26,9 +26,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "farm"))
 sys.path.insert(0, str(HERE.parent))
 from attacklib import (Flood, claims_answered, configure, create_runs, filed_big_file,  # noqa: E402
-                       history_reader, like_named, never_read, send_get_with_body)
-from farmlib import (HERE as FARM_HERE, Farm, claim, enrol, read_answer, rss_mib,  # noqa: E402
-                     signed_upload)
+                       history_reader, like_named_run, never_read, send_get_with_body)
+from farmlib import Farm, claim, enrol, read_answer, rss_mib, signed_upload  # noqa: E402
 
 
 def load():
@@ -118,15 +117,7 @@ def pages(tmp):
 
 def compare(tmp):
     with Farm(tmp, lease=60, max_body=8 << 20) as farm:
-        key = farm.keygen("x")
-        token, _ = enrol(farm, "x", key)
-        run = farm.submit(FARM_HERE / "cases_slow", {"compilers": ["gcc", "clang"]})
-        for _ in range(2):
-            job = claim(farm, token)
-
-            def mutate(st):
-                st["predicate"]["cases"][0]["observations"] = like_named(4096)
-            signed_upload(farm, job, key, token, tmp, mutate=mutate)
+        run = like_named_run(farm, tmp, 4096)
         started = time.time()
         try:
             status, _ = farm.request("GET", f"/runs/{run}", token=None, timeout=120)

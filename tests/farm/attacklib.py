@@ -12,8 +12,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import (ADMIN, RECEIPT, connect_from, one_filed_bundle, read_answer,  # noqa: E402
-                     wait_for)
+from farmlib import (ADMIN, HERE, RECEIPT, claim, connect_from, enrol,  # noqa: E402
+                     one_filed_bundle, read_answer, signed_upload, wait_for)
 
 
 def configure(farm, **settings):
@@ -181,6 +181,19 @@ def create_runs(farm, n):
         assert r.status == 201
     conn.close()
 
+
+
+def like_named_run(farm, tmp, n):
+    """A run of two cells (gcc, clang), each filing N observations all named "x"; its id."""
+    key = farm.keygen("x")
+    token, _ = enrol(farm, "x", key)
+    run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc", "clang"]})
+    for _ in range(2):
+        job = claim(farm, token)
+        status, answer = signed_upload(farm, job, key, token, tmp, mutate=lambda st: st[
+            "predicate"]["cases"][0].update(observations=like_named(n)))
+        assert status == 200, answer
+    return run
 
 
 def like_named(n):

@@ -20,7 +20,8 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 import farmlib  # noqa: E402
 from attacklib import (Flood, claims_answered, configure, create_runs, filed_big_file,  # noqa: E402
-                       history_reader, like_named, never_read, send_get_with_body)
+                       history_reader, like_named, like_named_run, never_read,
+                       send_get_with_body)
 from farmlib import (HERE, Farm, claim, connect_from, enrol, one_filed_bundle,  # noqa: E402
                      read_answer, rss_mib, signed_upload, wait_for)
 
@@ -313,16 +314,7 @@ def test_like_named_observations_compare_in_linear_time(tmp_path):
     of each observation was recomputed inside the search for it, inside the loop over
     keys: minutes, and for good, since the predicate is stored)."""
     with Farm(tmp_path, lease=60, max_body=8 << 20) as farm:
-        key = farm.keygen("x")
-        token, _ = enrol(farm, "x", key)
-        run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc", "clang"]})
-        for _ in range(2):
-            job = claim(farm, token)
-
-            def mutate(st):
-                st["predicate"]["cases"][0]["observations"] = like_named(4096)
-            status, answer = signed_upload(farm, job, key, token, tmp_path, mutate=mutate)
-            assert status == 200, answer
+        run = like_named_run(farm, tmp_path, 4096)
         for restart in (False, True):
             if restart:
                 farm.stop_server()
