@@ -21,7 +21,9 @@
  *   sum of two doubles (f64 exp and log) with a proved error bound;
  * - a rounding test asks whether every value within that bound of the approximation
  *   rounds to the same result; it passes for all but about one input in 2^20 (f32) or
- *   2^13 (f64), and then that result is the correctly rounded one;
+ *   2^13 (f64), and then that result is the correctly rounded one (the f64 log has two
+ *   fast stages: a cheap one whose bound is per table entry, passing for all but one
+ *   random double in 2^14, then for those a tighter one, 2^-67);
  * - otherwise the accurate path (cairn_cr_mp.h) computes the value with a 192-bit
  *   significand, relative error below 2^-100 (f32 series) to 2^-150, and rounds once.
  *   For f32 the exhaustive test over all 2^32 inputs shows it always decides; for f64

@@ -10,7 +10,10 @@
  *                                          bound, on random inputs (no rounding involved;
  *                                          log: both stages, the first against its table
  *                                          entry's bound)
-  *   cr_check tables                        every table entry and constant of cairn_cr_tables.h
+  *   cr_check fbound log|log2 STRIDE        the f32 log's (log2's) fast path in double against
+ *                                          its stated bound on every STRIDE-th positive
+ *                                          normal f32
+ *   cr_check tables                        every table entry and constant of cairn_cr_tables.h
  *   cr_check pairs PATH                    results computed elsewhere, one a line:
  *                                          f32|f64 FUNC INBITS OUTBITS (hex)
  *
@@ -450,6 +453,30 @@ static int check_fast(const func64 *f, uint64_t count, uint64_t seed) {
     return worst > bound || first >= 0;
 }
 
+static int usage(void);
+
+/* The f32 log's and log2's fast path (cairn__cr_logf_d, a double) over every positive
+ * normal f32 x = FIRST, FIRST + STRIDE, ...: its largest relative error against glibc's
+ * double log and log2 (within 0.52 and 0.55 units of their last place, 2^-52.9 relative:
+ * glibc's documented bounds), which must stay below the 2^-47 the code states plus
+ * 2^-50 for the reference. */
+static int check_fbound32(const char *name, uint32_t stride) {
+    int want_log2 = strcmp(name, "log2") == 0;
+    if (!want_log2 && strcmp(name, "log") != 0) return usage();
+    double worst = 0;
+    uint32_t worst_b = 0;
+    uint64_t n = 0;
+    for (uint64_t b = 0x00800000u; b < 0x7F800000u; b += stride, n++) {
+        double y = cairn__cr_logf_d((uint32_t)b, 0, want_log2), x = (double)u2f((uint32_t)b);
+        double ref = want_log2 ? log2(x) : log(x);
+        double rel = ref == 0 ? fabs(y) : fabs((y - ref) / ref);
+        if (rel > worst) worst = rel, worst_b = (uint32_t)b;
+    }
+    printf("fbound %s: %" PRIu64 " inputs, largest relative error 2^%.2f at %a (stated 2^-47)\n",
+           name, n, worst ? log2(worst) : -400.0, (double)u2f(worst_b));
+    return !(worst < 0x1p-47 + 0x1p-50);
+}
+
 /* ---- the tables ------------------------------------------------------------------ */
 
 static int fails;
@@ -687,7 +714,7 @@ static int check_pairs(const char *path) {
 static int usage(void) {
     fprintf(stderr, "usage: cr_check f32 FUNC FIRST LAST THREADS | sample FUNC LOG2N THREADS |\n"
                     "       f64 FUNC COUNT SEED THREADS | file FUNC PATH | fast FUNC COUNT SEED |\n"
-                    "       tables | pairs PATH\n");
+                    "       fbound log|log2 STRIDE | tables | pairs PATH\n");
     return 2;
 }
 
@@ -770,6 +797,8 @@ static int main64(int argc, char **argv) {
 
 static int dispatch(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "tables") == 0) return check_tables();
+    if (argc == 4 && strcmp(argv[1], "fbound") == 0)
+        return check_fbound32(argv[2], (uint32_t)strtoul(argv[3], NULL, 10));
     if (argc == 3 && strcmp(argv[1], "pairs") == 0) return check_pairs(argv[2]);
     if (argc < 3) return usage();
     if (strcmp(argv[1], "f32") == 0 || strcmp(argv[1], "sample") == 0) return main32(argc, argv);
