@@ -344,10 +344,11 @@ CAIRN__CR_FN float cairn_cr_tanhf(float x) {
     return b >> 31 ? -(float)y : (float)y;
 }
 
-/* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) for x < 0 (e^... <= 1 either way): e^...'s
- * relative error passes on scaled by at most 1, plus two roundings. */
-CAIRN__CR_FN double cairn__cr_sigmoid_d(double x) {
-    double e = cairn__cr_exp_d(-cairn__cr_abs(x));
+/* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) for x < 0, given e = e^-|x| (<= 1): e's
+ * relative error passes on scaled by at most 1, plus two roundings. From
+ * cairn__cr_exp_d (2^-50.5) below 2^-50.4; from cairn__cr_expf_d (2^-46.2, an f32 x with
+ * |x| <= 87) below 2^-46.1. */
+CAIRN__CR_FN double cairn__cr_sigmoid_d(double x, double e) {
     return cairn__cr_pick(x < 0, e, 1.0) / (1.0 + e);
 }
 
@@ -356,7 +357,7 @@ CAIRN__CR_SLOW float cairn__cr_sigmoidf_edge(float x) {
     if ((b & 0x7FFFFFFFu) > 0x7F800000u) return cairn__cr_nanf();
     if (x > 30.0f) return 1.0f;   /* 1 - sigmoid < e^-30 < 2^-25 */
     if (x < -105.0f) return 0.0f; /* sigmoid < e^-105 < 2^-151 */
-    double y = cairn__cr_sigmoid_d((double)x);
+    double y = cairn__cr_sigmoid_d((double)x, cairn__cr_exp_d(-cairn__cr_abs((double)x)));
     if (cairn__cr_f32_sure_rel(y)) return (float)y;
     int neg = x < 0.0f;
     cairn__crm one = cairn__crm_one();
@@ -367,7 +368,8 @@ CAIRN__CR_SLOW float cairn__cr_sigmoidf_edge(float x) {
 
 CAIRN__CR_FN float cairn_cr_sigmoidf(float x) {
     if ((cairn__f32_bits(x) & 0x7FFFFFFFu) > 0x41F00000u) return cairn__cr_sigmoidf_edge(x);
-    double y = cairn__cr_sigmoid_d((double)x); /* |x| <= 30: y > 2^-44 */
+    double ax = (double)cairn__f32_from_bits(cairn__f32_bits(x) & 0x7FFFFFFFu);
+    double y = cairn__cr_sigmoid_d((double)x, cairn__cr_expf_d(-ax)); /* |x| <= 30: y > 2^-44 */
     if (cairn__cr_f32_sure_normal(y)) return (float)y;
     return cairn__cr_sigmoidf_edge(x);
 }
