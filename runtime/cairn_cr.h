@@ -103,6 +103,20 @@ CAIRN__CR_FN double cairn__cr_two_sum(double a, double b, double *lo) {
     return s;
 }
 
+/* (double)k for |k| < 2^51, exactly. clang (14) converts with cvtsi2sd without first
+ * clearing its destination, whose old contents the instruction keeps in the upper half:
+ * in the logs that chains one call to the next through whatever the caller left in the
+ * register (measured under clang: logf 1.75x and log 2.34x glibc's instead of 1.33x and
+ * 1.60x). Under clang the integer goes into the significand of 1.5 2^52 instead; gcc
+ * clears the register itself, and its conversion is the shorter. */
+CAIRN__CR_FN double cairn__cr_i2d(int64_t k) {
+#if defined(__clang__) && !defined(__CUDA_ARCH__)
+    return cairn__f64_from_bits(0x4338000000000000ull + (uint64_t)k) - 0x1.8p52;
+#else
+    return (double)k;
+#endif
+}
+
 /* |x|, without a branch. */
 CAIRN__CR_FN double cairn__cr_abs(double x) {
     return cairn__f64_from_bits(cairn__f64_bits(x) & 0x7FFFFFFFFFFFFFFFull);
@@ -403,11 +417,15 @@ CAIRN__CR_FN double cairn__cr_logf_d(uint32_t b, int kadj, int want_log2) {
     uint32_t t = b - CAIRN__CR_LOGF_OFF;
     const double *e = cairn__cr_logf_tab + ((t >> 14) & 0x1FE); /* entry i: 2i, 2i + 1 */
     int k = ((int32_t)t >> 23) + kadj; /* >> of a negative int: arithmetic in gcc, clang, nvcc */
-    double z = (double)cairn__f32_from_bits(b - (t & 0xFF800000u));
+    /* z from its f32 bits by an exponent rebias (z is normal): no float-to-double
+     * conversion, which writes half a register and so can chain one call to the next */
+    double z = cairn__f64_from_bits(((uint64_t)(b - (t & 0xFF800000u)) << 29) +
+                                    ((uint64_t)(1023 - 127) << 52));
     double r = z * e[0] - 1.0, r2 = r * r;
     double p = r2 * ((-0.5 + r * CAIRN__CR_INV3) + r2 * (-0.25 + r * CAIRN__CR_INV5));
-    if (want_log2) return (double)k + ((e[1] + r) + p) * CAIRN__CR_INVLN2;
-    return (((double)k * CAIRN__CR_LN2 + e[1]) + r) + p;
+    double kd = cairn__cr_i2d(k);
+    if (want_log2) return kd + ((e[1] + r) + p) * CAIRN__CR_INVLN2;
+    return ((kd * CAIRN__CR_LN2 + e[1]) + r) + p;
 }
 
 /* log and log2 for inputs that are not positive normal f32 values (NaN, negative, zero,
@@ -748,7 +766,8 @@ CAIRN__CR_FN double cairn__cr_log_estimate(double x) {
 CAIRN__CR_INLINE double cairn__cr_log_fast(uint64_t b, double *lo, double *eps) {
     uint64_t t = b - CAIRN__CR_LOG64_OFF, iz = b - (t & 0xFFF0000000000000ull);
     const double *e = cairn__cr_log64_tab + ((t >> 41) & 0x7FC); /* entry i: 4i .. 4i + 3 */
-    double kd = (double)((int64_t)t >> 52); /* >> of a negative: arithmetic (gcc, clang, nvcc) */
+    /* >> of a negative: arithmetic in gcc, clang and nvcc */
+    double kd = cairn__cr_i2d((int64_t)t >> 52);
     double z = cairn__f64_from_bits(iz), zh = cairn__f64_from_bits(iz & ~0x7FFull);
     double u = (zh * e[0] - 1.0) + (z - zh) * e[0];
     double e1, h1 = cairn__cr_fast_two_sum(kd * CAIRN__CR_LN2_HI + e[1], u, &e1);
