@@ -397,13 +397,14 @@ CAIRN__CR_FN float cairn_cr_sigmoidf(float x) {
  *     equal in bit patterns: width 2^-8 above 1 and 2^-9 below, and the range of 1.0 is
  *     [1 - 2^-10, 1 + 2^-9) (entry LOGF_ONE).
  *  2. r = z invc - 1 is exact: z has 24 bits and invc 29, so z invc has at most 53, and
- *     z invc lies within 2^-9 of 1 (Sterbenz). invc is 2 / (z0 + z1) for the range
- *     [z0, z1), so |r| <= 2^-9 (the generator checks each entry; below 1, |r| <= 2^-9.48),
- *     and 1 for the range of 1.0: there r = z - 1, log c = 0, and k = 0 near x = 1.
+ *     z invc lies within 2^-9 of 1 (Sterbenz). invc is 2 / (z0 + z1) rounded to 29 bits
+ *     for the range [z0, z1), so |r| <= 2^-9 (the generator checks each entry; below 1,
+ *     |r| <= 2^-9.48), and 1 for the range of 1.0: there r = z - 1, log c = 0, and k = 0
+ *     near x = 1.
  *  3. log x = k ln2 + log c + log(1 + r), log c = -log(invc) rounded (2^-53 relative);
- *     log(1 + r) = r - r^2/2 + r^3/3 - r^4/4 + r^5/5: the tail is below |r|^6/6 (1 + 2^-8),
- *     that is 2^-47.58 |r| near 1 (|r| <= 2^-9), and the evaluation's roundings below
- *     2^-52 |r| + 2^-51.4 r^2.
+ *     log(1 + r) = r + p, p = r^2 (-1/2 + r/3 + r^2 (-1/4 + r/5)): the tail is below
+ *     |r|^6/6 (1 + 2^-8), that is 2^-47.58 |r| near 1 (|r| <= 2^-9); p's roundings are
+ *     below 1.6 2^-53 r^2, and the result is ((k ln2 + log c) + r) + p.
  *  Near 1 (the range of 1.0, k = 0) the result is that polynomial alone: relative error
  *  below 2^-47.58 + 2^-52.4 < 2^-47.4, and x = 1 gives 0 exactly. Elsewhere with k = 0,
  *  |log x| >= 2^-9.01 above 1 (log c within 2^-8 of it, the tail below 2^-56.58: relative
