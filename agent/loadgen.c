@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "proto/dsse.h"
@@ -34,6 +35,8 @@ static cJSON *sim_statement(const ProtoJob *job, const char *machine, cJSON *fil
     cJSON_AddNumberToObject(p, "run", (double)job->run);
     cJSON_AddNumberToObject(p, "job", (double)job->job);
     cJSON_AddNumberToObject(p, "attempt", (double)job->attempt);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(p, "source"), "sha256", job->source_sha256);
+    cJSON_AddStringToObject(p, "farm", job->farm);
     cJSON_AddStringToObject(p, "cairn_version", "sim");
     cJSON_AddStringToObject(cJSON_AddObjectToObject(p, "machine"), "name", machine);
     cJSON *cell = cJSON_Duplicate(job->cell, 1);
@@ -84,7 +87,9 @@ static void *sim_agent(void *arg) {
     Sim *a = arg;
     Err e = {{0}};
     char name[64];
-    snprintf(name, sizeof name, "sim-%d", a->index);
+    /* A machine name is one key's (the coordinator refuses a second): each run of
+     * loadgen has keys of its own, so its names are its own too. */
+    snprintf(name, sizeof name, "sim-%ld-%d", (long)getpid(), a->index);
     EVP_PKEY *key = dsse_key_generate(&e);
     cJSON *caps = sim_caps();
     Session s;

@@ -260,23 +260,12 @@ static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, con
     return 0;
 }
 
-/* The enrol token from --token-file: its first line that is not blank, white space around
- * it dropped. A file
- * keeps the token out of the process list, where --token shows it to every user. */
+/* The enrol token from --token-file (util_read_token_file): a file keeps the token out
+ * of the process list, where --token shows it to every user. */
 static int read_token_file(AgentOptions *o, Err *e) {
     static char token[512];
-    size_t len = 0;
-    char *text = fs_read(o->enrol_token_file, &len, e);
-    if (!text) return -1;
-    char *start = text + strspn(text, " \t\r\n");
-    size_t n = strcspn(start, "\r\n");
-    while (n > 0 && (start[n - 1] == ' ' || start[n - 1] == '\t')) n--;
-    int ok = n > 0 && n < sizeof token;
-    if (ok) snprintf(token, sizeof token, "%.*s", (int)n, start);
-    free(text);
-    if (!ok)
-        return err_set(e, "%s: no token on its first line (or longer than 511 bytes)",
-                       o->enrol_token_file);
+    if (util_read_token_file("cairn-agent run", o->enrol_token_file, token, sizeof token, e) != 0)
+        return -1;
     o->enrol_token = token;
     return 0;
 }
@@ -298,6 +287,7 @@ static int cmd_run(int argc, char **argv) {
                         " (see --help)\n");
         return 2;
     }
+    util_warn_if_readable("cairn-agent run", o.key_path, "the agent's private key");
     EVP_PKEY *key = dsse_key_load_private(o.key_path, &e);
     cJSON *caps = key ? probe_machine(&o, &e) : NULL;
     if (!caps) {

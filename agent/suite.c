@@ -309,6 +309,7 @@ static cJSON *predicate_head(const SuiteEnv *env, const ProtoJob *job, const Cel
     cJSON_AddStringToObject(p, "cairn_version", env->cairn_version);
     cJSON *src = cJSON_AddObjectToObject(p, "source");
     cJSON_AddStringToObject(src, "sha256", job->source_sha256);
+    cJSON_AddStringToObject(p, "farm", job->farm); /* the farm the job is of */
     cJSON *m = cJSON_AddObjectToObject(p, "machine");
     cJSON_AddStringToObject(m, "name", env->opts->name);
     static const char *const keys[] = {"cpu",  "cores", "os",     "gpus", "driver",

@@ -21,6 +21,7 @@ PACKAGES=(
   python3 python3-pytest python3-numpy   # test driver and exact models
   python3-yaml                # tests/farm/test_fleet.py parses the Kubernetes manifest
   chromium python3-websocket  # the dashboard's browser tests (headless, DevTools protocol)
+  valgrind                    # tests/farm: token comparison counted in instructions
 )
 
 missing=()

@@ -14,6 +14,7 @@
 #include "core/compare.h"
 #include "core/fields.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,15 +108,6 @@ static cJSON *cell_value(const cJSON *c, const cJSON *res) {
     return v;
 }
 
-static const cJSON *find_case(const cJSON *pred, const char *name) {
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(pred, "cases")) {
-        const char *n = json_str(c, "case");
-        if (n && !strcmp(n, name)) return c;
-    }
-    return NULL;
-}
-
 /* A judgement: one verdict with the promise it checked, and the worst error/bound. */
 typedef struct {
     int verdict;
@@ -137,41 +129,93 @@ static void worse(Judgement *worst, const Judgement *j) {
     worst->ratio = ratio;
 }
 
-/* The observation's key within its case: its name, then "#2", "#3" for repeats. */
-static void obs_key(const cJSON *observations, const cJSON *o, char *out, size_t cap) {
-    int seen = 0;
-    const cJSON *p;
-    const char *name = json_str(o, "name") ? json_str(o, "name") : "";
-    cJSON_ArrayForEach(p, observations) {
-        if (p == o) break;
-        seen += json_str(p, "name") && !strcmp(json_str(p, "name"), name);
-    }
-    if (seen) snprintf(out, cap, "%s#%d", name, seen + 1);
-    else snprintf(out, cap, "%s", name);
+/* One cell's result for a case, indexed once (a case may observe thousands of things,
+ * and the comparison looks each one up in every cell): its observations by key (the name,
+ * then "#2", "#3" for repeats; the first of two equal keys wins), the last bound entry
+ * measured for each observation name, and the names it declares fixed. Building it is
+ * linear in the case's size; every lookup after is constant time. */
+typedef struct {
+    const cJSON *c;
+    const cJSON **objs; /* observations, in order */
+    char **keys;        /* their keys (malloc'd) */
+    size_t n;
+    NameSet by_key; /* key -> index in objs */
+    NameSet bounds; /* observation name -> the entry's index in bound_items */
+    const cJSON **bound_items;
+    NameSet fixed;
+} CellIndex;
+
+/* KEY of the K-th observation named NAME (K from 1): NAME, then NAME#K (malloc'd). */
+static char *obs_key(const char *name, size_t k) {
+    if (k == 1) return strdup(name);
+    size_t cap = strlen(name) + 24;
+    char *key = malloc(cap);
+    snprintf(key, cap, "%s#%zu", name, k);
+    return key;
 }
 
-static const cJSON *find_obs(const cJSON *c, const char *key) {
-    const cJSON *obs = cJSON_GetObjectItemCaseSensitive(c, "observations"), *o;
-    char k[300];
+static void index_observations(CellIndex *x) {
+    const cJSON *obs = cJSON_GetObjectItemCaseSensitive(x->c, "observations"), *o;
+    size_t n = (size_t)cJSON_GetArraySize(obs), distinct = 0;
+    x->objs = calloc(n + 1, sizeof *x->objs);
+    x->keys = calloc(n + 1, sizeof *x->keys);
+    size_t *seen = calloc(n + 1, sizeof *seen); /* occurrences so far, per distinct name */
+    NameSet names = {0};                        /* name -> its slot in seen */
     cJSON_ArrayForEach(o, obs) {
-        obs_key(obs, o, k, sizeof k);
-        if (!strcmp(k, key)) return o;
+        const char *name = json_str(o, "name") ? json_str(o, "name") : "";
+        size_t slot;
+        if (!util_nameset_get(&names, name, &slot))
+            util_nameset_add(&names, name, slot = distinct++);
+        assert(slot < n && x->n < n);
+        x->keys[x->n] = obs_key(name, ++seen[slot]);
+        util_nameset_add(&x->by_key, x->keys[x->n], x->n);
+        x->objs[x->n++] = o;
     }
-    return NULL;
+    util_nameset_free(&names);
+    free(seen);
+}
+
+static void index_cell(CellIndex *x, const cJSON *c) {
+    *x = (CellIndex){.c = c};
+    index_observations(x);
+    const cJSON *bounds = cJSON_GetObjectItemCaseSensitive(c, "bounds"), *b, *f;
+    int nb = cJSON_GetArraySize(bounds);
+    x->bound_items = calloc((size_t)nb + 1, sizeof *x->bound_items);
+    int i = 0;
+    cJSON_ArrayForEach(b, bounds) x->bound_items[i++] = b;
+    for (i = nb - 1; i >= 0; i--) { /* from the last: a name's last entry is the one kept */
+        const char *o = json_str(x->bound_items[i], "observation");
+        if (o) util_nameset_add(&x->bounds, o, (size_t)i);
+    }
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(c, "fixed")) {
+        if (cJSON_IsString(f)) util_nameset_add(&x->fixed, f->valuestring, 0);
+    }
+}
+
+static void cell_index_free(CellIndex *x) {
+    for (size_t i = 0; i < x->n; i++) free(x->keys[i]);
+    free(x->keys);
+    free(x->objs);
+    free(x->bound_items);
+    util_nameset_free(&x->by_key);
+    util_nameset_free(&x->bounds);
+    util_nameset_free(&x->fixed);
+}
+
+static const cJSON *find_obs(const CellIndex *x, const char *key) {
+    size_t i;
+    return util_nameset_get(&x->by_key, key, &i) ? x->objs[i] : NULL;
 }
 
 /* The bound entries cells measured for observation NAME: a failed one is a violation;
  * returns how many cells measured it, with the promise they checked in *PROMISE. */
-static int bound_entries(cJSON *const *cases, int n, const char *name, Judgement *j,
+static int bound_entries(const CellIndex *cells, int n, const char *name, Judgement *j,
                          const char **promise) {
     int measured = 0;
     for (int i = 0; i < n; i++) {
-        const cJSON *b, *found = NULL;
-        cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(cases[i], "bounds")) {
-            const char *o = json_str(b, "observation");
-            if (o && !strcmp(o, name)) found = b;
-        }
-        if (!found) continue;
+        size_t at;
+        if (!util_nameset_get(&cells[i].bounds, name, &at)) continue;
+        const cJSON *found = cells[i].bound_items[at];
         measured++;
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(found, "ratio");
         double ratio = cJSON_IsNumber(r) ? r->valuedouble : INFINITY;
@@ -186,25 +230,21 @@ static int bound_entries(cJSON *const *cases, int n, const char *name, Judgement
 /* Whether some cell declares observation KEY's bits fixed although its receipt lists an
  * unordered operation (make gpu's checker does for every observation no contract names).
  * A declaration can only make the judgement stricter. */
-static int declared_fixed(cJSON *const *cases, int n, const char *key) {
-    for (int i = 0; i < n; i++) {
-        const cJSON *f;
-        cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(cases[i], "fixed")) {
-            if (cJSON_IsString(f) && !strcmp(f->valuestring, key)) return 1;
-        }
-    }
+static int declared_fixed(const CellIndex *cells, int n, const char *key) {
+    for (int i = 0; i < n; i++)
+        if (util_nameset_get(&cells[i].fixed, key, NULL)) return 1;
     return 0;
 }
 
 /* One observation across the cells that ran the case. */
-static cJSON *judge_obs(cJSON *const *cases, const char *const *cols, int n, const char *key,
+static cJSON *judge_obs(const CellIndex *cells, const char *const *cols, int n, const char *key,
                         int unordered, Judgement *j) {
     cJSON *row = cJSON_CreateObject(), *digests = cJSON_CreateObject();
     int present = 0, same = 1;
-    unordered &= !declared_fixed(cases, n, key);
+    unordered &= !declared_fixed(cells, n, key);
     const char *first = NULL;
     for (int i = 0; i < n; i++) {
-        const cJSON *o = find_obs(cases[i], key);
+        const cJSON *o = find_obs(&cells[i], key);
         const char *sha = o ? json_str(o, "sha256") : NULL;
         cJSON_AddStringToObject(digests, cols[i], sha ? sha : "-");
         present += o != NULL;
@@ -214,7 +254,7 @@ static cJSON *judge_obs(cJSON *const *cases, const char *const *cols, int n, con
     *j = (Judgement){V_IDENTICAL, unordered ? P_UNORDERED_SAME : P_FIXED, "", -1};
     const char *base = strchr(key, '#') ? NULL : key; /* bounds name unrepeated ones */
     const char *promise = NULL;
-    int measured = base ? bound_entries(cases, n, base, j, &promise) : 0;
+    int measured = base ? bound_entries(cells, n, base, j, &promise) : 0;
     if (present < n) judge(j, V_DIFFERS, P_SAME_LIST, "observed in some cells only");
     else if (!same && !unordered) judge(j, V_DIFFERS, P_FIXED, "the bits differ");
     else if (!same && j->verdict < V_VIOLATES)
@@ -267,20 +307,21 @@ static int judge_case(cJSON *row, cJSON *const *cases, const char *const *cols, 
     else if (!observed) judge(&worst, V_NO_EVIDENCE, P_OBSERVES, "the case observes nothing");
     judge_run(cases, n, &j);
     worse(&worst, &j);
-    /* Every key any cell observed, each judged once. */
-    cJSON *done = cJSON_CreateObject();
+    /* Every key any cell observed, each judged once, in the order first observed. */
+    CellIndex *cells = calloc((size_t)n + 1, sizeof *cells);
+    for (int i = 0; i < n; i++) index_cell(&cells[i], cases[i]);
+    NameSet done = {0};
     for (int i = 0; i < n; i++) {
-        const cJSON *obs = cJSON_GetObjectItemCaseSensitive(cases[i], "observations"), *o;
-        cJSON_ArrayForEach(o, obs) {
-            char key[300];
-            obs_key(obs, o, key, sizeof key);
-            if (cJSON_GetObjectItemCaseSensitive(done, key)) continue;
-            cJSON_AddTrueToObject(done, key);
-            cJSON_AddItemToArray(list, judge_obs(cases, cols, n, key, unordered, &j));
+        for (size_t k = 0; k < cells[i].n; k++) {
+            const char *key = cells[i].keys[k];
+            if (util_nameset_add(&done, key, 0)) continue;
+            cJSON_AddItemToArray(list, judge_obs(cells, cols, n, key, unordered, &j));
             worse(&worst, &j);
         }
     }
-    cJSON_Delete(done);
+    util_nameset_free(&done);
+    for (int i = 0; i < n; i++) cell_index_free(&cells[i]);
+    free(cells);
     if (n == 1 && worst.verdict == V_IDENTICAL)
         judge(&worst, V_IDENTICAL, worst.promise, "one cell ran it: nothing to compare with");
     cJSON_AddStringToObject(row, "verdict", VERDICTS[worst.verdict]);
@@ -292,7 +333,65 @@ static int judge_case(cJSON *row, cJSON *const *cases, const char *const *cols, 
     return worst.verdict;
 }
 
-cJSON *compare_results(const cJSON *results, const cJSON *cases) {
+/* The observations and bound entries RESULTS hold, over all their cases: what a
+ * comparison reads (it is linear in them). */
+static double compare_work(const cJSON *results) {
+    double work = 0;
+    const cJSON *res, *c;
+    cJSON_ArrayForEach(res, results) {
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases")) {
+            work += 1 + cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "observations")) +
+                    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "bounds"));
+        }
+    }
+    return work;
+}
+
+/* Each result's cases by name (the first of two equal names wins). */
+static NameSet *index_cases(const cJSON *results, int n) {
+    NameSet *by_case = calloc((size_t)n + 1, sizeof *by_case);
+    const cJSON *res, *c;
+    int i = 0;
+    cJSON_ArrayForEach(res, results) {
+        size_t k = 0;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases")) {
+            if (json_str(c, "case")) util_nameset_add(&by_case[i], json_str(c, "case"), k);
+            k++;
+        }
+        i++;
+    }
+    return by_case;
+}
+
+/* Row ROW of case NAME: a cell per result that ran it (the first result of a column). */
+static int compare_case(cJSON *row, const char *name, const cJSON *results, const cJSON *columns,
+                        const NameSet *by_case, cJSON **found, const char **names) {
+    cJSON *cells = cJSON_AddObjectToObject(row, "cells");
+    const cJSON *col = columns->child, *res;
+    NameSet filled = {0};
+    int n = 0, i = 0;
+    cJSON_ArrayForEach(res, results) {
+        size_t k;
+        if (util_nameset_get(&by_case[i], name, &k) &&
+            !util_nameset_add(&filled, col->valuestring, 0)) {
+            const cJSON *pc =
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+                                       cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases"),
+                                   (int)k);
+            cJSON_AddItemToObject(cells, col->valuestring, cell_value(pc, res));
+            found[n] = (cJSON *)pc;
+            names[n++] = col->valuestring;
+        }
+        col = col->next;
+        i++;
+    }
+    util_nameset_free(&filled);
+    return judge_case(row, found, names, n);
+}
+
+cJSON *compare_results(const cJSON *results, const cJSON *cases, double max_work) {
     cJSON *report = cJSON_CreateObject();
     cJSON *columns = cJSON_AddArrayToObject(report, "columns");
     const cJSON *res;
@@ -302,35 +401,37 @@ cJSON *compare_results(const cJSON *results, const cJSON *cases) {
         snprintf(col, sizeof col, "%s/%s", json_str(res, "machine"), json_str(res, "cell_id"));
         cJSON_AddItemToArray(columns, cJSON_CreateString(col));
     }
-    cJSON **found = calloc((size_t)ncols + 1, sizeof *found);
-    const char **names = calloc((size_t)ncols + 1, sizeof *names);
     cJSON *rows = cJSON_AddArrayToObject(report, "cases");
     int counts[V_COUNT] = {0};
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cases) {
-        cJSON *row = cJSON_CreateObject();
-        cJSON_AddStringToObject(row, "case", c->valuestring);
-        cJSON *cells = cJSON_AddObjectToObject(row, "cells");
-        const cJSON *col = columns->child;
-        int n = 0;
-        cJSON_ArrayForEach(res, results) {
-            const cJSON *pc =
-                find_case(cJSON_GetObjectItemCaseSensitive(res, "predicate"), c->valuestring);
-            if (pc && !cJSON_GetObjectItemCaseSensitive(cells, col->valuestring)) {
-                cJSON_AddItemToObject(cells, col->valuestring, cell_value(pc, res));
-                found[n] = (cJSON *)pc;
-                names[n++] = col->valuestring;
-            }
-            col = col->next;
+    double work = compare_work(results);
+    if (work > max_work) {
+        char why[200];
+        snprintf(why, sizeof why,
+                 "not compared: its results hold %.0f observations and measurements, over "
+                 "max_compare_observations (%.0f)",
+                 work, max_work);
+        cJSON_AddStringToObject(report, "refused", why);
+    } else {
+        NameSet *by_case = index_cases(results, ncols);
+        cJSON **found = calloc((size_t)ncols + 1, sizeof *found);
+        const char **names = calloc((size_t)ncols + 1, sizeof *names);
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cases) {
+            if (!cJSON_IsString(c)) continue;
+            cJSON *row = cJSON_CreateObject();
+            cJSON_AddStringToObject(row, "case", c->valuestring);
+            counts[compare_case(row, c->valuestring, results, columns, by_case, found, names)]++;
+            cJSON_AddItemToArray(rows, row);
         }
-        counts[judge_case(row, found, names, n)]++;
-        cJSON_AddItemToArray(rows, row);
+        for (int i = 0; i < ncols; i++) util_nameset_free(&by_case[i]);
+        free(by_case);
+        free(found);
+        free(names);
     }
-    free(found);
-    free(names);
     cJSON *summary = cJSON_AddObjectToObject(report, "counts");
     for (int v = 0; v < V_COUNT; v++) cJSON_AddNumberToObject(summary, VERDICTS[v], counts[v]);
-    cJSON_AddBoolToObject(report, "ok", counts[V_VIOLATES] + counts[V_DIFFERS] == 0);
+    cJSON_AddBoolToObject(report, "ok",
+                          work <= max_work && counts[V_VIOLATES] + counts[V_DIFFERS] == 0);
     return report;
 }
 
@@ -401,20 +502,36 @@ void compare_print(FILE *out, const cJSON *report) {
                   "differs-where-fixed)");
 }
 
+int compare_emit(const cJSON *report, int as_json) {
+    const char *refused = json_str(report, "refused");
+    if (refused) {
+        fprintf(stderr, "cairn-farm compare: %s\n", refused);
+        return 2;
+    }
+    if (as_json) {
+        char *text = cJSON_Print(report);
+        puts(text);
+        free(text);
+    } else {
+        compare_print(stdout, report);
+    }
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "ok")) ? 0 : 1;
+}
+
 /* Every case any result names, in first-seen order (when a file gives no case list). */
 static cJSON *cases_of(const cJSON *results) {
     cJSON *cases = cJSON_CreateArray();
+    NameSet seen = {0};
     const cJSON *res, *c;
     cJSON_ArrayForEach(res, results) {
         cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
                                   cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases")) {
             const char *name = json_str(c, "case");
-            int seen = 0;
-            const cJSON *s;
-            cJSON_ArrayForEach(s, cases) { seen |= name && !strcmp(s->valuestring, name); }
-            if (name && !seen) cJSON_AddItemToArray(cases, cJSON_CreateString(name));
+            if (name && !util_nameset_add(&seen, name, 0))
+                cJSON_AddItemToArray(cases, cJSON_CreateString(name));
         }
     }
+    util_nameset_free(&seen);
     return cases;
 }
 
@@ -429,17 +546,10 @@ int compare_file(const char *path, int as_json) {
         cJSON_IsArray(doc) ? doc : cJSON_GetObjectItemCaseSensitive(doc, "results");
     const cJSON *given = cJSON_GetObjectItemCaseSensitive(doc, "cases");
     cJSON *cases = cJSON_IsArray(given) ? cJSON_Duplicate(given, 1) : cases_of(results);
-    cJSON *report = compare_results(results, cases);
-    if (as_json) {
-        char *text = cJSON_Print(report);
-        puts(text);
-        free(text);
-    } else {
-        compare_print(stdout, report);
-    }
-    int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "ok"));
+    cJSON *report = compare_results(results, cases, COMPARE_MAX_WORK);
+    int status = compare_emit(report, as_json);
     cJSON_Delete(report);
     cJSON_Delete(cases);
     cJSON_Delete(doc);
-    return ok ? 0 : 1;
+    return status;
 }

@@ -106,6 +106,10 @@ static int check_case(const cJSON *c, const char *path, Err *e) {
                : 0;
 }
 
+int fields_check_value(const cJSON *j, const char *path, Err *e) {
+    return check_tree(j, path, 0, e);
+}
+
 int fields_check_predicate(const cJSON *pred, Err *e) {
     long n;
     if (check_tree(pred, "predicate", 0, e) != 0) return -1;

@@ -17,6 +17,9 @@
 #define FIELD_STATUS_MAX 65535
 #define FIELD_COUNT_MAX  9007199254740992.0 /* 2^53: counts stay exact integers */
 
+/* 0 when J (named PATH in messages) keeps the bounds every value an agent sends keeps
+ * (strings, keys, elements, nesting, finite numbers); else -1 with E naming the field. */
+int fields_check_value(const cJSON *j, const char *path, Err *e);
 /* 0 when PRED keeps every bound; otherwise -1 and E names the field and its bound. */
 int fields_check_predicate(const cJSON *pred, Err *e);
 

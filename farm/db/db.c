@@ -20,10 +20,6 @@
 
 #include "core/core.h"
 
-/* Another coordinator counts as alive when it renewed its row this recently (the
- * reaper renews it every 200 ms; a stall longer than this is taken for death). */
-#define PEER_ALIVE_SECONDS 3.0
-
 static void *committer(void *arg);
 
 void db_init_common(Db *db) {
@@ -34,6 +30,7 @@ void db_init_common(Db *db) {
     pthread_mutex_init(&db->qlock, NULL);
     pthread_cond_init(&db->queued, NULL);
     pthread_cond_init(&db->committed, NULL);
+    if (db->be->enlist) db->be->enlist(db); /* after the id: the others see it alive */
     pthread_t t;
     pthread_create(&t, NULL, committer, db);
     pthread_detach(t);
@@ -69,7 +66,16 @@ char *db_schema(const char *key) {
         " kind TEXT NOT NULL, at DOUBLE PRECISION);"
         "CREATE TABLE IF NOT EXISTS unsettled(seq %1$s, job_id BIGINT NOT NULL,"
         " evidence TEXT NOT NULL, files TEXT NOT NULL, coordinator TEXT NOT NULL DEFAULT '');"
-        "CREATE TABLE IF NOT EXISTS coordinators(id TEXT PRIMARY KEY, seen DOUBLE PRECISION);";
+        "CREATE TABLE IF NOT EXISTS coordinators(id TEXT PRIMARY KEY, seen DOUBLE PRECISION,"
+        " lock_key BIGINT);"
+        "CREATE TABLE IF NOT EXISTS filings(evidence TEXT PRIMARY KEY, coordinator TEXT NOT NULL,"
+        " job_id BIGINT NOT NULL, at DOUBLE PRECISION);"
+        "CREATE TABLE IF NOT EXISTS farm(one INTEGER PRIMARY KEY, id TEXT NOT NULL,"
+        " salt TEXT NOT NULL, tokens TEXT NOT NULL, created_at DOUBLE PRECISION);"
+        "CREATE TABLE IF NOT EXISTS reports(run_id BIGINT PRIMARY KEY, summary TEXT NOT NULL,"
+        " report TEXT NOT NULL, at DOUBLE PRECISION);"
+        "CREATE TABLE IF NOT EXISTS case_history(case_path TEXT NOT NULL, run_id BIGINT NOT NULL,"
+        " row_json TEXT NOT NULL, PRIMARY KEY(case_path, run_id));";
     size_t cap = sizeof fmt + 6 * strlen(key);
     char *sql = malloc(cap);
     snprintf(sql, cap, fmt, key);
@@ -78,8 +84,17 @@ char *db_schema(const char *key) {
 
 void db_agent_free(Agent *a) {
     free(a->public_pem);
-    cJSON_Delete(a->caps);
+    if (a->caps && atomic_fetch_sub(&a->caps->refs, 1) == 1) {
+        cJSON_Delete(a->caps->json);
+        free(a->caps);
+    }
     memset(a, 0, sizeof *a);
+}
+
+void db_agent_copy(Agent *to, const Agent *from) {
+    *to = *from;
+    to->public_pem = strdup(from->public_pem);
+    if (to->caps) atomic_fetch_add(&to->caps->refs, 1);
 }
 
 void db_job_free(Job *j) {
@@ -89,34 +104,34 @@ void db_job_free(Job *j) {
 
 /* --- statement helpers ------------------------------------------------------------- */
 
-static DbRows *query(Db *db, DbConn *c, const char *sql, const DbArg *args, int n) {
+DbRows *db_query(Db *db, DbConn *c, const char *sql, const DbArg *args, int n) {
     return db->be->query(c, sql, args, n);
 }
 
 /* Runs SQL that returns no rows; returns how many rows it changed, -1 on failure. */
-static long exec_sql(Db *db, DbConn *c, const char *sql, const DbArg *args, int n) {
-    DbRows *r = query(db, c, sql, args, n);
+long db_exec(Db *db, DbConn *c, const char *sql, const DbArg *args, int n) {
+    DbRows *r = db_query(db, c, sql, args, n);
     db->be->next(r);
     long changed = db->be->failed(r) ? -1 : db->be->changes(r);
     db->be->finish(r);
     return changed;
 }
 
-static const char *col_text(Db *db, DbRows *r, int col) {
+const char *db_col_text(Db *db, DbRows *r, int col) {
     const char *t = db->be->text(r, col);
     return t ? t : "";
 }
 
-static long col_long(Db *db, DbRows *r, int col) { return (long)db->be->real(r, col); }
+long db_col_long(Db *db, DbRows *r, int col) { return (long)db->be->real(r, col); }
 
-static cJSON *col_json(Db *db, DbRows *r, int col) {
-    cJSON *j = cJSON_Parse(col_text(db, r, col));
+cJSON *db_col_json(Db *db, DbRows *r, int col) {
+    cJSON *j = cJSON_Parse(db_col_text(db, r, col));
     return j ? j : cJSON_CreateNull();
 }
 
 static void event(Db *db, DbConn *c, long job, long agent, const char *kind) {
-    exec_sql(db, c, "INSERT INTO events(job_id, agent_id, kind, at) VALUES($1,$2,$3,$4)",
-             DB_ARGS(DB_INT(job), DB_INT(agent), DB_TEXT(kind), DB_REAL(timing_now_seconds())));
+    db_exec(db, c, "INSERT INTO events(job_id, agent_id, kind, at) VALUES($1,$2,$3,$4)",
+            DB_ARGS(DB_INT(job), DB_INT(agent), DB_TEXT(kind), DB_REAL(timing_now_seconds())));
 }
 
 static void announce(Db *db, DbConn *c) {
@@ -125,27 +140,46 @@ static void announce(Db *db, DbConn *c) {
 
 /* --- agents ------------------------------------------------------------------------ */
 
+/* 1 when a live agent with another key than KEYID holds NAME. */
+static int name_taken(Db *db, DbConn *c, const char *name, const char *keyid) {
+    DbRows *r = db_query(db, c, "SELECT 1 FROM agents WHERE name=$1 AND keyid<>$2 AND revoked=0",
+                         DB_ARGS(DB_TEXT(name), DB_TEXT(keyid)));
+    int taken = db->be->next(r);
+    db->be->finish(r);
+    return taken;
+}
+
 int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
                    const char *caps_json, const char *token_hash, long *id, Err *e) {
     DbConn *c = db->be->acquire(db, 1);
-    DbRows *r = query(db, c, "SELECT revoked FROM agents WHERE keyid=$1", DB_ARGS(DB_TEXT(keyid)));
-    int revoked = db->be->next(r) && col_long(db, r, 0);
+    DbRows *r =
+        db_query(db, c, "SELECT revoked FROM agents WHERE keyid=$1", DB_ARGS(DB_TEXT(keyid)));
+    int revoked = db->be->next(r) && db_col_long(db, r, 0);
     db->be->finish(r);
     int rc = -1;
     if (revoked) {
         err_set(e, "this key belongs to a revoked agent");
         rc = -2;
+    } else if (name_taken(db, c, name, keyid)) {
+        err_set(e,
+                "machine name %s is enrolled with another key: revoke that agent first, or "
+                "give this machine another --name",
+                name);
+        rc = -3;
     } else {
-        r = query(db, c,
-                  "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
-                  " last_seen) VALUES($1,$2,$3,$4,$5,$6,$6) ON CONFLICT(keyid) DO UPDATE SET"
-                  " name=excluded.name, public_pem=excluded.public_pem, caps=excluded.caps,"
-                  " token_hash=excluded.token_hash, last_seen=excluded.last_seen RETURNING id",
-                  DB_ARGS(DB_TEXT(name), DB_TEXT(keyid), DB_TEXT(public_pem), DB_TEXT(caps_json),
-                          DB_TEXT(token_hash), DB_REAL(timing_now_seconds())));
+        r = db_query(db, c,
+                     "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
+                     " last_seen) VALUES($1,$2,$3,$4,$5,$6,$6) ON CONFLICT(keyid) DO UPDATE SET"
+                     " name=excluded.name, public_pem=excluded.public_pem, caps=excluded.caps,"
+                     " token_hash=excluded.token_hash, last_seen=excluded.last_seen RETURNING id",
+                     DB_ARGS(DB_TEXT(name), DB_TEXT(keyid), DB_TEXT(public_pem), DB_TEXT(caps_json),
+                             DB_TEXT(token_hash), DB_REAL(timing_now_seconds())));
         if (db->be->next(r)) {
-            *id = col_long(db, r, 0);
+            *id = db_col_long(db, r, 0);
             rc = 0;
+        } else if (name_taken(db, c, name, keyid)) { /* another coordinator's, just now */
+            err_set(e, "machine name %s is enrolled with another key", name);
+            rc = -3;
         } else {
             err_set(e, "enrolment not stored: %s", db->be->error(c));
         }
@@ -157,19 +191,21 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
 
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(db, c,
-                      "SELECT id, name, keyid, public_pem, caps, revoked FROM agents"
-                      " WHERE token_hash=$1",
-                      DB_ARGS(DB_TEXT(token_hash)));
+    DbRows *r = db_query(db, c,
+                         "SELECT id, name, keyid, public_pem, caps, revoked FROM agents"
+                         " WHERE token_hash=$1",
+                         DB_ARGS(DB_TEXT(token_hash)));
     int found = db->be->next(r);
     if (found) {
         memset(out, 0, sizeof *out);
-        out->id = col_long(db, r, 0);
-        snprintf(out->name, sizeof out->name, "%s", col_text(db, r, 1));
-        snprintf(out->keyid, sizeof out->keyid, "%s", col_text(db, r, 2));
-        out->public_pem = strdup(col_text(db, r, 3));
-        out->caps = col_json(db, r, 4);
-        out->revoked = (int)col_long(db, r, 5);
+        out->id = db_col_long(db, r, 0);
+        snprintf(out->name, sizeof out->name, "%s", db_col_text(db, r, 1));
+        snprintf(out->keyid, sizeof out->keyid, "%s", db_col_text(db, r, 2));
+        out->public_pem = strdup(db_col_text(db, r, 3));
+        out->caps = calloc(1, sizeof *out->caps);
+        out->caps->json = db_col_json(db, r, 4);
+        atomic_init(&out->caps->refs, 1);
+        out->revoked = (int)db_col_long(db, r, 5);
     }
     db->be->finish(r);
     db->be->release(db, c, 0);
@@ -178,35 +214,63 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
 
 int db_agent_revoke(Db *db, long id) {
     DbConn *c = db->be->acquire(db, 1);
-    long changed = exec_sql(db, c, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=$1",
-                            DB_ARGS(DB_INT(id)));
+    long changed = db_exec(db, c, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=$1",
+                           DB_ARGS(DB_INT(id)));
     /* Its running jobs go back to the queue now rather than when their leases end. */
-    if (exec_sql(db, c,
-                 "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
-                 " WHERE agent_id=$1 AND state='running'",
-                 DB_ARGS(DB_INT(id))) > 0)
+    if (db_exec(db, c,
+                "UPDATE jobs SET state='queued', agent_id=NULL, lease_expires=NULL"
+                " WHERE agent_id=$1 AND state='running'",
+                DB_ARGS(DB_INT(id))) > 0)
         announce(db, c);
     db->be->release(db, c, 1);
     return changed > 0 ? 0 : -1;
+}
+
+/* --- the farm's identity ---------------------------------------------------------- */
+
+int db_farm_identity(Db *db, const FarmIdentity *fresh, FarmIdentity *stored) {
+    DbConn *c = db->be->acquire(db, 1);
+    db_exec(db, c,
+            "INSERT INTO farm(one, id, salt, tokens, created_at) VALUES(1,$1,$2,$3,$4)"
+            " ON CONFLICT(one) DO NOTHING",
+            DB_ARGS(DB_TEXT(fresh->id), DB_TEXT(fresh->salt), DB_TEXT(fresh->tokens),
+                    DB_REAL(timing_now_seconds())));
+    DbRows *r = db_query(db, c, "SELECT id, salt, tokens FROM farm WHERE one=1", DB_NO_ARGS);
+    int found = db->be->next(r);
+    if (found) {
+        snprintf(stored->id, sizeof stored->id, "%s", db_col_text(db, r, 0));
+        snprintf(stored->salt, sizeof stored->salt, "%s", db_col_text(db, r, 1));
+        snprintf(stored->tokens, sizeof stored->tokens, "%s", db_col_text(db, r, 2));
+    }
+    db->be->finish(r);
+    db->be->release(db, c, 1);
+    return found ? 0 : -1;
+}
+
+int db_farm_tokens(Db *db, const char *tokens) {
+    DbConn *c = db->be->acquire(db, 1);
+    long n = db_exec(db, c, "UPDATE farm SET tokens=$1 WHERE one=1", DB_ARGS(DB_TEXT(tokens)));
+    db->be->release(db, c, 1);
+    return n == 1 ? 0 : -1;
 }
 
 /* --- blobs ------------------------------------------------------------------------- */
 
 int db_blob_add(Db *db, const char *sha, long size) {
     DbConn *c = db->be->acquire(db, 1);
-    long rc = exec_sql(db, c,
-                       "INSERT INTO blobs(sha256, size, added_at) VALUES($1,$2,$3)"
-                       " ON CONFLICT DO NOTHING",
-                       DB_ARGS(DB_TEXT(sha), DB_INT(size), DB_REAL(timing_now_seconds())));
+    long rc = db_exec(db, c,
+                      "INSERT INTO blobs(sha256, size, added_at) VALUES($1,$2,$3)"
+                      " ON CONFLICT DO NOTHING",
+                      DB_ARGS(DB_TEXT(sha), DB_INT(size), DB_REAL(timing_now_seconds())));
     db->be->release(db, c, 1);
     return rc < 0 ? -1 : 0;
 }
 
 int db_blob_exists(Db *db, const char *sha, long *size) {
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(db, c, "SELECT size FROM blobs WHERE sha256=$1", DB_ARGS(DB_TEXT(sha)));
+    DbRows *r = db_query(db, c, "SELECT size FROM blobs WHERE sha256=$1", DB_ARGS(DB_TEXT(sha)));
     int found = db->be->next(r);
-    if (found && size) *size = col_long(db, r, 0);
+    if (found && size) *size = db_col_long(db, r, 0);
     db->be->finish(r);
     db->be->release(db, c, 0);
     return found;
@@ -219,11 +283,11 @@ static int insert_jobs(Db *db, DbConn *c, long run, const cJSON *jobs) {
     const cJSON *job;
     cJSON_ArrayForEach(job, jobs) {
         char *cell = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(job, "cell"));
-        ok = ok && exec_sql(db, c,
-                            "INSERT INTO jobs(run_id, cell_id, cell, state, updated_at)"
-                            " VALUES($1,$2,$3,'queued',$4)",
-                            DB_ARGS(DB_INT(run), DB_TEXT(json_str(job, "cell_id")), DB_TEXT(cell),
-                                    DB_REAL(timing_now_seconds()))) == 1;
+        ok = ok && db_exec(db, c,
+                           "INSERT INTO jobs(run_id, cell_id, cell, state, updated_at)"
+                           " VALUES($1,$2,$3,'queued',$4)",
+                           DB_ARGS(DB_INT(run), DB_TEXT(json_str(job, "cell_id")), DB_TEXT(cell),
+                                   DB_REAL(timing_now_seconds()))) == 1;
         free(cell);
     }
     return ok;
@@ -234,20 +298,20 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
     char *matrix_text = cJSON_PrintUnformatted(matrix);
     char *cases_text = cJSON_PrintUnformatted(cases);
     DbConn *c = db->be->acquire(db, 1);
-    exec_sql(db, c, db->be->begin, DB_NO_ARGS);
-    DbRows *r = query(db, c,
-                      "INSERT INTO runs(source_sha, matrix, cases, created_at)"
-                      " VALUES($1,$2,$3,$4) RETURNING id",
-                      DB_ARGS(DB_TEXT(source_sha), DB_TEXT(matrix_text), DB_TEXT(cases_text),
-                              DB_REAL(timing_now_seconds())));
+    db_exec(db, c, db->be->begin, DB_NO_ARGS);
+    DbRows *r = db_query(db, c,
+                         "INSERT INTO runs(source_sha, matrix, cases, created_at)"
+                         " VALUES($1,$2,$3,$4) RETURNING id",
+                         DB_ARGS(DB_TEXT(source_sha), DB_TEXT(matrix_text), DB_TEXT(cases_text),
+                                 DB_REAL(timing_now_seconds())));
     int ok = db->be->next(r);
-    long run = ok ? col_long(db, r, 0) : -1;
+    long run = ok ? db_col_long(db, r, 0) : -1;
     db->be->finish(r);
     ok = ok && insert_jobs(db, c, run, jobs);
     if (ok) announce(db, c);
     if (!ok) err_set(e, "run not stored: %s", db->be->error(c));
-    ok = ok && exec_sql(db, c, "COMMIT", DB_NO_ARGS) >= 0;
-    if (!ok) exec_sql(db, c, "ROLLBACK", DB_NO_ARGS);
+    ok = ok && db_exec(db, c, "COMMIT", DB_NO_ARGS) >= 0;
+    if (!ok) db_exec(db, c, "ROLLBACK", DB_NO_ARGS);
     db->be->release(db, c, 1);
     free(matrix_text);
     free(cases_text);
@@ -256,12 +320,11 @@ long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJ
 
 int db_run_cancel(Db *db, long run_id) {
     DbConn *c = db->be->acquire(db, 1);
-    long found =
-        exec_sql(db, c, "UPDATE runs SET cancelled=1 WHERE id=$1", DB_ARGS(DB_INT(run_id)));
-    exec_sql(db, c,
-             "UPDATE jobs SET state='cancelled', updated_at=$1 WHERE run_id=$2"
-             " AND state IN ('queued','running')",
-             DB_ARGS(DB_REAL(timing_now_seconds()), DB_INT(run_id)));
+    long found = db_exec(db, c, "UPDATE runs SET cancelled=1 WHERE id=$1", DB_ARGS(DB_INT(run_id)));
+    db_exec(db, c,
+            "UPDATE jobs SET state='cancelled', updated_at=$1 WHERE run_id=$2"
+            " AND state IN ('queued','running')",
+            DB_ARGS(DB_REAL(timing_now_seconds()), DB_INT(run_id)));
     db->be->release(db, c, 1);
     return found > 0 ? 0 : -1;
 }
@@ -280,15 +343,15 @@ __attribute__((unused)) static int job_state_known(const char *state) {
 
 void db_job_from_row(Db *db, DbRows *r, Job *out) {
     memset(out, 0, sizeof *out);
-    out->id = col_long(db, r, 0);
-    out->run_id = col_long(db, r, 1);
-    snprintf(out->cell_id, sizeof out->cell_id, "%s", col_text(db, r, 2));
-    out->cell = col_json(db, r, 3);
-    snprintf(out->state, sizeof out->state, "%s", col_text(db, r, 4));
-    out->agent_id = col_long(db, r, 5);
-    out->attempt = (int)col_long(db, r, 6);
+    out->id = db_col_long(db, r, 0);
+    out->run_id = db_col_long(db, r, 1);
+    snprintf(out->cell_id, sizeof out->cell_id, "%s", db_col_text(db, r, 2));
+    out->cell = db_col_json(db, r, 3);
+    snprintf(out->state, sizeof out->state, "%s", db_col_text(db, r, 4));
+    out->agent_id = db_col_long(db, r, 5);
+    out->attempt = (int)db_col_long(db, r, 6);
     out->lease_expires = db->be->real(r, 7);
-    snprintf(out->bundle_sha, sizeof out->bundle_sha, "%s", col_text(db, r, 8));
+    snprintf(out->bundle_sha, sizeof out->bundle_sha, "%s", db_col_text(db, r, 8));
     assert(job_state_known(out->state));
     /* a job is done only with its filed bundle (db_job_done); a running one has its agent */
     assert(strcmp(out->state, "done") || sha256_is_hex(out->bundle_sha));
@@ -297,12 +360,12 @@ void db_job_from_row(Db *db, DbRows *r, Job *out) {
 
 /* Reads the queued jobs in order and copies the first that AGENT can run into OUT. */
 static int claim_scan(Db *db, DbConn *c, const Agent *agent, Job *out) {
-    DbRows *r = query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE state='queued' ORDER BY id",
-                      DB_NO_ARGS);
+    DbRows *r = db_query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE state='queued' ORDER BY id",
+                         DB_NO_ARGS);
     int claimed = 0;
     while (!claimed && db->be->next(r)) {
-        cJSON *cell = cJSON_Parse(col_text(db, r, 3));
-        if (matrix_cell_fits(agent->caps, cell)) {
+        cJSON *cell = cJSON_Parse(db_col_text(db, r, 3));
+        if (matrix_cell_fits(agent->caps->json, cell)) {
             db_job_from_row(db, r, out);
             assert(!strcmp(out->state, "queued")); /* what the scan asked for */
             claimed = 1;
@@ -321,15 +384,23 @@ __attribute__((unused)) static int claimed_ok(const Job *job, const Agent *agent
            job->lease_expires > 0;
 }
 
+/* Whether AGENT is revoked in the store (a cache elsewhere may not know yet). */
+int db_agent_revoked(Db *db, DbConn *c, long agent) {
+    DbRows *r = db_query(db, c, "SELECT revoked FROM agents WHERE id=$1", DB_ARGS(DB_INT(agent)));
+    int revoked = !db->be->next(r) || db_col_long(db, r, 0) != 0;
+    db->be->finish(r);
+    return revoked;
+}
+
 int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
     assert(agent->id > 0 && lease_s > 0);
     if (db->be->claim) {
         int found = db->be->claim(db, agent, lease_s, out);
-        assert(!found || claimed_ok(out, agent));
+        assert(found <= 0 || claimed_ok(out, agent));
         return found;
     }
     DbConn *c = db->be->acquire(db, 0);
-    exec_sql(db, c, db->be->begin, DB_NO_ARGS);
+    db_exec(db, c, db->be->begin, DB_NO_ARGS);
     int found, copied;
     if ((copied = found = claim_scan(db, c, agent, out))) {
         double now = timing_now_seconds();
@@ -337,20 +408,23 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
         out->agent_id = agent->id;
         out->lease_expires = now + lease_s;
         snprintf(out->state, sizeof out->state, "running");
-        found = exec_sql(db, c,
-                         "UPDATE jobs SET state='running', agent_id=$1, attempt=$2,"
-                         " lease_expires=$3, progress='claimed', updated_at=$4 WHERE id=$5"
-                         " AND state='queued'",
-                         DB_ARGS(DB_INT(agent->id), DB_INT(out->attempt),
-                                 DB_REAL(out->lease_expires), DB_REAL(now), DB_INT(out->id))) == 1;
+        found = db_exec(db, c,
+                        "UPDATE jobs SET state='running', agent_id=$1, attempt=$2,"
+                        " lease_expires=$3, progress='claimed', updated_at=$4 WHERE id=$5"
+                        " AND state='queued' AND EXISTS (SELECT 1 FROM agents WHERE id=$1"
+                        " AND revoked=0)",
+                        DB_ARGS(DB_INT(agent->id), DB_INT(out->attempt),
+                                DB_REAL(out->lease_expires), DB_REAL(now), DB_INT(out->id))) == 1;
+        /* the store's word: a cache of agents may be a moment behind a revocation */
+        if (!found && db_agent_revoked(db, c, agent->id)) found = -1;
     }
-    if (exec_sql(db, c, "COMMIT", DB_NO_ARGS) < 0) {
-        exec_sql(db, c, "ROLLBACK", DB_NO_ARGS);
-        found = 0;
+    if (db_exec(db, c, "COMMIT", DB_NO_ARGS) < 0) {
+        db_exec(db, c, "ROLLBACK", DB_NO_ARGS);
+        found = found < 0 ? found : 0;
     }
     db->be->release(db, c, 0);
-    if (copied && !found) db_job_free(out);
-    assert(!found || claimed_ok(out, agent));
+    if (copied && found <= 0) db_job_free(out);
+    assert(found <= 0 || claimed_ok(out, agent));
     return found;
 }
 
@@ -360,17 +434,17 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
     DbConn *c = db->be->acquire(db, 0);
     double until = timing_now_seconds() + lease_s;
     int rc = -1;
-    if (exec_sql(db, c,
-                 "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
-                 " AND agent_id=$5 AND state='running'",
-                 DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""),
-                         DB_REAL(timing_now_seconds()), DB_INT(job_id), DB_INT(agent_id))) == 1) {
+    if (db_exec(db, c,
+                "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
+                " AND agent_id=$5 AND state='running'",
+                DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""),
+                        DB_REAL(timing_now_seconds()), DB_INT(job_id), DB_INT(agent_id))) == 1) {
         *expires = until;
         rc = 0;
     } else {
-        DbRows *r = query(db, c, "SELECT state FROM jobs WHERE id=$1 AND agent_id=$2",
-                          DB_ARGS(DB_INT(job_id), DB_INT(agent_id)));
-        if (db->be->next(r) && !strcmp(col_text(db, r, 0), "cancelled")) rc = 1;
+        DbRows *r = db_query(db, c, "SELECT state FROM jobs WHERE id=$1 AND agent_id=$2",
+                             DB_ARGS(DB_INT(job_id), DB_INT(agent_id)));
+        if (db->be->next(r) && !strcmp(db_col_text(db, r, 0), "cancelled")) rc = 1;
         db->be->finish(r);
     }
     db->be->release(db, c, 0);
@@ -379,19 +453,19 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
 
 /* Renews this coordinator's row, which tells the others it is alive (shared stores). */
 static void renew_presence(Db *db, DbConn *c) {
-    exec_sql(db, c,
-             "INSERT INTO coordinators(id, seen) VALUES($1,$2) ON CONFLICT(id) DO UPDATE"
-             " SET seen=excluded.seen",
-             DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds())));
+    db_exec(db, c,
+            "INSERT INTO coordinators(id, seen) VALUES($1,$2) ON CONFLICT(id) DO UPDATE"
+            " SET seen=excluded.seen",
+            DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds())));
 }
 
 int db_reap(Db *db, int max_attempts) {
     assert(max_attempts >= 1);
     DbConn *c = db->be->acquire(db, 0);
-    exec_sql(db, c, db->be->begin, DB_NO_ARGS);
+    db_exec(db, c, db->be->begin, DB_NO_ARGS);
     /* One statement decides which leases ran out, so that two coordinators' reapers
      * never count one loss twice. */
-    DbRows *r = query(
+    DbRows *r = db_query(
         db, c,
         "UPDATE jobs SET lost=lost+1, lease_expires=NULL, updated_at=$1,"
         " state=CASE WHEN attempt >= $2 THEN 'failed' ELSE 'queued' END,"
@@ -402,12 +476,13 @@ int db_reap(Db *db, int max_attempts) {
     int n = 0;
     while (db->be->next(r)) {
         /* attempts are bounded: a lost job goes back to the queue only with attempts left */
-        assert(!strcmp(col_text(db, r, 2), "failed")
-                   ? col_long(db, r, 3) >= max_attempts
-                   : !strcmp(col_text(db, r, 2), "queued") && col_long(db, r, 3) < max_attempts);
+        assert(!strcmp(db_col_text(db, r, 2), "failed")
+                   ? db_col_long(db, r, 3) >= max_attempts
+                   : !strcmp(db_col_text(db, r, 2), "queued") &&
+                         db_col_long(db, r, 3) < max_attempts);
         lost = realloc(lost, (size_t)(n + 1) * 2 * sizeof *lost);
-        lost[2 * n] = col_long(db, r, 0);
-        lost[2 * n + 1] = col_long(db, r, 1);
+        lost[2 * n] = db_col_long(db, r, 0);
+        lost[2 * n + 1] = db_col_long(db, r, 1);
         n++;
     }
     db->be->finish(r);
@@ -415,7 +490,7 @@ int db_reap(Db *db, int max_attempts) {
     free(lost);
     if (n) announce(db, c);
     if (db->be->shared) renew_presence(db, c);
-    exec_sql(db, c, "COMMIT", DB_NO_ARGS);
+    db_exec(db, c, "COMMIT", DB_NO_ARGS);
     db->be->release(db, c, 0);
     int news = db->be->news ? db->be->news(db) : 0;
     return n + news;
@@ -424,7 +499,7 @@ int db_reap(Db *db, int max_attempts) {
 int db_job_get(Db *db, long job_id, Job *out) {
     DbConn *c = db->be->acquire(db, 0);
     DbRows *r =
-        query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE id=$1", DB_ARGS(DB_INT(job_id)));
+        db_query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE id=$1", DB_ARGS(DB_INT(job_id)));
     int found = db->be->next(r);
     if (found) db_job_from_row(db, r, out);
     db->be->finish(r);
@@ -432,33 +507,60 @@ int db_job_get(Db *db, long job_id, Job *out) {
     return found;
 }
 
+/* Why request R's job was not marked done (0: it was): its reservation of the folder is
+ * gone (another coordinator took it over), its agent was revoked, or the job moved on. */
+static int done_refusal(Db *db, DbConn *c, const DoneReq *r) {
+    DbRows *q = db_query(db, c,
+                         "SELECT (SELECT COUNT(*) FROM filings WHERE evidence=$1 AND"
+                         " coordinator=$2), (SELECT revoked FROM agents WHERE id=$3)",
+                         DB_ARGS(DB_TEXT(r->rel), DB_TEXT(db->coordinator), DB_INT(r->agent)));
+    int owned = db->be->next(q) && db_col_long(db, q, 0) > 0;
+    int revoked = owned && db_col_long(db, q, 1) != 0;
+    db->be->finish(q);
+    return !owned ? DB_DONE_NOT_OURS : revoked ? DB_DONE_REVOKED : DB_DONE_MOVED_ON;
+}
+
+/* One filed bundle inside the group's transaction: the job's row, only while it is
+ * running under its agent's lease, the agent is not revoked and this coordinator holds
+ * the folder's reservation (dropped here); then its journal row. */
+static int commit_one(Db *db, DbConn *c, const DoneReq *r) {
+    assert(r->rel[0]);
+    if (db_exec(db, c,
+                "UPDATE jobs SET state='done', bundle_sha=$1, evidence=$2,"
+                " predicate=$3, progress='filed', lease_expires=NULL, updated_at=$4"
+                " WHERE id=$5 AND agent_id=$6 AND state='running'"
+                " AND EXISTS (SELECT 1 FROM agents WHERE id=$6 AND revoked=0)"
+                " AND EXISTS (SELECT 1 FROM filings WHERE evidence=$2 AND coordinator=$7)",
+                DB_ARGS(DB_TEXT(r->sha), DB_TEXT(r->rel), DB_TEXT(r->pred),
+                        DB_REAL(timing_now_seconds()), DB_INT(r->job), DB_INT(r->agent),
+                        DB_TEXT(db->coordinator))) != 1)
+        return done_refusal(db, c, r);
+    if (db_exec(db, c, "DELETE FROM filings WHERE evidence=$1 AND coordinator=$2",
+                DB_ARGS(DB_TEXT(r->rel), DB_TEXT(db->coordinator))) != 1)
+        return DB_DONE_FAILED;
+    if (r->journal &&
+        db_exec(db, c,
+                "INSERT INTO unsettled(job_id, evidence, files, coordinator) VALUES($1,$2,$3,$4)",
+                DB_ARGS(DB_INT(r->job), DB_TEXT(r->rel), DB_TEXT(r->journal),
+                        DB_TEXT(db->coordinator))) != 1)
+        return DB_DONE_FAILED;
+    return 0;
+}
+
 /* Group commit: uploads that finish filing together share one commit (and, with sync
  * "full", one fsync). The filed folder's files go to the journal in the same commit. */
 static void commit_batch(Db *db, DoneReq *batch) {
     DbConn *c = db->be->acquire(db, 1);
-    exec_sql(db, c, db->be->begin, DB_NO_ARGS);
+    db_exec(db, c, db->be->begin, DB_NO_ARGS);
+    int failed = 0;
     for (DoneReq *r = batch; r; r = r->next) {
-        assert(!r->finished && r->rel[0]);
-        r->result =
-            exec_sql(db, c,
-                     "UPDATE jobs SET state='done', bundle_sha=$1, evidence=$2,"
-                     " predicate=$3, progress='filed', lease_expires=NULL,"
-                     " updated_at=$4 WHERE id=$5 AND agent_id=$6 AND state='running'",
-                     DB_ARGS(DB_TEXT(r->sha), DB_TEXT(r->rel), DB_TEXT(r->pred),
-                             DB_REAL(timing_now_seconds()), DB_INT(r->job), DB_INT(r->agent))) == 1
-                ? 0
-                : -1;
-        if (r->result == 0 && r->journal &&
-            exec_sql(db, c,
-                     "INSERT INTO unsettled(job_id, evidence, files, coordinator)"
-                     " VALUES($1,$2,$3,$4)",
-                     DB_ARGS(DB_INT(r->job), DB_TEXT(r->rel), DB_TEXT(r->journal),
-                             DB_TEXT(db->coordinator))) != 1)
-            r->result = -1;
+        assert(!r->finished);
+        r->result = commit_one(db, c, r);
+        failed |= r->result == DB_DONE_FAILED; /* a statement failed: the transaction is lost */
     }
-    if (exec_sql(db, c, "COMMIT", DB_NO_ARGS) < 0) {
-        exec_sql(db, c, "ROLLBACK", DB_NO_ARGS);
-        for (DoneReq *r = batch; r; r = r->next) r->result = -1;
+    if (failed || db_exec(db, c, "COMMIT", DB_NO_ARGS) < 0) {
+        db_exec(db, c, "ROLLBACK", DB_NO_ARGS);
+        for (DoneReq *r = batch; r; r = r->next) r->result = DB_DONE_FAILED;
     }
     db->be->release(db, c, 1);
 }
@@ -493,20 +595,20 @@ int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
     pthread_cond_signal(&db->queued);
     while (!req.finished) pthread_cond_wait(&db->committed, &db->qlock);
     pthread_mutex_unlock(&db->qlock);
-    assert(req.result == 0 || req.result == -1);
+    assert(req.result <= 0 && req.result >= DB_DONE_FAILED);
     return req.result;
 }
 
 int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **cases,
                   double *timeout_s) {
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(db, c, "SELECT source_sha, cases, matrix FROM runs WHERE id=$1",
-                      DB_ARGS(DB_INT(run_id)));
+    DbRows *r = db_query(db, c, "SELECT source_sha, cases, matrix FROM runs WHERE id=$1",
+                         DB_ARGS(DB_INT(run_id)));
     int found = db->be->next(r);
     if (found) {
-        snprintf(source_sha, SHA256_HEX_LEN, "%s", col_text(db, r, 0));
-        *cases = col_json(db, r, 1);
-        cJSON *matrix = col_json(db, r, 2);
+        snprintf(source_sha, SHA256_HEX_LEN, "%s", db_col_text(db, r, 0));
+        *cases = db_col_json(db, r, 1);
+        cJSON *matrix = db_col_json(db, r, 2);
         *timeout_s = json_num(matrix, "timeout_s", 300);
         cJSON_Delete(matrix);
     }
@@ -528,15 +630,15 @@ static cJSON *rows_to_json(Db *db, const char *sql, long bind, const char *const
     cJSON *arr = cJSON_CreateArray();
     DbConn *c = db->be->acquire(db, 0);
     DbRows *r =
-        bind >= 0 ? query(db, c, sql, DB_ARGS(DB_INT(bind))) : query(db, c, sql, DB_NO_ARGS);
+        bind >= 0 ? db_query(db, c, sql, DB_ARGS(DB_INT(bind))) : db_query(db, c, sql, DB_NO_ARGS);
     while (db->be->next(r)) {
         cJSON *row = cJSON_CreateObject();
         for (int i = 0; names[i]; i++) {
-            if (json_cols[i] == 'j') cJSON_AddItemToObject(row, names[i], col_json(db, r, i));
+            if (json_cols[i] == 'j') cJSON_AddItemToObject(row, names[i], db_col_json(db, r, i));
             else if (!db->be->text(r, i)) cJSON_AddNullToObject(row, names[i]);
             else if (db->be->is_number(r, i))
                 cJSON_AddNumberToObject(row, names[i], db->be->real(r, i));
-            else cJSON_AddStringToObject(row, names[i], col_text(db, r, i));
+            else cJSON_AddStringToObject(row, names[i], db_col_text(db, r, i));
         }
         cJSON_AddItemToArray(arr, row);
     }
@@ -614,60 +716,21 @@ cJSON *db_evidence_paths(Db *db) {
 
 int db_evidence_filed(Db *db, const char *rel) {
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(db, c, "SELECT 1 FROM jobs WHERE evidence=$1 AND state='done'",
-                      DB_ARGS(DB_TEXT(rel)));
+    DbRows *r = db_query(db, c, "SELECT 1 FROM jobs WHERE evidence=$1 AND state='done'",
+                         DB_ARGS(DB_TEXT(rel)));
     int found = db->be->next(r);
     db->be->finish(r);
     db->be->release(db, c, 0);
     return found;
 }
 
-/* --- the evidence journal and the other coordinators ------------------------------- */
-
-int db_peers_alive(Db *db) {
-    if (!db->be->shared) return 0;
-    DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(
-        db, c, "SELECT COUNT(*) FROM coordinators WHERE id <> $1 AND seen > $2",
-        DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds() - PEER_ALIVE_SECONDS)));
-    int n = db->be->next(r) ? (int)col_long(db, r, 0) : 0;
-    db->be->finish(r);
-    db->be->release(db, c, 0);
-    return n;
-}
-
-cJSON *db_unsettled(Db *db) {
-    /* Rows of coordinators that are gone become this one's to write again and settle
-     * (on SQLite, the one coordinator before this one). */
-    DbConn *c = db->be->acquire(db, 1);
-    exec_sql(db, c,
-             "UPDATE unsettled SET coordinator=$1 WHERE coordinator NOT IN"
-             " (SELECT id FROM coordinators WHERE seen > $2)",
-             DB_ARGS(DB_TEXT(db->coordinator),
-                     DB_REAL(db->be->shared ? timing_now_seconds() - PEER_ALIVE_SECONDS : 1e300)));
-    db->be->release(db, c, 1);
-    static const char *const cols[] = {"evidence", "files", NULL};
-    cJSON *rows = cJSON_CreateArray();
-    DbConn *q = db->be->acquire(db, 0);
-    DbRows *r =
-        query(db, q, "SELECT evidence, files FROM unsettled WHERE coordinator=$1 ORDER BY seq",
-              DB_ARGS(DB_TEXT(db->coordinator)));
-    while (db->be->next(r)) {
-        cJSON *row = cJSON_CreateObject();
-        cJSON_AddStringToObject(row, cols[0], col_text(db, r, 0));
-        cJSON_AddItemToObject(row, cols[1], col_json(db, r, 1));
-        cJSON_AddItemToArray(rows, row);
-    }
-    db->be->finish(r);
-    db->be->release(db, q, 0);
-    return rows;
-}
+/* --- the evidence journal (the other coordinators are db_peers.c's) -------------- */
 
 int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx) {
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = query(db, c, "SELECT COALESCE(MAX(seq), 0) FROM unsettled WHERE coordinator=$1",
-                      DB_ARGS(DB_TEXT(db->coordinator)));
-    long last = db->be->next(r) ? col_long(db, r, 0) : 0;
+    DbRows *r = db_query(db, c, "SELECT COALESCE(MAX(seq), 0) FROM unsettled WHERE coordinator=$1",
+                         DB_ARGS(DB_TEXT(db->coordinator)));
+    long last = db->be->next(r) ? db_col_long(db, r, 0) : 0;
     db->be->finish(r);
     db->be->release(db, c, 0);
     /* Rows up to LAST were committed after their folders were written: once the file
@@ -675,8 +738,8 @@ int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx) {
      * Each coordinator settles only its own rows: its sync covers only its own writes. */
     if (last == 0 || sync_files(ctx) != 0) return 0;
     c = db->be->acquire(db, 0);
-    long n = exec_sql(db, c, "DELETE FROM unsettled WHERE seq <= $1 AND coordinator=$2",
-                      DB_ARGS(DB_INT(last), DB_TEXT(db->coordinator)));
+    long n = db_exec(db, c, "DELETE FROM unsettled WHERE seq <= $1 AND coordinator=$2",
+                     DB_ARGS(DB_INT(last), DB_TEXT(db->coordinator)));
     db->be->release(db, c, 0);
     return n < 0 ? 0 : (int)n;
 }

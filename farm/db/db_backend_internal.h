@@ -58,6 +58,13 @@ typedef struct {
     /* Claims for AGENT as db_claim says; NULL: db.c's scan under the write lock. */
     int (*claim)(Db *db, const Agent *agent, double lease_s, Job *out);
     int shared; /* other coordinators may use the same store */
+    /* SQL selecting the ids of the coordinators proven alive, with $1 the time before
+     * which a sign of life (coordinators.seen) of one without a life lock is stale; NULL
+     * when no other coordinator shares the store (db_peers.c). */
+    const char *live;
+    /* Registers this coordinator (db->coordinator) and takes its life lock, held for as
+     * long as it lives; NULL when there are no others. */
+    void (*enlist)(Db *db);
 } DbBackend;
 
 /* A filed bundle waiting for the group commit (see db_job_done). */
@@ -77,6 +84,17 @@ struct Db {
     pthread_cond_t queued, committed;
     DoneReq *pending;
 };
+
+/* Statements over a borrowed connection, for db.c and the store's other files (db_*.c):
+ * SQL's rows (read with be->next), or how many rows SQL changed (-1 on failure); a
+ * column as text ("" for NULL), as a long, or parsed as JSON (null when it is not). */
+DbRows *db_query(Db *db, DbConn *c, const char *sql, const DbArg *args, int n);
+long db_exec(Db *db, DbConn *c, const char *sql, const DbArg *args, int n);
+const char *db_col_text(Db *db, DbRows *r, int col);
+long db_col_long(Db *db, DbRows *r, int col);
+cJSON *db_col_json(Db *db, DbRows *r, int col);
+/* Whether AGENT is revoked (or unknown) in the store. */
+int db_agent_revoked(Db *db, DbConn *c, long agent);
 
 /* Back ends' constructors, called by db_open.c alone: each connects, creates the schema
  * when missing and sets its table in the handle's be; db_open then calls

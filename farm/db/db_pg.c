@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <libpq-fe.h>
 
@@ -23,6 +24,19 @@
 
 /* Serializes schema creation between coordinators starting at once. */
 #define SCHEMA_LOCK 0x636169726eL
+
+/* The first key of every coordinator's life lock (pg_advisory_lock(LIFE_LOCKS, KEY),
+ * KEY its own): PostgreSQL holds it for as long as the coordinator's connection lives,
+ * so a coordinator whose lock is free is gone (db_peers.c). "cair" in ASCII. */
+#define LIFE_LOCKS 1667328370L
+
+/* The coordinators whose life lock is held in this database ($1: before it, the sign
+ * of life of a coordinator from before the life locks is stale). */
+#define LIVE_SQL                                                                                   \
+    "SELECT c.id FROM coordinators c WHERE EXISTS (SELECT 1 FROM pg_locks l WHERE"                 \
+    " l.locktype='advisory' AND l.granted AND l.objsubid=2 AND l.classid=1667328370"               \
+    " AND l.objid=c.lock_key::oid AND l.database=(SELECT oid FROM pg_database"                     \
+    " WHERE datname=current_database())) OR (c.lock_key IS NULL AND c.seen > $1)"
 
 #define CHANNEL "cairn_farm_jobs"
 
@@ -42,7 +56,8 @@ typedef struct {
     PgConn conns[PG_POOL];
     pthread_mutex_t lock; /* guards busy flags */
     pthread_cond_t freed;
-    PGconn *listen; /* LISTENs on CHANNEL; read by the reaper only */
+    PGconn *listen; /* LISTENs on CHANNEL and holds the life lock; the reaper's alone */
+    long life_key;  /* this coordinator's life lock's second key (0: none held) */
 } PgDb;
 
 typedef struct {
@@ -184,6 +199,34 @@ static void pg_announce(DbConn *conn) {
     PQclear(PQexec(c->pg, "NOTIFY " CHANNEL));
 }
 
+/* Takes this coordinator's life lock on the listening connection (the key it held
+ * before, when it can: a connection that was reset lost it) and registers the key with
+ * this coordinator's row, which the others read to tell whether it lives. */
+static void pg_enlist(Db *db) {
+    PgDb *p = (PgDb *)db;
+    for (int tries = 0; tries < 64; tries++) {
+        unsigned int r = 0;
+        if (!p->life_key && getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) r = (unsigned)rand();
+        long key = p->life_key ? p->life_key : 1 + (long)(r % 2147483646u);
+        char sql[96];
+        snprintf(sql, sizeof sql, "SELECT pg_try_advisory_lock(%ld, %ld)", LIFE_LOCKS, key);
+        PGresult *res = PQexec(p->listen, sql);
+        int got = PQresultStatus(res) == PGRES_TUPLES_OK && !strcmp(PQgetvalue(res, 0, 0), "t");
+        PQclear(res);
+        p->life_key = got ? key : 0; /* another coordinator's: draw again */
+        if (got) break;
+    }
+    char seen[32], key[32];
+    snprintf(seen, sizeof seen, "%.17g", timing_now_seconds());
+    snprintf(key, sizeof key, "%ld", p->life_key);
+    const char *values[] = {db->coordinator, seen, p->life_key ? key : NULL};
+    PQclear(PQexecParams(p->listen,
+                         "INSERT INTO coordinators(id, seen, lock_key) VALUES($1,$2,$3)"
+                         " ON CONFLICT(id) DO UPDATE SET seen=excluded.seen,"
+                         " lock_key=excluded.lock_key",
+                         3, NULL, values, NULL, NULL, 0));
+}
+
 /* Whether any coordinator announced jobs since the last tick (this one's own
  * announcements included: its waiters were woken already, one more wake is harmless). */
 static int pg_news(Db *db) {
@@ -191,7 +234,8 @@ static int pg_news(Db *db) {
     if (PQstatus(p->listen) != CONNECTION_OK) {
         PQreset(p->listen);
         PQclear(PQexec(p->listen, "LISTEN " CHANNEL));
-        return 1; /* announcements may have been missed meanwhile */
+        pg_enlist(db); /* the reset connection holds no lock: alive again */
+        return 1;      /* announcements may have been missed meanwhile */
     }
     int news = 0;
     PQconsumeInput(p->listen);
@@ -223,7 +267,7 @@ static int claim_candidates(DbConn *c, const Agent *agent, long *after, char *id
         seen++;
         *after = (long)pg_real(r, 0);
         cJSON *cell = cJSON_Parse(pg_text(r, 1));
-        if (matrix_cell_fits(agent->caps, cell) && used + 24 < cap)
+        if (matrix_cell_fits(agent->caps->json, cell) && used + 24 < cap)
             used +=
                 (size_t)snprintf(ids + used, cap - used, "%s%ld", (*fitting)++ ? "," : "", *after);
         cJSON_Delete(cell);
@@ -243,7 +287,7 @@ static int pg_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
     char ids[CLAIM_PAGE * 24];
     long after = 0;
     int claimed = 0, tries = 0, fitting;
-    while (!claimed) {
+    while (claimed == 0) {
         int seen = claim_candidates(c, agent, &after, ids, sizeof ids, &fitting);
         if (fitting) {
             double now = timing_now_seconds();
@@ -252,10 +296,15 @@ static int pg_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
                 "UPDATE jobs SET state='running', agent_id=$1, attempt=attempt+1,"
                 " lease_expires=$2, progress='claimed', updated_at=$3 WHERE id=(SELECT id"
                 " FROM jobs WHERE id=ANY($4::bigint[]) AND state='queued' ORDER BY id LIMIT 1"
-                " FOR UPDATE SKIP LOCKED) RETURNING " DB_JOB_COLS,
+                " FOR UPDATE SKIP LOCKED) AND EXISTS (SELECT 1 FROM agents WHERE id=$1 AND"
+                " revoked=0) RETURNING " DB_JOB_COLS,
                 DB_ARGS(DB_INT(agent->id), DB_REAL(now + lease_s), DB_REAL(now), DB_TEXT(ids)));
             if ((claimed = pg_next(r))) db_job_from_row(db, r, out);
             pg_finish(r);
+            if (!claimed && db_agent_revoked(db, c, agent->id)) {
+                claimed = -1; /* the store's word: a cache may be a moment behind it */
+                break;
+            }
             if (!claimed && ++tries < CLAIM_TRIES) after = 0; /* all taken meanwhile */
             else if (!claimed) break;
         } else if (seen < CLAIM_PAGE) {
@@ -297,6 +346,8 @@ static const DbBackend PG_BACKEND = {
     .begin = "BEGIN",
     .claim = pg_claim,
     .shared = 1,
+    .live = LIVE_SQL,
+    .enlist = pg_enlist,
 };
 
 static int pg_ok(PGresult *res) {
@@ -319,9 +370,12 @@ static int pg_connect(PgDb *p, const char *conninfo, Err *e) {
         else p->listen = pg;
     }
     char *schema = db_schema("BIGSERIAL PRIMARY KEY"), *sql = NULL;
-    size_t cap = strlen(schema) + 200;
+    size_t cap = strlen(schema) + 400;
     sql = malloc(cap);
-    snprintf(sql, cap, "SELECT pg_advisory_lock(%ld);%sSELECT pg_advisory_unlock(%ld);",
+    /* a store from before the life locks gets their column (once) */
+    snprintf(sql, cap,
+             "SELECT pg_advisory_lock(%ld);%sALTER TABLE coordinators ADD COLUMN IF NOT EXISTS"
+             " lock_key BIGINT;SELECT pg_advisory_unlock(%ld);",
              SCHEMA_LOCK, schema, SCHEMA_LOCK);
     int ok = pg_ok(PQexec(p->conns[0].pg, sql));
     free(schema);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -200,8 +201,34 @@ static const DbBackend SQLITE_BACKEND = {
     .shared = 0,
 };
 
+/* The database file, made (or kept) readable by its owner alone: it holds agents' token
+ * hashes and every filed predicate. SQLite gives its WAL and shared memory the same
+ * mode. A database others could read is tightened, with a word. */
+static int private_file(const char *path, Err *e) {
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0) close(fd);
+        return err_set(e, "database %s: %s", path, strerror(errno));
+    }
+    if (st.st_mode & 077) {
+        fprintf(stderr, "farm: %s could be read by others (mode %03o): now 600\n", path,
+                (unsigned)(st.st_mode & 0777));
+        fchmod(fd, st.st_mode & 0700);
+        static const char *const sides[] = {"-wal", "-shm"};
+        for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+            char side[4200];
+            snprintf(side, sizeof side, "%s%s", path, sides[i]);
+            chmod(side, st.st_mode & 0700);
+        }
+    }
+    close(fd);
+    return 0;
+}
+
 /* Opens both connections, creates the schema and opens the WAL for fsyncs. */
 static int sq_connect(SqliteDb *s, const char *path, Err *e) {
+    if (private_file(path, e) != 0) return -1;
     char *msg = NULL, *schema = db_schema("INTEGER PRIMARY KEY");
     int ok = sqlite3_open_v2(path, &s->sql,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
@@ -211,11 +238,14 @@ static int sq_connect(SqliteDb *s, const char *path, Err *e) {
     free(schema);
     /* A farm.db from before issue 17 has journal rows without their coordinator: the
      * column is added once (the error on later opens, "duplicate column", is expected). */
-    if (ok)
+    if (ok) {
         sqlite3_exec(s->sql,
                      "ALTER TABLE unsettled ADD COLUMN coordinator TEXT NOT NULL"
                      " DEFAULT ''",
                      NULL, NULL, NULL);
+        sqlite3_exec(s->sql, "ALTER TABLE coordinators ADD COLUMN lock_key BIGINT", NULL, NULL,
+                     NULL); /* likewise, from before issue 24 */
+    }
     if (!ok) {
         err_set(e, "database %s: %s", path, msg ? msg : sqlite3_errmsg(s->sql));
         sqlite3_free(msg);

@@ -196,12 +196,20 @@ int proto_enrol_parse(const cJSON *j, ProtoEnrol *m, Err *e) {
     return 0;
 }
 
+/* A farm's identity: 32 lowercase hex digits. */
+static int is_farm_id(const char *s) {
+    size_t n = 0;
+    while (s[n] && ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f'))) n++;
+    return n == 32 && !s[n];
+}
+
 cJSON *proto_enrolled_build(const ProtoEnrolled *m) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "agent", (double)m->agent);
     cJSON_AddStringToObject(j, "token", m->token);
     cJSON_AddStringToObject(j, "keyid", m->keyid);
     cJSON_AddNumberToObject(j, "lease_seconds", m->lease_seconds);
+    cJSON_AddStringToObject(j, "farm", m->farm);
     return j;
 }
 
@@ -210,7 +218,8 @@ int proto_enrolled_parse(const cJSON *j, ProtoEnrolled *m, Err *e) {
     if (is_object(j, e) || get_int(j, "agent", 1, PROTO_MAX_ID, 1, &m->agent, e) < 0 ||
         get_copy(j, "token", NULL, "a string of at most 64 bytes", m->token, sizeof m->token, e) ||
         get_copy(j, "keyid", is_sha, "64 hex digits", m->keyid, sizeof m->keyid, e) ||
-        get_num(j, "lease_seconds", 0, 1e9, 1, &m->lease_seconds, e) < 0)
+        get_num(j, "lease_seconds", 0, 1e9, 1, &m->lease_seconds, e) < 0 ||
+        get_copy(j, "farm", is_farm_id, "32 hex digits", m->farm, sizeof m->farm, e))
         return -1;
     return 0;
 }
@@ -242,6 +251,7 @@ cJSON *proto_job_build(const ProtoJob *m) {
     cJSON_AddNumberToObject(j, "timeout_s", m->timeout_s);
     cJSON_AddNumberToObject(j, "lease_seconds", m->lease_seconds);
     cJSON_AddNumberToObject(j, "lease_expires", m->lease_expires);
+    cJSON_AddStringToObject(j, "farm", m->farm);
     return j;
 }
 
@@ -270,7 +280,8 @@ int proto_job_parse(const cJSON *j, ProtoJob *m, Err *e) {
         get_obj(j, "cell", &m->cell, e) || get_obj(j, "source", &src, e) ||
         get_copy(src, "sha256", is_sha, "64 hex digits", m->source_sha256, sizeof m->source_sha256,
                  e) ||
-        get_int(src, "size", 0, PROTO_MAX_ID, 0, &m->source_size, e) < 0)
+        get_int(src, "size", 0, PROTO_MAX_ID, 0, &m->source_size, e) < 0 ||
+        get_copy(j, "farm", is_farm_id, "32 hex digits", m->farm, sizeof m->farm, e))
         return -1;
     m->cases = cJSON_GetObjectItemCaseSensitive(j, "cases");
     m->timeout_s = 300;

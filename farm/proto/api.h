@@ -47,12 +47,15 @@
     X(ALREADY_FILED, "already_filed", 409, "another bundle is filed for this job")                 \
     X(FILING_BUSY, "filing_busy", 409, "another upload of this job is being filed: retry")         \
     X(REPLAYED, "replayed", 409, "the statement is about another job, cell or machine")            \
-    X(TOO_LARGE, "too_large", 413, "the body is over max_body_bytes")                              \
+    X(NAME_TAKEN, "name_taken", 409, "another agent's key is enrolled under this machine name")    \
+    X(TOO_LARGE, "too_large", 413, "the body is over max_body_bytes, or the route takes none")     \
     X(BUNDLE_REJECTED, "bundle_rejected", 422, "a signature, subject, claim or field is refused")  \
     X(RESERVED_NAME, "reserved_name", 422, "a file name the coordinator writes itself")            \
     X(DIGEST_MISMATCH, "digest_mismatch", 422, "the body's SHA-256 is not the one in the path")    \
     X(MISSING_BLOB, "missing_blob", 422, "the run's source archive has not been uploaded")         \
-    X(INTERNAL, "internal", 500, "the coordinator failed (its log says why)")
+    X(TOO_MANY_REQUESTS, "too_many_requests", 429, "this client or agent is at one of its limits") \
+    X(INTERNAL, "internal", 500, "the coordinator failed (its log says why)")                      \
+    X(BUSY, "busy", 503, "the coordinator is at one of its limits in all: retry later")
 
 typedef enum {
     PROTO_E_NONE = 0, /* no error, or one whose code this client does not know */
@@ -110,11 +113,15 @@ typedef struct {
 cJSON *proto_enrol_build(const ProtoEnrol *m);
 int proto_enrol_parse(const cJSON *j, ProtoEnrol *m, Err *e);
 
+/* A farm's identity: 32 hex digits, made once per store (the coordinator's database). */
+#define PROTO_FARM_ID_LEN 33
+
 typedef struct {
     long agent;
     char token[SHA256_HEX_LEN];
     char keyid[SHA256_HEX_LEN];
     double lease_seconds;
+    char farm[PROTO_FARM_ID_LEN]; /* the farm enrolled in */
 } ProtoEnrolled;
 cJSON *proto_enrolled_build(const ProtoEnrolled *m);
 int proto_enrolled_parse(const cJSON *j, ProtoEnrolled *m, Err *e);
@@ -134,6 +141,7 @@ typedef struct {
     long source_size;
     const cJSON *cases; /* safe relative paths */
     double timeout_s, lease_seconds, lease_expires;
+    char farm[PROTO_FARM_ID_LEN]; /* the farm the job is of: its statement names it */
 } ProtoJob;
 cJSON *proto_job_build(const ProtoJob *m);
 int proto_job_parse(const cJSON *j, ProtoJob *m, Err *e);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/evp.h>
 
@@ -109,4 +110,29 @@ void util_nameset_free(NameSet *set) {
     free(set->names);
     free(set->values);
     *set = (NameSet){0};
+}
+
+void util_warn_if_readable(const char *who, const char *path, const char *what) {
+    struct stat st;
+    if (stat(path, &st) == 0 && (st.st_mode & S_IROTH))
+        fprintf(stderr,
+                "%s: warning: %s may be read by others (mode %03o): it holds %s; "
+                "chmod 600 %s\n",
+                who, path, (unsigned)(st.st_mode & 0777), what, path);
+}
+
+int util_read_token_file(const char *who, const char *path, char *out, size_t cap, Err *e) {
+    size_t len = 0;
+    char *text = fs_read(path, &len, e);
+    if (!text) return -1;
+    util_warn_if_readable(who, path, "a token");
+    char *start = text + strspn(text, " \t\r\n");
+    size_t n = strcspn(start, "\r\n");
+    while (n > 0 && (start[n - 1] == ' ' || start[n - 1] == '\t')) n--;
+    int ok = n > 0 && n < cap;
+    if (ok) snprintf(out, cap, "%.*s", (int)n, start);
+    free(text);
+    return ok ? 0
+              : err_set(e, "%s: no token on its first line (or longer than %zu bytes)", path,
+                        cap - 1);
 }

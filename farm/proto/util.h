@@ -38,4 +38,11 @@ int util_nameset_add(NameSet *set, const char *name, size_t value);
 int util_nameset_get(const NameSet *set, const char *name, size_t *value);
 void util_nameset_free(NameSet *set);
 
+/* Secrets in files: a warning on stderr (from WHO, about WHAT the file holds) when any
+ * user may read the file PATH (a group's read is left alone: Kubernetes' fsGroup gives
+ * one); and the token in PATH, its first
+ * non-blank line with white space around it dropped, into OUT (CAP bytes), warning so. */
+void util_warn_if_readable(const char *who, const char *path, const char *what);
+int util_read_token_file(const char *who, const char *path, char *out, size_t cap, Err *e);
+
 #endif

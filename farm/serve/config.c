@@ -31,21 +31,35 @@ typedef struct {
 static const ConfigBound BOUNDS[] = {
     COUNT(max_body_bytes, 64L << 20, 1024, 1e12),
     COUNT(max_subjects, 10000, 1, 1e7),
+    COUNT(max_path_depth, 32, 2, 512),
+    COUNT(max_bundle_inodes, 30000, 16, 1e7),
+    COUNT(max_capabilities_bytes, 65536, 1024, 16L << 20),
+    COUNT(max_challenges, 1024, 16, 1e6),
+    COUNT(max_challenges_per_address, 16, 1, 1e6),
     COUNT(max_connections, 1000, 16, 1e5),
     COUNT(max_connections_per_address, 750, 1, 1e5),
     COUNT(max_anonymous, 256, 1, 1e5),
     COUNT(max_anonymous_per_address, 64, 1, 1e5),
+    COUNT(max_connections_per_agent, 64, 1, 1e5),
+    COUNT(max_claims_per_agent, 8, 1, 1e5),
+    COUNT(max_queued_bytes, 256L << 20, 1L << 20, 1e12),
+    COUNT(max_queued_bytes_per_address, 32L << 20, 65536, 1e12),
     COUNT(http_threads, 4, 1, 256),
     COUNT(work_threads, 8, 1, 256),
+    COUNT(page_threads, 2, 1, 256),
+    COUNT(max_queued_pages, 64, 1, 1e5),
+    COUNT(max_pages_per_address, 4, 1, 1e5),
+    COUNT(max_compare_observations, 1000000, 1000, 1e9),
     COUNT(max_attempts, 3, 1, 1000),
     SECONDS(header_timeout_seconds, 10, 0.001, 86400),
     SECONDS(body_timeout_seconds, 300, 0.001, 86400),
+    SECONDS(anonymous_timeout_seconds, 120, 0.001, 86400),
     SECONDS(lease_seconds, 60, 0.001, 1e6),
     SECONDS(claim_wait_max_seconds, 30, 0, 3600),
 };
 #define NBOUNDS (sizeof BOUNDS / sizeof BOUNDS[0])
 
-static void set_defaults(FarmConfig *c) {
+void serve_config_defaults(FarmConfig *c) {
     *c = (FarmConfig){.sync_full = 1};
     snprintf(c->listen, sizeof c->listen, "127.0.0.1:8470");
     for (size_t i = 0; i < NBOUNDS; i++) {
@@ -95,7 +109,7 @@ static const char *read_words(const cJSON *j, FarmConfig *c) {
 }
 
 int config_load(const char *path, FarmConfig *c, Err *e) {
-    set_defaults(c);
+    serve_config_defaults(c);
     if (!path)
         return err_set(e, "--config FILE is required (it holds the tokens; see configs/farm.json)");
     cJSON *j = json_parse_file(path, e);

@@ -1,13 +1,23 @@
-/* conns.c: every open connection in one list, with its phase and when the phase began.
- * A connection is closed from outside libmicrohttpd's threads by shutdown(2) on its
- * socket: the pool thread that polls it then reads end-of-file and libmicrohttpd closes
- * it. (A connection set aside, a parked claim or one on the work pool, is in the
- * HANDLING phase, which has no deadline here: hub.c ends its wait.) The list's lock is
- * held from the shutdown until libmicrohttpd's CLOSED notice removes the entry, and
- * that notice comes before the socket is closed, so a shutdown never meets a reused fd. */
+/* conns.c: every open connection in one list, with its phase and when the phase began,
+ * and what each client address and each agent holds. A connection is closed from
+ * outside libmicrohttpd's threads by shutdown(2) on its socket: the pool thread that
+ * polls it then reads end-of-file and libmicrohttpd closes it (a connection set aside,
+ * a parked claim or a request in a pool, is seen once it is resumed; hub.c drops the
+ * work of a client that has gone). The list's lock is held from the shutdown until
+ * libmicrohttpd's CLOSED notice removes the entry, and that notice comes before the
+ * socket is closed, so a shutdown never meets a reused fd.
+ *
+ * A connection is anonymous until it shows a valid token, and its requests stay
+ * anonymous in every phase until answered: the caps on anonymous connections count
+ * them from their first byte to their answer's last, and their deadline runs that long
+ * (before, only connections waiting for headers counted, and a body fed a byte at a
+ * time, or an answer never read, held its slot for body_timeout_seconds). */
 #include "serve/conns_internal.h"
 
+#include <arpa/inet.h>
+#include <assert.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,29 +28,55 @@
 typedef enum {
     PHASE_HEADERS,   /* waiting for a request's headers (first, or after an answer) */
     PHASE_BODY,      /* headers in, the body arriving */
-    PHASE_HANDLING,  /* a handler runs or is parked (a claim's long poll): its own limits */
+    PHASE_HANDLING,  /* a handler runs, or the request is parked or queued in a pool */
     PHASE_ANSWERING, /* the answer is queued and going out */
 } Phase;
 
+/* One client address: what its connections hold, for the per-address caps. */
+typedef struct Peer {
+    struct Peer *next; /* in its hash chain */
+    struct sockaddr_storage addr;
+    unsigned conns;     /* open connections */
+    unsigned anonymous; /* of which in the anonymous list */
+    unsigned pages;     /* page requests not yet answered */
+    size_t queued;      /* bytes of answers kept in memory until sent */
+} Peer;
+
+/* One agent's connections (those that have shown its token). */
+typedef struct AgentConns {
+    struct AgentConns *next;
+    long agent;
+    unsigned conns;
+} AgentConns;
+
 typedef struct Conn {
     struct Conn *prev, *next;
-    struct Conn *anon_prev, *anon_next; /* in the anonymous list, oldest first */
+    struct Conn *anon_prev, *anon_next; /* in the anonymous list, oldest request first */
     int anonymous;                      /* in that list */
     int fd;
-    struct sockaddr_storage addr;
+    Peer *peer;
     Phase phase;
-    double since; /* when the phase began */
-    int trusted;  /* has shown a valid token */
-    int closing;  /* shut down, waiting for libmicrohttpd to notice */
+    double since;  /* when the phase began */
+    double asked;  /* when the request's headers were complete */
+    int trusted;   /* has shown a valid token */
+    long agent;    /* the agent whose token it showed, or 0 */
+    int closing;   /* shut down, waiting for libmicrohttpd to notice */
+    int paged;     /* its request holds one of its address's page slots */
+    size_t queued; /* bytes of its answer kept in memory */
 } Conn;
+
+#define BUCKETS 4096
 
 static ConnLimits limits;
 static Conn *conns;
-/* The connections waiting for headers without a token, oldest phase first (each joins
- * at the end when its phase begins): the caps look at these alone, so that a new
- * connection costs the same with 5,000 agents connected as with none. */
+/* Anonymous connections, oldest request first (each joins at the end when a request of
+ * it begins): the caps look at these alone, so that a new connection costs the same
+ * with 5,000 agents connected as with none. */
 static Conn *anon_head, *anon_tail;
 static unsigned anon_count;
+static size_t queued_total;
+static Peer *peers[BUCKETS];
+static AgentConns *agents[BUCKETS];
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void conns_init(const ConnLimits *l) { limits = *l; }
@@ -56,6 +92,64 @@ static int same_address(const struct sockaddr_storage *a, const struct sockaddr_
     return 1;
 }
 
+static size_t address_bucket(const struct sockaddr_storage *a) {
+    const unsigned char *p = NULL;
+    size_t n = 0, h = 5381;
+    if (a->ss_family == AF_INET)
+        p = (const unsigned char *)&((const struct sockaddr_in *)a)->sin_addr, n = 4;
+    else if (a->ss_family == AF_INET6)
+        p = (const unsigned char *)&((const struct sockaddr_in6 *)a)->sin6_addr, n = 16;
+    for (size_t i = 0; i < n; i++) h = h * 33 + p[i];
+    return h % BUCKETS;
+}
+
+/* The record of ADDR, made when missing (NULL only when out of memory). */
+static Peer *peer_of(const struct sockaddr_storage *addr) {
+    Peer **at = &peers[address_bucket(addr)];
+    for (Peer *p = *at; p; p = p->next)
+        if (same_address(&p->addr, addr)) return p;
+    Peer *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->addr = *addr;
+    p->next = *at;
+    *at = p;
+    return p;
+}
+
+/* Drops P's record once no connection of it is left. */
+static void peer_release(Peer *p) {
+    if (p->conns) return;
+    assert(!p->anonymous && !p->pages && !p->queued); /* each connection gave back its share */
+    Peer **at = &peers[address_bucket(&p->addr)];
+    while (*at != p) at = &(*at)->next;
+    *at = p->next;
+    free(p);
+}
+
+/* AGENT's record (made when MAKE), or NULL. */
+static AgentConns *agent_of(long agent, int make) {
+    AgentConns **at = &agents[(unsigned long)agent % BUCKETS];
+    for (AgentConns *a = *at; a; a = a->next)
+        if (a->agent == agent) return a;
+    AgentConns *a = make ? calloc(1, sizeof *a) : NULL;
+    if (!a) return NULL;
+    a->agent = agent;
+    a->next = *at;
+    *at = a;
+    return a;
+}
+
+static void agent_release(long agent) {
+    AgentConns **at = &agents[(unsigned long)agent % BUCKETS];
+    while (*at && (*at)->agent != agent) at = &(*at)->next;
+    AgentConns *a = *at;
+    assert(a && a->conns > 0);
+    if (--a->conns == 0) {
+        *at = a->next;
+        free(a);
+    }
+}
+
 static void anon_leave(Conn *c) {
     if (!c->anonymous) return;
     if (c->anon_prev) c->anon_prev->anon_next = c->anon_next;
@@ -65,18 +159,21 @@ static void anon_leave(Conn *c) {
     c->anon_prev = c->anon_next = NULL;
     c->anonymous = 0;
     anon_count--;
+    c->peer->anonymous--;
 }
 
-/* Puts C in the anonymous list, or takes it out, after its phase or trust changed. */
+/* Puts C at the anonymous list's end (a request of it begins), or takes it out once it
+ * has shown a token or is closing. */
 static void anon_update(Conn *c) {
     anon_leave(c);
-    if (c->trusted || c->closing || c->phase != PHASE_HEADERS) return;
+    if (c->trusted || c->closing) return;
     c->anon_prev = anon_tail;
     if (anon_tail) anon_tail->anon_next = c;
     else anon_head = c;
     anon_tail = c;
     c->anonymous = 1;
     anon_count++;
+    c->peer->anonymous++;
 }
 
 static void shut(Conn *c) {
@@ -85,22 +182,21 @@ static void shut(Conn *c) {
     shutdown(c->fd, SHUT_RDWR);
 }
 
-/* Over a cap on anonymous waiting connections (all, or those from ADDR when not NULL):
- * the oldest one goes, so a newcomer always gets its chance to send headers. The list
- * holds about the cap in all, so counting one address's is short. */
-static void make_room(const struct sockaddr_storage *addr, unsigned cap) {
-    if (!addr) {
+/* Over a cap on anonymous connections (all, or those of PEER when not NULL): the oldest
+ * request goes, so a newcomer always gets its chance. The list holds about the cap in
+ * all, so finding one address's oldest is short. */
+static void make_room(const Peer *peer, unsigned cap) {
+    if (!peer) {
         if (anon_count > cap) shut(anon_head);
         return;
     }
-    unsigned n = 0;
-    Conn *oldest = NULL;
+    if (peer->anonymous <= cap) return;
     for (Conn *c = anon_head; c; c = c->anon_next) {
-        if (!same_address(addr, &c->addr)) continue;
-        n++;
-        if (!oldest) oldest = c;
+        if (c->peer == peer) {
+            shut(c);
+            return;
+        }
     }
-    if (n > cap) shut(oldest);
 }
 
 static void on_started(struct MHD_Connection *mc, void **socket_context) {
@@ -108,27 +204,42 @@ static void on_started(struct MHD_Connection *mc, void **socket_context) {
         MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
     const union MHD_ConnectionInfo *ad =
         MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    Conn *c = calloc(1, sizeof *c);
-    if (!c || !fd) {
+    struct sockaddr_storage addr = {0};
+    if (ad && ad->client_addr)
+        memcpy(&addr, ad->client_addr,
+               ad->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                      : sizeof(struct sockaddr_in));
+    Conn *c = fd ? calloc(1, sizeof *c) : NULL;
+    pthread_mutex_lock(&conns_lock);
+    Peer *peer = c ? peer_of(&addr) : NULL;
+    if (!peer) {
+        pthread_mutex_unlock(&conns_lock);
         free(c);
         return;
     }
     c->fd = fd->connect_fd;
-    if (ad && ad->client_addr)
-        memcpy(&c->addr, ad->client_addr,
-               ad->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                                      : sizeof(struct sockaddr_in));
+    c->peer = peer;
+    peer->conns++;
     c->phase = PHASE_HEADERS;
     c->since = timing_now_seconds();
-    pthread_mutex_lock(&conns_lock);
     c->next = conns;
     if (conns) conns->prev = c;
     conns = c;
     anon_update(c);
-    make_room(&c->addr, limits.max_anonymous_per_address);
+    make_room(peer, limits.max_anonymous_per_address);
     make_room(NULL, limits.max_anonymous);
     pthread_mutex_unlock(&conns_lock);
     *socket_context = c;
+}
+
+/* What C's request held, given back (under the lock). */
+static void give_back(Conn *c) {
+    assert(c->peer->queued >= c->queued && queued_total >= c->queued);
+    c->peer->queued -= c->queued;
+    queued_total -= c->queued;
+    c->queued = 0;
+    if (c->paged) c->peer->pages--;
+    c->paged = 0;
 }
 
 void conns_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
@@ -142,6 +253,10 @@ void conns_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
     if (!c) return;
     pthread_mutex_lock(&conns_lock);
     anon_leave(c);
+    give_back(c);
+    if (c->agent) agent_release(c->agent);
+    c->peer->conns--;
+    peer_release(c->peer);
     if (c->prev) c->prev->next = c->next;
     else conns = c->next;
     if (c->next) c->next->prev = c->prev;
@@ -150,38 +265,113 @@ void conns_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
     *socket_context = NULL;
 }
 
-static void set_phase(struct MHD_Connection *mc, Phase phase, int trusted) {
+static Conn *conn_of(struct MHD_Connection *mc) {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    Conn *c = info ? info->socket_context : NULL;
-    if (!c) return;
-    pthread_mutex_lock(&conns_lock);
+    return info ? info->socket_context : NULL;
+}
+
+static void set_phase(Conn *c, Phase phase) {
     c->phase = phase;
     c->since = timing_now_seconds();
+}
+
+int conns_headers_done(struct MHD_Connection *mc, int trusted, long agent) {
+    Conn *c = conn_of(mc);
+    if (!c) return 0;
+    int rc = 0;
+    pthread_mutex_lock(&conns_lock);
+    set_phase(c, PHASE_BODY);
+    c->asked = c->since;
     c->trusted |= trusted;
-    anon_update(c);
+    if (trusted) anon_leave(c);
+    if (agent > 0 && c->agent == 0) {
+        AgentConns *a = agent_of(agent, 1);
+        if (a) c->agent = agent, a->conns++;
+    }
+    if (c->agent) {
+        AgentConns *a = agent_of(c->agent, 0);
+        rc = a && a->conns > limits.max_per_agent ? -1 : 0;
+    }
+    pthread_mutex_unlock(&conns_lock);
+    return rc;
+}
+
+static void conns_set(struct MHD_Connection *mc, Phase phase) {
+    Conn *c = conn_of(mc);
+    if (!c) return;
+    pthread_mutex_lock(&conns_lock);
+    set_phase(c, phase);
+    if (phase == PHASE_HEADERS) {
+        give_back(c);
+        anon_update(c); /* its next request is the newest */
+    }
     pthread_mutex_unlock(&conns_lock);
 }
 
-void conns_headers_done(struct MHD_Connection *c, int trusted) {
-    set_phase(c, PHASE_BODY, trusted);
+void conns_handling(struct MHD_Connection *c) { conns_set(c, PHASE_HANDLING); }
+
+void conns_answering(struct MHD_Connection *c) { conns_set(c, PHASE_ANSWERING); }
+
+void conns_request_done(struct MHD_Connection *c) { conns_set(c, PHASE_HEADERS); }
+
+int conns_queue_bytes(struct MHD_Connection *mc, size_t bytes) {
+    Conn *c = conn_of(mc);
+    if (!c) return 0;
+    int rc = 0;
+    pthread_mutex_lock(&conns_lock);
+    if (c->peer->queued && c->peer->queued + bytes > limits.max_queued_per_address) rc = -1;
+    else if (queued_total && queued_total + bytes > limits.max_queued) rc = -2;
+    else {
+        c->queued += bytes;
+        c->peer->queued += bytes;
+        queued_total += bytes;
+    }
+    pthread_mutex_unlock(&conns_lock);
+    return rc;
 }
 
-void conns_handling(struct MHD_Connection *c) { set_phase(c, PHASE_HANDLING, 0); }
+int conns_page_start(struct MHD_Connection *mc) {
+    Conn *c = conn_of(mc);
+    if (!c) return 0;
+    int rc = 0;
+    pthread_mutex_lock(&conns_lock);
+    assert(!c->paged); /* one request at a time per connection */
+    if (c->peer->pages >= limits.max_pages_per_address) rc = -1;
+    else c->paged = 1, c->peer->pages++;
+    pthread_mutex_unlock(&conns_lock);
+    return rc;
+}
 
-void conns_answering(struct MHD_Connection *c) { set_phase(c, PHASE_ANSWERING, 0); }
+void conns_peer(struct MHD_Connection *mc, char *out, size_t cap) {
+    Conn *c = conn_of(mc);
+    out[0] = '\0';
+    if (!c || !cap) return;
+    const struct sockaddr_storage *a = &c->peer->addr; /* fixed while c is open */
+    if (a->ss_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr, out, (socklen_t)cap);
+    else if (a->ss_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)a)->sin6_addr, out, (socklen_t)cap);
+}
 
-void conns_request_done(struct MHD_Connection *c) { set_phase(c, PHASE_HEADERS, 0); }
+int conns_client_gone(struct MHD_Connection *mc) {
+    Conn *c = conn_of(mc);
+    if (!c) return 0;
+    pthread_mutex_lock(&conns_lock);
+    int closing = c->closing;
+    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+    int gone = closing || (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
+    pthread_mutex_unlock(&conns_lock);
+    return gone;
+}
 
 /* The deadline of C's phase, or 0 for none. A trusted connection between requests is
- * left to libmicrohttpd's inactivity timeout: it has shown a token. */
+ * left to libmicrohttpd's inactivity timeout, and its handling (a long poll) to hub.c;
+ * an anonymous request is answered, last byte out, within anonymous_timeout_s. */
 static double deadline(const Conn *c) {
-    switch (c->phase) {
-    case PHASE_HEADERS: return c->trusted ? 0 : c->since + limits.header_timeout_s;
-    case PHASE_BODY:
-    case PHASE_ANSWERING: return c->since + limits.body_timeout_s;
-    default: return 0;
-    }
+    if (c->phase == PHASE_HEADERS) return c->trusted ? 0 : c->since + limits.header_timeout_s;
+    if (!c->trusted) return c->asked + limits.anonymous_timeout_s;
+    return c->phase == PHASE_HANDLING ? 0 : c->since + limits.body_timeout_s;
 }
 
 int conns_sweep(void) {

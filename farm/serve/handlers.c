@@ -58,66 +58,112 @@ static int random_token(char out[SHA256_HEX_LEN]) {
 }
 
 /* Enrolment challenges: nonces issued to whoever holds the enrolment token, each good
- * for one proof within NONCE_LIFE_S. When the table is full the oldest goes. */
-#define NONCES       1024
+ * for one proof within NONCE_LIFE_S, at most max_challenges outstanding and
+ * max_challenges_per_address from one client address. An outstanding nonce is never
+ * pushed out for a newer one (1,100 challenges once evicted a victim's, and its enrolment
+ * was refused): when the table is full a new challenge is refused instead. */
 #define NONCE_LIFE_S 120.0
-static struct {
-    char nonce[SHA256_HEX_LEN];
-    double expires;
-} nonces[NONCES];
-static pthread_mutex_t nonces_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int nonce_issue(char out[SHA256_HEX_LEN]) {
-    if (random_token(out) != 0) return -1;
-    pthread_mutex_lock(&nonces_lock);
-    size_t slot = 0;
-    for (size_t i = 1; i < NONCES; i++)
-        if (nonces[i].expires < nonces[slot].expires) slot = i;
-    snprintf(nonces[slot].nonce, SHA256_HEX_LEN, "%s", out);
-    nonces[slot].expires = timing_now_seconds() + NONCE_LIFE_S;
-    pthread_mutex_unlock(&nonces_lock);
-    return 0;
+/* Issues a nonce to PEER: 0, or -1 when PEER holds its share, -2 when all are taken. */
+static int nonce_issue(Server *s, const char *peer, char out[SHA256_HEX_LEN]) {
+    if (random_token(out) != 0) return -2;
+    double now = timing_now_seconds();
+    long free_slot = -1, mine = 0;
+    pthread_mutex_lock(&s->nonces_lock);
+    for (long i = 0; i < s->cfg.max_challenges; i++) {
+        if (s->nonces[i].expires <= now) {
+            if (free_slot < 0) free_slot = i;
+        } else {
+            mine += !strcmp(s->nonces[i].peer, peer);
+        }
+    }
+    int rc = mine >= s->cfg.max_challenges_per_address ? -1 : free_slot < 0 ? -2 : 0;
+    if (rc == 0) {
+        snprintf(s->nonces[free_slot].nonce, SHA256_HEX_LEN, "%s", out);
+        snprintf(s->nonces[free_slot].peer, sizeof s->nonces[free_slot].peer, "%s", peer);
+        s->nonces[free_slot].expires = now + NONCE_LIFE_S;
+    }
+    pthread_mutex_unlock(&s->nonces_lock);
+    return rc;
 }
 
 /* 1 when NONCE was issued, has not expired and was not used; it is used up now. */
-static int nonce_take(const char *nonce) {
+static int nonce_take(Server *s, const char *nonce) {
     int found = 0;
     double now = timing_now_seconds();
-    pthread_mutex_lock(&nonces_lock);
-    for (size_t i = 0; i < NONCES && !found; i++) {
-        if (nonces[i].expires > now && !strcmp(nonces[i].nonce, nonce)) {
-            nonces[i].expires = 0;
-            nonces[i].nonce[0] = '\0';
+    pthread_mutex_lock(&s->nonces_lock);
+    for (long i = 0; i < s->cfg.max_challenges && !found; i++) {
+        if (s->nonces[i].expires > now && !strcmp(s->nonces[i].nonce, nonce)) {
+            s->nonces[i] = (Nonce){0};
             found = 1;
         }
     }
-    pthread_mutex_unlock(&nonces_lock);
+    pthread_mutex_unlock(&s->nonces_lock);
     return found;
 }
 
 void handlers_challenge(Server *s, Request *q, Reply *r) {
-    (void)s;
-    (void)q;
     ProtoChallenge m = {.proof_type = ENROL_PROOF_TYPE, .expires_in_s = NONCE_LIFE_S};
-    if (nonce_issue(m.nonce) != 0) {
-        reply_error(r, PROTO_E_INTERNAL, "cannot make a nonce");
-        return;
-    }
-    reply_json(r, 200, proto_challenge_build(&m));
+    int rc = nonce_issue(s, q->peer ? q->peer : "", m.nonce);
+    if (rc == -1)
+        reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
+                    "your address holds max_challenges_per_address (%ld) challenges: use them,"
+                    " or wait %.0f s",
+                    s->cfg.max_challenges_per_address, NONCE_LIFE_S);
+    else if (rc == -2)
+        reply_error(r, PROTO_E_BUSY, "max_challenges (%ld) challenges are outstanding: retry",
+                    s->cfg.max_challenges);
+    else reply_json(r, 200, proto_challenge_build(&m));
 }
 
 /* The enrolment's proof of possession of KEY: a signature over a nonce this coordinator
  * issued, so nobody can enrol (or re-enrol, taking over) a key they do not hold. */
-static int check_proof(const cJSON *proof, EVP_PKEY *key, const char *name, Reply *r) {
+static int check_proof(Server *s, const cJSON *proof, EVP_PKEY *key, const char *name, Reply *r) {
     char nonce[SHA256_HEX_LEN];
     Err e = {{0}};
     if (dsse_enrol_proof_check(proof, key, name, nonce, &e) != 0)
         return reply_error(r, PROTO_E_PROOF_REFUSED, "proof of key possession refused: %s", e.msg);
-    if (!nonce_take(nonce))
+    if (!nonce_take(s, nonce))
         return reply_error(r, PROTO_E_PROOF_REFUSED,
                            "proof of key possession refused: the nonce was not "
                            "issued, has expired or was used");
     return 0;
+}
+
+/* Capabilities are held to the bounds of any agent field, and in all to
+ * max_capabilities_bytes (the prober's are about 1 KiB): 19 MiB of them were taken, and
+ * every page and request of the agent carried them. Their text into *TEXT. */
+static int check_capabilities(Server *s, const cJSON *caps, char **text, Reply *r) {
+    Err e = {{0}};
+    *text = cJSON_PrintUnformatted(caps);
+    size_t len = strlen(*text);
+    if (len > (size_t)s->cfg.max_capabilities_bytes)
+        return reply_error(r, PROTO_E_BAD_FIELD,
+                           "capabilities: %zu bytes, over max_capabilities_bytes (%ld)", len,
+                           s->cfg.max_capabilities_bytes);
+    if (fields_check_value(caps, "capabilities", &e) != 0)
+        return reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
+    return 0;
+}
+
+/* Enrols M's key (its proof checked) with CAPS_TEXT: the answer into R. */
+static void enrol_key(Server *s, const ProtoEnrol *m, const char *caps_text, ProtoEnrolled *out,
+                      Reply *r) {
+    Err e = {{0}};
+    char hash[SHA256_HEX_LEN];
+    sha256_hex(out->token, strlen(out->token), hash);
+    snprintf(out->farm, sizeof out->farm, "%s", s->farm_id);
+    int rc =
+        db_agent_enrol(s->db, m->name, out->keyid, m->public_key, caps_text, hash, &out->agent, &e);
+    auth_forget_agents(); /* the agent's old token means nothing now */
+    if (rc == -2) reply_error(r, PROTO_E_KEY_REVOKED, "%s", e.msg);
+    else if (rc == -3) reply_error(r, PROTO_E_NAME_TAKEN, "%s", e.msg);
+    else if (rc != 0) reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
+    else {
+        reply_json(r, 200, proto_enrolled_build(out));
+        fprintf(stderr, "farm: agent %ld (%s) enrolled, key %.16s...\n", out->agent, m->name,
+                out->keyid);
+    }
 }
 
 void handlers_enrol(Server *s, Request *q, Reply *r) {
@@ -126,32 +172,21 @@ void handlers_enrol(Server *s, Request *q, Reply *r) {
     ProtoEnrol m;
     ProtoEnrolled out = {.lease_seconds = s->cfg.lease_seconds};
     Err e = {{0}};
+    char *caps_text = NULL;
     int parsed = proto_enrol_parse(body, &m, &e);
     EVP_PKEY *key = parsed == 0 ? dsse_key_from_public_pem(m.public_key, &e) : NULL;
-    char hash[SHA256_HEX_LEN];
     if (parsed != 0) reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
     else if (!key)
         reply_error(r, PROTO_E_BAD_FIELD, "\"public_key\" must be an Ed25519 public key in PEM: %s",
                     e.msg);
-    else if (check_proof(m.proof, key, m.name, r) != 0)
+    else if (check_capabilities(s, m.capabilities, &caps_text, r) != 0)
+        ; /* the reply says why */
+    else if (check_proof(s, m.proof, key, m.name, r) != 0)
         ; /* the reply says why */
     else if (dsse_key_id(key, out.keyid) != 0 || random_token(out.token) != 0)
         reply_error(r, PROTO_E_INTERNAL, "cannot make a token");
-    else {
-        sha256_hex(out.token, strlen(out.token), hash);
-        char *caps_text = cJSON_PrintUnformatted(m.capabilities);
-        int rc =
-            db_agent_enrol(s->db, m.name, out.keyid, m.public_key, caps_text, hash, &out.agent, &e);
-        free(caps_text);
-        auth_forget_agents(); /* the agent's old token means nothing now */
-        if (rc == -2) reply_error(r, PROTO_E_KEY_REVOKED, "%s", e.msg);
-        else if (rc != 0) reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
-        else {
-            reply_json(r, 200, proto_enrolled_build(&out));
-            fprintf(stderr, "farm: agent %ld (%s) enrolled, key %.16s...\n", out.agent, m.name,
-                    out.keyid);
-        }
-    }
+    else enrol_key(s, &m, caps_text, &out, r);
+    free(caps_text);
     EVP_PKEY_free(key);
     cJSON_Delete(body);
 }
@@ -217,6 +252,7 @@ static cJSON *job_answer(Server *s, const Job *job) {
                   .lease_seconds = s->cfg.lease_seconds,
                   .lease_expires = job->lease_expires};
     snprintf(m.cell_id, sizeof m.cell_id, "%.128s", job->cell_id); /* a safe component */
+    snprintf(m.farm, sizeof m.farm, "%s", s->farm_id);
     cJSON *cases = run_facts(s, job->run_id, m.source_sha256, &m.source_size, &m.timeout_s);
     m.cases = cases;
     cJSON *j = proto_job_build(&m);
@@ -246,9 +282,13 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
     }
     int stopping = hub_stopping(s);
     Job job;
-    if (!stopping && db_claim(s->db, &q->agent, s->cfg.lease_seconds, &job)) {
+    int claimed = stopping ? 0 : db_claim(s->db, &q->agent, s->cfg.lease_seconds, &job);
+    if (claimed > 0) {
         reply_json(r, 200, job_answer(s, &job));
         db_job_free(&job);
+    } else if (claimed < 0) {
+        auth_forget_agents(); /* revoked at another coordinator: its cached token too */
+        reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
     } else if (stopping || timing_now_seconds() >= q->wait_until) {
         r->status = 204;
     } else {
@@ -332,6 +372,44 @@ static void files_free(Files *f) {
     util_nameset_free(&f->index);
 }
 
+/* The folders and files the names in {"name": base64} would make: each name at most
+ * max_path_depth components, and the distinct folders and files together at most
+ * max_bundle_inodes (a 297 KiB upload of a/a/a... names made 59,983 folders). */
+static int check_paths(Server *s, const cJSON *obj, Reply *r) {
+    NameSet folders = {0};
+    char **made =
+        calloc((size_t)cJSON_GetArraySize(obj) * (size_t)s->cfg.max_path_depth + 1, sizeof *made);
+    size_t nmade = 0, inodes = 2; /* the two files the coordinator adds */
+    int rc = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, obj) {
+        long depth = 1;
+        for (const char *c = x->string; *c; c++) depth += *c == '/';
+        if (depth > s->cfg.max_path_depth) {
+            rc = reply_error(r, PROTO_E_BAD_FIELD,
+                             "file name %.64s...: %ld components, over max_path_depth (%ld)",
+                             x->string, depth, s->cfg.max_path_depth);
+            break;
+        }
+        inodes++;
+        for (const char *c = strchr(x->string, '/'); c; c = strchr(c + 1, '/')) {
+            char *folder = strndup(x->string, (size_t)(c - x->string));
+            if (util_nameset_add(&folders, folder, 0) == 0) made[nmade++] = folder, inodes++;
+            else free(folder);
+        }
+        if (inodes > (size_t)s->cfg.max_bundle_inodes) {
+            rc = reply_error(r, PROTO_E_BAD_FIELD,
+                             "the files would make over max_bundle_inodes (%ld) files and folders",
+                             s->cfg.max_bundle_inodes);
+            break;
+        }
+    }
+    util_nameset_free(&folders);
+    for (size_t i = 0; i < nmade; i++) free(made[i]);
+    free(made);
+    return rc;
+}
+
 /* Decodes {"name": base64} into FILES, with two slots to spare for what we add. A name
  * given twice is refused: one copy would be verified and the other written. */
 static int decode_files(const cJSON *obj, Files *f, Reply *r) {
@@ -367,9 +445,33 @@ static ProtoErrorCode verdict_code(BundleVerdict v) {
     }
 }
 
+/* The statement must be about this farm's job, its source and attempt: a bundle signed
+ * for another farm (the same key enrolled in two), or for another attempt or source of
+ * this job, is replayed. */
+static int check_origin(Server *s, const cJSON *pred, const Job *job, Reply *r) {
+    char sha[SHA256_HEX_LEN] = "";
+    long size = 0;
+    double timeout_s = 0;
+    cJSON_Delete(run_facts(s, job->run_id, sha, &size, &timeout_s));
+    const char *farm = json_str(pred, "farm");
+    const char *source = json_str(cJSON_GetObjectItemCaseSensitive(pred, "source"), "sha256");
+    if (!farm || strcmp(farm, s->farm_id) != 0)
+        return reply_error(r, PROTO_E_REPLAYED,
+                           "the statement's farm is not this farm (%s): signed for another?",
+                           s->farm_id);
+    if (!source || strcmp(source, sha) != 0)
+        return reply_error(r, PROTO_E_REPLAYED,
+                           "the statement's source is not run %ld's (%.16s...)", job->run_id, sha);
+    if (json_num(pred, "attempt", -1) != (double)job->attempt)
+        return reply_error(r, PROTO_E_REPLAYED, "the statement's attempt is %.0f, not %d",
+                           json_num(pred, "attempt", -1), job->attempt);
+    return 0;
+}
+
 /* The statement must be about this very job, by this very agent: anything else is a
  * bundle replayed from elsewhere. */
-static int check_predicate(const cJSON *pred, const Job *job, const Agent *agent, Reply *r) {
+static int check_predicate(Server *s, const cJSON *pred, const Job *job, const Agent *agent,
+                           Reply *r) {
     const cJSON *cell = cJSON_GetObjectItemCaseSensitive(pred, "cell");
     const cJSON *machine = cJSON_GetObjectItemCaseSensitive(pred, "machine");
     const char *ver = json_str(pred, "cairn_version");
@@ -390,7 +492,7 @@ static int check_predicate(const cJSON *pred, const Job *job, const Agent *agent
     if (!util_is_safe_component(ver))
         return reply_error(r, PROTO_E_BUNDLE_MALFORMED,
                            "predicate.cairn_version must be a safe folder name");
-    return 0;
+    return check_origin(s, pred, job, r);
 }
 
 /* Takes a filing slot for JOB; -1 when another upload of JOB holds one (or all are
@@ -471,6 +573,37 @@ static int lease_still_held(Server *s, long id, const Agent *agent, const char *
     return rc;
 }
 
+/* Files the checked bundle under its folder's reservation (db_filing_reserve): across
+ * coordinators only the holder renames a folder into REL, removes a leftover there, or
+ * commits the job's row; a filing that fails removes only what it renamed itself. */
+static void file_reserved(Server *s, const Job *job, const Agent *agent, const char *rel,
+                          const Files *files, const char *pred_text, const char *journal,
+                          const char *bundle_sha, Reply *r) {
+    Err e = {{0}};
+    if (store_files(s, rel, files, &e) != 0) {
+        reply_error(r, PROTO_E_INTERNAL, "filing failed: %s", e.msg);
+        db_filing_release(s->db, rel);
+        return;
+    }
+    int done = db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, journal);
+    if (done == 0) {
+        ProtoFiled m = {.filed = 1, .evidence = rel};
+        snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
+        reply_json(r, 200, proto_filed_build(&m));
+        report_wake(s); /* the run's last job, maybe */
+        return;
+    }
+    if (done != DB_DONE_NOT_OURS) { /* the folder is still this filing's: it goes */
+        store_unfile(s, rel);
+        db_filing_release(s->db, rel);
+    }
+    if (done == DB_DONE_REVOKED)
+        reply_error(r, PROTO_E_UNKNOWN_AGENT, "agent %ld was revoked", agent->id);
+    else if (done == DB_DONE_FAILED)
+        reply_error(r, PROTO_E_INTERNAL, "job %ld's row did not commit", job->id);
+    else reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed", job->id);
+}
+
 static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJSON *pred,
                         char *env_text, const char *bundle_sha, Files *files, Reply *r) {
     char rel[1024];
@@ -481,7 +614,6 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
     files->items[files->n++] =
         (FileItem){"agent.pub.pem", (unsigned char *)agent->public_pem, strlen(agent->public_pem)};
     int slot = filing_enter(s, job->id);
-    Err e = {{0}};
     char *pred_text = cJSON_PrintUnformatted(pred);
     char *journal = s->cfg.sync_full ? journal_text(files) : NULL;
     if (slot < 0) {
@@ -489,17 +621,11 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
     } else if (lease_still_held(s, job->id, agent, bundle_sha, r) != 0) {
         /* another upload of this job was filed and acknowledged while this one was
          * verified: its folder is not to be touched */
-    } else if (store_files(s, rel, files, &e) != 0) {
-        reply_error(r, PROTO_E_INTERNAL, "filing failed: %s", e.msg);
-    } else if (db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, journal) != 0) {
-        char full[2048];
-        snprintf(full, sizeof full, "%s/%s", s->state, rel);
-        fs_remove_tree(full);
-        reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed", job->id);
+    } else if (!db_filing_reserve(s->db, rel, job->id)) {
+        reply_error(r, PROTO_E_FILING_BUSY,
+                    "another coordinator is filing job %ld's folder right now", job->id);
     } else {
-        ProtoFiled m = {.filed = 1, .evidence = rel};
-        snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
-        reply_json(r, 200, proto_filed_build(&m));
+        file_reserved(s, job, agent, rel, files, pred_text, journal, bundle_sha, r);
     }
     if (slot >= 0) filing_leave(s, slot, job->id);
     free(pred_text);
@@ -527,7 +653,7 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
         goto out;
     }
-    if (decode_files(m.files, &files, r) != 0) goto out;
+    if (check_paths(s, m.files, r) != 0 || decode_files(m.files, &files, r) != 0) goto out;
     if (!db_job_get(s->db, id, &job)) {
         reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
         goto out;
@@ -550,7 +676,7 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         reply_error(r, PROTO_E_BUNDLE_REJECTED, "bundle rejected: %s", e.msg);
         goto out;
     }
-    if (check_predicate(pred, &job, &q->agent, r) == 0)
+    if (check_predicate(s, pred, &job, &q->agent, r) == 0)
         file_bundle(s, &job, &q->agent, pred, env_text, bundle_sha, &files, r);
 out:
     EVP_PKEY_free(key);
@@ -584,19 +710,19 @@ void handlers_blob_put(Server *s, Request *q, Reply *r) {
 }
 
 void handlers_blob_get(Server *s, Request *q, Reply *r) {
-    char path[1400];
+    char rel[160];
     size_t len = 0;
     if (!sha256_is_hex(q->arg) || !db_blob_exists(s->db, q->arg, NULL)) {
         reply_error(r, PROTO_E_NOT_FOUND, "no blob %s", q->arg);
         return;
     }
-    store_blob_path(s, q->arg, path, sizeof path);
-    char *data = fs_read(path, &len, NULL);
-    if (!data) {
+    snprintf(rel, sizeof rel, "blobs/%.2s/%s", q->arg, q->arg);
+    int fd = store_open(s, rel, &len); /* streamed: a thousand agents fetch it at once */
+    if (fd < 0) {
         reply_error(r, PROTO_E_INTERNAL, "blob %s is missing from the store", q->arg);
         return;
     }
-    reply_raw(r, data, len, "application/octet-stream");
+    reply_file(r, fd, len, "application/octet-stream");
 }
 
 /* --- runs and views ---------------------------------------------------------------- */
@@ -646,7 +772,10 @@ void handlers_run_cancel(Server *s, Request *q, Reply *r) {
     if (parse_id(q->arg, &id) != 0)
         reply_error(r, PROTO_E_BAD_ID, "run id must be a positive integer");
     else if (db_run_cancel(s->db, id) != 0) reply_error(r, PROTO_E_NOT_FOUND, "no run %ld", id);
-    else reply_json(r, 200, proto_ack_build(PROTO_ACK_CANCELLED));
+    else {
+        reply_json(r, 200, proto_ack_build(PROTO_ACK_CANCELLED));
+        report_wake(s);
+    }
 }
 
 void handlers_status(Server *s, Request *q, Reply *r) {

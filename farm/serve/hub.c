@@ -1,14 +1,18 @@
 /* hub.c: the requests the coordinator holds without a thread (docs/farm.md, "The
  * server's threads"). A long-polling claim that finds nothing is parked: its connection
  * suspended and the request put in a list sorted by deadline, until jobs may have become
- * claimable (hub_notify) or its wait runs out (the waker thread). A route that verifies,
- * writes files or renders pages is queued for the work pool, its connection suspended
- * until the answer is ready. Both are one state machine (Parking) under one lock, the
+ * claimable (hub_notify) or its wait runs out (the waker thread). A route that verifies
+ * or writes files is queued for the work pool, a page for the page pool (bounded, so
+ * that anyone's pages never hold the farm's work), its connection suspended until the
+ * answer is ready. Both are one state machine (Parking) under one lock, the
  * hub's: a request is in at most one list, and parking and waking never cross. */
 #include "serve/serve_internal.h"
+#include "serve/conns_internal.h"
 
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <microhttpd.h>
@@ -17,7 +21,9 @@ void hub_init(Hub *h) {
     *h = (Hub){0};
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->wake, NULL);
-    pthread_cond_init(&h->work, NULL);
+    pthread_cond_init(&h->settled, NULL);
+    pthread_cond_init(&h->work.ready, NULL);
+    pthread_cond_init(&h->pages.ready, NULL);
 }
 
 /* Inserts X by deadline, searching from the latest: deadlines mostly come in order. */
@@ -35,6 +41,37 @@ static void insert_claim(Hub *h, Exchange *x) {
     assert(!x->next || x->q.wait_until <= x->next->q.wait_until);
 }
 
+/* Parked claims per agent, for max_claims_per_agent: a bucket per agent id modulo
+ * CLAIM_BUCKETS, each a short chain (under the hub's lock). */
+#define CLAIM_BUCKETS 1024
+typedef struct Parked {
+    struct Parked *next;
+    long agent;
+    long claims;
+} Parked;
+static Parked *parked[CLAIM_BUCKETS];
+
+/* AGENT's count of parked claims (made when missing with MAKE), or NULL. */
+static Parked *parked_of(long agent, int make) {
+    Parked **at = &parked[(unsigned long)agent % CLAIM_BUCKETS];
+    for (Parked *p = *at; p; p = p->next)
+        if (p->agent == agent) return p;
+    Parked *p = make ? calloc(1, sizeof *p) : NULL;
+    if (p) *p = (Parked){*at, agent, 0}, *at = p;
+    return p;
+}
+
+static void parked_leave(long agent) {
+    Parked **at = &parked[(unsigned long)agent % CLAIM_BUCKETS];
+    while (*at && (*at)->agent != agent) at = &(*at)->next;
+    Parked *p = *at;
+    assert(p && p->claims > 0); /* every parked claim was counted */
+    if (--p->claims == 0) {
+        *at = p->next;
+        free(p);
+    }
+}
+
 /* Resumes parked claims, soonest deadline first, while their deadline is at or before
  * UNTIL; libmicrohttpd then calls on_request again and each is tried once more. A claim
  * is not touched after its resumption: its thread may answer and free it at once. */
@@ -47,6 +84,7 @@ static void resume_claims(Hub *h, double until) {
         else h->claims_tail = NULL;
         x->prev = x->next = NULL;
         x->parking = PARK_NONE;
+        parked_leave(x->q.agent.id);
         MHD_resume_connection(x->conn);
     }
 }
@@ -78,8 +116,12 @@ int hub_park_claim(Server *s, Exchange *x, unsigned long seen) {
     Hub *h = &s->hub;
     pthread_mutex_lock(&h->lock);
     int park = h->generation == seen && !h->stopping;
-    assert(x->parking == PARK_NONE); /* a claim being tried is in no list */
-    if (park) {
+    assert(x->parking == PARK_NONE && x->q.agent.id > 0); /* an agent's claim, in no list */
+    Parked *mine = park ? parked_of(x->q.agent.id, 1) : NULL;
+    if (park && (!mine || mine->claims >= s->cfg.max_claims_per_agent)) {
+        park = -1; /* one agent's long polls may not crowd out the others' */
+    } else if (park) {
+        mine->claims++;
         MHD_suspend_connection(x->conn);
         x->parking = PARK_CLAIM;
         insert_claim(h, x);
@@ -104,57 +146,85 @@ static void *waker(void *arg) {
 
 int hub_queue_work(Server *s, Exchange *x) {
     Hub *h = &s->hub;
+    assert(x->parking == PARK_NONE && x->route->pool != POOL_HTTP && !x->next);
+    WorkQueue *q = x->route->pool == POOL_PAGE ? &h->pages : &h->work;
     pthread_mutex_lock(&h->lock);
-    int queued = !h->stopping;
-    assert(x->parking == PARK_NONE && x->route->pool == POOL_WORK && !x->next);
-    if (queued) {
+    int queued = h->stopping ? 0 : q->limit && q->held >= q->limit ? -1 : 1;
+    if (queued == 1) {
         MHD_suspend_connection(x->conn);
         x->parking = PARK_WORK;
-        if (h->work_tail) h->work_tail->next = x;
-        else h->work_head = x;
-        h->work_tail = x;
-        h->work_held++;
-        pthread_cond_signal(&h->work);
+        if (q->tail) q->tail->next = x;
+        else q->head = x;
+        q->tail = x;
+        q->held++;
+        pthread_cond_signal(&q->ready);
     }
     pthread_mutex_unlock(&h->lock);
     return queued;
 }
 
-/* A thread of the work pool: runs queued requests' handlers one after the other and
- * resumes each connection with its answer. */
+typedef struct {
+    Server *s;
+    WorkQueue *q;
+} PoolThread;
+
+/* Runs X's handler into X->reply, unless its client has gone meanwhile: a page asked
+ * for and abandoned costs nothing (32 clients asking and leaving kept the pools busy). */
+static void run_queued(Server *s, Exchange *x) {
+    Reply r = {0};
+    if (conns_client_gone(x->conn)) {
+        x->dropped = 1;
+        fprintf(stderr, "farm: %s %s: dropped, its client left\n", x->q.method, x->q.path);
+    } else {
+        x->route->handle(s, &x->q, &r);
+    }
+    x->reply = r;
+}
+
+/* A thread of a pool: runs its queued requests' handlers one after the other and resumes
+ * each connection with its answer. */
 static void *worker(void *arg) {
-    Server *s = arg;
+    Server *s = ((PoolThread *)arg)->s;
+    WorkQueue *q = ((PoolThread *)arg)->q;
+    free(arg);
     Hub *h = &s->hub;
     pthread_mutex_lock(&h->lock);
     for (;;) {
-        while (!h->work_head) pthread_cond_wait(&h->work, &h->lock);
-        Exchange *x = h->work_head;
-        assert(x->parking == PARK_WORK && h->work_held > 0);
-        h->work_head = x->next;
-        if (!h->work_head) h->work_tail = NULL;
+        while (!q->head) pthread_cond_wait(&q->ready, &h->lock);
+        Exchange *x = q->head;
+        assert(x->parking == PARK_WORK && q->held > 0);
+        q->head = x->next;
+        if (!q->head) q->tail = NULL;
         x->next = NULL;
         pthread_mutex_unlock(&h->lock);
-        Reply r = {0};
-        x->route->handle(s, &x->q, &r);
+        run_queued(s, x);
         pthread_mutex_lock(&h->lock);
-        x->reply = r;
         x->parking = PARK_WORK_DONE;
-        h->work_held--;
-        assert(h->work_held >= 0);
+        q->held--;
+        assert(q->held >= 0);
         MHD_resume_connection(x->conn);
-        if (h->stopping) pthread_cond_broadcast(&h->work); /* hub_settle waits for work_held 0 */
+        if (h->stopping) pthread_cond_broadcast(&h->settled); /* hub_settle waits for none held */
     }
     return NULL;
+}
+
+static void start_pool(Server *s, WorkQueue *q, long threads) {
+    for (long i = 0; i < threads; i++) {
+        PoolThread *arg = malloc(sizeof *arg);
+        *arg = (PoolThread){s, q};
+        pthread_t t;
+        pthread_create(&t, NULL, worker, arg);
+        pthread_detach(t);
+    }
 }
 
 void hub_start(Server *s) {
     pthread_t t;
     pthread_create(&t, NULL, waker, s);
     pthread_detach(t);
-    for (long i = 0; i < s->cfg.work_threads; i++) {
-        pthread_create(&t, NULL, worker, s);
-        pthread_detach(t);
-    }
+    s->hub.pages.limit = s->cfg.max_queued_pages;
+    start_pool(s, &s->hub.work, s->cfg.work_threads);
+    start_pool(s, &s->hub.pages, s->cfg.page_threads);
 }
 
 Parking hub_parking(Server *s, const Exchange *x) {
@@ -173,11 +243,11 @@ int hub_settle(Server *s) {
     h->generation++;
     resume_claims(h, INFINITY);
     assert(!h->claims && !h->claims_tail); /* and none parks from now on */
-    while (h->work_held > 0 && timing_now_seconds() < give_up) {
+    while (h->work.held + h->pages.held > 0 && timing_now_seconds() < give_up) {
         struct timespec until = {(time_t)give_up, 0};
-        pthread_cond_timedwait(&h->work, &h->lock, &until);
+        pthread_cond_timedwait(&h->settled, &h->lock, &until);
     }
-    int left = h->work_held;
+    long left = h->work.held + h->pages.held;
     pthread_mutex_unlock(&h->lock);
     return left ? -1 : 0;
 }

@@ -1,11 +1,14 @@
 /* reply.c: the answers handlers put in a Reply (serve.h): JSON, an error with its code
- * and status from the protocol's one table (farm/proto/api.h), or raw bytes. server.c
+ * and status from the protocol's one table (farm/proto/api.h), raw bytes, or an open
+ * file streamed from disk. server.c
  * sends them; these only fill them in. */
 #include "serve/serve_internal.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...) {
     va_list ap;
@@ -30,9 +33,21 @@ void reply_raw(Reply *r, char *data, size_t len, const char *type) {
     r->status = 200;
 }
 
+void reply_file(Reply *r, int fd, size_t len, const char *type) {
+    assert(fd >= 0 && !r->file);
+    free(r->raw);
+    r->raw = NULL;
+    r->file = fd + 1;
+    r->file_len = len;
+    r->raw_type = type;
+    r->status = 200;
+}
+
 void reply_free(Reply *r) {
     cJSON_Delete(r->json);
     free(r->raw);
+    if (r->file) close(r->file - 1);
     r->json = NULL;
     r->raw = NULL;
+    r->file = 0;
 }

@@ -9,26 +9,26 @@
 #include <string.h>
 
 static const Route ROUTES[] = {
-    {"GET", "/healthz", AUTH_NONE, handlers_health, POOL_HTTP},
-    {"GET", "/", AUTH_NONE, web_index, POOL_WORK},
-    {"GET", "/runs/*", AUTH_NONE, web_run, POOL_WORK},
-    {"GET", "/runs/*/plot.svg", AUTH_NONE, web_plot, POOL_WORK},
-    {"GET", "/history/**", AUTH_NONE, web_history, POOL_WORK},
-    {"GET", "/files/**", AUTH_NONE, web_file, POOL_WORK},
-    {"GET", "/favicon.ico", AUTH_NONE, web_icon, POOL_HTTP},
-    {"POST", "/api/v1/agents/challenge", AUTH_ENROL, handlers_challenge, POOL_HTTP},
-    {"POST", "/api/v1/agents/enrol", AUTH_ENROL, handlers_enrol, POOL_WORK},
-    {"POST", "/api/v1/agents/*/revoke", AUTH_ADMIN, handlers_revoke, POOL_WORK},
-    {"POST", "/api/v1/claim", AUTH_AGENT, handlers_claim, POOL_HTTP},
-    {"POST", "/api/v1/jobs/*/heartbeat", AUTH_AGENT, handlers_heartbeat, POOL_HTTP},
-    {"POST", "/api/v1/jobs/*/bundle", AUTH_AGENT, handlers_upload, POOL_WORK},
-    {"PUT", "/api/v1/blobs/*", AUTH_ADMIN, handlers_blob_put, POOL_WORK},
-    {"GET", "/api/v1/blobs/*", AUTH_AGENT_OR_ADMIN, handlers_blob_get, POOL_HTTP},
-    {"POST", "/api/v1/runs", AUTH_ADMIN, handlers_run_create, POOL_WORK},
-    {"GET", "/api/v1/runs/*", AUTH_ADMIN, handlers_run_get, POOL_WORK},
-    {"GET", "/api/v1/runs/*/results", AUTH_ADMIN, handlers_run_results, POOL_WORK},
-    {"POST", "/api/v1/runs/*/cancel", AUTH_ADMIN, handlers_run_cancel, POOL_WORK},
-    {"GET", "/api/v1/status", AUTH_ADMIN, handlers_status, POOL_WORK},
+    {"GET", "/healthz", AUTH_NONE, handlers_health, POOL_HTTP, BODY_NONE},
+    {"GET", "/", AUTH_NONE, web_index, POOL_PAGE, BODY_NONE},
+    {"GET", "/runs/*", AUTH_NONE, web_run, POOL_PAGE, BODY_NONE},
+    {"GET", "/runs/*/plot.svg", AUTH_NONE, web_plot, POOL_PAGE, BODY_NONE},
+    {"GET", "/history/**", AUTH_NONE, web_history, POOL_PAGE, BODY_NONE},
+    {"GET", "/files/**", AUTH_NONE, web_file, POOL_PAGE, BODY_NONE},
+    {"GET", "/favicon.ico", AUTH_NONE, web_icon, POOL_HTTP, BODY_NONE},
+    {"POST", "/api/v1/agents/challenge", AUTH_ENROL, handlers_challenge, POOL_HTTP, BODY_TAKEN},
+    {"POST", "/api/v1/agents/enrol", AUTH_ENROL, handlers_enrol, POOL_WORK, BODY_TAKEN},
+    {"POST", "/api/v1/agents/*/revoke", AUTH_ADMIN, handlers_revoke, POOL_WORK, BODY_TAKEN},
+    {"POST", "/api/v1/claim", AUTH_AGENT, handlers_claim, POOL_HTTP, BODY_TAKEN},
+    {"POST", "/api/v1/jobs/*/heartbeat", AUTH_AGENT, handlers_heartbeat, POOL_HTTP, BODY_TAKEN},
+    {"POST", "/api/v1/jobs/*/bundle", AUTH_AGENT, handlers_upload, POOL_WORK, BODY_TAKEN},
+    {"PUT", "/api/v1/blobs/*", AUTH_ADMIN, handlers_blob_put, POOL_WORK, BODY_TAKEN},
+    {"GET", "/api/v1/blobs/*", AUTH_AGENT_OR_ADMIN, handlers_blob_get, POOL_HTTP, BODY_NONE},
+    {"POST", "/api/v1/runs", AUTH_ADMIN, handlers_run_create, POOL_WORK, BODY_TAKEN},
+    {"GET", "/api/v1/runs/*", AUTH_ADMIN, handlers_run_get, POOL_WORK, BODY_NONE},
+    {"GET", "/api/v1/runs/*/results", AUTH_ADMIN, handlers_run_results, POOL_WORK, BODY_NONE},
+    {"POST", "/api/v1/runs/*/cancel", AUTH_ADMIN, handlers_run_cancel, POOL_WORK, BODY_TAKEN},
+    {"GET", "/api/v1/status", AUTH_ADMIN, handlers_status, POOL_WORK, BODY_NONE},
 };
 
 /* Matches PATH against PATTERN; on a match, the "*" segment is copied into ARG. */
@@ -75,7 +75,12 @@ const Route *route_find(Request *q, char *arg, size_t cap, Reply *r) {
 void serve_route(Server *s, Request *q, Reply *r) {
     char arg[1100];
     const Route *route = route_find(q, arg, sizeof arg, r);
-    if (!route || auth_check(s, route->auth, q, r) != 0) return;
+    if (!route) return;
+    if (route->body == BODY_NONE && q->len > 0) {
+        reply_error(r, PROTO_E_TOO_LARGE, "%s %s takes no body", q->method, route->pattern);
+        return;
+    }
+    if (auth_check(s, route->auth, q, r) != 0) return;
     if (q->len > (size_t)s->cfg.max_body_bytes)
         reply_error(r, PROTO_E_TOO_LARGE, "body larger than max_body_bytes (%ld)",
                     s->cfg.max_body_bytes);

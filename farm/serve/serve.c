@@ -5,6 +5,8 @@
 #include "serve/serve_internal.h"
 #include "serve/conns_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,33 +16,48 @@
 
 static const char SERVE_HELP[] =
     "usage: cairn-farm serve --state DIR --config FILE [--listen HOST:PORT] [--check-config]\n"
+    "                        [--accept-new-tokens]\n"
     "\n"
+    "The store remembers which farm it belongs to (an id, and a fingerprint of the farm's\n"
+    "enrolment and admin tokens): a coordinator whose config has other tokens is refused.\n"
+    "After changing a farm's tokens on purpose, start once with --accept-new-tokens.\n"
     "--check-config reads FILE, says what is wrong with it (exit 2) or nothing (exit 0),\n"
     "and starts nothing. Every count and span of seconds below has a range; a value\n"
-    "outside it is refused by name.\n"
+    "outside it is refused by name (docs/farm.md lists each key's range).\n"
     "Runs the coordinator: the HTTP+JSON API (docs/farm.md), the job queue and the\n"
     "evidence store, all kept in DIR (farm.db, blobs/, evidence/, tmp/). FILE is JSON:\n"
     "  {\"listen\": \"127.0.0.1:8470\", \"enrol_token\": \"...\", \"admin_token\": \"...\",\n"
     "   \"max_body_bytes\": 67108864, \"max_subjects\": 10000, \"lease_seconds\": 60,\n"
+    "   \"max_path_depth\": 32, \"max_bundle_inodes\": 30000,\n"
+    "   \"max_capabilities_bytes\": 65536, \"max_challenges\": 1024,\n"
+    "   \"max_challenges_per_address\": 16,\n"
     "   \"max_attempts\": 3, \"claim_wait_max_seconds\": 30, \"sync\": \"full\",\n"
     "   \"max_connections\": 1000, \"max_connections_per_address\": 750,\n"
     "   \"max_anonymous\": 256, \"max_anonymous_per_address\": 64,\n"
+    "   \"max_connections_per_agent\": 64, \"max_claims_per_agent\": 8,\n"
+    "   \"max_queued_bytes\": 268435456, \"max_queued_bytes_per_address\": 33554432,\n"
     "   \"header_timeout_seconds\": 10, \"body_timeout_seconds\": 300,\n"
-    "   \"http_threads\": 4, \"work_threads\": 8, \"store\": \"sqlite\"}\n"
+    "   \"anonymous_timeout_seconds\": 120,\n"
+    "   \"http_threads\": 4, \"work_threads\": 8, \"page_threads\": 2,\n"
+    "   \"max_queued_pages\": 64, \"max_pages_per_address\": 4,\n"
+    "   \"max_compare_observations\": 1000000, \"store\": \"sqlite\"}\n"
     "store \"sqlite\" (default) keeps the database in DIR/farm.db; \"postgresql://...\" (a\n"
     "libpq URI) keeps it in PostgreSQL, which several coordinators may share along with\n"
     "one DIR (docs/farm.md, \"Several coordinators\").\n"
-    "No connection has a thread of its own. http_threads (1-256) epoll threads read and\n"
-    "answer every connection and run the short routes (claims, heartbeats, source\n"
-    "downloads); a claim with nothing to do is suspended, holding no thread, until jobs\n"
-    "may have become claimable or its wait_s runs out. work_threads (1-256) run what\n"
-    "verifies, writes files or renders pages (uploads, enrolments, runs, blob uploads,\n"
-    "the dashboard), two of them verifying or filing at once, so that slow uploads never\n"
-    "hold the threads the claims need.\n"
-    "Connections that have shown no token yet and wait for headers are capped in all and\n"
-    "per address (the oldest is closed to make space); headers must be complete within\n"
-    "header_timeout_seconds, a body and its answer within body_timeout_seconds, counted\n"
-    "in total time (docs/farm.md, \"Limits and security\").\n"
+    "No connection has a thread of its own. http_threads epoll threads read and answer\n"
+    "every connection and run the short routes (claims, heartbeats, source downloads); a\n"
+    "claim with nothing to do is suspended, holding no thread, until jobs may have become\n"
+    "claimable or its wait_s runs out. work_threads run what verifies or writes files\n"
+    "(uploads, enrolments, runs, blob uploads, the admin's views), two of them verifying\n"
+    "or filing at once; page_threads run the dashboard's pages and filed files, at most\n"
+    "max_queued_pages held and max_pages_per_address per client, so that pages never hold\n"
+    "the threads the farm's work needs.\n"
+    "Connections that have shown no token are capped in all and per address (the oldest\n"
+    "is closed to make space); headers must be complete within header_timeout_seconds,\n"
+    "an anonymous request answered within anonymous_timeout_seconds, a body and its\n"
+    "answer within body_timeout_seconds, counted in total time; answers kept in memory\n"
+    "for slow readers are bounded per address and in all (docs/farm.md, \"Limits and\n"
+    "security\").\n"
     "sync \"full\" fsyncs every acknowledged bundle (it survives power loss); \"process\"\n"
     "only guarantees survival of the coordinator's own crash (kill -9), and is faster.\n"
     "Port 0 picks a free port. Once listening it writes DIR/serve.json ({\"url\", \"pid\"}).\n"
@@ -65,7 +82,10 @@ static void *reaper(void *arg) {
     for (unsigned long tick = 1;; tick++) {
         timing_sleep_ms(200);
         conns_sweep();
-        if (db_reap(s->db, s->cfg.max_attempts) > 0) hub_notify(s);
+        if (db_reap(s->db, s->cfg.max_attempts) > 0) {
+            hub_notify(s);
+            report_wake(s); /* a job failed as agent_lost may have ended its run */
+        }
         if (s->cfg.sync_full && tick % SETTLE_TICKS == 0) store_settle(s);
         db_checkpoint(s->db);
     }
@@ -82,19 +102,27 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
     snprintf(s->state, sizeof s->state, "%s", state);
     hub_init(&s->hub);
     pthread_mutex_init(&s->filing_lock, NULL);
+    pthread_mutex_init(&s->report_lock, NULL);
+    pthread_mutex_init(&s->nonces_lock, NULL);
+    s->nonces = calloc((size_t)cfg->max_challenges + 1, sizeof *s->nonces);
+    pthread_cond_init(&s->report_cond, NULL);
     sem_init(&s->filers, 0, FILERS);
     char path[1200];
     snprintf(path, sizeof path, "%s/farm.db", s->state);
-    if (fs_mkdirs(s->state, e) == 0) s->db = db_open(s->cfg.store[0] ? s->cfg.store : path, e);
+    s->state_fd = -1;
+    if (fs_mkdirs(s->state, e) == 0 &&
+        (s->state_fd = open(s->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        err_set(e, "cannot open the state folder %s: %s", s->state, strerror(errno));
+    if (s->state_fd >= 0) s->db = db_open(s->cfg.store[0] ? s->cfg.store : path, e);
     if (s->db) db_set_sync(s->db, s->cfg.sync_full);
-    if (s->db && store_reconcile(s, e) == 0) return s;
+    if (s->db && auth_open(s, e) == 0 && store_reconcile(s, e) == 0) return s;
     free(s); /* an open store stays: its committer thread holds it, and the caller exits */
     return NULL;
 }
 
 typedef struct {
     const char *state, *config, *listen;
-    int check_only;
+    int check_only, accept_new_tokens;
 } ServeArgs;
 
 /* -1 when the arguments are good; otherwise the exit status (0 after --help). */
@@ -112,6 +140,8 @@ static int parse_args(int argc, char **argv, ServeArgs *a) {
             a->listen = argv[++i];
         } else if (!strcmp(argv[i], "--check-config")) {
             a->check_only = 1;
+        } else if (!strcmp(argv[i], "--accept-new-tokens")) {
+            a->accept_new_tokens = 1;
         } else {
             fprintf(stderr, "cairn-farm serve: unknown argument %s (see --help)\n", argv[i]);
             return 2;
@@ -126,14 +156,13 @@ static int parse_args(int argc, char **argv, ServeArgs *a) {
 
 /* Writes STATE/serve.json: where this coordinator answers, and its process id. */
 static void write_info(const Server *s, const char *url) {
-    char path[1200];
-    Err e = {{0}};
     cJSON *info = cJSON_CreateObject();
     cJSON_AddStringToObject(info, "url", url);
     cJSON_AddNumberToObject(info, "pid", (double)getpid());
     char *text = cJSON_Print(info);
-    snprintf(path, sizeof path, "%s/serve.json", s->state);
-    fs_write_atomic(path, text, strlen(text), &e);
+    if (statedir_replace(s->state_fd, "serve.json", text, strlen(text), 0) != 0)
+        fprintf(stderr, "cairn-farm serve: cannot write %s/serve.json: %s\n", s->state,
+                strerror(errno));
     free(text);
     cJSON_Delete(info);
 }
@@ -146,6 +175,7 @@ static int run(Server *s, sigset_t *stop) {
     pthread_create(&t, NULL, reaper, s); /* this thread and the hub's run until exit */
     pthread_detach(t);
     hub_start(s);
+    report_start(s);
     struct MHD_Daemon *daemon = server_start(s, url, sizeof url, &e);
     if (!daemon) {
         fprintf(stderr, "cairn-farm serve: %s\n", e.msg);
@@ -176,7 +206,12 @@ int serve_main(int argc, char **argv) {
         return 2;
     }
     if (a.check_only) return 0;
+    if (statedir_check(a.state, a.config, &e) != 0) {
+        fprintf(stderr, "cairn-farm serve: %s\n", e.msg);
+        return 2;
+    }
     if (a.listen) snprintf(cfg.listen, sizeof cfg.listen, "%s", a.listen);
+    cfg.accept_new_tokens = a.accept_new_tokens;
     sigset_t stop;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);

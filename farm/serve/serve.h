@@ -29,12 +29,30 @@ typedef struct {
     double lease_seconds;
     long max_attempts;
     double claim_wait_max_seconds;
-    long http_threads; /* libmicrohttpd's pool: every connection's I/O, the short routes */
-    long work_threads; /* the work pool: uploads, enrolments, runs, blobs in, pages */
-    int sync_full;     /* "sync": "full" (default): acknowledged bundles survive power
+    double anonymous_timeout_seconds;  /* an anonymous request, headers to answer sent */
+    long max_queued_bytes;             /* answers kept in memory for slow readers, in all */
+    long max_queued_bytes_per_address; /* ... and for one client address */
+    long http_threads;          /* libmicrohttpd's pool: every connection's I/O, the short routes */
+    long work_threads;          /* the work pool: uploads, enrolments, runs, blobs in, views */
+    long page_threads;          /* the page pool: the dashboard and filed files */
+    long max_queued_pages;      /* page requests queued or running, in all */
+    long max_pages_per_address; /* ... and from one client address */
+    long max_compare_observations;   /* the work of one comparison (compare.h) */
+    long max_connections_per_agent;  /* connections that have shown one agent's token */
+    long max_claims_per_agent;       /* long polls one agent may have parked */
+    long max_capabilities_bytes;     /* an agent's capabilities, as JSON text */
+    long max_path_depth;             /* folders in a bundle's file names */
+    long max_bundle_inodes;          /* files and folders one bundle may make */
+    long max_challenges;             /* enrolment challenges outstanding, in all */
+    long max_challenges_per_address; /* ... and from one client address */
+    int sync_full;                   /* "sync": "full" (default): acknowledged bundles survive power
                                  loss; "process": they survive the coordinator's crash */
-    char store[1024];  /* "": SQLite in the state folder; else a postgresql:// URI */
+    char store[1024];                /* "": SQLite in the state folder; else a postgresql:// URI */
+    int accept_new_tokens;           /* --accept-new-tokens: the store's farm changed its tokens */
 } FarmConfig;
+
+/* Every setting at its default (config.c's table); the tokens empty. */
+void serve_config_defaults(FarmConfig *c);
 
 /* A coordinator: its config, store and state folder, and the requests it holds. */
 typedef struct Server Server;
@@ -47,6 +65,7 @@ typedef struct {
     const char *body;
     size_t len;
     const char *bearer; /* the Authorization: Bearer token, or NULL */
+    const char *peer;   /* the client's address as text, or NULL (no socket: the fuzz target) */
     Agent agent;        /* filled for agent routes */
     double wait_until;  /* a long poll's deadline: 0 before its handler's first call, then
                                 kept between calls (see Reply.park) */
@@ -55,9 +74,11 @@ typedef struct {
 typedef struct {
     int status;
     cJSON *json; /* JSON answer, or */
-    char *raw;   /* raw bytes (malloc'd) with raw_type */
+    char *raw;   /* raw bytes (malloc'd) with raw_type, or */
     size_t raw_len;
     const char *raw_type;
+    int file;        /* an open file's descriptor + 1 (0: none), streamed from disk as the */
+    size_t file_len; /* client reads (never held in memory), its first file_len bytes */
     char error[256]; /* for the log when status >= 400 */
     int park;        /* nothing to answer yet: the server sets the request aside, holding no
                  thread, and calls the handler again once jobs may have become claimable

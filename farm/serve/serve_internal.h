@@ -8,7 +8,9 @@
  *   server.c    libmicrohttpd: admission from the headers, bodies, answers, the log
  *   serve.c     the `serve` verb: options, opening the state, the background threads
  *   handlers.c  the API's routes; web*.c the dashboard (web_internal.h)
+ *   report.c    each run's comparison, kept once the run has finished
  *   store.c     blobs and evidence folders on disk
+ *   statedir.c  paths under the state folder, opened without following links
  *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h) */
 #ifndef CAIRN_FARM_SERVE_INTERNAL_H
 #define CAIRN_FARM_SERVE_INTERNAL_H
@@ -16,6 +18,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "proto/api.h"
 #include "serve/serve.h"
@@ -28,9 +31,14 @@ struct MHD_Daemon;
 typedef enum { AUTH_NONE, AUTH_ENROL, AUTH_AGENT, AUTH_ADMIN, AUTH_AGENT_OR_ADMIN } AuthKind;
 
 /* Where a route's handler runs: on libmicrohttpd's thread that read the request (short
- * work: a database row or two), or on the work pool (signatures, file writes, fsyncs,
- * pages), so that slow handlers never hold the threads every connection needs. */
-typedef enum { POOL_HTTP, POOL_WORK } Pool;
+ * work: a database row or two), on the work pool (signatures, file writes, fsyncs), or
+ * on the page pool (the dashboard and filed files, for anyone), so that slow handlers
+ * never hold the threads every connection needs, and pages never the farm's work. */
+typedef enum { POOL_HTTP, POOL_WORK, POOL_PAGE } Pool;
+
+/* Whether a route takes a body: a request with one for a route that takes none is
+ * refused from its headers (413), before a byte of the body is read. */
+typedef enum { BODY_NONE, BODY_TAKEN } Body;
 
 typedef void (*Handler)(Server *s, Request *q, Reply *r);
 
@@ -41,6 +49,7 @@ typedef struct {
     AuthKind auth;
     Handler handle;
     Pool pool;
+    Body body;
 } Route;
 
 /* The route for Q's method and path, its variable segment copied into ARG (CAP bytes)
@@ -53,8 +62,8 @@ const Route *route_find(Request *q, char *arg, size_t cap, Reply *r);
 typedef enum {
     PARK_NONE,
     PARK_CLAIM,     /* a long poll, suspended until hub_notify or its deadline */
-    PARK_WORK,      /* suspended, queued for the work pool or running there */
-    PARK_WORK_DONE, /* the work pool's answer is in reply, the connection resumed */
+    PARK_WORK,      /* suspended, queued for its pool (work or pages) or running there */
+    PARK_WORK_DONE, /* the pool's answer is in reply (or it was dropped), resumed */
 } Parking;
 
 /* One request's state between libmicrohttpd's calls: the route and the caller, known
@@ -66,7 +75,10 @@ typedef struct Exchange {
     char *body;
     size_t len, cap;
     int too_big;
-    int answered; /* refused from its headers: the body, if any, is not read */
+    int has_body;  /* the headers declare one (Content-Length over 0, or chunked) */
+    int answered;  /* refused from its headers: the body, if any, is not read */
+    int dropped;   /* its client left before its pool ran it: nothing to answer */
+    char peer[64]; /* the client's address (q.peer) */
     double started;
     struct MHD_Connection *conn;
     Parking parking;
@@ -76,29 +88,51 @@ typedef struct Exchange {
 
 /* --- the server's state ----------------------------------------------------------- */
 
+/* A pool's queue, first in first out; LIMIT bounds what it holds (0: no bound). */
+typedef struct {
+    Exchange *head, *tail;
+    long held;            /* requests queued or running */
+    long limit;           /* at most this many held; more are refused (503) */
+    pthread_cond_t ready; /* its threads': a request queued */
+} WorkQueue;
+
 /* The requests set aside without a thread (hub.c): long-polling claims and requests
- * queued for the work pool. Every field is under lock. */
+ * queued for the work pool or the page pool. Every field is under lock. */
 typedef struct {
     pthread_mutex_t lock;
-    pthread_cond_t wake;             /* the waker thread's: a sooner deadline, or stopping */
-    pthread_cond_t work;             /* the work pool's: a request queued, or stopping */
-    unsigned long generation;        /* bumped whenever jobs may have become claimable */
-    int stopping;                    /* serve is shutting down: nothing is parked any more */
-    Exchange *claims, *claims_tail;  /* parked claims, soonest deadline first */
-    Exchange *work_head, *work_tail; /* the work queue, first in first out */
-    int work_held;                   /* requests the work pool holds, queued or running */
+    pthread_cond_t wake;            /* the waker thread's: a sooner deadline, or stopping */
+    pthread_cond_t settled;         /* a pool finished a request while stopping */
+    unsigned long generation;       /* bumped whenever jobs may have become claimable */
+    int stopping;                   /* serve is shutting down: nothing is parked any more */
+    Exchange *claims, *claims_tail; /* parked claims, soonest deadline first */
+    WorkQueue work, pages;
 } Hub;
 
 #define MAX_FILING 256
+
+/* An enrolment challenge outstanding (handlers.c): its nonce, who asked, until when. */
+typedef struct {
+    char nonce[SHA256_HEX_LEN];
+    char peer[64];
+    double expires; /* 0: a free slot */
+} Nonce;
 
 struct Server {
     Db *db;
     FarmConfig cfg;
     char state[1024];
+    int state_fd;     /* the state folder, which every path under it is opened from (statedir.c) */
+    char farm_id[33]; /* the farm's identity (auth_open), named in claims and statements */
+    char enrol_digest[SHA256_HEX_LEN], admin_digest[SHA256_HEX_LEN]; /* the tokens' SHA-256 */
     Hub hub;
+    pthread_mutex_t report_lock; /* the reporter's (report.c): report_due and its wake-up */
+    pthread_cond_t report_cond;
+    int report_due;
     pthread_mutex_t filing_lock; /* guards filing[]: jobs whose upload is being filed */
     long filing[MAX_FILING];     /* 0: a free slot; a job is in at most one slot */
     sem_t filers;                /* uploads verifying or writing files at once */
+    pthread_mutex_t nonces_lock; /* guards nonces[] (cfg.max_challenges of them) */
+    Nonce *nonces;
 };
 
 /* --- the config (config.c) -------------------------------------------------------- */
@@ -117,11 +151,16 @@ int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...)
 void reply_json(Reply *r, int status, cJSON *json);
 /* A 200 of raw bytes (R owns DATA, malloc'd) of the given content type. */
 void reply_raw(Reply *r, char *data, size_t len, const char *type);
+/* A 200 of the first LEN bytes of the open file FD (R owns it), streamed from disk. */
+void reply_file(Reply *r, int fd, size_t len, const char *type);
 /* Frees what R owns. */
 void reply_free(Reply *r);
 
 /* --- authentication (auth.c) ------------------------------------------------------ */
 
+/* At start: the config's tokens as digests, and the farm the store belongs to, which
+ * must be the one these tokens are for (unless cfg.accept_new_tokens); -1 with E. */
+int auth_open(Server *s, Err *e);
 /* 0 when Q's token is good for a route that needs NEED (Q->agent filled for an agent);
  * otherwise -1 with the 401 in R. */
 int auth_check(Server *s, AuthKind need, Request *q, Reply *r);
@@ -139,12 +178,14 @@ void hub_notify(Server *s);
 int hub_stopping(Server *s);
 /* How many times jobs may have become claimable so far (see hub_park_claim). */
 unsigned long hub_generation(Server *s);
-/* Parks X, a claim that found nothing, its connection suspended, unless jobs may have
- * become claimable since SEEN (a hub_generation) or serve is stopping: then 0, try
- * again now. */
+/* Parks X, a claim that found nothing, its connection suspended: 1, unless jobs may
+ * have become claimable since SEEN (a hub_generation) or serve is stopping: then 0, try
+ * again now; -1 when its agent has max_claims_per_agent claims parked (refuse it). */
 int hub_park_claim(Server *s, Exchange *x, unsigned long seen);
-/* Hands X to the work pool, its connection suspended until the answer is in X->reply;
- * 0 when serve is stopping (nothing may be suspended any more: run it here). */
+/* Hands X to its route's pool (work or pages), its connection suspended until the
+ * answer is in X->reply: 1; 0 when serve is stopping (nothing may be suspended any more:
+ * run it here); -1 when the pool holds its limit already (refuse it). A pool drops the
+ * work of a client that has gone before it runs (X->dropped). */
 int hub_queue_work(Server *s, Exchange *x);
 Parking hub_parking(Server *s, const Exchange *x);
 /* Serve is stopping: parked claims answer now and the work pool finishes what it holds,
@@ -174,14 +215,51 @@ void handlers_run_results(Server *s, Request *q, Reply *r);
 void handlers_run_cancel(Server *s, Request *q, Reply *r);
 void handlers_status(Server *s, Request *q, Reply *r);
 
+/* --- runs' comparisons (report.c) ------------------------------------------------- */
+
+/* Run RUN's comparison with each cell's worst error/bound ("ratios": {column: {case:
+ * ratio}}): the stored one once the run has finished, else compared now; its view into
+ * *RUN_VIEW when not NULL. NULL when there is no such run. */
+cJSON *report_run(Server *s, long run, cJSON **run_view);
+/* Starts the reporter, which stores each finished run's comparison once (for good). */
+void report_start(Server *s);
+/* A run may have finished (a job filed, failed or cancelled): the reporter looks now. */
+void report_wake(Server *s);
+
+/* --- the state folder (statedir.c) ------------------------------------------------ */
+
+/* Paths under the state folder, opened from a folder's descriptor DIR one component at a
+ * time and never through a symbolic link: the folder REL (made where missing with MAKE),
+ * the file REL (its folders made with MAKE_DIRS), a new file REL (O_EXCL: never an
+ * existing one) with DATA, synced with SYNC. Each returns -1 with errno on failure. */
+int statedir_open_dir(int dir, const char *rel, int make);
+int statedir_open_file(int dir, const char *rel, int flags, mode_t mode, int make_dirs);
+int statedir_write_new(int dir, const char *rel, const void *data, size_t len, int sync);
+/* Replaces NAME in DIR with DATA: written under a random name first, then renamed. */
+int statedir_replace(int dir, const char *name, const void *data, size_t len, int sync);
+/* PREFIX and 16 random hex digits: names nobody can plant a link under in advance. */
+void statedir_random_name(const char *prefix, char *out, size_t cap);
+/* Removes NAME in DIR and everything under it, following no link (0 when absent). */
+int statedir_remove(int dir, const char *name);
+/* At start: the state folder STATE and its evidence/, tmp/ and blobs/ must be folders
+ * (not links) that others may not write, and CONFIG a file others may not write (a
+ * warning when its group may write either, or others may read its tokens). -1 with E
+ * saying how to fix it. */
+int statedir_check(const char *state, const char *config, Err *e);
+
 /* --- the store on disk (store.c) -------------------------------------------------- */
 
 /* Blobs by digest, evidence folders filed atomically. */
-void store_blob_path(const Server *s, const char *sha, char *out, size_t cap);
 int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e);
-/* Writes FILES (name -> bytes) plus the envelope and key into a temp folder, syncs it
- * and renames it to REL under the state folder; an existing REL is an error unless
- * REPLACE (the journal's rewrite after a power loss). */
+/* Opens the regular file REL (a safe relative path) under the state folder for reading,
+ * following no symbolic link on the way and refusing a file with other hard links, so
+ * that nothing outside the state folder is ever served; its size into *LEN. -1 when
+ * there is no such file. */
+int store_open(const Server *s, const char *rel, size_t *len);
+/* Writes FILES (name -> bytes) plus the envelope and key into a temp folder and renames
+ * it to REL under the state folder. Unless REPLACE (the journal's rewrite after a power
+ * loss), this coordinator must hold REL's reservation (db_filing_reserve): a folder found
+ * at REL that no filed job points to is then a dead filing's, and goes. */
 typedef struct {
     const char *name;
     const unsigned char *data;
@@ -189,6 +267,8 @@ typedef struct {
 } FileItem;
 int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, int replace,
                    Err *e);
+/* Removes the folder REL this coordinator filed (its row did not commit). */
+int store_unfile(Server *s, const char *rel);
 /* After a crash: write journalled folders again, drop temp folders and any evidence
  * folder no filed job points to. */
 int store_reconcile(Server *s, Err *e);

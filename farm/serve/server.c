@@ -19,21 +19,31 @@
 
 #include <microhttpd.h>
 
-static enum MHD_Result send_reply(struct MHD_Connection *conn, Reply *r) {
+/* The answer as libmicrohttpd's response (R gives up what it owned). CLOSE: the
+ * connection closes once it is sent (a body declared and left unread). */
+static struct MHD_Response *response_of(Reply *r, int close) {
     struct MHD_Response *resp;
-    if (r->raw) {
+    if (r->file) {
+        resp = MHD_create_response_from_fd64(r->file_len, r->file - 1); /* it closes the fd */
+        r->file = 0;
+    } else if (r->raw) {
         resp = MHD_create_response_from_buffer(r->raw_len, r->raw, MHD_RESPMEM_MUST_FREE);
-        MHD_add_response_header(resp, "Content-Type", r->raw_type);
-    } else if (r->json) {
-        char *text = cJSON_PrintUnformatted(r->json);
-        resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-        MHD_add_response_header(resp, "Content-Type", "application/json");
+        r->raw = NULL;
     } else {
         resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     }
-    enum MHD_Result rc = MHD_queue_response(conn, (unsigned)r->status, resp);
-    MHD_destroy_response(resp);
-    return rc;
+    if (!resp) return NULL;
+    if (r->raw_type) MHD_add_response_header(resp, "Content-Type", r->raw_type);
+    if (close) MHD_add_response_header(resp, "Connection", "close");
+    /* Every answer says what it is and may not be framed: pages style themselves and show
+     * the plot, anything else (JSON, SVG, filed files) runs and loads nothing. */
+    int page = r->raw_type && !strncmp(r->raw_type, "text/html", 9);
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            page ? "default-src 'none'; style-src 'unsafe-inline'; img-src 'self';"
+                                   " frame-ancestors 'none'"
+                                 : "default-src 'none'; frame-ancestors 'none'; sandbox");
+    return resp;
 }
 
 static void log_request(const Request *q, const Reply *r, double started) {
@@ -64,32 +74,80 @@ static int take_body(Exchange *x, const char *data, size_t size, long max) {
     return 0;
 }
 
+/* A JSON answer printed into raw bytes (its size is known then). */
+static void print_json(Reply *r) {
+    if (!r->json) return;
+    char *text = cJSON_PrintUnformatted(r->json);
+    int status = r->status;
+    cJSON_Delete(r->json);
+    r->json = NULL;
+    reply_raw(r, text, strlen(text), "application/json");
+    r->status = status;
+}
+
+/* An answer kept in memory until sent counts against its client's address and all
+ * (conns.c): over either bound it is refused instead (the short refusal is not counted;
+ * a file streamed from disk costs no memory and is not counted either). */
+static void bound_memory(struct MHD_Connection *conn, Reply *r) {
+    print_json(r);
+    int rc = r->raw ? conns_queue_bytes(conn, r->raw_len) : 0;
+    if (rc == 0) return;
+    free(r->raw);
+    r->raw = NULL;
+    if (rc == -1)
+        reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
+                    "answers kept for your address are over max_queued_bytes_per_address: "
+                    "read them first");
+    else reply_error(r, PROTO_E_BUSY, "answers kept for slow readers are over max_queued_bytes");
+    print_json(r);
+}
+
 static enum MHD_Result answer(struct MHD_Connection *conn, Exchange *x, Reply *r) {
     assert(!x->answered && !r->park); /* one answer per request, never a parked one */
     x->answered = 1;
+    bound_memory(conn, r);
     log_request(&x->q, r, x->started);
     conns_answering(conn);
-    enum MHD_Result rc = send_reply(conn, r);
-    cJSON_Delete(r->json);
-    r->json = NULL;
-    r->raw = NULL; /* libmicrohttpd frees it with the response */
+    /* A body left unread (a refusal from the headers) is never read: the connection
+     * closes once the answer is out. */
+    struct MHD_Response *resp = response_of(r, x->has_body && !x->q.body);
+    reply_free(r);
+    if (!resp) return MHD_NO;
+    enum MHD_Result rc = MHD_queue_response(conn, (unsigned)r->status, resp);
+    MHD_destroy_response(resp);
     return rc;
 }
 
-/* The headers are in: route, token and declared length are checked before any of the
- * body is read, so an anonymous or oversized upload costs no memory. 0 to go on. */
+/* Whether the headers declare a body: a Content-Length over 0, or a chunked one. */
+static int declares_body(struct MHD_Connection *conn) {
+    const char *length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding") != NULL ||
+           (length && strtod(length, NULL) > 0);
+}
+
+/* The headers are in: route, body, token and declared length are checked before any of
+ * the body is read, so an anonymous or oversized upload, or a body on a route that takes
+ * none, costs no memory. 0 to go on. */
 static int admit(Server *s, struct MHD_Connection *conn, Exchange *x, Reply *r) {
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     const char *length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
     if (auth && !strncmp(auth, "Bearer ", 7)) x->q.bearer = auth + 7;
+    x->has_body = declares_body(conn);
     x->route = route_find(&x->q, x->arg, sizeof x->arg, r);
-    int ok = x->route && auth_check(s, x->route->auth, &x->q, r) == 0;
+    int ok = x->route != NULL;
+    if (ok && x->route->body == BODY_NONE && x->has_body)
+        ok = reply_error(r, PROTO_E_TOO_LARGE, "%s %s takes no body", x->q.method,
+                         x->route->pattern) == 0;
+    ok = ok && auth_check(s, x->route->auth, &x->q, r) == 0;
     if (ok && x->q.agent.id) web_agent_seen(x->q.agent.id); /* the dashboard's "last heard from" */
-    conns_headers_done(conn, ok && x->route->auth != AUTH_NONE);
+    if (conns_headers_done(conn, ok && x->route->auth != AUTH_NONE, x->q.agent.id) != 0 && ok)
+        ok = reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
+                         "agent %ld has max_connections_per_agent (%ld) connections open",
+                         x->q.agent.id, s->cfg.max_connections_per_agent) == 0;
     if (ok && length && strtod(length, NULL) > (double)s->cfg.max_body_bytes)
         ok = reply_error(r, PROTO_E_TOO_LARGE, "Content-Length %s is over max_body_bytes (%ld)",
                          length, s->cfg.max_body_bytes) == 0;
-    return ok ? 0 : -1;
+    return ok ? 0 : -1; /* refused with a body declared: the connection closes (answer) */
 }
 
 /* Runs an HTTP-pool route here; a claim that asks to wait is parked (and this returns
@@ -101,22 +159,47 @@ static enum MHD_Result run_here(Server *s, Exchange *x) {
         x->route->handle(s, &x->q, &r);
         if (!r.park) return answer(x->conn, x, &r);
         assert(x->q.wait_until > 0); /* only a long poll parks, with its deadline set */
-        if (hub_park_claim(s, x, seen)) return MHD_YES;
+        int parked = hub_park_claim(s, x, seen);
+        if (parked > 0) return MHD_YES;
+        if (parked < 0) {
+            r.park = 0;
+            reply_error(&r, PROTO_E_TOO_MANY_REQUESTS,
+                        "agent %ld has max_claims_per_agent (%ld) long polls waiting",
+                        x->q.agent.id, s->cfg.max_claims_per_agent);
+            return answer(x->conn, x, &r);
+        }
     }
+}
+
+/* A page request: one of its address's page slots, then a place in the page pool. */
+static int page_refused(Server *s, Exchange *x, Reply *r) {
+    if (conns_page_start(x->conn) != 0)
+        return reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
+                           "your address has max_pages_per_address (%ld) pages asked for",
+                           s->cfg.max_pages_per_address);
+    return 0;
 }
 
 /* The body is in (or the request resumed): answer, run, queue or park it. */
 static enum MHD_Result dispatch(Server *s, Exchange *x) {
-    if (hub_parking(s, x) == PARK_WORK_DONE) return answer(x->conn, x, &x->reply);
+    Parking parking = hub_parking(s, x);
+    if (parking == PARK_WORK_DONE && x->dropped) return MHD_NO; /* its client left */
+    if (parking == PARK_WORK_DONE) return answer(x->conn, x, &x->reply);
+    Reply r = {0};
     if (x->too_big) {
-        Reply r = {0};
         reply_error(&r, PROTO_E_TOO_LARGE, "body larger than max_body_bytes (%ld)",
                     s->cfg.max_body_bytes);
         return answer(x->conn, x, &r);
     }
+    if (x->route->pool == POOL_PAGE && page_refused(s, x, &r) != 0) return answer(x->conn, x, &r);
     conns_handling(x->conn);
-    if (x->route->pool == POOL_WORK && hub_queue_work(s, x)) return MHD_YES;
-    return run_here(s, x);
+    if (x->route->pool == POOL_HTTP) return run_here(s, x);
+    int queued = hub_queue_work(s, x);
+    if (queued > 0) return MHD_YES;
+    if (queued == 0) return run_here(s, x);
+    reply_error(&r, PROTO_E_BUSY, "the page pool holds max_queued_pages (%ld) requests",
+                s->cfg.max_queued_pages);
+    return answer(x->conn, x, &r);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -131,13 +214,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         x->started = timing_now_seconds();
         x->conn = conn;
         x->q = (Request){.method = method, .path = url};
+        conns_peer(conn, x->peer, sizeof x->peer);
+        x->q.peer = x->peer;
         Reply r = {0};
         if (admit(s, conn, x, &r) == 0) return MHD_YES;
         return answer(conn, x, &r);
     }
     if (*upload_size) {
-        if (!x->answered && take_body(x, upload_data, *upload_size, s->cfg.max_body_bytes) != 0)
-            return MHD_NO;
+        if (x->answered) return MHD_NO; /* a body left unread: close, read nothing */
+        if (take_body(x, upload_data, *upload_size, s->cfg.max_body_bytes) != 0) return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
@@ -155,7 +240,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
     if (x) {
         /* a request set aside is never freed: its claim list or work queue holds it */
         assert(hub_parking(cls, x) == PARK_NONE || hub_parking(cls, x) == PARK_WORK_DONE);
-        reply_free(&x->reply); /* a work pool's answer whose client left before it went out */
+        reply_free(&x->reply); /* a pool's answer whose client left before it went out */
         db_agent_free(&x->q.agent);
         free(x->body);
         free(x);
@@ -208,8 +293,13 @@ struct MHD_Daemon *server_start(Server *s, char *url, size_t cap, Err *e) {
                          (unsigned)s->cfg.max_connections_per_address,
                          (unsigned)s->cfg.max_anonymous,
                          (unsigned)s->cfg.max_anonymous_per_address,
+                         (unsigned)s->cfg.max_connections_per_agent,
+                         (unsigned)s->cfg.max_pages_per_address,
+                         (size_t)s->cfg.max_queued_bytes,
+                         (size_t)s->cfg.max_queued_bytes_per_address,
                          s->cfg.header_timeout_seconds,
-                         s->cfg.body_timeout_seconds};
+                         s->cfg.body_timeout_seconds,
+                         s->cfg.anonymous_timeout_seconds};
     conns_init(&limits);
     /* epoll where the system has it; each pool thread waits on its own connections. */
     struct MHD_Daemon *daemon = MHD_start_daemon(

@@ -1,6 +1,6 @@
 /* web.c: the dashboard's pages (see web_internal.h). Each page is built into one memory stream
- * from the same views the API answers (db_status_view, db_run_view, db_run_results) and
- * the same comparison `cairn-farm compare` prints (compare.c). Case paths, machine names
+ * from the same views the API answers (db_status_view, db_run_view) and the same
+ * comparison `cairn-farm compare` prints (compare.c), kept per run by report.c. Case paths, machine names
  * and cell ids are checked at submission, enrolment and upload, but everything an agent
  * sent (capabilities, promises, details, digests) is escaped here all the same. */
 #include "serve/web_internal.h"
@@ -111,77 +111,47 @@ void web_time(FILE *out, double t) {
     fprintf(out, "%s (%.0f s ago)", text, timing_now_seconds() - t);
 }
 
-/* --- the comparison with per-cell ratios ----------------------------------------------- */
-
-/* The worst measured error/bound of each case in each column, from the cells' bounds. */
-static cJSON *cell_ratios(const cJSON *results) {
-    cJSON *all = cJSON_CreateObject();
-    const cJSON *res, *c, *b;
-    cJSON_ArrayForEach(res, results) {
-        char col[400];
-        snprintf(col, sizeof col, "%s/%s", json_str(res, "machine"), json_str(res, "cell_id"));
-        cJSON *mine = cJSON_AddObjectToObject(all, col);
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-                                  cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases")) {
-            double worst = -1;
-            cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(c, "bounds")) {
-                double v = json_num(b, "ratio", INFINITY);
-                worst = v > worst ? v : worst;
-            }
-            if (worst >= 0 && json_str(c, "case") &&
-                !cJSON_GetObjectItemCaseSensitive(mine, json_str(c, "case")))
-                cJSON_AddNumberToObject(mine, json_str(c, "case"), isfinite(worst) ? worst : 1e308);
-        }
-    }
-    return all;
-}
-
-cJSON *web_report(Server *s, long run, cJSON **run_view) {
-    cJSON *view = db_run_view(s->db, run);
-    if (!view) return NULL;
-    cJSON *results = db_run_results(s->db, run);
-    cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(view, "cases"));
-    cJSON_AddItemToObject(report, "ratios", cell_ratios(results));
-    cJSON_Delete(results);
-    if (run_view) *run_view = view;
-    else cJSON_Delete(view);
-    return report;
-}
-
 /* --- / : runs and machines ------------------------------------------------------------ */
+
+/* A run's result on the index: from its stored comparison once the run has finished
+ * (the index compares nothing itself: report.c). */
+static void run_result(FILE *out, const cJSON *summary, int busy) {
+    const cJSON *c;
+    fprintf(out, "<td class=small>");
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(summary, "counts")) {
+        if (c->valuedouble > 0)
+            fprintf(out, "<span class=%s>%.0f %s</span> ", c->string, c->valuedouble, c->string);
+    }
+    int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(summary, "ok"));
+    if (busy) fprintf(out, "<td class=pending>running</tr>");
+    else if (!summary) fprintf(out, "<td class=pending>comparing</tr>");
+    else if (json_str(summary, "refused")) fprintf(out, "<td class=no-evidence>not compared</tr>");
+    else
+        fprintf(out, "<td class=%s>%s</tr>", ok ? "identical" : "differs-where-fixed",
+                ok ? "no promise broken" : "FAILED");
+}
 
 static void runs_table(Server *s, FILE *out, const cJSON *runs) {
     fprintf(out, "<h2 id=runs>Runs</h2><table><tr><th>run<th>source<th>jobs<th>queued"
                  "<th>running<th>done<th>failed<th>cancelled<th>verdicts<th>result</tr>");
     int n = cJSON_GetArraySize(runs);
+    long first = (long)json_num(cJSON_GetArrayItem(runs, n > 100 ? n - 100 : 0), "id", 0);
+    cJSON *summaries =
+        db_report_summaries(s->db, first, (long)json_num(cJSON_GetArrayItem(runs, n - 1), "id", 0));
     for (int i = n - 1; i >= 0 && i >= n - 100; i--) { /* the newest hundred */
         const cJSON *run = cJSON_GetArrayItem(runs, i);
         long id = (long)json_num(run, "id", 0);
-        cJSON *report = web_report(s, id, NULL);
-        const cJSON *counts = cJSON_GetObjectItemCaseSensitive(report, "counts");
-        int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "ok"));
+        char key[32];
+        snprintf(key, sizeof key, "%ld", id);
         int busy = json_num(run, "queued", 0) + json_num(run, "running", 0) > 0;
         fprintf(out, "<tr><td><a href=\"/runs/%ld\">run %ld</a><td><code>%.12s</code>", id, id,
                 json_str(run, "source_sha") ? json_str(run, "source_sha") : "");
         static const char *const keys[] = {"jobs",   "queued",    "running", "done",
                                            "failed", "cancelled", NULL};
-        for (int i = 0; keys[i]; i++) fprintf(out, "<td>%.0f", json_num(run, keys[i], 0));
-        fprintf(out, "<td class=small>");
-        const cJSON *c;
-        cJSON_ArrayForEach(c, counts) {
-            if (c->valuedouble > 0)
-                fprintf(out, "<span class=%s>%.0f %s</span> ", c->string, c->valuedouble,
-                        c->string);
-        }
-        fprintf(out, "<td class=%s>%s</tr>",
-                busy ? "pending"
-                : ok ? "identical"
-                     : "differs-where-fixed",
-                busy ? "running"
-                : ok ? "no promise broken"
-                     : "FAILED");
-        cJSON_Delete(report);
+        for (int k = 0; keys[k]; k++) fprintf(out, "<td>%.0f", json_num(run, keys[k], 0));
+        run_result(out, cJSON_GetObjectItemCaseSensitive(summaries, key), busy);
     }
+    cJSON_Delete(summaries);
     fprintf(out, "</table>");
 }
 
@@ -259,8 +229,6 @@ void web_index(Server *s, Request *q, Reply *r) {
 
 /* --- /files/evidence/... : what the agents filed, read-only ----------------------------- */
 
-#define MAX_SERVED (64L << 20)
-
 static const char *content_type(const char *path) {
     static const char *const types[][2] = {{".json", "application/json"},
                                            {".jsonl", "text/plain; charset=utf-8"},
@@ -275,21 +243,16 @@ static const char *content_type(const char *path) {
     return "application/octet-stream"; /* raw observed bits and anything else */
 }
 
+/* Streamed from disk as the client reads (never read into memory: 64 clients that
+ * never read a 16 MiB file held a GiB), and only what lies under the state folder. */
 void web_file(Server *s, Request *q, Reply *r) {
-    char path[2400];
     size_t len = 0;
-    if (!util_is_safe_relpath(q->arg) || strncmp(q->arg, "evidence/", 9) != 0) {
+    int fd = strncmp(q->arg, "evidence/", 9) == 0 ? store_open(s, q->arg, &len) : -1;
+    if (fd < 0) {
         reply_error(r, PROTO_E_NOT_FOUND, "no file %s (only evidence/... is served)", q->arg);
         return;
     }
-    snprintf(path, sizeof path, "%s/%s", s->state, q->arg);
-    char *data = fs_read(path, &len, NULL);
-    if (!data || len > MAX_SERVED) {
-        free(data);
-        reply_error(r, PROTO_E_NOT_FOUND, "no file %s", q->arg);
-        return;
-    }
-    reply_raw(r, data, len, content_type(q->arg));
+    reply_file(r, fd, len, content_type(q->arg));
 }
 
 /* /favicon.ico: browsers ask for it on every page; a small cairn (three stones) in SVG. */

@@ -27,9 +27,6 @@ long web_run_id(const char *arg);       /* a positive run id, or 0 */
 /* A page in a memory stream: head (no script, nothing fetched), navigation, title. */
 FILE *web_page_open(char **html, size_t *len, const char *title, int refresh);
 void web_page_close(FILE *out, char **html, size_t *len, Reply *r);
-/* The run's comparison with the per-cell worst error/bound filled in ("ratios":
- * {column: {case: ratio}}); NULL when there is no such run. */
-cJSON *web_report(Server *s, long run, cJSON **run_view);
 void web_plot_svg(FILE *out, const cJSON *report);
 
 #endif

@@ -139,7 +139,7 @@ static void jobs(FILE *out, const cJSON *view) {
 
 void web_run(Server *s, Request *q, Reply *r) {
     long id = web_run_id(q->arg);
-    cJSON *view = NULL, *report = id ? web_report(s, id, &view) : NULL;
+    cJSON *view = NULL, *report = id ? report_run(s, id, &view) : NULL;
     if (!report) {
         reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
         return;
@@ -158,6 +158,11 @@ void web_run(Server *s, Request *q, Reply *r) {
             json_num(counts, "identical", 0), json_num(counts, "within-bound", 0),
             json_num(counts, "no-evidence", 0), json_num(counts, "violates-contract", 0),
             json_num(counts, "differs-where-fixed", 0));
+    if (json_str(report, "refused")) {
+        fprintf(out, "<p class=no-evidence>");
+        web_esc(out, json_str(report, "refused"));
+        fprintf(out, "</p>");
+    }
     matrix(out, report);
     fprintf(out,
             "<h2>Error over bound</h2><p class=small>Each cell's worst measured error "
@@ -174,7 +179,7 @@ void web_run(Server *s, Request *q, Reply *r) {
 
 void web_plot(Server *s, Request *q, Reply *r) {
     long id = web_run_id(q->arg);
-    cJSON *report = id ? web_report(s, id, NULL) : NULL;
+    cJSON *report = id ? report_run(s, id, NULL) : NULL;
     if (!report) {
         reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
         return;
@@ -195,56 +200,46 @@ static char *fingerprint(const cJSON *row) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    fprintf(f, "%s", json_str(row, "verdict"));
+    fprintf(f, "%s", json_str(row, "verdict") ? json_str(row, "verdict") : "");
     const cJSON *c;
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(row, "cells"))
-        fprintf(f, "|%s=%s", c->string, json_str(c, "value"));
+        fprintf(f, "|%s=%s", c->string, json_str(c, "value") ? json_str(c, "value") : "");
     fclose(f);
     return text;
 }
 
-static const cJSON *case_row(const cJSON *report, const char *name) {
-    const cJSON *row;
-    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(report, "cases")) {
-        if (!strcmp(json_str(row, "case"), name)) return row;
-    }
-    return NULL;
-}
-
+/* From the stored history rows (report.c): a run appears once all its jobs finished. */
 void web_history(Server *s, Request *q, Reply *r) {
-    cJSON *status = db_status_view(s->db);
+    cJSON *history = db_case_history(s->db, q->arg);
     char *html = NULL, *last = NULL, title[400];
     size_t len = 0;
     snprintf(title, sizeof title, "history of %s", q->arg);
     FILE *out = web_page_open(&html, &len, title, 0);
     fprintf(out, "<table id=history><tr><th>run<th>verdict<th>error/bound<th>cells<th>change</tr>");
-    const cJSON *run;
+    const cJSON *entry, *c;
     long changed = 0;
     int found = 0;
-    cJSON_ArrayForEach(run, cJSON_GetObjectItemCaseSensitive(status, "runs")) {
-        long id = (long)json_num(run, "id", 0);
-        cJSON *report = web_report(s, id, NULL);
-        const cJSON *row = case_row(report, q->arg), *c;
-        char *now = row ? fingerprint(row) : NULL;
-        if (row) {
-            int differs = !last || strcmp(now, last) != 0;
-            changed = differs ? id : changed;
-            found++;
-            fprintf(out, "<tr><td><a href=\"/runs/%ld\">run %ld</a><td class=\"%s\">", id, id,
-                    json_str(row, "verdict"));
-            web_esc(out, json_str(row, "verdict"));
-            fprintf(out, "<td>%.4g<td class=small>", json_num(row, "error_over_bound", -1));
-            cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(row, "cells")) {
-                web_esc(out, c->string);
-                fprintf(out, ": <code>");
-                web_esc(out, json_str(c, "value"));
-                fprintf(out, "</code><br>");
-            }
-            fprintf(out, "<td>%s</tr>", !last ? "first seen" : differs ? "changed" : "");
-            free(last);
-            last = now;
+    cJSON_ArrayForEach(entry, history) {
+        long id = (long)json_num(entry, "run", 0);
+        const cJSON *row = cJSON_GetObjectItemCaseSensitive(entry, "row");
+        char *now = fingerprint(row);
+        int differs = !last || strcmp(now, last) != 0;
+        changed = differs ? id : changed;
+        found++;
+        fprintf(out, "<tr><td><a href=\"/runs/%ld\">run %ld</a><td class=\"", id, id);
+        web_esc(out, json_str(row, "verdict"));
+        fprintf(out, "\">");
+        web_esc(out, json_str(row, "verdict"));
+        fprintf(out, "<td>%.4g<td class=small>", json_num(row, "error_over_bound", -1));
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(row, "cells")) {
+            web_esc(out, c->string);
+            fprintf(out, ": <code>");
+            web_esc(out, json_str(c, "value"));
+            fprintf(out, "</code><br>");
         }
-        cJSON_Delete(report);
+        fprintf(out, "<td>%s</tr>", !last ? "first seen" : differs ? "changed" : "");
+        free(last);
+        last = now;
     }
     free(last);
     fprintf(out, "</table>");
@@ -252,9 +247,10 @@ void web_history(Server *s, Request *q, Reply *r) {
         fprintf(out,
                 "<p id=last-change>Last changed in <a href=\"/runs/%ld\">run %ld</a> "
                 "(a change: another verdict, or another value in some cell; -1 in "
-                "error/bound: none measured).</p>",
+                "error/bound: none measured). Runs still in progress appear once they "
+                "finish.</p>",
                 changed, changed);
-    else fprintf(out, "<p id=last-change>No run has this case.</p>");
-    cJSON_Delete(status);
+    else fprintf(out, "<p id=last-change>No finished run has this case.</p>");
+    cJSON_Delete(history);
     web_page_close(out, &html, &len, r);
 }

@@ -6,7 +6,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import HERE, Farm  # noqa: E402
+from farmlib import HERE, Farm, wait_for  # noqa: E402
 
 CASES = HERE / "cases_verdicts"
 GPU_PATH = {"PATH": f"{HERE / 'fake_gpu'}:{os.environ['PATH']}"}
@@ -29,6 +29,11 @@ def seeded_farm(tmp_path):
         farm.wait_run(run1, 90)
         run2 = farm.submit(CASES, {"compilers": ["gcc"]})
         farm.wait_run(run2, 90)
+        # A finished run's comparison is stored by the coordinator's reporter, which the
+        # index and the histories read: both runs' are there before the tests look.
+        wait_for(lambda: farm.request("GET", "/", token=None)[1].count(b"no promise broken")
+                 + farm.request("GET", "/", token=None)[1].count(b"FAILED") >= 2, 30,
+                 "both runs' comparisons to be stored")
     except BaseException:
         farm.close()
         raise

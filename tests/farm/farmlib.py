@@ -11,6 +11,7 @@ import os
 import pathlib
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,8 @@ AGENT = BIN / "cairn-agent"
 ENROL = "enrol-token-for-tests-0123456789"
 ADMIN = "admin-token-for-tests-0123456789"
 ENROL_PROOF_TYPE = "application/vnd.cairn.enrol-proof+json"
+RECEIPT = json.dumps({"cairn": "0.1.0", "numerics": {"main": [
+    {"op": "sum", "from": "f64", "to": "f64", "rounding": "nearest-even", "sum": "exact"}]}}).encode()
 
 
 def c_table(path, name):
@@ -36,6 +39,48 @@ def c_table(path, name):
     text = (HERE.parents[1] / path).read_text()
     table = text[text.index(f"{name}[] = {{"):]
     return table[:table.index("};")]
+
+
+def rss_mib(pid, field="VmRSS"):
+    """The process's resident memory (VmRSS), or its peak (field="VmHWM"), in MiB."""
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no {field} for process {pid}")
+
+
+def connect_from(port, source="127.0.0.1", timeout=10):
+    """A TCP connection to the coordinator on loopback from the address SOURCE (any of
+    127.0.0.0/8 is this host: floods come from several addresses)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.bind((source, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def read_answer(sock, limit=1 << 20):
+    """(status, {header: value}, body) of one HTTP/1.1 answer on SOCK, or None when the
+    coordinator closed without one (the socket's own timeout applies)."""
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        lines = head.decode(errors="replace").split("\r\n")
+        headers = {k.lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
+        length = min(int(headers.get("content-length", 0)), limit)
+        while len(body) < length:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+        return int(lines[0].split()[1]), headers, body
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def wait_for(pred, timeout, what, step=0.05):
@@ -267,6 +312,7 @@ def statement(job, machine, files, unordered=False):
     case = job["cases"][0]
     receipt = f"{case}/receipt.json"
     pred = {"run": job["run"], "job": job["job"], "attempt": job["attempt"],
+            "source": {"sha256": job["source"]["sha256"]},
             "cairn_version": "0.1.0", "machine": {"name": machine},
             "cell": dict(job["cell"], id=job["cell_id"]),
             "cases": [{"case": case, "build_status": 0, "exit_status": 0,
@@ -274,6 +320,8 @@ def statement(job, machine, files, unordered=False):
                        "unordered": unordered, "observations": [], "checks": []}]}
     if receipt not in files:
         del pred["cases"][0]["receipt"]
+    if "farm" in job:   # the farm this job is of (issue 24): the statement names it
+        pred["farm"] = job["farm"]
     return {"_type": "https://in-toto.io/Statement/v1",
             "subject": [{"name": n, "digest": {"sha256": hashlib.sha256(b).hexdigest()}}
                         for n, b in files.items()],
@@ -284,3 +332,34 @@ def statement(job, machine, files, unordered=False):
 def upload_body(envelope, files):
     return {"envelope": envelope,
             "files": {n: base64.b64encode(b).decode() for n, b in files.items()}}
+
+
+def claim(farm, token, wait=2):
+    """Claims a job as the agent with TOKEN (it must get one within WAIT seconds)."""
+    status, job = farm.request("POST", "/api/v1/claim", {"wait_s": wait}, token=token)
+    assert status == 200, job
+    return job
+
+
+def signed_upload(farm, job, key, token, tmp, files=None, mutate=None, machine="x"):
+    """Uploads a bundle for JOB with FILES (default: the case's receipt), signed with KEY;
+    MUTATE(statement) may change the statement before signing. Returns (status, answer)."""
+    files = files if files is not None else {f"{job['cases'][0]}/receipt.json": RECEIPT}
+    st = statement(job, machine, files)
+    if mutate:
+        mutate(st)
+    env = sign_envelope(key, json.dumps(st).encode(), tmp)
+    return farm.request("POST", f"/api/v1/jobs/{job['job']}/bundle", upload_body(env, files),
+                        token=token)
+
+
+def one_filed_bundle(farm, tmp, files=None, mutate=None):
+    """Enrols agent "x", submits a run of one job over tests/farm/cases_slow, claims it and
+    files a bundle with FILES (default: its receipt); returns (run, job, the answer)."""
+    key = farm.keygen("x")
+    token, _ = enrol(farm, "x", key)
+    run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
+    job = claim(farm, token)
+    status, answer = signed_upload(farm, job, key, token, tmp, files=files, mutate=mutate)
+    assert status == 200, answer
+    return run, job, answer

@@ -97,6 +97,32 @@ def test_every_bound_has_its_default_in_help_and_docs():
         assert documented.get(key) == default, (key, documented.get(key), default)
 
 
+def docs_value(text):
+    """A bound as docs/farm.md writes it: 1024, 0.001, 10^12, 64 MiB."""
+    text = text.strip()
+    if text.endswith(" MiB"):
+        return float(int(text.split()[0]) << 20)
+    if "^" in text:
+        base, power = text.split("^")
+        return float(int(base) ** int(power))
+    return float(text)
+
+
+def docs_ranges():
+    """{key: (lo, hi)} from the range column of docs/farm.md's configuration table."""
+    doc = (ROOT / "docs" / "farm.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` \| .* \| \[([^],]+), ([^]]+)\] \| [^|]+ \|$", doc, re.M)
+    return {key: (docs_value(lo), docs_value(hi)) for key, lo, hi in rows}
+
+
+def test_every_bound_has_its_range_in_docs():
+    """docs/farm.md lists every limit with its range, the one BOUNDS holds."""
+    ranges = docs_ranges()
+    for _, key, _, lo, hi in BOUNDS:
+        assert ranges.get(key) == (lo, hi), (key, ranges.get(key), (lo, hi))
+    assert set(ranges) == {b[1] for b in BOUNDS}
+
+
 @pytest.mark.parametrize("kind,key,default,lo,hi", BOUNDS, ids=[b[1] for b in BOUNDS])
 def test_every_bound_holds_at_both_ends(tmp_path, kind, key, default, lo, hi):
     for value in (lo, hi):

@@ -30,9 +30,10 @@ from cairntest import SAN  # noqa: E402
 
 IDLE = 5000
 ADDRESSES = [f"127.0.0.{i}" for i in range(2, 12)]   # 500 connections from each
-HTTP_THREADS, WORK_THREADS = 4, 8
-# Beside the two pools: main, reaper, waker, the database's committer, and slack.
-THREAD_LIMIT = HTTP_THREADS + WORK_THREADS + 6
+HTTP_THREADS, WORK_THREADS, PAGE_THREADS = 4, 8, 2
+# Beside the three pools: main, reaper, waker, reporter, the database's committer, and
+# slack.
+THREAD_LIMIT = HTTP_THREADS + WORK_THREADS + PAGE_THREADS + 7
 WAIT_S = 4.0
 JOBS, AGENTS = 1000, 50
 # Claims through 5,000 open connections on a shared 2-core machine: generous, but a
@@ -162,10 +163,14 @@ def start_farm(tmp_path):
     config = json.loads(farm.config.read_text())
     # Space for the idle connections. The anonymous caps go up too: 5,000 connections
     # opened in a burst are anonymous until the coordinator reads their first headers,
-    # and test_security.py holds those caps at their defaults.
+    # and test_security.py holds those caps at their defaults. So do the caps per agent:
+    # the idle connections all show one agent's token here, where a fleet would show one
+    # each.
     config.update(http_threads=HTTP_THREADS, work_threads=WORK_THREADS,
+                  page_threads=PAGE_THREADS,
                   max_connections=IDLE + 500, max_connections_per_address=1000,
-                  max_anonymous=IDLE + 500, max_anonymous_per_address=1000)
+                  max_anonymous=IDLE + 500, max_anonymous_per_address=1000,
+                  max_connections_per_agent=IDLE + 500, max_claims_per_agent=IDLE)
     farm.config.write_text(json.dumps(config))
     os.environ["CAIRN_FARM_LOG_ALL"] = "1"   # every request's time, in farm.log
     try:

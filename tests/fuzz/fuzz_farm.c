@@ -10,8 +10,10 @@
  *                                  "@enrol", "@admin", "@agent", "-" (none) or sent as it
  *                                  is; "@sign" is the agent's token with the body's
  *                                  "statement" signed into the "envelope" the route wants.
- *                                  In PATH and BODY, @job @run @cell @source stand for the
- *                                  last claimed job, its run and cell, and the source blob.
+ *                                  In PATH and BODY, @job @run @cell @source @farm stand for
+ *                                  the last claimed job, its run and cell, the source blob
+ *                                  and the farm's identity (a signed statement that names
+ *                                  no farm names this one).
  *   #bundle \n {"statement": S, "files": {name: text}}   S signed, then bundle_check
  *   #envelope \n ENVELOPE          bundle_check as it is (no files)
  *   #proof \n ENVELOPE             enrol_proof_check for the name "fuzz"
@@ -41,11 +43,17 @@ static EVP_PKEY *agent_key_;
 static char agent_token[SHA256_HEX_LEN], source_sha[SHA256_HEX_LEN], scratch[1100];
 static long last_job, last_run;
 static char last_cell[PROTO_MAX_NAME + 1] = "none";
+static char farm_id[PROTO_FARM_ID_LEN]; /* the coordinator's farm, from the enrolment */
 
 static void die(const char *what, const char *why) {
     fprintf(stderr, "fuzz_farm: %s: %s\n", what, why);
     abort();
 }
+
+/* Whose requests these are: the inputs' and the harness's own (its enrolments) come
+ * from two client addresses, so that inputs holding their share of challenges never
+ * starve the harness. */
+static const char *peer = "harness";
 
 /* One request through the router; the answer's JSON (or NULL) goes to *ANSWER. */
 static int route(const char *method, const char *path, const char *bearer, const char *body,
@@ -53,7 +61,8 @@ static int route(const char *method, const char *path, const char *bearer, const
     char *copy = malloc(len + 1); /* exactly the body and its NUL, as the server has it */
     memcpy(copy, body, len);
     copy[len] = '\0';
-    Request q = {.method = method, .path = path, .body = copy, .len = len, .bearer = bearer};
+    Request q = {
+        .method = method, .path = path, .body = copy, .len = len, .bearer = bearer, .peer = peer};
     Reply r = {0};
     serve_route(server, &q, &r);
     if (getenv("FUZZ_FARM_VERBOSE")) /* the replay's log: tests/fuzz/test_fuzz_farm.py reads it */
@@ -85,6 +94,8 @@ static int route_json(const char *method, const char *path, const char *bearer, 
 /* Enrols an agent with key number GENERATION through the API itself (an input that
  * revokes the agent makes the next one). */
 static void enrol_agent(unsigned char generation) {
+    const char *was = peer;
+    peer = "harness";
     unsigned char seed[32] = "cairn fuzz_farm agent key seed!";
     seed[31] = generation;
     EVP_PKEY_free(agent_key_);
@@ -107,11 +118,13 @@ static void enrol_agent(unsigned char generation) {
         proto_enrolled_parse(answer, &out, &e) != 0)
         die("enrol", e.msg);
     snprintf(agent_token, sizeof agent_token, "%s", out.token);
+    snprintf(farm_id, sizeof farm_id, "%s", out.farm);
     cJSON_Delete(answer);
     cJSON_Delete(req);
     cJSON_Delete(proof);
     cJSON_Delete(caps);
     free(pem);
+    peer = was;
 }
 
 /* The source blob the seeds' runs name (@source). */
@@ -131,12 +144,20 @@ static void setup(void) {
     snprintf(state, sizeof state, "%s/fuzz-farm-XXXXXX", base);
     if (!mkdtemp(state)) die("mkdtemp", state);
     atexit(cleanup);
-    FarmConfig cfg = {.max_body_bytes = 1 << 20,
-                      .max_subjects = 64,
-                      .lease_seconds = 60,
-                      .max_attempts = 3,
-                      .claim_wait_max_seconds = 0, /* a claim never waits */
-                      .sync_full = 0};
+    FarmConfig cfg;
+    serve_config_defaults(&cfg);
+    cfg.max_body_bytes = 1 << 20;
+    cfg.max_subjects = 64;
+    cfg.lease_seconds = 60;
+    cfg.claim_wait_max_seconds = 0; /* a claim never waits */
+    cfg.sync_full = 0;
+    /* Bounds small enough that inputs reach them (each has a seed that does): */
+    cfg.max_path_depth = 6;
+    cfg.max_bundle_inodes = 48;
+    cfg.max_capabilities_bytes = 2048;
+    cfg.max_compare_observations = 2000;
+    cfg.max_challenges = 32; /* the harness's own enrolments ask from another address */
+    cfg.max_challenges_per_address = 4;
     snprintf(cfg.enrol_token, sizeof cfg.enrol_token, ENROL_TOKEN);
     snprintf(cfg.admin_token, sizeof cfg.admin_token, ADMIN_TOKEN);
     if (!(server = serve_open(state, &cfg, &e))) die("serve_open", e.msg);
@@ -151,12 +172,12 @@ static size_t replace_names(const char *text, size_t len, char *out) {
     char job[32], run[32];
     snprintf(job, sizeof job, "%ld", last_job);
     snprintf(run, sizeof run, "%ld", last_run);
-    const char *names[] = {"@job", "@run", "@cell", "@source"};
-    const char *values[] = {job, run, last_cell, source_sha};
+    const char *names[] = {"@job", "@run", "@cell", "@source", "@farm"};
+    const char *values[] = {job, run, last_cell, source_sha, farm_id};
     size_t n = 0;
     for (size_t i = 0; i < len;) {
         int hit = -1;
-        for (int k = 0; k < 4 && hit < 0; k++)
+        for (int k = 0; k < 5 && hit < 0; k++)
             if (text[i] == '@' && len - i >= strlen(names[k]) &&
                 !memcmp(text + i, names[k], strlen(names[k])))
                 hit = k;
@@ -179,7 +200,8 @@ static char *substitute(const char *text, size_t len, size_t *out_len) {
     return out;
 }
 
-/* "@sign": the body's "statement" signed into the envelope of an upload body. */
+/* "@sign": the body's "statement" signed into the envelope of an upload body, naming
+ * this farm as an agent's statements do when its predicate names none. */
 static char *sign_upload(const char *body, size_t len, size_t *out_len) {
     cJSON *j = cJSON_ParseWithLength(body, len);
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "statement");
@@ -187,6 +209,9 @@ static char *sign_upload(const char *body, size_t len, size_t *out_len) {
         cJSON_Delete(j);
         return NULL;
     }
+    cJSON *pred = cJSON_GetObjectItemCaseSensitive(st, "predicate");
+    if (cJSON_IsObject(pred) && !cJSON_GetObjectItemCaseSensitive(pred, "farm"))
+        cJSON_AddStringToObject(pred, "farm", farm_id);
     char *payload = cJSON_PrintUnformatted(st);
     Err e = {{0}};
     cJSON *env = dsse_sign(agent_key_, INTOTO_PAYLOAD_TYPE, payload, strlen(payload), &e);
@@ -231,7 +256,10 @@ static void one_request(const char *text, size_t len) {
         body = signed_body;
     }
     static unsigned char generation;
-    if (body && route(method, path, bearer, body, body_len, NULL) == 200 && strstr(path, "/revoke"))
+    peer = "fuzz";
+    int status = body ? route(method, path, bearer, body, body_len, NULL) : 0;
+    peer = "harness";
+    if (status == 200 && strstr(path, "/revoke"))
         enrol_agent(++generation); /* the revoked one may have been ours */
     free(path);
     free(body);

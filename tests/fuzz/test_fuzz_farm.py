@@ -95,3 +95,16 @@ def test_view_rows_outside_their_bounds_are_skipped_one_by_one(tmp_path):
                                                         "lease_seconds": 1}):
         assert accepted(tmp_path, bad) == (set(), 0)
     assert accepted(tmp_path, {"error": "x", "code": "no_such_code", "status": 409}) == (set(), 0)
+
+
+def test_the_bounds_of_issue_24_are_reached_by_a_seed():
+    """The seed "bounds" reaches each bound issue 24 added on the routes the target runs
+    (its config sets them low): a body on a route that takes none, capabilities over
+    max_capabilities_bytes, challenges over max_challenges_per_address, a file name over
+    max_path_depth, files over max_bundle_inodes, statements about another farm, source
+    or attempt, and a comparison over max_compare_observations (its page still 200)."""
+    lines = [l for l in replay(CORPUS / "bounds").splitlines() if " -> " in l][3:]
+    got = [" ".join(l.split(" -> ")[1].split()) for l in lines]
+    assert got == ["413 too_large", "413 too_large", "400 bad_field", "200", "200", "200", "200",
+                   "429 too_many_requests", "201", "200", "400 bad_field", "400 bad_field",
+                   "409 replayed", "409 replayed", "409 replayed", "200", "200"], lines

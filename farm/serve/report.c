@@ -1,0 +1,156 @@
+/* report.c: each run's comparison (farm/core/compare.c) with every cell's worst
+ * error/bound, as the dashboard shows it. While any of a run's jobs is queued or running
+ * its comparison may change, and a page about that run compares it on request (one run,
+ * within max_compare_observations). Once all have finished it never changes again: the
+ * reporter thread computes it once and stores it (db_report_put) with a summary and a
+ * history row per case, so that no page compares across runs on request. The index
+ * reads the summaries, a case's history its rows, a finished run's page its report. */
+#include "serve/serve_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "core/core.h"
+
+/* Runs compared and stored per round of the reporter (it goes on while rounds fill). */
+#define REPORT_BATCH 16
+
+/* The worst measured error/bound of each case in each column, from the cells' bounds:
+ * {column: {case: ratio}}. A case's first entry in a column is the one kept. */
+static cJSON *cell_ratios(const cJSON *results) {
+    cJSON *all = cJSON_CreateObject();
+    const cJSON *res, *c, *b;
+    cJSON_ArrayForEach(res, results) {
+        char col[400];
+        snprintf(col, sizeof col, "%s/%s", json_str(res, "machine"), json_str(res, "cell_id"));
+        cJSON *mine = cJSON_AddObjectToObject(all, col);
+        NameSet seen = {0};
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases")) {
+            double worst = -1;
+            cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(c, "bounds")) {
+                double v = json_num(b, "ratio", INFINITY);
+                worst = v > worst ? v : worst;
+            }
+            const char *name = json_str(c, "case");
+            if (worst >= 0 && name && !util_nameset_add(&seen, name, 0))
+                cJSON_AddNumberToObject(mine, name, isfinite(worst) ? worst : 1e308);
+        }
+        util_nameset_free(&seen);
+    }
+    return all;
+}
+
+/* Compares run RUN now (its view into *RUN_VIEW when not NULL); NULL when there is none. */
+static cJSON *report_compute(Server *s, long run, cJSON **run_view) {
+    cJSON *view = db_run_view(s->db, run);
+    if (!view) return NULL;
+    cJSON *results = db_run_results(s->db, run);
+    cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(view, "cases"),
+                                    (double)s->cfg.max_compare_observations);
+    cJSON_AddItemToObject(report, "ratios", cell_ratios(results));
+    cJSON_Delete(results);
+    if (run_view) *run_view = view;
+    else cJSON_Delete(view);
+    return report;
+}
+
+cJSON *report_run(Server *s, long run, cJSON **run_view) {
+    cJSON *stored = db_report_get(s->db, run);
+    if (!stored) return report_compute(s, run, run_view);
+    if (run_view && !(*run_view = db_run_view(s->db, run))) {
+        cJSON_Delete(stored); /* cannot happen: runs are never deleted */
+        return NULL;
+    }
+    return stored;
+}
+
+/* What the index shows of a run: its verdict counts, ok, and a refusal if any. */
+static cJSON *summary_of(const cJSON *report) {
+    cJSON *summary = cJSON_CreateObject();
+    static const char *const keys[] = {"counts", "ok", "refused", NULL};
+    for (int i = 0; keys[i]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(report, keys[i]);
+        if (v) cJSON_AddItemToObject(summary, keys[i], cJSON_Duplicate(v, 1));
+    }
+    return summary;
+}
+
+/* A case's row as its history shows it: verdict, worst error/bound and each cell's value. */
+static cJSON *history_rows(const cJSON *report) {
+    cJSON *rows = cJSON_CreateArray();
+    const cJSON *row, *cell;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(report, "cases")) {
+        cJSON *h = cJSON_CreateObject(), *cells = cJSON_CreateObject();
+        static const char *const keys[] = {"case", "verdict", "error_over_bound", NULL};
+        for (int i = 0; keys[i]; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, keys[i]);
+            if (v) cJSON_AddItemToObject(h, keys[i], cJSON_Duplicate(v, 1));
+        }
+        cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(row, "cells")) {
+            cJSON_AddStringToObject(cJSON_AddObjectToObject(cells, cell->string), "value",
+                                    json_str(cell, "value") ? json_str(cell, "value") : "");
+        }
+        cJSON_AddItemToObject(h, "cells", cells);
+        cJSON_AddItemToArray(rows, h);
+    }
+    return rows;
+}
+
+/* Compares and stores each finished run that has no stored comparison, a batch at a
+ * time; returns how many it stored. */
+static int report_settle(Server *s) {
+    cJSON *ids = db_runs_unreported(s->db, REPORT_BATCH);
+    const cJSON *id;
+    int stored = 0;
+    cJSON_ArrayForEach(id, ids) {
+        cJSON *report = report_compute(s, (long)id->valuedouble, NULL);
+        if (!report) continue;
+        cJSON *summary = summary_of(report), *rows = history_rows(report);
+        char *summary_text = cJSON_PrintUnformatted(summary);
+        char *report_text = cJSON_PrintUnformatted(report);
+        stored += db_report_put(s->db, (long)id->valuedouble, summary_text, report_text, rows) == 0;
+        free(summary_text);
+        free(report_text);
+        cJSON_Delete(rows);
+        cJSON_Delete(summary);
+        cJSON_Delete(report);
+    }
+    int batch = cJSON_GetArraySize(ids);
+    cJSON_Delete(ids);
+    return batch == REPORT_BATCH && stored == batch ? -1 : stored; /* -1: more may wait */
+}
+
+/* The reporter: stores the comparisons of runs that finished, when woken (a job filed,
+ * failed or cancelled) and once a second (another coordinator's runs, a restart). */
+static void *reporter(void *arg) {
+    Server *s = arg;
+    pthread_mutex_lock(&s->report_lock);
+    for (;;) {
+        if (!s->report_due) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += 1;
+            pthread_cond_timedwait(&s->report_cond, &s->report_lock, &until);
+        }
+        s->report_due = 0;
+        pthread_mutex_unlock(&s->report_lock);
+        while (report_settle(s) < 0) {}
+        pthread_mutex_lock(&s->report_lock);
+    }
+    return NULL;
+}
+
+void report_wake(Server *s) {
+    pthread_mutex_lock(&s->report_lock);
+    s->report_due = 1;
+    pthread_cond_signal(&s->report_cond);
+    pthread_mutex_unlock(&s->report_lock);
+}
+
+void report_start(Server *s) {
+    pthread_t t;
+    pthread_create(&t, NULL, reporter, s);
+    pthread_detach(t);
+}

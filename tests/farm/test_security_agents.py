@@ -1,0 +1,247 @@
+"""Issue 24 (Medium, Low): what an enrolled agent, or someone holding the enrolment token,
+could cost the coordinator or the other agents: capabilities, connections and long polls
+without bound, bundles that make folders without bound, statements about another source,
+attempt or farm, challenges that push others' nonces out, names taken twice. Each test
+drives the real coordinator over HTTP (raw sockets for floods) and failed on the
+coordinator this issue started from."""
+import http.client
+import json
+import os
+import socket
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from attacklib import claims_answered, configure  # noqa: E402
+from farmlib import (ENROL, HERE, RECEIPT, Farm, claim, enrol, enrol_request,  # noqa: E402
+                     read_answer, rss_mib, signed_upload)
+
+
+def caps_of_size(size):
+    """Capabilities that parse as a prober's would, padded with labels to about SIZE bytes."""
+    label = "l" * min(4000, size // 1000)   # each within the 4,096 bytes any field may have
+    return {"compilers": {"gcc": {"version": "t", "sanitizers": []}}, "gpus": [],
+            "labels": [f"{label}{i}" for i in range(size // (len(label) + 8))]}
+
+
+# --- Medium 7: capabilities are bounded, and shared, not copied per request -------------
+
+def test_capabilities_over_their_bound_are_refused(tmp_path):
+    """Capabilities of 1 MiB (the prober's are about 1 KiB) are refused at enrolment,
+    naming the bound (19 MiB of them were accepted, and GET / grew to 19 MiB)."""
+    with Farm(tmp_path, max_body=8 << 20) as farm:
+        status, answer = enrol_request(farm, "big", farm.keygen("big"), caps=caps_of_size(1 << 20))
+        assert status == 400 and "capabilities" in answer["error"], (status, answer)
+        assert "max_capabilities_bytes" in answer["error"], answer
+        status, page = farm.request("GET", "/", token=None)
+        assert status == 200 and len(page) < 100_000
+
+
+def test_an_agents_capabilities_are_held_once_for_all_its_requests(tmp_path):
+    """With the bound raised to 4 MiB, an agent enrolled with 3.5 MiB of capabilities
+    and 40 of its long polls parked: the coordinator holds its capabilities once (each
+    request held its own copy: 40 long polls with 19 MiB of them took a GiB)."""
+    farm = configure(Farm(tmp_path, max_body=8 << 20, claim_wait=30),
+                     max_capabilities_bytes=4 << 20, max_claims_per_agent=100)
+    with farm:
+        status, answer = enrol_request(farm, "big", farm.keygen("big"),
+                                       caps=caps_of_size(3_500_000))
+        assert status == 200, answer
+        token = answer["token"]
+        assert farm.request("POST", "/api/v1/claim", {"wait_s": 0}, token=token)[0] == 204
+        before = rss_mib(farm.server.pid)
+        body = json.dumps({"wait_s": 20}).encode()
+        socks = []
+        for i in range(40):
+            s = socket.create_connection(("127.0.0.1", farm.port), timeout=30)
+            s.sendall(f"POST /api/v1/claim HTTP/1.1\r\nHost: farm\r\nAuthorization: Bearer "
+                      f"{token}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+            socks.append(s)
+        time.sleep(3)
+        grew = rss_mib(farm.server.pid) - before
+        for s in socks:
+            s.close()
+        print(f"40 long polls of an agent with 3.5 MiB of capabilities: memory grew {grew:.1f} MiB")
+        assert grew < 30, f"memory grew by {grew:.0f} MiB"
+
+
+# --- Medium 8: one agent cannot take the farm's connections or its claims ---------------
+
+def test_one_agent_cannot_lock_out_another(tmp_path):
+    """An enrolled agent opens 1,000 long polls from two addresses: another agent's
+    claims are still answered, each within 5 s, and the hostile one's are capped per
+    agent (connections over max_connections_per_agent and parked claims over
+    max_claims_per_agent get 429). Before, a token exempted its connections from every
+    cap, and 1,000 of them took every slot."""
+    with Farm(tmp_path, claim_wait=30) as farm:
+        hostile, _ = enrol(farm, "hostile", farm.keygen("hostile"))
+        victim, _ = enrol(farm, "victim", farm.keygen("victim"))
+        body = json.dumps({"wait_s": 30}).encode()
+        request = (f"POST /api/v1/claim HTTP/1.1\r\nHost: farm\r\nAuthorization: Bearer "
+                   f"{hostile}\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+        socks = []
+        for i in range(1000):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.settimeout(5)
+            s.bind((f"127.0.0.{2 + i % 2}", 0))
+            try:
+                s.connect(("127.0.0.1", farm.port))
+                s.sendall(request)
+            except OSError:
+                pass
+            socks.append(s)
+        try:
+            time.sleep(1)
+            results = claims_answered(farm, victim, 5, 5)
+            refused = 0
+            for s in socks:
+                s.settimeout(0.05)
+                answer = read_answer(s, limit=0)
+                refused += bool(answer and answer[0] == 429)
+        finally:
+            for s in socks:
+                s.close()
+        print(f"victim's claims beside 1,000 hostile long polls: {results}; {refused} refused")
+        assert results and all(status == 204 and took < 5 for status, took in results), results
+        assert refused >= 900, refused
+
+
+# --- Medium 9: one bundle cannot make folders without bound ----------------------------
+
+def upload_files(farm, key, token, tmp, names):
+    job = claim(farm, token)
+    case = job["cases"][0]
+    files = {f"{case}/receipt.json": RECEIPT}
+    files.update({f"{case}/{n}": b"x" for n in names})
+    return signed_upload(farm, job, key, token, tmp, files=files), job
+
+
+def test_a_deep_path_is_refused(tmp_path):
+    """A file name 100 folders deep (a 1,024-byte subject name of a/a/a... made 512):
+    refused, naming max_path_depth, and no folder is made."""
+    with Farm(tmp_path, lease=60) as farm:
+        key = farm.keygen("x")
+        token, _ = enrol(farm, "x", key)
+        farm.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
+        (status, answer), _ = upload_files(farm, key, token, tmp_path, ["a/" * 100 + "f"])
+        assert status == 400 and "max_path_depth" in answer["error"], (status, answer)
+        assert farm.evidence_dirs() == []
+
+
+def test_the_folders_one_bundle_may_make_are_bounded(tmp_path):
+    """600 files each in a folder of its own, with max_bundle_inodes at 1,000: refused
+    before anything is written (a 297 KiB upload made 59,983 folders)."""
+    farm = configure(Farm(tmp_path, lease=60), max_bundle_inodes=1000)
+    with farm:
+        key = farm.keygen("x")
+        token, _ = enrol(farm, "x", key)
+        farm.submit(HERE / "cases_slow", {"compilers": ["gcc", "clang"]})
+        names = [f"d{i}/f" for i in range(600)]
+        (status, answer), _ = upload_files(farm, key, token, tmp_path, names)
+        assert status == 400 and "max_bundle_inodes" in answer["error"], (status, answer)
+        assert farm.evidence_dirs() == []
+        (status, answer), _ = upload_files(farm, key, token, tmp_path, names[:300])
+        assert status == 200, answer
+
+
+# --- Low 11: a revoked token claims nowhere ----------------------------------------------
+
+def test_a_token_revoked_at_one_coordinator_claims_nothing_at_another(tmp_path):
+    """An agent revoked at A claims at B at once, where B has its token cached: refused
+    (401), no job handed out (B's 2 s cache let it claim: the claim's statement did not
+    check revoked in the store)."""
+    from test_multi_coordinator import two_coordinators
+    with two_coordinators(tmp_path) as (a, b):
+        token, agent = enrol(b, "revokee", b.keygen("revokee"))
+        assert b.request("POST", "/api/v1/claim", {"wait_s": 0}, token=token)[0] == 204
+        run = a.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
+        assert a.request("POST", f"/api/v1/agents/{int(agent)}/revoke")[0] == 200
+        status, answer = b.request("POST", "/api/v1/claim", {"wait_s": 0}, token=token)
+        assert status == 401 and answer["code"] == "unknown_agent", (status, answer)
+        assert [j["state"] for j in a.run_view(run)["jobs"]] == ["queued"]
+
+
+# --- Low 12: a statement names this farm's job: its source, attempt and farm -------------
+
+@pytest.fixture(scope="module")
+def farm12(tmp_path_factory, farm_store):  # one coordinator per store
+    tmp = tmp_path_factory.mktemp("statement")
+    farm = Farm(tmp, lease=600)
+    farm.start()
+    key = farm.keygen("x")
+    token, _ = enrol(farm, "x", key)
+    farm.submit(HERE / "cases_slow", {"compilers": ["gcc", "clang"], "repeat": 2})
+    yield farm, key, token, tmp
+    farm.close()
+
+
+@pytest.mark.parametrize("field,value", [
+    ("source", {"sha256": "ab" * 32}), ("attempt", 2), ("farm", "0" * 32)])
+def test_a_statement_about_another_source_attempt_or_farm_is_refused(farm12, field, value):
+    """A bundle signed for this job but naming another source digest, another attempt, or
+    another farm (the same key enrolled in two farms): 409 replayed, nothing filed (it
+    was filed)."""
+    farm, key, token, tmp = farm12
+    job = claim(farm, token)
+    status, answer = signed_upload(farm, job, key, token, tmp,
+                                   mutate=lambda st: st["predicate"].update({field: value}))
+    assert status == 409 and answer["code"] == "replayed", (field, status, answer)
+    assert field in answer["error"], answer
+    status, answer = signed_upload(farm, job, key, token, tmp)   # the true statement
+    assert status == 200, answer
+
+
+# --- Low 13: challenges are bounded per address, and nobody's nonce is pushed out --------
+
+def challenges(farm, source, n):
+    """N challenges asked for from the address SOURCE on one connection: their statuses."""
+    conn = http.client.HTTPConnection("127.0.0.1", farm.port, timeout=30,
+                                      source_address=(source, 0))
+    statuses = []
+    for _ in range(n):
+        conn.request("POST", "/api/v1/agents/challenge",
+                     headers={"Authorization": f"Bearer {ENROL}"})
+        r = conn.getresponse()
+        r.read()
+        statuses.append(r.status)
+    conn.close()
+    return statuses
+
+
+def test_a_flood_of_challenges_keeps_a_victims_nonce(tmp_path):
+    """A victim asks for a challenge; 1,120 more come from 70 other addresses: the
+    victim's enrolment with its nonce still succeeds, each address gets at most its
+    share, and the coordinator refuses new challenges rather than forget one (1,100
+    challenges evicted the victim's nonce and its enrolment was refused)."""
+    with Farm(tmp_path) as farm:
+        status, challenge = farm.request("POST", "/api/v1/agents/challenge", token=ENROL)
+        assert status == 200
+        statuses = []
+        for i in range(70):
+            statuses += challenges(farm, f"127.0.0.{2 + i}", 16)
+        status, answer = enrol_request(farm, "victim", farm.keygen("victim"),
+                                       nonce=challenge["nonce"])
+        assert status == 200, (status, answer)
+        assert statuses.count(503) >= 90, sorted(set(statuses))
+        per_address = challenges(farm, "127.0.0.200", 20)
+        assert 429 in per_address or 503 in per_address, per_address
+
+
+# --- Low 14: one machine name, one key ---------------------------------------------------
+
+def test_a_second_key_under_one_machine_name_is_refused(tmp_path):
+    """Two keys enrolled as one machine name showed two identical machines: the second is
+    refused (409 name_taken) while the first agent holds the name, and takes it once that
+    agent is revoked."""
+    with Farm(tmp_path) as farm:
+        first, second = farm.keygen("first"), farm.keygen("second")
+        _, agent = enrol(farm, "gpu-07", first)
+        status, answer = enrol_request(farm, "gpu-07", second)
+        assert status == 409 and answer["code"] == "name_taken", (status, answer)
+        assert enrol_request(farm, "gpu-07", first)[0] == 200   # the same key again
+        assert farm.request("POST", f"/api/v1/agents/{int(agent)}/revoke")[0] == 200
+        assert enrol_request(farm, "gpu-07", second)[0] == 200
+        _, page = farm.request("GET", "/", token=None)
+        assert page.decode().count("<tr><td>gpu-07") == 2   # the revoked one, and the new
