@@ -62,6 +62,7 @@
 #include <cjson/cJSON.h>
 #include <z3.h>
 
+#include "lib/err.h"
 #include "syntax/syntax.h"
 
 #define VERIFY_MAX_REASONS  31  /* taint bits; bit 31 means "more reasons than bits" */
@@ -189,6 +190,9 @@ typedef struct Verifier {
      * counterexamples and for running an implementation on the same inputs */
     VCell *inputs;
     int ninputs;
+    /* replays that could not be written (the first one's reason): an I/O error, exit 2 */
+    int unwritten;
+    Err unwritten_err;
 } Verifier;
 
 /* ---- verify_expr.c ---- */
@@ -294,9 +298,11 @@ Program *cmd_verify_load(const char *cmd, const char *path, int *rc);
 
 /* ---- verify_cex.c ---- */
 /* Prints the inputs of a satisfying model to out (when not NULL) and writes a replay
- * program; returns its path (malloc'ed) or NULL. *inputs_json gets the inputs as the
- * text of a JSON object (malloc'ed). */
-char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char **inputs_json);
+ * program into --cex-dir (created with its parents); returns its path (malloc'ed), or
+ * NULL with the reason in e. *inputs_json gets the inputs as the text of a JSON object
+ * (malloc'ed). */
+char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char **inputs_json,
+                       Err *e);
 /* The replay's file name for p (in the arena), without the folder. */
 const char *verify_replay_name(Verifier *V, const VProp *p);
 

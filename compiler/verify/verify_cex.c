@@ -15,9 +15,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/base.h"
+#include "lib/fs.h"
 #include "verify/verify.h"
 
 #define CEX_SHOWN 8 /* elements of a view printed */
@@ -320,17 +320,25 @@ const char *verify_replay_name(Verifier *V, const VProp *p) {
                         p->span.col, slug[p->kind], detail_slug(V, p), k);
 }
 
-static char *write_replay(Verifier *V, const VProp *p, const char *text) {
+static char *write_replay(Verifier *V, const VProp *p, const char *text, Err *e) {
     const char *dir = V->opt->cex_dir;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return NULL;
+    if (fs_mkdirs(dir, e) != 0) return NULL;
     char *path = arena_printf(V->prog->arena, "%s/%s", dir, verify_replay_name(V, p));
     FILE *f = fopen(path, "w");
-    if (!f) return NULL;
-    fputs(text, f);
-    return fclose(f) == 0 ? strdup(path) : NULL;
+    if (!f) {
+        err_set(e, "cannot write %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    bool ok = fputs(text, f) >= 0;
+    if (fclose(f) != 0 || !ok) {
+        err_set(e, "cannot write %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    return strdup(path);
 }
 
-char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char **inputs_json) {
+char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char **inputs_json,
+                       Err *e) {
     StrBuf src = {0};
     cJSON *json = cJSON_CreateObject();
     bool is_main = strcmp(V->top->name, "main") == 0 && V->top->u.fn.nparams == 0;
@@ -355,7 +363,7 @@ char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char 
     } else if (out) {
         fprintf(out, "    (main takes no inputs: the program itself is the replay)\n");
     }
-    char *path = write_replay(V, p, src.data);
+    char *path = write_replay(V, p, src.data, e);
     sb_free(&src);
     *inputs_json = cJSON_PrintUnformatted(json);
     cJSON_Delete(json);

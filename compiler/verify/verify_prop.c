@@ -48,6 +48,8 @@ static const char *const VERDICT_NAMES[] = {"verified", "bounded", "counterexamp
 
 typedef struct Tally {
     int n[5];
+    int unwritten; /* replays not written, the first one's reason in err */
+    Err err;
 } Tally;
 
 /* Z3 reports API misuse through this handler; the default one exits. A property whose
@@ -93,10 +95,12 @@ static const char *prop_title(Verifier *V, const VProp *p) {
 }
 
 /* What a verdict carries besides its name: a reason, a counterexample's inputs (JSON
- * text), its replay, and the other guards its inputs also fail. */
+ * text), its replay (or why none was written), and the other guards its inputs also
+ * fail. */
 typedef struct Outcome {
     const char *reason, *inputs_json, *replay;
     cJSON *also;
+    const char *replay_error;
 } Outcome;
 
 static void report_json(Verifier *V, const VProp *p, Verdict vd, double secs, const Outcome *o) {
@@ -117,6 +121,7 @@ static void report_json(Verifier *V, const VProp *p, Verdict vd, double secs, co
     if (o->reason) cJSON_AddStringToObject(j, "reason", o->reason);
     if (o->inputs_json) cJSON_AddItemToObject(j, "inputs", cJSON_Parse(o->inputs_json));
     if (o->replay) cJSON_AddStringToObject(j, "replay", o->replay);
+    if (o->replay_error) cJSON_AddStringToObject(j, "replay_error", o->replay_error);
     if (o->also) cJSON_AddItemReferenceToObject(j, "also", o->also);
     char *text = cJSON_PrintUnformatted(j);
     fprintf(V->opt->out, "%s\n", text);
@@ -138,6 +143,7 @@ static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const O
                 p->span.file, p->span.line, p->span.col, verdict, secs);
         if (o->reason) fprintf(out, "    reason: %s\n", o->reason);
         if (o->replay) fprintf(out, "    replay: cairn run %s\n", o->replay);
+        if (o->replay_error) fprintf(out, "    replay: not written: %s\n", o->replay_error);
         for (int i = 0; o->also && i < cJSON_GetArraySize(o->also); i++)
             fprintf(out, "    the same inputs also fail: %s\n",
                     cJSON_GetArrayItem(o->also, i)->valuestring);
@@ -145,7 +151,7 @@ static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const O
     fflush(out);
 }
 
-static Outcome no_outcome(const char *reason) { return (Outcome){reason, NULL, NULL, NULL}; }
+static Outcome no_outcome(const char *reason) { return (Outcome){reason, NULL, NULL, NULL, NULL}; }
 
 /* The other guards a model fails too ("at FILE:L:C: title"): in a region whose lanes all
  * fail, the replay traps at whichever the pool runs first. */
@@ -212,9 +218,11 @@ static Verdict counterexample(Verifier *V, const VProp *p, double t0, Z3_ast vio
     char *inputs = NULL, *shown = NULL;
     size_t shown_len = 0;
     FILE *mem = V->opt->json ? NULL : open_memstream(&shown, &shown_len);
-    char *replay = verify_write_cex(V, m, p, mem, &inputs);
+    Err e = {{0}};
+    char *replay = verify_write_cex(V, m, p, mem, &inputs, &e);
     if (mem) fclose(mem);
-    Outcome o = {NULL, inputs, replay, also_failing(V, p, m)};
+    if (!replay && V->unwritten++ == 0) V->unwritten_err = e;
+    Outcome o = {NULL, inputs, replay, also_failing(V, p, m), replay ? NULL : e.msg};
     report(V, p, VD_COUNTEREXAMPLE, timing_monotonic_seconds() - t0, &o);
     cJSON_Delete(o.also);
     if (shown) fputs(shown, V->opt->out);
@@ -453,13 +461,15 @@ static void verify_function(Program *prog, const Item *fn, const VerifyOpts *opt
             fprintf(opt->out, "%s: no guard to check\n", fn->name);
         }
     }
+    if (V.unwritten && tally->unwritten == 0) tally->err = V.unwritten_err;
+    tally->unwritten += V.unwritten;
     free(V.props);
     free(V.env);
     Z3_del_context(z);
 }
 
 int verify_program(Program *p, const VerifyOpts *opt) {
-    Tally t = {{0}};
+    Tally t = {{0}, 0, {{0}}};
     double t0 = timing_monotonic_seconds();
     int seen = 0;
     for (int i = 0; i < p->nitems; i++) {
@@ -479,6 +489,11 @@ int verify_program(Program *p, const VerifyOpts *opt) {
                 t.n[VD_UNKNOWN]);
         if (t.n[VD_VACUOUS]) fprintf(opt->out, ", %d vacuous", t.n[VD_VACUOUS]);
         fprintf(opt->out, " (%.2f s)\n", timing_monotonic_seconds() - t0);
+    }
+    if (t.unwritten) { /* the verdicts stand, but a counterexample without its replay */
+        fprintf(stderr, "cairn verify: error: %d replay program%s not written (%s)\n", t.unwritten,
+                t.unwritten == 1 ? "" : "s", t.err.msg);
+        return 2;
     }
     if (t.n[VD_COUNTEREXAMPLE]) return 10;
     if (t.n[VD_BOUNDED] || t.n[VD_UNKNOWN] || t.n[VD_VACUOUS]) return 5;

@@ -207,3 +207,31 @@ def test_usage_errors(tmp_path):
     bad.write_text("fn main() -> i32 { return 0.5; }\n")
     assert run([CAIRN, "verify", bad]).returncode == 1
     assert "cairn verify FILE" in run([CAIRN, "verify", "--help"]).stdout
+
+
+def test_replay_folder_made_or_its_failure_told(tmp_path):
+    """--cex-dir is made with its parents; where no replay can be written (the folder's
+    parent is a file), the counterexample keeps its verdict and inputs, the output says
+    why it has no replay, and the exit status is 2 (an I/O error), never 10 with a replay
+    missing silently."""
+    src = tmp_path / "add.cairn"
+    src.write_text("fn add(a:i32, b:i32) -> i32 = a + b;\nfn main() -> i32 { return 0; }\n")
+    deep = tmp_path / "a" / "b" / "c"
+    r = run([CAIRN, "verify", src, "--function", "add", "--cex-dir", deep])
+    assert r.returncode == 10, r.stderr
+    assert replay_text(r.stdout) == 1
+    assert [x.name for x in deep.iterdir()] == ["add_1_31_overflow_add.cairn"]
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for args in ([], ["--json"]):
+        r = run([CAIRN, "verify", src, "--function", "add", "--cex-dir", blocker / "cex", *args])
+        assert r.returncode == 2, (r.stdout, r.stderr)
+        why = f"cannot create {blocker / 'cex'}: Not a directory"
+        assert r.stderr == f"cairn verify: error: 1 replay program not written ({why})\n"
+        if args:
+            (p,) = [json.loads(line) for line in r.stdout.splitlines()]
+            assert p["verdict"] == "counterexample" and "replay" not in p and p["replay_error"] == why
+            assert set(p["inputs"]) == {"a", "b"}
+        else:
+            assert "counterexample" in r.stdout and f"    replay: not written: {why}\n" in r.stdout
+            assert "replay: cairn run" not in r.stdout
