@@ -56,7 +56,8 @@ void *cairn_device_zeroed(uint64_t n, size_t size, int place, cairn_loc at);
 void cairn_device_free(void *p, int place);
 /* copy(dst, src): extents equal (else a trap at `at`), then the bits, any placements. */
 void cairn_copy(void *dst, uint64_t dn, const void *src, uint64_t sn, size_t size, cairn_loc at);
-/* observe(name, view) of any placement: copied to the host, then digested. */
+/* observe(name, view or scalar) of any placement: the device's earlier work finished
+ * (a lane's trap reported first), the bits copied to the host, then digested. */
 void cairn_device_observe(const char *name, const char *type, const void *p, uint64_t n,
                           size_t size);
 #else

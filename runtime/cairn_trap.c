@@ -3,7 +3,10 @@
  * One trap per process: the first thread to trap prints its line and aborts; a thread
  * that traps after it (another pool worker whose lane failed at the same moment) prints
  * nothing and waits for the abort, so a region whose lanes fail at once reports one
- * line, as a device launch does (docs/devices.md, "Traps"). */
+ * line, as a device launch does (docs/devices.md, "Traps"). A CUDA build may have
+ * installed a function (cairn_trap_set_earlier) that finds a lane's trap from a region
+ * that ran before this host trap: that one is reported instead, as the program would
+ * have stopped there. */
 #include "cairn_trap.h"
 
 #include <stdio.h>
@@ -11,10 +14,17 @@
 #include <unistd.h>
 
 static int cairn__trapping; /* set by the first trap; never cleared (the process ends) */
+static cairn_trap_earlier_fn cairn__earlier;
+
+void cairn_trap_set_earlier(cairn_trap_earlier_fn fn) {
+    __atomic_store_n(&cairn__earlier, fn, __ATOMIC_SEQ_CST);
+}
 
 _Noreturn void cairn_trap_at(const char *reason, cairn_loc loc) {
     if (__atomic_exchange_n(&cairn__trapping, 1, __ATOMIC_SEQ_CST))
         for (;;) pause(); /* another thread is reporting its trap and aborting */
+    cairn_trap_earlier_fn earlier = __atomic_load_n(&cairn__earlier, __ATOMIC_SEQ_CST);
+    if (earlier) earlier(&reason, &loc);
     if (loc.file) fprintf(stderr, "trap: %s at %s:%d:%d\n", reason, loc.file, loc.line, loc.col);
     else fprintf(stderr, "trap: %s\n", reason);
     fflush(stderr);

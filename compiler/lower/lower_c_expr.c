@@ -280,8 +280,8 @@ static const char *lower_observe(Lower *L, Expr *e) {
         return NULL;
     }
     const char *v = lower_bind(L, x->type, lower_expr(L, x));
-    lower_emit(L, "cairn_observe(%s, \"%s\", &%s, 1, sizeof %s);", cname, lower_type_word(x->type),
-               v, v);
+    lower_emit(L, "%s(%s, \"%s\", &%s, 1, sizeof %s);", L->target->observe_fn(x->type), cname,
+               lower_type_word(x->type), v, v);
     return NULL;
 }
 

@@ -97,6 +97,18 @@ static void kernel_close(Lower *L, Lane *k, const char *params, const char *laun
     sb_printf(&L->dev, "extern \"C\" %s {\n    cairn_device_start();\n%s}\n\n", sig, launch_body);
 }
 
+/* The launcher's wait (cairn_device_launched): a region that touches @unified memory
+ * waits for the device, since the host may read that memory next; any other one only
+ * checks that it started (the host waits where it reads results or reports a trap). */
+static const char *launched(Lower *L, const Lane *k, Span region) {
+    bool unified = false;
+    for (int i = 0; i < k->captures.len; i++) {
+        const Type *t = k->captures.items[i]->type;
+        unified |= lower_is_view(t) && t->u.view.place == PLACE_UNIFIED;
+    }
+    return FMT("    cairn_device_launched(%s, %d);\n", lower_at(L, region), unified);
+}
+
 /* The lane's index from the global thread number, past the grid's end: return. */
 static void lane_index(Lower *L, const Symbol *var, const Type *it) {
     lower_emit(L, "const uint64_t cairn_k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;");
@@ -117,9 +129,8 @@ static void cuda_parallel(Lower *L, const Stmt *s) {
     lane_index(L, b->sym, it);
     lower_block(L, s->u.parallel.body);
     kernel_close(L, &k, ", uint64_t cairn_n",
-                 FMT("    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n);\n"
-                     "    cairn_device_wait(%s);\n",
-                     k.id, lower_at(L, s->span), lower_at(L, s->span)));
+                 FMT("    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n);\n%s", k.id,
+                     lower_at(L, s->span), launched(L, &k, s->span)));
     const char *ctx = lower_lane_context(L, &k, lo, "");
     lower_emit(L, "if (%s) cairn_launch%d(&%s, %s);", n, k.id, ctx, n);
 }
@@ -187,9 +198,8 @@ static void cuda_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
         "    if (c->cairn_smem > 48 * 1024 &&\n"
         "        cudaFuncSetAttribute(kern%d, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->cairn_smem) != cudaSuccess)\n"
         "        cairn_trap_at(\"shared arrays larger than a block's shared memory\", %s);\n"
-        "    kern%d<<<(unsigned)cairn_ng, (unsigned)cairn_nt, (size_t)c->cairn_smem>>>(*c);\n"
-        "    cairn_device_wait(%s);\n",
-        k.id, lower_at(L, s->span), k.id, lower_at(L, s->span));
+        "    kern%d<<<(unsigned)cairn_ng, (unsigned)cairn_nt, (size_t)c->cairn_smem>>>(*c);\n%s",
+        k.id, lower_at(L, s->span), k.id, launched(L, &k, s->span));
     kernel_close(L, &k, ", uint64_t cairn_ng, uint64_t cairn_nt", launch);
     const char *ctx =
         lower_lane_context(L, &k, b->grid_lo, FMT(", .cairn_tlo = %s%s", b->thread_lo, init));
@@ -264,12 +274,11 @@ static const char *device_yields(Lower *L, Expr *e, const Type *it, const char *
     lower_emit(L, "cairn_out[cairn_k] = %s;", lower_expr(L, e->u.reduce.body));
     const char *launch =
         FMT("    %s *d = (%s *)cairn_device_zeroed(cairn_n, sizeof(%s), CAIRN_PLACE_DEVICE, %s);\n"
-            "    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n, d);\n"
-            "    cairn_device_wait(%s);\n"
+            "    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n, d);\n%s"
             "    cairn_copy(cairn_out, cairn_n, d, cairn_n, sizeof(%s), %s);\n"
             "    cairn_device_free(d, CAIRN_PLACE_DEVICE);\n",
-            ct, ct, ct, lower_at(L, e->span), k.id, lower_at(L, e->span), lower_at(L, e->span), ct,
-            lower_at(L, e->span));
+            ct, ct, ct, lower_at(L, e->span), k.id, lower_at(L, e->span), launched(L, &k, e->span),
+            ct, lower_at(L, e->span));
     kernel_close(L, &k, params, launch);
     const char *ctx = lower_lane_context(L, &k, lo, "");
     const char *yields = lower_new_tmp(L);
@@ -506,9 +515,11 @@ static void cuda_buffer_free(Lower *L, const Symbol *sym) {
     lower_emit(L, "cairn_device_free(%s, %d);", lower_sym_c(L, sym), (int)sym->type->u.view.place);
 }
 
-/* A view held off the host is copied back before it is observed. */
-static const char *cuda_observe_fn(const Type *view) {
-    return view->u.view.place != PLACE_HOST ? "cairn_device_observe" : "cairn_observe";
+/* Every observation waits for the device first (a lane's trap is reported, not observed
+ * past); a view held off the host is copied back. */
+static const char *cuda_observe_fn(const Type *t) {
+    (void)t;
+    return "cairn_device_observe";
 }
 
 const LowerTarget lower_target_cuda = {

@@ -55,9 +55,9 @@ typedef struct LowerTarget {
                          const char *count);
     /* Frees buffer `sym` (at the end of its block, and at a return). */
     void (*buffer_free)(Lower *L, const Symbol *sym);
-    /* The runtime's observe function for a view or reference `view` (one held off the
-     * host is copied back first). */
-    const char *(*observe_fn)(const Type *view);
+    /* The runtime's observe function for a view, reference or scalar of type `t` (CUDA:
+     * the device's earlier work waited for, and a view held off the host copied back). */
+    const char *(*observe_fn)(const Type *t);
     /* The LOWER_MODULE_* bits that copy(dst, src) calls besides the host's (0: none). */
     unsigned copy_modules;
 

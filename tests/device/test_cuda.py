@@ -11,7 +11,6 @@ compiler), the runtime headers, nvcc and the flags: a rerun whose generated code
 change costs one lowering per program."""
 import concurrent.futures
 import hashlib
-import os
 import pathlib
 import re
 import shutil
@@ -19,25 +18,12 @@ import shutil
 import pytest
 
 from cairntest import BIN, ROOT, TBIN, run
+from cudalib import NVCC, PTX_FLAGS, needs_nvcc
 from devicelib import PROGRAMS, accepted
 
 TARGETS = ["sm_80", "sm_90", "sm_120"]
 SOURCES = sorted(PROGRAMS.glob("*.cairn")) + sorted((ROOT / "examples").glob("*.cairn"))
-PTX_FLAGS = ["--fmad=false", "-prec-div=true", "-prec-sqrt=true", "-ftz=false", "-std=c++17",
-             "-Werror", "all-warnings", "-DCAIRN_CUDA=1"]
 CACHE = TBIN.parent / "device-ptx"
-
-
-def find_nvcc():
-    for path in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
-
-
-NVCC = find_nvcc()
-needs_nvcc = pytest.mark.skipif(not NVCC, reason="nvcc not found: the CUDA toolkit is not "
-                                "installed here, so CUDA builds are not checked")
 
 
 def key(src, scratch):

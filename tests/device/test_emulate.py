@@ -22,7 +22,7 @@ WIDTHS = list(range(1, 17)) if MATRIX else [1, 3, 16]
 # Observations whose bits follow the order threads arrive in (atomic float adds).
 UNORDERED = {"sum_f32", "sum_f64"}
 
-SAME = ["lanes_exact", "reduce_device", "coop_block", "atomics", "wide"]
+SAME = ["lanes_exact", "reduce_device", "coop_block", "atomics", "wide", "atomics_widths"]
 
 
 @pytest.fixture(scope="module")
