@@ -464,10 +464,37 @@ static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *l
 }
 
 /* Other pooled reductions: one partial per worker, combined in worker order. */
+/* An integer `reduce * parallel`: the pool's blocks keep the summaries of
+ * runtime/cairn_reduce.h, joined in index order, so it traps exactly where the
+ * index-order fold would (a zero factor first wins), whatever the pool's width. */
+static const char *reduce_product(Lower *L, Expr *e, const Type *it, const char *lo,
+                                  const char *n) {
+    const Type *t = e->type;
+    assert(type_is_int(t) && e->u.reduce.op == RED_MUL);
+    Lane ln;
+    lower_lane_open(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it,
+                    "    cairn_prod_job *cairn_job;\n", "unsigned cairn_worker");
+    const char *v = lower_expr(L, e->u.reduce.body);
+    lower_emit(L, "cairn_prod_take_%s(cairn_prod_part(c->cairn_job, cairn_begin), (%s)%s);",
+               type_is_signed(t) ? "i" : "u", type_is_signed(t) ? "int64_t" : "uint64_t", v);
+    lower_lane_close(L, &ln, "(void)cairn_worker;");
+    const char *job = lower_new_tmp(L), *all = lower_new_tmp(L);
+    lower_use_runtime(L, LOWER_MODULE_POOL);
+    lower_emit(L, "cairn_prod_job %s;", job);
+    lower_emit(L, "cairn_prod_start(&%s, (size_t)%s);", job, n);
+    const char *ctx = lower_lane_context(L, &ln, lo, FMT(", .cairn_job = &%s", job));
+    lower_emit(L, "if (%s) cairn_pool_run((size_t)%s, %s.grain, lane%d, &%s);", n, n, job, ln.id,
+               ctx);
+    lower_emit(L, "const cairn_prod %s = cairn_prod_finish(&%s);", all, job);
+    return FMT("(%s)cairn_prod_value_%s(&%s, %d, %s)", lower_c_scalar(t),
+               type_is_signed(t) ? "i" : "u", all, type_bits(t), lower_at(L, e->span));
+}
+
 const char *lower_reduce_partials(Lower *L, Expr *e, const Type *it, const char *lo,
                                   const char *n) {
     const Type *t = e->type;
     ReduceOp op = e->u.reduce.op;
+    if (type_is_int(t) && op == RED_MUL) return reduce_product(L, e, it, lo, n);
     assert(!(type_is_float(t) && op == RED_ADD) && "a float + is the exact sum's or the device's");
     assert(!(type_is_float(t) && op == RED_MUL) && "E-REDUCE-ORDER: a float * runs in order");
     bool wide = op == RED_ADD && type_is_int(t); /* exact in 128 bits, checked at the end */
