@@ -965,8 +965,15 @@ bool cairn_check(Program *p, Diags *d) {
     check_lane_effects(&c);
     bool *checked = calloc((size_t)n0 + 1, sizeof(bool));
     if (!checked) abort();
-    for (int i = 0; i < n0; i++)
-        if (p->items[i]->kind == ITEM_DERIVE) check_derive(&c, p->items[i], checked);
+    for (int i = 0; i < n0; i++) {
+        if (p->items[i]->kind != ITEM_DERIVE) continue;
+        int before = p->nitems;
+        check_derive(&c, p->items[i], checked);
+        /* again, now that `derive grad` has made functions: a derived function that runs
+         * a region has the effect, and so does every function that calls it (a later
+         * derive's target, checked next, among them) */
+        if (p->nitems > before) check_lane_effects(&c);
+    }
     for (int i = 0; i < p->nitems; i++) {
         Item *it = p->items[i];
         if (it->kind == ITEM_FN && !(i < n0 && checked[i])) check_body(&c, it);

@@ -372,11 +372,8 @@ static void lower_const(Lower *L, const Item *it, const char *device) {
 }
 
 /* What device lanes may call (constants, and functions without regions or host-only
- * effects) gets a copy with qualifier q in L->dev (a target's items_end asks).
- * Not asserted: that a copy holds no region. The checker computes lane_effects before
- * it makes `derive grad` functions, so a derived function that runs a parallel region
- * has none and gets a copy (whose host C then fails to build: a checker bug, left to
- * check/); "no region inside a lane" holds for written functions only. */
+ * effects) gets a copy with qualifier q in L->dev (a target's items_end asks). The
+ * checker computes lane_effects for derived functions too, so no copy holds a region. */
 void lower_device_copies(Lower *L, const char *q) {
     for (int i = 0; i < L->prog->nitems; i++) {
         const Item *it = L->prog->items[i];

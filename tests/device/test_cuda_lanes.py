@@ -10,6 +10,7 @@ nvcc makes for sm_90 and from the generated CUDA C++; no GPU is needed.
   lane executes `trap`, and a lane that loses the claim waits for `ready`."""
 import re
 
+from cairntest import BIN, ROOT, run
 from cudalib import emit, functions, needs_nvcc, ptx
 from devicelib import PROGRAMS
 
@@ -124,3 +125,16 @@ def test_trap_record_is_published_before_any_lane_traps(tmp_path):
     # the losing lanes spin on ready (a volatile load in a loop) before the trap
     assert any(ln.startswith("ld.volatile.u32") for ln in lines), body
     assert lines.count("trap;") >= 1
+
+
+@needs_nvcc
+def test_derived_function_with_a_region_gets_no_device_copy(tmp_path):
+    """derive grad's functions have lane effects too: scale_grad runs a parallel region,
+    so the CUDA build gives it no __device__ copy (before, nvcc rejected the copy)."""
+    src = ROOT / "tests" / "golden" / "grad" / "grad_race_ok.cairn"
+    cu = emit(src, tmp_path / "emit")["grad_race_ok_dev.cu"]
+    assert "cairn_fn_scale_grad" not in cu and "cairn_fn_smooth_grad" in cu
+    ptx(src, tmp_path / "ptx")  # nvcc accepts the device half
+    res = run([BIN / "cairn", "build", src, "--target", "sm_90", "-o", tmp_path / "exe"],
+              timeout=900)
+    assert res.returncode == 0, res.stderr
