@@ -287,8 +287,26 @@ void check_note_placement(Checker *c, const Type *view, Span span) {
  * indexed a @device view (host and @unified views alone keep it on the pool). */
 bool check_region_on_device(const Region *r) { return r->place_known && r->place == PLACE_DEVICE; }
 
+/* Whether e is the thread's position in the block plus a multiple of 32 (t when the
+ * threads start at a multiple of 32, t - 16 when they start at 16, ...): then e / k for
+ * k a multiple of 32 is the same in every thread of a hardware warp, which is 32
+ * consecutive threads counted from the block's first. */
+static bool warp_aligned(const Checker *c, const Expr *e) {
+    const Region *r = c->region;
+    if (!r || !r->coop) return false;
+    int64_t lo = 0, k = 0;
+    if (r->lane_lo && !check_const_int((Checker *)c, r->lane_lo, &lo, 0)) return false;
+    if (e->kind == EXPR_BINARY && (e->u.binary.op == BIN_SUB || e->u.binary.op == BIN_ADD) &&
+        check_const_int((Checker *)c, e->u.binary.rhs, &k, 0)) {
+        if (e->u.binary.op == BIN_ADD) k = -k;
+        e = e->u.binary.lhs;
+    }
+    return e->kind == EXPR_NAME && e->u.name.sym == r->lane_var && ((lo - k) % 32 + 32) % 32 == 0;
+}
+
 /* Whether a value is the same in every thread of a warp (block false) or of a block
- * (block true). Warp: t / 32 (any multiple of 32) is uniform, t and t % 2 are not, an
+ * (block true). Warp: t / 32 (any multiple of 32) is uniform when the threads start at a
+ * multiple of 32 (warp_aligned), t and t % 2 are not, an
  * element read at a uniform index is uniform (the phase rule keeps it still), and a warp
  * reduction's result is. Block: only constants, parameters, g, uniform loop variables and
  * immutable lets of those, through operators, conversions and pure builtins (the
@@ -303,9 +321,8 @@ static bool expr_uniform(const Checker *c, const Expr *e, bool block) {
     case EXPR_BINARY: {
         const Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
         int64_t k;
-        if (!block && e->u.binary.op == BIN_DIV && r->kind == EXPR_INT &&
-            (k = (int64_t)r->u.int_lit.value) > 0 && k % 32 == 0 && l->kind == EXPR_NAME &&
-            c->region && c->region->coop && l->u.name.sym == c->region->lane_var)
+        if (!block && e->u.binary.op == BIN_DIV && check_const_int((Checker *)c, r, &k, 0) &&
+            k > 0 && k % 32 == 0 && warp_aligned(c, l))
             return true;
         return expr_uniform(c, l, block) && expr_uniform(c, r, block);
     }
@@ -632,6 +649,7 @@ static void check_region_stmt(Checker *c, Stmt *s) {
         s->u.blocks.threads.sym->lane_varying = true;
         s->u.blocks.threads.sym->block_varying = true;
         check_push_region(c, &r, false, true, s->u.blocks.threads.sym);
+        r.lane_lo = s->u.blocks.threads.lo;
         s->u.blocks.on_device = true;
         ast_visit_exprs(s->u.blocks.body, collect_call_args, &r);
         collect_assigned(&r, s->u.blocks.body);
