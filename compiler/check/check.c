@@ -629,6 +629,32 @@ static void check_cond(Checker *c, Expr *cond) {
     check_expr_as(c, cond, type_scalar(TY_BOOL), "a condition");
 }
 
+/* Shared arrays live for the whole block: declared only at the top level of a blocks
+ * region's body (E-COOP-SHARED inside a for, an if or a block statement). */
+static void refuse_nested_shared(Checker *c, const Block *b);
+
+static void refuse_nested_shared_stmt(Checker *c, const Stmt *s) {
+    switch (s->kind) {
+    case STMT_SHARED:
+        diag_error(c->d, s->span, E_COOP_SHARED,
+                   "declare it at the top of the blocks ... threads ... body: it lives for the "
+                   "whole block",
+                   "a shared array declared inside a loop, branch or block");
+        break;
+    case STMT_IF:
+        refuse_nested_shared(c, s->u.if_.then);
+        if (s->u.if_.els) refuse_nested_shared_stmt(c, s->u.if_.els);
+        break;
+    case STMT_FOR: refuse_nested_shared(c, s->u.for_.body); break;
+    case STMT_BLOCK: refuse_nested_shared(c, s->u.block); break;
+    default: break;
+    }
+}
+
+static void refuse_nested_shared(Checker *c, const Block *b) {
+    for (int i = 0; i < b->nstmts; i++) refuse_nested_shared_stmt(c, b->stmts[i]);
+}
+
 static void check_region_stmt(Checker *c, Stmt *s) {
     int mark = c->nlocals;
     Region r;
@@ -654,6 +680,9 @@ static void check_region_stmt(Checker *c, Stmt *s) {
         ast_visit_exprs(s->u.blocks.body, collect_call_args, &r);
         collect_assigned(&r, s->u.blocks.body);
         int errors = c->d->len;
+        for (int i = 0; i < s->u.blocks.body->nstmts; i++)
+            if (s->u.blocks.body->stmts[i]->kind != STMT_SHARED)
+                refuse_nested_shared_stmt(c, s->u.blocks.body->stmts[i]);
         check_block(c, s->u.blocks.body);
         if (c->d->len == errors) check_phases(c, s); /* the phase rule reads a typed body */
         free(r.assigned);

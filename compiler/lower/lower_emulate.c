@@ -220,11 +220,8 @@ static bool boundary(Lower *L, Emu *emu, const Stmt *s) {
 }
 
 static void shared_array(Lower *L, Emu *emu, const Stmt *s, bool top) {
-    if (!top) {
-        lower_unsupported(L, s->span,
-                          "a shared array inside a loop or a branch of a cooperative region");
-        return;
-    }
+    assert(top && "E-COOP-SHARED: shared arrays are declared at the top of the region");
+    (void)top;
     const Symbol *sym = s->u.alloc.sym;
     const char *n = lower_expr(L, s->u.alloc.count);
     block_array(L, emu, lower_c_scalar(s->u.alloc.elem), lower_sym_c(L, sym), n, s->span);
