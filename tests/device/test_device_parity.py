@@ -55,3 +55,28 @@ def test_pooled_product_traps_as_the_index_order_fold(tmp_path, which, zero, tra
             assert f"trap: integer overflow at {src}:{line}:" in res.stderr, (w, res.stderr)
         else:
             assert values(observe(exe, tmp_path / f"w{w}", w), which) == [0]
+
+
+# ---- items 1 and 2: warp operations in loops and branches, each thread's own condition --
+
+def test_warp_operations_in_loops_and_branches_follow_each_warp(tmp_path):
+    """programs/warp_branches.cairn (its dev_ = ref_ checks run in test_emulate.py) held
+    to a numpy model of what each warp computes: a loop of w + 1 rounds in warp w
+    (before, every warp ran thread 0's bounds, and the program did not build: the
+    per-block arrays were declared inside the loop), a loop bound and a condition made
+    of warp reductions, and warps counted from thread 16 in a block of threads 16..80."""
+    import numpy as np
+    exe = build(PROGRAMS / "warp_branches.cairn", tmp_path / "wb")
+    for w in WIDTHS:
+        obs = observe(exe, tmp_path / f"w{w}", w)
+        k = np.array(values(obs, "k"), dtype=np.int64).reshape(-1, 32)  # one row per warp
+        warp = np.arange(k.shape[0]) % 4                                # T = 128: 4 warps
+        sums = k.sum(axis=1)
+        loop = np.array([sum(sums[b] + 32 * j for j in range(warp[b] + 1)) for b in range(len(k))])
+        assert values(obs, "dev_warp_loop") == list(np.repeat(loop, 32))
+        bound = [sum(j + 1 for j in range(int((row & 3).max()))) for row in k]
+        assert values(obs, "dev_warp_bound") == list(np.repeat(bound, 32))
+        cond = np.where(k.min(axis=1) > -40000, k.max(axis=1), -k.max(axis=1))
+        assert values(obs, "dev_warp_cond") == list(np.repeat(cond, 32))
+        offset = np.where(np.arange(12)[:, None] % 2 == 1, sums[:12, None], k[:12, :1])
+        assert values(obs, "dev_offset")[:12 * 32] == list(np.broadcast_to(offset, (12, 32)).ravel())

@@ -22,7 +22,8 @@ WIDTHS = list(range(1, 17)) if MATRIX else [1, 3, 16]
 # Observations whose bits follow the order threads arrive in (atomic float adds).
 UNORDERED = {"sum_f32", "sum_f64"}
 
-SAME = ["lanes_exact", "reduce_device", "coop_block", "atomics", "wide", "atomics_widths"]
+SAME = ["lanes_exact", "reduce_device", "coop_block", "atomics", "wide", "atomics_widths",
+        "warp_branches"]
 
 
 @pytest.fixture(scope="module")
