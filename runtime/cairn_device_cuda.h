@@ -148,10 +148,10 @@ CAIRN__HOST void cairn_device_launched(cairn_loc region, int sync) {
     cairn__device_report(e, region);
 }
 
-/* Blocks of a grid of n lanes, 256 threads each; more than CUDA's grid holds traps. */
-CAIRN__HOST unsigned cairn_device_grid(uint64_t n, cairn_loc at) {
+/* Blocks of a grid of n lanes, 256 threads each (the lowering has checked n against the
+ * launch's limits, on both sides: at most 2^31 - 1 blocks). */
+CAIRN__HOST unsigned cairn_device_grid(uint64_t n) {
     uint64_t blocks = n / 256 + (n % 256 != 0);
-    if (blocks > 0x7fffffffu) cairn_trap_at("too many lanes for one device launch", at);
     return (unsigned)blocks;
 }
 

@@ -603,7 +603,7 @@ static int lower_source(const BuildOptions *opt, bool cuda, LowerOutput *out, Er
     diags_init(&d, NULL);
     LoadStatus load;
     Program *p = cairn_load(opt->source, &d, &load);
-    int refused = p ? lower_program(p, &d, cuda, out) : 1;
+    int refused = p ? lower_program(p, &d, opt->target, cuda, out) : 1;
     if (refused) diags_print(&d, stderr);
     if (p) ast_program_free(p);
     diags_free(&d);

@@ -51,8 +51,10 @@ typedef struct LowerOutput {
 } LowerOutput;
 
 /* Lowers the checked program p (p->checked) for the host (cuda false: device work
- * emulated) or for a CUDA target. Returns 0, or 1 when something cannot be lowered
+ * emulated) or for a CUDA target. `device` names the device target whose limits the
+ * guards of device work keep on both sides ("sm_90", ...; NULL or "host": the device a
+ * host build emulates, sm_90). Returns 0, or 1 when something cannot be lowered
  * (reported to d). */
-int lower_program(Program *p, Diags *d, bool cuda, LowerOutput *out);
+int lower_program(Program *p, Diags *d, const char *device, bool cuda, LowerOutput *out);
 
 #endif

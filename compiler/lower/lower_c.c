@@ -436,13 +436,17 @@ static bool target_complete(const LowerTarget *t) {
            t->frag_set;
 }
 
-int lower_program(Program *p, Diags *d, bool cuda, LowerOutput *out) {
+int lower_program(Program *p, Diags *d, const char *device, bool cuda, LowerOutput *out) {
     assert(p && p->checked && "lowering takes a program the checker accepted");
     /* The one place that chooses a target: everything after asks the table. */
     const LowerTarget *target = cuda ? &lower_target_cuda : &lower_target_host;
     assert(target_complete(target));
-    Lower L = {
-        .prog = p, .diags = d, .arena = p->arena, .numerics = out->numerics, .target = target};
+    Lower L = {.prog = p,
+               .diags = d,
+               .arena = p->arena,
+               .numerics = out->numerics,
+               .target = target,
+               .device = lower_device_limits(device)};
     lower_use_runtime(&L, LOWER_MODULE_TRAP); /* guards are everywhere, in the headers too */
     lower_program_items(&L);
     int refused = diags_has_errors(d);

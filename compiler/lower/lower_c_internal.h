@@ -29,6 +29,14 @@ typedef struct WarpSlot {
     const char *value; /* C expression of this thread's result */
 } WarpSlot;
 
+/* What a device target allows (lower_device_limits, lower_device.c): the guards of
+ * device work keep these limits on both sides, emulated and on the GPU. */
+typedef struct DeviceLimits {
+    const char *name;      /* "sm_90" */
+    uint64_t shared_bytes; /* the most shared memory one block may use (with the opt-in) */
+} DeviceLimits;
+DeviceLimits lower_device_limits(const char *target);
+
 typedef struct Lower {
     Program *prog;
     Diags *diags;
@@ -45,6 +53,7 @@ typedef struct Lower {
     int live_base; /* live[] below this belong to an enclosing C function */
     /* device work */
     const struct LowerTarget *target; /* how this target spells its choices */
+    DeviceLimits device;              /* the device target's limits, kept on both sides */
     bool in_device;                   /* lowering a device lane (device numerics, device atomics) */
     /* a target with a device file (CUDA: the .cu) */
     StrBuf dev;          /* its kernels, launchers and device copies of functions */
@@ -182,11 +191,21 @@ void lower_warp_scan_store(Lower *L, const Expr *e, const char *lane, const char
 const char *lower_shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg);
 /* blocks g in G threads t in T { ... }: its bounds, evaluated where the region starts
  * (the numbers of blocks and threads, with the whole-warp check), then each back end. */
+#define LOWER_MAX_SHARED 64
 typedef struct BlocksBounds {
     const Type *grid_type, *thread_type;
     const char *grid_lo, *thread_lo; /* first g and first t */
     const char *nblocks, *nthreads;  /* uint64_t temporaries */
+    /* The shared arrays (at the top of the body, E-COOP-SHARED) and their lengths, computed
+     * once before the launch; smem their bytes, each array 32-byte aligned (WMMA). */
+    int nshared;
+    const Stmt *shared[LOWER_MAX_SHARED];
+    const char *shared_n[LOWER_MAX_SHARED]; /* uint64_t temporaries */
+    const char *smem;
 } BlocksBounds;
+/* A device parallel region of n lanes (a uint64_t): more than one launch holds traps, on
+ * both sides (lanes run 256 to a block, at most 2^31 - 1 blocks). */
+void lower_lane_limit(Lower *L, const char *n, Span s);
 void lower_blocks(Lower *L, const Stmt *s);
 /* The type of a loop binder's variable (the bound's type for `_`). */
 const Type *lower_binder_type(const Binder *b);

@@ -272,6 +272,7 @@ void lower_parallel_pool(Lower *L, const Stmt *s) {
     const char *lo = lower_opaque(L, it, b->lo ? lower_expr(L, b->lo) : "0");
     const char *hi = lower_opaque(L, it, lower_expr(L, b->count)); /* see lower_opaque */
     const char *n = lower_index_count(L, lo, hi);
+    if (s->u.parallel.on_device) lower_lane_limit(L, n, s->span); /* as a device launch */
     Lane ln;
     lower_lane_open(L, &ln, s->u.parallel.body, NULL, b->sym, it, "", "unsigned cairn_worker");
     lower_emit(L, "(void)cairn_worker;");

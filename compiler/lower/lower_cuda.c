@@ -124,40 +124,35 @@ static void cuda_parallel(Lower *L, const Stmt *s) {
     const Type *it = lower_binder_type(b);
     const char *lo = b->lo ? lower_expr(L, b->lo) : "0", *hi = lower_expr(L, b->count);
     const char *n = lower_index_count(L, lo, hi);
+    lower_lane_limit(L, n, s->span);
     Lane k;
     kernel_open(L, &k, s->u.parallel.body, NULL, b->sym, it, "", ", uint64_t cairn_n");
     lane_index(L, b->sym, it);
     lower_block(L, s->u.parallel.body);
     kernel_close(L, &k, ", uint64_t cairn_n",
-                 FMT("    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n);\n%s", k.id,
-                     lower_at(L, s->span), launched(L, &k, s->span)));
+                 FMT("    kern%d<<<cairn_device_grid(cairn_n), 256>>>(*c, cairn_n);\n%s", k.id,
+                     launched(L, &k, s->span)));
     const char *ctx = lower_lane_context(L, &k, lo, "");
     lower_emit(L, "if (%s) cairn_launch%d(&%s, %s);", n, k.id, ctx, n);
 }
 
 /* ---- cooperative regions ---- */
 
-/* The shared arrays' lengths and offsets, computed on the host before the launch: the
- * struct fields, their initialisers, and the total bytes. */
-static const char *shared_layout(Lower *L, const Block *body, StrBuf *fields) {
-    const char *total = lower_new_tmp(L);
-    lower_emit(L, "uint64_t %s = 0;", total);
+/* The shared arrays' places in the block's dynamic shared memory, from the lengths
+ * lower_blocks computed and checked before the launch: the struct fields and their
+ * initialisers, each array at a 32-byte aligned offset (WMMA's pointers). */
+static const char *shared_fields(Lower *L, const BlocksBounds *b, StrBuf *fields) {
     StrBuf init = {0};
-    for (int i = 0; i < body->nstmts; i++) {
-        const Stmt *s = body->stmts[i];
-        if (s->kind != STMT_SHARED) continue;
+    const char *off = "0";
+    for (int i = 0; i < b->nshared; i++) {
+        const Stmt *s = b->shared[i];
         int id = s->u.alloc.sym->id;
-        const char *n = lower_expr(L, s->u.alloc.count), *t = lower_c_scalar(s->u.alloc.elem);
         sb_printf(fields, "    uint64_t cairn_shn_%d, cairn_sho_%d;\n", id, id);
-        sb_printf(&init, ", .cairn_shn_%d = %s, .cairn_sho_%d = %s", id, n, id, total);
-        lower_emit(
-            L,
-            "if ((uint64_t)%s > (UINT64_C(1) << 32) / sizeof(%s)) cairn_trap_at(\"a shared array "
-            "larger than a block's shared memory\", %s);",
-            n, t, lower_at(L, s->span));
-        lower_emit(L, "%s += ((uint64_t)%s * sizeof(%s) + 31) & ~(uint64_t)31;", total, n, t);
+        sb_printf(&init, ", .cairn_shn_%d = %s, .cairn_sho_%d = %s", id, b->shared_n[i], id, off);
+        off = FMT("%s + ((%s * sizeof(%s) + 31) & ~(uint64_t)31)", off, b->shared_n[i],
+                  lower_c_scalar(s->u.alloc.elem));
     }
-    sb_printf(&init, ", .cairn_smem = %s", total);
+    sb_printf(&init, ", .cairn_smem = %s", b->smem);
     const char *text = arena_strdup(L->arena, init.data);
     sb_free(&init);
     return text;
@@ -167,14 +162,9 @@ static void cuda_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
     const Type *gt = b->grid_type, *tt = b->thread_type;
     const char *ng = b->nblocks, *nt = b->nthreads;
-    lower_emit(L, "if (%s > 1024) cairn_trap_at(\"a block of more than 1024 threads\", %s);", nt,
-               lower_at(L, th->count->span));
-    lower_emit(
-        L, "if (%s > 0x7fffffff) cairn_trap_at(\"more blocks than one device launch holds\", %s);",
-        ng, lower_at(L, g->count->span));
     StrBuf fields = {0};
     sb_printf(&fields, "    %s cairn_tlo;\n    uint64_t cairn_smem;\n", lower_c_scalar(tt));
-    const char *init = shared_layout(L, s->u.blocks.body, &fields);
+    const char *init = shared_fields(L, b, &fields);
     Lane k;
     Stmt *self = (Stmt *)s;
     kernel_open(L, &k, &(Block){s->span, &self, 1}, NULL, g->sym, gt, fields.data, "");
@@ -197,7 +187,7 @@ static void cuda_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const char *launch = FMT(
         "    if (c->cairn_smem > 48 * 1024 &&\n"
         "        cudaFuncSetAttribute(kern%d, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->cairn_smem) != cudaSuccess)\n"
-        "        cairn_trap_at(\"shared arrays larger than a block's shared memory\", %s);\n"
+        "        cairn_trap_at(\"shared arrays past this device's shared memory for a block\", %s);\n"
         "    kern%d<<<(unsigned)cairn_ng, (unsigned)cairn_nt, (size_t)c->cairn_smem>>>(*c);\n%s",
         k.id, lower_at(L, s->span), k.id, launched(L, &k, s->span));
     kernel_close(L, &k, ", uint64_t cairn_ng, uint64_t cairn_nt", launch);
@@ -272,15 +262,15 @@ static const char *device_yields(Lower *L, Expr *e, const Type *it, const char *
     kernel_open(L, &k, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "", params);
     lane_index(L, e->u.reduce.var_sym, it);
     lower_emit(L, "cairn_out[cairn_k] = %s;", lower_expr(L, e->u.reduce.body));
-    const char *launch =
-        FMT("    %s *d = (%s *)cairn_device_zeroed(cairn_n, sizeof(%s), CAIRN_PLACE_DEVICE, %s);\n"
-            "    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n, d);\n%s"
-            "    cairn_copy(cairn_out, cairn_n, d, cairn_n, sizeof(%s), %s);\n"
-            "    cairn_device_free(d, CAIRN_PLACE_DEVICE);\n",
-            ct, ct, ct, lower_at(L, e->span), k.id, lower_at(L, e->span), launched(L, &k, e->span),
-            ct, lower_at(L, e->span));
+    const char *launch = FMT(
+        "    %s *d = (%s *)cairn_device_zeroed(cairn_n, sizeof(%s), CAIRN_PLACE_DEVICE, %s);\n"
+        "    kern%d<<<cairn_device_grid(cairn_n), 256>>>(*c, cairn_n, d);\n%s"
+        "    cairn_copy(cairn_out, cairn_n, d, cairn_n, sizeof(%s), %s);\n"
+        "    cairn_device_free(d, CAIRN_PLACE_DEVICE);\n",
+        ct, ct, ct, lower_at(L, e->span), k.id, launched(L, &k, e->span), ct, lower_at(L, e->span));
     kernel_close(L, &k, params, launch);
     const char *ctx = lower_lane_context(L, &k, lo, "");
+    lower_lane_limit(L, n, e->span);
     const char *yields = lower_new_tmp(L);
     lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", ct, yields, ct, n, ct,
                lower_at(L, e->span));

@@ -280,13 +280,13 @@ static bool boundary(Lower *L, Emu *emu, const Stmt *s) {
     }
 }
 
-/* A shared array: allocated where it is declared, at the region's top (its length may
- * be computed there), freed with the rest at the block's end. */
+/* A shared array: allocated where it is declared, at the region's top, with the length
+ * lower_blocks computed and checked before the launch; freed at the block's end. */
 static void shared_array(Lower *L, Emu *emu, const Stmt *s, bool top) {
     assert(top && "E-COOP-SHARED: shared arrays are declared at the top of the region");
     (void)top;
     const Symbol *sym = s->u.alloc.sym;
-    const char *n = lower_expr(L, s->u.alloc.count), *t = lower_c_scalar(s->u.alloc.elem);
+    const char *n = FMT("c->cairn_shn_%d", sym->id), *t = lower_c_scalar(s->u.alloc.elem);
     const char *name = lower_sym_c(L, sym);
     lower_emit(L, "const uint64_t %s = %s;", lower_sym_len(L, sym), n);
     lower_emit(L, "(void)%s;", lower_sym_len(L, sym));
@@ -330,10 +330,19 @@ void lower_emulate_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Type *gt = b->grid_type, *tt = b->thread_type;
     Lane ln;
     Stmt *self = (Stmt *)s;
-    lower_lane_open(
-        L, &ln, &(Block){s->span, &self, 1}, NULL, g->sym, gt,
-        arena_printf(L->arena, "    uint64_t cairn_nt;\n    %s cairn_tlo;\n", lower_c_scalar(tt)),
-        "unsigned cairn_worker");
+    StrBuf fields = {0}, init = {0};
+    sb_printf(&fields, "    uint64_t cairn_nt;\n    %s cairn_tlo;\n", lower_c_scalar(tt));
+    sb_printf(&init, ", .cairn_nt = %s, .cairn_tlo = %s", b->nthreads, b->thread_lo);
+    for (int i = 0; i < b->nshared; i++) { /* the shared arrays' lengths */
+        int id = b->shared[i]->u.alloc.sym->id;
+        sb_printf(&fields, "    uint64_t cairn_shn_%d;\n", id);
+        sb_printf(&init, ", .cairn_shn_%d = %s", id, b->shared_n[i]);
+    }
+    const char *extra_init = arena_strdup(L->arena, init.data);
+    lower_lane_open(L, &ln, &(Block){s->span, &self, 1}, NULL, g->sym, gt,
+                    arena_strdup(L->arena, fields.data), "unsigned cairn_worker");
+    sb_free(&fields);
+    sb_free(&init);
     lower_emit(L, "(void)cairn_worker;");
     lower_emit(L, "const uint64_t cairn_nt = c->cairn_nt;");
     lower_emit(L, "uint64_t cairn_t = 0;  /* outside a phase: thread 0's slot */");
@@ -356,8 +365,7 @@ void lower_emulate_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     L->nwarp = saved_warp;
     L->coop_thread = saved_thread;
     lower_lane_close(L, &ln, NULL);
-    const char *ctx = lower_lane_context(
-        L, &ln, b->grid_lo, FMT(", .cairn_nt = %s, .cairn_tlo = %s", b->nthreads, b->thread_lo));
+    const char *ctx = lower_lane_context(L, &ln, b->grid_lo, extra_init);
     lower_use_runtime(L, LOWER_MODULE_POOL);
     lower_emit(L, "if (%s != 0 && %s != 0) cairn_pool_run((size_t)%s, 1, lane%d, &%s);", b->nblocks,
                b->nthreads, b->nblocks, ln.id, ctx);

@@ -80,3 +80,119 @@ def test_warp_operations_in_loops_and_branches_follow_each_warp(tmp_path):
         assert values(obs, "dev_warp_cond") == list(np.repeat(cond, 32))
         offset = np.where(np.arange(12)[:, None] % 2 == 1, sums[:12, None], k[:12, :1])
         assert values(obs, "dev_offset")[:12 * 32] == list(np.broadcast_to(offset, (12, 32)).ravel())
+
+
+# ---- item 3: one set of guards, the same trap emulated as on the device ----------------
+
+GUARDS = {
+    "threads": ("""
+fn f(n:usize, x:rw<i32>[4]@device) {
+  blocks g in 1 threads t in n { atomic_add_wrap(x[0], 1); }
+}
+fn main() -> i32 {
+  buffer x:i32[4]@device = zeroed;
+  f(2048, x);
+  return 0;
+}
+""", "a block of more than 1024 threads", "3:30"),
+    "blocks": ("""
+fn f(n:usize, x:rw<i32>[4]@device) {
+  blocks g in n threads t in 32 { atomic_add_wrap(x[0], 1); }
+}
+fn main() -> i32 {
+  buffer x:i32[4]@device = zeroed;
+  f(2147483648, x);
+  return 0;
+}
+""", "more blocks than one device launch holds", "3:15"),
+    "lanes": ("""
+fn f(n:usize, x:rw<i32>[4]@device) {
+  parallel i in n { atomic_add_wrap(x[0], 1); }
+}
+fn main() -> i32 {
+  buffer x:i32[4]@device = zeroed;
+  f(1099511627776, x);
+  return 0;
+}
+""", "too many lanes for one device launch", "3:3"),
+    "wmma": ("""
+fn f(b:ro<f16>[256]@device) {
+  blocks g in 1 threads t in 32 {
+    let x = mma_load[WmmaB[f16, 32, 8, 16]](b, rows(16, 16), 0, 1);
+  }
+}
+fn main() -> i32 {
+  buffer b:f16[256]@device = zeroed;
+  f(b);
+  return 0;
+}
+""", "a WMMA fragment whose first element is not 32-byte aligned", "4:13"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GUARDS))
+def test_launch_guards_trap_in_the_emulation(tmp_path, case):
+    """More than 1024 threads, 2^31 blocks, lanes past one launch, a misaligned WMMA tile:
+    each trapped only in a CUDA build before; the emulation now traps with the same
+    message at the same place (the CUDA build's host code runs the same guard)."""
+    text, reason, where = GUARDS[case]
+    src = tmp_path / f"{case}.cairn"
+    src.write_text(text)
+    exe = build(src, tmp_path / case)
+    res = run_at(exe, 2)
+    assert res.returncode != 0, res.stderr
+    assert res.stderr.strip().splitlines()[-1] == f"trap: {reason} at {src}:{where}"
+
+
+SHARED = """
+fn f(x:rw<f32>[4]@device) {
+  blocks g in 1 threads t in 32 {
+    shared a:f32[1000] = zeroed;
+    shared s:f32[N] = zeroed;
+    s[t] = 1.0;
+    a[t] = 2.0;
+    barrier;
+    if t == 0 { x[0] = s[5] + a[7]; }
+  }
+}
+fn main() -> i32 {
+  buffer x:f32[4]@device = zeroed;
+  f(x);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("target,kib", [("host", 227), ("sm_90", 227), ("sm_80", 163), ("sm_89", 99),
+                                        ("sm_120", 99), ("sm_75", 64)])
+def test_shared_memory_limit_is_the_targets(tmp_path, target, kib):
+    """Shared arrays past the target's limit for one block (CUDA C++ Programming Guide,
+    "Compute Capabilities"; the host emulates sm_90) trap before the launch, naming it;
+    up to the limit they run. The arrays are 32-byte aligned: a (4000 bytes) takes 4000."""
+    limit = kib * 1024
+    flags = [] if target == "host" else ["--target", target, "--emulate"]
+    name = "sm_90" if target == "host" else target
+    fits = (limit - 4000) // 4 // 8 * 8  # s's bytes a multiple of 32: the total is the limit
+    for n, ok in [(fits, True), (fits + 1, False)]:
+        src = tmp_path / f"s{n}.cairn"
+        src.write_text(SHARED.replace("N]", f"{n}]"))
+        exe = build(src, tmp_path / f"s{n}", *flags)
+        res = run_at(exe, 2)
+        if ok:
+            assert res.returncode == 0, res.stderr
+        else:
+            assert res.stderr.strip().splitlines()[-1] == (
+                f"trap: shared arrays past a block's shared memory ({kib} KiB on {name}) at {src}:5:5")
+
+
+def test_cuda_build_keeps_the_same_guards_on_the_host(tmp_path):
+    """The CUDA build's host C runs the guards the emulation runs (lower_device.c), with
+    the same messages; the launchers no longer hold guards of their own."""
+    from cudalib import emit
+    src = tmp_path / "g.cairn"
+    src.write_text(GUARDS["threads"][0] + GUARDS["lanes"][0].replace("fn main() -> i32 {", "fn main2() -> i32 {").replace("fn f(", "fn f2("))
+    files = emit(src, tmp_path / "emit", "sm_80")
+    host, cu = files["g.c"], files["g_dev.cu"]
+    for reason in ["a block of more than 1024 threads", "too many lanes for one device launch",
+                   "more blocks than one device launch holds"]:
+        assert reason in host and reason not in cu, reason
