@@ -228,6 +228,25 @@ __device__ inline T cairn_shfl_idx(T v, unsigned src) {
     return cairn_shfl(v, src, false);
 }
 
+/* ---- device: float atomics on a block's shared memory ---- */
+
+/* atomic_add_unordered on a shared array: PTX's atom.shared.add, whose f32 form keeps
+ * subnormal operands and results (only the global one flushes them: "atom", PTX ISA;
+ * "Floating-Point Standard", CUDA C++ Programming Guide). Spelled in PTX so that the
+ * space is explicit, not left to nvcc's address-space inference. */
+__device__ inline float cairn_device_atomic_add_shared(float *p, float v) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    float old;
+    asm volatile("atom.shared.add.f32 %0, [%1], %2;" : "=f"(old) : "r"(a), "f"(v) : "memory");
+    return old;
+}
+__device__ inline double cairn_device_atomic_add_shared(double *p, double v) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    double old;
+    asm volatile("atom.shared.add.f64 %0, [%1], %2;" : "=d"(old) : "r"(a), "d"(v) : "memory");
+    return old;
+}
+
 /* ---- device: integer atomics (old value back) ---- */
 
 /* The 32- or 64-bit unsigned word type of a T of that size (the native atomics take it). */

@@ -355,10 +355,22 @@ static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
                       FMT("cairn_%sbits_%s(%s)", to_bits ? "" : "from_", lower_type_word(t), v));
 }
 
+/* Where an atomic's element lives: host memory (a host lane), a device lane's global
+ * memory (a @device or @unified view), or a block's shared array. */
+AtomicSpace lower_atomic_space(const Lower *L, const Expr *e) {
+    if (!L->in_device) return ATOMIC_HOST;
+    const Expr *x = e->u.call.args[0];
+    const Symbol *base = x->kind == EXPR_INDEX ? lower_expr_sym(x->u.index.base) : NULL;
+    return base && lower_is_view(base->type) && base->type->u.view.origin == VIEW_SHARED
+               ? ATOMIC_SHARED
+               : ATOMIC_GLOBAL;
+}
+
 /* Atomics on an element x[i] (host: GCC/Clang __atomic builtins, sequentially
  * consistent; a CUDA lane: the device's atomics). The integer forms give back the
- * element's old value. An f32 add in a device lane flushes subnormals, as PTX's
- * atom.add.f32 does, in its emulation too (cairn_device.h). */
+ * element's old value. An f32 add in a device lane on global memory flushes subnormals,
+ * as PTX's atom.global.add.f32 does, in its emulation too (cairn_device.h); on a shared
+ * array it keeps them, as atom.shared.add.f32 does. */
 static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
     const Type *t = e->u.call.args[0]->type;
     const char *v = lower_expr(L, e->u.call.args[1]);
@@ -366,7 +378,7 @@ static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
     const char *place = lower_place(L, e->u.call.args[0]);
     if (!place) return "0";
     const char *p = FMT("&%s", place);
-    if (b == BI_ATOMIC_ADD_UNORDERED) numerics_atomic_add(L, t, L->in_device);
+    if (b == BI_ATOMIC_ADD_UNORDERED) numerics_atomic_add(L, t, lower_atomic_space(L, e));
     if (L->in_device) return L->target->device_atomic(L, e, b, p, v, w);
     return lower_atomic_host(L, e, b, p, v, w);
 }
@@ -379,7 +391,8 @@ const char *lower_atomic_host(Lower *L, Expr *e, Builtin b, const char *p, const
     switch (b) {
     case BI_ATOMIC_ADD_UNORDERED:
         lower_emit(L, "cairn_atomic_add_%s%s(%s, %s);", lower_type_word(t),
-                   L->in_device && t->kind == TY_F32 ? "_ftz" : "", p, v);
+                   t->kind == TY_F32 && lower_atomic_space(L, e) == ATOMIC_GLOBAL ? "_ftz" : "", p,
+                   v);
         return NULL;
     case BI_ATOMIC_ADD_WRAP:
         return lower_bind(L, t, FMT("__atomic_fetch_add(%s, %s, %s)", p, v, seq));

@@ -224,8 +224,11 @@ void numerics_sum(Lower *L, const Type *t, const char *sum);
 void numerics_product(Lower *L, const Type *t);
 void numerics_matmul(Lower *L, const Type *t);
 void numerics_unordered(Lower *L, const char *op, const Type *t);
-/* atomic_add_unordered with its bound (numerics.md); flush: a device f32 add. */
-void numerics_atomic_add(Lower *L, const Type *t, bool flush);
+/* atomic_add_unordered with its memory space and bound (numerics.md): a device f32 add
+ * on global memory flushes subnormals, one on a shared array or a host one does not. */
+typedef enum AtomicSpace { ATOMIC_HOST, ATOMIC_GLOBAL, ATOMIC_SHARED } AtomicSpace;
+AtomicSpace lower_atomic_space(const Lower *L, const Expr *e);
+void numerics_atomic_add(Lower *L, const Type *t, AtomicSpace space);
 /* A warp reduction (its butterfly order) and a device float reduction (unordered). */
 void numerics_warp(Lower *L, ReduceOp op, const Type *t);
 void numerics_device_sum(Lower *L, const Type *t);

@@ -338,6 +338,10 @@ static void cuda_device_scan(Lower *L, Expr *e, const Type *it, const char *lo, 
 static const char *cuda_atomic(Lower *L, Expr *e, Builtin b, const char *p, const char *v,
                                const char *w) {
     const Type *t = e->u.call.args[0]->type;
+    if (b == BI_ATOMIC_ADD_UNORDERED && lower_atomic_space(L, e) == ATOMIC_SHARED) {
+        lower_emit(L, "cairn_device_atomic_add_shared(%s, %s);", p, v); /* atom.shared.add */
+        return NULL;
+    }
     if (b == BI_ATOMIC_ADD_UNORDERED) {
         lower_emit(L, "atomicAdd(%s, %s);", p, v);
         return NULL;

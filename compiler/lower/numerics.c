@@ -113,13 +113,18 @@ void numerics_literal(Lower *L, const Type *t) {
     numerics_add(L, e);
 }
 
-/* atomic_add_unordered: the contract of numerics.md, "Atomic float addition". A device
- * f32 add (and its emulation) flushes subnormal operands and results to zero, which
- * adds the k * 2^-125 term; the host's f32 add keeps subnormals, so the term is absent. */
-void numerics_atomic_add(Lower *L, const Type *t, bool flush) {
-    bool f32 = t->kind == TY_F32;
+/* atomic_add_unordered: the contract of numerics.md, "Atomic float addition", per memory
+ * space. A device f32 add on global memory (and its emulation) flushes subnormal operands
+ * and results to zero (PTX atom.global.add.f32), which adds the k * 2^-125 term; on a
+ * block's shared memory (atom.shared.add.f32) and on the host it keeps subnormals, so the
+ * term is absent. */
+void numerics_atomic_add(Lower *L, const Type *t, AtomicSpace space) {
+    static const char *names[] = {
+        [ATOMIC_HOST] = "host", [ATOMIC_GLOBAL] = "global", [ATOMIC_SHARED] = "shared"};
+    bool f32 = t->kind == TY_F32, flush = space == ATOMIC_GLOBAL;
     cJSON *e = entry_typed("atomic_add", t, "nearest-even");
     cJSON_AddStringToObject(e, "order", "unordered");
+    cJSON_AddStringToObject(e, "space", names[space]);
     cJSON_AddBoolToObject(e, "flush_subnormals", f32 && flush);
     cJSON_AddStringToObject(e, "bound",
                             !f32    ? "k * 2^-52 * (|old| + sum |v|)"

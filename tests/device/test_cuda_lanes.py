@@ -138,3 +138,11 @@ def test_derived_function_with_a_region_gets_no_device_copy(tmp_path):
     res = run([BIN / "cairn", "build", src, "--target", "sm_90", "-o", tmp_path / "exe"],
               timeout=900)
     assert res.returncode == 0, res.stderr
+
+
+@needs_nvcc
+def test_shared_float_atomics_are_atom_shared(tmp_path):
+    """A shared array's atomic_add_unordered is atom.shared.add (which keeps subnormals),
+    a global one atom.global.add (whose f32 form flushes them)."""
+    found = set(atoms(kernels(ptx(PROGRAMS / "shared_atomics.cairn", tmp_path))))
+    assert {"atom.shared.add.f32", "atom.shared.add.f64", "atom.global.add.f32"} <= found, found

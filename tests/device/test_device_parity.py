@@ -196,3 +196,32 @@ def test_cuda_build_keeps_the_same_guards_on_the_host(tmp_path):
     for reason in ["a block of more than 1024 threads", "too many lanes for one device launch",
                    "more blocks than one device launch holds"]:
         assert reason in host and reason not in cu, reason
+
+
+# ---- item 6: float atomics on shared memory keep subnormals --------------------------
+
+def test_shared_float_atomics_keep_subnormals(tmp_path):
+    """programs/shared_atomics.cairn: 256 adds of one subnormal f32 into a shared array
+    equal the unflushed sum (numpy), the same adds into global memory are flushed to
+    +0.0, and the receipt says which space flushes (before: both flushed, and the
+    receipt had no space)."""
+    import json
+    import struct
+    import numpy as np
+    exe = build(PROGRAMS / "shared_atomics.cairn", tmp_path / "sa")
+    acc, term = np.float32(0.0), np.float32(1e-39)
+    assert 0 < term < np.finfo(np.float32).tiny
+    for _ in range(256):
+        acc = np.float32(acc + term)
+    for w in WIDTHS:
+        obs = observe(exe, tmp_path / f"w{w}", w)
+        assert obs["dev_shared"][3] == struct.pack("<f", acc) * 4
+        assert obs["global_flushed"][3] == struct.pack("<f", 0.0)
+    r = json.loads((tmp_path / "sa.receipt.json").read_text())["numerics"]["sums"]
+    base = {"op": "atomic_add", "rounding": "nearest-even", "order": "unordered"}
+    assert {**base, "type": "f32", "space": "shared", "flush_subnormals": False,
+            "bound": "k * 2^-23 * (|old| + sum |v|)"} in r
+    assert {**base, "type": "f32", "space": "global", "flush_subnormals": True,
+            "bound": "k * 2^-23 * (|old| + sum |v|) + k * 2^-125"} in r
+    assert {**base, "type": "f64", "space": "shared", "flush_subnormals": False,
+            "bound": "k * 2^-52 * (|old| + sum |v|)"} in r

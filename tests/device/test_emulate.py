@@ -23,7 +23,7 @@ WIDTHS = list(range(1, 17)) if MATRIX else [1, 3, 16]
 UNORDERED = {"sum_f32", "sum_f64"}
 
 SAME = ["lanes_exact", "reduce_device", "coop_block", "atomics", "wide", "atomics_widths",
-        "warp_branches"]
+        "warp_branches", "shared_atomics"]
 
 
 @pytest.fixture(scope="module")
@@ -143,9 +143,11 @@ def test_receipt_says_emulated_with_device_numerics(tmp_path, flags, target):
     r = json.loads((tmp_path / "a.receipt.json").read_text())
     assert r["target"] == target and r["emulate"] is True and "nvcc" not in r
     assert {"op": "atomic_add", "type": "f32", "rounding": "nearest-even", "order": "unordered",
-            "flush_subnormals": True, "bound": "k * 2^-23 * (|old| + sum |v|) + k * 2^-125"} in r["numerics"]["floats"]
+            "space": "global", "flush_subnormals": True,
+            "bound": "k * 2^-23 * (|old| + sum |v|) + k * 2^-125"} in r["numerics"]["floats"]
     assert {"op": "atomic_add", "type": "f32", "rounding": "nearest-even", "order": "unordered",
-            "flush_subnormals": False, "bound": "k * 2^-23 * (|old| + sum |v|)"} in r["numerics"]["host_sub"]
+            "space": "host", "flush_subnormals": False,
+            "bound": "k * 2^-23 * (|old| + sum |v|)"} in r["numerics"]["host_sub"]
     build(PROGRAMS / "reduce_device.cairn", tmp_path / "r", *flags)
     r = json.loads((tmp_path / "r.receipt.json").read_text())
     assert {"op": "sum", "from": "f32", "to": "f32", "rounding": "nearest-even",
