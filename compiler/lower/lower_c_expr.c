@@ -160,6 +160,14 @@ static const char *const checked_names[] = {
     [BIN_ADD] = "add", [BIN_SUB] = "sub", [BIN_MUL] = "mul", [BIN_DIV] = "div",
     [BIN_REM] = "rem", [BIN_SHL] = "shl", [BIN_SHR] = "shr"};
 
+/* In a device lane, a float result that may be a NaN is the device's one NaN of its
+ * type (runtime/cairn_checked.h, cairn_dnan_*): the same bits emulated and on a GPU.
+ * Host code keeps the host's NaNs. */
+const char *lower_dnan(Lower *L, const Type *t, const char *v) {
+    if (!L->in_device || !type_is_compute_float(t)) return v;
+    return FMT("cairn_dnan_%s(%s)", lower_type_word(t), v);
+}
+
 const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, const Type *t,
                         Span s) {
     if (type_is_int(t)) {
@@ -170,10 +178,11 @@ const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, con
                               lower_helper_suffix(t), a, cast, b, lower_at(L, s)));
     }
     if (op == BIN_REM) /* fmod is exact */
-        return lower_bind(L, t, FMT("%s(%s, %s)", t->kind == TY_F32 ? "fmodf" : "fmod", a, b));
+        return lower_bind(
+            L, t, lower_dnan(L, t, FMT("%s(%s, %s)", t->kind == TY_F32 ? "fmodf" : "fmod", a, b)));
     assert(type_is_compute_float(t) && op <= BIN_DIV); /* the checker's float arithmetic */
     numerics_arith(L, t);
-    return lower_bind(L, t, FMT("%s %s %s", a, c_ops[op], b));
+    return lower_bind(L, t, lower_dnan(L, t, FMT("%s %s %s", a, c_ops[op], b)));
 }
 
 /* a && b, a || b: b runs only when it decides the answer. */
@@ -219,7 +228,7 @@ static const char *lower_unary(Lower *L, const Expr *e) {
         return lower_bind(
             L, e->type,
             FMT("cairn_neg_%s(%s, %s)", lower_helper_suffix(e->type), v, lower_at(L, e->span)));
-    return lower_bind(L, e->type, FMT("-%s", v)); /* exact */
+    return lower_bind(L, e->type, lower_dnan(L, e->type, FMT("-%s", v))); /* exact */
 }
 
 /* ---- conversions ---- */
@@ -252,8 +261,8 @@ const char *lower_convert(Lower *L, const char *v, const Type *from, const Type 
                           FMT("cairn_to_%s_from_%s((%s)%s, %s)", lower_helper_suffix(to),
                               type_is_signed(from) ? "signed" : "unsigned",
                               type_is_signed(from) ? "int64_t" : "uint64_t", v, lower_at(L, s)));
-    return lower_bind(L, to,
-                      FMT("(%s)%s", lower_c_scalar(to), v)); /* int -> float, f64 <-> f32, bool */
+    const char *cast = FMT("(%s)%s", lower_c_scalar(to), v); /* int -> float, f64 <-> f32, bool */
+    return lower_bind(L, to, type_is_float(from) ? lower_dnan(L, to, cast) : cast);
 }
 
 /* ---- builtins ---- */
@@ -303,7 +312,8 @@ static const char *lower_exact_fn(Lower *L, Expr *e, const char *name) {
     const char *a = lower_expr(L, e->u.call.args[0]);
     if (e->u.call.nargs == 2) {
         const char *b = lower_expr(L, e->u.call.args[1]);
-        return lower_bind(L, t, FMT("cairn_%s_%s(%s, %s)", name, lower_helper_suffix(t), a, b));
+        return lower_bind(
+            L, t, lower_dnan(L, t, FMT("cairn_%s_%s(%s, %s)", name, lower_helper_suffix(t), a, b)));
     }
     if (type_is_int(t)) {
         if (strcmp(name, "abs") == 0 && type_is_signed(t))
@@ -313,7 +323,8 @@ static const char *lower_exact_fn(Lower *L, Expr *e, const char *name) {
     }
     if (strcmp(name, "sqrt") == 0) numerics_fn(L, "sqrt", t, "nearest-even");
     if (strcmp(name, "abs") == 0) name = "fabs";
-    return lower_bind(L, t, FMT("%s%s(%s)", name, t->kind == TY_F32 ? "f" : "", a));
+    return lower_bind(L, t,
+                      lower_dnan(L, t, FMT("%s%s(%s)", name, t->kind == TY_F32 ? "f" : "", a)));
 }
 
 static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
@@ -391,8 +402,11 @@ const char *lower_atomic_host(Lower *L, Expr *e, Builtin b, const char *p, const
     switch (b) {
     case BI_ATOMIC_ADD_UNORDERED:
         lower_emit(L, "cairn_atomic_add_%s%s(%s, %s);", lower_type_word(t),
-                   t->kind == TY_F32 && lower_atomic_space(L, e) == ATOMIC_GLOBAL ? "_ftz" : "", p,
-                   v);
+                   t->kind != TY_F32                           ? ""
+                   : lower_atomic_space(L, e) == ATOMIC_GLOBAL ? "_ftz"
+                   : lower_atomic_space(L, e) == ATOMIC_SHARED ? "_shared"
+                                                               : "",
+                   p, v);
         return NULL;
     case BI_ATOMIC_ADD_WRAP:
         return lower_bind(L, t, FMT("__atomic_fetch_add(%s, %s, %s)", p, v, seq));
@@ -426,7 +440,8 @@ static const char *lower_user_call(Lower *L, Expr *e) {
         sb_printf(&args, "%s%s", i ? ", " : "", lower_arg(L, e->u.call.args[i], pt));
     }
     if (checks) sb_printf(&args, "%s%s", e->u.call.nargs ? ", " : "", lower_at(L, e->span));
-    const char *call = FMT("cairn_fn_%s(%s)", fn->name, args.data ? args.data : "");
+    const char *call =
+        FMT("%s(%s)", lower_item_name(L, "fn", fn->name), args.data ? args.data : "");
     sb_free(&args);
     if (!e->type || e->type->kind == TY_VOID) {
         lower_emit(L, "%s;", call);

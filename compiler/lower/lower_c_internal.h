@@ -82,10 +82,12 @@ const char *lower_at(Lower *L, Span s); /* CAIRN_AT(line, col) */
 void lower_unsupported(Lower *L, Span s, const char *what);
 
 /* ---- names and types ---- */
-const char *lower_c_scalar(const Type *t);            /* "double", "int32_t", "cairn_f16" */
-const char *lower_type_word(const Type *t);           /* "f64", "usize" (int helpers: "u64") */
-const char *lower_helper_suffix(const Type *t);       /* "i32", "u64" for usize, "f64" */
-const char *lower_sym_c(Lower *L, const Symbol *s);   /* the C name of a local, param, ... */
+const char *lower_c_scalar(const Type *t);          /* "double", "int32_t", "cairn_f16" */
+const char *lower_type_word(const Type *t);         /* "f64", "usize" (int helpers: "u64") */
+const char *lower_helper_suffix(const Type *t);     /* "i32", "u64" for usize, "f64" */
+const char *lower_sym_c(Lower *L, const Symbol *s); /* the C name of a local, param, ... */
+/* The C name of a function or constant ("fn" or "const"; a device lane's device copy). */
+const char *lower_item_name(Lower *L, const char *kind, const char *name);
 const char *lower_sym_len(Lower *L, const Symbol *s); /* its element count, for a view */
 bool lower_is_view(const Type *t);                    /* a view with an extent (or a buffer) */
 bool lower_is_scalar_ref(const Type *t);              /* rw<T> without an extent */
@@ -102,6 +104,8 @@ const char *lower_convert(Lower *L, const char *v, const Type *from, const Type 
 /* v as a temporary of type t, unless it is one: comparison operands and loop bounds,
  * which gcc and clang must not see as literals (lower_c_expr.c says why). */
 const char *lower_opaque(Lower *L, const Type *t, const char *v);
+/* v (a C expression of type t) as a device lane's NaN when it is one (cairn_dnan_*). */
+const char *lower_dnan(Lower *L, const Type *t, const char *v);
 /* a OP b in type t, checked for integers. */
 const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, const Type *t, Span s);
 

@@ -520,6 +520,7 @@ const LowerTarget lower_target_cuda = {
     .unsupported_where = "CUDA targets",
     .unsupported_hint = "build it with --emulate, which runs it on host threads",
     .items_end = cuda_items_end,
+    .device_prefix = "cairn_",
     .assemble = cuda_assemble,
     .buffer_alloc = cuda_buffer_alloc,
     .buffer_free = cuda_buffer_free,

@@ -12,9 +12,17 @@
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 
-static void host_items_end(Lower *L) { (void)L; }
+/* A program with device work gets copies of the functions and constants its lanes may
+ * call, lowered as device code (a device lane's NaNs and atomics), beside the host's:
+ * cairn_dev_fn_f, cairn_dev_const_K. */
+static void host_items_end(Lower *L) {
+    if (L->has_device) lower_device_copies(L, "static");
+}
 
-static void host_assemble(Lower *L, LowerOutput *out) { (void)L, (void)out; }
+static void host_assemble(Lower *L, LowerOutput *out) {
+    sb_append(&out->c, L->dev_protos.data ? L->dev_protos.data : "", L->dev_protos.len);
+    sb_append(&out->c, L->dev.data ? L->dev.data : "", L->dev.len);
+}
 
 /* Every placement is host memory. */
 static void host_buffer_alloc(Lower *L, const Stmt *s, const char *ctype, const char *name,
@@ -104,6 +112,7 @@ const LowerTarget lower_target_host = {
     .unsupported_where = "the host",
     .unsupported_hint = "build for a target that has it, or leave it out",
     .items_end = host_items_end,
+    .device_prefix = "cairn_dev_",
     .assemble = host_assemble,
     .buffer_alloc = host_buffer_alloc,
     .buffer_free = host_buffer_free,

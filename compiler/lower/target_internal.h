@@ -41,9 +41,13 @@ typedef struct LowerTarget {
     const char *unsupported_hint;
 
     /* ---- the program's files ---- */
-    /* After the host C of every item: whatever else device code needs of them (CUDA:
-     * the __device__ copies of constants and functions lanes call). */
+    /* After the host C of every item: whatever else device code needs of them (the
+     * copies of constants and functions device lanes call, lowered with the device's
+     * numerics; CUDA: __device__ ones in the .cu). */
     void (*items_end)(Lower *L);
+    /* The prefix of a device copy's C name, before "fn_f" or "const_K" ("cairn_" where
+     * the copies live in a file of their own, "cairn_dev_" beside the host's). */
+    const char *device_prefix;
     /* Between out->c's prelude and its prototypes: what the host C needs of the target;
      * and every other file the target writes (CUDA: out->cu). */
     void (*assemble)(Lower *L, LowerOutput *out);

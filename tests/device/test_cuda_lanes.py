@@ -146,3 +146,15 @@ def test_shared_float_atomics_are_atom_shared(tmp_path):
     a global one atom.global.add (whose f32 form flushes them)."""
     found = set(atoms(kernels(ptx(PROGRAMS / "shared_atomics.cairn", tmp_path))))
     assert {"atom.shared.add.f32", "atom.shared.add.f64", "atom.global.add.f32"} <= found, found
+
+
+@needs_nvcc
+def test_device_lanes_canonicalize_nans_in_ptx(tmp_path):
+    """The PTX ISA leaves an f32 NaN's bits unspecified and keeps f64 payloads ("Floating-
+    Point Instructions"), so a CUDA build fixes them itself: each float result of a device
+    lane that may be a NaN goes through setp.nan and a select of the device's NaN
+    (0f7FFFFFFF, 0dFFF8000000000000), the bits its emulation gives."""
+    text = kernels(ptx(PROGRAMS / "nan_bits.cairn", tmp_path))
+    assert len(re.findall(r"\bsetp\.nan\.f32\b", text)) >= 14
+    assert len(re.findall(r"\bsetp\.nan\.f64\b", text)) >= 12
+    assert text.count("0f7FFFFFFF") >= 14 and text.count("0dFFF8000000000000") >= 12

@@ -225,3 +225,58 @@ def test_shared_float_atomics_keep_subnormals(tmp_path):
             "bound": "k * 2^-23 * (|old| + sum |v|) + k * 2^-125"} in r
     assert {**base, "type": "f64", "space": "shared", "flush_subnormals": False,
             "bound": "k * 2^-52 * (|old| + sum |v|)"} in r
+
+
+# ---- item 4: a device lane's NaNs are the device's ------------------------------------
+
+DEV_NAN = {"f32": 0x7fffffff, "f64": 0xfff8000000000000}
+HOST_INVALID = {"f32": 0xffc00000, "f64": 0xfff8000000000000}  # x86 SSE's default NaN
+
+
+def bits_of(obs, name):
+    import struct
+    typ, count, _, raw = obs[name]
+    return list(struct.unpack(f"<{count}{'I' if typ == 'f32' else 'Q'}", raw)), typ
+
+
+def is_nan(b, typ):
+    return (b & 0x7fffffff) > 0x7f800000 if typ == "f32" else (b & (2 ** 63 - 1)) > 0x7ff0000000000000
+
+
+def test_device_lanes_give_the_devices_nan(tmp_path):
+    """programs/nan_bits.cairn: every pair of NaNs with payloads (both signs, signalling
+    too), infinities, signed zeros, a subnormal and finite values through + - * / sqrt
+    neg abs floor ceil trunc min max, both conversions and a called function, in a device
+    lane and in host code. Where the host's result is a NaN, the device lane's is the
+    device's one NaN of its type (before: the host's payload, or 0xffc00000); elsewhere
+    the two have the same bits. Host code keeps x86's NaNs: inf - inf is 0xffc00000, a
+    quiet NaN's payload passes through +, a signalling NaN comes out quieted."""
+    exe = build(PROGRAMS / "nan_bits.cairn", tmp_path / "nb")
+    for w in WIDTHS:
+        obs = observe(exe, tmp_path / f"w{w}", w)
+        pairs = sorted(n for n in obs if n.startswith("dev"))
+        assert len(pairs) == 26
+        nans = 0
+        for dev in pairs:
+            ref = "ref" + dev[3:]
+            d, typ = bits_of(obs, dev)
+            r, _ = bits_of(obs, ref)
+            for k, (x, y) in enumerate(zip(d, r)):
+                if is_nan(y, typ):
+                    nans += 1
+                    assert x == DEV_NAN[typ], (dev, k, hex(x), hex(y))
+                else:
+                    assert x == y, (dev, k, hex(x), hex(y))
+        assert nans > 500  # every operation met NaNs
+        add, _ = bits_of(obs, "ref32_add")
+        n = 12
+        assert add[3 * n + 4] == HOST_INVALID["f32"]     # inf + -inf on the host
+        assert add[0 * n + 7] == 0x7fc00001             # qNaN(1) + 1 keeps the payload
+        assert add[2 * n + 7] == 0x7fc00001             # sNaN(1) + 1: quieted
+        sub64, _ = bits_of(obs, "ref64_sub")
+        assert sub64[3 * n + 3] == HOST_INVALID["f64"]   # inf - inf
+        # the warp butterfly: a NaN lane (warp 0) and +inf with -inf (warp 1)
+        s, _ = bits_of(obs, "warp_sum")
+        m, _ = bits_of(obs, "warp_max")
+        assert s == [DEV_NAN["f32"]] * 64
+        assert m[:32] == [DEV_NAN["f32"]] * 32 and m[32:] == [0x7f800000] * 32
