@@ -7,6 +7,7 @@
 #include "cairn_pool.h"
 #include "cairn_sum.h"
 #include "cairn_reduce.h"
+#include "cairn_dsum.h"
 #include "cairn_float.h"
 #include "cairn_observe.h"
 #include "cairn_enclose.h"

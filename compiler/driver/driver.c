@@ -321,6 +321,7 @@ static const RuntimeModule runtime_modules[] = {
     /* cairn_device_cuda.h, in every CUDA build's .cu: its launch helpers trap, and
      * cairn_device_observe copies a device view back for cairn_observe. */
     {LOWER_MODULE_DEVICE, NULL, LOWER_MODULE_TRAP | LOWER_MODULE_OBSERVE},
+    {LOWER_MODULE_DSUM, "cairn_dsum.c", LOWER_MODULE_SUM | LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
 };
 enum { RUNTIME_MODULE_COUNT = sizeof runtime_modules / sizeof runtime_modules[0] };
 

@@ -40,6 +40,7 @@ enum {
     LOWER_MODULE_MMA = 1u << 8,            /* cairn_mma.c: mma, mma_unordered's checks */
     LOWER_MODULE_MMA_TILED = 1u << 9,      /* cairn_mma_tiled.c: emulated mma_unordered */
     LOWER_MODULE_DEVICE = 1u << 10,        /* cairn_device_cuda.h: a CUDA build's device work */
+    LOWER_MODULE_DSUM = 1u << 11,          /* cairn_dsum.c: a device reduce + over floats */
 };
 
 typedef struct LowerOutput {

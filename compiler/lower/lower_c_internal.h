@@ -171,6 +171,9 @@ void lower_capture_copies(Lower *L, StrBuf *sb, const SymSet *captures, const ch
 void lower_lane_enter(Lower *L, Lane *ln);
 void lower_lane_leave(Lower *L, Lane *ln);
 const char *lower_lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init);
+/* An exact float sum's terms as functions of the index, laneN_term(ctx, k, covered) and
+ * laneN_covers(ctx, b, e) (lower_c_region.c); `device`: the yield is a device lane's. */
+void lower_sum_terms(Lower *L, Expr *e, const Type *it, bool device, Lane *ln);
 /* The number of indices in [lo, hi), as a uint64_t temporary. */
 const char *lower_index_count(Lower *L, const char *lo, const char *hi);
 
@@ -235,7 +238,7 @@ AtomicSpace lower_atomic_space(const Lower *L, const Expr *e);
 void numerics_atomic_add(Lower *L, const Type *t, AtomicSpace space);
 /* A warp reduction (its butterfly order) and a device float reduction (unordered). */
 void numerics_warp(Lower *L, ReduceOp op, const Type *t);
-void numerics_device_sum(Lower *L, const Type *t);
+void numerics_device_sum(Lower *L, const Type *t, bool exact);
 void numerics_literal(Lower *L, const Type *t);
 
 #endif

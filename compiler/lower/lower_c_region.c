@@ -430,6 +430,34 @@ static void covers_function(Lower *L, const Lane *ln, const Covered *cov) {
     sb_puts(sb, ";\n}\n\n");
 }
 
+/* The terms of an exact float sum as functions of their index (what the host's pooled
+ * sum and the emulated device sum both run): laneN_term(ctx, k, covered), the yield
+ * (inlined; index checks of views by the loop variable skipped when covered), and
+ * laneN_covers(ctx, b, e), which says that every such view holds the indexes of terms
+ * b..e-1. `device`: the yield runs as a device lane (its NaNs the device's). Returns the
+ * lane, whose context the caller fills. */
+void lower_sum_terms(Lower *L, Expr *e, const Type *it, bool device, Lane *ln) {
+    const Type *t = e->type;
+    assert(type_is_compute_float(t) && e->u.reduce.op == RED_ADD);
+    Covered cov = {.var = e->u.reduce.var_sym};
+    covered_views(e->u.reduce.body, cov.var, &cov.views);
+    lane_head(L, ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
+              FMT("static inline __attribute__((always_inline)) %s lane%%d_term(void *cairn_ctx, "
+                  "size_t cairn_k, int cairn_covered) {\n",
+                  lower_c_scalar(t)));
+    lower_emit(L, "(void)cairn_covered;");
+    lane_index(L, ln);
+    const Covered *saved = L->covered;
+    bool was_device = L->in_device;
+    L->covered = &cov;
+    L->in_device = device;
+    const char *v = lower_expr(L, e->u.reduce.body);
+    L->in_device = was_device;
+    L->covered = saved;
+    lane_finish(L, ln, FMT("return %s;", v));
+    covers_function(L, ln, &cov);
+}
+
 /* reduce + parallel over floats: exact, rounded once. The yield becomes a term function
  * of the index (inlined), and CAIRN_SUM_CHECKED (cairn_sum.h) makes the block function
  * around it, which adds each group of eight terms straight into the expansions held in
@@ -439,23 +467,9 @@ static void covers_function(Lower *L, const Lane *ln, const Covered *cov) {
  * would). laneN_sum takes a tiny path for a few terms, the pool otherwise. */
 static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
     const Type *t = e->type;
-    assert(type_is_compute_float(t) && e->u.reduce.op == RED_ADD);
     const char *w = t->kind == TY_F32 ? "32" : "64";
-    Covered cov = {.var = e->u.reduce.var_sym};
-    covered_views(e->u.reduce.body, cov.var, &cov.views);
     Lane ln;
-    lane_head(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
-              FMT("static inline __attribute__((always_inline)) %s lane%%d_term(void *cairn_ctx, "
-                  "size_t cairn_k, int cairn_covered) {\n",
-                  lower_c_scalar(t)));
-    lower_emit(L, "(void)cairn_covered;");
-    lane_index(L, &ln);
-    const Covered *saved = L->covered;
-    L->covered = &cov;
-    const char *v = lower_expr(L, e->u.reduce.body);
-    L->covered = saved;
-    lane_finish(L, &ln, FMT("return %s;", v));
-    covers_function(L, &ln, &cov);
+    lower_sum_terms(L, e, it, false, &ln);
     sb_printf(&L->lanes, "CAIRN_SUM_CHECKED(lane%d, cairn_sum%s, lane%d_term, lane%d_covers)\n\n",
               ln.id, w, ln.id, ln.id);
     const char *ctx = lower_lane_context(L, &ln, lo, "");

@@ -285,7 +285,7 @@ static const char *cuda_device_reduce(Lower *L, Expr *e, const Type *it, const c
     L->has_device = true;
     const Type *t = e->type;
     bool fsum = type_is_float(t) && e->u.reduce.op == RED_ADD;
-    if (fsum) numerics_device_sum(L, t);
+    if (fsum) numerics_device_sum(L, t, false); /* the host's index-order fold, for now */
     const char *yields = device_yields(L, e, it, lo, n);
     /* a checked + over any number of terms: 128 bits hold 2^64 of them */
     const char *w = type_is_int(t) && e->u.reduce.op == RED_ADD

@@ -386,32 +386,39 @@ const char *lower_emulate_warp_op(Lower *L, Expr *e) {
     return "0";
 }
 
-/* A device reduce + over floats, emulated: in index order, as reduce + for adds (the
- * device combines in an order it picks; the receipt says "unordered"). Any other
+/* A device reduce + over floats, emulated: the exact device sum of runtime/cairn_dsum.h,
+ * the GPU's algorithm (blocks of 256 threads, grid-stride) run on the host pool, one block
+ * per task: the host's exact sum's bits (receipt "order": "exact"). The terms are
+ * lower_sum_terms's (index checks hoisted when the whole range is covered). Any other
  * device reduction gives the host's value and lowers as a host one. */
 const char *lower_emulate_reduce(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
                                  const char *n) {
     assert(e->u.reduce.on_device && !e->u.reduce.scan);
+    (void)hi;
     if (!type_is_float(e->type) || e->u.reduce.op != RED_ADD)
         return lower_reduce_partials(L, e, it, lo, n);
     L->has_device = true;
-    numerics_device_sum(L, e->type);
-    const Type *t = e->type;
-    const char *acc = lower_new_tmp(L);
-    lower_emit(L, "%s %s = %s;", lower_c_scalar(t), acc, t->kind == TY_F32 ? "-0.0f" : "-0.0");
-    const char *i = e->u.reduce.var_sym ? lower_sym_c(L, e->u.reduce.var_sym) : lower_new_tmp(L);
-    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(it), i, lo, i, hi, i);
-    L->indent++;
-    bool was_device = L->in_device;
-    L->in_device = true;
-    const char *v = lower_expr(L, e->u.reduce.body);
-    L->in_device = was_device;
-    lower_emit(L, "%s = %s + %s;", acc, acc, v);
-    L->indent--;
-    lower_emit(L, "}");
-    lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc,
-               t->kind == TY_F32 ? "f" : "");
-    return acc;
+    numerics_device_sum(L, e->type, true);
+    const char *w = e->type->kind == TY_F32 ? "32" : "64";
+    Lane ln;
+    lower_sum_terms(L, e, it, true, &ln);
+    for (int covered = 0; covered < 2; covered++) {
+        const char *name = FMT("lane%d_%s", ln.id, covered ? "covered" : "checked");
+        sb_printf(&L->lanes,
+                  "static inline __attribute__((always_inline)) %s %s_term(void *c, size_t k) {\n"
+                  "    return lane%d_term(c, k, %d);\n}\n"
+                  "CAIRN_DSUM%s_BLOCK(%s, %s_term)\n\n",
+                  lower_c_scalar(e->type), name, ln.id, covered, w, name, name);
+    }
+    const char *ctx = lower_lane_context(L, &ln, lo, ""), *r = lower_new_tmp(L);
+    lower_use_runtime(L, LOWER_MODULE_DSUM);
+    lower_emit(L, "%s %s = 0.0%s;  /* no terms: +0.0 */", lower_c_scalar(e->type), r,
+               e->type->kind == TY_F32 ? "f" : "");
+    lower_emit(L,
+               "if (%s) %s = cairn_dsum%s_emulate(%s, cairn_dsum_blocks(%s, 256, 0), 256, "
+               "lane%d_covers(&%s, 0, %s) ? lane%d_covered : lane%d_checked, &%s);",
+               n, r, w, n, n, ln.id, ctx, n, ln.id, ln.id, ctx);
+    return r;
 }
 
 /* `shared` and `barrier` that lower_stmt meets: the emulation takes both where a region's

@@ -140,6 +140,9 @@ void numerics_warp(Lower *L, ReduceOp op, const Type *t) {
     numerics_in_order(L, op == RED_ADD ? "sum" : "product", t, "warp-butterfly");
 }
 
-/* A device float reduce +: combined in an order the device picks (the emulation adds
- * in index order, one legal order). */
-void numerics_device_sum(Lower *L, const Type *t) { numerics_in_order(L, "sum", t, "unordered"); }
+/* A device float reduce +: the exact device sum (runtime/cairn_dsum.h), the exact sum of
+ * the terms rounded once, whatever order the device combines them in ("exact"), or a
+ * fold in an order the device picks ("unordered"). */
+void numerics_device_sum(Lower *L, const Type *t, bool exact) {
+    numerics_in_order(L, "sum", t, exact ? "exact" : "unordered");
+}

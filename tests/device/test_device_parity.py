@@ -280,3 +280,6 @@ def test_device_lanes_give_the_devices_nan(tmp_path):
         m, _ = bits_of(obs, "warp_max")
         assert s == [DEV_NAN["f32"]] * 64
         assert m[:32] == [DEV_NAN["f32"]] * 32 and m[32:] == [0x7f800000] * 32
+        # a device reduce + is the exact sum: its NaN is the quiet NaN of the spec's table
+        assert bits_of(obs, "dsum32")[0] == [0x7fc00000]
+        assert bits_of(obs, "dsum64")[0] == [0x7ff8000000000000]
