@@ -28,7 +28,8 @@
  * end), so it cannot overflow while a block adds fewer than 2^30 terms: a launch gives
  * each block at most CAIRN_DSUM_BLOCK_TERMS terms, and a larger sum is cut into launches.
  *
- * Everything below is CAIRN_HD but the host's rounding and emulated runner (bottom).
+ * Everything below is CAIRN_HD but the host's rounding and emulated runner (bottom), and
+ * the emulated block (host C only).
  * STRICT FLOATING POINT is required as in cairn_sum.h: every + and - rounded on its own
  * (nvcc --fmad=false, -ffp-contract=off). */
 #ifndef CAIRN_DSUM_H
@@ -175,7 +176,6 @@ CAIRN__DS void cairn_dsum_merge(cairn_dsum_record *dst, const cairn_dsum_record 
 
 CAIRN__DS void cairn_dsum_record_init(cairn_dsum_record *r) { memset(r, 0, sizeof *r); }
 
-#ifndef __CUDA_ARCH__
 /* The one rounding of a launch's record: the host's exact sum's (cairn_sum.h), from a
  * cairn_sum state holding the record's integer. */
 double cairn_dsum64_round(const cairn_dsum_record *r);
@@ -194,6 +194,7 @@ float cairn_dsum32_emulate(uint64_t n, uint64_t blocks, unsigned threads, cairn_
  * with `sms` multiprocessors, 4 pool workers' worth when sms is 0), threads 256. */
 uint64_t cairn_dsum_blocks(uint64_t n, unsigned threads, unsigned sms);
 
+#if !defined(__CUDACC__)
 /* The block function of an emulated launch for a term function TERM(ctx, k) (a double or
  * a float): the block's threads keep their expansions in arrays and take the terms of
  * each row (grid-stride) in turn, eight threads at a time through one vector step when
@@ -260,7 +261,7 @@ uint64_t cairn_dsum_blocks(uint64_t n, unsigned threads, unsigned sms);
 #define CAIRN_DSUM64_BLOCK(NAME, TERM) CAIRN_DSUM_BLOCK(NAME, TERM, CAIRN_DSUM64_DIGITS, 0)
 #define CAIRN_DSUM32_BLOCK(NAME, TERM) CAIRN_DSUM_BLOCK(NAME, TERM, CAIRN_DSUM32_DIGITS, 925)
 #define CAIRN_DSUM_EMU_THREADS         1024 /* the most threads an emulated block has */
-#endif                                      /* !__CUDA_ARCH__ */
+#endif                                      /* !__CUDACC__ */
 
 #ifdef __cplusplus
 }

@@ -43,7 +43,8 @@ static void cu_prelude(StrBuf *out, const Program *p) {
     sb_puts(out, p->src.path);
     sb_puts(out, ": the device half, do not edit. */\n#include <math.h>\n#include <stdbool.h>\n"
                  "#include <stdint.h>\n\n#include \"cairn_trap.h\"\n#include \"cairn_float.h\"\n"
-                 "#include \"cairn_checked.h\"\n#include \"cairn_device_cuda.h\"\n\n");
+                 "#include \"cairn_checked.h\"\n#include \"cairn_reduce.h\"\n"
+                 "#include \"cairn_device_cuda.h\"\n\n");
     StrBuf path = {0};
     lower_c_string(&path, p->src.path);
     sb_printf(out, "static const char cairn_source[] __attribute__((unused)) = %s;\n", path.data);
@@ -56,10 +57,12 @@ static void cu_prelude(StrBuf *out, const Program *p) {
     sb_free(&path);
 }
 
-/* Opens kernel N: its context struct (in both files), then
- * static __global__ void kernN(const struct laneN c PARAMS) { copies of the captures */
-static void kernel_open(Lower *L, Lane *k, const Block *body, const Expr *yield, const Symbol *var,
-                        const Type *index_type, const char *extra_fields, const char *params) {
+/* Opens device function N: its context struct (in both files), then HEAD (a format of
+ * the id twice: "static __global__ void kern%d(const struct lane%d c...) {") and copies
+ * of the captures. */
+static void device_fn_open(Lower *L, Lane *k, const Block *body, const Expr *yield,
+                           const Symbol *var, const Type *index_type, const char *extra_fields,
+                           const char *head) {
     lower_region_captures(body, yield, var, &k->captures);
     k->id = ++L->tmp;
     k->text = (StrBuf){0};
@@ -75,11 +78,17 @@ static void kernel_open(Lower *L, Lane *k, const Block *body, const Expr *yield,
     }
     sb_printf(&L->shared_decls, "    %s cairn_lo;\n%s};\n", lower_c_scalar(index_type),
               extra_fields);
-    sb_printf(&k->text, "static __global__ void kern%d(const struct lane%d c%s) {\n", k->id, k->id,
-              params);
+    sb_printf(&k->text, head, k->id, k->id);
     lower_capture_copies(L, &k->text, &k->captures, "c.");
     lower_lane_enter(L, k);
     L->in_device = true;
+}
+
+/* Opens kernel N: static __global__ void kernN(const struct laneN c PARAMS) { ... */
+static void kernel_open(Lower *L, Lane *k, const Block *body, const Expr *yield, const Symbol *var,
+                        const Type *index_type, const char *extra_fields, const char *params) {
+    device_fn_open(L, k, body, yield, var, index_type, extra_fields,
+                   FMT("static __global__ void kern%%d(const struct lane%%d c%s) {\n", params));
 }
 
 /* Closes the kernel and writes its launcher: extern "C" void cairn_launchN(const struct
@@ -253,60 +262,124 @@ static const char *cuda_warp_op(Lower *L, Expr *e) {
 
 /* ---- device reductions ---- */
 
-/* The lanes evaluate a device reduce's or scan's yields into device memory, copied
- * back into a host array of n elements; returns its name (the caller frees it). */
-static const char *device_yields(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
-    const char *ct = lower_c_scalar(e->u.reduce.body->type);
-    Lane k;
-    const char *params = FMT(", uint64_t cairn_n, %s *cairn_out", ct);
-    kernel_open(L, &k, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "", params);
-    lane_index(L, e->u.reduce.var_sym, it);
-    lower_emit(L, "cairn_out[cairn_k] = %s;", lower_expr(L, e->u.reduce.body));
-    const char *launch = FMT(
-        "    %s *d = (%s *)cairn_device_zeroed(cairn_n, sizeof(%s), CAIRN_PLACE_DEVICE, %s);\n"
-        "    kern%d<<<cairn_device_grid(cairn_n), 256>>>(*c, cairn_n, d);\n%s"
-        "    cairn_copy(cairn_out, cairn_n, d, cairn_n, sizeof(%s), %s);\n"
-        "    cairn_device_free(d, CAIRN_PLACE_DEVICE);\n",
-        ct, ct, ct, lower_at(L, e->span), k.id, launched(L, &k, e->span), ct, lower_at(L, e->span));
-    kernel_close(L, &k, params, launch);
-    const char *ctx = lower_lane_context(L, &k, lo, "");
-    lower_lane_limit(L, n, e->span);
-    const char *yields = lower_new_tmp(L);
-    lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", ct, yields, ct, n, ct,
-               lower_at(L, e->span));
-    lower_emit(L, "if (%s) cairn_launch%d(&%s, %s, %s);", n, k.id, ctx, n, yields);
-    return yields;
+/* A device reduce's or scan's yield as a device function of the index and a functor the
+ * runtime's kernels call (runtime/cairn_dred_cuda.h), in the .cu:
+ *   static __device__ inline T yieldN(const struct laneN &c, uint64_t cairn_k) {...}
+ *   struct termN { struct laneN c; __device__ T operator()(uint64_t k) const {...} };
+ * then the launcher, extern "C" RET cairn_launchN(const struct laneN *c, uint64_t cairn_n
+ * PARAMS) { BODY }, where each TERM in BODY becomes termN{*c}. Fills the lane (its context
+ * for the caller to fill). */
+static void device_yield(Lower *L, Lane *k, Expr *e, const Type *it, const char *ret,
+                         const char *params, const char *body) {
+    const Type *t = e->u.reduce.body->type;
+    const char *ct = lower_c_scalar(t);
+    device_fn_open(L, k, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
+                   FMT("static __device__ inline %s yield%%d(const struct lane%%d &c, "
+                       "uint64_t cairn_k) {\n",
+                       ct));
+    const char *i = e->u.reduce.var_sym ? lower_sym_c(L, e->u.reduce.var_sym) : lower_new_tmp(L);
+    lower_emit(L, "const %s %s = (%s)((uint64_t)c.cairn_lo + cairn_k);", lower_c_scalar(it), i,
+               lower_c_scalar(it));
+    lower_emit(L, "(void)%s;", i);
+    lower_emit(L, "return %s;", lower_expr(L, e->u.reduce.body));
+    sb_puts(&k->text, "}\n\n");
+    lower_lane_leave(L, k);
+    L->in_device = false;
+    lower_use_runtime(L, LOWER_MODULE_DEVICE | LOWER_MODULE_DSUM);
+    if (!strstr(L->dev.data ? L->dev.data : "", "cairn_dred_cuda.h"))
+        sb_puts(&L->dev, "#include \"cairn_dred_cuda.h\"   /* device reductions and scans */\n\n");
+    sb_append(&L->dev, k->text.data, k->text.len);
+    sb_free(&k->text);
+    sb_printf(&L->dev,
+              "struct term%d {\n    struct lane%d c;\n"
+              "    __device__ %s operator()(uint64_t k) const { return yield%d(c, k); }\n};\n\n",
+              k->id, k->id, ct, k->id);
+    const char *sig = FMT("%s cairn_launch%d(const struct lane%d *c, uint64_t cairn_n%s)", ret,
+                          k->id, k->id, params);
+    sb_printf(&L->shared_decls, "#ifdef __cplusplus\nextern \"C\"\n#endif\n%s;\n\n", sig);
+    sb_printf(&L->dev, "extern \"C\" %s {\n", sig);
+    for (const char *p = body, *hit; *p; p = hit + 4) { /* TERM -> termN{*c} */
+        hit = strstr(p, "TERM");
+        if (!hit) {
+            sb_puts(&L->dev, p);
+            break;
+        }
+        sb_append(&L->dev, p, (size_t)(hit - p));
+        sb_printf(&L->dev, "term%d{*c}", k->id);
+    }
+    sb_puts(&L->dev, "}\n\n");
 }
 
+/* The runtime's operator policy of a device integer reduction or scan, and the C type of
+ * the partial it keeps (cairn_dred_cuda.h). */
+static const char *red_policy(Lower *L, ReduceOp op, const Type *t) {
+    static const char *names[] = {
+        [RED_ADD] = "add",    [RED_MUL] = "mul",  [RED_MIN] = "min",   [RED_MAX] = "max",
+        [RED_BITAND] = "and", [RED_BITOR] = "or", [RED_BITXOR] = "xor"};
+    return FMT("cairn_red_%s<%s>", names[op], lower_c_scalar(t));
+}
+
+static const char *red_acc(ReduceOp op, const Type *t) {
+    if (op == RED_MUL) return "cairn_prod";
+    if (op == RED_ADD) return type_is_signed(t) ? "__int128" : "unsigned __int128";
+    return lower_c_scalar(t);
+}
+
+/* reduce + over f32/f64 device views: the exact device sum (two passes on the GPU), the
+ * record rounded once on the host by the host's exact sum: its bits. */
+static const char *device_fsum(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
+    const Type *t = e->type;
+    bool f32 = t->kind == TY_F32;
+    numerics_device_sum(L, t, true);
+    Lane k;
+    device_yield(L, &k, e, it, lower_c_scalar(t), "",
+                 FMT("    cairn_dsum_record all;\n"
+                     "    cairn_dsum_run<CAIRN_DSUM%s_DIGITS, %d>(TERM, cairn_n, %s, &all);\n"
+                     "    return cairn_dsum%s_round(&all);\n",
+                     f32 ? "32" : "64", f32 ? 925 : 0, lower_at(L, e->span), f32 ? "32" : "64"));
+    const char *ctx = lower_lane_context(L, &k, lo, ""), *r = lower_new_tmp(L);
+    lower_emit(L, "const %s %s = %s ? cairn_launch%d(&%s, %s) : 0.0%s;  /* no terms: +0.0 */",
+               lower_c_scalar(t), r, n, k.id, ctx, n, f32 ? "f" : "");
+    return r;
+}
+
+/* reduce OP over integer device views: a tree on the GPU, its one partial back, and the
+ * host's rule for it (a + total checked once, a product's summary judged). */
 static const char *cuda_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo,
                                       const char *hi, const char *n) {
     (void)hi;
     assert(e->u.reduce.on_device && !e->u.reduce.scan);
     L->has_device = true;
     const Type *t = e->type;
-    bool fsum = type_is_float(t) && e->u.reduce.op == RED_ADD;
-    if (fsum) numerics_device_sum(L, t, false); /* the host's index-order fold, for now */
-    const char *yields = device_yields(L, e, it, lo, n);
-    /* a checked + over any number of terms: 128 bits hold 2^64 of them */
-    const char *w = type_is_int(t) && e->u.reduce.op == RED_ADD
-                        ? (type_is_signed(t) ? "__int128" : "unsigned __int128")
-                        : lower_c_scalar(t);
-    const char *acc = lower_new_tmp(L);
-    lower_emit(L, "%s %s = %s;", w, acc,
-               fsum ? (t->kind == TY_F32 ? "-0.0f" : "-0.0")
-                    : lower_identity(L, e->u.reduce.op, t));
-    lower_emit(L, "for (uint64_t k = 0; k < %s; k++) %s = %s;", n, acc,
-               lower_warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
-    lower_emit(L, "free(%s);", yields);
-    if (fsum)
-        lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc,
-                   t->kind == TY_F32 ? "f" : "");
-    return lower_warp_total(L, e, acc);
+    if (type_is_float(t)) {
+        assert(e->u.reduce.op == RED_ADD && "E-REDUCE-ORDER: no other float reduce on the pool");
+        return device_fsum(L, e, it, lo, n);
+    }
+    ReduceOp op = e->u.reduce.op;
+    const char *acc_t = red_acc(op, t);
+    Lane k;
+    device_yield(L, &k, e, it, "void", FMT(", %s *cairn_out", acc_t),
+                 FMT("    cairn_dred_run<%s, %s>(TERM, cairn_n, %s, cairn_out);\n",
+                     red_policy(L, op, t), lower_c_scalar(t), lower_at(L, e->span)));
+    const char *ctx = lower_lane_context(L, &k, lo, ""), *acc = lower_new_tmp(L);
+    lower_emit(L, "%s %s = %s;", acc_t, acc,
+               op == RED_MUL   ? "cairn_prod_one()"
+               : op == RED_ADD ? "0"
+                               : lower_identity(L, op, t));
+    lower_emit(L, "if (%s) cairn_launch%d(&%s, %s, &%s);", n, k.id, ctx, n, acc);
+    if (op == RED_MUL)
+        return FMT("(%s)cairn_prod_value_%s(&%s, %d, %s)", lower_c_scalar(t),
+                   type_is_signed(t) ? "i" : "u", acc, type_bits(t), lower_at(L, e->span));
+    if (op != RED_ADD) return acc;
+    lower_emit(L, "if ((%s)(%s)%s != %s) cairn_trap_at(\"integer overflow\", %s);", acc_t,
+               lower_c_scalar(t), acc, acc, lower_at(L, e->span));
+    return FMT("(%s)%s", lower_c_scalar(t), acc);
 }
 
-/* scan OP parallel over device views (integers: E-SCAN-ORDER refuses floats): the
- * yields from the lanes, the prefixes on the host in index order, each checked, then
- * copied into `into` wherever it lives. */
+/* scan OP parallel over integer device views (E-SCAN-ORDER refuses floats): a multi-block
+ * scan on the GPU into a device array, then copied into `into` wherever it lives. As the
+ * fold in index order does, prefix k is checked before out[k] is written: the scan covers
+ * one term past the end of a shorter `into`, which then traps on its index. */
 static void cuda_device_scan(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
     assert(e->u.reduce.scan && type_is_int(e->u.reduce.body->type)); /* E-SCAN-ORDER */
     const Symbol *out = lower_expr_sym(e->u.reduce.into);
@@ -315,20 +388,27 @@ static void cuda_device_scan(Lower *L, Expr *e, const Type *it, const char *lo, 
         return;
     }
     L->has_device = true;
-    const char *n = lower_index_count(L, lo, hi), *ct = lower_c_scalar(e->u.reduce.body->type);
-    const char *yields = device_yields(L, e, it, lo, n);
-    const char *acc = lower_new_tmp(L),
-               *w = lower_warp_acc_type(e->u.reduce.op, e->u.reduce.body->type);
-    lower_emit(L, "%s %s = %s;", w, acc, lower_identity(L, e->u.reduce.op, e->u.reduce.body->type));
-    lower_emit(L, "for (uint64_t k = 0; k < %s; k++) {", n);
-    L->indent++;
-    lower_emit(L, "%s = %s;", acc, lower_warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
-    lower_emit(L, "%s[k] = %s;", yields, lower_warp_total(L, e, acc)); /* each prefix checked */
-    L->indent--;
-    lower_emit(L, "}");
-    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, out),
-               lower_sym_len(L, out), yields, n, ct, lower_at(L, e->u.reduce.into->span));
-    lower_emit(L, "free(%s);", yields);
+    const Type *t = e->u.reduce.body->type;
+    const char *ct = lower_c_scalar(t), *at = lower_at(L, e->u.reduce.into->span);
+    const char *n = lower_index_count(L, lo, hi), *on = lower_sym_len(L, out);
+    Lane k;
+    device_yield(L, &k, e, it, "void", FMT(", %s *cairn_out", ct),
+                 FMT("    cairn_dscan_run<%s, %s>(TERM, cairn_n, cairn_out, %s);\n",
+                     red_policy(L, e->u.reduce.op, t), ct, lower_at(L, e->span)));
+    const char *ctx = lower_lane_context(L, &k, lo, ""), *m = lower_new_tmp(L),
+               *w = lower_new_tmp(L);
+    const char *tmp = lower_new_tmp(L);
+    lower_emit(L,
+               "const uint64_t %s = %s < %s ? %s : %s + 1;  /* through the first index past out */",
+               m, n, on, n, on);
+    lower_emit(L, "const uint64_t %s = %s < %s ? %s : %s;", w, m, on, m, on);
+    lower_emit(L, "%s *%s = (%s *)cairn_device_zeroed(%s, sizeof(%s), CAIRN_PLACE_DEVICE, %s);", ct,
+               tmp, ct, m, ct, at);
+    lower_emit(L, "if (%s) cairn_launch%d(&%s, %s, %s);", m, k.id, ctx, m, tmp);
+    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, out), w, tmp, w, ct,
+               at);
+    lower_emit(L, "cairn_device_free(%s, CAIRN_PLACE_DEVICE);", tmp);
+    lower_emit(L, "if (%s > %s) (void)cairn_index_u(%s, %s, %s);", n, on, on, on, at);
 }
 
 /* ---- atomics and wide accesses in a lane ---- */

@@ -53,7 +53,8 @@ def functions(ptx_text):
     out, name, body, depth = {}, None, [], 0
     for line in ptx_text.splitlines():
         s = line.strip()
-        if name is None and (s.startswith(".entry") or ".func" in s.split("(")[0]):
+        head = s.split("(")[0].split()
+        if name is None and (".entry" in head or ".func" in head):
             name = s.split("(")[0].split()[-1]
             body, depth = [], 0
         if name is not None:

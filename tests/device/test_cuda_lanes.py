@@ -158,3 +158,40 @@ def test_device_lanes_canonicalize_nans_in_ptx(tmp_path):
     assert len(re.findall(r"\bsetp\.nan\.f32\b", text)) >= 14
     assert len(re.findall(r"\bsetp\.nan\.f64\b", text)) >= 12
     assert text.count("0f7FFFFFFF") >= 14 and text.count("0dFFF8000000000000") >= 12
+
+
+@needs_nvcc
+def test_device_reductions_run_on_the_device(tmp_path):
+    """A CUDA build's device reduce runs on the GPU: the exact float sum's two passes
+    (the block counters in shared memory: atom.shared.add.u64) and an integer tree per
+    block (shuffles) with a second pass; the host gets one value back and folds nothing
+    (before, every yield was copied back and folded on the host in index order)."""
+    files = emit(PROGRAMS / "reduce_device.cairn", tmp_path / "emit")
+    host, cu = files["reduce_device.c"], files["reduce_device_dev.cu"]
+    assert "cairn_dsum_run<CAIRN_DSUM32_DIGITS, 925>" in cu and "cairn_dsum_run<CAIRN_DSUM64_DIGITS, 0>" in cu
+    for op in ("add", "min", "max", "and", "or", "xor"):
+        assert f"cairn_dred_run<cairn_red_{op}<" in cu, op
+    assert not re.search(r"for \(uint64_t k = 0; k < t\d+; k\+\+\) t\d+ = ", host)  # the old fold
+    assert "cairn_copy(cairn_out" not in cu  # no yields copied back
+    text = ptx(PROGRAMS / "reduce_device.cairn", tmp_path / "ptx")
+    entries = set(re.findall(r"\.entry\s+(\S+)\(", text))
+    for kernel in ("cairn_dsum_kernel", "cairn_dsum_merge_kernel", "cairn_dred_kernel",
+                   "cairn_dred_finish"):
+        assert any(kernel in e for e in entries), (kernel, entries)
+    dsum = "\n".join(b for n, b in functions(text).items() if "cairn_dsum_kernel" in n)
+    assert "atom.shared.add.u64" in dsum
+    tree = "\n".join(b for n, b in functions(text).items() if "cairn_dred_kernel" in n)
+    assert "shfl.sync.idx.b32" in tree
+
+
+@needs_nvcc
+def test_device_scan_is_a_multi_block_scan(tmp_path):
+    """A device scan: block totals, their prefixes, then each block's scan from its
+    prefix, all on the GPU (before: yields copied back, prefixes on the host)."""
+    cu = emit(PROGRAMS / "reduce_ops.cairn", tmp_path / "emit")["reduce_ops_dev.cu"]
+    assert "cairn_dscan_run<cairn_red_add<int32_t>, int32_t>" in cu
+    assert "cairn_dscan_run<cairn_red_mul<int32_t>, int32_t>" in cu
+    text = ptx(PROGRAMS / "reduce_ops.cairn", tmp_path / "ptx")
+    entries = " ".join(re.findall(r"\.entry\s+(\S+)\(", text))
+    for kernel in ("cairn_dscan_totals", "cairn_dscan_offsets", "cairn_dscan_write"):
+        assert kernel in entries, kernel

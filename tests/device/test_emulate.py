@@ -23,7 +23,7 @@ WIDTHS = list(range(1, 17)) if MATRIX else [1, 3, 16]
 UNORDERED = {"sum_f32", "sum_f64"}
 
 SAME = ["lanes_exact", "reduce_device", "coop_block", "atomics", "wide", "atomics_widths",
-        "warp_branches", "shared_atomics"]
+        "warp_branches", "shared_atomics", "reduce_ops"]
 
 
 @pytest.fixture(scope="module")
