@@ -192,20 +192,19 @@ CAIRN__FMINMAX(f64, double)
  * operation with a NaN input ("Floating-Point Standard", CUDA C++ Programming Guide) and
  * CUDART_NAN_F; f64: 0xfff8000000000000, CUDART_NAN (math_constants.h), since the PTX ISA
  * keeps double-precision payloads ("Floating-Point Instructions") and leaves the NaN of
- * an invalid operation to the hardware. Host lanes keep the host's NaNs. */
+ * an invalid operation to the hardware. The lowering applies it where a value leaves the
+ * expression that made it (lower_expr_out, lower_c_expr.c). Host lanes keep the host's NaNs. */
 CAIRN__FN float cairn_dnan_f32(float x) {
-    if (x != x) {
-        uint32_t u = 0x7fffffffu;
-        memcpy(&x, &u, 4);
-    }
-    return x;
+    uint32_t u = 0x7fffffffu;
+    float nan;
+    memcpy(&nan, &u, 4);
+    return x != x ? nan : x;
 }
 CAIRN__FN double cairn_dnan_f64(double x) {
-    if (x != x) {
-        uint64_t u = 0xfff8000000000000ull;
-        memcpy(&x, &u, 8);
-    }
-    return x;
+    uint64_t u = 0xfff8000000000000ull;
+    double nan;
+    memcpy(&nan, &u, 8);
+    return x != x ? nan : x;
 }
 
 CAIRN__FN uint32_t cairn_bits_f32(float x) {

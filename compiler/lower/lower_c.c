@@ -173,7 +173,7 @@ static void lower_let(Lower *L, const Stmt *s) {
         lower_unsupported(L, s->span, "a let of this type");
         return;
     }
-    const char *v = lower_expr(L, s->u.let.init);
+    const char *v = lower_expr_out(L, s->u.let.init);
     const char *name = lower_sym_c(L, sym);
     if (lower_is_thread_sym(L, sym)) { /* an emulated block's per-thread slot, declared before */
         lower_emit(L, "%s = %s;", name, v ? v : "0");
@@ -190,11 +190,14 @@ static void lower_assign(Lower *L, const Stmt *s) {
                                    [ASSIGN_DIV] = BIN_DIV};
     const Expr *target = s->u.assign.target;
     assert(s->u.assign.op >= ASSIGN_SET && s->u.assign.op <= ASSIGN_DIV);
-    const char *v = lower_expr(L, s->u.assign.value);
+    const char *v = lower_expr_out(L, s->u.assign.value);
     const char *place = lower_place(L, s->u.assign.target);
     if (!v || !place) return;
-    if (s->u.assign.op != ASSIGN_SET)
-        v = lower_arith(L, ops[s->u.assign.op], place, v, target->type, s->span);
+    if (s->u.assign.op != ASSIGN_SET) /* an operation: its NaN is a device lane's */
+        v = lower_bind(
+            L, target->type,
+            lower_dnan(L, target->type,
+                       lower_arith(L, ops[s->u.assign.op], place, v, target->type, s->span)));
     lower_emit(L, "%s = %s;", place, v);
 }
 
@@ -229,7 +232,7 @@ static void lower_for(Lower *L, const Stmt *s) {
 }
 
 static void lower_return(Lower *L, const Stmt *s) {
-    const char *v = s->u.ret.value ? lower_expr(L, s->u.ret.value) : NULL;
+    const char *v = s->u.ret.value ? lower_expr_out(L, s->u.ret.value) : NULL;
     free_live(L, L->live_base);
     if (v) lower_emit(L, "return %s;", v);
     else lower_emit(L, "return;");

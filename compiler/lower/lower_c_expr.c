@@ -146,7 +146,7 @@ const char *lower_arg(Lower *L, Expr *arg, const Type *param) {
         lower_unsupported(L, arg->span, "passing this expression as a view");
         return "0";
     }
-    return lower_expr(L, arg);
+    return lower_expr_out(L, arg);
 }
 
 /* ---- arithmetic ---- */
@@ -160,12 +160,51 @@ static const char *const checked_names[] = {
     [BIN_ADD] = "add", [BIN_SUB] = "sub", [BIN_MUL] = "mul", [BIN_DIV] = "div",
     [BIN_REM] = "rem", [BIN_SHL] = "shl", [BIN_SHR] = "shr"};
 
-/* In a device lane, a float result that may be a NaN is the device's one NaN of its
- * type (runtime/cairn_checked.h, cairn_dnan_*): the same bits emulated and on a GPU.
- * Host code keeps the host's NaNs. */
+/* A device lane's NaNs (docs/devices.md, "NaN bits"): every float operation of a device
+ * lane that gives a NaN gives the device's one NaN of its type (cairn_dnan_*,
+ * runtime/cairn_checked.h), emulated and on a GPU alike; a move (a load, a store, a
+ * shuffle of a value) keeps its bits. Since a NaN operand makes every float operation's
+ * result a NaN, and nothing but its bits tells NaNs apart, it is enough to make a value
+ * the device's NaN where its bits leave the expression that made it: a let, an
+ * assignment, a return, a call's argument, to_bits, a storage-float conversion, a
+ * shuffle's operand, an atomic's operand, observe, quantize, a fragment's fill and
+ * mma_set's value (lower_expr_out). Host code keeps the host's NaNs. */
 const char *lower_dnan(Lower *L, const Type *t, const char *v) {
     if (!L->in_device || !type_is_compute_float(t)) return v;
     return FMT("cairn_dnan_%s(%s)", lower_type_word(t), v);
+}
+
+/* Whether e's value is the result of a float operation (which may have made a NaN of
+ * the host's, emulated): arithmetic, negation, sqrt, abs, floor, ceil, trunc, min, max,
+ * std.math, an f32 <-> f64 conversion, a reduction in a lane. Names, elements, literals,
+ * calls (whose returns are lowered with lower_expr_out), from_bits and shuffles are
+ * moves. */
+static bool float_operation(const Expr *e) {
+    if (!e->type || !type_is_compute_float(e->type)) return false;
+    switch (e->kind) {
+    case EXPR_BINARY: return true; /* a float-valued binary is arithmetic */
+    case EXPR_UNARY: return true;  /* negation */
+    case EXPR_CONVERT: return type_is_compute_float(e->u.convert.arg->type);
+    case EXPR_REDUCE: return e->u.reduce.mode != MODE_PARALLEL; /* the exact sum's NaN is fixed */
+    case EXPR_CALL:
+        switch (e->u.call.builtin) {
+        case BI_SQRT:
+        case BI_ABS:
+        case BI_FLOOR:
+        case BI_CEIL:
+        case BI_TRUNC:
+        case BI_MIN:
+        case BI_MAX: return true;
+        default: return e->u.call.builtin >= BI_MATH_EXP && e->u.call.builtin <= BI_MATH_HYPOT;
+        }
+    default: return false;
+    }
+}
+
+const char *lower_expr_out(Lower *L, Expr *e) {
+    const char *v = lower_expr(L, e);
+    if (!v || !L->in_device || !float_operation(e)) return v;
+    return lower_bind(L, e->type, lower_dnan(L, e->type, v));
 }
 
 const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, const Type *t,
@@ -178,11 +217,10 @@ const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, con
                               lower_helper_suffix(t), a, cast, b, lower_at(L, s)));
     }
     if (op == BIN_REM) /* fmod is exact */
-        return lower_bind(
-            L, t, lower_dnan(L, t, FMT("%s(%s, %s)", t->kind == TY_F32 ? "fmodf" : "fmod", a, b)));
+        return lower_bind(L, t, FMT("%s(%s, %s)", t->kind == TY_F32 ? "fmodf" : "fmod", a, b));
     assert(type_is_compute_float(t) && op <= BIN_DIV); /* the checker's float arithmetic */
     numerics_arith(L, t);
-    return lower_bind(L, t, lower_dnan(L, t, FMT("%s %s %s", a, c_ops[op], b)));
+    return lower_bind(L, t, FMT("%s %s %s", a, c_ops[op], b));
 }
 
 /* a && b, a || b: b runs only when it decides the answer. */
@@ -228,7 +266,7 @@ static const char *lower_unary(Lower *L, const Expr *e) {
         return lower_bind(
             L, e->type,
             FMT("cairn_neg_%s(%s, %s)", lower_helper_suffix(e->type), v, lower_at(L, e->span)));
-    return lower_bind(L, e->type, lower_dnan(L, e->type, FMT("-%s", v))); /* exact */
+    return lower_bind(L, e->type, FMT("-%s", v)); /* exact */
 }
 
 /* ---- conversions ---- */
@@ -261,8 +299,8 @@ const char *lower_convert(Lower *L, const char *v, const Type *from, const Type 
                           FMT("cairn_to_%s_from_%s((%s)%s, %s)", lower_helper_suffix(to),
                               type_is_signed(from) ? "signed" : "unsigned",
                               type_is_signed(from) ? "int64_t" : "uint64_t", v, lower_at(L, s)));
-    const char *cast = FMT("(%s)%s", lower_c_scalar(to), v); /* int -> float, f64 <-> f32, bool */
-    return lower_bind(L, to, type_is_float(from) ? lower_dnan(L, to, cast) : cast);
+    return lower_bind(L, to,
+                      FMT("(%s)%s", lower_c_scalar(to), v)); /* int -> float, f64 <-> f32, bool */
 }
 
 /* ---- builtins ---- */
@@ -288,7 +326,7 @@ static const char *lower_observe(Lower *L, Expr *e) {
                    lower_is_view(s->type) ? lower_sym_len(L, s) : "1", lower_c_scalar(elem));
         return NULL;
     }
-    const char *v = lower_bind(L, x->type, lower_expr(L, x));
+    const char *v = lower_bind(L, x->type, lower_expr_out(L, x));
     lower_emit(L, "%s(%s, \"%s\", &%s, 1, sizeof %s);", L->target->observe_fn(x->type), cname,
                lower_type_word(x->type), v, v);
     return NULL;
@@ -312,8 +350,7 @@ static const char *lower_exact_fn(Lower *L, Expr *e, const char *name) {
     const char *a = lower_expr(L, e->u.call.args[0]);
     if (e->u.call.nargs == 2) {
         const char *b = lower_expr(L, e->u.call.args[1]);
-        return lower_bind(
-            L, t, lower_dnan(L, t, FMT("cairn_%s_%s(%s, %s)", name, lower_helper_suffix(t), a, b)));
+        return lower_bind(L, t, FMT("cairn_%s_%s(%s, %s)", name, lower_helper_suffix(t), a, b));
     }
     if (type_is_int(t)) {
         if (strcmp(name, "abs") == 0 && type_is_signed(t))
@@ -323,13 +360,12 @@ static const char *lower_exact_fn(Lower *L, Expr *e, const char *name) {
     }
     if (strcmp(name, "sqrt") == 0) numerics_fn(L, "sqrt", t, "nearest-even");
     if (strcmp(name, "abs") == 0) name = "fabs";
-    return lower_bind(L, t,
-                      lower_dnan(L, t, FMT("%s%s(%s)", name, t->kind == TY_F32 ? "f" : "", a)));
+    return lower_bind(L, t, FMT("%s%s(%s)", name, t->kind == TY_F32 ? "f" : "", a));
 }
 
 static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
     const Type *to = e->u.call.generics[0];
-    const char *x = lower_expr(L, e->u.call.args[0]);
+    const char *x = lower_expr_out(L, e->u.call.args[0]);
     const char *scale = lower_expr(L, e->u.call.args[1]);
     const char *noise = stochastic ? FMT("%s, ", lower_expr(L, e->u.call.args[2])) : "";
     numerics_quantize(L, to, stochastic);
@@ -357,7 +393,7 @@ static const char *lower_mm_enclose(Lower *L, Expr *e) {
 
 static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
     const Type *t = to_bits ? e->u.call.args[0]->type : e->u.call.generics[0];
-    const char *v = lower_expr(L, e->u.call.args[0]);
+    const char *v = lower_expr_out(L, e->u.call.args[0]);
     if (type_is_storage_float(t))
         return lower_bind(
             L, e->type,
@@ -384,8 +420,8 @@ AtomicSpace lower_atomic_space(const Lower *L, const Expr *e) {
  * array it keeps them, as atom.shared.add.f32 does. */
 static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
     const Type *t = e->u.call.args[0]->type;
-    const char *v = lower_expr(L, e->u.call.args[1]);
-    const char *w = b == BI_ATOMIC_CAS ? lower_expr(L, e->u.call.args[2]) : NULL;
+    const char *v = lower_expr_out(L, e->u.call.args[1]); /* its bits may be stored */
+    const char *w = b == BI_ATOMIC_CAS ? lower_expr_out(L, e->u.call.args[2]) : NULL;
     const char *place = lower_place(L, e->u.call.args[0]);
     if (!place) return "0";
     const char *p = FMT("&%s", place);
@@ -496,8 +532,11 @@ const char *lower_expr(Lower *L, Expr *e) {
     }
     case EXPR_CONVERT:
         if (e->type->kind == TY_FRAGMENT) return lower_fragment_fill(L, e); /* lower_mma.c */
-        return lower_convert(L, lower_expr(L, e->u.convert.arg), e->u.convert.arg->type,
-                             e->u.convert.to, e->span);
+        return lower_convert(L,
+                             type_is_storage_float(e->u.convert.to)
+                                 ? lower_expr_out(L, e->u.convert.arg) /* its bits leave */
+                                 : lower_expr(L, e->u.convert.arg),
+                             e->u.convert.arg->type, e->u.convert.to, e->span);
     case EXPR_REDUCE: return lower_reduce(L, e);
     default: lower_unsupported(L, e->span, "this expression"); return "0";
     }

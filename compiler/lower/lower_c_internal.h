@@ -106,6 +106,10 @@ const char *lower_convert(Lower *L, const char *v, const Type *from, const Type 
 const char *lower_opaque(Lower *L, const Type *t, const char *v);
 /* v (a C expression of type t) as a device lane's NaN when it is one (cairn_dnan_*). */
 const char *lower_dnan(Lower *L, const Type *t, const char *v);
+/* e's value where its bits leave the expression (a let, an assignment, a return, an
+ * argument, ...): in a device lane, the result of a float operation as the device's
+ * NaN when it is a NaN (lower_c_expr.c says why that is enough). */
+const char *lower_expr_out(Lower *L, Expr *e);
 /* a OP b in type t, checked for integers. */
 const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, const Type *t, Span s);
 

@@ -322,12 +322,11 @@ static const char *combine(Lower *L, ReduceOp op, const Type *t, const char *acc
     switch (op) {
     case RED_ADD:
     case RED_MUL:
-        if (type_is_float(t))
-            return lower_dnan(L, t, FMT("%s %s %s", acc, op == RED_ADD ? "+" : "*", v));
+        if (type_is_float(t)) return FMT("%s %s %s", acc, op == RED_ADD ? "+" : "*", v);
         return FMT("cairn_%s_%s(%s, %s, %s)", op == RED_ADD ? "add" : "mul", sfx, acc, v,
                    lower_at(L, s));
-    case RED_MIN: return lower_dnan(L, t, FMT("cairn_min_%s(%s, %s)", sfx, acc, v));
-    case RED_MAX: return lower_dnan(L, t, FMT("cairn_max_%s(%s, %s)", sfx, acc, v));
+    case RED_MIN: return FMT("cairn_min_%s(%s, %s)", sfx, acc, v);
+    case RED_MAX: return FMT("cairn_max_%s(%s, %s)", sfx, acc, v);
     case RED_BITAND: return FMT("(%s)(%s & %s)", lower_c_scalar(t), acc, v);
     case RED_BITOR: return FMT("(%s)(%s | %s)", lower_c_scalar(t), acc, v);
     default: return FMT("(%s)(%s ^ %s)", lower_c_scalar(t), acc, v);
@@ -358,7 +357,7 @@ static const char *fold_in_order(Lower *L, Expr *e, const Type *it, const char *
     if (out)
         lower_emit(L, "%s[cairn_index_u((uint64_t)%s - (uint64_t)%s, %s, %s)] = %s;",
                    lower_sym_c(L, out), i, lo, lower_sym_len(L, out),
-                   lower_at(L, e->u.reduce.into->span), acc);
+                   lower_at(L, e->u.reduce.into->span), lower_dnan(L, t, acc)); /* bits leave */
     L->indent--;
     lower_emit(L, "}");
     if (type_is_float(t) && op == RED_ADD) numerics_sum(L, t, "ordered");

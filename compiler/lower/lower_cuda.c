@@ -227,7 +227,7 @@ static const char *cuda_warp_op(Lower *L, Expr *e) {
     assert(lower_is_warp_op(e) && L->in_device);
     const char *lane = CUDA_LANE;
     if (e->kind == EXPR_CALL) {
-        const char *x = lower_expr(L, e->u.call.args[0]), *a = lower_expr(L, e->u.call.args[1]);
+        const char *x = lower_expr_out(L, e->u.call.args[0]), *a = lower_expr(L, e->u.call.args[1]);
         const char *r = lower_new_tmp(L);
         if (e->u.call.builtin == BI_SHUFFLE_XOR)
             lower_emit(L, "const %s %s = cairn_shfl_xor(%s, (unsigned)((uint64_t)%s & 31u));",

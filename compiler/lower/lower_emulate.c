@@ -167,7 +167,7 @@ static void emulate_warp_op(Lower *L, Emu *emu, const Expr *e) {
         block_array(L, emu, "uint64_t", arg = FMT("cairn_w%d_arg", id), "cairn_nt", e->span);
     phase_open(L, emu);
     Expr *operand = shuffle ? e->u.call.args[0] : e->u.reduce.body;
-    const char *v = lower_expr(L, operand);
+    const char *v = shuffle ? lower_expr_out(L, operand) : lower_expr(L, operand);
     lower_emit(L, "%s[cairn_t] = %s;", in, v);
     if (shuffle)
         lower_emit(L, "%s[cairn_t] = (uint64_t)%s;", arg, lower_expr(L, e->u.call.args[1]));

@@ -236,7 +236,7 @@ HOST_INVALID = {"f32": 0xffc00000, "f64": 0xfff8000000000000}  # x86 SSE's defau
 def bits_of(obs, name):
     import struct
     typ, count, _, raw = obs[name]
-    return list(struct.unpack(f"<{count}{'I' if typ == 'f32' else 'Q'}", raw)), typ
+    return list(struct.unpack(f"<{count}{'I' if typ in ('f32', 'u32') else 'Q'}", raw)), typ
 
 
 def is_nan(b, typ):
@@ -283,3 +283,17 @@ def test_device_lanes_give_the_devices_nan(tmp_path):
         # a device reduce + is the exact sum: its NaN is the quiet NaN of the spec's table
         assert bits_of(obs, "dsum32")[0] == [0x7fc00000]
         assert bits_of(obs, "dsum64")[0] == [0x7ff8000000000000]
+        # moves keep a NaN's bits (a signalling one too); operations give the device's
+        import numpy as np
+        inp, _ = bits_of(obs, "moves_in")
+        assert bits_of(obs, "moves_move")[0] == inp and bits_of(obs, "moves_let")[0] == inp
+        assert bits_of(obs, "moves_sh")[0] == [inp[(t + 1) % 32] for t in range(32)]
+        f = np.array(inp, dtype=np.uint32).view(np.float32)
+        with np.errstate(invalid="ignore"):
+            acc = (np.float32(2.0) + f).view(np.uint32).tolist()
+            shsum = (f + np.float32(1.0)).view(np.uint32).tolist()
+            scan = np.cumsum(f, dtype=np.float32).view(np.uint32).tolist()
+        dev = lambda v: DEV_NAN["f32"] if is_nan(v, "f32") else v
+        assert bits_of(obs, "moves_acc")[0] == [dev(v) for v in acc]
+        assert bits_of(obs, "moves_shsum")[0] == [dev(shsum[(t + 1) % 32]) for t in range(32)]
+        assert bits_of(obs, "moves_scan")[0] == [dev(v) for v in scan] + [0] * 32
