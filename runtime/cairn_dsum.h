@@ -196,57 +196,85 @@ uint64_t cairn_dsum_blocks(uint64_t n, unsigned threads, unsigned sms);
 
 #if !defined(__CUDACC__)
 /* The block function of an emulated launch for a term function TERM(ctx, k) (a double or
- * a float): the block's threads keep their expansions in arrays and take the terms of
- * each row (grid-stride) in turn, eight threads at a time through one vector step when
- * it is clean; a row that is not goes thread by thread (the slow path). */
+ * a float). Thread t of the block takes, row after row, term row + t (grid-stride: rows
+ * G = blocks * threads apart). The block's rows go in chunks of CAIRN_DSUM_EMU_ROWS (their
+ * terms stay in cache); in a chunk, each group of eight threads keeps its expansions in
+ * two vector pairs across the chunk's rows, one vector step a row, checked once every
+ * eight rows: when some step was not clean, the expansions go back to before those rows
+ * and the rows' terms (kept as they were computed: a yield runs once) go again thread by
+ * thread (cairn_dsum_take), in row order; so do the rows left over and a row's last
+ * threads short of eight. Each thread meets its terms in the GPU's order. Compiled for SSE2 and
+ * for AVX2, picked per call by the CPU, as cairn_sum.h's block functions are (the same
+ * rounded operations either way). */
+#define CAIRN_DSUM_EMU_ROWS 64
+#define CAIRN_DSUM__TAKE(DIGITS, SKIP, T, X)                                                       \
+    do {                                                                                           \
+        cairn_dsum_thread_init(&cairn_th_);                                                        \
+        cairn_th_.hi = cairn_hi_[T], cairn_th_.lo = cairn_lo_[T];                                  \
+        cairn_dsum_take(&cairn_th_, cairn_rec_->dig, DIGITS, SKIP, X);                             \
+        cairn_hi_[T] = cairn_th_.hi, cairn_lo_[T] = cairn_th_.lo;                                  \
+        cairn_fl_ |= cairn_th_.flags;                                                              \
+    } while (0)
+#define CAIRN_DSUM__ONE(TERM, DIGITS, SKIP, T, K)                                                  \
+    CAIRN_DSUM__TAKE(DIGITS, SKIP, T, (double)TERM(cairn_c_, K))
 #define CAIRN_DSUM_BLOCK(NAME, TERM, DIGITS, SKIP)                                                 \
-    static void NAME(void *cairn_c_, uint64_t cairn_n_, uint64_t cairn_b_, uint64_t cairn_nb_,     \
-                     unsigned cairn_t_, cairn_dsum_record *cairn_rec_) {                           \
+    static inline __attribute__((always_inline)) void NAME##_body(                                 \
+        void *cairn_c_, uint64_t cairn_n_, uint64_t cairn_b_, uint64_t cairn_nb_,                  \
+        unsigned cairn_t_, cairn_dsum_record *cairn_rec_) {                                        \
         double cairn_hi_[CAIRN_DSUM_EMU_THREADS], cairn_lo_[CAIRN_DSUM_EMU_THREADS];               \
         cairn_dsum_thread cairn_th_;                                                               \
         uint32_t cairn_fl_ = 0;                                                                    \
         uint64_t cairn_count_ = 0, cairn_grid_ = cairn_nb_ * cairn_t_;                             \
         for (unsigned t = 0; t < cairn_t_; t++) cairn_hi_[t] = -0.0, cairn_lo_[t] = 0.0;           \
-        for (uint64_t cairn_row_ = cairn_b_ * cairn_t_; cairn_row_ < cairn_n_;                     \
-             cairn_row_ += cairn_grid_) {                                                          \
-            unsigned cairn_m_ =                                                                    \
-                cairn_n_ - cairn_row_ < cairn_t_ ? (unsigned)(cairn_n_ - cairn_row_) : cairn_t_;   \
-            cairn_count_ += cairn_m_;                                                              \
-            unsigned t = 0;                                                                        \
-            for (; t + 8 <= cairn_m_; t += 8) {                                                    \
-                cairn_sum__v4d x0 = {                                                              \
-                    TERM(cairn_c_, cairn_row_ + t), TERM(cairn_c_, cairn_row_ + t + 1),            \
-                    TERM(cairn_c_, cairn_row_ + t + 2), TERM(cairn_c_, cairn_row_ + t + 3)};       \
-                cairn_sum__v4d x1 = {                                                              \
-                    TERM(cairn_c_, cairn_row_ + t + 4), TERM(cairn_c_, cairn_row_ + t + 5),        \
-                    TERM(cairn_c_, cairn_row_ + t + 6), TERM(cairn_c_, cairn_row_ + t + 7)};       \
-                cairn_sum__v4d h0, h1, l0, l1, z = {0, 0, 0, 0};                                   \
-                memcpy(&h0, cairn_hi_ + t, 32), memcpy(&h1, cairn_hi_ + t + 4, 32);                \
-                memcpy(&l0, cairn_lo_ + t, 32), memcpy(&l1, cairn_lo_ + t + 4, 32);                \
-                CAIRN_SUM_TWO_STEP(cairn_sum__v4d, h0, l0, x0, a0, b0, e0);                        \
-                CAIRN_SUM_TWO_STEP(cairn_sum__v4d, h1, l1, x1, a1, b1, e1);                        \
-                cairn_sum__v4l bad = (e0 != z) | (e1 != z);                                        \
-                if (!(bad[0] | bad[1] | bad[2] | bad[3])) {                                        \
-                    memcpy(cairn_hi_ + t, &a0, 32), memcpy(cairn_hi_ + t + 4, &a1, 32);            \
-                    memcpy(cairn_lo_ + t, &b0, 32), memcpy(cairn_lo_ + t + 4, &b1, 32);            \
-                    continue;                                                                      \
+        for (uint64_t r = cairn_b_ * cairn_t_; r < cairn_n_; r += cairn_grid_)                     \
+            cairn_count_ += cairn_n_ - r < cairn_t_ ? cairn_n_ - r : cairn_t_;                     \
+        for (uint64_t cairn_r0_ = cairn_b_ * cairn_t_; cairn_r0_ < cairn_n_;                       \
+             cairn_r0_ += CAIRN_DSUM_EMU_ROWS * cairn_grid_) {                                     \
+            for (unsigned t = 0; t < cairn_t_; t += 8) {                                           \
+                cairn_sum__v4d z = {0, 0, 0, 0}, h0 = z, h1 = z, l0 = z, l1 = z;                   \
+                int vec_ = t + 8 <= cairn_t_;                                                      \
+                if (vec_) {                                                                        \
+                    memcpy(&h0, cairn_hi_ + t, 32), memcpy(&h1, cairn_hi_ + t + 4, 32);            \
+                    memcpy(&l0, cairn_lo_ + t, 32), memcpy(&l1, cairn_lo_ + t + 4, 32);            \
                 }                                                                                  \
-                for (unsigned j = 0; j < 8; j++) { /* the slow way, thread by thread */            \
-                    cairn_dsum_thread_init(&cairn_th_);                                            \
-                    cairn_th_.hi = cairn_hi_[t + j], cairn_th_.lo = cairn_lo_[t + j];              \
-                    cairn_dsum_take(&cairn_th_, cairn_rec_->dig, DIGITS, SKIP,                     \
-                                    j < 4 ? x0[j] : x1[j - 4]);                                    \
-                    cairn_hi_[t + j] = cairn_th_.hi, cairn_lo_[t + j] = cairn_th_.lo;              \
-                    cairn_fl_ |= cairn_th_.flags;                                                  \
+                unsigned q = 0;                                                                    \
+                for (; vec_ && q + 8 <= CAIRN_DSUM_EMU_ROWS; q += 8) { /* 8 rows, one check */     \
+                    uint64_t last = cairn_r0_ + (q + 7) * cairn_grid_;                             \
+                    if (last >= cairn_n_ || cairn_n_ - last < t + 8) break;                        \
+                    cairn_sum__v4d s0 = h0, s1 = h1, u0 = l0, u1 = l1, kept[16];                   \
+                    cairn_sum__v4l bad = {0, 0, 0, 0};                                             \
+                    for (unsigned p = q; p < q + 8; p++) {                                         \
+                        uint64_t row = cairn_r0_ + p * cairn_grid_ + t;                            \
+                        cairn_sum__v4d x0 = {TERM(cairn_c_, row), TERM(cairn_c_, row + 1),         \
+                                             TERM(cairn_c_, row + 2), TERM(cairn_c_, row + 3)};    \
+                        cairn_sum__v4d x1 = {TERM(cairn_c_, row + 4), TERM(cairn_c_, row + 5),     \
+                                             TERM(cairn_c_, row + 6), TERM(cairn_c_, row + 7)};    \
+                        kept[2 * (p - q)] = x0, kept[2 * (p - q) + 1] = x1;                        \
+                        CAIRN_SUM_TWO_STEP(cairn_sum__v4d, h0, l0, x0, a0, b0, e0);                \
+                        CAIRN_SUM_TWO_STEP(cairn_sum__v4d, h1, l1, x1, a1, b1, e1);                \
+                        h0 = a0, h1 = a1, l0 = b0, l1 = b1;                                        \
+                        bad |= (e0 != z) | (e1 != z);                                              \
+                    }                                                                              \
+                    if (!(bad[0] | bad[1] | bad[2] | bad[3])) continue;                            \
+                    memcpy(cairn_hi_ + t, &s0, 32), memcpy(cairn_hi_ + t + 4, &s1, 32);            \
+                    memcpy(cairn_lo_ + t, &u0, 32), memcpy(cairn_lo_ + t + 4, &u1, 32);            \
+                    for (unsigned p = 0; p < 8; p++) /* again, the slow way, in row order */       \
+                        for (unsigned j = 0; j < 8; j++)                                           \
+                            CAIRN_DSUM__TAKE(DIGITS, SKIP, t + j, kept[2 * p + j / 4][j % 4]);     \
+                    memcpy(&h0, cairn_hi_ + t, 32), memcpy(&h1, cairn_hi_ + t + 4, 32);            \
+                    memcpy(&l0, cairn_lo_ + t, 32), memcpy(&l1, cairn_lo_ + t + 4, 32);            \
                 }                                                                                  \
-            }                                                                                      \
-            for (; t < cairn_m_; t++) {                                                            \
-                cairn_dsum_thread_init(&cairn_th_);                                                \
-                cairn_th_.hi = cairn_hi_[t], cairn_th_.lo = cairn_lo_[t];                          \
-                cairn_dsum_take(&cairn_th_, cairn_rec_->dig, DIGITS, SKIP,                         \
-                                (double)TERM(cairn_c_, cairn_row_ + t));                           \
-                cairn_hi_[t] = cairn_th_.hi, cairn_lo_[t] = cairn_th_.lo;                          \
-                cairn_fl_ |= cairn_th_.flags;                                                      \
+                if (vec_) { /* the rows left, thread by thread */                                  \
+                    memcpy(cairn_hi_ + t, &h0, 32), memcpy(cairn_hi_ + t + 4, &h1, 32);            \
+                    memcpy(cairn_lo_ + t, &l0, 32), memcpy(cairn_lo_ + t + 4, &l1, 32);            \
+                }                                                                                  \
+                for (; q < CAIRN_DSUM_EMU_ROWS; q++) {                                             \
+                    uint64_t row = cairn_r0_ + q * cairn_grid_;                                    \
+                    if (row >= cairn_n_) break;                                                    \
+                    uint64_t m = cairn_n_ - row < cairn_t_ ? cairn_n_ - row : cairn_t_;            \
+                    for (unsigned j = t; j < t + 8 && j < m; j++)                                  \
+                        CAIRN_DSUM__ONE(TERM, DIGITS, SKIP, j, row + j);                           \
+                }                                                                                  \
             }                                                                                      \
         }                                                                                          \
         for (unsigned t = 0; t < cairn_t_; t++) {                                                  \
@@ -257,6 +285,18 @@ uint64_t cairn_dsum_blocks(uint64_t n, unsigned threads, unsigned sms);
         cairn_dsum_normalise(cairn_rec_->dig, DIGITS);                                             \
         cairn_rec_->flags |= cairn_fl_;                                                            \
         cairn_rec_->count += cairn_count_;                                                         \
+    }                                                                                              \
+    static CAIRN_SUM__AVX2 void NAME##_avx2(void *c, uint64_t n, uint64_t b, uint64_t nb,          \
+                                            unsigned t, cairn_dsum_record *rec) {                  \
+        NAME##_body(c, n, b, nb, t, rec);                                                          \
+    }                                                                                              \
+    static void NAME##_sse2(void *c, uint64_t n, uint64_t b, uint64_t nb, unsigned t,              \
+                            cairn_dsum_record *rec) {                                              \
+        NAME##_body(c, n, b, nb, t, rec);                                                          \
+    }                                                                                              \
+    static void NAME(void *c, uint64_t n, uint64_t b, uint64_t nb, unsigned t,                     \
+                     cairn_dsum_record *rec) {                                                     \
+        CAIRN_SUM__PICK(NAME, (c, n, b, nb, t, rec));                                              \
     }
 #define CAIRN_DSUM64_BLOCK(NAME, TERM) CAIRN_DSUM_BLOCK(NAME, TERM, CAIRN_DSUM64_DIGITS, 0)
 #define CAIRN_DSUM32_BLOCK(NAME, TERM) CAIRN_DSUM_BLOCK(NAME, TERM, CAIRN_DSUM32_DIGITS, 925)
