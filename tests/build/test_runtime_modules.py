@@ -29,6 +29,7 @@ MARKERS = {
     "mm_enclose": "cairn_mm_enclose_f64",
     "mma": "cairn_mma_check_extents",
     "mma_tiled": "cairn_mma_tiled_f16",
+    "dsum": "cairn_dsum_blocks",
 }
 
 MAIN_ONLY = "fn main() -> i32 { return 0; }\n"
@@ -126,6 +127,20 @@ fn main() -> i32 {
   return 0;
 }
 """, {"trap", "pool"}),
+    # A device reduce + over floats: the exact device sum, emulated on the pool; its one
+    # rounding is the host's exact sum's.
+    "device_sum_emulated": ("""
+fn total(x:ro<f32>[8]@device) -> f32 = reduce + parallel i in 8 yield x[i];
+
+fn main() -> i32 {
+  buffer h:f32[8] = zeroed;
+  for i in 0..8 { h[i] = 0.5; }
+  buffer x:f32[8] @device = zeroed;
+  copy(x, h);
+  if total(x) != 4.0 { return 1; }
+  return 0;
+}
+""", {"trap", "pool", "sum", "dsum"}),
 }
 
 
@@ -149,6 +164,18 @@ fn main() -> i32 {
   return 0;
 }
 """, {"trap", "observe"})
+
+# A CUDA build's device reduce runs on the GPU; the host rounds its record with the
+# exact sum (cairn_dsum.c, which calls cairn_sum.c, whose pool is linked with it).
+CUDA_REDUCE = ("""
+fn total(x:ro<f64>[64]@device) -> f64 = reduce + parallel i in 64 yield x[i];
+
+fn main() -> i32 {
+  buffer d:f64[64]@device = zeroed;
+  observe("t", total(d));
+  return 0;
+}
+""", {"trap", "observe", "dsum", "sum", "pool"})
 
 
 def linked_modules(exe):
@@ -174,6 +201,16 @@ def test_cuda_build_links_the_device_runtime(tmp_path):
     src = tmp_path / "cuda.cairn"
     src.write_text(text)
     exe = tmp_path / "cuda"
+    build(src, exe, "--target", "sm_90", cell=False, env={"CAIRN_NVCC": find_nvcc()})
+    assert linked_modules(exe) == expected
+
+
+@pytest.mark.skipif(not find_nvcc(), reason="nvcc not found: no CUDA build to link")
+def test_cuda_device_reduce_links_the_exact_sum(tmp_path):
+    text, expected = CUDA_REDUCE
+    src = tmp_path / "cuda_reduce.cairn"
+    src.write_text(text)
+    exe = tmp_path / "cuda_reduce"
     build(src, exe, "--target", "sm_90", cell=False, env={"CAIRN_NVCC": find_nvcc()})
     assert linked_modules(exe) == expected
 

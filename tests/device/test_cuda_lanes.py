@@ -151,9 +151,10 @@ def test_shared_float_atomics_are_atom_shared(tmp_path):
 @needs_nvcc
 def test_device_lanes_canonicalize_nans_in_ptx(tmp_path):
     """The PTX ISA leaves an f32 NaN's bits unspecified and keeps f64 payloads ("Floating-
-    Point Instructions"), so a CUDA build fixes them itself: each float result of a device
-    lane that may be a NaN goes through setp.nan and a select of the device's NaN
-    (0f7FFFFFFF, 0dFFF8000000000000), the bits its emulation gives."""
+    Point Instructions"), so a CUDA build fixes them itself: where the result of a device
+    lane's float operation leaves its expression (stored, bound, passed, returned), it goes
+    through setp.nan and a select of the device's NaN (0f7FFFFFFF, 0dFFF8000000000000),
+    the bits its emulation gives."""
     text = kernels(ptx(PROGRAMS / "nan_bits.cairn", tmp_path))
     assert len(re.findall(r"\bsetp\.nan\.f32\b", text)) >= 14
     assert len(re.findall(r"\bsetp\.nan\.f64\b", text)) >= 12
