@@ -85,15 +85,8 @@ CAIRN__DS void cairn_dsum_thread_init(cairn_dsum_thread *s) {
  * f32): x == sum of piece[j] * 2^(32 * (*digit + j)) units, each |piece| < 2^32. Returns
  * how many pieces (0 for a zero). */
 CAIRN__DS int cairn_dsum_pieces(double x, unsigned skip, unsigned *digit, int64_t piece[3]) {
-    uint64_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    unsigned biased = (unsigned)(bits >> 52) & 0x7ff;
-    uint64_t mant = bits & ((1ull << 52) - 1);
-    unsigned pos = 0; /* of mant's lowest bit, in 2^-1074 steps */
-    if (biased) {
-        mant |= 1ull << 52;
-        pos = biased - 1;
-    }
+    unsigned pos; /* of mant's lowest bit, in 2^-1074 steps */
+    uint64_t mant = cairn_sum_unpack(x, &pos);
     if (mant == 0) return 0;
     if (pos < skip) { /* f32: the low bits below the unit are zeros */
         mant >>= skip - pos;
@@ -104,7 +97,7 @@ CAIRN__DS int cairn_dsum_pieces(double x, unsigned skip, unsigned *digit, int64_
     unsigned off = pos % 32;
     *digit = pos / 32;
     uint64_t lo = mant << off, hi = off ? mant >> (64 - off) : 0; /* mant * 2^off, 85 bits */
-    int64_t sign = (int64_t)(bits >> 63) ? -1 : 1;
+    int64_t sign = x < 0 ? -1 : 1;                                /* x is finite and not zero */
     piece[0] = sign * (int64_t)(lo & 0xffffffffu);
     piece[1] = sign * (int64_t)(lo >> 32);
     piece[2] = sign * (int64_t)hi;

@@ -116,25 +116,22 @@ median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 # Device and host runs alternate, so a busy machine slows both alike; the figure is the
 # median over 5 rounds of each side's time per launch and of their ratio.
-: > "$W/ratios"; : > "$W/devs"; : > "$W/hosts"
-for _ in 1 2 3 4 5; do
-  d=$(echo "($(wall "$W/devR") - $(wall "$W/dev1")) / $R" | bc -l)
-  h=$(echo "($(wall "$W/hostR") - $(wall "$W/host1")) / $R" | bc -l)
-  echo "$d" >> "$W/devs"; echo "$h" >> "$W/hosts"; echo "$d / $h" | bc -l >> "$W/ratios"
-done
-dev=$(median < "$W/devs"); host=$(median < "$W/hosts"); ratio=$(median < "$W/ratios")
-printf 'emulated elementwise kernel, 2^22 lanes: %.2f ms; host parallel region: %.2f ms; device/host %.2fx (median of 5 alternating rounds; target <= 2x), pool width %s\n' \
-  "$(echo "$dev * 1000" | bc -l)" "$(echo "$host * 1000" | bc -l)" "$ratio" "${CAIRN_THREADS:-default}"
-
-: > "$W/ratios"; : > "$W/devs"; : > "$W/hosts"
-for _ in 1 2 3 4 5; do
-  d=$(echo "($(wall "$W/dsumR") - $(wall "$W/dsum1")) / 10" | bc -l)
-  h=$(echo "($(wall "$W/hsumR") - $(wall "$W/hsum1")) / 10" | bc -l)
-  echo "$d" >> "$W/devs"; echo "$h" >> "$W/hosts"; echo "$d / $h" | bc -l >> "$W/ratios"
-done
-dev=$(median < "$W/devs"); host=$(median < "$W/hosts"); ratio=$(median < "$W/ratios")
-printf 'emulated exact device sum, 2^24 f32: %.2f ms; host exact sum: %.2f ms; device/host %.2fx (median of 5 alternating rounds; target <= 1.5x), pool width %s\n' \
-  "$(echo "$dev * 1000" | bc -l)" "$(echo "$host * 1000" | bc -l)" "$ratio" "${CAIRN_THREADS:-default}"
+# alternate DEV HOST LAUNCHES WHAT TARGET: 5 rounds, each side's time per launch (a run of
+# LAUNCHES + 1 less a run of 1) and their ratio; prints the medians.
+alternate() {
+  : > "$W/ratios"; : > "$W/devs"; : > "$W/hosts"
+  for _ in 1 2 3 4 5; do
+    d=$(echo "($(wall "$W/${1}R") - $(wall "$W/${1}1")) / $3" | bc -l)
+    h=$(echo "($(wall "$W/${2}R") - $(wall "$W/${2}1")) / $3" | bc -l)
+    echo "$d" >> "$W/devs"; echo "$h" >> "$W/hosts"; echo "$d / $h" | bc -l >> "$W/ratios"
+  done
+  dev=$(median < "$W/devs"); host=$(median < "$W/hosts"); ratio=$(median < "$W/ratios")
+  printf '%s: %.2f ms; %s: %.2f ms; device/host %.2fx (median of 5 alternating rounds; target <= %s), pool width %s\n' \
+    "$4" "$(echo "$dev * 1000" | bc -l)" "$5" "$(echo "$host * 1000" | bc -l)" "$ratio" "$6" \
+    "${CAIRN_THREADS:-default}"
+}
+alternate dev host "$R" "emulated elementwise kernel, 2^22 lanes" "host parallel region" 2x
+alternate dsum hsum 10 "emulated exact device sum, 2^24 f32" "host exact sum" 1.5x
 
 export CAIRN_THREADS=1
 blk=$(echo "($(best "$W/blkR") - $(best "$W/blk1")) / $R" | bc -l)

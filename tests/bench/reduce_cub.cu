@@ -101,6 +101,33 @@ static void line(const char *what, uint64_t bytes, double s, double cub_s) {
     printf("\n");
 }
 
+/* The exact device sum of the n terms at d (h on the host), timed against CUB's sum; 1
+ * if its bits differ from the host's exact sum. */
+template <typename T, int DIGITS, unsigned SKIP>
+static int exact_sum(const char *type, const T *d, const std::vector<T> &h, int runs,
+                     T (*round)(const cairn_dsum_record *), T (*host)(const T *, size_t)) {
+    uint64_t n = h.size();
+    T got = 0, cub = 0;
+    double t = median_seconds(runs, [&] {
+        cairn_dsum_record all;
+        cairn_dsum_run<DIGITS, SKIP>(view_term<T>{d, n}, n, here, &all);
+        got = round(&all);
+    });
+    double c = cub_sum(d, n, runs, &cub);
+    char what[64];
+    snprintf(what, sizeof what, "exact device sum %s", type);
+    line(what, n * sizeof(T), t, c);
+    T want = host(h.data(), n);
+    if (memcmp(&got, &want, sizeof got) != 0) {
+        printf("  %s exact sum %a, host's exact sum %a: DIFFERENT BITS\n", type, (double)got,
+               (double)want);
+        return 1;
+    }
+    printf("  %s exact sum %a = the host's exact sum (cub's: %a)\n", type, (double)got,
+           (double)cub);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int log2n = argc > 1 ? atoi(argv[1]) : 28, runs = argc > 2 ? atoi(argv[2]) : 9;
     if (log2n < 10 || log2n > 30 || runs < 1) {
@@ -143,37 +170,10 @@ int main(int argc, char **argv) {
     cudaFree(dst);
 
     /* the exact sums, and their bits against the host's exact sum */
-    float got32 = 0, cub32 = 0;
-    double t32 = median_seconds(runs, [&] {
-        cairn_dsum_record all;
-        cairn_dsum_run<CAIRN_DSUM32_DIGITS, 925>(view_term<float>{d32, n}, n, here, &all);
-        got32 = cairn_dsum32_round(&all);
-    });
-    double c32 = cub_sum(d32, n, runs, &cub32);
-    line("exact device sum f32", n * sizeof(float), t32, c32);
-    float want32 = cairn_sum_f32(h32.data(), n);
-    if (memcmp(&got32, &want32, sizeof got32) != 0) {
-        printf("  f32 exact sum %a, host's exact sum %a: DIFFERENT BITS\n", got32, want32);
-        bad = 1;
-    } else {
-        printf("  f32 exact sum %a = the host's exact sum (cub's: %a)\n", got32, cub32);
-    }
-
-    double got64 = 0, cub64 = 0;
-    double t64 = median_seconds(runs, [&] {
-        cairn_dsum_record all;
-        cairn_dsum_run<CAIRN_DSUM64_DIGITS, 0>(view_term<double>{d64, n}, n, here, &all);
-        got64 = cairn_dsum64_round(&all);
-    });
-    double c64 = cub_sum(d64, n, runs, &cub64);
-    line("exact device sum f64", n * sizeof(double), t64, c64);
-    double want64 = cairn_sum_f64(h64.data(), n);
-    if (memcmp(&got64, &want64, sizeof got64) != 0) {
-        printf("  f64 exact sum %a, host's exact sum %a: DIFFERENT BITS\n", got64, want64);
-        bad = 1;
-    } else {
-        printf("  f64 exact sum %a = the host's exact sum (cub's: %a)\n", got64, cub64);
-    }
+    bad |= exact_sum<float, CAIRN_DSUM32_DIGITS, 925>("f32", d32, h32, runs, cairn_dsum32_round,
+                                                      cairn_sum_f32);
+    bad |= exact_sum<double, CAIRN_DSUM64_DIGITS, 0>("f64", d64, h64, runs, cairn_dsum64_round,
+                                                     cairn_sum_f64);
 
     /* integer reduce + over i32: 128-bit partials, the result checked on the host */
     __int128 acc = 0;

@@ -196,21 +196,12 @@ def test_program_links_exactly_its_runtime_modules(name, tmp_path):
 
 
 @pytest.mark.skipif(not find_nvcc(), reason="nvcc not found: no CUDA build to link")
-def test_cuda_build_links_the_device_runtime(tmp_path):
-    text, expected = CUDA_PROGRAM
+@pytest.mark.parametrize("program", [CUDA_PROGRAM, CUDA_REDUCE], ids=["region", "reduce"])
+def test_cuda_build_links_the_device_runtime(program, tmp_path):
+    text, expected = program
     src = tmp_path / "cuda.cairn"
     src.write_text(text)
     exe = tmp_path / "cuda"
-    build(src, exe, "--target", "sm_90", cell=False, env={"CAIRN_NVCC": find_nvcc()})
-    assert linked_modules(exe) == expected
-
-
-@pytest.mark.skipif(not find_nvcc(), reason="nvcc not found: no CUDA build to link")
-def test_cuda_device_reduce_links_the_exact_sum(tmp_path):
-    text, expected = CUDA_REDUCE
-    src = tmp_path / "cuda_reduce.cairn"
-    src.write_text(text)
-    exe = tmp_path / "cuda_reduce"
     build(src, exe, "--target", "sm_90", cell=False, env={"CAIRN_NVCC": find_nvcc()})
     assert linked_modules(exe) == expected
 
