@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench_gpu_reduce.sh: device reductions on one GPU (issue 23): a copy kernel's bandwidth,
 # the exact device sum of 2^28 f32 and f64 (its bits checked against the host's exact
-# sum), an integer reduce + of i32, each against cub::DeviceReduce::Sum of the same terms
+# sum), an integer reduce + of i32, each as a fraction of the copy bandwidth (targets 70%
+# and 85%) and against cub::DeviceReduce::Sum of the same terms
 # (tests/bench/reduce_cub.cu says what is timed). make bench runs it; it needs nvcc, and a
 # GPU to run: without one it still compiles everything and says so.
 # usage: bench_gpu_reduce.sh [LOG2_TERMS] [RUNS]   (ARCH=sm_NN, default: the GPU's, else sm_90)
