@@ -24,6 +24,10 @@ UNORDERED = {"sum_f32", "sum_f64"}
 
 SAME = ["lanes_exact", "reduce_device", "coop_block", "atomics", "wide", "cr_lanes",
         "enclose_device", "atomics_widths", "warp_branches", "shared_atomics", "reduce_ops"]
+# Programs whose lanes' floats all leave std.cr calls: std.cr gives one NaN on both sides
+# (0x7fffffff / 0x7fffffffffffffff, numerics.md "Correctly rounded math") and a call's
+# result is a move, so these keep the host's bits even where they are NaNs.
+EXACT = {"cr_lanes"}
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +47,13 @@ def runs(tmp_path_factory):
 
 @pytest.mark.parametrize("name", SAME)
 def test_device_equals_host_reference(runs, name):
-    """Bit for bit, but where host code gives a NaN a device lane gives the device's NaN."""
+    """Bit for bit, but where host code gives a NaN a device lane gives the device's NaN
+    (EXACT: bit for bit, NaNs too)."""
     for obs in runs(name):
         for dev, ref in pairs(obs):
+            if name in EXACT:
+                assert obs[dev][:3] == obs[ref][:3], f"{name}: {dev} differs from {ref}"
+                continue
             bad = same_or_device_nan(obs, dev, ref)
             assert bad is None, f"{name}: {dev} differs from {ref} at element {bad}"
 
