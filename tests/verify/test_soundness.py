@@ -361,13 +361,13 @@ def test_pooled_integer_product_is_the_index_order_fold(verdicts):
     assert p["verdict"] == "verified", p
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23 item 5: a pooled integer reduce must trap exactly "
-                   "when the index-order result would; today a worker's partial product overflows")
 def test_pooled_integer_product_runs_as_verified(verdicts, tmp_path):
     """The same fold over 2^24 terms, x[0] = 0 and the rest 65536: the index-order result
-    is 0, so no run may trap, at pool widths 1, 2, 7 and 16. Today every width above 1
-    traps: a worker whose blocks miss x[0] overflows its partial product (the pool's blocks
-    are large enough here that every worker takes some)."""
+    is 0, so no run may trap, at pool widths 1, 2, 7 and 16. Before issue 23 item 5 every
+    width above 1 trapped: a worker whose blocks miss x[0] overflowed its partial product
+    (the pool's blocks are large enough here that every worker takes some). The runtime
+    now traps a pooled integer product exactly when the index-order result would, so
+    verify's index-order model is right."""
     _, props = verdicts("pooled")
     assert only(props, "pooled_big", "integer overflow")["verdict"] in ("bounded", "verified")
     main = ("fn main() -> i32 {\n  buffer x:i32[16777216] = zeroed;\n"
