@@ -6,9 +6,7 @@ The expected sets below are written from the runtime's own needs (which source c
 which), not read from the compiler: a lowering that forgot to record a module fails to
 link (undefined reference, exit 3), and one that records too much, or a table row that
 pulls in too much, shows up as an extra module in the executable's symbols."""
-import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -16,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # buildlib.py
 from buildlib import build, run_exe  # noqa: E402
+from cairntest import find_nvcc  # noqa: E402
 
 # One symbol each runtime source defines, by module.
 MARKERS = {
@@ -148,13 +147,6 @@ fn main() -> i32 {
 }
 """, {"trap", "pool", "sum", "dsum"}),
 }
-
-
-def find_nvcc():
-    for path in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
 
 
 # A CUDA build: the region becomes a kernel (no pool on the host), and the .cu's

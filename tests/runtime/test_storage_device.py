@@ -3,23 +3,14 @@ device code with nvcc (--fmad=false, as CAIRN device builds use, no warnings) an
 C++ with the host compilers. No GPU is needed: this checks the compile only; the
 values are held to the model by the host tests, since both sides run the same
 integer routines."""
-import os
-import pathlib
 import shutil
 
 import pytest
 
-from cairntest import ROOT, run
+from cairntest import ROOT, find_nvcc, run
 
 RUNTIME = ROOT / "runtime"
 DEVICE_SRC = ROOT / "tests" / "c" / "float_device.cu"
-
-
-def find_nvcc():
-    for path in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
 
 
 def test_header_compiles_as_cuda_device_code(tmp_path):
