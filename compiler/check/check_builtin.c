@@ -626,7 +626,7 @@ const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const 
     case BI_LAYOUT_COL: return check_layout_call(c, e, b, receiver);
     default:
         if (ast_builtin_is_cr(b)) return check_cr(c, e, b, expected);
-        if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) {
+        if (ast_builtin_is_math(b)) {
             if (refuse_in_lane(c, e, ast_builtin_name(b))) return ERR;
             if (e->u.call.nargs == 2) return check_math2(c, e, b, expected);
             return check_math1(c, e, b, expected, arg(e, 0));

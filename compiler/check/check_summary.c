@@ -227,8 +227,7 @@ static void sig_expr(SigWalk *w, const Expr *e) {
                  e->u.call.args[5]->type->kind == TY_VIEW)
             sig_add(w, "mm_enclose", e->u.call.args[5]->type->u.view.elem);
         else if (b == BI_QUANTIZE || b == BI_QUANTIZE_STOCHASTIC || b == BI_SQRT ||
-                 b == BI_ATOMIC_ADD_UNORDERED || b == BI_MMA_UNORDERED ||
-                 (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT))
+                 b == BI_ATOMIC_ADD_UNORDERED || b == BI_MMA_UNORDERED || ast_builtin_is_math(b))
             sig_add(w, ast_builtin_name(b),
                     e->type && e->type->kind != TY_VOID ? e->type
                     : e->u.call.nargs                   ? e->u.call.args[e->u.call.nargs - 1]->type

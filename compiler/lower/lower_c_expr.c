@@ -188,16 +188,7 @@ static bool float_operation(const Expr *e) {
     case EXPR_CONVERT: return type_is_compute_float(e->u.convert.arg->type);
     case EXPR_REDUCE: return e->u.reduce.mode != MODE_PARALLEL; /* the exact sum's NaN is fixed */
     case EXPR_CALL:
-        switch (e->u.call.builtin) {
-        case BI_SQRT:
-        case BI_ABS:
-        case BI_FLOOR:
-        case BI_CEIL:
-        case BI_TRUNC:
-        case BI_MIN:
-        case BI_MAX: return true;
-        default: return e->u.call.builtin >= BI_MATH_EXP && e->u.call.builtin <= BI_MATH_HYPOT;
-        }
+        return ast_builtin_is_exact(e->u.call.builtin) || ast_builtin_is_math(e->u.call.builtin);
     default: return false;
     }
 }
@@ -507,7 +498,7 @@ static const char *lower_user_call(Lower *L, Expr *e) {
 static const char *lower_call(Lower *L, Expr *e) {
     Builtin b = e->u.call.builtin;
     if (b == BI_NONE) return lower_user_call(L, e);
-    if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) return lower_math(L, e);
+    if (ast_builtin_is_math(b)) return lower_math(L, e);
     if (ast_builtin_is_cr(b)) return lower_cr(L, e);
     if (LOWER_MMA_BUILTIN(b)) return lower_mma_call(L, e); /* lower_mma.c */
     if (ast_builtin_is_atomic(b)) return lower_atomic(L, e, b);

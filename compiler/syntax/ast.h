@@ -155,6 +155,12 @@ static inline bool ast_builtin_is_atomic(Builtin b) {
 /* std.cr, the correctly rounded functions: likewise one run. */
 static inline bool ast_builtin_is_cr(Builtin b) { return b >= BI_CR_EXP && b <= BI_CR_COS; }
 
+/* The exact float functions (sqrt, abs, floor, ceil, trunc, min, max): one run. */
+static inline bool ast_builtin_is_exact(Builtin b) { return b >= BI_SQRT && b <= BI_MAX; }
+
+/* std.math, host only: one run. */
+static inline bool ast_builtin_is_math(Builtin b) { return b >= BI_MATH_EXP && b <= BI_MATH_HYPOT; }
+
 struct Expr {
     ExprKind kind;
     Span span;

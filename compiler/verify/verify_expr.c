@@ -744,15 +744,9 @@ static VVal call(Verifier *V, Expr *e) {
     if (b == BI_NONE) return verify_call(V, e);
     if (ast_builtin_is_atomic(b)) return atomic(V, e, b);
     if (ast_builtin_is_cr(b)) return verify_cr(V, e);
+    if (ast_builtin_is_exact(b)) return exact_fn(V, e, b);
     unsigned taint = 0;
     switch (b) {
-    case BI_SQRT:
-    case BI_ABS:
-    case BI_FLOOR:
-    case BI_CEIL:
-    case BI_TRUNC:
-    case BI_MIN:
-    case BI_MAX: return exact_fn(V, e, b);
     case BI_QUANTIZE: return quantize(V, e, false);
     case BI_QUANTIZE_STOCHASTIC: return quantize(V, e, true);
     case BI_TO_BITS: return bits(V, e, true);
@@ -771,7 +765,7 @@ static VVal call(Verifier *V, Expr *e) {
         break;
     default:
         eval_args(V, e, &taint);
-        if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) return math_fn(V, e, b, taint);
+        if (ast_builtin_is_math(b)) return math_fn(V, e, b, taint);
         unknown_builtin(V, e, b);
         break;
     }
