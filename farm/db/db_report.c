@@ -93,3 +93,32 @@ cJSON *db_case_history(Db *db, const char *case_path) {
     db->be->release(db, c, 0);
     return out;
 }
+
+cJSON *db_recent_reported(Db *db, int limit) {
+    static const char *const cols[] = {"id",     "source_sha", "matrix_id", "created_at",
+                                       "commit", "branch",     "submitter", NULL};
+    return db_rows_json(db,
+                        "SELECT r.id, r.source_sha, r.matrix_id, r.created_at, r.commit_sha,"
+                        " r.branch, r.submitter FROM runs r JOIN reports p ON p.run_id=r.id"
+                        " ORDER BY r.id DESC LIMIT $1",
+                        DB_ARGS(DB_INT(limit)), cols, "-------");
+}
+
+cJSON *db_history_rows(Db *db, long first, long last) {
+    static const char *const cols[] = {"run", "case", "row", NULL};
+    return db_rows_json(db,
+                        "SELECT run_id, case_path, row_json FROM case_history WHERE run_id >= $1"
+                        " AND run_id <= $2 ORDER BY case_path, run_id",
+                        DB_ARGS(DB_INT(first), DB_INT(last)), cols, "--j");
+}
+
+cJSON *db_matrix_latest(Db *db, const char *matrix_id) {
+    static const char *const cols[] = {"run", "summary", NULL};
+    cJSON *rows = db_rows_json(db,
+                               "SELECT r.id, p.summary FROM runs r JOIN reports p ON"
+                               " p.run_id=r.id WHERE r.matrix_id=$1 ORDER BY r.id DESC LIMIT 1",
+                               DB_ARGS(DB_TEXT(matrix_id)), cols, "-j");
+    cJSON *latest = cJSON_DetachItemFromArray(rows, 0);
+    cJSON_Delete(rows);
+    return latest;
+}

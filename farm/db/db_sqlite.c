@@ -5,6 +5,7 @@
  * WAL before the answer (release, after the connection is unlocked). */
 #include "db/db_backend_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -236,16 +237,17 @@ static int sq_connect(SqliteDb *s, const char *path, Err *e) {
              sqlite3_exec(s->sql, PRAGMAS, NULL, NULL, &msg) == SQLITE_OK &&
              sqlite3_exec(s->sql, schema, NULL, NULL, &msg) == SQLITE_OK;
     free(schema);
-    /* A farm.db from before issue 17 has journal rows without their coordinator: the
-     * column is added once (the error on later opens, "duplicate column", is expected). */
-    if (ok) {
-        sqlite3_exec(s->sql,
-                     "ALTER TABLE unsettled ADD COLUMN coordinator TEXT NOT NULL"
-                     " DEFAULT ''",
-                     NULL, NULL, NULL);
-        sqlite3_exec(s->sql, "ALTER TABLE coordinators ADD COLUMN lock_key BIGINT", NULL, NULL,
-                     NULL); /* likewise, from before issue 24 */
+    /* Columns a farm.db from before them lacks are added once (the error on later opens,
+     * "duplicate column", is expected), then what needs them. */
+    for (int i = 0; ok && DB_ADDED_COLUMNS[i]; i++) {
+        const char *space = strchr(DB_ADDED_COLUMNS[i], ' ');
+        assert(space); /* "TABLE COLUMN TYPE" */
+        char alter[256];
+        snprintf(alter, sizeof alter, "ALTER TABLE %.*s ADD COLUMN%s",
+                 (int)(space - DB_ADDED_COLUMNS[i]), DB_ADDED_COLUMNS[i], space);
+        sqlite3_exec(s->sql, alter, NULL, NULL, NULL);
     }
+    ok = ok && sqlite3_exec(s->sql, DB_SCHEMA_LATE, NULL, NULL, &msg) == SQLITE_OK;
     if (!ok) {
         err_set(e, "database %s: %s", path, msg ? msg : sqlite3_errmsg(s->sql));
         sqlite3_free(msg);

@@ -243,16 +243,41 @@ static const char *content_type(const char *path) {
     return "application/octet-stream"; /* raw observed bits and anything else */
 }
 
-/* Streamed from disk as the client reads (never read into memory: 64 clients that
- * never read a 16 MiB file held a GiB), and only what lies under the state folder. */
+/* Splits "evidence/V/R/M/C/NAME" into the evidence path (its first five components,
+ * into REL) and the file's name in the bundle (*NAME); -1 when PATH is not of that form. */
+static int evidence_split(const char *path, char *rel, size_t cap, const char **name) {
+    const char *at = path;
+    for (int i = 0; i < 5 && at; i++) at = strchr(at + (i > 0), '/');
+    if (strncmp(path, "evidence/", 9) != 0 || !at || !util_is_safe_relpath(path) ||
+        (size_t)(at - path) >= cap)
+        return -1;
+    snprintf(rel, cap, "%.*s", (int)(at - path), path);
+    *name = at + 1;
+    return 0;
+}
+
+/* A filed bundle's file: its envelope from the manifest, any other file streamed from
+ * its blob as the client reads (never read into memory: 64 clients that never read a
+ * 16 MiB file held a GiB), opened only under the state folder. */
 void web_file(Server *s, Request *q, Reply *r) {
+    char rel[1100];
+    const char *name = NULL;
+    cJSON *manifest = evidence_split(q->arg, rel, sizeof rel, &name) == 0
+                          ? db_evidence_manifest(s->db, rel)
+                          : NULL;
+    const char *envelope = json_str(manifest, "envelope");
+    const char *sha = json_str(cJSON_GetObjectItemCaseSensitive(manifest, "files"), name);
     size_t len = 0;
-    int fd = strncmp(q->arg, "evidence/", 9) == 0 ? store_open(s, q->arg, &len) : -1;
-    if (fd < 0) {
-        reply_error(r, PROTO_E_NOT_FOUND, "no file %s (only evidence/... is served)", q->arg);
-        return;
-    }
-    reply_file(r, fd, len, content_type(q->arg));
+    int fd = -1;
+    if (manifest && !strcmp(name, "bundle.dsse.json") && envelope)
+        reply_raw(r, strdup(envelope), strlen(envelope), content_type(name));
+    else if (sha && (fd = store_open_blob(s, sha, &len)) >= 0)
+        reply_file(r, fd, len, content_type(name));
+    else if (sha)
+        reply_error(r, PROTO_E_INTERNAL, "%s names blob %.16s..., missing from the store", q->arg,
+                    sha);
+    else reply_error(r, PROTO_E_NOT_FOUND, "no file %s (only evidence/... is served)", q->arg);
+    cJSON_Delete(manifest);
 }
 
 /* /favicon.ico: browsers ask for it on every page; a small cairn (three stones) in SVG. */

@@ -15,7 +15,8 @@ It reads directives from the case file, lines of the form `//! DIRECTIVE ...`:
     //! trap                     the program traps (message on stderr, exit 1)
     //! observe-long NAME PAD    an observation line padded past PAD bytes (extra field)
     //! observe-name-of N        an observation whose name is N bytes long
-    //! raw-big NAME BYTES       a raw observation file of BYTES bytes
+    //! raw-big NAME BYTES       a raw observation file of BYTES bytes (zeros)
+    //! raw-random NAME BYTES    a raw observation file of BYTES random bytes (new each run)
     //! build-fail               `cairn build` fails
 The program also sleeps $FAKE_CAIRN_SLEEP seconds and appends its pid to
 $FAKE_CAIRN_PIDFILE when those are set (the kill and cancel tests use them).
@@ -56,10 +57,10 @@ for name, pad in spec["long_lines"]:
     if raw:
         with open(os.path.join(raw, "%%s.long.bin" %% name[:100]), "wb") as f:
             f.write(bits)
-for name, size in spec["raw_big"]:
+for name, size, random in spec["raw_big"]:
     if raw:
         with open(os.path.join(raw, "%%s.big.bin" %% name), "wb") as f:
-            f.truncate(size)
+            f.write(os.urandom(size)) if random else f.truncate(size)
 for name, ratio, promise in spec["bounds"]:
     if log:
         with open(log, "a") as f:
@@ -121,8 +122,8 @@ def build(argv):
             spec["long_lines"].append((words[1], int(words[2])))
         elif words[0] == "observe-name-of":    # observe-name-of N: a name of N bytes
             spec["long_lines"].append(("n" * int(words[1]), 0))
-        elif words[0] == "raw-big":            # raw-big NAME BYTES: a raw file of BYTES
-            spec["raw_big"].append((words[1], int(words[2])))
+        elif words[0] in ("raw-big", "raw-random"):  # NAME BYTES: a raw file of BYTES
+            spec["raw_big"].append((words[1], int(words[2]), words[0] == "raw-random"))
         elif words[0] == "check":
             spec["checks"].append((words[1], words[2] == "ok"))
         elif words[0] == "unordered":

@@ -40,7 +40,7 @@ def test_load_small(tmp_path):
         second = batch(farm, 200, 10)
         rss_second = rss_kib(farm.server.pid)
         print(f"\nload: {first}\nload: {second}\nload: RSS {rss_first} -> {rss_second} KiB")
-        assert len(farm.evidence_dirs()) == 400
+        assert len(farm.filed()) == 400
         # 200 more jobs may not cost more than 4 MiB (a leak of 20 KiB per job would).
         # Under a sanitizer the shadow memory and quarantine grow on their own.
         if SAN == "none":

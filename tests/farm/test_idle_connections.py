@@ -237,7 +237,7 @@ def test_idle_connections_hold_no_threads(tmp_path, nofile):
         assert report["claim_p99_ms"] < AGENT_CLAIM_P99_MS, report
         view = farm.run_view(run)
         assert all(j["state"] == "done" for j in view["jobs"])
-        assert len(farm.evidence_dirs()) == JOBS
+        assert len(farm.filed()) == JOBS
 
         # 3. Every idle connection is still open and answers its next request.
         idle.send(claim_request(answer["token"], 0))
