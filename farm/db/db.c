@@ -88,9 +88,14 @@ const char *const DB_ADDED_COLUMNS[] = {
     "unsettled coordinator TEXT NOT NULL DEFAULT ''", /* issue 17 */
     "coordinators lock_key BIGINT",                   /* issue 24 */
     /* issue 28: bundles filed by content, run and job times, who submitted what */
-    "jobs manifest TEXT", "jobs claimed_at DOUBLE PRECISION", "jobs finished_at DOUBLE PRECISION",
-    "jobs result TEXT", "runs submitter TEXT", "runs commit_sha TEXT", "runs branch TEXT",
-    "runs matrix_id TEXT", "filings digests TEXT", NULL};
+    "jobs manifest TEXT",               /* the bundle as filed: envelope, digests */
+    "jobs claimed_at DOUBLE PRECISION", /* the standing attempt's claim */
+    "jobs finished_at DOUBLE PRECISION", "jobs result TEXT", /* the predicate's test result */
+    "runs submitter TEXT", "runs commit_sha TEXT", "runs branch TEXT",
+    "runs matrix_id TEXT",     /* its badge's name */
+    "filings digests TEXT",    /* the blobs a filing pins */
+    "reports version INTEGER", /* DB_REPORT_VERSION: what a stored comparison holds */
+    NULL};
 
 /* What needs the added columns: run after them. */
 const char DB_SCHEMA_LATE[] = "CREATE INDEX IF NOT EXISTS jobs_evidence ON jobs(evidence);"

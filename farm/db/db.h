@@ -168,6 +168,11 @@ cJSON *db_runs_unreported(Db *db, int limit);
 /* Stores run RUN's REPORT and SUMMARY (JSON texts) and its cases' history ROWS ([{"case",
  * ...}], one per case) once: a second store of the same run changes nothing. */
 int db_report_put(Db *db, long run, const char *summary, const char *report, const cJSON *rows);
+/* What a stored comparison holds: 2 since issue 28 (values decoded, distances). Stored
+ * comparisons of an older version are dropped at start, and the reporter compares those
+ * runs once more; returns how many. */
+#define DB_REPORT_VERSION 2
+int db_reports_outdated_drop(Db *db);
 /* RUN's stored report, or NULL. */
 cJSON *db_report_get(Db *db, long run);
 /* {"ID": summary} for the stored comparisons of runs FIRST to LAST. */

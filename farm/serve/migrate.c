@@ -216,6 +216,12 @@ int migrate_legacy(Server *s, int peers, Err *e) {
     int folders = migrate_folders(s);
     int dropped = 0, evidence = statedir_open_dir(s->state_fd, "evidence", 0);
     if (evidence >= 0) prune(s, evidence, "evidence", 1, peers, &dropped);
+    int reports = db_reports_outdated_drop(s->db);
+    if (reports)
+        fprintf(stderr,
+                "farm: migrate: %d stored comparison(s) from before values were decoded"
+                " dropped: the reporter compares those runs again\n",
+                reports);
     if (sources + journal + folders + dropped + rows)
         fprintf(stderr,
                 "farm: migrate: %d source archive(s) moved, %d bundle(s) from the journal and"

@@ -50,6 +50,7 @@ static cJSON *report_compute(Server *s, long run, cJSON **run_view) {
     cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(view, "cases"),
                                     (double)s->cfg.max_compare_observations);
     cJSON_AddItemToObject(report, "ratios", cell_ratios(results));
+    if (!json_str(report, "refused")) report_values(s, report, results);
     cJSON_Delete(results);
     if (run_view) *run_view = view;
     else cJSON_Delete(view);

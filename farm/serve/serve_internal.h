@@ -8,7 +8,8 @@
  *   server.c    libmicrohttpd: admission from the headers, bodies, answers, the log
  *   serve.c     the `serve` verb: options, opening the state, the background threads
  *   handlers.c  the API's routes; web*.c the dashboard (web_internal.h)
- *   report.c    each run's comparison, kept once the run has finished
+ *   report.c    each run's comparison, kept once the run has finished (report_values.c:
+ *               the values cells hold, and how far apart they are)
  *   store.c     blobs by content on disk; gc.c the collector; migrate.c the layout before
  *   statedir.c  paths under the state folder, opened without following links
  *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h) */
@@ -75,10 +76,11 @@ typedef struct Exchange {
     char *body;
     size_t len, cap;
     int too_big;
-    int has_body;  /* the headers declare one (Content-Length over 0, or chunked) */
-    int answered;  /* refused from its headers: the body, if any, is not read */
-    int dropped;   /* its client left before its pool ran it: nothing to answer */
-    char peer[64]; /* the client's address (q.peer) */
+    int has_body;    /* the headers declare one (Content-Length over 0, or chunked) */
+    int answered;    /* refused from its headers: the body, if any, is not read */
+    int dropped;     /* its client left before its pool ran it: nothing to answer */
+    char peer[64];   /* the client's address (q.peer) */
+    char query[512]; /* the URL's arguments (q.query): what does not fit is left out */
     double started;
     struct MHD_Connection *conn;
     Parking parking;
@@ -223,6 +225,10 @@ void handlers_gc(Server *s, Request *q, Reply *r);
  * ratio}}): the stored one once the run has finished, else compared now; its view into
  * *RUN_VIEW when not NULL. NULL when there is no such run. */
 cJSON *report_run(Server *s, long run, cJSON **run_view);
+/* Adds to REPORT (compare_results over RESULTS) what its cells hold (report_values.c):
+ * per case "decoded" {sha256: values}, per observation whose bits differ "diffs" {column:
+ * how}, per cell its "log" and whether it is empty; at most max_decode_bytes read. */
+void report_values(Server *s, cJSON *report, const cJSON *results);
 /* Starts the reporter, which stores each finished run's comparison once (for good). */
 void report_start(Server *s);
 /* A run may have finished (a job filed, failed or cancelled): the reporter looks now. */

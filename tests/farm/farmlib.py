@@ -119,6 +119,10 @@ class ThrowawayPostgres:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
+# Screenshots the dashboard's browser tests kept (build/test-artifacts/*.png), which the
+# session lists at its end (conftest.py).
+ARTIFACTS_KEPT = []
+
 # The store every Farm gets: None (SQLite in its state folder) or a ThrowawayPostgres,
 # set for the session by conftest.py's farm_store fixture.
 POSTGRES = None
@@ -229,10 +233,10 @@ class Farm:
                                "--token", ADMIN], capture_output=True, text=True,
                               timeout=timeout)
 
-    def submit(self, tree, matrix):
+    def submit(self, tree, matrix, *extra):
         mpath = self.tmp / f"matrix-{time.time_ns()}.json"
         mpath.write_text(json.dumps(matrix))
-        r = self.cli("submit", "--matrix", mpath, tree)
+        r = self.cli("submit", "--matrix", mpath, *extra, tree)
         assert r.returncode == 0, r.stderr
         return int(r.stdout.split()[1].rstrip(":"))
 
