@@ -20,20 +20,14 @@
 
 #include "core/core.h"
 
-static void *committer(void *arg);
-
 void db_init_common(Db *db) {
     assert(db->be && db->be->acquire && db->be->query); /* the back end set its table */
     char host[64] = "host";
     gethostname(host, sizeof host - 1);
     snprintf(db->coordinator, sizeof db->coordinator, "%s-%ld", host, (long)getpid());
     pthread_mutex_init(&db->qlock, NULL);
-    pthread_cond_init(&db->queued, NULL);
     pthread_cond_init(&db->committed, NULL);
     if (db->be->enlist) db->be->enlist(db); /* after the id: the others see it alive */
-    pthread_t t;
-    pthread_create(&t, NULL, committer, db);
-    pthread_detach(t);
 }
 
 void db_close(Db *db) {
@@ -589,23 +583,6 @@ static void commit_batch(Db *db, DoneReq *batch) {
     db->be->release(db, c, 1);
 }
 
-static void *committer(void *arg) {
-    Db *db = arg;
-    for (;;) {
-        pthread_mutex_lock(&db->qlock);
-        while (!db->pending) pthread_cond_wait(&db->queued, &db->qlock);
-        DoneReq *batch = db->pending;
-        db->pending = NULL;
-        pthread_mutex_unlock(&db->qlock);
-        commit_batch(db, batch);
-        pthread_mutex_lock(&db->qlock);
-        for (DoneReq *r = batch; r; r = r->next) r->finished = 1;
-        pthread_cond_broadcast(&db->committed);
-        pthread_mutex_unlock(&db->qlock);
-    }
-    return NULL;
-}
-
 int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
                 const char *evidence_path, const char *predicate_json, const char *manifest,
                 const char *result) {
@@ -614,11 +591,26 @@ int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
     assert(evidence_path && evidence_path[0] && predicate_json && manifest);
     DoneReq req = {job_id, agent_id, bundle_sha, evidence_path, predicate_json, manifest,
                    result, -1,       0,          NULL};
+    /* The first filing to find no commit running commits its own row and every one
+     * queued meanwhile (a leader, no thread of its own to wake); the others wait for it. */
     pthread_mutex_lock(&db->qlock);
     req.next = db->pending;
     db->pending = &req;
-    pthread_cond_signal(&db->queued);
-    while (!req.finished) pthread_cond_wait(&db->committed, &db->qlock);
+    while (!req.finished) {
+        if (db->committing) {
+            pthread_cond_wait(&db->committed, &db->qlock);
+            continue;
+        }
+        DoneReq *batch = db->pending;
+        db->pending = NULL;
+        db->committing = 1;
+        pthread_mutex_unlock(&db->qlock);
+        commit_batch(db, batch);
+        pthread_mutex_lock(&db->qlock);
+        for (DoneReq *r = batch; r; r = r->next) r->finished = 1;
+        db->committing = 0;
+        pthread_cond_broadcast(&db->committed);
+    }
     pthread_mutex_unlock(&db->qlock);
     assert(req.result <= 0 && req.result >= DB_DONE_FAILED);
     return req.result;

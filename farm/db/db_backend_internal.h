@@ -78,11 +78,12 @@ typedef struct DoneReq {
 /* The part of every back end's handle that db.c uses; back ends embed it first. */
 struct Db {
     const DbBackend *be;
-    int sync_full;         /* acknowledging commits are durable against power loss */
-    char coordinator[96];  /* this process: host-pid, in temp names and journal rows */
-    pthread_mutex_t qlock; /* guards pending and the finished flags */
-    pthread_cond_t queued, committed;
-    DoneReq *pending;
+    int sync_full;            /* acknowledging commits are durable against power loss */
+    char coordinator[96];     /* this process: host-pid, in temp names and journal rows */
+    pthread_mutex_t qlock;    /* guards pending, committing and the finished flags */
+    pthread_cond_t committed; /* a group commit ended */
+    DoneReq *pending;         /* filings waiting for the next group commit */
+    int committing;           /* a filing is committing a group now (its leader) */
 };
 
 /* Statements over a borrowed connection, for db.c and the store's other files (db_*.c):
@@ -115,7 +116,7 @@ char *db_schema(const char *key);
 extern const char *const DB_ADDED_COLUMNS[];
 extern const char DB_SCHEMA_LATE[];
 /* Fills in the shared part of a handle a back end opened (its be already set) and
- * starts the group committer. */
+ * readies the group commit (db_job_done). */
 void db_init_common(Db *db);
 
 #endif

@@ -18,8 +18,8 @@
 
 #include "core/core.h"
 
-/* Connections per coordinator: the HTTP threads' calls, the group committer and the
- * reaper each borrow one for the length of a call. */
+/* Connections per coordinator: the HTTP threads' calls (one of them committing a group
+ * of filings) and the reaper each borrow one for the length of a call. */
 #define PG_POOL 8
 
 /* Serializes schema creation between coordinators starting at once. */

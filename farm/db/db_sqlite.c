@@ -14,13 +14,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stdint.h>
+
 #include <sqlite3.h>
 
 /* Prepared statements kept by their SQL text: preparing (parsing and planning) every
  * query anew cost 15 to 25% of the coordinator's CPU time per job under the load test,
- * and the store speaks a few dozen fixed statements. A slot is lent to one query at a
- * time. */
-#define STATEMENTS 64
+ * and the store speaks a few dozen fixed statements, nearly all string literals. A
+ * statement's slot is the hash of its text, remembered by the text's address so that a
+ * literal is hashed once (a text found at a known address is still compared whole with
+ * its slot's). A slot is lent to one query at a time. */
+#define STATEMENTS 256
 
 typedef struct {
     char *sql;
@@ -29,12 +33,18 @@ typedef struct {
 } Statement;
 
 typedef struct {
+    const char *at; /* a text's address */
+    unsigned slot;  /* its hash's slot */
+} Seen;
+
+typedef struct {
     Db base;
     sqlite3 *sql;
     sqlite3 *ckpt; /* a second connection: checkpoints off the request path */
     pthread_mutex_t lock;
     int wal_fd;                 /* the WAL file, fsynced by acknowledging calls */
     Statement kept[STATEMENTS]; /* under lock, like the connection */
+    Seen seen[STATEMENTS];      /* by address: which slot a text hashed to */
 } SqliteDb;
 
 /* A statement and where its stepping stands (the first step runs in query). */
@@ -51,7 +61,8 @@ static const char PRAGMAS[] = "PRAGMA journal_mode=WAL;"
                               /* Checkpoints run from sq_checkpoint on their own
                                * connection, so that no claim or upload pays for copying
                                * the WAL back and fsyncing the database file. */
-                              "PRAGMA wal_autocheckpoint=0;";
+                              "PRAGMA wal_autocheckpoint=0;"
+                              "PRAGMA cache_size=-65536;";
 
 static DbConn *sq_acquire(Db *db, int durable) {
     (void)durable;
@@ -76,12 +87,21 @@ static void sq_release(Db *db, DbConn *c, int durable) {
     }
 }
 
+/* The slot of statement SQL: its hash's, found by its address when seen before. */
+static Statement *slot_of(SqliteDb *s, const char *sql) {
+    Seen *x = &s->seen[((uintptr_t)sql >> 4) % STATEMENTS];
+    Statement *k = x->at == sql ? &s->kept[x->slot] : NULL;
+    if (k && k->sql && !strcmp(k->sql, sql)) return k;
+    unsigned long h = 5381;
+    for (const char *p = sql; *p; p++) h = h * 33 + (unsigned char)*p;
+    *x = (Seen){sql, (unsigned)(h % STATEMENTS)};
+    return &s->kept[x->slot];
+}
+
 /* Lends R a prepared statement for SQL: a kept one when its slot is free, else a new
  * one, kept in the slot when the slot is empty. */
 static int prepare(SqliteDb *s, const char *sql, SqliteRows *r) {
-    unsigned long h = 5381;
-    for (const char *p = sql; *p; p++) h = h * 33 + (unsigned char)*p;
-    Statement *k = &s->kept[h % STATEMENTS];
+    Statement *k = slot_of(s, sql);
     if (k->sql && !k->busy && !strcmp(k->sql, sql)) {
         k->busy = 1;
         r->st = k->st;
@@ -108,10 +128,11 @@ static DbRows *sq_query(DbConn *c, const char *sql, const DbArg *args, int n) {
         return (DbRows *)r;
     }
     /* $N names are numbered by first appearance: bind each by its name. */
+    static const char *const names[] = {"$1", "$2",  "$3",  "$4",  "$5",  "$6",  "$7",  "$8",
+                                        "$9", "$10", "$11", "$12", "$13", "$14", "$15", "$16"};
+    assert(n <= (int)(sizeof names / sizeof names[0]));
     for (int i = 0; i < n; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "$%d", i + 1);
-        int at = sqlite3_bind_parameter_index(r->st, name);
+        int at = sqlite3_bind_parameter_index(r->st, names[i]);
         if (at == 0) continue;
         if (args[i].kind == 'i') sqlite3_bind_int64(r->st, at, args[i].i);
         else if (args[i].kind == 'd') sqlite3_bind_double(r->st, at, args[i].d);

@@ -113,7 +113,7 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
     else if (s->state_fd >= 0) s->db = db_open(s->cfg.store[0] ? s->cfg.store : path, e);
     if (s->db) db_set_sync(s->db, s->cfg.sync_full);
     if (s->db && auth_open(s, e) == 0 && store_reconcile(s, e) == 0) return s;
-    free(s); /* an open store stays: its committer thread holds it, and the caller exits */
+    free(s); /* an open store stays (its connections, a PostgreSQL life lock): the caller exits */
     return NULL;
 }
 
