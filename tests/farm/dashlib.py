@@ -3,6 +3,7 @@ over tests/farm/cases_verdicts whose cases give every verdict (the expected ones
 Run 2 uses gcc only, so the compiler-dependent cases change between the runs."""
 import html.parser
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -34,8 +35,13 @@ def seeded_farm(tmp_path):
     """A started farm with runs 1 (cases_verdicts, gcc and clang), 2 (the same, gcc only),
     3 (cases_values side by side: host, emulated, device; submitted with --commit and
     --branch), 4 and 5 (cases_flaky twice, one source and matrix: coin.cairn's verdict
-    changes between them), 6 (cases_flaky on gcc alone: no promise broken). The caller
-    closes it."""
+    changes between them), 6 (cases_flaky on gcc alone: no promise broken), 7 (cases_flaky
+    with steady.cairn edited to differ on clang, the matrix of runs 4 and 5: its verdict
+    changes with its source, so it is not flaky). The caller closes it."""
+    edited = tmp_path / "flaky-edited"
+    shutil.copytree(FLAKY, edited)
+    (edited / "examples" / "steady.cairn").write_text(
+        "// Edited: differs on clang from its first build.\n//! observe-later acc 0\n")
     farm = Farm(tmp_path, lease=15).start()
     try:
         env = dict(GPU_PATH, FAKE_CAIRN_COUNTER=str(tmp_path / "builds"))
@@ -46,9 +52,10 @@ def seeded_farm(tmp_path):
                             "--branch", BRANCH, "--submitter", "ci <nightly>")]
         for run in runs:
             farm.wait_run(run, 90)
-        for matrix in ({"compilers": ["gcc", "clang"]},) * 2 + ({"compilers": ["gcc"]},):
+        both, gcc = {"compilers": ["gcc", "clang"]}, {"compilers": ["gcc"]}
+        for tree, matrix in ((FLAKY, both), (FLAKY, both), (FLAKY, gcc), (edited, both)):
             # one after the other: the counter decides coin.cairn's bits
-            runs.append(farm.submit(FLAKY, matrix))
+            runs.append(farm.submit(tree, matrix))
             farm.wait_run(runs[-1], 90)
         # A finished run's comparison is stored by the coordinator's reporter, which the
         # index and the histories read: all runs' are there before the tests look.

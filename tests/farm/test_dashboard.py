@@ -31,12 +31,9 @@ from dashlib import EXPECTED, Page, seeded_farm  # noqa: E402
 
 try:
     import websocket
-except ImportError:       # the browser tests say so below
+except ImportError:       # the browser fixture fails, naming it
     websocket = None
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None or websocket is None,
-    reason="chromium or python3-websocket is not installed (scripts/deps.sh installs both)")
 ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
 
 
@@ -57,12 +54,18 @@ def farm(tmp_path_factory, farm_store):  # one coordinator per store
     farm, runs = seeded_farm(tmp_path_factory.mktemp("dash"))
     farm.runs = tuple(runs[:2])
     farm.values_run, farm.flaky_runs, farm.passing_run = runs[2], tuple(runs[3:5]), runs[5]
+    farm.edited_run = runs[6]
     yield farm
     farm.close()
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
+    # Not a skip: scripts/deps.sh (run by `make test`) installs both, and a browser test
+    # that skips where they are missing would pass on a CI machine that checked nothing.
+    if CHROMIUM is None or websocket is None:
+        pytest.fail("the browser tests need chromium and python3-websocket: scripts/deps.sh"
+                    " installs both")
     b = Browser(tmp_path_factory.mktemp("chromium"))
     yield b
     b.close()
@@ -261,8 +264,16 @@ def grid_rows(body):
 
 def test_the_grid_marks_flaky_cases_and_filters(farm):
     """coin.cairn's verdict changes between runs 4 and 5 (one source, one matrix): flaky,
-    and so marked; steady.cairn is not; fixed_differs.cairn changes between runs 1 and 2
-    but those ran other matrices: not flaky. The filters keep what they say."""
+    and so marked; steady.cairn's changes between runs 5 and 7 (one matrix) but its source
+    was edited: not flaky; fixed_differs.cairn changes between runs 1 and 2 but those ran
+    other matrices: not flaky. The filters keep what they say."""
+    run5, run7 = farm.flaky_runs[1], farm.edited_run
+    assert farm.run_view(run5)["source_sha"] != farm.run_view(run7)["source_sha"]
+    assert farm.run_view(run5)["matrix_id"] == farm.run_view(run7)["matrix_id"]
+    assert Page(get(farm, f"/runs/{run5}")[1].decode()).verdicts["examples/steady.cairn"] \
+        == "identical"
+    assert Page(get(farm, f"/runs/{run7}")[1].decode()).verdicts["examples/steady.cairn"] \
+        == "differs-where-fixed"
     status, body = get(farm, "/grid")
     assert status == 200
     rows = grid_rows(body)
@@ -274,7 +285,7 @@ def test_the_grid_marks_flaky_cases_and_filters(farm):
     assert set(grid_rows(get(farm, "/grid?case=wide")[1])) == {"examples/wide.cairn"}
     differs = set(grid_rows(get(farm, "/grid?verdict=differs-where-fixed")[1]))
     assert differs == {"examples/coin.cairn", "examples/fixed_differs.cairn",
-                       "examples/wide.cairn"}
+                       "examples/steady.cairn", "examples/wide.cairn"}
     assert grid_rows(get(farm, "/grid?machine=nobody")[1]) == {}
     assert len(grid_rows(get(farm, "/grid?machine=gpu-box")[1])) == len(rows)
     status, body = get(farm, "/grid?runs=2")
@@ -401,7 +412,6 @@ def is_error(event):
             (m == "Log.entryAdded" and p["entry"]["level"] == "error"))
 
 
-@needs_chromium
 def test_pages_load_without_console_errors(farm, browser):
     run1 = farm.runs[0]
     matrix = farm.run_view(run1)["matrix_id"]
@@ -413,7 +423,6 @@ def test_pages_load_without_console_errors(farm, browser):
         keep_screenshot(browser, f"dashboard-{name}")
 
 
-@needs_chromium
 def test_the_matrix_shows_the_seeded_verdicts_in_colour(farm, browser):
     run1 = farm.runs[0]
     assert browser.load(f"{farm.url}/runs/{run1}") == []
@@ -427,7 +436,6 @@ def test_the_matrix_shows_the_seeded_verdicts_in_colour(farm, browser):
     keep_screenshot(browser, "dashboard-run")
 
 
-@needs_chromium
 @pytest.mark.parametrize("path", [f"/runs/1", *NEW_PAGES])
 def test_every_link_on_each_page_resolves_in_the_browser(farm, browser, path):
     browser.load(farm.url + path)
@@ -446,7 +454,6 @@ def test_every_link_on_each_page_resolves_in_the_browser(farm, browser, path):
             assert not anchor or f'id={anchor}' in r.read().decode(), link
 
 
-@needs_chromium
 def test_the_filter_form_works_without_script(farm, browser):
     """The run page's filters are a plain GET form: choosing a verdict and submitting it
     (no script of the page's own) shows only those rows."""

@@ -45,6 +45,9 @@ def test_a_state_folder_in_the_folder_layout_is_migrated_at_start(tmp_path, farm
         log = (tmp_path / "farm.log").read_text()
         assert ("farm: migrate: 2 source archive(s) moved, 1 bundle(s) from the journal and 2"
                 " from folders filed by content, 4 folder(s) removed") in log, log
+        # The legacy runs' comparisons were stored before values were decoded: redone.
+        assert "stored comparison(s) from before values were decoded dropped" in log, log
+        assert log.count("farm: migrate:") == 2, log
         # No folder per bundle is left (the ghost no job filed went too), sources moved.
         assert [p for p in (farm.state / "evidence").rglob("*") if p.is_file()] == []
         for src in sources:
@@ -83,7 +86,7 @@ def test_a_state_folder_in_the_folder_layout_is_migrated_at_start(tmp_path, farm
     # A second start has nothing left to migrate.
     farm.start()
     farm.close()
-    assert (tmp_path / "farm.log").read_text().count("farm: migrate:") == 1
+    assert (tmp_path / "farm.log").read_text().count("farm: migrate:") == 2
 
 
 def test_a_bundle_lost_but_journalled_comes_back_and_a_missing_folder_is_named(tmp_path,
