@@ -21,7 +21,9 @@
  *   sum of two doubles (f64 exp and log) with a proved error bound;
  * - a rounding test asks whether every value within that bound of the approximation
  *   rounds to the same result; it passes for all but about one input in 2^20 (f32) or
- *   2^13 (f64), and then that result is the correctly rounded one;
+ *   2^13 (f64), and then that result is the correctly rounded one (the f64 log has two
+ *   fast stages: a cheap one whose bound is per table entry, passing for all but one
+ *   random double in 2^14, then for those a tighter one, 2^-67);
  * - otherwise the accurate path (cairn_cr_mp.h) computes the value with a 192-bit
  *   significand, relative error below 2^-100 (f32 series) to 2^-150, and rounds once.
  *   For f32 the exhaustive test over all 2^32 inputs shows it always decides; for f64
@@ -56,10 +58,11 @@
 #define CAIRN__CR_TABLE static const
 #endif
 
-/* Test builds (tests/c/cr_check.c) count accurate-path entries [0] and accurate-path
- * results whose error bound did not decide the rounding [1] (never seen). */
+/* Test builds (tests/c/cr_check.c) count accurate-path entries [0], accurate-path
+ * results whose error bound did not decide the rounding [1] (never seen), and entries
+ * into the f64 log's second stage [2]. */
 #if defined(CAIRN_CR_STATS) && !defined(__CUDA_ARCH__)
-static _Thread_local unsigned long long cairn__cr_stats[2];
+static _Thread_local unsigned long long cairn__cr_stats[3];
 #define CAIRN__CR_COUNT(i) (cairn__cr_stats[i]++)
 #else
 #define CAIRN__CR_COUNT(i) ((void)0)
@@ -98,6 +101,20 @@ CAIRN__CR_FN double cairn__cr_two_sum(double a, double b, double *lo) {
     double s = a + b, bb = s - a;
     *lo = (a - (s - bb)) + (b - bb);
     return s;
+}
+
+/* (double)k for |k| < 2^51, exactly. clang (14) converts with cvtsi2sd without first
+ * clearing its destination, whose old contents the instruction keeps in the upper half:
+ * in the logs that chains one call to the next through whatever the caller left in the
+ * register (measured under clang: logf 1.75x and log 2.34x glibc's instead of 1.33x and
+ * 1.60x). Under clang the integer goes into the significand of 1.5 2^52 instead; gcc
+ * clears the register itself, and its conversion is the shorter. */
+CAIRN__CR_FN double cairn__cr_i2d(int64_t k) {
+#if defined(__clang__) && !defined(__CUDA_ARCH__)
+    return cairn__f64_from_bits(0x4338000000000000ull + (uint64_t)k) - 0x1.8p52;
+#else
+    return (double)k;
+#endif
 }
 
 /* |x|, without a branch. */
@@ -146,7 +163,8 @@ CAIRN__CR_FN int cairn__cr_f32_sure_normal(double y) {
 #ifdef CAIRN_CR_FORCE_SLOW
     return 0;
 #endif
-    return ((cairn__f64_bits(y) - 0x10000000u + 256u) & 0x1FFFFFFFu) > 512u;
+    /* the 29 bits times 8 fill 32; 2^28 +- 256 is then 2^31 +- 2^11: one lea and a compare */
+    return (uint32_t)((uint32_t)cairn__f64_bits(y) * 8u - 0x7FFFF800u) > 0x1000u;
 }
 
 /* The same for any y: the bits test where |y| >= 2^-126, cairn__cr_f32_sure below. */
@@ -340,10 +358,11 @@ CAIRN__CR_FN float cairn_cr_tanhf(float x) {
     return b >> 31 ? -(float)y : (float)y;
 }
 
-/* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) for x < 0 (e^... <= 1 either way): e^...'s
- * relative error passes on scaled by at most 1, plus two roundings. */
-CAIRN__CR_FN double cairn__cr_sigmoid_d(double x) {
-    double e = cairn__cr_exp_d(-cairn__cr_abs(x));
+/* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) for x < 0, given e = e^-|x| (<= 1): e's
+ * relative error passes on scaled by at most 1, plus two roundings. From
+ * cairn__cr_exp_d (2^-50.5) below 2^-50.4; from cairn__cr_expf_d (2^-46.2, an f32 x with
+ * |x| <= 87) below 2^-46.1. */
+CAIRN__CR_FN double cairn__cr_sigmoid_d(double x, double e) {
     return cairn__cr_pick(x < 0, e, 1.0) / (1.0 + e);
 }
 
@@ -352,7 +371,7 @@ CAIRN__CR_SLOW float cairn__cr_sigmoidf_edge(float x) {
     if ((b & 0x7FFFFFFFu) > 0x7F800000u) return cairn__cr_nanf();
     if (x > 30.0f) return 1.0f;   /* 1 - sigmoid < e^-30 < 2^-25 */
     if (x < -105.0f) return 0.0f; /* sigmoid < e^-105 < 2^-151 */
-    double y = cairn__cr_sigmoid_d((double)x);
+    double y = cairn__cr_sigmoid_d((double)x, cairn__cr_exp_d(-cairn__cr_abs((double)x)));
     if (cairn__cr_f32_sure_rel(y)) return (float)y;
     int neg = x < 0.0f;
     cairn__crm one = cairn__crm_one();
@@ -363,35 +382,51 @@ CAIRN__CR_SLOW float cairn__cr_sigmoidf_edge(float x) {
 
 CAIRN__CR_FN float cairn_cr_sigmoidf(float x) {
     if ((cairn__f32_bits(x) & 0x7FFFFFFFu) > 0x41F00000u) return cairn__cr_sigmoidf_edge(x);
-    double y = cairn__cr_sigmoid_d((double)x); /* |x| <= 30: y > 2^-44 */
+    double ax = (double)cairn__f32_from_bits(cairn__f32_bits(x) & 0x7FFFFFFFu);
+    double y = cairn__cr_sigmoid_d((double)x, cairn__cr_expf_d(-ax)); /* |x| <= 30: y > 2^-44 */
     if (cairn__cr_f32_sure_normal(y)) return (float)y;
     return cairn__cr_sigmoidf_edge(x);
 }
 
 /* ---- log and its relatives, f32 ------------------------------------------------------ */
 
-/* log(1 + u) - u for |u| < 2^-8: -u^2/2 + u^3/3 ... to u^6 (the tail below u^7/7,
- * 2^-50.8 of u); evaluated with relative error below 2^-51 of u. */
-CAIRN__CR_FN double cairn__cr_log1p_tail(double u) {
-    double u2 = u * u;
-    return u2 * ((-0.5 + u * CAIRN__CR_INV3) +
-                 u2 * ((-0.25 + u * CAIRN__CR_INV5) + u2 * -CAIRN__CR_INV6));
-}
-
-/* log x and log2 x for a positive normal f32 x = 2^e m, m in [1, 2): with the table's
- * r (n/512) and L, u = m r - 1 is exact (24 + 10 bits, then Sterbenz), |u| < 2^-8, and
- * log x = K ln2 + L + log(1 + u), K = e or e + 1 (from entry LOG_SPLIT on, where L is
- * log(1/r) - ln2). Near 1 (K = 0 and the entries 0 and 255, whose L is 0) the result is
- * log(1 + u) alone, so x = 1 gives 0 exactly; elsewhere |result| > 2^-9.1 and every
-  * term is within a factor 3 of it. Relative error below 2^-48.5. */
-CAIRN__CR_FN double cairn__cr_logf_d(uint32_t b, int want_log2) {
-    int e = (int)(b >> 23) - 127;
-    int i = (int)((b >> 15) & 0xFF), K = e + (i >= CAIRN__CR_LOG_SPLIT);
-    double m = cairn__f64_from_bits(0x3FF0000000000000ull | ((uint64_t)(b & 0x7FFFFFu) << 29));
-    double u = m * cairn__cr_log_tab[i][0] - 1.0;
-    double t = cairn__cr_log_tab[i][1] + (u + cairn__cr_log1p_tail(u)); /* L within 2^-53 */
-    if (want_log2) return (double)K + t * CAIRN__CR_INVLN2;
-    return (double)K * CAIRN__CR_LN2 + t;
+/* log x (want_log2 0) or log2 x (1) for the positive normal f32 x = bits b, times
+ * 2^kadj (the subnormals' scaling). As glibc's logf, with more terms:
+ *  1. t = b - OFF: x = 2^k z with k = t >> 23 (arithmetic) and z in [OFF, 2 OFF),
+ *     OFF = 0.698; i = the 8 bits of t below the exponent picks one of 256 ranges of z,
+ *     equal in bit patterns: width 2^-8 above 1 and 2^-9 below, and the range of 1.0 is
+ *     [1 - 2^-10, 1 + 2^-9) (entry LOGF_ONE).
+ *  2. r = z invc - 1 is exact: z has 24 bits and invc 29, so z invc has at most 53, and
+ *     z invc lies within 2^-9 of 1 (Sterbenz). invc is 2 / (z0 + z1) rounded to 29 bits
+ *     for the range [z0, z1), so |r| <= 2^-9 (the generator checks each entry; below 1,
+ *     |r| <= 2^-9.48), and 1 for the range of 1.0: there r = z - 1, log c = 0, and k = 0
+ *     near x = 1.
+ *  3. log x = k ln2 + log c + log(1 + r), log c = -log(invc) rounded (2^-53 relative);
+ *     log(1 + r) = r + p, p = r^2 (-1/2 + r/3 + r^2 (-1/4 + r/5)): the tail is below
+ *     |r|^6/6 (1 + 2^-8), that is 2^-47.58 |r| near 1 (|r| <= 2^-9); p's roundings are
+ *     below 1.6 2^-53 r^2, and the result is ((k ln2 + log c) + r) + p.
+ *  Near 1 (the range of 1.0, k = 0) the result is that polynomial alone: relative error
+ *  below 2^-47.58 + 2^-52.4 < 2^-47.4, and x = 1 gives 0 exactly. Elsewhere with k = 0,
+ *  |log x| >= 2^-9.01 above 1 (log c within 2^-8 of it, the tail below 2^-56.58: relative
+ *  2^-47.57, with the roundings of log c, p and the sum, 3.5 2^-53: below 2^-47.3) and
+ *  |log x| >= 2^-10.01 below (|r| <= 2^-9.48: the tail 2^-59.5, relative 2^-49.5). With
+ *  k != 0, |log x| >= 0.333 |k| and every error is a few 2^-53 of a term within a factor
+ *  3 of it: below 2^-50.5. For log2, (log c + p) / ln2 adds two roundings and 1/ln2's,
+ *  and k + that, whose terms are at most 2.1 times the result, one more. So the bound
+ *  is 2^-47 throughout (the rounding test assumes 2^-45). */
+CAIRN__CR_FN double cairn__cr_logf_d(uint32_t b, int kadj, int want_log2) {
+    uint32_t t = b - CAIRN__CR_LOGF_OFF;
+    const double *e = cairn__cr_logf_tab + ((t >> 14) & 0x1FE); /* entry i: 2i, 2i + 1 */
+    int k = ((int32_t)t >> 23) + kadj; /* >> of a negative int: arithmetic in gcc, clang, nvcc */
+    /* z from its f32 bits by an exponent rebias (z is normal): no float-to-double
+     * conversion, which writes half a register and so can chain one call to the next */
+    double z = cairn__f64_from_bits(((uint64_t)(b - (t & 0xFF800000u)) << 29) +
+                                    ((uint64_t)(1023 - 127) << 52));
+    double r = z * e[0] - 1.0, r2 = r * r;
+    double p = r2 * ((-0.5 + r * CAIRN__CR_INV3) + r2 * (-0.25 + r * CAIRN__CR_INV5));
+    double kd = cairn__cr_i2d(k);
+    if (want_log2) return kd + ((e[1] + r) + p) * CAIRN__CR_INVLN2;
+    return ((kd * CAIRN__CR_LN2 + e[1]) + r) + p;
 }
 
 /* log and log2 for inputs that are not positive normal f32 values (NaN, negative, zero,
@@ -401,13 +436,9 @@ CAIRN__CR_SLOW float cairn__cr_logf_edge(float x, int want_log2) {
     if ((b & 0x7FFFFFFFu) > 0x7F800000u || (b >> 31 && (b & 0x7FFFFFFFu))) return cairn__cr_nanf();
     if ((b & 0x7FFFFFFFu) == 0) return cairn__f32_from_bits(0xFF800000u); /* -inf */
     if (b == 0x7F800000u) return x;
-    double y;
-    if (b < 0x00800000u) { /* subnormal: log(x 2^24) - 24 log 2 */
-        y = cairn__cr_logf_d(cairn__f32_bits(x * 0x1p24f), want_log2);
-        y = want_log2 ? y - 24.0 : y - 24.0 * CAIRN__CR_LN2; /* two terms; error below 2^-49 */
-    } else {
-        y = cairn__cr_logf_d(b, want_log2);
-    }
+    double y = b < 0x00800000u /* subnormal: x 2^24 is normal */
+                   ? cairn__cr_logf_d(cairn__f32_bits(x * 0x1p24f), -24, want_log2)
+                   : cairn__cr_logf_d(b, 0, want_log2);
     if (cairn__cr_f32_sure(y, cairn__cr_abs(y) * CAIRN__CR_EPS32)) return (float)y;
     cairn__crm l = cairn__crm_log(cairn__crm_from_f(x));
     const cairn__crm il2 = CAIRN__CR_MP_INVLN2;
@@ -417,7 +448,7 @@ CAIRN__CR_SLOW float cairn__cr_logf_edge(float x, int want_log2) {
 CAIRN__CR_FN float cairn_cr_logf(float x) {
     uint32_t b = cairn__f32_bits(x);
     if (b - 0x00800000u >= 0x7F000000u) return cairn__cr_logf_edge(x, 0);
-    double y = cairn__cr_logf_d(b, 0); /* |y| >= 2^-25, or 0 for x = 1 */
+    double y = cairn__cr_logf_d(b, 0, 0); /* |y| >= 2^-25, or 0 for x = 1 */
     if (cairn__cr_f32_sure_normal(y)) return (float)y;
     return cairn__cr_logf_edge(x, 0);
 }
@@ -425,7 +456,7 @@ CAIRN__CR_FN float cairn_cr_logf(float x) {
 CAIRN__CR_FN float cairn_cr_log2f(float x) {
     uint32_t b = cairn__f32_bits(x);
     if (b - 0x00800000u >= 0x7F000000u) return cairn__cr_logf_edge(x, 1);
-    double y = cairn__cr_logf_d(b, 1);
+    double y = cairn__cr_logf_d(b, 0, 1);
     if (cairn__cr_f32_sure_normal(y)) return (float)y;
     return cairn__cr_logf_edge(x, 1);
 }
@@ -611,6 +642,18 @@ CAIRN__CR_FN int cairn__cr_f64_sure(double hi, double lo, double eps) {
     return hi + (lo - e) == hi + (lo + e);
 }
 
+/* The same test where lo may exceed half a unit of hi's last place: 1 when every real
+ * within eps |hi| of hi + lo rounds to one double, then *y. The roundings of lo -+ e
+ * (2^-53 of |lo| + e) are the caller's to count in eps. */
+CAIRN__CR_FN int cairn__cr_f64_sure_sum(double hi, double lo, double eps, double *y) {
+#ifdef CAIRN_CR_FORCE_SLOW
+    return 0;
+#endif
+    double e = hi * eps; /* the test is the same for -e */
+    *y = hi + (lo - e);
+    return *y == hi + (lo + e);
+}
+
 /* exp outside 2^-54 <= |x| <= 707 (NaN, infinities, tiny x, results past 2^1022 or
  * below 2^-1022), and the accurate path. */
 CAIRN__CR_SLOW double cairn__cr_exp_edge(double x) {
@@ -690,7 +733,56 @@ CAIRN__CR_FN double cairn__cr_log_estimate(double x) {
     return cairn__cr_log_dd(x, &lo);
 }
 
-/* log of NaN, negative numbers, zeros, infinity and 1, and the accurate path. */
+/* log x = hi + *lo for a positive normal x (bits b), hi + *lo +- *eps |hi| holding
+ * log x and the rounding test's own error: the first stage, whose bound is its table
+ * entry's (scripts/gen_cr_tables.py computes it from the steps below: from 2^-71.4 to
+ * 2^-62, 2^-67 or better for 459 of the 512 entries):
+ *  1. t = b - OFF: x = 2^k z, k = t >> 52 (arithmetic), z in [OFF, 2 OFF), OFF = 0.7065;
+ *     i = the 9 bits of t below the exponent picks one of 512 ranges of z, equal in bit
+ *     patterns (width 2^-9 above 1, 2^-10 below); the range of 1.0 is [1 - 2^-11,
+ *     1 + 2^-10) (entry LOG64_ONE: invc = 1, log c = 0).
+ *  2. u = z invc - 1 exactly, from the table's invc (11 bits at most, a multiple of
+ *     2^-10, or of 2^-9 for some z < 1): z = zh + zl with zh its top 42 bits, so zh invc
+ *     and zl invc are exact; zh invc - 1 is exact (Sterbenz, |u| < 2^-9); and u lies on
+ *     the grid of z (2^-52, 2^-53 below 1) times invc's, below 2^53 of its units (the
+ *     generator checks each entry), so the last sum is exact too. |u| <= U <= 2^-9.2.
+ *  3. log x = k ln2 + log c + log(1 + u), log c = -log(invc) = chi + clo, chi on the
+ *     grid 2^-42 as LN2_HI (42 bits): k LN2_HI and a = k LN2_HI + chi are exact (on that
+ *     grid, below 2^10). (h1, e1) = a + u exactly: a fast two-sum, as |chi| >= U where
+ *     chi != 0 (checked), |a| >= 0.34 for k != 0, and a = 0 otherwise.
+ *  4. log(1 + u) - u = -u^2/2 + u^3 Q(u), Q = 1/3 - u/4 + u^2/5 - u^3/6 + u^4/7
+ *     (coefficients rounded): the tail below U^8/8 / (1 - U). p = u3 q - u2/2 with
+ *     u2 = u^2 and u3 = u2 u rounded, q = Q by Estrin within 2^-53.5 (two roundings
+ *     below 2^-55 and 1/3's 2^-55.6; the rest below 2^-70): -u2/2 is exact, so p's error
+ *     is 2^-53 u^2 (1/2 for u2, 1/2 for the sum, 1.71 |u| for u3 q): below 1.01 2^-53 u^2.
+ *  5. lo = (e1 + (k LN2_LO + clo)) + p: three roundings of 2^-53 of sums below 2^-19
+ *     (and |k| 2^-43), LN2_LO's and clo's own errors (|k| 2^-97, 2^-97). hi = h1, not
+ *     renormalised: cairn_cr_log's test h1 + (lo -+ e) then adds 2^-53 (|lo| + e) more.
+ *  The entry's bound is the larger of two cases: k = 0, the absolute errors over the
+ *  least |log z| of the range (for the range of 1.0, hi = u and lo = p exactly, and the
+ *  error is p's relative to u: 1.01 2^-53 U + U^7/8 + 2^-53 |p| / |u|, over 1 - U/2);
+ *  |k| >= 1, where |log x| >= 0.345 |k| and the errors are a + b |k|, worst at |k| = 1.
+ *  Each is multiplied by the most |log x| / |h1| (lo leaves p out of h1), raised by
+ *  2^-40 of itself and rounded up to 8 bits. */
+CAIRN__CR_INLINE double cairn__cr_log_fast(uint64_t b, double *lo, double *eps) {
+    uint64_t t = b - CAIRN__CR_LOG64_OFF, iz = b - (t & 0xFFF0000000000000ull);
+    const double *e = cairn__cr_log64_tab + ((t >> 41) & 0x7FC); /* entry i: 4i .. 4i + 3 */
+    /* >> of a negative: arithmetic in gcc, clang and nvcc */
+    double kd = cairn__cr_i2d((int64_t)t >> 52);
+    double z = cairn__f64_from_bits(iz), zh = cairn__f64_from_bits(iz & ~0x7FFull);
+    double u = (zh * e[0] - 1.0) + (z - zh) * e[0];
+    double e1, h1 = cairn__cr_fast_two_sum(kd * CAIRN__CR_LN2_HI + e[1], u, &e1);
+    double u2 = u * u, q = (CAIRN__CR_INV3 - 0.25 * u) +
+                           u2 * ((CAIRN__CR_INV5 - CAIRN__CR_INV6 * u) + u2 * CAIRN__CR_INV7);
+    double p = (u2 * u) * q + -0.5 * u2;
+    *eps = e[3];
+    *lo = (e1 + (kd * CAIRN__CR_LN2_LO + e[2])) + p;
+    return h1;
+}
+
+/* log of NaN, negative numbers, zeros, subnormals, infinity and 1; and the inputs the
+ * first stage leaves: the second (cairn__cr_log_dd, within 2^-67), then the accurate
+ * path. */
 CAIRN__CR_SLOW double cairn__cr_log_edge(double x) {
     uint64_t b = cairn__f64_bits(x);
     if (b == 0x3FF0000000000000ull) return 0.0;
@@ -698,15 +790,20 @@ CAIRN__CR_SLOW double cairn__cr_log_edge(double x) {
         return cairn__cr_nan();                                        /* NaN, or below zero */
     if (!(b << 1)) return cairn__f64_from_bits(0xFFF0000000000000ull); /* +-0: -inf */
     if (b == 0x7FF0000000000000ull) return x;
+    double lo, hi = cairn__cr_log_dd(x, &lo);
+    CAIRN__CR_COUNT(2);
+    if (cairn__cr_f64_sure(hi, lo, CAIRN__CR_EPS64_LOG)) return hi;
     return cairn__cr_f64_finish(cairn__crm_log(cairn__crm_from_d(x)), 150);
 }
 
+/* The first stage for positive normal x, its rounding test with the entry's bound; the
+ * rest in cairn__cr_log_edge. */
 CAIRN__CR_FN double cairn_cr_log(double x) {
     uint64_t b = cairn__f64_bits(x);
-    if (b - 1 >= 0x7FF0000000000000ull - 1 || b == 0x3FF0000000000000ull)
-        return cairn__cr_log_edge(x); /* not positive and finite, or 1 */
-    double lo, hi = cairn__cr_log_dd(x, &lo);
-    if (cairn__cr_f64_sure(hi, lo, CAIRN__CR_EPS64_LOG)) return hi;
+    if (b - 0x0010000000000000ull >= 0x7FF0000000000000ull - 0x0010000000000000ull)
+        return cairn__cr_log_edge(x); /* not positive, normal and finite */
+    double lo, eps, y, hi = cairn__cr_log_fast(b, &lo, &eps);
+    if (cairn__cr_f64_sure_sum(hi, lo, eps, &y)) return y;
     return cairn__cr_log_edge(x);
 }
 

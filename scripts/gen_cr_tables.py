@@ -21,6 +21,12 @@ SCALE = 800  # bits of the fixed-point integers below
 EXP_N = 512  # 2^(j/512) table
 LOG_N = 256  # 1/r table indexed by the top 8 fraction bits
 LOG_SPLIT = 107  # entries from here on stand for m/2 (m >= sqrt 2): exponent + 1
+# The fast logs (cairn_cr_logf, log2f and cairn_cr_log's first stage) cut [OFF, 2 OFF),
+# OFF near 1/sqrt 2, into N ranges of equal width in bit patterns; 1.0 lies in the middle
+# of one of them (entry *_ONE), whose invc is 1 and log c 0.
+LOGF_N, LOGF_OFF, LOGF_INVC_BITS = 256, 0x3F32C000, 29
+LOG64_N, LOG64_OFF = 512, 0x3FE69C0000000000
+LOG64_HI_GRID = Fraction(1, 1 << 42)  # log c's high part: a multiple of 2^-42, as ln2 hi
 
 
 def arctan_inv(n, scale):
@@ -61,6 +67,15 @@ def rn_double(q):
 
 def hexd(x):
     return x.hex() if x != 0 else "0x0p+0"
+
+
+def hexs(x):
+    """x as a C hex float with the trailing zeros of its fraction dropped."""
+    if x == 0:
+        return "0x0p+0"
+    mant, exp = x.hex().split("p")
+    mant = mant.rstrip("0").rstrip(".")
+    return f"{mant}p{exp}"
 
 
 def binade(q):
@@ -123,6 +138,148 @@ def log_table(ln2):
         llo = rn_double(big_l - Fraction(lhi))
         rows.append(f"    {{{hexd(n / 512)}, {hexd(lhi)}, {hexd(llo)}}},")
     return rows
+
+
+def f32_of(pattern):
+    """The value of a positive normal f32 bit pattern, exactly."""
+    return Fraction((pattern & 0x7FFFFF) | 0x800000) * Fraction(2) ** ((pattern >> 23) - 150)
+
+
+def f64_of(pattern):
+    """The value of a positive normal f64 bit pattern, exactly."""
+    m = (pattern & ((1 << 52) - 1)) | (1 << 52)
+    return Fraction(m) * Fraction(2) ** ((pattern >> 52) - 1075)
+
+
+def ln(q):
+    """log q for a positive rational q, within 10^-65 relative (decimal at 70 digits)."""
+    decimal.getcontext().prec = 70
+    q = Fraction(q)
+    if q == 1:
+        return Fraction(0)
+    return Fraction((decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)).ln())
+
+
+def round_sig(q, bits):
+    """q rounded to nearest with `bits` significant bits."""
+    unit = Fraction(2) ** (binade(q)[1] - bits)
+    return round(Fraction(q) / unit) * unit
+
+
+def ceil_double(q, bits=8):
+    """The least double of at most `bits` significant bits that is >= q > 0."""
+    unit = Fraction(2) ** (binade(q)[1] - bits)
+    v = -(-Fraction(q) // unit) * unit
+    assert float(v) == v and v >= q
+    return float(v)
+
+
+def log_ranges(n, off, shift, of):
+    """The N ranges [z0, z1) of [OFF, 2 OFF), equal in bit patterns, and the index of the
+    one holding 1.0 (in its middle)."""
+    ranges = [(of(off + (i << shift)), of(off + ((i + 1) << shift))) for i in range(n)]
+    one = [i for i, (z0, z1) in enumerate(ranges) if z0 < 1 < z1]
+    assert len(one) == 1 and ranges[one[0]][0] - 1 == -(ranges[one[0]][1] - 1) / 2
+    return ranges, one[0]
+
+
+def logf_table():
+    """cairn_cr_logf's table: invc (29 bits, so that z invc is exact for an f32 z) and
+    log c = -log(invc) rounded; the range holding 1 has invc = 1, log c = 0."""
+    ranges, one = log_ranges(LOGF_N, LOGF_OFF, 15, f32_of)
+    rows = []
+    for i, (z0, z1) in enumerate(ranges):
+        invc = Fraction(1) if i == one else round_sig(2 / (z0 + z1), LOGF_INVC_BITS)
+        u = max(abs(z0 * invc - 1), abs(z1 * invc - 1))
+        assert u <= Fraction(1, 512) and (z1 > 1 or u * 1024 <= Fraction(1434, 1000)), i
+        rows.append(f"    {hexs(float(invc))}, {hexd(rn_double(-ln(invc)))}, /* {i} */")
+    return rows, one
+
+
+D53 = Fraction(1, 1 << 53)
+LOG64_EVAL = Fraction(101, 100) * D53  # p's evaluation error over u^2 (cairn_cr.h, step 4)
+LOG64_KMIN = Fraction(345, 1000)  # |log x| >= 0.345 |k| when k != 0
+
+
+def log64_eps(u, m, lhi, llo, dc, l2lo, dl2):
+    """The relative error bound of cairn__cr_log_fast with its rounding test, for an entry,
+    as that function's comment derives it: u bounds |u|, m bounds |log z| from below (None:
+    the entry of 1), lhi and llo are log c's parts and dc their error; l2lo and dl2:
+    LN2_LO and the error of LN2_HI + LN2_LO. Each case's absolute error over the least
+    |log x| (or, for the entry of 1 with k = 0, the relative error of p against u), times
+    the most |log x| / |h1| (the test scales e with h1), raised by 2^-40 for the test's own
+    roundings (of e, and 2^-53 of e in lo +- e)."""
+    D = D53
+    trunc = u ** 8 / 8 / (1 - u)  # the Taylor tail past u^7
+    pmax = Fraction(51, 100) * u * u  # |p|
+    if m is None:  # k = 0: h1 = u, lo = p exactly; |log(1 + u)| <= |u| = |h1|
+        rel0, gamma0 = (LOG64_EVAL * u + u ** 7 / 8 / (1 - u) + D * pmax / u) / (1 - u / 2), 1
+    else:  # k = 0: t = clo
+        s1 = (D * (abs(lhi) + u) * (1 + 2 * D) + abs(llo)) * (1 + D)  # |e1 + clo|
+        lo = (s1 + pmax) * (1 + D)
+        abs0 = dc + LOG64_EVAL * u * u + trunc + D * s1 + D * lo + D * lo * (1 + D)
+        rel0 = abs0 / m
+        gamma0 = 1 + (lo + abs0) / (m - lo - abs0)  # |log x| / |h1|
+    # |k| >= 1: the error is a + b |k| and |log x| >= 0.345 |k|, so |k| = 1 is the worst
+    t = (l2lo * (1 + D) + abs(llo)) * (1 + D)  # |k LN2_LO + clo|
+    s1 = (D * (Fraction(7, 10) + abs(lhi) + u) * (1 + 2 * D) + t) * (1 + D)
+    lo = (s1 + pmax) * (1 + D)
+    absk = (dl2 + dc + D * l2lo + D * t + D * s1 + D * lo + D * lo * (1 + D) +
+            LOG64_EVAL * u * u + trunc)
+    relk = absk / LOG64_KMIN
+    gammak = 1 + (lo + absk) / (LOG64_KMIN - lo - absk)
+    rel = max(rel0 * gamma0, relk * gammak)
+    return ceil_double(rel * (1 + Fraction(1, 1 << 40)))
+
+
+def log64_invc(z0, z1):
+    """The invc of cairn_cr_log's table for z in [z0, z1), and the bound on |z invc - 1|:
+    the multiple of 2^-10 (of 2^-9 below 1, or of 2^-10 there too when |u| stays below
+    2^-10) nearest 2 / (z0 + z1) or next to it, with the least bound."""
+    def umax(c):
+        return max(abs(z0 * c - 1), abs(z1 * c - 1))
+
+    def best(grid):
+        mid = round(2 / (z0 + z1) / grid)
+        return min(((n * grid, umax(n * grid)) for n in (mid - 1, mid, mid + 1)),
+                   key=lambda cu: cu[1])
+
+    if z0 >= 1:
+        return best(Fraction(1, 1024))
+    fine = best(Fraction(1, 1024))
+    return fine if fine[1] < Fraction(1, 1024) else best(Fraction(1, 512))
+
+
+def log64_table(l2hi, l2lo, ln2):
+    """cairn_cr_log's first-stage table: invc (a multiple of 2^-10 for z >= 1, of 2^-9
+    below: 11 bits at most, so u = z invc - 1 is exact through the split of z), log c =
+    -log(invc) as hi (a multiple of 2^-42) + lo, and the entry's relative error bound."""
+    ranges, one = log_ranges(LOG64_N, LOG64_OFF, 43, f64_of)
+    zmax = max(abs(ln(ranges[0][0])), abs(ln(ranges[-1][1])))
+    assert zmax + LOG64_KMIN <= ln2  # |k ln2 + log z| >= 0.345 |k|
+    dl2 = abs(Fraction(l2hi) + Fraction(l2lo) - ln2)
+    rows = []
+    for i, (z0, z1) in enumerate(ranges):
+        invc, u = Fraction(1), max(1 - z0, z1 - 1)
+        if i != one:
+            invc, u = log64_invc(z0, z1)
+        # u = z invc - 1 is exact: z lies on the grid 2^-52 (2^-53 below 1), u on that
+        # grid times invc's, and |u| < 2^53 units of it
+        gz = Fraction(1, 1 << (52 if z0 >= 1 else 53))
+        g = next(Fraction(1, 1 << b) for b in range(12) if (invc * (1 << b)).denominator == 1)
+        assert u < Fraction(1, 512) and u < (1 << 53) * gz * g and invc * 1024 < 2048, i
+        logc = -ln(invc)
+        lhi = round(logc / LOG64_HI_GRID) * LOG64_HI_GRID
+        llo = rn_double(logc - lhi)
+        dc = abs(lhi + Fraction(llo) - logc) + Fraction(1, 1 << 200)
+        m = None
+        if i != one:
+            m = min(abs(ln(z0)), abs(ln(z1)))
+            # the fast two-sums' conditions: |log c hi| >= |u|, |hi| > |lo|
+            assert abs(lhi) >= u and m > 2 * (u * u + Fraction(1, 1 << 42)), i
+        eps = log64_eps(u, m, lhi, llo, dc, abs(Fraction(l2lo)), dl2)
+        rows.append(f"    {hexs(float(invc))}, {hexs(float(lhi))}, {hexd(llo)}, {hexs(eps)}, /* {i} */")
+    return rows, one
 
 
 def split(q, bits):
@@ -217,7 +374,30 @@ def main():
               " * -log(r) (minus ln 2 from entry LOG_SPLIT on) as hi + lo. */",
               "CAIRN__CR_TABLE double cairn__cr_log_tab[256][3] = {"]
     lines += log_table(ln2)
-    lines += ["};", "", "/* 2/pi = 0.b1 b2 b3 ... in binary: bits 64w+1 .. 64w+64 in word w. */",
+    l2hi, l2lo = split(ln2, 42)
+    frows, fone = logf_table()
+    drows, done = log64_table(l2hi, l2lo, ln2)
+    lines += ["};", "",
+              f"#define CAIRN__CR_LOGF_N {LOGF_N}",
+              f"#define CAIRN__CR_LOGF_OFF 0x{LOGF_OFF:08x}u",
+              f"#define CAIRN__CR_LOGF_ONE {fone} /* the entry of 1.0 */",
+              f"#define CAIRN__CR_LOG64_N {LOG64_N}",
+              f"#define CAIRN__CR_LOG64_OFF 0x{LOG64_OFF:016x}ull",
+              f"#define CAIRN__CR_LOG64_ONE {done} /* the entry of 1.0 */",
+              "",
+              f"/* logf: entry i (elements 2i, 2i + 1) stands for the f32 patterns OFF + [i, i + 1)",
+              " * 2^15, values z in [OFF, 2 OFF): invc (29 bits) and log c = -log(invc) rounded. */",
+              f"CAIRN__CR_TABLE double cairn__cr_logf_tab[{2 * LOGF_N}] = {{"]
+    lines += frows
+    lines += ["};", "",
+              "/* log (f64) first stage: entry i (elements 4i .. 4i + 3) stands for the patterns",
+              " * OFF + [i, i + 1) 2^43: invc (a multiple of 2^-10, or of 2^-9 for some z < 1),",
+              " * log c = -log(invc) as hi (a multiple of 2^-42) + lo, and the entry's relative",
+              " * error bound. */",
+              "/* clang-format off */",
+              f"CAIRN__CR_TABLE double cairn__cr_log64_tab[{4 * LOG64_N}] = {{"]
+    lines += drows
+    lines += ["};", "/* clang-format on */", "", "/* 2/pi = 0.b1 b2 b3 ... in binary: bits 64w+1 .. 64w+64 in word w. */",
               "CAIRN__CR_TABLE uint64_t cairn__cr_2_pi[10] = {"]
     lines += [f"    0x{w:016x}u," for w in words]
     lines += ["};", "", "#endif"]

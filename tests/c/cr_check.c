@@ -7,8 +7,13 @@
  *   cr_check f64 FUNC COUNT SEED THREADS   COUNT random doubles (spread as make_f64 says)
  *   cr_check file FUNC PATH                the doubles listed in PATH (hex floats, # comments)
  *   cr_check fast FUNC COUNT SEED          the f64 fast path's error (hi + lo) against its
- *                                          bound, on random inputs (no rounding involved)
-  *   cr_check tables                        every table entry and constant of cairn_cr_tables.h
+ *                                          bound, on random inputs (no rounding involved;
+ *                                          log: both stages, the first against its table
+ *                                          entry's bound)
+  *   cr_check fbound log|log2 STRIDE        the f32 log's (log2's) fast path in double against
+ *                                          its stated bound on every STRIDE-th positive
+ *                                          normal f32
+ *   cr_check tables                        every table entry and constant of cairn_cr_tables.h
  *   cr_check pairs PATH                    results computed elsewhere, one a line:
  *                                          f32|f64 FUNC INBITS OUTBITS (hex)
  *
@@ -23,8 +28,9 @@
  * mpfr_can_round). Doubles are checked against MPFR alone. Results are compared as bits:
  * NaN must be the documented 0x7FFFFFFF / 0x7FFFFFFFFFFFFFFF, zeros keep their sign.
  * Prints one summary line: inputs, how many MPFR decided, differences, and how often
- * the runtime's accurate path ran and failed to decide (the last must be 0). Exits 1 on
- * any difference. */
+ * the runtime's accurate path ran and failed to decide (the last must be 0), and for f64
+ * how often the log's first stage left an input to its second. Exits 1 on any
+ * difference. */
 #define CAIRN_CR_STATS 1
 #include "cairn_cr.h"
 
@@ -302,7 +308,7 @@ typedef struct job64 {
     const func64 *f;
     uint64_t count, seed;
     int threads;
-    _Atomic uint64_t next, checked, differ, slow, undecided;
+    _Atomic uint64_t next, checked, differ, slow, undecided, second;
 } job64;
 
 static void check_one64(job64 *jb, double x) {
@@ -314,7 +320,7 @@ static void check_one64(job64 *jb, double x) {
 static void *worker64(void *arg) {
     job64 *jb = arg;
     uint64_t done = 0;
-    cairn__cr_stats[0] = cairn__cr_stats[1] = 0;
+    cairn__cr_stats[0] = cairn__cr_stats[1] = cairn__cr_stats[2] = 0;
     for (;;) {
         uint64_t b = atomic_fetch_add(&jb->next, 4096);
         if (b >= jb->count) break;
@@ -327,6 +333,7 @@ static void *worker64(void *arg) {
     atomic_fetch_add(&jb->checked, done);
     atomic_fetch_add(&jb->slow, cairn__cr_stats[0]);
     atomic_fetch_add(&jb->undecided, cairn__cr_stats[1]);
+    atomic_fetch_add(&jb->second, cairn__cr_stats[2]);
     return NULL;
 }
 
@@ -369,9 +376,10 @@ static int check_file(const func64 *f, const char *path) {
         n++;
     }
     fclose(in);
-    printf("file %s %s: %lu inputs, %lu differ; accurate path %llu times, %llu undecided; the "
-           "hardest has %d equal bits after the round bit\n",
-           f->name, path, n, bad, cairn__cr_stats[0], cairn__cr_stats[1], hardest);
+    printf("file %s %s: %lu inputs, %lu differ; accurate path %llu times, %llu undecided; "
+           "second stage %llu times; the hardest has %d equal bits after the round bit\n",
+           f->name, path, n, bad, cairn__cr_stats[0], cairn__cr_stats[1], cairn__cr_stats[2],
+           hardest);
     return bad || cairn__cr_stats[1] ? 1 : 0;
 }
 
@@ -393,8 +401,27 @@ static double rel_err_log2(double hi, double lo, int k, const func64 *f, double 
     return r;
 }
 
+/* The log's first stage (cairn__cr_log_fast) at x: its error against MPFR over the
+ * bound its table entry states, as log2 (must be below 0), and its relative error. */
+static double log_first_ratio(double x, double *rel) {
+    double lo, eps, hi = cairn__cr_log_fast(d2u(x), &lo, &eps);
+    *rel = rel_err_log2(hi, lo, 0, &FUNCS64[1], x);
+    return *rel - log2(eps);
+}
+
+/* Inputs for the log's first stage beyond make_f64's: the ends of every table entry's range
+ * (a few units either side of each boundary pattern, any exponent), which hold its largest
+ * |u|, and around 1 and 2. */
+static double log_edge_input(uint64_t *s) {
+    uint64_t r = splitmix(s), i = r % (CAIRN__CR_LOG64_N + 1), d = (r >> 20) % 64;
+    uint64_t b = CAIRN__CR_LOG64_OFF + (i << 43) + d - 32;
+    int k = (r >> 30) & 1 ? 0 : (int)((r >> 32) % 2000) - 1000;
+    return u2d(b + ((uint64_t)(int64_t)k << 52));
+}
+
 static int check_fast(const func64 *f, uint64_t count, uint64_t seed) {
     double worst = -400.0, worst_x = 0, bound = f->ours == cairn_cr_exp ? -68.0 : -67.0;
+    double first = -400.0, first_rel = -400.0, first_x = 0;
     uint64_t n = 0;
     for (uint64_t i = 0; i < count; i++) {
         uint64_t s = seed * 0x9E3779B97F4A7C15ull ^ i;
@@ -405,7 +432,13 @@ static int check_fast(const func64 *f, uint64_t count, uint64_t seed) {
             hi = cairn__cr_exp_dd(x, &k, &lo);
         } else {
             if (!(x > 0) || isinf(x) || x == 1.0) continue;
-            hi = cairn__cr_log_dd(x, &lo);
+            hi = cairn__cr_log_dd(x, &lo); /* the second stage */
+            double rel, y = i % 2 ? log_edge_input(&s) : x;
+            if (y >= 0x1p-1022 && y != 1.0) { /* the first stage: positive normal inputs */
+                double ratio = log_first_ratio(y, &rel);
+                if (ratio > first) first = ratio, first_x = y;
+                first_rel = rel > first_rel ? rel : first_rel;
+            }
         }
         double e = rel_err_log2(hi, lo, k, f, x);
         if (e > worst) worst = e, worst_x = x;
@@ -413,7 +446,35 @@ static int check_fast(const func64 *f, uint64_t count, uint64_t seed) {
     }
     printf("fast %s: %" PRIu64 " inputs, largest relative error 2^%.2f at %a (bound 2^%.0f)\n",
            f->name, n, worst, worst_x, bound);
-    return worst > bound;
+    if (f->ours == cairn_cr_exp) return worst > bound;
+    printf("first stage: largest relative error 2^%.2f; largest error over its entry's bound "
+           "2^%.2f at %a\n",
+           first_rel, first, first_x);
+    return worst > bound || first >= 0;
+}
+
+static int usage(void);
+
+/* The f32 log's and log2's fast path (cairn__cr_logf_d, a double) over every positive
+ * normal f32 x = FIRST, FIRST + STRIDE, ...: its largest relative error against glibc's
+ * double log and log2 (within 0.52 and 0.55 units of their last place, 2^-52.9 relative:
+ * glibc's documented bounds), which must stay below the 2^-47 the code states plus
+ * 2^-50 for the reference. */
+static int check_fbound32(const char *name, uint32_t stride) {
+    int want_log2 = strcmp(name, "log2") == 0;
+    if (!want_log2 && strcmp(name, "log") != 0) return usage();
+    double worst = 0;
+    uint32_t worst_b = 0;
+    uint64_t n = 0;
+    for (uint64_t b = 0x00800000u; b < 0x7F800000u; b += stride, n++) {
+        double y = cairn__cr_logf_d((uint32_t)b, 0, want_log2), x = (double)u2f((uint32_t)b);
+        double ref = want_log2 ? log2(x) : log(x);
+        double rel = ref == 0 ? fabs(y) : fabs((y - ref) / ref);
+        if (rel > worst) worst = rel, worst_b = (uint32_t)b;
+    }
+    printf("fbound %s: %" PRIu64 " inputs, largest relative error 2^%.2f at %a (stated 2^-47)\n",
+           name, n, worst ? log2(worst) : -400.0, (double)u2f(worst_b));
+    return !(worst < 0x1p-47 + 0x1p-50);
 }
 
 /* ---- the tables ------------------------------------------------------------------ */
@@ -487,6 +548,61 @@ static void check_exp_log_tables(mpfr_t ln2, mpfr_t v) {
     }
 }
 
+/* -log(invc) into v, from MPFR. */
+static void minus_log(mpfr_t v, double invc) {
+    mpfr_set_d(v, invc, MPFR_RNDN);
+    mpfr_log(v, v, MPFR_RNDN);
+    mpfr_neg(v, v, MPFR_RNDN);
+}
+
+/* The first-stage log tables: entry i stands for the bit patterns OFF + [i, i + 1) 2^sh,
+ * whose values run from z0 to z1 (exclusive). z0 and z1 have few significant bits (11 for
+ * f64, 10 for f32), so z0 invc and z1 invc below are exact. */
+static void log_range(uint64_t off, int i, int sh, int f32, double *z0, double *z1) {
+    uint64_t p0 = off + ((uint64_t)i << sh), p1 = p0 + (1ull << sh);
+    *z0 = f32 ? (double)u2f((uint32_t)p0) : u2d(p0);
+    *z1 = f32 ? (double)u2f((uint32_t)p1) : u2d(p1);
+}
+
+static void check_logf_table(mpfr_t v) {
+    for (int i = 0; i < CAIRN__CR_LOGF_N; i++) {
+        double z0, z1, invc = cairn__cr_logf_tab[2 * i], logc = cairn__cr_logf_tab[2 * i + 1];
+        log_range(CAIRN__CR_LOGF_OFF, i, 15, 1, &z0, &z1);
+        /* r = z invc - 1 exact for every f32 z: invc has at most 29 bits; |r| <= 2^-9 */
+        double u = fmax(fabs(z0 * invc - 1), fabs(z1 * invc - 1));
+        expect(sig_bits(invc) <= 29 && u <= 0x1p-9, "logf table invc", i);
+        expect(i == CAIRN__CR_LOGF_ONE ? z0 < 1 && 1 < z1 && invc == 1 : z0 >= 1 || z1 <= 1,
+               "logf table: the entry of 1", i);
+        minus_log(v, invc);
+        expect(invc == 1 ? logc == 0 : is_rn(logc, v), "logf table log c", i);
+    }
+}
+
+static void check_log64_table(mpfr_t v) {
+    for (int i = 0; i < CAIRN__CR_LOG64_N; i++) {
+        const double *e = cairn__cr_log64_tab + 4 * i;
+        double z0, z1;
+        log_range(CAIRN__CR_LOG64_OFF, i, 43, 0, &z0, &z1);
+        /* invc: 11 bits at most, on the grid 2^-10; u = z invc - 1 lies on the grid of z
+         * (2^-52, or 2^-53 below 1) times invc's and needs at most 53 bits of it */
+        int one = i == CAIRN__CR_LOG64_ONE, g = 10;
+        while (g > 0 && e[0] * (1 << (g - 1)) == floor(e[0] * (1 << (g - 1)))) g--;
+        double u = fmax(fabs(z0 * e[0] - 1), fabs(z1 * e[0] - 1)), unit = 0x1p-52 / (1 << g);
+        if (z0 < 1) unit /= 2;
+        expect(sig_bits(e[0]) <= 11 && e[0] * 1024 == floor(e[0] * 1024) && u < 0x1p-9 &&
+                   u < 0x1p53 * unit,
+               "log64 table invc", i);
+        expect(one ? z0 < 1 && 1 < z1 && e[0] == 1 : z0 >= 1 || z1 <= 1,
+               "log64 table: the entry of 1", i);
+        /* log c = chi + clo, chi on the grid 2^-42; |chi| >= |u| (the fast two-sum) */
+        expect(e[1] * 0x1p42 == floor(e[1] * 0x1p42) && (one || fabs(e[1]) >= u), "log64 chi", i);
+        minus_log(v, e[0]);
+        /* clo below 2^-43, rounded: within 2^-97, and |log c| >= 2^-10.01 */
+        expect(one ? e[1] == 0 && e[2] == 0 : close_to(e[1], e[2], v, -86), "log64 log c", i);
+        expect(e[3] > 0 && e[3] < 0x1p-61, "log64 bound", i);
+    }
+}
+
 static void check_2_pi(mpfr_t v) {
     mpz_t z;
     mpz_init(z);
@@ -509,6 +625,8 @@ static int check_tables(void) {
     mpfr_const_log2(ln2, MPFR_RNDN);
     mpfr_const_pi(pi, MPFR_RNDN);
     check_exp_log_tables(ln2, v);
+    check_logf_table(v);
+    check_log64_table(v);
     check_2_pi(v);
     mpfr_div_ui(v, ln2, 512, MPFR_RNDN);
     expect(sig_bits(CAIRN__CR_LN2N_1) <= 34 && close_to(CAIRN__CR_LN2N_1, CAIRN__CR_LN2N_2, v, -88),
@@ -596,7 +714,7 @@ static int check_pairs(const char *path) {
 static int usage(void) {
     fprintf(stderr, "usage: cr_check f32 FUNC FIRST LAST THREADS | sample FUNC LOG2N THREADS |\n"
                     "       f64 FUNC COUNT SEED THREADS | file FUNC PATH | fast FUNC COUNT SEED |\n"
-                    "       tables | pairs PATH\n");
+                    "       fbound log|log2 STRIDE | tables | pairs PATH\n");
     return 2;
 }
 
@@ -670,15 +788,17 @@ static int main64(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &b);
     double secs = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
     printf("f64 %s: %" PRIu64 " inputs, all decided by MPFR, %" PRIu64
-           " differ; accurate path %" PRIu64 " times, %" PRIu64
-           " undecided; %.2f s on %d threads\n",
+           " differ; accurate path %" PRIu64 " times, %" PRIu64 " undecided; second stage %" PRIu64
+           " times; %.2f s on %d threads\n",
            f->name, (uint64_t)jb.checked, (uint64_t)jb.differ, (uint64_t)jb.slow,
-           (uint64_t)jb.undecided, secs, n);
+           (uint64_t)jb.undecided, (uint64_t)jb.second, secs, n);
     return jb.differ || jb.undecided ? 1 : 0;
 }
 
 static int dispatch(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "tables") == 0) return check_tables();
+    if (argc == 4 && strcmp(argv[1], "fbound") == 0)
+        return check_fbound32(argv[2], (uint32_t)strtoul(argv[3], NULL, 10));
     if (argc == 3 && strcmp(argv[1], "pairs") == 0) return check_pairs(argv[2]);
     if (argc < 3) return usage();
     if (strcmp(argv[1], "f32") == 0 || strcmp(argv[1], "sample") == 0) return main32(argc, argv);

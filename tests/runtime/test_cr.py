@@ -54,6 +54,18 @@ def test_f32_stratified_sample(func):
     assert inputs == 1 << int(log2n)
 
 
+@pytest.mark.parametrize("func", ["log", "log2"])
+@pytest.mark.parametrize("stride", ["16", pytest.param("1", marks=pytest.mark.matrix)])
+def test_f32_log_fast_path_bound(func, stride):
+    """The f32 log's fast path in double against the 2^-47 its comment states, on every
+    16th positive normal f32 (every one in `make matrix`), glibc's double log as the
+    reference (within 2^-52.9: 2^-50 is allowed for it)."""
+    res = run([harness("cr_check"), "fbound", func, stride], timeout=1200)
+    assert res.returncode == 0, res.stdout + res.stderr
+    worst = float(re.search(r"largest relative error 2\^(-?[\d.]+)", res.stdout).group(1))
+    assert -60 < worst < -47 + 0.2, res.stdout  # 2^-47 + 2^-50 is 2^-46.83
+
+
 @pytest.mark.parametrize("func", F32)
 def test_f32_accurate_path_alone(func):
     """Every input through the 192-bit path: 2^16 strata."""
@@ -64,8 +76,11 @@ def test_f32_accurate_path_alone(func):
 
 @pytest.mark.parametrize("func", F64)
 def test_f64_random(func):
-    inputs, _ = check(["f64", func, "1000000", "26", THREADS])
+    inputs, out = check(["f64", func, "1000000", "26", THREADS])
     assert inputs == 1000000
+    if func == "log":  # the first stage decides all but a few in a thousand (near 1 most)
+        second = int(re.search(r"second stage (\d+) times", out).group(1))
+        assert 0 < second < inputs // 100, out
 
 
 @pytest.mark.parametrize("func", F64)
@@ -89,12 +104,17 @@ def test_f64_published_hard_cases(func, binary):
 
 @pytest.mark.parametrize("func", F64)
 def test_f64_fast_path_error_bound(func):
-    """The bound the rounding test assumes (2^-68 exp, 2^-67 log) against MPFR's exact
-    value, on the fast path's own unrounded result."""
+    """The bound the rounding test assumes (2^-68 exp, 2^-67 the log's second stage)
+    against MPFR's exact value, on the fast path's own unrounded result; for the log's
+    first stage, each input's error against its table entry's bound, on random inputs and
+    on the ends of every entry's range (where |u| is largest)."""
     res = run([harness("cr_check"), "fast", func, "300000", "28"], timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
     worst = float(re.search(r"largest relative error 2\^(-?[\d.]+)", res.stdout).group(1))
     assert worst < (-68 if func == "exp" else -67), res.stdout
+    if func == "log":
+        over = float(re.search(r"over its entry's bound 2\^(-?[\d.]+)", res.stdout).group(1))
+        assert over < 0, res.stdout
 
 
 @pytest.mark.matrix
