@@ -167,16 +167,20 @@ void web_utc(FILE *out, double t) {
 }
 
 void web_time(FILE *out, double t) {
-    if (!(t > 0)) {
-        fputs("-", out);
-        return;
-    }
-    char text[64];
-    time_t secs = (time_t)t;
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    fprintf(out, "%s (%.0f s ago)", text, timing_now_seconds() - t);
+    web_utc(out, t);
+    if (t > 0) fprintf(out, " UTC (%.0f s ago)", timing_now_seconds() - t);
+}
+
+void web_job_cells(FILE *out, const cJSON *job, const char *note) {
+    fprintf(out, "<td>%.0f<td class=small>", json_num(job, "attempt", 0));
+    web_utc(out, json_num(job, "claimed_at", 0));
+    fprintf(out, "<td class=small>");
+    web_span(out, job, "claimed_at", "finished_at");
+    fprintf(out, "<td>");
+    web_text(out, json_str(job, "result"));
+    fprintf(out, "<td class=small>");
+    web_text(out, note);
+    fprintf(out, "</tr>");
 }
 
 /* --- / : runs and machines ------------------------------------------------------------ */

@@ -34,6 +34,9 @@ void web_utc(FILE *out, double t);      /* UTC alone; "-" for none */
 void web_duration(FILE *out, double s); /* "3.20 s", "4 min 2 s"...; "-" when negative */
 /* The span from ROW's number FROM to its number TO; "-" when either is missing. */
 void web_span(FILE *out, const cJSON *row, const char *from, const char *to);
+/* A job's row from its attempt on: claimed, how long it took, its result, NOTE (a
+ * failure or progress), and the row's end. */
+void web_job_cells(FILE *out, const cJSON *job, const char *note);
 void web_text(FILE *out, const char *s);          /* escaped, or "-" for none or "" */
 void web_machine_link(FILE *out, const char *n);  /* a link to the machine's page */
 void web_gpus(FILE *out, const cJSON *caps);      /* an agent's GPUs, driver and CUDA */

@@ -54,15 +54,7 @@ static void jobs_table(FILE *out, const char *id, const cJSON *jobs, const char 
         web_esc(out, json_str(j, "cell_id"));
         fprintf(out, "<td>");
         web_esc(out, json_str(j, "state"));
-        fprintf(out, "<td>%.0f<td class=small>", json_num(j, "attempt", 0));
-        web_utc(out, json_num(j, "claimed_at", 0));
-        fprintf(out, "<td class=small>");
-        web_span(out, j, "claimed_at", "finished_at");
-        fprintf(out, "<td>");
-        web_text(out, json_str(j, "result"));
-        fprintf(out, "<td class=small>");
-        web_text(out, json_str(j, "failure"));
-        fprintf(out, "</tr>");
+        web_job_cells(out, j, json_str(j, "failure"));
     }
     fprintf(out, "</table>");
 }

@@ -332,15 +332,8 @@ static void jobs(FILE *out, const cJSON *view) {
         web_esc(out, json_str(j, "state"));
         fprintf(out, "<td>");
         web_machine_link(out, json_str(j, "agent"));
-        fprintf(out, "<td>%.0f<td class=small>", json_num(j, "attempt", 0));
-        web_utc(out, json_num(j, "claimed_at", 0));
-        fprintf(out, "<td class=small>");
-        web_span(out, j, "claimed_at", "finished_at");
-        fprintf(out, "<td>");
-        web_text(out, json_str(j, "result"));
-        fprintf(out, "<td class=small>");
-        web_text(out, json_str(j, "failure") ? json_str(j, "failure") : json_str(j, "progress"));
-        fprintf(out, "</tr>");
+        web_job_cells(out, j,
+                      json_str(j, "failure") ? json_str(j, "failure") : json_str(j, "progress"));
     }
     fprintf(out, "</table>");
 }
