@@ -78,7 +78,7 @@ char *db_schema(const char *key) {
 
 /* Columns added after a store was first made ("TABLE COLUMN TYPE"): each back end adds
  * the ones missing when it opens a store (the same text makes them in a new one). */
-const char *const DB_ADDED_COLUMNS[] = {
+const char *const db_added_columns[] = {
     "unsettled coordinator TEXT NOT NULL DEFAULT ''", /* issue 17 */
     "coordinators lock_key BIGINT",                   /* issue 24 */
     /* issue 28: bundles filed by content, run and job times, who submitted what */
@@ -92,7 +92,7 @@ const char *const DB_ADDED_COLUMNS[] = {
     NULL};
 
 /* What needs the added columns: run after them. */
-const char DB_SCHEMA_LATE[] = "CREATE INDEX IF NOT EXISTS jobs_evidence ON jobs(evidence);"
+const char db_schema_late[] = "CREATE INDEX IF NOT EXISTS jobs_evidence ON jobs(evidence);"
                               "CREATE INDEX IF NOT EXISTS jobs_agent ON jobs(agent_id, id);"
                               "CREATE INDEX IF NOT EXISTS runs_matrix ON runs(matrix_id, id);";
 

@@ -113,8 +113,8 @@ void db_job_from_row(Db *db, DbRows *r, Job *out);
  * columns added since ("TABLE COLUMN TYPE", NULL-terminated), which each back end adds
  * where missing, and what needs them (indexes). */
 char *db_schema(const char *key);
-extern const char *const DB_ADDED_COLUMNS[];
-extern const char DB_SCHEMA_LATE[];
+extern const char *const db_added_columns[];
+extern const char db_schema_late[];
 /* Fills in the shared part of a handle a back end opened (its be already set) and
  * readies the group commit (db_job_done). */
 void db_init_common(Db *db);

@@ -375,12 +375,12 @@ static int pg_connect(PgDb *p, const char *conninfo, Err *e) {
     size_t len = 0;
     FILE *f = open_memstream(&sql, &len);
     fprintf(f, "SELECT pg_advisory_lock(%ld);%s", SCHEMA_LOCK, schema);
-    for (int i = 0; DB_ADDED_COLUMNS[i]; i++) {
-        const char *space = strchr(DB_ADDED_COLUMNS[i], ' ');
+    for (int i = 0; db_added_columns[i]; i++) {
+        const char *space = strchr(db_added_columns[i], ' ');
         fprintf(f, "ALTER TABLE %.*s ADD COLUMN IF NOT EXISTS%s;",
-                (int)(space - DB_ADDED_COLUMNS[i]), DB_ADDED_COLUMNS[i], space);
+                (int)(space - db_added_columns[i]), db_added_columns[i], space);
     }
-    fprintf(f, "%sSELECT pg_advisory_unlock(%ld);", DB_SCHEMA_LATE, SCHEMA_LOCK);
+    fprintf(f, "%sSELECT pg_advisory_unlock(%ld);", db_schema_late, SCHEMA_LOCK);
     fclose(f);
     int ok = pg_ok(PQexec(p->conns[0].pg, sql));
     free(schema);

@@ -276,15 +276,15 @@ static int sq_connect(SqliteDb *s, const char *path, Err *e) {
     free(schema);
     /* Columns a farm.db from before them lacks are added once (the error on later opens,
      * "duplicate column", is expected), then what needs them. */
-    for (int i = 0; ok && DB_ADDED_COLUMNS[i]; i++) {
-        const char *space = strchr(DB_ADDED_COLUMNS[i], ' ');
+    for (int i = 0; ok && db_added_columns[i]; i++) {
+        const char *space = strchr(db_added_columns[i], ' ');
         assert(space); /* "TABLE COLUMN TYPE" */
         char alter[256];
         snprintf(alter, sizeof alter, "ALTER TABLE %.*s ADD COLUMN%s",
-                 (int)(space - DB_ADDED_COLUMNS[i]), DB_ADDED_COLUMNS[i], space);
+                 (int)(space - db_added_columns[i]), db_added_columns[i], space);
         sqlite3_exec(s->sql, alter, NULL, NULL, NULL);
     }
-    ok = ok && sqlite3_exec(s->sql, DB_SCHEMA_LATE, NULL, NULL, &msg) == SQLITE_OK;
+    ok = ok && sqlite3_exec(s->sql, db_schema_late, NULL, NULL, &msg) == SQLITE_OK;
     if (!ok) {
         err_set(e, "database %s: %s", path, msg ? msg : sqlite3_errmsg(s->sql));
         sqlite3_free(msg);
