@@ -32,16 +32,10 @@ const char cmd_predict_help[] =
     "\n"
     "exit status: 0 predicted, 1 refused program, 2 usage, I/O error or unknown device\n";
 
-typedef struct Binding {
-    const char *name;
-    double value;
-} Binding;
-
 typedef struct Options {
     const char *path, *device, *only;
     bool json;
-    Binding sizes[32];
-    int nsizes;
+    PSizes sizes;
 } Options;
 
 static int usage(const char *fmt, const char *arg) {
@@ -49,22 +43,6 @@ static int usage(const char *fmt, const char *arg) {
     fprintf(stderr, fmt, arg);
     fprintf(stderr, " (cairn predict --help)\n");
     return 2;
-}
-
-static int parse_sizes(Options *o, char *arg) {
-    for (char *save = NULL, *item = strtok_r(arg, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '='), *end;
-        if (!eq || eq == item || o->nsizes == 32)
-            return usage("--size takes NAME=VALUE, not '%s'", item);
-        *eq = '\0';
-        errno = 0;
-        double v = strtod(eq + 1, &end);
-        if (errno || *end || end == eq + 1 || !(v >= 0))
-            return usage("--size needs a number: '%s'", eq + 1);
-        o->sizes[o->nsizes++] = (Binding){item, v};
-    }
-    return 0;
 }
 
 static int parse(int argc, char **argv, Options *o) {
@@ -77,8 +55,9 @@ static int parse(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--device") == 0) o->device = argv[++i];
         else if (strcmp(a, "--function") == 0) o->only = argv[++i];
         else if (strcmp(a, "--size") == 0) {
-            int rc = parse_sizes(o, argv[++i]);
-            if (rc) return rc;
+            char err[160];
+            if (!predict_parse_sizes(argv[++i], &o->sizes, true, err, sizeof err))
+                return usage("%s", err);
         } else if (a[0] == '-' && a[1]) return usage("unknown option '%s'", a);
         else if (o->path) return usage("one file at a time ('%s')", a);
         else o->path = a;
@@ -107,30 +86,51 @@ static Figure figure_of(const Poly *p, const PAtoms *atoms, const double *values
 
 typedef struct Roof {
     Figure bytes, ops[OP_COUNT];
-    double memory_s, compute_s, time_s;
+    double memory_s, host_memory_s, compute_s, time_s;
     bool bound, missing_unit;
     const char *binds;
 } Roof;
 
-/* The global bytes and the roofline, when the sizes bind everything. */
-static Roof roofline(const PCounts *c, const PAtoms *atoms, const double *values,
-                     const PDevice *d) {
-    Roof r = {.bound = true};
+/* Bytes in the given spaces. */
+static Poly bytes_in(const PCounts *c, bool host) {
     Poly bytes = {0};
     for (int s = 0; s < SP_COUNT; s++)
-        if (s != SP_SHARED) { /* on-chip: not the bandwidth roof */
+        if (s != SP_SHARED && (s == SP_HOST) == host) { /* shared memory: on-chip, no roof */
             predict_poly_add(&bytes, &c->read[s], 1);
             predict_poly_add(&bytes, &c->written[s], 1);
         }
-    r.bytes = figure_of(&bytes, atoms, values);
-    predict_poly_free(&bytes);
-    r.bound = r.bytes.bound;
-    r.memory_s = r.bytes.value / d->bandwidth.value;
+    return bytes;
+}
+
+/* The seconds `p` bytes take at `bandwidth`, or 0 when p is zero; false when unbound. */
+static bool seconds_of(const Poly *p, const double *values, double bandwidth, double *out) {
+    double v = 0;
+    bool ok = predict_poly_is_zero(p) || predict_poly_eval(p, values, &v);
+    *out = v / bandwidth;
+    return ok;
+}
+
+/* The roofline, when the sizes bind everything: host views at the host's bandwidth,
+ * device and unified ones at the device's (on the host, one memory), operations at the
+ * peaks; the largest term names the binding roof. */
+static Roof roofline(const PCounts *c, const PAtoms *atoms, const double *values, PDevice *d) {
+    Roof r = {.bound = true};
+    bool one_memory = strcmp(d->name, "host") == 0;
+    Poly host = bytes_in(c, true), dev = bytes_in(c, false), all = predict_poly_copy(&host);
+    predict_poly_add(&all, &dev, 1);
+    r.bytes = figure_of(&all, atoms, values);
+    if (one_memory) r.bound &= seconds_of(&all, values, d->bandwidth.value, &r.memory_s);
+    else {
+        if (!predict_poly_is_zero(&host)) predict_host_bandwidth(d);
+        r.bound &= seconds_of(&dev, values, d->bandwidth.value, &r.memory_s);
+        r.bound &= seconds_of(&host, values, d->host_bandwidth.value, &r.host_memory_s);
+    }
+    predict_poly_free(&host), predict_poly_free(&dev), predict_poly_free(&all);
     double worst = 0;
     for (int k = 0; k < OP_COUNT; k++) {
         r.ops[k] = figure_of(&c->ops[k], atoms, values);
         r.bound &= r.ops[k].bound;
-        if (!r.ops[k].bound || r.ops[k].value == 0) continue;
+        if (!r.ops[k].bound || r.ops[k].value <= 0) continue;
         if (d->peak[k].value == 0) {
             r.missing_unit = true;
             continue;
@@ -139,8 +139,9 @@ static Roof roofline(const PCounts *c, const PAtoms *atoms, const double *values
         r.compute_s += t;
         if (t > worst) worst = t, r.binds = predict_op_names[k];
     }
-    r.time_s = r.memory_s > r.compute_s ? r.memory_s : r.compute_s;
-    if (r.memory_s >= r.compute_s) r.binds = "memory";
+    r.time_s = r.compute_s;
+    if (!r.binds || r.memory_s >= r.time_s) r.time_s = r.memory_s, r.binds = "memory";
+    if (r.host_memory_s > r.time_s) r.time_s = r.host_memory_s, r.binds = "host memory";
     return r;
 }
 
@@ -161,7 +162,7 @@ static void print_line(const char *label, const Poly *p, const PAtoms *atoms, co
 }
 
 static void print_text(const Item *fn, const PCounts *c, const PAtoms *atoms, const double *values,
-                       const PDevice *d) {
+                       PDevice *d) {
     printf("%s\n", fn->name);
     for (int s = 0; s < SP_COUNT; s++) {
         char label[32];
@@ -176,12 +177,29 @@ static void print_text(const Item *fn, const PCounts *c, const PAtoms *atoms, co
     if (r.missing_unit)
         printf("    time         none: %s has no unit for an operation this function needs\n",
                d->name);
+    else if (r.bound && d->host_bandwidth.value > 0 && strcmp(d->name, "host") != 0)
+        printf("    time         %.4g s, %s-bound (host memory %.4g s, memory %.4g s, compute "
+               "%.4g s)\n",
+               r.time_s, r.binds, r.host_memory_s, r.memory_s, r.compute_s);
     else if (r.bound)
         printf("    time         %.4g s, %s-bound (memory %.4g s, compute %.4g s)\n", r.time_s,
                r.binds, r.memory_s, r.compute_s);
     else {
-        printf("    time         max((%s) B / %.4g B/s", r.bytes.formula, d->bandwidth.value);
-        const char *sep = ", ";
+        bool split = strcmp(d->name, "host") != 0 && d->host_bandwidth.value > 0;
+        Poly host = bytes_in(c, true), dev = bytes_in(c, false);
+        if (!split) predict_poly_add(&dev, &host, 1); /* one memory */
+        char *tdev = predict_poly_text(&dev, atoms), *thost = predict_poly_text(&host, atoms);
+        printf("    time         max(");
+        const char *sep = "";
+        if (split && !predict_poly_is_zero(&host)) {
+            printf("(%s) B / %.4g B/s", thost, d->host_bandwidth.value);
+            sep = ", ";
+        }
+        if (!split || !predict_poly_is_zero(&dev) || !*sep) {
+            printf("%s(%s) B / %.4g B/s", sep, tdev, d->bandwidth.value);
+            sep = ", ";
+        }
+        free(tdev), free(thost), predict_poly_free(&host), predict_poly_free(&dev);
         for (int k = 0; k < OP_COUNT; k++) {
             if (predict_poly_is_zero(&c->ops[k])) continue;
             printf("%s(%s) %s op / %.4g op/s", sep, r.ops[k].formula, predict_op_names[k],
@@ -204,7 +222,7 @@ static cJSON *json_poly(const Poly *p, const PAtoms *atoms, const double *values
 }
 
 static cJSON *json_function(const Item *fn, const PCounts *c, const PAtoms *atoms,
-                            const double *values, const PDevice *d) {
+                            const double *values, PDevice *d) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "function", fn->name);
     cJSON *rd = cJSON_AddObjectToObject(o, "read"), *wr = cJSON_AddObjectToObject(o, "written");
@@ -219,6 +237,8 @@ static cJSON *json_function(const Item *fn, const PCounts *c, const PAtoms *atom
     cJSON_AddStringToObject(o, "global_bytes", r.bytes.formula);
     if (r.bound && !r.missing_unit) {
         cJSON_AddNumberToObject(o, "memory_s", r.memory_s);
+        if (strcmp(d->name, "host") != 0)
+            cJSON_AddNumberToObject(o, "host_memory_s", r.host_memory_s);
         cJSON_AddNumberToObject(o, "compute_s", r.compute_s);
         cJSON_AddNumberToObject(o, "time_s", r.time_s);
         cJSON_AddStringToObject(o, "bound", r.binds);
@@ -246,7 +266,15 @@ static cJSON *json_device(const PDevice *d) {
     return o;
 }
 
-static int predict_program(Program *p, const Options *o, const PDevice *d) {
+/* The host's bandwidth, once something was priced at it. */
+static void json_host_bandwidth(cJSON *device, const PDevice *d) {
+    if (d->host_bandwidth.value <= 0) return;
+    cJSON *bw = cJSON_AddObjectToObject(device, "host_memory_bandwidth");
+    cJSON_AddNumberToObject(bw, "value", d->host_bandwidth.value);
+    cJSON_AddStringToObject(bw, "source", d->host_bandwidth.source);
+}
+
+static int predict_program(Program *p, const Options *o, PDevice *d) {
     PAtoms atoms = {0};
     cJSON *doc = o->json ? cJSON_CreateObject() : NULL, *list = NULL;
     if (doc) {
@@ -266,14 +294,18 @@ static int predict_program(Program *p, const Options *o, const PDevice *d) {
         double values[PRED_MAX_ATOMS];
         for (int k = 0; k < PRED_MAX_ATOMS; k++) {
             values[k] = NAN;
-            for (int s = 0; s < o->nsizes && k < atoms.n; s++)
-                if (strcmp(o->sizes[s].name, atoms.name[k]) == 0) values[k] = o->sizes[s].value;
+            for (int s = 0; s < o->sizes.n && k < atoms.n; s++)
+                if (atoms.kind[k] == PA_NAME && strcmp(o->sizes.name[s], atoms.name[k]) == 0)
+                    values[k] = o->sizes.value[s];
         }
+        predict_atoms_eval(&atoms, values);
         if (doc) cJSON_AddItemToArray(list, json_function(fn, &c, &atoms, values, d));
         else print_text(fn, &c, &atoms, values, d);
         predict_counts_free(&c);
     }
+    predict_atoms_free(&atoms);
     if (doc) {
+        json_host_bandwidth(cJSON_GetObjectItemCaseSensitive(doc, "device"), d);
         char *text = cJSON_Print(doc);
         printf("%s\n", text);
         free(text);

@@ -33,12 +33,13 @@ const char cmd_verify_help[] =
     "\n"
     "  --json          one JSON object per property, one a line\n"
     "  --timeout S     the solver's time limit per property, in seconds (default 10)\n"
-    "  --unwind N      loop iterations modelled (default 8)\n"
+    "  --unwind N      loop iterations modelled, 1..1024 (default 8); a guard proved for one\n"
+    "                  arbitrary iteration needs none (docs/tools.md: the inductive step)\n"
     "  --function NAME verify only this function\n"
-    "  --cex-dir DIR   where replay programs go (default cairn-cex, created)\n"
+    "  --cex-dir DIR   where replay programs go (default cairn-cex, made with parents)\n"
     "\n"
     "exit status: 0 all verified, 10 a counterexample, 5 inconclusive (unknown or bounded),\n"
-    "1 refused program, 2 usage or I/O error\n";
+    "1 refused program, 2 usage or I/O error (also a replay that could not be written)\n";
 
 static int usage(const char *fmt, const char *arg) {
     fprintf(stderr, "cairn verify: error: ");

@@ -19,7 +19,8 @@
     COMMAND(verify,                                                                                \
             "prove with Z3 that no input makes a function trap or differ from its reference")      \
     COMMAND(predict,                                                                               \
-            "roofline: bytes, operations and the time each function should take on a device")
+            "roofline: bytes, operations and the time each function should take on a device")      \
+    COMMAND(bench, "measure one call of a function on this machine: wall and CPU time")
 
 #define DECLARE_COMMAND(name, summary)                                                             \
     int cmd_##name(int argc, char **argv);                                                         \

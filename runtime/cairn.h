@@ -6,6 +6,8 @@
 #include "cairn_trap.h"
 #include "cairn_pool.h"
 #include "cairn_sum.h"
+#include "cairn_reduce.h"
+#include "cairn_dsum.h"
 #include "cairn_float.h"
 #include "cairn_observe.h"
 #include "cairn_enclose.h"

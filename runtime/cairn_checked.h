@@ -213,6 +213,27 @@ static inline void *cairn_zeroed(uint64_t n, size_t size, cairn_loc at);
 CAIRN__FMINMAX(f32, float)
 CAIRN__FMINMAX(f64, double)
 
+/* A device lane's NaN (docs/devices.md, "NaN bits"): every f32 and f64 operation in a
+ * device lane that can produce a NaN gives this one canonical NaN, on the GPU and in its
+ * emulation alike. f32: 0x7fffffff, what NVIDIA GPUs return for a single-precision
+ * operation with a NaN input ("Floating-Point Standard", CUDA C++ Programming Guide) and
+ * CUDART_NAN_F; f64: 0xfff8000000000000, CUDART_NAN (math_constants.h), since the PTX ISA
+ * keeps double-precision payloads ("Floating-Point Instructions") and leaves the NaN of
+ * an invalid operation to the hardware. The lowering applies it where a value leaves the
+ * expression that made it (lower_expr_out, lower_c_expr.c). Host lanes keep the host's NaNs. */
+CAIRN__FN float cairn_dnan_f32(float x) {
+    uint32_t u = 0x7fffffffu;
+    float nan;
+    memcpy(&nan, &u, 4);
+    return x != x ? nan : x;
+}
+CAIRN__FN double cairn_dnan_f64(double x) {
+    uint64_t u = 0xfff8000000000000ull;
+    double nan;
+    memcpy(&nan, &u, 8);
+    return x != x ? nan : x;
+}
+
 CAIRN__FN uint32_t cairn_bits_f32(float x) {
     uint32_t u;
     memcpy(&u, &x, 4);

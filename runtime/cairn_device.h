@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cairn_checked.h"
 #include "cairn_trap.h"
 
 #ifdef __cplusplus
@@ -39,13 +40,21 @@ static inline float cairn_ftz_f32(float x) {
 }
 
 #ifndef __CUDA_ARCH__
-/* The emulated device f32 atomic add: old and v flushed, the sum rounded once, the
- * result flushed; one compare-and-swap per add, in the order the threads arrive. */
+/* The emulated device f32 atomic add on global memory: old and v flushed, the sum rounded
+ * once, the result flushed, a NaN the device's (cairn_dnan_f32); one compare-and-swap per
+ * add, in the order the threads arrive. */
 static inline void cairn_atomic_add_f32_ftz(float *p, float v) {
     float old, sum;
     v = cairn_ftz_f32(v);
     __atomic_load(p, &old, __ATOMIC_RELAXED);
-    do sum = cairn_ftz_f32(cairn_ftz_f32(old) + v);
+    do sum = cairn_dnan_f32(cairn_ftz_f32(cairn_ftz_f32(old) + v));
+    while (!__atomic_compare_exchange(p, &old, &sum, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+}
+/* On a block's shared memory (atom.shared.add.f32): subnormals kept, a NaN the device's. */
+static inline void cairn_atomic_add_f32_shared(float *p, float v) {
+    float old, sum;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    do sum = cairn_dnan_f32(old + v);
     while (!__atomic_compare_exchange(p, &old, &sum, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
 }
 #endif
@@ -56,7 +65,8 @@ void *cairn_device_zeroed(uint64_t n, size_t size, int place, cairn_loc at);
 void cairn_device_free(void *p, int place);
 /* copy(dst, src): extents equal (else a trap at `at`), then the bits, any placements. */
 void cairn_copy(void *dst, uint64_t dn, const void *src, uint64_t sn, size_t size, cairn_loc at);
-/* observe(name, view) of any placement: copied to the host, then digested. */
+/* observe(name, view or scalar) of any placement: the device's earlier work finished
+ * (a lane's trap reported first), the bits copied to the host, then digested. */
 void cairn_device_observe(const char *name, const char *type, const void *p, uint64_t n,
                           size_t size);
 #else

@@ -46,6 +46,18 @@ static inline void cairn_frag_check(const cairn_layout *l, uint64_t i, uint64_t 
                 cairn_trap_at("a fragment past the end of its array", at);
 }
 
+/* WMMA's loads and stores want a 32-byte aligned first element: every array's base is
+ * (cudaMalloc'd, or a shared array at a 32-byte offset), so the element's offset in bytes
+ * is a multiple of 32. The emulation traps where the device does, after the same checks. */
+static inline void cairn_frag_wmma_check(const void *tile, uint64_t n, const cairn_layout *l,
+                                         uint64_t i, uint64_t j, int rows, int cols, size_t size,
+                                         cairn_loc at) {
+    (void)tile;
+    cairn_frag_check(l, i, j, rows, cols, n, at);
+    if (cairn_layout_at(l, i * (uint64_t)rows, j * (uint64_t)cols) * size % 32 != 0)
+        cairn_trap_at("a WMMA fragment whose first element is not 32-byte aligned", at);
+}
+
 #define CAIRN_FRAG_LOAD(NAME, ELEM, WIDEN)                                                         \
     static inline void cairn_frag_load_##NAME(float *dst, int rows, int cols, const ELEM *tile,    \
                                               uint64_t n, const cairn_layout *l, uint64_t i,       \

@@ -77,9 +77,12 @@ static __device__ inline uint64_t cairn_wmma_origin(uint64_t n, const cairn_layo
     return cairn_layout_at(&l, r0, c0);
 }
 
-/* WMMA's loads and stores want a 32-byte aligned first element (shared arrays are). */
-static __device__ inline void cairn_wmma_aligned(const void *p, cairn_loc at) {
-    if ((uintptr_t)p % 32 != 0)
+/* WMMA's loads and stores want a 32-byte aligned first element: every array's base is
+ * (cudaMalloc'd, or a shared array at a 32-byte offset), so the guard is the element's
+ * offset in bytes, the emulation's (cairn_frag_wmma_check), and the address as well. */
+template <typename S>
+static __device__ inline void cairn_wmma_aligned(const S *tile, uint64_t o, cairn_loc at) {
+    if (o * sizeof(S) % 32 != 0 || (uintptr_t)(tile + o) % 32 != 0)
         cairn_trap_at("a WMMA fragment whose first element is not 32-byte aligned", at);
 }
 
@@ -89,7 +92,7 @@ static __device__ inline void cairn_wmma_load(cairn_frag_regs &x, int rows, int 
                                               uint64_t n, cairn_layout l, uint64_t i, uint64_t j,
                                               cairn_loc at) {
     uint64_t o = cairn_wmma_origin(n, l, i, j, rows, cols, at);
-    cairn_wmma_aligned(tile + o, at);
+    cairn_wmma_aligned(tile, o, at);
     nvcuda::wmma::load_matrix_sync(cairn_frag_as<F>(x), reinterpret_cast<const T *>(tile + o),
                                    (unsigned)l.row_stride);
 }
@@ -99,7 +102,7 @@ static __device__ inline void cairn_wmma_load_acc(cairn_frag_regs &x, int rows, 
                                                   const float *tile, uint64_t n, cairn_layout l,
                                                   uint64_t i, uint64_t j, cairn_loc at) {
     uint64_t o = cairn_wmma_origin(n, l, i, j, rows, cols, at);
-    cairn_wmma_aligned(tile + o, at);
+    cairn_wmma_aligned(tile, o, at);
     nvcuda::wmma::load_matrix_sync(cairn_frag_as<F>(x), tile + o, (unsigned)l.row_stride,
                                    nvcuda::wmma::mem_row_major);
 }
@@ -109,7 +112,7 @@ static __device__ inline void cairn_wmma_store(float *tile, uint64_t n, cairn_la
                                                uint64_t j, cairn_frag_regs x, int rows, int cols,
                                                cairn_loc at) {
     uint64_t o = cairn_wmma_origin(n, l, i, j, rows, cols, at);
-    cairn_wmma_aligned(tile + o, at);
+    cairn_wmma_aligned(tile, o, at);
     nvcuda::wmma::store_matrix_sync(tile + o, cairn_frag_as<F>(x), (unsigned)l.row_stride,
                                     nvcuda::wmma::mem_row_major);
 }

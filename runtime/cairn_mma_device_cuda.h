@@ -136,7 +136,7 @@ void launch(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n, const ty
         cairn_trap_at("mma_unordered: more than 65535 tiles of rows", at);
     cairn_device_start();
     tile_kernel<Op><<<dim3((unsigned)tiles_n, (unsigned)tiles_m), THREADS>>>(m, n, k, c, a, b);
-    cairn_device_wait(at);
+    cairn_device_launched(at, 1); /* waits: c may be @unified, read by the host next */
 }
 
 }  // namespace cairn_mma_device

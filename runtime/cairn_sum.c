@@ -75,16 +75,9 @@ static void acc_add_at(uint64_t *acc, unsigned n, unsigned i, const uint64_t par
 /* acc += x exactly, for a finite double that is a whole number of units (every term,
  * leftover and expansion part of an f32 sum is a multiple of 2^-149). */
 static void acc_add(cairn_sum_state *st, uint64_t *acc, const sum_format *f, double x) {
-    uint64_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    unsigned biased = (unsigned)(bits >> 52) & 0x7ff;
-    uint64_t mant = bits & ((1ull << 52) - 1);
-    unsigned pos = 0;        /* of mant's lowest bit, in 2^-1074 steps */
-    assert(biased != 0x7ff); /* finite: infinities and NaNs are flags, never integer */
-    if (biased) {
-        mant |= 1ull << 52;
-        pos = biased - 1;
-    }
+    assert(isfinite(x)); /* infinities and NaNs are flags, never integer */
+    unsigned pos;        /* of mant's lowest bit, in 2^-1074 steps */
+    uint64_t mant = cairn_sum_unpack(x, &pos);
     if (mant == 0) return;
     if (pos < f->skip) { /* drop low zero bits down to the unit */
         unsigned drop = f->skip - pos;
@@ -101,7 +94,7 @@ static void acc_add(cairn_sum_state *st, uint64_t *acc, const sum_format *f, dou
     if (limb >= f->limbs || (limb + 1 == f->limbs && part[1]))
         cairn_trap("exact sum: a value above the accumulator's range (internal error)");
     acc_touch(st, acc, f);
-    acc_add_at(acc, f->limbs, limb, part, (int)(bits >> 63));
+    acc_add_at(acc, f->limbs, limb, part, x < 0); /* x is finite and not zero */
 }
 
 static void acc_add_acc(uint64_t *acc, const uint64_t *src, unsigned n) {

@@ -39,6 +39,7 @@
 #include <float.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,6 +51,22 @@ extern "C" {
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
 #error "cairn_sum.h needs doubles rounded as doubles (FLT_EVAL_METHOD 0: SSE2, not x87)"
 #endif
+
+/* Finite x's magnitude as mant * 2^-1074 * 2^pos: its significand (with a normal
+ * number's hidden bit; 0 for a zero) and, in *pos, its lowest bit's position in 2^-1074
+ * steps. Host and device (the exact device sum, cairn_dsum.h, cuts x the same way). */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+    static inline uint64_t
+    cairn_sum_unpack(double x, unsigned *pos) {
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    unsigned biased = (unsigned)(bits >> 52) & 0x7ff;
+    uint64_t mant = bits & ((1ull << 52) - 1);
+    *pos = biased ? biased - 1 : 0;
+    return biased ? mant | 1ull << 52 : mant;
+}
 
 #define CAIRN_SUM_LANES   8  /* expansions per accumulator */
 #define CAIRN_SUM64_LIMBS 34 /* 2176-bit integer of 2^-1074 units */

@@ -31,8 +31,9 @@ def cairn_cell_flags():
 
 
 def find_nvcc():
-    """nvcc on PATH or in the CUDA toolkit's usual folder; None without the toolkit."""
-    for path in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
+    """nvcc as a CUDA build finds it ($CAIRN_NVCC, PATH, the CUDA toolkit's usual folder);
+    None without the toolkit."""
+    for path in (os.environ.get("CAIRN_NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
         if path and os.access(path, os.X_OK):
             return path
     return None

@@ -291,8 +291,26 @@ void check_note_placement(Checker *c, const Type *view, Span span) {
  * indexed a @device view (host and @unified views alone keep it on the pool). */
 bool check_region_on_device(const Region *r) { return r->place_known && r->place == PLACE_DEVICE; }
 
+/* Whether e is the thread's position in the block plus a multiple of 32 (t when the
+ * threads start at a multiple of 32, t - 16 when they start at 16, ...): then e / k for
+ * k a multiple of 32 is the same in every thread of a hardware warp, which is 32
+ * consecutive threads counted from the block's first. */
+static bool warp_aligned(const Checker *c, const Expr *e) {
+    const Region *r = c->region;
+    if (!r || !r->coop) return false;
+    int64_t lo = 0, k = 0;
+    if (r->lane_lo && !check_const_int((Checker *)c, r->lane_lo, &lo, 0)) return false;
+    if (e->kind == EXPR_BINARY && (e->u.binary.op == BIN_SUB || e->u.binary.op == BIN_ADD) &&
+        check_const_int((Checker *)c, e->u.binary.rhs, &k, 0)) {
+        if (e->u.binary.op == BIN_ADD) k = -k;
+        e = e->u.binary.lhs;
+    }
+    return e->kind == EXPR_NAME && e->u.name.sym == r->lane_var && ((lo - k) % 32 + 32) % 32 == 0;
+}
+
 /* Whether a value is the same in every thread of a warp (block false) or of a block
- * (block true). Warp: t / 32 (any multiple of 32) is uniform, t and t % 2 are not, an
+ * (block true). Warp: t / 32 (any multiple of 32) is uniform when the threads start at a
+ * multiple of 32 (warp_aligned), t and t % 2 are not, an
  * element read at a uniform index is uniform (the phase rule keeps it still), and a warp
  * reduction's result is. Block: only constants, parameters, g, uniform loop variables and
  * immutable lets of those, through operators, conversions and pure builtins (the
@@ -307,9 +325,8 @@ static bool expr_uniform(const Checker *c, const Expr *e, bool block) {
     case EXPR_BINARY: {
         const Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
         int64_t k;
-        if (!block && e->u.binary.op == BIN_DIV && r->kind == EXPR_INT &&
-            (k = (int64_t)r->u.int_lit.value) > 0 && k % 32 == 0 && l->kind == EXPR_NAME &&
-            c->region && c->region->coop && l->u.name.sym == c->region->lane_var)
+        if (!block && e->u.binary.op == BIN_DIV && check_const_int((Checker *)c, r, &k, 0) &&
+            k > 0 && k % 32 == 0 && warp_aligned(c, l))
             return true;
         return expr_uniform(c, l, block) && expr_uniform(c, r, block);
     }
@@ -616,6 +633,32 @@ static void check_cond(Checker *c, Expr *cond) {
     check_expr_as(c, cond, type_scalar(TY_BOOL), "a condition");
 }
 
+/* Shared arrays live for the whole block: declared only at the top level of a blocks
+ * region's body (E-COOP-SHARED inside a for, an if or a block statement). */
+static void refuse_nested_shared(Checker *c, const Block *b);
+
+static void refuse_nested_shared_stmt(Checker *c, const Stmt *s) {
+    switch (s->kind) {
+    case STMT_SHARED:
+        diag_error(c->d, s->span, E_COOP_SHARED,
+                   "declare it at the top of the blocks ... threads ... body: it lives for the "
+                   "whole block",
+                   "a shared array declared inside a loop, branch or block");
+        break;
+    case STMT_IF:
+        refuse_nested_shared(c, s->u.if_.then);
+        if (s->u.if_.els) refuse_nested_shared_stmt(c, s->u.if_.els);
+        break;
+    case STMT_FOR: refuse_nested_shared(c, s->u.for_.body); break;
+    case STMT_BLOCK: refuse_nested_shared(c, s->u.block); break;
+    default: break;
+    }
+}
+
+static void refuse_nested_shared(Checker *c, const Block *b) {
+    for (int i = 0; i < b->nstmts; i++) refuse_nested_shared_stmt(c, b->stmts[i]);
+}
+
 static void check_region_stmt(Checker *c, Stmt *s) {
     int mark = c->nlocals;
     Region r;
@@ -636,10 +679,14 @@ static void check_region_stmt(Checker *c, Stmt *s) {
         s->u.blocks.threads.sym->lane_varying = true;
         s->u.blocks.threads.sym->block_varying = true;
         check_push_region(c, &r, false, true, s->u.blocks.threads.sym);
+        r.lane_lo = s->u.blocks.threads.lo;
         s->u.blocks.on_device = true;
         ast_visit_exprs(s->u.blocks.body, collect_call_args, &r);
         collect_assigned(&r, s->u.blocks.body);
         int errors = c->d->len;
+        for (int i = 0; i < s->u.blocks.body->nstmts; i++)
+            if (s->u.blocks.body->stmts[i]->kind != STMT_SHARED)
+                refuse_nested_shared_stmt(c, s->u.blocks.body->stmts[i]);
         check_block(c, s->u.blocks.body);
         if (c->d->len == errors) check_phases(c, s); /* the phase rule reads a typed body */
         free(r.assigned);
@@ -1026,8 +1073,15 @@ bool cairn_check(Program *p, Diags *d) {
     check_lane_effects(&c);
     bool *checked = calloc((size_t)n0 + 1, sizeof(bool));
     if (!checked) abort();
-    for (int i = 0; i < n0; i++)
-        if (p->items[i]->kind == ITEM_DERIVE) check_derive(&c, p->items[i], checked);
+    for (int i = 0; i < n0; i++) {
+        if (p->items[i]->kind != ITEM_DERIVE) continue;
+        int before = p->nitems;
+        check_derive(&c, p->items[i], checked);
+        /* again, now that `derive grad` has made functions: a derived function that runs
+         * a region has the effect, and so does every function that calls it (a later
+         * derive's target, checked next, among them) */
+        if (p->nitems > before) check_lane_effects(&c);
+    }
     for (int i = 0; i < p->nitems; i++) {
         Item *it = p->items[i];
         if (it->kind == ITEM_FN && !(i < n0 && checked[i])) check_body(&c, it);

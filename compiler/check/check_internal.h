@@ -32,11 +32,12 @@ typedef struct LaneAccess {
 
 typedef struct Region {
     struct Region *outer;
-    bool lane;        /* parallel body or reduce/scan parallel yield */
-    bool coop;        /* blocks ... threads ... */
-    Symbol *lane_var; /* parallel index / threads variable */
-    int scope_base;   /* locals below this index are declared outside the region */
-    Placement place;  /* placement of the arrays it touches so far */
+    bool lane;           /* parallel body or reduce/scan parallel yield */
+    bool coop;           /* blocks ... threads ... */
+    Symbol *lane_var;    /* parallel index / threads variable */
+    const Expr *lane_lo; /* coop: the first thread (NULL: 0), for warp positions */
+    int scope_base;      /* locals below this index are declared outside the region */
+    Placement place;     /* placement of the arrays it touches so far */
     bool place_known;
     int nonuniform_depth;    /* coop: enclosing conditions that differ within a warp */
     int block_varying_depth; /* coop: enclosing conditions that differ within a block */

@@ -540,8 +540,9 @@ static Lin lin_name(Pair *q, Expr *e, int side, int depth) {
     if (s == p->tvar) {
         int v = var_for(q, (const void *)(intptr_t)KEY_T, side, &created);
         Lin x = lin_var(v);
-        if (created && x.ok) {
-            constrain(q, x, 0, false);
+        if (created && x.ok) { /* lo <= t < count (lo 0 when not written) */
+            Expr *lo = p->region->u.blocks.threads.lo;
+            constrain(q, lo ? lin_add(x, linearize(q, lo, 0, depth + 1), -1) : x, 0, false);
             constrain(q,
                       lin_add(linearize(q, p->region->u.blocks.threads.count, 0, depth + 1), x, -1),
                       -1, false);
@@ -551,8 +552,9 @@ static Lin lin_name(Pair *q, Expr *e, int side, int depth) {
     if (s == p->gvar) {
         int v = var_for(q, (const void *)(intptr_t)KEY_G, q->same_block ? 0 : side, &created);
         Lin x = lin_var(v);
-        if (created && x.ok) {
-            constrain(q, x, 0, false);
+        if (created && x.ok) { /* lo <= g < count */
+            Expr *lo = p->region->u.blocks.grid.lo;
+            constrain(q, lo ? lin_add(x, linearize(q, lo, 0, depth + 1), -1) : x, 0, false);
             constrain(q, lin_add(linearize(q, p->region->u.blocks.grid.count, 0, depth + 1), x, -1),
                       -1, false);
         }
@@ -814,6 +816,14 @@ static void same_element(Pair *q, const Touch *a, const Touch *b) {
 }
 
 /* Whether a thread at `a` and another at `b` may touch one element. */
+/* A hardware warp is 32 consecutive threads of the block counted from its first: thread
+ * t is in warp (t - lo) / 32, lo the first t. Gives lo when it is a constant. */
+static bool warp_position(Phase *p, int64_t *lo) {
+    const Expr *first = p->region->u.blocks.threads.lo;
+    *lo = 0;
+    return !first || check_const_int(p->c, first, lo, 0);
+}
+
 static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned tied,
                         Laps la, Laps lb, int order) {
     Pair q = {.p = p, .same_block = same_block, .tied = tied};
@@ -838,13 +848,17 @@ static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_bloc
      * operation meets itself only in another warp (its own lanes act together). */
     bool warp = warp_kind(a->kind) || warp_kind(b->kind);
     Lin d = lin_const(0);
+    int64_t lo;
     if (!same_block)
         d = lin_add(lin_name(&q, &gname, 1, 0), lin_name(&q, &gname, 0, 0),
                     -1); /* second - first */
     else if (!warp) d = lin_add(lin_name(&q, &tname, 1, 0), lin_name(&q, &tname, 0, 0), -1);
-    else if (a == b)
-        d = lin_add(divmod_of(&q, lin_name(&q, &tname, 1, 0), 32, false),
-                    divmod_of(&q, lin_name(&q, &tname, 0, 0), 32, false), -1);
+    else if (a == b && warp_position(p, &lo))
+        d = lin_add(
+            divmod_of(&q, lin_add(lin_name(&q, &tname, 1, 0), lin_const(lo), -1), 32, false),
+            divmod_of(&q, lin_add(lin_name(&q, &tname, 0, 0), lin_const(lo), -1), 32, false), -1);
+    else if (a == b) /* a first thread not known: other threads, maybe of one warp */
+        d = lin_add(lin_name(&q, &tname, 1, 0), lin_name(&q, &tname, 0, 0), -1);
     if (!same_block || !warp || a == b)
         constrain(&q, order < 0 ? d : lin_add(lin_const(0), d, -1), -1, false);
     /* Every unknown taken: one may have been refused (var_for), so the answer is "maybe". */

@@ -1,6 +1,7 @@
 /* check_summary.c: what a function does, through the functions it calls.
  *
- * Lane effects (syntactic, before bodies are checked): whether a function starts
+ * Lane effects (syntactic, before bodies are checked, and again once `derive grad` has
+ * made its functions): whether a function starts
  * parallel work or uses what only the host has, so that a lane calling it is refused
  * (E-PARALLEL-NEST, E-PARALLEL-CALL). Rounding signatures (after checking): the kinds of
  * rounding a function performs, which an implementation must share with its reference
@@ -98,6 +99,7 @@ static void facts_stmt(Checker *c, FnFacts *f, const Stmt *s) {
         if (s->u.if_.els) facts_stmt(c, f, s->u.if_.els);
         break;
     case STMT_FOR:
+        facts_expr(c, f, s->u.for_.b.lo);
         facts_expr(c, f, s->u.for_.b.count);
         facts_block(c, f, s->u.for_.body);
         break;

@@ -354,6 +354,7 @@ static const RuntimeModule runtime_modules[] = {
     {LOWER_MODULE_LIB, "cairn_lib.c", LOWER_MODULE_TRAP},
     /* cairn_cr.h: std.cr, all static inline (its accurate path too). */
     {LOWER_MODULE_CR, NULL, 0},
+    {LOWER_MODULE_DSUM, "cairn_dsum.c", LOWER_MODULE_SUM | LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
 };
 enum { RUNTIME_MODULE_COUNT = sizeof runtime_modules / sizeof runtime_modules[0] };
 
@@ -650,6 +651,7 @@ static int lower_source(const BuildOptions *opt, bool cuda, const LibNames *lib,
     LoadStatus load;
     Program *p = cairn_load(opt->source, &d, &load);
     LowerOptions lopt = {.cuda = cuda,
+                         .device = opt->target,
                          .lib_prefix = lib ? lib->prefix : NULL,
                          .lib_header = lib ? lib->header : NULL};
     int refused = p ? lower_program(p, &d, &lopt, out) : 1;

@@ -44,11 +44,15 @@ enum {
     LOWER_MODULE_NPY = 1u << 12,           /* cairn_npy.c: .npy files (through args) */
     LOWER_MODULE_LIB = 1u << 13,           /* cairn_lib.c: a library's traps as statuses */
     LOWER_MODULE_CR = 1u << 14,            /* cairn_cr.h (header only): std.cr in either file */
+    LOWER_MODULE_DSUM = 1u << 15,          /* cairn_dsum.c: a device reduce + over floats */
 };
 
 /* What to lower for. */
 typedef struct LowerOptions {
     bool cuda; /* a CUDA target: device work as kernels; else emulated on the host */
+    /* The device target whose limits the guards of device work keep on both sides
+     * ("sm_90", ...; NULL or "host": the device a host build emulates, sm_90). */
+    const char *device;
     /* A library (cairn build --lib): the prefix of its exported names ("k": k_dot,
      * k_last_error) and the file name of its header, which the C includes ("libk.h").
      * NULL: an executable, whose C has a main. */
@@ -66,8 +70,9 @@ typedef struct LowerOutput {
 } LowerOutput;
 
 /* Lowers the checked program p (p->checked) for the host (opt->cuda false: device work
- * emulated) or for a CUDA target, as an executable or a library. Returns 0, or 1 when
- * something cannot be lowered (reported to d). */
+ * emulated) or for a CUDA target (opt->device names whose limits the guards keep), as an
+ * executable or a library. Returns 0, or 1 when something cannot be lowered (reported
+ * to d). */
 int lower_program(Program *p, Diags *d, const LowerOptions *opt, LowerOutput *out);
 
 #endif

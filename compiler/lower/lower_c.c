@@ -108,13 +108,20 @@ const char *lower_thread_array(Lower *L, const Symbol *s) {
     return arena_printf(L->arena, "pt_%s_%d", s->name, s->id);
 }
 
+/* The C name of function or constant `name` (kind "fn" or "const"): in a device lane
+ * its device copy's, named by the target (LowerTarget.device_prefix). */
+const char *lower_item_name(Lower *L, const char *kind, const char *name) {
+    return arena_printf(L->arena, "%s%s_%s", L->in_device ? L->target->device_prefix : "cairn_",
+                        kind, name);
+}
+
 const char *lower_sym_c(Lower *L, const Symbol *s) {
     assert(s && "the checker resolved every name");
     if (lower_is_thread_sym(L, s))
         return arena_printf(L->arena, "%s[cairn_t]", lower_thread_array(L, s));
     switch (s->kind) {
-    case SYM_CONST: return arena_printf(L->arena, "cairn_const_%s()", s->name);
-    case SYM_FN: return arena_printf(L->arena, "cairn_fn_%s", s->name);
+    case SYM_CONST: return arena_printf(L->arena, "%s()", lower_item_name(L, "const", s->name));
+    case SYM_FN: return lower_item_name(L, "fn", s->name);
     default: return arena_printf(L->arena, "v_%s_%d", s->name, s->id);
     }
 }
@@ -166,7 +173,7 @@ static void lower_let(Lower *L, const Stmt *s) {
         lower_unsupported(L, s->span, "a let of this type");
         return;
     }
-    const char *v = lower_expr(L, s->u.let.init);
+    const char *v = lower_expr_out(L, s->u.let.init);
     const char *name = lower_sym_c(L, sym);
     if (lower_is_thread_sym(L, sym)) { /* an emulated block's per-thread slot, declared before */
         lower_emit(L, "%s = %s;", name, v ? v : "0");
@@ -183,11 +190,14 @@ static void lower_assign(Lower *L, const Stmt *s) {
                                    [ASSIGN_DIV] = BIN_DIV};
     const Expr *target = s->u.assign.target;
     assert(s->u.assign.op >= ASSIGN_SET && s->u.assign.op <= ASSIGN_DIV);
-    const char *v = lower_expr(L, s->u.assign.value);
+    const char *v = lower_expr_out(L, s->u.assign.value);
     const char *place = lower_place(L, s->u.assign.target);
     if (!v || !place) return;
-    if (s->u.assign.op != ASSIGN_SET)
-        v = lower_arith(L, ops[s->u.assign.op], place, v, target->type, s->span);
+    if (s->u.assign.op != ASSIGN_SET) /* an operation: its NaN is a device lane's */
+        v = lower_bind(
+            L, target->type,
+            lower_dnan(L, target->type,
+                       lower_arith(L, ops[s->u.assign.op], place, v, target->type, s->span)));
     lower_emit(L, "%s = %s;", place, v);
 }
 
@@ -222,7 +232,7 @@ static void lower_for(Lower *L, const Stmt *s) {
 }
 
 static void lower_return(Lower *L, const Stmt *s) {
-    const char *v = s->u.ret.value ? lower_expr(L, s->u.ret.value) : NULL;
+    const char *v = s->u.ret.value ? lower_expr_out(L, s->u.ret.value) : NULL;
     free_live(L, L->live_base);
     if (v) lower_emit(L, "return %s;", v);
     else lower_emit(L, "return;");
@@ -280,7 +290,7 @@ static const char *signature(Lower *L, const Item *fn) {
     StrBuf sb = {0};
     const char *ret = fn->u.fn.ret ? lower_c_scalar(fn->u.fn.ret) : "void";
     if (strcmp(fn->name, "main") == 0) ret = "int32_t";
-    sb_printf(&sb, "%s cairn_fn_%s(", ret, fn->name);
+    sb_printf(&sb, "%s %s(", ret, lower_item_name(L, "fn", fn->name));
     for (int i = 0; i < fn->u.fn.nparams; i++) {
         const Param *p = fn->u.fn.params[i];
         const Type *t = p->type;
@@ -328,6 +338,7 @@ static void prologue(Lower *L, const Item *fn) {
  * in L->dev that device lanes call, whose roundings the host copy already listed. */
 static void lower_fn(Lower *L, const Item *fn, const char *device) {
     assert(fn->kind == ITEM_FN && L->indent == 0 && !L->in_device);
+    L->in_device = device != NULL; /* a device copy: the device's names and numerics */
     const char *sig = signature(L, fn);
     const char *q = device ? device : "static";
     sb_printf(device ? &L->dev_protos : &L->protos, "%s %s __attribute__((unused));\n", q, sig);
@@ -335,7 +346,6 @@ static void lower_fn(Lower *L, const Item *fn, const char *device) {
     cJSON *scratch = device ? cJSON_CreateArray() : NULL;
     L->entries = device ? scratch : cJSON_AddArrayToObject(L->numerics, fn->name);
     L->out = device ? &L->dev : &L->defs;
-    L->in_device = device != NULL;
     L->nlive = L->live_base = 0;
     lower_emit(L, "%s %s {", q, sig);
     L->indent = 1;
@@ -356,27 +366,27 @@ static void lower_fn(Lower *L, const Item *fn, const char *device) {
 static void lower_const(Lower *L, const Item *it, const char *device) {
     const char *t = lower_c_scalar(it->u.const_.type);
     const char *q = device ? device : "static";
-    sb_printf(device ? &L->dev_protos : &L->protos,
-              "%s %s cairn_const_%s(void) __attribute__((unused));\n", q, t, it->name);
+    L->in_device = device != NULL;
+    const char *name = lower_item_name(L, "const", it->name);
+    sb_printf(device ? &L->dev_protos : &L->protos, "%s %s %s(void) __attribute__((unused));\n", q,
+              t, name);
     cJSON *scratch = device ? cJSON_CreateArray() : NULL;
     L->entries =
         device ? scratch
                : cJSON_AddArrayToObject(L->numerics, arena_printf(L->arena, "const %s", it->name));
     L->out = device ? &L->dev : &L->defs;
-    lower_emit(L, "%s %s cairn_const_%s(void) {", q, t, it->name);
+    lower_emit(L, "%s %s %s(void) {", q, t, name);
     L->indent = 1;
     lower_emit(L, "return %s;", lower_expr(L, it->u.const_.value));
     L->indent = 0;
     lower_emit(L, "}\n");
+    L->in_device = false;
     cJSON_Delete(scratch);
 }
 
 /* What device lanes may call (constants, and functions without regions or host-only
- * effects) gets a copy with qualifier q in L->dev (a target's items_end asks).
- * Not asserted: that a copy holds no region. The checker computes lane_effects before
- * it makes `derive grad` functions, so a derived function that runs a parallel region
- * has none and gets a copy (whose host C then fails to build: a checker bug, left to
- * check/); "no region inside a lane" holds for written functions only. */
+ * effects) gets a copy with qualifier q in L->dev (a target's items_end asks). The
+ * checker computes lane_effects for derived functions too, so no copy holds a region. */
 void lower_device_copies(Lower *L, const char *q) {
     for (int i = 0; i < L->prog->nitems; i++) {
         const Item *it = L->prog->items[i];
@@ -438,12 +448,12 @@ static void assemble(Lower *L, LowerOutput *out) {
 
 /* Every entry of a target's table is there (target_internal.h: none may be NULL). */
 static bool target_complete(const LowerTarget *t) {
-    return t->unsupported_where && t->unsupported_hint && t->items_end && t->assemble &&
-           t->buffer_alloc && t->buffer_free && t->observe_fn && t->device_parallel && t->blocks &&
-           t->coop_stmt && t->warp_op && t->device_reduce && t->device_scan && t->device_atomic &&
-           t->device_wide && t->matrix_mma_device && t->enclose_device && t->frag_ready &&
-           t->frag_fill && t->frag_load && t->frag_store && t->frag_mma && t->frag_index &&
-           t->frag_get && t->frag_set;
+    return t->unsupported_where && t->unsupported_hint && t->items_end && t->device_prefix &&
+           t->assemble && t->buffer_alloc && t->buffer_free && t->observe_fn &&
+           t->device_parallel && t->blocks && t->coop_stmt && t->warp_op && t->device_reduce &&
+           t->device_scan && t->device_atomic && t->device_wide && t->matrix_mma_device &&
+           t->enclose_device && t->frag_ready && t->frag_fill && t->frag_load && t->frag_store &&
+           t->frag_mma && t->frag_index && t->frag_get && t->frag_set;
 }
 
 int lower_program(Program *p, Diags *d, const LowerOptions *opt, LowerOutput *out) {
@@ -456,7 +466,8 @@ int lower_program(Program *p, Diags *d, const LowerOptions *opt, LowerOutput *ou
                .arena = p->arena,
                .numerics = out->numerics,
                .target = target,
-               .opt = opt};
+               .opt = opt,
+               .device = lower_device_limits(opt->device)};
     lower_use_runtime(&L, LOWER_MODULE_TRAP); /* guards are everywhere, in the headers too */
     lower_program_items(&L, out);
     int refused = diags_has_errors(d);

@@ -146,7 +146,7 @@ const char *lower_arg(Lower *L, Expr *arg, const Type *param) {
         lower_unsupported(L, arg->span, "passing this expression as a view");
         return "0";
     }
-    return lower_expr(L, arg);
+    return lower_expr_out(L, arg);
 }
 
 /* ---- arithmetic ---- */
@@ -159,6 +159,54 @@ static const char *const c_ops[] = {
 static const char *const checked_names[] = {
     [BIN_ADD] = "add", [BIN_SUB] = "sub", [BIN_MUL] = "mul", [BIN_DIV] = "div",
     [BIN_REM] = "rem", [BIN_SHL] = "shl", [BIN_SHR] = "shr"};
+
+/* A device lane's NaNs (docs/devices.md, "NaN bits"): every float operation of a device
+ * lane that gives a NaN gives the device's one NaN of its type (cairn_dnan_*,
+ * runtime/cairn_checked.h), emulated and on a GPU alike; a move (a load, a store, a
+ * shuffle of a value) keeps its bits. Since a NaN operand makes every float operation's
+ * result a NaN, and nothing but its bits tells NaNs apart, it is enough to make a value
+ * the device's NaN where its bits leave the expression that made it: a let, an
+ * assignment, a return, a call's argument, to_bits, a storage-float conversion, a
+ * shuffle's operand, an atomic's operand, observe, quantize, a fragment's fill and
+ * mma_set's value (lower_expr_out). Host code keeps the host's NaNs. */
+const char *lower_dnan(Lower *L, const Type *t, const char *v) {
+    if (!L->in_device || !type_is_compute_float(t)) return v;
+    return FMT("cairn_dnan_%s(%s)", lower_type_word(t), v);
+}
+
+/* Whether e's value is the result of a float operation (which may have made a NaN of
+ * the host's, emulated): arithmetic, negation, sqrt, abs, floor, ceil, trunc, min, max,
+ * std.math, an f32 <-> f64 conversion, a reduction in a lane. Names, elements, literals,
+ * calls (whose returns are lowered with lower_expr_out), from_bits and shuffles are
+ * moves; so are std.cr's functions, whose every NaN is already one pattern on both sides
+ * (0x7fffffff, runtime/cairn_cr.h), the same in host code and in a lane. */
+static bool float_operation(const Expr *e) {
+    if (!e->type || !type_is_compute_float(e->type)) return false;
+    switch (e->kind) {
+    case EXPR_BINARY: return true; /* a float-valued binary is arithmetic */
+    case EXPR_UNARY: return true;  /* negation */
+    case EXPR_CONVERT: return type_is_compute_float(e->u.convert.arg->type);
+    case EXPR_REDUCE: return e->u.reduce.mode != MODE_PARALLEL; /* the exact sum's NaN is fixed */
+    case EXPR_CALL:
+        switch (e->u.call.builtin) {
+        case BI_SQRT:
+        case BI_ABS:
+        case BI_FLOOR:
+        case BI_CEIL:
+        case BI_TRUNC:
+        case BI_MIN:
+        case BI_MAX: return true;
+        default: return e->u.call.builtin >= BI_MATH_EXP && e->u.call.builtin <= BI_MATH_HYPOT;
+        }
+    default: return false;
+    }
+}
+
+const char *lower_expr_out(Lower *L, Expr *e) {
+    const char *v = lower_expr(L, e);
+    if (!v || !L->in_device || !float_operation(e)) return v;
+    return lower_bind(L, e->type, lower_dnan(L, e->type, v));
+}
 
 const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, const Type *t,
                         Span s) {
@@ -279,9 +327,9 @@ static const char *lower_observe(Lower *L, Expr *e) {
                    lower_is_view(s->type) ? lower_sym_len(L, s) : "1", lower_c_scalar(elem));
         return NULL;
     }
-    const char *v = lower_bind(L, x->type, lower_expr(L, x));
-    lower_emit(L, "cairn_observe(%s, \"%s\", &%s, 1, sizeof %s);", cname, lower_type_word(x->type),
-               v, v);
+    const char *v = lower_bind(L, x->type, lower_expr_out(L, x));
+    lower_emit(L, "%s(%s, \"%s\", &%s, 1, sizeof %s);", L->target->observe_fn(x->type), cname,
+               lower_type_word(x->type), v, v);
     return NULL;
 }
 
@@ -330,7 +378,7 @@ static const char *lower_exact_fn(Lower *L, Expr *e, const char *name) {
 
 static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
     const Type *to = e->u.call.generics[0];
-    const char *x = lower_expr(L, e->u.call.args[0]);
+    const char *x = lower_expr_out(L, e->u.call.args[0]);
     const char *scale = lower_expr(L, e->u.call.args[1]);
     const char *noise = stochastic ? FMT("%s, ", lower_expr(L, e->u.call.args[2])) : "";
     numerics_quantize(L, to, stochastic);
@@ -363,7 +411,7 @@ static const char *lower_mm_enclose(Lower *L, Expr *e) {
 
 static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
     const Type *t = to_bits ? e->u.call.args[0]->type : e->u.call.generics[0];
-    const char *v = lower_expr(L, e->u.call.args[0]);
+    const char *v = lower_expr_out(L, e->u.call.args[0]);
     if (type_is_storage_float(t))
         return lower_bind(
             L, e->type,
@@ -372,18 +420,30 @@ static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
                       FMT("cairn_%sbits_%s(%s)", to_bits ? "" : "from_", lower_type_word(t), v));
 }
 
+/* Where an atomic's element lives: host memory (a host lane), a device lane's global
+ * memory (a @device or @unified view), or a block's shared array. */
+AtomicSpace lower_atomic_space(const Lower *L, const Expr *e) {
+    if (!L->in_device) return ATOMIC_HOST;
+    const Expr *x = e->u.call.args[0];
+    const Symbol *base = x->kind == EXPR_INDEX ? lower_expr_sym(x->u.index.base) : NULL;
+    return base && lower_is_view(base->type) && base->type->u.view.origin == VIEW_SHARED
+               ? ATOMIC_SHARED
+               : ATOMIC_GLOBAL;
+}
+
 /* Atomics on an element x[i] (host: GCC/Clang __atomic builtins, sequentially
  * consistent; a CUDA lane: the device's atomics). The integer forms give back the
- * element's old value. An f32 add in a device lane flushes subnormals, as PTX's
- * atom.add.f32 does, in its emulation too (cairn_device.h). */
+ * element's old value. An f32 add in a device lane on global memory flushes subnormals,
+ * as PTX's atom.global.add.f32 does, in its emulation too (cairn_device.h); on a shared
+ * array it keeps them, as atom.shared.add.f32 does. */
 static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
     const Type *t = e->u.call.args[0]->type;
-    const char *v = lower_expr(L, e->u.call.args[1]);
-    const char *w = b == BI_ATOMIC_CAS ? lower_expr(L, e->u.call.args[2]) : NULL;
+    const char *v = lower_expr_out(L, e->u.call.args[1]); /* its bits may be stored */
+    const char *w = b == BI_ATOMIC_CAS ? lower_expr_out(L, e->u.call.args[2]) : NULL;
     const char *place = lower_place(L, e->u.call.args[0]);
     if (!place) return "0";
     const char *p = FMT("&%s", place);
-    if (b == BI_ATOMIC_ADD_UNORDERED) numerics_atomic_add(L, t, L->in_device);
+    if (b == BI_ATOMIC_ADD_UNORDERED) numerics_atomic_add(L, t, lower_atomic_space(L, e));
     if (L->in_device) return L->target->device_atomic(L, e, b, p, v, w);
     return lower_atomic_host(L, e, b, p, v, w);
 }
@@ -396,7 +456,11 @@ const char *lower_atomic_host(Lower *L, Expr *e, Builtin b, const char *p, const
     switch (b) {
     case BI_ATOMIC_ADD_UNORDERED:
         lower_emit(L, "cairn_atomic_add_%s%s(%s, %s);", lower_type_word(t),
-                   L->in_device && t->kind == TY_F32 ? "_ftz" : "", p, v);
+                   t->kind != TY_F32                           ? ""
+                   : lower_atomic_space(L, e) == ATOMIC_GLOBAL ? "_ftz"
+                   : lower_atomic_space(L, e) == ATOMIC_SHARED ? "_shared"
+                                                               : "",
+                   p, v);
         return NULL;
     case BI_ATOMIC_ADD_WRAP:
         return lower_bind(L, t, FMT("__atomic_fetch_add(%s, %s, %s)", p, v, seq));
@@ -430,7 +494,8 @@ static const char *lower_user_call(Lower *L, Expr *e) {
         sb_printf(&args, "%s%s", i ? ", " : "", lower_arg(L, e->u.call.args[i], pt));
     }
     if (checks) sb_printf(&args, "%s%s", e->u.call.nargs ? ", " : "", lower_at(L, e->span));
-    const char *call = FMT("cairn_fn_%s(%s)", fn->name, args.data ? args.data : "");
+    const char *call =
+        FMT("%s(%s)", lower_item_name(L, "fn", fn->name), args.data ? args.data : "");
     sb_free(&args);
     if (!e->type || e->type->kind == TY_VOID) {
         lower_emit(L, "%s;", call);
@@ -486,8 +551,11 @@ const char *lower_expr(Lower *L, Expr *e) {
     }
     case EXPR_CONVERT:
         if (e->type->kind == TY_FRAGMENT) return lower_fragment_fill(L, e); /* lower_mma.c */
-        return lower_convert(L, lower_expr(L, e->u.convert.arg), e->u.convert.arg->type,
-                             e->u.convert.to, e->span);
+        return lower_convert(L,
+                             type_is_storage_float(e->u.convert.to)
+                                 ? lower_expr_out(L, e->u.convert.arg) /* its bits leave */
+                                 : lower_expr(L, e->u.convert.arg),
+                             e->u.convert.arg->type, e->u.convert.to, e->span);
     case EXPR_REDUCE: return lower_reduce(L, e);
     default: lower_unsupported(L, e->span, "this expression"); return "0";
     }

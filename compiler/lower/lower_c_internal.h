@@ -29,6 +29,14 @@ typedef struct WarpSlot {
     const char *value; /* C expression of this thread's result */
 } WarpSlot;
 
+/* What a device target allows (lower_device_limits, lower_device.c): the guards of
+ * device work keep these limits on both sides, emulated and on the GPU. */
+typedef struct DeviceLimits {
+    const char *name;      /* "sm_90" */
+    uint64_t shared_bytes; /* the most shared memory one block may use (with the opt-in) */
+} DeviceLimits;
+DeviceLimits lower_device_limits(const char *target);
+
 typedef struct Lower {
     Program *prog;
     Diags *diags;
@@ -45,6 +53,7 @@ typedef struct Lower {
     int live_base; /* live[] below this belong to an enclosing C function */
     /* device work */
     const struct LowerTarget *target; /* how this target spells its choices */
+    DeviceLimits device;              /* the device target's limits, kept on both sides */
     bool in_device;                   /* lowering a device lane (device numerics, device atomics) */
     /* a target with a device file (CUDA: the .cu) */
     StrBuf dev;          /* its kernels, launchers and device copies of functions */
@@ -74,10 +83,12 @@ const char *lower_at(Lower *L, Span s); /* CAIRN_AT(line, col) */
 void lower_unsupported(Lower *L, Span s, const char *what);
 
 /* ---- names and types ---- */
-const char *lower_c_scalar(const Type *t);            /* "double", "int32_t", "cairn_f16" */
-const char *lower_type_word(const Type *t);           /* "f64", "usize" (int helpers: "u64") */
-const char *lower_helper_suffix(const Type *t);       /* "i32", "u64" for usize, "f64" */
-const char *lower_sym_c(Lower *L, const Symbol *s);   /* the C name of a local, param, ... */
+const char *lower_c_scalar(const Type *t);          /* "double", "int32_t", "cairn_f16" */
+const char *lower_type_word(const Type *t);         /* "f64", "usize" (int helpers: "u64") */
+const char *lower_helper_suffix(const Type *t);     /* "i32", "u64" for usize, "f64" */
+const char *lower_sym_c(Lower *L, const Symbol *s); /* the C name of a local, param, ... */
+/* The C name of a function or constant ("fn" or "const"; a device lane's device copy). */
+const char *lower_item_name(Lower *L, const char *kind, const char *name);
 const char *lower_sym_len(Lower *L, const Symbol *s); /* its element count, for a view */
 bool lower_is_view(const Type *t);                    /* a view with an extent (or a buffer) */
 bool lower_is_scalar_ref(const Type *t);              /* rw<T> without an extent */
@@ -94,6 +105,12 @@ const char *lower_convert(Lower *L, const char *v, const Type *from, const Type 
 /* v as a temporary of type t, unless it is one: comparison operands and loop bounds,
  * which gcc and clang must not see as literals (lower_c_expr.c says why). */
 const char *lower_opaque(Lower *L, const Type *t, const char *v);
+/* v (a C expression of type t) as a device lane's NaN when it is one (cairn_dnan_*). */
+const char *lower_dnan(Lower *L, const Type *t, const char *v);
+/* e's value where its bits leave the expression (a let, an assignment, a return, an
+ * argument, ...): in a device lane, the result of a float operation as the device's
+ * NaN when it is a NaN (lower_c_expr.c says why that is enough). */
+const char *lower_expr_out(Lower *L, Expr *e);
 /* a OP b in type t, checked for integers. */
 const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, const Type *t, Span s);
 
@@ -171,6 +188,9 @@ void lower_capture_copies(Lower *L, StrBuf *sb, const SymSet *captures, const ch
 void lower_lane_enter(Lower *L, Lane *ln);
 void lower_lane_leave(Lower *L, Lane *ln);
 const char *lower_lane_context(Lower *L, const Lane *ln, const char *lo, const char *extra_init);
+/* An exact float sum's terms as functions of the index, laneN_term(ctx, k, covered) and
+ * laneN_covers(ctx, b, e) (lower_c_region.c); `device`: the yield is a device lane's. */
+void lower_sum_terms(Lower *L, Expr *e, const Type *it, bool device, Lane *ln);
 /* The number of indices in [lo, hi), as a uint64_t temporary. */
 const char *lower_index_count(Lower *L, const char *lo, const char *hi);
 
@@ -195,11 +215,21 @@ void lower_warp_scan_store(Lower *L, const Expr *e, const char *lane, const char
 const char *lower_shuffle_source(Lower *L, const Expr *e, const char *lane, const char *arg);
 /* blocks g in G threads t in T { ... }: its bounds, evaluated where the region starts
  * (the numbers of blocks and threads, with the whole-warp check), then each back end. */
+#define LOWER_MAX_SHARED 64
 typedef struct BlocksBounds {
     const Type *grid_type, *thread_type;
     const char *grid_lo, *thread_lo; /* first g and first t */
     const char *nblocks, *nthreads;  /* uint64_t temporaries */
+    /* The shared arrays (at the top of the body, E-COOP-SHARED) and their lengths, computed
+     * once before the launch; smem their bytes, each array 32-byte aligned (WMMA). */
+    int nshared;
+    const Stmt *shared[LOWER_MAX_SHARED];
+    const char *shared_n[LOWER_MAX_SHARED]; /* uint64_t temporaries */
+    const char *smem;
 } BlocksBounds;
+/* A device parallel region of n lanes (a uint64_t): more than one launch holds traps, on
+ * both sides (lanes run 256 to a block, at most 2^31 - 1 blocks). */
+void lower_lane_limit(Lower *L, const char *n, Span s);
 void lower_blocks(Lower *L, const Stmt *s);
 /* The type of a loop binder's variable (the bound's type for `_`). */
 const Type *lower_binder_type(const Binder *b);
@@ -218,11 +248,14 @@ void numerics_sum(Lower *L, const Type *t, const char *sum);
 void numerics_product(Lower *L, const Type *t);
 void numerics_matmul(Lower *L, const Type *t);
 void numerics_unordered(Lower *L, const char *op, const Type *t);
-/* atomic_add_unordered with its bound (numerics.md); flush: a device f32 add. */
-void numerics_atomic_add(Lower *L, const Type *t, bool flush);
+/* atomic_add_unordered with its memory space and bound (numerics.md): a device f32 add
+ * on global memory flushes subnormals, one on a shared array or a host one does not. */
+typedef enum AtomicSpace { ATOMIC_HOST, ATOMIC_GLOBAL, ATOMIC_SHARED } AtomicSpace;
+AtomicSpace lower_atomic_space(const Lower *L, const Expr *e);
+void numerics_atomic_add(Lower *L, const Type *t, AtomicSpace space);
 /* A warp reduction (its butterfly order) and a device float reduction (unordered). */
 void numerics_warp(Lower *L, ReduceOp op, const Type *t);
-void numerics_device_sum(Lower *L, const Type *t);
+void numerics_device_sum(Lower *L, const Type *t, bool exact);
 void numerics_literal(Lower *L, const Type *t);
 
 #endif

@@ -272,6 +272,7 @@ void lower_parallel_pool(Lower *L, const Stmt *s) {
     const char *lo = lower_opaque(L, it, b->lo ? lower_expr(L, b->lo) : "0");
     const char *hi = lower_opaque(L, it, lower_expr(L, b->count)); /* see lower_opaque */
     const char *n = lower_index_count(L, lo, hi);
+    if (s->u.parallel.on_device) lower_lane_limit(L, n, s->span); /* as a device launch */
     Lane ln;
     lower_lane_open(L, &ln, s->u.parallel.body, NULL, b->sym, it, "", "unsigned cairn_worker");
     lower_emit(L, "(void)cairn_worker;");
@@ -356,7 +357,7 @@ static const char *fold_in_order(Lower *L, Expr *e, const Type *it, const char *
     if (out)
         lower_emit(L, "%s[cairn_index_u((uint64_t)%s - (uint64_t)%s, %s, %s)] = %s;",
                    lower_sym_c(L, out), i, lo, lower_sym_len(L, out),
-                   lower_at(L, e->u.reduce.into->span), acc);
+                   lower_at(L, e->u.reduce.into->span), lower_dnan(L, t, acc)); /* bits leave */
     L->indent--;
     lower_emit(L, "}");
     if (type_is_float(t) && op == RED_ADD) numerics_sum(L, t, "ordered");
@@ -428,6 +429,34 @@ static void covers_function(Lower *L, const Lane *ln, const Covered *cov) {
     sb_puts(sb, ";\n}\n\n");
 }
 
+/* The terms of an exact float sum as functions of their index (what the host's pooled
+ * sum and the emulated device sum both run): laneN_term(ctx, k, covered), the yield
+ * (inlined; index checks of views by the loop variable skipped when covered), and
+ * laneN_covers(ctx, b, e), which says that every such view holds the indexes of terms
+ * b..e-1. `device`: the yield runs as a device lane (its NaNs the device's). Returns the
+ * lane, whose context the caller fills. */
+void lower_sum_terms(Lower *L, Expr *e, const Type *it, bool device, Lane *ln) {
+    const Type *t = e->type;
+    assert(type_is_compute_float(t) && e->u.reduce.op == RED_ADD);
+    Covered cov = {.var = e->u.reduce.var_sym};
+    covered_views(e->u.reduce.body, cov.var, &cov.views);
+    lane_head(L, ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
+              FMT("static inline __attribute__((always_inline)) %s lane%%d_term(void *cairn_ctx, "
+                  "size_t cairn_k, int cairn_covered) {\n",
+                  lower_c_scalar(t)));
+    lower_emit(L, "(void)cairn_covered;");
+    lane_index(L, ln);
+    const Covered *saved = L->covered;
+    bool was_device = L->in_device;
+    L->covered = &cov;
+    L->in_device = device;
+    const char *v = lower_expr(L, e->u.reduce.body);
+    L->in_device = was_device;
+    L->covered = saved;
+    lane_finish(L, ln, FMT("return %s;", v));
+    covers_function(L, ln, &cov);
+}
+
 /* reduce + parallel over floats: exact, rounded once. The yield becomes a term function
  * of the index (inlined), and CAIRN_SUM_CHECKED (cairn_sum.h) makes the block function
  * around it, which adds each group of eight terms straight into the expansions held in
@@ -437,23 +466,9 @@ static void covers_function(Lower *L, const Lane *ln, const Covered *cov) {
  * would). laneN_sum takes a tiny path for a few terms, the pool otherwise. */
 static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
     const Type *t = e->type;
-    assert(type_is_compute_float(t) && e->u.reduce.op == RED_ADD);
     const char *w = t->kind == TY_F32 ? "32" : "64";
-    Covered cov = {.var = e->u.reduce.var_sym};
-    covered_views(e->u.reduce.body, cov.var, &cov.views);
     Lane ln;
-    lane_head(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
-              FMT("static inline __attribute__((always_inline)) %s lane%%d_term(void *cairn_ctx, "
-                  "size_t cairn_k, int cairn_covered) {\n",
-                  lower_c_scalar(t)));
-    lower_emit(L, "(void)cairn_covered;");
-    lane_index(L, &ln);
-    const Covered *saved = L->covered;
-    L->covered = &cov;
-    const char *v = lower_expr(L, e->u.reduce.body);
-    L->covered = saved;
-    lane_finish(L, &ln, FMT("return %s;", v));
-    covers_function(L, &ln, &cov);
+    lower_sum_terms(L, e, it, false, &ln);
     sb_printf(&L->lanes, "CAIRN_SUM_CHECKED(lane%d, cairn_sum%s, lane%d_term, lane%d_covers)\n\n",
               ln.id, w, ln.id, ln.id);
     const char *ctx = lower_lane_context(L, &ln, lo, "");
@@ -464,10 +479,37 @@ static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *l
 }
 
 /* Other pooled reductions: one partial per worker, combined in worker order. */
+/* An integer `reduce * parallel`: the pool's blocks keep the summaries of
+ * runtime/cairn_reduce.h, joined in index order, so it traps exactly where the
+ * index-order fold would (a zero factor first wins), whatever the pool's width. */
+static const char *reduce_product(Lower *L, Expr *e, const Type *it, const char *lo,
+                                  const char *n) {
+    const Type *t = e->type;
+    assert(type_is_int(t) && e->u.reduce.op == RED_MUL);
+    Lane ln;
+    lower_lane_open(L, &ln, NULL, e->u.reduce.body, e->u.reduce.var_sym, it,
+                    "    cairn_prod_job *cairn_job;\n", "unsigned cairn_worker");
+    const char *v = lower_expr(L, e->u.reduce.body);
+    lower_emit(L, "cairn_prod_take_%s(cairn_prod_part(c->cairn_job, cairn_begin), (%s)%s);",
+               type_is_signed(t) ? "i" : "u", type_is_signed(t) ? "int64_t" : "uint64_t", v);
+    lower_lane_close(L, &ln, "(void)cairn_worker;");
+    const char *job = lower_new_tmp(L), *all = lower_new_tmp(L);
+    lower_use_runtime(L, LOWER_MODULE_POOL);
+    lower_emit(L, "cairn_prod_job %s;", job);
+    lower_emit(L, "cairn_prod_start(&%s, (size_t)%s);", job, n);
+    const char *ctx = lower_lane_context(L, &ln, lo, FMT(", .cairn_job = &%s", job));
+    lower_emit(L, "if (%s) cairn_pool_run((size_t)%s, %s.grain, lane%d, &%s);", n, n, job, ln.id,
+               ctx);
+    lower_emit(L, "const cairn_prod %s = cairn_prod_finish(&%s);", all, job);
+    return FMT("(%s)cairn_prod_value_%s(&%s, %d, %s)", lower_c_scalar(t),
+               type_is_signed(t) ? "i" : "u", all, type_bits(t), lower_at(L, e->span));
+}
+
 const char *lower_reduce_partials(Lower *L, Expr *e, const Type *it, const char *lo,
                                   const char *n) {
     const Type *t = e->type;
     ReduceOp op = e->u.reduce.op;
+    if (type_is_int(t) && op == RED_MUL) return reduce_product(L, e, it, lo, n);
     assert(!(type_is_float(t) && op == RED_ADD) && "a float + is the exact sum's or the device's");
     assert(!(type_is_float(t) && op == RED_MUL) && "E-REDUCE-ORDER: a float * runs in order");
     bool wide = op == RED_ADD && type_is_int(t); /* exact in 128 bits, checked at the end */

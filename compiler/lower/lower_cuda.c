@@ -43,7 +43,8 @@ static void cu_prelude(StrBuf *out, const Program *p, unsigned modules) {
     sb_puts(out, p->src.path);
     sb_puts(out, ": the device half, do not edit. */\n#include <math.h>\n#include <stdbool.h>\n"
                  "#include <stdint.h>\n\n#include \"cairn_trap.h\"\n#include \"cairn_float.h\"\n"
-                 "#include \"cairn_checked.h\"\n#include \"cairn_device_cuda.h\"\n");
+                 "#include \"cairn_checked.h\"\n#include \"cairn_reduce.h\"\n"
+                 "#include \"cairn_device_cuda.h\"\n");
     if (modules & LOWER_MODULE_CR) sb_puts(out, "#include \"cairn_cr.h\"\n");
     sb_puts(out, "\n");
     StrBuf path = {0};
@@ -58,10 +59,12 @@ static void cu_prelude(StrBuf *out, const Program *p, unsigned modules) {
     sb_free(&path);
 }
 
-/* Opens kernel N: its context struct (in both files), then
- * static __global__ void kernN(const struct laneN c PARAMS) { copies of the captures */
-static void kernel_open(Lower *L, Lane *k, const Block *body, const Expr *yield, const Symbol *var,
-                        const Type *index_type, const char *extra_fields, const char *params) {
+/* Opens device function N: its context struct (in both files), then HEAD (a format of
+ * the id twice: "static __global__ void kern%d(const struct lane%d c...) {") and copies
+ * of the captures. */
+static void device_fn_open(Lower *L, Lane *k, const Block *body, const Expr *yield,
+                           const Symbol *var, const Type *index_type, const char *extra_fields,
+                           const char *head) {
     lower_region_captures(body, yield, var, &k->captures);
     k->id = ++L->tmp;
     k->text = (StrBuf){0};
@@ -77,11 +80,17 @@ static void kernel_open(Lower *L, Lane *k, const Block *body, const Expr *yield,
     }
     sb_printf(&L->shared_decls, "    %s cairn_lo;\n%s};\n", lower_c_scalar(index_type),
               extra_fields);
-    sb_printf(&k->text, "static __global__ void kern%d(const struct lane%d c%s) {\n", k->id, k->id,
-              params);
+    sb_printf(&k->text, head, k->id, k->id);
     lower_capture_copies(L, &k->text, &k->captures, "c.");
     lower_lane_enter(L, k);
     L->in_device = true;
+}
+
+/* Opens kernel N: static __global__ void kernN(const struct laneN c PARAMS) { ... */
+static void kernel_open(Lower *L, Lane *k, const Block *body, const Expr *yield, const Symbol *var,
+                        const Type *index_type, const char *extra_fields, const char *params) {
+    device_fn_open(L, k, body, yield, var, index_type, extra_fields,
+                   FMT("static __global__ void kern%%d(const struct lane%%d c%s) {\n", params));
 }
 
 /* Closes the kernel and writes its launcher: extern "C" void cairn_launchN(const struct
@@ -99,6 +108,18 @@ static void kernel_close(Lower *L, Lane *k, const char *params, const char *laun
     sb_printf(&L->dev, "extern \"C\" %s {\n    cairn_device_start();\n%s}\n\n", sig, launch_body);
 }
 
+/* The launcher's wait (cairn_device_launched): a region that touches @unified memory
+ * waits for the device, since the host may read that memory next; any other one only
+ * checks that it started (the host waits where it reads results or reports a trap). */
+static const char *launched(Lower *L, const Lane *k, Span region) {
+    bool unified = false;
+    for (int i = 0; i < k->captures.len; i++) {
+        const Type *t = k->captures.items[i]->type;
+        unified |= lower_is_view(t) && t->u.view.place == PLACE_UNIFIED;
+    }
+    return FMT("    cairn_device_launched(%s, %d);\n", lower_at(L, region), unified);
+}
+
 /* The lane's index from the global thread number, past the grid's end: return. */
 static void lane_index(Lower *L, const Symbol *var, const Type *it) {
     lower_emit(L, "const uint64_t cairn_k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;");
@@ -114,41 +135,35 @@ static void cuda_parallel(Lower *L, const Stmt *s) {
     const Type *it = lower_binder_type(b);
     const char *lo = b->lo ? lower_expr(L, b->lo) : "0", *hi = lower_expr(L, b->count);
     const char *n = lower_index_count(L, lo, hi);
+    lower_lane_limit(L, n, s->span);
     Lane k;
     kernel_open(L, &k, s->u.parallel.body, NULL, b->sym, it, "", ", uint64_t cairn_n");
     lane_index(L, b->sym, it);
     lower_block(L, s->u.parallel.body);
     kernel_close(L, &k, ", uint64_t cairn_n",
-                 FMT("    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n);\n"
-                     "    cairn_device_wait(%s);\n",
-                     k.id, lower_at(L, s->span), lower_at(L, s->span)));
+                 FMT("    kern%d<<<cairn_device_grid(cairn_n), 256>>>(*c, cairn_n);\n%s", k.id,
+                     launched(L, &k, s->span)));
     const char *ctx = lower_lane_context(L, &k, lo, "");
     lower_emit(L, "if (%s) cairn_launch%d(&%s, %s);", n, k.id, ctx, n);
 }
 
 /* ---- cooperative regions ---- */
 
-/* The shared arrays' lengths and offsets, computed on the host before the launch: the
- * struct fields, their initialisers, and the total bytes. */
-static const char *shared_layout(Lower *L, const Block *body, StrBuf *fields) {
-    const char *total = lower_new_tmp(L);
-    lower_emit(L, "uint64_t %s = 0;", total);
+/* The shared arrays' places in the block's dynamic shared memory, from the lengths
+ * lower_blocks computed and checked before the launch: the struct fields and their
+ * initialisers, each array at a 32-byte aligned offset (WMMA's pointers). */
+static const char *shared_fields(Lower *L, const BlocksBounds *b, StrBuf *fields) {
     StrBuf init = {0};
-    for (int i = 0; i < body->nstmts; i++) {
-        const Stmt *s = body->stmts[i];
-        if (s->kind != STMT_SHARED) continue;
+    const char *off = "0";
+    for (int i = 0; i < b->nshared; i++) {
+        const Stmt *s = b->shared[i];
         int id = s->u.alloc.sym->id;
-        const char *n = lower_expr(L, s->u.alloc.count), *t = lower_c_scalar(s->u.alloc.elem);
         sb_printf(fields, "    uint64_t cairn_shn_%d, cairn_sho_%d;\n", id, id);
-        sb_printf(&init, ", .cairn_shn_%d = %s, .cairn_sho_%d = %s", id, n, id, total);
-        lower_emit(
-            L,
-            "if ((uint64_t)%s > (UINT64_C(1) << 32) / sizeof(%s)) cairn_trap_at(\"a shared array "
-            "larger than a block's shared memory\", %s);",
-            n, t, lower_at(L, s->span));
-        lower_emit(L, "%s += ((uint64_t)%s * sizeof(%s) + 31) & ~(uint64_t)31;", total, n, t);
+        sb_printf(&init, ", .cairn_shn_%d = %s, .cairn_sho_%d = %s", id, b->shared_n[i], id, off);
+        off = FMT("%s + ((%s * sizeof(%s) + 31) & ~(uint64_t)31)", off, b->shared_n[i],
+                  lower_c_scalar(s->u.alloc.elem));
     }
-    sb_printf(&init, ", .cairn_smem = %s", total);
+    sb_printf(&init, ", .cairn_smem = %s", b->smem);
     const char *text = arena_strdup(L->arena, init.data);
     sb_free(&init);
     return text;
@@ -158,14 +173,9 @@ static void cuda_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
     const Type *gt = b->grid_type, *tt = b->thread_type;
     const char *ng = b->nblocks, *nt = b->nthreads;
-    lower_emit(L, "if (%s > 1024) cairn_trap_at(\"a block of more than 1024 threads\", %s);", nt,
-               lower_at(L, th->count->span));
-    lower_emit(
-        L, "if (%s > 0x7fffffff) cairn_trap_at(\"more blocks than one device launch holds\", %s);",
-        ng, lower_at(L, g->count->span));
     StrBuf fields = {0};
     sb_printf(&fields, "    %s cairn_tlo;\n    uint64_t cairn_smem;\n", lower_c_scalar(tt));
-    const char *init = shared_layout(L, s->u.blocks.body, &fields);
+    const char *init = shared_fields(L, b, &fields);
     Lane k;
     Stmt *self = (Stmt *)s;
     kernel_open(L, &k, &(Block){s->span, &self, 1}, NULL, g->sym, gt, fields.data, "");
@@ -188,10 +198,9 @@ static void cuda_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const char *launch = FMT(
         "    if (c->cairn_smem > 48 * 1024 &&\n"
         "        cudaFuncSetAttribute(kern%d, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->cairn_smem) != cudaSuccess)\n"
-        "        cairn_trap_at(\"shared arrays larger than a block's shared memory\", %s);\n"
-        "    kern%d<<<(unsigned)cairn_ng, (unsigned)cairn_nt, (size_t)c->cairn_smem>>>(*c);\n"
-        "    cairn_device_wait(%s);\n",
-        k.id, lower_at(L, s->span), k.id, lower_at(L, s->span));
+        "        cairn_trap_at(\"shared arrays past this device's shared memory for a block\", %s);\n"
+        "    kern%d<<<(unsigned)cairn_ng, (unsigned)cairn_nt, (size_t)c->cairn_smem>>>(*c);\n%s",
+        k.id, lower_at(L, s->span), k.id, launched(L, &k, s->span));
     kernel_close(L, &k, ", uint64_t cairn_ng, uint64_t cairn_nt", launch);
     const char *ctx =
         lower_lane_context(L, &k, b->grid_lo, FMT(", .cairn_tlo = %s%s", b->thread_lo, init));
@@ -220,7 +229,7 @@ static const char *cuda_warp_op(Lower *L, Expr *e) {
     assert(lower_is_warp_op(e) && L->in_device);
     const char *lane = CUDA_LANE;
     if (e->kind == EXPR_CALL) {
-        const char *x = lower_expr(L, e->u.call.args[0]), *a = lower_expr(L, e->u.call.args[1]);
+        const char *x = lower_expr_out(L, e->u.call.args[0]), *a = lower_expr(L, e->u.call.args[1]);
         const char *r = lower_new_tmp(L);
         if (e->u.call.builtin == BI_SHUFFLE_XOR)
             lower_emit(L, "const %s %s = cairn_shfl_xor(%s, (unsigned)((uint64_t)%s & 31u));",
@@ -255,61 +264,129 @@ static const char *cuda_warp_op(Lower *L, Expr *e) {
 
 /* ---- device reductions ---- */
 
-/* The lanes evaluate a device reduce's or scan's yields into device memory, copied
- * back into a host array of n elements; returns its name (the caller frees it). */
-static const char *device_yields(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
-    const char *ct = lower_c_scalar(e->u.reduce.body->type);
-    Lane k;
-    const char *params = FMT(", uint64_t cairn_n, %s *cairn_out", ct);
-    kernel_open(L, &k, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "", params);
-    lane_index(L, e->u.reduce.var_sym, it);
-    lower_emit(L, "cairn_out[cairn_k] = %s;", lower_expr(L, e->u.reduce.body));
-    const char *launch =
-        FMT("    %s *d = (%s *)cairn_device_zeroed(cairn_n, sizeof(%s), CAIRN_PLACE_DEVICE, %s);\n"
-            "    kern%d<<<cairn_device_grid(cairn_n, %s), 256>>>(*c, cairn_n, d);\n"
-            "    cairn_device_wait(%s);\n"
-            "    cairn_copy(cairn_out, cairn_n, d, cairn_n, sizeof(%s), %s);\n"
-            "    cairn_device_free(d, CAIRN_PLACE_DEVICE);\n",
-            ct, ct, ct, lower_at(L, e->span), k.id, lower_at(L, e->span), lower_at(L, e->span), ct,
-            lower_at(L, e->span));
-    kernel_close(L, &k, params, launch);
-    const char *ctx = lower_lane_context(L, &k, lo, "");
-    const char *yields = lower_new_tmp(L);
-    lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", ct, yields, ct, n, ct,
-               lower_at(L, e->span));
-    lower_emit(L, "if (%s) cairn_launch%d(&%s, %s, %s);", n, k.id, ctx, n, yields);
-    return yields;
+/* A device reduce's or scan's yield as a device function of the index and a functor the
+ * runtime's kernels call (runtime/cairn_dred_cuda.h), in the .cu:
+ *   static __device__ inline T yieldN(const struct laneN &c, uint64_t cairn_k) {...}
+ *   struct termN { struct laneN c; __device__ T operator()(uint64_t k) const {...} };
+ * then the launcher, extern "C" RET cairn_launchN(const struct laneN *c, uint64_t cairn_n
+ * PARAMS) { BODY }, where each TERM in BODY becomes termN{*c}. Fills the lane (its context
+ * for the caller to fill). */
+static void device_yield(Lower *L, Lane *k, Expr *e, const Type *it, const char *ret,
+                         const char *params, const char *body) {
+    const Type *t = e->u.reduce.body->type;
+    const char *ct = lower_c_scalar(t);
+    device_fn_open(L, k, NULL, e->u.reduce.body, e->u.reduce.var_sym, it, "",
+                   FMT("static __device__ inline %s yield%%d(const struct lane%%d &c, "
+                       "uint64_t cairn_k) {\n",
+                       ct));
+    const char *i = e->u.reduce.var_sym ? lower_sym_c(L, e->u.reduce.var_sym) : lower_new_tmp(L);
+    lower_emit(L, "const %s %s = (%s)((uint64_t)c.cairn_lo + cairn_k);", lower_c_scalar(it), i,
+               lower_c_scalar(it));
+    lower_emit(L, "(void)%s;", i);
+    lower_emit(L, "return %s;", lower_expr(L, e->u.reduce.body));
+    sb_puts(&k->text, "}\n\n");
+    lower_lane_leave(L, k);
+    L->in_device = false;
+    lower_use_runtime(L, LOWER_MODULE_DEVICE | LOWER_MODULE_DSUM);
+    if (!strstr(L->dev.data ? L->dev.data : "", "cairn_dred_cuda.h"))
+        sb_puts(&L->dev, "#include \"cairn_dred_cuda.h\"   /* device reductions and scans */\n\n");
+    sb_append(&L->dev, k->text.data, k->text.len);
+    sb_free(&k->text);
+    sb_printf(&L->dev,
+              "struct term%d {\n    struct lane%d c;\n"
+              "    __device__ %s operator()(uint64_t k) const { return yield%d(c, k); }\n};\n\n",
+              k->id, k->id, ct, k->id);
+    const char *sig = FMT("%s cairn_launch%d(const struct lane%d *c, uint64_t cairn_n%s)", ret,
+                          k->id, k->id, params);
+    sb_printf(&L->shared_decls, "#ifdef __cplusplus\nextern \"C\"\n#endif\n%s;\n\n", sig);
+    sb_printf(&L->dev, "extern \"C\" %s {\n", sig);
+    for (const char *p = body, *hit; *p; p = hit + 4) { /* TERM -> termN{*c} */
+        hit = strstr(p, "TERM");
+        if (!hit) {
+            sb_puts(&L->dev, p);
+            break;
+        }
+        sb_append(&L->dev, p, (size_t)(hit - p));
+        sb_printf(&L->dev, "term%d{*c}", k->id);
+    }
+    sb_puts(&L->dev, "}\n\n");
 }
 
+/* The runtime's operator policy of a device integer reduction or scan, or of a float min
+ * or max, and the C type of the partial it keeps (cairn_dred_cuda.h). */
+static const char *red_policy(Lower *L, ReduceOp op, const Type *t) {
+    static const char *names[] = {
+        [RED_ADD] = "add",    [RED_MUL] = "mul",  [RED_MIN] = "min",   [RED_MAX] = "max",
+        [RED_BITAND] = "and", [RED_BITOR] = "or", [RED_BITXOR] = "xor"};
+    if (type_is_float(t)) {
+        assert((op == RED_MIN || op == RED_MAX) && "a float + is the exact sum; * E-REDUCE-ORDER");
+        return FMT("cairn_red_f%s<%s>", names[op], lower_c_scalar(t));
+    }
+    return FMT("cairn_red_%s<%s>", names[op], lower_c_scalar(t));
+}
+
+static const char *red_acc(ReduceOp op, const Type *t) {
+    if (op == RED_MUL) return "cairn_prod";
+    if (op == RED_ADD) return type_is_signed(t) ? "__int128" : "unsigned __int128";
+    return lower_c_scalar(t);
+}
+
+/* reduce + over f32/f64 device views: the exact device sum (two passes on the GPU), the
+ * record rounded once on the host by the host's exact sum: its bits. */
+static const char *device_fsum(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
+    const Type *t = e->type;
+    bool f32 = t->kind == TY_F32;
+    numerics_device_sum(L, t, true);
+    Lane k;
+    device_yield(L, &k, e, it, lower_c_scalar(t), "",
+                 FMT("    cairn_dsum_record all;\n"
+                     "    cairn_dsum_run<CAIRN_DSUM%s_DIGITS, %d>(TERM, cairn_n, %s, &all);\n"
+                     "    return cairn_dsum%s_round(&all);\n",
+                     f32 ? "32" : "64", f32 ? 925 : 0, lower_at(L, e->span), f32 ? "32" : "64"));
+    const char *ctx = lower_lane_context(L, &k, lo, ""), *r = lower_new_tmp(L);
+    lower_emit(L, "const %s %s = %s ? cairn_launch%d(&%s, %s) : 0.0%s;  /* no terms: +0.0 */",
+               lower_c_scalar(t), r, n, k.id, ctx, n, f32 ? "f" : "");
+    return r;
+}
+
+/* reduce OP over device views: a tree on the GPU, its one partial back, and the host's
+ * rule for it (an integer + total checked once, a product's summary judged; a float min
+ * or max is the fold's as it is); a float + is the exact device sum (device_fsum). */
 static const char *cuda_device_reduce(Lower *L, Expr *e, const Type *it, const char *lo,
                                       const char *hi, const char *n) {
     (void)hi;
     assert(e->u.reduce.on_device && !e->u.reduce.scan);
     L->has_device = true;
     const Type *t = e->type;
-    bool fsum = type_is_float(t) && e->u.reduce.op == RED_ADD;
-    if (fsum) numerics_device_sum(L, t);
-    const char *yields = device_yields(L, e, it, lo, n);
-    /* a checked + over any number of terms: 128 bits hold 2^64 of them */
-    const char *w = type_is_int(t) && e->u.reduce.op == RED_ADD
-                        ? (type_is_signed(t) ? "__int128" : "unsigned __int128")
-                        : lower_c_scalar(t);
-    const char *acc = lower_new_tmp(L);
-    lower_emit(L, "%s %s = %s;", w, acc,
-               fsum ? (t->kind == TY_F32 ? "-0.0f" : "-0.0")
-                    : lower_identity(L, e->u.reduce.op, t));
-    lower_emit(L, "for (uint64_t k = 0; k < %s; k++) %s = %s;", n, acc,
-               lower_warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
-    lower_emit(L, "cairn_release(%s);", yields);
-    if (fsum)
-        lower_emit(L, "if (!%s) %s = 0.0%s;  /* no terms: +0.0 */", n, acc,
-                   t->kind == TY_F32 ? "f" : "");
-    return lower_warp_total(L, e, acc);
+    if (type_is_float(t) && e->u.reduce.op == RED_ADD) return device_fsum(L, e, it, lo, n);
+    assert(!(type_is_float(t) && e->u.reduce.op == RED_MUL) && "E-REDUCE-ORDER");
+    ReduceOp op = e->u.reduce.op;
+    const char *acc_t = red_acc(op, t);
+    Lane k;
+    device_yield(L, &k, e, it, "void", FMT(", %s *cairn_out", acc_t),
+                 FMT("    cairn_dred_run<%s, %s>(TERM, cairn_n, %s, cairn_out);\n",
+                     red_policy(L, op, t), lower_c_scalar(t), lower_at(L, e->span)));
+    const char *ctx = lower_lane_context(L, &k, lo, ""), *acc = lower_new_tmp(L);
+    lower_emit(L, "%s %s = %s;", acc_t, acc,
+               op == RED_MUL   ? "cairn_prod_one()"
+               : op == RED_ADD ? "0"
+                               : lower_identity(L, op, t));
+    lower_emit(L, "if (%s) cairn_launch%d(&%s, %s, &%s);", n, k.id, ctx, n, acc);
+    if (op == RED_MUL)
+        return FMT("(%s)cairn_prod_value_%s(&%s, %d, %s)", lower_c_scalar(t),
+                   type_is_signed(t) ? "i" : "u", acc, type_bits(t), lower_at(L, e->span));
+    if (op != RED_ADD) return acc;
+    /* the emulation's message (lower_reduce_partials): the total and the type */
+    lower_emit(L, "if ((%s)(%s)%s != %s) cairn__trap_sum_%s(%s, \"%s\", %s);", acc_t,
+               lower_c_scalar(t), acc, acc, type_is_signed(t) ? "s" : "u", acc, lower_type_word(t),
+               lower_at(L, e->span));
+    return FMT("(%s)%s", lower_c_scalar(t), acc);
 }
 
-/* scan OP parallel over device views (integers: E-SCAN-ORDER refuses floats): the
- * yields from the lanes, the prefixes on the host in index order, each checked, then
- * copied into `into` wherever it lives. */
+/* scan OP parallel over integer device views (E-SCAN-ORDER refuses floats): a multi-block
+ * scan on the GPU into a device array, then copied into `into` wherever it lives. As the
+ * fold in index order does, prefix k is checked before out[k] is written: the scan covers
+ * one term past the end of a shorter `into`, which then traps on its index. */
 static void cuda_device_scan(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi) {
     assert(e->u.reduce.scan && type_is_int(e->u.reduce.body->type)); /* E-SCAN-ORDER */
     const Symbol *out = lower_expr_sym(e->u.reduce.into);
@@ -318,20 +395,27 @@ static void cuda_device_scan(Lower *L, Expr *e, const Type *it, const char *lo, 
         return;
     }
     L->has_device = true;
-    const char *n = lower_index_count(L, lo, hi), *ct = lower_c_scalar(e->u.reduce.body->type);
-    const char *yields = device_yields(L, e, it, lo, n);
-    const char *acc = lower_new_tmp(L),
-               *w = lower_warp_acc_type(e->u.reduce.op, e->u.reduce.body->type);
-    lower_emit(L, "%s %s = %s;", w, acc, lower_identity(L, e->u.reduce.op, e->u.reduce.body->type));
-    lower_emit(L, "for (uint64_t k = 0; k < %s; k++) {", n);
-    L->indent++;
-    lower_emit(L, "%s = %s;", acc, lower_warp_step(L, e, acc, FMT("(%s)%s[k]", w, yields)));
-    lower_emit(L, "%s[k] = %s;", yields, lower_warp_total(L, e, acc)); /* each prefix checked */
-    L->indent--;
-    lower_emit(L, "}");
-    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, out),
-               lower_sym_len(L, out), yields, n, ct, lower_at(L, e->u.reduce.into->span));
-    lower_emit(L, "cairn_release(%s);", yields);
+    const Type *t = e->u.reduce.body->type;
+    const char *ct = lower_c_scalar(t), *at = lower_at(L, e->u.reduce.into->span);
+    const char *n = lower_index_count(L, lo, hi), *on = lower_sym_len(L, out);
+    Lane k;
+    device_yield(L, &k, e, it, "void", FMT(", %s *cairn_out", ct),
+                 FMT("    cairn_dscan_run<%s, %s>(TERM, cairn_n, cairn_out, %s);\n",
+                     red_policy(L, e->u.reduce.op, t), ct, lower_at(L, e->span)));
+    const char *ctx = lower_lane_context(L, &k, lo, ""), *m = lower_new_tmp(L),
+               *w = lower_new_tmp(L);
+    const char *tmp = lower_new_tmp(L);
+    lower_emit(L,
+               "const uint64_t %s = %s < %s ? %s : %s + 1;  /* through the first index past out */",
+               m, n, on, n, on);
+    lower_emit(L, "const uint64_t %s = %s < %s ? %s : %s;", w, m, on, m, on);
+    lower_emit(L, "%s *%s = (%s *)cairn_device_zeroed(%s, sizeof(%s), CAIRN_PLACE_DEVICE, %s);", ct,
+               tmp, ct, m, ct, at);
+    lower_emit(L, "if (%s) cairn_launch%d(&%s, %s, %s);", m, k.id, ctx, m, tmp);
+    lower_emit(L, "cairn_copy(%s, %s, %s, %s, sizeof(%s), %s);", lower_sym_c(L, out), w, tmp, w, ct,
+               at);
+    lower_emit(L, "cairn_device_free(%s, CAIRN_PLACE_DEVICE);", tmp);
+    lower_emit(L, "if (%s > %s) (void)cairn_index_u(%s, %s, %s);", n, on, on, on, at);
 }
 
 /* ---- atomics and wide accesses in a lane ---- */
@@ -341,6 +425,10 @@ static void cuda_device_scan(Lower *L, Expr *e, const Type *it, const char *lo, 
 static const char *cuda_atomic(Lower *L, Expr *e, Builtin b, const char *p, const char *v,
                                const char *w) {
     const Type *t = e->u.call.args[0]->type;
+    if (b == BI_ATOMIC_ADD_UNORDERED && lower_atomic_space(L, e) == ATOMIC_SHARED) {
+        lower_emit(L, "cairn_device_atomic_add_shared(%s, %s);", p, v); /* atom.shared.add */
+        return NULL;
+    }
     if (b == BI_ATOMIC_ADD_UNORDERED) {
         lower_emit(L, "atomicAdd(%s, %s);", p, v);
         return NULL;
@@ -517,15 +605,18 @@ static void cuda_buffer_free(Lower *L, const Symbol *sym) {
     lower_emit(L, "cairn_device_free(%s, %d);", lower_sym_c(L, sym), (int)sym->type->u.view.place);
 }
 
-/* A view held off the host is copied back before it is observed. */
-static const char *cuda_observe_fn(const Type *view) {
-    return view->u.view.place != PLACE_HOST ? "cairn_device_observe" : "cairn_observe";
+/* Every observation waits for the device first (a lane's trap is reported, not observed
+ * past); a view held off the host is copied back. */
+static const char *cuda_observe_fn(const Type *t) {
+    (void)t;
+    return "cairn_device_observe";
 }
 
 const LowerTarget lower_target_cuda = {
     .unsupported_where = "CUDA targets",
     .unsupported_hint = "build it with --emulate, which runs it on host threads",
     .items_end = cuda_items_end,
+    .device_prefix = "cairn_",
     .assemble = cuda_assemble,
     .buffer_alloc = cuda_buffer_alloc,
     .buffer_free = cuda_buffer_free,

@@ -17,6 +17,7 @@
  * overflow, and checks the total once, so it traps exactly when the total does not fit,
  * as the spec demands of every device integer reduction. */
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lower/lower_c_internal.h"
@@ -135,26 +136,83 @@ static bool block_has_warp_ops(const Block *b) {
     return found;
 }
 
+/* The most shared memory one block may use, per architecture, with the opt-in above
+ * 48 KiB (CUDA C++ Programming Guide, "Compute Capabilities": 64 KB on 7.5, 163 KB on 8.0
+ * and 8.7, 99 KB on 8.6, 8.9 and 12.x, 227 KB on 9.0 and 10.x). An architecture not
+ * listed: 48 KiB, which every device allows. A host build emulates sm_90. */
+DeviceLimits lower_device_limits(const char *target) {
+    static const struct {
+        int arch;
+        uint64_t kib;
+    } table[] = {{75, 64},   {80, 163},  {86, 99},   {87, 163}, {89, 99}, {90, 227},
+                 {100, 227}, {101, 227}, {103, 227}, {120, 99}, {121, 99}};
+    if (!target || strcmp(target, "host") == 0) target = "sm_90";
+    int arch = strncmp(target, "sm_", 3) == 0 ? atoi(target + 3) : 0;
+    DeviceLimits d = {target, 48 * 1024};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].arch == arch) d.shared_bytes = table[i].kib * 1024;
+    return d;
+}
+
+void lower_lane_limit(Lower *L, const char *n, Span s) {
+    lower_emit(L,
+               "if (%s > (uint64_t)0x7fffffff * 256) cairn_trap_at(\"too many lanes for one "
+               "device launch\", %s);",
+               n, lower_at(L, s));
+}
+
+/* The shared arrays' lengths, each checked, and their total bytes against the target's
+ * limit, before the launch (the same trap on both sides). */
+static void shared_layout(Lower *L, const Block *body, BlocksBounds *b) {
+    const char *total = lower_new_tmp(L);
+    lower_emit(L, "uint64_t %s = 0;", total);
+    lower_emit(L, "(void)%s;", total);
+    const char *why = FMT("shared arrays past a block's shared memory (%llu KiB on %s)",
+                          (unsigned long long)(L->device.shared_bytes / 1024), L->device.name);
+    for (int i = 0; i < body->nstmts; i++) {
+        const Stmt *s = body->stmts[i];
+        if (s->kind != STMT_SHARED) continue;
+        if (b->nshared == LOWER_MAX_SHARED) {
+            lower_unsupported(L, s->span, "this many shared arrays in one region");
+            return;
+        }
+        const char *n = lower_new_tmp(L), *t = lower_c_scalar(s->u.alloc.elem);
+        lower_emit(L, "const uint64_t %s = %s;", n, lower_expr(L, s->u.alloc.count));
+        lower_emit(L, "if (%s > (UINT64_C(%llu) - %s) / sizeof(%s)) cairn_trap_at(\"%s\", %s);", n,
+                   (unsigned long long)L->device.shared_bytes, total, t, why, lower_at(L, s->span));
+        lower_emit(L, "%s += (%s * sizeof(%s) + 31) & ~(uint64_t)31;", total, n, t);
+        b->shared[b->nshared] = s;
+        b->shared_n[b->nshared++] = n;
+    }
+    b->smem = total;
+}
+
 /* Whole warps: a region with a warp operation needs a thread count that is a multiple
- * of 32, checked where the region starts on either side (docs/devices.md). */
+ * of 32, checked where the region starts on either side (docs/devices.md), as are the
+ * launch's limits: at most 1024 threads a block, 2^31 - 1 blocks, and the target's
+ * shared memory. */
 void lower_blocks(Lower *L, const Stmt *s) {
     assert(s->kind == STMT_BLOCKS);
     L->has_device = true;
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
-    BlocksBounds b = {lower_binder_type(g),
-                      lower_binder_type(th),
-                      g->lo ? lower_expr(L, g->lo) : "0",
-                      th->lo ? lower_expr(L, th->lo) : "0",
-                      NULL,
-                      NULL};
+    BlocksBounds b = {.grid_type = lower_binder_type(g),
+                      .thread_type = lower_binder_type(th),
+                      .grid_lo = g->lo ? lower_expr(L, g->lo) : "0",
+                      .thread_lo = th->lo ? lower_expr(L, th->lo) : "0"};
     b.nblocks = lower_index_count(L, b.grid_lo, lower_expr(L, g->count));
     b.nthreads = lower_index_count(L, b.thread_lo, lower_expr(L, th->count));
+    lower_emit(L, "if (%s > 1024) cairn_trap_at(\"a block of more than 1024 threads\", %s);",
+               b.nthreads, lower_at(L, th->count->span));
+    lower_emit(
+        L, "if (%s > 0x7fffffff) cairn_trap_at(\"more blocks than one device launch holds\", %s);",
+        b.nblocks, lower_at(L, g->count->span));
     if (block_has_warp_ops(s->u.blocks.body))
         lower_emit(
             L,
             "if (%s %% 32 != 0) cairn_trap_at(\"a warp operation needs whole warps: give the "
             "block a multiple of 32 threads\", %s);",
             b.nthreads, lower_at(L, th->count->span));
+    shared_layout(L, s->u.blocks.body, &b);
     L->target->blocks(L, s, &b);
 }
 

@@ -12,9 +12,17 @@
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 
-static void host_items_end(Lower *L) { (void)L; }
+/* A program with device work gets copies of the functions and constants its lanes may
+ * call, lowered as device code (a device lane's NaNs and atomics), beside the host's:
+ * cairn_dev_fn_f, cairn_dev_const_K. */
+static void host_items_end(Lower *L) {
+    if (L->has_device) lower_device_copies(L, "static");
+}
 
-static void host_assemble(Lower *L, LowerOutput *out) { (void)L, (void)out; }
+static void host_assemble(Lower *L, LowerOutput *out) {
+    sb_append(&out->c, L->dev_protos.data ? L->dev_protos.data : "", L->dev_protos.len);
+    sb_append(&out->c, L->dev.data ? L->dev.data : "", L->dev.len);
+}
 
 /* Every placement is host memory. */
 static void host_buffer_alloc(Lower *L, const Stmt *s, const char *ctype, const char *name,
@@ -64,8 +72,17 @@ static void host_frag_fill(Lower *L, const Type *f, const char *x, const char *v
     lower_emit(L, "cairn_frag_fill(%s.v, %d, %s);", x, lower_frag_rows(f) * lower_frag_cols(f), v);
 }
 
+/* A WMMA tile's first element 32-byte aligned, checked as the device does. */
+static void host_wmma_aligned(Lower *L, const Type *f, const FragTile *t, const char *elem,
+                              Span s) {
+    if (f->u.frag.family != FRAG_WMMA) return;
+    lower_emit(L, "cairn_frag_wmma_check(%s, &%s, %s, %s, %d, %d, sizeof(%s), %s);", t->tile,
+               t->layout, t->i, t->j, lower_frag_rows(f), lower_frag_cols(f), elem, lower_at(L, s));
+}
+
 static void host_frag_load(Lower *L, Expr *e, const char *x, const FragTile *t) {
     const Type *f = e->type;
+    host_wmma_aligned(L, f, t, f->u.frag.role == FRAG_ACC ? "float" : "uint16_t", e->span);
     lower_emit(L, "cairn_frag_load_%s(%s.v, %d, %d, %s, &%s, %s, %s, %s);",
                lower_type_word(f->u.frag.elem), x, lower_frag_rows(f), lower_frag_cols(f), t->tile,
                t->layout, t->i, t->j, lower_at(L, e->span));
@@ -74,6 +91,7 @@ static void host_frag_load(Lower *L, Expr *e, const char *x, const FragTile *t) 
 /* An mma.sync accumulator stores only this lane's share, as each lane does on a GPU. */
 static void host_frag_store(Lower *L, Expr *e, const char *acc, const FragTile *t) {
     const Type *f = e->u.call.args[4]->type;
+    host_wmma_aligned(L, f, t, "float", e->span);
     lower_emit(L, "cairn_frag_store(%s, &%s, %s, %s, %s.v, %d, %d, %d, %s, %s);", t->tile,
                t->layout, t->i, t->j, acc, lower_frag_rows(f), lower_frag_cols(f),
                f->u.frag.family == FRAG_MMA, HOST_LANE, lower_at(L, e->span));
@@ -101,6 +119,7 @@ const LowerTarget lower_target_host = {
     .unsupported_where = "the host",
     .unsupported_hint = "build for a target that has it, or leave it out",
     .items_end = host_items_end,
+    .device_prefix = "cairn_dev_",
     .assemble = host_assemble,
     .buffer_alloc = host_buffer_alloc,
     .buffer_free = host_buffer_free,

@@ -136,7 +136,7 @@ const char *lower_fragment_ctype(const Type *t) {
 const char *lower_fragment_fill(Lower *L, Expr *e) {
     const Type *f = e->type, *el = f->u.frag.elem;
     if (!L->target->frag_ready(L, f, e->span)) return "0";
-    const char *v = lower_expr(L, e->u.convert.arg);
+    const char *v = lower_expr_out(L, e->u.convert.arg);
     const char *x = lower_new_tmp(L);
     if (el->kind != TY_F32) numerics_convert(L, type_scalar(TY_F32), el);
     lower_emit(L, "%s %s;", lower_fragment_ctype(f), x);
@@ -200,7 +200,7 @@ static const char *lower_fragment_element(Lower *L, Expr *e) {
         lower_emit(L, "float %s = %s;", r, L->target->frag_get(L, acc, index));
         return r;
     }
-    const char *x = lower_expr(L, e->u.call.args[2]);
+    const char *x = lower_expr_out(L, e->u.call.args[2]);
     lower_emit(L, "%s %s = %s;", lower_fragment_ctype(e->type), r, acc);
     L->target->frag_set(L, r, index, x);
     return r;

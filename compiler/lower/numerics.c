@@ -113,13 +113,18 @@ void numerics_literal(Lower *L, const Type *t) {
     numerics_add(L, e);
 }
 
-/* atomic_add_unordered: the contract of numerics.md, "Atomic float addition". A device
- * f32 add (and its emulation) flushes subnormal operands and results to zero, which
- * adds the k * 2^-125 term; the host's f32 add keeps subnormals, so the term is absent. */
-void numerics_atomic_add(Lower *L, const Type *t, bool flush) {
-    bool f32 = t->kind == TY_F32;
+/* atomic_add_unordered: the contract of numerics.md, "Atomic float addition", per memory
+ * space. A device f32 add on global memory (and its emulation) flushes subnormal operands
+ * and results to zero (PTX atom.global.add.f32), which adds the k * 2^-125 term; on a
+ * block's shared memory (atom.shared.add.f32) and on the host it keeps subnormals, so the
+ * term is absent. */
+void numerics_atomic_add(Lower *L, const Type *t, AtomicSpace space) {
+    static const char *names[] = {
+        [ATOMIC_HOST] = "host", [ATOMIC_GLOBAL] = "global", [ATOMIC_SHARED] = "shared"};
+    bool f32 = t->kind == TY_F32, flush = space == ATOMIC_GLOBAL;
     cJSON *e = entry_typed("atomic_add", t, "nearest-even");
     cJSON_AddStringToObject(e, "order", "unordered");
+    cJSON_AddStringToObject(e, "space", names[space]);
     cJSON_AddBoolToObject(e, "flush_subnormals", f32 && flush);
     cJSON_AddStringToObject(e, "bound",
                             !f32    ? "k * 2^-52 * (|old| + sum |v|)"
@@ -135,6 +140,9 @@ void numerics_warp(Lower *L, ReduceOp op, const Type *t) {
     numerics_in_order(L, op == RED_ADD ? "sum" : "product", t, "warp-butterfly");
 }
 
-/* A device float reduce +: combined in an order the device picks (the emulation adds
- * in index order, one legal order). */
-void numerics_device_sum(Lower *L, const Type *t) { numerics_in_order(L, "sum", t, "unordered"); }
+/* A device float reduce +: the exact device sum (runtime/cairn_dsum.h), the exact sum of
+ * the terms rounded once, whatever order the device combines them in ("exact"), or a
+ * fold in an order the device picks ("unordered"). */
+void numerics_device_sum(Lower *L, const Type *t, bool exact) {
+    numerics_in_order(L, "sum", t, exact ? "exact" : "unordered");
+}

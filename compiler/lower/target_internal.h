@@ -41,9 +41,13 @@ typedef struct LowerTarget {
     const char *unsupported_hint;
 
     /* ---- the program's files ---- */
-    /* After the host C of every item: whatever else device code needs of them (CUDA:
-     * the __device__ copies of constants and functions lanes call). */
+    /* After the host C of every item: whatever else device code needs of them (the
+     * copies of constants and functions device lanes call, lowered with the device's
+     * numerics; CUDA: __device__ ones in the .cu). */
     void (*items_end)(Lower *L);
+    /* The prefix of a device copy's C name, before "fn_f" or "const_K" ("cairn_" where
+     * the copies live in a file of their own, "cairn_dev_" beside the host's). */
+    const char *device_prefix;
     /* Between out->c's prelude and its prototypes: what the host C needs of the target;
      * and every other file the target writes (CUDA: out->cu). */
     void (*assemble)(Lower *L, LowerOutput *out);
@@ -55,9 +59,9 @@ typedef struct LowerTarget {
                          const char *count);
     /* Frees buffer `sym` (at the end of its block, and at a return). */
     void (*buffer_free)(Lower *L, const Symbol *sym);
-    /* The runtime's observe function for a view or reference `view` (one held off the
-     * host is copied back first). */
-    const char *(*observe_fn)(const Type *view);
+    /* The runtime's observe function for a view, reference or scalar of type `t` (CUDA:
+     * the device's earlier work waited for, and a view held off the host copied back). */
+    const char *(*observe_fn)(const Type *t);
     /* The LOWER_MODULE_* bits that copy(dst, src) calls besides the host's (0: none). */
     unsigned copy_modules;
 

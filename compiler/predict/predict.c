@@ -14,114 +14,20 @@ const char *const predict_op_names[OP_COUNT] = {"f32",        "f64",         "in
 
 #define PRED_MAX_DEPTH 16
 
-/* ---- polynomials ---- */
-
-void predict_poly_free(Poly *p) {
-    free(p->t);
-    p->t = NULL;
-    p->n = 0;
-}
-
-bool predict_poly_is_zero(const Poly *p) {
-    for (int i = 0; i < p->n; i++)
-        if (p->t[i].coef != 0) return false;
-    return true;
-}
-
-static void poly_add_term(Poly *p, const PTerm *t) {
-    if (t->coef == 0) return;
-    for (int i = 0; i < p->n; i++)
-        if (memcmp(p->t[i].pow, t->pow, sizeof t->pow) == 0) {
-            p->t[i].coef += t->coef;
-            return;
-        }
-    p->t = realloc(p->t, sizeof *p->t * (size_t)(p->n + 1));
-    if (!p->t) abort();
-    p->t[p->n++] = *t;
-}
-
-static Poly poly_const(double c) {
-    Poly p = {0};
-    PTerm t = {.coef = c};
-    poly_add_term(&p, &t);
-    return p;
-}
-
-static Poly poly_copy(const Poly *a) {
-    Poly p = {0};
-    for (int i = 0; i < a->n; i++) poly_add_term(&p, &a->t[i]);
-    return p;
-}
-
-/* *acc += scale * a */
-void predict_poly_add(Poly *acc, const Poly *a, double scale) {
-    for (int i = 0; i < a->n; i++) {
-        PTerm t = a->t[i];
-        t.coef *= scale;
-        poly_add_term(acc, &t);
-    }
-}
-
-static Poly poly_mul(const Poly *a, const Poly *b) {
-    Poly p = {0};
-    for (int i = 0; i < a->n; i++)
-        for (int j = 0; j < b->n; j++) {
-            PTerm t = {.coef = a->t[i].coef * b->t[j].coef};
-            for (int k = 0; k < PRED_MAX_ATOMS; k++)
-                t.pow[k] = (unsigned char)(a->t[i].pow[k] + b->t[j].pow[k]);
-            poly_add_term(&p, &t);
-        }
-    return p;
-}
-
-bool predict_poly_eval(const Poly *p, const double *values, double *out) {
-    double sum = 0;
-    for (int i = 0; i < p->n; i++) {
-        double term = p->t[i].coef;
-        for (int k = 0; k < PRED_MAX_ATOMS; k++) {
-            if (!p->t[i].pow[k]) continue;
-            if (isnan(values[k])) return false;
-            term *= pow(values[k], p->t[i].pow[k]);
-        }
-        sum += term;
-    }
-    *out = sum;
-    return true;
-}
-
-char *predict_poly_text(const Poly *p, const PAtoms *atoms) {
-    int order[PRED_MAX_ATOMS]; /* atoms alphabetically, so formulas read the same everywhere */
-    for (int k = 0; k < atoms->n; k++) {
-        int j = k;
-        while (j > 0 && strcmp(atoms->name[order[j - 1]], atoms->name[k]) > 0)
-            order[j] = order[j - 1], j--;
-        order[j] = k;
-    }
-    StrBuf sb = {0};
-    for (int i = 0; i < p->n; i++) {
-        const PTerm *t = &p->t[i];
-        if (t->coef == 0) continue;
-        double c = fabs(t->coef);
-        bool any = false;
-        sb_puts(&sb, sb.len ? (t->coef < 0 ? " - " : " + ") : (t->coef < 0 ? "-" : ""));
-        for (int k = 0; k < PRED_MAX_ATOMS; k++) any |= t->pow[k] != 0;
-        if (c != 1 || !any) sb_printf(&sb, "%.15g", c);
-        bool first = c == 1;
-        for (int o = 0; o < atoms->n; o++)
-            for (int e = 0; e < t->pow[order[o]]; e++) {
-                sb_printf(&sb, "%s%s", first ? "" : "*", atoms->name[order[o]]);
-                first = false;
-            }
-    }
-    return sb.data ? sb.data : strdup("0");
-}
-
 /* ---- atoms and bindings ---- */
 
 typedef struct PBind {
     const Symbol *sym;
     Poly value;
 } PBind;
+
+/* An enclosing loop: its variable's atom and range, for telling empty ranges apart. */
+typedef struct PLoop {
+    int atom;
+    Poly lo, hi;
+} PLoop;
+
+#define PRED_MAX_LOOPS 16
 
 typedef struct Pred {
     Program *prog;
@@ -131,23 +37,12 @@ typedef struct Pred {
     PBind *env;
     int nenv, capenv;
     int depth;
+    PLoop loops[PRED_MAX_LOOPS];
+    int nloops;
 } Pred;
 
-static Poly atom(Pred *P, const char *name) {
-    int k = 0;
-    while (k < P->atoms->n && strcmp(P->atoms->name[k], name) != 0) k++;
-    if (k == P->atoms->n) {
-        if (k == PRED_MAX_ATOMS) {
-            P->atoms->overflow = true;
-            return poly_const(1);
-        }
-        P->atoms->name[P->atoms->n++] = arena_strdup(P->prog->arena, name);
-    }
-    PTerm t = {.coef = 1};
-    t.pow[k] = 1;
-    Poly p = {0};
-    poly_add_term(&p, &t);
-    return p;
+static Poly named(Pred *P, const char *name, PAtomKind kind, const Poly *a, const Poly *b) {
+    return predict_atom_poly(predict_atom(P->atoms, name, kind, a, b));
 }
 
 static void bind(Pred *P, const Symbol *s, Poly value) {
@@ -169,40 +64,95 @@ static void unbind_to(Pred *P, int mark) {
     while (P->nenv > mark) predict_poly_free(&P->env[--P->nenv].value);
 }
 
-/* An integer expression as a polynomial: + - * of names and literals; anything else is
- * an opaque atom spelled as the source. */
+/* a OP b for / % << >> min max: folded when both are numbers (integer semantics), a
+ * product for a shift left by a number, else a derived atom named after its text. */
+static Poly derived(Pred *P, const char *op, Poly a, Poly b) {
+    double x, y;
+    bool cx = predict_poly_const_value(&a, &x), cy = predict_poly_const_value(&b, &y);
+    Poly r;
+    if (cx && cy && !(y == 0 && (op[0] == '/' || op[0] == '%'))) {
+        double v = op[0] == '/'             ? trunc(x / y)
+                   : op[0] == '%'           ? fmod(x, y)
+                   : strcmp(op, "<<") == 0  ? ldexp(x, (int)y)
+                   : strcmp(op, ">>") == 0  ? trunc(ldexp(x, -(int)y))
+                   : strcmp(op, "min") == 0 ? (x < y ? x : y)
+                                            : (x < y ? y : x);
+        r = predict_poly_const(v);
+    } else if (cy && strcmp(op, "<<") == 0) {
+        Poly k = predict_poly_const(ldexp(1, (int)y));
+        r = predict_poly_mul(&a, &k);
+        predict_poly_free(&k);
+    } else {
+        if (cy && strcmp(op, ">>") == 0) { /* a >> y is a / 2^y */
+            predict_poly_free(&b);
+            b = predict_poly_const(ldexp(1, (int)y));
+            op = "/";
+        }
+        char *ta = predict_poly_text(&a, P->atoms), *tb = predict_poly_text(&b, P->atoms);
+        bool fn = strcmp(op, "min") == 0 || strcmp(op, "max") == 0;
+        char *name = fn ? arena_printf(P->prog->arena, "%s(%s, %s)", op, ta, tb)
+                        : arena_printf(P->prog->arena, "(%s %s %s)", ta, op, tb);
+        PAtomKind kind = op[0] == '/'             ? PA_DIV
+                         : op[0] == '%'           ? PA_REM
+                         : strcmp(op, "min") == 0 ? PA_MIN
+                                                  : PA_MAX;
+        r = named(P, name, kind, &a, &b);
+        free(ta), free(tb);
+    }
+    predict_poly_free(&a), predict_poly_free(&b);
+    return r;
+}
+
+/* An integer expression as a polynomial: + - * of names and literals, constants and
+ * what derived() folds or names; anything else an opaque atom spelled as the source. */
 static Poly value_poly(Pred *P, const Expr *e) {
     switch (e->kind) {
-    case EXPR_INT: return poly_const((double)e->u.int_lit.value);
+    case EXPR_INT: return predict_poly_const((double)e->u.int_lit.value);
     case EXPR_CONVERT: return value_poly(P, e->u.convert.arg);
     case EXPR_NAME: {
         const Symbol *s = e->u.name.sym;
         const Poly *bound = s ? check_lookup(P, s) : NULL;
-        if (bound) return poly_copy(bound);
+        if (bound) return predict_poly_copy(bound);
         if (s && s->kind == SYM_CONST) return value_poly(P, s->decl.item->u.const_.value);
-        return atom(P, e->u.name.name);
+        return named(P, e->u.name.name, PA_NAME, NULL, NULL);
     }
-    case EXPR_BINARY: {
-        BinaryOp op = e->u.binary.op;
-        if (op == BIN_ADD || op == BIN_SUB || op == BIN_MUL) {
-            Poly a = value_poly(P, e->u.binary.lhs), b = value_poly(P, e->u.binary.rhs), r = {0};
-            if (op == BIN_MUL) r = poly_mul(&a, &b);
-            else {
-                predict_poly_add(&r, &a, 1);
-                predict_poly_add(&r, &b, op == BIN_ADD ? 1 : -1);
-            }
+    case EXPR_UNARY:
+        if (e->u.unary.op == UN_NEG) {
+            Poly a = value_poly(P, e->u.unary.operand), r = {0};
+            predict_poly_add(&r, &a, -1);
             predict_poly_free(&a);
-            predict_poly_free(&b);
             return r;
         }
         break;
+    case EXPR_BINARY: {
+        BinaryOp op = e->u.binary.op;
+        static const char *const ops[] = {
+            [BIN_DIV] = "/", [BIN_REM] = "%", [BIN_SHL] = "<<", [BIN_SHR] = ">>"};
+        if (op != BIN_ADD && op != BIN_SUB && op != BIN_MUL && op != BIN_DIV && op != BIN_REM &&
+            op != BIN_SHL && op != BIN_SHR)
+            break;
+        Poly a = value_poly(P, e->u.binary.lhs), b = value_poly(P, e->u.binary.rhs), r = {0};
+        if (op == BIN_MUL) r = predict_poly_mul(&a, &b);
+        else if (op == BIN_ADD || op == BIN_SUB) {
+            predict_poly_add(&r, &a, 1);
+            predict_poly_add(&r, &b, op == BIN_ADD ? 1 : -1);
+        } else return derived(P, ops[op], a, b);
+        predict_poly_free(&a);
+        predict_poly_free(&b);
+        return r;
     }
+    case EXPR_CALL:
+        if ((e->u.call.builtin == BI_MIN || e->u.call.builtin == BI_MAX) && e->type &&
+            type_is_int(e->type))
+            return derived(P, e->u.call.builtin == BI_MIN ? "min" : "max",
+                           value_poly(P, e->u.call.args[0]), value_poly(P, e->u.call.args[1]));
+        break;
     default: break;
     }
     char *text = cairn_print_expr(e);
     char *wrapped = arena_printf(P->prog->arena, "(%s)", text);
     free(text);
-    return atom(P, wrapped);
+    return named(P, wrapped, PA_OPAQUE, NULL, NULL);
 }
 
 /* ---- counting ---- */
@@ -241,26 +191,6 @@ static int op_kind(const Type *t) {
 static void expr(Pred *P, Expr *e);
 static void block(Pred *P, Block *b);
 
-static void access(Pred *P, Expr *index_expr, bool write, bool read) {
-    const Symbol *s =
-        index_expr->u.index.base->kind == EXPR_NAME ? index_expr->u.index.base->u.name.sym : NULL;
-    double bytes = elem_bytes(s ? s->type : NULL);
-    PSpace sp = space_of(s);
-    if (read) count(&P->c->read[sp], P, bytes);
-    if (write) count(&P->c->written[sp], P, bytes);
-    expr(P, index_expr->u.index.index);
-}
-
-/* Runs body(ctx) `trips` times more than the current statement. */
-static void repeat(Pred *P, Poly trips, void (*body)(Pred *, void *), void *ctx) {
-    Poly saved = P->mult;
-    P->mult = poly_mul(&saved, &trips);
-    predict_poly_free(&trips);
-    body(P, ctx);
-    predict_poly_free(&P->mult);
-    P->mult = saved;
-}
-
 static Poly trips_of(Pred *P, Expr *lo, Expr *count_e) {
     if (lo) expr(P, lo);
     expr(P, count_e);
@@ -273,40 +203,157 @@ static Poly trips_of(Pred *P, Expr *lo, Expr *count_e) {
     return t;
 }
 
-typedef struct LoopCtx {
-    const Symbol *var;
-    Expr *hi;
-    Block *body;
-    Expr *yield;
-} LoopCtx;
-
-static void loop_body(Pred *P, void *ctx) {
-    LoopCtx *lc = ctx;
-    int mark = P->nenv;
-    if (lc->var) bind(P, lc->var, value_poly(P, lc->hi)); /* a bound by it: at most hi */
-    if (lc->body) block(P, lc->body);
-    if (lc->yield) expr(P, lc->yield);
-    unbind_to(P, mark);
+static void access(Pred *P, Expr *index_expr, bool write, bool read) {
+    const Symbol *s =
+        index_expr->u.index.base->kind == EXPR_NAME ? index_expr->u.index.base->u.name.sym : NULL;
+    double bytes = elem_bytes(s ? s->type : NULL);
+    PSpace sp = space_of(s);
+    if (read) count(&P->c->read[sp], P, bytes);
+    if (write) count(&P->c->written[sp], P, bytes);
+    expr(P, index_expr->u.index.index);
 }
 
-static void reduce(Pred *P, Expr *e) {
-    Poly trips = trips_of(P, e->u.reduce.lo, e->u.reduce.count);
-    LoopCtx lc = {e->u.reduce.var_sym, e->u.reduce.count, NULL, e->u.reduce.body};
-    repeat(P, poly_copy(&trips), loop_body, &lc);
-    int k = op_kind(e->type);
+/* Runs body(ctx) `trips` times more than the current statement (no variable). */
+static void repeat(Pred *P, Poly trips, void (*body)(Pred *, void *), void *ctx) {
+    Poly saved = P->mult;
+    P->mult = predict_poly_mul(&saved, &trips);
+    predict_poly_free(&trips);
+    body(P, ctx);
+    predict_poly_free(&P->mult);
+    P->mult = saved;
+}
+
+/* Whether p >= 0 for every value of the enclosing loops' variables it uses (checked at
+ * both ends of each range: p is linear in them in every loop the language writes). */
+static bool surely_nonneg(Pred *P, const Poly *p) {
+    for (int l = P->nloops - 1; l >= 0; l--) {
+        const PLoop *L = &P->loops[l];
+        if (!predict_poly_uses(p, L->atom)) continue;
+        Poly last = predict_poly_copy(&L->hi), one = predict_poly_const(1);
+        predict_poly_add(&last, &one, -1);
+        Poly at_lo = predict_poly_subst(p, L->atom, &L->lo),
+             at_hi = predict_poly_subst(p, L->atom, &last);
+        bool ok = surely_nonneg(P, &at_lo) && surely_nonneg(P, &at_hi);
+        predict_poly_free(&last), predict_poly_free(&one), predict_poly_free(&at_lo),
+            predict_poly_free(&at_hi);
+        return ok;
+    }
+    return predict_poly_surely_nonneg(p, P->atoms);
+}
+
+/* p with the enclosing loops' variables at the ends that make a linear p largest (an
+ * upper bound for a range whose emptiness depends on them). */
+static Poly largest(Pred *P, const Poly *p) {
+    Poly r = predict_poly_copy(p);
+    for (int l = P->nloops - 1; l >= 0; l--) {
+        const PLoop *L = &P->loops[l];
+        if (!predict_poly_uses(&r, L->atom)) continue;
+        Poly at_lo = predict_poly_subst(&r, L->atom, &L->lo);
+        predict_poly_free(&r);
+        r = at_lo; /* trip counts fall as an outer index rises (j in i..n) */
+    }
+    return r;
+}
+
+/* Adds scale * (the sum of `per` over the loop's variable a in lo..hi) into acc. */
+static void add_summed(Pred *P, Poly *acc, const Poly *per, int a, const Poly *lo, const Poly *hi,
+                       const Poly *scale) {
+    Poly s = {0};
+    if (a < 0 || !predict_poly_uses(per, a) || !predict_poly_sum(per, a, lo, hi, &s)) {
+        Poly trips = predict_poly_copy(hi),
+             fixed = a >= 0 ? predict_poly_subst(per, a, lo) : predict_poly_copy(per);
+        predict_poly_add(&trips, lo, -1);
+        s = predict_poly_mul(&fixed, &trips);
+        predict_poly_free(&trips), predict_poly_free(&fixed);
+    }
+    Poly t = predict_poly_mul(&s, scale);
+    predict_poly_add(acc, &t, 1);
+    predict_poly_free(&s), predict_poly_free(&t);
+    (void)P;
+}
+
+/* Counts body(ctx) once per index of `var in lo..hi`: the body's counts are polynomials
+ * in the variable, summed exactly; a range that may be empty is gated by [hi - lo > 0]. */
+static void loop(Pred *P, const Symbol *var, Expr *lo_e, Expr *hi_e, void (*body)(Pred *, void *),
+                 void *ctx) {
+    if (lo_e) expr(P, lo_e);
+    expr(P, hi_e);
+    Poly lo = lo_e ? value_poly(P, lo_e) : predict_poly_const(0), hi = value_poly(P, hi_e);
+    Poly trips = predict_poly_copy(&hi);
+    predict_poly_add(&trips, &lo, -1);
+    Poly gate = predict_poly_const(1);
+    if (!surely_nonneg(P, &trips)) {
+        Poly bound = largest(P, &trips), diff = predict_poly_copy(&bound);
+        char *text = predict_poly_text(&bound, P->atoms);
+        predict_poly_free(&gate);
+        gate = named(P, arena_printf(P->prog->arena, "[%s > 0]", text), PA_POS, &bound, NULL);
+        free(text);
+        predict_poly_add(&diff, &trips, -1);
+        if (!predict_poly_is_zero(&diff)) { /* emptiness depends on an outer index: bound it */
+            predict_poly_free(&hi);
+            hi = predict_poly_copy(&lo);
+            predict_poly_add(&hi, &bound, 1);
+        }
+        predict_poly_free(&bound), predict_poly_free(&diff);
+    }
+    PCounts inner = {0}, *outer = P->c;
+    Poly saved = P->mult;
+    P->c = &inner;
+    P->mult = predict_poly_const(1);
+    int a = -1, mark = P->nenv;
+    if (var && P->nloops < PRED_MAX_LOOPS) {
+        a = predict_atom(P->atoms, arena_printf(P->prog->arena, "#%d", P->nloops), PA_LOOP, NULL,
+                         NULL);
+        if (a >= 0) {
+            bind(P, var, predict_atom_poly(a));
+            P->loops[P->nloops++] = (PLoop){a, lo, hi};
+        }
+    }
+    body(P, ctx);
+    if (a >= 0) P->nloops--;
+    unbind_to(P, mark);
+    predict_poly_free(&P->mult);
+    P->c = outer;
+    P->mult = saved;
+    Poly scale = predict_poly_mul(&saved, &gate);
+    for (int s = 0; s < SP_COUNT; s++) {
+        add_summed(P, &outer->read[s], &inner.read[s], a, &lo, &hi, &scale);
+        add_summed(P, &outer->written[s], &inner.written[s], a, &lo, &hi, &scale);
+    }
+    for (int k = 0; k < OP_COUNT; k++)
+        add_summed(P, &outer->ops[k], &inner.ops[k], a, &lo, &hi, &scale);
+    predict_counts_free(&inner);
+    predict_poly_free(&lo), predict_poly_free(&hi), predict_poly_free(&trips),
+        predict_poly_free(&gate), predict_poly_free(&scale);
+}
+
+typedef struct LoopCtx {
+    Block *body;
+    Expr *reduce;
+} LoopCtx;
+
+/* One iteration: a loop's block, or a reduction's yield and combining step (and a
+ * scan's store). */
+static void loop_body(Pred *P, void *ctx) {
+    LoopCtx *lc = ctx;
+    if (lc->body) block(P, lc->body);
+    Expr *e = lc->reduce;
+    if (!e) return;
+    expr(P, e->u.reduce.body);
+    int k = op_kind(e->u.reduce.scan ? e->u.reduce.body->type : e->type);
     bool exact =
         type_is_float(e->type) && e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD;
-    Poly saved = P->mult;
-    P->mult = poly_mul(&saved, &trips);
     if (exact) count(&P->c->ops[OP_F64], P, 12); /* TwoSum steps: about twelve additions a term */
     else if (k >= 0) count(&P->c->ops[k], P, 1);
     if (e->u.reduce.scan && e->u.reduce.into) {
         const Symbol *s = e->u.reduce.into->kind == EXPR_NAME ? e->u.reduce.into->u.name.sym : NULL;
         count(&P->c->written[space_of(s)], P, elem_bytes(s ? s->type : NULL));
     }
-    predict_poly_free(&P->mult);
-    P->mult = saved;
-    predict_poly_free(&trips);
+}
+
+static void reduce(Pred *P, Expr *e) {
+    LoopCtx lc = {NULL, e};
+    loop(P, e->u.reduce.var_sym, e->u.reduce.lo, e->u.reduce.count, loop_body, &lc);
 }
 
 static int tensor_kind(const Type *t) {
@@ -330,8 +377,8 @@ static void matmul(Pred *P, Expr *e) {
         return;
     }
     Poly m = value_poly(P, a[0]), n = value_poly(P, a[1]), k = value_poly(P, a[2]);
-    Poly mn = poly_mul(&m, &n), mk = poly_mul(&m, &k), kn = poly_mul(&k, &n),
-         mnk = poly_mul(&mn, &k);
+    Poly mn = predict_poly_mul(&m, &n), mk = predict_poly_mul(&m, &k),
+         kn = predict_poly_mul(&k, &n), mnk = predict_poly_mul(&mn, &k);
     Poly saved = P->mult;
     const Symbol *sc = a[3]->kind == EXPR_NAME ? a[3]->u.name.sym : NULL;
     const Symbol *sa = a[4]->kind == EXPR_NAME ? a[4]->u.name.sym : NULL;
@@ -342,13 +389,13 @@ static void matmul(Pred *P, Expr *e) {
         bool write;
     } parts[] = {{&mk, sa, false}, {&kn, sb, false}, {&mn, sc, false}, {&mn, sc, true}};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        P->mult = poly_mul(&saved, parts[i].elems);
+        P->mult = predict_poly_mul(&saved, parts[i].elems);
         Poly *slot = parts[i].write ? &P->c->written[space_of(parts[i].s)]
                                     : &P->c->read[space_of(parts[i].s)];
         count(slot, P, elem_bytes(parts[i].s ? parts[i].s->type : NULL));
         predict_poly_free(&P->mult);
     }
-    P->mult = poly_mul(&saved, &mnk);
+    P->mult = predict_poly_mul(&saved, &mnk);
     count(&P->c->ops[tensor_kind(sa ? sa->type : NULL)], P, 2);
     predict_poly_free(&P->mult);
     P->mult = saved;
@@ -387,8 +434,8 @@ static void call(Pred *P, Expr *e) {
     if (b == BI_MM_ENCLOSE) { /* the bracket GEMM: counted as two f64 operations a product */
         Poly m = value_poly(P, e->u.call.args[0]), n = value_poly(P, e->u.call.args[1]),
              k = value_poly(P, e->u.call.args[2]);
-        Poly mn = poly_mul(&m, &n), mnk = poly_mul(&mn, &k), saved = P->mult;
-        P->mult = poly_mul(&saved, &mnk);
+        Poly mn = predict_poly_mul(&m, &n), mnk = predict_poly_mul(&mn, &k), saved = P->mult;
+        P->mult = predict_poly_mul(&saved, &mnk);
         count(&P->c->ops[OP_F64], P, 2);
         predict_poly_free(&P->mult);
         P->mult = saved;
@@ -448,16 +495,15 @@ static void stmt(Pred *P, Stmt *s) {
     case STMT_FOR:
     case STMT_PARALLEL: {
         const Binder *b = s->kind == STMT_FOR ? &s->u.for_.b : &s->u.parallel.b;
-        LoopCtx lc = {b->sym, b->count, s->kind == STMT_FOR ? s->u.for_.body : s->u.parallel.body,
-                      NULL};
-        repeat(P, trips_of(P, b->lo, b->count), loop_body, &lc);
+        LoopCtx lc = {s->kind == STMT_FOR ? s->u.for_.body : s->u.parallel.body, NULL};
+        loop(P, b->sym, b->lo, b->count, loop_body, &lc);
         break;
     }
     case STMT_BLOCKS: {
         Poly g = trips_of(P, s->u.blocks.grid.lo, s->u.blocks.grid.count);
         Poly t = trips_of(P, s->u.blocks.threads.lo, s->u.blocks.threads.count);
-        LoopCtx lc = {NULL, NULL, s->u.blocks.body, NULL};
-        repeat(P, poly_mul(&g, &t), loop_body, &lc);
+        LoopCtx lc = {s->u.blocks.body, NULL};
+        repeat(P, predict_poly_mul(&g, &t), loop_body, &lc);
         predict_poly_free(&g);
         predict_poly_free(&t);
         break;
@@ -466,7 +512,7 @@ static void stmt(Pred *P, Stmt *s) {
     case STMT_BUFFER: {
         expr(P, s->u.alloc.count);
         Poly n = value_poly(P, s->u.alloc.count), saved = P->mult;
-        P->mult = poly_mul(&saved, &n);
+        P->mult = predict_poly_mul(&saved, &n);
         count(&P->c->written[space_of(s->u.alloc.sym)], P,
               elem_bytes(s->u.alloc.elem)); /* zeroed */
         predict_poly_free(&P->mult);
@@ -487,7 +533,7 @@ static void block(Pred *P, Block *b) {
 
 bool predict_function(Program *p, const Item *fn, PAtoms *atoms, PCounts *out) {
     memset(out, 0, sizeof *out);
-    Pred P = {.prog = p, .atoms = atoms, .c = out, .mult = poly_const(1)};
+    Pred P = {.prog = p, .atoms = atoms, .c = out, .mult = predict_poly_const(1)};
     block(&P, fn->u.fn.body);
     predict_poly_free(&P.mult);
     unbind_to(&P, 0);

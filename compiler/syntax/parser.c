@@ -441,7 +441,10 @@ static Expr *parse_postfix(Parser *p) {
     int start = p->pos;
     Expr *e = parse_primary(p);
     for (;;) {
-        if (lower_at(p, TOK_LBRACKET) && starts_type(peek_at(p, 1)->kind) &&
+        /* `a[usize(row)]` indexes by a conversion: a scalar type followed by `(` */
+        bool conversion =
+            peek_at(p, 1)->kind == TOK_SCALAR_TYPE && peek_at(p, 2)->kind == TOK_LPAREN;
+        if (lower_at(p, TOK_LBRACKET) && starts_type(peek_at(p, 1)->kind) && !conversion &&
             e->kind != EXPR_CONVERT) {
             /* generic call: quantize[f16](x, s), mma_load[WmmaA[f16, 16, 16, 16]](...) */
             advance_tok(p);

@@ -6,18 +6,21 @@
  * calls the function: `cairn run REPLAY` traps where the property said. For an
  * implementation, main calls the reference and the implementation on copies of the same
  * inputs and returns 10 when the results differ (11 when a written view differs), or
- * traps where one of them does. Floats are written as from_bits[T](0x...), exactly. */
+ * traps where one of them does. Floats are written as from_bits[T](0x...), exactly, a
+ * NaN with its own payload. A view of any length is written whole: a buffer of its
+ * length, a loop storing the model's default element when it is not zero, and one line
+ * per element the model gives another value; a @device view is filled through a host
+ * buffer and `copy` (a replay runs device work emulated), a @unified one directly. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/base.h"
+#include "lib/fs.h"
 #include "verify/verify.h"
 
-#define CEX_MAX_ELEMENTS 4096 /* elements of a view written into a replay */
-#define CEX_SHOWN        8    /* elements of a view printed */
+#define CEX_SHOWN 8 /* elements of a view printed */
 
 static Z3_ast eval(Verifier *V, Z3_model m, Z3_ast t) {
     Z3_ast out = NULL;
@@ -27,22 +30,21 @@ static Z3_ast eval(Verifier *V, Z3_model m, Z3_ast t) {
 
 static uint64_t numeral(Verifier *V, Z3_ast v) {
     uint64_t u = 0;
-    if (v && !Z3_get_numeral_uint64(V->z, v, &u)) u = 0;
+    if (v && Z3_get_ast_kind(V->z, v) == Z3_NUMERAL_AST && !Z3_get_numeral_uint64(V->z, v, &u))
+        u = 0;
+    if (v && Z3_get_sort_kind(V->z, Z3_get_sort(V->z, v)) == Z3_BOOL_SORT)
+        u = Z3_get_bool_value(V->z, v) == Z3_L_TRUE;
     return u;
 }
 
-/* The value of term t of type ty in model m, as CAIRN source (and as JSON-friendly text). */
-static char *value_source(Verifier *V, Z3_model m, Z3_ast t, const Type *ty, char **shown) {
-    Z3_context z = V->z;
+/* A stored value of type ty (its bits, for floats) as CAIRN source, and as shown. */
+static char *value_text(Verifier *V, uint64_t u, const Type *ty, char **shown) {
     Arena *a = V->prog->arena;
     if (ty->kind == TY_BOOL) {
-        Z3_ast v = eval(V, m, t);
-        const char *s = v && Z3_get_bool_value(z, v) == Z3_L_TRUE ? "true" : "false";
-        *shown = arena_strdup(a, s);
-        return arena_strdup(a, s);
+        *shown = arena_strdup(a, u ? "true" : "false");
+        return *shown;
     }
     if (type_is_int(ty)) {
-        uint64_t u = numeral(V, eval(V, m, t));
         int bits = type_bits(ty);
         if (type_is_signed(ty) && bits < 64 && (u >> (bits - 1)) & 1) u |= ~(uint64_t)0 << bits;
         char *s = type_is_signed(ty) ? arena_printf(a, "%" PRId64, (int64_t)u)
@@ -51,17 +53,11 @@ static char *value_source(Verifier *V, Z3_model m, Z3_ast t, const Type *ty, cha
         return s;
     }
     if (type_is_storage_float(ty)) {
-        uint64_t u = numeral(V, eval(V, m, t));
         *shown = arena_printf(a, "bits 0x%" PRIx64, u);
         return arena_printf(a, "from_bits[%s](0x%" PRIx64 ")", type_kind_keyword(ty->kind), u);
     }
-    bool f32 = ty->kind == TY_F32;
-    Z3_ast v = eval(V, m, t);
-    uint64_t u;
-    if (v && Z3_fpa_is_numeral_nan(z, v)) u = f32 ? 0x7fc00000u : 0x7ff8000000000000u;
-    else u = numeral(V, eval(V, m, Z3_mk_fpa_to_ieee_bv(z, t)));
     double d;
-    if (f32) {
+    if (ty->kind == TY_F32) {
         uint32_t w = (uint32_t)u;
         float f;
         memcpy(&f, &w, 4);
@@ -70,7 +66,98 @@ static char *value_source(Verifier *V, Z3_model m, Z3_ast t, const Type *ty, cha
         memcpy(&d, &u, 8);
     }
     *shown = arena_printf(a, "%.17g (bits 0x%" PRIx64 ")", d, u);
-    return arena_printf(a, "from_bits[%s](0x%" PRIx64 ")", f32 ? "f32" : "f64", u);
+    return arena_printf(a, "from_bits[%s](0x%" PRIx64 ")", type_kind_keyword(ty->kind), u);
+}
+
+/* ---- a view's elements in the model ---- */
+
+typedef struct Elem {
+    uint64_t index, value;
+} Elem;
+
+typedef struct ArrayModel {
+    uint64_t dflt;
+    Elem *e;
+    int n, cap;
+} ArrayModel;
+
+static void add_elem(ArrayModel *am, uint64_t i, uint64_t v) {
+    for (int k = 0; k < am->n; k++)
+        if (am->e[k].index == i) return; /* a later store already gave it */
+    if (am->n == am->cap) {
+        am->cap = am->cap ? 2 * am->cap : 16;
+        am->e = realloc(am->e, sizeof *am->e * (size_t)am->cap);
+        if (!am->e) abort();
+    }
+    am->e[am->n++] = (Elem){i, v};
+}
+
+/* Reads the model's array value: stores over a constant array, or a function's table. */
+static bool array_model(Verifier *V, Z3_model m, Z3_ast arr, ArrayModel *am) {
+    Z3_context z = V->z;
+    Z3_ast v = eval(V, m, arr);
+    while (v && Z3_get_ast_kind(z, v) == Z3_APP_AST) {
+        Z3_func_decl d = Z3_get_app_decl(z, Z3_to_app(z, v));
+        Z3_decl_kind k = Z3_get_decl_kind(z, d);
+        if (k == Z3_OP_STORE) {
+            Z3_app app = Z3_to_app(z, v);
+            add_elem(am, numeral(V, Z3_get_app_arg(z, app, 1)),
+                     numeral(V, Z3_get_app_arg(z, app, 2)));
+            v = Z3_get_app_arg(z, app, 0);
+        } else if (k == Z3_OP_CONST_ARRAY) {
+            am->dflt = numeral(V, Z3_get_app_arg(z, Z3_to_app(z, v), 0));
+            return true;
+        } else if (k == Z3_OP_AS_ARRAY) {
+            Z3_func_interp fi = Z3_model_get_func_interp(z, m, Z3_get_as_array_func_decl(z, v));
+            if (!fi) return false;
+            Z3_func_interp_inc_ref(z, fi);
+            for (unsigned i = 0; i < Z3_func_interp_get_num_entries(z, fi); i++) {
+                Z3_func_entry en = Z3_func_interp_get_entry(z, fi, i);
+                Z3_func_entry_inc_ref(z, en);
+                add_elem(am, numeral(V, Z3_func_entry_get_arg(z, en, 0)),
+                         numeral(V, Z3_func_entry_get_value(z, en)));
+                Z3_func_entry_dec_ref(z, en);
+            }
+            am->dflt = numeral(V, Z3_func_interp_get_else(z, fi));
+            Z3_func_interp_dec_ref(z, fi);
+            return true;
+        } else {
+            return false;
+        }
+    }
+    return false;
+}
+
+/* One element, read through the model (for what is printed, and a fallback). */
+static uint64_t element(Verifier *V, Z3_model m, const VCell *c, uint64_t k) {
+    return numeral(V, eval(V, m, Z3_mk_select(V->z, c->val, verify_u64(V, k))));
+}
+
+/* A view input: buffer NAME:T[len] (on the host for a @device view, copied over). */
+static void emit_view(Verifier *V, Z3_model m, const VCell *c, const char *name, StrBuf *src) {
+    const char *ty = type_kind_keyword(c->elem->kind), *fill = name;
+    uint64_t len = numeral(V, eval(V, m, c->len));
+    char *shown;
+    if (c->place == PLACE_DEVICE) {
+        sb_printf(src, "  buffer %s:%s[%" PRIu64 "] @device = zeroed;\n", name, ty, len);
+        fill = arena_printf(V->prog->arena, "%s_host", name);
+    }
+    sb_printf(src, "  buffer %s:%s[%" PRIu64 "]%s = zeroed;\n", fill, ty, len,
+              c->place == PLACE_UNIFIED ? " @unified" : "");
+    ArrayModel am = {0};
+    if (!array_model(V, m, c->val, &am)) { /* element by element, as the model evaluates */
+        am.n = 0;
+        for (uint64_t k = 0; k < len && k < 4096; k++) add_elem(&am, k, element(V, m, c, k));
+    }
+    if (am.dflt && len)
+        sb_printf(src, "  for cex_k in 0..%" PRIu64 " { %s[cex_k] = %s; }\n", len, fill,
+                  value_text(V, am.dflt, c->elem, &shown));
+    for (int k = am.n - 1; k >= 0; k--)
+        if (am.e[k].index < len && am.e[k].value != am.dflt)
+            sb_printf(src, "  %s[%" PRIu64 "] = %s;\n", fill, am.e[k].index,
+                      value_text(V, am.e[k].value, c->elem, &shown));
+    free(am.e);
+    if (c->place == PLACE_DEVICE) sb_printf(src, "  copy(%s, %s);\n", name, fill);
 }
 
 /* One input: declared in the replay's main as PREFIXname, printed and added to JSON. */
@@ -79,25 +166,24 @@ static void emit_input(Verifier *V, Z3_model m, int i, const char *prefix, StrBu
     const Param *p = V->top->u.fn.params[i];
     const VCell *c = &V->inputs[i];
     const char *ty = type_kind_keyword(c->elem->kind);
+    const char *name = arena_printf(V->prog->arena, "%s%s", prefix, p->name);
     char *shown;
     if (!c->array) {
-        char *v = value_source(V, m, c->val, c->elem, &shown);
+        char *v = value_text(V, numeral(V, eval(V, m, c->val)), c->elem, &shown);
         bool ref = p->type->kind == TY_VIEW;
-        sb_printf(src, "  let %s%s%s:%s = %s;\n", ref ? "mut " : "", prefix, p->name, ty, v);
+        sb_printf(src, "  let %s%s:%s = %s;\n", ref ? "mut " : "", name, ty, v);
         if (out) fprintf(out, "    %s = %s\n", p->name, shown);
         if (json) cJSON_AddStringToObject(json, p->name, shown);
         return;
     }
+    emit_view(V, m, c, name, src);
     uint64_t len = numeral(V, eval(V, m, c->len));
-    sb_printf(src, "  buffer %s%s:%s[%" PRIu64 "] = zeroed;\n", prefix, p->name, ty, len);
     if (out) fprintf(out, "    %s: %" PRIu64 " elements", p->name, len);
     cJSON *elems = json ? cJSON_CreateArray() : NULL;
-    for (uint64_t k = 0; k < len && k < CEX_MAX_ELEMENTS; k++) {
-        Z3_ast e = Z3_mk_select(V->z, c->val, verify_u64(V, k));
-        char *v = value_source(V, m, e, c->elem, &shown);
-        if (out && k < CEX_SHOWN) fprintf(out, "%s%s", k ? ", " : " [", shown);
-        if (elems && k < CEX_SHOWN) cJSON_AddItemToArray(elems, cJSON_CreateString(shown));
-        sb_printf(src, "  %s%s[%" PRIu64 "] = %s;\n", prefix, p->name, k, v);
+    for (uint64_t k = 0; k < len && k < CEX_SHOWN; k++) {
+        value_text(V, element(V, m, c, k), c->elem, &shown);
+        if (out) fprintf(out, "%s%s", k ? ", " : " [", shown);
+        if (elems) cJSON_AddItemToArray(elems, cJSON_CreateString(shown));
     }
     if (out) fprintf(out, "%s\n", len == 0 ? "" : len > CEX_SHOWN ? ", ...]" : "]");
     if (json) {
@@ -130,6 +216,28 @@ static void compare_text(StrBuf *src, const Type *t, const char *a, const char *
     else sb_printf(src, "%sif %s != %s { return %d; }\n", indent, a, b, code);
 }
 
+/* Compares a written view of the two calls element by element (a @device one through
+ * host copies). */
+static void compare_view(Verifier *V, Z3_model m, const Param *p, int i, StrBuf *src) {
+    const Type *e = p->type->u.view.elem;
+    uint64_t len = numeral(V, eval(V, m, V->inputs[i].len));
+    const char *a = arena_printf(V->prog->arena, "ref_%s", p->name),
+               *b = arena_printf(V->prog->arena, "impl_%s", p->name);
+    if (V->inputs[i].place == PLACE_DEVICE) {
+        const char *ty = type_kind_keyword(e->kind);
+        sb_printf(src, "  buffer %s_back:%s[%" PRIu64 "] = zeroed;\n  copy(%s_back, %s);\n", a, ty,
+                  len, a, a);
+        sb_printf(src, "  buffer %s_back:%s[%" PRIu64 "] = zeroed;\n  copy(%s_back, %s);\n", b, ty,
+                  len, b, b);
+        a = arena_printf(V->prog->arena, "%s_back", a);
+        b = arena_printf(V->prog->arena, "%s_back", b);
+    }
+    sb_printf(src, "  for cex_k in 0..%" PRIu64 " {\n", len);
+    sb_printf(src, "    let cex_a = %s[cex_k];\n    let cex_b = %s[cex_k];\n", a, b);
+    compare_text(src, e, "cex_a", "cex_b", 11, "    ");
+    sb_puts(src, "  }\n");
+}
+
 static void implements_main(Verifier *V, Z3_model m, StrBuf *src, FILE *out, cJSON *json) {
     const Item *g = V->top, *f = g->u.fn.implements_fn;
     for (int i = 0; i < g->u.fn.nparams; i++) emit_input(V, m, i, "ref_", src, out, json);
@@ -144,20 +252,13 @@ static void implements_main(Verifier *V, Z3_model m, StrBuf *src, FILE *out, cJS
     for (int i = 0; i < g->u.fn.nparams; i++) {
         const Param *p = g->u.fn.params[i];
         if (p->type->kind != TY_VIEW || p->type->u.view.access != ACCESS_RW) continue;
-        const Type *e = p->type->u.view.elem;
-        if (!p->type->u.view.extent) {
-            char *a = arena_printf(V->prog->arena, "ref_%s", p->name),
-                 *b = arena_printf(V->prog->arena, "impl_%s", p->name);
-            compare_text(src, e, a, b, 11, "  ");
+        if (p->type->u.view.extent) {
+            compare_view(V, m, p, i, src);
             continue;
         }
-        uint64_t len = numeral(V, eval(V, m, V->inputs[i].len));
-        sb_printf(src, "  for cex_k in 0..%" PRIu64 " {\n",
-                  len < CEX_MAX_ELEMENTS ? len : CEX_MAX_ELEMENTS);
-        sb_printf(src, "    let cex_a = ref_%s[cex_k];\n    let cex_b = impl_%s[cex_k];\n", p->name,
-                  p->name);
-        compare_text(src, e, "cex_a", "cex_b", 11, "    ");
-        sb_puts(src, "  }\n");
+        char *a = arena_printf(V->prog->arena, "ref_%s", p->name),
+             *b = arena_printf(V->prog->arena, "impl_%s", p->name);
+        compare_text(src, p->type->u.view.elem, a, b, 11, "  ");
     }
 }
 
@@ -181,21 +282,63 @@ static char *source_without_main(Verifier *V) {
     return text;
 }
 
-static char *replay_path(Verifier *V, const VProp *p) {
-    const char *dir = V->opt->cex_dir;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return NULL;
-    if (p->kind == VK_IMPLEMENTS)
-        return arena_printf(V->prog->arena, "%s/%s_implements.cairn", dir, V->top->name);
-    static const char *const slug[VK_COUNT] = {
-        [VK_OVERFLOW] = "overflow", [VK_DIVZERO] = "divzero",   [VK_SHIFT] = "shift",
-        [VK_INDEX] = "index",       [VK_CONVERT] = "convert",   [VK_FLOAT_CONVERT] = "convert",
-        [VK_EXTENT] = "extent",     [VK_QUANT_SCALE] = "scale", [VK_QUANT_NAN] = "nan",
-        [VK_E4M3] = "e4m3",         [VK_REQUIRES] = "requires", [VK_UNMODELLED] = "unmodelled"};
-    return arena_printf(V->prog->arena, "%s/%s_%d_%d_%s.cairn", dir, V->top->name, p->span.line,
-                        p->span.col, slug[p->kind]);
+/* The operator or callee a property names, as a file name's part ("mul", "first_y"). */
+static const char *detail_slug(Verifier *V, const VProp *p) {
+    static const char *const ops[][2] = {
+        {"+", "add"},  {"-", "sub"},  {"*", "mul"},        {"/", "div"},   {"%", "rem"},
+        {"<<", "shl"}, {">>", "shr"}, {"negation", "neg"}, {"abs", "abs"}, {"reduce +", "reduce"}};
+    if (!p->detail) return "";
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(p->detail, ops[i][0]) == 0)
+            return arena_printf(V->prog->arena, "_%s", ops[i][1]);
+    char *s = arena_printf(V->prog->arena, "_%s", p->detail);
+    size_t w = 1;
+    for (size_t r = 1; s[r]; r++) {
+        char ch = s[r];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+        if (ok) s[w++] = ch;
+        else if (s[w - 1] != '_') s[w++] = '_';
+    }
+    while (w > 1 && s[w - 1] == '_') w--;
+    s[w] = '\0';
+    return s;
 }
 
-char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char **inputs_json) {
+const char *verify_replay_name(Verifier *V, const VProp *p) {
+    if (p->kind == VK_IMPLEMENTS)
+        return arena_printf(V->prog->arena, "%s_implements.cairn", V->top->name);
+    static const char *const slug[VK_COUNT] = {
+        [VK_OVERFLOW] = "overflow",    [VK_DIVZERO] = "divzero",
+        [VK_SHIFT] = "shift",          [VK_INDEX] = "index",
+        [VK_CONVERT] = "convert",      [VK_FLOAT_CONVERT] = "convert",
+        [VK_EXTENT] = "extent",        [VK_QUANT_SCALE] = "scale",
+        [VK_QUANT_NAN] = "nan",        [VK_E4M3] = "e4m3",
+        [VK_REQUIRES] = "requires",    [VK_ALLOC] = "alloc",
+        [VK_UNMODELLED] = "unmodelled"};
+    const char *k = p->occurrences > 1 ? arena_printf(V->prog->arena, "_%d", p->occurrence) : "";
+    return arena_printf(V->prog->arena, "%s_%d_%d_%s%s%s.cairn", V->top->name, p->span.line,
+                        p->span.col, slug[p->kind], detail_slug(V, p), k);
+}
+
+static char *write_replay(Verifier *V, const VProp *p, const char *text, Err *e) {
+    const char *dir = V->opt->cex_dir;
+    if (fs_mkdirs(dir, e) != 0) return NULL;
+    char *path = arena_printf(V->prog->arena, "%s/%s", dir, verify_replay_name(V, p));
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        err_set(e, "cannot write %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    bool ok = fputs(text, f) >= 0;
+    if (fclose(f) != 0 || !ok) {
+        err_set(e, "cannot write %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    return strdup(path);
+}
+
+char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char **inputs_json,
+                       Err *e) {
     StrBuf src = {0};
     cJSON *json = cJSON_CreateObject();
     bool is_main = strcmp(V->top->name, "main") == 0 && V->top->u.fn.nparams == 0;
@@ -220,17 +363,7 @@ char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char 
     } else if (out) {
         fprintf(out, "    (main takes no inputs: the program itself is the replay)\n");
     }
-    char *path = replay_path(V, p);
-    if (path) {
-        FILE *f = fopen(path, "w");
-        if (f) {
-            fputs(src.data, f);
-            fclose(f);
-            path = strdup(path);
-        } else {
-            path = NULL;
-        }
-    }
+    char *path = write_replay(V, p, src.data, e);
     sb_free(&src);
     *inputs_json = cJSON_PrintUnformatted(json);
     cJSON_Delete(json);

@@ -6,9 +6,11 @@
  * hold for the rounded results of every input. A fact about the exact value carries
  * over when its bounds are representable: rounding to nearest is monotonic and leaves a
  * representable value where it is (exp(x) >= 0 for every x, but not > 0: e^-200 rounds
- * to 0 in f32). The facts are added to what every query assumes; the result is tainted,
- * so a property that needs more than the facts answers unknown instead of showing a
- * counterexample no real run gives, while one the facts prove is verified. */
+ * to 0 in f32). The facts are added to what every query assumes (V->side); the result
+ * carries a range bit (V->range_bits): a query unsat through it is verified, since the
+ * real function is one of those the facts allow, while a model through it answers
+ * unknown instead of showing a counterexample no real run gives. Its bits are exact: the
+ * runtime returns one NaN pattern for every NaN result. */
 #include <math.h>
 #include <string.h>
 
@@ -90,6 +92,16 @@ static Z3_ast cr_facts(Verifier *V, Builtin b, const Type *t, Z3_ast x, Z3_ast r
     }
 }
 
+/* The bits of r: the runtime's one NaN pattern for every NaN result (cairn_cr.h), the
+ * value's own bits otherwise. */
+static Z3_ast cr_bits(Verifier *V, const Type *t, Z3_ast r) {
+    Z3_context z = V->z;
+    Z3_sort s = verify_cell_sort(V, t);
+    Z3_ast nan = t->kind == TY_F32 ? Z3_mk_unsigned_int64(z, 0x7FFFFFFFu, s)
+                                   : Z3_mk_unsigned_int64(z, 0x7FFFFFFFFFFFFFFFull, s);
+    return Z3_mk_ite(z, Z3_mk_fpa_is_nan(z, r), nan, Z3_mk_fpa_to_ieee_bv(z, r));
+}
+
 VVal verify_cr(Verifier *V, Expr *e) {
     Z3_context z = V->z;
     Builtin b = e->u.call.builtin;
@@ -100,8 +112,12 @@ VVal verify_cr(Verifier *V, Expr *e) {
                                     t->kind == TY_F32 ? "f32" : "f64");
     Z3_func_decl f = Z3_mk_func_decl(z, Z3_mk_string_symbol(z, name), 1, &s, s);
     Z3_ast r = Z3_mk_app(z, f, 1, &x.t);
-    V->assume = verify_and(V, V->assume, cr_facts(V, b, t, x.t, r));
+    /* true of the real function at every argument: a fact of every query, like a fresh
+     * NaN pattern's */
+    V->side = verify_and(V, V->side, cr_facts(V, b, t, x.t, r));
     const char *why = arena_printf(
         V->prog->arena, "%s's value, of which the model knows only its range", ast_builtin_name(b));
-    return (VVal){r, x.taint | verify_taint_bit(V, e->span, why)};
+    unsigned bit = verify_taint_bit(V, e->span, why);
+    if (bit != 1u << VERIFY_MAX_REASONS) V->range_bits |= bit;
+    return (VVal){r, x.taint | bit, cr_bits(V, t, r)};
 }

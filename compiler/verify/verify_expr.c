@@ -7,7 +7,11 @@
  * cairn_float.h's (f8e4m3 past 464 or infinite, a quantize scale whose bits are zero,
  * negative, infinite or NaN, quantize of a NaN). Floats round to nearest-even in Z3's
  * floating-point theory; no fused multiply-add is ever built (Z3 4.8.12 rounds fp.fma
- * wrongly for some inputs, and the language has none). */
+ * wrongly for some inputs, and the language has none). A float in a cell is its IEEE
+ * bits: reading one gives the value and the bits, writing a computed float stores its
+ * bits, or, for a NaN, a fresh NaN pattern carrying the NaN bit (the hardware picks a
+ * NaN's payload; verify.h). Each guard is keyed by its tree node, so two guards at one
+ * line and column are two properties, and integer overflow names its operator. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -26,6 +30,11 @@ Z3_sort verify_sort(Verifier *V, const Type *t) {
         return Z3_mk_bv_sort(
             V->z, (unsigned)(type_is_scalar(t) || type_is_storage_float(t) ? type_bits(t) : 64));
     }
+}
+
+Z3_sort verify_cell_sort(Verifier *V, const Type *t) {
+    if (type_is_compute_float(t)) return Z3_mk_bv_sort(V->z, (unsigned)type_bits(t));
+    return verify_sort(V, t);
 }
 
 Z3_ast verify_int_const(Verifier *V, const Type *t, uint64_t v) {
@@ -48,6 +57,12 @@ Z3_ast verify_active(Verifier *V) {
     return Z3_mk_and(V->z, 3, args);
 }
 
+Z3_ast verify_fresh(Verifier *V, const char *stem, Z3_sort sort) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s!%d", stem, V->fresh++);
+    return Z3_mk_const(V->z, Z3_mk_string_symbol(V->z, buf), sort);
+}
+
 /* Extends an integer of type t by `extra` bits, as its signedness says. */
 static Z3_ast ext(Verifier *V, Z3_ast v, const Type *t, unsigned extra) {
     if (!extra) return v;
@@ -59,27 +74,60 @@ Z3_ast verify_to_u64(Verifier *V, Z3_ast v, const Type *t) {
 }
 
 /* A float of type t from its IEEE bits (exact). */
-static Z3_ast fp_bits(Verifier *V, const Type *t, uint64_t bits) {
-    Z3_sort bv = Z3_mk_bv_sort(V->z, t->kind == TY_F32 ? 32 : 64);
-    return Z3_mk_fpa_to_fp_bv(V->z, Z3_mk_unsigned_int64(V->z, bits, bv), verify_sort(V, t));
+static Z3_ast fp_of_bits(Verifier *V, const Type *t, Z3_ast bits) {
+    return Z3_mk_fpa_to_fp_bv(V->z, bits, verify_sort(V, t));
 }
-static Z3_ast fp_of_double(Verifier *V, const Type *t, double d) {
+static Z3_ast bits_const(Verifier *V, const Type *t, uint64_t bits) {
+    return Z3_mk_unsigned_int64(V->z, bits, verify_cell_sort(V, t));
+}
+static VVal fp_const(Verifier *V, const Type *t, double d) {
+    uint64_t u;
     if (t->kind == TY_F32) {
         float f = (float)d;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        return fp_bits(V, t, u);
+        uint32_t w;
+        memcpy(&w, &f, 4);
+        u = w;
+    } else {
+        memcpy(&u, &d, 8);
     }
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    return fp_bits(V, t, u);
+    Z3_ast b = bits_const(V, t, u);
+    return (VVal){fp_of_bits(V, t, b), 0, b};
 }
+static Z3_ast fp_of_double(Verifier *V, const Type *t, double d) { return fp_const(V, t, d).t; }
 static Z3_ast rne(Verifier *V) { return Z3_mk_fpa_rne(V->z); }
+
+/* ---- stored values: a float's bits ---- */
+
+VVal verify_load(Verifier *V, Z3_ast stored, const Type *t, unsigned taint) {
+    if (!type_is_compute_float(t)) return (VVal){stored, taint, NULL};
+    return (VVal){fp_of_bits(V, t, stored), taint, stored};
+}
+
+/* The bits of a computed float: exact unless it is a NaN, whose pattern is the hardware's
+ * (a fresh NaN pattern, with the NaN bit). */
+static Z3_ast hardware_bits(Verifier *V, Z3_ast t, const Type *ty, unsigned *taint) {
+    Z3_context z = V->z;
+    Z3_ast nan = verify_fresh(V, "nan", verify_cell_sort(V, ty));
+    V->side = verify_and(V, V->side, Z3_mk_fpa_is_nan(z, fp_of_bits(V, ty, nan)));
+    if (!V->nan_bit) {
+        Span none = {0};
+        V->nan_bit = verify_taint_bit(V, none, "the bits of a NaN an operation made");
+    }
+    *taint |= V->nan_bit;
+    return Z3_mk_ite(z, Z3_mk_fpa_is_nan(z, t), nan, Z3_mk_fpa_to_ieee_bv(z, t));
+}
+
+Z3_ast verify_stored(Verifier *V, VVal v, const Type *t, unsigned *taint) {
+    if (!type_is_compute_float(t)) return v.t;
+    if (v.bits) return v.bits;
+    return hardware_bits(V, v.t, t, taint);
+}
 
 /* ---- taint, guards, havoc ---- */
 
 unsigned verify_taint_bit(Verifier *V, Span span, const char *reason) {
-    char *text = arena_printf(V->prog->arena, "%s (line %d)", reason, span.line);
+    char *text = span.line ? arena_printf(V->prog->arena, "%s (line %d)", reason, span.line)
+                           : arena_strdup(V->prog->arena, reason);
     for (int i = 0; i < V->nreasons; i++)
         if (strcmp(V->reasons[i], text) == 0) return 1u << i;
     if (V->nreasons == VERIFY_MAX_REASONS) return 1u << VERIFY_MAX_REASONS;
@@ -87,10 +135,11 @@ unsigned verify_taint_bit(Verifier *V, Span span, const char *reason) {
     return 1u << V->nreasons++;
 }
 
-static VProp *find_prop(Verifier *V, VKind kind, Span span, const char *detail) {
+static VProp *find_prop(Verifier *V, VKind kind, const void *node, Span span, const char *detail) {
     for (int i = 0; i < V->nprops; i++) {
         VProp *p = &V->props[i];
-        if (p->kind == kind && p->span.off == span.off && p->span.len == span.len &&
+        if (p->kind == kind && p->node == node && p->span.off == span.off &&
+            p->span.len == span.len &&
             strcmp(p->detail ? p->detail : "", detail ? detail : "") == 0)
             return p;
     }
@@ -100,37 +149,60 @@ static VProp *find_prop(Verifier *V, VKind kind, Span span, const char *detail) 
         if (!V->props) abort();
     }
     VProp *p = &V->props[V->nprops++];
-    *p = (VProp){.kind = kind, .span = span, .detail = detail, .violation = Z3_mk_false(V->z)};
+    *p = (VProp){.kind = kind,
+                 .span = span,
+                 .node = node,
+                 .detail = detail,
+                 .violation = Z3_mk_false(V->z),
+                 .beyond = Z3_mk_false(V->z)};
     return p;
 }
 
-void verify_guard(Verifier *V, VKind kind, Span span, const char *detail, Z3_ast ok,
-                  unsigned taint) {
-    Z3_ast active = verify_active(V);
-    if (V->collect) {
-        VProp *p = find_prop(V, kind, span, detail);
-        p->violation = verify_or(V, p->violation, verify_and(V, active, Z3_mk_not(V->z, ok)));
-        p->taint |= taint | V->pc_taint | V->alive_taint;
+/* Adds one reached copy of a site to its property, in the current run's slot: the
+ * unrolled run's copy counts where no loop before it ran past --unwind. */
+static void record(Verifier *V, VProp *p, Z3_ast violation, unsigned taint) {
+    unsigned path = V->pc_taint | V->alive_taint;
+    if (V->pass == VP_INDUCT) {
+        p->ind_violation = p->ind_violation ? verify_or(V, p->ind_violation, violation) : violation;
+        p->ind_taint |= taint;
+        p->ind_path_taint |= path;
+        return;
     }
+    Z3_ast within = Z3_mk_not(V->z, V->beyond);
+    p->violation = verify_or(V, p->violation, verify_and(V, violation, within));
+    p->beyond = verify_or(V, p->beyond, verify_and(V, verify_active(V), V->beyond));
+    p->taint |= taint;
+    p->path_taint |= path;
+    p->stamp = ++V->stamp;
+}
+
+void verify_guard(Verifier *V, VKind kind, const void *node, Span span, const char *detail,
+                  Z3_ast ok, unsigned taint) {
+    Z3_ast active = verify_active(V);
+    if (V->collect)
+        record(V, find_prop(V, kind, node, span, detail),
+               verify_and(V, active, Z3_mk_not(V->z, ok)), taint);
     V->alive = verify_and(V, V->alive, verify_or(V, Z3_mk_not(V->z, active), ok));
     V->alive_taint |= taint;
 }
 
 VVal verify_havoc(Verifier *V, const Type *t, Span span, const char *reason) {
-    char name[32];
-    snprintf(name, sizeof name, "havoc!%d", V->fresh++);
-    Z3_ast c = Z3_mk_const(V->z, Z3_mk_string_symbol(V->z, name), verify_sort(V, t));
-    return (VVal){c, verify_taint_bit(V, span, reason)};
+    Z3_ast c = verify_fresh(V, "havoc", verify_cell_sort(V, t));
+    VVal v = verify_load(V, c, t, verify_taint_bit(V, span, reason));
+    return v;
 }
 
-void verify_unmodelled(Verifier *V, Span span, const char *what) {
+void verify_havoc_cell(Verifier *V, VCell *c, unsigned bit) {
+    Z3_sort s = verify_cell_sort(V, c->elem);
+    if (c->array) s = Z3_mk_array_sort(V->z, Z3_mk_bv_sort(V->z, 64), s);
+    c->val = Z3_mk_ite(V->z, verify_active(V), verify_fresh(V, "havoc", s), c->val);
+    c->taint |= bit;
+}
+
+void verify_unmodelled(Verifier *V, const void *node, Span span, const char *what) {
     unsigned bit =
         verify_taint_bit(V, span, arena_printf(V->prog->arena, "%s is not modelled", what));
-    if (V->collect) {
-        VProp *p = find_prop(V, VK_UNMODELLED, span, what);
-        p->violation = verify_or(V, p->violation, verify_active(V));
-        p->taint |= bit;
-    }
+    if (V->collect) record(V, find_prop(V, VK_UNMODELLED, node, span, what), verify_active(V), bit);
 }
 
 /* ---- environment ---- */
@@ -159,9 +231,28 @@ VCell *verify_lookup(Verifier *V, const Symbol *s) {
 
 /* ---- arithmetic ---- */
 
-/* r = a OP b, with ok: its exact value fits t (Z3's overflow predicates, which
- * bit-blast far smaller than a double-width product). */
-static VVal checked(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, Span s) {
+/* Whether a * b fits the signed type t: its magnitude |a| * |b| (unsigned, exact when
+ * bvumul_noovfl holds) is at most 2^(w-1) - 1, or 2^(w-1) when the signs differ. Z3
+ * 4.8.12 folds its own bvsmul_noovfl of constants as if they were unsigned (-1 * 7
+ * "overflows"), and a product in twice the width is slow to decide. */
+static Z3_ast signed_product_fits(Verifier *V, Z3_ast a, Z3_ast b, const Type *t) {
+    Z3_context z = V->z;
+    unsigned w = (unsigned)type_bits(t);
+    Z3_ast zero = verify_int_const(V, t, 0);
+    Z3_ast na = Z3_mk_bvslt(z, a, zero), nb = Z3_mk_bvslt(z, b, zero);
+    Z3_ast ma = Z3_mk_ite(z, na, Z3_mk_bvneg(z, a), a), mb = Z3_mk_ite(z, nb, Z3_mk_bvneg(z, b), b);
+    Z3_ast top = verify_int_const(V, t, (uint64_t)1 << (w - 1)); /* 2^(w-1), unsigned */
+    Z3_ast limit =
+        Z3_mk_ite(z, Z3_mk_xor(z, na, nb), top, Z3_mk_bvsub(z, top, verify_int_const(V, t, 1)));
+    return verify_and(V, Z3_mk_bvmul_no_overflow(z, ma, mb, false),
+                      Z3_mk_bvule(z, Z3_mk_bvmul(z, ma, mb), limit));
+}
+
+/* r = a OP b, with ok: its exact value fits t (Z3's overflow predicates for + and -
+ * and unsigned *; a signed product is compared in twice the width). An unsigned
+ * product of two non-constant terms is noted for the abstraction (verify_solve.c). */
+static VVal checked(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const void *node,
+                    Span s, const char *detail) {
     Z3_context z = V->z;
     bool sign = type_is_signed(t);
     unsigned taint = a.taint | b.taint;
@@ -176,50 +267,57 @@ static VVal checked(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, Spa
         ok[1] = Z3_mk_bvsub_no_underflow(z, a.t, b.t, sign);
     } else {
         r = Z3_mk_bvmul(z, a.t, b.t);
-        ok[0] = Z3_mk_bvmul_no_overflow(z, a.t, b.t, sign);
-        ok[1] = sign ? Z3_mk_bvmul_no_underflow(z, a.t, b.t) : Z3_mk_true(z);
+        ok[0] = sign ? signed_product_fits(V, a.t, b.t, t)
+                     : Z3_mk_bvmul_no_overflow(z, a.t, b.t, false);
+        ok[1] = Z3_mk_true(z);
+        if (!sign && !Z3_is_numeral_ast(z, a.t) && !Z3_is_numeral_ast(z, b.t))
+            verify_note_mul(V, a.t, b.t, r, ok[0]);
     }
-    verify_guard(V, VK_OVERFLOW, s, ast_binary_op_text(op), Z3_mk_and(z, 2, ok), taint);
-    return (VVal){r, taint};
+    verify_guard(V, VK_OVERFLOW, node, s, detail ? detail : ast_binary_op_text(op),
+                 Z3_mk_and(z, 2, ok), taint);
+    return (VVal){r, taint, NULL};
 }
 
-static VVal int_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, Span s) {
+static VVal int_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const void *node,
+                      Span s) {
     Z3_context z = V->z;
     unsigned bits = (unsigned)type_bits(t), taint = a.taint | b.taint;
     bool sign = type_is_signed(t);
     switch (op) {
     case BIN_ADD:
     case BIN_SUB:
-    case BIN_MUL: return checked(V, op, a, b, t, s);
+    case BIN_MUL: return checked(V, op, a, b, t, node, s, NULL);
     case BIN_DIV:
     case BIN_REM: {
         Z3_ast zero = verify_int_const(V, t, 0), minus1 = verify_int_const(V, t, ~(uint64_t)0);
-        verify_guard(V, VK_DIVZERO, s, NULL, Z3_mk_not(z, Z3_mk_eq(z, b.t, zero)), taint);
+        verify_guard(V, VK_DIVZERO, node, s, ast_binary_op_text(op),
+                     Z3_mk_not(z, Z3_mk_eq(z, b.t, zero)), taint);
         if (op == BIN_REM) {
-            if (!sign) return (VVal){Z3_mk_bvurem(z, a.t, b.t), taint};
+            if (!sign) return (VVal){Z3_mk_bvurem(z, a.t, b.t), taint, NULL};
             return (VVal){Z3_mk_ite(z, Z3_mk_eq(z, b.t, minus1), zero, Z3_mk_bvsrem(z, a.t, b.t)),
-                          taint};
+                          taint, NULL};
         }
-        if (!sign) return (VVal){Z3_mk_bvudiv(z, a.t, b.t), taint};
+        if (!sign) return (VVal){Z3_mk_bvudiv(z, a.t, b.t), taint, NULL};
         Z3_ast min = verify_int_const(V, t, (uint64_t)1 << (bits - 1));
         Z3_ast bad = verify_and(V, Z3_mk_eq(z, a.t, min), Z3_mk_eq(z, b.t, minus1));
-        verify_guard(V, VK_OVERFLOW, s, NULL, Z3_mk_not(z, bad), taint);
-        return (VVal){Z3_mk_bvsdiv(z, a.t, b.t), taint};
+        verify_guard(V, VK_OVERFLOW, node, s, "/", Z3_mk_not(z, bad), taint);
+        return (VVal){Z3_mk_bvsdiv(z, a.t, b.t), taint, NULL};
     }
-    default: return (VVal){a.t, taint};
+    default: return (VVal){a.t, taint, NULL};
     }
 }
 
-static VVal float_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, Span s) {
+static VVal float_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const void *node,
+                        Span s) {
     Z3_context z = V->z;
     unsigned taint = a.taint | b.taint;
     switch (op) {
-    case BIN_ADD: return (VVal){Z3_mk_fpa_add(z, rne(V), a.t, b.t), taint};
-    case BIN_SUB: return (VVal){Z3_mk_fpa_sub(z, rne(V), a.t, b.t), taint};
-    case BIN_MUL: return (VVal){Z3_mk_fpa_mul(z, rne(V), a.t, b.t), taint};
-    case BIN_DIV: return (VVal){Z3_mk_fpa_div(z, rne(V), a.t, b.t), taint};
+    case BIN_ADD: return (VVal){Z3_mk_fpa_add(z, rne(V), a.t, b.t), taint, NULL};
+    case BIN_SUB: return (VVal){Z3_mk_fpa_sub(z, rne(V), a.t, b.t), taint, NULL};
+    case BIN_MUL: return (VVal){Z3_mk_fpa_mul(z, rne(V), a.t, b.t), taint, NULL};
+    case BIN_DIV: return (VVal){Z3_mk_fpa_div(z, rne(V), a.t, b.t), taint, NULL};
     default: { /* fmod: exact, but not IEEE's remainder (fp.rem), so not modelled */
-        verify_unmodelled(V, s, "float % (C's fmod)");
+        verify_unmodelled(V, node, s, "float % (C's fmod)");
         VVal h = verify_havoc(V, t, s, "float % (C's fmod)");
         h.taint |= taint;
         return h;
@@ -227,27 +325,31 @@ static VVal float_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t,
     }
 }
 
-VVal verify_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, Span s) {
-    if (type_is_int(t)) return int_arith(V, op, a, b, t, s);
-    return float_arith(V, op, a, b, t, s);
+VVal verify_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const void *node,
+                  Span s) {
+    if (type_is_int(t)) return int_arith(V, op, a, b, t, node, s);
+    return float_arith(V, op, a, b, t, node, s);
 }
 
 /* a << b, a >> b: cairn_shl/shr take the count as an int64 in [0, bits). */
-static VVal shift(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const Type *tb, Span s) {
+static VVal shift(Verifier *V, const Expr *e, VVal a, VVal b) {
     Z3_context z = V->z;
+    BinaryOp op = e->u.binary.op;
+    const Type *t = e->type, *tb = e->u.binary.rhs->type;
     unsigned bits = (unsigned)type_bits(t), taint = a.taint | b.taint;
     Z3_ast b64 = verify_to_u64(V, b.t, tb);
     Z3_ast in_range = verify_and(V, Z3_mk_bvsge(z, b64, verify_u64(V, 0)),
                                  Z3_mk_bvslt(z, b64, verify_u64(V, bits)));
-    verify_guard(V, VK_SHIFT, s, NULL, in_range, taint);
+    verify_guard(V, VK_SHIFT, e, e->span, ast_binary_op_text(op), in_range, taint);
     Z3_ast amount = bits == 64 ? b64 : Z3_mk_extract(z, bits - 1, 0, b64);
     bool sign = type_is_signed(t);
     if (op == BIN_SHR)
-        return (VVal){sign ? Z3_mk_bvashr(z, a.t, amount) : Z3_mk_bvlshr(z, a.t, amount), taint};
+        return (VVal){sign ? Z3_mk_bvashr(z, a.t, amount) : Z3_mk_bvlshr(z, a.t, amount), taint,
+                      NULL};
     Z3_ast r = Z3_mk_bvshl(z, a.t, amount);
     Z3_ast back = sign ? Z3_mk_bvashr(z, r, amount) : Z3_mk_bvlshr(z, r, amount);
-    verify_guard(V, VK_OVERFLOW, s, NULL, Z3_mk_eq(z, back, a.t), taint);
-    return (VVal){r, taint};
+    verify_guard(V, VK_OVERFLOW, e, e->span, "<<", Z3_mk_eq(z, back, a.t), taint);
+    return (VVal){r, taint, NULL};
 }
 
 static Z3_ast compare(Verifier *V, BinaryOp op, Z3_ast a, Z3_ast b, const Type *t) {
@@ -284,20 +386,21 @@ static VVal logic(Verifier *V, const Expr *e) {
     VVal b = verify_expr(V, e->u.binary.rhs);
     V->pc = saved;
     V->pc_taint = saved_taint;
-    return (VVal){is_and ? verify_and(V, a.t, b.t) : verify_or(V, a.t, b.t), a.taint | b.taint};
+    return (VVal){is_and ? verify_and(V, a.t, b.t) : verify_or(V, a.t, b.t), a.taint | b.taint,
+                  NULL};
 }
 
 static VVal bitwise(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t) {
     Z3_context z = V->z;
     unsigned taint = a.taint | b.taint;
     if (t->kind == TY_BOOL) {
-        if (op == BIN_BITAND) return (VVal){verify_and(V, a.t, b.t), taint};
-        if (op == BIN_BITOR) return (VVal){verify_or(V, a.t, b.t), taint};
-        return (VVal){Z3_mk_xor(z, a.t, b.t), taint};
+        if (op == BIN_BITAND) return (VVal){verify_and(V, a.t, b.t), taint, NULL};
+        if (op == BIN_BITOR) return (VVal){verify_or(V, a.t, b.t), taint, NULL};
+        return (VVal){Z3_mk_xor(z, a.t, b.t), taint, NULL};
     }
-    if (op == BIN_BITAND) return (VVal){Z3_mk_bvand(z, a.t, b.t), taint};
-    if (op == BIN_BITOR) return (VVal){Z3_mk_bvor(z, a.t, b.t), taint};
-    return (VVal){Z3_mk_bvxor(z, a.t, b.t), taint};
+    if (op == BIN_BITAND) return (VVal){Z3_mk_bvand(z, a.t, b.t), taint, NULL};
+    if (op == BIN_BITOR) return (VVal){Z3_mk_bvor(z, a.t, b.t), taint, NULL};
+    return (VVal){Z3_mk_bvxor(z, a.t, b.t), taint, NULL};
 }
 
 static VVal binary(Verifier *V, const Expr *e) {
@@ -306,25 +409,35 @@ static VVal binary(Verifier *V, const Expr *e) {
     VVal a = verify_expr(V, e->u.binary.lhs);
     VVal b = verify_expr(V, e->u.binary.rhs);
     const Type *t = e->u.binary.lhs->type;
-    if (op >= BIN_EQ && op <= BIN_GE) return (VVal){compare(V, op, a.t, b.t, t), a.taint | b.taint};
+    if (op >= BIN_EQ && op <= BIN_GE)
+        return (VVal){compare(V, op, a.t, b.t, t), a.taint | b.taint, NULL};
     if (op == BIN_BITAND || op == BIN_BITOR || op == BIN_BITXOR)
         return bitwise(V, op, a, b, e->type);
-    if (op == BIN_SHL || op == BIN_SHR)
-        return shift(V, op, a, b, e->type, e->u.binary.rhs->type, e->span);
-    return verify_arith(V, op, a, b, t, e->span);
+    if (op == BIN_SHL || op == BIN_SHR) return shift(V, e, a, b);
+    return verify_arith(V, op, a, b, t, e, e->span);
+}
+
+/* A float's sign flipped or cleared: exact on the bits too (xor / and of the sign bit). */
+static Z3_ast sign_bits(Verifier *V, Z3_ast bits, const Type *t, bool clear) {
+    if (!bits) return NULL;
+    unsigned w = (unsigned)type_bits(t);
+    Z3_ast sign = bits_const(V, t, (uint64_t)1 << (w - 1));
+    return clear ? Z3_mk_bvand(V->z, bits, Z3_mk_bvnot(V->z, sign)) : Z3_mk_bvxor(V->z, bits, sign);
 }
 
 static VVal unary(Verifier *V, const Expr *e) {
     const Expr *x = e->u.unary.operand;
     if (e->u.unary.op == UN_NOT) {
         VVal v = verify_expr(V, (Expr *)x);
-        return (VVal){Z3_mk_not(V->z, v.t), v.taint};
+        return (VVal){Z3_mk_not(V->z, v.t), v.taint, NULL};
     }
     if (x->kind == EXPR_INT && type_is_int(e->type)) /* -128 as i8: a constant, as lowered */
-        return (VVal){verify_int_const(V, e->type, (uint64_t)0 - x->u.int_lit.value), 0};
+        return (VVal){verify_int_const(V, e->type, (uint64_t)0 - x->u.int_lit.value), 0, NULL};
     VVal v = verify_expr(V, (Expr *)x);
-    if (type_is_compute_float(e->type)) return (VVal){Z3_mk_fpa_neg(V->z, v.t), v.taint};
-    return int_arith(V, BIN_SUB, (VVal){verify_int_const(V, e->type, 0), 0}, v, e->type, e->span);
+    if (type_is_compute_float(e->type))
+        return (VVal){Z3_mk_fpa_neg(V->z, v.t), v.taint, sign_bits(V, v.bits, e->type, false)};
+    return checked(V, BIN_SUB, (VVal){verify_int_const(V, e->type, 0), 0, NULL}, v, e->type, e,
+                   e->span, "negation");
 }
 
 /* ---- constants and names ---- */
@@ -332,16 +445,14 @@ static VVal unary(Verifier *V, const Expr *e) {
 static VVal int_literal(Verifier *V, const Expr *e) {
     uint64_t v = e->u.int_lit.value;
     if (type_is_compute_float(e->type))
-        return (VVal){
-            fp_of_double(V, e->type, e->type->kind == TY_F32 ? (double)(float)v : (double)v), 0};
-    return (VVal){verify_int_const(V, e->type, v), 0};
+        return fp_const(V, e->type, e->type->kind == TY_F32 ? (double)(float)v : (double)v);
+    return (VVal){verify_int_const(V, e->type, v), 0, NULL};
 }
 
 static VVal float_literal(Verifier *V, const Expr *e) {
     const char *text = e->u.float_lit.text;
-    if (e->type->kind == TY_F32)
-        return (VVal){fp_of_double(V, e->type, (double)strtof(text, NULL)), 0};
-    return (VVal){fp_of_double(V, e->type, strtod(text, NULL)), 0};
+    if (e->type->kind == TY_F32) return fp_const(V, e->type, (double)strtof(text, NULL));
+    return fp_const(V, e->type, strtod(text, NULL));
 }
 
 static VVal name_value(Verifier *V, const Expr *e) {
@@ -349,7 +460,7 @@ static VVal name_value(Verifier *V, const Expr *e) {
     if (s->kind == SYM_CONST) return verify_expr(V, s->decl.item->u.const_.value);
     VCell *c = verify_lookup(V, s);
     if (!c || c->array) return verify_havoc(V, e->type, e->span, "this name's value");
-    return (VVal){c->val, c->taint};
+    return verify_load(V, c->val, e->type, c->taint);
 }
 
 /* v[i]: the element, after the index guard. Returns the cell and the 64-bit index. */
@@ -358,14 +469,14 @@ VCell *verify_element(Verifier *V, Expr *e, Z3_ast *index, unsigned *taint) {
     VCell *c = s ? verify_lookup(V, s) : NULL;
     VVal i = verify_expr(V, e->u.index.index);
     if (!c || !c->array) {
-        verify_unmodelled(V, e->span, "indexing this expression");
+        verify_unmodelled(V, e, e->span, "indexing this expression");
         return NULL;
     }
     const Type *ti = e->u.index.index->type;
     Z3_ast i64 = verify_to_u64(V, i.t, ti);
     Z3_ast ok = Z3_mk_bvult(V->z, i64, c->len);
     if (type_is_signed(ti)) ok = verify_and(V, Z3_mk_bvsge(V->z, i64, verify_u64(V, 0)), ok);
-    verify_guard(V, VK_INDEX, e->span, NULL, ok, i.taint);
+    verify_guard(V, VK_INDEX, e, e->span, NULL, ok, i.taint);
     *index = i64;
     *taint = i.taint | c->taint;
     return c;
@@ -376,7 +487,7 @@ static VVal element(Verifier *V, Expr *e) {
     unsigned taint;
     VCell *c = verify_element(V, e, &i, &taint);
     if (!c) return verify_havoc(V, e->type, e->span, "indexing this expression");
-    return (VVal){Z3_mk_select(V->z, c->val, i), taint};
+    return verify_load(V, Z3_mk_select(V->z, c->val, i), e->type, taint);
 }
 
 /* ---- conversions ---- */
@@ -392,16 +503,16 @@ static Z3_ast int_limit(Verifier *V, const Type *t, bool hi, unsigned width) {
     return Z3_mk_sign_ext(V->z, width - bits, edge);
 }
 
-static VVal int_to_int(Verifier *V, VVal v, const Type *from, const Type *to, Span s) {
+static VVal int_to_int(Verifier *V, VVal v, const Type *from, const Type *to, const Expr *e) {
     Z3_ast w = ext(V, v.t, from, 128u - (unsigned)type_bits(from));
     Z3_ast ok = verify_and(V, Z3_mk_bvsge(V->z, w, int_limit(V, to, false, 128)),
                            Z3_mk_bvsle(V->z, w, int_limit(V, to, true, 128)));
-    verify_guard(V, VK_CONVERT, s, NULL, ok, v.taint);
-    return (VVal){Z3_mk_extract(V->z, (unsigned)type_bits(to) - 1, 0, w), v.taint};
+    verify_guard(V, VK_CONVERT, e, e->span, NULL, ok, v.taint);
+    return (VVal){Z3_mk_extract(V->z, (unsigned)type_bits(to) - 1, 0, w), v.taint, NULL};
 }
 
 /* cairn_to_T_from_float: t = trunc(x); LO <= t < HI + 1, else a trap. */
-static VVal float_to_int(Verifier *V, VVal v, const Type *from, const Type *to, Span s) {
+static VVal float_to_int(Verifier *V, VVal v, const Type *from, const Type *to, const Expr *e) {
     Z3_context z = V->z;
     unsigned bits = (unsigned)type_bits(to);
     bool sign = type_is_signed(to);
@@ -410,14 +521,14 @@ static VVal float_to_int(Verifier *V, VVal v, const Type *from, const Type *to, 
            hi = ldexp(1.0, sign ? (int)bits - 1 : (int)bits);
     Z3_ast ok = verify_and(V, Z3_mk_fpa_geq(z, t, fp_of_double(V, from, lo)),
                            Z3_mk_fpa_lt(z, t, fp_of_double(V, from, hi)));
-    verify_guard(V, VK_FLOAT_CONVERT, s, NULL, ok, v.taint);
+    verify_guard(V, VK_FLOAT_CONVERT, e, e->span, NULL, ok, v.taint);
     Z3_ast r = sign ? Z3_mk_fpa_to_sbv(z, Z3_mk_fpa_rtz(z), v.t, bits)
                     : Z3_mk_fpa_to_ubv(z, Z3_mk_fpa_rtz(z), v.t, bits);
-    return (VVal){r, v.taint};
+    return (VVal){r, v.taint, NULL};
 }
 
 /* Into a storage float: f8e4m3 traps past 464 (cairn_float.h); the bits are not modelled. */
-static VVal to_storage(Verifier *V, VVal v, const Type *from, const Type *to, Span s) {
+static VVal to_storage(Verifier *V, VVal v, const Type *from, const Type *to, const Expr *e) {
     if (type_is_int(from)) { /* through f32, as the lowering converts */
         Z3_sort f32 = verify_sort(V, type_scalar(TY_F32));
         v.t = type_is_signed(from) ? Z3_mk_fpa_to_fp_signed(V->z, rne(V), v.t, f32)
@@ -426,53 +537,58 @@ static VVal to_storage(Verifier *V, VVal v, const Type *from, const Type *to, Sp
     }
     if (to->kind == TY_F8E4M3) {
         Z3_ast past = Z3_mk_fpa_gt(V->z, Z3_mk_fpa_abs(V->z, v.t), fp_of_double(V, from, 464.0));
-        verify_guard(V, VK_E4M3, s, NULL, Z3_mk_not(V->z, past), v.taint);
+        verify_guard(V, VK_E4M3, e, e->span, NULL, Z3_mk_not(V->z, past), v.taint);
     }
-    verify_unmodelled(V, s, "a storage float conversion");
-    VVal h = verify_havoc(V, to, s, "a storage float conversion");
+    verify_unmodelled(V, e, e->span, "a storage float conversion");
+    VVal h = verify_havoc(V, to, e->span, "a storage float conversion");
     h.taint |= v.taint;
     return h;
 }
 
-static VVal convert_value(Verifier *V, VVal v, const Type *from, const Type *to, Span s) {
+static VVal convert_value(Verifier *V, VVal v, const Type *from, const Type *to, const Expr *e) {
     Z3_context z = V->z;
     if (from->kind == to->kind) return v;
     if (type_is_storage_float(from) || type_is_storage_float(to)) {
         if (type_is_storage_float(to) && !type_is_storage_float(from))
-            return to_storage(V, v, from, to, s);
-        verify_unmodelled(V, s, "a storage float conversion");
-        VVal h = verify_havoc(V, type_is_storage_float(to) ? to : type_scalar(TY_F32), s,
+            return to_storage(V, v, from, to, e);
+        verify_unmodelled(V, e, e->span, "a storage float conversion");
+        VVal h = verify_havoc(V, type_is_storage_float(to) ? to : type_scalar(TY_F32), e->span,
                               "a storage float conversion");
         h.taint |= v.taint;
         if (type_is_storage_float(to)) return h;
-        return convert_value(V, h, type_scalar(TY_F32), to, s);
+        return convert_value(V, h, type_scalar(TY_F32), to, e);
     }
     if (from->kind == TY_BOOL)
         return (VVal){Z3_mk_ite(z, v.t, verify_int_const(V, to, 1), verify_int_const(V, to, 0)),
-                      v.taint};
-    if (type_is_int(to) && type_is_int(from)) return int_to_int(V, v, from, to, s);
-    if (type_is_int(to)) return float_to_int(V, v, from, to, s);
+                      v.taint, NULL};
+    if (type_is_int(to) && type_is_int(from)) return int_to_int(V, v, from, to, e);
+    if (type_is_int(to)) return float_to_int(V, v, from, to, e);
     if (type_is_int(from)) {
         Z3_ast r = type_is_signed(from)
                        ? Z3_mk_fpa_to_fp_signed(z, rne(V), v.t, verify_sort(V, to))
                        : Z3_mk_fpa_to_fp_unsigned(z, rne(V), v.t, verify_sort(V, to));
-        return (VVal){r, v.taint};
+        return (VVal){r, v.taint, NULL};
     }
-    return (VVal){Z3_mk_fpa_to_fp_float(z, rne(V), v.t, verify_sort(V, to)), v.taint};
+    return (VVal){Z3_mk_fpa_to_fp_float(z, rne(V), v.t, verify_sort(V, to)), v.taint, NULL};
 }
 
 /* ---- builtins ---- */
 
-/* cairn_min/max_f*: a NaN gives NaN, of two zeros min takes -0 and max +0. */
-static Z3_ast float_minmax(Verifier *V, Z3_ast a, Z3_ast b, bool is_min) {
+/* cairn_min/max_f*: a NaN gives C's NAN (the quiet NaN 0x7fc00000 / 0x7ff8...), of two
+ * zeros min takes -0 and max +0; otherwise one of its arguments, bits and all. */
+static VVal float_minmax(Verifier *V, VVal a, VVal b, const Type *t, bool is_min) {
     Z3_context z = V->z;
-    Z3_ast nan = verify_or(V, Z3_mk_fpa_is_nan(z, a), Z3_mk_fpa_is_nan(z, b));
-    Z3_ast neg_a = Z3_mk_fpa_is_negative(z, a);
-    Z3_ast on_tie = is_min ? Z3_mk_ite(z, neg_a, a, b) : Z3_mk_ite(z, neg_a, b, a);
-    Z3_ast lt = Z3_mk_fpa_lt(z, a, b);
-    Z3_ast pick = is_min ? Z3_mk_ite(z, lt, a, b) : Z3_mk_ite(z, lt, b, a);
-    Z3_ast body = Z3_mk_ite(z, Z3_mk_fpa_eq(z, a, b), on_tie, pick);
-    return Z3_mk_ite(z, nan, Z3_mk_fpa_nan(z, Z3_get_sort(z, a)), body);
+    Z3_ast nan = verify_or(V, Z3_mk_fpa_is_nan(z, a.t), Z3_mk_fpa_is_nan(z, b.t));
+    Z3_ast neg_a = Z3_mk_fpa_is_negative(z, a.t);
+    Z3_ast lt = Z3_mk_fpa_lt(z, a.t, b.t), tie = Z3_mk_fpa_eq(z, a.t, b.t);
+    /* take_a: the argument returned is a */
+    Z3_ast take_a =
+        Z3_mk_ite(z, tie, is_min ? neg_a : Z3_mk_not(z, neg_a), is_min ? lt : Z3_mk_not(z, lt));
+    Z3_ast quiet = bits_const(V, t, t->kind == TY_F32 ? 0x7fc00000u : 0x7ff8000000000000u);
+    Z3_ast value = Z3_mk_ite(z, nan, fp_of_bits(V, t, quiet), Z3_mk_ite(z, take_a, a.t, b.t));
+    Z3_ast bits =
+        a.bits && b.bits ? Z3_mk_ite(z, nan, quiet, Z3_mk_ite(z, take_a, a.bits, b.bits)) : NULL;
+    return (VVal){value, a.taint | b.taint, bits};
 }
 
 static VVal exact_fn(Verifier *V, Expr *e, Builtin b) {
@@ -481,26 +597,29 @@ static VVal exact_fn(Verifier *V, Expr *e, Builtin b) {
     VVal a = verify_expr(V, e->u.call.args[0]);
     if (b == BI_MIN || b == BI_MAX) {
         VVal c = verify_expr(V, e->u.call.args[1]);
-        unsigned taint = a.taint | c.taint;
-        if (type_is_compute_float(t)) return (VVal){float_minmax(V, a.t, c.t, b == BI_MIN), taint};
+        if (type_is_compute_float(t)) return float_minmax(V, a, c, t, b == BI_MIN);
         Z3_ast lt = compare(V, BIN_LT, a.t, c.t, t);
-        return (VVal){b == BI_MIN ? Z3_mk_ite(z, lt, a.t, c.t) : Z3_mk_ite(z, lt, c.t, a.t), taint};
+        return (VVal){b == BI_MIN ? Z3_mk_ite(z, lt, a.t, c.t) : Z3_mk_ite(z, lt, c.t, a.t),
+                      a.taint | c.taint, NULL};
     }
     if (type_is_int(t)) {
         if (b != BI_ABS || !type_is_signed(t)) return a;
         Z3_ast neg = Z3_mk_bvslt(z, a.t, verify_int_const(V, t, 0));
         Z3_ast saved = V->pc;
         V->pc = verify_and(V, V->pc, neg); /* cairn_abs negates only a negative value */
-        VVal n = int_arith(V, BIN_SUB, (VVal){verify_int_const(V, t, 0), 0}, a, t, e->span);
+        VVal n = checked(V, BIN_SUB, (VVal){verify_int_const(V, t, 0), 0, NULL}, a, t, e, e->span,
+                         "abs");
         V->pc = saved;
-        return (VVal){Z3_mk_ite(z, neg, n.t, a.t), a.taint};
+        return (VVal){Z3_mk_ite(z, neg, n.t, a.t), a.taint, NULL};
     }
     switch (b) {
-    case BI_SQRT: return (VVal){Z3_mk_fpa_sqrt(z, rne(V), a.t), a.taint};
-    case BI_ABS: return (VVal){Z3_mk_fpa_abs(z, a.t), a.taint};
-    case BI_FLOOR: return (VVal){Z3_mk_fpa_round_to_integral(z, Z3_mk_fpa_rtn(z), a.t), a.taint};
-    case BI_CEIL: return (VVal){Z3_mk_fpa_round_to_integral(z, Z3_mk_fpa_rtp(z), a.t), a.taint};
-    default: return (VVal){Z3_mk_fpa_round_to_integral(z, Z3_mk_fpa_rtz(z), a.t), a.taint};
+    case BI_SQRT: return (VVal){Z3_mk_fpa_sqrt(z, rne(V), a.t), a.taint, NULL};
+    case BI_ABS: return (VVal){Z3_mk_fpa_abs(z, a.t), a.taint, sign_bits(V, a.bits, t, true)};
+    case BI_FLOOR:
+        return (VVal){Z3_mk_fpa_round_to_integral(z, Z3_mk_fpa_rtn(z), a.t), a.taint, NULL};
+    case BI_CEIL:
+        return (VVal){Z3_mk_fpa_round_to_integral(z, Z3_mk_fpa_rtp(z), a.t), a.taint, NULL};
+    default: return (VVal){Z3_mk_fpa_round_to_integral(z, Z3_mk_fpa_rtz(z), a.t), a.taint, NULL};
     }
 }
 
@@ -513,23 +632,28 @@ static VVal quantize(Verifier *V, Expr *e, bool stochastic) {
     Z3_ast zero = fp_of_double(V, type_scalar(TY_F32), 0.0);
     Z3_ast scale_ok = verify_and(V, Z3_mk_fpa_gt(z, scale.t, zero),
                                  Z3_mk_not(z, Z3_mk_fpa_is_infinite(z, scale.t)));
-    verify_guard(V, VK_QUANT_SCALE, e->span, NULL, scale_ok, scale.taint);
-    verify_guard(V, VK_QUANT_NAN, e->span, NULL, Z3_mk_not(z, Z3_mk_fpa_is_nan(z, x.t)), x.taint);
-    verify_unmodelled(V, e->span, "quantize's rounding of the exact quotient");
+    verify_guard(V, VK_QUANT_SCALE, e, e->span, NULL, scale_ok, scale.taint);
+    verify_guard(V, VK_QUANT_NAN, e, e->span, NULL, Z3_mk_not(z, Z3_mk_fpa_is_nan(z, x.t)),
+                 x.taint);
+    verify_unmodelled(V, e, e->span, "quantize's rounding of the exact quotient");
     VVal h = verify_havoc(V, e->u.call.generics[0], e->span, "quantize's exact quotient");
     h.taint |= taint;
     return h;
 }
 
+/* to_bits(x): x's bits where the model knows them (an input, a copy, a literal); a NaN an
+ * operation made has the hardware's pattern, a fresh NaN (the NaN bit), and the site is
+ * noted so a counterexample can be sought without it (verify.h). from_bits is exact. */
 static VVal bits(Verifier *V, Expr *e, bool to_bits) {
     VVal v = verify_expr(V, e->u.call.args[0]);
     const Type *t = to_bits ? e->u.call.args[0]->type : e->u.call.generics[0];
     if (type_is_storage_float(t)) return v; /* already its bits */
-    if (!to_bits) return (VVal){Z3_mk_fpa_to_fp_bv(V->z, v.t, verify_sort(V, t)), v.taint};
-    /* A NaN's bits are the hardware's: any NaN pattern may come back. */
-    VVal any = verify_havoc(V, e->type, e->span, "the bits of a NaN");
-    Z3_ast r = Z3_mk_ite(V->z, Z3_mk_fpa_is_nan(V->z, v.t), any.t, Z3_mk_fpa_to_ieee_bv(V->z, v.t));
-    return (VVal){r, v.taint};
+    if (!to_bits) return verify_load(V, v.t, t, v.taint);
+    unsigned taint = v.taint;
+    Z3_ast b = verify_stored(V, v, t, &taint);
+    if (V->nan_bit && (taint & V->nan_bit))
+        V->nan_sites = verify_or(V, V->nan_sites, Z3_mk_fpa_is_nan(V->z, v.t));
+    return (VVal){b, taint, NULL};
 }
 
 static void eval_args(Verifier *V, Expr *e, unsigned *taint) {
@@ -545,48 +669,74 @@ static void eval_args(Verifier *V, Expr *e, unsigned *taint) {
 static void havoc_array(Verifier *V, Expr *arg, Span s, const char *reason) {
     const Symbol *sym = arg->kind == EXPR_NAME ? arg->u.name.sym : NULL;
     VCell *c = sym ? verify_lookup(V, sym) : NULL;
-    if (!c || !c->array) return;
-    char name[32];
-    snprintf(name, sizeof name, "havoc!%d", V->fresh++);
-    Z3_sort sort = Z3_mk_array_sort(V->z, Z3_mk_bv_sort(V->z, 64), verify_sort(V, c->elem));
-    Z3_ast fresh = Z3_mk_const(V->z, Z3_mk_string_symbol(V->z, name), sort);
-    c->val = Z3_mk_ite(V->z, verify_active(V), fresh, c->val);
-    c->taint |= verify_taint_bit(V, s, reason);
+    if (c && c->array) verify_havoc_cell(V, c, verify_taint_bit(V, s, reason));
+}
+
+/* The value an integer atomic stores; in a region, a compare-and-swap's outcome depends on
+ * the order lanes arrive in, so it is a fresh value there. */
+static Z3_ast atomic_result(Verifier *V, Expr *e, Builtin b, Z3_ast old, VVal v, VVal w,
+                            unsigned *taint) {
+    Z3_context z = V->z;
+    const Type *t = e->u.call.args[0]->type;
+    if (b == BI_ATOMIC_ADD_UNORDERED) {
+        const char *why = "an atomic float add (its order is the hardware's)";
+        verify_unmodelled(V, e, e->span, why);
+        VVal h = verify_havoc(V, t, e->span, why);
+        *taint |= h.taint;
+        return verify_stored(V, h, t, taint);
+    }
+    if (b == BI_ATOMIC_CAS && V->in_parallel) {
+        const char *why = "atomic_cas in a region (its outcome depends on the lanes' order)";
+        verify_unmodelled(V, e, e->span, why);
+        VVal h = verify_havoc(V, t, e->span, why);
+        *taint |= h.taint;
+        return h.t;
+    }
+    if (b == BI_ATOMIC_ADD_WRAP) return Z3_mk_bvadd(z, old, v.t);
+    if (b == BI_ATOMIC_AND) return Z3_mk_bvand(z, old, v.t);
+    if (b == BI_ATOMIC_OR) return Z3_mk_bvor(z, old, v.t);
+    if (b == BI_ATOMIC_XOR) return Z3_mk_bvxor(z, old, v.t);
+    if (b == BI_ATOMIC_CAS) return Z3_mk_ite(z, Z3_mk_eq(z, old, v.t), w.t, old);
+    Z3_ast lt = compare(V, BIN_LT, v.t, old, t);
+    return b == BI_ATOMIC_MIN ? Z3_mk_ite(z, lt, v.t, old) : Z3_mk_ite(z, lt, old, v.t);
 }
 
 static VVal atomic(Verifier *V, Expr *e, Builtin b) {
-    Z3_context z = V->z;
     const Type *t = e->u.call.args[0]->type;
     VVal v = verify_expr(V, e->u.call.args[1]);
-    VVal w = b == BI_ATOMIC_CAS ? verify_expr(V, e->u.call.args[2]) : (VVal){NULL, 0};
+    VVal w = b == BI_ATOMIC_CAS ? verify_expr(V, e->u.call.args[2]) : (VVal){NULL, 0, NULL};
     Z3_ast i;
     unsigned taint;
     VCell *c = e->u.call.args[0]->kind == EXPR_INDEX
                    ? verify_element(V, e->u.call.args[0], &i, &taint)
                    : NULL;
     if (!c) return verify_havoc(V, t, e->span, "an atomic on this place");
-    Z3_ast old = Z3_mk_select(z, c->val, i), now;
-    if (b == BI_ATOMIC_ADD_UNORDERED) {
-        verify_unmodelled(V, e->span, "an atomic float add (its order is the hardware's)");
-        VVal h = verify_havoc(V, t, e->span, "an atomic float add (its order is the hardware's)");
-        now = h.t;
-        taint |= h.taint;
-    } else if (b == BI_ATOMIC_ADD_WRAP) now = Z3_mk_bvadd(z, old, v.t);
-    else if (b == BI_ATOMIC_AND) now = Z3_mk_bvand(z, old, v.t);
-    else if (b == BI_ATOMIC_OR) now = Z3_mk_bvor(z, old, v.t);
-    else if (b == BI_ATOMIC_XOR) now = Z3_mk_bvxor(z, old, v.t);
-    else if (b == BI_ATOMIC_CAS) now = Z3_mk_ite(z, Z3_mk_eq(z, old, v.t), w.t, old);
-    else {
-        Z3_ast lt = compare(V, BIN_LT, v.t, old, t);
-        now = b == BI_ATOMIC_MIN ? Z3_mk_ite(z, lt, v.t, old) : Z3_mk_ite(z, lt, old, v.t);
-    }
-    c->val = Z3_mk_ite(z, verify_active(V), Z3_mk_store(z, c->val, i, now), c->val);
-    c->taint |= taint | v.taint | w.taint;
-    if (V->in_parallel) { /* the old value a lane sees depends on the order lanes arrive in */
-        VVal h = verify_havoc(V, t, e->span, "the old value an atomic returns in a region");
-        return h;
-    }
-    return (VVal){old, c->taint};
+    Z3_ast old = Z3_mk_select(V->z, c->val, i);
+    Z3_ast now = atomic_result(V, e, b, old, v, w, &taint);
+    c->val = Z3_mk_ite(V->z, verify_active(V), Z3_mk_store(V->z, c->val, i, now), c->val);
+    c->taint |= taint | v.taint | w.taint | V->pc_taint;
+    if (V->in_parallel) /* the old value a lane sees depends on the order lanes arrive in */
+        return verify_havoc(V, t, e->span, "the old value an atomic returns in a region");
+    return verify_load(V, old, t, c->taint);
+}
+
+static VVal math_fn(Verifier *V, Expr *e, Builtin b, unsigned taint) {
+    const char *why =
+        arena_printf(V->prog->arena, "%s (the C library's rounding)", ast_builtin_name(b));
+    verify_unmodelled(V, e, e->span, why);
+    VVal h = verify_havoc(V, e->type, e->span, why);
+    h.taint |= taint;
+    return h;
+}
+
+/* A builtin this model does not know (added since), or copy: it may write any view it is
+ * given, and whatever follows depends on it. */
+static void unknown_builtin(Verifier *V, Expr *e, Builtin b) {
+    verify_unmodelled(V, e, e->span, ast_builtin_name(b));
+    for (int i = 0; i < e->u.call.nargs; i++)
+        havoc_array(V, e->u.call.args[i], e->span, ast_builtin_name(b));
+    V->alive_taint |= verify_taint_bit(
+        V, e->span, arena_printf(V->prog->arena, "%s is not modelled", ast_builtin_name(b)));
 }
 
 static VVal call(Verifier *V, Expr *e) {
@@ -607,42 +757,27 @@ static VVal call(Verifier *V, Expr *e) {
     case BI_QUANTIZE_STOCHASTIC: return quantize(V, e, true);
     case BI_TO_BITS: return bits(V, e, true);
     case BI_FROM_BITS: return bits(V, e, false);
-    case BI_OBSERVE: eval_args(V, e, &taint); return (VVal){NULL, 0};
+    case BI_OBSERVE: eval_args(V, e, &taint); return (VVal){NULL, 0, NULL};
     case BI_MMA_UNORDERED:
         eval_args(V, e, &taint);
-        verify_unmodelled(V, e->span, "mma_unordered (its sums are in the hardware's order)");
+        verify_unmodelled(V, e, e->span, "mma_unordered (its sums are in the hardware's order)");
         if (e->u.call.nargs == 6) havoc_array(V, e->u.call.args[3], e->span, "mma_unordered");
         break;
     case BI_MM_ENCLOSE:
         eval_args(V, e, &taint);
-        verify_unmodelled(V, e->span, "mm_enclose");
+        verify_unmodelled(V, e, e->span, "mm_enclose");
         havoc_array(V, e->u.call.args[3], e->span, "mm_enclose");
         havoc_array(V, e->u.call.args[4], e->span, "mm_enclose");
         break;
     default:
         eval_args(V, e, &taint);
-        if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) {
-            verify_unmodelled(
-                V, e->span,
-                arena_printf(V->prog->arena, "%s (the C library's rounding)", ast_builtin_name(b)));
-            VVal h = verify_havoc(
-                V, e->type, e->span,
-                arena_printf(V->prog->arena, "%s (the C library's rounding)", ast_builtin_name(b)));
-            h.taint |= taint;
-            return h;
-        }
-        /* a builtin this model does not know (added since): it may write any view it
-         * is given, and whatever follows depends on it */
-        verify_unmodelled(V, e->span, ast_builtin_name(b));
-        for (int i = 0; i < e->u.call.nargs; i++)
-            havoc_array(V, e->u.call.args[i], e->span, ast_builtin_name(b));
-        V->alive_taint |= verify_taint_bit(
-            V, e->span, arena_printf(V->prog->arena, "%s is not modelled", ast_builtin_name(b)));
+        if (b >= BI_MATH_EXP && b <= BI_MATH_HYPOT) return math_fn(V, e, b, taint);
+        unknown_builtin(V, e, b);
         break;
     }
     if (!e->type || e->type->kind == TY_VOID ||
         !(type_is_scalar(e->type) || type_is_storage_float(e->type)))
-        return (VVal){NULL, 0};
+        return (VVal){NULL, 0, NULL};
     VVal h = verify_havoc(V, e->type, e->span, ast_builtin_name(b));
     h.taint |= taint;
     return h;
@@ -650,14 +785,14 @@ static VVal call(Verifier *V, Expr *e) {
 
 VVal verify_expr(Verifier *V, Expr *e) {
     if (!e->type || type_is_error(e->type)) { /* a construct the checker left for later */
-        verify_unmodelled(V, e->span, "this expression");
+        verify_unmodelled(V, e, e->span, "this expression");
         V->alive_taint |= verify_taint_bit(V, e->span, "an expression the checker left untyped");
-        return (VVal){Z3_mk_false(V->z), V->alive_taint};
+        return (VVal){Z3_mk_false(V->z), V->alive_taint, NULL};
     }
     switch (e->kind) {
     case EXPR_INT: return int_literal(V, e);
     case EXPR_FLOAT: return float_literal(V, e);
-    case EXPR_BOOL: return (VVal){e->u.bool_lit ? Z3_mk_true(V->z) : Z3_mk_false(V->z), 0};
+    case EXPR_BOOL: return (VVal){e->u.bool_lit ? Z3_mk_true(V->z) : Z3_mk_false(V->z), 0, NULL};
     case EXPR_NAME: return name_value(V, e);
     case EXPR_UNARY: return unary(V, e);
     case EXPR_BINARY: return binary(V, e);
@@ -666,13 +801,13 @@ VVal verify_expr(Verifier *V, Expr *e) {
     case EXPR_CONVERT:
         if (!type_is_scalar(e->u.convert.to) && !type_is_storage_float(e->u.convert.to)) break;
         return convert_value(V, verify_expr(V, e->u.convert.arg), e->u.convert.arg->type,
-                             e->u.convert.to, e->span);
+                             e->u.convert.to, e);
     case EXPR_REDUCE: return verify_reduce(V, e);
     default: break;
     }
-    verify_unmodelled(V, e->span, "this expression");
+    verify_unmodelled(V, e, e->span, "this expression");
     V->alive_taint |= verify_taint_bit(V, e->span, "an expression not modelled");
     if (e->type && (type_is_scalar(e->type) || type_is_storage_float(e->type)))
         return verify_havoc(V, e->type, e->span, "this expression");
-    return (VVal){NULL, 0};
+    return (VVal){NULL, 0, NULL};
 }

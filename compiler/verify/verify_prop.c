@@ -1,12 +1,20 @@
 /* verify_prop.c: the properties of each function, their queries and their verdicts.
  *
- * A function is run once (verify_stmt.c), which leaves one property per guard site; an
- * implementation (`fn g(...) implements f`) adds the property that g and f agree. Each
- * property is one query to a fresh solver, under its own time limit: the top function's
- * `requires`, no run past --unwind, and the violation. sat is a counterexample (printed
- * and written as a replay program, verify_cex.c), unsat is verified (or "verified for
- * extents up to N" when some input runs past the unwinding), unknown is the solver's
- * reason. A tainted property is not asked: it is unknown, with the reasons of its taint.
+ * A function is run twice (verify_loop.c): unrolled, which leaves one property per guard
+ * site with its violation, and, when it has a loop, inductively. Before any property,
+ * the prologue's assumption is checked once: a `requires` that can never hold makes
+ * every property vacuous (its own verdict, exit 5, never 0). Then each property, under
+ * its own time limit:
+ *   - a property whose formula holds a value the model does not give exactly is
+ *     unknown, with the reasons (no query); a std.cr result is not such a value (its
+ *     range bit, verify.h): unsat through it proves, a model through it is unknown;
+ *   - the inductive run's violation unsat: verified, at every extent;
+ *   - the unrolled run's violation (no run past --unwind) sat: a counterexample, shrunk,
+ *     printed and written as a replay (verify_cex.c); where the model went through the
+ *     bits of a NaN the hardware picks, it is sought again without them, else unknown;
+ *   - unsat: verified, or "verified for extents up to N" when some input runs past the
+ *     unwinding; the solver's unknown is its reason.
+ * An implementation (`fn g(...) implements f`) adds the property that g and f agree.
  * Each verdict prints as soon as it is decided, with its time. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -29,15 +37,19 @@ static const char *const VK_NAMES[VK_COUNT] = {
     [VK_QUANT_NAN] = "quantize of NaN",
     [VK_E4M3] = "f8e4m3 overflow",
     [VK_REQUIRES] = "requires broken",
+    [VK_ALLOC] = "buffer too large",
     [VK_UNMODELLED] = "unmodelled construct",
     [VK_IMPLEMENTS] = "implements",
 };
 
-typedef enum Verdict { VD_VERIFIED, VD_BOUNDED, VD_COUNTEREXAMPLE, VD_UNKNOWN } Verdict;
-static const char *const VERDICT_NAMES[] = {"verified", "bounded", "counterexample", "unknown"};
+typedef enum Verdict { VD_VERIFIED, VD_BOUNDED, VD_COUNTEREXAMPLE, VD_UNKNOWN, VD_VACUOUS } Verdict;
+static const char *const VERDICT_NAMES[] = {"verified", "bounded", "counterexample", "unknown",
+                                            "vacuous"};
 
 typedef struct Tally {
-    int n[4];
+    int n[5];
+    int unwritten; /* replays not written, the first one's reason in err */
+    Err err;
 } Tally;
 
 /* Z3 reports API misuse through this handler; the default one exits. A property whose
@@ -49,206 +61,376 @@ static void on_z3_error(Z3_context z, Z3_error_code e) {
     z3_failed = true;
 }
 
-/* A fresh solver under the time limit, holding the promises (requires) and the
- * restriction to runs within --unwind. Without floats the QF_ABV solver decides the 64-bit
- * index arithmetic of the examples several times faster than the default portfolio
- * (measured on examples/enclose.cairn); with floats the default picks the FP theory. */
-static Z3_solver new_solver(Verifier *V, bool within_unwind) {
-    Z3_solver s = V->has_float ? Z3_mk_solver(V->z)
-                               : Z3_mk_solver_for_logic(V->z, Z3_mk_string_symbol(V->z, "QF_ABV"));
-    Z3_solver_inc_ref(V->z, s);
-    Z3_params p = Z3_mk_params(V->z);
-    Z3_params_inc_ref(V->z, p);
-    double ms = V->opt->timeout_s * 1000.0;
-    Z3_params_set_uint(V->z, p, Z3_mk_string_symbol(V->z, "timeout"),
-                       ms < 1     ? 1u
-                       : ms > 4e9 ? 4000000000u
-                                  : (unsigned)ms);
-    Z3_solver_set_params(V->z, s, p);
-    Z3_params_dec_ref(V->z, p);
-    Z3_solver_assert(V->z, s, V->assume);
-    if (within_unwind) Z3_solver_assert(V->z, s, Z3_mk_not(V->z, V->beyond));
-    return s;
+/* Whether some input that keeps the promises reaches p's site after a loop ran past
+ * --unwind (then an unsat answer only covers runs within it). */
+static bool beyond_reachable(Verifier *V, const VProp *p) {
+    if (Z3_is_eq_ast(V->z, p->beyond, Z3_mk_false(V->z))) return false;
+    Z3_lbool r = verify_check(V, p->beyond, VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
+    return r != Z3_L_FALSE; /* undecided counts as reachable */
 }
 
-/* Whether some input that keeps the promises runs past --unwind (computed once). */
-static int beyond_reachable(Verifier *V, int *cache) {
-    if (*cache >= 0) return *cache;
-    Z3_solver s = new_solver(V, false);
-    Z3_solver_assert(V->z, s, V->beyond);
-    *cache = Z3_solver_check(V->z, s) != Z3_L_FALSE; /* undecided counts as reachable */
-    Z3_solver_dec_ref(V->z, s);
-    return *cache;
-}
-
+/* The reasons of the taint bits, in the order they were met (the loop bit is none). */
 static char *taint_reasons(Verifier *V, unsigned taint) {
     StrBuf sb = {0};
     for (int i = 0; i < V->nreasons; i++)
-        if (taint & (1u << i)) sb_printf(&sb, "%s%s", sb.len ? "; " : "", V->reasons[i]);
+        if ((taint & (1u << i)) && (1u << i) != V->loop_bit)
+            sb_printf(&sb, "%s%s", sb.len ? "; " : "", V->reasons[i]);
     if (taint & (1u << VERIFY_MAX_REASONS))
         sb_printf(&sb, "%smore constructs not modelled", sb.len ? "; " : "");
     return sb.data ? sb.data : strdup("a construct not modelled");
 }
 
 static const char *prop_title(Verifier *V, const VProp *p) {
+    Arena *a = V->prog->arena;
+    const char *t;
     if (p->kind == VK_IMPLEMENTS)
-        return arena_printf(V->prog->arena, "same result as %s for every input", p->detail);
-    if (p->kind == VK_REQUIRES)
-        return arena_printf(V->prog->arena, "requires of %s kept", p->detail);
-    if (p->kind == VK_EXTENT)
-        return arena_printf(V->prog->arena, "view extents of %s match", p->detail);
-    if (p->kind == VK_UNMODELLED) return arena_printf(V->prog->arena, "%s", p->detail);
-    if (p->detail) return arena_printf(V->prog->arena, "no %s (%s)", VK_NAMES[p->kind], p->detail);
-    return arena_printf(V->prog->arena, "no %s", VK_NAMES[p->kind]);
+        t = arena_printf(a, "same result as %s for every input", p->detail);
+    else if (p->kind == VK_REQUIRES) t = arena_printf(a, "requires of %s kept", p->detail);
+    else if (p->kind == VK_EXTENT) t = arena_printf(a, "view extents of %s match", p->detail);
+    else if (p->kind == VK_UNMODELLED) t = arena_printf(a, "%s", p->detail);
+    else if (p->detail) t = arena_printf(a, "no %s (%s)", VK_NAMES[p->kind], p->detail);
+    else t = arena_printf(a, "no %s", VK_NAMES[p->kind]);
+    if (p->occurrences > 1) t = arena_printf(a, "%s [%d of %d]", t, p->occurrence, p->occurrences);
+    return t;
 }
 
-static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const char *reason,
-                   const char *inputs_json, const char *replay) {
+/* What a verdict carries besides its name: a reason, a counterexample's inputs (JSON
+ * text), its replay (or why none was written), and the other guards its inputs also
+ * fail. */
+typedef struct Outcome {
+    const char *reason, *inputs_json, *replay;
+    cJSON *also;
+    const char *replay_error;
+} Outcome;
+
+static void report_json(Verifier *V, const VProp *p, Verdict vd, double secs, const Outcome *o) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "function", V->top->name);
+    cJSON_AddStringToObject(j, "property", VK_NAMES[p->kind]);
+    cJSON_AddStringToObject(j, "title", prop_title(V, p));
+    if (p->detail) cJSON_AddStringToObject(j, "detail", p->detail);
+    if (p->occurrences > 1) {
+        cJSON_AddNumberToObject(j, "occurrence", p->occurrence);
+        cJSON_AddNumberToObject(j, "of", p->occurrences);
+    }
+    cJSON_AddStringToObject(
+        j, "at", arena_printf(V->prog->arena, "%s:%d:%d", p->span.file, p->span.line, p->span.col));
+    cJSON_AddStringToObject(j, "verdict", VERDICT_NAMES[vd]);
+    if (vd == VD_BOUNDED) cJSON_AddNumberToObject(j, "unwind", V->opt->unwind);
+    cJSON_AddNumberToObject(j, "seconds", secs);
+    if (o->reason) cJSON_AddStringToObject(j, "reason", o->reason);
+    if (o->inputs_json) cJSON_AddItemToObject(j, "inputs", cJSON_Parse(o->inputs_json));
+    if (o->replay) cJSON_AddStringToObject(j, "replay", o->replay);
+    if (o->replay_error) cJSON_AddStringToObject(j, "replay_error", o->replay_error);
+    if (o->also) cJSON_AddItemReferenceToObject(j, "also", o->also);
+    char *text = cJSON_PrintUnformatted(j);
+    fprintf(V->opt->out, "%s\n", text);
+    free(text);
+    cJSON_Delete(j);
+}
+
+static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const Outcome *o) {
     FILE *out = V->opt->out;
-    const char *title = prop_title(V, p);
     if (V->opt->json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "function", V->top->name);
-        cJSON_AddStringToObject(o, "property",
-                                p->kind == VK_IMPLEMENTS ? "implements" : VK_NAMES[p->kind]);
-        cJSON_AddStringToObject(o, "title", title);
-        char *at =
-            arena_printf(V->prog->arena, "%s:%d:%d", p->span.file, p->span.line, p->span.col);
-        cJSON_AddStringToObject(o, "at", at);
-        cJSON_AddStringToObject(o, "verdict", VERDICT_NAMES[vd]);
-        if (vd == VD_BOUNDED) cJSON_AddNumberToObject(o, "unwind", V->opt->unwind);
-        cJSON_AddNumberToObject(o, "seconds", secs);
-        if (reason) cJSON_AddStringToObject(o, "reason", reason);
-        if (inputs_json) cJSON_AddItemToObject(o, "inputs", cJSON_Parse(inputs_json));
-        if (replay) cJSON_AddStringToObject(o, "replay", replay);
-        char *text = cJSON_PrintUnformatted(o);
-        fprintf(out, "%s\n", text);
-        free(text);
-        cJSON_Delete(o);
+        report_json(V, p, vd, secs, o);
     } else {
         const char *verdict =
             vd == VD_BOUNDED ? arena_printf(V->prog->arena,
                                             "verified for extents up to %u (not beyond: unknown)",
                                             V->opt->unwind)
                              : VERDICT_NAMES[vd];
-        fprintf(out, "%s: %s at %s:%d:%d: %s (%.2f s)\n", V->top->name, title, p->span.file,
-                p->span.line, p->span.col, verdict, secs);
-        if (reason) fprintf(out, "    reason: %s\n", reason);
-        if (replay) fprintf(out, "    replay: cairn run %s\n", replay);
+        fprintf(out, "%s: %s at %s:%d:%d: %s (%.2f s)\n", V->top->name, prop_title(V, p),
+                p->span.file, p->span.line, p->span.col, verdict, secs);
+        if (o->reason) fprintf(out, "    reason: %s\n", o->reason);
+        if (o->replay) fprintf(out, "    replay: cairn run %s\n", o->replay);
+        if (o->replay_error) fprintf(out, "    replay: not written: %s\n", o->replay_error);
+        for (int i = 0; o->also && i < cJSON_GetArraySize(o->also); i++)
+            fprintf(out, "    the same inputs also fail: %s\n",
+                    cJSON_GetArrayItem(o->also, i)->valuestring);
     }
     fflush(out);
 }
 
-/* Decides one property and prints its verdict. An unmodelled value is a fresh term,
- * which can take every value the real one can (and more): so unsat proves the property
- * even through it, but a model that runs through one may be no real run, and answers
- * unknown with the reasons. */
-static Verdict decide(Verifier *V, const VProp *p, int *beyond_cache) {
-    double t0 = timing_monotonic_seconds();
-    if (z3_failed) {
-        report(V, p, VD_UNKNOWN, timing_monotonic_seconds() - t0,
-               "the model could not be built (Z3 error)", NULL, NULL);
-        return VD_UNKNOWN;
+static Outcome no_outcome(const char *reason) { return (Outcome){reason, NULL, NULL, NULL, NULL}; }
+
+/* The other guards a model fails too ("at FILE:L:C: title"): in a region whose lanes all
+ * fail, the replay traps at whichever the pool runs first. */
+static cJSON *also_failing(Verifier *V, const VProp *p, Z3_model m) {
+    cJSON *list = NULL;
+    for (int i = 0; i < V->nprops; i++) {
+        const VProp *q = &V->props[i];
+        Z3_ast v = NULL;
+        if (q == p || q->kind == VK_UNMODELLED || !Z3_model_eval(V->z, m, q->violation, true, &v) ||
+            Z3_get_bool_value(V->z, v) != Z3_L_TRUE)
+            continue;
+        if (!list) list = cJSON_CreateArray();
+        cJSON_AddItemToArray(
+            list, cJSON_CreateString(arena_printf(V->prog->arena, "%s:%d:%d: %s", q->span.file,
+                                                  q->span.line, q->span.col, prop_title(V, q))));
     }
-    if (p->kind == VK_UNMODELLED) { /* whether it is reached, the construct itself stays unknown */
-        char *why = taint_reasons(V, p->taint);
-        report(V, p, VD_UNKNOWN, timing_monotonic_seconds() - t0, why, NULL, NULL);
-        free(why);
-        return VD_UNKNOWN;
-    }
-    Z3_solver s = new_solver(V, true);
-    Z3_solver_assert(V->z, s, p->violation);
-    Z3_lbool r = Z3_solver_check(V->z, s);
-    Verdict vd;
-    if (r == Z3_L_TRUE && p->taint) {
-        char *why = taint_reasons(V, p->taint);
-        report(V, p, VD_UNKNOWN, timing_monotonic_seconds() - t0, why, NULL, NULL);
-        free(why);
-        vd = VD_UNKNOWN;
-    } else if (r == Z3_L_TRUE) {
-        Z3_model m = Z3_solver_get_model(V->z, s);
-        Z3_model_inc_ref(V->z, m);
-        char *inputs = NULL, *shown = NULL;
-        size_t shown_len = 0;
-        FILE *mem = V->opt->json ? NULL : open_memstream(&shown, &shown_len);
-        char *replay = verify_write_cex(V, m, p, mem, &inputs);
-        if (mem) fclose(mem);
-        report(V, p, VD_COUNTEREXAMPLE, timing_monotonic_seconds() - t0, NULL, inputs, replay);
-        if (shown) fputs(shown, V->opt->out);
-        free(shown);
-        free(inputs);
-        free(replay);
+    return list;
+}
+
+static Verdict unknown(Verifier *V, const VProp *p, double t0, const char *why) {
+    Outcome o = no_outcome(why);
+    report(V, p, VD_UNKNOWN, timing_monotonic_seconds() - t0, &o);
+    return VD_UNKNOWN;
+}
+
+static Verdict unknown_taint(Verifier *V, const VProp *p, double t0, unsigned taint) {
+    char *why = taint_reasons(V, taint);
+    unknown(V, p, t0, why);
+    free(why);
+    return VD_UNKNOWN;
+}
+
+static const char *solver_reason(Verifier *V, const char *why) {
+    if (!why || strstr(why, "timeout") || strstr(why, "canceled"))
+        return arena_printf(V->prog->arena, "the solver's time limit (%g s)", V->opt->timeout_s);
+    return arena_printf(V->prog->arena, "the solver gave up (%s)", why);
+}
+
+/* A model of the violation, shrunk, printed and written as a replay. */
+static Verdict counterexample(Verifier *V, const VProp *p, double t0, Z3_ast violation, int within,
+                              Z3_model m) {
+    Z3_ast others = Z3_mk_false(V->z);
+    for (int i = 0; i < V->nprops; i++)
+        if (&V->props[i] != p && V->props[i].kind != VK_UNMODELLED)
+            others = verify_or(V, others, V->props[i].violation);
+    verify_shrink(V, violation, within, others, &m);
+    if (!verify_replayable(V, m)) { /* one whose views a replay can allocate, if any */
         Z3_model_dec_ref(V->z, m);
-        vd = VD_COUNTEREXAMPLE;
-    } else if (r == Z3_L_FALSE) {
-        vd = beyond_reachable(V, beyond_cache) ? VD_BOUNDED : VD_VERIFIED;
-        report(V, p, vd, timing_monotonic_seconds() - t0,
-               vd == VD_BOUNDED ? "a loop runs past --unwind for some input" : NULL, NULL, NULL);
-    } else {
-        const char *why = Z3_solver_get_reason_unknown(V->z, s);
-        char *reason =
-            (strstr(why, "timeout") || strstr(why, "canceled"))
-                ? arena_printf(V->prog->arena, "the solver's time limit (%g s)", V->opt->timeout_s)
-                : arena_printf(V->prog->arena, "the solver gave up (%s)", why);
-        report(V, p, VD_UNKNOWN, timing_monotonic_seconds() - t0, reason, NULL, NULL);
-        vd = VD_UNKNOWN;
+        m = NULL;
+        violation = verify_and(V, violation, verify_replay_fits(V));
+        Z3_lbool r = verify_check(V, violation, within, V->opt->timeout_s, &m, NULL);
+        if (r != Z3_L_TRUE) {
+            const char *why = r == Z3_L_FALSE
+                                  ? "its counterexamples need views of more than 256 MiB, which no "
+                                    "replay can allocate"
+                                  : "its counterexamples found need views of more than 256 MiB "
+                                    "(no replay can allocate them), and no smaller one was found "
+                                    "within the time limit";
+            if (m) Z3_model_dec_ref(V->z, m);
+            return unknown(V, p, t0, why);
+        }
+        verify_shrink(V, violation, within, others, &m);
     }
-    Z3_solver_dec_ref(V->z, s);
+    char *inputs = NULL, *shown = NULL;
+    size_t shown_len = 0;
+    FILE *mem = V->opt->json ? NULL : open_memstream(&shown, &shown_len);
+    Err e = {{0}};
+    char *replay = verify_write_cex(V, m, p, mem, &inputs, &e);
+    if (mem) fclose(mem);
+    if (!replay && V->unwritten++ == 0) V->unwritten_err = e;
+    Outcome o = {NULL, inputs, replay, also_failing(V, p, m), replay ? NULL : e.msg};
+    report(V, p, VD_COUNTEREXAMPLE, timing_monotonic_seconds() - t0, &o);
+    cJSON_Delete(o.also);
+    if (shown) fputs(shown, V->opt->out);
+    free(shown);
+    free(inputs);
+    free(replay);
+    Z3_model_dec_ref(V->z, m);
+    return VD_COUNTEREXAMPLE;
+}
+
+/* The inductive run's answer: unsat proves the property at every extent. */
+static bool proved_inductively(Verifier *V, const VProp *p) {
+    unsigned soft = V->loop_bit | V->nan_bit | V->range_bits;
+    if (!p->ind_violation || ((p->ind_taint | V->assume_taint) & ~soft)) return false;
+    Z3_ast assume = V->assume;
+    V->assume = V->assume_ind;
+    Z3_lbool r = verify_check(V, p->ind_violation, VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
+    V->assume = assume;
+    return r == Z3_L_FALSE;
+}
+
+/* The unrolled run's query: runs of at most 1 iteration of every loop with small
+ * integer inputs, then of at most 2 (small formulas, small counterexamples, each under a
+ * sixth of the time limit), then every run within --unwind. *within says where a model
+ * was found. */
+static Z3_lbool search_small(Verifier *V, Z3_ast violation, int *within, Z3_model *m) {
+    static const unsigned small[3] = {1, 2, 4};
+    /* within one iteration and with small inputs; then within two, any inputs */
+    for (int s = 0; s < 2 && small[s] < V->opt->unwind; s++) {
+        bool looped = !Z3_is_eq_ast(V->z, V->beyond_at[s], Z3_mk_false(V->z));
+        int w =
+            (looped ? VERIFY_WITHIN_SMALL + s : VERIFY_ANY) | (s == 0 ? VERIFY_SMALL_INPUTS : 0);
+        if (verify_check(V, violation, w, V->opt->timeout_s / 6, m, NULL) == Z3_L_TRUE) {
+            *within = w;
+            return Z3_L_TRUE;
+        }
+        if (!looped) break; /* no loop: the full query is the next */
+    }
+    *within = VERIFY_ANY;
+    return Z3_L_UNDEF;
+}
+
+static Z3_lbool search(Verifier *V, Z3_ast violation, int *within, Z3_model *m, const char **why) {
+    if (search_small(V, violation, within, m) == Z3_L_TRUE) return Z3_L_TRUE;
+    return verify_check(V, violation, VERIFY_ANY, V->opt->timeout_s, m, why);
+}
+
+/* Decides one property and prints its verdict. A property whose condition holds a value
+ * the model does not give exactly is unknown, with the reasons: a fresh term can take
+ * values the real one cannot reach. One reached through such a value (a branch on it)
+ * is decided over every value the fresh term can take: unsat proves it, and a model
+ * through it is no counterexample. */
+static Verdict decide(Verifier *V, const VProp *p) {
+    double t0 = timing_monotonic_seconds();
+    if (z3_failed) return unknown(V, p, t0, "the model could not be built (Z3 error)");
+    unsigned hard = (p->taint | V->assume_taint) & ~(V->loop_bit | V->nan_bit | V->range_bits);
+    if (p->kind == VK_UNMODELLED || hard) return unknown_taint(V, p, t0, hard | p->taint);
+    Z3_model m = NULL;
+    const char *why = NULL;
+    Z3_ast violation = p->violation;
+    int within = VERIFY_ANY;
+    Z3_lbool r = search_small(V, violation, &within, &m); /* a quick counterexample first */
+    if (r != Z3_L_TRUE && proved_inductively(V, p)) {
+        Outcome o = no_outcome(NULL);
+        report(V, p, VD_VERIFIED, timing_monotonic_seconds() - t0, &o);
+        return VD_VERIFIED;
+    }
+    if (r != Z3_L_TRUE) r = verify_check(V, violation, VERIFY_ANY, V->opt->timeout_s, &m, &why);
+    if (r == Z3_L_TRUE && ((p->taint | p->path_taint) & V->nan_bit) &&
+        !Z3_is_eq_ast(V->z, V->nan_sites, Z3_mk_false(V->z))) {
+        /* again, with no to_bits seeing a NaN whose bits the hardware picks */
+        Z3_model_dec_ref(V->z, m);
+        m = NULL;
+        violation = verify_and(V, violation, Z3_mk_not(V->z, V->nan_sites));
+        within = VERIFY_ANY;
+        r = search(V, violation, &within, &m, &why);
+        if (r != Z3_L_TRUE) return unknown_taint(V, p, t0, V->nan_bit);
+    }
+    unsigned path = (p->path_taint & ~(V->loop_bit | V->nan_bit)) |
+                    ((p->taint | V->assume_taint) & V->range_bits);
+    if (r == Z3_L_TRUE && path) { /* the model goes through a value not modelled */
+        Z3_model_dec_ref(V->z, m);
+        return unknown_taint(V, p, t0, path);
+    }
+    if (r == Z3_L_TRUE) return counterexample(V, p, t0, violation, within, m);
+    if (r == Z3_L_UNDEF) return unknown(V, p, t0, solver_reason(V, why));
+    Verdict vd = beyond_reachable(V, p) ? VD_BOUNDED : VD_VERIFIED;
+    Outcome o = no_outcome(vd == VD_BOUNDED ? "a loop runs past --unwind for some input" : NULL);
+    report(V, p, vd, timing_monotonic_seconds() - t0, &o);
     return vd;
 }
 
-/* SMT equality of two results: all NaNs are one value, +0 and -0 are two. */
-static Z3_ast differ(Verifier *V, Z3_ast a, Z3_ast b) {
-    return Z3_mk_not(V->z, Z3_mk_eq(V->z, a, b));
+/* Two stored values of type t differ: floats as SMT values (all NaNs one, +0 and -0 two). */
+static Z3_ast differ(Verifier *V, const Type *t, Z3_ast a, Z3_ast b) {
+    Z3_ast x = verify_load(V, a, t, 0).t, y = verify_load(V, b, t, 0).t;
+    return Z3_mk_not(V->z, Z3_mk_eq(V->z, x, y));
 }
 
-/* g implements f: run both on the same inputs; they differ when exactly one traps, or
- * both return and a result or a written element differs. */
-static Verdict implements_prop(Verifier *V, const Item *g) {
+/* Whether a result or a written view or reference of g and f differ. */
+static Z3_ast outputs_differ(Verifier *V, const Item *g, Z3_ast rg, Z3_ast rf, VCell **fin_g,
+                             VCell **fin_f, unsigned *taint) {
+    Z3_context z = V->z;
+    Z3_ast diff = rg && rf ? Z3_mk_not(z, Z3_mk_eq(z, rg, rf)) : Z3_mk_false(z);
+    for (int i = 0; i < g->u.fn.nparams; i++) {
+        const Type *pt = g->u.fn.params[i]->type;
+        if (pt->kind != TY_VIEW || pt->u.view.access != ACCESS_RW) continue;
+        *taint |= fin_g[i]->taint | fin_f[i]->taint;
+        if (!fin_g[i]->array) {
+            diff = verify_or(V, diff, differ(V, fin_g[i]->elem, fin_g[i]->val, fin_f[i]->val));
+            continue;
+        }
+        Z3_ast k = verify_fresh(V, "element", Z3_mk_bv_sort(z, 64));
+        Z3_ast ne = differ(V, fin_g[i]->elem, Z3_mk_select(z, fin_g[i]->val, k),
+                           Z3_mk_select(z, fin_f[i]->val, k));
+        diff = verify_or(V, diff, verify_and(V, Z3_mk_bvult(z, k, fin_g[i]->len), ne));
+    }
+    return diff;
+}
+
+/* g implements f: f runs as its callers call it (its prologue assumed), and g as those
+ * callers would call g in its place (g's extents and requires checked against the same
+ * views); they differ when exactly one traps, or both return and a result or a written
+ * element differs. */
+static VProp implements_prop(Verifier *V, const Item *g) {
     const Item *f = g->u.fn.implements_fn;
     int n = g->u.fn.nparams;
     VCell **fin_g = calloc((size_t)n + 1, sizeof *fin_g),
           **fin_f = calloc((size_t)n + 1, sizeof *fin_f);
     if (!fin_g || !fin_f) abort();
     V->collect = false;
-    VVal rg = verify_run_top(V, g, fin_g);
-    Z3_ast alive_g = V->alive;
-    unsigned taint = rg.taint | V->alive_taint;
-    VVal rf = verify_run_top(V, f, fin_f);
+    V->pass = VP_UNROLL;
+    V->beyond = V->beyond_at[0] = V->beyond_at[1] = V->beyond_at[2] = Z3_mk_false(V->z);
+    V->assume_taint = 0;
+    VVal rf, rg;
+    V->assume = verify_run_top(V, f, false, &rf, fin_f);
     Z3_ast alive_f = V->alive;
-    taint |= rf.taint | V->alive_taint;
+    unsigned taint = rf.taint | V->alive_taint;
+    verify_run_top(V, g, true, &rg, fin_g);
+    Z3_ast alive_g = V->alive;
+    taint |= rg.taint | V->alive_taint;
     Z3_context z = V->z;
-    Z3_ast diff = Z3_mk_false(z);
-    if (rg.t && rf.t) diff = differ(V, rg.t, rf.t);
-    for (int i = 0; i < n; i++) {
-        const Type *pt = g->u.fn.params[i]->type;
-        if (pt->kind != TY_VIEW || pt->u.view.access != ACCESS_RW) continue;
-        taint |= fin_g[i]->taint | fin_f[i]->taint;
-        if (!fin_g[i]->array) {
-            Z3_ast args[2] = {diff, differ(V, fin_g[i]->val, fin_f[i]->val)};
-            diff = Z3_mk_or(z, 2, args);
-            continue;
-        }
-        char name[32];
-        snprintf(name, sizeof name, "element!%d", V->fresh++);
-        Z3_ast k = Z3_mk_const(z, Z3_mk_string_symbol(z, name), Z3_mk_bv_sort(z, 64));
-        Z3_ast in = Z3_mk_bvult(z, k, fin_g[i]->len);
-        Z3_ast ne = differ(V, Z3_mk_select(z, fin_g[i]->val, k), Z3_mk_select(z, fin_f[i]->val, k));
-        Z3_ast both[2] = {in, ne};
-        Z3_ast args[2] = {diff, Z3_mk_and(z, 2, both)};
-        diff = Z3_mk_or(z, 2, args);
-    }
+    Z3_ast diff = outputs_differ(V, g, rg.t, rf.t, fin_g, fin_f, &taint);
     Z3_ast both_alive[3] = {alive_g, alive_f, diff};
     Z3_ast cases[2] = {Z3_mk_not(z, Z3_mk_eq(z, alive_g, alive_f)), Z3_mk_and(z, 3, both_alive)};
-    VProp p = {.kind = VK_IMPLEMENTS,
-               .span = g->name_span,
-               .detail = f->name,
-               .violation = Z3_mk_or(z, 2, cases),
-               .taint = taint};
     free(fin_g);
     free(fin_f);
-    int cache = -1;
-    return decide(V, &p, &cache);
+    return (VProp){.kind = VK_IMPLEMENTS,
+                   .span = g->name_span,
+                   .node = g,
+                   .detail = f->name,
+                   .violation = verify_and(V, Z3_mk_or(z, 2, cases), Z3_mk_not(z, V->beyond)),
+                   .beyond = V->beyond,
+                   .taint = taint};
+}
+
+/* Whether the prologue's assumption can hold at all; prints the vacuous verdict if not. */
+static bool vacuous(Verifier *V, const Item *fn, const char *what) {
+    Z3_lbool r = verify_check(V, Z3_mk_true(V->z), VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
+    if (r != Z3_L_FALSE) return false;
+    const Expr *req = fn->u.fn.requires;
+    VProp p = {.kind = VK_REQUIRES,
+               .span = req ? req->span : fn->name_span,
+               .node = req,
+               .detail = fn->name};
+    const char *why = arena_printf(V->prog->arena, "requires can never hold: %s is vacuous", what);
+    if (V->opt->json) {
+        Outcome o = no_outcome(why);
+        report_json(V, &p, VD_VACUOUS, 0, &o);
+    } else {
+        fprintf(V->opt->out, "%s: requires of %s can hold at %s:%d:%d: vacuous\n    reason: %s\n",
+                V->top->name, fn->name, p.span.file, p.span.line, p.span.col, why);
+        fflush(V->opt->out);
+    }
+    return true;
+}
+
+/* Numbers the properties that share a kind, a line and column and a detail: k of n. */
+static void number_sites(Verifier *V) {
+    for (int i = 0; i < V->nprops; i++) {
+        VProp *p = &V->props[i];
+        p->occurrence = p->occurrences = 0;
+        for (int j = 0; j < V->nprops; j++) {
+            const VProp *q = &V->props[j];
+            bool same = q->kind == p->kind && q->span.line == p->span.line &&
+                        q->span.col == p->span.col &&
+                        strcmp(q->detail ? q->detail : "", p->detail ? p->detail : "") == 0;
+            if (!same) continue;
+            p->occurrences++;
+            if (j <= i) p->occurrence++;
+        }
+    }
+}
+
+/* Both runs of fn: the unrolled one (properties, V->assume) and, when it met a loop, the
+ * inductive one (V->assume_ind). */
+static void run_both(Verifier *V, const Item *fn) {
+    VCell **finals = calloc((size_t)fn->u.fn.nparams + 1, sizeof *finals);
+    if (!finals) abort();
+    VVal result;
+    V->pass = VP_UNROLL;
+    V->assume = verify_run_top(V, fn, false, &result, finals);
+    V->assume_ind = V->assume;
+    if (V->saw_loop) {
+        V->pass = VP_INDUCT;
+        V->assume_ind = verify_run_top(V, fn, false, &result, finals);
+        V->pass = VP_UNROLL;
+    }
+    free(finals);
 }
 
 static void verify_function(Program *prog, const Item *fn, const VerifyOpts *opt, Tally *tally) {
@@ -258,23 +440,36 @@ static void verify_function(Program *prog, const Item *fn, const VerifyOpts *opt
     Z3_set_error_handler(z, on_z3_error);
     z3_failed = false;
     Verifier V = {.z = z, .prog = prog, .opt = opt, .top = fn, .collect = true};
-    V.beyond = Z3_mk_false(z);
-    V.assume = Z3_mk_true(z);
-    VCell **finals = calloc((size_t)fn->u.fn.nparams + 1, sizeof *finals);
-    if (!finals) abort();
-    verify_run_top(&V, fn, finals);
-    free(finals);
-    int cache = -1, first = V.nprops;
-    for (int i = 0; i < first; i++) tally->n[decide(&V, &V.props[i], &cache)]++;
-    if (fn->u.fn.implements_fn) tally->n[implements_prop(&V, fn)]++;
-    else if (V.nprops == 0 && !opt->json) fprintf(opt->out, "%s: no guard to check\n", fn->name);
+    Span none = {0};
+    V.loop_bit = verify_taint_bit(&V, none, "a value a loop carries (the inductive step)");
+    V.nan_bit = verify_taint_bit(&V, none, "the bits of a NaN an operation made (the hardware's)");
+    V.beyond = V.nan_sites = Z3_mk_false(z);
+    V.beyond_at[0] = V.beyond_at[1] = V.beyond_at[2] = V.beyond;
+    V.side = Z3_mk_true(z);
+    run_both(&V, fn);
+    number_sites(&V);
+    if (vacuous(&V, fn, "every property")) {
+        tally->n[VD_VACUOUS]++;
+    } else {
+        for (int i = 0; i < V.nprops; i++) tally->n[decide(&V, &V.props[i])]++;
+        if (fn->u.fn.implements_fn) {
+            VProp p = implements_prop(&V, fn);
+            if (vacuous(&V, fn->u.fn.implements_fn, "the implements property"))
+                tally->n[VD_VACUOUS]++;
+            else tally->n[decide(&V, &p)]++;
+        } else if (V.nprops == 0 && !opt->json) {
+            fprintf(opt->out, "%s: no guard to check\n", fn->name);
+        }
+    }
+    if (V.unwritten && tally->unwritten == 0) tally->err = V.unwritten_err;
+    tally->unwritten += V.unwritten;
     free(V.props);
     free(V.env);
     Z3_del_context(z);
 }
 
 int verify_program(Program *p, const VerifyOpts *opt) {
-    Tally t = {{0}};
+    Tally t = {{0}, 0, {{0}}};
     double t0 = timing_monotonic_seconds();
     int seen = 0;
     for (int i = 0; i < p->nitems; i++) {
@@ -287,13 +482,20 @@ int verify_program(Program *p, const VerifyOpts *opt) {
         fprintf(stderr, "cairn verify: error: no function '%s' in %s\n", opt->only, p->src.path);
         return 2;
     }
-    if (!opt->json)
-        fprintf(
-            opt->out,
-            "%d verified, %d verified up to %u iterations, %d counterexamples, %d unknown (%.2f s)\n",
-            t.n[VD_VERIFIED], t.n[VD_BOUNDED], opt->unwind, t.n[VD_COUNTEREXAMPLE], t.n[VD_UNKNOWN],
-            timing_monotonic_seconds() - t0);
+    if (!opt->json) {
+        fprintf(opt->out,
+                "%d verified, %d verified up to %u iterations, %d counterexamples, %d unknown",
+                t.n[VD_VERIFIED], t.n[VD_BOUNDED], opt->unwind, t.n[VD_COUNTEREXAMPLE],
+                t.n[VD_UNKNOWN]);
+        if (t.n[VD_VACUOUS]) fprintf(opt->out, ", %d vacuous", t.n[VD_VACUOUS]);
+        fprintf(opt->out, " (%.2f s)\n", timing_monotonic_seconds() - t0);
+    }
+    if (t.unwritten) { /* the verdicts stand, but a counterexample without its replay */
+        fprintf(stderr, "cairn verify: error: %d replay program%s not written (%s)\n", t.unwritten,
+                t.unwritten == 1 ? "" : "s", t.err.msg);
+        return 2;
+    }
     if (t.n[VD_COUNTEREXAMPLE]) return 10;
-    if (t.n[VD_BOUNDED] || t.n[VD_UNKNOWN]) return 5;
+    if (t.n[VD_BOUNDED] || t.n[VD_UNKNOWN] || t.n[VD_VACUOUS]) return 5;
     return 0;
 }

@@ -75,7 +75,7 @@ def test_unordered_operations_say_so(tmp_path):
     # the contract's bound comes with it (numerics.md "Atomic float addition"); the host
     # keeps subnormals, so no flush term
     assert {"op": "atomic_add", "type": "f64", "rounding": "nearest-even",
-            "order": "unordered", "flush_subnormals": False,
+            "order": "unordered", "space": "host", "flush_subnormals": False,
             "bound": "k * 2^-52 * (|old| + sum |v|)"} in r["numerics"]["main"]
 
 

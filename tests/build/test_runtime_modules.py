@@ -31,6 +31,7 @@ MARKERS = {
     "mma_tiled": "cairn_mma_tiled_f16",
     "args": "cairn_args_read",
     "npy": "cairn_npy_parse",
+    "dsum": "cairn_dsum_blocks",
 }
 
 MAIN_ONLY = "fn main() -> i32 { return 0; }\n"
@@ -132,6 +133,20 @@ fn main() -> i32 {
   return 0;
 }
 """, {"trap", "pool"}),
+    # A device reduce + over floats: the exact device sum, emulated on the pool; its one
+    # rounding is the host's exact sum's.
+    "device_sum_emulated": ("""
+fn total(x:ro<f32>[8]@device) -> f32 = reduce + parallel i in 8 yield x[i];
+
+fn main() -> i32 {
+  buffer h:f32[8] = zeroed;
+  for i in 0..8 { h[i] = 0.5; }
+  buffer x:f32[8] @device = zeroed;
+  copy(x, h);
+  if total(x) != 4.0 { return 1; }
+  return 0;
+}
+""", {"trap", "pool", "sum", "dsum"}),
 }
 
 
@@ -156,6 +171,18 @@ fn main() -> i32 {
 }
 """, {"trap", "observe"})
 
+# A CUDA build's device reduce runs on the GPU; the host rounds its record with the
+# exact sum (cairn_dsum.c, which calls cairn_sum.c, whose pool is linked with it).
+CUDA_REDUCE = ("""
+fn total(x:ro<f64>[64]@device) -> f64 = reduce + parallel i in 64 yield x[i];
+
+fn main() -> i32 {
+  buffer d:f64[64]@device = zeroed;
+  observe("t", total(d));
+  return 0;
+}
+""", {"trap", "observe", "dsum", "sum", "pool"})
+
 
 def linked_modules(exe):
     symbols = subprocess.run(["nm", "--defined-only", str(exe)], capture_output=True, text=True,
@@ -175,8 +202,9 @@ def test_program_links_exactly_its_runtime_modules(name, tmp_path):
 
 
 @pytest.mark.skipif(not find_nvcc(), reason="nvcc not found: no CUDA build to link")
-def test_cuda_build_links_the_device_runtime(tmp_path):
-    text, expected = CUDA_PROGRAM
+@pytest.mark.parametrize("program", [CUDA_PROGRAM, CUDA_REDUCE], ids=["region", "reduce"])
+def test_cuda_build_links_the_device_runtime(program, tmp_path):
+    text, expected = program
     src = tmp_path / "cuda.cairn"
     src.write_text(text)
     exe = tmp_path / "cuda"

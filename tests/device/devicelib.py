@@ -4,27 +4,18 @@ pool width with every observation's digest and raw bits written, and decode them
 A program built for the host target runs its device work emulated (docs/devices.md):
 device parallel regions on the pool, each block's threads phase by phase."""
 import json
-import os
 import pathlib
 import shutil
 import struct
 
 import pytest
 
-from cairntest import BIN, ROOT, cairn_cell_flags, run
+from cairntest import BIN, ROOT, cairn_cell_flags, find_nvcc, run  # noqa: F401 (re-exported)
 
 PROGRAMS = ROOT / "tests" / "device" / "programs"
 FORMATS = {"f32": "f", "f64": "d", "i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i",
            "u32": "I", "i64": "q", "u64": "Q", "f16": "H", "bf16": "H", "f8e5m2": "B",
            "f8e4m3": "B", "usize": "Q", "bool": "?"}
-
-
-def find_nvcc():
-    """nvcc on PATH or in the toolkit's usual folder, else None."""
-    for path in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
 
 
 def has_gpu():
@@ -78,3 +69,30 @@ def accepted(src):
     res = run([BIN / "cairn", "check", src])
     if res.returncode != 0 and "E-UNSUPPORTED" in res.stderr and "not supported yet" in res.stderr:
         pytest.skip(f"{src.name}: the checker does not accept it yet:\n{res.stderr}")
+
+
+# A device lane's NaN (docs/devices.md, "NaN bits") and how to read NaNs from raw bits.
+DEVICE_NAN = {"f32": 0x7fffffff, "f64": 0xfff8000000000000}
+_BITS = {"f32": ("I", 0x7f800000, 0x7fffffff), "f64": ("Q", 0x7ff0000000000000, 2 ** 63 - 1),
+         "f16": ("H", 0x7c00, 0x7fff), "bf16": ("H", 0x7f80, 0x7fff)}
+
+
+def same_or_device_nan(obs, dev, ref):
+    """dev's bits equal ref's, except where ref (host code) holds a NaN: there an f32 or f64
+    in a device lane is the device's NaN, and a storage float converted from one is a NaN
+    (its bits fixed by that NaN). Returns the first element that breaks this, or None."""
+    typ, count, _, draw = obs[dev]
+    if typ not in _BITS:
+        return None if obs[dev][:3] == obs[ref][:3] else 0
+    fmt, inf, mag = _BITS[typ]
+    d = struct.unpack(f"<{count}{fmt}", draw)
+    r = struct.unpack(f"<{count}{fmt}", obs[ref][3])
+    for k, (x, y) in enumerate(zip(d, r)):
+        if (y & mag) > inf:  # the host's result is a NaN
+            if typ in DEVICE_NAN and x != DEVICE_NAN[typ]:
+                return k
+            if (x & mag) <= inf:
+                return k
+        elif x != y:
+            return k
+    return None

@@ -18,18 +18,12 @@ import shutil
 import pytest
 
 from cairntest import BIN, ROOT, TBIN, run
-from devicelib import PROGRAMS, accepted, find_nvcc, has_gpu
+from cudalib import NVCC, PTX_FLAGS, needs_nvcc
+from devicelib import PROGRAMS, accepted, has_gpu
 
 TARGETS = ["sm_80", "sm_90", "sm_120"]
 SOURCES = sorted(PROGRAMS.glob("*.cairn")) + sorted((ROOT / "examples").glob("*.cairn"))
-PTX_FLAGS = ["--fmad=false", "-prec-div=true", "-prec-sqrt=true", "-ftz=false", "-std=c++17",
-             "-Werror", "all-warnings", "-DCAIRN_CUDA=1"]
 CACHE = TBIN.parent / "device-ptx"
-
-
-NVCC = find_nvcc()
-needs_nvcc = pytest.mark.skipif(not NVCC, reason="nvcc not found: the CUDA toolkit is not "
-                                "installed here, so CUDA builds are not checked")
 
 
 def key(src, scratch):

@@ -16,14 +16,18 @@ import numpy as np
 import pytest
 
 from cairntest import BIN, MATRIX, run
-from devicelib import PROGRAMS, accepted, build, observe, pairs, values
+from devicelib import PROGRAMS, accepted, build, observe, pairs, same_or_device_nan, values
 
 WIDTHS = list(range(1, 17)) if MATRIX else [1, 3, 16]
 # Observations whose bits follow the order threads arrive in (atomic float adds).
 UNORDERED = {"sum_f32", "sum_f64"}
 
 SAME = ["lanes_exact", "reduce_device", "coop_block", "atomics", "wide", "cr_lanes",
-        "enclose_device"]
+        "enclose_device", "atomics_widths", "warp_branches", "shared_atomics", "reduce_ops"]
+# Programs whose lanes' floats all leave std.cr calls: std.cr gives one NaN on both sides
+# (0x7fffffff / 0x7fffffffffffffff, numerics.md "Correctly rounded math") and a call's
+# result is a move, so these keep the host's bits even where they are NaNs.
+EXACT = {"cr_lanes"}
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +47,15 @@ def runs(tmp_path_factory):
 
 @pytest.mark.parametrize("name", SAME)
 def test_device_equals_host_reference(runs, name):
+    """Bit for bit, but where host code gives a NaN a device lane gives the device's NaN
+    (EXACT: bit for bit, NaNs too)."""
     for obs in runs(name):
         for dev, ref in pairs(obs):
-            assert obs[dev][:3] == obs[ref][:3], f"{name}: {dev} differs from {ref}"
+            if name in EXACT:
+                assert obs[dev][:3] == obs[ref][:3], f"{name}: {dev} differs from {ref}"
+                continue
+            bad = same_or_device_nan(obs, dev, ref)
+            assert bad is None, f"{name}: {dev} differs from {ref} at element {bad}"
 
 
 @pytest.mark.parametrize("name", SAME)
@@ -57,23 +67,56 @@ def test_same_bits_at_every_width(runs, name):
                 assert obs[k][2] == first[k][2], f"{name}: {k} depends on the pool width"
 
 
-def test_device_float_reduce_is_the_index_order_fold(runs):
-    """Row 6: the emulation adds a device float reduce's terms in index order (numpy
-    float32/float64 model, one rounding per addition, independent of the program)."""
-    obs = runs("reduce_device")[0]
-    f, g = values(obs, "f"), values(obs, "g")
-    acc = np.float32(-0.0)
-    for x in f:
-        acc = np.float32(acc + np.float32(np.float32(x) * np.float32(1.25)))
-    assert struct.pack("<f", acc) == obs["dev_fsum"][3]
-    dacc = -0.0
-    for x in g:
-        dacc = dacc + (x - 0.5)
-    assert struct.pack("<d", dacc) == obs["dev_dsum"][3]
-    # and within the unordered contract of the exact sum: n * 2^-24 * sum |terms|
-    exact = sum(Fraction(np.float32(np.float32(x) * np.float32(1.25)).item()) for x in f)
-    bound = len(f) * Fraction(1, 2 ** 24) * sum(abs(Fraction(np.float32(np.float32(x) * np.float32(1.25)).item())) for x in f)
-    assert abs(Fraction(float(acc)) - exact) <= bound
+def test_device_float_min_max_against_a_model(runs):
+    """reduce min/max parallel over f32/f64 device views (softmax's largest term): the
+    value numpy's min/max gives, -0.0 for a min and +0.0 for a max where zeros of both
+    signs tie, and the quiet NaN (0x7fc00000, 0x7ff8000000000000) where a term is a NaN,
+    at every width."""
+    def model(xs, pick, bits, quiet):
+        a = np.array(xs)
+        if np.isnan(a).any():
+            return quiet
+        m = pick(a)
+        if m == 0:  # zeros of both signs tie: min takes -0.0 and max +0.0 when present
+            signs = {math.copysign(1.0, x) for x in xs if x == 0}
+            m = -0.0 if (pick is np.min and -1.0 in signs) or (pick is np.max and signs == {-1.0}) \
+                else 0.0
+        return bits(m)
+    b32 = lambda x: struct.unpack("<I", struct.pack("<f", x))[0]  # noqa: E731
+    b64 = lambda x: struct.unpack("<Q", struct.pack("<d", x))[0]  # noqa: E731
+    for obs in runs("reduce_ops"):
+        f = {k: values(obs, "f_" + k) for k in ("pos", "neg", "nan", "inf", "wide", "wnan")}
+        got = lambda k: values(obs, k)[0]  # noqa: E731
+        assert b32(got("dev_fmin_pos")) == model(f["pos"], np.min, b32, 0x7fc00000) == 0x80000000
+        assert b32(got("dev_fmax_neg")) == model(f["neg"], np.max, b32, 0x7fc00000) == 0
+        assert b32(got("dev_fmin_inf")) == model(f["inf"], np.min, b32, 0) == 0xff800000
+        assert b32(got("dev_fmax_inf")) == model(f["inf"], np.max, b32, 0) == 0x7f800000
+        assert b32(got("nan_fmin32")) == model(f["nan"], np.min, b32, 0x7fc00000) == 0x7fc00000
+        assert b32(got("nan_fmax32")) == model(f["nan"], np.max, b32, 0x7fc00000) == 0x7fc00000
+        half = [x * 0.5 for x in f["wide"]]
+        assert b64(got("dev_fmin_wide")) == model(half, np.min, b64, 0) == 1 << 63
+        assert b64(got("dev_fmax_wide")) == model(half, np.max, b64, 0)
+        assert b64(got("nan_fmin64")) == 0x7ff8000000000000
+        assert math.isnan(f["wnan"][-1]) and not any(math.isnan(x) for x in f["wnan"][:-1])
+
+
+def test_device_float_reduce_is_the_exact_sum(runs):
+    """Row 6: a device reduce + over floats is the exact device sum: the exact sum of the
+    terms (each rounded as its yield says: numpy float32 / Python float) rounded once
+    (Python fractions and test_sum.py's rounding), at every width; the index-order fold
+    of reduce + for, observed beside it, is a different number here."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "runtime"))
+    import test_sum as model
+    for obs in runs("reduce_device"):
+        f, g = values(obs, "f"), values(obs, "g")
+        terms = [np.float32(np.float32(x) * np.float32(1.25)).item() for x in f]
+        want = model.F32.bits(model.F32.round(sum(Fraction(t) for t in terms)))
+        assert obs["dev_fsum"][3] == struct.pack("<I", want)
+        dterms = [x - 0.5 for x in g]
+        want = model.F64.bits(model.F64.round(sum(Fraction(t) for t in dterms)))
+        assert obs["dev_dsum"][3] == struct.pack("<Q", want)
+        assert obs["fold_fsum"][3] != obs["dev_fsum"][3]  # the order would have shown
 
 
 def test_device_integer_reduce_is_exact(runs):
@@ -143,13 +186,15 @@ def test_receipt_says_emulated_with_device_numerics(tmp_path, flags, target):
     r = json.loads((tmp_path / "a.receipt.json").read_text())
     assert r["target"] == target and r["emulate"] is True and "nvcc" not in r
     assert {"op": "atomic_add", "type": "f32", "rounding": "nearest-even", "order": "unordered",
-            "flush_subnormals": True, "bound": "k * 2^-23 * (|old| + sum |v|) + k * 2^-125"} in r["numerics"]["floats"]
+            "space": "global", "flush_subnormals": True,
+            "bound": "k * 2^-23 * (|old| + sum |v|) + k * 2^-125"} in r["numerics"]["floats"]
     assert {"op": "atomic_add", "type": "f32", "rounding": "nearest-even", "order": "unordered",
-            "flush_subnormals": False, "bound": "k * 2^-23 * (|old| + sum |v|)"} in r["numerics"]["host_sub"]
+            "space": "host", "flush_subnormals": False,
+            "bound": "k * 2^-23 * (|old| + sum |v|)"} in r["numerics"]["host_sub"]
     build(PROGRAMS / "reduce_device.cairn", tmp_path / "r", *flags)
     r = json.loads((tmp_path / "r.receipt.json").read_text())
     assert {"op": "sum", "from": "f32", "to": "f32", "rounding": "nearest-even",
-            "order": "unordered"} in r["numerics"]["fsum"]
+            "order": "exact"} in r["numerics"]["fsum"]
     build(PROGRAMS / "coop_block.cairn", tmp_path / "c", *flags)
     r = json.loads((tmp_path / "c.receipt.json").read_text())
     assert {"op": "sum", "from": "f32", "to": "f32", "rounding": "nearest-even",

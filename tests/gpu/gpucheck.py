@@ -97,6 +97,39 @@ def sum_contract(c, obs):
     return [(total, bound)]
 
 
+def round_to(q, fmt):
+    """The Fraction q rounded once to nearest, ties to even, into f32 or f64 (a float; an
+    infinity past the largest finite value plus half its ulp)."""
+    p, emin, emax = (24, -126, 127) if fmt == "f32" else (53, -1022, 1023)
+    if q == 0:
+        return 0.0
+    a, e = abs(q), 0
+    while a >= 2:
+        a, e = a / 2, e + 1
+    while a < 1:
+        a, e = a * 2, e - 1
+    e = max(e, emin)
+    scaled = abs(q) / Fraction(2) ** (e - p + 1)
+    m = scaled.numerator // scaled.denominator
+    rest = scaled - m
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and m % 2):
+        m += 1
+    if m * Fraction(2) ** (e - p + 1) > (2 - Fraction(2) ** (1 - p)) * Fraction(2) ** emax:
+        return math.copysign(math.inf, q)
+    v = float(m * Fraction(2) ** (e - p + 1))
+    return v if q > 0 else -v
+
+
+def exact_sum_contract(c, obs):
+    """A device float reduce + (the exact device sum, docs/devices.md): out is the exact
+    sum of the terms (an observation, optionally scaled and offset as the program's yield
+    does) rounded once, bit for bit: bound 0."""
+    terms = [exact(v) for v in rounded(values(obs[c["terms"]]), c)]
+    if None in terms:
+        return None
+    return [(Fraction(round_to(sum(terms, Fraction(0)), c.get("type", "f64"))), Fraction(0))]
+
+
 def atomic_contract(c, obs):
     """atomic_add_unordered: each output (bin b of "bins", element i of the terms going to
     bin i % bins) is its old value ("old", else 0) plus its k terms in the order threads
@@ -142,7 +175,8 @@ def mma_contract(c, obs):
 
 
 KINDS = {
-    "sum": (sum_contract, "a device float reduction: within gamma_(n-1) * sum |x| of the exact sum"),
+    "sum": (sum_contract, "a float reduction in an order the device picks: within gamma_(n-1) * sum |x| of the exact sum"),
+    "exact_sum": (exact_sum_contract, "a device reduce + over floats: the exact sum rounded once, bit for bit"),
     "atomic_add": (atomic_contract, "atomic_add_unordered: within its receipt bound of old + sum v"),
     "mma": (mma_contract, "mma_unordered: within (k+1) * 2^-22 * (|c| + sum |a b|) of the exact sum"),
 }

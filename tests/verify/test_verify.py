@@ -8,30 +8,18 @@ for ..." sentences has its own test."""
 import json
 import pathlib
 import re
+import sys
 import time
 
 import pytest
 
 from cairntest import BIN, ROOT, run
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # verifylib.py
+from verifylib import TRAPS, replay_text  # noqa: E402  the runtime's trap message for each property
+
 PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
 CAIRN = BIN / "cairn"
-
-# The runtime's trap message for each property (runtime/cairn_checked.h, cairn_float.h).
-TRAPS = {
-    "integer overflow": "integer overflow",
-    "division by zero": "division by zero",
-    "shift count out of range": "shift count out of range",
-    "index out of bounds": r"index -?\d+ out of bounds for extent \d+",
-    "integer conversion out of range": "integer conversion out of range",
-    "float to integer conversion out of range": "float to integer conversion out of range",
-    "view extent mismatch": "view extent mismatch",
-    "quantize scale not positive and finite": "quantize scale must be positive and finite",
-    "quantize of NaN": "quantize of NaN",
-    "f8e4m3 overflow": "f8e4m3 overflow",
-    "requires broken": r"requires of \w+ \(line \d+\) does not hold",
-}
-
 
 def verify(path, tmp_path, *args, timeout=300):
     r = run([CAIRN, "verify", path, "--json", "--cex-dir", tmp_path / "cex", *args], timeout=timeout)
@@ -70,8 +58,8 @@ def test_counterexample_replays_the_trap(guards, function, prop):
         assert replay.exists() and p["inputs"] is not None
         r = run([CAIRN, "run", replay])
         line, col = p["at"].rsplit(":", 2)[1:]
-        want = rf"trap: {TRAPS[prop]}.* at {re.escape(str(replay))}:{line}:{col}"
-        assert r.returncode != 0 and re.search(want, r.stderr), (p, r.stderr)
+        want = rf"^trap: {TRAPS[prop]} at {re.escape(str(replay))}:{line}:{col}$"
+        assert r.returncode != 0 and re.search(want, r.stderr, re.M), (p, r.stderr)
 
 
 OK = ["ok_add", "ok_div", "ok_shl", "ok_index", "ok_convert", "ok_float_convert", "ok_requires",
@@ -94,10 +82,12 @@ def test_guards_behind_unmodelled_values_still_verified(guards):
     assert [p["verdict"] for p in of(props, "ok_scale", "unmodelled construct")] == ["unknown"]
 
 
-def test_unwound_loop_is_never_plain_verified(guards):
+def test_loop_over_its_own_extent_is_verified_at_every_extent(guards):
+    """`for i in 0..n { s += x[i]; }` over x of n elements: the index is proved for one
+    arbitrary iteration (the inductive argument), so for every n, not "up to 8"."""
     _, props = guards
     idx = of(props, "bad_sum", "index out of bounds")
-    assert [p["verdict"] for p in idx] == ["bounded"] and idx[0]["unwind"] == 8
+    assert [p["verdict"] for p in idx] == ["verified"]
 
 
 def test_implements(tmp_path):
@@ -163,12 +153,17 @@ def test_unknown_for_the_multiply(tmp_path):
 
 
 def test_unwind_bounds_the_verdict(unknowns, tmp_path):
-    counts = of(unknowns[1], "count")
-    assert counts and all(p["verdict"] == "bounded" and p["unwind"] == 4 for p in counts)
+    """`c += 1` carries c from iteration to iteration: past --unwind nothing is claimed
+    (a real overflow needs 2^31 positive elements); the index needs no unwinding."""
+    counts = {p["property"]: p for p in of(unknowns[1], "count")}
+    assert counts["integer overflow"]["verdict"] == "bounded" and counts["integer overflow"]["unwind"] == 4
+    assert counts["index out of bounds"]["verdict"] == "verified"
     small = of(unknowns[1], "count_small")
     assert small and all(p["verdict"] == "verified" for p in small)
     rc, props = verify(PROGRAMS / "unknown.cairn", tmp_path, "--function", "count_small", "--unwind", "1")
-    assert rc == 5 and all(p["verdict"] == "bounded" and p["unwind"] == 1 for p in props)
+    verdicts = {p["property"]: p for p in props}
+    assert rc == 5 and verdicts["integer overflow"]["verdict"] == "bounded"
+    assert verdicts["integer overflow"]["unwind"] == 1 and verdicts["index out of bounds"]["verdict"] == "verified"
 
 
 def test_timeout_is_honoured(tmp_path):
@@ -197,6 +192,8 @@ def test_every_function_gets_verdicts(path, tmp_path):
         assert re.search(rf"^{name}: ", r.stdout, re.M), (name, r.stdout)
     summary = r.stdout.strip().splitlines()[-1]
     assert re.match(r"\d+ verified, \d+ verified up to 8 iterations, \d+ counterexamples, \d+ unknown", summary)
+    # every counterexample replays (issue 22 item 9): its trap, at its place
+    replay_text(r.stdout)
 
 
 def test_usage_errors(tmp_path):
@@ -210,3 +207,31 @@ def test_usage_errors(tmp_path):
     bad.write_text("fn main() -> i32 { return 0.5; }\n")
     assert run([CAIRN, "verify", bad]).returncode == 1
     assert "cairn verify FILE" in run([CAIRN, "verify", "--help"]).stdout
+
+
+def test_replay_folder_made_or_its_failure_told(tmp_path):
+    """--cex-dir is made with its parents; where no replay can be written (the folder's
+    parent is a file), the counterexample keeps its verdict and inputs, the output says
+    why it has no replay, and the exit status is 2 (an I/O error), never 10 with a replay
+    missing silently."""
+    src = tmp_path / "add.cairn"
+    src.write_text("fn add(a:i32, b:i32) -> i32 = a + b;\nfn main() -> i32 { return 0; }\n")
+    deep = tmp_path / "a" / "b" / "c"
+    r = run([CAIRN, "verify", src, "--function", "add", "--cex-dir", deep])
+    assert r.returncode == 10, r.stderr
+    assert replay_text(r.stdout) == 1
+    assert [x.name for x in deep.iterdir()] == ["add_1_31_overflow_add.cairn"]
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for args in ([], ["--json"]):
+        r = run([CAIRN, "verify", src, "--function", "add", "--cex-dir", blocker / "cex", *args])
+        assert r.returncode == 2, (r.stdout, r.stderr)
+        why = f"cannot create {blocker / 'cex'}: Not a directory"
+        assert r.stderr == f"cairn verify: error: 1 replay program not written ({why})\n"
+        if args:
+            (p,) = [json.loads(line) for line in r.stdout.splitlines()]
+            assert p["verdict"] == "counterexample" and "replay" not in p and p["replay_error"] == why
+            assert set(p["inputs"]) == {"a", "b"}
+        else:
+            assert "counterexample" in r.stdout and f"    replay: not written: {why}\n" in r.stdout
+            assert "replay: cairn run" not in r.stdout
