@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "proto/api.h"
 #include "proto/archive.h"
@@ -14,11 +15,14 @@
 #include "proto/dsse.h"
 #include "proto/http.h"
 #include "lib/command.h"
+#include "lib/proc.h"
 #include "lib/version.h"
 #include "serve/serve.h"
+#include "export.h"
 
 typedef struct {
-    const char *url, *token, *matrix, *key, *positional;
+    const char *url, *token, *matrix, *key, *positional, *second;
+    const char *submitter, *commit, *branch; /* submit's */
     int wait, json;
 } Opts;
 
@@ -51,12 +55,20 @@ static int parse_opts(int argc, char **argv, Opts *o) {
             o->matrix = argv[++i];
         } else if (!strcmp(a, "--key") && next) {
             o->key = argv[++i];
+        } else if (!strcmp(a, "--submitter") && next) {
+            o->submitter = argv[++i];
+        } else if (!strcmp(a, "--commit") && next) {
+            o->commit = argv[++i];
+        } else if (!strcmp(a, "--branch") && next) {
+            o->branch = argv[++i];
         } else if (!strcmp(a, "--wait")) {
             o->wait = 1;
         } else if (!strcmp(a, "--json")) {
             o->json = 1;
         } else if (a[0] != '-' && !o->positional) {
             o->positional = a;
+        } else if (a[0] != '-' && !o->second) {
+            o->second = a;
         } else {
             fprintf(stderr, "cairn-farm %s: unknown argument %s\n", argv[0], a);
             return -1;
@@ -91,13 +103,19 @@ static cJSON *get_json(Http *h, const char *path, const char *verb) {
 /* --- submit ------------------------------------------------------------------------ */
 
 static const char SUBMIT_HELP[] =
-    "usage: cairn-farm submit [--matrix FILE] [--wait] [--coordinator URL --token-file FILE] [DIR]\n"
+    "usage: cairn-farm submit [--matrix FILE] [--wait] [--commit SHA] [--branch NAME]\n"
+    "                         [--submitter NAME] [--coordinator URL --token-file FILE] [DIR]\n"
     "\n"
     "Packs the source tree DIR (default .; .git, build, bin and hidden folders left out)\n"
     "into one content-addressed archive, uploads it, and starts a run over the matrix\n"
     "(default configs/matrix.json under DIR when present, else gcc plain). The cases are\n"
     "the matrix's \"cases\" list, or every examples/*.cairn in DIR. Prints the run id;\n"
-    "with --wait, follows the run until every job has finished.\n";
+    "with --wait, follows the run until every job has finished.\n"
+    "The run records who submitted it (--submitter, else CAIRN_FARM_SUBMITTER, else\n"
+    "USER@HOST) and the source's commit and branch (--commit, --branch; when DIR is a git\n"
+    "checkout, read from git unless given: HEAD's commit and branch). The dashboard shows\n"
+    "them; the archive's digest, not the commit, says what was built (a checkout with\n"
+    "changes not committed is said so here).\n";
 
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -214,7 +232,45 @@ static int follow_run(Http *h, long run) {
     return rc;
 }
 
-static int upload_and_start(Http *h, const char *dir, cJSON *matrix, long *run) {
+/* What git says of DIR with ARGS (NULL-ended, at most 6): its first line (malloc'd), or
+ * NULL when DIR is not in a checkout (or git is missing). */
+static char *git_says(const char *dir, const char *const *args) {
+    char *argv[10] = {"git", "-C", (char *)dir};
+    for (int i = 0; i < 6 && args[i]; i++) argv[3 + i] = (char *)args[i];
+    char *out = NULL;
+    int status = proc_output(argv, &out, NULL);
+    if (status != 0 || !out) {
+        free(out);
+        return NULL;
+    }
+    out[strcspn(out, "\r\n")] = '\0';
+    return out;
+}
+
+/* The run's submitter, commit and branch: what the options say, else the environment
+ * and git (owned strings into OWNED, freed by the caller). */
+static void run_meta(const Opts *o, const char *dir, ProtoRunCreate *m, char *owned[3]) {
+    static char who[256];
+    static const char *const head[] = {"rev-parse", "HEAD", NULL};
+    static const char *const branch[] = {"symbolic-ref", "--short", "-q", "HEAD", NULL};
+    static const char *const changes[] = {"status", "--porcelain", "--untracked-files=no",
+                                          "--",     ".",           NULL};
+    const char *user = getenv("USER"), *env = getenv("CAIRN_FARM_SUBMITTER");
+    char host[128] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(who, sizeof who, "%s@%s", user ? user : "someone", host);
+    m->submitter = o->submitter ? o->submitter : env ? env : who;
+    m->commit = o->commit ? o->commit : (owned[0] = git_says(dir, head));
+    owned[1] = o->branch ? NULL : git_says(dir, branch);
+    m->branch = o->branch ? o->branch : owned[1] && owned[1][0] ? owned[1] : NULL;
+    if (!o->commit && m->commit && (owned[2] = git_says(dir, changes)) && owned[2][0])
+        fprintf(stderr,
+                "cairn-farm submit: %s has changes not committed: the run names commit %.12s,"
+                " which does not hold them\n",
+                dir, m->commit);
+}
+
+static int upload_and_start(Http *h, const char *dir, cJSON *matrix, const Opts *o, long *run) {
     Err e = {{0}};
     size_t len = 0;
     char *archive = archive_pack(dir, &len, &e);
@@ -247,8 +303,11 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, long *run) 
     cJSON *cases = cJSON_GetObjectItemCaseSensitive(matrix, "cases");
     cJSON *own_cases = cases ? NULL : default_cases(dir), *answer = NULL;
     ProtoRunCreate m = {.source = sha, .matrix = matrix, .cases = cases ? cases : own_cases};
+    char *owned[3] = {0};
+    run_meta(o, dir, &m, owned);
     ProtoRunCreated created;
     cJSON *req = proto_run_create_build(&m);
+    for (int i = 0; i < 3; i++) free(owned[i]);
     status = proto_call(h, "POST", "/api/v1/runs", req, 60, &answer, &pe);
     cJSON_Delete(req);
     cJSON_Delete(own_cases);
@@ -275,7 +334,7 @@ static int cmd_submit(int argc, char **argv) {
     cJSON *matrix = load_matrix(o.matrix, dir, &e);
     long run = 0;
     int rc = !matrix ? (fprintf(stderr, "cairn-farm submit: %s\n", e.msg), 2)
-                     : upload_and_start(h, dir, matrix, &run);
+                     : upload_and_start(h, dir, matrix, &o, &run);
     if (rc == 0 && o.wait) rc = follow_run(h, run);
     cJSON_Delete(matrix);
     http_free(h);
@@ -451,6 +510,70 @@ static int cmd_compare(int argc, char **argv) {
     return status;
 }
 
+/* --- gc, export ---------------------------------------------------------------------- */
+
+static const char GC_HELP[] =
+    "usage: cairn-farm gc [--coordinator URL --token-file FILE]\n"
+    "\n"
+    "Asks the coordinator to remove every blob in its state folder that nothing names: no\n"
+    "filed bundle's manifest, no source archive, no filing in progress (docs/farm.md,\n"
+    "\"Collecting blobs\"). Safe while agents upload, here and at other coordinators of\n"
+    "the same farm. Prints what it kept and removed.\n";
+
+static int cmd_gc(int argc, char **argv) {
+    Opts o;
+    if (parse_opts(argc, argv, &o) != 0) return 2;
+    Http *h = connect_or_complain(&o, "gc");
+    if (!h) return 2;
+    cJSON *answer = NULL;
+    ProtoError pe;
+    Err e = {{0}};
+    long status = proto_call(h, "POST", "/api/v1/gc", NULL, 3600, &answer, &pe);
+    http_free(h);
+    if (status != 200 || !answer) {
+        proto_fail(&e, "POST /api/v1/gc", &pe);
+        fprintf(stderr, "cairn-farm gc: %s\n", e.msg);
+        cJSON_Delete(answer);
+        return 1;
+    }
+    printf("gc: %.0f blob(s) kept, %.0f removed (%.0f bytes), %.0f put back, %.0f temp file(s)"
+           " removed, in %.2f s\n",
+           json_num(answer, "blobs", 0), json_num(answer, "removed", 0),
+           json_num(answer, "bytes_removed", 0), json_num(answer, "put_back", 0),
+           json_num(answer, "temps_removed", 0), json_num(answer, "seconds", 0));
+    cJSON_Delete(answer);
+    return 0;
+}
+
+static const char EXPORT_HELP[] =
+    "usage: cairn-farm export RUN DIR [--coordinator URL --token-file FILE]\n"
+    "\n"
+    "Writes every bundle filed for RUN under DIR/evidence/<version>/<run>/<machine>/<cell>/:\n"
+    "bundle.dsse.json, agent.pub.pem and every file its statement names, each checked\n"
+    "against its SHA-256 as it arrives, then each bundle verified from what was written.\n"
+    "`cairn-farm verify`, farm/verify_openssl.sh and plain openssl check the result with\n"
+    "no coordinator (docs/farm.md, \"Verifying offline\").\n";
+
+static int cmd_export(int argc, char **argv) {
+    Opts o;
+    if (parse_opts(argc, argv, &o) != 0) return 2;
+    if (!o.positional || !o.second || o.positional[strspn(o.positional, "0123456789")])
+        return usage_error("export", "needs a run id and a folder");
+    Http *h = connect_or_complain(&o, "export");
+    if (!h) return 2;
+    long bundles = 0, files = 0;
+    Err e = {{0}};
+    int rc = export_run(h, o.positional, o.second, &bundles, &files, &e);
+    http_free(h);
+    if (rc != 0) {
+        fprintf(stderr, "cairn-farm export: %s\n", e.msg);
+        return 1;
+    }
+    printf("exported run %s: %ld bundle(s), %ld file(s) under %s/evidence, each verified\n",
+           o.positional, bundles, files, o.second);
+    return 0;
+}
+
 /* --- verify (offline) -------------------------------------------------------------- */
 
 static const char VERIFY_HELP[] =
@@ -517,6 +640,8 @@ static int cmd_verify(int argc, char **argv) {
     VERB(compare, cmd_compare, COMPARE_HELP, "RUN [--json]: digests per case and machine/cell")    \
     VERB(cancel, cmd_cancel, CANCEL_HELP, "RUN: cancel a run (reaches running agents)")            \
     VERB(revoke, cmd_revoke, REVOKE_HELP, "AGENT: revoke an agent's key and token")                \
+    VERB(gc, cmd_gc, GC_HELP, ": remove the blobs nothing names")                                  \
+    VERB(export, cmd_export, EXPORT_HELP, "RUN DIR: write a run's bundles out as folders")         \
     VERB(verify, cmd_verify, VERIFY_HELP, "BUNDLE --key PUB: check a bundle offline")
 
 static const Command verbs[] = {FARM_VERBS(COMMAND_ENTRY)};

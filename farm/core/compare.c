@@ -202,6 +202,24 @@ static void cell_index_free(CellIndex *x) {
     util_nameset_free(&x->fixed);
 }
 
+cJSON *compare_observation_keys(const cJSON *case_result) {
+    CellIndex x = {.c = case_result};
+    index_observations(&x);
+    cJSON *out = cJSON_CreateObject();
+    static const char *const fields[] = {"type", "count", "sha256", NULL};
+    for (size_t i = 0; i < x.n; i++) {
+        size_t first;
+        if (util_nameset_get(&x.by_key, x.keys[i], &first) && first != i) continue; /* linear */
+        cJSON *o = cJSON_AddObjectToObject(out, x.keys[i]);
+        for (int k = 0; fields[k]; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(x.objs[i], fields[k]);
+            if (v) cJSON_AddItemToObject(o, fields[k], cJSON_Duplicate(v, 1));
+        }
+    }
+    cell_index_free(&x);
+    return out;
+}
+
 static const cJSON *find_obs(const CellIndex *x, const char *key) {
     size_t i;
     return util_nameset_get(&x->by_key, key, &i) ? x->objs[i] : NULL;

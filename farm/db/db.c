@@ -20,20 +20,14 @@
 
 #include "core/core.h"
 
-static void *committer(void *arg);
-
 void db_init_common(Db *db) {
     assert(db->be && db->be->acquire && db->be->query); /* the back end set its table */
     char host[64] = "host";
     gethostname(host, sizeof host - 1);
     snprintf(db->coordinator, sizeof db->coordinator, "%s-%ld", host, (long)getpid());
     pthread_mutex_init(&db->qlock, NULL);
-    pthread_cond_init(&db->queued, NULL);
     pthread_cond_init(&db->committed, NULL);
     if (db->be->enlist) db->be->enlist(db); /* after the id: the others see it alive */
-    pthread_t t;
-    pthread_create(&t, NULL, committer, db);
-    pthread_detach(t);
 }
 
 void db_close(Db *db) {
@@ -81,6 +75,26 @@ char *db_schema(const char *key) {
     snprintf(sql, cap, fmt, key);
     return sql;
 }
+
+/* Columns added after a store was first made ("TABLE COLUMN TYPE"): each back end adds
+ * the ones missing when it opens a store (the same text makes them in a new one). */
+const char *const db_added_columns[] = {
+    "unsettled coordinator TEXT NOT NULL DEFAULT ''", /* issue 17 */
+    "coordinators lock_key BIGINT",                   /* issue 24 */
+    /* issue 28: bundles filed by content, run and job times, who submitted what */
+    "jobs manifest TEXT",               /* the bundle as filed: envelope, digests */
+    "jobs claimed_at DOUBLE PRECISION", /* the standing attempt's claim */
+    "jobs finished_at DOUBLE PRECISION", "jobs result TEXT", /* the predicate's test result */
+    "runs submitter TEXT", "runs commit_sha TEXT", "runs branch TEXT",
+    "runs matrix_id TEXT",     /* its badge's name */
+    "filings digests TEXT",    /* the blobs a filing pins */
+    "reports version INTEGER", /* DB_REPORT_VERSION: what a stored comparison holds */
+    NULL};
+
+/* What needs the added columns: run after them. */
+const char db_schema_late[] = "CREATE INDEX IF NOT EXISTS jobs_evidence ON jobs(evidence);"
+                              "CREATE INDEX IF NOT EXISTS jobs_agent ON jobs(agent_id, id);"
+                              "CREATE INDEX IF NOT EXISTS runs_matrix ON runs(matrix_id, id);";
 
 void db_agent_free(Agent *a) {
     free(a->public_pem);
@@ -294,16 +308,21 @@ static int insert_jobs(Db *db, DbConn *c, long run, const cJSON *jobs) {
 }
 
 long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJSON *cases,
-                   const cJSON *jobs, Err *e) {
+                   const cJSON *jobs, const RunMeta *meta, Err *e) {
     char *matrix_text = cJSON_PrintUnformatted(matrix);
     char *cases_text = cJSON_PrintUnformatted(cases);
+    char matrix_id[SHA256_HEX_LEN];
+    sha256_hex(matrix_text, strlen(matrix_text), matrix_id);
+    matrix_id[16] = '\0';
     DbConn *c = db->be->acquire(db, 1);
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
     DbRows *r = db_query(db, c,
-                         "INSERT INTO runs(source_sha, matrix, cases, created_at)"
-                         " VALUES($1,$2,$3,$4) RETURNING id",
+                         "INSERT INTO runs(source_sha, matrix, cases, created_at, submitter,"
+                         " commit_sha, branch, matrix_id) VALUES($1,$2,$3,$4,$5,$6,$7,$8)"
+                         " RETURNING id",
                          DB_ARGS(DB_TEXT(source_sha), DB_TEXT(matrix_text), DB_TEXT(cases_text),
-                                 DB_REAL(timing_now_seconds())));
+                                 DB_REAL(timing_now_seconds()), DB_TEXT(meta->submitter),
+                                 DB_TEXT(meta->commit), DB_TEXT(meta->branch), DB_TEXT(matrix_id)));
     int ok = db->be->next(r);
     long run = ok ? db_col_long(db, r, 0) : -1;
     db->be->finish(r);
@@ -322,7 +341,7 @@ int db_run_cancel(Db *db, long run_id) {
     DbConn *c = db->be->acquire(db, 1);
     long found = db_exec(db, c, "UPDATE runs SET cancelled=1 WHERE id=$1", DB_ARGS(DB_INT(run_id)));
     db_exec(db, c,
-            "UPDATE jobs SET state='cancelled', updated_at=$1 WHERE run_id=$2"
+            "UPDATE jobs SET state='cancelled', updated_at=$1, finished_at=$1 WHERE run_id=$2"
             " AND state IN ('queued','running')",
             DB_ARGS(DB_REAL(timing_now_seconds()), DB_INT(run_id)));
     db->be->release(db, c, 1);
@@ -410,7 +429,8 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
         snprintf(out->state, sizeof out->state, "running");
         found = db_exec(db, c,
                         "UPDATE jobs SET state='running', agent_id=$1, attempt=$2,"
-                        " lease_expires=$3, progress='claimed', updated_at=$4 WHERE id=$5"
+                        " lease_expires=$3, progress='claimed', updated_at=$4, claimed_at=$4"
+                        " WHERE id=$5"
                         " AND state='queued' AND EXISTS (SELECT 1 FROM agents WHERE id=$1"
                         " AND revoked=0)",
                         DB_ARGS(DB_INT(agent->id), DB_INT(out->attempt),
@@ -468,6 +488,7 @@ int db_reap(Db *db, int max_attempts) {
     DbRows *r = db_query(
         db, c,
         "UPDATE jobs SET lost=lost+1, lease_expires=NULL, updated_at=$1,"
+        " finished_at=CASE WHEN attempt >= $2 THEN $1 ELSE NULL END,"
         " state=CASE WHEN attempt >= $2 THEN 'failed' ELSE 'queued' END,"
         " failure=CASE WHEN attempt >= $2 THEN 'agent_lost' ELSE failure END"
         " WHERE state='running' AND lease_expires < $1 RETURNING id, agent_id, state, attempt",
@@ -520,35 +541,32 @@ static int done_refusal(Db *db, DbConn *c, const DoneReq *r) {
     return !owned ? DB_DONE_NOT_OURS : revoked ? DB_DONE_REVOKED : DB_DONE_MOVED_ON;
 }
 
-/* One filed bundle inside the group's transaction: the job's row, only while it is
- * running under its agent's lease, the agent is not revoked and this coordinator holds
- * the folder's reservation (dropped here); then its journal row. */
+/* One filed bundle inside the group's transaction: the job's row with its manifest, only
+ * while it is running under its agent's lease, the agent is not revoked and this
+ * coordinator holds the evidence path's reservation (dropped here, with its pins: the
+ * manifest pins the blobs from now on). */
 static int commit_one(Db *db, DbConn *c, const DoneReq *r) {
-    assert(r->rel[0]);
+    assert(r->rel[0] && r->manifest);
+    double now = timing_now_seconds();
     if (db_exec(db, c,
                 "UPDATE jobs SET state='done', bundle_sha=$1, evidence=$2,"
-                " predicate=$3, progress='filed', lease_expires=NULL, updated_at=$4"
+                " predicate=$3, progress='filed', lease_expires=NULL, updated_at=$4,"
+                " finished_at=$4, manifest=$8, result=$9"
                 " WHERE id=$5 AND agent_id=$6 AND state='running'"
                 " AND EXISTS (SELECT 1 FROM agents WHERE id=$6 AND revoked=0)"
                 " AND EXISTS (SELECT 1 FROM filings WHERE evidence=$2 AND coordinator=$7)",
-                DB_ARGS(DB_TEXT(r->sha), DB_TEXT(r->rel), DB_TEXT(r->pred),
-                        DB_REAL(timing_now_seconds()), DB_INT(r->job), DB_INT(r->agent),
-                        DB_TEXT(db->coordinator))) != 1)
+                DB_ARGS(DB_TEXT(r->sha), DB_TEXT(r->rel), DB_TEXT(r->pred), DB_REAL(now),
+                        DB_INT(r->job), DB_INT(r->agent), DB_TEXT(db->coordinator),
+                        DB_TEXT(r->manifest), DB_TEXT(r->test_result))) != 1)
         return done_refusal(db, c, r);
     if (db_exec(db, c, "DELETE FROM filings WHERE evidence=$1 AND coordinator=$2",
                 DB_ARGS(DB_TEXT(r->rel), DB_TEXT(db->coordinator))) != 1)
-        return DB_DONE_FAILED;
-    if (r->journal &&
-        db_exec(db, c,
-                "INSERT INTO unsettled(job_id, evidence, files, coordinator) VALUES($1,$2,$3,$4)",
-                DB_ARGS(DB_INT(r->job), DB_TEXT(r->rel), DB_TEXT(r->journal),
-                        DB_TEXT(db->coordinator))) != 1)
         return DB_DONE_FAILED;
     return 0;
 }
 
 /* Group commit: uploads that finish filing together share one commit (and, with sync
- * "full", one fsync). The filed folder's files go to the journal in the same commit. */
+ * "full", one fsync). */
 static void commit_batch(Db *db, DoneReq *batch) {
     DbConn *c = db->be->acquire(db, 1);
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
@@ -565,35 +583,34 @@ static void commit_batch(Db *db, DoneReq *batch) {
     db->be->release(db, c, 1);
 }
 
-static void *committer(void *arg) {
-    Db *db = arg;
-    for (;;) {
-        pthread_mutex_lock(&db->qlock);
-        while (!db->pending) pthread_cond_wait(&db->queued, &db->qlock);
+int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
+                const char *evidence_path, const char *predicate_json, const char *manifest,
+                const char *result) {
+    /* running -> done only with what a filed job carries: its bundle and its manifest */
+    assert(job_id > 0 && agent_id > 0 && sha256_is_hex(bundle_sha));
+    assert(evidence_path && evidence_path[0] && predicate_json && manifest);
+    DoneReq req = {job_id, agent_id, bundle_sha, evidence_path, predicate_json, manifest,
+                   result, -1,       0,          NULL};
+    /* The first filing to find no commit running commits its own row and every one
+     * queued meanwhile (a leader, no thread of its own to wake); the others wait for it. */
+    pthread_mutex_lock(&db->qlock);
+    req.next = db->pending;
+    db->pending = &req;
+    while (!req.finished) {
+        if (db->committing) {
+            pthread_cond_wait(&db->committed, &db->qlock);
+            continue;
+        }
         DoneReq *batch = db->pending;
         db->pending = NULL;
+        db->committing = 1;
         pthread_mutex_unlock(&db->qlock);
         commit_batch(db, batch);
         pthread_mutex_lock(&db->qlock);
         for (DoneReq *r = batch; r; r = r->next) r->finished = 1;
+        db->committing = 0;
         pthread_cond_broadcast(&db->committed);
-        pthread_mutex_unlock(&db->qlock);
     }
-    return NULL;
-}
-
-int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
-                const char *evidence_path, const char *predicate_json, const char *journal) {
-    /* running -> done only with what a filed job carries: its bundle and evidence folder */
-    assert(job_id > 0 && agent_id > 0 && sha256_is_hex(bundle_sha));
-    assert(evidence_path && evidence_path[0] && predicate_json);
-    DoneReq req = {job_id,  agent_id, bundle_sha, evidence_path, predicate_json,
-                   journal, -1,       0,          NULL};
-    pthread_mutex_lock(&db->qlock);
-    req.next = db->pending;
-    db->pending = &req;
-    pthread_cond_signal(&db->queued);
-    while (!req.finished) pthread_cond_wait(&db->committed, &db->qlock);
     pthread_mutex_unlock(&db->qlock);
     assert(req.result <= 0 && req.result >= DB_DONE_FAILED);
     return req.result;
@@ -623,14 +640,11 @@ void db_checkpoint(Db *db) {
 
 /* --- views ------------------------------------------------------------------------- */
 
-/* Rows of SQL (its one parameter, when >= 0, is BIND) as JSON objects named NAMES;
- * JSON_COLS has a 'j' for each column that holds JSON text. */
-static cJSON *rows_to_json(Db *db, const char *sql, long bind, const char *const *names,
-                           const char *json_cols) {
+cJSON *db_rows_json(Db *db, const char *sql, const DbArg *args, int n, const char *const *names,
+                    const char *json_cols) {
     cJSON *arr = cJSON_CreateArray();
     DbConn *c = db->be->acquire(db, 0);
-    DbRows *r =
-        bind >= 0 ? db_query(db, c, sql, DB_ARGS(DB_INT(bind))) : db_query(db, c, sql, DB_NO_ARGS);
+    DbRows *r = db_query(db, c, sql, args, n);
     while (db->be->next(r)) {
         cJSON *row = cJSON_CreateObject();
         for (int i = 0; names[i]; i++) {
@@ -647,38 +661,45 @@ static cJSON *rows_to_json(Db *db, const char *sql, long bind, const char *const
     return arr;
 }
 
+/* A run's columns as its view shows them: started is its first job's claim still
+ * standing, finished its last job's end once none is queued or running. */
+#define RUN_COLS                                                                                   \
+    "id, source_sha, matrix, cases, created_at, cancelled, submitter, commit_sha, branch,"         \
+    " matrix_id, (SELECT MIN(claimed_at) FROM jobs WHERE run_id=r.id),"                            \
+    " CASE WHEN EXISTS (SELECT 1 FROM jobs WHERE run_id=r.id AND state IN ('queued','running'))"   \
+    " THEN NULL ELSE (SELECT MAX(finished_at) FROM jobs WHERE run_id=r.id) END"
+
 cJSON *db_run_view(Db *db, long run_id) {
-    static const char *const run_cols[] = {"id",         "source_sha", "matrix", "cases",
-                                           "created_at", "cancelled",  NULL};
-    cJSON *runs = rows_to_json(db,
-                               "SELECT id, source_sha, matrix, cases, created_at, cancelled"
-                               " FROM runs WHERE id=$1",
-                               run_id, run_cols, "--jj--");
+    static const char *const run_cols[] = {
+        "id",     "source_sha", "matrix",    "cases",   "created_at", "cancelled", "submitter",
+        "commit", "branch",     "matrix_id", "started", "finished",   NULL};
+    cJSON *runs = db_rows_json(db, "SELECT " RUN_COLS " FROM runs r WHERE id=$1",
+                               DB_ARGS(DB_INT(run_id)), run_cols, "--jj---------");
     cJSON *run = cJSON_DetachItemFromArray(runs, 0);
     cJSON_Delete(runs);
     if (!run) return NULL;
-    static const char *const job_cols[] = {"job",     "cell_id",  "cell", "state",
-                                           "agent",   "attempt",  "lost", "progress",
-                                           "failure", "evidence", NULL};
+    static const char *const job_cols[] = {
+        "job",      "cell_id", "cell",     "state",      "agent",       "attempt", "lost",
+        "progress", "failure", "evidence", "claimed_at", "finished_at", "result",  NULL};
     cJSON_AddItemToObject(
         run, "jobs",
-        rows_to_json(
+        db_rows_json(
             db,
             "SELECT j.id, j.cell_id, j.cell, j.state, a.name, j.attempt, j.lost, j.progress,"
-            " j.failure, j.evidence FROM jobs j LEFT JOIN agents a ON a.id=j.agent_id"
-            " WHERE j.run_id=$1 ORDER BY j.id",
-            run_id, job_cols, "--j-------"));
+            " j.failure, j.evidence, j.claimed_at, j.finished_at, j.result FROM jobs j"
+            " LEFT JOIN agents a ON a.id=j.agent_id WHERE j.run_id=$1 ORDER BY j.id",
+            DB_ARGS(DB_INT(run_id)), job_cols, "--j----------"));
     return run;
 }
 
 cJSON *db_run_results(Db *db, long run_id) {
     static const char *const cols[] = {"job",           "cell_id",   "machine", "evidence",
                                        "bundle_sha256", "predicate", NULL};
-    return rows_to_json(db,
+    return db_rows_json(db,
                         "SELECT j.id, j.cell_id, a.name, j.evidence, j.bundle_sha,"
                         " j.predicate FROM jobs j JOIN agents a ON a.id=j.agent_id"
                         " WHERE j.run_id=$1 AND j.state='done' ORDER BY j.id",
-                        run_id, cols, "-----j");
+                        DB_ARGS(DB_INT(run_id)), cols, "-----j");
 }
 
 #define COUNT_STATE(s) " SUM(CASE WHEN j.state='" s "' THEN 1 ELSE 0 END)"
@@ -686,60 +707,31 @@ cJSON *db_run_results(Db *db, long run_id) {
 cJSON *db_status_view(Db *db) {
     static const char *const agent_cols[] = {"id",      "name",      "keyid", "caps",
                                              "revoked", "last_seen", NULL};
-    static const char *const run_cols[] = {"id",   "source_sha", "jobs",      "queued", "running",
-                                           "done", "failed",     "cancelled", NULL};
+    static const char *const run_cols[] = {"id",         "source_sha", "jobs",     "queued",
+                                           "running",    "done",       "failed",   "cancelled",
+                                           "created_at", "submitter",  "commit",   "branch",
+                                           "matrix_id",  "started",    "finished", NULL};
     cJSON *out = cJSON_CreateObject();
     cJSON_AddItemToObject(
         out, "agents",
-        rows_to_json(db, "SELECT id, name, keyid, caps, revoked, last_seen FROM agents ORDER BY id",
-                     -1, agent_cols, "---j--"));
+        db_rows_json(db, "SELECT id, name, keyid, caps, revoked, last_seen FROM agents ORDER BY id",
+                     DB_NO_ARGS, agent_cols, "---j--"));
     cJSON_AddItemToObject(
         out, "runs",
-        rows_to_json(
+        db_rows_json(
             db,
-            "SELECT r.id, r.source_sha, COUNT(j.id)," COUNT_STATE("queued") "," COUNT_STATE("running") "," COUNT_STATE(
-                "done") "," COUNT_STATE("failed") "," COUNT_STATE("cancelled") " FROM runs r LEFT JOIN jobs j ON j.run_id=r.id"
-                                                                               " GROUP BY r.id, r.source_sha ORDER BY r.id",
-            -1, run_cols, "--------"));
+            "SELECT r.id, r.source_sha, COUNT(j.id)," COUNT_STATE("queued") "," COUNT_STATE("running") "," COUNT_STATE("done") "," COUNT_STATE(
+                "failed") "," COUNT_STATE("cancelled") ","
+                                                       " r.created_at, r.submitter, r.commit_sha, r.branch, r.matrix_id,"
+                                                       " MIN(j.claimed_at), CASE WHEN" COUNT_STATE("queued") " +" COUNT_STATE(
+                                                           "running") " > 0"
+                                                                      " THEN NULL ELSE MAX(j.finished_at) END FROM runs r"
+                                                                      " LEFT JOIN jobs j ON j.run_id=r.id GROUP BY r.id ORDER BY r.id",
+            DB_NO_ARGS, run_cols, "--------------"));
     static const char *const event_cols[] = {"job", "agent", "kind", "at", NULL};
     cJSON_AddItemToObject(
         out, "events",
-        rows_to_json(db, "SELECT job_id, agent_id, kind, at FROM events ORDER BY id DESC LIMIT 50",
-                     -1, event_cols, "----"));
+        db_rows_json(db, "SELECT job_id, agent_id, kind, at FROM events ORDER BY id DESC LIMIT 50",
+                     DB_NO_ARGS, event_cols, "----"));
     return out;
-}
-
-cJSON *db_evidence_paths(Db *db) {
-    static const char *const cols[] = {"evidence", NULL};
-    return rows_to_json(db, "SELECT evidence FROM jobs WHERE state='done'", -1, cols, "-");
-}
-
-int db_evidence_filed(Db *db, const char *rel) {
-    DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = db_query(db, c, "SELECT 1 FROM jobs WHERE evidence=$1 AND state='done'",
-                         DB_ARGS(DB_TEXT(rel)));
-    int found = db->be->next(r);
-    db->be->finish(r);
-    db->be->release(db, c, 0);
-    return found;
-}
-
-/* --- the evidence journal (the other coordinators are db_peers.c's) -------------- */
-
-int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx) {
-    DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = db_query(db, c, "SELECT COALESCE(MAX(seq), 0) FROM unsettled WHERE coordinator=$1",
-                         DB_ARGS(DB_TEXT(db->coordinator)));
-    long last = db->be->next(r) ? db_col_long(db, r, 0) : 0;
-    db->be->finish(r);
-    db->be->release(db, c, 0);
-    /* Rows up to LAST were committed after their folders were written: once the file
-     * system has synced, the folders no longer need them. Later rows wait for next time.
-     * Each coordinator settles only its own rows: its sync covers only its own writes. */
-    if (last == 0 || sync_files(ctx) != 0) return 0;
-    c = db->be->acquire(db, 0);
-    long n = db_exec(db, c, "DELETE FROM unsettled WHERE seq <= $1 AND coordinator=$2",
-                     DB_ARGS(DB_INT(last), DB_TEXT(db->coordinator)));
-    db->be->release(db, c, 0);
-    return n < 0 ? 0 : (int)n;
 }

@@ -74,9 +74,16 @@ int db_farm_tokens(Db *db, const char *tokens);
 int db_blob_add(Db *db, const char *sha, long size);
 int db_blob_exists(Db *db, const char *sha, long *size);
 
-/* Runs: the jobs array holds {cell_id, cell} objects made by the matrix expansion. */
+/* Who started a run and from what (cairn-farm submit --submitter/--commit/--branch, the
+ * last two read from git when the source is a checkout): each may be NULL. */
+typedef struct {
+    const char *submitter, *commit, *branch;
+} RunMeta;
+/* Runs: the jobs array holds {cell_id, cell} objects made by the matrix expansion. The
+ * run's matrix id (the first 16 hex digits of its canonical text's SHA-256, which its
+ * badge is named by) is stored with it. */
 long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJSON *cases,
-                   const cJSON *jobs, Err *e);
+                   const cJSON *jobs, const RunMeta *meta, Err *e);
 int db_run_cancel(Db *db, long run_id);
 
 /* Claims the first queued job AGENT can run; 1 when claimed, 0 when none fits, -1 when
@@ -91,32 +98,29 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
  * shared store it also renews this coordinator's sign of life. */
 int db_reap(Db *db, int max_attempts);
 int db_job_get(Db *db, long job_id, Job *out);
-/* Marks a running job of AGENT done, its bundle filed in EVIDENCE_PATH, whose
- * reservation (db_filing_reserve) this coordinator must hold: it is dropped in the same
- * commit. 0 ok, or why not: DB_DONE_MOVED_ON (the job is no longer running under this
+/* Marks a running job of AGENT done, its bundle filed under the evidence path
+ * EVIDENCE_PATH (evidence/<version>/<run>/<machine>/<cell>: the name its files are
+ * served and exported under), whose reservation (db_filing_reserve) this coordinator
+ * must hold: it is dropped in the same commit. MANIFEST is the bundle as filed
+ * ({"envelope": DSSE text, "files": {name: sha256}}, JSON: the files are blobs in the
+ * store by content), RESULT the predicate's test result (PASSED, WARNED, FAILED or
+ * NULL). 0 ok, or why not: DB_DONE_MOVED_ON (the job is no longer running under this
  * agent's lease), DB_DONE_REVOKED (the agent was revoked), DB_DONE_NOT_OURS (another
- * coordinator took the reservation over: the folder is not this filing's any more),
- * DB_DONE_FAILED (the commit failed). JOURNAL, when not NULL, is the filed folder's
- * files ({name: base64}, JSON) committed with the row, so that the folder can be
- * written again after a power loss (see db_settle). */
+ * coordinator took the reservation over), DB_DONE_FAILED (the commit failed). */
 enum { DB_DONE_MOVED_ON = -1, DB_DONE_REVOKED = -2, DB_DONE_NOT_OURS = -3, DB_DONE_FAILED = -4 };
 int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
-                const char *evidence_path, const char *predicate_json, const char *journal);
-/* Reserves the evidence folder REL for this coordinator's filing of JOB (db_peers.c):
- * 1 when it is this coordinator's now (new, or taken over from a coordinator proven
- * gone), 0 when a live coordinator holds it. Only the holder renames a folder into
- * REL or removes one there. */
-int db_filing_reserve(Db *db, const char *rel, long job);
+                const char *evidence_path, const char *predicate_json, const char *manifest,
+                const char *result);
+/* Reserves the evidence path REL for this coordinator's filing of JOB (db_peers.c),
+ * pinning the blobs DIGESTS (a JSON array of SHA-256s) against the collector until the
+ * job's row commits or the reservation is released: 1 when it is this coordinator's now
+ * (new, or taken over from a coordinator proven gone), 0 when a live coordinator holds
+ * it. Only the holder commits a manifest for REL. */
+int db_filing_reserve(Db *db, const char *rel, long job, const char *digests);
 /* Gives REL's reservation back (a filing that failed); -1 when it was not held. */
 int db_filing_release(Db *db, const char *rel);
 /* Drops the reservations of coordinators proven gone (at start). */
 void db_peers_forget_dead(Db *db);
-/* Journal rows not yet settled, this coordinator's and those of coordinators that are
- * gone (which become its own): [{"evidence": REL, "files": {name: base64}}]. */
-cJSON *db_unsettled(Db *db);
-/* Calls SYNC_FILES (which makes every folder written so far durable, 0 on success) and
- * then drops the journal rows committed before it; returns how many. */
-int db_settle(Db *db, int (*sync_files)(void *ctx), void *ctx);
 /* Whether other coordinators may share the store; this coordinator's id (host-pid);
  * how many other coordinators are alive (db_peers.c: holding their life lock). */
 int db_shared(const Db *db);
@@ -129,10 +133,34 @@ void db_checkpoint(Db *db);
 cJSON *db_run_view(Db *db, long run_id);
 cJSON *db_run_results(Db *db, long run_id);
 cJSON *db_status_view(Db *db);
-/* Evidence folders of filed bundles, for reconciling the store after a crash. */
-cJSON *db_evidence_paths(Db *db);
-/* Whether a filed (done) job points to the evidence folder REL. */
-int db_evidence_filed(Db *db, const char *rel);
+/* Filed bundles (db_evidence.c). The manifest of the bundle filed under evidence path
+ * REL (owned JSON), or NULL when no done job has one there. */
+cJSON *db_evidence_manifest(Db *db, const char *rel);
+/* Calls EACH for every blob the store refers to, read in one statement (so one moment's
+ * view): KIND 'm' with a filed manifest's JSON text, 'p' with a reservation's pinned
+ * digests (a JSON array), 'b' with a source archive's SHA-256. 0, or -1 when the
+ * statement failed (then nothing may be collected). */
+int db_blob_refs(Db *db, void (*each)(void *ctx, char kind, const char *text), void *ctx);
+/* The layout before issue 28 (a folder per bundle): done jobs filed there and not yet
+ * migrated, oldest first from after job AFTER, at most LIMIT: [{"job", "evidence"}]; and
+ * its journal rows
+ * (sync "full" wrote a folder's files there until the file system had synced them):
+ * [{"job", "evidence", "files": {name: base64}}]. */
+cJSON *db_legacy_filed(Db *db, long after, int limit);
+cJSON *db_legacy_journal(Db *db);
+/* Migrates the done job filed under REL: its MANIFEST is stored unless it has one,
+ * under REL's reservation (taken by the caller with db_filing_reserve, dropped here),
+ * and REL's journal rows go, in one durable commit (with MANIFEST NULL only the rows
+ * go). 0, or -1 when the commit failed. */
+int db_legacy_migrate(Db *db, const char *rel, const char *manifest);
+/* What is filed under REL: 1 a done job with its manifest, 0 a done job not yet
+ * migrated, -1 no done job. */
+int db_evidence_state(Db *db, const char *rel);
+/* The machine named NAME as its page shows it (db_evidence.c): {"agent": row, "jobs": its
+ * latest LIMIT jobs newest first, "failures": its latest LIMIT failed jobs or bundles
+ * whose result is FAILED, "counts": {state: n}}; NULL when no agent has that name (the
+ * live one, else the latest enrolled). */
+cJSON *db_machine_view(Db *db, const char *name, int limit);
 /* Runs' comparisons, kept once final (db_report.c; serve/report.c computes them). Runs
  * whose jobs have all finished and whose comparison is not stored, oldest first (at most
  * LIMIT): [id]. */
@@ -140,12 +168,25 @@ cJSON *db_runs_unreported(Db *db, int limit);
 /* Stores run RUN's REPORT and SUMMARY (JSON texts) and its cases' history ROWS ([{"case",
  * ...}], one per case) once: a second store of the same run changes nothing. */
 int db_report_put(Db *db, long run, const char *summary, const char *report, const cJSON *rows);
+/* What a stored comparison holds: 2 since issue 28 (values decoded, distances). Stored
+ * comparisons of an older version are dropped at start, and the reporter compares those
+ * runs once more; returns how many. */
+#define DB_REPORT_VERSION 2
+int db_reports_outdated_drop(Db *db);
 /* RUN's stored report, or NULL. */
 cJSON *db_report_get(Db *db, long run);
 /* {"ID": summary} for the stored comparisons of runs FIRST to LAST. */
 cJSON *db_report_summaries(Db *db, long first, long last);
 /* CASE's stored history rows, oldest run first: [{"run", "row"}]. */
 cJSON *db_case_history(Db *db, const char *case_path);
+/* The newest LIMIT runs with a stored comparison, newest first: [{"id", "source_sha",
+ * "matrix_id", "created_at", "commit", "branch", "submitter"}]; and the stored history
+ * rows of runs FIRST to LAST: [{"run", "case", "row"}]. What the grid across runs reads. */
+cJSON *db_recent_reported(Db *db, int limit);
+cJSON *db_history_rows(Db *db, long first, long last);
+/* The newest run of matrix MATRIX_ID with a stored comparison: {"run", "summary"}, or
+ * NULL (its badge). */
+cJSON *db_matrix_latest(Db *db, const char *matrix_id);
 /* Run id and cases for a job's claim answer (cases as a JSON array, owned). */
 int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **cases,
                   double *timeout_s);

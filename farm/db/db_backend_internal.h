@@ -70,7 +70,7 @@ typedef struct {
 /* A filed bundle waiting for the group commit (see db_job_done). */
 typedef struct DoneReq {
     long job, agent;
-    const char *sha, *rel, *pred, *journal;
+    const char *sha, *rel, *pred, *manifest, *test_result;
     int result, finished;
     struct DoneReq *next;
 } DoneReq;
@@ -78,11 +78,12 @@ typedef struct DoneReq {
 /* The part of every back end's handle that db.c uses; back ends embed it first. */
 struct Db {
     const DbBackend *be;
-    int sync_full;         /* acknowledging commits are durable against power loss */
-    char coordinator[96];  /* this process: host-pid, in temp names and journal rows */
-    pthread_mutex_t qlock; /* guards pending and the finished flags */
-    pthread_cond_t queued, committed;
-    DoneReq *pending;
+    int sync_full;            /* acknowledging commits are durable against power loss */
+    char coordinator[96];     /* this process: host-pid, in temp names and journal rows */
+    pthread_mutex_t qlock;    /* guards pending, committing and the finished flags */
+    pthread_cond_t committed; /* a group commit ended */
+    DoneReq *pending;         /* filings waiting for the next group commit */
+    int committing;           /* a filing is committing a group now (its leader) */
 };
 
 /* Statements over a borrowed connection, for db.c and the store's other files (db_*.c):
@@ -93,6 +94,10 @@ long db_exec(Db *db, DbConn *c, const char *sql, const DbArg *args, int n);
 const char *db_col_text(Db *db, DbRows *r, int col);
 long db_col_long(Db *db, DbRows *r, int col);
 cJSON *db_col_json(Db *db, DbRows *r, int col);
+/* Rows of SQL with its ARGS as JSON objects named NAMES; JSON_COLS has a 'j' for each
+ * column that holds JSON text (a null column is null, a number a number). */
+cJSON *db_rows_json(Db *db, const char *sql, const DbArg *args, int n, const char *const *names,
+                    const char *json_cols);
 /* Whether AGENT is revoked (or unknown) in the store. */
 int db_agent_revoked(Db *db, DbConn *c, long agent);
 
@@ -104,10 +109,14 @@ Db *db_pg_open(const char *conninfo, Err *e);
 /* A job's columns as claims and db_job_get read them, and OUT filled from such a row. */
 #define DB_JOB_COLS "id, run_id, cell_id, cell, state, agent_id, attempt, lease_expires, bundle_sha"
 void db_job_from_row(Db *db, DbRows *r, Job *out);
-/* The schema (malloc'd SQL); KEY is the type of an id the store assigns. */
+/* The schema (malloc'd SQL); KEY is the type of an id the store assigns. Then the
+ * columns added since ("TABLE COLUMN TYPE", NULL-terminated), which each back end adds
+ * where missing, and what needs them (indexes). */
 char *db_schema(const char *key);
+extern const char *const db_added_columns[];
+extern const char db_schema_late[];
 /* Fills in the shared part of a handle a back end opened (its be already set) and
- * starts the group committer. */
+ * readies the group commit (db_job_done). */
 void db_init_common(Db *db);
 
 #endif

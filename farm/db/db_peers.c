@@ -1,17 +1,18 @@
-/* db_peers.c: the other coordinators sharing this store, and the evidence folders being
- * filed (docs/farm.md, "Several coordinators"). Whether a coordinator is alive decides
- * who may replace a folder another left behind, whose temp folders may go, and whose
- * journal rows another takes over, so only proof of death counts: on PostgreSQL each
+/* db_peers.c: the other coordinators sharing this store, and the bundles being filed
+ * (docs/farm.md, "Several coordinators"). Whether a coordinator is alive decides who may
+ * take over a filing another left behind (and with it the blobs it pinned) and whose
+ * temp files may go, so only proof of death counts: on PostgreSQL each
  * coordinator holds a session advisory lock (its life lock, db_pg.c) for as long as it
  * is connected, and PostgreSQL releases it when the coordinator's connection goes,
  * killed or not. A coordinator without a row, or whose sign of life is merely stale (a
  * stall, a held row), is alive. SQLite has one coordinator: every other is gone.
  *
- * Filing an evidence folder first reserves its path in `filings` (one row per path, the
- * coordinator that holds it). Only the holder may rename a folder into place, remove one
- * that no filed job points to, or commit the job's row (db.c checks the reservation in
- * the committing statement and drops it there); a reservation is taken over only from a
- * coordinator proven dead. So no upload ever removes a folder it does not own. */
+ * Filing a bundle first reserves its evidence path in `filings` (one row per path, the
+ * coordinator that holds it, and the digests of the blobs the filing writes or finds in
+ * the store: while the row lives they are pinned, and the collector keeps them). Only the
+ * holder may commit the job's row with its manifest (db.c checks the reservation in the
+ * committing statement and drops it there); a reservation is taken over only from a
+ * coordinator proven dead. */
 #include "db/db_backend_internal.h"
 
 #include <stdio.h>
@@ -56,29 +57,28 @@ static int alive(Db *db, DbConn *c, const char *id) {
     return yes;
 }
 
-int db_filing_reserve(Db *db, const char *rel, long job) {
+int db_filing_reserve(Db *db, const char *rel, long job, const char *digests) {
     DbConn *c = db->be->acquire(db, 0);
+    double now = timing_now_seconds();
     int ours = db_exec(db, c,
-                       "INSERT INTO filings(evidence, coordinator, job_id, at) VALUES($1,$2,$3,$4)"
-                       " ON CONFLICT(evidence) DO NOTHING",
-                       DB_ARGS(DB_TEXT(rel), DB_TEXT(db->coordinator), DB_INT(job),
-                               DB_REAL(timing_now_seconds()))) == 1;
+                       "INSERT INTO filings(evidence, coordinator, job_id, at, digests)"
+                       " VALUES($1,$2,$3,$4,$5) ON CONFLICT(evidence) DO NOTHING",
+                       DB_ARGS(DB_TEXT(rel), DB_TEXT(db->coordinator), DB_INT(job), DB_REAL(now),
+                               DB_TEXT(digests))) == 1;
     if (!ours) {
         char owner[sizeof db->coordinator] = "";
         DbRows *r = db_query(db, c, "SELECT coordinator FROM filings WHERE evidence=$1",
                              DB_ARGS(DB_TEXT(rel)));
         if (db->be->next(r)) snprintf(owner, sizeof owner, "%s", db_col_text(db, r, 0));
         db->be->finish(r);
-        /* ours already (a filing that never gave it back), or taken over from the dead */
-        ours =
-            owner[0] &&
-            (!strcmp(owner, db->coordinator) ||
-             (!alive(db, c, owner) &&
-              db_exec(db, c,
-                      "UPDATE filings SET coordinator=$1, job_id=$2, at=$3"
-                      " WHERE evidence=$4 AND coordinator=$5",
-                      DB_ARGS(DB_TEXT(db->coordinator), DB_INT(job), DB_REAL(timing_now_seconds()),
-                              DB_TEXT(rel), DB_TEXT(owner))) == 1));
+        /* ours already (a filing that never gave it back), or taken over from the dead;
+         * either way it pins this filing's blobs now */
+        ours = owner[0] && (!strcmp(owner, db->coordinator) || !alive(db, c, owner)) &&
+               db_exec(db, c,
+                       "UPDATE filings SET coordinator=$1, job_id=$2, at=$3, digests=$6"
+                       " WHERE evidence=$4 AND coordinator=$5",
+                       DB_ARGS(DB_TEXT(db->coordinator), DB_INT(job), DB_REAL(now), DB_TEXT(rel),
+                               DB_TEXT(owner), DB_TEXT(digests))) == 1;
         if (ours && strcmp(owner, db->coordinator) != 0)
             fprintf(stderr, "farm: %s: took over the filing of coordinator %s, which is gone\n",
                     rel, owner);
@@ -110,30 +110,4 @@ void db_peers_forget_dead(Db *db) {
     db_exec(db, c, sql,
             DB_ARGS(DB_REAL(timing_now_seconds() - PEER_ALIVE_SECONDS), DB_TEXT(db->coordinator)));
     db->be->release(db, c, 0);
-}
-
-cJSON *db_unsettled(Db *db) {
-    /* Rows of coordinators that are gone become this one's to write again and settle
-     * (on SQLite, the one coordinator before this one). */
-    char where[1200], sql[1400];
-    dead_clause(db, "coordinator", where, sizeof where);
-    snprintf(sql, sizeof sql, "UPDATE unsettled SET coordinator=$2 WHERE %s", where);
-    DbConn *c = db->be->acquire(db, 1);
-    db_exec(db, c, sql,
-            DB_ARGS(DB_REAL(timing_now_seconds() - PEER_ALIVE_SECONDS), DB_TEXT(db->coordinator)));
-    db->be->release(db, c, 1);
-    cJSON *rows = cJSON_CreateArray();
-    DbConn *q = db->be->acquire(db, 0);
-    DbRows *r =
-        db_query(db, q, "SELECT evidence, files FROM unsettled WHERE coordinator=$1 ORDER BY seq",
-                 DB_ARGS(DB_TEXT(db->coordinator)));
-    while (db->be->next(r)) {
-        cJSON *row = cJSON_CreateObject();
-        cJSON_AddStringToObject(row, "evidence", db_col_text(db, r, 0));
-        cJSON_AddItemToObject(row, "files", db_col_json(db, r, 1));
-        cJSON_AddItemToArray(rows, row);
-    }
-    db->be->finish(r);
-    db->be->release(db, q, 0);
-    return rows;
 }

@@ -18,8 +18,8 @@
 
 #include "core/core.h"
 
-/* Connections per coordinator: the HTTP threads' calls, the group committer and the
- * reaper each borrow one for the length of a call. */
+/* Connections per coordinator: the HTTP threads' calls (one of them committing a group
+ * of filings) and the reaper each borrow one for the length of a call. */
 #define PG_POOL 8
 
 /* Serializes schema creation between coordinators starting at once. */
@@ -294,7 +294,7 @@ static int pg_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
             DbRows *r = pg_query(
                 c,
                 "UPDATE jobs SET state='running', agent_id=$1, attempt=attempt+1,"
-                " lease_expires=$2, progress='claimed', updated_at=$3 WHERE id=(SELECT id"
+                " lease_expires=$2, progress='claimed', updated_at=$3, claimed_at=$3 WHERE id=(SELECT id"
                 " FROM jobs WHERE id=ANY($4::bigint[]) AND state='queued' ORDER BY id LIMIT 1"
                 " FOR UPDATE SKIP LOCKED) AND EXISTS (SELECT 1 FROM agents WHERE id=$1 AND"
                 " revoked=0) RETURNING " DB_JOB_COLS,
@@ -369,14 +369,19 @@ static int pg_connect(PgDb *p, const char *conninfo, Err *e) {
         if (i < PG_POOL) p->conns[i] = (PgConn){.pg = pg, .sync_on = -1};
         else p->listen = pg;
     }
+    /* under the schema lock: the tables, the columns a store from before them lacks, and
+     * what needs those */
     char *schema = db_schema("BIGSERIAL PRIMARY KEY"), *sql = NULL;
-    size_t cap = strlen(schema) + 400;
-    sql = malloc(cap);
-    /* a store from before the life locks gets their column (once) */
-    snprintf(sql, cap,
-             "SELECT pg_advisory_lock(%ld);%sALTER TABLE coordinators ADD COLUMN IF NOT EXISTS"
-             " lock_key BIGINT;SELECT pg_advisory_unlock(%ld);",
-             SCHEMA_LOCK, schema, SCHEMA_LOCK);
+    size_t len = 0;
+    FILE *f = open_memstream(&sql, &len);
+    fprintf(f, "SELECT pg_advisory_lock(%ld);%s", SCHEMA_LOCK, schema);
+    for (int i = 0; db_added_columns[i]; i++) {
+        const char *space = strchr(db_added_columns[i], ' ');
+        fprintf(f, "ALTER TABLE %.*s ADD COLUMN IF NOT EXISTS%s;",
+                (int)(space - db_added_columns[i]), db_added_columns[i], space);
+    }
+    fprintf(f, "%sSELECT pg_advisory_unlock(%ld);", db_schema_late, SCHEMA_LOCK);
+    fclose(f);
     int ok = pg_ok(PQexec(p->conns[0].pg, sql));
     free(schema);
     free(sql);

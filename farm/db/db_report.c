@@ -27,11 +27,12 @@ cJSON *db_runs_unreported(Db *db, int limit) {
 int db_report_put(Db *db, long run, const char *summary, const char *report, const cJSON *rows) {
     DbConn *c = db->be->acquire(db, 0);
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
-    long n = db_exec(
-        db, c,
-        "INSERT INTO reports(run_id, summary, report, at) VALUES($1,$2,$3,$4)"
-        " ON CONFLICT(run_id) DO NOTHING",
-        DB_ARGS(DB_INT(run), DB_TEXT(summary), DB_TEXT(report), DB_REAL(timing_now_seconds())));
+    long n =
+        db_exec(db, c,
+                "INSERT INTO reports(run_id, summary, report, at, version) VALUES($1,$2,$3,$4,$5)"
+                " ON CONFLICT(run_id) DO NOTHING",
+                DB_ARGS(DB_INT(run), DB_TEXT(summary), DB_TEXT(report),
+                        DB_REAL(timing_now_seconds()), DB_INT(DB_REPORT_VERSION)));
     int ok = n >= 0;
     const cJSON *row;
     if (n == 1) { /* the first to store it (another coordinator may have, meanwhile) */
@@ -49,6 +50,23 @@ int db_report_put(Db *db, long run, const char *summary, const char *report, con
     if (!ok) db_exec(db, c, "ROLLBACK", DB_NO_ARGS);
     db->be->release(db, c, 0);
     return ok ? 0 : -1;
+}
+
+int db_reports_outdated_drop(Db *db) {
+    DbConn *c = db->be->acquire(db, 0);
+    db_exec(db, c, db->be->begin, DB_NO_ARGS);
+    db_exec(db, c,
+            "DELETE FROM case_history WHERE run_id IN (SELECT run_id FROM reports WHERE"
+            " version IS NULL OR version < $1)",
+            DB_ARGS(DB_INT(DB_REPORT_VERSION)));
+    long n = db_exec(db, c, "DELETE FROM reports WHERE version IS NULL OR version < $1",
+                     DB_ARGS(DB_INT(DB_REPORT_VERSION)));
+    if (db_exec(db, c, "COMMIT", DB_NO_ARGS) < 0) {
+        db_exec(db, c, "ROLLBACK", DB_NO_ARGS);
+        n = 0;
+    }
+    db->be->release(db, c, 0);
+    return n < 0 ? 0 : (int)n;
 }
 
 cJSON *db_report_get(Db *db, long run) {
@@ -92,4 +110,33 @@ cJSON *db_case_history(Db *db, const char *case_path) {
     db->be->finish(r);
     db->be->release(db, c, 0);
     return out;
+}
+
+cJSON *db_recent_reported(Db *db, int limit) {
+    static const char *const cols[] = {"id",     "source_sha", "matrix_id", "created_at",
+                                       "commit", "branch",     "submitter", NULL};
+    return db_rows_json(db,
+                        "SELECT r.id, r.source_sha, r.matrix_id, r.created_at, r.commit_sha,"
+                        " r.branch, r.submitter FROM runs r JOIN reports p ON p.run_id=r.id"
+                        " ORDER BY r.id DESC LIMIT $1",
+                        DB_ARGS(DB_INT(limit)), cols, "-------");
+}
+
+cJSON *db_history_rows(Db *db, long first, long last) {
+    static const char *const cols[] = {"run", "case", "row", NULL};
+    return db_rows_json(db,
+                        "SELECT run_id, case_path, row_json FROM case_history WHERE run_id >= $1"
+                        " AND run_id <= $2 ORDER BY case_path, run_id",
+                        DB_ARGS(DB_INT(first), DB_INT(last)), cols, "--j");
+}
+
+cJSON *db_matrix_latest(Db *db, const char *matrix_id) {
+    static const char *const cols[] = {"run", "summary", NULL};
+    cJSON *rows = db_rows_json(db,
+                               "SELECT r.id, p.summary FROM runs r JOIN reports p ON"
+                               " p.run_id=r.id WHERE r.matrix_id=$1 ORDER BY r.id DESC LIMIT 1",
+                               DB_ARGS(DB_TEXT(matrix_id)), cols, "-j");
+    cJSON *latest = cJSON_DetachItemFromArray(rows, 0);
+    cJSON_Delete(rows);
+    return latest;
 }

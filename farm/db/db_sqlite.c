@@ -5,6 +5,7 @@
  * WAL before the answer (release, after the connection is unlocked). */
 #include "db/db_backend_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,13 +14,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stdint.h>
+
 #include <sqlite3.h>
 
 /* Prepared statements kept by their SQL text: preparing (parsing and planning) every
  * query anew cost 15 to 25% of the coordinator's CPU time per job under the load test,
- * and the store speaks a few dozen fixed statements. A slot is lent to one query at a
- * time. */
-#define STATEMENTS 64
+ * and the store speaks a few dozen fixed statements, nearly all string literals. A
+ * statement's slot is the hash of its text, remembered by the text's address so that a
+ * literal is hashed once (a text found at a known address is still compared whole with
+ * its slot's). A slot is lent to one query at a time. */
+#define STATEMENTS 256
 
 typedef struct {
     char *sql;
@@ -28,12 +33,18 @@ typedef struct {
 } Statement;
 
 typedef struct {
+    const char *at; /* a text's address */
+    unsigned slot;  /* its hash's slot */
+} Seen;
+
+typedef struct {
     Db base;
     sqlite3 *sql;
     sqlite3 *ckpt; /* a second connection: checkpoints off the request path */
     pthread_mutex_t lock;
     int wal_fd;                 /* the WAL file, fsynced by acknowledging calls */
     Statement kept[STATEMENTS]; /* under lock, like the connection */
+    Seen seen[STATEMENTS];      /* by address: which slot a text hashed to */
 } SqliteDb;
 
 /* A statement and where its stepping stands (the first step runs in query). */
@@ -75,12 +86,38 @@ static void sq_release(Db *db, DbConn *c, int durable) {
     }
 }
 
+/* Slots tried from a text's hash on: the one holding the text, else the first empty one
+ * (with one slot per hash, two statements whose hashes met were prepared anew at every
+ * call: the reporter's, 8% of the coordinator's CPU under the load test). */
+#define PROBES 8
+
+/* The slot of statement SQL, found by its address when seen before: the one that keeps
+ * it, else an empty one to keep it in, else (all PROBES taken) its hash's own. */
+static Statement *slot_of(SqliteDb *s, const char *sql) {
+    Seen *x = &s->seen[((uintptr_t)sql >> 4) % STATEMENTS];
+    Statement *k = x->at == sql ? &s->kept[x->slot] : NULL;
+    if (k && k->sql && !strcmp(k->sql, sql)) return k;
+    unsigned long h = 5381;
+    for (const char *p = sql; *p; p++) h = h * 33 + (unsigned char)*p;
+    unsigned home = (unsigned)(h % STATEMENTS), slot = home, empty = STATEMENTS;
+    for (unsigned i = 0; i < PROBES; i++) {
+        unsigned at = (home + i) % STATEMENTS;
+        if (!s->kept[at].sql) {
+            empty = empty < STATEMENTS ? empty : at;
+        } else if (!strcmp(s->kept[at].sql, sql)) {
+            empty = STATEMENTS;
+            slot = at;
+            break;
+        }
+    }
+    *x = (Seen){sql, empty < STATEMENTS ? empty : slot};
+    return &s->kept[x->slot];
+}
+
 /* Lends R a prepared statement for SQL: a kept one when its slot is free, else a new
  * one, kept in the slot when the slot is empty. */
 static int prepare(SqliteDb *s, const char *sql, SqliteRows *r) {
-    unsigned long h = 5381;
-    for (const char *p = sql; *p; p++) h = h * 33 + (unsigned char)*p;
-    Statement *k = &s->kept[h % STATEMENTS];
+    Statement *k = slot_of(s, sql);
     if (k->sql && !k->busy && !strcmp(k->sql, sql)) {
         k->busy = 1;
         r->st = k->st;
@@ -107,10 +144,11 @@ static DbRows *sq_query(DbConn *c, const char *sql, const DbArg *args, int n) {
         return (DbRows *)r;
     }
     /* $N names are numbered by first appearance: bind each by its name. */
+    static const char *const names[] = {"$1", "$2",  "$3",  "$4",  "$5",  "$6",  "$7",  "$8",
+                                        "$9", "$10", "$11", "$12", "$13", "$14", "$15", "$16"};
+    assert(n <= (int)(sizeof names / sizeof names[0]));
     for (int i = 0; i < n; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "$%d", i + 1);
-        int at = sqlite3_bind_parameter_index(r->st, name);
+        int at = sqlite3_bind_parameter_index(r->st, names[i]);
         if (at == 0) continue;
         if (args[i].kind == 'i') sqlite3_bind_int64(r->st, at, args[i].i);
         else if (args[i].kind == 'd') sqlite3_bind_double(r->st, at, args[i].d);
@@ -236,16 +274,17 @@ static int sq_connect(SqliteDb *s, const char *path, Err *e) {
              sqlite3_exec(s->sql, PRAGMAS, NULL, NULL, &msg) == SQLITE_OK &&
              sqlite3_exec(s->sql, schema, NULL, NULL, &msg) == SQLITE_OK;
     free(schema);
-    /* A farm.db from before issue 17 has journal rows without their coordinator: the
-     * column is added once (the error on later opens, "duplicate column", is expected). */
-    if (ok) {
-        sqlite3_exec(s->sql,
-                     "ALTER TABLE unsettled ADD COLUMN coordinator TEXT NOT NULL"
-                     " DEFAULT ''",
-                     NULL, NULL, NULL);
-        sqlite3_exec(s->sql, "ALTER TABLE coordinators ADD COLUMN lock_key BIGINT", NULL, NULL,
-                     NULL); /* likewise, from before issue 24 */
+    /* Columns a farm.db from before them lacks are added once (the error on later opens,
+     * "duplicate column", is expected), then what needs them. */
+    for (int i = 0; ok && db_added_columns[i]; i++) {
+        const char *space = strchr(db_added_columns[i], ' ');
+        assert(space); /* "TABLE COLUMN TYPE" */
+        char alter[256];
+        snprintf(alter, sizeof alter, "ALTER TABLE %.*s ADD COLUMN%s",
+                 (int)(space - db_added_columns[i]), db_added_columns[i], space);
+        sqlite3_exec(s->sql, alter, NULL, NULL, NULL);
     }
+    ok = ok && sqlite3_exec(s->sql, db_schema_late, NULL, NULL, &msg) == SQLITE_OK;
     if (!ok) {
         err_set(e, "database %s: %s", path, msg ? msg : sqlite3_errmsg(s->sql));
         sqlite3_free(msg);

@@ -382,7 +382,31 @@ cJSON *proto_run_create_build(const ProtoRunCreate *m) {
     cJSON_AddStringToObject(j, "source", m->source);
     add_ref(j, "matrix", m->matrix);
     add_ref(j, "cases", m->cases);
+    if (m->submitter) cJSON_AddStringToObject(j, "submitter", m->submitter);
+    if (m->commit) cJSON_AddStringToObject(j, "commit", m->commit);
+    if (m->branch) cJSON_AddStringToObject(j, "branch", m->branch);
     return j;
+}
+
+/* Text people read on the dashboard: no control characters (UTF-8 beyond ASCII is
+ * fine; pages escape the rest). */
+static int printable(const char *s) {
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) return 0;
+    return 1;
+}
+
+/* An optional string of at most MAX bytes that CHECK accepts, into *OUT (NULL when absent). */
+static int get_optional(const cJSON *j, const char *key, size_t max, int (*check)(const char *),
+                        const char *what, const char **out, Err *e) {
+    if (get_str(j, key, max, 0, out, e) < 0) return -1;
+    if (*out && (!**out || !check(*out))) return err_set(e, "\"%s\" must be %s", key, what);
+    return 0;
+}
+
+static int is_commit(const char *s) {
+    size_t n = strlen(s);
+    return n >= 7 && n <= 64 && strspn(s, "0123456789abcdef") == n;
 }
 
 int proto_run_create_parse(const cJSON *j, ProtoRunCreate *m, Err *e) {
@@ -392,6 +416,12 @@ int proto_run_create_parse(const cJSON *j, ProtoRunCreate *m, Err *e) {
     m->matrix = cJSON_GetObjectItemCaseSensitive(j, "matrix");
     m->cases = cJSON_GetObjectItemCaseSensitive(j, "cases");
     if (!sha256_is_hex(m->source)) return err_set(e, "\"source\" must be the archive's sha256");
+    if (get_optional(j, "submitter", PROTO_MAX_NAME, printable, "printable text", &m->submitter,
+                     e) < 0 ||
+        get_optional(j, "commit", 64, is_commit, "7 to 64 lowercase hex digits", &m->commit, e) <
+            0 ||
+        get_optional(j, "branch", PROTO_MAX_BRANCH, printable, "printable text", &m->branch, e) < 0)
+        return -1;
     return valid_cases(m->cases, e);
 }
 

@@ -185,10 +185,15 @@ cJSON *proto_blob_build(const ProtoBlob *m);
 int proto_blob_parse(const cJSON *j, ProtoBlob *m, Err *e);
 
 /* POST /api/v1/runs */
+#define PROTO_MAX_BRANCH 255 /* bytes of a branch name (git allows more; nobody uses them) */
 typedef struct {
     const char *source;  /* the archive blob's SHA-256 */
     const cJSON *matrix; /* configs/matrix*.json (farm/core/matrix.c checks it) */
     const cJSON *cases;  /* non-empty, safe relative paths */
+    /* optional (NULL): who or what submitted it (printable, at most PROTO_MAX_NAME
+     * bytes), the source's commit (7 to 64 lowercase hex digits) and branch (printable,
+     * at most PROTO_MAX_BRANCH bytes) */
+    const char *submitter, *commit, *branch;
 } ProtoRunCreate;
 cJSON *proto_run_create_build(const ProtoRunCreate *m);
 int proto_run_create_parse(const cJSON *j, ProtoRunCreate *m, Err *e);

@@ -50,6 +50,7 @@ static const ConfigBound BOUNDS[] = {
     COUNT(max_queued_pages, 64, 1, 1e5),
     COUNT(max_pages_per_address, 4, 1, 1e5),
     COUNT(max_compare_observations, 1000000, 1000, 1e9),
+    COUNT(max_decode_bytes, 64L << 20, 0, 1e12),
     COUNT(max_attempts, 3, 1, 1000),
     SECONDS(header_timeout_seconds, 10, 0.001, 86400),
     SECONDS(body_timeout_seconds, 300, 0.001, 86400),

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <openssl/rand.h>
 
@@ -432,7 +433,7 @@ static int decode_files(const cJSON *obj, Files *f, Reply *r) {
             free(data); /* the coordinator writes these two itself */
             return reply_error(r, PROTO_E_RESERVED_NAME, "file name %s is reserved", x->string);
         }
-        f->items[f->n++] = (FileItem){x->string, data, len};
+        f->items[f->n++] = (FileItem){.name = x->string, .data = data, .len = len};
     }
     return 0;
 }
@@ -521,24 +522,11 @@ static void filing_leave(Server *s, int slot, long job) {
     pthread_mutex_unlock(&s->filing_lock);
 }
 
-/* The folder's files as {name: base64} for the evidence journal (see store.c). */
-static char *journal_text(const Files *files) {
-    cJSON *j = cJSON_CreateObject();
-    for (size_t i = 0; i < files->n; i++) {
-        char *b64 = util_b64_encode(files->items[i].data, files->items[i].len);
-        cJSON_AddStringToObject(j, files->items[i].name, b64);
-        free(b64);
-    }
-    char *text = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    return text;
-}
-
 /* Verifying and writing files is CPU and kernel work: a few uploads at a time do it as
  * fast as fifty, and leave the CPUs to the short requests (claims, heartbeats). */
-static int store_files(Server *s, const char *rel, const Files *files, Err *e) {
+static int write_blobs(Server *s, const Files *files, Err *e) {
     sem_wait(&s->filers);
-    int rc = store_evidence(s, rel, files->items, files->n, 0, e);
+    int rc = store_files(s, files->items, files->n, e);
     sem_post(&s->filers);
     return rc;
 }
@@ -573,19 +561,29 @@ static int lease_still_held(Server *s, long id, const Agent *agent, const char *
     return rc;
 }
 
-/* Files the checked bundle under its folder's reservation (db_filing_reserve): across
- * coordinators only the holder renames a folder into REL, removes a leftover there, or
- * commits the job's row; a filing that fails removes only what it renamed itself. */
+/* The predicate's test result when it is one of the three, else NULL. */
+static const char *test_result(const cJSON *pred) {
+    const char *result = json_str(pred, "result");
+    return result && (!strcmp(result, "PASSED") || !strcmp(result, "WARNED") ||
+                      !strcmp(result, "FAILED"))
+               ? result
+               : NULL;
+}
+
+/* Files the checked bundle under its evidence path's reservation (db_filing_reserve),
+ * which pins its blobs: they are stored (or found stored) by content, then the job's row
+ * commits with the manifest. Across coordinators only the holder commits; a filing that
+ * fails removes nothing (blobs are shared: the collector takes what nothing names). */
 static void file_reserved(Server *s, const Job *job, const Agent *agent, const char *rel,
-                          const Files *files, const char *pred_text, const char *journal,
-                          const char *bundle_sha, Reply *r) {
+                          const Files *files, const char *pred_text, const char *manifest,
+                          const char *bundle_sha, const char *result, Reply *r) {
     Err e = {{0}};
-    if (store_files(s, rel, files, &e) != 0) {
+    if (write_blobs(s, files, &e) != 0) {
         reply_error(r, PROTO_E_INTERNAL, "filing failed: %s", e.msg);
         db_filing_release(s->db, rel);
         return;
     }
-    int done = db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, journal);
+    int done = db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, manifest, result);
     if (done == 0) {
         ProtoFiled m = {.filed = 1, .evidence = rel};
         snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
@@ -593,10 +591,7 @@ static void file_reserved(Server *s, const Job *job, const Agent *agent, const c
         report_wake(s); /* the run's last job, maybe */
         return;
     }
-    if (done != DB_DONE_NOT_OURS) { /* the folder is still this filing's: it goes */
-        store_unfile(s, rel);
-        db_filing_release(s->db, rel);
-    }
+    if (done != DB_DONE_NOT_OURS) db_filing_release(s->db, rel); /* still this filing's */
     if (done == DB_DONE_REVOKED)
         reply_error(r, PROTO_E_UNKNOWN_AGENT, "agent %ld was revoked", agent->id);
     else if (done == DB_DONE_FAILED)
@@ -604,33 +599,52 @@ static void file_reserved(Server *s, const Job *job, const Agent *agent, const c
     else reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed", job->id);
 }
 
+/* Each file's SHA-256 from the statement's subjects (bundle_check compared every one
+ * with its file, and every file is a subject). */
+static void subject_digests(const cJSON *statement, Files *files) {
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(statement, "subject")) {
+        size_t i;
+        const char *sha = json_str(cJSON_GetObjectItemCaseSensitive(x, "digest"), "sha256");
+        if (util_nameset_get(&files->index, json_str(x, "name"), &i) && sha256_is_hex(sha))
+            snprintf(files->items[i].sha, sizeof files->items[i].sha, "%s", sha);
+    }
+    for (size_t i = 0; i < files->n; i++) assert(sha256_is_hex(files->items[i].sha));
+}
+
 static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJSON *pred,
-                        char *env_text, const char *bundle_sha, Files *files, Reply *r) {
+                        const cJSON *statement, const char *env_text, const char *bundle_sha,
+                        Files *files, Reply *r) {
     char rel[1024];
     snprintf(rel, sizeof rel, "evidence/%s/%ld/%s/%s", json_str(pred, "cairn_version"), job->run_id,
              agent->name, job->cell_id);
-    files->items[files->n++] =
-        (FileItem){"bundle.dsse.json", (unsigned char *)env_text, strlen(env_text)};
-    files->items[files->n++] =
-        (FileItem){"agent.pub.pem", (unsigned char *)agent->public_pem, strlen(agent->public_pem)};
+    subject_digests(statement, files);
+    FileItem *key = &files->items[files->n++];
+    *key = (FileItem){.name = "agent.pub.pem",
+                      .data = (const unsigned char *)agent->public_pem,
+                      .len = strlen(agent->public_pem)};
+    sha256_hex(key->data, key->len, key->sha);
     int slot = filing_enter(s, job->id);
     char *pred_text = cJSON_PrintUnformatted(pred);
-    char *journal = s->cfg.sync_full ? journal_text(files) : NULL;
+    char *digests = store_digests(files->items, files->n);
+    char *manifest = store_manifest(env_text, files->items, files->n);
     if (slot < 0) {
         reply_error(r, PROTO_E_FILING_BUSY, "another upload of job %ld is being filed", job->id);
     } else if (lease_still_held(s, job->id, agent, bundle_sha, r) != 0) {
         /* another upload of this job was filed and acknowledged while this one was
          * verified: its folder is not to be touched */
-    } else if (!db_filing_reserve(s->db, rel, job->id)) {
+    } else if (!db_filing_reserve(s->db, rel, job->id, digests)) {
         reply_error(r, PROTO_E_FILING_BUSY,
-                    "another coordinator is filing job %ld's folder right now", job->id);
+                    "another coordinator is filing job %ld's bundle right now", job->id);
     } else {
-        file_reserved(s, job, agent, rel, files, pred_text, journal, bundle_sha, r);
+        file_reserved(s, job, agent, rel, files, pred_text, manifest, bundle_sha, test_result(pred),
+                      r);
     }
     if (slot >= 0) filing_leave(s, slot, job->id);
     free(pred_text);
-    free(journal);
-    files->n -= 2; /* the two added items are not ours to free */
+    free(digests);
+    free(manifest);
+    files->n -= 1; /* the added key is not ours to free */
 }
 
 void handlers_upload(Server *s, Request *q, Reply *r) {
@@ -677,7 +691,7 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         goto out;
     }
     if (check_predicate(s, pred, &job, &q->agent, r) == 0)
-        file_bundle(s, &job, &q->agent, pred, env_text, bundle_sha, &files, r);
+        file_bundle(s, &job, &q->agent, pred, statement, env_text, bundle_sha, &files, r);
 out:
     EVP_PKEY_free(key);
     cJSON_Delete(statement);
@@ -701,8 +715,10 @@ void handlers_blob_put(Server *s, Request *q, Reply *r) {
         reply_error(r, PROTO_E_DIGEST_MISMATCH, "body's sha256 is %s, not %s", m.sha256, q->arg);
         return;
     }
-    if (!db_blob_exists(s->db, m.sha256, NULL) &&
-        store_blob(s, m.sha256, q->body, q->len, &e) != 0) {
+    size_t len = 0;
+    int fd = db_blob_exists(s->db, m.sha256, NULL) ? store_open_blob(s, m.sha256, &len) : -1;
+    if (fd >= 0) close(fd);
+    if ((fd < 0 || len != q->len) && store_blob(s, m.sha256, q->body, q->len, &e) != 0) {
         reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
         return;
     }
@@ -710,14 +726,12 @@ void handlers_blob_put(Server *s, Request *q, Reply *r) {
 }
 
 void handlers_blob_get(Server *s, Request *q, Reply *r) {
-    char rel[160];
     size_t len = 0;
     if (!sha256_is_hex(q->arg) || !db_blob_exists(s->db, q->arg, NULL)) {
         reply_error(r, PROTO_E_NOT_FOUND, "no blob %s", q->arg);
         return;
     }
-    snprintf(rel, sizeof rel, "blobs/%.2s/%s", q->arg, q->arg);
-    int fd = store_open(s, rel, &len); /* streamed: a thousand agents fetch it at once */
+    int fd = store_open_blob(s, q->arg, &len); /* streamed: a thousand agents fetch it at once */
     if (fd < 0) {
         reply_error(r, PROTO_E_INTERNAL, "blob %s is missing from the store", q->arg);
         return;
@@ -738,7 +752,8 @@ void handlers_run_create(Server *s, Request *q, Reply *r) {
     else if (!db_blob_exists(s->db, m.source, NULL))
         reply_error(r, PROTO_E_MISSING_BLOB, "source blob %s has not been uploaded", m.source);
     else if (!(jobs = matrix_expand(m.matrix, &e))) reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
-    else if ((out.run = db_run_create(s->db, m.source, m.matrix, m.cases, jobs, &e)) < 0)
+    else if ((out.run = db_run_create(s->db, m.source, m.matrix, m.cases, jobs,
+                                      &(RunMeta){m.submitter, m.commit, m.branch}, &e)) < 0)
         reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
     else {
         out.jobs = cJSON_GetArraySize(jobs);
@@ -781,4 +796,17 @@ void handlers_run_cancel(Server *s, Request *q, Reply *r) {
 void handlers_status(Server *s, Request *q, Reply *r) {
     (void)q;
     reply_json(r, 200, db_status_view(s->db));
+}
+
+void handlers_gc(Server *s, Request *q, Reply *r) {
+    (void)q;
+    Err e = {{0}};
+    cJSON *done = gc_collect(s, &e);
+    if (!done) reply_error(r, PROTO_E_INTERNAL, "gc: %s", e.msg);
+    else {
+        reply_json(r, 200, done);
+        fprintf(stderr, "farm: gc: %.0f blob(s) removed (%.0f bytes), %.0f kept\n",
+                json_num(done, "removed", 0), json_num(done, "bytes_removed", 0),
+                json_num(done, "blobs", 0));
+    }
 }

@@ -10,11 +10,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/core.h"
 
 /* Runs compared and stored per round of the reporter (it goes on while rounds fill). */
 #define REPORT_BATCH 16
+/* The least time between two rounds of the reporter. */
+#define REPORT_GAP_US 100000
 
 /* The worst measured error/bound of each case in each column, from the cells' bounds:
  * {column: {case: ratio}}. A case's first entry in a column is the one kept. */
@@ -50,6 +53,7 @@ static cJSON *report_compute(Server *s, long run, cJSON **run_view) {
     cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(view, "cases"),
                                     (double)s->cfg.max_compare_observations);
     cJSON_AddItemToObject(report, "ratios", cell_ratios(results));
+    if (!json_str(report, "refused")) report_values(s, report, results);
     cJSON_Delete(results);
     if (run_view) *run_view = view;
     else cJSON_Delete(view);
@@ -137,6 +141,10 @@ static void *reporter(void *arg) {
         s->report_due = 0;
         pthread_mutex_unlock(&s->report_lock);
         while (report_settle(s) < 0) {}
+        /* Every filing wakes the reporter, and looking for finished runs costs a query
+         * over the runs' jobs: the wakes of the next REPORT_GAP_US are answered together
+         * (a finished run's comparison is stored at most that much later). */
+        usleep(REPORT_GAP_US);
         pthread_mutex_lock(&s->report_lock);
     }
     return NULL;

@@ -15,6 +15,10 @@ static const Route ROUTES[] = {
     {"GET", "/runs/*/plot.svg", AUTH_NONE, web_plot, POOL_PAGE, BODY_NONE},
     {"GET", "/history/**", AUTH_NONE, web_history, POOL_PAGE, BODY_NONE},
     {"GET", "/files/**", AUTH_NONE, web_file, POOL_PAGE, BODY_NONE},
+    {"GET", "/cases/**", AUTH_NONE, web_case, POOL_PAGE, BODY_NONE},
+    {"GET", "/grid", AUTH_NONE, web_grid, POOL_PAGE, BODY_NONE},
+    {"GET", "/machines/*", AUTH_NONE, web_machine, POOL_PAGE, BODY_NONE},
+    {"GET", "/badge/*", AUTH_NONE, web_badge, POOL_PAGE, BODY_NONE},
     {"GET", "/favicon.ico", AUTH_NONE, web_icon, POOL_HTTP, BODY_NONE},
     {"POST", "/api/v1/agents/challenge", AUTH_ENROL, handlers_challenge, POOL_HTTP, BODY_TAKEN},
     {"POST", "/api/v1/agents/enrol", AUTH_ENROL, handlers_enrol, POOL_WORK, BODY_TAKEN},
@@ -29,6 +33,7 @@ static const Route ROUTES[] = {
     {"GET", "/api/v1/runs/*/results", AUTH_ADMIN, handlers_run_results, POOL_WORK, BODY_NONE},
     {"POST", "/api/v1/runs/*/cancel", AUTH_ADMIN, handlers_run_cancel, POOL_WORK, BODY_TAKEN},
     {"GET", "/api/v1/status", AUTH_ADMIN, handlers_status, POOL_WORK, BODY_NONE},
+    {"POST", "/api/v1/gc", AUTH_ADMIN, handlers_gc, POOL_WORK, BODY_TAKEN},
 };
 
 /* Matches PATH against PATTERN; on a match, the "*" segment is copied into ARG. */

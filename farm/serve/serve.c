@@ -25,7 +25,7 @@ static const char SERVE_HELP[] =
     "and starts nothing. Every count and span of seconds below has a range; a value\n"
     "outside it is refused by name (docs/farm.md lists each key's range).\n"
     "Runs the coordinator: the HTTP+JSON API (docs/farm.md), the job queue and the\n"
-    "evidence store, all kept in DIR (farm.db, blobs/, evidence/, tmp/). FILE is JSON:\n"
+    "evidence store, all kept in DIR (farm.db, blobs/, tmp/, trash/). FILE is JSON:\n"
     "  {\"listen\": \"127.0.0.1:8470\", \"enrol_token\": \"...\", \"admin_token\": \"...\",\n"
     "   \"max_body_bytes\": 67108864, \"max_subjects\": 10000, \"lease_seconds\": 60,\n"
     "   \"max_path_depth\": 32, \"max_bundle_inodes\": 30000,\n"
@@ -40,7 +40,8 @@ static const char SERVE_HELP[] =
     "   \"anonymous_timeout_seconds\": 120,\n"
     "   \"http_threads\": 4, \"work_threads\": 8, \"page_threads\": 2,\n"
     "   \"max_queued_pages\": 64, \"max_pages_per_address\": 4,\n"
-    "   \"max_compare_observations\": 1000000, \"store\": \"sqlite\"}\n"
+    "   \"max_compare_observations\": 1000000, \"max_decode_bytes\": 67108864,\n"
+    "   \"store\": \"sqlite\"}\n"
     "store \"sqlite\" (default) keeps the database in DIR/farm.db; \"postgresql://...\" (a\n"
     "libpq URI) keeps it in PostgreSQL, which several coordinators may share along with\n"
     "one DIR (docs/farm.md, \"Several coordinators\").\n"
@@ -70,23 +71,17 @@ static const char SERVE_HELP[] =
  * commit's fsync, which costs no CPU. */
 #define FILERS 2
 
-/* The journal settles every SETTLE_TICKS ticks (one second): a syncfs every tick made
- * claims' WAL writes wait behind the file system's writeback (server-side claim p50
- * 6 ms instead of 0.3 ms under the load test). */
-#define SETTLE_TICKS 5
-
 /* Background work, off every request's path: connections past their deadlines, expired
- * leases, the evidence journal's settling (sync "full") and WAL checkpoints. */
+ * leases and WAL checkpoints. */
 static void *reaper(void *arg) {
     Server *s = arg;
-    for (unsigned long tick = 1;; tick++) {
+    for (;;) {
         timing_sleep_ms(200);
         conns_sweep();
         if (db_reap(s->db, s->cfg.max_attempts) > 0) {
             hub_notify(s);
             report_wake(s); /* a job failed as agent_lost may have ended its run */
         }
-        if (s->cfg.sync_full && tick % SETTLE_TICKS == 0) store_settle(s);
         db_checkpoint(s->db);
     }
     return NULL;
@@ -109,14 +104,17 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
     sem_init(&s->filers, 0, FILERS);
     char path[1200];
     snprintf(path, sizeof path, "%s/farm.db", s->state);
-    s->state_fd = -1;
+    s->state_fd = s->blobs_fd = s->tmp_fd = -1;
     if (fs_mkdirs(s->state, e) == 0 &&
         (s->state_fd = open(s->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         err_set(e, "cannot open the state folder %s: %s", s->state, strerror(errno));
-    if (s->state_fd >= 0) s->db = db_open(s->cfg.store[0] ? s->cfg.store : path, e);
+    if (s->state_fd >= 0 && ((s->blobs_fd = statedir_open_dir(s->state_fd, "blobs", 1)) < 0 ||
+                             (s->tmp_fd = statedir_open_dir(s->state_fd, "tmp", 1)) < 0))
+        err_set(e, "cannot open %s/blobs and %s/tmp: %s", s->state, s->state, strerror(errno));
+    else if (s->state_fd >= 0) s->db = db_open(s->cfg.store[0] ? s->cfg.store : path, e);
     if (s->db) db_set_sync(s->db, s->cfg.sync_full);
     if (s->db && auth_open(s, e) == 0 && store_reconcile(s, e) == 0) return s;
-    free(s); /* an open store stays: its committer thread holds it, and the caller exits */
+    free(s); /* an open store stays (its connections, a PostgreSQL life lock): the caller exits */
     return NULL;
 }
 

@@ -38,6 +38,7 @@ typedef struct {
     long max_queued_pages;      /* page requests queued or running, in all */
     long max_pages_per_address; /* ... and from one client address */
     long max_compare_observations;   /* the work of one comparison (compare.h) */
+    long max_decode_bytes;           /* raw bits one comparison decodes (report_values.c) */
     long max_connections_per_agent;  /* connections that have shown one agent's token */
     long max_claims_per_agent;       /* long polls one agent may have parked */
     long max_capabilities_bytes;     /* an agent's capabilities, as JSON text */
@@ -66,6 +67,7 @@ typedef struct {
     size_t len;
     const char *bearer; /* the Authorization: Bearer token, or NULL */
     const char *peer;   /* the client's address as text, or NULL (no socket: the fuzz target) */
+    const char *query;  /* the URL's arguments, "key\0value\0" pairs ending in "\0", or NULL */
     Agent agent;        /* filled for agent routes */
     double wait_until;  /* a long poll's deadline: 0 before its handler's first call, then
                                 kept between calls (see Reply.park) */

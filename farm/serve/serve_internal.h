@@ -8,8 +8,9 @@
  *   server.c    libmicrohttpd: admission from the headers, bodies, answers, the log
  *   serve.c     the `serve` verb: options, opening the state, the background threads
  *   handlers.c  the API's routes; web*.c the dashboard (web_internal.h)
- *   report.c    each run's comparison, kept once the run has finished
- *   store.c     blobs and evidence folders on disk
+ *   report.c    each run's comparison, kept once the run has finished (report_values.c:
+ *               the values cells hold, and how far apart they are)
+ *   store.c     blobs by content on disk; gc.c the collector; migrate.c the layout before
  *   statedir.c  paths under the state folder, opened without following links
  *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h) */
 #ifndef CAIRN_FARM_SERVE_INTERNAL_H
@@ -75,10 +76,11 @@ typedef struct Exchange {
     char *body;
     size_t len, cap;
     int too_big;
-    int has_body;  /* the headers declare one (Content-Length over 0, or chunked) */
-    int answered;  /* refused from its headers: the body, if any, is not read */
-    int dropped;   /* its client left before its pool ran it: nothing to answer */
-    char peer[64]; /* the client's address (q.peer) */
+    int has_body;    /* the headers declare one (Content-Length over 0, or chunked) */
+    int answered;    /* refused from its headers: the body, if any, is not read */
+    int dropped;     /* its client left before its pool ran it: nothing to answer */
+    char peer[64];   /* the client's address (q.peer) */
+    char query[512]; /* the URL's arguments (q.query): what does not fit is left out */
     double started;
     struct MHD_Connection *conn;
     Parking parking;
@@ -121,8 +123,9 @@ struct Server {
     Db *db;
     FarmConfig cfg;
     char state[1024];
-    int state_fd;     /* the state folder, which every path under it is opened from (statedir.c) */
-    char farm_id[33]; /* the farm's identity (auth_open), named in claims and statements */
+    int state_fd; /* the state folder, which every path under it is opened from (statedir.c) */
+    int blobs_fd, tmp_fd; /* its blobs/ and tmp/ */
+    char farm_id[33];     /* the farm's identity (auth_open), named in claims and statements */
     char enrol_digest[SHA256_HEX_LEN], admin_digest[SHA256_HEX_LEN]; /* the tokens' SHA-256 */
     Hub hub;
     pthread_mutex_t report_lock; /* the reporter's (report.c): report_due and its wake-up */
@@ -214,6 +217,7 @@ void handlers_run_get(Server *s, Request *q, Reply *r);
 void handlers_run_results(Server *s, Request *q, Reply *r);
 void handlers_run_cancel(Server *s, Request *q, Reply *r);
 void handlers_status(Server *s, Request *q, Reply *r);
+void handlers_gc(Server *s, Request *q, Reply *r);
 
 /* --- runs' comparisons (report.c) ------------------------------------------------- */
 
@@ -221,6 +225,10 @@ void handlers_status(Server *s, Request *q, Reply *r);
  * ratio}}): the stored one once the run has finished, else compared now; its view into
  * *RUN_VIEW when not NULL. NULL when there is no such run. */
 cJSON *report_run(Server *s, long run, cJSON **run_view);
+/* Adds to REPORT (compare_results over RESULTS) what its cells hold (report_values.c):
+ * per case "decoded" {sha256: values}, per observation whose bits differ "diffs" {column:
+ * how}, per cell its "log" and whether it is empty; at most max_decode_bytes read. */
+void report_values(Server *s, cJSON *report, const cJSON *results);
 /* Starts the reporter, which stores each finished run's comparison once (for good). */
 void report_start(Server *s);
 /* A run may have finished (a job filed, failed or cancelled): the reporter looks now. */
@@ -237,11 +245,14 @@ int statedir_open_file(int dir, const char *rel, int flags, mode_t mode, int mak
 int statedir_write_new(int dir, const char *rel, const void *data, size_t len, int sync);
 /* Replaces NAME in DIR with DATA: written under a random name first, then renamed. */
 int statedir_replace(int dir, const char *name, const void *data, size_t len, int sync);
+/* The regular file REL under DIR, at most MAX bytes, read whole (malloc'd, NUL-terminated,
+ * its size into *LEN); NULL otherwise. */
+char *statedir_read(int dir, const char *rel, size_t max, size_t *len);
 /* PREFIX and 16 random hex digits: names nobody can plant a link under in advance. */
 void statedir_random_name(const char *prefix, char *out, size_t cap);
 /* Removes NAME in DIR and everything under it, following no link (0 when absent). */
 int statedir_remove(int dir, const char *name);
-/* At start: the state folder STATE and its evidence/, tmp/ and blobs/ must be folders
+/* At start: the state folder STATE and its evidence/, tmp/, blobs/ and trash/ must be folders
  * (not links) that others may not write, and CONFIG a file others may not write (a
  * warning when its group may write either, or others may read its tokens). -1 with E
  * saying how to fix it. */
@@ -249,30 +260,53 @@ int statedir_check(const char *state, const char *config, Err *e);
 
 /* --- the store on disk (store.c) -------------------------------------------------- */
 
-/* Blobs by digest, evidence folders filed atomically. */
-int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e);
-/* Opens the regular file REL (a safe relative path) under the state folder for reading,
- * following no symbolic link on the way and refusing a file with other hard links, so
- * that nothing outside the state folder is ever served; its size into *LEN. -1 when
- * there is no such file. */
-int store_open(const Server *s, const char *rel, size_t *len);
-/* Writes FILES (name -> bytes) plus the envelope and key into a temp folder and renames
- * it to REL under the state folder. Unless REPLACE (the journal's rewrite after a power
- * loss), this coordinator must hold REL's reservation (db_filing_reserve): a folder found
- * at REL that no filed job points to is then a dead filing's, and goes. */
+/* One file of a bundle: its name in the bundle, its bytes and their SHA-256. */
 typedef struct {
     const char *name;
     const unsigned char *data;
     size_t len;
+    char sha[SHA256_HEX_LEN];
 } FileItem;
-int store_evidence(Server *s, const char *rel, const FileItem *files, size_t n, int replace,
-                   Err *e);
-/* Removes the folder REL this coordinator filed (its row did not commit). */
-int store_unfile(Server *s, const char *rel);
-/* After a crash: write journalled folders again, drop temp folders and any evidence
- * folder no filed job points to. */
+
+/* Where blob SHA lives under the state folder: blobs/aa/bb/SHA. */
+void store_blob_path(const char *sha, char *out, size_t cap);
+/* Stores DATA (whose SHA-256 is SHA) once: nothing when a blob of that name and size is
+ * there (0), else written under a random name in tmp/, fsynced (sync "full"), renamed
+ * into place and its folder fsynced (1); -1 with E. */
+int store_put(Server *s, const char *sha, const void *data, size_t len, Err *e);
+/* A source archive: its row, then its blob. */
+int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e);
+/* Opens blob SHA for reading: a regular file with no other hard link, opened from the
+ * state folder without following links, so that nothing outside it is ever served; its
+ * size into *LEN. -1 when there is none. */
+int store_open_blob(const Server *s, const char *sha, size_t *len);
+/* Blob SHA's bytes (malloc'd, NUL-terminated) when it is at most MAX bytes, else NULL. */
+char *store_read_blob(const Server *s, const char *sha, size_t max, size_t *len);
+/* Stores every one of FILES (store_put); 0, or -1 with E. */
+int store_files(Server *s, const FileItem *files, size_t n, Err *e);
+/* FILES' digests as a JSON array (what a filing's reservation pins), and the manifest of
+ * a bundle whose envelope is ENVELOPE: {"envelope", "files": {name: sha256}} (malloc'd). */
+char *store_digests(const FileItem *files, size_t n);
+char *store_manifest(const char *envelope, const FileItem *files, size_t n);
+/* Whether NAME in DIR may be dropped as a dead write's: always without PEERS (other live
+ * coordinators), else once older than ten minutes (by its change time). */
+int store_droppable(int dir, const char *name, int peers);
+/* Drops temp files in tmp/ (all, or with PEERS only the old ones); how many, or -1. */
+int store_drop_temps(Server *s, int peers);
+/* At start, before anything is served: drop temp files of dead writes, put back blobs a
+ * stopped collection had taken, migrate the layout before issue 28 (migrate.c). */
 int store_reconcile(Server *s, Err *e);
-/* Syncs the evidence written so far and drops its journal rows; returns how many. */
-int store_settle(Server *s);
+
+/* The collector (gc.c): removes every blob nothing names, safely while filings go on
+ * here and at other coordinators; {"blobs", "removed", "bytes_removed", "put_back",
+ * "temps_removed", "seconds"}, or NULL with E (then nothing named was removed). */
+cJSON *gc_collect(Server *s, Err *e);
+/* Puts back the blobs in trash/ that something names, removes the rest (a collection
+ * stopped half way); 0, or -1 with E. */
+int gc_recover(Server *s, Err *e);
+
+/* The layout before issue 28 (migrate.c): folders per bundle, the journal, source
+ * archives one level deep, migrated to blobs and manifests. 0, or -1 with E. */
+int migrate_legacy(Server *s, int peers, Err *e);
 
 #endif

@@ -202,6 +202,26 @@ static enum MHD_Result dispatch(Server *s, Exchange *x) {
     return answer(x->conn, x, &r);
 }
 
+/* Copies one URL argument into the exchange's query ("key\0value\0...\0"); one that
+ * does not fit whole is left out (pages read three short filters). */
+static enum MHD_Result keep_argument(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value) {
+    (void)kind;
+    Exchange *x = cls;
+    size_t used = 0;
+    while (used < sizeof x->query && x->query[used]) { /* past each pair (a value may be "") */
+        used += strlen(x->query + used) + 1;
+        used += strlen(x->query + used) + 1;
+    }
+    size_t k = strlen(key), v = value ? strlen(value) : 0;
+    if (used + k + v + 3 <= sizeof x->query) {
+        memcpy(x->query + used, key, k + 1);
+        memcpy(x->query + used + k + 1, value ? value : "", v + 1);
+        x->query[used + k + v + 2] = '\0';
+    }
+    return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **state) {
@@ -213,7 +233,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!x) return MHD_NO;
         x->started = timing_now_seconds();
         x->conn = conn;
-        x->q = (Request){.method = method, .path = url};
+        x->q = (Request){.method = method, .path = url, .query = x->query};
+        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, keep_argument, x);
         conns_peer(conn, x->peer, sizeof x->peer);
         x->q.peer = x->peer;
         Reply r = {0};

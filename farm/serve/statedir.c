@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -74,6 +75,31 @@ int statedir_write_new(int dir, const char *rel, const void *data, size_t len, i
         return -1;
     }
     return close(fd);
+}
+
+char *statedir_read(int dir, const char *rel, size_t max, size_t *len) {
+    /* O_NONBLOCK: a FIFO planted here must not hold the thread that opens it */
+    int fd = statedir_open_file(dir, rel, O_RDONLY | O_NONBLOCK, 0, 0);
+    struct stat st;
+    char *data = NULL;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= max &&
+        (data = malloc((size_t)st.st_size + 1)) != NULL) {
+        size_t got = 0, size = (size_t)st.st_size;
+        for (ssize_t n = 1; got < size && n > 0;) {
+            n = read(fd, data + got, size - got);
+            if (n > 0) got += (size_t)n;
+            else if (n < 0 && errno == EINTR) n = 1;
+        }
+        if (got == size) {
+            data[size] = '\0';
+            *len = size;
+        } else {
+            free(data);
+            data = NULL;
+        }
+    }
+    if (fd >= 0) close(fd);
+    return data;
 }
 
 void statedir_random_name(const char *prefix, char *out, size_t cap) {
@@ -148,7 +174,7 @@ static int private_folder(const char *path, int nofollow, const char *what, Err 
 }
 
 int statedir_check(const char *state, const char *config, Err *e) {
-    static const char *const subs[] = {"evidence", "tmp", "blobs", NULL};
+    static const char *const subs[] = {"evidence", "tmp", "blobs", "trash", NULL};
     if (private_folder(state, 0, "the state folder", e) != 0) return -1;
     for (int i = 0; subs[i]; i++) {
         char path[1200];

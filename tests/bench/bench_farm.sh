@@ -9,6 +9,11 @@
 # the coordinator's memory and the claim latency with a large fleet connected.
 # BENCH_FARM_STORE=postgresql: the store is a throwaway PostgreSQL server, started and
 # stopped the way the farm tests start theirs (tests/farm/pg_throwaway.sh).
+# CPU per job: the coordinator's user+system time (/proc/PID/stat) and the load
+# generator's (/usr/bin/time) over each load, divided by the jobs it filed. The load
+# generator runs as its own process under `nice -n LOADGEN_NICE` (default 10), so that on
+# a busy machine the coordinator's threads win the cores it competes for;
+# LOADGEN_CPUS=LIST pins it with taskset as well (e.g. LOADGEN_CPUS=1 on 2 cores).
 #   usage: tests/bench/bench_farm.sh [AGENTS] [JOBS] [MANY]   (defaults 50, 2000, 1000)
 set -euo pipefail
 failed=0 # a loadgen that did not file every job: the figures print, then the bench fails
@@ -34,12 +39,14 @@ if [ "$STORE" = postgresql ]; then
     store_json=", \"store\": \"$("$PG" createdb "$pg_dir" farm)\""
 fi
 
-# Every simulated agent connects from 127.0.0.1: space for MANY of them on one address.
+# Every simulated agent connects (and asks for its enrolment challenge) from 127.0.0.1:
+# space for MANY of them on one address.
 cat > "$work/farm.json" <<JSON
 {"listen": "127.0.0.1:0", "enrol_token": "bench-enrol-token-0123456789",
  "admin_token": "bench-admin-token-0123456789", "lease_seconds": 60,
  "sync": "${CAIRN_FARM_SYNC:-full}", "max_connections": $((MANY + 1000)),
- "max_connections_per_address": $((MANY + 500))$store_json}
+ "max_connections_per_address": $((MANY + 500)),
+ "max_challenges": $((MANY + 1000)), "max_challenges_per_address": $((MANY + 500))$store_json}
 JSON
 # Every request's time inside the coordinator goes to its log: the claims' server-side
 # latency, apart from the simulated agents' own scheduling on this shared machine.
@@ -50,6 +57,12 @@ for _ in $(seq 100); do [ -f "$work/state/serve.json" ] && break; sleep 0.05; do
 url=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' \
       "$work/state/serve.json")
 rss() { awk '/VmRSS/ {print $2}' "/proc/$farm_pid/status"; }
+# The coordinator's user+system CPU so far, in clock ticks (fields 14 and 15 of stat).
+ticks() { sed 's/.*) //' "/proc/$farm_pid/stat" | awk '{print $12 + $13}'; }
+TCK=$(getconf CLK_TCK)
+NICE=${LOADGEN_NICE:-10}
+PIN=()
+[ -n "${LOADGEN_CPUS:-}" ] && PIN=(taskset -c "$LOADGEN_CPUS")
 mark() { wc -l < "$work/farm.log"; }
 # p50 and p99 of the claims answered 200 in the log's lines FROM..TO, in ms.
 served() {
@@ -69,15 +82,29 @@ export CAIRN_FARM_URL=$url CAIRN_FARM_TOKEN=bench-admin-token-0123456789
 "$BIN/cairn-farm" submit --matrix "$work/matrix.json" "$work/src" >/dev/null
 
 # Runs AGENTS simulated agents through JOBS jobs, sampling the coordinator's resident
-# memory into $work/rss (emptied first); prints loadgen's JSON line, fails as it does.
+# memory into $work/rss (emptied first); prints loadgen's JSON line with the CPU per job
+# of the coordinator and of the load generator added, and fails as loadgen does.
 load() {
     : > "$work/rss"
     ( while kill -0 "$farm_pid" 2>/dev/null; do rss >> "$work/rss"; sleep 0.25; done ) \
         >/dev/null &
-    local sampler=$! rc=0
-    "$BIN/cairn-agent" loadgen --coordinator "$url" --token bench-enrol-token-0123456789 \
-        --agents "$1" --jobs "$2" || rc=1
+    local sampler=$! rc=0 t0 t1 out
+    t0=$(ticks)
+    out=$(/usr/bin/time -f '%U %S' -o "$work/lg-time" "${PIN[@]}" nice -n "$NICE" \
+        "$BIN/cairn-agent" loadgen --coordinator "$url" --token bench-enrol-token-0123456789 \
+        --agents "$1" --jobs "$2") || rc=1
+    t1=$(ticks)
     kill $sampler 2>/dev/null || true
+    /usr/bin/python3 - "$out" "$t0" "$t1" "$TCK" "$(tail -n 1 "$work/lg-time")" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+ticks, tck = int(sys.argv[3]) - int(sys.argv[2]), int(sys.argv[4])
+lg = sum(float(x) for x in sys.argv[5].split())
+jobs = max(r.get("filed", r.get("jobs", 0)), 1)
+r["coordinator_cpu_ms_per_job"] = round(ticks * 1000.0 / tck / jobs, 3)
+r["loadgen_cpu_ms_per_job"] = round(lg * 1000.0 / jobs, 3)
+print(json.dumps(r))
+PY
     return $rc
 }
 rss_max() { sort -n "$work/rss" | tail -n 1; }
@@ -105,6 +132,7 @@ m3=$(mark)
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo "bench_farm: $AGENTS agents, $((half * 2)) jobs on $(nproc) cores, store $STORE, sync ${CAIRN_FARM_SYNC:-full}, state in ${TMPDIR:-/tmp} (machine shared: figures are upper bounds on latency)"
+echo "bench_farm: load generator: its own process under nice -n $NICE${LOADGEN_CPUS:+, pinned to CPU(s) $LOADGEN_CPUS}"
 echo "bench_farm: load average before $load_before, after $load_after, at the end $load_end"
 echo "bench_farm: $result"
 echo "bench_farm: $AGENTS agents: claims inside the coordinator: $(served "$m0" "$m1")"

@@ -14,6 +14,14 @@ import farmlib  # noqa: E402
 STORES = [s for s in os.environ.get("CAIRN_FARM_STORE", "sqlite,postgresql").split(",") if s]
 
 
+def pytest_terminal_summary(terminalreporter):
+    """The screenshots the browser tests kept (farmlib.ARTIFACTS_KEPT), listed."""
+    if farmlib.ARTIFACTS_KEPT:
+        terminalreporter.write_sep("-", "dashboard screenshots kept")
+        for path in sorted(set(farmlib.ARTIFACTS_KEPT)):
+            terminalreporter.write_line(str(path))
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "sqlite_only(reason): the test reads or edits farm.db")
 

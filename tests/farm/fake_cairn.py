@@ -5,7 +5,13 @@ It reads directives from the case file, lines of the form `//! DIRECTIVE ...`:
     //! observe NAME V1,V2,...   an f64 observation of these values
     //! observe-cc NAME          an observation whose bits depend on --cc (gcc vs clang)
     //! observe-device NAME E D  an f64 observation: E when emulated or on the host, D in a
-                                 device build (--target sm_XX without --emulate)
+                                 device build (--target sm_XX without --emulate); E and D
+                                 may be lists (1,2,nan), of one length
+    //! observe-later NAME N     an f64 observation: 1.0 for this case's first N builds
+                                 counted in $FAKE_CAIRN_COUNTER (a file), then 1.0 with gcc
+                                 and 1.0000000000000002 with clang (a verdict that changes
+                                 with nothing else changed: flaky)
+    //! silent                   the program writes nothing to its log
     //! unordered                the receipt lists an operation with "order": "unordered"
     //! bound NAME RATIO [WORDS]  the run reports NAME measured at RATIO of its contract's
                                  bound (WORDS: the promise it names)
@@ -15,7 +21,8 @@ It reads directives from the case file, lines of the form `//! DIRECTIVE ...`:
     //! trap                     the program traps (message on stderr, exit 1)
     //! observe-long NAME PAD    an observation line padded past PAD bytes (extra field)
     //! observe-name-of N        an observation whose name is N bytes long
-    //! raw-big NAME BYTES       a raw observation file of BYTES bytes
+    //! raw-big NAME BYTES       a raw observation file of BYTES bytes (zeros)
+    //! raw-random NAME BYTES    a raw observation file of BYTES random bytes (new each run)
     //! build-fail               `cairn build` fails
 The program also sleeps $FAKE_CAIRN_SLEEP seconds and appends its pid to
 $FAKE_CAIRN_PIDFILE when those are set (the kill and cancel tests use them).
@@ -56,10 +63,10 @@ for name, pad in spec["long_lines"]:
     if raw:
         with open(os.path.join(raw, "%%s.long.bin" %% name[:100]), "wb") as f:
             f.write(bits)
-for name, size in spec["raw_big"]:
+for name, size, random in spec["raw_big"]:
     if raw:
         with open(os.path.join(raw, "%%s.big.bin" %% name), "wb") as f:
-            f.truncate(size)
+            f.write(os.urandom(size)) if random else f.truncate(size)
 for name, ratio, promise in spec["bounds"]:
     if log:
         with open(log, "a") as f:
@@ -72,7 +79,8 @@ for name, ok in spec["checks"]:
 if spec["trap"]:
     sys.stderr.write("trap: %%s:1:1: integer overflow\n" %% spec["source"])
     sys.exit(1)
-print("fake program done")
+if not spec["silent"]:
+    print("fake program done")
 sys.exit(spec["exit"])
 '''
 
@@ -98,7 +106,7 @@ def build(argv):
     src, o = parse_args(argv)
     text = open(src).read()
     spec = {"sleep": 0.0, "observations": [], "exit": 0, "trap": False, "source": src,
-            "bounds": [], "checks": [], "long_lines": [], "raw_big": []}
+            "bounds": [], "checks": [], "long_lines": [], "raw_big": [], "silent": False}
     unordered = False
     for line in text.splitlines():
         if not line.startswith("//! "):
@@ -109,8 +117,20 @@ def build(argv):
             spec["observations"].append((words[1], struct.pack("<%dd" % len(vals), *vals).hex()))
         elif words[0] == "observe-device":
             device = o["target"] != "host" and not o["emulate"]
-            val = float(words[3] if device else words[2])
+            vals = [float(v) for v in (words[3] if device else words[2]).split(",")]
+            spec["observations"].append((words[1], struct.pack("<%dd" % len(vals), *vals).hex()))
+        elif words[0] == "observe-later":
+            val = 1.0
+            if os.environ.get("FAKE_CAIRN_COUNTER"):
+                counter = os.environ["FAKE_CAIRN_COUNTER"]
+                seen = int(open(counter).read() or 0) if os.path.exists(counter) else 0
+                with open(counter, "w") as f:
+                    f.write(str(seen + 1))
+                if seen >= int(words[2]) and o["cc"] != "gcc":
+                    val = 1.0 + 2.0 ** -52
             spec["observations"].append((words[1], struct.pack("<d", val).hex()))
+        elif words[0] == "silent":
+            spec["silent"] = True
         elif words[0] == "observe-cc":
             val = 1.0 if o["cc"] == "gcc" else 1.0 + 2.0 ** -52
             spec["observations"].append((words[1], struct.pack("<d", val).hex()))
@@ -121,8 +141,8 @@ def build(argv):
             spec["long_lines"].append((words[1], int(words[2])))
         elif words[0] == "observe-name-of":    # observe-name-of N: a name of N bytes
             spec["long_lines"].append(("n" * int(words[1]), 0))
-        elif words[0] == "raw-big":            # raw-big NAME BYTES: a raw file of BYTES
-            spec["raw_big"].append((words[1], int(words[2])))
+        elif words[0] in ("raw-big", "raw-random"):  # NAME BYTES: a raw file of BYTES
+            spec["raw_big"].append((words[1], int(words[2]), words[0] == "raw-random"))
         elif words[0] == "check":
             spec["checks"].append((words[1], words[2] == "ok"))
         elif words[0] == "unordered":

@@ -119,6 +119,10 @@ class ThrowawayPostgres:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
+# Screenshots the dashboard's browser tests kept (build/test-artifacts/*.png), which the
+# session lists at its end (conftest.py).
+ARTIFACTS_KEPT = []
+
 # The store every Farm gets: None (SQLite in its state folder) or a ThrowawayPostgres,
 # set for the session by conftest.py's farm_store fixture.
 POSTGRES = None
@@ -229,10 +233,10 @@ class Farm:
                                "--token", ADMIN], capture_output=True, text=True,
                               timeout=timeout)
 
-    def submit(self, tree, matrix):
+    def submit(self, tree, matrix, *extra):
         mpath = self.tmp / f"matrix-{time.time_ns()}.json"
         mpath.write_text(json.dumps(matrix))
-        r = self.cli("submit", "--matrix", mpath, tree)
+        r = self.cli("submit", "--matrix", mpath, *extra, tree)
         assert r.returncode == 0, r.stderr
         return int(r.stdout.split()[1].rstrip(":"))
 
@@ -260,10 +264,54 @@ class Farm:
         self.procs.append(p)
         return p
 
-    def evidence_dirs(self):
-        """Every filed cell folder: state/evidence/<version>/<run>/<machine>/<cell>."""
-        root = self.state / "evidence"
+    def filed(self):
+        """The evidence path (evidence/<version>/<run>/<machine>/<cell>) of every filed
+        bundle, from the coordinator's API: bundles are manifests in the store and their
+        files blobs by content (docs/farm.md, "Evidence by content"), not folders."""
+        status, st = self.request("GET", "/api/v1/status")
+        assert status == 200, st
+        return sorted(j["evidence"] for r in st["runs"] for j in self.run_view(r["id"])["jobs"]
+                      if j["state"] == "done")
+
+    def exported(self, dest=None):
+        """Every run's bundles written out by `cairn-farm export` (which checks every file
+        against its digest and verifies each bundle it wrote) under DEST (default
+        TMP/export-N): the folders evidence/<version>/<run>/<machine>/<cell>, sorted."""
+        if dest is None:
+            dest = self.tmp / f"export-{time.time_ns()}"
+        status, st = self.request("GET", "/api/v1/status")
+        assert status == 200, st
+        for run in st["runs"]:
+            r = self.cli("export", run["id"], dest, timeout=300)
+            assert r.returncode == 0, r.stdout + r.stderr
+        root = pathlib.Path(dest) / "evidence"
         return sorted(p for p in root.glob("*/*/*/*") if p.is_dir()) if root.exists() else []
+
+    def blobs(self):
+        """Every blob file in the state folder (blobs/aa/bb/SHA256)."""
+        return sorted(p for p in (self.state / "blobs").glob("??/??/*") if p.is_file())
+
+    def get_bytes(self, path, timeout=30):
+        """(status, body bytes) of an anonymous GET PATH."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        body = resp.read()
+        conn.close()
+        return resp.status, body
+
+    def source_blobs(self):
+        """The blob files of the runs' source archives."""
+        status, st = self.request("GET", "/api/v1/status")
+        assert status == 200, st
+        shas = {r["source_sha"] for r in st["runs"]}
+        return sorted(p for p in self.blobs() if p.name in shas)
+
+    def filed_file(self, evidence, name):
+        """A filed bundle's file NAME, as the dashboard serves it (bytes)."""
+        status, body = self.get_bytes(f"/files/{evidence}/{name}")
+        assert status == 200, (evidence, name, status, body[:200])
+        return body
 
 
 def enrol_request(farm, name, key, pub_key=None, proof_name=None, nonce=None,

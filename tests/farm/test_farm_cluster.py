@@ -56,12 +56,12 @@ def test_three_agents_each_job_once_on_a_fitting_agent(tmp_path):
         assert {j["agent"] for j in jobs if j["cell"]["sanitizer"] == "asan"} == {"c-both"}
         assert [j["agent"] for j in jobs if j["cell"]["labels"]] == ["b-clang"]
         assert not [e for e in st["events"] if e["kind"] == "agent_lost"]
-        # One evidence folder per job, each where the job's agent and cell say.
-        dirs = farm.evidence_dirs()
-        assert len(dirs) == 5
-        expected = {f"0.1.0/{r}/{j['agent']}/{j['cell_id']}" for r in (run1, run2)
+        # One bundle per job, each where the job's agent and cell say; exported as folders.
+        expected = {f"evidence/0.1.0/{r}/{j['agent']}/{j['cell_id']}" for r in (run1, run2)
                     for j in farm.run_view(r)["jobs"]}
-        assert {str(d.relative_to(farm.state / "evidence")) for d in dirs} == expected
+        assert set(farm.filed()) == expected
+        dirs = farm.exported(tmp_path / "export")
+        assert {str(d.relative_to(tmp_path / "export")) for d in dirs} == expected
         # The comparison: fixed cases identical, the unordered one differs within its bound.
         r = farm.cli("compare", run1, "--json")
         assert r.returncode == 0, r.stdout + r.stderr
@@ -142,8 +142,8 @@ def test_agent_killed_mid_job_is_requeued_and_finished_elsewhere(tmp_path):
         [j] = view["jobs"]
         assert j["state"] == "done" and j["agent"] == "rescue"
         assert j["attempt"] == 2 and j["lost"] == 1
-        dirs = farm.evidence_dirs()
-        assert [d.parent.name for d in dirs] == ["rescue"]     # one bundle, from the rescuer
+        filed = farm.filed()
+        assert [f.split("/")[-2] for f in filed] == ["rescue"]     # one bundle, from the rescuer
         _, st = farm.request("GET", "/api/v1/status")
         assert [e["kind"] for e in st["events"]] == ["agent_lost"]
 
@@ -157,7 +157,7 @@ def test_lost_job_fails_as_agent_lost_after_the_retry_limit(tmp_path):
         slow.wait(10)
         [j] = farm.wait_run(run, 20)["jobs"]
         assert j["state"] == "failed" and j["failure"] == "agent_lost"
-        assert farm.evidence_dirs() == []
+        assert farm.filed() == []
 
 
 def test_cancellation_reaches_a_running_agent(tmp_path):
@@ -173,7 +173,7 @@ def test_cancellation_reaches_a_running_agent(tmp_path):
         assert "uploaded" not in log
         [j] = farm.run_view(run)["jobs"]
         assert j["state"] == "cancelled"
-        assert farm.evidence_dirs() == []
+        assert farm.filed() == []
 
 
 def acknowledged(agent_logs):
@@ -186,9 +186,11 @@ def acknowledged(agent_logs):
 
 
 def test_coordinator_killed_during_uploads_loses_nothing_acknowledged(tmp_path):
-    """kill -9 of the coordinator while a bundle is being filed (its temp folder in tmp/:
-    each bundle carries a 3 MB raw file, so filing takes a while, and the kill waits for
-    one): the restart keeps every acknowledged bundle and drops what was half-filed.
+    """kill -9 of the coordinator while a bundle is being filed (a blob being written in
+    tmp/: each bundle carries a 3 MB raw file of random bytes, a new blob every time, so
+    filing takes a while, and the kill waits for one): the restart keeps every
+    acknowledged bundle, every file of each intact and verified, and drops what was
+    half-written.
     With PostgreSQL the killed coordinator's sign of life was still fresh at the restart,
     so it was taken for a live peer and its temp folder (and any folder it had renamed
     into place unacknowledged) was kept: this failed whenever the kill landed in a
@@ -213,70 +215,21 @@ def test_coordinator_killed_during_uploads_loses_nothing_acknowledged(tmp_path):
         assert not list((farm.state / "tmp").iterdir())
         view = farm.wait_run(run, 90)
         assert all(j["state"] == "done" for j in view["jobs"])
-        dirs = farm.evidence_dirs()
-        assert len(dirs) == 30                 # one folder per job, none half-filed
+        assert len(farm.filed()) == 30
+        dirs = farm.exported()                 # every file checked, every bundle verified
+        assert len(dirs) == 30
         for d in dirs:
             r = subprocess.run([FARM, "verify", d / "bundle.dsse.json", "--key",
                                 d / "agent.pub.pem"], capture_output=True, text=True, timeout=30)
             assert r.returncode == 0, (d, r.stderr)
-    finally:
-        farm.close()
 
-
-def folder_files(d):
-    return {str(f.relative_to(d)): f.read_bytes() for f in sorted(d.rglob("*")) if f.is_file()}
-
-
-@pytest.mark.sqlite_only("reads and writes the journal in farm.db")
-def test_journal_settles_and_rewrites_folders_lost_to_a_power_loss(tmp_path):
-    """With sync "full" a filed folder is not fsynced file by file: its files are committed
-    (fsynced) with the job's row in the `unsettled` journal, the background settles them
-    (syncfs, then the rows go), and a restart writes any journalled folder again. A power
-    loss cannot be staged here, so the test makes what one could leave behind: journal
-    rows whose folders are gone or half-written."""
-    import base64
-    import sqlite3
-    farm = Farm(tmp_path, lease=10)
-    try:
-        farm.start()
-        run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc"], "repeat": 4})
-        r = subprocess.run([AGENT, "loadgen", "--coordinator", farm.url, "--token", ENROL,
-                            "--agents", "2", "--jobs", "4"], capture_output=True, text=True,
-                           timeout=60)
-        assert r.returncode == 0, r.stdout + r.stderr
-        db = farm.state / "farm.db"
-
-        def unsettled():
-            with sqlite3.connect(db, timeout=10) as c:
-                return c.execute("SELECT COUNT(*) FROM unsettled").fetchone()[0]
-        wait_for(lambda: unsettled() == 0, 10, "the journal to settle")
-        rels = [j["evidence"] for j in farm.run_view(run)["jobs"]]
-        farm.stop_server()
-        before = {rel: folder_files(farm.state / rel) for rel in rels}
-        with sqlite3.connect(db) as c:
-            for rel in rels[:2]:
-                files = {k: base64.b64encode(v).decode() for k, v in before[rel].items()}
-                c.execute("INSERT INTO unsettled(job_id, evidence, files) VALUES(0, ?, ?)",
-                          (rel, json.dumps(files)))
-        lost, torn = farm.state / rels[0], farm.state / rels[1]
-        subprocess.run(["rm", "-rf", lost], check=True)
-        (torn / "bundle.dsse.json").write_bytes(b"{")
-        farm.start()
-        assert unsettled() == 0
-        for rel in rels:
-            assert folder_files(farm.state / rel) == before[rel], rel
-            d = farm.state / rel
-            v = subprocess.run([FARM, "verify", d / "bundle.dsse.json", "--key",
-                                d / "agent.pub.pem"], capture_output=True, text=True, timeout=30)
-            assert v.returncode == 0, v.stderr
-        assert "wrote 2 evidence folder(s) again" in (tmp_path / "farm.log").read_text()
     finally:
         farm.close()
 
 
 def test_every_command_has_help(tmp_path):
     for exe, verbs in ((FARM, ["serve", "submit", "status", "compare", "cancel", "revoke",
-                               "verify"]),
+                               "verify", "gc", "export"]),
                        (AGENT, ["keygen", "probe", "run", "loadgen"])):
         r = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=10)
         assert r.returncode == 0 and "usage" in r.stdout

@@ -41,10 +41,9 @@ def test_device_cells_go_to_the_gpu_agent(tmp_path):
         device = [r for r in results if r["predicate"]["cell"]["mode"] == "device"][0]
         machine = device["predicate"]["machine"]
         assert machine["gpus"][0]["name"] == "NVIDIA H200" and machine["cuda"] == "12.4"
-        receipt = json.loads((farm.state / device["evidence"] /
-                              "examples/one.cairn/receipt.json").read_text())
+        receipt = json.loads(farm.filed_file(device["evidence"], "examples/one.cairn/receipt.json"))
         assert receipt["target"] == "sm_90" and receipt["emulate"] is False
         emulated = [r for r in results if r["predicate"]["cell"]["mode"] == "emulated"][0]
-        receipt = json.loads((farm.state / emulated["evidence"] /
-                              "examples/one.cairn/receipt.json").read_text())
+        receipt = json.loads(farm.filed_file(emulated["evidence"],
+                                             "examples/one.cairn/receipt.json"))
         assert receipt["target"] == "host" and receipt["emulate"] is True

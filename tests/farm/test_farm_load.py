@@ -28,6 +28,11 @@ def batch(farm, jobs, agents):
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads(r.stdout)
     assert report["jobs"] == jobs and report["errors"] == 0, report
+    # The rate ends at the last filing, before the idle agents' last long polls (1 s each).
+    assert 0 < report["seconds"] <= report["wall_seconds"], report
+    # jobs_per_s is jobs over seconds (printed to the millisecond: within its rounding)
+    assert abs(report["jobs_per_s"] * report["seconds"] - jobs) <= \
+        0.0005 * report["jobs_per_s"] + 0.05 * report["seconds"] + 0.01, report
     view = farm.run_view(run)
     assert all(j["state"] == "done" and j["attempt"] == 1 for j in view["jobs"])
     return report
@@ -40,7 +45,7 @@ def test_load_small(tmp_path):
         second = batch(farm, 200, 10)
         rss_second = rss_kib(farm.server.pid)
         print(f"\nload: {first}\nload: {second}\nload: RSS {rss_first} -> {rss_second} KiB")
-        assert len(farm.evidence_dirs()) == 400
+        assert len(farm.filed()) == 400
         # 200 more jobs may not cost more than 4 MiB (a leak of 20 KiB per job would).
         # Under a sanitizer the shadow memory and quarantine grow on their own.
         if SAN == "none":

@@ -45,9 +45,9 @@ def test_real_cairn_on_gcc_and_clang(tmp_path):
             assert {o["name"]: o["sha256"] for o in case["observations"]} == want
             assert all(c["ok"] for c in case["checks"]), case["checks"]
             assert case["unordered"] is False
-            folder = farm.state / res["evidence"]
-            receipt = json.loads((folder / case["receipt"]).read_text())
+            receipt = json.loads(farm.filed_file(res["evidence"], case["receipt"]))
             assert receipt["compiler"]["name"] == res["predicate"]["cell"]["compiler"]
+        for folder in farm.exported():
             r = subprocess.run([FARM, "verify", folder / "bundle.dsse.json", "--key",
                                 folder / "agent.pub.pem"], capture_output=True, text=True,
                                timeout=30)

@@ -49,7 +49,8 @@ def upload(farm, job, body, token):
 
 
 def assert_nothing_filed(farm, jobs):
-    assert farm.evidence_dirs() == []
+    assert farm.filed() == []
+    assert farm.blobs() == farm.source_blobs()   # no file of a refused bundle was stored
     for job in jobs:
         view = farm.run_view(job["run"])
         [j] = [v for v in view["jobs"] if v["job"] == job["job"]]
@@ -218,17 +219,17 @@ def test_good_upload_is_filed_once_and_a_repeat_is_idempotent(setup):
     body = upload_body(env, files)
     status, answer = upload(farm, jobs[0], body, tokens["x"])
     assert status == 200 and answer["filed"] is True, answer
-    assert len(farm.evidence_dirs()) == 1
+    assert len(farm.filed()) == 1
     status, again = upload(farm, jobs[0], body, tokens["x"])
     assert status == 200 and again["filed"] is False and again["duplicate"] is True
-    assert len(farm.evidence_dirs()) == 1
+    assert len(farm.filed()) == 1
     # A different bundle for the filed job is a conflict; so is a heartbeat for it.
     other, files2 = bundle(jobs[0], keys["x"], tmp, files={
         f"{jobs[0]['cases'][0]}/receipt.json": RECEIPT + b" "})
     rejected(*upload(farm, jobs[0], upload_body(other, files2), tokens["x"]), 409, "already")
     assert farm.request("POST", f"/api/v1/jobs/{jobs[0]['job']}/heartbeat", {},
                         token=tokens["x"])[0] == 409
-    assert len(farm.evidence_dirs()) == 1
+    assert len(farm.filed()) == 1
     # The other agent may not file x's job.
     env_y, files_y = bundle(jobs[1], keys["y"], tmp, machine="y")
     rejected(*upload(farm, jobs[1], upload_body(env_y, files_y), tokens["y"]), 409, "not leased")

@@ -31,8 +31,8 @@ from cairntest import SAN  # noqa: E402
 IDLE = 5000
 ADDRESSES = [f"127.0.0.{i}" for i in range(2, 12)]   # 500 connections from each
 HTTP_THREADS, WORK_THREADS, PAGE_THREADS = 4, 8, 2
-# Beside the three pools: main, reaper, waker, reporter, the database's committer, and
-# slack.
+# Beside the three pools: main, reaper, waker, reporter, and slack (the group commit
+# runs on the filing threads).
 THREAD_LIMIT = HTTP_THREADS + WORK_THREADS + PAGE_THREADS + 7
 WAIT_S = 4.0
 JOBS, AGENTS = 1000, 50
@@ -237,7 +237,7 @@ def test_idle_connections_hold_no_threads(tmp_path, nofile):
         assert report["claim_p99_ms"] < AGENT_CLAIM_P99_MS, report
         view = farm.run_view(run)
         assert all(j["state"] == "done" for j in view["jobs"])
-        assert len(farm.evidence_dirs()) == JOBS
+        assert len(farm.filed()) == JOBS
 
         # 3. Every idle connection is still open and answers its next request.
         idle.send(claim_request(answer["token"], 0))

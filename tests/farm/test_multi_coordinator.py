@@ -121,23 +121,25 @@ def test_two_coordinators_one_killed_every_job_once(tmp_path):
                 acked += 1
         assert acked >= 24 - 2, "most bundles are acknowledged to the agent that made them"
         filed = {j["evidence"] for j in jobs}
-        assert len(filed) == 24                     # one folder per job, none shared
-        for rel in filed:
-            d = state / rel
+        assert len(filed) == 24                     # one bundle per job, none shared
+        for d in b.exported(tmp_path / "export-b"):   # every file checked, each verified
             r = subprocess.run([FARM, "verify", d / "bundle.dsse.json", "--key",
                                 d / "agent.pub.pem"], capture_output=True, text=True, timeout=30)
-            assert r.returncode == 0, (rel, r.stderr)
+            assert r.returncode == 0, (d, r.stderr)
         # Once no coordinator is alive, a new one's reconcile drops what the killed one
-        # left half-filed: exactly the filed folders remain.
+        # left half-written; a collection then keeps every filed bundle's files.
         for agent in agents:
             agent.kill()
         b.stop_server()
         time.sleep(3.5)                             # b's sign of life goes stale
         c = coordinator(tmp_path, "c", state, store).start()
         try:
-            assert {str(d.relative_to(state)) for d in c.evidence_dirs()} == filed
+            assert set(c.filed()) == filed
             assert not list((state / "tmp").iterdir())
             assert c.run_view(run)["jobs"] == jobs
+            assert c.cli("gc").returncode == 0
+            exported = c.exported(tmp_path / "export-c")
+            assert {str(d.relative_to(tmp_path / "export-c")) for d in exported} == filed
         finally:
             c.close()
     finally:
@@ -207,8 +209,8 @@ def test_an_unreachable_postgresql_store_is_named_at_start(tmp_path):
 
 @pytest.mark.sqlite_only("makes a farm.db as the coordinator before the store interface did")
 def test_a_farm_db_from_before_the_store_interface_opens_and_settles(tmp_path):
-    """Journal rows of a farm.db made before they named their coordinator are written
-    again and settled by the next coordinator."""
+    """A farm.db made before journal rows named their coordinator opens; its journal
+    row, of a bundle no job filed, is dropped by the migration at start (issue 28)."""
     import sqlite3
     farm = Farm(tmp_path)
     farm.state.mkdir(parents=True)
@@ -217,9 +219,9 @@ def test_a_farm_db_from_before_the_store_interface_opens_and_settles(tmp_path):
                   " evidence TEXT NOT NULL, files TEXT NOT NULL)")
         c.execute("INSERT INTO unsettled(job_id, evidence, files) VALUES(1, ?, ?)",
                   ("evidence/v/1/m/cell", '{"a.txt": "aGVsbG8="}'))
-    with farm:   # (no filed job points to the folder: reconcile drops it afterwards)
+    with farm:
         log = (farm.tmp / "farm.log").read_text()
-        assert "wrote 1 evidence folder(s) again from the journal" in log, log
+        assert "1 journal row(s) of no filed bundle dropped" in log, log
         with sqlite3.connect(farm.state / "farm.db", timeout=10) as c:
             assert c.execute("SELECT COUNT(*) FROM unsettled").fetchone()[0] == 0
 

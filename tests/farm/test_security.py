@@ -83,7 +83,7 @@ def farm1(tmp_path_factory, farm_store):  # one coordinator per store
 
 
 def filed_for(farm, job):
-    return [d for d in farm.evidence_dirs() if d.name == job["cell_id"]]
+    return [d for d in farm.filed() if d.endswith("/" + job["cell_id"])]
 
 
 def obs(**kw):
@@ -178,7 +178,7 @@ def test_fields_at_their_bounds_are_filed(farm1):
         obs(type="t" * 256, name="n" * 256, count=2 ** 53)])
     status, answer = signed_upload(farm, job, key, token, tmp, mutate=mutate)
     assert status == 200, answer
-    assert len(farm.evidence_dirs()) == 1
+    assert len(farm.filed()) == 1
 
 
 # --- High 2: half-sent connections cannot lock agents out ----------------------------
@@ -316,8 +316,8 @@ def test_declared_length_over_the_limit_is_refused_before_the_body(tmp_path):
 def test_racing_uploads_never_remove_an_acknowledged_bundle(tmp_path):
     """Sixteen different valid bundles (of varied sizes, so their checks end at varied
     times) for each of twelve jobs, uploaded all at once: one per job is acknowledged,
-    the others refused, and every acknowledged folder is there once the journal has
-    settled and again after a kill -9 and a restart, verifying offline. Before, a loser
+    the others refused, and every acknowledged bundle is there with all its files, and
+    again after a kill -9 and a restart, verifying offline. Before, a loser
     that passed the lease check while the winner was filing removed the winner's
     folder on its failure path (seen as "moved on while its bundle was filed").
     (One agent's 64 uploads at once are over max_connections_per_agent's default since
@@ -352,16 +352,16 @@ def test_racing_uploads_never_remove_an_acknowledged_bundle(tmp_path):
                 assert job not in acked, "two bundles acknowledged for one job"
                 acked[job] = answer
         assert sorted(acked) == sorted(j["job"] for j in jobs)
-        time.sleep(2.5)   # the journal settles (once a second): a restart cannot rewrite
         for job in jobs:
-            assert (farm.state / acked[job["job"]]["evidence"] / "bundle.dsse.json").exists(), \
-                f"job {job['job']}: acknowledged evidence is gone"
+            bundle = farm.filed_file(acked[job["job"]]["evidence"], "bundle.dsse.json")
+            assert hashlib.sha256(bundle).hexdigest() == acked[job["job"]]["bundle_sha256"]
         farm.kill9()
         farm.start()
+        folders = {str(f.relative_to(tmp_path / "export")): f
+                   for f in farm.exported(tmp_path / "export")}   # each file checked, verified
         for job in jobs:
-            folder = farm.state / acked[job["job"]]["evidence"]
+            folder = folders[acked[job["job"]]["evidence"]]
             bundle = folder / "bundle.dsse.json"
-            assert bundle.exists(), f"job {job['job']}: acknowledged evidence is gone"
             assert hashlib.sha256(bundle.read_bytes()).hexdigest() == \
                 acked[job["job"]]["bundle_sha256"]
             r = subprocess.run([str(FARM), "verify", str(bundle), "--key",

@@ -120,19 +120,23 @@ def upload_files(farm, key, token, tmp, names):
 
 def test_a_deep_path_is_refused(tmp_path):
     """A file name 100 folders deep (a 1,024-byte subject name of a/a/a... made 512):
-    refused, naming max_path_depth, and no folder is made."""
+    refused, naming max_path_depth, and nothing is written."""
     with Farm(tmp_path, lease=60) as farm:
         key = farm.keygen("x")
         token, _ = enrol(farm, "x", key)
         farm.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
         (status, answer), _ = upload_files(farm, key, token, tmp_path, ["a/" * 100 + "f"])
         assert status == 400 and "max_path_depth" in answer["error"], (status, answer)
-        assert farm.evidence_dirs() == []
+        assert farm.filed() == [] and farm.blobs() == farm.source_blobs()
+        assert not (farm.state / "evidence").exists() or not any((farm.state / "evidence").iterdir())
 
 
 def test_the_folders_one_bundle_may_make_are_bounded(tmp_path):
     """600 files each in a folder of its own, with max_bundle_inodes at 1,000: refused
-    before anything is written (a 297 KiB upload made 59,983 folders)."""
+    before anything is written (a 297 KiB upload made 59,983 folders). Stored by content,
+    the 300 files a bundle within the bound names make no folder of theirs at all: 300
+    equal files are one blob (with the receipt and the key: three new blobs, and at most
+    two fan-out folders each)."""
     farm = configure(Farm(tmp_path, lease=60), max_bundle_inodes=1000)
     with farm:
         key = farm.keygen("x")
@@ -141,9 +145,15 @@ def test_the_folders_one_bundle_may_make_are_bounded(tmp_path):
         names = [f"d{i}/f" for i in range(600)]
         (status, answer), _ = upload_files(farm, key, token, tmp_path, names)
         assert status == 400 and "max_bundle_inodes" in answer["error"], (status, answer)
-        assert farm.evidence_dirs() == []
+        assert farm.filed() == [] and farm.blobs() == farm.source_blobs()
+
+        def inodes():
+            return sum(1 for _ in farm.state.rglob("*"))
+        before, blobs_before = inodes(), len(farm.blobs())
         (status, answer), _ = upload_files(farm, key, token, tmp_path, names[:300])
         assert status == 200, answer
+        assert len(farm.blobs()) - blobs_before == 3
+        assert inodes() - before <= 3 * 3
 
 
 # --- Low 11: a revoked token claims nowhere ----------------------------------------------
@@ -244,4 +254,9 @@ def test_a_second_key_under_one_machine_name_is_refused(tmp_path):
         assert farm.request("POST", f"/api/v1/agents/{int(agent)}/revoke")[0] == 200
         assert enrol_request(farm, "gpu-07", second)[0] == 200
         _, page = farm.request("GET", "/", token=None)
-        assert page.decode().count("<tr><td>gpu-07") == 2   # the revoked one, and the new
+        row = '<tr><td><a href="/machines/gpu-07">gpu-07</a>'
+        assert page.decode().count(row) == 2                # the revoked one, and the new
+        assert page.decode().count(row + " <b>(revoked)</b>") == 1
+        # The name's page is the machine that holds it now, not the revoked one.
+        status, machine = farm.request("GET", "/machines/gpu-07", token=None)
+        assert status == 200 and "<dt>revoked" not in machine.decode()

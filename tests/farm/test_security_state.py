@@ -59,15 +59,34 @@ def coordinator_id(farm):
     return f"{socket.gethostname()}-{farm.server.pid}"
 
 
+def blob_of(farm, data):
+    """Where the blob of DATA lives in FARM's state folder."""
+    sha = hashlib.sha256(data).hexdigest()
+    return farm.state / "blobs" / sha[:2] / sha[2:4] / sha
+
+
+def verify_acknowledged(farm, answer, tmp):
+    """The acknowledged bundle ANSWER names is there whole: exported with every file
+    checked against its digest, and verified."""
+    status, results = farm.request("GET", f"/api/v1/runs/{answer['evidence'].split('/')[2]}/results")
+    assert status == 200
+    folder = [d for d in farm.exported(tmp) if str(d).endswith(answer["evidence"])]
+    assert folder, f"the acknowledged bundle {answer['evidence']} cannot be exported"
+    bundle = (folder[0] / "bundle.dsse.json").read_bytes()
+    assert hashlib.sha256(bundle).hexdigest() == answer["bundle_sha256"]
+
+
 @pytest.mark.parametrize("presence", ["stale", "fresh"])
-def test_an_acknowledged_bundle_keeps_its_folder_across_coordinators(tmp_path, presence):
+def test_an_acknowledged_bundle_keeps_its_files_across_coordinators(tmp_path, presence):
     """Two bundles for one job at once, one to each coordinator, A's commit held up by a
-    lock on the job's row (a slow database): A renames its folder into place and waits;
-    B's upload comes meanwhile. Exactly one is acknowledged, and its folder holds its
-    bundle. Before: with A's sign of life stale (its row locked too, as a stalled
-    coordinator's would be), B took A for dead, replaced A's folder, and its failed
-    commit then removed the final folder, so A's acknowledged bundle had none; with it
-    fresh, B answered 500 "cannot rename ...: Success" (errno overwritten)."""
+    lock on the job's row (a slow database): A has written its blobs and waits; B's upload
+    comes meanwhile. Exactly one is acknowledged, A's (B's is refused, filing_busy), and
+    every file of it is there. Before issue 24: with A's sign of life stale (its row
+    locked too, as a stalled coordinator's would be), B took A for dead, replaced A's
+    folder, and its failed commit then removed the final folder, so A's acknowledged
+    bundle had none; with it fresh, B answered 500 "cannot rename ...: Success". Files
+    are blobs by content now, which no filing removes: the reservation still decides
+    who may commit."""
     with two_coordinators(tmp_path) as (a, b):
         key = a.keygen("x")
         token, _ = enrol(a, "x", key)
@@ -88,10 +107,9 @@ def test_an_acknowledged_bundle_keeps_its_folder_across_coordinators(tmp_path, p
                                               body, token=token, timeout=60)
         to_a = threading.Thread(target=upload, args=(a, bodies[0]))
         to_a.start()
-        final = a.state / "evidence" / "0.1.0" / str(job["run"]) / "x" / job["cell_id"]
         try:
-            wait_for(lambda: (final / "bundle.dsse.json").exists(), 15,
-                     "A's folder renamed into place, its commit waiting")
+            wait_for(lambda: blob_of(a, b"upload 0\n").exists(), 15,
+                     "A's blobs written, its commit waiting")
             if presence == "stale":   # A's sign of life (renewed every 200 ms) goes stale
                 time.sleep(max(0.0, locked + 3.5 - time.time()))
             to_b = threading.Thread(target=upload, args=(b, bodies[1]))
@@ -103,12 +121,52 @@ def test_an_acknowledged_bundle_keeps_its_folder_across_coordinators(tmp_path, p
         to_b.join(60)
         acked = [answer for status, answer in answers.values() if status == 200]
         assert len(acked) == 1, answers
-        bundle = a.state / acked[0]["evidence"] / "bundle.dsse.json"
-        assert bundle.exists(), f"the acknowledged bundle's folder is gone: {answers}"
-        assert hashlib.sha256(bundle.read_bytes()).hexdigest() == acked[0]["bundle_sha256"]
         assert answers[a.port][0] == 200, answers
         status_b, answer_b = answers[b.port]
         assert (status_b, answer_b["code"]) == (409, "filing_busy"), answer_b
+        verify_acknowledged(b, acked[0], tmp_path / "export")
+        assert a.filed_file(acked[0]["evidence"], f"{job['cases'][0]}/run.log") == b"upload 0\n"
+
+
+def test_a_collection_while_a_filing_waits_keeps_its_blobs(tmp_path):
+    """The collector at B while A's filing has written its blobs (new ones: nothing but
+    A's reservation names them yet) and waits for its commit (the job's row locked): the
+    blobs stay, A's upload is acknowledged, and the bundle is whole. Without the pins a
+    reservation holds, the collection took them and the acknowledged bundle lost its
+    log; a blob no one names (planted) goes."""
+    with two_coordinators(tmp_path) as (a, b):
+        key = a.keygen("x")
+        token, _ = enrol(a, "x", key)
+        a.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
+        job = claim(a, token)
+        body = bundle_for(a, job, key, tmp_path, "a log only this bundle has\n")
+        stray = blob_of(a, b"nobody names me")
+        stray.parent.mkdir(parents=True, exist_ok=True)
+        stray.write_bytes(b"nobody names me")
+        sql = SqlSession(a.store["store"])
+        sql.run("BEGIN;")
+        sql.run(f"SELECT 1 FROM jobs WHERE id={job['job']} FOR UPDATE;")
+        sql.sync()
+        answer = {}
+
+        def upload():
+            answer["a"] = a.request("POST", f"/api/v1/jobs/{job['job']}/bundle", body,
+                                    token=token, timeout=60)
+        to_a = threading.Thread(target=upload)
+        to_a.start()
+        try:
+            log = blob_of(a, b"a log only this bundle has\n")
+            wait_for(log.exists, 15, "A's blobs written, its commit waiting")
+            r = b.cli("gc")
+            assert r.returncode == 0, r.stderr
+            assert log.exists(), "the collector took a blob a filing in progress wrote"
+            assert not stray.exists(), "the collector kept a blob nothing names"
+        finally:
+            sql.close()
+        to_a.join(60)
+        status, acked = answer["a"]
+        assert status == 200, acked
+        verify_acknowledged(b, acked, tmp_path / "export")
 
 
 # --- Medium 10: the state folder is the coordinator's own, and nothing leads out of it ---
@@ -162,42 +220,65 @@ def test_an_evidence_link_out_of_the_state_folder_is_refused_at_start(tmp_path):
 
 
 def test_links_under_the_state_folder_are_never_served(tmp_path):
-    """A symbolic link (to a file, or a folder) or a hard link planted among filed
-    evidence pointing at a root-only file elsewhere: every GET of it is 404 (the file was
-    served to anyone)."""
+    """A filed bundle's blobs replaced by a symbolic link and a hard link to a root-only
+    file elsewhere, and a fan-out folder replaced by a symbolic link to a folder holding
+    such a file under the blob's name: no GET of the bundle's files serves it (before
+    issue 24 an evidence/ link served a root-only file to anyone), and names the bundle
+    does not have are 404."""
     secret = tmp_path / "secret"
     secret.write_text("root only")
     secret.chmod(0o600)
     with farm_in(tmp_path / "farm") as farm:
-        _, _, answer = farmlib.one_filed_bundle(farm, tmp_path)
-        folder = farm.state / answer["evidence"]
-        (folder / "soft").symlink_to(secret)
-        (folder / "dir").symlink_to(tmp_path)
-        os.link(secret, folder / "hard")
-        for name in ("soft", "dir/secret", "hard"):
-            status, body = farm.request("GET", f"/files/{answer['evidence']}/{name}", token=None)
-            assert status == 404 and b"root only" not in json.dumps(body).encode(), (name, body)
+        files = {"examples/slow.cairn/receipt.json": RECEIPT,
+                 "examples/slow.cairn/run.log": b"soft\n", "examples/slow.cairn/b.log": b"hard\n",
+                 "examples/slow.cairn/c.log": b"folder\n"}
+        _, _, answer = farmlib.one_filed_bundle(farm, tmp_path, files=files)
+        soft, hard, folder = (blob_of(farm, d) for d in (b"soft\n", b"hard\n", b"folder\n"))
+        soft.unlink()
+        soft.symlink_to(secret)
+        hard.unlink()
+        os.link(secret, hard)
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        os.link(secret, elsewhere / folder.name)
+        subprocess.run(["rm", "-rf", str(folder.parent)], check=True)
+        folder.parent.symlink_to(elsewhere)
+        for name in ("run.log", "b.log", "c.log", "../../secret", "soft"):
+            status, body = farm.get_bytes(f"/files/{answer['evidence']}/examples/slow.cairn/{name}")
+            assert status in (404, 500) and b"root only" not in body, (name, status, body)
+        status, body = farm.get_bytes(f"/files/{answer['evidence']}/examples/slow.cairn/x.log")
+        assert status == 404
         status, _ = farm.request("GET", f"/files/{answer['evidence']}/bundle.dsse.json",
                                  token=None)
         assert status == 200
 
 
-def test_a_link_planted_at_a_temporary_name_is_not_followed(tmp_path):
-    """Symbolic links planted where the coordinator wrote a blob's temporary file (its
-    name was the blob's, its pid and a counter): storing the blob leaves their target
-    alone (it was overwritten with the blob, and the blob became a link to it)."""
+def test_a_link_planted_at_a_blob_is_not_followed(tmp_path):
+    """A symbolic link planted where a blob goes (blobs/aa/bb/SHA, to a file elsewhere),
+    and one planted as the fan-out folder of another: storing the blob replaces the link
+    itself and leaves its target alone, and a linked folder is refused, its target left
+    untouched (before issue 24 blobs were written under predictable names, following a
+    link planted there)."""
     victim = tmp_path / "victim"
     victim.write_text("untouched")
     with farm_in(tmp_path / "farm") as farm:
         data = b"a source archive"
-        sha = hashlib.sha256(data).hexdigest()
-        folder = farm.state / "blobs" / sha[:2]
-        folder.mkdir(parents=True)
-        for n in range(8):
-            (folder / f"{sha}.tmp.{farm.server.pid}.{n}").symlink_to(victim)
-        assert farm.request("PUT", f"/api/v1/blobs/{sha}", raw=data)[0] == 200
+        blob = blob_of(farm, data)
+        blob.parent.mkdir(parents=True)
+        blob.symlink_to(victim)
+        assert farm.request("PUT", f"/api/v1/blobs/{blob.name}", raw=data)[0] == 200
         assert victim.read_text() == "untouched"
-        assert not (folder / sha).is_symlink() and (folder / sha).read_bytes() == data
+        assert not blob.is_symlink() and blob.read_bytes() == data
+        other = b"another archive"
+        linked = blob_of(farm, other).parent
+        linked.parent.mkdir(parents=True, exist_ok=True)
+        aside = tmp_path / "aside"
+        aside.mkdir()
+        linked.symlink_to(aside)
+        status, answer = farm.request("PUT", f"/api/v1/blobs/{blob_of(farm, other).name}",
+                                      raw=other)
+        assert status == 500 and "cannot" in answer["error"], answer
+        assert list(aside.iterdir()) == [] and victim.read_text() == "untouched"
 
 
 # --- Low 15: secrets on disk are the owner's, and the client verbs read tokens from files -

@@ -34,8 +34,8 @@ def test_device_cells_go_to_the_gpu_of_their_target(tmp_path):
         by_cell = {r["cell_id"]: r for r in results}
         for cell, target, emulate in (("gcc-none-device-sm_90", "sm_90", False),
                                       ("gcc-none-emulated-sm_120", "sm_120", True)):
-            receipt = json.loads((farm.state / by_cell[cell]["evidence"] /
-                                  "examples/fixed.cairn/receipt.json").read_text())
+            receipt = json.loads(farm.filed_file(by_cell[cell]["evidence"],
+                                                 "examples/fixed.cairn/receipt.json"))
             assert (receipt["target"], receipt["emulate"]) == (target, emulate), cell
             assert by_cell[cell]["predicate"]["cell"]["target"] == target
         # The predicate carries the in-toto test-result fields (docs/farm.md).
@@ -43,9 +43,9 @@ def test_device_cells_go_to_the_gpu_of_their_target(tmp_path):
         assert pred["result"] == "PASSED" and pred["failedTests"] == [] == pred["warnedTests"]
         assert sorted(pred["passedTests"]) == ["examples/fixed.cairn", "examples/plain.cairn",
                                                "examples/unordered.cairn"]
-        folder = farm.state / by_cell["gcc-none-device-sm_90"]["evidence"]
+        folder = by_cell["gcc-none-device-sm_90"]["evidence"]
         assert {d["name"]: d["digest"]["sha256"] for d in pred["configuration"]} == \
-            {n: hashlib.sha256((folder / n).read_bytes()).hexdigest()
+            {n: hashlib.sha256(farm.filed_file(folder, n)).hexdigest()
              for n in (f"examples/{c}.cairn/receipt.json" for c in ("fixed", "plain", "unordered"))}
         r = farm.cli("compare", run, "--json")
         verdicts = {c["case"]: c["verdict"] for c in json.loads(r.stdout)["cases"]}

@@ -1,0 +1,171 @@
+"""Issue 28: evidence stored by content. Every file is one blob named by its SHA-256
+(blobs/aa/bb/SHA), written whole or not at all and stored once however many bundles name
+it; a bundle is a manifest in the store. `cairn-farm export` writes the folder layout back
+out for the offline verifiers, and `cairn-farm gc` collects what nothing names, safely
+while agents upload (tests/farm/test_security_state.py holds it to a filing stalled at
+another coordinator)."""
+import concurrent.futures
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(__file__))
+from farmlib import (FARM, HERE, RECEIPT, Farm, claim, enrol, sign_envelope,  # noqa: E402
+                     statement, upload_body)
+
+VERIFY_OPENSSL = HERE.parent.parent / "farm" / "verify_openssl.sh"
+
+
+def digests_named(farm, folders):
+    """{digest: how many files name it} over exported bundle FOLDERS (the envelope apart)."""
+    named = {}
+    for d in folders:
+        for f in d.rglob("*"):
+            if f.is_file() and f.name != "bundle.dsse.json":
+                sha = hashlib.sha256(f.read_bytes()).hexdigest()
+                named[sha] = named.get(sha, 0) + 1
+    return named
+
+
+def test_files_many_bundles_name_are_stored_once(tmp_path):
+    """Two runs of three cases over gcc and clang, each cell three times: the run logs and
+    raw observations every cell shares, and each agent's key, are one blob each; every
+    blob holds exactly the bytes its name is the digest of, and nothing else is there."""
+    with Farm(tmp_path, lease=30) as farm:
+        farm.agent("box", idle=4)
+        runs = [farm.submit(HERE / "cases", {"compilers": ["gcc", "clang"], "repeat": 3})
+                for _ in range(2)]
+        for run in runs:
+            farm.wait_run(run, 120)
+        folders = farm.exported(tmp_path / "export")
+        assert len(folders) == 12
+        named = digests_named(farm, folders)
+        blobs = {b.name: b for b in farm.blobs()}
+        sources = {b.name for b in farm.source_blobs()}
+        assert set(blobs) - sources == set(named)       # each named file, once
+        assert sum(named.values()) > 3 * len(named)     # and many bundles name the same
+        log = hashlib.sha256(b"fake program done\n").hexdigest()
+        assert named[log] == 12 * 3 and log in blobs
+        for name, blob in blobs.items():
+            assert hashlib.sha256(blob.read_bytes()).hexdigest() == name
+            assert blob.stat().st_nlink == 1 and oct(blob.stat().st_mode & 0o777) == "0o644"
+        assert list((farm.state / "tmp").iterdir()) == []
+        assert not (farm.state / "evidence").exists() or \
+            not any((farm.state / "evidence").iterdir())
+
+
+def test_export_writes_the_folder_layout_that_openssl_verifies(tmp_path):
+    """An exported run is the folder layout of docs/farm.md, "Verifying with openssl":
+    cairn-farm verify, farm/verify_openssl.sh and sha256sum -c check each bundle; an
+    export of a run the coordinator does not have fails."""
+    with Farm(tmp_path, lease=30) as farm:
+        farm.agent("box", idle=3)
+        run = farm.submit(HERE / "cases", {"compilers": ["gcc", "clang"]})
+        farm.wait_run(run, 90)
+        r = farm.cli("export", run, tmp_path / "out")
+        assert r.returncode == 0 and "2 bundle(s)" in r.stdout and "each verified" in r.stdout, \
+            r.stdout + r.stderr
+        folders = sorted((tmp_path / "out" / "evidence").glob("*/*/*/*"))
+        assert [str(f.relative_to(tmp_path / "out")) for f in folders] == farm.filed()
+        for d in folders:
+            bundle, pub = d / "bundle.dsse.json", d / "agent.pub.pem"
+            ok = subprocess.run([FARM, "verify", bundle, "--key", pub], capture_output=True,
+                                text=True, timeout=30)
+            assert ok.returncode == 0 and "verified" in ok.stdout, ok.stderr
+            r = subprocess.run(["bash", VERIFY_OPENSSL, bundle, pub], capture_output=True,
+                               text=True, timeout=30, cwd=tmp_path)
+            assert "Signature Verified Successfully" in r.stdout, r.stdout + r.stderr
+            env = json.loads(bundle.read_text())
+            payload = json.loads(subprocess.run(
+                ["openssl", "base64", "-d", "-A"], input=env["payload"].encode(),
+                capture_output=True, check=True, timeout=30).stdout)
+            lines = "".join(f"{s['digest']['sha256']}  {s['name']}\n" for s in payload["subject"])
+            r = subprocess.run(["sha256sum", "-c"], input=lines, capture_output=True, text=True,
+                               cwd=d, timeout=30)
+            assert r.returncode == 0 and "FAILED" not in r.stdout, r.stdout + r.stderr
+        assert farm.cli("export", 99, tmp_path / "none").returncode == 1
+        assert farm.cli("export", run).returncode == 2         # no folder given
+
+
+def presigned(farm, key, token, tmp, jobs):
+    """An upload body per claimed job, each with a run log of its own (a new blob)."""
+    out = []
+    for job in jobs:
+        case = job["cases"][0]
+        files = {f"{case}/receipt.json": RECEIPT,
+                 f"{case}/run.log": f"job {job['job']} ran alone\n".encode()}
+        env = sign_envelope(key, json.dumps(statement(job, "x", files)).encode(), tmp)
+        out.append((job, files, upload_body(env, files)))
+    return out
+
+
+def test_gc_while_agents_upload_keeps_every_acknowledged_file(tmp_path):
+    """Forty uploads from eight threads while `cairn-farm gc` runs again and again. Before
+    each upload the blob of its new log is planted in the store unnamed (what a filing
+    that failed after writing leaves), so uploads find their files already there while
+    the collector takes unnamed blobs: every acknowledged bundle keeps every file (an
+    export checks each against its digest and verifies the bundle), the planted blobs of
+    bundles never uploaded are gone, and a blob a stopped collection left in trash/ goes
+    back at the next start when something names it."""
+    with Farm(tmp_path, lease=600) as farm:
+        key = farm.keygen("x")
+        token, _ = enrol(farm, "x", key)
+        farm.submit(HERE / "cases_slow", {"compilers": ["gcc"], "repeat": 44})
+        jobs = [claim(farm, token) for _ in range(44)]
+        bodies = presigned(farm, key, token, tmp_path, jobs)
+        state = farm.state
+
+        def plant(data):
+            sha = hashlib.sha256(data).hexdigest()
+            path = state / "blobs" / sha[:2] / sha[2:4] / sha
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            return path
+        stop = threading.Event()
+        collections = []
+
+        def collect():
+            while not stop.is_set():
+                r = farm.cli("gc")
+                assert r.returncode == 0, r.stderr
+                collections.append(r.stdout)
+
+        def upload(item):
+            job, files, body = item
+            plant(files[f"{job['cases'][0]}/run.log"])
+            return farm.request("POST", f"/api/v1/jobs/{job['job']}/bundle", body, token=token)
+        collector = threading.Thread(target=collect)
+        collector.start()
+        try:
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                answers = list(pool.map(upload, bodies[:40]))
+        finally:
+            stop.set()
+            collector.join(120)
+        assert [status for status, _ in answers] == [200] * 40, answers
+        assert len(collections) >= 3, collections
+        unsent = [plant(files[f"{job['cases'][0]}/run.log"]) for job, files, _ in bodies[40:]]
+        assert farm.cli("gc").returncode == 0
+        assert not any(p.exists() for p in unsent)
+        folders = farm.exported(tmp_path / "export")   # every file checked, every bundle verified
+        assert len(folders) == 40
+        for (job, files, _), (status, answer) in zip(bodies, answers):
+            folder = tmp_path / "export" / answer["evidence"]
+            assert (folder / f"{job['cases'][0]}/run.log").read_bytes() == \
+                files[f"{job['cases'][0]}/run.log"]
+        # A collection stopped between taking a blob and settling it: put back at start.
+        victim = sorted(b for b in farm.blobs() if b.name not in
+                        {s.name for s in farm.source_blobs()})[0]
+        trash = state / "trash"
+        victim.rename(trash / f"{victim.name}-0123456789abcdef")
+        junk = trash / f"{'0' * 64}-0123456789abcdef"
+        junk.write_bytes(b"nobody names this")
+        farm.stop_server()
+        farm.start()
+        assert victim.exists() and not junk.exists()
+        assert "put back 1 blob(s) a stopped collection had taken" in \
+            (tmp_path / "farm.log").read_text()
+        farm.exported(tmp_path / "export-again")
