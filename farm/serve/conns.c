@@ -183,11 +183,17 @@ static void shut(Conn *c) {
 }
 
 /* Over a cap on anonymous connections (all, or those of PEER when not NULL): the oldest
- * request goes, so a newcomer always gets its chance. The list holds about the cap in
- * all, so finding one address's oldest is short. */
+ * request goes, so a newcomer always gets its chance; over the cap on all, the oldest of
+ * the address holding the most, so a flood from a few addresses never pushes out a lone
+ * client (an agent whose headers are not yet read) however fast it reconnects. The list
+ * holds about the cap in all, so each search is short. */
 static void make_room(const Peer *peer, unsigned cap) {
     if (!peer) {
-        if (anon_count > cap) shut(anon_head);
+        if (anon_count <= cap) return;
+        Conn *victim = anon_head;
+        for (Conn *c = anon_head; c; c = c->anon_next)
+            if (c->peer->anonymous > victim->peer->anonymous) victim = c;
+        shut(victim);
         return;
     }
     if (peer->anonymous <= cap) return;

@@ -107,6 +107,31 @@ def test_trickled_bodies_do_not_lock_agents_out(tmp_path):
         assert farm.server.poll() is None
 
 
+def test_a_lone_client_outlives_a_flood_from_few_addresses(tmp_path):
+    """A client from an address of its own opens a connection and sends half its headers
+    (as an agent whose token is not yet read looks), while 1,100 trickling connections
+    from 11 addresses churn past max_anonymous (256) many times over; the rest of its
+    headers then gets its answer. Over the cap the coordinator closed the oldest anonymous
+    connection of any address, so the flood's reconnections pushed the lone one out after
+    256 more opens (seen in make test on a loaded machine: an agent's claim closed
+    unanswered); it now closes the oldest of the address holding the most."""
+    with Farm(tmp_path) as farm:
+        addresses = [f"127.0.0.{i}" for i in range(2, 13)]
+        request = b"GET / HTTP/1.1\r\nHost: farm\r\nContent-Length: 100000\r\n\r\n"
+        with Flood(farm.port, 1100, addresses, request, max_opens=6000) as flood:
+            lone = connect_from(farm.port, "127.0.0.77")
+            lone.sendall(b"GET /healthz HTTP/1.1\r\nHost: farm\r\n")
+            opened = flood.opened
+            wait_for(lambda: flood.opened - opened >= 1024, 60, "the flood to churn")
+            lone.sendall(b"\r\n")
+            answer = read_answer(lone)
+            lone.close()
+        print(f"lone client's answer {answer and answer[0]} after {flood.opened - opened} "
+              f"flood connections opened meanwhile")
+        assert answer and answer[0] == 200, answer
+        assert farm.server.poll() is None
+
+
 def sockets_of(pid):
     """How many sockets the process has open."""
     count = 0
