@@ -4,10 +4,13 @@ without bound, bundles that make folders without bound, statements about another
 attempt or farm, challenges that push others' nonces out, names taken twice. Each test
 drives the real coordinator over HTTP (raw sockets for floods) and failed on the
 coordinator this issue started from."""
+import hashlib
 import http.client
 import json
 import os
+import re
 import socket
+import subprocess
 import sys
 import time
 
@@ -260,3 +263,67 @@ def test_a_second_key_under_one_machine_name_is_refused(tmp_path):
         # The name's page is the machine that holds it now, not the revoked one.
         status, machine = farm.request("GET", "/machines/gpu-07", token=None)
         assert status == 200 and "<dt>revoked" not in machine.decode()
+
+
+def keyid_of(key):
+    """An Ed25519 key's id as the farm names it (SHA-256 of the raw public key), by
+    openssl rather than our C."""
+    der = subprocess.run(["openssl", "pkey", "-in", str(key), "-pubout", "-outform", "DER"],
+                         check=True, capture_output=True, timeout=30).stdout
+    return hashlib.sha256(der[-32:]).hexdigest()
+
+
+def job_ids(html, table):
+    """The job ids in the page's table with id TABLE (empty when it is not there)."""
+    m = re.search(rf"<table id={table}>(.*?)</table>", html, re.S)
+    return [int(j) for j in re.findall(r"<tr><td>(\d+)<td>", m.group(1))] if m else []
+
+
+def test_a_name_enrolled_again_shows_each_keys_jobs_as_its_own(tmp_path):
+    """A machine name whose agent was revoked and enrolled again with another key: the
+    name's page is the agent that holds it now, and its jobs, failures, counts and key
+    are that agent's alone; what the revoked key ran (a bundle it filed, a FAILED one) is
+    listed below under its own key as an earlier holder, never among the present one's.
+    A job the revoked agent held when revoked and the new one then ran is the new one's."""
+    with Farm(tmp_path, lease=30) as farm:
+        first, second = farm.keygen("first"), farm.keygen("second")
+        token1, agent1 = enrol(farm, "gpu-07", first)
+        run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc"], "repeat": 4})
+        passed, failed, held = (claim(farm, token1) for _ in range(3))
+        assert signed_upload(farm, passed, first, token1, tmp_path, machine="gpu-07")[0] == 200
+        status, answer = signed_upload(farm, failed, first, token1, tmp_path, machine="gpu-07",
+                                       mutate=lambda st: st["predicate"].update(result="FAILED"))
+        assert status == 200, answer
+        assert farm.request("POST", f"/api/v1/agents/{int(agent1)}/revoke")[0] == 200
+        token2, agent2 = enrol(farm, "gpu-07", second)
+        mine = []
+        for _ in range(2):                  # the job the revoked agent held, and the last
+            job = claim(farm, token2)
+            assert signed_upload(farm, job, second, token2, tmp_path, machine="gpu-07")[0] == 200
+            mine.append(job["job"])
+        assert held["job"] in mine, (held, mine)
+
+        status, page = farm.request("GET", "/machines/gpu-07", token=None)
+        assert status == 200
+        html = page.decode()
+        facts = html[:html.index("<p id=counts>")]
+        assert keyid_of(second) in facts and keyid_of(first) not in facts
+        assert "<dt>revoked" not in facts
+        assert sorted(job_ids(html, "jobs")) == sorted(mine), html
+        assert job_ids(html, "failures") == [] and '<p id=failures>None.</p>' in html
+        assert re.search(r"<p id=counts>Its jobs: 2 done; leases lost: 0\.</p>", html), html
+        earlier = html[html.index("<h2 id=earlier>"):]
+        assert f"<h3 id=agent-{int(agent1)}>key <code>{keyid_of(first)}</code> (revoked)</h3>" \
+            in earlier, earlier
+        assert sorted(job_ids(earlier, f"jobs-{int(agent1)}")) == \
+            sorted([passed["job"], failed["job"]])
+        assert "FAILED" in earlier
+        assert keyid_of(second) not in earlier and f"agent-{int(agent2)}" not in earlier
+        # The run's own view agrees on who filed what.
+        by_job = {j["job"]: j for j in farm.run_view(run)["jobs"]}
+        assert all(by_job[j]["state"] == "done" for j in mine + [passed["job"], failed["job"]])
+
+        # A name never re-enrolled has no earlier holders.
+        enrol(farm, "gpu-08", farm.keygen("third"))
+        html = farm.request("GET", "/machines/gpu-08", token=None)[1].decode()
+        assert "<h2 id=earlier>" not in html and '<p id=jobs>No job yet.</p>' in html
