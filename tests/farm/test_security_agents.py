@@ -10,6 +10,7 @@ import json
 import os
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -327,3 +328,53 @@ def test_a_name_enrolled_again_shows_each_keys_jobs_as_its_own(tmp_path):
         enrol(farm, "gpu-08", farm.keygen("third"))
         html = farm.request("GET", "/machines/gpu-08", token=None)[1].decode()
         assert "<h2 id=earlier>" not in html and '<p id=jobs>No job yet.</p>' in html
+
+
+def claim_status(farm, token):
+    """The status of a claim that waits for nothing (204 when no job is queued)."""
+    return farm.request("POST", "/api/v1/claim", {"wait_s": 0}, token=token)[0]
+
+
+def test_a_key_enrolled_again_loses_its_old_token_at_once(tmp_path):
+    """Enrolling a key again gives it a new token, and the old one means nothing from
+    that moment, though it was just used (and so cached: auth.c keeps agents by token
+    for AGENT_CACHE_SECONDS); another agent's token, cached too, keeps working."""
+    with Farm(tmp_path) as farm:
+        key, other = farm.keygen("k"), farm.keygen("other")
+        old, agent = enrol(farm, "box", key)
+        token_other, _ = enrol(farm, "box-2", other)
+        assert claim_status(farm, old) == 204 and claim_status(farm, token_other) == 204
+        new, again = enrol(farm, "box", key)
+        assert again == agent and new != old
+        assert claim_status(farm, old) == 401
+        assert claim_status(farm, new) == 204 and claim_status(farm, token_other) == 204
+
+
+@pytest.mark.sqlite_only("changes an agent's token in farm.db behind the coordinator")
+def test_an_enrolment_keeps_the_other_agents_tokens_cached(tmp_path):
+    """Every enrolment used to empty the cache of agents by token, so while a fleet
+    enrolled every claim of every agent read the database first (on PostgreSQL a round
+    trip on the HTTP thread, ahead of the claim). Now an enrolment forgets its own agent
+    only. Seen here by taking agent A's token out of farm.db once A's token is cached:
+    A's next request authenticates from the cache, after B enrolled too, as long as the
+    cache entry is younger than its 2 s (auth.c), and is refused once the cache is
+    emptied (a revocation)."""
+    with Farm(tmp_path) as farm:
+        token, agent = enrol(farm, "a", farm.keygen("a"))
+        keys = [farm.keygen(f"b{i}") for i in range(4)]
+        for i, key in enumerate(keys):           # tries, should the machine be slow
+            t0 = time.monotonic()
+            assert claim_status(farm, token) == 204          # A's token is cached now
+            db = sqlite3.connect(farm.state / "farm.db", timeout=30)
+            db.execute("UPDATE agents SET token_hash=? WHERE id=?", ("0" * 64, agent))
+            db.commit()
+            status = enrol_request(farm, f"b{i}", key)[0]
+            seen = claim_status(farm, token)
+            if time.monotonic() - t0 < 1.5:
+                break
+        assert status == 200
+        assert seen == 204, "another agent's enrolment emptied the cache"
+        # The cache is what let A in: emptied, A's token (not in the store) is refused.
+        _, third = enrol(farm, "c", farm.keygen("c"))
+        assert farm.request("POST", f"/api/v1/agents/{int(third)}/revoke")[0] == 200
+        assert claim_status(farm, token) == 401
