@@ -82,7 +82,7 @@ static void earlier_holders(FILE *out, const char *name, const cJSON *previous) 
     fprintf(out, "<h2 id=earlier>Earlier holders of this name</h2><p class=small>Agents that "
                  "enrolled as ");
     web_esc(out, name);
-    fprintf(out, " with another key, since revoked. The lists above are the agent shown above "
+    fprintf(out, " with another key, since revoked. The lists above are the top agent's "
                  "alone; what each earlier one ran is here, under the key that signed it.</p>");
     const cJSON *a;
     cJSON_ArrayForEach(a, previous) {
