@@ -60,14 +60,6 @@ static const ConfigBound BOUNDS[] = {
 };
 #define NBOUNDS (sizeof BOUNDS / sizeof BOUNDS[0])
 
-/* http_threads when the store is PostgreSQL and the file does not say. A claim there is
- * two statements, each a round trip to a server process that waits for a core on a busy
- * machine, and the libmicrohttpd thread that runs the claim answers none of its other
- * connections meanwhile: with 4 threads, 1,000 agents' claims released together by a
- * group commit queued 150-550 ms before their handler began (docs/farm.md, "Benchmarks").
- * SQLite answers a claim in-process in about 0.1 ms, so it keeps BOUNDS' default. */
-#define HTTP_THREADS_POSTGRESQL 12
-
 void serve_config_defaults(FarmConfig *c) {
     *c = (FarmConfig){.sync_full = 1};
     snprintf(c->listen, sizeof c->listen, "127.0.0.1:8470");
@@ -132,8 +124,6 @@ int config_load(const char *path, FarmConfig *c, Err *e) {
         cJSON_Delete(j);
         return -1;
     }
-    if (c->store[0] && !cJSON_GetObjectItemCaseSensitive(j, "http_threads"))
-        c->http_threads = HTTP_THREADS_POSTGRESQL;
     cJSON_Delete(j);
     if (strlen(c->enrol_token) < 16 || strlen(c->admin_token) < 16)
         return err_set(e, "%s: enrol_token and admin_token must be at least 16 characters", path);

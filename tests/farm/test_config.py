@@ -7,12 +7,11 @@ and docs/farm.md tell users."""
 import json
 import pathlib
 import re
-import time
 
 import pytest
 
 from cairntest import BIN, run
-from farmlib import Farm, c_table
+from farmlib import c_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -138,42 +137,3 @@ def test_every_bound_holds_at_both_ends(tmp_path, kind, key, default, lo, hi):
     for value in outside:
         r = serve(tmp_path, **{key: value})
         assert r.returncode == 2 and words in r.stderr, (key, value, r.returncode, r.stderr)
-
-
-def threads_of(pid):
-    """The coordinator's thread count once it has stopped changing (its pools start
-    before serve.json is written; this waits out any that are late)."""
-    def count():
-        for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("Threads:"):
-                return int(line.split()[1])
-        raise AssertionError("no Threads line")
-    last, deadline = count(), time.time() + 10
-    while time.time() < deadline:
-        time.sleep(0.3)
-        now = count()
-        if now == last:
-            return now
-        last = now
-    raise AssertionError(f"thread count of {pid} still changing")
-
-
-def test_http_threads_default_follows_the_store(tmp_path, farm_store):
-    """On PostgreSQL each claim waits for round trips to the database on the
-    libmicrohttpd thread that runs it, so a coordinator not told otherwise runs 12 such
-    threads there and 4 on SQLite (config.c, HTTP_THREADS_POSTGRESQL; docs/farm.md, "The
-    server's threads"). Counted in /proc/PID/status against coordinators on the same
-    store told 4 and 12, so the count is seen to follow http_threads at all; a value in
-    the file always wins."""
-    counts = {}
-    for name, keys in (("4", {"http_threads": 4}), ("12", {"http_threads": 12}),
-                       ("default", {})):
-        (tmp_path / name).mkdir()
-        farm = Farm(tmp_path / name)
-        config = json.loads(farm.config.read_text())
-        config.update(keys)
-        farm.config.write_text(json.dumps(config))
-        with farm:
-            counts[name] = threads_of(farm.server.pid)
-    assert counts["12"] - counts["4"] == 8, counts
-    assert counts["default"] == counts["12" if farm_store == "postgresql" else "4"], counts
