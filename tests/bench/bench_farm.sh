@@ -15,7 +15,7 @@
 # a busy machine the coordinator's threads win the cores it competes for;
 # LOADGEN_CPUS=LIST pins it with taskset as well (e.g. LOADGEN_CPUS=1 on 2 cores).
 # BENCH_FARM_CONFIG='"KEY": VALUE, ...' adds keys to the coordinator's config (e.g.
-# '"http_threads": 4' to compare with PostgreSQL's default of 12).
+# '"http_threads": 12', which shortens PostgreSQL's claim queue: docs/farm.md).
 #   usage: tests/bench/bench_farm.sh [AGENTS] [JOBS] [MANY]   (defaults 50, 2000, 1000)
 set -euo pipefail
 failed=0 # a loadgen that did not file every job: the figures print, then the bench fails
