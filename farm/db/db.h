@@ -156,10 +156,15 @@ int db_legacy_migrate(Db *db, const char *rel, const char *manifest);
 /* What is filed under REL: 1 a done job with its manifest, 0 a done job not yet
  * migrated, -1 no done job. */
 int db_evidence_state(Db *db, const char *rel);
-/* The machine named NAME as its page shows it (db_evidence.c): {"agent": row, "jobs": its
- * latest LIMIT jobs newest first, "failures": its latest LIMIT failed jobs or bundles
- * whose result is FAILED, "counts": {state: n}}; NULL when no agent has that name (the
- * live one, else the latest enrolled). */
+/* Other agents that held one machine name (each revoked before the next enrolled) that
+ * its page lists, newest first. */
+#define DB_MACHINE_HOLDERS 8
+/* The machine named NAME as its page shows it (db_evidence.c): {"agent": row (the live
+ * one, else the latest enrolled), "jobs": its latest LIMIT jobs newest first, "failures":
+ * its latest LIMIT failed jobs or bundles whose result is FAILED, "lost": leases it lost,
+ * "counts": [{state, n}], "previous": [row with "held": {jobs, failures, lost, counts}]
+ * for the other agents that held NAME}: each list that agent's alone, by its id. NULL
+ * when no agent has that name. */
 cJSON *db_machine_view(Db *db, const char *name, int limit);
 /* Runs' comparisons, kept once final (db_report.c; serve/report.c computes them). Runs
  * whose jobs have all finished and whose comparison is not stored, oldest first (at most

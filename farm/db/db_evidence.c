@@ -94,19 +94,9 @@ static cJSON *machine_jobs(Db *db, long agent, const char *where, int limit) {
     return db_rows_json(db, sql, DB_ARGS(DB_INT(agent), DB_INT(limit)), cols, "----------");
 }
 
-cJSON *db_machine_view(Db *db, const char *name, int limit) {
-    static const char *const agent_cols[] = {"id",      "name",        "keyid",     "caps",
-                                             "revoked", "enrolled_at", "last_seen", NULL};
-    cJSON *agents = db_rows_json(db,
-                                 "SELECT id, name, keyid, caps, revoked, enrolled_at, last_seen"
-                                 " FROM agents WHERE name=$1 ORDER BY revoked, id DESC LIMIT 1",
-                                 DB_ARGS(DB_TEXT(name)), agent_cols, "---j---");
-    cJSON *agent = cJSON_DetachItemFromArray(agents, 0);
-    cJSON_Delete(agents);
-    if (!agent) return NULL;
-    long id = (long)json_num(agent, "id", 0);
-    cJSON *out = cJSON_CreateObject();
-    cJSON_AddItemToObject(out, "agent", agent);
+/* What the page shows of one holder of a machine name, the agent ID (its jobs, failures,
+ * leases lost and counts by state), added to OUT. */
+static void holder_jobs(Db *db, long id, int limit, cJSON *out) {
     cJSON_AddItemToObject(out, "jobs", machine_jobs(db, id, "", limit));
     cJSON_AddItemToObject(out, "failures",
                           machine_jobs(db, id, " AND (state='failed' OR result='FAILED')", limit));
@@ -122,5 +112,36 @@ cJSON *db_machine_view(Db *db, const char *name, int limit) {
                                        "SELECT state, COUNT(*) FROM jobs WHERE agent_id=$1"
                                        " GROUP BY state ORDER BY state",
                                        DB_ARGS(DB_INT(id)), count_cols, "--"));
+}
+
+/* The agents that held NAME, the one shown first (live, else the latest enrolled) then
+ * the others newest first, at most LIMIT. */
+static cJSON *holders(Db *db, const char *name, int limit) {
+    static const char *const cols[] = {"id",      "name",        "keyid",     "caps",
+                                       "revoked", "enrolled_at", "last_seen", NULL};
+    return db_rows_json(db,
+                        "SELECT id, name, keyid, caps, revoked, enrolled_at, last_seen FROM agents"
+                        " WHERE name=$1 ORDER BY revoked, id DESC LIMIT $2",
+                        DB_ARGS(DB_TEXT(name), DB_INT(limit)), cols, "---j---");
+}
+
+cJSON *db_machine_view(Db *db, const char *name, int limit) {
+    cJSON *agents = holders(db, name, DB_MACHINE_HOLDERS + 1);
+    cJSON *agent = cJSON_DetachItemFromArray(agents, 0);
+    if (!agent) {
+        cJSON_Delete(agents);
+        return NULL;
+    }
+    /* Every list is by agent id, never by name: a key revoked and another enrolled
+     * under the same name are two agents, and what the first signed stays its own. */
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddItemToObject(out, "agent", agent);
+    holder_jobs(db, (long)json_num(agent, "id", 0), limit, out);
+    cJSON *previous;
+    cJSON_ArrayForEach(previous, agents) {
+        cJSON *theirs = cJSON_AddObjectToObject(previous, "held");
+        holder_jobs(db, (long)json_num(previous, "id", 0), limit, theirs);
+    }
+    cJSON_AddItemToObject(out, "previous", agents);
     return out;
 }

@@ -156,7 +156,7 @@ static void enrol_key(Server *s, const ProtoEnrol *m, const char *caps_text, Pro
     snprintf(out->farm, sizeof out->farm, "%s", s->farm_id);
     int rc =
         db_agent_enrol(s->db, m->name, out->keyid, m->public_key, caps_text, hash, &out->agent, &e);
-    auth_forget_agents(); /* the agent's old token means nothing now */
+    if (rc == 0) auth_forget_agent(out->agent); /* its old token means nothing now */
     if (rc == -2) reply_error(r, PROTO_E_KEY_REVOKED, "%s", e.msg);
     else if (rc == -3) reply_error(r, PROTO_E_NAME_TAKEN, "%s", e.msg);
     else if (rc != 0) reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);

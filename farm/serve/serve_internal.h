@@ -167,8 +167,10 @@ int auth_open(Server *s, Err *e);
 /* 0 when Q's token is good for a route that needs NEED (Q->agent filled for an agent);
  * otherwise -1 with the 401 in R. */
 int auth_check(Server *s, AuthKind need, Request *q, Reply *r);
-/* Empties the cache of agents by token (after an enrolment or a revocation). */
+/* Empties the cache of agents by token (after a revocation). */
 void auth_forget_agents(void);
+/* Forgets agent ID's cached tokens (after it enrolled: its old token means nothing). */
+void auth_forget_agent(long id);
 
 /* --- requests set aside (hub.c) --------------------------------------------------- */
 

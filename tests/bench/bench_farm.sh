@@ -14,6 +14,8 @@
 # generator runs as its own process under `nice -n LOADGEN_NICE` (default 10), so that on
 # a busy machine the coordinator's threads win the cores it competes for;
 # LOADGEN_CPUS=LIST pins it with taskset as well (e.g. LOADGEN_CPUS=1 on 2 cores).
+# BENCH_FARM_CONFIG='"KEY": VALUE, ...' adds keys to the coordinator's config (e.g.
+# '"http_threads": 12', which shortens PostgreSQL's claim queue: docs/farm.md).
 #   usage: tests/bench/bench_farm.sh [AGENTS] [JOBS] [MANY]   (defaults 50, 2000, 1000)
 set -euo pipefail
 failed=0 # a loadgen that did not file every job: the figures print, then the bench fails
@@ -44,7 +46,8 @@ fi
 cat > "$work/farm.json" <<JSON
 {"listen": "127.0.0.1:0", "enrol_token": "bench-enrol-token-0123456789",
  "admin_token": "bench-admin-token-0123456789", "lease_seconds": 60,
- "sync": "${CAIRN_FARM_SYNC:-full}", "max_connections": $((MANY + 1000)),
+ "sync": "${CAIRN_FARM_SYNC:-full}", ${BENCH_FARM_CONFIG:+$BENCH_FARM_CONFIG,}
+ "max_connections": $((MANY + 1000)),
  "max_connections_per_address": $((MANY + 500)),
  "max_challenges": $((MANY + 1000)), "max_challenges_per_address": $((MANY + 500))$store_json}
 JSON
@@ -64,6 +67,11 @@ NICE=${LOADGEN_NICE:-10}
 PIN=()
 [ -n "${LOADGEN_CPUS:-}" ] && PIN=(taskset -c "$LOADGEN_CPUS")
 mark() { wc -l < "$work/farm.log"; }
+# The coordinator's threads' time on a core and time runnable but waiting for one, in ns
+# summed over its threads (/proc/PID/task/*/schedstat; "0 0" where the kernel keeps none):
+# on a shared machine the wait, not the handlers, is where the agents' time goes.
+sched() { cat /proc/"$farm_pid"/task/*/schedstat 2>/dev/null | awk '{r += $1; w += $2} END {print r + 0, w + 0}'; }
+sched_ms() { echo "$1 $2" | awk '{printf "ran %.0f ms, waited for a core %.0f ms", ($3 - $1) / 1e6, ($4 - $2) / 1e6}'; }
 # p50 and p99 of the claims answered 200 in the log's lines FROM..TO, in ms.
 served() {
     sed -n "$(($1 + 1)),$2p" "$work/farm.log" | /usr/bin/python3 -c '
@@ -126,7 +134,9 @@ base=$(load 1 200) || failed=1
 # MANY agents at once.
 "$BIN/cairn-farm" submit --matrix "$work/matrix.json" "$work/src" >/dev/null
 m2=$(mark)
+s2=$(sched)
 many=$(load "$MANY" "$((half * 2))") || failed=1
+s3=$(sched)
 many_rss_max=$(rss_max)
 m3=$(mark)
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -140,6 +150,7 @@ echo "bench_farm: baseline, 1 agent: $base"
 echo "bench_farm: coordinator RSS start ${rss_start} KiB, max ${rss_max} KiB, end ${rss_end} KiB"
 echo "bench_farm: $MANY agents: $many"
 echo "bench_farm: $MANY agents: claims inside the coordinator: $(served "$m2" "$m3")"
+echo "bench_farm: $MANY agents: the coordinator's threads $(sched_ms "$s2" "$s3")"
 echo "bench_farm: $MANY agents: coordinator RSS max ${many_rss_max} KiB"
 STORE=$STORE /usr/bin/python3 - "$result" "$base" "$many" "$many_rss_max" <<'PY'
 import json, os, sys

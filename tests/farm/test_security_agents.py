@@ -4,10 +4,14 @@ without bound, bundles that make folders without bound, statements about another
 attempt or farm, challenges that push others' nonces out, names taken twice. Each test
 drives the real coordinator over HTTP (raw sockets for floods) and failed on the
 coordinator this issue started from."""
+import hashlib
 import http.client
 import json
 import os
+import re
 import socket
+import sqlite3
+import subprocess
 import sys
 import time
 
@@ -260,3 +264,117 @@ def test_a_second_key_under_one_machine_name_is_refused(tmp_path):
         # The name's page is the machine that holds it now, not the revoked one.
         status, machine = farm.request("GET", "/machines/gpu-07", token=None)
         assert status == 200 and "<dt>revoked" not in machine.decode()
+
+
+def keyid_of(key):
+    """An Ed25519 key's id as the farm names it (SHA-256 of the raw public key), by
+    openssl rather than our C."""
+    der = subprocess.run(["openssl", "pkey", "-in", str(key), "-pubout", "-outform", "DER"],
+                         check=True, capture_output=True, timeout=30).stdout
+    return hashlib.sha256(der[-32:]).hexdigest()
+
+
+def job_ids(html, table):
+    """The job ids in the page's table with id TABLE (empty when it is not there)."""
+    m = re.search(rf"<table id={table}>(.*?)</table>", html, re.S)
+    return [int(j) for j in re.findall(r"<tr><td>(\d+)<td>", m.group(1))] if m else []
+
+
+def test_a_name_enrolled_again_shows_each_keys_jobs_as_its_own(tmp_path):
+    """A machine name whose agent was revoked and enrolled again with another key: the
+    name's page is the agent that holds it now, and its jobs, failures, counts and key
+    are that agent's alone; what the revoked key ran (a bundle it filed, a FAILED one) is
+    listed below under its own key as an earlier holder, never among the present one's.
+    A job the revoked agent held when revoked and the new one then ran is the new one's."""
+    with Farm(tmp_path, lease=30) as farm:
+        first, second = farm.keygen("first"), farm.keygen("second")
+        token1, agent1 = enrol(farm, "gpu-07", first)
+        run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc"], "repeat": 4})
+        passed, failed, held = (claim(farm, token1) for _ in range(3))
+        assert signed_upload(farm, passed, first, token1, tmp_path, machine="gpu-07")[0] == 200
+        status, answer = signed_upload(farm, failed, first, token1, tmp_path, machine="gpu-07",
+                                       mutate=lambda st: st["predicate"].update(result="FAILED"))
+        assert status == 200, answer
+        assert farm.request("POST", f"/api/v1/agents/{int(agent1)}/revoke")[0] == 200
+        token2, agent2 = enrol(farm, "gpu-07", second)
+        mine = []
+        for _ in range(2):                  # the job the revoked agent held, and the last
+            job = claim(farm, token2)
+            assert signed_upload(farm, job, second, token2, tmp_path, machine="gpu-07")[0] == 200
+            mine.append(job["job"])
+        assert held["job"] in mine, (held, mine)
+
+        status, page = farm.request("GET", "/machines/gpu-07", token=None)
+        assert status == 200
+        html = page.decode()
+        facts = html[:html.index("<p id=counts>")]
+        assert keyid_of(second) in facts and keyid_of(first) not in facts
+        assert "<dt>revoked" not in facts
+        assert sorted(job_ids(html, "jobs")) == sorted(mine), html
+        assert job_ids(html, "failures") == [] and '<p id=failures>None.</p>' in html
+        assert re.search(r"<p id=counts>Its jobs: 2 done; leases lost: 0\.</p>", html), html
+        earlier = html[html.index("<h2 id=earlier>"):]
+        assert f"<h3 id=agent-{int(agent1)}>key <code>{keyid_of(first)}</code> (revoked)</h3>" \
+            in earlier, earlier
+        assert sorted(job_ids(earlier, f"jobs-{int(agent1)}")) == \
+            sorted([passed["job"], failed["job"]])
+        assert "FAILED" in earlier
+        assert keyid_of(second) not in earlier and f"agent-{int(agent2)}" not in earlier
+        # The run's own view agrees on who filed what.
+        by_job = {j["job"]: j for j in farm.run_view(run)["jobs"]}
+        assert all(by_job[j]["state"] == "done" for j in mine + [passed["job"], failed["job"]])
+
+        # A name never re-enrolled has no earlier holders.
+        enrol(farm, "gpu-08", farm.keygen("third"))
+        html = farm.request("GET", "/machines/gpu-08", token=None)[1].decode()
+        assert "<h2 id=earlier>" not in html and '<p id=jobs>No job yet.</p>' in html
+
+
+def claim_status(farm, token):
+    """The status of a claim that waits for nothing (204 when no job is queued)."""
+    return farm.request("POST", "/api/v1/claim", {"wait_s": 0}, token=token)[0]
+
+
+def test_a_key_enrolled_again_loses_its_old_token_at_once(tmp_path):
+    """Enrolling a key again gives it a new token, and the old one means nothing from
+    that moment, though it was just used (and so cached: auth.c keeps agents by token
+    for AGENT_CACHE_SECONDS); another agent's token, cached too, keeps working."""
+    with Farm(tmp_path) as farm:
+        key, other = farm.keygen("k"), farm.keygen("other")
+        old, agent = enrol(farm, "box", key)
+        token_other, _ = enrol(farm, "box-2", other)
+        assert claim_status(farm, old) == 204 and claim_status(farm, token_other) == 204
+        new, again = enrol(farm, "box", key)
+        assert again == agent and new != old
+        assert claim_status(farm, old) == 401
+        assert claim_status(farm, new) == 204 and claim_status(farm, token_other) == 204
+
+
+@pytest.mark.sqlite_only("changes an agent's token in farm.db behind the coordinator")
+def test_an_enrolment_keeps_the_other_agents_tokens_cached(tmp_path):
+    """Every enrolment used to empty the cache of agents by token, so while a fleet
+    enrolled every claim of every agent read the database first (on PostgreSQL a round
+    trip on the HTTP thread, ahead of the claim). Now an enrolment forgets its own agent
+    only. Seen here by taking agent A's token out of farm.db once A's token is cached:
+    A's next request authenticates from the cache, after B enrolled too, as long as the
+    cache entry is younger than its 2 s (auth.c), and is refused once the cache is
+    emptied (a revocation)."""
+    with Farm(tmp_path) as farm:
+        token, agent = enrol(farm, "a", farm.keygen("a"))
+        keys = [farm.keygen(f"b{i}") for i in range(4)]
+        for i, key in enumerate(keys):           # tries, should the machine be slow
+            t0 = time.monotonic()
+            assert claim_status(farm, token) == 204          # A's token is cached now
+            db = sqlite3.connect(farm.state / "farm.db", timeout=30)
+            db.execute("UPDATE agents SET token_hash=? WHERE id=?", ("0" * 64, agent))
+            db.commit()
+            status = enrol_request(farm, f"b{i}", key)[0]
+            seen = claim_status(farm, token)
+            if time.monotonic() - t0 < 1.5:
+                break
+        assert status == 200
+        assert seen == 204, "another agent's enrolment emptied the cache"
+        # The cache is what let A in: emptied, A's token (not in the store) is refused.
+        _, third = enrol(farm, "c", farm.keygen("c"))
+        assert farm.request("POST", f"/api/v1/agents/{int(third)}/revoke")[0] == 200
+        assert claim_status(farm, token) == 401
