@@ -4,10 +4,12 @@
 # across gcc and clang plain and gcc with ASan+UBSan (configs/matrix-demo.json: the first
 # build of each cell compiles cairn's runtime for it, and clang with ASan takes minutes
 # on a small machine; configs/matrix.json is the full product), shows progress,
-# prints the comparison, says where the signed bundles and the agent's public key lie,
-# verifies one bundle (with cairn-farm and with the plain openssl command line), prints the
-# dashboard's URL, and stops everything it started, also on Ctrl-C or failure (KEEP=1:
-# the coordinator stays up, serving the dashboard, until Ctrl-C).
+# prints the comparison, exports the run's signed bundles as folders (cairn-farm export:
+# the coordinator stores files by content) and says where they and the agent's public key
+# lie, verifies one bundle (with cairn-farm and with the plain openssl command line),
+# prints the dashboard's URL, and stops everything it started, also on Ctrl-C or failure
+# (KEEP=1: the coordinator stays up, serving the dashboard, until Ctrl-C).
+# tests/farm/test_demo.py runs it whole.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-$(pwd)/bin}
@@ -59,8 +61,10 @@ set +e
 compare_status=$?
 set -e
 
-say "where the evidence lies"
-bundles=$(find "$state/evidence" -name bundle.dsse.json | sort)
+say "where the evidence lies: stored by content; cairn-farm export writes run $run out as folders"
+echo "the coordinator keeps each file once, by its SHA-256, under ${state#$(pwd)/}/blobs/"
+"$BIN/cairn-farm" export "$run" "$DEMO/export"
+bundles=$(find "$DEMO/export/evidence" -name bundle.dsse.json | sort)
 echo "$bundles" | sed "s|^$(pwd)/||"
 echo "agent public key: ${DEMO#$(pwd)/}/agent.key.pub (also beside each bundle as agent.pub.pem)"
 first=$(echo "$bundles" | head -n 1)
