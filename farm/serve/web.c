@@ -278,12 +278,23 @@ void web_compilers(FILE *out, const cJSON *caps) {
     }
 }
 
+int web_labels(FILE *out, const cJSON *caps) {
+    const cJSON *l;
+    int n = 0;
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(caps, "labels")) {
+        web_esc(out, cJSON_IsString(l) ? l->valuestring : "");
+        fprintf(out, " ");
+        n++;
+    }
+    return n;
+}
+
 static void machines_table(FILE *out, const cJSON *agents) {
     fprintf(out, "<h2 id=machines>Machines</h2><table><tr><th>machine<th>GPUs<th>compilers"
                  "<th>CPU<th>labels<th>cairn<th>last heard from</tr>");
     const cJSON *a;
     cJSON_ArrayForEach(a, agents) {
-        const cJSON *caps = cJSON_GetObjectItemCaseSensitive(a, "caps"), *l;
+        const cJSON *caps = cJSON_GetObjectItemCaseSensitive(a, "caps");
         fprintf(out, "<tr><td>");
         web_machine_link(out, json_str(a, "name"));
         if (json_num(a, "revoked", 0)) fprintf(out, " <b>(revoked)</b>");
@@ -294,10 +305,7 @@ static void machines_table(FILE *out, const cJSON *agents) {
         fprintf(out, "<td>");
         web_esc(out, json_str(caps, "cpu"));
         fprintf(out, " (%.0f cores)<td>", json_num(caps, "cores", 0));
-        cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(caps, "labels")) {
-            web_esc(out, cJSON_IsString(l) ? l->valuestring : "");
-            fprintf(out, " ");
-        }
+        web_labels(out, caps);
         fprintf(out, "<td>");
         web_esc(out, json_str(caps, "cairn"));
         fprintf(out, "<td>");

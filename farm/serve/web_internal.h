@@ -41,6 +41,7 @@ void web_text(FILE *out, const char *s);          /* escaped, or "-" for none or
 void web_machine_link(FILE *out, const char *n);  /* a link to the machine's page */
 void web_gpus(FILE *out, const cJSON *caps);      /* an agent's GPUs, driver and CUDA */
 void web_compilers(FILE *out, const cJSON *caps); /* its compilers and their sanitizers */
+int web_labels(FILE *out, const cJSON *caps);     /* its labels; returns how many */
 double web_last_heard(const cJSON *agent);        /* when the agent was last heard from */
 long web_run_id(const char *arg);                 /* a positive run id, or 0 */
 /* URL argument KEY of Q (a page's filter), or NULL when absent or empty. */

@@ -13,7 +13,7 @@
 #define MACHINE_JOBS 50 /* jobs and failures shown */
 
 static void facts(FILE *out, const cJSON *agent) {
-    const cJSON *caps = cJSON_GetObjectItemCaseSensitive(agent, "caps"), *l;
+    const cJSON *caps = cJSON_GetObjectItemCaseSensitive(agent, "caps");
     fprintf(out, "<dl id=facts><dt>GPUs<dd>");
     web_gpus(out, caps);
     fprintf(out, "<dt>compilers<dd>");
@@ -21,13 +21,7 @@ static void facts(FILE *out, const cJSON *agent) {
     fprintf(out, "<dt>CPU<dd>");
     web_text(out, json_str(caps, "cpu"));
     fprintf(out, " (%.0f cores)<dt>labels<dd>", json_num(caps, "cores", 0));
-    int any = 0;
-    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(caps, "labels")) {
-        web_esc(out, cJSON_IsString(l) ? l->valuestring : "");
-        fprintf(out, " ");
-        any = 1;
-    }
-    if (!any) fprintf(out, "-");
+    if (!web_labels(out, caps)) fprintf(out, "-");
     fprintf(out, "<dt>cairn<dd>");
     web_text(out, json_str(caps, "cairn"));
     fprintf(out, "<dt>key<dd><code>");
