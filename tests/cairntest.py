@@ -9,6 +9,8 @@ import pathlib
 import shutil
 import subprocess
 
+import pytest
+
 
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -37,6 +39,29 @@ def find_nvcc():
         if path and os.access(path, os.X_OK):
             return path
     return None
+
+
+# What every CUDA and C++ compile of the runtime's headers in the tests adds: strict
+# floating point (no fused multiply-add) and warnings as errors.
+NVCC_STRICT = ["--fmad=false", "-std=c++17", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra",
+               f"-I{ROOT / 'runtime'}"]
+CXX_STRICT = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
+              f"-I{ROOT / 'runtime'}"]
+
+
+def header_compiles_as_cxx(tmp_path, cxx, source, link=True):
+    """Compiles SOURCE (C++ text using runtime/ headers) with CXX and CXX_STRICT, asserting it
+    succeeds; with LINK, also links and runs it (a header that calls the runtime's .c files
+    is compiled only); skips when CXX is not installed."""
+    if not shutil.which(cxx):
+        pytest.skip(f"{cxx} not found")
+    src = tmp_path / "use.cpp"
+    src.write_text(source)
+    out = tmp_path / ("use" if link else "use.o")
+    res = run([cxx, *CXX_STRICT, *([] if link else ["-c"]), str(src), "-o", str(out)])
+    assert res.returncode == 0, res.stdout + res.stderr
+    if link:
+        assert run([out]).returncode == 0
 
 
 def harness(name):

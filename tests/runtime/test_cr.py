@@ -11,11 +11,10 @@ The device half: nvcc compiles every function for sm_90 with --fmad=false, and t
 holds no fused multiply-add and no libdevice call."""
 import os
 import re
-import shutil
 
 import pytest
 
-from cairntest import ROOT, SAN, find_nvcc, harness, run
+from cairntest import NVCC_STRICT, ROOT, SAN, find_nvcc, harness, header_compiles_as_cxx, run
 
 F32 = ["exp", "exp2", "expm1", "log", "log2", "log1p", "tanh", "sigmoid", "sin", "cos"]
 F64 = ["exp", "log"]
@@ -190,20 +189,12 @@ def test_device_ptx_has_no_fma_and_no_libdevice(tmp_path, nvcc):
 def test_device_object_compiles_with_warnings_as_errors(tmp_path, nvcc):
     src = tmp_path / "cr_device.cu"
     src.write_text(DEVICE_SRC)
-    res = run([nvcc, "-c", "--fmad=false", "-arch=sm_90", "-std=c++17", "-Werror",
-               "all-warnings", "-Xcompiler", "-Wall,-Wextra", f"-I{ROOT / 'runtime'}", str(src),
-               "-o", str(tmp_path / "cr_device.o")], timeout=600)
+    res = run([nvcc, "-c", "-arch=sm_90", *NVCC_STRICT, str(src), "-o", str(tmp_path / "cr_device.o")],
+              timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
 
 
 @pytest.mark.parametrize("cxx", ["g++", "clang++"])
 def test_header_compiles_as_cxx(tmp_path, cxx):
-    if not shutil.which(cxx):
-        pytest.skip(f"{cxx} not found")
-    src = tmp_path / "use.cpp"
-    src.write_text('#include "cairn_cr.h"\n'
-                   'int main() { return cairn_cr_expf(0.0f) == 1.0f && cairn_cr_log(1.0) == 0.0 ? 0 : 1; }\n')
-    res = run([cxx, "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
-               f"-I{ROOT / 'runtime'}", str(src), "-o", str(tmp_path / "use")])
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert run([tmp_path / "use"]).returncode == 0
+    header_compiles_as_cxx(tmp_path, cxx, '#include "cairn_cr.h"\nint main() { return '
+                           'cairn_cr_expf(0.0f) == 1.0f && cairn_cr_log(1.0) == 0.0 ? 0 : 1; }\n')

@@ -19,9 +19,9 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from cairntest import BIN, ROOT, TBIN, cairn_cell_flags, run  # noqa: E402
+from cairntest import BIN, ROOT, TBIN, cairn_cell_flags, find_nvcc, run  # noqa: E402
 
-NVCC = next((p for p in [shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"] if p and pathlib.Path(p).exists()), None)
+NVCC = find_nvcc()
 pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc not installed: CUDA targets are not checked")
 
 TARGETS = ["sm_80", "sm_90", "sm_120"]
