@@ -193,7 +193,8 @@ static void run_result(FILE *out, const cJSON *summary, int busy) {
     else if (!summary) fprintf(out, "<td class=pending>comparing</tr>");
     else if (json_str(summary, "refused")) fprintf(out, "<td class=no-evidence>not compared</tr>");
     else
-        fprintf(out, "<td class=%s>%s</tr>", ok ? "identical" : "differs-where-fixed",
+        fprintf(out, "<td class=%s>%s</tr>",
+                results_verdict_name(ok ? VERDICT_IDENTICAL : VERDICT_DIFFERS_WHERE_FIXED),
                 ok ? "no promise broken" : "FAILED");
 }
 

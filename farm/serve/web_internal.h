@@ -10,6 +10,8 @@
 #define CAIRN_FARM_WEB_INTERNAL_H
 
 #include <stdio.h>
+
+#include "core/core.h"
 #include "serve/serve_internal.h"
 
 void web_index(Server *s, Request *q, Reply *r);
