@@ -126,6 +126,16 @@ void db_peers_forget_dead(Db *db);
 int db_shared(const Db *db);
 const char *db_coordinator(const Db *db);
 int db_peers_alive(Db *db);
+/* One collection at a time across the farm (serve/gc.c): the collector's lock, held by
+ * one process among all those sharing the store (on PostgreSQL a session advisory lock on
+ * a connection the holder keeps, on SQLite an flock beside the database file), released
+ * by db_collector_unlock or by the holder's death. 1 taken, 0 another process holds it,
+ * -1 the store failed. Not reentrant: a process's threads take turns outside it. */
+int db_collector_lock(Db *db);
+void db_collector_unlock(Db *db);
+/* Whether the store names blob SHA now (a manifest, a pin or a source archive's row), read
+ * afresh: 1 yes, 0 no, -1 the statement failed (then it must be kept). */
+int db_blob_named(Db *db, const char *sha);
 /* Copies the WAL back into the database (passive: never waits for, or blocks, a writer). */
 void db_checkpoint(Db *db);
 

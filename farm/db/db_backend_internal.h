@@ -50,6 +50,9 @@ typedef struct {
      * claimable (db_reap passes that on); NULL when there are no others. */
     int (*news)(Db *db);
     void (*checkpoint)(Db *db); /* background upkeep, off the request path; or NULL */
+    /* The collector's lock across every process sharing the store (db_collector_lock):
+     * TAKE 1 tries to take it (1 taken, 0 held by another, -1 failure), 0 gives it back. */
+    int (*collector)(Db *db, int take);
     /* Tells the other coordinators that jobs were queued (inside the committing
      * transaction); NULL when there are none. */
     void (*announce)(DbConn *c);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +44,7 @@ typedef struct {
     sqlite3 *ckpt; /* a second connection: checkpoints off the request path */
     pthread_mutex_t lock;
     int wal_fd;                 /* the WAL file, fsynced by acknowledging calls */
+    int collector_fd;           /* FILE-collector, flocked by the collector (sq_collector) */
     Statement kept[STATEMENTS]; /* under lock, like the connection */
     Seen seen[STATEMENTS];      /* by address: which slot a text hashed to */
 } SqliteDb;
@@ -205,6 +207,16 @@ static void sq_checkpoint(Db *db) {
     sqlite3_wal_checkpoint_v2(((SqliteDb *)db)->ckpt, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 }
 
+/* The collector's lock: an flock on the file beside the database, which every process
+ * opening the same database opens on its own (so they exclude each other) and which the
+ * kernel releases when its holder dies. */
+static int sq_collector(Db *db, int take) {
+    SqliteDb *s = (SqliteDb *)db;
+    if (!take) return flock(s->collector_fd, LOCK_UN);
+    if (flock(s->collector_fd, LOCK_EX | LOCK_NB) == 0) return 1;
+    return errno == EWOULDBLOCK ? 0 : -1;
+}
+
 static void sq_close(Db *db) {
     SqliteDb *s = (SqliteDb *)db;
     for (int i = 0; i < STATEMENTS; i++) {
@@ -212,6 +224,7 @@ static void sq_close(Db *db) {
         free(s->kept[i].sql);
     }
     if (s->wal_fd >= 0) close(s->wal_fd);
+    if (s->collector_fd >= 0) close(s->collector_fd);
     sqlite3_close(s->ckpt);
     sqlite3_close(s->sql);
     pthread_mutex_destroy(&s->lock);
@@ -232,6 +245,7 @@ static const DbBackend SQLITE_BACKEND = {
     .error = sq_error,
     .news = NULL,
     .checkpoint = sq_checkpoint,
+    .collector = sq_collector,
     .announce = NULL,
     .close = sq_close,
     .begin = "BEGIN IMMEDIATE",
@@ -299,13 +313,18 @@ static int sq_connect(SqliteDb *s, const char *path, Err *e) {
     s->wal_fd = open(wal, O_RDONLY | O_CLOEXEC);
     if (s->wal_fd < 0)
         return err_set(e, "database %s: cannot open its WAL: %s", path, strerror(errno));
+    char lock[4200];
+    snprintf(lock, sizeof lock, "%s-collector", path);
+    s->collector_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (s->collector_fd < 0)
+        return err_set(e, "database %s: cannot open %s: %s", path, lock, strerror(errno));
     return 0;
 }
 
 Db *db_sqlite_open(const char *path, Err *e) {
     SqliteDb *s = calloc(1, sizeof *s);
     s->base.be = &SQLITE_BACKEND;
-    s->wal_fd = -1;
+    s->wal_fd = s->collector_fd = -1;
     pthread_mutex_init(&s->lock, NULL);
     if (sq_connect(s, path, e) != 0) {
         sq_close(&s->base);
