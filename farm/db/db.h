@@ -136,8 +136,13 @@ void db_collector_unlock(Db *db);
 /* Whether the store names blob SHA now (a manifest, a pin or a source archive's row), read
  * afresh: 1 yes, 0 no, -1 the statement failed (then it must be kept). */
 int db_blob_named(Db *db, const char *sha);
-/* Copies the WAL back into the database (passive: never waits for, or blocks, a writer). */
+/* Copies the WAL back into the database (passive: never waits for, or blocks, a writer);
+ * the final one, as the coordinator stops, waits for writers and empties the WAL. */
 void db_checkpoint(Db *db);
+void db_checkpoint_final(Db *db);
+/* SQLite: once checkpointed, the WAL is cut back to PAGES pages when it starts over (it
+ * otherwise keeps the size of its longest stretch). */
+void db_set_wal_pages(Db *db, long pages);
 
 /* Views for the client verbs (malloc'd cJSON). */
 cJSON *db_run_view(Db *db, long run_id);

@@ -370,6 +370,7 @@ static const DbBackend PG_BACKEND = {
     .error = pg_error,
     .news = pg_news,
     .checkpoint = NULL,
+    .limit_wal = NULL,
     .collector = pg_collector,
     .announce = pg_announce,
     .close = pg_close,
