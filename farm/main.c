@@ -569,6 +569,8 @@ static const char EXPORT_HELP[] =
     "Writes every bundle filed for RUN under DIR/evidence/<version>/<run>/<machine>/<cell>/:\n"
     "bundle.dsse.json, agent.pub.pem and every file its statement names, each checked\n"
     "against its SHA-256 as it arrives, then each bundle verified from what was written.\n"
+    "Nothing under DIR is overwritten and no link there is followed: a file or link in\n"
+    "the way fails the export.\n"
     "`cairn-farm verify`, farm/verify_openssl.sh and plain openssl check the result with\n"
     "no coordinator (docs/farm.md, \"Verifying offline\").\n";
 

@@ -47,3 +47,36 @@ def test_submit_runs_nothing_a_trees_git_config_names(tmp_path):
         assert view["commit"] == git(repo, "rev-parse", "HEAD")
         assert "has changes not committed" in r.stderr, r.stderr
     assert not spy.exists(), spy.read_text()[:300]
+
+
+def test_export_follows_no_link_planted_in_its_folder(tmp_path):
+    """Links planted in the export folder, one where a bundle's folder goes (to a folder
+    outside) and one where a file goes (to a file outside): the export refuses, exit 1,
+    and writes nothing outside. Before, it followed both and exited 0. A file already
+    there is not overwritten either; into a fresh folder the same export succeeds."""
+    with Farm(tmp_path, lease=30) as farm:
+        farm.agent("box", idle=3)
+        run = farm.submit(HERE / "cases", {"compilers": ["gcc"]})
+        farm.wait_run(run, 90)
+        (evidence,) = farm.filed()
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        victim = tmp_path / "victim.txt"
+        victim.write_text("keep me\n")
+        # a link where the bundle's cell folder goes
+        out = tmp_path / "out"
+        cell = out / evidence
+        cell.parent.mkdir(parents=True)
+        cell.symlink_to(outside)
+        r = farm.cli("export", run, out)
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert list(outside.iterdir()) == []
+        # a link where the envelope goes
+        out2 = tmp_path / "out2"
+        (out2 / evidence).mkdir(parents=True)
+        (out2 / evidence / "bundle.dsse.json").symlink_to(victim)
+        r = farm.cli("export", run, out2)
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert victim.read_text() == "keep me\n"
+        r = farm.cli("export", run, tmp_path / "fresh")
+        assert r.returncode == 0, r.stdout + r.stderr
