@@ -783,8 +783,9 @@ void handlers_status(Server *s, Request *q, Reply *r) {
 void handlers_gc(Server *s, Request *q, Reply *r) {
     (void)q;
     Err e = {{0}};
-    cJSON *done = gc_collect(s, &e);
-    if (!done) reply_error(r, PROTO_E_INTERNAL, "gc: %s", e.msg);
+    int busy = 0;
+    cJSON *done = gc_collect(s, &busy, &e);
+    if (!done) reply_error(r, busy ? PROTO_E_GC_RUNNING : PROTO_E_INTERNAL, "gc: %s", e.msg);
     else {
         reply_json(r, 200, done);
         fprintf(stderr, "farm: gc: %.0f blob(s) removed (%.0f bytes), %.0f kept\n",

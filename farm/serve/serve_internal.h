@@ -369,10 +369,12 @@ int store_reconcile(Server *s, Err *e);
 
 /* The collector (gc.c): removes every blob nothing names, safely while filings go on
  * here and at other coordinators; {"blobs", "removed", "bytes_removed", "put_back",
- * "temps_removed", "seconds"}, or NULL with E (then nothing named was removed). */
-cJSON *gc_collect(Server *s, Err *e);
+ * "temps_removed", "seconds"}, or NULL with E (then nothing named was removed), *BUSY
+ * set when another collection in the farm holds the collector's lock. */
+cJSON *gc_collect(Server *s, int *busy, Err *e);
 /* Puts back the blobs in trash/ that something names, removes the rest (a collection
- * stopped half way); 0, or -1 with E. */
+ * stopped half way), under the collector's lock (left alone, with a word, while another
+ * collection holds it); 0, or -1 with E. */
 int gc_recover(Server *s, Err *e);
 
 /* The layout before issue 28 (migrate.c): folders per bundle, the journal, source
