@@ -33,8 +33,25 @@ static void add_callee(FnFacts *f, Item *callee) {
     f->callees[f->ncallees++] = callee;
 }
 
-static bool callee_is(const Expr *callee, const char *name) {
-    return callee->kind == EXPR_NAME && strcmp(callee->u.name.name, name) == 0;
+/* The builtin a callee not bound to a symbol spells: a plain name or a std.X.Y path. */
+static Builtin callee_builtin(const Expr *callee) {
+    char spelling[64];
+    if (callee->kind == EXPR_NAME) return ast_builtin_lookup(callee->u.name.name);
+    const Expr *path = callee->kind == EXPR_MEMBER ? callee->u.member.base : NULL;
+    if (!path || path->kind != EXPR_MEMBER || path->u.member.base->kind != EXPR_NAME)
+        return BI_NONE;
+    snprintf(spelling, sizeof spelling, "%s.%s.%s", path->u.member.base->u.name.name,
+             path->u.member.field, callee->u.member.field);
+    return ast_builtin_lookup(spelling);
+}
+
+/* What a builtin does to its caller's lanes, from its where column: one that starts
+ * parallel work nests; one that runs in host code only needs the host. */
+static unsigned builtin_effects(Builtin b) {
+    unsigned where = ast_op(b)->where;
+    if (b == BI_NONE) return 0;
+    if (where & W_SPAWNS) return LANE_EFFECT_PARALLEL;
+    return where & (W_LANE | W_DEVICE | W_REGION) ? 0 : LANE_EFFECT_HOST_ONLY;
 }
 
 static void facts_expr(Checker *c, FnFacts *f, const Expr *e);
@@ -67,15 +84,7 @@ static void facts_expr(Checker *c, FnFacts *f, const Expr *e) {
         const Expr *callee = e->u.call.callee;
         Symbol *s = callee->kind == EXPR_NAME ? check_lookup(c, callee->u.name.name) : NULL;
         if (s && s->kind == SYM_FN) add_callee(f, s->decl.item);
-        else if (!s && (callee_is(callee, "mma_unordered") || callee_is(callee, "mm_enclose")))
-            f->direct |= LANE_EFFECT_PARALLEL;
-        else if (!s && (callee_is(callee, "observe") || callee_is(callee, "copy")))
-            f->direct |= LANE_EFFECT_HOST_ONLY;
-        else if (callee->kind == EXPR_MEMBER && callee->u.member.base->kind == EXPR_MEMBER &&
-                 callee->u.member.base->u.member.base->kind == EXPR_NAME &&
-                 strcmp(callee->u.member.base->u.member.base->u.name.name, "std") == 0 &&
-                 strcmp(callee->u.member.base->u.member.field, "cr") != 0)
-            f->direct |= LANE_EFFECT_HOST_ONLY; /* std.math; std.cr runs in lanes */
+        else if (!s) f->direct |= builtin_effects(callee_builtin(callee));
         facts_exprs(c, f, e->u.call.args, e->u.call.nargs);
         break;
     }
@@ -186,12 +195,19 @@ static void sig_add(SigWalk *w, const char *kind, const Type *t) {
     set_add(&w->set, buf);
 }
 
+/* The rounding classes a signature names by the builtin's name and type: those whose
+ * bits depend on how the machine computes them. A correctly rounded function has one
+ * answer, so it is not named. */
+static bool sig_rounds(OpRounding r) {
+    return r == RND_ONCE || r == RND_STOCHASTIC || r == RND_UNORDERED || r == RND_LIBM;
+}
+
 static void sig_expr(SigWalk *w, const Expr *e) {
     if (!e) return;
     switch (e->kind) {
     case EXPR_UNARY: sig_expr(w, e->u.unary.operand); break;
     case EXPR_BINARY:
-        if (e->u.binary.op <= BIN_DIV && type_is_compute_float(e->type))
+        if (ast_binop(e->u.binary.op)->rounding == RND_ONCE && type_is_compute_float(e->type))
             sig_add(w, "arithmetic", e->type);
         sig_expr(w, e->u.binary.lhs);
         sig_expr(w, e->u.binary.rhs);
@@ -223,11 +239,10 @@ static void sig_expr(SigWalk *w, const Expr *e) {
     case EXPR_CALL: {
         Builtin b = e->u.call.builtin;
         if (b == BI_NONE && e->u.call.fn) sig_fn(w, e->u.call.fn);
-        else if (b == BI_MM_ENCLOSE && e->u.call.nargs == 7 && e->u.call.args[5]->type &&
-                 e->u.call.args[5]->type->kind == TY_VIEW)
-            sig_add(w, "mm_enclose", e->u.call.args[5]->type->u.view.elem);
-        else if (b == BI_QUANTIZE || b == BI_QUANTIZE_STOCHASTIC || b == BI_SQRT ||
-                 b == BI_ATOMIC_ADD_UNORDERED || b == BI_MMA_UNORDERED || ast_builtin_is_math(b))
+        else if (ast_op(b)->rounding == RND_OUTWARD && e->u.call.nargs == 7 &&
+                 e->u.call.args[5]->type && e->u.call.args[5]->type->kind == TY_VIEW)
+            sig_add(w, ast_builtin_name(b), e->u.call.args[5]->type->u.view.elem); /* mm_enclose */
+        else if (sig_rounds(ast_op(b)->rounding))
             sig_add(w, ast_builtin_name(b),
                     e->type && e->type->kind != TY_VOID ? e->type
                     : e->u.call.nargs                   ? e->u.call.args[e->u.call.nargs - 1]->type
