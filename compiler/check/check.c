@@ -1088,6 +1088,7 @@ bool cairn_check(Program *p, Diags *d) {
         if (it->kind == ITEM_FN && !(i < n0 && checked[i])) check_body(&c, it);
     }
     free(checked);
+    if (!diags_has_errors(d)) check_record_facts(&c);
     for (int i = 0; i < p->nitems; i++) {
         Item *it = p->items[i];
         if (it->kind != ITEM_FN) continue;

@@ -451,11 +451,12 @@ struct Item {
             bool expr_body;         /* written `= e;`: body is { return e; } */
             const char *implements; /* `implements ref`; NULL when none */
             Span implements_span;
-            Item *implements_fn;   /* checker */
-            Expr *requires;        /* `requires e`: what callers promise; NULL when none */
-            Item *derived_from;    /* set on functions derive made (grad), else NULL */
-            int nlocals;           /* checker: symbols numbered 0..nlocals-1 */
-            unsigned lane_effects; /* checker: LANE_EFFECT_* bits, through its calls */
+            Item *implements_fn;      /* checker */
+            Expr *requires;           /* `requires e`: what callers promise; NULL when none */
+            Item *derived_from;       /* set on functions derive made (grad), else NULL */
+            int nlocals;              /* checker: symbols numbered 0..nlocals-1 */
+            unsigned lane_effects;    /* checker: LANE_EFFECT_* bits, through its calls */
+            struct CheckFacts *facts; /* checker: its roundings and guards (check/check.h) */
         } fn;
         struct {
             const Type *type;
