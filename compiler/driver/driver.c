@@ -344,11 +344,11 @@ static void runtime_digest(char hex[65]) {
 }
 
 /* Which runtime sources a program needs: the lowering records the runtime modules its
- * code calls (LowerOutput.modules, lower/lower.h), and this table says which source each
- * module is and which modules that source calls in turn; those are linked too. Only
- * what is needed is compiled, so e.g. the bracket GEMM costs nothing to a program
- * without one. Every runtime source has a row (runtime_needed refuses to link without
- * one), so a new source cannot be forgotten silently. */
+ * code calls (LowerOutput.modules, lower/lower.h), and the MODULE rows of
+ * syntax/ops.def say which sources each module is and which modules those call in turn;
+ * those are linked too. Only what is needed is compiled, so e.g. the bracket GEMM costs
+ * nothing to a program without one. Every runtime source has a row (runtime_needed
+ * refuses to link without one), so a new source cannot be forgotten silently. */
 typedef struct RuntimeModule {
     unsigned module;    /* LOWER_MODULE_* */
     const char *source; /* NULL: a header only */
@@ -356,30 +356,9 @@ typedef struct RuntimeModule {
 } RuntimeModule;
 
 static const RuntimeModule runtime_modules[] = {
-    {LOWER_MODULE_TRAP, "cairn_trap.c", 0},
-    {LOWER_MODULE_POOL, "cairn_pool.c", 0},
-    {LOWER_MODULE_SUM, "cairn_sum.c", LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
-    {LOWER_MODULE_FLOAT, "cairn_float.c", 0},
-    {LOWER_MODULE_OBSERVE, "cairn_observe.c", LOWER_MODULE_TRAP},
-    {LOWER_MODULE_ENCLOSE, "cairn_enclose.c", LOWER_MODULE_POOL},
-    {LOWER_MODULE_ENCLOSE, "cairn_enclose_x86.c", 0}, /* its x86-64 kernels */
-    {LOWER_MODULE_ENCLOSE, "cairn_enclose_amx.c", 0}, /* and its AMX-INT8 path */
-    /* the GPU's residue algorithm on the host: mm_enclose on emulated @device views */
-    {LOWER_MODULE_ENCLOSE, "cairn_enclose_residue.c", LOWER_MODULE_POOL},
-    {LOWER_MODULE_ENCLOSE_DIGEST, "cairn_enclose_digest.c", 0},
-    {LOWER_MODULE_MM_ENCLOSE, "cairn_mm_enclose.c", LOWER_MODULE_ENCLOSE | LOWER_MODULE_TRAP},
-    {LOWER_MODULE_MMA, "cairn_mma.c", LOWER_MODULE_TRAP},
-    {LOWER_MODULE_MMA_TILED, "cairn_mma_tiled.c",
-     LOWER_MODULE_MMA | LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
-    /* cairn_device_cuda.h, in every CUDA build's .cu: its launch helpers trap, and
-     * cairn_device_observe copies a device view back for cairn_observe. */
-    {LOWER_MODULE_DEVICE, NULL, LOWER_MODULE_TRAP | LOWER_MODULE_OBSERVE},
-    {LOWER_MODULE_ARGS, "cairn_args.c", LOWER_MODULE_NPY},
-    {LOWER_MODULE_NPY, "cairn_npy.c", 0},
-    {LOWER_MODULE_LIB, "cairn_lib.c", LOWER_MODULE_TRAP},
-    /* cairn_cr.h: std.cr, all static inline (its accurate path too). */
-    {LOWER_MODULE_CR, NULL, 0},
-    {LOWER_MODULE_DSUM, "cairn_dsum.c", LOWER_MODULE_SUM | LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
+#define MODULE(id, source, calls)      {LOWER_MODULE_##id, source, calls},
+#define MODULE_FILE(id, source, calls) {LOWER_MODULE_##id, source, calls},
+#include "syntax/ops.def"
 };
 enum { RUNTIME_MODULE_COUNT = sizeof runtime_modules / sizeof runtime_modules[0] };
 
@@ -409,7 +388,7 @@ static int runtime_needed(unsigned modules, bool needed[], Err *err) {
             m++;
         if (is_c_source(name) && m == RUNTIME_MODULE_COUNT)
             return err_fail(err, DRIVER_INTERNAL,
-                            "runtime source %s has no row in driver.c's module table", name);
+                            "runtime source %s has no MODULE row in syntax/ops.def", name);
         needed[k] = is_c_source(name) && (all & runtime_modules[m].module);
     }
     return 0;
