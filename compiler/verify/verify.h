@@ -110,6 +110,7 @@ typedef enum VKind {
     VK_E4M3,
     VK_REQUIRES,
     VK_ALLOC,
+    VK_LAUNCH,
     VK_UNMODELLED,
     VK_IMPLEMENTS,
     VK_COUNT
@@ -172,7 +173,8 @@ typedef struct Verifier {
     int nenv, capenv;
     int depth;             /* calls inlined now */
     const Item *stack[16]; /* and which (a recursive call is not modelled) */
-    int in_parallel;       /* inside a region's lanes */
+    int in_parallel;       /* inside a region's lanes (a pooled reduction's too) */
+    int in_device;         /* inside a device region's lanes (their NaNs are the device's) */
     int fresh;             /* names fresh constants */
     bool has_float;        /* the model holds floating-point terms */
     bool saw_loop;         /* the unrolled run met a loop, region or reduction */
@@ -198,6 +200,7 @@ typedef struct Verifier {
      * whether a query met it: then the verdict is unknown, since it depends on the load */
     double deadline;
     bool expired, prologue_expired;
+    const char *cex_prefix; /* the replay being written: its names' prefix (verify_cex.c) */
     /* replays that could not be written (the first one's reason): an I/O error, exit 2 */
     int unwritten;
     Err unwritten_err;
@@ -269,6 +272,9 @@ Z3_ast verify_run_top(Verifier *V, const Item *fn, bool checked, VVal *result, V
 /* for / parallel statements, reductions and scans (scan answers t NULL). */
 void verify_for(Verifier *V, Stmt *s);
 void verify_parallel(Verifier *V, Stmt *s);
+/* The lanes a region or launch over lo..hi (of type t) runs, as lower_index_count counts
+ * them: hi - lo in 64 bits (each widened by its type) when hi > lo, else 0. */
+Z3_ast verify_lane_count(Verifier *V, VVal lo, VVal hi, const Type *t);
 VVal verify_reduce(Verifier *V, Expr *e);
 
 /* ---- verify_solve.c ---- */

@@ -38,6 +38,7 @@ static const char *const VK_NAMES[VK_COUNT] = {
     [VK_E4M3] = "f8e4m3 overflow",
     [VK_REQUIRES] = "requires broken",
     [VK_ALLOC] = "buffer too large",
+    [VK_LAUNCH] = "device launch limit",
     [VK_UNMODELLED] = "unmodelled construct",
     [VK_IMPLEMENTS] = "implements",
 };
@@ -88,6 +89,7 @@ static const char *prop_title(Verifier *V, const VProp *p) {
     else if (p->kind == VK_REQUIRES) t = arena_printf(a, "requires of %s kept", p->detail);
     else if (p->kind == VK_EXTENT) t = arena_printf(a, "view extents of %s match", p->detail);
     else if (p->kind == VK_UNMODELLED) t = arena_printf(a, "%s", p->detail);
+    else if (p->kind == VK_LAUNCH) t = arena_printf(a, "never %s", p->detail);
     else if (p->detail) t = arena_printf(a, "no %s (%s)", VK_NAMES[p->kind], p->detail);
     else t = arena_printf(a, "no %s", VK_NAMES[p->kind]);
     if (p->occurrences > 1) t = arena_printf(a, "%s [%d of %d]", t, p->occurrence, p->occurrences);
