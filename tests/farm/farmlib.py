@@ -190,7 +190,7 @@ class Farm:
         self.server = subprocess.Popen(
             [FARM_PAUSES if self.pauses else FARM, "serve", "--state", self.state, "--config",
              self.config, "--listen", f"127.0.0.1:{self.port}"], stderr=self.log, env=env)
-        wait_for(info.exists, 10, "serve.json")
+        wait_for(info.exists, 60, "serve.json: the coordinator never started?")
         self.url = json.loads(info.read_text())["url"]
         self.port = urllib.parse.urlparse(self.url).port
         return self
