@@ -312,7 +312,10 @@ void handlers_heartbeat(Server *s, Request *q, Reply *r) {
         int rc = db_heartbeat(s->db, id, q->agent.id, s->cfg.lease_seconds, m.progress,
                               &out.lease_expires);
         out.cancel = rc == 1;
-        if (rc < 0) reply_error(r, PROTO_E_LEASE_LOST, "job %ld is not leased to this agent", id);
+        if (rc == DB_UNAVAILABLE)
+            reply_error(r, PROTO_E_STORE_UNAVAILABLE, "job %ld: the store failed: retry", id);
+        else if (rc < 0)
+            reply_error(r, PROTO_E_LEASE_LOST, "job %ld is not leased to this agent", id);
         else reply_json(r, 200, proto_lease_build(&out));
     }
     cJSON_Delete(body);
@@ -549,14 +552,22 @@ static int check_lease(const Job *job, const Agent *agent, const char *bundle_sh
     return 0;
 }
 
+/* Job ID into OUT: 1, or 0 answered on R (no such job: 404; the store failed: 503). */
+static int job_or_refusal(Server *s, long id, Job *out, Reply *r) {
+    int found = db_job_get(s->db, id, out);
+    if (found == DB_UNAVAILABLE)
+        reply_error(r, PROTO_E_STORE_UNAVAILABLE, "job %ld: the store failed: retry", id);
+    else if (!found) reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
+    return found == 1;
+}
+
 /* The lease read again inside the job's filing slot: uploads of one job file one at a
  * time, so a job found running here cannot be acknowledged by another upload before
  * this one's row commits or fails. */
 static int lease_still_held(Server *s, long id, const Agent *agent, const char *bundle_sha,
                             Reply *r) {
     Job now = {0};
-    int rc = db_job_get(s->db, id, &now) ? check_lease(&now, agent, bundle_sha, r)
-                                         : reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
+    int rc = job_or_refusal(s, id, &now, r) ? check_lease(&now, agent, bundle_sha, r) : -1;
     db_job_free(&now);
     return rc;
 }
@@ -595,7 +606,7 @@ static void file_reserved(Server *s, const Job *job, const Agent *agent, const c
     if (done == DB_DONE_REVOKED)
         reply_error(r, PROTO_E_UNKNOWN_AGENT, "agent %ld was revoked", agent->id);
     else if (done == DB_DONE_FAILED)
-        reply_error(r, PROTO_E_INTERNAL, "job %ld's row did not commit", job->id);
+        reply_error(r, PROTO_E_STORE_UNAVAILABLE, "job %ld's row did not commit: retry", job->id);
     else reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed", job->id);
 }
 
@@ -668,10 +679,7 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         goto out;
     }
     if (check_paths(s, m.files, r) != 0 || decode_files(m.files, &files, r) != 0) goto out;
-    if (!db_job_get(s->db, id, &job)) {
-        reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
-        goto out;
-    }
+    if (!job_or_refusal(s, id, &job, r)) goto out;
     env_text = cJSON_PrintUnformatted(m.envelope);
     sha256_hex(env_text, strlen(env_text), bundle_sha);
     if (check_lease(&job, &q->agent, bundle_sha, r) != 0) goto out;
