@@ -78,7 +78,7 @@ static void *reaper(void *arg) {
     Server *s = arg;
     for (;;) {
         timing_sleep_ms(200);
-        conns_sweep();
+        conns_sweep(s->conns);
         if (db_reap(s->db, s->cfg.max_attempts) > 0) {
             hub_notify(s);
             report_wake(s); /* a job failed as agent_lost may have ended its run */
@@ -100,7 +100,19 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
     pthread_mutex_init(&s->filing_lock, NULL);
     pthread_mutex_init(&s->report_lock, NULL);
     pthread_mutex_init(&s->nonces_lock, NULL);
+    pthread_mutex_init(&s->agents.lock, NULL);
+    pthread_mutex_init(&s->runs.lock, NULL);
+    pthread_mutex_init(&s->keys.lock, NULL);
+    pthread_mutex_init(&s->seen.lock, NULL);
+    s->conns = conns_new();
     s->nonces = calloc((size_t)cfg->max_challenges + 1, sizeof *s->nonces);
+    if (!s->conns || !s->nonces) {
+        err_set(e, "out of memory");
+        free(s->conns);
+        free(s->nonces);
+        free(s);
+        return NULL;
+    }
     pthread_cond_init(&s->report_cond, NULL);
     sem_init(&s->filers, 0, FILERS);
     char path[1200];
