@@ -104,6 +104,7 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
     pthread_mutex_init(&s->runs.lock, NULL);
     pthread_mutex_init(&s->keys.lock, NULL);
     pthread_mutex_init(&s->seen.lock, NULL);
+    pthread_mutex_init(&s->interims.lock, NULL);
     s->conns = conns_new();
     s->nonces = calloc((size_t)cfg->max_challenges + 1, sizeof *s->nonces);
     if (!s->conns || !s->nonces) {

@@ -180,6 +180,21 @@ typedef struct {
     } slot[WEB_SEEN_SLOTS];
 } WebSeen;
 
+/* Unfinished runs' comparisons (report.c), each kept until the run's jobs change (a
+ * state, a filed bundle), so that views of an unfinished run do not compare it again
+ * each: before, two anonymous views that disconnected held both page threads comparing
+ * one run over and over. Computed under the lock: views take turns. */
+#define INTERIM_RUNS 4
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        long run;
+        char stamp[SHA256_HEX_LEN]; /* what the comparison was made of (report.c) */
+        cJSON *report;
+    } slot[INTERIM_RUNS];
+    unsigned next; /* the slot the next new comparison replaces */
+} Interims;
+
 /* One coordinator. Everything it holds is here, none of it in a file's statics, so that
  * one process may hold two servers (tests/c/farm_two_servers.c). */
 struct Server {
@@ -203,6 +218,7 @@ struct Server {
     RunCache runs;       /* claims' run facts (handlers.c) */
     KeyCache keys;       /* agents' decoded keys (handlers.c) */
     WebSeen seen;        /* when agents were last heard from (web.c) */
+    Interims interims;   /* unfinished runs' comparisons (report.c) */
     struct Conns *conns; /* open connections and their caps (conns.c) */
 };
 
