@@ -47,6 +47,9 @@ typedef struct {
     long max_challenges;             /* enrolment challenges outstanding, in all */
     long max_challenges_per_address; /* ... and from one client address */
     long wal_pages;                  /* SQLite's WAL is cut back to this many pages */
+    long max_small_body_bytes;       /* claims, heartbeats, challenges, admin verbs */
+    long max_enrol_body_bytes;       /* enrolments */
+    long max_json_values;            /* values one request's JSON body may hold */
     int sync_full;                   /* "sync": "full" (default): acknowledged bundles survive power
                                  loss; "process": they survive the coordinator's crash */
     char store[1024];                /* "": SQLite in the state folder; else a postgresql:// URI */

@@ -39,9 +39,12 @@ typedef enum { AUTH_NONE, AUTH_ENROL, AUTH_AGENT, AUTH_ADMIN, AUTH_AGENT_OR_ADMI
  * never hold the threads every connection needs, and pages never the farm's work. */
 typedef enum { POOL_HTTP, POOL_WORK, POOL_PAGE } Pool;
 
-/* Whether a route takes a body: a request with one for a route that takes none is
- * refused from its headers (413), before a byte of the body is read. */
-typedef enum { BODY_NONE, BODY_TAKEN } Body;
+/* Whether a route takes a body, and how large: a request with one for a route that takes
+ * none, or that declares more than its route's limit, is refused from its headers (413),
+ * before a byte of the body is read. Claims, heartbeats, challenges and the admin's
+ * small verbs take max_small_body_bytes, enrolments max_enrol_body_bytes, uploads, runs
+ * and source archives max_body_bytes (route_body_limit). */
+typedef enum { BODY_NONE, BODY_SMALL, BODY_ENROL, BODY_TAKEN } Body;
 
 typedef void (*Handler)(Server *s, Request *q, Reply *r);
 
@@ -58,6 +61,8 @@ typedef struct {
 /* The route for Q's method and path, its variable segment copied into ARG (CAP bytes)
  * and Q->arg pointed at it; otherwise NULL with the 404 or 405 in R. */
 const Route *route_find(Request *q, char *arg, size_t cap, Reply *r);
+/* The most bytes of body ROUTE takes, and the name of the setting that says so. */
+long route_body_limit(const Server *s, const Route *route, const char **setting);
 
 /* --- one request between libmicrohttpd's calls (server.c, hub.c) ------------------ */
 

@@ -145,9 +145,11 @@ static int admit(Server *s, struct MHD_Connection *conn, Exchange *x, Reply *r) 
         ok = reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
                          "agent %ld has max_connections_per_agent (%ld) connections open",
                          x->q.agent.id, s->cfg.max_connections_per_agent) == 0;
-    if (ok && length && strtod(length, NULL) > (double)s->cfg.max_body_bytes)
-        ok = reply_error(r, PROTO_E_TOO_LARGE, "Content-Length %s is over max_body_bytes (%ld)",
-                         length, s->cfg.max_body_bytes) == 0;
+    const char *setting;
+    long limit = ok ? route_body_limit(s, x->route, &setting) : 0;
+    if (ok && length && strtod(length, NULL) > (double)limit)
+        ok = reply_error(r, PROTO_E_TOO_LARGE, "Content-Length %s is over %s (%ld)", length,
+                         setting, limit) == 0;
     return ok ? 0 : -1; /* refused with a body declared: the connection closes (answer) */
 }
 
@@ -188,8 +190,9 @@ static enum MHD_Result dispatch(Server *s, Exchange *x) {
     if (parking == PARK_WORK_DONE) return answer(x->conn, x, &x->reply);
     Reply r = {0};
     if (x->too_big) {
-        reply_error(&r, PROTO_E_TOO_LARGE, "body larger than max_body_bytes (%ld)",
-                    s->cfg.max_body_bytes);
+        const char *setting;
+        long limit = route_body_limit(s, x->route, &setting);
+        reply_error(&r, PROTO_E_TOO_LARGE, "body larger than %s (%ld)", setting, limit);
         return answer(x->conn, x, &r);
     }
     if (x->route->pool == POOL_PAGE && page_refused(s, x, &r) != 0) return answer(x->conn, x, &r);
@@ -244,7 +247,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (*upload_size) {
         if (x->answered) return MHD_NO; /* a body left unread: close, read nothing */
-        if (take_body(x, upload_data, *upload_size, s->cfg.max_body_bytes) != 0) return MHD_NO;
+        const char *setting;
+        long limit = route_body_limit(s, x->route, &setting);
+        if (take_body(x, upload_data, *upload_size, limit) != 0) return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }

@@ -79,3 +79,47 @@ def test_an_unfinished_run_is_compared_once_per_change_not_per_view(tmp_path):
         assert farm.get_bytes(f"/runs/{run}")[0] == 200
         assert farm.get_bytes(f"/runs/{run}/plot.svg")[0] == 200
         assert compared() == 2
+
+
+def post(farm, path, body, token):
+    """POSTs raw BODY bytes to PATH with TOKEN: (status, code)."""
+    status, answer = farm.request("POST", path, raw=body, token=token)
+    return status, answer.get("code") if isinstance(answer, dict) else answer
+
+
+def peak_rss_mib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
+
+
+def test_json_amplification_is_refused_before_the_parse(tmp_path):
+    """A claim, a heartbeat and an enrolment of a few hundred kilobytes get 413 from their
+    declared length (before, any body up to max_body_bytes was parsed); an upload of
+    8 MiB of [0,0,...] (4 million values) gets 413 max_json_values before cJSON builds
+    its 256 MiB of nodes, and the coordinator's peak memory does not grow by them."""
+    with Farm(tmp_path, lease=60, max_body=16 * MiB) as farm:
+        from farmlib import ENROL
+        key = farm.keygen("x")
+        token, _ = enrol(farm, "x", key)
+        farm.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
+        job = claim(farm, token)
+        zeros = b'{"wait_s": 0, "x": [' + b"0," * (150 << 10) + b'0]}'     # 300 KiB
+        assert post(farm, "/api/v1/claim", zeros, token) == (413, "too_large")
+        assert post(farm, f"/api/v1/jobs/{job['job']}/heartbeat", zeros, token) == \
+            (413, "too_large")
+        assert post(farm, "/api/v1/agents/challenge", zeros, ENROL) == (413, "too_large")
+        assert post(farm, "/api/v1/agents/enrol", b'{"x": [' + b"0," * (200 << 10) + b'0]}',
+                    ENROL) == (413, "too_large")
+        before = peak_rss_mib(farm.server.pid)
+        flood = b'{"envelope": [' + b"0," * (4 << 20) + b'0]}'               # 8 MiB
+        status, answer = farm.request("POST", f"/api/v1/jobs/{job['job']}/bundle", raw=flood,
+                                      token=token)
+        assert (status, answer["code"]) == (413, "too_large"), answer
+        assert "max_json_values" in answer["error"], answer
+        grew = peak_rss_mib(farm.server.pid) - before
+        print(f"\njson: peak memory grew {grew:.0f} MiB for an 8 MiB body of 4 million values")
+        assert grew < 64, grew
+        assert farm.request("POST", f"/api/v1/jobs/{job['job']}/heartbeat", {},
+                            token=token)[0] == 200
