@@ -733,7 +733,7 @@ void handlers_blob_get(Server *s, Request *q, Reply *r) {
         reply_error(r, PROTO_E_INTERNAL, "blob %s is missing from the store", q->arg);
         return;
     }
-    reply_file(r, fd, len, "application/octet-stream");
+    reply_file(r, fd, len, q->arg, "application/octet-stream");
 }
 
 /* --- runs and views ---------------------------------------------------------------- */

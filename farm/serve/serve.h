@@ -84,7 +84,8 @@ typedef struct {
     size_t raw_len;
     const char *raw_type;
     int file;        /* an open file's descriptor + 1 (0: none), streamed from disk as the */
-    size_t file_len; /* client reads (never held in memory), its first file_len bytes */
+    size_t file_len; /* client reads (never held in memory), its first file_len bytes, */
+    char file_sha[SHA256_HEX_LEN]; /* which must have this digest (or the answer is cut) */
     char error[256]; /* for the log when status >= 400 */
     int park;        /* nothing to answer yet: the server sets the request aside, holding no
                  thread, and calls the handler again once jobs may have become claimable

@@ -243,8 +243,10 @@ int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...)
 void reply_json(Reply *r, int status, cJSON *json);
 /* A 200 of raw bytes (R owns DATA, malloc'd) of the given content type. */
 void reply_raw(Reply *r, char *data, size_t len, const char *type);
-/* A 200 of the first LEN bytes of the open file FD (R owns it), streamed from disk. */
-void reply_file(Reply *r, int fd, size_t len, const char *type);
+/* A 200 of the first LEN bytes of the open file FD (R owns it), streamed from disk and
+ * hashed as it goes: when they are not SHA's, the answer is cut before its last piece
+ * (the client sees fewer bytes than its Content-Length) and the damage is logged. */
+void reply_file(Reply *r, int fd, size_t len, const char *sha, const char *type);
 /* Frees what R owns. */
 void reply_free(Reply *r);
 
