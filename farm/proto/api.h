@@ -56,7 +56,8 @@
     X(MISSING_BLOB, "missing_blob", 422, "the run's source archive has not been uploaded")         \
     X(TOO_MANY_REQUESTS, "too_many_requests", 429, "this client or agent is at one of its limits") \
     X(INTERNAL, "internal", 500, "the coordinator failed (its log says why)")                      \
-    X(BUSY, "busy", 503, "the coordinator is at one of its limits in all: retry later")
+    X(BUSY, "busy", 503, "the coordinator is at one of its limits in all: retry later")            \
+    X(STORE_UNAVAILABLE, "store_unavailable", 503, "the store failed: nothing is known, retry")
 
 typedef enum {
     PROTO_E_NONE = 0, /* no error, or one whose code this client does not know */
