@@ -225,6 +225,42 @@ static int cache_dir(const char *sub, char out[PATH_MAX], Err *err) {
     return 0;
 }
 
+/* A line derived from FILE that changes only when FILE does (the digest of this binary,
+ * a compiler's --version banner), remembered in the cache under FILE's identity: device,
+ * inode, size and modification time to the nanosecond, so a rebuilt or reinstalled
+ * FILE is looked at afresh (issue 33: a cached `cairn run` spent most of its time
+ * hashing cairn itself and running gcc --version). memo_path gives the memo's file;
+ * -1 when FILE cannot be examined or the cache cannot be created (then nothing is
+ * remembered and the caller computes the line every time). */
+static int memo_path(const char *kind, const char *file, char out[PATH_MAX]) {
+    struct stat st;
+    char root[PATH_MAX], hex[65];
+    Err ignored = {0};
+    if (stat(file, &st) != 0 || cache_dir("memo", root, &ignored) != 0) return -1;
+    StrBuf key = {0};
+    sb_printf(&key, "cairn-memo-1\n%s\n%s\n%ju %ju %jd %jd.%09ld\n", kind, file,
+              (uintmax_t)st.st_dev, (uintmax_t)st.st_ino, (intmax_t)st.st_size,
+              (intmax_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+    sha256_hex(key.data, key.len, hex);
+    sb_free(&key);
+    return pathf(out, "%s/%.32s", root, hex) < PATH_MAX ? 0 : -1;
+}
+
+/* The remembered line (at most size - 1 bytes, no newline) into out: 1, else 0. */
+static int memo_get(const char *path, char *out, size_t size) {
+    size_t len = 0;
+    char *text = fs_read(path, &len, NULL);
+    int ok = text && len > 0 && len < size && !memchr(text, '\n', len);
+    if (ok) memcpy(out, text, len), out[len] = '\0';
+    free(text);
+    return ok;
+}
+
+static void memo_put(const char *path, const char *line) {
+    Err ignored = {0};
+    (void)fs_write_atomic(path, line, strlen(line), &ignored);
+}
+
 static int exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
@@ -253,17 +289,23 @@ static int cc_discover(const char *requested, CcInfo *cc, Err *err) {
                          : err_fail(err, DRIVER_NO_TOOL,
                                     "no C compiler found on PATH (install gcc "
                                     "or clang, or pass --cc PATH)");
-    char *text = version_text(cc->path);
-    if (!text)
-        return err_fail(err, DRIVER_USAGE, "'%s --version' failed: is it a C compiler?", cc->path);
-    snprintf(cc->banner, sizeof cc->banner, "%.*s", (int)strcspn(text, "\n"), text);
+    char memo[PATH_MAX];
+    int memo_ok = memo_path("cc-banner", cc->path, memo) == 0;
+    if (!memo_ok || !memo_get(memo, cc->banner, sizeof cc->banner)) {
+        char *text = version_text(cc->path);
+        if (!text)
+            return err_fail(err, DRIVER_USAGE, "'%s --version' failed: is it a C compiler?",
+                            cc->path);
+        snprintf(cc->banner, sizeof cc->banner, "%.*s", (int)strcspn(text, "\n"), text);
+        free(text);
+        if (memo_ok && cc->banner[0]) memo_put(memo, cc->banner);
+    }
     snprintf(cc->name, sizeof cc->name, "%s", strstr(cc->banner, "clang") ? "clang" : "gcc");
     const char *v = cc->banner;
     while (*v && !(v[0] >= '0' && v[0] <= '9' && strchr(v, '.') &&
                    (v == cc->banner || v[-1] == ' ' || v[-1] == '(')))
         v++;
     snprintf(cc->version, sizeof cc->version, "%.*s", (int)strspn(v, "0123456789."), v);
-    free(text);
     return 0;
 }
 
@@ -870,8 +912,14 @@ int driver_build(const BuildOptions *opt, Err *err) {
 
 /* SHA-256 of this very binary, so a rebuilt cairn never reuses an old cache entry. */
 static void self_digest(char hex[65]) {
-    if (sha256_file_hex("/proc/self/exe", hex, NULL, NULL) != 0)
+    char memo[PATH_MAX];
+    int memo_ok = memo_path("self-sha256", "/proc/self/exe", memo) == 0;
+    if (memo_ok && memo_get(memo, hex, 65) && strlen(hex) == 64) return;
+    if (sha256_file_hex("/proc/self/exe", hex, NULL, NULL) != 0) {
         sha256_hex(CAIRN_VERSION, strlen(CAIRN_VERSION), hex);
+        return;
+    }
+    if (memo_ok) memo_put(memo, hex);
 }
 
 /* bin/KEY's KEY: this binary, the source's path and bytes, the compiler and flags. */
