@@ -26,6 +26,9 @@ Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d);
 char *cairn_print_program(const Program *p);
 char *cairn_print_expr(const Expr *e);
 char *cairn_print_type(const Type *t);
+/* The checked tree, one node a line with its type, what each name and call resolves to
+ * and each placement the checker decided (dump.c; `cairn check --dump`). Malloc'ed. */
+char *cairn_dump_program(const Program *p);
 
 /* ast.h's contract, checked between passes (ast_verify.c, as QBE's ssacheck): the
  * checker runs it after `derive grad` has added functions (AST_SHAPE: every node has the

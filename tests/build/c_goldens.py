@@ -7,7 +7,8 @@ usage: c_goldens.py record|check [--cairn BIN] [--dir DIR]
 
 Each program tests/build/c_goldens/NAME.cairn is emitted (`cairn build NAME.cairn
 --emit-c OUT --emit-only`, no compiler runs) for the host, emulated and for sm_90 (the
-modes of example_digests.py), from a scratch folder under its relative name; the files
+modes of example_digests.py), and its checked tree dumped (`cairn check --dump`, in
+NAME/check/), from a scratch folder under its relative name; the files
 land in tests/build/c_goldens/NAME/MODE/ as FILE.txt (text to read and diff, not sources
 for the formatter or the compiler). `record` writes them; `check` prints a unified
 diff for every file that differs (or is new, or gone) and exits 1 when one does.
@@ -28,6 +29,7 @@ from example_digests import MODES  # noqa: E402  (one list of modes for both rec
 
 RECORD = "tests/build/c_goldens.py record"
 SUFFIX = ".txt"
+CHECK = "check"  # the checked tree, `cairn check --dump`, beside the generated code
 
 
 def emit_all(cairn, programs):
@@ -48,6 +50,9 @@ def emit_all(cairn, programs):
                 if r.returncode != 0:
                     sys.exit(f"c_goldens: {prog.name} ({mode}) was refused:\n{r.stderr}")
                 out[prog.stem][mode] = {f.name: f.read_text() for f in sorted(dest.iterdir())}
+            r = subprocess.run([cairn, "check", "--dump", prog.name], cwd=work, capture_output=True,
+                               text=True, env=env)
+            out[prog.stem][CHECK] = {f"{prog.stem}.dump": r.stdout}
     return out
 
 
@@ -55,7 +60,7 @@ def recorded(folder, name):
     """{MODE: {file name: text}} as recorded for program NAME."""
     base = folder / name
     return {mode: {f.name[:-len(SUFFIX)]: f.read_text() for f in sorted((base / mode).iterdir())}
-            if (base / mode).is_dir() else {} for mode in MODES}
+            if (base / mode).is_dir() else {} for mode in [*MODES, CHECK]}
 
 
 def record(folder, have):
@@ -73,7 +78,7 @@ def diffs(folder, have):
     out = []
     for name, modes in have.items():
         want = recorded(folder, name)
-        for mode in MODES:
+        for mode in [*MODES, CHECK]:
             for fname in sorted(set(want[mode]) | set(modes[mode])):
                 rel = f"{name}/{mode}/{fname}"
                 a = want[mode].get(fname, "").splitlines(keepends=True)
