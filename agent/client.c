@@ -2,6 +2,7 @@
  * claims, heartbeats, source download, and signed uploads retried with backoff. */
 #include "agent.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,7 @@ static int filed(const HttpResponse *r, Err *e) {
 
 long client_upload(Session *s, long job, const cJSON *statement, const cJSON *files, int max_tries,
                    Err *e) {
+    assert(max_tries >= 1); /* else nothing is sent and no error is set */
     char *payload = cJSON_PrintUnformatted(statement);
     cJSON *env = dsse_sign(s->key, INTOTO_PAYLOAD_TYPE, payload, strlen(payload), e);
     free(payload);

@@ -4,6 +4,7 @@
  * in-toto Statement whose subjects are the receipts, raw observed outputs and logs. */
 #include "agent.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,8 +194,10 @@ static int add_raw(const char *raw_dir, const char *case_path, cJSON *obs, cJSON
     return all;
 }
 
+#define BUILD_ARGV_MAX 16 /* cairn build's words, the terminating NULL among them */
+
 static void build_argv(const SuiteEnv *env, const Cell *cell, const char *cell_target,
-                       const char *src, const char *prog, char **argv) {
+                       const char *src, const char *prog, char *argv[BUILD_ARGV_MAX]) {
     int n = 0;
     argv[n++] = (char *)env->opts->cairn;
     argv[n++] = "build";
@@ -222,6 +225,7 @@ static void build_argv(const SuiteEnv *env, const Cell *cell, const char *cell_t
     if (strcmp(cell->mode, "device") != 0 &&
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(env->caps, "cairn_emulate_flag")))
         argv[n++] = "--emulate";
+    assert(n < BUILD_ARGV_MAX); /* at most 13 words: every flag above at once */
     argv[n] = NULL;
 }
 
@@ -248,7 +252,7 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
     cJSON *r = cJSON_CreateObject(), *checks = cJSON_CreateArray();
     cJSON_AddStringToObject(r, "case", c->case_path);
     double start = timing_now_seconds();
-    char *argv[16];
+    char *argv[BUILD_ARGV_MAX];
     build_argv(env, cell, c->target, src, prog, argv);
     int build = proc_watch(argv, c->src_root, NULL, blog, c->timeout_s, t->every_s, tick, t);
     cJSON_AddNumberToObject(r, "build_status", build);
@@ -374,6 +378,7 @@ int suite_run(const SuiteEnv *env, const ProtoJob *job, cJSON **statement, cJSON
                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "unordered")) ? " (unordered)"
                                                                                : "");
     }
+    assert(cJSON_GetArraySize(results) == i); /* one result for every case begun */
     evidence_add_test_result(*statement);
     if (!env->opts->keep) fs_remove_tree(dir);
     if (!t.stop) {
