@@ -902,7 +902,7 @@ int driver_build(const BuildOptions *opt, Err *err) {
           : opt->lib  ? "lib"
                       : "",
           opt->output ? opt->output : b.stem);
-    size_t n = strlen(output); /* a library's OUT: libk for libk.so, libk.a and libk.h */
+    size_t n = strlen(output); /* a library's OUT: libk for libk.so, libk.a and its header */
     if (opt->lib && n > 3 && strcmp(output + n - 3, ".so") == 0) output[n - 3] = '\0';
     else if (opt->lib && n > 2 && strcmp(output + n - 2, ".a") == 0) output[n - 2] = '\0';
     if (status == 0) status = build_into(&b, output, err);
