@@ -85,6 +85,10 @@ int util_nameset_add(NameSet *set, const char *name, size_t value) {
         NameSet bigger = {calloc(set->cap ? 2 * set->cap : 64, sizeof(char *)),
                           calloc(set->cap ? 2 * set->cap : 64, sizeof(size_t)),
                           set->cap ? 2 * set->cap : 64, 0};
+        if (!bigger.names || !bigger.values) { /* out of memory: SET as it was */
+            util_nameset_free(&bigger);
+            return -1;
+        }
         for (size_t i = 0; i < set->cap; i++)
             if (set->names[i]) util_nameset_add(&bigger, set->names[i], set->values[i]);
         util_nameset_free(set);

@@ -282,7 +282,16 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
     Job job;
     int claimed = stopping ? 0 : db_claim(s->db, &q->agent, s->cfg.lease_seconds, &job);
     if (claimed > 0) {
-        reply_json(r, 200, job_answer(s, &job));
+        /* read back as agents read it: an answer missing a field (an allocation that
+         * failed, the run's row unread) is a 500, the job left to its lease */
+        cJSON *answer = job_answer(s, &job);
+        ProtoJob check;
+        Err e = {{0}};
+        if (!answer || proto_job_parse(answer, &check, &e) != 0) {
+            cJSON_Delete(answer);
+            reply_error(r, PROTO_E_INTERNAL, "cannot answer the claim of job %ld: %s", job.id,
+                        answer ? e.msg : "out of memory");
+        } else reply_json(r, 200, answer);
         db_job_free(&job);
     } else if (claimed < 0) {
         auth_forget_agents(s); /* revoked at another coordinator: its cached token too */
@@ -670,6 +679,10 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
     if (check_paths(s, m.files, r) != 0 || decode_files(m.files, &files, r) != 0) goto out;
     if (!job_or_refusal(s, id, &job, r)) goto out;
     env_text = cJSON_PrintUnformatted(m.envelope);
+    if (!env_text) {
+        reply_error(r, PROTO_E_INTERNAL, "out of memory reading job %ld's bundle", id);
+        goto out;
+    }
     sha256_hex(env_text, strlen(env_text), bundle_sha);
     if (check_lease(&job, &q->agent, bundle_sha, r) != 0) goto out;
     key = agent_key(s, &q->agent, &e);

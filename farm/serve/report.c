@@ -51,6 +51,10 @@ static cJSON *report_compare(Server *s, long run, const cJSON *view) {
     cJSON *results = db_run_results(s->db, run);
     cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(view, "cases"),
                                     (double)s->cfg.max_compare_observations);
+    if (!report) { /* out of memory: compared again later, never stored half made */
+        cJSON_Delete(results);
+        return NULL;
+    }
     cJSON_AddItemToObject(report, "ratios", cell_ratios(results));
     if (!json_str(report, "refused")) report_values(s, report, results);
     cJSON_Delete(results);
@@ -95,8 +99,7 @@ static cJSON *report_interim(Server *s, long run, cJSON **run_view) {
     for (int i = 0; i < INTERIM_RUNS && !report; i++)
         if (c->slot[i].report && c->slot[i].run == run && !strcmp(c->slot[i].stamp, stamp))
             report = cJSON_Duplicate(c->slot[i].report, 1);
-    if (!report) {
-        report = report_compare(s, run, view);
+    if (!report && (report = report_compare(s, run, view)) != NULL) {
         fprintf(stderr, "farm: compared unfinished run %ld for a page\n", run);
         unsigned at = c->next++ % INTERIM_RUNS;
         cJSON_Delete(c->slot[at].report);
