@@ -29,7 +29,7 @@ static const char SERVE_HELP[] =
     "  {\"listen\": \"127.0.0.1:8470\", \"enrol_token\": \"...\", \"admin_token\": \"...\",\n"
     "   \"max_body_bytes\": 67108864, \"max_subjects\": 10000, \"lease_seconds\": 60,\n"
     "   \"max_small_body_bytes\": 65536, \"max_enrol_body_bytes\": 262144,\n"
-    "   \"max_json_values\": 200000,\n"
+    "   \"max_json_values\": 200000, \"max_agents\": 10000, \"index_page_rows\": 100,\n"
     "   \"max_path_depth\": 32, \"max_bundle_inodes\": 30000,\n"
     "   \"max_capabilities_bytes\": 65536, \"max_challenges\": 1024,\n"
     "   \"max_challenges_per_address\": 16,\n"
