@@ -42,7 +42,7 @@ ALL_TARGETS += $(FUZZ_FARM_REPLAY)
 FUZZ_FARM_FAULTS := $(TBIN)/fuzz_farm_faults
 $(OBJ)/tests/fuzz/fuzz_farm_faults.o: tests/fuzz/fuzz_farm.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I. -Ifarm -DFUZZ_FARM_REPLAY -DFUZZ_FARM_ALLOC_FAULTS -c $< -o $@
+	$(CC) $(CFLAGS) -I. -Ifarm -DFUZZ_FARM_REPLAY -DFUZZ_FARM_ALLOC_FAULTS -MMD -MP -c $< -o $@
 $(FUZZ_FARM_FAULTS): $(OBJ)/tests/fuzz/fuzz_farm_faults.o $(filter-out %/farm/main.o,$(FARM_OBJS)) $(PROTO_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)
