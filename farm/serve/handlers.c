@@ -602,6 +602,7 @@ static void file_reserved(Server *s, const Job *job, const Agent *agent, const c
         db_filing_release(s->db, rel);
         return;
     }
+    pause_point("filing-stored"); /* a test's collection runs while the pins alone hold */
     int done = db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, manifest, result);
     if (done == 0) {
         ProtoFiled m = {.filed = 1, .evidence = rel};

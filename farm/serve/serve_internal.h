@@ -12,7 +12,8 @@
  *               the values cells hold, and how far apart they are)
  *   store.c     blobs by content on disk; gc.c the collector; migrate.c the layout before
  *   statedir.c  paths under the state folder, opened without following links
- *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h) */
+ *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h)
+ *   pause.c     points where a test build waits for its test (FARM_TEST_PAUSES) */
 #ifndef CAIRN_FARM_SERVE_INTERNAL_H
 #define CAIRN_FARM_SERVE_INTERNAL_H
 
@@ -399,6 +400,14 @@ cJSON *gc_collect(Server *s, int *busy, Err *e);
  * stopped half way), under the collector's lock (left alone, with a word, while another
  * collection holds it); 0, or -1 with E. */
 int gc_recover(Server *s, Err *e);
+
+/* A point NAME where the test build of the coordinator (FARM_TEST_PAUSES) waits while
+ * its test holds the gate (pause.c); nothing in every other build. */
+#ifdef FARM_TEST_PAUSES
+void pause_point(const char *name);
+#else
+static inline void pause_point(const char *name) { (void)name; }
+#endif
 
 /* The layout before issue 28 (migrate.c): folders per bundle, the journal, source
  * archives one level deep, migrated to blobs and manifests. 0, or -1 with E. */

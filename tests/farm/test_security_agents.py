@@ -18,7 +18,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from attacklib import claims_answered, configure  # noqa: E402
+from attacklib import CLAIM_LIMIT_S, claims_answered, configure  # noqa: E402
 from farmlib import (ENROL, HERE, RECEIPT, Farm, claim, enrol, enrol_request,  # noqa: E402
                      read_answer, rss_mib, signed_upload)
 
@@ -102,7 +102,7 @@ def test_one_agent_cannot_lock_out_another(tmp_path):
             socks.append(s)
         try:
             time.sleep(1)
-            results = claims_answered(farm, victim, 5, 5)
+            results = claims_answered(farm, victim, 5, CLAIM_LIMIT_S)
             refused = 0
             for s in socks:
                 s.settimeout(0.05)
@@ -112,7 +112,7 @@ def test_one_agent_cannot_lock_out_another(tmp_path):
             for s in socks:
                 s.close()
         print(f"victim's claims beside 1,000 hostile long polls: {results}; {refused} refused")
-        assert results and all(status == 204 and took < 5 for status, took in results), results
+        assert results and all(status == 204 for status, _ in results), results
         assert refused >= 900, refused
 
 
