@@ -87,6 +87,21 @@ static size_t name_slot(const NameSet *set, const char *name) {
     return i;
 }
 
+static _Thread_local unsigned long json_failures;
+
+static void *json_malloc(size_t n) {
+    void *p = malloc(n);
+    json_failures += !p;
+    return p;
+}
+
+void util_json_watch(void) {
+    cJSON_Hooks hooks = {json_malloc, free};
+    cJSON_InitHooks(&hooks);
+}
+
+unsigned long util_json_failures(void) { return json_failures; }
+
 int util_nameset_add(NameSet *set, const char *name, size_t value) {
     if (2 * (set->n + 1) > set->cap) { /* at most half full: probes stay short */
         NameSet bigger = {calloc(set->cap ? 2 * set->cap : 64, sizeof(char *)),

@@ -91,6 +91,7 @@ static void *reaper(void *arg) {
 }
 
 Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
+    util_json_watch(); /* a comparison knows when cJSON left a node out */
     Server *s = calloc(1, sizeof *s);
     if (!s) {
         err_set(e, "out of memory");

@@ -54,8 +54,18 @@ static const char STYLE[] =
     ".kind{background:#f5f5f5}";
 
 /* The page's head: no script may run, nothing is fetched from elsewhere. */
+/* Where a page goes when its memory stream cannot be made (out of memory): /dev/null,
+ * opened once for the process (stdio locks it for each write), and the page is then
+ * answered 500 (web_page_close). Nothing of any one server's is in it. */
+static FILE *null_sink;
+static void open_null_sink(void) { null_sink = fopen("/dev/null", "we"); }
+
 FILE *web_page_open(char **html, size_t *len, const char *title, int refresh) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, open_null_sink);
+    *html = NULL, *len = 0;
     FILE *out = open_memstream(html, len);
+    if (!out) out = null_sink;
     fprintf(out, "<!doctype html><html lang=en><head><meta charset=utf-8>"
                  "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; "
                  "style-src 'unsafe-inline'; img-src 'self'\">");
@@ -73,7 +83,11 @@ FILE *web_page_open(char **html, size_t *len, const char *title, int refresh) {
 
 void web_page_close(FILE *out, char **html, size_t *len, Reply *r) {
     fprintf(out, "</body></html>\n");
-    fclose(out); /* sets *html and *len */
+    if (out == null_sink || fclose(out) != 0 || !*html) { /* fclose sets *html and *len */
+        if (out != null_sink) free(*html);
+        reply_error(r, PROTO_E_INTERNAL, "out of memory writing the page");
+        return;
+    }
     reply_raw(r, *html, *len, "text/html; charset=utf-8");
 }
 
