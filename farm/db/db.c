@@ -219,13 +219,19 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
         snprintf(out->keyid, sizeof out->keyid, "%s", db_col_text(db, r, 2));
         out->public_pem = strdup(db_col_text(db, r, 3));
         out->caps = calloc(1, sizeof *out->caps);
-        out->caps->json = db_col_json(db, r, 4);
-        atomic_init(&out->caps->refs, 1);
+        if (out->caps) {
+            out->caps->json = db_col_json(db, r, 4);
+            atomic_init(&out->caps->refs, 1);
+        }
+        if (!out->public_pem || !out->caps) failed = 1; /* out of memory: as the store failing */
         out->revoked = (int)db_col_long(db, r, 5);
     }
     db->be->finish(r);
     db->be->release(db, c, 0);
-    if (failed) return DB_UNAVAILABLE;
+    if (failed) {
+        if (found) db_agent_free(out);
+        return DB_UNAVAILABLE;
+    }
     return found && !out->revoked ? 1 : (found ? (db_agent_free(out), 0) : 0);
 }
 

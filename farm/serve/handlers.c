@@ -392,9 +392,9 @@ static int check_paths(Server *s, const cJSON *obj, Reply *r) {
     char **made =
         calloc((size_t)cJSON_GetArraySize(obj) * (size_t)s->cfg.max_path_depth + 1, sizeof *made);
     size_t nmade = 0, inodes = 2; /* the two files the coordinator adds */
-    int rc = 0;
+    int rc = made ? 0 : reply_error(r, PROTO_E_INTERNAL, "out of memory checking file names");
     const cJSON *x;
-    cJSON_ArrayForEach(x, obj) {
+    cJSON_ArrayForEach(x, (made ? obj : NULL)) {
         long depth = 1;
         for (const char *c = x->string; *c; c++) depth += *c == '/';
         if (depth > s->cfg.max_path_depth) {
@@ -406,9 +406,12 @@ static int check_paths(Server *s, const cJSON *obj, Reply *r) {
         inodes++;
         for (const char *c = strchr(x->string, '/'); c; c = strchr(c + 1, '/')) {
             char *folder = strndup(x->string, (size_t)(c - x->string));
-            if (util_nameset_add(&folders, folder, 0) == 0) made[nmade++] = folder, inodes++;
+            int added = folder ? util_nameset_add(&folders, folder, 0) : -1;
+            if (added == 0) made[nmade++] = folder, inodes++;
             else free(folder);
+            if (added < 0) rc = reply_error(r, PROTO_E_INTERNAL, "out of memory checking names");
         }
+        if (rc != 0) break;
         if (inodes > (size_t)s->cfg.max_bundle_inodes) {
             rc = reply_error(r, PROTO_E_BAD_FIELD,
                              "the files would make over max_bundle_inodes (%ld) files and folders",
