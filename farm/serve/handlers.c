@@ -373,6 +373,7 @@ static char *read_item(void *ctx, const char *name, size_t *len) {
     size_t i;
     if (!util_nameset_get(&f->index, name, &i)) return NULL;
     char *copy = malloc(f->items[i].len + 1);
+    if (!copy) return NULL; /* out of memory: read as missing, the bundle refused */
     memcpy(copy, f->items[i].data, f->items[i].len);
     *len = f->items[i].len;
     return copy;
@@ -648,10 +649,14 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
                       .len = strlen(agent->public_pem)};
     sha256_hex(key->data, key->len, key->sha);
     int slot = filing_enter(s, job->id);
+    unsigned long failures = util_json_failures();
     char *pred_text = cJSON_PrintUnformatted(pred);
     char *digests = store_digests(files->items, files->n);
     char *manifest = store_manifest(env_text, files->items, files->n);
-    if (slot < 0) {
+    if (!pred_text || !digests || !manifest || util_json_failures() != failures) {
+        /* out of memory: a manifest missing a file must never be filed */
+        reply_error(r, PROTO_E_INTERNAL, "out of memory filing job %ld's bundle", job->id);
+    } else if (slot < 0) {
         reply_error(r, PROTO_E_FILING_BUSY, "another upload of job %ld is being filed", job->id);
     } else if (lease_still_held(s, job->id, agent, bundle_sha, r) != 0) {
         /* another upload of this job was filed and acknowledged while this one was
