@@ -609,7 +609,8 @@ static int cmd_verify(int argc, char **argv) {
     if (slash) *slash = '\0';
     else snprintf(dir, sizeof dir, ".");
     cJSON *statement = NULL;
-    BundleVerdict v = bundle_check(env, key, read_beside, dir, NULL, SIZE_MAX, &statement, &e);
+    BundleVerdict v =
+        bundle_check(env, key, &(BundleFiles){read_beside, dir, NULL, SIZE_MAX}, &statement, &e);
     if (v == BUNDLE_OK) {
         const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
         printf("verified: %s\n  signed by key %s\n  %d subjects match their files\n"

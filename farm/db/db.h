@@ -52,8 +52,11 @@ void db_job_free(Job *j);
 
 /* Agents: enrol by public key (the same key re-enrols the same agent with a new token
  * and fresh capabilities). Tokens are stored only as their SHA-256. */
-int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
-                   const char *caps_json, const char *token_hash, long *id, Err *e);
+typedef struct {
+    const char *name, *keyid, *public_pem, *caps_json, *token_hash;
+} DbEnrolment;
+/* 0 with the agent's id in *ID; -2 a revoked key, -3 a name another key holds, -1 (E). */
+int db_agent_enrol(Db *db, const DbEnrolment *a, long *id, Err *e);
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out);
 int db_agent_revoke(Db *db, long id);
 
@@ -82,8 +85,12 @@ typedef struct {
 /* Runs: the jobs array holds {cell_id, cell} objects made by the matrix expansion. The
  * run's matrix id (the first 16 hex digits of its canonical text's SHA-256, which its
  * badge is named by) is stored with it. */
-long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJSON *cases,
-                   const cJSON *jobs, const RunMeta *meta, Err *e);
+typedef struct {
+    const char *source_sha;
+    const cJSON *matrix, *cases, *jobs;
+    const RunMeta *meta;
+} DbRun;
+long db_run_create(Db *db, const DbRun *run, Err *e);
 int db_run_cancel(Db *db, long run_id);
 
 /* Claims the first queued job AGENT can run; 1 when claimed, 0 when none fits, -1 when
@@ -108,9 +115,11 @@ int db_job_get(Db *db, long job_id, Job *out);
  * agent's lease), DB_DONE_REVOKED (the agent was revoked), DB_DONE_NOT_OURS (another
  * coordinator took the reservation over), DB_DONE_FAILED (the commit failed). */
 enum { DB_DONE_MOVED_ON = -1, DB_DONE_REVOKED = -2, DB_DONE_NOT_OURS = -3, DB_DONE_FAILED = -4 };
-int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
-                const char *evidence_path, const char *predicate_json, const char *manifest,
-                const char *result);
+typedef struct {
+    long job_id, agent_id;
+    const char *bundle_sha, *evidence_path, *predicate_json, *manifest, *result;
+} DbFiling;
+int db_job_done(Db *db, const DbFiling *f);
 /* Reserves the evidence path REL for this coordinator's filing of JOB (db_peers.c),
  * pinning the blobs DIGESTS (a JSON array of SHA-256s) against the collector until the
  * job's row commits or the reservation is released: 1 when it is this coordinator's now

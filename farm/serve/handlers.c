@@ -154,8 +154,8 @@ static void enrol_key(Server *s, const ProtoEnrol *m, const char *caps_text, Pro
     char hash[SHA256_HEX_LEN];
     sha256_hex(out->token, strlen(out->token), hash);
     snprintf(out->farm, sizeof out->farm, "%s", s->farm_id);
-    int rc =
-        db_agent_enrol(s->db, m->name, out->keyid, m->public_key, caps_text, hash, &out->agent, &e);
+    DbEnrolment a = {m->name, out->keyid, m->public_key, caps_text, hash};
+    int rc = db_agent_enrol(s->db, &a, &out->agent, &e);
     if (rc == 0) auth_forget_agent(s, out->agent); /* its old token means nothing now */
     if (rc == -2) reply_error(r, PROTO_E_KEY_REVOKED, "%s", e.msg);
     else if (rc == -3) reply_error(r, PROTO_E_NAME_TAKEN, "%s", e.msg);
@@ -552,33 +552,49 @@ static const char *test_result(const cJSON *pred) {
                : NULL;
 }
 
+/* An upload whose bundle was checked, on its way to be filed. */
+typedef struct {
+    const Job *job;
+    const Agent *agent;
+    const cJSON *pred, *statement;
+    const char *env_text, *bundle_sha;
+    Files *files;
+} Upload;
+
+/* A bundle's files and the job row they commit with. */
+typedef struct {
+    const Files *files;
+    DbFiling row;
+} Filing;
+
 /* Files the checked bundle under its evidence path's reservation (db_filing_reserve),
  * which pins its blobs: they are stored (or found stored) by content, then the job's row
  * commits with the manifest. Across coordinators only the holder commits; a filing that
  * fails removes nothing (blobs are shared: the collector takes what nothing names). */
-static void file_reserved(Server *s, const Job *job, const Agent *agent, const char *rel,
-                          const Files *files, const char *pred_text, const char *manifest,
-                          const char *bundle_sha, const char *result, Reply *r) {
+static void file_reserved(Server *s, const Filing *f, Reply *r) {
     Err e = {{0}};
-    if (write_blobs(s, files, &e) != 0) {
+    const char *rel = f->row.evidence_path;
+    if (write_blobs(s, f->files, &e) != 0) {
         reply_error(r, PROTO_E_INTERNAL, "filing failed: %s", e.msg);
         db_filing_release(s->db, rel);
         return;
     }
-    int done = db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, manifest, result);
+    int done = db_job_done(s->db, &f->row);
     if (done == 0) {
         ProtoFiled m = {.filed = 1, .evidence = rel};
-        snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
+        snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", f->row.bundle_sha);
         reply_json(r, 200, proto_filed_build(&m));
         report_wake(s); /* the run's last job, maybe */
         return;
     }
     if (done != DB_DONE_NOT_OURS) db_filing_release(s->db, rel); /* still this filing's */
     if (done == DB_DONE_REVOKED)
-        reply_error(r, PROTO_E_UNKNOWN_AGENT, "agent %ld was revoked", agent->id);
+        reply_error(r, PROTO_E_UNKNOWN_AGENT, "agent %ld was revoked", f->row.agent_id);
     else if (done == DB_DONE_FAILED)
-        reply_error(r, PROTO_E_INTERNAL, "job %ld's row did not commit", job->id);
-    else reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed", job->id);
+        reply_error(r, PROTO_E_INTERNAL, "job %ld's row did not commit", f->row.job_id);
+    else
+        reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed",
+                    f->row.job_id);
 }
 
 /* Each file's SHA-256 from the statement's subjects (bundle_check compared every one
@@ -594,13 +610,18 @@ static void subject_digests(const cJSON *statement, Files *files) {
     for (size_t i = 0; i < files->n; i++) assert(sha256_is_hex(files->items[i].sha));
 }
 
-static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJSON *pred,
-                        const cJSON *statement, const char *env_text, const char *bundle_sha,
-                        Files *files, Reply *r) {
+/* Files an upload's checked bundle: the job and agent it is for, its statement, its
+ * predicate (checked), its envelope's text and digest, and its files. */
+static void file_bundle(Server *s, const Upload *u, Reply *r) {
+    const Job *job = u->job;
+    const Agent *agent = u->agent;
+    const cJSON *pred = u->pred;
+    const char *bundle_sha = u->bundle_sha;
+    Files *files = u->files;
     char rel[1024];
     snprintf(rel, sizeof rel, "evidence/%s/%ld/%s/%s", json_str(pred, "cairn_version"), job->run_id,
              agent->name, job->cell_id);
-    subject_digests(statement, files);
+    subject_digests(u->statement, files);
     FileItem *key = &files->items[files->n++];
     *key = (FileItem){.name = "agent.pub.pem",
                       .data = (const unsigned char *)agent->public_pem,
@@ -609,7 +630,7 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
     int slot = filing_enter(s, job->id);
     char *pred_text = cJSON_PrintUnformatted(pred);
     char *digests = store_digests(files->items, files->n);
-    char *manifest = store_manifest(env_text, files->items, files->n);
+    char *manifest = store_manifest(u->env_text, files->items, files->n);
     if (slot < 0) {
         reply_error(r, PROTO_E_FILING_BUSY, "another upload of job %ld is being filed", job->id);
     } else if (lease_still_held(s, job->id, agent, bundle_sha, r) != 0) {
@@ -619,8 +640,9 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
         reply_error(r, PROTO_E_FILING_BUSY,
                     "another coordinator is filing job %ld's bundle right now", job->id);
     } else {
-        file_reserved(s, job, agent, rel, files, pred_text, manifest, bundle_sha, test_result(pred),
-                      r);
+        Filing f = {files,
+                    {job->id, agent->id, bundle_sha, rel, pred_text, manifest, test_result(pred)}};
+        file_reserved(s, &f, r);
     }
     if (slot >= 0) filing_leave(s, slot, job->id);
     free(pred_text);
@@ -659,9 +681,11 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
     if (check_lease(&job, &q->agent, bundle_sha, r) != 0) goto out;
     key = agent_key(s, &q->agent, &e);
     sem_wait(&s->filers);
-    BundleVerdict v = key ? bundle_check(m.envelope, key, read_item, &files, m.files,
-                                         (size_t)s->cfg.max_subjects, &statement, &e)
-                          : BUNDLE_WRONG_KEY;
+    BundleVerdict v =
+        key ? bundle_check(m.envelope, key,
+                           &(BundleFiles){read_item, &files, m.files, (size_t)s->cfg.max_subjects},
+                           &statement, &e)
+            : BUNDLE_WRONG_KEY;
     sem_post(&s->filers);
     if (v != BUNDLE_OK) {
         reply_error(r, verdict_code(v), "bundle rejected: %s", e.msg);
@@ -673,7 +697,8 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         goto out;
     }
     if (check_predicate(s, pred, &job, &q->agent, r) == 0)
-        file_bundle(s, &job, &q->agent, pred, statement, env_text, bundle_sha, &files, r);
+        file_bundle(s, &(Upload){&job, &q->agent, pred, statement, env_text, bundle_sha, &files},
+                    r);
 out:
     EVP_PKEY_free(key);
     cJSON_Delete(statement);
@@ -734,8 +759,10 @@ void handlers_run_create(Server *s, Request *q, Reply *r) {
     else if (!db_blob_exists(s->db, m.source, NULL))
         reply_error(r, PROTO_E_MISSING_BLOB, "source blob %s has not been uploaded", m.source);
     else if (!(jobs = matrix_expand(m.matrix, &e))) reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
-    else if ((out.run = db_run_create(s->db, m.source, m.matrix, m.cases, jobs,
-                                      &(RunMeta){m.submitter, m.commit, m.branch}, &e)) < 0)
+    else if ((out.run = db_run_create(s->db,
+                                      &(DbRun){m.source, m.matrix, m.cases, jobs,
+                                               &(RunMeta){m.submitter, m.commit, m.branch}},
+                                      &e)) < 0)
         reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
     else {
         out.jobs = cJSON_GetArraySize(jobs);

@@ -85,7 +85,8 @@ static int migrate_bundle(Server *s, const char *rel, long job, SubjectReader re
     EVP_PKEY *key = pem ? dsse_key_from_public_pem(pem, e) : NULL;
     int rc = -1;
     if (!env || !key) err_set(e, "%s: no readable bundle.dsse.json and agent.pub.pem", rel);
-    else if (bundle_check(env, key, read, ctx, NULL, SIZE_MAX, &statement, e) != BUNDLE_OK)
+    else if (bundle_check(env, key, &(BundleFiles){read, ctx, NULL, SIZE_MAX}, &statement, e) !=
+             BUNDLE_OK)
         err_set(e, "%s: the bundle does not verify", rel);
     else {
         FileItem *items = bundle_items(statement, read, ctx, pem, &n);
