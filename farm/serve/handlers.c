@@ -791,6 +791,18 @@ void handlers_run_get(Server *s, Request *q, Reply *r) { run_view(s, q, r, db_ru
 
 void handlers_run_results(Server *s, Request *q, Reply *r) { run_view(s, q, r, db_run_results); }
 
+/* The run's comparison as the dashboard has it: with each cell's decoded values and
+ * how the bits differ (report.c), what the JUnit file's failure messages quote. */
+void handlers_run_report(Server *s, Request *q, Reply *r) {
+    long id;
+    cJSON *report = NULL;
+    if (parse_id(q->arg, &id) != 0)
+        reply_error(r, PROTO_E_BAD_ID, "run id must be a positive integer");
+    else if (!(report = report_run(s, id, NULL)))
+        reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
+    else reply_json(r, 200, report);
+}
+
 void handlers_run_cancel(Server *s, Request *q, Reply *r) {
     long id;
     if (parse_id(q->arg, &id) != 0)

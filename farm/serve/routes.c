@@ -31,6 +31,7 @@ static const Route ROUTES[] = {
     {"POST", "/api/v1/runs", AUTH_ADMIN, handlers_run_create, POOL_WORK, BODY_TAKEN},
     {"GET", "/api/v1/runs/*", AUTH_ADMIN, handlers_run_get, POOL_WORK, BODY_NONE},
     {"GET", "/api/v1/runs/*/results", AUTH_ADMIN, handlers_run_results, POOL_WORK, BODY_NONE},
+    {"GET", "/api/v1/runs/*/report", AUTH_ADMIN, handlers_run_report, POOL_WORK, BODY_NONE},
     {"POST", "/api/v1/runs/*/cancel", AUTH_ADMIN, handlers_run_cancel, POOL_WORK, BODY_TAKEN},
     {"GET", "/api/v1/status", AUTH_ADMIN, handlers_status, POOL_WORK, BODY_NONE},
     {"POST", "/api/v1/gc", AUTH_ADMIN, handlers_gc, POOL_WORK, BODY_TAKEN},

@@ -285,6 +285,7 @@ void handlers_blob_get(Server *s, Request *q, Reply *r);
 void handlers_run_create(Server *s, Request *q, Reply *r);
 void handlers_run_get(Server *s, Request *q, Reply *r);
 void handlers_run_results(Server *s, Request *q, Reply *r);
+void handlers_run_report(Server *s, Request *q, Reply *r);
 void handlers_run_cancel(Server *s, Request *q, Reply *r);
 void handlers_status(Server *s, Request *q, Reply *r);
 void handlers_gc(Server *s, Request *q, Reply *r);
