@@ -23,7 +23,7 @@ PACKAGES=(
   chromium python3-websocket  # the dashboard's browser tests (headless, DevTools protocol)
   valgrind                    # tests/farm: token comparison counted in instructions
   libxml2-utils               # tests/farm/test_ci.py: xmllint checks JUnit files against the schema
-  prometheus                  # tests/farm/test_metrics.py: promtool and a real Prometheus scraping
+  prometheus                  # GET /metrics checked by promtool and scraped by a real Prometheus
 )
 
 missing=()
