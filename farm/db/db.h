@@ -120,6 +120,21 @@ typedef struct {
     const char *bundle_sha, *evidence_path, *predicate_json, *manifest, *result;
 } DbFiling;
 int db_job_done(Db *db, const DbFiling *f);
+/* What GET /metrics reads from the store: jobs by state (queued, running, done, failed,
+ * cancelled), runs by state, agents enrolled and revoked, filed bundles, source archives
+ * and their bytes, and the waits for a pooled connection since start. */
+typedef struct {
+    long jobs[5];
+    long runs_active, runs_finished, runs_cancelled;
+    long agents, agents_revoked;
+    long bundles, sources, source_bytes;
+    unsigned long pool_waits;
+    double pool_wait_seconds;
+} DbMetrics;
+/* The job states DbMetrics.jobs counts, in its order. */
+extern const char *const db_job_states[5];
+/* 0 with OUT filled, or -1 when the store did not answer. */
+int db_metrics(Db *db, DbMetrics *out);
 /* Reserves the evidence path REL for this coordinator's filing of JOB (db_peers.c),
  * pinning the blobs DIGESTS (a JSON array of SHA-256s) against the collector until the
  * job's row commits or the reservation is released: 1 when it is this coordinator's now

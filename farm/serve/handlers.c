@@ -106,6 +106,9 @@ static int nonce_take(Server *s, const char *nonce) {
 void handlers_challenge(Server *s, Request *q, Reply *r) {
     ProtoChallenge m = {.proof_type = ENROL_PROOF_TYPE, .expires_in_s = NONCE_LIFE_S};
     int rc = nonce_issue(s, q->peer ? q->peer : "", m.nonce);
+    if (rc < 0)
+        metrics_refused(s, rc == -1 ? REFUSED_MAX_CHALLENGES_PER_ADDRESS : REFUSED_MAX_CHALLENGES,
+                        1);
     if (rc == -1)
         reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
                     "your address holds max_challenges_per_address (%ld) challenges: use them,"
@@ -273,7 +276,9 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
     }
     int stopping = hub_stopping(s);
     Job job;
+    double began = timing_monotonic_seconds();
     int claimed = stopping ? 0 : db_claim(s->db, &q->agent, s->cfg.lease_seconds, &job);
+    if (!stopping) metrics_claim(s, timing_monotonic_seconds() - began, claimed > 0);
     if (claimed > 0) {
         reply_json(r, 200, job_answer(s, &job));
         db_job_free(&job);
@@ -700,6 +705,7 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         file_bundle(s, &(Upload){&job, &q->agent, pred, statement, env_text, bundle_sha, &files},
                     r);
 out:
+    metrics_filing(s, r->status == 200);
     EVP_PKEY_free(key);
     cJSON_Delete(statement);
     free(env_text);
@@ -823,6 +829,7 @@ void handlers_gc(Server *s, Request *q, Reply *r) {
     (void)q;
     Err e = {{0}};
     cJSON *done = gc_collect(s, &e);
+    if (done) metrics_gc(s, done);
     if (!done) reply_error(r, PROTO_E_INTERNAL, "gc: %s", e.msg);
     else {
         reply_json(r, 200, done);

@@ -41,7 +41,7 @@ static const char SERVE_HELP[] =
     "   \"http_threads\": 4, \"work_threads\": 8, \"page_threads\": 2,\n"
     "   \"max_queued_pages\": 64, \"max_pages_per_address\": 4,\n"
     "   \"max_compare_observations\": 1000000, \"max_decode_bytes\": 67108864,\n"
-    "   \"store\": \"sqlite\"}\n"
+    "   \"store\": \"sqlite\", \"metrics\": \"open\", \"log_format\": \"text\"}\n"
     "store \"sqlite\" (default) keeps the database in DIR/farm.db; \"postgresql://...\" (a\n"
     "libpq URI) keeps it in PostgreSQL, which several coordinators may share along with\n"
     "one DIR (docs/farm.md, \"Several coordinators\").\n"
@@ -62,6 +62,8 @@ static const char SERVE_HELP[] =
     "sync \"full\" fsyncs every acknowledged bundle (it survives power loss); \"process\"\n"
     "only guarantees survival of the coordinator's own crash (kill -9), and is faster.\n"
     "Port 0 picks a free port. Once listening it writes DIR/serve.json ({\"url\", \"pid\"}).\n"
+    "metrics \"open\" serves GET /metrics (Prometheus' text format) to anyone, \"admin\" only\n"
+    "with the admin token; log_format \"json\" writes one JSON object a log line.\n"
     "SIGINT or SIGTERM stops it; kill -9 loses nothing acknowledged.\n";
 
 /* Uploads verifying signatures or writing files at once (see store_files in handlers.c),
@@ -77,7 +79,7 @@ static void *reaper(void *arg) {
     Server *s = arg;
     for (;;) {
         timing_sleep_ms(200);
-        conns_sweep(s->conns);
+        metrics_refused(s, REFUSED_DEADLINES, (unsigned long)conns_sweep(s->conns));
         if (db_reap(s->db, s->cfg.max_attempts) > 0) {
             hub_notify(s);
             report_wake(s); /* a job failed as agent_lost may have ended its run */

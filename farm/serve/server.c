@@ -88,12 +88,14 @@ static void print_json(Reply *r) {
 /* An answer kept in memory until sent counts against its client's address and all
  * (conns.c): over either bound it is refused instead (the short refusal is not counted;
  * a file streamed from disk costs no memory and is not counted either). */
-static void bound_memory(struct MHD_Connection *conn, Reply *r) {
+static void bound_memory(Server *s, struct MHD_Connection *conn, Reply *r) {
     print_json(r);
     int rc = r->raw ? conns_queue_bytes(conn, r->raw_len) : 0;
     if (rc == 0) return;
     free(r->raw);
     r->raw = NULL;
+    metrics_refused(s, rc == -1 ? REFUSED_MAX_QUEUED_BYTES_PER_ADDRESS : REFUSED_MAX_QUEUED_BYTES,
+                    1);
     if (rc == -1)
         reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
                     "answers kept for your address are over max_queued_bytes_per_address: "
@@ -102,11 +104,12 @@ static void bound_memory(struct MHD_Connection *conn, Reply *r) {
     print_json(r);
 }
 
-static enum MHD_Result answer(struct MHD_Connection *conn, Exchange *x, Reply *r) {
+static enum MHD_Result answer(Server *s, struct MHD_Connection *conn, Exchange *x, Reply *r) {
     assert(!x->answered && !r->park); /* one answer per request, never a parked one */
     x->answered = 1;
-    bound_memory(conn, r);
+    bound_memory(s, conn, r);
     log_request(&x->q, r, x->started);
+    metrics_http(s, x->route, r->status);
     conns_answering(conn);
     /* A body left unread (a refusal from the headers) is never read: the connection
      * closes once the answer is out. */
@@ -141,13 +144,17 @@ static int admit(Server *s, struct MHD_Connection *conn, Exchange *x, Reply *r) 
     ok = ok && auth_check(s, x->route->auth, &x->q, r) == 0;
     if (ok && x->q.agent.id)
         web_agent_seen(s, x->q.agent.id); /* the dashboard's "last heard from" */
-    if (conns_headers_done(conn, ok && x->route->auth != AUTH_NONE, x->q.agent.id) != 0 && ok)
+    if (conns_headers_done(conn, ok && x->route->auth != AUTH_NONE, x->q.agent.id) != 0 && ok) {
+        metrics_refused(s, REFUSED_MAX_CONNECTIONS_PER_AGENT, 1);
         ok = reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
                          "agent %ld has max_connections_per_agent (%ld) connections open",
                          x->q.agent.id, s->cfg.max_connections_per_agent) == 0;
-    if (ok && length && strtod(length, NULL) > (double)s->cfg.max_body_bytes)
+    }
+    if (ok && length && strtod(length, NULL) > (double)s->cfg.max_body_bytes) {
+        metrics_refused(s, REFUSED_MAX_BODY_BYTES, 1);
         ok = reply_error(r, PROTO_E_TOO_LARGE, "Content-Length %s is over max_body_bytes (%ld)",
                          length, s->cfg.max_body_bytes) == 0;
+    }
     return ok ? 0 : -1; /* refused with a body declared: the connection closes (answer) */
 }
 
@@ -158,49 +165,53 @@ static enum MHD_Result run_here(Server *s, Exchange *x) {
         Reply r = {0};
         unsigned long seen = hub_generation(s);
         x->route->handle(s, &x->q, &r);
-        if (!r.park) return answer(x->conn, x, &r);
+        if (!r.park) return answer(s, x->conn, x, &r);
         assert(x->q.wait_until > 0); /* only a long poll parks, with its deadline set */
         int parked = hub_park_claim(s, x, seen);
         if (parked > 0) return MHD_YES;
         if (parked < 0) {
             r.park = 0;
+            metrics_refused(s, REFUSED_MAX_CLAIMS_PER_AGENT, 1);
             reply_error(&r, PROTO_E_TOO_MANY_REQUESTS,
                         "agent %ld has max_claims_per_agent (%ld) long polls waiting",
                         x->q.agent.id, s->cfg.max_claims_per_agent);
-            return answer(x->conn, x, &r);
+            return answer(s, x->conn, x, &r);
         }
     }
 }
 
 /* A page request: one of its address's page slots, then a place in the page pool. */
 static int page_refused(Server *s, Exchange *x, Reply *r) {
-    if (conns_page_start(x->conn) != 0)
-        return reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
-                           "your address has max_pages_per_address (%ld) pages asked for",
-                           s->cfg.max_pages_per_address);
-    return 0;
+    if (conns_page_start(x->conn) == 0) return 0;
+    metrics_refused(s, REFUSED_MAX_PAGES_PER_ADDRESS, 1);
+    return reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
+                       "your address has max_pages_per_address (%ld) pages asked for",
+                       s->cfg.max_pages_per_address);
 }
 
 /* The body is in (or the request resumed): answer, run, queue or park it. */
 static enum MHD_Result dispatch(Server *s, Exchange *x) {
     Parking parking = hub_parking(s, x);
     if (parking == PARK_WORK_DONE && x->dropped) return MHD_NO; /* its client left */
-    if (parking == PARK_WORK_DONE) return answer(x->conn, x, &x->reply);
+    if (parking == PARK_WORK_DONE) return answer(s, x->conn, x, &x->reply);
     Reply r = {0};
     if (x->too_big) {
+        metrics_refused(s, REFUSED_MAX_BODY_BYTES, 1);
         reply_error(&r, PROTO_E_TOO_LARGE, "body larger than max_body_bytes (%ld)",
                     s->cfg.max_body_bytes);
-        return answer(x->conn, x, &r);
+        return answer(s, x->conn, x, &r);
     }
-    if (x->route->pool == POOL_PAGE && page_refused(s, x, &r) != 0) return answer(x->conn, x, &r);
+    if (x->route->pool == POOL_PAGE && page_refused(s, x, &r) != 0)
+        return answer(s, x->conn, x, &r);
     conns_handling(x->conn);
     if (x->route->pool == POOL_HTTP) return run_here(s, x);
     int queued = hub_queue_work(s, x);
     if (queued > 0) return MHD_YES;
     if (queued == 0) return run_here(s, x);
+    metrics_refused(s, REFUSED_MAX_QUEUED_PAGES, 1);
     reply_error(&r, PROTO_E_BUSY, "the page pool holds max_queued_pages (%ld) requests",
                 s->cfg.max_queued_pages);
-    return answer(x->conn, x, &r);
+    return answer(s, x->conn, x, &r);
 }
 
 /* Copies one URL argument into the exchange's query ("key\0value\0...\0"); one that
@@ -240,7 +251,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         x->q.peer = x->peer;
         Reply r = {0};
         if (admit(s, conn, x, &r) == 0) return MHD_YES;
-        return answer(conn, x, &r);
+        return answer(s, conn, x, &r);
     }
     if (*upload_size) {
         if (x->answered) return MHD_NO; /* a body left unread: close, read nothing */
