@@ -165,8 +165,8 @@ static void enrol_key(Server *s, const ProtoEnrol *m, const char *caps_text, Pro
     else if (rc != 0) reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
     else {
         reply_json(r, 200, proto_enrolled_build(out));
-        fprintf(stderr, "farm: agent %ld (%s) enrolled, key %.16s...\n", out->agent, m->name,
-                out->keyid);
+        log_event(s, &(LogFields){.event = "enrolled", .agent = out->agent, .duration_ms = -1},
+                  "agent %ld (%s) enrolled, key %.16s...", out->agent, m->name, out->keyid);
     }
 }
 
@@ -773,8 +773,9 @@ void handlers_run_create(Server *s, Request *q, Reply *r) {
     else {
         out.jobs = cJSON_GetArraySize(jobs);
         reply_json(r, 201, proto_run_created_build(&out));
-        fprintf(stderr, "farm: run %ld: %ld jobs over %d cases\n", out.run, out.jobs,
-                cJSON_GetArraySize(m.cases));
+        log_event(s, &(LogFields){.event = "run_created", .run = out.run, .duration_ms = -1},
+                  "run %ld: %ld jobs over %d cases", out.run, out.jobs,
+                  cJSON_GetArraySize(m.cases));
         hub_notify(s);
     }
     cJSON_Delete(jobs);
@@ -833,8 +834,8 @@ void handlers_gc(Server *s, Request *q, Reply *r) {
     if (!done) reply_error(r, PROTO_E_INTERNAL, "gc: %s", e.msg);
     else {
         reply_json(r, 200, done);
-        fprintf(stderr, "farm: gc: %.0f blob(s) removed (%.0f bytes), %.0f kept\n",
-                json_num(done, "removed", 0), json_num(done, "bytes_removed", 0),
-                json_num(done, "blobs", 0));
+        log_event(s, &(LogFields){.event = "gc", .duration_ms = json_num(done, "seconds", 0) * 1e3},
+                  "gc: %.0f blob(s) removed (%.0f bytes), %.0f kept", json_num(done, "removed", 0),
+                  json_num(done, "bytes_removed", 0), json_num(done, "blobs", 0));
     }
 }

@@ -194,13 +194,15 @@ static int run(Server *s, sigset_t *stop) {
         return 1;
     }
     write_info(s, url);
-    fprintf(stderr, "farm: listening on %s, state in %s\n", url, s->state);
+    log_event(s, &(LogFields){.event = "listening", .duration_ms = -1},
+              "listening on %s, state in %s", url, s->state);
     int sig = 0;
     sigwait(stop, &sig);
-    fprintf(stderr, "farm: stopping (signal %d)\n", sig);
+    log_event(s, &(LogFields){.event = "stopping", .duration_ms = -1}, "stopping (signal %d)", sig);
     if (hub_settle(s) != 0) {
         /* libmicrohttpd cannot stop with a request suspended: leave it to exit */
-        fprintf(stderr, "farm: the work pool did not finish within 30 s; exiting\n");
+        log_event(s, &(LogFields){"error", "stopping", .duration_ms = -1},
+                  "the work pool did not finish within 30 s; exiting");
         return 1;
     }
     server_stop(daemon);

@@ -13,7 +13,8 @@
  *   store.c     blobs by content on disk; gc.c the collector; migrate.c the layout before
  *   statedir.c  paths under the state folder, opened without following links
  *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h)
- *   metrics.c   GET /metrics: counters kept as requests run, the store's counts on request */
+ *   metrics.c   GET /metrics: counters kept as requests run, the store's counts on request
+ *   log.c       the log's lines: text for people, or one JSON object a line */
 #ifndef CAIRN_FARM_SERVE_INTERNAL_H
 #define CAIRN_FARM_SERVE_INTERNAL_H
 
@@ -241,6 +242,22 @@ struct Server {
     Metrics metrics;     /* what GET /metrics counts (metrics.c) */
     struct Conns *conns; /* open connections and their caps (conns.c) */
 };
+
+/* --- the log (log.c) -------------------------------------------------------------- */
+
+/* What a log line is about, beside its message: 0, NULL or a negative duration when it
+ * has no such field. */
+typedef struct {
+    const char *level; /* "info" (NULL), "warn", "error" */
+    const char *event; /* "request", "enrolled", "run_created", ... */
+    long run, job, agent;
+    const char *route; /* the route's method and pattern */
+    int status;
+    double duration_ms;
+} LogFields;
+/* One log line: "farm: MESSAGE" as text, or a JSON object with F's fields. */
+void log_event(const Server *s, const LogFields *f, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* --- metrics (metrics.c) ---------------------------------------------------------- */
 

@@ -46,13 +46,30 @@ static struct MHD_Response *response_of(Reply *r, int close) {
     return resp;
 }
 
-static void log_request(const Request *q, const Reply *r, double started) {
-    double ms = (timing_now_seconds() - started) * 1000.0;
+/* Refusals always, every answer with CAIRN_FARM_LOG_ALL set: its route, status, time,
+ * agent, and the run or job its path names. */
+static void log_request(const Server *s, const Exchange *x, const Reply *r) {
+    const Request *q = &x->q;
+    double ms = (timing_now_seconds() - x->started) * 1000.0;
+    if (r->status < 400 && !getenv("CAIRN_FARM_LOG_ALL")) return;
+    char route[160] = "";
+    if (x->route) snprintf(route, sizeof route, "%s %s", x->route->method, x->route->pattern);
+    long id = q->arg ? strtol(q->arg, NULL, 10) : 0;
+    int jobs = x->route && strstr(x->route->pattern, "/jobs/*"),
+        runs = x->route && strstr(x->route->pattern, "/runs/*");
+    LogFields f = {r->status >= 500   ? "error"
+                   : r->status >= 400 ? "warn"
+                                      : "info",
+                   "request",
+                   runs ? id : 0,
+                   jobs ? id : 0,
+                   q->agent.id,
+                   route[0] ? route : NULL,
+                   r->status,
+                   ms};
     if (r->status >= 400)
-        fprintf(stderr, "farm: %s %s -> %d (%.1f ms): %s\n", q->method, q->path, r->status, ms,
-                r->error);
-    else if (getenv("CAIRN_FARM_LOG_ALL"))
-        fprintf(stderr, "farm: %s %s -> %d (%.1f ms)\n", q->method, q->path, r->status, ms);
+        log_event(s, &f, "%s %s -> %d (%.1f ms): %s", q->method, q->path, r->status, ms, r->error);
+    else log_event(s, &f, "%s %s -> %d (%.1f ms)", q->method, q->path, r->status, ms);
 }
 
 static int take_body(Exchange *x, const char *data, size_t size, long max) {
@@ -108,7 +125,7 @@ static enum MHD_Result answer(Server *s, struct MHD_Connection *conn, Exchange *
     assert(!x->answered && !r->park); /* one answer per request, never a parked one */
     x->answered = 1;
     bound_memory(s, conn, r);
-    log_request(&x->q, r, x->started);
+    log_request(s, x, r);
     metrics_http(s, x->route, r->status);
     conns_answering(conn);
     /* A body left unread (a refusal from the headers) is never read: the connection

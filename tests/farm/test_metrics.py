@@ -152,3 +152,38 @@ def test_a_real_prometheus_scrapes_a_coordinator_under_load(tmp_path):
             except subprocess.TimeoutExpired:
                 prom.kill()
                 prom.wait()
+
+
+def test_json_logs_are_one_object_a_line_with_the_fields(tmp_path):
+    source = tree(tmp_path, "src", {"pass.cairn": PASS})
+    with Farm(tmp_path, lease=15) as farm:
+        config = json.loads(farm.config.read_text())
+        farm.stop_server()
+        farm.config.write_text(json.dumps(dict(config, log_format="json")))
+        farm.start()
+        farm.agent("log-box", idle=30)
+        run = farm.submit(source, {"compilers": ["gcc"]})
+        farm.wait_run(run, 90)
+        job = farm.run_view(run)["jobs"][0]["job"]
+        # Refusals are logged: a wrong token on the job's heartbeat, a bad run id.
+        farm.request("POST", f"/api/v1/jobs/{job}/heartbeat", body={}, token="wrong" * 5)
+        farm.request("GET", "/api/v1/runs/nope")
+        farm.request("GET", '/no/"such"/route')
+    text = (tmp_path / "farm.log").read_text()
+    lines = [l for l in text.splitlines() if l.startswith("{")]
+    records = [json.loads(l) for l in lines]     # every line one object
+    events = {r["event"] for r in records}
+    assert {"listening", "enrolled", "run_created", "request"} <= events, events
+    for r in records:
+        assert set(r) >= {"time", "level", "event", "message"}, r
+        assert r["time"].endswith("Z") and r["level"] in ("info", "warn", "error"), r
+    refused = [r for r in records if r["event"] == "request" and r["status"] == 401]
+    assert refused and refused[0]["job"] == job, refused
+    assert refused[0]["route"] == "POST /api/v1/jobs/*/heartbeat" and refused[0]["level"] == "warn"
+    assert refused[0]["duration_ms"] >= 0
+    created = [r for r in records if r["event"] == "run_created"]
+    assert created[0]["run"] == run
+    assert any(r.get("status") == 404 and "such" in r["message"] for r in records)
+    # After the restart into JSON, no line of ours is text: those came before it.
+    after = text[text.index('{"time"'):]
+    assert not [l for l in after.splitlines() if l.startswith("farm:")], after
