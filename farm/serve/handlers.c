@@ -829,9 +829,10 @@ void handlers_status(Server *s, Request *q, Reply *r) {
 void handlers_gc(Server *s, Request *q, Reply *r) {
     (void)q;
     Err e = {{0}};
-    cJSON *done = gc_collect(s, &e);
+    int busy = 0;
+    cJSON *done = gc_collect(s, &busy, &e);
     if (done) metrics_gc(s, done);
-    if (!done) reply_error(r, PROTO_E_INTERNAL, "gc: %s", e.msg);
+    if (!done) reply_error(r, busy ? PROTO_E_GC_RUNNING : PROTO_E_INTERNAL, "gc: %s", e.msg);
     else {
         reply_json(r, 200, done);
         log_event(s, &(LogFields){.event = "gc", .duration_ms = json_num(done, "seconds", 0) * 1e3},

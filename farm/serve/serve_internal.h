@@ -235,12 +235,13 @@ struct Server {
     sem_t filers;                /* uploads verifying or writing files at once */
     pthread_mutex_t nonces_lock; /* guards nonces[] (cfg.max_challenges of them) */
     Nonce *nonces;
-    AuthCache agents;    /* agents by token (auth.c) */
-    RunCache runs;       /* claims' run facts (handlers.c) */
-    KeyCache keys;       /* agents' decoded keys (handlers.c) */
-    WebSeen seen;        /* when agents were last heard from (web.c) */
-    Metrics metrics;     /* what GET /metrics counts (metrics.c) */
-    struct Conns *conns; /* open connections and their caps (conns.c) */
+    AuthCache agents;        /* agents by token (auth.c) */
+    RunCache runs;           /* claims' run facts (handlers.c) */
+    KeyCache keys;           /* agents' decoded keys (handlers.c) */
+    WebSeen seen;            /* when agents were last heard from (web.c) */
+    Metrics metrics;         /* what GET /metrics counts (metrics.c) */
+    pthread_mutex_t gc_lock; /* one collection at a time here (gc.c) */
+    struct Conns *conns;     /* open connections and their caps (conns.c) */
 };
 
 /* --- the log (log.c) -------------------------------------------------------------- */
@@ -441,10 +442,12 @@ int store_reconcile(Server *s, Err *e);
 
 /* The collector (gc.c): removes every blob nothing names, safely while filings go on
  * here and at other coordinators; {"blobs", "removed", "bytes_removed", "put_back",
- * "temps_removed", "seconds"}, or NULL with E (then nothing named was removed). */
-cJSON *gc_collect(Server *s, Err *e);
+ * "temps_removed", "seconds"}, or NULL with E (then nothing named was removed), *BUSY
+ * set when another collection in the farm holds the collector's lock. */
+cJSON *gc_collect(Server *s, int *busy, Err *e);
 /* Puts back the blobs in trash/ that something names, removes the rest (a collection
- * stopped half way); 0, or -1 with E. */
+ * stopped half way), under the collector's lock (left alone, with a word, while another
+ * collection holds it); 0, or -1 with E. */
 int gc_recover(Server *s, Err *e);
 
 /* The layout before issue 28 (migrate.c): folders per bundle, the journal, source
