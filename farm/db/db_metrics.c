@@ -46,10 +46,11 @@ int db_metrics(Db *db, DbMetrics *out) {
                  "SELECT COUNT(*), COALESCE(SUM(CASE WHEN revoked<>0 THEN 1 ELSE 0 END), 0)"
                  " FROM agents",
                  agents, 2) == 0 &&
-         one_row(db, c, "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM blobs", sources, 2) == 0 &&
-         one_row(db, c, "SELECT COUNT(*) FROM jobs WHERE state='done' AND bundle_sha IS NOT NULL",
-                 &out->bundles, 1) == 0;
+         one_row(db, c, "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM blobs", sources, 2) == 0;
     db->be->release(db, c, 0);
+    /* A job is done only with its bundle filed (db_job_done): reading bundle_sha to
+     * count them read every done row (19 ms a scrape with 18,000 jobs filed). */
+    out->bundles = out->jobs[2];
     out->runs_cancelled = runs[1];
     out->runs_active = runs[2];
     out->runs_finished = runs[0] - runs[1] - runs[2] > 0 ? runs[0] - runs[1] - runs[2] : 0;

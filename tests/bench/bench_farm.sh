@@ -149,6 +149,19 @@ for pair in $(seq "${BENCH_FARM_SCRAPE_PAIRS:-0}"); do
     echo "bench_farm: /metrics pair $pair: jobs/s without ${scrape_pairs[-2]}, scraped every second ${scrape_pairs[-1]}"
 done
 
+# And what one scrape costs the coordinator in CPU, over 200 of them one after the other
+# with every job of the loads above in the store: set beside its CPU per job, the share a
+# scrape every second takes at the measured jobs/s (a figure the machine's load does not
+# move as it moves jobs/s).
+scrape_ms=""
+if [ "${BENCH_FARM_SCRAPE_PAIRS:-0}" -gt 0 ]; then
+    t0=$(ticks)
+    for _ in $(seq 200); do curl -sf "$url/metrics" -o /dev/null; done
+    t1=$(ticks)
+    scrape_ms=$(echo "$t0 $t1 $TCK" | awk '{printf "%.3f", ($2 - $1) * 1000 / $3 / 200}')
+    echo "bench_farm: /metrics: the coordinator's CPU per scrape ${scrape_ms} ms (200 scrapes)"
+fi
+
 # Baseline: one agent alone through 200 jobs.
 echo '{"compilers": ["gcc"], "repeat": 200}' > "$work/matrix1.json"
 "$BIN/cairn-farm" submit --matrix "$work/matrix1.json" "$work/src" >/dev/null
@@ -196,6 +209,14 @@ off, on = v[0::2], v[1::2]
 ratios = [b / a for a, b in zip(off, on)]
 print(f"bench_farm: /metrics every second: jobs/s ratio scraped/unscraped per pair "
       f"{', '.join(f'{r:.3f}' for r in ratios)}; totals {sum(on) / sum(off):.3f}")
+PY
+    /usr/bin/python3 - "$result" "$scrape_ms" <<'PY'
+import json, sys
+r, scrape = json.loads(sys.argv[1]), float(sys.argv[2])
+busy = r["coordinator_cpu_ms_per_job"] * r["jobs_per_s"]   # CPU ms per second at that rate
+print(f"bench_farm: /metrics every second: {scrape:.3f} ms of CPU a second against {busy:.0f} ms "
+      f"the coordinator spends a second at {r['jobs_per_s']:.0f} jobs/s: "
+      f"{100 * scrape / (busy + scrape):.3f}% of its CPU")
 PY
 fi
 exit $failed
