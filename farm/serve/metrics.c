@@ -6,6 +6,7 @@
  * agents, bundles) are read when the page is asked for (db_metrics). Every series is
  * named cairn_farm_*; rates are the scraper's to compute from the counters. */
 #include "serve/serve_internal.h"
+#include "serve/conns_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -129,6 +130,11 @@ static void bound_series(FILE *out, Server *s) {
     for (int b = 0; b < REFUSED_COUNT; b++)
         fprintf(out, "cairn_farm_refused_total{bound=\"%s\"} %lu\n", BOUND_NAMES[b],
                 GET(s->metrics.refused[b]));
+    unsigned long all, per_address;
+    conns_closed_anonymous(s->conns, &all, &per_address);
+    fprintf(out, "cairn_farm_refused_total{bound=\"max_anonymous\"} %lu\n", all);
+    fprintf(out, "cairn_farm_refused_total{bound=\"max_anonymous_per_address\"} %lu\n",
+            per_address);
     head(out, "blobs_written_total", "counter", "Blobs this coordinator wrote (new content).");
     fprintf(out, "cairn_farm_blobs_written_total %lu\n", GET(s->metrics.blobs_written));
     head(out, "blob_bytes_written_total", "counter", "Bytes of the blobs it wrote.");

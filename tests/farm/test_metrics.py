@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import ADMIN, FARM, Farm, wait_for  # noqa: E402
+from farmlib import ADMIN, FARM, Farm, connect_from, wait_for  # noqa: E402
 from test_ci import FAIL, PASS, tree  # noqa: E402
 
 PROMTOOL, PROMETHEUS = shutil.which("promtool"), shutil.which("prometheus")
@@ -187,3 +187,24 @@ def test_json_logs_are_one_object_a_line_with_the_fields(tmp_path):
     # After the restart into JSON, no line of ours is text: those came before it.
     after = text[text.index('{"time"'):]
     assert not [l for l in after.splitlines() if l.startswith("farm:")], after
+
+
+def test_anonymous_caps_closures_are_counted(tmp_path):
+    """Over max_anonymous_per_address (1 here) each new connection from 127.0.0.1 closes
+    the oldest anonymous one, the scrape's own included: the counter counts them."""
+    with Farm(tmp_path) as farm:
+        config = json.loads(farm.config.read_text())
+        farm.stop_server()
+        farm.config.write_text(json.dumps(dict(config, max_anonymous_per_address=1)))
+        farm.start()
+        idle = [connect_from(farm.port) for _ in range(3)]   # silent: anonymous, open
+
+        def closed():
+            status, body = metrics(farm)
+            s = series(body.decode()) if status == 200 else {}
+            return s.get('cairn_farm_refused_total{bound="max_anonymous_per_address"}', 0) >= 2
+        try:
+            wait_for(closed, 30, "the per-address cap's closures to be counted")
+        finally:
+            for sock in idle:
+                sock.close()
