@@ -135,7 +135,12 @@ static int migrate_journal(Server *s, int *dropped) {
 static int migrate_folders(Server *s) {
     int migrated = 0;
     long after = 0;
-    for (cJSON *page; cJSON_GetArraySize(page = db_legacy_filed(s->db, after, 64)) > 0;) {
+    for (;;) {
+        cJSON *page = db_legacy_filed(s->db, after, 64);
+        if (cJSON_GetArraySize(page) == 0) {
+            cJSON_Delete(page); /* the last page, empty, is freed too */
+            break;
+        }
         const cJSON *row;
         cJSON_ArrayForEach(row, page) {
             const char *rel = json_str(row, "evidence");
