@@ -15,7 +15,7 @@ cJSON *ci_get_json(Http *h, const char *path, const char *verb) {
     cJSON *answer = NULL;
     ProtoError pe;
     Err e = {{0}};
-    long status = proto_call(h, "GET", path, NULL, 60, &answer, &pe);
+    long status = proto_call(h, &(ProtoCall){"GET", path, NULL, 60}, &answer, &pe);
     if (status < 0 || status >= 300) proto_fail(&e, path, &pe);
     else if (!answer) err_set(&e, "%s: no JSON answer", path);
     if (!e.msg[0]) return answer;

@@ -14,7 +14,8 @@
  *   statedir.c  paths under the state folder, opened without following links
  *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h)
  *   metrics.c   GET /metrics: counters kept as requests run, the store's counts on request
- *   log.c       the log's lines: text for people, or one JSON object a line */
+ *   log.c       the log's lines: text for people, or one JSON object a line
+ *   pause.c     points where a test build waits for its test (FARM_TEST_PAUSES) */
 #ifndef CAIRN_FARM_SERVE_INTERNAL_H
 #define CAIRN_FARM_SERVE_INTERNAL_H
 
@@ -42,9 +43,12 @@ typedef enum { AUTH_NONE, AUTH_ENROL, AUTH_AGENT, AUTH_ADMIN, AUTH_AGENT_OR_ADMI
  * never hold the threads every connection needs, and pages never the farm's work. */
 typedef enum { POOL_HTTP, POOL_WORK, POOL_PAGE } Pool;
 
-/* Whether a route takes a body: a request with one for a route that takes none is
- * refused from its headers (413), before a byte of the body is read. */
-typedef enum { BODY_NONE, BODY_TAKEN } Body;
+/* Whether a route takes a body, and how large: a request with one for a route that takes
+ * none, or that declares more than its route's limit, is refused from its headers (413),
+ * before a byte of the body is read. Claims, heartbeats, challenges and the admin's
+ * small verbs take max_small_body_bytes, enrolments max_enrol_body_bytes, uploads, runs
+ * and source archives max_body_bytes (route_body_limit). */
+typedef enum { BODY_NONE, BODY_SMALL, BODY_ENROL, BODY_TAKEN } Body;
 
 typedef void (*Handler)(Server *s, Request *q, Reply *r);
 
@@ -65,6 +69,8 @@ const Route *route_find(Request *q, char *arg, size_t cap, Reply *r);
 int route_count(void);
 const Route *route_at(int i);
 int route_index(const Route *r);
+/* The most bytes of body ROUTE takes, and the name of the setting that says so. */
+long route_body_limit(const Server *s, const Route *route, const char **setting);
 
 /* --- one request between libmicrohttpd's calls (server.c, hub.c) ------------------ */
 
@@ -215,6 +221,20 @@ typedef struct {
     atomic_ulong gc_runs, gc_removed, gc_bytes_removed;
     atomic_long gc_kept; /* blobs the latest collection kept (-1: none ran) */
 } Metrics;
+/* Unfinished runs' comparisons (report.c), each kept until the run's jobs change (a
+ * state, a filed bundle), so that views of an unfinished run do not compare it again
+ * each: before, two anonymous views that disconnected held both page threads comparing
+ * one run over and over. Computed under the lock: views take turns. */
+#define INTERIM_RUNS 4
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        long run;
+        char stamp[SHA256_HEX_LEN]; /* what the comparison was made of (report.c) */
+        cJSON *report;
+    } slot[INTERIM_RUNS];
+    unsigned next; /* the slot the next new comparison replaces */
+} Interims;
 
 /* One coordinator. Everything it holds is here, none of it in a file's statics, so that
  * one process may hold two servers (tests/c/farm_two_servers.c). */
@@ -240,6 +260,7 @@ struct Server {
     KeyCache keys;           /* agents' decoded keys (handlers.c) */
     WebSeen seen;            /* when agents were last heard from (web.c) */
     Metrics metrics;         /* what GET /metrics counts (metrics.c) */
+    Interims interims;       /* unfinished runs' comparisons (report.c) */
     pthread_mutex_t gc_lock; /* one collection at a time here (gc.c) */
     struct Conns *conns;     /* open connections and their caps (conns.c) */
 };
@@ -294,8 +315,10 @@ int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...)
 void reply_json(Reply *r, int status, cJSON *json);
 /* A 200 of raw bytes (R owns DATA, malloc'd) of the given content type. */
 void reply_raw(Reply *r, char *data, size_t len, const char *type);
-/* A 200 of the first LEN bytes of the open file FD (R owns it), streamed from disk. */
-void reply_file(Reply *r, int fd, size_t len, const char *type);
+/* A 200 of the first LEN bytes of the open file FD (R owns it), streamed from disk and
+ * hashed as it goes: when they are not SHA's, the answer is cut before its last piece
+ * (the client sees fewer bytes than its Content-Length) and the damage is logged. */
+void reply_file(Reply *r, int fd, size_t len, const char *sha, const char *type);
 /* Frees what R owns. */
 void reply_free(Reply *r);
 
@@ -449,6 +472,14 @@ cJSON *gc_collect(Server *s, int *busy, Err *e);
  * stopped half way), under the collector's lock (left alone, with a word, while another
  * collection holds it); 0, or -1 with E. */
 int gc_recover(Server *s, Err *e);
+
+/* A point NAME where the test build of the coordinator (FARM_TEST_PAUSES) waits while
+ * its test holds the gate (pause.c); nothing in every other build. */
+#ifdef FARM_TEST_PAUSES
+void pause_point(const char *name);
+#else
+static inline void pause_point(const char *name) { (void)name; }
+#endif
 
 /* The layout before issue 28 (migrate.c): folders per bundle, the journal, source
  * archives one level deep, migrated to blobs and manifests. 0, or -1 with E. */
