@@ -172,7 +172,8 @@ static void run_queued(Server *s, Exchange *x) {
     Reply r = {0};
     if (conns_client_gone(x->conn)) {
         x->dropped = 1;
-        fprintf(stderr, "farm: %s %s: dropped, its client left\n", x->q.method, x->q.path);
+        log_event(s, &(LogFields){.event = "dropped", .agent = x->q.agent.id, .duration_ms = -1},
+                  "%s %s: dropped, its client left", x->q.method, x->q.path);
     } else {
         x->route->handle(s, &x->q, &r);
     }
