@@ -938,6 +938,7 @@ static void check_derive(Checker *c, Item *it, bool *checked) {
             checked[idx] = true;
         }
         if (c->d->len == errors) ok = cairn_derive_grad(c->prog, it, c->d);
+        if (c->d->len == errors && ok) ast_verify_or_die(c->prog, AST_SHAPE, "derive grad");
     }
     /* Declare what derive made; when it failed, poison f_grad so calls stay quiet. */
     for (int i = before; i < c->prog->nitems; i++) {
@@ -1100,5 +1101,6 @@ bool cairn_check(Program *p, Diags *d) {
         if (p->items[i]->kind == ITEM_FN)
             ast_visit_exprs(p->items[i]->u.fn.body, require_typed, &c);
     p->checked = !diags_has_errors(d);
+    if (p->checked) ast_verify_or_die(p, AST_CHECKED, "checking");
     return p->checked;
 }

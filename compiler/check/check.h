@@ -2,8 +2,9 @@
  * program (parse, then check; derive grad runs inside the check).
  *
  *   Diags d; diags_init(&d, NULL);
- *   Program *p = cairn_load(path, &d);     // parse + check
- *   if (!p) { diags_print(&d, stderr); ... exit 1 (or 2 when the file is unreadable) }
+ *   LoadStatus status;
+ *   Program *p = cairn_load(path, &d, &status);     // read + parse + check
+ *   if (!p) { diags_print(&d, stderr); ... exit 1 (2 when status == LOAD_IO_ERROR) }
  *   ... walk p (ast.h), then ast_program_free(p); diags_free(&d);
  */
 #ifndef CAIRN_CHECK_H

@@ -10,6 +10,7 @@
  */
 #include "grad/grad_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,7 @@ static void add_into(Grad *g, Expr *target, Expr *adj, StmtList *out) {
 
 static void backprop_name(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     const Active *a = grad_active_of(g, e->u.name.sym);
+    assert(a && a->adj); /* backprop walks only active expressions: a name has an adjoint */
     if (g->region && a->region != g->region) {
         grad_refuse(g, e->span, E_GRAD_RACE,
                     "read inputs at [i] in the region (pass a value every lane needs as a "
@@ -623,6 +625,7 @@ static void sweep_stmts(Grad *g, Stmt *const *v, int n, StmtList *out) {
 }
 
 void grad_sweep_path(Grad *g, Stmt *const *path, int npath, const Expr *ret, StmtList *out) {
+    assert(npath >= 0 && (npath == 0 || path) && (!g->has_seed || g->seed));
     declare_adjoints(g, path, npath, out);
     if (ret && g->has_seed) backprop(g, ret, grad_mk_name(g, g->seed, ret->span), out);
     sweep_stmts(g, path, npath, out);

@@ -1,7 +1,7 @@
 /* lower.h: checked CAIRN programs to C11 for the host, and to C11 plus CUDA C++ for a
  * GPU target.
  *
- * The pipeline: the driver loads and checks the program once (frontend.h), then hands
+ * The pipeline: the driver loads and checks the program once (check/check.h), then hands
  * the checked Program here. For the host target (and --emulate) everything becomes one
  * C file; device work runs on host threads (lower_emulate.c: device parallel regions on
  * the pool, blocks over the pool with each block's threads phase by phase). For a CUDA
@@ -48,7 +48,7 @@ typedef struct LowerOptions {
      * ("sm_90", ...; NULL or "host": the device a host build emulates, sm_90). */
     const char *device;
     /* A library (cairn build --lib): the prefix of its exported names ("k": k_dot,
-     * k_last_error) and the file name of its header, which the C includes ("libk.h").
+     * k_last_error) and the file name of its header, which the C includes (OUT's file name plus .h).
      * NULL: an executable, whose C has a main. */
     const char *lib_prefix, *lib_header;
 } LowerOptions;
