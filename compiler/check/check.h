@@ -34,6 +34,7 @@ bool cairn_check(Program *p, Diags *d);
  * Walk a function's callees for what it does through them. */
 
 typedef enum CheckRoundKind {
+    ROUND_LITERAL, /* a literal its compute-float type does not hold exactly: type */
     ROUND_ARITH,   /* + - * / on a compute float, or its compound assignment: type */
     ROUND_CONVERT, /* T(x) with a float on either side, from != to: from, type */
     ROUND_BUILTIN, /* a builtin whose rounding column rounds (builtin): type, as signed */
@@ -47,7 +48,11 @@ typedef struct CheckRounding {
     Builtin builtin;  /* ROUND_BUILTIN */
     ReduceOp op;      /* ROUND_REDUCE */
     ReduceMode mode;
-    bool on_device;
+    bool on_device, scan;
+    bool in_device;   /* in a device lane or a cooperative region */
+    bool shared;      /* an atomic on a block's shared array */
+    bool mma_sync;    /* a fragment multiply of Mma fragments (not Wmma) */
+    bool prologue;    /* from a parameter's extent or the requires clause */
     const Expr *node; /* the operation (a compound assignment: its target) */
     Span span;
 } CheckRounding;
@@ -72,7 +77,10 @@ typedef struct CheckFacts {
     int ncallees;
 } CheckFacts;
 
-/* The facts of a function item of a checked program (never NULL for one). */
+/* The facts of a function or const item of a checked program (never NULL for one). The
+ * roundings are in the order the generated code performs them (a parameter's extents,
+ * the requires clause, then the body; operands before their operation), which the
+ * receipt's `numerics` keeps (lower/numerics.c). */
 const CheckFacts *check_facts(const Item *fn);
 
 #endif

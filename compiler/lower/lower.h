@@ -12,8 +12,9 @@
  * The generated C includes "cairn.h" and compiles without warnings under gcc and clang
  * with -std=c11 -Wall -Wextra -Werror -ffp-contract=off -fno-fast-math. Every guard the
  * language demands is explicit in it (overflow, division by zero, bounds, extents), each
- * trapping with the .cairn location. Alongside, it collects the program's roundings for
- * the receipt (numerics.c) and the runtime modules it calls. */
+ * trapping with the .cairn location. Alongside, it writes the program's roundings for
+ * the receipt from the entries the checker recorded (numerics.c serializes them) and
+ * collects the runtime modules it calls. */
 #ifndef CAIRN_LOWER_H
 #define CAIRN_LOWER_H
 

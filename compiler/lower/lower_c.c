@@ -343,8 +343,8 @@ static void lower_fn(Lower *L, const Item *fn, const char *device) {
     const char *q = device ? device : "static";
     sb_printf(device ? &L->dev_protos : &L->protos, "%s %s __attribute__((unused));\n", q, sig);
     L->fn = fn;
-    cJSON *scratch = device ? cJSON_CreateArray() : NULL;
-    L->entries = device ? scratch : cJSON_AddArrayToObject(L->numerics, fn->name);
+    if (!device) /* the receipt's entries: what the checker recorded (check/check.h) */
+        numerics_serialize(cJSON_AddArrayToObject(L->numerics, fn->name), check_facts(fn));
     L->out = device ? &L->dev : &L->defs;
     L->nlive = L->live_base = 0;
     lower_emit(L, "%s %s {", q, sig);
@@ -358,7 +358,6 @@ static void lower_fn(Lower *L, const Item *fn, const char *device) {
     L->indent = 0;
     lower_emit(L, "}\n");
     L->in_device = false;
-    cJSON_Delete(scratch);
 }
 
 /* A constant becomes a function computing it, so any checked expression may define it
@@ -370,10 +369,10 @@ static void lower_const(Lower *L, const Item *it, const char *device) {
     const char *name = lower_item_name(L, "const", it->name);
     sb_printf(device ? &L->dev_protos : &L->protos, "%s %s %s(void) __attribute__((unused));\n", q,
               t, name);
-    cJSON *scratch = device ? cJSON_CreateArray() : NULL;
-    L->entries =
-        device ? scratch
-               : cJSON_AddArrayToObject(L->numerics, arena_printf(L->arena, "const %s", it->name));
+    if (!device)
+        numerics_serialize(
+            cJSON_AddArrayToObject(L->numerics, arena_printf(L->arena, "const %s", it->name)),
+            check_facts(it));
     L->out = device ? &L->dev : &L->defs;
     lower_emit(L, "%s %s %s(void) {", q, t, name);
     L->indent = 1;
@@ -381,7 +380,6 @@ static void lower_const(Lower *L, const Item *it, const char *device) {
     L->indent = 0;
     lower_emit(L, "}\n");
     L->in_device = false;
-    cJSON_Delete(scratch);
 }
 
 /* What device lanes may call (constants, and functions without regions or host-only

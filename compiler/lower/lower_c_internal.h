@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "syntax/syntax.h"
+#include "check/check.h"
 #include "lower/lower.h"
 
 #define LOWER_MAX_LIVE     256
@@ -44,7 +45,6 @@ typedef struct Lower {
     StrBuf *out; /* where statements go now */
     StrBuf protos, lanes, defs;
     cJSON *numerics; /* {"function": [entry, ...]} */
-    cJSON *entries;  /* the current function's array */
     const Item *fn;  /* the function being lowered */
     int tmp;         /* numbers temporaries, lane functions and lane contexts */
     int indent;
@@ -244,24 +244,11 @@ void lower_copy(Lower *L, Expr *e);
 void lower_wide(Lower *L, Expr *e);
 
 /* ---- numerics (numerics.c) ---- */
-/* Adds an entry to the current function's list unless an equal one is there. */
-void numerics_add(Lower *L, cJSON *entry);
-void numerics_arith(Lower *L, const Type *t);
-void numerics_convert(Lower *L, const Type *from, const Type *to);
-void numerics_quantize(Lower *L, const Type *to, bool stochastic);
-void numerics_fn(Lower *L, const char *op, const Type *t, const char *rounding);
-void numerics_sum(Lower *L, const Type *t, const char *sum);
-void numerics_product(Lower *L, const Type *t);
-void numerics_matmul(Lower *L, const Type *t);
-void numerics_unordered(Lower *L, const char *op, const Type *t);
-/* atomic_add_unordered with its memory space and bound (numerics.md): a device f32 add
- * on global memory flushes subnormals, one on a shared array or a host one does not. */
+/* Where an atomic's element lives (the code of an f32 add differs by it): host memory,
+ * a device lane's global memory, or a block's shared array. */
 typedef enum AtomicSpace { ATOMIC_HOST, ATOMIC_GLOBAL, ATOMIC_SHARED } AtomicSpace;
 AtomicSpace lower_atomic_space(const Lower *L, const Expr *e);
-void numerics_atomic_add(Lower *L, const Type *t, AtomicSpace space);
-/* A warp reduction (its butterfly order) and a device float reduction (unordered). */
-void numerics_warp(Lower *L, ReduceOp op, const Type *t);
-void numerics_device_sum(Lower *L, const Type *t, bool exact);
-void numerics_literal(Lower *L, const Type *t);
+/* The receipt's entries of an item's roundings (check.h) into the array ENTRIES. */
+void numerics_serialize(cJSON *entries, const CheckFacts *f);
 
 #endif

@@ -360,8 +360,6 @@ static const char *fold_in_order(Lower *L, Expr *e, const Type *it, const char *
                    lower_at(L, e->u.reduce.into->span), lower_dnan(L, t, acc)); /* bits leave */
     L->indent--;
     lower_emit(L, "}");
-    if (type_is_float(t) && op == RED_ADD) numerics_sum(L, t, "ordered");
-    if (type_is_float(t) && op == RED_MUL) numerics_product(L, t);
     return acc;
 }
 
@@ -472,7 +470,6 @@ static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *l
     sb_printf(&L->lanes, "CAIRN_SUM_CHECKED(lane%d, cairn_sum%s, lane%d_term, lane%d_covers)\n\n",
               ln.id, w, ln.id, ln.id);
     const char *ctx = lower_lane_context(L, &ln, lo, "");
-    numerics_sum(L, t, "exact");
     lower_use_runtime(L, LOWER_MODULE_SUM);
     return FMT("(%s ? lane%d_sum(&%s, (size_t)%s) : 0.0%s)", n, ln.id, ctx, n,
                t->kind == TY_F32 ? "f" : "");

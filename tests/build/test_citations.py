@@ -2,7 +2,7 @@
 a pointer finds what it points at. A file named with a folder (`compiler/lower/lower.h`,
 `runtime/cairn_sum.c`, `docs/tools.md`) must exist from the tree's root, from the citing
 file's folder or one above it, or from compiler/ or runtime/ (where includes are written
-from); a bare name (`verify.h`, `builtins.def`) must name a file somewhere in the tree;
+from); a bare name (`verify.h`, `ops.def`) must name a file somewhere in the tree;
 a glob (`compiler/lower/lower_c*.c`) must match one. `DESIGN.md section N` must be a
 section of a DESIGN.md in the tree (the design card is kept outside it: cite docs/).
 Names written in capitals are placeholders (`OUT.receipt.json`, `c/KEY/STEM.c`) and
@@ -39,7 +39,7 @@ KNOWN_STALE = {
     ("runtime/cairn_mma.h", "cairn_mma_device.cuh"),
     ("runtime/cairn_mma_tiled.c", "cairn_mma_device.cuh"),
 }
-EXTERNAL = {"math_constants.h"}  # the CUDA toolkit's
+EXTERNAL = {"math_constants.h", "ops.h"}  # the CUDA toolkit's; QBE's (compiler/syntax/ops.def)
 DIRECTIVE = re.compile(r"^\s*#\s*(include|define|if|ifdef|ifndef|endif|else|pragma)\b")
 
 
