@@ -810,8 +810,9 @@ static void check_signature(Checker *c, Item *fn) {
  * user function and no builtin with an effect, and hold no reduction (E-REQUIRES). */
 static void refuse_in_requires(Expr *e, void *ctx) {
     Checker *c = ctx;
-    bool pure_call = e->kind == EXPR_CALL && e->u.call.builtin >= BI_TO_BITS &&
-                     e->u.call.builtin <= BI_MAX && e->u.call.builtin != BI_NONE;
+    OpFamily family = e->kind == EXPR_CALL ? ast_op(e->u.call.builtin)->family : FAM_FN;
+    bool pure_call = e->kind == EXPR_CALL && e->u.call.builtin != BI_NONE &&
+                     (family == FAM_BITS || family == FAM_EXACT);
     if ((e->kind == EXPR_CALL && !pure_call) || e->kind == EXPR_REDUCE)
         diag_error(c->d, e->span, E_REQUIRES,
                    "state the promise on the parameters with operators, "
@@ -1088,6 +1089,7 @@ bool cairn_check(Program *p, Diags *d) {
         if (it->kind == ITEM_FN && !(i < n0 && checked[i])) check_body(&c, it);
     }
     free(checked);
+    if (!diags_has_errors(d)) check_record_facts(&c);
     for (int i = 0; i < p->nitems; i++) {
         Item *it = p->items[i];
         if (it->kind != ITEM_FN) continue;

@@ -129,6 +129,7 @@ static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out);
 
 static void backprop_builtin(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     const Expr *x = e->u.call.nargs ? e->u.call.args[0] : NULL;
+    if (ast_op(e->u.call.builtin)->grad == GRAD_ZERO) return; /* ops.def: derivative 0 */
     switch (e->u.call.builtin) {
     case BI_SQRT: /* d sqrt(x) = dx / (2 sqrt(x)) */
         backprop(g, x,
@@ -138,9 +139,6 @@ static void backprop_builtin(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
                  out);
         return;
     case BI_ABS: backprop_abs(g, x, adj, out); return;
-    case BI_FLOOR:
-    case BI_CEIL:
-    case BI_TRUNC: return; /* derivative 0 */
     case BI_MATH_EXP:
         backprop(g, x, grad_mk_binary(g, BIN_MUL, adj, grad_clone_expr(g, e)), out);
         return;
@@ -149,7 +147,7 @@ static void backprop_builtin(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
         return;
     case BI_NONE: backprop_call(g, e, adj, out); return;
     default:
-        if (ast_builtin_is_cr(e->u.call.builtin)) {
+        if (ast_builtin_is_cr(e->u.call.builtin)) { /* grad_cr.c */
             backprop(g, x, grad_cr_adjoint(g, e, adj), out);
             return;
         }
