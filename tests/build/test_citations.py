@@ -29,18 +29,8 @@ C_LIKE = {".c", ".h", ".cu", ".cuh", ".cpp", ".def"}
 FOLDERS = ("compiler", "runtime", "farm", "agent", "lib", "proofs", "tests", "scripts",
            "python", "tools", "examples")
 SKIP = ("tests/build/c_goldens/",)  # generated code, recorded as text
-# Stale, and known: the runtime travels inside every build, so its bytes (comments
-# included) are the receipts' runtime_sha256; these wait for a change that records
-# tests/build/example_digests.json anyway. Nothing may join this list.
-KNOWN_STALE = {
-    ("runtime/cairn_checked.h", "compiler/lower_c.c"),
-    ("runtime/cairn_device.h", "compiler/types.h"),
-    ("runtime/cairn_dsum.h", "cairn_dsum_cuda.h"),
-    ("runtime/cairn_fragment_cuda.h", "compiler/lower_mma.c"),
-    ("runtime/cairn_fragment_cuda.h", "compiler/lower_cuda.c"),
-    ("runtime/cairn_mma.h", "cairn_mma_device.cuh"),
-    ("runtime/cairn_mma_tiled.c", "cairn_mma_device.cuh"),
-}
+# Stale, and known (none now): an entry must still be stale to stay listed.
+KNOWN_STALE = set()
 EXTERNAL = {"math_constants.h"}  # the CUDA toolkit's
 DIRECTIVE = re.compile(r"^\s*#\s*(include|define|if|ifdef|ifndef|endif|else|pragma)\b")
 
