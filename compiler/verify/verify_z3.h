@@ -150,11 +150,18 @@ bool verify_z3_load(char *why, size_t size);
 #define Z3_solver_dec_ref              verify_z3.Z3_solver_dec_ref
 #define Z3_solver_get_model            verify_z3.Z3_solver_get_model
 #define Z3_solver_get_reason_unknown   verify_z3.Z3_solver_get_reason_unknown
+#define Z3_solver_get_statistics       verify_z3.Z3_solver_get_statistics
 #define Z3_solver_inc_ref              verify_z3.Z3_solver_inc_ref
 #define Z3_solver_pop                  verify_z3.Z3_solver_pop
 #define Z3_solver_push                 verify_z3.Z3_solver_push
 #define Z3_solver_set_params           verify_z3.Z3_solver_set_params
 #define Z3_solver_to_string            verify_z3.Z3_solver_to_string
+#define Z3_stats_dec_ref               verify_z3.Z3_stats_dec_ref
+#define Z3_stats_get_key               verify_z3.Z3_stats_get_key
+#define Z3_stats_get_uint_value        verify_z3.Z3_stats_get_uint_value
+#define Z3_stats_inc_ref               verify_z3.Z3_stats_inc_ref
+#define Z3_stats_is_uint               verify_z3.Z3_stats_is_uint
+#define Z3_stats_size                  verify_z3.Z3_stats_size
 #define Z3_substitute                  verify_z3.Z3_substitute
 #define Z3_to_app                      verify_z3.Z3_to_app
 #endif
