@@ -60,10 +60,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <cjson/cJSON.h>
-#include <z3.h>
 
 #include "lib/err.h"
 #include "syntax/syntax.h"
+#include "verify/verify_z3.h"
 
 #define VERIFY_MAX_REASONS  31        /* taint bits; bit 31 means "more reasons than bits" */
 #define VERIFY_MAX_MULS     64        /* products the abstraction relates (more stay exact) */

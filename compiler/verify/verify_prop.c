@@ -522,6 +522,11 @@ int verify_program(Program *p, const VerifyOpts *opt) {
     Tally t = {{0}, 0, {{0}}};
     double t0 = timing_monotonic_seconds();
     int seen = 0;
+    char why[256];
+    if (!verify_z3_load(why, sizeof why)) {
+        fprintf(stderr, "cairn verify: error: %s\n", why);
+        return 2;
+    }
     for (int i = 0; i < p->nitems; i++) {
         const Item *it = p->items[i];
         if (it->kind != ITEM_FN || (opt->only && strcmp(opt->only, it->name) != 0)) continue;
