@@ -36,3 +36,13 @@ $(FUZZ_FARM_REPLAY): $(OBJ)/tests/fuzz/fuzz_farm.o $(filter-out %/farm/main.o,$(
 	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)
 
 ALL_TARGETS += $(FUZZ_FARM_REPLAY)
+
+# tests/c/farm_two_servers.c: two coordinators in one process, sharing nothing
+# (tests/farm/test_two_servers.py).
+FARM_TWO_SERVERS := $(TBIN)/farm_two_servers
+$(OBJ)/tests/c/farm_two_servers.o: CFLAGS += -I. -Ifarm
+$(FARM_TWO_SERVERS): $(OBJ)/tests/c/farm_two_servers.o $(filter-out %/farm/main.o,$(FARM_OBJS)) $(PROTO_OBJS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)
+
+ALL_TARGETS += $(FARM_TWO_SERVERS)

@@ -24,6 +24,9 @@ int proc_run(char *const argv[], const char *cwd, const char *log);
  * wrote, NUL-terminated and malloc'd (*len its length when LEN is not NULL), even when
  * it failed; the status as above. */
 int proc_output(char *const argv[], char **out, size_t *len);
+/* The same with ENV (NAME=VALUE list, NULL-ended) as the child's whole environment
+ * (NULL: this process's): nothing else of this one's reaches it. */
+int proc_output_env(char *const argv[], char *const env[], char **out, size_t *len);
 
 /* Runs ARGV in CWD with the extra environment ENV (NAME=VALUE list, NULL-ended, or NULL),
  * stdin from /dev/null and stdout and stderr appended to LOG (NULL: discarded), in its

@@ -635,7 +635,15 @@ int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **
 }
 
 void db_checkpoint(Db *db) {
-    if (db->be->checkpoint) db->be->checkpoint(db);
+    if (db->be->checkpoint) db->be->checkpoint(db, 0);
+}
+
+void db_checkpoint_final(Db *db) {
+    if (db->be->checkpoint) db->be->checkpoint(db, 1);
+}
+
+void db_set_wal_pages(Db *db, long pages) {
+    if (db->be->limit_wal) db->be->limit_wal(db, pages);
 }
 
 /* --- views ------------------------------------------------------------------------- */

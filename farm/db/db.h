@@ -126,8 +126,23 @@ void db_peers_forget_dead(Db *db);
 int db_shared(const Db *db);
 const char *db_coordinator(const Db *db);
 int db_peers_alive(Db *db);
-/* Copies the WAL back into the database (passive: never waits for, or blocks, a writer). */
+/* One collection at a time across the farm (serve/gc.c): the collector's lock, held by
+ * one process among all those sharing the store (on PostgreSQL a session advisory lock on
+ * a connection the holder keeps, on SQLite an flock beside the database file), released
+ * by db_collector_unlock or by the holder's death. 1 taken, 0 another process holds it,
+ * -1 the store failed. Not reentrant: a process's threads take turns outside it. */
+int db_collector_lock(Db *db);
+void db_collector_unlock(Db *db);
+/* Whether the store names blob SHA now (a manifest, a pin or a source archive's row), read
+ * afresh: 1 yes, 0 no, -1 the statement failed (then it must be kept). */
+int db_blob_named(Db *db, const char *sha);
+/* Copies the WAL back into the database (passive: never waits for, or blocks, a writer);
+ * the final one, as the coordinator stops, waits for writers and empties the WAL. */
 void db_checkpoint(Db *db);
+void db_checkpoint_final(Db *db);
+/* SQLite: once checkpointed, the WAL is cut back to PAGES pages when it starts over (it
+ * otherwise keeps the size of its longest stretch). */
+void db_set_wal_pages(Db *db, long pages);
 
 /* Views for the client verbs (malloc'd cJSON). */
 cJSON *db_run_view(Db *db, long run_id);

@@ -48,6 +48,7 @@
     X(FILING_BUSY, "filing_busy", 409, "another upload of this job is being filed: retry")         \
     X(REPLAYED, "replayed", 409, "the statement is about another job, cell or machine")            \
     X(NAME_TAKEN, "name_taken", 409, "another agent's key is enrolled under this machine name")    \
+    X(GC_RUNNING, "gc_running", 409, "another collection is running in this farm: retry later")    \
     X(TOO_LARGE, "too_large", 413, "the body is over max_body_bytes, or the route takes none")     \
     X(BUNDLE_REJECTED, "bundle_rejected", 422, "a signature, subject, claim or field is refused")  \
     X(RESERVED_NAME, "reserved_name", 422, "a file name the coordinator writes itself")            \

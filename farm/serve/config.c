@@ -52,6 +52,7 @@ static const ConfigBound BOUNDS[] = {
     COUNT(max_compare_observations, 1000000, 1000, 1e9),
     COUNT(max_decode_bytes, 64L << 20, 0, 1e12),
     COUNT(max_attempts, 3, 1, 1000),
+    COUNT(wal_pages, 1000, 16, 1e7),
     SECONDS(header_timeout_seconds, 10, 0.001, 86400),
     SECONDS(body_timeout_seconds, 300, 0.001, 86400),
     SECONDS(anonymous_timeout_seconds, 120, 0.001, 86400),

@@ -156,7 +156,7 @@ static void enrol_key(Server *s, const ProtoEnrol *m, const char *caps_text, Pro
     snprintf(out->farm, sizeof out->farm, "%s", s->farm_id);
     int rc =
         db_agent_enrol(s->db, m->name, out->keyid, m->public_key, caps_text, hash, &out->agent, &e);
-    if (rc == 0) auth_forget_agent(out->agent); /* its old token means nothing now */
+    if (rc == 0) auth_forget_agent(s, out->agent); /* its old token means nothing now */
     if (rc == -2) reply_error(r, PROTO_E_KEY_REVOKED, "%s", e.msg);
     else if (rc == -3) reply_error(r, PROTO_E_NAME_TAKEN, "%s", e.msg);
     else if (rc != 0) reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
@@ -198,7 +198,7 @@ void handlers_revoke(Server *s, Request *q, Reply *r) {
         reply_error(r, PROTO_E_BAD_ID, "agent id must be a positive integer");
     else if (db_agent_revoke(s->db, id) != 0) reply_error(r, PROTO_E_NOT_FOUND, "no agent %ld", id);
     else {
-        auth_forget_agents(); /* and no answer read before the revocation is cached */
+        auth_forget_agents(s); /* and no answer read before the revocation is cached */
         reply_json(r, 200, proto_ack_build(PROTO_ACK_REVOKED));
         hub_notify(s);
     }
@@ -206,41 +206,31 @@ void handlers_revoke(Server *s, Request *q, Reply *r) {
 
 /* --- claims and leases --------------------------------------------------------------- */
 
-/* What a claim answer says about its run: runs never change once made, so this is
- * read from the database once per run rather than once per claim. */
-#define RUN_CACHE 64
-static struct {
-    long run;
-    char sha[SHA256_HEX_LEN];
-    long size;
-    double timeout_s;
-    cJSON *cases;
-} run_cache[RUN_CACHE];
-static pthread_mutex_t run_cache_lock = PTHREAD_MUTEX_INITIALIZER;
-
+/* What a claim answer says about its run, from S's run cache (RunCache). */
 static cJSON *run_facts(Server *s, long run, char sha[SHA256_HEX_LEN], long *size,
                         double *timeout_s) {
+    RunCache *c = &s->runs;
     size_t i = (size_t)run % RUN_CACHE;
     cJSON *cases = NULL;
-    pthread_mutex_lock(&run_cache_lock);
-    if (run_cache[i].run == run && run_cache[i].cases) {
-        snprintf(sha, SHA256_HEX_LEN, "%s", run_cache[i].sha);
-        *size = run_cache[i].size;
-        *timeout_s = run_cache[i].timeout_s;
-        cases = cJSON_Duplicate(run_cache[i].cases, 1);
+    pthread_mutex_lock(&c->lock);
+    if (c->slot[i].run == run && c->slot[i].cases) {
+        snprintf(sha, SHA256_HEX_LEN, "%s", c->slot[i].sha);
+        *size = c->slot[i].size;
+        *timeout_s = c->slot[i].timeout_s;
+        cases = cJSON_Duplicate(c->slot[i].cases, 1);
     }
-    pthread_mutex_unlock(&run_cache_lock);
+    pthread_mutex_unlock(&c->lock);
     if (cases) return cases;
     if (!db_run_of_job(s->db, run, sha, &cases, timeout_s)) return cJSON_CreateArray();
     db_blob_exists(s->db, sha, size);
-    pthread_mutex_lock(&run_cache_lock);
-    cJSON_Delete(run_cache[i].cases);
-    run_cache[i].run = run;
-    snprintf(run_cache[i].sha, SHA256_HEX_LEN, "%s", sha);
-    run_cache[i].size = *size;
-    run_cache[i].timeout_s = *timeout_s;
-    run_cache[i].cases = cJSON_Duplicate(cases, 1);
-    pthread_mutex_unlock(&run_cache_lock);
+    pthread_mutex_lock(&c->lock);
+    cJSON_Delete(c->slot[i].cases);
+    c->slot[i].run = run;
+    snprintf(c->slot[i].sha, SHA256_HEX_LEN, "%s", sha);
+    c->slot[i].size = *size;
+    c->slot[i].timeout_s = *timeout_s;
+    c->slot[i].cases = cJSON_Duplicate(cases, 1);
+    pthread_mutex_unlock(&c->lock);
     return cases;
 }
 
@@ -288,7 +278,7 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
         reply_json(r, 200, job_answer(s, &job));
         db_job_free(&job);
     } else if (claimed < 0) {
-        auth_forget_agents(); /* revoked at another coordinator: its cached token too */
+        auth_forget_agents(s); /* revoked at another coordinator: its cached token too */
         reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
     } else if (stopping || timing_now_seconds() >= q->wait_until) {
         r->status = 204;
@@ -320,34 +310,26 @@ void handlers_heartbeat(Server *s, Request *q, Reply *r) {
 
 /* --- uploads ----------------------------------------------------------------------- */
 
-/* Agents' keys, decoded once: PEM decoding goes through OpenSSL 3's decoder framework,
- * far slower than the signature check itself. Keyed by agent id and key id. */
-#define KEY_CACHE 1024
-static struct {
-    long agent;
-    char keyid[SHA256_HEX_LEN];
-    EVP_PKEY *key;
-} key_cache[KEY_CACHE];
-static pthread_mutex_t key_cache_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static EVP_PKEY *agent_key(const Agent *a, Err *e) {
+/* Agent A's key, decoded once (S's KeyCache). */
+static EVP_PKEY *agent_key(Server *s, const Agent *a, Err *e) {
+    KeyCache *c = &s->keys;
     EVP_PKEY *key = NULL;
     size_t slot = (size_t)a->id % KEY_CACHE;
-    pthread_mutex_lock(&key_cache_lock);
-    if (key_cache[slot].key && key_cache[slot].agent == a->id &&
-        !strcmp(key_cache[slot].keyid, a->keyid) && EVP_PKEY_up_ref(key_cache[slot].key))
-        key = key_cache[slot].key;
-    pthread_mutex_unlock(&key_cache_lock);
+    pthread_mutex_lock(&c->lock);
+    if (c->slot[slot].key && c->slot[slot].agent == a->id &&
+        !strcmp(c->slot[slot].keyid, a->keyid) && EVP_PKEY_up_ref(c->slot[slot].key))
+        key = c->slot[slot].key;
+    pthread_mutex_unlock(&c->lock);
     if (key) return key;
     key = dsse_key_from_public_pem(a->public_pem, e);
     if (!key) return NULL;
-    pthread_mutex_lock(&key_cache_lock);
-    EVP_PKEY_free(key_cache[slot].key);
-    key_cache[slot].agent = a->id;
-    snprintf(key_cache[slot].keyid, SHA256_HEX_LEN, "%s", a->keyid);
-    key_cache[slot].key = key;
+    pthread_mutex_lock(&c->lock);
+    EVP_PKEY_free(c->slot[slot].key);
+    c->slot[slot].agent = a->id;
+    snprintf(c->slot[slot].keyid, SHA256_HEX_LEN, "%s", a->keyid);
+    c->slot[slot].key = key;
     EVP_PKEY_up_ref(key);
-    pthread_mutex_unlock(&key_cache_lock);
+    pthread_mutex_unlock(&c->lock);
     return key;
 }
 
@@ -675,7 +657,7 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
     env_text = cJSON_PrintUnformatted(m.envelope);
     sha256_hex(env_text, strlen(env_text), bundle_sha);
     if (check_lease(&job, &q->agent, bundle_sha, r) != 0) goto out;
-    key = agent_key(&q->agent, &e);
+    key = agent_key(s, &q->agent, &e);
     sem_wait(&s->filers);
     BundleVerdict v = key ? bundle_check(m.envelope, key, read_item, &files, m.files,
                                          (size_t)s->cfg.max_subjects, &statement, &e)
@@ -801,8 +783,9 @@ void handlers_status(Server *s, Request *q, Reply *r) {
 void handlers_gc(Server *s, Request *q, Reply *r) {
     (void)q;
     Err e = {{0}};
-    cJSON *done = gc_collect(s, &e);
-    if (!done) reply_error(r, PROTO_E_INTERNAL, "gc: %s", e.msg);
+    int busy = 0;
+    cJSON *done = gc_collect(s, &busy, &e);
+    if (!done) reply_error(r, busy ? PROTO_E_GC_RUNNING : PROTO_E_INTERNAL, "gc: %s", e.msg);
     else {
         reply_json(r, 200, done);
         fprintf(stderr, "farm: gc: %.0f blob(s) removed (%.0f bytes), %.0f kept\n",

@@ -23,25 +23,23 @@
  * {column: {case: ratio}}. A case's first entry in a column is the one kept. */
 static cJSON *cell_ratios(const cJSON *results) {
     cJSON *all = cJSON_CreateObject();
-    const cJSON *res, *c, *b;
-    cJSON_ArrayForEach(res, results) {
-        char col[400];
-        snprintf(col, sizeof col, "%s/%s", json_str(res, "machine"), json_str(res, "cell_id"));
-        cJSON *mine = cJSON_AddObjectToObject(all, col);
+    Results r;
+    results_parse(results, &r);
+    for (size_t i = 0; i < r.n; i++) {
+        const Evidence *cell = &r.cells[i];
+        cJSON *mine = cJSON_AddObjectToObject(all, cell->column);
         NameSet seen = {0};
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-                                  cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases")) {
+        for (size_t k = 0; k < cell->n_cases; k++) {
+            const CaseResult *c = &cell->cases[k];
             double worst = -1;
-            cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(c, "bounds")) {
-                double v = json_num(b, "ratio", INFINITY);
-                worst = v > worst ? v : worst;
-            }
-            const char *name = json_str(c, "case");
-            if (worst >= 0 && name && !util_nameset_add(&seen, name, 0))
-                cJSON_AddNumberToObject(mine, name, isfinite(worst) ? worst : 1e308);
+            for (size_t b = 0; b < c->n_bounds; b++)
+                worst = c->bounds[b].ratio > worst ? c->bounds[b].ratio : worst;
+            if (worst >= 0 && c->path && !util_nameset_add(&seen, c->path, 0))
+                cJSON_AddNumberToObject(mine, c->path, isfinite(worst) ? worst : 1e308);
         }
         util_nameset_free(&seen);
     }
+    results_free(&r);
     return all;
 }
 

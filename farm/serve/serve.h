@@ -46,6 +46,7 @@ typedef struct {
     long max_bundle_inodes;          /* files and folders one bundle may make */
     long max_challenges;             /* enrolment challenges outstanding, in all */
     long max_challenges_per_address; /* ... and from one client address */
+    long wal_pages;                  /* SQLite's WAL is cut back to this many pages */
     int sync_full;                   /* "sync": "full" (default): acknowledged bundles survive power
                                  loss; "process": they survive the coordinator's crash */
     char store[1024];                /* "": SQLite in the state folder; else a postgresql:// URI */

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include <openssl/types.h>
+
 #include "proto/api.h"
 #include "serve/serve.h"
 
@@ -98,6 +100,10 @@ typedef struct {
     pthread_cond_t ready; /* its threads': a request queued */
 } WorkQueue;
 
+/* Parked claims per agent, for max_claims_per_agent: a bucket per agent id modulo this,
+ * each a short chain. */
+#define HUB_CLAIM_BUCKETS 1024
+
 /* The requests set aside without a thread (hub.c): long-polling claims and requests
  * queued for the work pool or the page pool. Every field is under lock. */
 typedef struct {
@@ -108,6 +114,7 @@ typedef struct {
     int stopping;                   /* serve is shutting down: nothing is parked any more */
     Exchange *claims, *claims_tail; /* parked claims, soonest deadline first */
     WorkQueue work, pages;
+    struct Parked *parked[HUB_CLAIM_BUCKETS]; /* parked claims per agent (hub.c) */
 } Hub;
 
 #define MAX_FILING 256
@@ -119,6 +126,62 @@ typedef struct {
     double expires; /* 0: a free slot */
 } Nonce;
 
+/* Agents by token hash (auth.c), so that most requests authenticate without the
+ * database; see auth.c for when an entry is forgotten. Every field is under lock. */
+#define AUTH_CACHE           4096 /* a slot per agent of a large fleet: a miss costs a database read */
+#define AUTH_CACHE_FORGOTTEN 64
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        char hash[SHA256_HEX_LEN];
+        double read_at; /* timing_monotonic_seconds() when the database said so */
+        Agent agent;
+    } slot[AUTH_CACHE];
+    unsigned long epoch; /* bumped by every flush */
+    /* What the latest flushes forgot, at [epoch % AUTH_CACHE_FORGOTTEN]: an agent's id,
+     * or 0 for all. */
+    long forgotten[AUTH_CACHE_FORGOTTEN];
+} AuthCache;
+
+/* What a claim answer says about its run (handlers.c): runs never change once made, so
+ * this is read from the database once per run rather than once per claim. */
+#define RUN_CACHE 64
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        long run;
+        char sha[SHA256_HEX_LEN];
+        long size;
+        double timeout_s;
+        cJSON *cases;
+    } slot[RUN_CACHE];
+} RunCache;
+
+/* Agents' keys, decoded once (handlers.c): PEM decoding goes through OpenSSL 3's decoder
+ * framework, far slower than the signature check itself. Keyed by agent id and key id. */
+#define KEY_CACHE 1024
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        long agent;
+        char keyid[SHA256_HEX_LEN];
+        EVP_PKEY *key;
+    } slot[KEY_CACHE];
+} KeyCache;
+
+/* When agents were last heard from (any authenticated request), for the dashboard
+ * (web.c): a slot per agent id modulo WEB_SEEN_SLOTS. */
+#define WEB_SEEN_SLOTS 1024
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        long id;
+        double at;
+    } slot[WEB_SEEN_SLOTS];
+} WebSeen;
+
+/* One coordinator. Everything it holds is here, none of it in a file's statics, so that
+ * one process may hold two servers (tests/c/farm_two_servers.c). */
 struct Server {
     Db *db;
     FarmConfig cfg;
@@ -136,6 +199,11 @@ struct Server {
     sem_t filers;                /* uploads verifying or writing files at once */
     pthread_mutex_t nonces_lock; /* guards nonces[] (cfg.max_challenges of them) */
     Nonce *nonces;
+    AuthCache agents;    /* agents by token (auth.c) */
+    RunCache runs;       /* claims' run facts (handlers.c) */
+    KeyCache keys;       /* agents' decoded keys (handlers.c) */
+    WebSeen seen;        /* when agents were last heard from (web.c) */
+    struct Conns *conns; /* open connections and their caps (conns.c) */
 };
 
 /* --- the config (config.c) -------------------------------------------------------- */
@@ -168,9 +236,9 @@ int auth_open(Server *s, Err *e);
  * otherwise -1 with the 401 in R. */
 int auth_check(Server *s, AuthKind need, Request *q, Reply *r);
 /* Empties the cache of agents by token (after a revocation). */
-void auth_forget_agents(void);
+void auth_forget_agents(Server *s);
 /* Forgets agent ID's cached tokens (after it enrolled: its old token means nothing). */
-void auth_forget_agent(long id);
+void auth_forget_agent(Server *s, long id);
 
 /* --- requests set aside (hub.c) --------------------------------------------------- */
 
@@ -301,10 +369,12 @@ int store_reconcile(Server *s, Err *e);
 
 /* The collector (gc.c): removes every blob nothing names, safely while filings go on
  * here and at other coordinators; {"blobs", "removed", "bytes_removed", "put_back",
- * "temps_removed", "seconds"}, or NULL with E (then nothing named was removed). */
-cJSON *gc_collect(Server *s, Err *e);
+ * "temps_removed", "seconds"}, or NULL with E (then nothing named was removed), *BUSY
+ * set when another collection in the farm holds the collector's lock. */
+cJSON *gc_collect(Server *s, int *busy, Err *e);
 /* Puts back the blobs in trash/ that something names, removes the rest (a collection
- * stopped half way); 0, or -1 with E. */
+ * stopped half way), under the collector's lock (left alone, with a word, while another
+ * collection holds it); 0, or -1 with E. */
 int gc_recover(Server *s, Err *e);
 
 /* The layout before issue 28 (migrate.c): folders per bundle, the journal, source

@@ -139,7 +139,8 @@ static int admit(Server *s, struct MHD_Connection *conn, Exchange *x, Reply *r) 
         ok = reply_error(r, PROTO_E_TOO_LARGE, "%s %s takes no body", x->q.method,
                          x->route->pattern) == 0;
     ok = ok && auth_check(s, x->route->auth, &x->q, r) == 0;
-    if (ok && x->q.agent.id) web_agent_seen(x->q.agent.id); /* the dashboard's "last heard from" */
+    if (ok && x->q.agent.id)
+        web_agent_seen(s, x->q.agent.id); /* the dashboard's "last heard from" */
     if (conns_headers_done(conn, ok && x->route->auth != AUTH_NONE, x->q.agent.id) != 0 && ok)
         ok = reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
                          "agent %ld has max_connections_per_agent (%ld) connections open",
@@ -321,14 +322,14 @@ struct MHD_Daemon *server_start(Server *s, char *url, size_t cap, Err *e) {
                          s->cfg.header_timeout_seconds,
                          s->cfg.body_timeout_seconds,
                          s->cfg.anonymous_timeout_seconds};
-    conns_init(&limits);
+    conns_init(s->conns, &limits);
     /* epoll where the system has it; each pool thread waits on its own connections. */
     struct MHD_Daemon *daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
             MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->cfg.http_threads, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, conns_notify, NULL,
+        on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, conns_notify, s->conns,
         MHD_OPTION_CONNECTION_LIMIT, limits.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         limits.max_per_address, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY, MHD_OPTION_END);

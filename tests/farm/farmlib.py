@@ -314,6 +314,42 @@ class Farm:
         return body
 
 
+# The collector's lock on PostgreSQL (farm/db/db_pg.c, COLLECTOR_LOCK: "cairg").
+COLLECTOR_LOCK = 0x6361697267
+
+
+class CollectorLock:
+    """Holds FARM's collector lock as another coordinator's collection would: an
+    advisory lock on a psql session of its own (PostgreSQL), or an flock of
+    STATE/farm.db-collector (SQLite). A context manager; released on leaving."""
+
+    def __init__(self, farm):
+        self.farm = farm
+        self.psql = self.fd = None
+
+    def __enter__(self):
+        if "store" in self.farm.store:
+            self.psql = subprocess.Popen(
+                ["psql", "-qAtX", self.farm.store["store"]], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, text=True)
+            self.psql.stdin.write(f"SELECT pg_try_advisory_lock({COLLECTOR_LOCK});\n")
+            self.psql.stdin.flush()
+            assert self.psql.stdout.readline().strip() == "t"
+        else:
+            import fcntl
+            self.fd = os.open(self.farm.state / "farm.db-collector", os.O_RDWR | os.O_CREAT,
+                              0o600)
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return self
+
+    def __exit__(self, *exc):
+        if self.psql:
+            self.psql.stdin.close()
+            self.psql.wait(30)
+        else:
+            os.close(self.fd)
+
+
 def enrol_request(farm, name, key, pub_key=None, proof_name=None, nonce=None,
                   proof=True, caps=None):
     """POSTs an enrolment of NAME with the public half of PUB_KEY (default KEY) and a

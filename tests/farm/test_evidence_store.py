@@ -13,8 +13,8 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import (FARM, HERE, RECEIPT, Farm, claim, enrol, sign_envelope,  # noqa: E402
-                     statement, upload_body)
+from farmlib import (FARM, HERE, RECEIPT, CollectorLock, Farm, claim, enrol,  # noqa: E402
+                     sign_envelope, statement, upload_body)
 
 VERIFY_OPENSSL = HERE.parent.parent / "farm" / "verify_openssl.sh"
 
@@ -169,3 +169,28 @@ def test_gc_while_agents_upload_keeps_every_acknowledged_file(tmp_path):
         assert "put back 1 blob(s) a stopped collection had taken" in \
             (tmp_path / "farm.log").read_text()
         farm.exported(tmp_path / "export-again")
+
+
+def test_one_collection_at_a_time_in_the_farm(tmp_path):
+    """Issue 39, item 1: while another collection holds the farm's collector lock (the
+    test holds it as a second coordinator's collector would, between trashing a blob and
+    settling it), a collection here is refused with 409 gc_running and a coordinator's
+    start leaves trash/ alone: before, either settled the other's trash/ with its own
+    references and removed blobs an upload had just named. Released, the next collection
+    settles it."""
+    with Farm(tmp_path) as farm:
+        trash = farm.state / "trash"
+        taken = trash / f"{'1' * 64}-0123456789abcdef"    # the other collector's, unsettled
+        with CollectorLock(farm):
+            taken.write_bytes(b"another collector's, mid-collection")
+            status, answer = farm.request("POST", "/api/v1/gc")
+            assert (status, answer["code"]) == (409, "gc_running"), answer
+            r = farm.cli("gc")
+            assert r.returncode == 1 and "another collection is running" in r.stderr, r.stderr
+            farm.stop_server()
+            farm.start()
+            assert taken.exists()
+            assert "trash/ not settled at start" in (tmp_path / "farm.log").read_text()
+        r = farm.cli("gc")
+        assert r.returncode == 0, r.stderr
+        assert not taken.exists()
