@@ -22,7 +22,11 @@ $(OBJ)/compiler/%.o $(OBJ)/gen/%.o: CFLAGS += -Icompiler
 # The runtime travels inside bin/cairn (back end: compiler/driver/driver.c writes it into the
 # build cache): scripts/embed_runtime.py turns runtime/*.h and runtime/*.c into one C file.
 RUNTIME_EMBED_FILES := $(sort $(wildcard runtime/*.h runtime/*.c))
-$(OBJ)/gen/runtime_embed.c: scripts/embed_runtime.py $(RUNTIME_EMBED_FILES)
+# The list itself is a prerequisite, so a runtime file removed (or a branch switched) re-embeds.
+RUNTIME_EMBED_LIST := $(OBJ)/gen/runtime_embed.list
+$(shell mkdir -p $(OBJ)/gen && echo '$(RUNTIME_EMBED_FILES)' | cmp -s - $(RUNTIME_EMBED_LIST) || \
+  echo '$(RUNTIME_EMBED_FILES)' > $(RUNTIME_EMBED_LIST))
+$(OBJ)/gen/runtime_embed.c: scripts/embed_runtime.py $(RUNTIME_EMBED_FILES) $(RUNTIME_EMBED_LIST)
 	@mkdir -p $(dir $@)
 	$(PYTHON) scripts/embed_runtime.py $@ $(RUNTIME_EMBED_FILES)
 $(OBJ)/gen/runtime_embed.o: $(OBJ)/gen/runtime_embed.c compiler/base/base.h
