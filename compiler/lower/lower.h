@@ -45,7 +45,7 @@ enum {
     LOWER_MODULE_LIB = 1u << 13,           /* cairn_lib.c: a library's traps as statuses */
     LOWER_MODULE_CR = 1u << 14,            /* cairn_cr.h (header only): std.cr in either file */
     LOWER_MODULE_DSUM = 1u << 15,          /* cairn_dsum.c: a device reduce + over floats */
-    LOWER_MODULE_CR_ARRAY = 1u << 16,      /* cairn_cr_array.c: std.cr over arrays (no caller) */
+    LOWER_MODULE_CR_ARRAY = 1u << 16,      /* cairn_cr_array.c: std.cr over a region's indices */
 };
 
 /* What to lower for. */
