@@ -8,7 +8,7 @@
  *   ONLY    kernel names separated by spaces, or "" for all
  *   ROUNDS  rounds (median taken), MS the milliseconds one measurement should last. */
 #define _POSIX_C_SOURCE 200809L
-#define main cairn_generated_main
+#define main            cairn_generated_main
 #include "kernels.c"
 #undef main
 #include <math.h>
@@ -17,11 +17,11 @@
 #include <time.h>
 
 #define AT CAIRN_AT(1, 1)
-static size_t n, m;                  /* the kernel's size (and histogram bins) */
+static size_t n, m;                   /* the kernel's size (and histogram bins) */
 static void *in0, *in1, *outg, *outh; /* inputs; the generated and the hand outputs */
 static size_t out_bytes;
 static volatile double sink;
-static double sink_g, sink_h;          /* scalar results, compared like outputs */
+static double sink_g, sink_h; /* scalar results, compared like outputs */
 
 static double now_ns(void) {
     struct timespec ts;
@@ -36,7 +36,9 @@ static uint64_t next(void) {
 static double unit(void) { return (double)(next() >> 11) * 0x1p-53 * 2.0 - 1.0; }
 
 /* ---- inputs ---- */
-static void fill_f64(double *p, size_t k) { for (size_t i = 0; i < k; i++) p[i] = unit(); }
+static void fill_f64(double *p, size_t k) {
+    for (size_t i = 0; i < k; i++) p[i] = unit();
+}
 static void fill_f32(float *p, size_t k, double scale) {
     for (size_t i = 0; i < k; i++) p[i] = (float)(unit() * scale);
 }
@@ -50,9 +52,14 @@ static void init_sq64(void) { /* two n*n f64 inputs, an n*n output */
     in0 = alloc(n * n * 8), in1 = alloc(n * n * 8), outputs(n * n * 8);
     fill_f64(in0, n * n), fill_f64(in1, n * n);
 }
-static void init_v64(void) { in0 = alloc(n * 8), in1 = alloc(n * 8), outputs(n * 8), fill_f64(in0, n), fill_f64(in1, n); }
+static void init_v64(void) {
+    in0 = alloc(n * 8), in1 = alloc(n * 8), outputs(n * 8), fill_f64(in0, n), fill_f64(in1, n);
+}
 static void init_v32(void) { in0 = alloc(n * 4), outputs(n * 4), fill_f32(in0, n, 4.0); }
-static void init_mv(void) { in0 = alloc(n * n * 8), in1 = alloc(n * 8), outputs(n * 8), fill_f64(in0, n * n), fill_f64(in1, n); }
+static void init_mv(void) {
+    in0 = alloc(n * n * 8), in1 = alloc(n * 8), outputs(n * 8), fill_f64(in0, n * n),
+    fill_f64(in1, n);
+}
 static void init_i64(void) {
     int64_t *x = in0 = alloc(n * 8);
     outputs(n * 8);
@@ -83,7 +90,8 @@ static void h_stencil2(void) {
     for (size_t i = 1; i < n - 1; i++)
         for (size_t j = 1; j < n - 1; j++)
             o[i * n + j] = 0.25 * (a[(i - 1) * n + j] + a[(i + 1) * n + j] + a[i * n + j - 1] +
-                                   a[i * n + j + 1]) - a[i * n + j];
+                                   a[i * n + j + 1]) -
+                           a[i * n + j];
 }
 static void h_prefix(void) {
     const int64_t *x = in0;
@@ -140,7 +148,9 @@ static void h_dot(void) {
     for (size_t i = 0; i < n; i++) s = s + x[i] * y[i];
     sink = sink_h = s;
 }
-struct dctx { const double *x, *y; };
+struct dctx {
+    const double *x, *y;
+};
 static void dblock(void *c, size_t b, size_t e, cairn_sum64 *acc) {
     const struct dctx *k = c;
     for (size_t i = b; i < e; i++) cairn_sum64_add(acc, k->x[i] * k->y[i]);
@@ -284,8 +294,10 @@ int main(int argc, char **argv) {
     int rounds = argc > 3 ? atoi(argv[3]) : 7;
     double ms = argc > 4 ? atof(argv[4]) : 4;
     rounds = rounds < 1 ? 1 : rounds > 64 ? 64 : rounds;
-    static const struct { const char *name; double bytes; } sizes[] = {
-        {"l1", 32 * 1024.0}, {"l2", 1024 * 1024.0}, {"ram", 128 * 1024 * 1024.0}};
+    static const struct {
+        const char *name;
+        double bytes;
+    } sizes[] = {{"l1", 32 * 1024.0}, {"l2", 1024 * 1024.0}, {"ram", 128 * 1024 * 1024.0}};
     printf("kernel              n   working set      cairn_ns       c_ns   cairn/C\n");
     for (int s = 0; s < 3; s++) {
         if (!chosen(levels, sizes[s].name)) continue;
