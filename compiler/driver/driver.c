@@ -379,7 +379,7 @@ static const RuntimeModule runtime_modules[] = {
     {LOWER_MODULE_LIB, "cairn_lib.c", LOWER_MODULE_TRAP},
     /* cairn_cr.h: std.cr, all static inline (its accurate path too). */
     {LOWER_MODULE_CR, NULL, 0},
-    /* cairn_cr_array.c: std.cr's array forms in vector registers (lower_c_cr_array.c) */
+    /* cairn_cr_array.c: std.cr's array forms in vector registers (lower_c_array.c) */
     {LOWER_MODULE_CR_ARRAY, "cairn_cr_array.c", 0},
     {LOWER_MODULE_DSUM, "cairn_dsum.c", LOWER_MODULE_SUM | LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
 };

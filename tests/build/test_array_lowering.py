@@ -1,8 +1,9 @@
-"""A host parallel region `v[i] = std.cr.F(e)` is lowered to the runtime's array form
-(compiler/lower/lower_c_cr_array.c, runtime/cairn_cr_array.h): its results are the bits
-of the scalar functions, which a `for` loop over the same inputs still calls, under
-every kernel this machine runs (CAIRN_CR_KERNEL); the region keeps its index checks and
-their source locations; device regions keep the scalar functions."""
+"""A host parallel region `v[i] = F(e)`, F std.cr or an f32 <-> f16/bf16 conversion, is
+lowered to the runtime's array form (compiler/lower/lower_c_array.c, runtime/
+cairn_cr_array.h, runtime/cairn_float.h): its results are the bits of the scalar
+functions, which a `for` loop over the same inputs still calls, under every kernel this
+machine runs (CAIRN_CR_KERNEL); the region keeps its index checks and their source
+locations; device regions keep the scalar functions."""
 import pathlib
 import sys
 
@@ -106,3 +107,41 @@ fn main() -> i32 { return 0; }
         assert res.returncode == 0, res.stderr
         text = "".join(p.read_text() for p in out.iterdir())
         assert "_array(" not in text and "cairn_cr_expf(" in text
+
+
+CONVERT = """const N:usize = 70001;
+fn narrow(x:ro<f32>[N], h:rw<{t}>[N]) {{ parallel i in N {{ h[i] = {t}(x[i] * 0.5); }} }}
+fn widen(h:ro<{t}>[N], y:rw<f32>[N]) {{ parallel i in N {{ y[i] = f32(h[i]); }} }}
+fn main() -> i32 {{
+  buffer x:f32[N] = zeroed;
+  buffer h:{t}[N] = zeroed;
+  buffer g:{t}[N] = zeroed;
+  buffer y:f32[N] = zeroed;
+  buffer z:f32[N] = zeroed;
+  for i in 0..N {{ x[i] = from_bits[f32](u32(i * 4099 * 17 % 4294967291)); }}
+  narrow(x, h);
+  for i in 0..N {{ g[i] = {t}(x[i] * 0.5); }}
+  widen(h, y);
+  for i in 0..N {{ z[i] = f32(g[i]); }}
+  observe("region", h);
+  observe("ordered", g);
+  observe("wide_region", y);
+  observe("wide_ordered", z);
+  return 0;
+}}
+"""
+
+
+@pytest.mark.parametrize("storage", ["f16", "bf16"])
+def test_conversion_regions_give_the_scalar_bits(tmp_path, storage):
+    src = tmp_path / "v.cairn"
+    src.write_text(CONVERT.format(t=storage))
+    build(src, tmp_path / "v")
+    d = observations(tmp_path / "v", tmp_path, "avx512")
+    assert d["region"] == d["ordered"] and d["wide_region"] == d["wide_ordered"], d
+    out = tmp_path / "c"
+    res = cairn("build", src, "-o", tmp_path / "q", "--emit-c", out, "--emit-only")
+    assert res.returncode == 0, res.stderr
+    text = (out / "v.c").read_text()
+    assert text.count(f"cairn_f32_to_{storage}_array(") == 1
+    assert text.count(f"cairn_{storage}_to_f32_array(") == 1
