@@ -13,6 +13,11 @@
 
 typedef struct Db Db;
 
+/* What a lookup returns when the store itself failed (a PostgreSQL backend terminated,
+ * the server restarting): nothing is known, which is not an absence. The API answers it
+ * 503 store_unavailable, and agents retry. */
+#define DB_UNAVAILABLE (-9)
+
 /* An agent's capabilities, parsed once and shared, read-only, by every copy of the
  * agent (the agent cache's and each request's: a thousand long polls of one agent hold
  * one copy). */
@@ -54,6 +59,7 @@ void db_job_free(Job *j);
  * and fresh capabilities). Tokens are stored only as their SHA-256. */
 int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
                    const char *caps_json, const char *token_hash, long *id, Err *e);
+/* 1 found (OUT filled), 0 no live agent has the token, DB_UNAVAILABLE. */
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out);
 int db_agent_revoke(Db *db, long id);
 
@@ -90,13 +96,15 @@ int db_run_cancel(Db *db, long run_id);
  * the store says AGENT is revoked (the statement checks it: a coordinator's cache of
  * agents may be a moment behind a revocation made at another). */
 int db_claim(Db *db, const Agent *agent, double lease_s, Job *out);
-/* Extends the lease; returns 0 ok, 1 cancelled, -1 when the lease is not this agent's. */
+/* Extends the lease; returns 0 ok, 1 cancelled, -1 when the lease is not this agent's,
+ * DB_UNAVAILABLE. */
 int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char *progress,
                  double *expires);
 /* Returns the number of jobs whose lease ran out (requeued or failed as agent_lost),
  * plus 1 when another coordinator said that jobs may have become claimable; on a
  * shared store it also renews this coordinator's sign of life. */
 int db_reap(Db *db, int max_attempts);
+/* 1 found (OUT filled), 0 no such job, DB_UNAVAILABLE. */
 int db_job_get(Db *db, long job_id, Job *out);
 /* Marks a running job of AGENT done, its bundle filed under the evidence path
  * EVIDENCE_PATH (evidence/<version>/<run>/<machine>/<cell>: the name its files are

@@ -265,8 +265,10 @@ cJSON *gc_collect(Server *s, int *busy, Err *e) {
     } else if (load_refs(s, &refs) != 0) {
         err_set(e, "cannot read the store's references: nothing collected");
     } else {
+        pause_point("gc-read"); /* a test's filings commit between the readings */
         trash_all_unnamed(s, trash, &refs, &seen, &moved);
         refs_free(&refs);
+        pause_point("gc-trashed"); /* a test's filings find their blobs gone */
         if (settle_trash(s, trash, &restored, &removed, &bytes, e) != 0) {
             put_back_all(s, trash);
         } else {

@@ -371,7 +371,7 @@ void web_file(Server *s, Request *q, Reply *r) {
     if (manifest && !strcmp(name, "bundle.dsse.json") && envelope)
         reply_raw(r, strdup(envelope), strlen(envelope), content_type(name));
     else if (sha && (fd = store_open_blob(s, sha, &len)) >= 0)
-        reply_file(r, fd, len, content_type(name));
+        reply_file(r, fd, len, sha, content_type(name));
     else if (sha)
         reply_error(r, PROTO_E_INTERNAL, "%s names blob %.16s..., missing from the store", q->arg,
                     sha);
