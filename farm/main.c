@@ -518,7 +518,8 @@ static int cmd_compare(int argc, char **argv) {
     Err e = {{0}};
     cJSON *report = compare_results(
         results, proto_run_view_parse(run, &view, &e) == 0 ? view.cases : NULL, COMPARE_MAX_WORK);
-    if (!run_finished(run)) cJSON_AddStringToObject(report, "note", "the run is not finished yet");
+    if (report && !run_finished(run))
+        cJSON_AddStringToObject(report, "note", "the run is not finished yet");
     int status = compare_emit(report, o.json);
     if (status != 2 && !o.json && !run_finished(run))
         printf("note: run %s is not finished yet\n", o.positional);

@@ -61,6 +61,9 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
                    const char *caps_json, const char *token_hash, long *id, Err *e);
 /* 1 found (OUT filled), 0 no live agent has the token, DB_UNAVAILABLE. */
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out);
+/* Whether key KEYID may enrol while at most MAX agents may be live: 1 (a key enrolled
+ * before, or fewer than MAX live agents), 0 (MAX live agents already), DB_UNAVAILABLE. */
+int db_enrol_room(Db *db, const char *keyid, long max);
 int db_agent_revoke(Db *db, long id);
 
 /* The farm a store belongs to: an id made once, and a fingerprint of its enrolment and
@@ -156,6 +159,10 @@ void db_set_wal_pages(Db *db, long pages);
 cJSON *db_run_view(Db *db, long run_id);
 cJSON *db_run_results(Db *db, long run_id);
 cJSON *db_status_view(Db *db);
+/* The dashboard's index, one page of it: {"runs": at most LIMIT runs with an id below
+ * RUNS_BEFORE (0: the newest), newest first, "agents": at most LIMIT live (not revoked)
+ * agents with an id above AGENTS_AFTER, oldest first}; each row as db_status_view's. */
+cJSON *db_index_view(Db *db, long runs_before, long agents_after, int limit);
 /* Filed bundles (db_evidence.c). The manifest of the bundle filed under evidence path
  * REL (owned JSON), or NULL when no done job has one there. */
 cJSON *db_evidence_manifest(Db *db, const char *rel);

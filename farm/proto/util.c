@@ -87,11 +87,30 @@ static size_t name_slot(const NameSet *set, const char *name) {
     return i;
 }
 
+static _Thread_local unsigned long json_failures;
+
+static void *json_malloc(size_t n) {
+    void *p = malloc(n);
+    json_failures += !p;
+    return p;
+}
+
+void util_json_watch(void) {
+    cJSON_Hooks hooks = {json_malloc, free};
+    cJSON_InitHooks(&hooks);
+}
+
+unsigned long util_json_failures(void) { return json_failures; }
+
 int util_nameset_add(NameSet *set, const char *name, size_t value) {
     if (2 * (set->n + 1) > set->cap) { /* at most half full: probes stay short */
         NameSet bigger = {calloc(set->cap ? 2 * set->cap : 64, sizeof(char *)),
                           calloc(set->cap ? 2 * set->cap : 64, sizeof(size_t)),
                           set->cap ? 2 * set->cap : 64, 0};
+        if (!bigger.names || !bigger.values) { /* out of memory: SET as it was */
+            util_nameset_free(&bigger);
+            return -1;
+        }
         for (size_t i = 0; i < set->cap; i++)
             if (set->names[i]) util_nameset_add(&bigger, set->names[i], set->values[i]);
         util_nameset_free(set);

@@ -161,6 +161,16 @@ static void enrol_key(Server *s, const ProtoEnrol *m, const char *caps_text, Pro
     char hash[SHA256_HEX_LEN];
     sha256_hex(out->token, strlen(out->token), hash);
     snprintf(out->farm, sizeof out->farm, "%s", s->farm_id);
+    int room = db_enrol_room(s->db, out->keyid, s->cfg.max_agents);
+    if (room != 1) { /* the one enrolment token may not make agents without end */
+        if (room == DB_UNAVAILABLE)
+            reply_error(r, PROTO_E_STORE_UNAVAILABLE, "the store failed: retry");
+        else
+            reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
+                        "max_agents (%ld) agents are enrolled: revoke one first",
+                        s->cfg.max_agents);
+        return;
+    }
     int rc =
         db_agent_enrol(s->db, m->name, out->keyid, m->public_key, caps_text, hash, &out->agent, &e);
     if (rc == 0) auth_forget_agent(s, out->agent); /* its old token means nothing now */
@@ -282,7 +292,16 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
     Job job;
     int claimed = stopping ? 0 : db_claim(s->db, &q->agent, s->cfg.lease_seconds, &job);
     if (claimed > 0) {
-        reply_json(r, 200, job_answer(s, &job));
+        /* read back as agents read it: an answer missing a field (an allocation that
+         * failed, the run's row unread) is a 500, the job left to its lease */
+        cJSON *answer = job_answer(s, &job);
+        ProtoJob check;
+        Err e = {{0}};
+        if (!answer || proto_job_parse(answer, &check, &e) != 0) {
+            cJSON_Delete(answer);
+            reply_error(r, PROTO_E_INTERNAL, "cannot answer the claim of job %ld: %s", job.id,
+                        answer ? e.msg : "out of memory");
+        } else reply_json(r, 200, answer);
         db_job_free(&job);
     } else if (claimed < 0) {
         auth_forget_agents(s); /* revoked at another coordinator: its cached token too */
@@ -354,6 +373,7 @@ static char *read_item(void *ctx, const char *name, size_t *len) {
     size_t i;
     if (!util_nameset_get(&f->index, name, &i)) return NULL;
     char *copy = malloc(f->items[i].len + 1);
+    if (!copy) return NULL; /* out of memory: read as missing, the bundle refused */
     memcpy(copy, f->items[i].data, f->items[i].len);
     *len = f->items[i].len;
     return copy;
@@ -373,9 +393,9 @@ static int check_paths(Server *s, const cJSON *obj, Reply *r) {
     char **made =
         calloc((size_t)cJSON_GetArraySize(obj) * (size_t)s->cfg.max_path_depth + 1, sizeof *made);
     size_t nmade = 0, inodes = 2; /* the two files the coordinator adds */
-    int rc = 0;
+    int rc = made ? 0 : reply_error(r, PROTO_E_INTERNAL, "out of memory checking file names");
     const cJSON *x;
-    cJSON_ArrayForEach(x, obj) {
+    cJSON_ArrayForEach(x, (made ? obj : NULL)) {
         long depth = 1;
         for (const char *c = x->string; *c; c++) depth += *c == '/';
         if (depth > s->cfg.max_path_depth) {
@@ -387,9 +407,12 @@ static int check_paths(Server *s, const cJSON *obj, Reply *r) {
         inodes++;
         for (const char *c = strchr(x->string, '/'); c; c = strchr(c + 1, '/')) {
             char *folder = strndup(x->string, (size_t)(c - x->string));
-            if (util_nameset_add(&folders, folder, 0) == 0) made[nmade++] = folder, inodes++;
+            int added = folder ? util_nameset_add(&folders, folder, 0) : -1;
+            if (added == 0) made[nmade++] = folder, inodes++;
             else free(folder);
+            if (added < 0) rc = reply_error(r, PROTO_E_INTERNAL, "out of memory checking names");
         }
+        if (rc != 0) break;
         if (inodes > (size_t)s->cfg.max_bundle_inodes) {
             rc = reply_error(r, PROTO_E_BAD_FIELD,
                              "the files would make over max_bundle_inodes (%ld) files and folders",
@@ -626,10 +649,14 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
                       .len = strlen(agent->public_pem)};
     sha256_hex(key->data, key->len, key->sha);
     int slot = filing_enter(s, job->id);
+    unsigned long failures = util_json_failures();
     char *pred_text = cJSON_PrintUnformatted(pred);
     char *digests = store_digests(files->items, files->n);
     char *manifest = store_manifest(env_text, files->items, files->n);
-    if (slot < 0) {
+    if (!pred_text || !digests || !manifest || util_json_failures() != failures) {
+        /* out of memory: a manifest missing a file must never be filed */
+        reply_error(r, PROTO_E_INTERNAL, "out of memory filing job %ld's bundle", job->id);
+    } else if (slot < 0) {
         reply_error(r, PROTO_E_FILING_BUSY, "another upload of job %ld is being filed", job->id);
     } else if (lease_still_held(s, job->id, agent, bundle_sha, r) != 0) {
         /* another upload of this job was filed and acknowledged while this one was
@@ -671,6 +698,10 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
     if (check_paths(s, m.files, r) != 0 || decode_files(m.files, &files, r) != 0) goto out;
     if (!job_or_refusal(s, id, &job, r)) goto out;
     env_text = cJSON_PrintUnformatted(m.envelope);
+    if (!env_text) {
+        reply_error(r, PROTO_E_INTERNAL, "out of memory reading job %ld's bundle", id);
+        goto out;
+    }
     sha256_hex(env_text, strlen(env_text), bundle_sha);
     if (check_lease(&job, &q->agent, bundle_sha, r) != 0) goto out;
     key = agent_key(s, &q->agent, &e);

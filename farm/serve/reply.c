@@ -22,8 +22,9 @@ int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...) {
 
 void reply_json(Reply *r, int status, cJSON *json) {
     cJSON_Delete(r->json);
-    r->status = status;
+    r->status = json ? status : 500; /* an answer that could not be built (out of memory) */
     r->json = json;
+    if (!json) snprintf(r->error, sizeof r->error, "out of memory building the answer");
 }
 
 void reply_raw(Reply *r, char *data, size_t len, const char *type) {

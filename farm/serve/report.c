@@ -46,15 +46,20 @@ static cJSON *cell_ratios(const cJSON *results) {
     return all;
 }
 
-/* Compares run RUN, whose view is VIEW, now. */
+/* Compares run RUN, whose view is VIEW, now; NULL when it could not be made whole (out
+ * of memory: compared again later, never stored half made). */
 static cJSON *report_compare(Server *s, long run, const cJSON *view) {
+    unsigned long failures = util_json_failures();
     cJSON *results = db_run_results(s->db, run);
     cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(view, "cases"),
                                     (double)s->cfg.max_compare_observations);
-    cJSON_AddItemToObject(report, "ratios", cell_ratios(results));
-    if (!json_str(report, "refused")) report_values(s, report, results);
+    if (report) cJSON_AddItemToObject(report, "ratios", cell_ratios(results));
+    if (report && util_json_failures() == failures && !json_str(report, "refused"))
+        report_values(s, report, results);
     cJSON_Delete(results);
-    return report;
+    if (report && util_json_failures() == failures) return report;
+    cJSON_Delete(report);
+    return NULL;
 }
 
 /* Compares run RUN now (its view into *RUN_VIEW when not NULL); NULL when there is none. */
@@ -72,6 +77,10 @@ static void interim_stamp(const cJSON *view, char out[SHA256_HEX_LEN]) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
+    if (!f) { /* out of memory: a stamp no kept comparison has, so it is compared anew */
+        snprintf(out, SHA256_HEX_LEN, "-");
+        return;
+    }
     const cJSON *j;
     cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(view, "jobs")) {
         const char *state = json_str(j, "state"), *evidence = json_str(j, "evidence");
@@ -92,11 +101,11 @@ static cJSON *report_interim(Server *s, long run, cJSON **run_view) {
     interim_stamp(view, stamp);
     Interims *c = &s->interims;
     pthread_mutex_lock(&c->lock);
-    for (int i = 0; i < INTERIM_RUNS && !report; i++)
+    int keep = stamp[0] != '-'; /* a stamp that could not be made matches nothing */
+    for (int i = 0; keep && i < INTERIM_RUNS && !report; i++)
         if (c->slot[i].report && c->slot[i].run == run && !strcmp(c->slot[i].stamp, stamp))
             report = cJSON_Duplicate(c->slot[i].report, 1);
-    if (!report) {
-        report = report_compare(s, run, view);
+    if (!report && (report = report_compare(s, run, view)) != NULL) {
         fprintf(stderr, "farm: compared unfinished run %ld for a page\n", run);
         unsigned at = c->next++ % INTERIM_RUNS;
         cJSON_Delete(c->slot[at].report);

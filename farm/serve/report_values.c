@@ -215,10 +215,16 @@ void report_values(Server *s, cJSON *report, const cJSON *results) {
     const cJSON *columns = cJSON_GetObjectItemCaseSensitive(report, "columns"), *col, *res;
     int n = cJSON_GetArraySize(columns), i = 0;
     Column *cols = calloc((size_t)n + 1, sizeof *cols);
+    cJSON **keys = calloc((size_t)n + 1, sizeof *keys);
+    if (!cols || !keys) { /* out of memory: digests only, said so */
+        free(cols);
+        free(keys);
+        cJSON_AddStringToObject(report, "values_note", "values were not decoded: out of memory");
+        return;
+    }
     for (col = columns->child, res = results->child; col && res; col = col->next, res = res->next)
         column_open(s, &cols[i++], col->valuestring, res);
     Decoder d = {s, s->cfg.max_decode_bytes, 0};
-    cJSON **keys = calloc((size_t)n + 1, sizeof *keys);
     cJSON *row, *o;
     cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(report, "cases")) {
         const char *name = json_str(row, "case");

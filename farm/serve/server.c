@@ -136,6 +136,11 @@ static void print_json(Reply *r) {
     int status = r->status;
     cJSON_Delete(r->json);
     r->json = NULL;
+    if (!text) { /* out of memory: an empty 500, never half an answer */
+        r->status = 500;
+        snprintf(r->error, sizeof r->error, "out of memory printing the answer");
+        return;
+    }
     reply_raw(r, text, strlen(text), "application/json");
     r->status = status;
 }

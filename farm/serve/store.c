@@ -75,7 +75,8 @@ static int holds(int dir, const char *sha, const void *data, size_t len) {
 }
 
 int store_put(Server *s, const char *sha, const void *data, size_t len, Err *e) {
-    assert(sha256_is_hex(sha)); /* a digest the caller computed or checked */
+    if (!sha256_is_hex(sha)) /* a digest the caller computed: not one when hashing failed */
+        return err_set(e, "blob digest not computed (out of memory?)");
     int dir = fanout(s, sha, 1);
     if (dir < 0)
         return err_set(e, "cannot make the folder of blob %.16s...: %s", sha, strerror(errno));

@@ -123,3 +123,35 @@ def test_json_amplification_is_refused_before_the_parse(tmp_path):
         assert grew < 64, grew
         assert farm.request("POST", f"/api/v1/jobs/{job['job']}/heartbeat", {},
                             token=token)[0] == 200
+
+
+def test_the_index_is_paged_lists_no_revoked_agent_and_enrolments_are_capped(tmp_path):
+    """With max_agents 4 and index_page_rows 2: a fifth key's enrolment gets 429 (a known
+    key re-enrols); a revoked agent is not on the index; the index shows two machines and
+    two runs, newest first, with links to the next pages, which hold the rest. Before,
+    300 agents enrolled in 1 s with 58 KiB labels made GET / a 68.7 MiB page: every agent
+    ever enrolled and every revoked one, on one page."""
+    farm = Farm(tmp_path, lease=60)
+    cfg = json.loads(farm.config.read_text())
+    farm.config.write_text(json.dumps(dict(cfg, max_agents=4, index_page_rows=2)))
+    with farm:
+        agents = [enrol(farm, f"m{i}", farm.keygen(f"m{i}")) for i in range(4)]
+        from farmlib import enrol_request
+        status, answer = enrol_request(farm, "m4", farm.keygen("m4"))
+        assert (status, answer["code"]) == (429, "too_many_requests"), answer
+        assert "max_agents" in answer["error"]
+        assert enrol_request(farm, "m0", farm.keygen("m0"))[0] == 200    # a known key
+        assert farm.request("POST", f"/api/v1/agents/{agents[1][1]}/revoke")[0] == 200
+        runs = [farm.submit(HERE / "cases_slow", {"compilers": ["gcc"]}) for _ in range(3)]
+        def listed(html):
+            return {m for m in ("m0", "m1", "m2", "m3") if f'href="/machines/{m}"' in html}
+        status, page = farm.get_bytes("/")
+        page = page.decode()
+        assert status == 200 and listed(page) == {"m0", "m2"}, page
+        assert f"/runs/{runs[2]}" in page and f"/runs/{runs[1]}" in page
+        assert f"/runs/{runs[0]}\"" not in page
+        more = page.split('href="/?machines_after=')[1].split('"')[0]
+        older = page.split('href="/?runs_before=')[1].split('"')[0]
+        machines = farm.get_bytes(f"/?machines_after={more}")[1].decode()
+        assert listed(machines) == {"m3"}, machines
+        assert f"/runs/{runs[0]}\"" in farm.get_bytes(f"/?runs_before={older}")[1].decode()
