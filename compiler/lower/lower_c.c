@@ -400,6 +400,7 @@ static void prelude(StrBuf *out, const Program *p, unsigned modules, const char 
     sb_puts(out, ": do not edit. */\n#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
                  "#include <stdlib.h>\n\n#include \"cairn.h\"\n#include \"cairn_checked.h\"\n");
     if (modules & LOWER_MODULE_CR) sb_puts(out, "#include \"cairn_cr.h\"\n");
+    if (modules & LOWER_MODULE_CR_ARRAY) sb_puts(out, "#include \"cairn_cr_array.h\"\n");
     sb_puts(out, "\nstatic const char cairn_source[] = ");
     lower_c_string(out, p->src.path);
     sb_puts(out, ";\n#define CAIRN_AT(line, col) ((cairn_loc){cairn_source, (line), (col)})\n\n");

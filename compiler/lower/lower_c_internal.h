@@ -181,6 +181,13 @@ typedef struct Lane {
 void lower_lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield, const Symbol *var,
                      const Type *index_type, const char *extra_field, const char *fourth_param);
 void lower_lane_close(Lower *L, Lane *ln, const char *tail);
+/* lower_lane_open with the indices in blocks of `block` (cairn_b, cairn_m, cairn_v,
+ * cairn_w, cairn_at; lower_c_region.c), for lower_array_lane (lower_c_array.c): a
+ * host region `v[i] = F(e)`, F std.cr or an f32 <-> f16/bf16 conversion, through the
+ * runtime's array form; false: not that shape. */
+void lower_lane_open_blocks(Lower *L, Lane *ln, const Block *body, const Symbol *var,
+                            const Type *index_type, int block, const char *in_t, const char *out_t);
+bool lower_array_lane(Lower *L, const Stmt *s, Lane *ln, const Type *index_type);
 /* The pieces lane functions and CUDA kernels share: each capture's local copy from the
  * context (`prefix` "c->" or "c."), and moving output into the function (lane_enter)
  * and back to the caller (lane_leave). */
