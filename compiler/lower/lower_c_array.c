@@ -84,17 +84,12 @@ bool lower_array_lane(Lower *L, const Stmt *s, Lane *ln, const Type *it) {
     Expr *v = op.assign->u.assign.value;
     lower_lane_open_blocks(L, ln, s->u.parallel.body, s->u.parallel.b.sym, it, ARRAY_BLOCK,
                            lower_c_scalar(op.in), lower_c_scalar(op.out));
-    /* as lower_cr and lower_convert: the argument, then the rounding F records */
+    /* as lower_cr and lower_convert: the argument (the checker records the rounding) */
     const char *x = v->kind == EXPR_CONVERT && type_is_storage_float(op.out)
                         ? lower_expr_out(L, op.arg) /* its bits leave */
                         : lower_expr(L, op.arg);
-    if (v->kind == EXPR_CALL) {
-        numerics_fn(L, ast_builtin_name(v->u.call.builtin), v->type, "correctly-rounded");
-        lower_use_runtime(L, LOWER_MODULE_CR | LOWER_MODULE_CR_ARRAY);
-    } else {
-        if (!type_is_storage_float(op.in)) numerics_convert(L, op.in, op.out);
-        lower_use_runtime(L, LOWER_MODULE_FLOAT);
-    }
+    if (v->kind == EXPR_CALL) lower_use_runtime(L, LOWER_MODULE_CR | LOWER_MODULE_CR_ARRAY);
+    else lower_use_runtime(L, LOWER_MODULE_FLOAT);
     const char *place = lower_place(L, op.assign->u.assign.target);
     if (x && place) {
         lower_emit(L, "cairn_v[cairn_k - cairn_b] = %s;", x);
