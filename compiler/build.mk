@@ -54,3 +54,12 @@ $(TBIN)/intsys_check: $(OBJ)/tests/c/intsys_check.o $(OBJ)/compiler/base/intsys.
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 $(OBJ)/tests/c/intsys_check.o: CFLAGS += -Icompiler -I.
+
+# tests/c/ast_verify_check.c breaks checked trees on purpose (tests/frontend/
+# test_ast_verify.py): it links the front end (base, syntax, grad, check) and lib/.
+AST_VERIFY_OBJS := $(filter $(OBJ)/compiler/base/% $(OBJ)/compiler/syntax/% \
+                   $(OBJ)/compiler/grad/% $(OBJ)/compiler/check/%,$(CAIRN_OBJS))
+$(TBIN)/ast_verify_check: $(OBJ)/tests/c/ast_verify_check.o $(AST_VERIFY_OBJS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+$(OBJ)/tests/c/ast_verify_check.o: CFLAGS += -Icompiler -I.

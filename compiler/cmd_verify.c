@@ -13,8 +13,8 @@
 #include "lib/fs.h"
 
 const char cmd_verify_help[] =
-    "usage: cairn verify FILE [--json] [--timeout S] [--unwind N] [--function NAME]\n"
-    "                         [--cex-dir DIR]\n"
+    "usage: cairn verify FILE [--json] [--budget N] [--timeout S] [--unwind N]\n"
+    "                         [--function NAME] [--cex-dir DIR]\n"
     "\n"
     "Proves, for each function, that no input keeping its `requires` makes a guard fail\n"
     "(integer overflow, division by zero, a shift count, an index out of bounds, a\n"
@@ -29,10 +29,16 @@ const char cmd_verify_help[] =
     "                                  an implementation's result differs)\n"
     "  unknown                         with the reason: a storage float, mma_unordered, a\n"
     "                                  float reduction, an atomic float add, std.math, a\n"
-    "                                  construct not modelled, or the solver's time limit\n"
+    "                                  construct not modelled, the solver's budget, or the\n"
+    "                                  wall-clock bound (which says so)\n"
+    "The same program, binary and options give the same verdicts on every machine at any\n"
+    "load: the budget counts the solver's own work, not time.\n"
     "\n"
     "  --json          one JSON object per property, one a line\n"
-    "  --timeout S     the solver's time limit per property, in seconds (default 10)\n"
+    "  --budget N      the solver's work per property, in Z3 resource units (rlimit),\n"
+    "                  1..4000000000 (default 40000000, about 10 s); decides verdicts\n"
+    "  --timeout S     a wall-clock safety bound per property, in seconds (default 600);\n"
+    "                  a property it stops is unknown, with that reason\n"
     "  --unwind N      loop iterations modelled, 1..1024 (default 8); a guard proved for one\n"
     "                  arbitrary iteration needs none (docs/tools.md: the inductive step)\n"
     "  --function NAME verify only this function\n"
@@ -100,19 +106,28 @@ Program *cmd_verify_load(const char *cmd, const char *path, int *rc) {
 }
 
 int cmd_verify(int argc, char **argv) {
-    VerifyOpts o = {.unwind = 8, .timeout_s = 10, .cex_dir = "cairn-cex", .out = stdout};
+    VerifyOpts o = {.unwind = 8,
+                    .budget = VERIFY_BUDGET,
+                    .timeout_s = 600,
+                    .cex_dir = "cairn-cex",
+                    .out = stdout};
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         double v;
-        bool valued = strcmp(a, "--timeout") == 0 || strcmp(a, "--unwind") == 0 ||
-                      strcmp(a, "--function") == 0 || strcmp(a, "--cex-dir") == 0;
+        bool valued = strcmp(a, "--timeout") == 0 || strcmp(a, "--budget") == 0 ||
+                      strcmp(a, "--unwind") == 0 || strcmp(a, "--function") == 0 ||
+                      strcmp(a, "--cex-dir") == 0;
         if (valued && i + 1 >= argc) return usage("%s needs a value", a);
         if (strcmp(a, "--json") == 0) o.json = true;
         else if (strcmp(a, "--timeout") == 0) {
             if (!number(argv[++i], 0.001, 86400, &v))
                 return usage("--timeout takes seconds, not '%s'", argv[i]);
             o.timeout_s = v;
+        } else if (strcmp(a, "--budget") == 0) {
+            if (!number(argv[++i], 1, 4e9, &v) || v != (double)(unsigned)v)
+                return usage("--budget takes 1..4000000000 resource units, not '%s'", argv[i]);
+            o.budget = (unsigned)v;
         } else if (strcmp(a, "--unwind") == 0) {
             if (!number(argv[++i], 1, 1024, &v) || v != (unsigned)v)
                 return usage("--unwind takes 1..1024, not '%s'", argv[i]);

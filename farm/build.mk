@@ -37,6 +37,18 @@ $(FUZZ_FARM_REPLAY): $(OBJ)/tests/fuzz/fuzz_farm.o $(filter-out %/farm/main.o,$(
 
 ALL_TARGETS += $(FUZZ_FARM_REPLAY)
 
+# The same replay with malloc, calloc and realloc failing the Nth call after setup
+# (FUZZ_FARM_FAIL_AT): every allocation failure an error value (tests/fuzz/test_fuzz_farm.py).
+FUZZ_FARM_FAULTS := $(TBIN)/fuzz_farm_faults
+$(OBJ)/tests/fuzz/fuzz_farm_faults.o: tests/fuzz/fuzz_farm.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I. -Ifarm -DFUZZ_FARM_REPLAY -DFUZZ_FARM_ALLOC_FAULTS -MMD -MP -c $< -o $@
+$(FUZZ_FARM_FAULTS): $(OBJ)/tests/fuzz/fuzz_farm_faults.o $(filter-out %/farm/main.o,$(FARM_OBJS)) $(PROTO_OBJS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)
+
+ALL_TARGETS += $(FUZZ_FARM_FAULTS)
+
 # tests/c/farm_two_servers.c: two coordinators in one process, sharing nothing
 # (tests/farm/test_two_servers.py).
 FARM_TWO_SERVERS := $(TBIN)/farm_two_servers

@@ -28,7 +28,7 @@ static char *fetch(Http *h, const char *evidence, const char *name, const char *
     snprintf(path, sizeof path, "/files/%s/%s", evidence, name);
     HttpResponse r;
     ProtoError pe;
-    long status = proto_send(h, "GET", path, NULL, NULL, 0, 300, &r, &pe);
+    long status = proto_send(h, &(HttpRequest){"GET", path, NULL, NULL, 0, 300}, &r, &pe);
     if (status != 200) {
         if (status >= 0) http_response_free(&r);
         proto_fail(e, path, &pe);
@@ -135,7 +135,7 @@ int export_run(Http *h, const char *run, const char *dir, long *bundles, long *f
     snprintf(path, sizeof path, "/api/v1/runs/%s/results", run);
     cJSON *results = NULL;
     ProtoError pe;
-    long status = proto_call(h, "GET", path, NULL, 60, &results, &pe);
+    long status = proto_call(h, &(ProtoCall){"GET", path, NULL, 60}, &results, &pe);
     if (status != 200 || !cJSON_IsArray(results)) {
         cJSON_Delete(results);
         return status != 200 ? proto_fail(e, path, &pe) : err_set(e, "%s: not a list", path);

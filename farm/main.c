@@ -91,7 +91,7 @@ static cJSON *get_json(Http *h, const char *path, const char *verb) {
     cJSON *answer = NULL;
     ProtoError pe;
     Err e = {{0}};
-    long status = proto_call(h, "GET", path, NULL, 60, &answer, &pe);
+    long status = proto_call(h, &(ProtoCall){"GET", path, NULL, 60}, &answer, &pe);
     if (status < 0 || status >= 300) proto_fail(&e, path, &pe);
     else if (!answer) err_set(&e, "%s: no JSON answer", path);
     if (!e.msg[0]) return answer;
@@ -303,8 +303,8 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, const Opts 
     ProtoError pe;
     ProtoBlob stored;
     Err why = {{0}};
-    long status =
-        proto_send(h, "PUT", path, "application/octet-stream", archive, len, 300, &r, &pe);
+    long status = proto_send(
+        h, &(HttpRequest){"PUT", path, "application/octet-stream", archive, len, 300}, &r, &pe);
     free(archive);
     cJSON *blob = status == 200 ? cJSON_ParseWithLength(r.body, r.len) : NULL;
     if (status >= 0) http_response_free(&r);
@@ -326,7 +326,7 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, const Opts 
     ProtoRunCreated created;
     cJSON *req = proto_run_create_build(&m);
     for (int i = 0; i < 3; i++) free(owned[i]);
-    status = proto_call(h, "POST", "/api/v1/runs", req, 60, &answer, &pe);
+    status = proto_call(h, &(ProtoCall){"POST", "/api/v1/runs", req, 60}, &answer, &pe);
     cJSON_Delete(req);
     cJSON_Delete(own_cases);
     if (status != 201) proto_fail(&e, "POST /api/v1/runs", &pe);
@@ -455,7 +455,7 @@ static int post_verb(int argc, char **argv, const char *fmt) {
     cJSON *answer = NULL;
     ProtoError pe;
     Err e = {{0}};
-    long status = proto_call(h, "POST", path, NULL, 60, &answer, &pe);
+    long status = proto_call(h, &(ProtoCall){"POST", path, NULL, 60}, &answer, &pe);
     http_free(h);
     if (status != 200) proto_fail(&e, path, &pe);
     int ok = status == 200 && proto_ack_parse(answer, flag, &e) == 0;
@@ -518,7 +518,8 @@ static int cmd_compare(int argc, char **argv) {
     Err e = {{0}};
     cJSON *report = compare_results(
         results, proto_run_view_parse(run, &view, &e) == 0 ? view.cases : NULL, COMPARE_MAX_WORK);
-    if (!run_finished(run)) cJSON_AddStringToObject(report, "note", "the run is not finished yet");
+    if (report && !run_finished(run))
+        cJSON_AddStringToObject(report, "note", "the run is not finished yet");
     int status = compare_emit(report, o.json);
     if (status != 2 && !o.json && !run_finished(run))
         printf("note: run %s is not finished yet\n", o.positional);
@@ -546,7 +547,7 @@ static int cmd_gc(int argc, char **argv) {
     cJSON *answer = NULL;
     ProtoError pe;
     Err e = {{0}};
-    long status = proto_call(h, "POST", "/api/v1/gc", NULL, 3600, &answer, &pe);
+    long status = proto_call(h, &(ProtoCall){"POST", "/api/v1/gc", NULL, 3600}, &answer, &pe);
     http_free(h);
     if (status != 200 || !answer) {
         proto_fail(&e, "POST /api/v1/gc", &pe);

@@ -123,9 +123,12 @@ int proc_output_env(char *const argv[], char *const env[], char **out, size_t *l
     return status;
 }
 
-int proc_watch(char *const argv[], const char *cwd, char *const env[], const char *log,
-               double timeout_s, double tick_s, ProcTick tick, void *ctx) {
-    ChildSetup s = {cwd, env, log ? log : "/dev/null", O_APPEND, -1, true, getpid(), false};
+int proc_watch(char *const argv[], const ProcWatch *w) {
+    const double timeout_s = w->timeout_s, tick_s = w->tick_s;
+    const ProcTick tick = w->tick;
+    void *ctx = w->ctx;
+    ChildSetup s = {w->cwd,   w->env, w->log ? w->log : "/dev/null", O_APPEND, -1, true,
+                    getpid(), false};
     pid_t pid = start_child(argv, &s);
     if (pid < 0) return PROC_FAILED;
     setpgid(pid, pid); /* also here: the group exists before any kill(-pid) below */

@@ -225,6 +225,42 @@ static int cache_dir(const char *sub, char out[PATH_MAX], Err *err) {
     return 0;
 }
 
+/* A line derived from FILE that changes only when FILE does (the digest of this binary,
+ * a compiler's --version banner), remembered in the cache under FILE's identity: device,
+ * inode, size and modification time to the nanosecond, so a rebuilt or reinstalled
+ * FILE is looked at afresh (issue 33: a cached `cairn run` spent most of its time
+ * hashing cairn itself and running gcc --version). memo_path gives the memo's file;
+ * -1 when FILE cannot be examined or the cache cannot be created (then nothing is
+ * remembered and the caller computes the line every time). */
+static int memo_path(const char *kind, const char *file, char out[PATH_MAX]) {
+    struct stat st;
+    char root[PATH_MAX], hex[65];
+    Err ignored = {0};
+    if (stat(file, &st) != 0 || cache_dir("memo", root, &ignored) != 0) return -1;
+    StrBuf key = {0};
+    sb_printf(&key, "cairn-memo-1\n%s\n%s\n%ju %ju %jd %jd.%09ld\n", kind, file,
+              (uintmax_t)st.st_dev, (uintmax_t)st.st_ino, (intmax_t)st.st_size,
+              (intmax_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+    sha256_hex(key.data, key.len, hex);
+    sb_free(&key);
+    return pathf(out, "%s/%.32s", root, hex) < PATH_MAX ? 0 : -1;
+}
+
+/* The remembered line (at most size - 1 bytes, no newline) into out: 1, else 0. */
+static int memo_get(const char *path, char *out, size_t size) {
+    size_t len = 0;
+    char *text = fs_read(path, &len, NULL);
+    int ok = text && len > 0 && len < size && !memchr(text, '\n', len);
+    if (ok) memcpy(out, text, len), out[len] = '\0';
+    free(text);
+    return ok;
+}
+
+static void memo_put(const char *path, const char *line) {
+    Err ignored = {0};
+    (void)fs_write_atomic(path, line, strlen(line), &ignored);
+}
+
 static int exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
@@ -253,17 +289,23 @@ static int cc_discover(const char *requested, CcInfo *cc, Err *err) {
                          : err_fail(err, DRIVER_NO_TOOL,
                                     "no C compiler found on PATH (install gcc "
                                     "or clang, or pass --cc PATH)");
-    char *text = version_text(cc->path);
-    if (!text)
-        return err_fail(err, DRIVER_USAGE, "'%s --version' failed: is it a C compiler?", cc->path);
-    snprintf(cc->banner, sizeof cc->banner, "%.*s", (int)strcspn(text, "\n"), text);
+    char memo[PATH_MAX];
+    int memo_ok = memo_path("cc-banner", cc->path, memo) == 0;
+    if (!memo_ok || !memo_get(memo, cc->banner, sizeof cc->banner)) {
+        char *text = version_text(cc->path);
+        if (!text)
+            return err_fail(err, DRIVER_USAGE, "'%s --version' failed: is it a C compiler?",
+                            cc->path);
+        snprintf(cc->banner, sizeof cc->banner, "%.*s", (int)strcspn(text, "\n"), text);
+        free(text);
+        if (memo_ok && cc->banner[0]) memo_put(memo, cc->banner);
+    }
     snprintf(cc->name, sizeof cc->name, "%s", strstr(cc->banner, "clang") ? "clang" : "gcc");
     const char *v = cc->banner;
     while (*v && !(v[0] >= '0' && v[0] <= '9' && strchr(v, '.') &&
                    (v == cc->banner || v[-1] == ' ' || v[-1] == '(')))
         v++;
     snprintf(cc->version, sizeof cc->version, "%.*s", (int)strspn(v, "0123456789."), v);
-    free(text);
     return 0;
 }
 
@@ -344,11 +386,11 @@ static void runtime_digest(char hex[65]) {
 }
 
 /* Which runtime sources a program needs: the lowering records the runtime modules its
- * code calls (LowerOutput.modules, lower/lower.h), and this table says which source each
- * module is and which modules that source calls in turn; those are linked too. Only
- * what is needed is compiled, so e.g. the bracket GEMM costs nothing to a program
- * without one. Every runtime source has a row (runtime_needed refuses to link without
- * one), so a new source cannot be forgotten silently. */
+ * code calls (LowerOutput.modules, lower/lower.h), and the MODULE rows of
+ * syntax/ops.def say which sources each module is and which modules those call in turn;
+ * those are linked too. Only what is needed is compiled, so e.g. the bracket GEMM costs
+ * nothing to a program without one. Every runtime source has a row (runtime_needed
+ * refuses to link without one), so a new source cannot be forgotten silently. */
 typedef struct RuntimeModule {
     unsigned module;    /* LOWER_MODULE_* */
     const char *source; /* NULL: a header only */
@@ -356,30 +398,9 @@ typedef struct RuntimeModule {
 } RuntimeModule;
 
 static const RuntimeModule runtime_modules[] = {
-    {LOWER_MODULE_TRAP, "cairn_trap.c", 0},
-    {LOWER_MODULE_POOL, "cairn_pool.c", 0},
-    {LOWER_MODULE_SUM, "cairn_sum.c", LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
-    {LOWER_MODULE_FLOAT, "cairn_float.c", 0},
-    {LOWER_MODULE_OBSERVE, "cairn_observe.c", LOWER_MODULE_TRAP},
-    {LOWER_MODULE_ENCLOSE, "cairn_enclose.c", LOWER_MODULE_POOL},
-    {LOWER_MODULE_ENCLOSE, "cairn_enclose_x86.c", 0}, /* its x86-64 kernels */
-    {LOWER_MODULE_ENCLOSE, "cairn_enclose_amx.c", 0}, /* and its AMX-INT8 path */
-    /* the GPU's residue algorithm on the host: mm_enclose on emulated @device views */
-    {LOWER_MODULE_ENCLOSE, "cairn_enclose_residue.c", LOWER_MODULE_POOL},
-    {LOWER_MODULE_ENCLOSE_DIGEST, "cairn_enclose_digest.c", 0},
-    {LOWER_MODULE_MM_ENCLOSE, "cairn_mm_enclose.c", LOWER_MODULE_ENCLOSE | LOWER_MODULE_TRAP},
-    {LOWER_MODULE_MMA, "cairn_mma.c", LOWER_MODULE_TRAP},
-    {LOWER_MODULE_MMA_TILED, "cairn_mma_tiled.c",
-     LOWER_MODULE_MMA | LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
-    /* cairn_device_cuda.h, in every CUDA build's .cu: its launch helpers trap, and
-     * cairn_device_observe copies a device view back for cairn_observe. */
-    {LOWER_MODULE_DEVICE, NULL, LOWER_MODULE_TRAP | LOWER_MODULE_OBSERVE},
-    {LOWER_MODULE_ARGS, "cairn_args.c", LOWER_MODULE_NPY},
-    {LOWER_MODULE_NPY, "cairn_npy.c", 0},
-    {LOWER_MODULE_LIB, "cairn_lib.c", LOWER_MODULE_TRAP},
-    /* cairn_cr.h: std.cr, all static inline (its accurate path too). */
-    {LOWER_MODULE_CR, NULL, 0},
-    {LOWER_MODULE_DSUM, "cairn_dsum.c", LOWER_MODULE_SUM | LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
+#define MODULE(id, source, calls)      {LOWER_MODULE_##id, source, calls},
+#define MODULE_FILE(id, source, calls) {LOWER_MODULE_##id, source, calls},
+#include "syntax/ops.def"
 };
 enum { RUNTIME_MODULE_COUNT = sizeof runtime_modules / sizeof runtime_modules[0] };
 
@@ -409,7 +430,7 @@ static int runtime_needed(unsigned modules, bool needed[], Err *err) {
             m++;
         if (is_c_source(name) && m == RUNTIME_MODULE_COUNT)
             return err_fail(err, DRIVER_INTERNAL,
-                            "runtime source %s has no row in driver.c's module table", name);
+                            "runtime source %s has no MODULE row in syntax/ops.def", name);
         needed[k] = is_c_source(name) && (all & runtime_modules[m].module);
     }
     return 0;
@@ -881,7 +902,7 @@ int driver_build(const BuildOptions *opt, Err *err) {
           : opt->lib  ? "lib"
                       : "",
           opt->output ? opt->output : b.stem);
-    size_t n = strlen(output); /* a library's OUT: libk for libk.so, libk.a and libk.h */
+    size_t n = strlen(output); /* a library's OUT: libk for libk.so, libk.a and its header */
     if (opt->lib && n > 3 && strcmp(output + n - 3, ".so") == 0) output[n - 3] = '\0';
     else if (opt->lib && n > 2 && strcmp(output + n - 2, ".a") == 0) output[n - 2] = '\0';
     if (status == 0) status = build_into(&b, output, err);
@@ -891,8 +912,14 @@ int driver_build(const BuildOptions *opt, Err *err) {
 
 /* SHA-256 of this very binary, so a rebuilt cairn never reuses an old cache entry. */
 static void self_digest(char hex[65]) {
-    if (sha256_file_hex("/proc/self/exe", hex, NULL, NULL) != 0)
+    char memo[PATH_MAX];
+    int memo_ok = memo_path("self-sha256", "/proc/self/exe", memo) == 0;
+    if (memo_ok && memo_get(memo, hex, 65) && strlen(hex) == 64) return;
+    if (sha256_file_hex("/proc/self/exe", hex, NULL, NULL) != 0) {
         sha256_hex(CAIRN_VERSION, strlen(CAIRN_VERSION), hex);
+        return;
+    }
+    if (memo_ok) memo_put(memo, hex);
 }
 
 /* bin/KEY's KEY: this binary, the source's path and bytes, the compiler and flags. */

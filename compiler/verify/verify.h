@@ -24,7 +24,7 @@
  * inductive argument, docs/tools.md). Lanes of a parallel region run concurrently: each
  * starts from the region's entry state, and none assumes another passed its guards.
  *
- * Properties. Each guard the lowering emits (compiler/lower_c*.c, runtime/cairn_checked.h)
+ * Properties. Each guard the lowering emits (compiler/lower/lower_c*.c, runtime/cairn_checked.h)
  * is a site, told apart by its tree node (two guards at one line:col are two sites); the
  * property "this guard never fails" holds when no input reaches it with its condition
  * false. An `implements` declaration is the property "g returns the same bits as its
@@ -65,9 +65,10 @@
 #include "lib/err.h"
 #include "syntax/syntax.h"
 
-#define VERIFY_MAX_REASONS  31  /* taint bits; bit 31 means "more reasons than bits" */
-#define VERIFY_MAX_MULS     64  /* products the abstraction relates (more stay exact) */
-#define VERIFY_FULL_UNROLL  256 /* a loop with constant bounds runs this many times whole */
+#define VERIFY_MAX_REASONS  31        /* taint bits; bit 31 means "more reasons than bits" */
+#define VERIFY_MAX_MULS     64        /* products the abstraction relates (more stay exact) */
+#define VERIFY_FULL_UNROLL  256       /* a loop with constant bounds runs this many times whole */
+#define VERIFY_BUDGET       40000000u /* --budget's default: Z3 rlimit units */
 #define VERIFY_REPLAY_BYTES ((uint64_t)1 << 28) /* the views a replay allocates, at most */
 
 /* A scalar value: its term, the reasons (taint bits) it is not exact, and for floats the
@@ -109,6 +110,7 @@ typedef enum VKind {
     VK_E4M3,
     VK_REQUIRES,
     VK_ALLOC,
+    VK_LAUNCH,
     VK_UNMODELLED,
     VK_IMPLEMENTS,
     VK_COUNT
@@ -136,7 +138,10 @@ typedef struct VProp {
 
 typedef struct VerifyOpts {
     unsigned unwind;  /* loop iterations modelled (default 8) */
-    double timeout_s; /* per property (default 10) */
+    unsigned budget;  /* Z3 resource units per property: decides verdicts (default
+                       * VERIFY_BUDGET), the same on every machine at any load */
+    double timeout_s; /* wall clock per property, only a safety bound (default 600):
+                       * its expiry makes the verdict unknown, saying so */
     bool json;
     const char *only;    /* --function NAME */
     const char *cex_dir; /* where replay programs go */
@@ -168,7 +173,8 @@ typedef struct Verifier {
     int nenv, capenv;
     int depth;             /* calls inlined now */
     const Item *stack[16]; /* and which (a recursive call is not modelled) */
-    int in_parallel;       /* inside a region's lanes */
+    int in_parallel;       /* inside a region's lanes (a pooled reduction's too) */
+    int in_device;         /* inside a device region's lanes (their NaNs are the device's) */
     int fresh;             /* names fresh constants */
     bool has_float;        /* the model holds floating-point terms */
     bool saw_loop;         /* the unrolled run met a loop, region or reduction */
@@ -190,6 +196,11 @@ typedef struct Verifier {
      * counterexamples and for running an implementation on the same inputs */
     VCell *inputs;
     int ninputs;
+    /* the wall-clock safety bound of the property (or prologue) being decided, and
+     * whether a query met it: then the verdict is unknown, since it depends on the load */
+    double deadline;
+    bool expired, prologue_expired;
+    const char *cex_prefix; /* the replay being written: its names' prefix (verify_cex.c) */
     /* replays that could not be written (the first one's reason): an I/O error, exit 2 */
     int unwritten;
     Err unwritten_err;
@@ -261,6 +272,9 @@ Z3_ast verify_run_top(Verifier *V, const Item *fn, bool checked, VVal *result, V
 /* for / parallel statements, reductions and scans (scan answers t NULL). */
 void verify_for(Verifier *V, Stmt *s);
 void verify_parallel(Verifier *V, Stmt *s);
+/* The lanes a region or launch over lo..hi (of type t) runs, as lower_index_count counts
+ * them: hi - lo in 64 bits (each widened by its type) when hi > lo, else 0. */
+Z3_ast verify_lane_count(Verifier *V, VVal lo, VVal hi, const Type *t);
 VVal verify_reduce(Verifier *V, Expr *e);
 
 /* ---- verify_solve.c ---- */
@@ -269,14 +283,16 @@ VVal verify_reduce(Verifier *V, Expr *e);
  * integer input and view length within 256 (VERIFY_SMALL_INPUTS, or'ed in: small
  * operands keep 64-bit products cheap, and most index counterexamples have them). */
 enum { VERIFY_ANY = 0, VERIFY_WITHIN_SMALL = 1, VERIFY_SMALL_INPUTS = 8 };
-/* Checks assume && side && f within `within` under `seconds`; on sat with model !=
- * NULL, *model gets the model (the caller dec-refs it); *reason gets the solver's
- * reason on unknown. An unsat answer is first sought with products abstracted. */
-Z3_lbool verify_check(Verifier *V, Z3_ast f, int within, double seconds, Z3_model *model,
+/* Checks assume && side && f within `within` under `rlimit` of Z3's resource units
+ * (deterministic) and the wall clock left to V->deadline (a query that meets it sets
+ * V->expired); on sat with model != NULL, *model gets the model (the caller dec-refs
+ * it); *reason gets the solver's reason on unknown. An unsat answer is first sought with
+ * products abstracted. */
+Z3_lbool verify_check(Verifier *V, Z3_ast f, int within, unsigned rlimit, Z3_model *model,
                       const char **reason);
 /* Shrinks a counterexample: first no other guard failing (`others`: their violations),
  * then the smallest view lengths, small values, views of one value and no NaN where the
- * violation allows, within a time budget. Replaces *model. */
+ * violation allows, within a share of the resource budget. Replaces *model. */
 void verify_shrink(Verifier *V, Z3_ast f, int within, Z3_ast others, Z3_model *model);
 /* Whether a model's views fit a replay (VERIFY_REPLAY_BYTES in all), and the condition
  * that they do (each view at most its share). */

@@ -10,7 +10,13 @@
  * NaN with its own payload. A view of any length is written whole: a buffer of its
  * length, a loop storing the model's default element when it is not zero, and one line
  * per element the model gives another value; a @device view is filled through a host
- * buffer and `copy` (a replay runs device work emulated), a @unified one directly. */
+ * buffer and `copy` (a replay runs device work emulated), a @unified one directly.
+ *
+ * The replay's own names cannot meet the program's: every one starts with a prefix no
+ * identifier of the source starts with (`cex_`, else `cex1_`, ...), then a role: an
+ * input `in_NAME` (`ref_NAME`, `impl_NAME` for an implementation's two calls), a host
+ * copy `host_...`, `back_...`, and the fixed `k`, `result`, `want`, `got`, `a`, `b`,
+ * which hold no underscore and so differ from every role's name. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -21,6 +27,40 @@
 #include "verify/verify.h"
 
 #define CEX_SHOWN 8 /* elements of a view printed */
+
+static bool ident_char(char ch, bool first) {
+    return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+           (!first && ch >= '0' && ch <= '9');
+}
+
+/* Whether an identifier of the program's source starts with prefix (or, whole, is it):
+ * every word of the text counts, comments too, which only errs towards another prefix. */
+static bool in_source(Verifier *V, const char *prefix, bool whole) {
+    const char *t = V->prog->src.text;
+    size_t n = strlen(prefix);
+    for (size_t i = 0; t[i];) {
+        if (!ident_char(t[i], true) || (i > 0 && ident_char(t[i - 1], false))) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (ident_char(t[j], false)) j++;
+        if (j - i >= n && memcmp(t + i, prefix, n) == 0 && (!whole || j - i == n)) return true;
+        i = j;
+    }
+    return false;
+}
+
+/* The replay's prefix (the header's rule), and its name role + name. */
+static const char *pick_prefix(Verifier *V) {
+    const char *p = "cex_";
+    for (int k = 1; in_source(V, p, false); k++) p = arena_printf(V->prog->arena, "cex%d_", k);
+    return p;
+}
+
+static const char *cex_name(Verifier *V, const char *role, const char *name) {
+    return arena_printf(V->prog->arena, "%s%s%s", V->cex_prefix, role, name);
+}
 
 static Z3_ast eval(Verifier *V, Z3_model m, Z3_ast t) {
     Z3_ast out = NULL;
@@ -134,13 +174,15 @@ static uint64_t element(Verifier *V, Z3_model m, const VCell *c, uint64_t k) {
 }
 
 /* A view input: buffer NAME:T[len] (on the host for a @device view, copied over). */
-static void emit_view(Verifier *V, Z3_model m, const VCell *c, const char *name, StrBuf *src) {
-    const char *ty = type_kind_keyword(c->elem->kind), *fill = name;
+static void emit_view(Verifier *V, Z3_model m, const VCell *c, const char *role, const char *pname,
+                      StrBuf *src) {
+    const char *ty = type_kind_keyword(c->elem->kind), *name = cex_name(V, role, pname),
+               *fill = name;
     uint64_t len = numeral(V, eval(V, m, c->len));
     char *shown;
     if (c->place == PLACE_DEVICE) {
         sb_printf(src, "  buffer %s:%s[%" PRIu64 "] @device = zeroed;\n", name, ty, len);
-        fill = arena_printf(V->prog->arena, "%s_host", name);
+        fill = cex_name(V, arena_printf(V->prog->arena, "host_%s", role), pname);
     }
     sb_printf(src, "  buffer %s:%s[%" PRIu64 "]%s = zeroed;\n", fill, ty, len,
               c->place == PLACE_UNIFIED ? " @unified" : "");
@@ -150,8 +192,8 @@ static void emit_view(Verifier *V, Z3_model m, const VCell *c, const char *name,
         for (uint64_t k = 0; k < len && k < 4096; k++) add_elem(&am, k, element(V, m, c, k));
     }
     if (am.dflt && len)
-        sb_printf(src, "  for cex_k in 0..%" PRIu64 " { %s[cex_k] = %s; }\n", len, fill,
-                  value_text(V, am.dflt, c->elem, &shown));
+        sb_printf(src, "  for %sk in 0..%" PRIu64 " { %s[%sk] = %s; }\n", V->cex_prefix, len, fill,
+                  V->cex_prefix, value_text(V, am.dflt, c->elem, &shown));
     for (int k = am.n - 1; k >= 0; k--)
         if (am.e[k].index < len && am.e[k].value != am.dflt)
             sb_printf(src, "  %s[%" PRIu64 "] = %s;\n", fill, am.e[k].index,
@@ -160,13 +202,14 @@ static void emit_view(Verifier *V, Z3_model m, const VCell *c, const char *name,
     if (c->place == PLACE_DEVICE) sb_printf(src, "  copy(%s, %s);\n", name, fill);
 }
 
-/* One input: declared in the replay's main as PREFIXname, printed and added to JSON. */
-static void emit_input(Verifier *V, Z3_model m, int i, const char *prefix, StrBuf *src, FILE *out,
+/* One input: declared in the replay's main as the prefix, role and its name, printed and
+ * added to JSON. */
+static void emit_input(Verifier *V, Z3_model m, int i, const char *role, StrBuf *src, FILE *out,
                        cJSON *json) {
     const Param *p = V->top->u.fn.params[i];
     const VCell *c = &V->inputs[i];
     const char *ty = type_kind_keyword(c->elem->kind);
-    const char *name = arena_printf(V->prog->arena, "%s%s", prefix, p->name);
+    const char *name = cex_name(V, role, p->name);
     char *shown;
     if (!c->array) {
         char *v = value_text(V, numeral(V, eval(V, m, c->val)), c->elem, &shown);
@@ -176,7 +219,7 @@ static void emit_input(Verifier *V, Z3_model m, int i, const char *prefix, StrBu
         if (json) cJSON_AddStringToObject(json, p->name, shown);
         return;
     }
-    emit_view(V, m, c, name, src);
+    emit_view(V, m, c, role, p->name, src);
     uint64_t len = numeral(V, eval(V, m, c->len));
     if (out) fprintf(out, "    %s: %" PRIu64 " elements", p->name, len);
     cJSON *elems = json ? cJSON_CreateArray() : NULL;
@@ -194,13 +237,19 @@ static void emit_input(Verifier *V, Z3_model m, int i, const char *prefix, StrBu
 }
 
 /* A main that takes parameters is replayed as any function is: its replay keeps it under
- * this name (as long as "main", so lines and columns stay) and calls it from a new main. */
-#define CEX_RENAMED_MAIN "cexm"
+ * a name as long as "main" (so lines and columns stay) that the source does not hold,
+ * and calls it from a new main. */
+static const char *renamed_main(Verifier *V) {
+    static const char *const names[] = {"cexm", "cexn", "cxm0", "cxm1", "cxm2", "cxm3"};
+    for (size_t i = 0; i + 1 < sizeof names / sizeof names[0]; i++)
+        if (!in_source(V, names[i], true)) return names[i];
+    return names[sizeof names / sizeof names[0] - 1];
+}
 
-static void call_text(Verifier *V, const Item *fn, const char *prefix, StrBuf *src) {
-    sb_printf(src, "%s(", strcmp(fn->name, "main") == 0 ? CEX_RENAMED_MAIN : fn->name);
+static void call_text(Verifier *V, const Item *fn, const char *role, StrBuf *src) {
+    sb_printf(src, "%s(", strcmp(fn->name, "main") == 0 ? renamed_main(V) : fn->name);
     for (int i = 0; i < fn->u.fn.nparams; i++)
-        sb_printf(src, "%s%s%s", i ? ", " : "", prefix, V->top->u.fn.params[i]->name);
+        sb_printf(src, "%s%s", i ? ", " : "", cex_name(V, role, V->top->u.fn.params[i]->name));
     sb_puts(src, ")");
 }
 
@@ -221,20 +270,21 @@ static void compare_text(StrBuf *src, const Type *t, const char *a, const char *
 static void compare_view(Verifier *V, Z3_model m, const Param *p, int i, StrBuf *src) {
     const Type *e = p->type->u.view.elem;
     uint64_t len = numeral(V, eval(V, m, V->inputs[i].len));
-    const char *a = arena_printf(V->prog->arena, "ref_%s", p->name),
-               *b = arena_printf(V->prog->arena, "impl_%s", p->name);
+    const char *a = cex_name(V, "ref_", p->name), *b = cex_name(V, "impl_", p->name);
     if (V->inputs[i].place == PLACE_DEVICE) {
         const char *ty = type_kind_keyword(e->kind);
-        sb_printf(src, "  buffer %s_back:%s[%" PRIu64 "] = zeroed;\n  copy(%s_back, %s);\n", a, ty,
-                  len, a, a);
-        sb_printf(src, "  buffer %s_back:%s[%" PRIu64 "] = zeroed;\n  copy(%s_back, %s);\n", b, ty,
-                  len, b, b);
-        a = arena_printf(V->prog->arena, "%s_back", a);
-        b = arena_printf(V->prog->arena, "%s_back", b);
+        const char *ab = cex_name(V, "back_ref_", p->name),
+                   *bb = cex_name(V, "back_impl_", p->name);
+        sb_printf(src, "  buffer %s:%s[%" PRIu64 "] = zeroed;\n  copy(%s, %s);\n", ab, ty, len, ab,
+                  a);
+        sb_printf(src, "  buffer %s:%s[%" PRIu64 "] = zeroed;\n  copy(%s, %s);\n", bb, ty, len, bb,
+                  b);
+        a = ab, b = bb;
     }
-    sb_printf(src, "  for cex_k in 0..%" PRIu64 " {\n", len);
-    sb_printf(src, "    let cex_a = %s[cex_k];\n    let cex_b = %s[cex_k];\n", a, b);
-    compare_text(src, e, "cex_a", "cex_b", 11, "    ");
+    const char *k = cex_name(V, "k", ""), *ea = cex_name(V, "a", ""), *eb = cex_name(V, "b", "");
+    sb_printf(src, "  for %s in 0..%" PRIu64 " {\n", k, len);
+    sb_printf(src, "    let %s = %s[%s];\n    let %s = %s[%s];\n", ea, a, k, eb, b, k);
+    compare_text(src, e, ea, eb, 11, "    ");
     sb_puts(src, "  }\n");
 }
 
@@ -243,12 +293,15 @@ static void implements_main(Verifier *V, Z3_model m, StrBuf *src, FILE *out, cJS
     for (int i = 0; i < g->u.fn.nparams; i++) emit_input(V, m, i, "ref_", src, out, json);
     for (int i = 0; i < g->u.fn.nparams; i++) emit_input(V, m, i, "impl_", src, NULL, NULL);
     bool value = g->u.fn.ret && g->u.fn.ret->kind != TY_VOID;
-    sb_puts(src, value ? "  let cex_want = " : "  ");
+    const char *want = cex_name(V, "want", ""), *got = cex_name(V, "got", "");
+    if (value) sb_printf(src, "  let %s = ", want);
+    else sb_puts(src, "  ");
     call_text(V, f, "ref_", src);
-    sb_puts(src, value ? ";\n  let cex_got = " : ";\n  ");
+    if (value) sb_printf(src, ";\n  let %s = ", got);
+    else sb_puts(src, ";\n  ");
     call_text(V, g, "impl_", src);
     sb_puts(src, ";\n");
-    if (value) compare_text(src, g->u.fn.ret, "cex_want", "cex_got", 10, "  ");
+    if (value) compare_text(src, g->u.fn.ret, want, got, 10, "  ");
     for (int i = 0; i < g->u.fn.nparams; i++) {
         const Param *p = g->u.fn.params[i];
         if (p->type->kind != TY_VIEW || p->type->u.view.access != ACCESS_RW) continue;
@@ -256,9 +309,8 @@ static void implements_main(Verifier *V, Z3_model m, StrBuf *src, FILE *out, cJS
             compare_view(V, m, p, i, src);
             continue;
         }
-        char *a = arena_printf(V->prog->arena, "ref_%s", p->name),
-             *b = arena_printf(V->prog->arena, "impl_%s", p->name);
-        compare_text(src, p->type->u.view.elem, a, b, 11, "  ");
+        compare_text(src, p->type->u.view.elem, cex_name(V, "ref_", p->name),
+                     cex_name(V, "impl_", p->name), 11, "  ");
     }
 }
 
@@ -273,7 +325,7 @@ static char *source_without_main(Verifier *V) {
         const Item *it = V->prog->items[i];
         if (it->kind != ITEM_FN || strcmp(it->name, "main") != 0 || it->u.fn.derived_from) continue;
         if (it == V->top && (size_t)it->name_span.off + 4 <= s->len) {
-            memcpy(text + it->name_span.off, CEX_RENAMED_MAIN, 4);
+            memcpy(text + it->name_span.off, renamed_main(V), 4);
             continue;
         }
         for (int k = it->span.off; k < it->span.off + it->span.len && (size_t)k < s->len; k++)
@@ -308,13 +360,11 @@ const char *verify_replay_name(Verifier *V, const VProp *p) {
     if (p->kind == VK_IMPLEMENTS)
         return arena_printf(V->prog->arena, "%s_implements.cairn", V->top->name);
     static const char *const slug[VK_COUNT] = {
-        [VK_OVERFLOW] = "overflow",    [VK_DIVZERO] = "divzero",
-        [VK_SHIFT] = "shift",          [VK_INDEX] = "index",
-        [VK_CONVERT] = "convert",      [VK_FLOAT_CONVERT] = "convert",
-        [VK_EXTENT] = "extent",        [VK_QUANT_SCALE] = "scale",
-        [VK_QUANT_NAN] = "nan",        [VK_E4M3] = "e4m3",
-        [VK_REQUIRES] = "requires",    [VK_ALLOC] = "alloc",
-        [VK_UNMODELLED] = "unmodelled"};
+        [VK_OVERFLOW] = "overflow", [VK_DIVZERO] = "divzero",      [VK_SHIFT] = "shift",
+        [VK_INDEX] = "index",       [VK_CONVERT] = "convert",      [VK_FLOAT_CONVERT] = "convert",
+        [VK_EXTENT] = "extent",     [VK_QUANT_SCALE] = "scale",    [VK_QUANT_NAN] = "nan",
+        [VK_E4M3] = "e4m3",         [VK_REQUIRES] = "requires",    [VK_ALLOC] = "alloc",
+        [VK_LAUNCH] = "launch",     [VK_UNMODELLED] = "unmodelled"};
     const char *k = p->occurrences > 1 ? arena_printf(V->prog->arena, "_%d", p->occurrence) : "";
     return arena_printf(V->prog->arena, "%s_%d_%d_%s%s%s.cairn", V->top->name, p->span.line,
                         p->span.col, slug[p->kind], detail_slug(V, p), k);
@@ -341,6 +391,7 @@ char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char 
                        Err *e) {
     StrBuf src = {0};
     cJSON *json = cJSON_CreateObject();
+    V->cex_prefix = pick_prefix(V);
     bool is_main = strcmp(V->top->name, "main") == 0 && V->top->u.fn.nparams == 0;
     char *text = is_main ? strdup(V->prog->src.text) : source_without_main(V);
     sb_puts(&src, text);
@@ -353,10 +404,11 @@ char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char 
             implements_main(V, m, &src, out, json);
         } else {
             for (int i = 0; i < V->top->u.fn.nparams; i++)
-                emit_input(V, m, i, "cex_", &src, out, json);
+                emit_input(V, m, i, "in_", &src, out, json);
             bool value = V->top->u.fn.ret && V->top->u.fn.ret->kind != TY_VOID;
-            sb_puts(&src, value ? "  let cex_result = " : "  ");
-            call_text(V, V->top, "cex_", &src);
+            if (value) sb_printf(&src, "  let %s = ", cex_name(V, "result", ""));
+            else sb_puts(&src, "  ");
+            call_text(V, V->top, "in_", &src);
             sb_puts(&src, ";\n");
         }
         sb_puts(&src, "  return 0;\n}\n");

@@ -777,7 +777,41 @@ static VVal call(Verifier *V, Expr *e) {
     return h;
 }
 
-VVal verify_expr(Verifier *V, Expr *e) {
+/* Whether e's value is made by a float operation, which a device lane's lowering turns
+ * into the device's one NaN where it is a NaN (lower_c_expr.c's float_operation, "NaN
+ * bits" in docs/devices.md): arithmetic, negation, abs, min, max, sqrt and friends,
+ * std.math, f32 <-> f64, a reduction in a lane. Moves (names, elements, literals, calls,
+ * from_bits, std.cr) keep their bits. */
+static bool makes_float(const Expr *e) {
+    if (!e->type || !type_is_compute_float(e->type)) return false;
+    switch (e->kind) {
+    case EXPR_BINARY:
+    case EXPR_UNARY: return true;
+    case EXPR_CONVERT: return type_is_compute_float(e->u.convert.arg->type);
+    case EXPR_REDUCE: return e->u.reduce.mode != MODE_PARALLEL;
+    case EXPR_CALL:
+        return ast_builtin_is_exact(e->u.call.builtin) || ast_builtin_is_math(e->u.call.builtin);
+    default: return false;
+    }
+}
+
+/* In a device lane, a NaN a float operation makes has the device's bits (cairn_dnan_*,
+ * runtime/cairn_checked.h: 0x7fffffff for f32, 0xfff8000000000000 for f64), which
+ * to_bits sees; a number keeps its own. */
+static VVal device_nan(Verifier *V, const Expr *e, VVal v) {
+    if (!V->in_device || !v.t || !makes_float(e)) return v;
+    Z3_ast dnan =
+        bits_const(V, e->type, e->type->kind == TY_F32 ? 0x7fffffffu : 0xfff8000000000000u);
+    Z3_ast own = v.bits ? v.bits : Z3_mk_fpa_to_ieee_bv(V->z, v.t);
+    v.bits = Z3_mk_ite(V->z, Z3_mk_fpa_is_nan(V->z, v.t), dnan, own);
+    return v;
+}
+
+static VVal expr_value(Verifier *V, Expr *e);
+
+VVal verify_expr(Verifier *V, Expr *e) { return device_nan(V, e, expr_value(V, e)); }
+
+static VVal expr_value(Verifier *V, Expr *e) {
     if (!e->type || type_is_error(e->type)) { /* a construct the checker left for later */
         verify_unmodelled(V, e, e->span, "this expression");
         V->alive_taint |= verify_taint_bit(V, e->span, "an expression the checker left untyped");

@@ -21,7 +21,7 @@
  * t]` checked at t - 1 keeps `b + t` from overflowing at t). Lanes assume nothing of
  * each other.
  *
- * Reductions and scans follow the lowering (compiler/lower_c_region.c): integer folds
+ * Reductions and scans follow the lowering (compiler/lower/lower_c_region.c): integer folds
  * combine in written order with checked + and * (a pooled integer + is exact in 128 bits,
  * checked once at the end; a pooled integer * is the index-order fold, the rule the
  * runtime keeps); a scan stores each prefix at `out[i - lo]` after an index check at
@@ -39,6 +39,7 @@ typedef struct Loop {
     void (*body)(Verifier *V, VVal i, void *ctx);
     void (*fresh_state)(Verifier *V, void *ctx); /* a reduction's accumulator, made fresh */
     void *ctx;
+    const Stmt *launch; /* a device region: its lanes' limit is checked */
 } Loop;
 
 /* A loop that runs past --unwind reaches every guard of its body again, unmodelled. */
@@ -133,11 +134,27 @@ static void induct(Verifier *V, const Loop *L, VVal lo, VVal hi, const Type *t) 
     }
 }
 
+Z3_ast verify_lane_count(Verifier *V, VVal lo, VVal hi, const Type *t) {
+    Z3_ast more = type_is_signed(t) ? Z3_mk_bvsgt(V->z, hi.t, lo.t) : Z3_mk_bvugt(V->z, hi.t, lo.t);
+    Z3_ast n = Z3_mk_bvsub(V->z, verify_to_u64(V, hi.t, t), verify_to_u64(V, lo.t, t));
+    return Z3_mk_ite(V->z, more, n, verify_u64(V, 0));
+}
+
+/* A device region is launched as one grid of 256-lane blocks: past 2^31 - 1 blocks the
+ * lowering traps at the region (lower_lane_limit), on the host's emulation too. */
+static void lane_limit(Verifier *V, const Stmt *s, VVal lo, VVal hi, const Type *t) {
+    Z3_ast ok = Z3_mk_bvule(V->z, verify_lane_count(V, lo, hi, t),
+                            verify_u64(V, (uint64_t)0x7fffffff * 256));
+    verify_guard(V, VK_LAUNCH, s, s->span, "too many lanes for one device launch", ok,
+                 lo.taint | hi.taint);
+}
+
 static void run_loop(Verifier *V, const Loop *L) {
     const Binder *b = L->b;
     const Type *t = b->sym ? b->sym->type : b->count->type;
     VVal lo = b->lo ? verify_expr(V, b->lo) : (VVal){verify_int_const(V, t, 0), 0, NULL};
     VVal hi = verify_expr(V, b->count);
+    if (L->launch) lane_limit(V, L->launch, lo, hi, t);
     if (V->pass == VP_INDUCT) induct(V, L, lo, hi, t);
     else unroll(V, L, lo, hi, t);
 }
@@ -168,11 +185,14 @@ void verify_parallel(Verifier *V, Stmt *s) {
     LoopBody lb = {s->u.parallel.b.sym, s->u.parallel.body};
     Loop L = {.b = &s->u.parallel.b,
               .lanes = true,
+              .launch = s->u.parallel.on_device ? s : NULL,
               .block = s->u.parallel.body,
               .body = loop_body,
               .ctx = &lb};
     V->in_parallel++;
+    V->in_device += s->u.parallel.on_device;
     run_loop(V, &L);
+    V->in_device -= s->u.parallel.on_device;
     V->in_parallel--;
 }
 
@@ -324,7 +344,9 @@ VVal verify_reduce(Verifier *V, Expr *e) {
     if (type_is_int(t))
         f.acc =
             (VVal){identity(V, e->u.reduce.op, t, f.wide ? 128 : (unsigned)type_bits(t)), 0, NULL};
+    V->in_parallel += L.lanes; /* a pooled reduction's terms are lanes: atomics see any order */
     run_loop(V, &L);
+    V->in_parallel -= L.lanes;
     if (type_is_float(t)) {
         const char *what =
             pooled ? "a float reduction (reduce parallel)" : "a float reduction (reduce for)";

@@ -4,7 +4,7 @@
  * site with its violation, and, when it has a loop, inductively. Before any property,
  * the prologue's assumption is checked once: a `requires` that can never hold makes
  * every property vacuous (its own verdict, exit 5, never 0). Then each property, under
- * its own time limit:
+ * its own share of the budget (verify_solve.c):
  *   - a property whose formula holds a value the model does not give exactly is
  *     unknown, with the reasons (no query); a std.cr result is not such a value (its
  *     range bit, verify.h): unsat through it proves, a model through it is unknown;
@@ -38,6 +38,7 @@ static const char *const VK_NAMES[VK_COUNT] = {
     [VK_E4M3] = "f8e4m3 overflow",
     [VK_REQUIRES] = "requires broken",
     [VK_ALLOC] = "buffer too large",
+    [VK_LAUNCH] = "device launch limit",
     [VK_UNMODELLED] = "unmodelled construct",
     [VK_IMPLEMENTS] = "implements",
 };
@@ -65,7 +66,7 @@ static void on_z3_error(Z3_context z, Z3_error_code e) {
  * --unwind (then an unsat answer only covers runs within it). */
 static bool beyond_reachable(Verifier *V, const VProp *p) {
     if (Z3_is_eq_ast(V->z, p->beyond, Z3_mk_false(V->z))) return false;
-    Z3_lbool r = verify_check(V, p->beyond, VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
+    Z3_lbool r = verify_check(V, p->beyond, VERIFY_ANY, V->opt->budget, NULL, NULL);
     return r != Z3_L_FALSE; /* undecided counts as reachable */
 }
 
@@ -88,6 +89,7 @@ static const char *prop_title(Verifier *V, const VProp *p) {
     else if (p->kind == VK_REQUIRES) t = arena_printf(a, "requires of %s kept", p->detail);
     else if (p->kind == VK_EXTENT) t = arena_printf(a, "view extents of %s match", p->detail);
     else if (p->kind == VK_UNMODELLED) t = arena_printf(a, "%s", p->detail);
+    else if (p->kind == VK_LAUNCH) t = arena_printf(a, "never %s", p->detail);
     else if (p->detail) t = arena_printf(a, "no %s (%s)", VK_NAMES[p->kind], p->detail);
     else t = arena_printf(a, "no %s", VK_NAMES[p->kind]);
     if (p->occurrences > 1) t = arena_printf(a, "%s [%d of %d]", t, p->occurrence, p->occurrences);
@@ -129,8 +131,18 @@ static void report_json(Verifier *V, const VProp *p, Verdict vd, double secs, co
     cJSON_Delete(j);
 }
 
+static const char *expired_reason(Verifier *V);
+
+/* Prints a verdict; where the wall-clock bound ran out during the property's queries,
+ * whatever they answered, it is unknown with that reason, so that every other verdict
+ * is the budget's alone, the same on every machine. */
 static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const Outcome *o) {
     FILE *out = V->opt->out;
+    Outcome expired = {NULL, NULL, NULL, NULL, NULL};
+    if (V->expired) {
+        expired.reason = expired_reason(V);
+        vd = VD_UNKNOWN, o = &expired;
+    }
     if (V->opt->json) {
         report_json(V, p, vd, secs, o);
     } else {
@@ -184,9 +196,21 @@ static Verdict unknown_taint(Verifier *V, const VProp *p, double t0, unsigned ta
     return VD_UNKNOWN;
 }
 
+/* The reason when the wall-clock safety bound, not the budget, ended a property's
+ * queries: the one verdict that depends on the machine, and it says so. */
+static const char *expired_reason(Verifier *V) {
+    return arena_printf(V->prog->arena,
+                        "the wall-clock bound (--timeout %g s) ran out before the solver's "
+                        "budget (%u units): this verdict depends on the machine's speed and "
+                        "load; a larger --timeout gives the budget's verdict",
+                        V->opt->timeout_s, V->opt->budget);
+}
+
 static const char *solver_reason(Verifier *V, const char *why) {
-    if (!why || strstr(why, "timeout") || strstr(why, "canceled"))
-        return arena_printf(V->prog->arena, "the solver's time limit (%g s)", V->opt->timeout_s);
+    if (V->expired) return expired_reason(V);
+    if (!why || strstr(why, "resource"))
+        return arena_printf(V->prog->arena, "the solver's budget (%u units, --budget)",
+                            V->opt->budget);
     return arena_printf(V->prog->arena, "the solver gave up (%s)", why);
 }
 
@@ -198,22 +222,30 @@ static Verdict counterexample(Verifier *V, const VProp *p, double t0, Z3_ast vio
         if (&V->props[i] != p && V->props[i].kind != VK_UNMODELLED)
             others = verify_or(V, others, V->props[i].violation);
     verify_shrink(V, violation, within, others, &m);
+    if (V->expired) {
+        Z3_model_dec_ref(V->z, m);
+        return unknown(V, p, t0, NULL);
+    }
     if (!verify_replayable(V, m)) { /* one whose views a replay can allocate, if any */
         Z3_model_dec_ref(V->z, m);
         m = NULL;
         violation = verify_and(V, violation, verify_replay_fits(V));
-        Z3_lbool r = verify_check(V, violation, within, V->opt->timeout_s, &m, NULL);
+        Z3_lbool r = verify_check(V, violation, within, V->opt->budget, &m, NULL);
         if (r != Z3_L_TRUE) {
             const char *why = r == Z3_L_FALSE
                                   ? "its counterexamples need views of more than 256 MiB, which no "
                                     "replay can allocate"
                                   : "its counterexamples found need views of more than 256 MiB "
                                     "(no replay can allocate them), and no smaller one was found "
-                                    "within the time limit";
+                                    "within the budget";
             if (m) Z3_model_dec_ref(V->z, m);
             return unknown(V, p, t0, why);
         }
         verify_shrink(V, violation, within, others, &m);
+        if (V->expired) {
+            Z3_model_dec_ref(V->z, m);
+            return unknown(V, p, t0, NULL);
+        }
     }
     char *inputs = NULL, *shown = NULL;
     size_t shown_len = 0;
@@ -239,14 +271,14 @@ static bool proved_inductively(Verifier *V, const VProp *p) {
     if (!p->ind_violation || ((p->ind_taint | V->assume_taint) & ~soft)) return false;
     Z3_ast assume = V->assume;
     V->assume = V->assume_ind;
-    Z3_lbool r = verify_check(V, p->ind_violation, VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
+    Z3_lbool r = verify_check(V, p->ind_violation, VERIFY_ANY, V->opt->budget, NULL, NULL);
     V->assume = assume;
     return r == Z3_L_FALSE;
 }
 
 /* The unrolled run's query: runs of at most 1 iteration of every loop with small
  * integer inputs, then of at most 2 (small formulas, small counterexamples, each under a
- * sixth of the time limit), then every run within --unwind. *within says where a model
+ * sixth of the budget), then every run within --unwind. *within says where a model
  * was found. */
 static Z3_lbool search_small(Verifier *V, Z3_ast violation, int *within, Z3_model *m) {
     static const unsigned small[3] = {1, 2, 4};
@@ -255,7 +287,7 @@ static Z3_lbool search_small(Verifier *V, Z3_ast violation, int *within, Z3_mode
         bool looped = !Z3_is_eq_ast(V->z, V->beyond_at[s], Z3_mk_false(V->z));
         int w =
             (looped ? VERIFY_WITHIN_SMALL + s : VERIFY_ANY) | (s == 0 ? VERIFY_SMALL_INPUTS : 0);
-        if (verify_check(V, violation, w, V->opt->timeout_s / 6, m, NULL) == Z3_L_TRUE) {
+        if (verify_check(V, violation, w, V->opt->budget / 6, m, NULL) == Z3_L_TRUE) {
             *within = w;
             return Z3_L_TRUE;
         }
@@ -267,7 +299,7 @@ static Z3_lbool search_small(Verifier *V, Z3_ast violation, int *within, Z3_mode
 
 static Z3_lbool search(Verifier *V, Z3_ast violation, int *within, Z3_model *m, const char **why) {
     if (search_small(V, violation, within, m) == Z3_L_TRUE) return Z3_L_TRUE;
-    return verify_check(V, violation, VERIFY_ANY, V->opt->timeout_s, m, why);
+    return verify_check(V, violation, VERIFY_ANY, V->opt->budget, m, why);
 }
 
 /* Decides one property and prints its verdict. A property whose condition holds a value
@@ -275,8 +307,7 @@ static Z3_lbool search(Verifier *V, Z3_ast violation, int *within, Z3_model *m, 
  * values the real one cannot reach. One reached through such a value (a branch on it)
  * is decided over every value the fresh term can take: unsat proves it, and a model
  * through it is no counterexample. */
-static Verdict decide(Verifier *V, const VProp *p) {
-    double t0 = timing_monotonic_seconds();
+static Verdict decide_queries(Verifier *V, const VProp *p, double t0) {
     if (z3_failed) return unknown(V, p, t0, "the model could not be built (Z3 error)");
     unsigned hard = (p->taint | V->assume_taint) & ~(V->loop_bit | V->nan_bit | V->range_bits);
     if (p->kind == VK_UNMODELLED || hard) return unknown_taint(V, p, t0, hard | p->taint);
@@ -290,7 +321,7 @@ static Verdict decide(Verifier *V, const VProp *p) {
         report(V, p, VD_VERIFIED, timing_monotonic_seconds() - t0, &o);
         return VD_VERIFIED;
     }
-    if (r != Z3_L_TRUE) r = verify_check(V, violation, VERIFY_ANY, V->opt->timeout_s, &m, &why);
+    if (r != Z3_L_TRUE) r = verify_check(V, violation, VERIFY_ANY, V->opt->budget, &m, &why);
     if (r == Z3_L_TRUE && ((p->taint | p->path_taint) & V->nan_bit) &&
         !Z3_is_eq_ast(V->z, V->nan_sites, Z3_mk_false(V->z))) {
         /* again, with no to_bits seeing a NaN whose bits the hardware picks */
@@ -313,6 +344,23 @@ static Verdict decide(Verifier *V, const VProp *p) {
     Outcome o = no_outcome(vd == VD_BOUNDED ? "a loop runs past --unwind for some input" : NULL);
     report(V, p, vd, timing_monotonic_seconds() - t0, &o);
     return vd;
+}
+
+/* Starts a property's (or the prologue's) wall-clock safety bound. */
+static void start_clock(Verifier *V) {
+    V->expired = false;
+    V->deadline = timing_monotonic_seconds() + V->opt->timeout_s;
+}
+
+/* Decides one property under the budget; where the wall-clock bound ran out first (here,
+ * or in the prologue's check), the verdict is unknown and says so, whatever the queries
+ * answered, so that every other verdict is the budget's alone. */
+static Verdict decide(Verifier *V, const VProp *p) {
+    double t0 = timing_monotonic_seconds();
+    start_clock(V);
+    V->expired = V->prologue_expired;
+    Verdict vd = decide_queries(V, p, t0); /* report() turns it unknown if expired */
+    return V->expired ? VD_UNKNOWN : vd;
 }
 
 /* Two stored values of type t differ: floats as SMT values (all NaNs one, +0 and -0 two). */
@@ -380,7 +428,9 @@ static VProp implements_prop(Verifier *V, const Item *g) {
 
 /* Whether the prologue's assumption can hold at all; prints the vacuous verdict if not. */
 static bool vacuous(Verifier *V, const Item *fn, const char *what) {
-    Z3_lbool r = verify_check(V, Z3_mk_true(V->z), VERIFY_ANY, V->opt->timeout_s, NULL, NULL);
+    start_clock(V);
+    Z3_lbool r = verify_check(V, Z3_mk_true(V->z), VERIFY_ANY, V->opt->budget, NULL, NULL);
+    if (V->expired) V->prologue_expired = true; /* its properties say so (decide) */
     if (r != Z3_L_FALSE) return false;
     const Expr *req = fn->u.fn.requires;
     VProp p = {.kind = VK_REQUIRES,

@@ -2,8 +2,10 @@
  *
  * A query is the top function's prologue (`assume`: its requires, and its extents equal
  * to the views' lengths), the side facts about fresh terms, the property's violation and,
- * for the unrolled run, "no loop runs past --unwind", in a fresh solver under the time
- * limit. Formulas without floats go to Z3's QF_ABV solver, which decides 64-bit index
+ * for the unrolled run, "no loop runs past --unwind", in a fresh solver under a share
+ * of the property's resource budget (Z3's rlimit: it counts the solver's own work, so
+ * the same query gets the same answer on any machine at any load) and the wall clock
+ * left to the property's safety bound (--timeout), whose expiry the verdict reports. Formulas without floats go to Z3's QF_ABV solver, which decides 64-bit index
  * arithmetic several times faster than the default portfolio; with floats the default
  * picks the FP theory.
  *
@@ -68,9 +70,49 @@ static bool holds_float(Verifier *V, Z3_ast t, IdSet *seen) {
     return false;
 }
 
+/* The wall clock left to the safety bound, in milliseconds for Z3 (at least 1). */
+static unsigned ms_left(Verifier *V) {
+    double ms = (V->deadline - timing_monotonic_seconds()) * 1000.0;
+    return ms < 1 ? 1u : ms > 4e9 ? 4000000000u : (unsigned)ms;
+}
+
+/* Limits a solver to rlimit resource units (what decides: Z3 counts its own work, the
+ * same on every machine) and to the wall clock left (the safety bound). */
+static void set_limits(Verifier *V, Z3_solver s, unsigned rlimit) {
+    Z3_params p = Z3_mk_params(V->z);
+    Z3_params_inc_ref(V->z, p);
+    Z3_params_set_uint(V->z, p, Z3_mk_string_symbol(V->z, "rlimit"), rlimit ? rlimit : 1);
+    Z3_params_set_uint(V->z, p, Z3_mk_string_symbol(V->z, "timeout"), ms_left(V));
+    Z3_solver_set_params(V->z, s, p);
+    Z3_params_dec_ref(V->z, p);
+}
+
+/* After an unknown answer: whether the wall clock, not the resource count, stopped it.
+ * Z3 says "canceled" for both in some paths (an incremental solver's rlimit), so the
+ * clock decides: an answer within 50 ms of the bound counts as the bound's. */
+static void note_expiry(Verifier *V, Z3_solver s) {
+    const char *why = Z3_solver_get_reason_unknown(V->z, s);
+    if ((why && strstr(why, "timeout")) || timing_monotonic_seconds() >= V->deadline - 0.05)
+        V->expired = true;
+}
+
+/* The resource units the context has spent so far (its solvers' count is the context's),
+ * modulo 2^32 as Z3 reports it: differences of two readings are exact below that. */
+static unsigned spent(Verifier *V, Z3_solver s) {
+    Z3_stats st = Z3_solver_get_statistics(V->z, s);
+    Z3_stats_inc_ref(V->z, st);
+    unsigned n = 0;
+    for (unsigned i = 0; i < Z3_stats_size(V->z, st); i++)
+        if (strcmp(Z3_stats_get_key(V->z, st, i), "rlimit count") == 0 &&
+            Z3_stats_is_uint(V->z, st, i))
+            n = Z3_stats_get_uint_value(V->z, st, i);
+    Z3_stats_dec_ref(V->z, st);
+    return n;
+}
+
 /* QF_ABV for a formula without floats (several times faster on index arithmetic than
  * the default portfolio), the default (which picks the FP theory) otherwise. */
-static Z3_solver new_solver(Verifier *V, Z3_ast q, double seconds) {
+static Z3_solver new_solver(Verifier *V, Z3_ast q, unsigned rlimit) {
     bool fp = V->has_float;
     if (fp) {
         IdSet seen = {0};
@@ -80,15 +122,7 @@ static Z3_solver new_solver(Verifier *V, Z3_ast q, double seconds) {
     Z3_solver s =
         fp ? Z3_mk_solver(V->z) : Z3_mk_solver_for_logic(V->z, Z3_mk_string_symbol(V->z, "QF_ABV"));
     Z3_solver_inc_ref(V->z, s);
-    Z3_params p = Z3_mk_params(V->z);
-    Z3_params_inc_ref(V->z, p);
-    double ms = seconds * 1000.0;
-    Z3_params_set_uint(V->z, p, Z3_mk_string_symbol(V->z, "timeout"),
-                       ms < 1     ? 1u
-                       : ms > 4e9 ? 4000000000u
-                                  : (unsigned)ms);
-    Z3_solver_set_params(V->z, s, p);
-    Z3_params_dec_ref(V->z, p);
+    set_limits(V, s, rlimit);
     return s;
 }
 
@@ -231,9 +265,15 @@ static Z3_ast abstracted(Verifier *V, Z3_ast f) {
 
 /* ---- queries ---- */
 
-static Z3_lbool solve(Verifier *V, Z3_ast q, double seconds, Z3_model *model, const char **reason) {
+static Z3_lbool solve(Verifier *V, Z3_ast q, unsigned rlimit, Z3_model *model,
+                      const char **reason) {
     double t0 = timing_monotonic_seconds();
-    Z3_solver s = new_solver(V, q, seconds);
+    if (t0 >= V->deadline) { /* the safety bound is spent: no query is asked */
+        V->expired = true;
+        return Z3_L_UNDEF;
+    }
+    Z3_solver s = new_solver(V, q, rlimit);
+    unsigned before = getenv("CAIRN_VERIFY_DEBUG") ? spent(V, s) : 0;
     Z3_solver_assert(V->z, s, q);
     if (getenv("CAIRN_VERIFY_SMT2")) {
         static int nq;
@@ -250,49 +290,55 @@ static Z3_lbool solve(Verifier *V, Z3_ast q, double seconds, Z3_model *model, co
         *model = Z3_solver_get_model(V->z, s);
         Z3_model_inc_ref(V->z, *model);
     }
+    if (r == Z3_L_UNDEF) note_expiry(V, s);
     if (r == Z3_L_UNDEF && reason)
         *reason = arena_strdup(V->prog->arena, Z3_solver_get_reason_unknown(V->z, s));
-    Z3_solver_dec_ref(V->z, s);
     if (getenv("CAIRN_VERIFY_DEBUG"))
-        fprintf(stderr, "  [query %.2f s: %s]\n", timing_monotonic_seconds() - t0,
+        fprintf(stderr, "  [query %.2f s, %llu of %u units: %s]\n", timing_monotonic_seconds() - t0,
+                (unsigned long long)(spent(V, s) - before), rlimit,
                 r == Z3_L_TRUE    ? "sat"
                 : r == Z3_L_FALSE ? "unsat"
                                   : "unknown");
+    Z3_solver_dec_ref(V->z, s);
     return r;
 }
 
-Z3_lbool verify_check(Verifier *V, Z3_ast f, int within, double seconds, Z3_model *model,
+Z3_lbool verify_check(Verifier *V, Z3_ast f, int within, unsigned rlimit, Z3_model *model,
                       const char **reason) {
     Z3_ast q = query(V, f, within);
     Z3_ast abs = V->nmuls > 0 ? abstracted(V, q) : NULL;
-    if (abs) {
-        double t = seconds / 2 < 4.0 ? seconds / 2 : 4.0;
-        if (solve(V, abs, t, NULL, NULL) == Z3_L_FALSE) return Z3_L_FALSE;
-    }
-    return solve(V, q, seconds, model, reason);
+    if (abs && solve(V, abs, rlimit / 5 * 2, NULL, NULL) == Z3_L_FALSE) return Z3_L_FALSE;
+    return solve(V, q, rlimit, model, reason);
 }
 
 /* ---- shrinking a counterexample ---- */
 
+/* Shrinking spends at most `share` of the budget's units from the context's count at
+ * `start`, each try at most a sixth of that; the wall-clock bound also stops it. */
 typedef struct Shrink {
     Z3_solver s;
     Z3_model *model;
-    double deadline;
+    unsigned start, share;
 } Shrink;
+
+static unsigned shrink_left(Verifier *V, const Shrink *S) {
+    unsigned used = spent(V, S->s) - S->start;
+    if (timing_monotonic_seconds() >= V->deadline) return 0;
+    return used >= S->share ? 0 : S->share - used;
+}
+
+static bool shrink_spent(Verifier *V, const Shrink *S) { return shrink_left(V, S) == 0; }
 
 /* Keeps c when the violation still holds with it (the model follows). */
 static bool try_keep(Verifier *V, Shrink *S, Z3_ast c) {
-    double left = S->deadline - timing_monotonic_seconds();
-    if (left <= 0.01) return false;
-    Z3_params p = Z3_mk_params(V->z);
-    Z3_params_inc_ref(V->z, p);
-    Z3_params_set_uint(V->z, p, Z3_mk_string_symbol(V->z, "timeout"),
-                       (unsigned)(1000 * (left < 0.5 ? left : 0.5)));
-    Z3_solver_set_params(V->z, S->s, p);
-    Z3_params_dec_ref(V->z, p);
+    unsigned left = shrink_left(V, S), per_try = S->share / 6 ? S->share / 6 : 1;
+    if (left == 0) return false;
+    set_limits(V, S->s, left < per_try ? left : per_try);
     Z3_solver_push(V->z, S->s);
     Z3_solver_assert(V->z, S->s, c);
-    if (Z3_solver_check(V->z, S->s) != Z3_L_TRUE) {
+    Z3_lbool r = Z3_solver_check(V->z, S->s);
+    if (r == Z3_L_UNDEF) note_expiry(V, S->s);
+    if (r != Z3_L_TRUE) {
         Z3_solver_pop(V->z, S->s, 1);
         return false;
     }
@@ -318,11 +364,11 @@ static void smallest(Verifier *V, Shrink *S, Z3_ast t, bool sign) {
                  : Z3_mk_bvule(z, t, bound);
         if (try_keep(V, S, within)) break;
         uint64_t top = sign ? limit >> 1 : limit;
-        if (hi >= top || timing_monotonic_seconds() >= S->deadline) return;
+        if (hi >= top || shrink_spent(V, S)) return;
         lo = hi + 1;
         hi = hi > (top - 1) / 2 ? top : 2 * hi + 1;
     }
-    while (lo < hi && timing_monotonic_seconds() < S->deadline) {
+    while (lo < hi && !shrink_spent(V, S)) {
         uint64_t mid = lo + (hi - lo) / 2;
         Z3_ast bound = Z3_mk_unsigned_int64(z, mid, s);
         Z3_ast within =
@@ -344,9 +390,10 @@ static Z3_ast not_nan(Verifier *V, const Type *t, Z3_ast stored) {
 }
 
 void verify_shrink(Verifier *V, Z3_ast f, int within, Z3_ast others, Z3_model *model) {
-    double budget = V->opt->timeout_s < 3 ? V->opt->timeout_s : 3;
+    unsigned share = V->opt->budget / 10 * 3;
     Z3_ast q = query(V, f, within);
-    Shrink S = {new_solver(V, q, budget), model, timing_monotonic_seconds() + budget};
+    Shrink S = {new_solver(V, q, share), model, 0, share};
+    S.start = spent(V, S.s);
     Z3_solver_assert(V->z, S.s, q);
     try_keep(V, &S, Z3_mk_not(V->z, others)); /* the replay traps here, not elsewhere first */
     for (int i = 0; i < V->ninputs; i++)      /* the shortest views */
@@ -369,9 +416,9 @@ void verify_shrink(Verifier *V, Z3_ast f, int within, Z3_ast others, Z3_model *m
         } else if (type_is_compute_float(c->elem) && !try_keep(V, &S, Z3_mk_eq(V->z, c->val, zero)))
             try_keep(V, &S, not_nan(V, c->elem, c->val));
     }
-    Z3_solver_dec_ref(V->z, S.s);
     if (getenv("CAIRN_VERIFY_DEBUG"))
-        fprintf(stderr, "  [shrink %.2f s]\n", timing_monotonic_seconds() - S.deadline + budget);
+        fprintf(stderr, "  [shrink: %u units left]\n", shrink_left(V, &S));
+    Z3_solver_dec_ref(V->z, S.s);
 }
 
 /* ---- what a replay can allocate ---- */

@@ -42,7 +42,7 @@ static void add_write(Writes *w, const Expr *e) {
     w->syms[w->n++] = e->u.name.sym;
 }
 
-static void writes_block(const Block *b, Writes *w);
+static void writes_stmts(const Block *b, Writes *w);
 
 /* A call writes what it passes to an `rw` parameter; an atomic its element; another
  * builtin (observe aside) any array it is given. */
@@ -62,65 +62,49 @@ static void writes_call(const Expr *e, Writes *w) {
     }
 }
 
-static void writes_expr(const Expr *e, Writes *w) {
-    if (!e) return;
-    switch (e->kind) {
-    case EXPR_UNARY: writes_expr(e->u.unary.operand, w); break;
-    case EXPR_BINARY:
-        writes_expr(e->u.binary.lhs, w);
-        writes_expr(e->u.binary.rhs, w);
-        break;
-    case EXPR_CALL:
-        for (int i = 0; i < e->u.call.nargs; i++) writes_expr(e->u.call.args[i], w);
-        writes_call(e, w);
-        break;
-    case EXPR_INDEX: writes_expr(e->u.index.index, w); break;
-    case EXPR_MEMBER: writes_expr(e->u.member.base, w); break;
-    case EXPR_CONVERT: writes_expr(e->u.convert.arg, w); break;
-    case EXPR_REDUCE:
-        writes_expr(e->u.reduce.lo, w);
-        writes_expr(e->u.reduce.count, w);
-        writes_expr(e->u.reduce.body, w);
-        if (e->u.reduce.scan) add_write(w, e->u.reduce.into);
-        break;
-    default: break;
-    }
+/* Every expression, wherever it sits (a loop's bounds, a buffer's count, a region's
+ * grid: ast_visit_exprs' walk, which the syntax keeps whole): a call's or a scan's
+ * writes. */
+static void writes_visit(Expr *e, void *ctx) {
+    Writes *w = ctx;
+    if (e->kind == EXPR_CALL) writes_call(e, w);
+    if (e->kind == EXPR_REDUCE && e->u.reduce.scan) add_write(w, e->u.reduce.into);
 }
 
+/* The statements' own writes: assignments' targets, and whether one returns. No
+ * default case: a new kind of statement does not compile here until someone says what
+ * it writes. */
 static void writes_stmt(const Stmt *s, Writes *w) {
     switch (s->kind) {
-    case STMT_LET: writes_expr(s->u.let.init, w); break;
-    case STMT_ASSIGN:
-        add_write(w, s->u.assign.target);
-        writes_expr(s->u.assign.target, w);
-        writes_expr(s->u.assign.value, w);
-        break;
-    case STMT_EXPR: writes_expr(s->u.expr, w); break;
+    case STMT_ASSIGN: add_write(w, s->u.assign.target); break;
+    case STMT_RETURN: w->returns = true; break;
     case STMT_IF:
-        writes_expr(s->u.if_.cond, w);
-        writes_block(s->u.if_.then, w);
+        writes_stmts(s->u.if_.then, w);
         if (s->u.if_.els) writes_stmt(s->u.if_.els, w);
         break;
-    case STMT_FOR: writes_block(s->u.for_.body, w); break;
-    case STMT_PARALLEL: writes_block(s->u.parallel.body, w); break;
-    case STMT_BLOCKS: writes_block(s->u.blocks.body, w); break;
-    case STMT_RETURN:
-        writes_expr(s->u.ret.value, w);
-        w->returns = true;
-        break;
-    case STMT_BLOCK: writes_block(s->u.block, w); break;
-    default: break;
+    case STMT_FOR: writes_stmts(s->u.for_.body, w); break;
+    case STMT_PARALLEL: writes_stmts(s->u.parallel.body, w); break;
+    case STMT_BLOCKS: writes_stmts(s->u.blocks.body, w); break;
+    case STMT_BLOCK: writes_stmts(s->u.block, w); break;
+    case STMT_LET:
+    case STMT_EXPR:
+    case STMT_BUFFER:
+    case STMT_SHARED:
+    case STMT_BARRIER: break; /* what they write is in their expressions, or new */
     }
 }
 
-static void writes_block(const Block *b, Writes *w) {
+static void writes_stmts(const Block *b, Writes *w) {
     for (int i = 0; i < b->nstmts; i++) writes_stmt(b->stmts[i], w);
 }
 
 bool verify_havoc_writes(Verifier *V, Block *b, Expr *e, unsigned bit) {
     Writes w = {0};
-    if (b) writes_block(b, &w);
-    if (e) writes_expr(e, &w);
+    if (b) {
+        ast_visit_exprs(b, writes_visit, &w);
+        writes_stmts(b, &w);
+    }
+    if (e) ast_visit_expr(e, writes_visit, &w);
     VCell *done[64];
     int ndone = 0;
     for (int i = 0; i < w.n; i++) {
@@ -240,12 +224,37 @@ static void buffer_stmt(Verifier *V, Stmt *s) {
     verify_bind(V, s->u.alloc.sym, c);
 }
 
+/* A blocks region's grid and thread counts, run on the host before the launch (their
+ * guards, their calls' writes), and the launch's limits the lowering checks after them
+ * (lower_blocks): at most 1024 threads a block, 2^31 - 1 blocks. */
+static void launch_shape(Verifier *V, Stmt *s) {
+    const Binder *shape[2] = {&s->u.blocks.grid, &s->u.blocks.threads};
+    Z3_ast n[2];
+    unsigned taint[2];
+    for (int k = 0; k < 2; k++) {
+        const Type *t = shape[k]->sym ? shape[k]->sym->type : shape[k]->count->type;
+        VVal lo = shape[k]->lo ? verify_expr(V, shape[k]->lo)
+                               : (VVal){verify_int_const(V, t, 0), 0, NULL};
+        VVal hi = verify_expr(V, shape[k]->count);
+        n[k] = verify_lane_count(V, lo, hi, t);
+        taint[k] = lo.taint | hi.taint;
+    }
+    Expr *threads = shape[1]->count, *grid = shape[0]->count;
+    verify_guard(V, VK_LAUNCH, threads, threads->span, "a block of more than 1024 threads",
+                 Z3_mk_bvule(V->z, n[1], verify_u64(V, 1024)), taint[1]);
+    verify_guard(V, VK_LAUNCH, grid, grid->span, "more blocks than one device launch holds",
+                 Z3_mk_bvule(V->z, n[0], verify_u64(V, 0x7fffffff)), taint[0]);
+}
+
 /* Cooperative regions, shared arrays, barriers: not modelled; what the region writes
- * holds a fresh value after it, and everything after depends on it. */
+ * holds a fresh value after it, and everything after depends on it. A region's grid
+ * and thread counts run on the host before the launch, as modelled code: their guards
+ * are properties and their calls' writes happen. */
 static void coop_stmt(Verifier *V, Stmt *s) {
     const char *what = s->kind == STMT_BLOCKS   ? "a cooperative blocks region"
                        : s->kind == STMT_SHARED ? "a shared array"
                                                 : "a barrier";
+    if (s->kind == STMT_BLOCKS) launch_shape(V, s);
     verify_unmodelled(V, s, s->span, what);
     unsigned bit =
         verify_taint_bit(V, s->span, arena_printf(V->prog->arena, "%s is not modelled", what));

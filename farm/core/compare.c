@@ -290,6 +290,10 @@ static void add_refusal(cJSON *report, double work, double max_work) {
 cJSON *compare_results(const cJSON *results, const cJSON *cases, double max_work) {
     Results r;
     results_parse(results, &r);
+    if (r.incomplete) { /* out of memory: no comparison, rather than a wrong one */
+        results_free(&r);
+        return NULL;
+    }
     cJSON *report = cJSON_CreateObject();
     cJSON *columns = cJSON_AddArrayToObject(report, "columns");
     for (size_t i = 0; i < r.n; i++)
@@ -302,7 +306,7 @@ cJSON *compare_results(const cJSON *results, const cJSON *cases, double max_work
     } else {
         Row cells = {calloc(r.n + 1, sizeof *cells.cases), calloc(r.n + 1, sizeof *cells.cols), 0};
         const cJSON *c;
-        cJSON_ArrayForEach(c, cases) {
+        cJSON_ArrayForEach(c, (cells.cases && cells.cols ? cases : NULL)) {
             if (!cJSON_IsString(c)) continue;
             cJSON *row = cJSON_CreateObject();
             cJSON_AddStringToObject(row, "case", c->valuestring);
@@ -396,6 +400,10 @@ void compare_print(FILE *out, const cJSON *report) {
 }
 
 int compare_emit(const cJSON *report, int as_json) {
+    if (!report) {
+        fprintf(stderr, "cairn-farm compare: out of memory\n");
+        return 2;
+    }
     const char *refused = json_str(report, "refused");
     if (refused) {
         fprintf(stderr, "cairn-farm compare: %s\n", refused);

@@ -130,11 +130,14 @@ static cJSON *distinct_cells(cJSON *jobs, Err *e) {
     const cJSON *job;
     cJSON_ArrayForEach(job, jobs) {
         const char *id = json_str(job, "cell_id");
-        if (util_nameset_add(&seen, id, 0) != 0) {
-            err_set(e,
-                    "matrix names cell %s twice (a value listed twice in an axis or in "
-                    "\"cells\")",
-                    id);
+        int added = id ? util_nameset_add(&seen, id, 0) : -1;
+        if (added != 0) {
+            if (added < 0) err_set(e, "out of memory expanding the matrix");
+            else
+                err_set(e,
+                        "matrix names cell %s twice (a value listed twice in an axis or in "
+                        "\"cells\")",
+                        id);
             cJSON_Delete(jobs);
             jobs = NULL;
             break;

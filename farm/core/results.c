@@ -58,9 +58,13 @@ static char *obs_key(const char *name, size_t k) {
     if (k == 1) return strdup(name);
     size_t cap = strlen(name) + 24;
     char *key = malloc(cap);
-    snprintf(key, cap, "%s#%zu", name, k);
+    if (key) snprintf(key, cap, "%s#%zu", name, k);
     return key;
 }
+
+/* An allocation failed while parsing OUT: it is incomplete, and nothing may be concluded
+ * from it (compare_results refuses to compare it; a run's comparison is tried again). */
+static void incomplete(CaseResult *out) { out->incomplete = 1; }
 
 static void parse_observations(const cJSON *c, CaseResult *out) {
     const cJSON *list = items(c, "observations", &out->n_obs), *o;
@@ -68,6 +72,12 @@ static void parse_observations(const cJSON *c, CaseResult *out) {
     size_t *seen = calloc(out->n_obs + 1, sizeof *seen); /* occurrences, per distinct name */
     NameSet names = {0};                                 /* name -> its slot in seen */
     size_t i = 0, distinct = 0;
+    if (!out->obs || !seen) {
+        free(seen);
+        out->n_obs = 0;
+        incomplete(out);
+        return;
+    }
     cJSON_ArrayForEach(o, list) {
         Observation *x = &out->obs[i];
         x->name = json_str(o, "name") ? json_str(o, "name") : "";
@@ -75,10 +85,12 @@ static void parse_observations(const cJSON *c, CaseResult *out) {
         x->sha256 = json_str(o, "sha256");
         x->count = json_num(o, "count", 0);
         size_t slot;
-        if (!util_nameset_get(&names, x->name, &slot))
-            util_nameset_add(&names, x->name, slot = distinct++);
+        if (!util_nameset_get(&names, x->name, &slot) &&
+            util_nameset_add(&names, x->name, slot = distinct++) < 0)
+            incomplete(out);
         x->key = obs_key(x->name, ++seen[slot]);
-        util_nameset_add(&out->by_key, x->key, i); /* the first of two equal keys stays */
+        /* the first of two equal keys stays */
+        if (!x->key || util_nameset_add(&out->by_key, x->key, i) < 0) incomplete(out);
         i++;
     }
     util_nameset_free(&names);
@@ -89,6 +101,11 @@ static void parse_bounds(const cJSON *c, CaseResult *out) {
     const cJSON *list = items(c, "bounds", &out->n_bounds), *b;
     out->bounds = calloc(out->n_bounds + 1, sizeof *out->bounds);
     size_t i = 0;
+    if (!out->bounds) {
+        out->n_bounds = 0;
+        incomplete(out);
+        return;
+    }
     cJSON_ArrayForEach(b, list) {
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(b, "ratio");
         out->bounds[i++] =
@@ -96,8 +113,9 @@ static void parse_bounds(const cJSON *c, CaseResult *out) {
                     cJSON_IsNumber(r) ? r->valuedouble : INFINITY, is_true(b, "ok")};
     }
     for (size_t k = out->n_bounds; k-- > 0;) /* from the last: a name's last entry is kept */
-        if (out->bounds[k].observation)
-            util_nameset_add(&out->bound_of, out->bounds[k].observation, k);
+        if (out->bounds[k].observation &&
+            util_nameset_add(&out->bound_of, out->bounds[k].observation, k) < 0)
+            incomplete(out);
 }
 
 void results_case_parse(const cJSON *c, CaseResult *out) {
@@ -113,9 +131,13 @@ void results_case_parse(const cJSON *c, CaseResult *out) {
     const cJSON *list = items(c, "checks", &out->n_checks), *x;
     out->checks = calloc(out->n_checks + 1, sizeof *out->checks);
     size_t i = 0;
-    cJSON_ArrayForEach(x, list) out->checks[i++] = (Check){json_str(x, "name"), is_true(x, "ok")};
+    if (!out->checks) out->n_checks = 0, incomplete(out);
+    else
+        cJSON_ArrayForEach(x, list) out->checks[i++] =
+            (Check){json_str(x, "name"), is_true(x, "ok")};
     cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "fixed")) {
-        if (cJSON_IsString(x)) util_nameset_add(&out->fixed, x->valuestring, 0);
+        if (cJSON_IsString(x) && util_nameset_add(&out->fixed, x->valuestring, 0) < 0)
+            incomplete(out);
     }
 }
 
@@ -129,7 +151,7 @@ void results_case_free(CaseResult *c) {
     util_nameset_free(&c->fixed);
 }
 
-static void parse_evidence(const cJSON *res, Evidence *out) {
+static void parse_evidence(const cJSON *res, Evidence *out, int *failed) {
     *out = (Evidence){.machine = json_str(res, "machine"),
                       .cell_id = json_str(res, "cell_id"),
                       .evidence = json_str(res, "evidence"),
@@ -140,9 +162,12 @@ static void parse_evidence(const cJSON *res, Evidence *out) {
     const cJSON *list = items(pred, "cases", &out->n_cases);
     out->cases = calloc(out->n_cases + 1, sizeof *out->cases);
     size_t i = 0;
-    cJSON_ArrayForEach(c, list) {
+    if (!out->cases) out->n_cases = 0, *failed = 1;
+    cJSON_ArrayForEach(c, (out->cases ? list : NULL)) {
         results_case_parse(c, &out->cases[i]);
-        if (out->cases[i].path) util_nameset_add(&out->by_case, out->cases[i].path, i);
+        *failed |= out->cases[i].incomplete;
+        if (out->cases[i].path && util_nameset_add(&out->by_case, out->cases[i].path, i) < 0)
+            *failed = 1;
         i++;
     }
 }
@@ -154,7 +179,9 @@ void results_parse(const cJSON *results, Results *out) {
     out->cells = calloc(out->n + 1, sizeof *out->cells);
     const cJSON *res;
     size_t i = 0;
-    cJSON_ArrayForEach(res, results) parse_evidence(res, &out->cells[i++]);
+    if (!out->cells) out->n = 0, out->incomplete = 1;
+    cJSON_ArrayForEach(res, (out->cells ? results : NULL))
+        parse_evidence(res, &out->cells[i++], &out->incomplete);
 }
 
 void results_free(Results *r) {

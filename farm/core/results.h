@@ -69,6 +69,7 @@ typedef struct {
     NameSet by_key;   /* observation key -> index in obs (the first of two equal keys) */
     NameSet bound_of; /* observation name -> index in bounds of its last entry */
     NameSet fixed;    /* names whose bits must agree although unordered */
+    int incomplete;   /* an allocation failed: the lists above miss entries */
 } CaseResult;
 
 /* One cell's filed evidence: a column of the comparison. */
@@ -84,6 +85,7 @@ typedef struct {
 typedef struct {
     Evidence *cells;
     size_t n;
+    int incomplete; /* an allocation failed: nothing may be concluded from these */
 } Results;
 
 /* RESULTS' cells (a JSON array; anything else reads as none) into OUT. */

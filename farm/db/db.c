@@ -13,6 +13,7 @@
 #include "db/db_backend_internal.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,7 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
                          " WHERE token_hash=$1",
                          DB_ARGS(DB_TEXT(token_hash)));
     int found = db->be->next(r);
+    int failed = !found && db->be->failed(r);
     if (found) {
         memset(out, 0, sizeof *out);
         out->id = db_col_long(db, r, 0);
@@ -217,13 +219,33 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
         snprintf(out->keyid, sizeof out->keyid, "%s", db_col_text(db, r, 2));
         out->public_pem = strdup(db_col_text(db, r, 3));
         out->caps = calloc(1, sizeof *out->caps);
-        out->caps->json = db_col_json(db, r, 4);
-        atomic_init(&out->caps->refs, 1);
+        if (out->caps) {
+            out->caps->json = db_col_json(db, r, 4);
+            atomic_init(&out->caps->refs, 1);
+        }
+        if (!out->public_pem || !out->caps) failed = 1; /* out of memory: as the store failing */
         out->revoked = (int)db_col_long(db, r, 5);
     }
     db->be->finish(r);
     db->be->release(db, c, 0);
+    if (failed) {
+        if (found) db_agent_free(out);
+        return DB_UNAVAILABLE;
+    }
     return found && !out->revoked ? 1 : (found ? (db_agent_free(out), 0) : 0);
+}
+
+int db_enrol_room(Db *db, const char *keyid, long max) {
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r = db_query(db, c,
+                         "SELECT (SELECT COUNT(*) FROM agents WHERE keyid=$1),"
+                         " (SELECT COUNT(*) FROM agents WHERE revoked=0)",
+                         DB_ARGS(DB_TEXT(keyid)));
+    int room = DB_UNAVAILABLE;
+    if (db->be->next(r)) room = db_col_long(db, r, 0) > 0 || db_col_long(db, r, 1) < max;
+    db->be->finish(r);
+    db->be->release(db, c, 0);
+    return room;
 }
 
 int db_agent_revoke(Db *db, long id) {
@@ -454,17 +476,21 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
     DbConn *c = db->be->acquire(db, 0);
     double until = timing_now_seconds() + lease_s;
     int rc = -1;
-    if (db_exec(db, c,
-                "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
-                " AND agent_id=$5 AND state='running'",
-                DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""),
-                        DB_REAL(timing_now_seconds()), DB_INT(job_id), DB_INT(agent_id))) == 1) {
+    long n = db_exec(db, c,
+                     "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
+                     " AND agent_id=$5 AND state='running'",
+                     DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""),
+                             DB_REAL(timing_now_seconds()), DB_INT(job_id), DB_INT(agent_id)));
+    if (n == 1) {
         *expires = until;
         rc = 0;
+    } else if (n < 0) {
+        rc = DB_UNAVAILABLE; /* the store failed: the lease may well be this agent's */
     } else {
         DbRows *r = db_query(db, c, "SELECT state FROM jobs WHERE id=$1 AND agent_id=$2",
                              DB_ARGS(DB_INT(job_id), DB_INT(agent_id)));
         if (db->be->next(r) && !strcmp(db_col_text(db, r, 0), "cancelled")) rc = 1;
+        else if (db->be->failed(r)) rc = DB_UNAVAILABLE;
         db->be->finish(r);
     }
     db->be->release(db, c, 0);
@@ -523,6 +549,7 @@ int db_job_get(Db *db, long job_id, Job *out) {
         db_query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE id=$1", DB_ARGS(DB_INT(job_id)));
     int found = db->be->next(r);
     if (found) db_job_from_row(db, r, out);
+    else if (db->be->failed(r)) found = DB_UNAVAILABLE;
     db->be->finish(r);
     db->be->release(db, c, 0);
     return found;
@@ -712,34 +739,48 @@ cJSON *db_run_results(Db *db, long run_id) {
 
 #define COUNT_STATE(s) " SUM(CASE WHEN j.state='" s "' THEN 1 ELSE 0 END)"
 
-cJSON *db_status_view(Db *db) {
-    static const char *const agent_cols[] = {"id",      "name",      "keyid", "caps",
+/* A run's row as the status and the index read it (FROM runs r, jobs joined as j). */
+#define RUN_ROW_SQL                                                                                                                                           \
+    "SELECT r.id, r.source_sha, COUNT(j.id)," COUNT_STATE("queued") "," COUNT_STATE("running") "," COUNT_STATE(                                               \
+        "done") "," COUNT_STATE("failed") "," COUNT_STATE("cancelled") ", r.created_at, r.submitter, r.commit_sha, r.branch, r.matrix_id, MIN(j.claimed_at)," \
+                                                                       " CASE WHEN" COUNT_STATE("queued") " +" COUNT_STATE(                                   \
+                                                                           "running") " > 0"                                                                  \
+                                                                                      " THEN NULL ELSE MAX(j.finished_at) END FROM runs r LEFT JOIN jobs j ON j.run_id=r.id"
+static const char *const AGENT_ROW_COLS[] = {"id",      "name",      "keyid", "caps",
                                              "revoked", "last_seen", NULL};
-    static const char *const run_cols[] = {"id",         "source_sha", "jobs",     "queued",
-                                           "running",    "done",       "failed",   "cancelled",
-                                           "created_at", "submitter",  "commit",   "branch",
-                                           "matrix_id",  "started",    "finished", NULL};
+static const char *const RUN_ROW_COLS[] = {
+    "id",         "source_sha", "jobs",   "queued", "running",   "done",    "failed",   "cancelled",
+    "created_at", "submitter",  "commit", "branch", "matrix_id", "started", "finished", NULL};
+
+cJSON *db_status_view(Db *db) {
     cJSON *out = cJSON_CreateObject();
     cJSON_AddItemToObject(
         out, "agents",
         db_rows_json(db, "SELECT id, name, keyid, caps, revoked, last_seen FROM agents ORDER BY id",
-                     DB_NO_ARGS, agent_cols, "---j--"));
-    cJSON_AddItemToObject(
-        out, "runs",
-        db_rows_json(
-            db,
-            "SELECT r.id, r.source_sha, COUNT(j.id)," COUNT_STATE("queued") "," COUNT_STATE("running") "," COUNT_STATE("done") "," COUNT_STATE(
-                "failed") "," COUNT_STATE("cancelled") ","
-                                                       " r.created_at, r.submitter, r.commit_sha, r.branch, r.matrix_id,"
-                                                       " MIN(j.claimed_at), CASE WHEN" COUNT_STATE("queued") " +" COUNT_STATE(
-                                                           "running") " > 0"
-                                                                      " THEN NULL ELSE MAX(j.finished_at) END FROM runs r"
-                                                                      " LEFT JOIN jobs j ON j.run_id=r.id GROUP BY r.id ORDER BY r.id",
-            DB_NO_ARGS, run_cols, "--------------"));
+                     DB_NO_ARGS, AGENT_ROW_COLS, "---j--"));
+    cJSON_AddItemToObject(out, "runs",
+                          db_rows_json(db, RUN_ROW_SQL " GROUP BY r.id ORDER BY r.id", DB_NO_ARGS,
+                                       RUN_ROW_COLS, "--------------"));
     static const char *const event_cols[] = {"job", "agent", "kind", "at", NULL};
     cJSON_AddItemToObject(
         out, "events",
         db_rows_json(db, "SELECT job_id, agent_id, kind, at FROM events ORDER BY id DESC LIMIT 50",
                      DB_NO_ARGS, event_cols, "----"));
+    return out;
+}
+
+cJSON *db_index_view(Db *db, long runs_before, long agents_after, int limit) {
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddItemToObject(
+        out, "agents",
+        db_rows_json(db,
+                     "SELECT id, name, keyid, caps, revoked, last_seen FROM agents"
+                     " WHERE revoked=0 AND id > $1 ORDER BY id LIMIT $2",
+                     DB_ARGS(DB_INT(agents_after), DB_INT(limit)), AGENT_ROW_COLS, "---j--"));
+    cJSON_AddItemToObject(
+        out, "runs",
+        db_rows_json(db, RUN_ROW_SQL " WHERE r.id < $1 GROUP BY r.id ORDER BY r.id DESC LIMIT $2",
+                     DB_ARGS(DB_INT(runs_before > 0 ? runs_before : LONG_MAX), DB_INT(limit)),
+                     RUN_ROW_COLS, "--------------"));
     return out;
 }

@@ -13,6 +13,11 @@
 
 typedef struct Db Db;
 
+/* What a lookup returns when the store itself failed (a PostgreSQL backend terminated,
+ * the server restarting): nothing is known, which is not an absence. The API answers it
+ * 503 store_unavailable, and agents retry. */
+#define DB_UNAVAILABLE (-9)
+
 /* An agent's capabilities, parsed once and shared, read-only, by every copy of the
  * agent (the agent cache's and each request's: a thousand long polls of one agent hold
  * one copy). */
@@ -54,7 +59,11 @@ void db_job_free(Job *j);
  * and fresh capabilities). Tokens are stored only as their SHA-256. */
 int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
                    const char *caps_json, const char *token_hash, long *id, Err *e);
+/* 1 found (OUT filled), 0 no live agent has the token, DB_UNAVAILABLE. */
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out);
+/* Whether key KEYID may enrol while at most MAX agents may be live: 1 (a key enrolled
+ * before, or fewer than MAX live agents), 0 (MAX live agents already), DB_UNAVAILABLE. */
+int db_enrol_room(Db *db, const char *keyid, long max);
 int db_agent_revoke(Db *db, long id);
 
 /* The farm a store belongs to: an id made once, and a fingerprint of its enrolment and
@@ -90,13 +99,15 @@ int db_run_cancel(Db *db, long run_id);
  * the store says AGENT is revoked (the statement checks it: a coordinator's cache of
  * agents may be a moment behind a revocation made at another). */
 int db_claim(Db *db, const Agent *agent, double lease_s, Job *out);
-/* Extends the lease; returns 0 ok, 1 cancelled, -1 when the lease is not this agent's. */
+/* Extends the lease; returns 0 ok, 1 cancelled, -1 when the lease is not this agent's,
+ * DB_UNAVAILABLE. */
 int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char *progress,
                  double *expires);
 /* Returns the number of jobs whose lease ran out (requeued or failed as agent_lost),
  * plus 1 when another coordinator said that jobs may have become claimable; on a
  * shared store it also renews this coordinator's sign of life. */
 int db_reap(Db *db, int max_attempts);
+/* 1 found (OUT filled), 0 no such job, DB_UNAVAILABLE. */
 int db_job_get(Db *db, long job_id, Job *out);
 /* Marks a running job of AGENT done, its bundle filed under the evidence path
  * EVIDENCE_PATH (evidence/<version>/<run>/<machine>/<cell>: the name its files are
@@ -148,6 +159,10 @@ void db_set_wal_pages(Db *db, long pages);
 cJSON *db_run_view(Db *db, long run_id);
 cJSON *db_run_results(Db *db, long run_id);
 cJSON *db_status_view(Db *db);
+/* The dashboard's index, one page of it: {"runs": at most LIMIT runs with an id below
+ * RUNS_BEFORE (0: the newest), newest first, "agents": at most LIMIT live (not revoked)
+ * agents with an id above AGENTS_AFTER, oldest first}; each row as db_status_view's. */
+cJSON *db_index_view(Db *db, long runs_before, long agents_after, int limit);
 /* Filed bundles (db_evidence.c). The manifest of the bundle filed under evidence path
  * REL (owned JSON), or NULL when no done job has one there. */
 cJSON *db_evidence_manifest(Db *db, const char *rel);

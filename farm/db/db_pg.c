@@ -133,11 +133,16 @@ static const char *prepared(PgConn *c, const char *sql, int n, char *name, size_
 }
 
 /* Parameters travel as text; PostgreSQL infers their types from the statement. */
+/* What a query that could not even be started (out of memory) returns: failed, no rows,
+ * and nothing for pg_finish to free. */
+static PgRows NO_ROWS = {.row = -1, .failed = 1};
+
 static DbRows *pg_query(DbConn *conn, const char *sql, const DbArg *args, int n) {
     PgConn *c = (PgConn *)conn;
     char numbers[16][32];
     const char *values[16];
     PgRows *r = calloc(1, sizeof *r);
+    if (!r) return (DbRows *)&NO_ROWS;
     r->row = -1;
     if (n > 16) {
         r->failed = 1;
@@ -193,6 +198,7 @@ static int pg_is_number(DbRows *rows, int col) {
 
 static void pg_finish(DbRows *rows) {
     PgRows *r = (PgRows *)rows;
+    if (r == &NO_ROWS) return;
     PQclear(r->res);
     free(r);
 }

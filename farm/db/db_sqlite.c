@@ -124,8 +124,7 @@ static int prepare(SqliteDb *s, const char *sql, SqliteRows *r) {
     }
     unsigned flags = k->sql ? 0 : SQLITE_PREPARE_PERSISTENT;
     if (sqlite3_prepare_v3(s->sql, sql, -1, flags, &r->st, NULL) != SQLITE_OK) return -1;
-    if (!k->sql) {
-        k->sql = strdup(sql);
+    if (!k->sql && (k->sql = strdup(sql)) != NULL) { /* kept, unless out of memory */
         k->st = r->st;
         k->busy = 1;
         r->kept = k;
@@ -133,9 +132,14 @@ static int prepare(SqliteDb *s, const char *sql, SqliteRows *r) {
     return 0;
 }
 
+/* What a query that could not even be started (out of memory) returns: failed, no rows,
+ * and nothing for sq_finish to free. */
+static SqliteRows NO_ROWS = {.rc = SQLITE_NOMEM};
+
 static DbRows *sq_query(DbConn *c, const char *sql, const DbArg *args, int n) {
     SqliteDb *s = (SqliteDb *)c;
     SqliteRows *r = calloc(1, sizeof *r);
+    if (!r) return (DbRows *)&NO_ROWS;
     r->fresh = 1;
     if (prepare(s, sql, r) != 0) {
         r->rc = SQLITE_ERROR;
@@ -186,6 +190,7 @@ static int sq_is_number(DbRows *rows, int col) {
 
 static void sq_finish(DbRows *rows) {
     SqliteRows *r = (SqliteRows *)rows;
+    if (r == &NO_ROWS) return;
     if (r->kept) {
         sqlite3_reset(r->st);
         sqlite3_clear_bindings(r->st);

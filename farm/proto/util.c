@@ -2,6 +2,7 @@
  * coordinator and the agent (see util.h). */
 #include "proto/util.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +12,13 @@
 #include <openssl/evp.h>
 
 char *util_b64_encode(const void *data, size_t len) {
+    assert(len <= (size_t)INT_MAX / 4 * 3); /* EVP_EncodeBlock counts in int */
     char *out = malloc(4 * ((len + 2) / 3) + 1);
-    if (out) EVP_EncodeBlock((unsigned char *)out, data, (int)len);
+    if (out) {
+        int n = EVP_EncodeBlock((unsigned char *)out, data, (int)len);
+        assert((size_t)n == 4 * ((len + 2) / 3)); /* every 3 bytes 4 characters, padded */
+        (void)n;
+    }
     return out;
 }
 
@@ -75,21 +81,42 @@ static size_t name_hash(const char *s) {
 
 /* The slot holding NAME, or the empty slot where it would go. */
 static size_t name_slot(const NameSet *set, const char *name) {
+    assert(set->cap > 0 && (set->cap & (set->cap - 1)) == 0 && set->n < set->cap);
     size_t i = name_hash(name) & (set->cap - 1);
     while (set->names[i] && strcmp(set->names[i], name) != 0) i = (i + 1) & (set->cap - 1);
     return i;
 }
+
+static _Thread_local unsigned long json_failures;
+
+static void *json_malloc(size_t n) {
+    void *p = malloc(n);
+    json_failures += !p;
+    return p;
+}
+
+void util_json_watch(void) {
+    cJSON_Hooks hooks = {json_malloc, free};
+    cJSON_InitHooks(&hooks);
+}
+
+unsigned long util_json_failures(void) { return json_failures; }
 
 int util_nameset_add(NameSet *set, const char *name, size_t value) {
     if (2 * (set->n + 1) > set->cap) { /* at most half full: probes stay short */
         NameSet bigger = {calloc(set->cap ? 2 * set->cap : 64, sizeof(char *)),
                           calloc(set->cap ? 2 * set->cap : 64, sizeof(size_t)),
                           set->cap ? 2 * set->cap : 64, 0};
+        if (!bigger.names || !bigger.values) { /* out of memory: SET as it was */
+            util_nameset_free(&bigger);
+            return -1;
+        }
         for (size_t i = 0; i < set->cap; i++)
             if (set->names[i]) util_nameset_add(&bigger, set->names[i], set->values[i]);
         util_nameset_free(set);
         *set = bigger;
     }
+    assert(2 * (set->n + 1) <= set->cap); /* at most half full after growing */
     size_t i = name_slot(set, name);
     if (set->names[i]) return 1;
     set->names[i] = name;

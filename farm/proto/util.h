@@ -32,7 +32,14 @@ typedef struct {
     size_t *values;
     size_t cap, n;
 } NameSet;
-/* 0 when NAME was added, 1 when it was there already (its value unchanged). */
+/* cJSON says nothing when an allocation fails: a node is left out, a print returns NULL.
+ * util_json_watch (once, at start) routes its allocations through a counter of the
+ * calling thread's failures, and util_json_failures reads it: a value built between two
+ * equal readings is whole. */
+void util_json_watch(void);
+unsigned long util_json_failures(void);
+/* 0 when NAME was added, 1 when it was there already (its value unchanged), -1 when the
+ * set could not grow (out of memory: the set is as it was). */
 int util_nameset_add(NameSet *set, const char *name, size_t value);
 /* 1 and *value when NAME is in the set (VALUE may be NULL), else 0. */
 int util_nameset_get(const NameSet *set, const char *name, size_t *value);

@@ -159,8 +159,10 @@ int auth_check(Server *s, AuthKind need, Request *q, Reply *r) {
     if (admin && need == AUTH_AGENT_OR_ADMIN) return 0;
     unsigned long epoch;
     if (cached_agent(&s->agents, hash, &q->agent, &epoch)) return 0;
-    if (!db_agent_by_token(s->db, hash, &q->agent))
-        return reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
+    int found = db_agent_by_token(s->db, hash, &q->agent);
+    if (found == DB_UNAVAILABLE)
+        return reply_error(r, PROTO_E_STORE_UNAVAILABLE, "the store failed: retry");
+    if (!found) return reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
     remember_agent(&s->agents, hash, &q->agent, epoch);
     return 0;
 }

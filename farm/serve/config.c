@@ -30,6 +30,11 @@ typedef struct {
 
 static const ConfigBound BOUNDS[] = {
     COUNT(max_body_bytes, 64L << 20, 1024, 1e12),
+    COUNT(max_small_body_bytes, 65536, 1024, 1e12),
+    COUNT(max_enrol_body_bytes, 256L << 10, 4096, 1e12),
+    COUNT(max_json_values, 200000, 1000, 1e9),
+    COUNT(max_agents, 10000, 1, 1e7),
+    COUNT(index_page_rows, 100, 1, 10000),
     COUNT(max_subjects, 10000, 1, 1e7),
     COUNT(max_path_depth, 32, 2, 512),
     COUNT(max_bundle_inodes, 30000, 16, 1e7),

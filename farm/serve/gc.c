@@ -53,11 +53,21 @@ static void refs_add(Refs *r, const char *sha) {
     }
     if (util_nameset_get(&r->names, sha, NULL)) return;
     if (r->n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 256;
-        r->owned = realloc(r->owned, r->cap * sizeof *r->owned);
+        size_t cap = r->cap ? 2 * r->cap : 256;
+        char **bigger = realloc(r->owned, cap * sizeof *r->owned);
+        if (!bigger) {
+            r->unreadable = 1; /* out of memory: a reference unread, nothing collected */
+            return;
+        }
+        r->owned = bigger, r->cap = cap;
     }
-    r->owned[r->n] = strdup(sha);
-    util_nameset_add(&r->names, r->owned[r->n++], 0);
+    char *copy = strdup(sha);
+    if (!copy || util_nameset_add(&r->names, copy, 0) < 0) {
+        free(copy);
+        r->unreadable = 1;
+        return;
+    }
+    r->owned[r->n++] = copy;
 }
 
 static void refs_free(Refs *r) {
@@ -72,7 +82,7 @@ static void add_ref(void *ctx, char kind, const char *text) {
         refs_add(r, text);
         return;
     }
-    cJSON *j = cJSON_Parse(text);
+    cJSON *j = cJSON_Parse(text); /* NULL also when out of memory: then unreadable */
     const cJSON *list = kind == 'm' ? cJSON_GetObjectItemCaseSensitive(j, "files") : j, *x;
     r->unreadable |= !list;
     cJSON_ArrayForEach(x, list) refs_add(r, cJSON_IsString(x) ? x->valuestring : NULL);

@@ -18,10 +18,17 @@
 #include "proto/dsse.h"
 
 /* The body as a JSON object (an empty body is {} where EMPTY_OK), else NULL and a 400. */
-static cJSON *parse_body(Request *q, Reply *r, int empty_ok) {
+static cJSON *parse_body(Server *s, Request *q, Reply *r, int empty_ok) {
     if (empty_ok && q->len == 0) return cJSON_CreateObject();
     if (fields_has_nul(q->body, q->len)) {
         reply_error(r, PROTO_E_BAD_JSON, "the body spells a NUL (\\u0000) inside a string");
+        return NULL;
+    }
+    /* counted before the parse, which costs a 64-byte node per value (before, 32 MiB of
+     * [0,0,...] claims grew the coordinator by 0.7 to 1.3 GiB) */
+    if (fields_json_values(q->body, q->len) > (size_t)s->cfg.max_json_values) {
+        reply_error(r, PROTO_E_TOO_LARGE, "the body holds more than max_json_values (%ld)",
+                    s->cfg.max_json_values);
         return NULL;
     }
     cJSON *j = cJSON_ParseWithLength(q->body, q->len);
@@ -154,6 +161,16 @@ static void enrol_key(Server *s, const ProtoEnrol *m, const char *caps_text, Pro
     char hash[SHA256_HEX_LEN];
     sha256_hex(out->token, strlen(out->token), hash);
     snprintf(out->farm, sizeof out->farm, "%s", s->farm_id);
+    int room = db_enrol_room(s->db, out->keyid, s->cfg.max_agents);
+    if (room != 1) { /* the one enrolment token may not make agents without end */
+        if (room == DB_UNAVAILABLE)
+            reply_error(r, PROTO_E_STORE_UNAVAILABLE, "the store failed: retry");
+        else
+            reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
+                        "max_agents (%ld) agents are enrolled: revoke one first",
+                        s->cfg.max_agents);
+        return;
+    }
     int rc =
         db_agent_enrol(s->db, m->name, out->keyid, m->public_key, caps_text, hash, &out->agent, &e);
     if (rc == 0) auth_forget_agent(s, out->agent); /* its old token means nothing now */
@@ -168,7 +185,7 @@ static void enrol_key(Server *s, const ProtoEnrol *m, const char *caps_text, Pro
 }
 
 void handlers_enrol(Server *s, Request *q, Reply *r) {
-    cJSON *body = parse_body(q, r, 0);
+    cJSON *body = parse_body(s, q, r, 0);
     if (!body) return;
     ProtoEnrol m;
     ProtoEnrolled out = {.lease_seconds = s->cfg.lease_seconds};
@@ -256,7 +273,7 @@ static cJSON *job_answer(Server *s, const Job *job) {
  * claimable or when the deadline it set on the first call has passed. */
 void handlers_claim(Server *s, Request *q, Reply *r) {
     if (q->wait_until == 0) {
-        cJSON *body = parse_body(q, r, 1);
+        cJSON *body = parse_body(s, q, r, 1);
         if (!body) return;
         ProtoClaim m;
         Err e = {{0}};
@@ -275,7 +292,16 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
     Job job;
     int claimed = stopping ? 0 : db_claim(s->db, &q->agent, s->cfg.lease_seconds, &job);
     if (claimed > 0) {
-        reply_json(r, 200, job_answer(s, &job));
+        /* read back as agents read it: an answer missing a field (an allocation that
+         * failed, the run's row unread) is a 500, the job left to its lease */
+        cJSON *answer = job_answer(s, &job);
+        ProtoJob check;
+        Err e = {{0}};
+        if (!answer || proto_job_parse(answer, &check, &e) != 0) {
+            cJSON_Delete(answer);
+            reply_error(r, PROTO_E_INTERNAL, "cannot answer the claim of job %ld: %s", job.id,
+                        answer ? e.msg : "out of memory");
+        } else reply_json(r, 200, answer);
         db_job_free(&job);
     } else if (claimed < 0) {
         auth_forget_agents(s); /* revoked at another coordinator: its cached token too */
@@ -289,7 +315,7 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
 
 void handlers_heartbeat(Server *s, Request *q, Reply *r) {
     long id;
-    cJSON *body = parse_body(q, r, 1);
+    cJSON *body = parse_body(s, q, r, 1);
     if (!body) return;
     ProtoHeartbeat m;
     ProtoLease out = {0};
@@ -302,7 +328,10 @@ void handlers_heartbeat(Server *s, Request *q, Reply *r) {
         int rc = db_heartbeat(s->db, id, q->agent.id, s->cfg.lease_seconds, m.progress,
                               &out.lease_expires);
         out.cancel = rc == 1;
-        if (rc < 0) reply_error(r, PROTO_E_LEASE_LOST, "job %ld is not leased to this agent", id);
+        if (rc == DB_UNAVAILABLE)
+            reply_error(r, PROTO_E_STORE_UNAVAILABLE, "job %ld: the store failed: retry", id);
+        else if (rc < 0)
+            reply_error(r, PROTO_E_LEASE_LOST, "job %ld is not leased to this agent", id);
         else reply_json(r, 200, proto_lease_build(&out));
     }
     cJSON_Delete(body);
@@ -344,6 +373,7 @@ static char *read_item(void *ctx, const char *name, size_t *len) {
     size_t i;
     if (!util_nameset_get(&f->index, name, &i)) return NULL;
     char *copy = malloc(f->items[i].len + 1);
+    if (!copy) return NULL; /* out of memory: read as missing, the bundle refused */
     memcpy(copy, f->items[i].data, f->items[i].len);
     *len = f->items[i].len;
     return copy;
@@ -363,9 +393,9 @@ static int check_paths(Server *s, const cJSON *obj, Reply *r) {
     char **made =
         calloc((size_t)cJSON_GetArraySize(obj) * (size_t)s->cfg.max_path_depth + 1, sizeof *made);
     size_t nmade = 0, inodes = 2; /* the two files the coordinator adds */
-    int rc = 0;
+    int rc = made ? 0 : reply_error(r, PROTO_E_INTERNAL, "out of memory checking file names");
     const cJSON *x;
-    cJSON_ArrayForEach(x, obj) {
+    cJSON_ArrayForEach(x, (made ? obj : NULL)) {
         long depth = 1;
         for (const char *c = x->string; *c; c++) depth += *c == '/';
         if (depth > s->cfg.max_path_depth) {
@@ -377,9 +407,12 @@ static int check_paths(Server *s, const cJSON *obj, Reply *r) {
         inodes++;
         for (const char *c = strchr(x->string, '/'); c; c = strchr(c + 1, '/')) {
             char *folder = strndup(x->string, (size_t)(c - x->string));
-            if (util_nameset_add(&folders, folder, 0) == 0) made[nmade++] = folder, inodes++;
+            int added = folder ? util_nameset_add(&folders, folder, 0) : -1;
+            if (added == 0) made[nmade++] = folder, inodes++;
             else free(folder);
+            if (added < 0) rc = reply_error(r, PROTO_E_INTERNAL, "out of memory checking names");
         }
+        if (rc != 0) break;
         if (inodes > (size_t)s->cfg.max_bundle_inodes) {
             rc = reply_error(r, PROTO_E_BAD_FIELD,
                              "the files would make over max_bundle_inodes (%ld) files and folders",
@@ -531,14 +564,22 @@ static int check_lease(const Job *job, const Agent *agent, const char *bundle_sh
     return 0;
 }
 
+/* Job ID into OUT: 1, or 0 answered on R (no such job: 404; the store failed: 503). */
+static int job_or_refusal(Server *s, long id, Job *out, Reply *r) {
+    int found = db_job_get(s->db, id, out);
+    if (found == DB_UNAVAILABLE)
+        reply_error(r, PROTO_E_STORE_UNAVAILABLE, "job %ld: the store failed: retry", id);
+    else if (!found) reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
+    return found == 1;
+}
+
 /* The lease read again inside the job's filing slot: uploads of one job file one at a
  * time, so a job found running here cannot be acknowledged by another upload before
  * this one's row commits or fails. */
 static int lease_still_held(Server *s, long id, const Agent *agent, const char *bundle_sha,
                             Reply *r) {
     Job now = {0};
-    int rc = db_job_get(s->db, id, &now) ? check_lease(&now, agent, bundle_sha, r)
-                                         : reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
+    int rc = job_or_refusal(s, id, &now, r) ? check_lease(&now, agent, bundle_sha, r) : -1;
     db_job_free(&now);
     return rc;
 }
@@ -578,7 +619,7 @@ static void file_reserved(Server *s, const Job *job, const Agent *agent, const c
     if (done == DB_DONE_REVOKED)
         reply_error(r, PROTO_E_UNKNOWN_AGENT, "agent %ld was revoked", agent->id);
     else if (done == DB_DONE_FAILED)
-        reply_error(r, PROTO_E_INTERNAL, "job %ld's row did not commit", job->id);
+        reply_error(r, PROTO_E_STORE_UNAVAILABLE, "job %ld's row did not commit: retry", job->id);
     else reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed", job->id);
 }
 
@@ -608,10 +649,14 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
                       .len = strlen(agent->public_pem)};
     sha256_hex(key->data, key->len, key->sha);
     int slot = filing_enter(s, job->id);
+    unsigned long failures = util_json_failures();
     char *pred_text = cJSON_PrintUnformatted(pred);
     char *digests = store_digests(files->items, files->n);
     char *manifest = store_manifest(env_text, files->items, files->n);
-    if (slot < 0) {
+    if (!pred_text || !digests || !manifest || util_json_failures() != failures) {
+        /* out of memory: a manifest missing a file must never be filed */
+        reply_error(r, PROTO_E_INTERNAL, "out of memory filing job %ld's bundle", job->id);
+    } else if (slot < 0) {
         reply_error(r, PROTO_E_FILING_BUSY, "another upload of job %ld is being filed", job->id);
     } else if (lease_still_held(s, job->id, agent, bundle_sha, r) != 0) {
         /* another upload of this job was filed and acknowledged while this one was
@@ -636,7 +681,7 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         reply_error(r, PROTO_E_BAD_ID, "job id must be a positive integer");
         return;
     }
-    cJSON *body = parse_body(q, r, 0);
+    cJSON *body = parse_body(s, q, r, 0);
     if (!body) return;
     ProtoUpload m;
     Files files = {0};
@@ -651,11 +696,12 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         goto out;
     }
     if (check_paths(s, m.files, r) != 0 || decode_files(m.files, &files, r) != 0) goto out;
-    if (!db_job_get(s->db, id, &job)) {
-        reply_error(r, PROTO_E_NOT_FOUND, "no job %ld", id);
+    if (!job_or_refusal(s, id, &job, r)) goto out;
+    env_text = cJSON_PrintUnformatted(m.envelope);
+    if (!env_text) {
+        reply_error(r, PROTO_E_INTERNAL, "out of memory reading job %ld's bundle", id);
         goto out;
     }
-    env_text = cJSON_PrintUnformatted(m.envelope);
     sha256_hex(env_text, strlen(env_text), bundle_sha);
     if (check_lease(&job, &q->agent, bundle_sha, r) != 0) goto out;
     key = agent_key(s, &q->agent, &e);
@@ -719,13 +765,13 @@ void handlers_blob_get(Server *s, Request *q, Reply *r) {
         reply_error(r, PROTO_E_INTERNAL, "blob %s is missing from the store", q->arg);
         return;
     }
-    reply_file(r, fd, len, "application/octet-stream");
+    reply_file(r, fd, len, q->arg, "application/octet-stream");
 }
 
 /* --- runs and views ---------------------------------------------------------------- */
 
 void handlers_run_create(Server *s, Request *q, Reply *r) {
-    cJSON *body = parse_body(q, r, 0);
+    cJSON *body = parse_body(s, q, r, 0);
     if (!body) return;
     ProtoRunCreate m;
     ProtoRunCreated out = {0};

@@ -1,14 +1,17 @@
 /* report.c: each run's comparison (farm/core/compare.c) with every cell's worst
  * error/bound, as the dashboard shows it. While any of a run's jobs is queued or running
  * its comparison may change, and a page about that run compares it on request (one run,
- * within max_compare_observations). Once all have finished it never changes again: the
+ * within max_compare_observations), kept (Interims) until the run's jobs change: views
+ * take turns and compare it once per change, not once each. Once all have finished it never changes again: the
  * reporter thread computes it once and stores it (db_report_put) with a summary and a
  * history row per case, so that no page compares across runs on request. The index
  * reads the summaries, a case's history its rows, a finished run's page its report. */
 #include "serve/serve_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,16 +46,74 @@ static cJSON *cell_ratios(const cJSON *results) {
     return all;
 }
 
-/* Compares run RUN now (its view into *RUN_VIEW when not NULL); NULL when there is none. */
-static cJSON *report_compute(Server *s, long run, cJSON **run_view) {
-    cJSON *view = db_run_view(s->db, run);
-    if (!view) return NULL;
+/* Compares run RUN, whose view is VIEW, now; NULL when it could not be made whole (out
+ * of memory: compared again later, never stored half made). */
+static cJSON *report_compare(Server *s, long run, const cJSON *view) {
+    unsigned long failures = util_json_failures();
     cJSON *results = db_run_results(s->db, run);
     cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(view, "cases"),
                                     (double)s->cfg.max_compare_observations);
-    cJSON_AddItemToObject(report, "ratios", cell_ratios(results));
-    if (!json_str(report, "refused")) report_values(s, report, results);
+    if (report) cJSON_AddItemToObject(report, "ratios", cell_ratios(results));
+    if (report && util_json_failures() == failures && !json_str(report, "refused"))
+        report_values(s, report, results);
     cJSON_Delete(results);
+    if (report && util_json_failures() == failures) return report;
+    cJSON_Delete(report);
+    return NULL;
+}
+
+/* Compares run RUN now (its view into *RUN_VIEW when not NULL); NULL when there is none. */
+static cJSON *report_compute(Server *s, long run, cJSON **run_view) {
+    cJSON *view = db_run_view(s->db, run);
+    cJSON *report = view ? report_compare(s, run, view) : NULL;
+    if (run_view) *run_view = view;
+    else cJSON_Delete(view);
+    return report;
+}
+
+/* What an unfinished run's comparison is made of: its jobs' states and filed bundles
+ * (not their progress lines or lease times, which each heartbeat moves). */
+static void interim_stamp(const cJSON *view, char out[SHA256_HEX_LEN]) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) { /* out of memory: a stamp no kept comparison has, so it is compared anew */
+        snprintf(out, SHA256_HEX_LEN, "-");
+        return;
+    }
+    const cJSON *j;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(view, "jobs")) {
+        const char *state = json_str(j, "state"), *evidence = json_str(j, "evidence");
+        fprintf(f, "%.0f %s %s\n", json_num(j, "job", 0), state ? state : "",
+                evidence ? evidence : "");
+    }
+    fclose(f);
+    sha256_hex(text, len, out);
+    free(text);
+}
+
+/* Run RUN's comparison while it is not stored: the one kept (Interims) when its jobs have
+ * not changed since, else compared now and kept. */
+static cJSON *report_interim(Server *s, long run, cJSON **run_view) {
+    cJSON *view = db_run_view(s->db, run), *report = NULL;
+    if (!view) return NULL;
+    char stamp[SHA256_HEX_LEN];
+    interim_stamp(view, stamp);
+    Interims *c = &s->interims;
+    pthread_mutex_lock(&c->lock);
+    int keep = stamp[0] != '-'; /* a stamp that could not be made matches nothing */
+    for (int i = 0; keep && i < INTERIM_RUNS && !report; i++)
+        if (c->slot[i].report && c->slot[i].run == run && !strcmp(c->slot[i].stamp, stamp))
+            report = cJSON_Duplicate(c->slot[i].report, 1);
+    if (!report && (report = report_compare(s, run, view)) != NULL) {
+        fprintf(stderr, "farm: compared unfinished run %ld for a page\n", run);
+        unsigned at = c->next++ % INTERIM_RUNS;
+        cJSON_Delete(c->slot[at].report);
+        c->slot[at].run = run;
+        memcpy(c->slot[at].stamp, stamp, sizeof stamp);
+        c->slot[at].report = cJSON_Duplicate(report, 1);
+    }
+    pthread_mutex_unlock(&c->lock);
     if (run_view) *run_view = view;
     else cJSON_Delete(view);
     return report;
@@ -60,7 +121,7 @@ static cJSON *report_compute(Server *s, long run, cJSON **run_view) {
 
 cJSON *report_run(Server *s, long run, cJSON **run_view) {
     cJSON *stored = db_report_get(s->db, run);
-    if (!stored) return report_compute(s, run, run_view);
+    if (!stored) return report_interim(s, run, run_view);
     if (run_view && !(*run_view = db_run_view(s->db, run))) {
         cJSON_Delete(stored); /* cannot happen: runs are never deleted */
         return NULL;

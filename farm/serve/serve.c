@@ -28,6 +28,8 @@ static const char SERVE_HELP[] =
     "evidence store, all kept in DIR (farm.db, blobs/, tmp/, trash/). FILE is JSON:\n"
     "  {\"listen\": \"127.0.0.1:8470\", \"enrol_token\": \"...\", \"admin_token\": \"...\",\n"
     "   \"max_body_bytes\": 67108864, \"max_subjects\": 10000, \"lease_seconds\": 60,\n"
+    "   \"max_small_body_bytes\": 65536, \"max_enrol_body_bytes\": 262144,\n"
+    "   \"max_json_values\": 200000, \"max_agents\": 10000, \"index_page_rows\": 100,\n"
     "   \"max_path_depth\": 32, \"max_bundle_inodes\": 30000,\n"
     "   \"max_capabilities_bytes\": 65536, \"max_challenges\": 1024,\n"
     "   \"max_challenges_per_address\": 16,\n"
@@ -89,6 +91,7 @@ static void *reaper(void *arg) {
 }
 
 Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
+    util_json_watch(); /* a comparison knows when cJSON left a node out */
     Server *s = calloc(1, sizeof *s);
     if (!s) {
         err_set(e, "out of memory");
@@ -104,6 +107,7 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
     pthread_mutex_init(&s->runs.lock, NULL);
     pthread_mutex_init(&s->keys.lock, NULL);
     pthread_mutex_init(&s->seen.lock, NULL);
+    pthread_mutex_init(&s->interims.lock, NULL);
     s->conns = conns_new();
     s->nonces = calloc((size_t)cfg->max_challenges + 1, sizeof *s->nonces);
     if (!s->conns || !s->nonces) {

@@ -40,9 +40,12 @@ typedef enum { AUTH_NONE, AUTH_ENROL, AUTH_AGENT, AUTH_ADMIN, AUTH_AGENT_OR_ADMI
  * never hold the threads every connection needs, and pages never the farm's work. */
 typedef enum { POOL_HTTP, POOL_WORK, POOL_PAGE } Pool;
 
-/* Whether a route takes a body: a request with one for a route that takes none is
- * refused from its headers (413), before a byte of the body is read. */
-typedef enum { BODY_NONE, BODY_TAKEN } Body;
+/* Whether a route takes a body, and how large: a request with one for a route that takes
+ * none, or that declares more than its route's limit, is refused from its headers (413),
+ * before a byte of the body is read. Claims, heartbeats, challenges and the admin's
+ * small verbs take max_small_body_bytes, enrolments max_enrol_body_bytes, uploads, runs
+ * and source archives max_body_bytes (route_body_limit). */
+typedef enum { BODY_NONE, BODY_SMALL, BODY_ENROL, BODY_TAKEN } Body;
 
 typedef void (*Handler)(Server *s, Request *q, Reply *r);
 
@@ -59,6 +62,8 @@ typedef struct {
 /* The route for Q's method and path, its variable segment copied into ARG (CAP bytes)
  * and Q->arg pointed at it; otherwise NULL with the 404 or 405 in R. */
 const Route *route_find(Request *q, char *arg, size_t cap, Reply *r);
+/* The most bytes of body ROUTE takes, and the name of the setting that says so. */
+long route_body_limit(const Server *s, const Route *route, const char **setting);
 
 /* --- one request between libmicrohttpd's calls (server.c, hub.c) ------------------ */
 
@@ -181,6 +186,21 @@ typedef struct {
     } slot[WEB_SEEN_SLOTS];
 } WebSeen;
 
+/* Unfinished runs' comparisons (report.c), each kept until the run's jobs change (a
+ * state, a filed bundle), so that views of an unfinished run do not compare it again
+ * each: before, two anonymous views that disconnected held both page threads comparing
+ * one run over and over. Computed under the lock: views take turns. */
+#define INTERIM_RUNS 4
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        long run;
+        char stamp[SHA256_HEX_LEN]; /* what the comparison was made of (report.c) */
+        cJSON *report;
+    } slot[INTERIM_RUNS];
+    unsigned next; /* the slot the next new comparison replaces */
+} Interims;
+
 /* One coordinator. Everything it holds is here, none of it in a file's statics, so that
  * one process may hold two servers (tests/c/farm_two_servers.c). */
 struct Server {
@@ -204,6 +224,7 @@ struct Server {
     RunCache runs;       /* claims' run facts (handlers.c) */
     KeyCache keys;       /* agents' decoded keys (handlers.c) */
     WebSeen seen;        /* when agents were last heard from (web.c) */
+    Interims interims;   /* unfinished runs' comparisons (report.c) */
     struct Conns *conns; /* open connections and their caps (conns.c) */
 };
 
@@ -223,8 +244,10 @@ int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...)
 void reply_json(Reply *r, int status, cJSON *json);
 /* A 200 of raw bytes (R owns DATA, malloc'd) of the given content type. */
 void reply_raw(Reply *r, char *data, size_t len, const char *type);
-/* A 200 of the first LEN bytes of the open file FD (R owns it), streamed from disk. */
-void reply_file(Reply *r, int fd, size_t len, const char *type);
+/* A 200 of the first LEN bytes of the open file FD (R owns it), streamed from disk and
+ * hashed as it goes: when they are not SHA's, the answer is cut before its last piece
+ * (the client sees fewer bytes than its Content-Length) and the damage is logged. */
+void reply_file(Reply *r, int fd, size_t len, const char *sha, const char *type);
 /* Frees what R owns. */
 void reply_free(Reply *r);
 

@@ -54,8 +54,18 @@ static const char STYLE[] =
     ".kind{background:#f5f5f5}";
 
 /* The page's head: no script may run, nothing is fetched from elsewhere. */
+/* Where a page goes when its memory stream cannot be made (out of memory): /dev/null,
+ * opened once for the process (stdio locks it for each write), and the page is then
+ * answered 500 (web_page_close). Nothing of any one server's is in it. */
+static FILE *null_sink;
+static void open_null_sink(void) { null_sink = fopen("/dev/null", "we"); }
+
 FILE *web_page_open(char **html, size_t *len, const char *title, int refresh) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, open_null_sink);
+    *html = NULL, *len = 0;
     FILE *out = open_memstream(html, len);
+    if (!out) out = null_sink;
     fprintf(out, "<!doctype html><html lang=en><head><meta charset=utf-8>"
                  "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; "
                  "style-src 'unsafe-inline'; img-src 'self'\">");
@@ -73,7 +83,11 @@ FILE *web_page_open(char **html, size_t *len, const char *title, int refresh) {
 
 void web_page_close(FILE *out, char **html, size_t *len, Reply *r) {
     fprintf(out, "</body></html>\n");
-    fclose(out); /* sets *html and *len */
+    if (out == null_sink || fclose(out) != 0 || !*html) { /* fclose sets *html and *len */
+        if (out != null_sink) free(*html);
+        reply_error(r, PROTO_E_INTERNAL, "out of memory writing the page");
+        return;
+    }
     reply_raw(r, *html, *len, "text/html; charset=utf-8");
 }
 
@@ -209,15 +223,16 @@ static void run_origin(FILE *out, const cJSON *run) {
     web_text(out, json_str(run, "branch"));
 }
 
+/* RUNS: one page of them, newest first (db_index_view). */
 static void runs_table(Server *s, FILE *out, const cJSON *runs) {
     fprintf(out, "<h2 id=runs>Runs</h2><table><tr><th>run<th>submitted (UTC)<th>took"
                  "<th>submitter<th>commit<th>branch<th>source<th>jobs<th>queued"
                  "<th>running<th>done<th>failed<th>cancelled<th>verdicts<th>result</tr>");
     int n = cJSON_GetArraySize(runs);
-    long first = (long)json_num(cJSON_GetArrayItem(runs, n > 100 ? n - 100 : 0), "id", 0);
+    long last = (long)json_num(cJSON_GetArrayItem(runs, 0), "id", 0);
     cJSON *summaries =
-        db_report_summaries(s->db, first, (long)json_num(cJSON_GetArrayItem(runs, n - 1), "id", 0));
-    for (int i = n - 1; i >= 0 && i >= n - 100; i--) { /* the newest hundred */
+        db_report_summaries(s->db, (long)json_num(cJSON_GetArrayItem(runs, n - 1), "id", 0), last);
+    for (int i = 0; i < n; i++) {
         const cJSON *run = cJSON_GetArrayItem(runs, i);
         long id = (long)json_num(run, "id", 0);
         char key[32];
@@ -284,6 +299,7 @@ int web_labels(FILE *out, const cJSON *caps) {
     return n;
 }
 
+/* AGENTS: one page of the live ones (db_index_view; revoked agents are not listed). */
 static void machines_table(Server *s, FILE *out, const cJSON *agents) {
     fprintf(out, "<h2 id=machines>Machines</h2><table><tr><th>machine<th>GPUs<th>compilers"
                  "<th>CPU<th>labels<th>cairn<th>last heard from</tr>");
@@ -292,7 +308,6 @@ static void machines_table(Server *s, FILE *out, const cJSON *agents) {
         const cJSON *caps = cJSON_GetObjectItemCaseSensitive(a, "caps");
         fprintf(out, "<tr><td>");
         web_machine_link(out, json_str(a, "name"));
-        if (json_num(a, "revoked", 0)) fprintf(out, " <b>(revoked)</b>");
         fprintf(out, "<td>");
         web_gpus(out, caps);
         fprintf(out, "<td>");
@@ -310,9 +325,28 @@ static void machines_table(Server *s, FILE *out, const cJSON *agents) {
     fprintf(out, "</table>");
 }
 
+/* Links to the next page of runs and of machines, when a page was full. */
+static void index_pages(FILE *out, const cJSON *page, long limit) {
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(page, "runs");
+    const cJSON *agents = cJSON_GetObjectItemCaseSensitive(page, "agents");
+    int nr = cJSON_GetArraySize(runs), na = cJSON_GetArraySize(agents);
+    if (nr < limit && na < limit) return;
+    fprintf(out, "<p class=small>");
+    if (nr >= limit)
+        fprintf(out, "<a href=\"/?runs_before=%.0f\">older runs</a> ",
+                json_num(cJSON_GetArrayItem(runs, nr - 1), "id", 0));
+    if (na >= limit)
+        fprintf(out, "<a href=\"/?machines_after=%.0f\">more machines</a>",
+                json_num(cJSON_GetArrayItem(agents, na - 1), "id", 0));
+    fprintf(out, "</p>");
+}
+
+/* A page argument: a positive id, else 0. */
+static long page_arg(const Request *q, const char *key) { return web_run_id(web_arg(q, key)); }
+
 void web_index(Server *s, Request *q, Reply *r) {
-    (void)q;
-    cJSON *status = db_status_view(s->db);
+    cJSON *status = db_index_view(s->db, page_arg(q, "runs_before"), page_arg(q, "machines_after"),
+                                  (int)s->cfg.index_page_rows);
     char *html = NULL;
     size_t len = 0;
     FILE *out = web_page_open(&html, &len, "cairn-farm", 10);
@@ -322,6 +356,7 @@ void web_index(Server *s, Request *q, Reply *r) {
                  "with the flaky ones marked.</p>");
     runs_table(s, out, cJSON_GetObjectItemCaseSensitive(status, "runs"));
     machines_table(s, out, cJSON_GetObjectItemCaseSensitive(status, "agents"));
+    index_pages(out, status, s->cfg.index_page_rows);
     cJSON_Delete(status);
     web_page_close(out, &html, &len, r);
 }
@@ -371,7 +406,7 @@ void web_file(Server *s, Request *q, Reply *r) {
     if (manifest && !strcmp(name, "bundle.dsse.json") && envelope)
         reply_raw(r, strdup(envelope), strlen(envelope), content_type(name));
     else if (sha && (fd = store_open_blob(s, sha, &len)) >= 0)
-        reply_file(r, fd, len, content_type(name));
+        reply_file(r, fd, len, sha, content_type(name));
     else if (sha)
         reply_error(r, PROTO_E_INTERNAL, "%s names blob %.16s..., missing from the store", q->arg,
                     sha);

@@ -194,9 +194,11 @@ static cJSON *machines_of(const cJSON *columns) {
     char **names = calloc((size_t)cJSON_GetArraySize(columns) + 1, sizeof *names);
     int n = 0;
     const cJSON *c;
-    cJSON_ArrayForEach(c, columns) {
-        const char *slash = strchr(c->valuestring, '/');
-        names[n] = strndup(c->valuestring, slash ? (size_t)(slash - c->valuestring) : 0);
+    cJSON_ArrayForEach(c, (names ? columns : NULL)) { /* none when out of memory */
+        const char *slash = c->valuestring ? strchr(c->valuestring, '/') : NULL;
+        if (!slash) continue;
+        names[n] = strndup(c->valuestring, (size_t)(slash - c->valuestring));
+        if (!names[n]) continue;
         if (!util_nameset_add(&seen, names[n], 0))
             cJSON_AddItemToArray(out, cJSON_CreateString(names[n]));
         n++;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench_verify.sh: `cairn verify` over every function of examples/, on one core (taskset
-# when present), with the default limits (--timeout 10, --unwind 8). Prints each
+# when present), with the default limits (--budget 40000000, --unwind 8). Prints each
 # property's verdict and time, the time per program, and the total CPU and wall time
 # against the target: under 60 s in total. Uses CAIRN_BIN (the folder holding cairn).
 set -eu

@@ -7,8 +7,10 @@ usage: c_goldens.py record|check [--cairn BIN] [--dir DIR]
 
 Each program tests/build/c_goldens/NAME.cairn is emitted (`cairn build NAME.cairn
 --emit-c OUT --emit-only`, no compiler runs) for the host, emulated and for sm_90 (the
-modes of example_digests.py), from a scratch folder under its relative name; the files
-land in tests/build/c_goldens/NAME/MODE/. `record` writes them; `check` prints a unified
+modes of example_digests.py), and its checked tree dumped (`cairn check --dump`, in
+NAME/check/), from a scratch folder under its relative name; the files
+land in tests/build/c_goldens/NAME/MODE/ as FILE.txt (text to read and diff, not sources
+for the formatter or the compiler). `record` writes them; `check` prints a unified
 diff for every file that differs (or is new, or gone) and exits 1 when one does.
 tests/build/test_c_goldens.py runs `check` in `make test`."""
 import argparse
@@ -26,6 +28,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from example_digests import MODES  # noqa: E402  (one list of modes for both records)
 
 RECORD = "tests/build/c_goldens.py record"
+SUFFIX = ".txt"
+CHECK = "check"  # the checked tree, `cairn check --dump`, beside the generated code
 
 
 def emit_all(cairn, programs):
@@ -46,14 +50,17 @@ def emit_all(cairn, programs):
                 if r.returncode != 0:
                     sys.exit(f"c_goldens: {prog.name} ({mode}) was refused:\n{r.stderr}")
                 out[prog.stem][mode] = {f.name: f.read_text() for f in sorted(dest.iterdir())}
+            r = subprocess.run([cairn, "check", "--dump", prog.name], cwd=work, capture_output=True,
+                               text=True, env=env)
+            out[prog.stem][CHECK] = {f"{prog.stem}.dump": r.stdout}
     return out
 
 
 def recorded(folder, name):
     """{MODE: {file name: text}} as recorded for program NAME."""
     base = folder / name
-    return {mode: {f.name: f.read_text() for f in sorted((base / mode).iterdir())}
-            if (base / mode).is_dir() else {} for mode in MODES}
+    return {mode: {f.name[:-len(SUFFIX)]: f.read_text() for f in sorted((base / mode).iterdir())}
+            if (base / mode).is_dir() else {} for mode in [*MODES, CHECK]}
 
 
 def record(folder, have):
@@ -62,7 +69,7 @@ def record(folder, have):
         for mode, files in modes.items():
             (folder / name / mode).mkdir(parents=True)
             for fname, text in files.items():
-                (folder / name / mode / fname).write_text(text)
+                (folder / name / mode / (fname + SUFFIX)).write_text(text)
     print(f"c_goldens: recorded {len(have)} programs in {folder}")
 
 
@@ -71,7 +78,7 @@ def diffs(folder, have):
     out = []
     for name, modes in have.items():
         want = recorded(folder, name)
-        for mode in MODES:
+        for mode in [*MODES, CHECK]:
             for fname in sorted(set(want[mode]) | set(modes[mode])):
                 rel = f"{name}/{mode}/{fname}"
                 a = want[mode].get(fname, "").splitlines(keepends=True)

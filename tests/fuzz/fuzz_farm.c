@@ -19,7 +19,14 @@
  *   #proof \n ENVELOPE             enrol_proof_check for the name "fuzz"
  *   #archive \n ARCHIVE            archive_unpack into a scratch folder
  *   #answer \n JSON                every parser of an answer (what agents and client
- *                                  verbs read from a coordinator they may not trust) */
+ *                                  verbs read from a coordinator they may not trust)
+ *
+ * Built with -DFUZZ_FARM_ALLOC_FAULTS too (fuzz_farm_faults), its malloc, calloc and
+ * realloc fail the Nth call (FUZZ_FARM_FAIL_AT=N) counted from the end of the harness's
+ * setup, as an LD_PRELOAD that fails the Nth call would: an input must then come back,
+ * every allocation failure an error value (tests/fuzz/test_fuzz_farm.py sweeps N over
+ * the filing and the comparison of tests/fuzz/corpus_farm/full_job). It prints "faults:
+ * the Nth allocation failed" when it did, and how many allocations the input made. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +43,40 @@
 #define ADMIN_TOKEN "fuzz-admin-token-0123456789"
 #define AGENT_NAME  "fuzz"
 #define SOURCE_TEXT "fuzz source archive"
+
+#ifdef FUZZ_FARM_ALLOC_FAULTS
+#include <stdatomic.h>
+void *__libc_malloc(size_t n);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *p, size_t n);
+
+static atomic_long allocations = -1; /* counted once armed (>= 0) */
+static long fail_at;                 /* the allocation that fails (0: none) */
+static atomic_int failed;
+
+static int fails(void) {
+    if (atomic_load(&allocations) < 0) return 0;
+    long n = atomic_fetch_add(&allocations, 1) + 1;
+    if (n != fail_at) return 0;
+    atomic_store(&failed, 1);
+    return 1;
+}
+
+void *malloc(size_t n) { return fails() ? NULL : __libc_malloc(n); }
+void *calloc(size_t n, size_t size) { return fails() ? NULL : __libc_calloc(n, size); }
+void *realloc(void *p, size_t n) { return fails() ? NULL : __libc_realloc(p, n); }
+
+static void faults_arm(void) {
+    const char *at = getenv("FUZZ_FARM_FAIL_AT");
+    fail_at = at ? atol(at) : 0;
+    atomic_store(&allocations, 0);
+}
+
+static void faults_report(void) {
+    long n = atomic_exchange(&allocations, -1);
+    printf("faults: %ld allocations%s\n", n, atomic_load(&failed) ? ", the chosen one failed" : "");
+}
+#endif
 
 static Server *server;
 static char state[1024];
@@ -59,6 +100,7 @@ static const char *peer = "harness";
 static int route(const char *method, const char *path, const char *bearer, const char *body,
                  size_t len, cJSON **answer) {
     char *copy = malloc(len + 1); /* exactly the body and its NUL, as the server has it */
+    if (!copy) return 0;          /* the harness's own allocation failed (fuzz_farm_faults) */
     memcpy(copy, body, len);
     copy[len] = '\0';
     Request q = {
@@ -72,7 +114,7 @@ static int route(const char *method, const char *path, const char *bearer, const
     if (r.status == 200 && !strcmp(path, "/api/v1/claim") && r.json) {
         ProtoJob job;
         Err e = {{0}};
-        if (proto_job_parse(r.json, &job, &e) != 0) die("claim answer", e.msg);
+        if (proto_job_parse(r.json, &job, &e) != 0) die("claim answer", e.msg); /* never sent */
         last_job = job.job, last_run = job.run;
         snprintf(last_cell, sizeof last_cell, "%s", job.cell_id);
     }
@@ -195,6 +237,7 @@ static size_t replace_names(const char *text, size_t len, char *out) {
 static char *substitute(const char *text, size_t len, size_t *out_len) {
     *out_len = replace_names(text, len, NULL);
     char *out = malloc(*out_len + 1);
+    if (!out) return NULL;
     replace_names(text, len, out);
     out[*out_len] = '\0';
     return out;
@@ -214,11 +257,12 @@ static char *sign_upload(const char *body, size_t len, size_t *out_len) {
         cJSON_AddStringToObject(pred, "farm", farm_id);
     char *payload = cJSON_PrintUnformatted(st);
     Err e = {{0}};
-    cJSON *env = dsse_sign(agent_key_, INTOTO_PAYLOAD_TYPE, payload, strlen(payload), &e);
+    cJSON *env = dsse_sign(agent_key_, INTOTO_PAYLOAD_TYPE, payload ? payload : "",
+                           payload ? strlen(payload) : 0, &e);
     ProtoUpload m = {.envelope = env, .files = cJSON_GetObjectItemCaseSensitive(j, "files")};
     cJSON *req = proto_upload_build(&m);
     char *text = cJSON_PrintUnformatted(req);
-    *out_len = strlen(text);
+    *out_len = text ? strlen(text) : 0;
     cJSON_Delete(req);
     cJSON_Delete(env);
     free(payload);
@@ -244,6 +288,11 @@ static void one_request(const char *text, size_t len) {
     size_t path_len, body_len;
     char *path = substitute(space + 1, strlen(space + 1), &path_len);
     char *body = substitute(nl2 + 1, len - (size_t)(nl2 + 1 - text), &body_len);
+    if (!path || !body) { /* the harness's own allocation failed (fuzz_farm_faults) */
+        free(path);
+        free(body);
+        return;
+    }
     const char *bearer = !strcmp(token, "@enrol")   ? ENROL_TOKEN
                          : !strcmp(token, "@admin") ? ADMIN_TOKEN
                          : !strcmp(token, "@agent") ? agent_token
@@ -367,6 +416,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     if (!ready) setup(), ready = 1;
+#ifdef FUZZ_FARM_ALLOC_FAULTS
+    faults_arm();
+#endif
     if (starts(data, size, "#bundle\n")) check_bundle(text + 8, size - 8, 1);
     else if (starts(data, size, "#envelope\n")) check_bundle(text + 10, size - 10, 0);
     else if (starts(data, size, "#proof\n")) check_proof(text + 7, size - 7);
@@ -382,6 +434,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             at += n + (end ? strlen(SEP) : 0);
         }
     }
+#ifdef FUZZ_FARM_ALLOC_FAULTS
+    faults_report();
+#endif
     return 0;
 }
 

@@ -108,3 +108,30 @@ def test_the_bounds_of_issue_24_are_reached_by_a_seed():
     assert got == ["413 too_large", "413 too_large", "400 bad_field", "200", "200", "200", "200",
                    "429 too_many_requests", "201", "200", "400 bad_field", "400 bad_field",
                    "409 replayed", "409 replayed", "409 replayed", "200", "200"], lines
+
+
+def faults(fail_at):
+    """tests/fuzz/corpus_farm/full_job (filing and comparison, through serve_route) with
+    the FAIL_AT-th allocation after setup failing (fuzz_farm_faults): its stdout."""
+    env = dict(os.environ, FUZZ_FARM_FAIL_AT=str(fail_at))
+    r = run([TBIN / "fuzz_farm_faults", CORPUS / "full_job"], timeout=120, env=env)
+    assert r.returncode == 0, (fail_at, r.stderr[-3000:])
+    assert "Sanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr[-3000:]
+    return r.stdout
+
+
+@pytest.mark.parametrize("every", [False, pytest.param(True, marks=pytest.mark.matrix)])
+def test_every_allocation_failure_in_filing_and_comparison_is_an_error_value(every):
+    """Issue 39, item 10: an allocation that fails anywhere in enrolling, filing a bundle
+    and comparing its run (the coordinator's handlers, store and comparison, and the
+    libraries under them) is answered as an error and the process goes on; the run's
+    comparison is then not stored half made. Before, a failed calloc in util_nameset_add
+    (the comparison's index of cases) crashed the coordinator, again at each restart, and
+    a claim was answered 200 without its source digest or farm. Sampled here (41 points
+    over the input's allocations); `make matrix` tries every one."""
+    total = int(re.search(r"faults: (\d+) allocations", faults(0)).group(1))
+    assert total > 1000
+    step = 1 if every else max(1, total // 40)
+    for n in range(1, total + 1, step):
+        out = faults(n)
+        assert "the chosen one failed" in out, (n, out)

@@ -565,10 +565,10 @@ def replay_all(tally, program, props):
                 break
 
 
-def attack(tally, program, work, seed, cases_per_fn, timeout):
+def attack(tally, program, work, seed, cases_per_fn, budget):
     source = program.read_text()
     cex = work / "cex"
-    r = sh([CAIRN, "verify", program, "--json", "--timeout", str(timeout), "--cex-dir", cex], timeout=900)
+    r = sh([CAIRN, "verify", program, "--json", "--budget", str(budget), "--cex-dir", cex], timeout=1800)
     if r is None or r.returncode not in (0, 5, 10):
         return False
     props = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
@@ -596,7 +596,7 @@ def main(argv=None):
     ap.add_argument("--programs", nargs="*", default=[], help="hand-written programs too")
     ap.add_argument("--seconds", type=float, default=0, help="keep taking seeds until this many seconds")
     ap.add_argument("--cases", type=int, default=12, help="input cases per function")
-    ap.add_argument("--timeout", type=float, default=3, help="cairn verify --timeout")
+    ap.add_argument("--budget", type=int, default=12000000, help="cairn verify --budget")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--keep", help="folder for the programs (default: a temporary one)")
     a = ap.parse_args(argv)
@@ -607,7 +607,7 @@ def main(argv=None):
     for path in a.programs:
         work = base / pathlib.Path(path).stem
         work.mkdir(parents=True, exist_ok=True)
-        attack(tally, pathlib.Path(path), work, 0, a.cases, a.timeout)
+        attack(tally, pathlib.Path(path), work, 0, a.cases, a.budget)
     seed = lo
     while seed <= hi or (a.seconds and time.monotonic() - t0 < a.seconds):
         work = base / f"seed{seed}"
@@ -615,7 +615,7 @@ def main(argv=None):
         prog = work / f"prog{seed}.cairn"
         prog.write_text(Gen(seed).program())
         if sh([CAIRN, "check", prog]).returncode == 0:
-            attack(tally, prog, work, seed, a.cases, a.timeout)
+            attack(tally, prog, work, seed, a.cases, a.budget)
         seed += 1
     out = tally.summary()
     out["seconds"] = round(time.monotonic() - t0, 1)

@@ -27,7 +27,7 @@ def verdicts(tmp_path_factory):
         key = (name, args)
         if key not in cache:
             tmp = tmp_path_factory.mktemp(name)
-            cache[key] = verify(PROGRAMS / f"{name}.cairn", tmp / "cex", "--timeout", "10", *args)
+            cache[key] = verify(PROGRAMS / f"{name}.cairn", tmp / "cex", *args)
         return cache[key]
     return get
 
@@ -284,7 +284,7 @@ def test_index_arithmetic_from_extents_is_quick(tmp_path):
     before; verified now in well under a second of CPU (the product abstraction,
     verify_solve.c). CPU, not wall clock: the development machine is shared."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    rc, props = verify(PROGRAMS / "index_math.cairn", tmp_path, "--function", "tile", "--timeout", "20")
+    rc, props = verify(PROGRAMS / "index_math.cairn", tmp_path, "--function", "tile", "--budget", "80000000")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     body = [p for p in props if place(p["at"]) in ((4, 10), (4, 12))]
     assert len(body) == 3 and all(p["verdict"] == "verified" for p in body), body

@@ -30,6 +30,8 @@ TRAPS = {
     "f8e4m3 overflow": rf"f8e4m3 overflow: {FLOAT} rounds past 448 and the format has no infinity",
     "requires broken": r"requires of \w+ \(line \d+\) does not hold",
     "buffer too large": r"buffer too large",
+    "device launch limit": r"too many lanes for one device launch|a block of more than 1024 threads"
+                           r"|more blocks than one device launch holds",
 }
 
 # a run's trap line: (message, file, line, col)
@@ -48,5 +50,7 @@ def kind_of(title):
         return "view extent mismatch"
     if title.startswith("requires of"):
         return "requires broken"
+    if title.startswith("never "):  # "never too many lanes for one device launch"
+        return "device launch limit"
     named = [k for k in TRAPS if k in title]  # the longest: "float to integer conversion ..."
     return max(named, key=len) if named else None

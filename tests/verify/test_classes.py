@@ -1,0 +1,155 @@
+"""cairn verify never says "verified" where a run traps: issue 35's classes.
+
+Each test is built as test_soundness.py's are: the program (tests/verify/programs), the
+verdict, and a concrete `cairn run` of the same function that traps at the same line and
+column. Every counterexample's replay is run. Each failed on the code before the fix
+(main at 6390c68; the docstrings say what that code answered)."""
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # verifylib.py
+from verifylib import PROGRAMS, concrete, of, place, replay, trap, verify  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory):
+    """Every program here verified once (module scope)."""
+    cache = {}
+
+    def get(name, *args):
+        key = (name, args)
+        if key not in cache:
+            cache[key] = verify(PROGRAMS / f"{name}.cairn", tmp_path_factory.mktemp(name) / "cex", *args)
+        return cache[key]
+    return get
+
+
+def only(props, function, prop, line=None):
+    found = of(props, function, prop, line)
+    assert len(found) == 1, (function, prop, line, found)
+    return found[0]
+
+
+def traps_at(r, message, line, col):
+    got = trap(r.stderr)
+    return r.returncode != 0 and got is not None and got[0] == message and got[1:] == (line, col)
+
+
+# ---- 1, 2. writes in loop and region binders, a blocks region's shape ----
+
+BINDERS = [  # (function, main, the division's line, its message)
+    ("for_bound", "return for_bound(3);", 9, "division by zero: 10 / 0"),
+    ("buffer_count", "return buffer_count(3);", 14, "division by zero: 10 / 0"),
+    ("lanes_count", "return lanes_count(3);", 19, "division by zero: 10 / 0"),
+    ("grid_reset", "buffer o:i32[32] @unified = zeroed;\n  return grid_reset(o);", 24, "division by zero: 10 / 0"),
+    ("threads_reset", "buffer o:i32[32] @unified = zeroed;\n  return threads_reset(o);", 29,
+     "division by zero: 10 / 0"),
+]
+
+
+@pytest.mark.parametrize("function,main,line,message", BINDERS, ids=[b[0] for b in BINDERS])
+def test_writes_in_binders_are_seen(verdicts, tmp_path, function, main, line, message):
+    """A call that writes `c` through an `rw` reference in a nested loop's bound, a
+    buffer's count, a region's count or a blocks region's grid or threads: the old
+    inductive step did not give c a fresh value (its walk skipped binders and counts), and
+    the blocks region's shape was never evaluated, so `10 / (c - 3)` and `10 / c` were
+    verified. Now: a counterexample that replays, or unknown through the region."""
+    _, props = verdicts("binders")
+    p = only(props, function, "division by zero", line)
+    assert p["verdict"] in ("counterexample", "unknown"), p
+    if p["verdict"] == "counterexample":
+        replay(p)
+    else:
+        assert "blocks region is not modelled" in p["reason"], p
+    r, _ = concrete(tmp_path, PROGRAMS / "binders.cairn", "fn main() -> i32 {\n  " + main + "\n}")
+    assert traps_at(r, message, line, 10), r.stderr
+    assert place(p["at"]) == (line, 10)
+
+
+# ---- 8. replays whose names meet the program's ----
+
+NAMES = [("result_k", "division by zero", (4, 57)), ("prefixed", "division by zero", (7, 10)),
+         ("device_k", "division by zero", (9, 64)), ("main", "division by zero", (11, 25))]
+
+
+@pytest.mark.parametrize("function,prop,at", NAMES, ids=[n[0] for n in NAMES])
+def test_a_replays_names_never_meet_the_programs(verdicts, function, prop, at):
+    """A parameter named `result` or `k` beside a view the fill loop writes, one named
+    `x_host` beside a @device view x, a function named `cexm` beside a main with
+    parameters: the old replays of result_k, device_k and main were E-DUPLICATE programs (they named inputs cex_NAME, the result cex_result,
+    the fill loop's index cex_k, a device view's host copy NAME_host, the renamed main
+    cexm). Now every name of a replay starts with a prefix no identifier of the source
+    starts with (prefixed: the source holds cex_x and cex_k, so the replay's is cex1_)."""
+    _, props = verdicts("replay_names")
+    p = only(props, function, prop)
+    assert p["verdict"] == "counterexample" and place(p["at"]) == at, p
+    replay(p)
+
+
+# ---- 3. a device lane's NaN bits ----
+
+NANS = [("neg_nan", 4), ("abs_nan", 7), ("min_nan", 10), ("max_nan", 13)]
+
+
+@pytest.mark.parametrize("function,line", NANS, ids=[n[0] for n in NANS])
+def test_a_device_lanes_nan_has_the_devices_bits(verdicts, tmp_path, function, line):
+    """In a device lane, `-y`, `abs(y)`, `min(y, y)` and `max(y, y)` of a NaN give the
+    device's one NaN, 0x7fffffff (the lowering's lower_dnan); the old model kept the host's
+    exact bits (the sign flipped or cleared, the operand's payload), so `100 /
+    (to_bits(-y) ^ 0x7fffffff)` was verified, and an emulated run traps there."""
+    _, props = verdicts("lanes35")
+    p = only(props, function, "division by zero", line)
+    assert p["verdict"] == "counterexample" and place(p["at"]) == (line, 66), p
+    replay(p)
+    main = "fn main() -> i32 {\n  buffer o:u32[4] @device = zeroed;\n  " + function + "(o);\n  return 0;\n}"
+    r, _ = concrete(tmp_path, PROGRAMS / "lanes35.cairn", main)
+    assert traps_at(r, "division by zero: 100 / 0", line, 66), r.stderr
+
+
+# ---- 4. atomics in a pooled reduction ----
+
+def test_a_pooled_reductions_terms_are_lanes(verdicts, tmp_path):
+    """`reduce + parallel` runs its terms on the pool: the old value an atomic gives a
+    term depends on the order the workers arrive in. The old model read it in index order
+    (term i sees i, so `10 / (old - i + 64)` divides by 64: verified); with two workers
+    term 64 can see 0. Now the old value is any value: not verified."""
+    _, props = verdicts("lanes35")
+    p = only(props, "pooled_atomic", "division by zero", 22)
+    assert p["verdict"] in ("unknown", "counterexample") and place(p["at"]) == (22, 54), p
+    if p["verdict"] == "counterexample":
+        replay(p, env={"CAIRN_THREADS": "2"})
+    else:
+        assert "atomic" in p["reason"], p
+    main = "fn main() -> i32 {\n  buffer x:u32[1] = zeroed;\n  return i32(pooled_atomic(128, 400000000, x));\n}"
+    seen = set()
+    for _ in range(4):  # term 0 spins, so the other worker's first term runs before it
+        r, _ = concrete(tmp_path, PROGRAMS / "lanes35.cairn", main, env={"CAIRN_THREADS": "2"})
+        got = trap(r.stderr)
+        seen.add(got[1:] if got else None)
+        if (22, 54) in seen:
+            assert traps_at(r, "division by zero: 10 / 0", 22, 54), r.stderr
+            break
+    assert (22, 54) in seen, seen
+    r, _ = concrete(tmp_path, PROGRAMS / "lanes35.cairn", main.replace("400000000", "0"),
+                    env={"CAIRN_THREADS": "1"})
+    assert r.returncode == 0, r.stderr  # one worker: index order, every divisor 64
+
+
+# ---- 7. the device launch's lane limit ----
+
+def test_the_lane_limit_of_a_device_launch_is_a_property(verdicts, tmp_path):
+    """A device region past 2^31 - 1 blocks of 256 lanes traps before the launch ("too
+    many lanes for one device launch", the lowering's lower_lane_limit), emulated too;
+    the old model listed no such property (the region's index guard was all it had)."""
+    _, props = verdicts("lanes35")
+    p = only(props, "launch", "device launch limit")
+    assert p["verdict"] == "counterexample" and place(p["at"]) == (25, 3), p
+    replay(p)
+    for fn in ("neg_nan", "abs_nan"):  # four lanes: verified
+        assert only(props, fn, "device launch limit")["verdict"] == "verified"
+    main = ("fn main() -> i32 {\n  buffer x:u8[1] @device = zeroed;\n  launch(549755813632 + 1, x);\n"
+            "  return 0;\n}")
+    r, _ = concrete(tmp_path, PROGRAMS / "lanes35.cairn", main)
+    assert traps_at(r, "too many lanes for one device launch", 25, 3), r.stderr
