@@ -170,6 +170,7 @@ typedef struct {
  * for and abandoned costs nothing (32 clients asking and leaving kept the pools busy). */
 static void run_queued(Server *s, Exchange *x) {
     Reply r = {0};
+    if (x->route->pool == POOL_PAGE) pause_point("page"); /* a test holds the page pool */
     if (conns_client_gone(x->conn)) {
         x->dropped = 1;
         log_event(s, &(LogFields){.event = "dropped", .agent = x->q.agent.id, .duration_ms = -1},
