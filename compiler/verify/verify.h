@@ -136,6 +136,13 @@ typedef struct VProp {
     int occurrence, occurrences; /* k of n sites with this kind, span and detail */
 } VProp;
 
+/* A place the built program can trap at (the lowering's trap sites, cmd_verify.c), and
+ * the function or constant holding it (NULL: an entry's checks of its command line). */
+typedef struct VerifySite {
+    Span span;
+    const Item *item;
+} VerifySite;
+
 typedef struct VerifyOpts {
     unsigned unwind;  /* loop iterations modelled (default 8) */
     unsigned budget;  /* Z3 resource units per property: decides verdicts (default
@@ -143,8 +150,11 @@ typedef struct VerifyOpts {
     double timeout_s; /* wall clock per property, only a safety bound (default 600):
                        * its expiry makes the verdict unknown, saying so */
     bool json;
-    const char *only;    /* --function NAME */
-    const char *cex_dir; /* where replay programs go */
+    const char *only;        /* --function NAME */
+    const char *cex_dir;     /* where replay programs go */
+    const VerifySite *sites; /* the built program's trap sites (NULL: unknown) */
+    int nsites;
+    bool coverage; /* --coverage: compare sites and properties, decide nothing */
     FILE *out;
 } VerifyOpts;
 
@@ -201,6 +211,13 @@ typedef struct Verifier {
     double deadline;
     bool expired, prologue_expired;
     const char *cex_prefix; /* the replay being written: its names' prefix (verify_cex.c) */
+    /* source ranges of code a run did not walk, each with why (verify_skipped) */
+    struct VSkip {
+        int off, len;
+        const char *why;
+    } * skips;
+    int nskips, capskips;
+    const char *skip_why; /* the property being decided lies in such code: never verified */
     /* replays that could not be written (the first one's reason): an I/O error, exit 2 */
     int unwritten;
     Err unwritten_err;
@@ -302,6 +319,10 @@ Z3_ast verify_replay_fits(Verifier *V);
 void verify_note_mul(Verifier *V, Z3_ast x, Z3_ast y, Z3_ast p, Z3_ast ok);
 
 /* ---- verify_prop.c ---- */
+/* Code the model does not walk at `at` (a recursive call of callee, a call chain past
+ * the depth limit, a cooperative region's body): every guard in it, or in what it calls,
+ * is unknown with why in this function's run, whatever another path through it says. */
+void verify_skipped(Verifier *V, const Item *callee, Block *region, Span at, const char *why);
 /* Verifies every function (or opt->only) of a checked program; returns the exit status
  * (0 all verified, 10 a counterexample, 5 inconclusive). */
 int verify_program(Program *p, const VerifyOpts *opt);
