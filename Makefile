@@ -4,8 +4,9 @@
 #   make test       install missing packages, build, run the whole suite (pytest)
 #   make demo       the main job: coordinator + agent on loopback, examples compared
 #   make gpu        device checks on this GPU host: signed bundle under evidence/ (scripts/gpu.sh)
+#   make test-loaded  the suite beside a CPU hog of two busy processes per core
 #   make matrix     the suite under gcc and clang, each plain, ASan+UBSan and TSan,
-#                   plus the long sweeps (exhaustive conversions ...)
+#                   plus the long sweeps (exhaustive conversions ...), and loaded
 #   make fuzz       bounded fuzzing of the front end
 #   make bench      benchmarks, printed as ratios against a baseline in the same run
 #   make install PREFIX=/usr/local
@@ -39,7 +40,7 @@ LDFLAGS := $(SANFLAGS) -pthread
 LDLIBS  := -lm
 
 .DEFAULT_GOAL := all
-.PHONY: all test matrix fuzz bench demo gpu install clean deps
+.PHONY: all test test-loaded matrix fuzz bench demo gpu install clean deps
 .DELETE_ON_ERROR:
 
 # Everything a folder wants built by `make` goes into ALL_TARGETS.
@@ -66,6 +67,12 @@ TEST_ENV = CAIRN_BIN=$(abspath $(BIN)) CAIRN_TBIN=$(abspath $(TBIN)) CAIRN_CC=$(
 test: all
 	$(TEST_ENV) $(PYTHON) -m pytest $(PYTEST_ARGS)
 
+# The same suite beside a CPU hog (scripts/test_loaded.sh, HOG_PER_CORE busy processes per
+# core, default 2): no test may count on the machine's speed or load (docs/design.md).
+test-loaded: all
+	@scripts/test_loaded.sh $(MAKE) --no-print-directory test CC=$(CC) SAN=$(SAN) \
+	  BIN=$(BIN) OBJ=$(OBJ) PYTEST_ARGS="$(PYTEST_ARGS)"
+
 MATRIX_CELLS := gcc-none gcc-asan gcc-tsan clang-none clang-asan clang-tsan
 matrix: $(DEPS_STAMP)
 	@failed=""; for cell in $(MATRIX_CELLS); do \
@@ -75,8 +82,11 @@ matrix: $(DEPS_STAMP)
 	    BIN=build/matrix/$$cell/bin OBJ=build/matrix/$$cell/obj CAIRN_MATRIX=1 \
 	    || failed="$$failed $$cell"; \
 	done; \
+	echo "== matrix cell gcc-none, loaded"; \
+	$(MAKE) --no-print-directory test-loaded CC=gcc SAN=none \
+	  BIN=build/matrix/gcc-none/bin OBJ=build/matrix/gcc-none/obj || failed="$$failed loaded"; \
 	if [ -n "$$failed" ]; then echo "== matrix: failed cells:$$failed"; exit 1; fi; \
-	echo "== matrix: all $(words $(MATRIX_CELLS)) cells passed"
+	echo "== matrix: all $(words $(MATRIX_CELLS)) cells passed, and gcc-none loaded"
 export CAIRN_MATRIX
 
 # `make gpu`: both halves of every device program on this host's GPU, checked by the

@@ -43,9 +43,25 @@ cJSON *probe_machine(const AgentOptions *o, Err *e);
 /* The version `cairn --version` prints ("0.1.0"), or -1. */
 int probe_cairn_version(const char *cairn, char *out, size_t cap, Err *e);
 
+/* Who enrols where: the coordinator's URL and enrolment token, the agent's key, its
+ * machine name and what it offers (probe_machine's capabilities). */
+typedef struct {
+    const char *url;
+    const char *token;
+    EVP_PKEY *key;
+    const char *name;
+    const cJSON *caps;
+} Enrolment;
+
+/* What a job's upload carries: the in-toto statement (signed when uploaded) and the
+ * files its subjects name ({name: base64}). */
+typedef struct {
+    cJSON *statement;
+    cJSON *files;
+} Bundle;
+
 /* client.c: enrol, claim, heartbeat, upload with retries and backoff. */
-int client_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY *key,
-                 const char *name, const cJSON *caps, Err *e);
+int client_enrol(Session *s, const Enrolment *en, Err *e);
 void client_close(Session *s);
 /* 1 with a job in *JOB (pointing into *ANSWER, which the caller deletes), 0 when the
  * long poll ended empty, -1 on error (e->msg), -2 when the coordinator no longer knows
@@ -54,10 +70,10 @@ int client_claim(Session *s, double wait_s, cJSON **answer, ProtoJob *job, Err *
 /* 0 keep going, 1 cancelled, -1 the lease is gone (or the coordinator is unreachable). */
 int client_heartbeat(Session *s, long job, const char *progress);
 int client_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err *e);
-/* Signs STATEMENT and uploads it with FILES ({name: base64}); retries transport errors
- * and 5xx with backoff. Returns the HTTP status of the final answer, or -1. */
-long client_upload(Session *s, long job, const cJSON *statement, const cJSON *files, int max_tries,
-                   Err *e);
+/* Signs B's statement and uploads it with its files; retries transport errors and 5xx
+ * with backoff, MAX_TRIES times at most. Returns the HTTP status of the final answer, or
+ * -1. */
+long client_upload(Session *s, long job, const Bundle *b, int max_tries, Err *e);
 
 /* suite.c: runs one claimed job (the suite cell) and fills STATEMENT and FILES. */
 typedef struct {
@@ -66,8 +82,9 @@ typedef struct {
     const cJSON *caps;
     const char *cairn_version;
 } SuiteEnv;
-/* 0 done (statement and files filled), 1 cancelled, -1 failed before any case ran. */
-int suite_run(const SuiteEnv *env, const ProtoJob *job, cJSON **statement, cJSON **files, Err *e);
+/* 0 done (*OUT's statement and files filled), 1 cancelled, -1 failed before any case
+ * ran. */
+int suite_run(const SuiteEnv *env, const ProtoJob *job, Bundle *out, Err *e);
 
 /* The verbs other files hold (argv[0] is the verb, lib/command.h): loadgen.c's
  * `cairn-agent loadgen`, and sign.c's `cairn-agent sign` (make gpu signs its bundle

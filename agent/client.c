@@ -2,6 +2,7 @@
  * claims, heartbeats, source download, and signed uploads retried with backoff. */
 #include "agent.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +27,11 @@ static int refused(const ProtoError *pe) {
                : -1;
 }
 
-int client_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY *key,
-                 const char *name, const cJSON *caps, Err *e) {
+int client_enrol(Session *s, const Enrolment *en, Err *e) {
+    EVP_PKEY *key = en->key;
+    const char *name = en->name;
     memset(s, 0, sizeof *s);
-    s->http = http_new(url, enrol_token);
+    s->http = http_new(en->url, en->token);
     s->key = key;
     snprintf(s->name, sizeof s->name, "%s", name);
     ProtoError pe;
@@ -37,16 +39,18 @@ int client_enrol(Session *s, const char *url, const char *enrol_token, EVP_PKEY 
     ProtoEnrolled enrolled;
     cJSON *answer = NULL;
     /* Proof of key possession: the coordinator's nonce, signed with our key. */
-    long status = proto_call(s->http, "POST", "/api/v1/agents/challenge", NULL, 30, &answer, &pe);
+    long status = proto_call(s->http, &(ProtoCall){"POST", "/api/v1/agents/challenge", NULL, 30},
+                             &answer, &pe);
     int ok = status == 200 && proto_challenge_parse(answer, &challenge, e) == 0;
     cJSON_Delete(answer);
     if (!ok) return failed("challenge", status, &pe, e), refused(&pe);
     cJSON *proof = dsse_enrol_proof_sign(key, challenge.nonce, name, e);
     if (!proof) return -1;
     char *pem = dsse_key_public_pem(key);
-    ProtoEnrol m = {.name = name, .public_key = pem, .capabilities = caps, .proof = proof};
+    ProtoEnrol m = {.name = name, .public_key = pem, .capabilities = en->caps, .proof = proof};
     cJSON *req = proto_enrol_build(&m);
-    status = proto_call(s->http, "POST", "/api/v1/agents/enrol", req, 30, &answer, &pe);
+    status =
+        proto_call(s->http, &(ProtoCall){"POST", "/api/v1/agents/enrol", req, 30}, &answer, &pe);
     cJSON_Delete(req);
     cJSON_Delete(proof);
     free(pem);
@@ -68,7 +72,8 @@ int client_claim(Session *s, double wait_s, cJSON **answer, ProtoJob *job, Err *
     ProtoClaim m = {.wait_s = wait_s};
     ProtoError pe;
     cJSON *req = proto_claim_build(&m);
-    long status = proto_call(s->http, "POST", "/api/v1/claim", req, (long)wait_s + 30, answer, &pe);
+    long status = proto_call(s->http, &(ProtoCall){"POST", "/api/v1/claim", req, (long)wait_s + 30},
+                             answer, &pe);
     cJSON_Delete(req);
     if (status == 200 && proto_job_parse(*answer, job, e) == 0) return 1;
     cJSON_Delete(*answer);
@@ -87,7 +92,7 @@ int client_heartbeat(Session *s, long job, const char *progress) {
     ProtoError pe;
     Err e = {{0}};
     cJSON *req = proto_heartbeat_build(&m), *answer = NULL;
-    long status = proto_call(s->http, "POST", path, req, 20, &answer, &pe);
+    long status = proto_call(s->http, &(ProtoCall){"POST", path, req, 20}, &answer, &pe);
     cJSON_Delete(req);
     int parsed = status == 200 ? proto_lease_parse(answer, &lease, &e) : -1;
     cJSON_Delete(answer);
@@ -101,7 +106,7 @@ int client_fetch_blob(Session *s, const char *sha, char **data, size_t *len, Err
     snprintf(what, sizeof what, "source %.64s", sha);
     HttpResponse r;
     ProtoError pe;
-    long status = proto_send(s->http, "GET", path, NULL, NULL, 0, 300, &r, &pe);
+    long status = proto_send(s->http, &(HttpRequest){"GET", path, NULL, NULL, 0, 300}, &r, &pe);
     if (status != 200) {
         if (status >= 0) http_response_free(&r);
         return failed(what, status, &pe, e);
@@ -127,13 +132,13 @@ static int filed(const HttpResponse *r, Err *e) {
     return ok;
 }
 
-long client_upload(Session *s, long job, const cJSON *statement, const cJSON *files, int max_tries,
-                   Err *e) {
-    char *payload = cJSON_PrintUnformatted(statement);
+long client_upload(Session *s, long job, const Bundle *b, int max_tries, Err *e) {
+    assert(max_tries >= 1); /* else nothing is sent and no error is set */
+    char *payload = cJSON_PrintUnformatted(b->statement);
     cJSON *env = dsse_sign(s->key, INTOTO_PAYLOAD_TYPE, payload, strlen(payload), e);
     free(payload);
     if (!env) return -1;
-    ProtoUpload m = {.envelope = env, .files = files};
+    ProtoUpload m = {.envelope = env, .files = b->files};
     cJSON *body = proto_upload_build(&m);
     char *text = cJSON_PrintUnformatted(body);
     cJSON_Delete(body);
@@ -146,7 +151,8 @@ long client_upload(Session *s, long job, const cJSON *statement, const cJSON *fi
     for (int attempt = 1; attempt <= max_tries; attempt++) {
         HttpResponse r;
         ProtoError pe;
-        status = proto_send(s->http, "POST", path, NULL, text, strlen(text), 120, &r, &pe);
+        status = proto_send(s->http, &(HttpRequest){"POST", path, NULL, text, strlen(text), 120},
+                            &r, &pe);
         if (status == 200 && !filed(&r, e)) status = -1; /* not a filing answer: again */
         if (status >= 0) http_response_free(&r);
         if (status < 0 || status >= 400) proto_fail(e, what, &pe);

@@ -73,9 +73,9 @@ static cJSON *sim_statement(const ProtoJob *job, const char *machine, cJSON *fil
 /* Enrols as the real agent does, retrying with backoff: a thousand agents connecting at
  * once are anonymous until their headers are read, and the coordinator's caps on such
  * connections close the oldest of them (docs/farm.md, "Limits and security"). */
-static int enrol(Sim *a, Session *s, EVP_PKEY *key, const char *name, const cJSON *caps, Err *e) {
+static int enrol(Sim *a, Session *s, const Enrolment *en, Err *e) {
     for (long backoff = 100;; backoff *= 2) {
-        int rc = client_enrol(s, a->url, a->token, key, name, caps, e);
+        int rc = client_enrol(s, en, e);
         if (rc == 0) return 0;
         client_close(s);
         if (rc == -2 || backoff > 3200) return -1;
@@ -94,7 +94,7 @@ static void *sim_agent(void *arg) {
     EVP_PKEY *key = dsse_key_generate(&e);
     cJSON *caps = sim_caps();
     Session s;
-    if (!key || enrol(a, &s, key, name, caps, &e) != 0) {
+    if (!key || enrol(a, &s, &(Enrolment){a->url, a->token, key, name, caps}, &e) != 0) {
         fprintf(stderr, "loadgen: %s: %s\n", name, e.msg);
         a->errors++;
         cJSON_Delete(caps);
@@ -121,7 +121,7 @@ static void *sim_agent(void *arg) {
         a->lat[a->nlat++] = ms;
         cJSON *files = cJSON_CreateObject();
         cJSON *st = sim_statement(&job, name, files);
-        long status = client_upload(&s, job.job, st, files, 3, &e);
+        long status = client_upload(&s, job.job, &(Bundle){st, files}, 3, &e);
         if (status == 200 && atomic_fetch_add(a->filed, 1) + 1 == a->target)
             *a->done_at = timing_now_seconds(); /* one agent files the last job */
         else if (status != 200) a->errors++;

@@ -178,7 +178,8 @@ static int enrol(Session *s, const AgentOptions *o, EVP_PKEY *key, const cJSON *
     long backoff = 250;
     for (;;) {
         Err e = {{0}};
-        int rc = client_enrol(s, o->coordinator, o->enrol_token, key, o->name, caps, &e);
+        Enrolment en = {o->coordinator, o->enrol_token, key, o->name, caps};
+        int rc = client_enrol(s, &en, &e);
         if (rc == 0) {
             fprintf(stderr, "agent: %s enrolled as agent %ld with %s\n", o->name, s->id,
                     o->coordinator);
@@ -199,18 +200,18 @@ static void do_job(Session *s, const SuiteEnv *env, const ProtoJob *job) {
     long id = job->job;
     fprintf(stderr, "agent: job %ld claimed: run %ld cell %s attempt %ld, %d cases\n", id, job->run,
             job->cell_id, job->attempt, cJSON_GetArraySize(job->cases));
-    cJSON *statement = NULL, *files = NULL;
+    Bundle b = {NULL, NULL};
     Err e = {{0}};
-    int rc = suite_run(env, job, &statement, &files, &e);
+    int rc = suite_run(env, job, &b, &e);
     if (rc < 0)
         fprintf(stderr, "agent: job %ld failed before running: %s (its lease will run out)\n", id,
                 e.msg);
     if (rc != 0) return;
-    long status = client_upload(s, id, statement, files, 8, &e);
+    long status = client_upload(s, id, &b, 8, &e);
     if (status == 200) fprintf(stderr, "agent: job %ld: bundle uploaded and filed\n", id);
     else fprintf(stderr, "agent: job %ld: upload refused: %s\n", id, e.msg);
-    cJSON_Delete(statement);
-    cJSON_Delete(files);
+    cJSON_Delete(b.statement);
+    cJSON_Delete(b.files);
 }
 
 /* The long poll's wait: 20 s, or what is left of --idle-exit (so it exits on time). */

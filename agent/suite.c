@@ -4,6 +4,7 @@
  * in-toto Statement whose subjects are the receipts, raw observed outputs and logs. */
 #include "agent.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +40,8 @@ static int tick(void *ctx) {
 }
 
 /* Adds the file at PATH as subject NAME (and to FILES); returns its digest in SHA. */
-static int add_subject(cJSON *statement, cJSON *files, const char *name, const char *path,
-                       size_t limit, char sha[SHA256_HEX_LEN]) {
+static int add_subject(Bundle *b, const char *name, const char *path, size_t limit,
+                       char sha[SHA256_HEX_LEN]) {
     size_t len = 0;
     char *data = fs_read(path, &len, NULL);
     if (!data || len > limit || !util_is_safe_relpath(name)) {
@@ -49,8 +50,8 @@ static int add_subject(cJSON *statement, cJSON *files, const char *name, const c
     }
     sha256_hex(data, len, sha);
     char *b64 = util_b64_encode(data, len);
-    cJSON_AddStringToObject(files, name, b64);
-    dsse_statement_add_subject(statement, name, sha);
+    cJSON_AddStringToObject(b->files, name, b64);
+    dsse_statement_add_subject(b->statement, name, sha);
     free(b64);
     free(data);
     return 0;
@@ -158,8 +159,8 @@ static void read_observations(const char *path, cJSON *obs, cJSON *checks, cJSON
 }
 
 /* Raw observed outputs become subjects; every observation's digest must be among them. */
-static int add_raw(const char *raw_dir, const char *case_path, cJSON *obs, cJSON *statement,
-                   cJSON *files, cJSON *checks) {
+static int add_raw(const char *raw_dir, const char *case_path, cJSON *obs, Bundle *b,
+                   cJSON *checks) {
     DIR *d = opendir(raw_dir);
     if (!d) return -1; /* no raw bits were written: nothing to hold the digests to */
     cJSON *seen = cJSON_CreateArray();
@@ -175,7 +176,7 @@ static int add_raw(const char *raw_dir, const char *case_path, cJSON *obs, cJSON
             snprintf(detail, sizeof detail, "%.200s is over the 8 MiB a raw observation may have",
                      ent->d_name);
             add_check(checks, "raw_within_limit", 0, detail);
-        } else if (add_subject(statement, files, name, path, MAX_RAW_SUBJECT, sha) == 0) {
+        } else if (add_subject(b, name, path, MAX_RAW_SUBJECT, sha) == 0) {
             cJSON_AddItemToArray(seen, cJSON_CreateString(sha));
         }
     }
@@ -193,14 +194,42 @@ static int add_raw(const char *raw_dir, const char *case_path, cJSON *obs, cJSON
     return all;
 }
 
-static void build_argv(const SuiteEnv *env, const Cell *cell, const char *cell_target,
-                       const char *src, const char *prog, char **argv) {
+#define BUILD_ARGV_MAX 16 /* cairn build's words, the terminating NULL among them */
+
+typedef struct {
+    const char *case_path; /* as listed in the run, relative to the source tree */
+    const char *src_root;
+    const char *out; /* this case's scratch folder */
+    double timeout_s;
+    const char *target; /* the cell's device target ("sm_90"), or NULL */
+} CaseSpec;
+
+/* The files of one case: its source, and what the build and the run write in c->out. */
+typedef struct {
+    char src[4096], prog[4096], blog[4096], rlog[4096], obs_log[4096], raw[4096];
+    char receipt[4200];
+} CasePaths;
+
+static void case_paths(const CaseSpec *c, CasePaths *p) {
+    snprintf(p->src, sizeof p->src, "%s/%s", c->src_root, c->case_path);
+    snprintf(p->prog, sizeof p->prog, "%s/prog", c->out);
+    snprintf(p->blog, sizeof p->blog, "%s/build.log", c->out);
+    snprintf(p->rlog, sizeof p->rlog, "%s/run.log", c->out);
+    snprintf(p->obs_log, sizeof p->obs_log, "%s/observe.jsonl", c->out);
+    snprintf(p->raw, sizeof p->raw, "%s/raw", c->out);
+    snprintf(p->receipt, sizeof p->receipt, "%s.receipt.json", p->prog);
+}
+
+/* `cairn build SRC -o PROG` for this cell: its compiler, sanitizer and target. */
+static void build_argv(const SuiteEnv *env, const Cell *cell, const CaseSpec *c, const CasePaths *p,
+                       char *argv[BUILD_ARGV_MAX]) {
+    const char *cell_target = c->target;
     int n = 0;
     argv[n++] = (char *)env->opts->cairn;
     argv[n++] = "build";
-    argv[n++] = (char *)src;
+    argv[n++] = (char *)p->src;
     argv[n++] = "-o";
-    argv[n++] = (char *)prog;
+    argv[n++] = (char *)p->prog;
     argv[n++] = "--cc";
     argv[n++] = (char *)cell->compiler;
     if (evidence_cell_sanitize_flag(cell)) {
@@ -222,39 +251,29 @@ static void build_argv(const SuiteEnv *env, const Cell *cell, const char *cell_t
     if (strcmp(cell->mode, "device") != 0 &&
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(env->caps, "cairn_emulate_flag")))
         argv[n++] = "--emulate";
+    assert(n < BUILD_ARGV_MAX); /* at most 13 words: every flag above at once */
     argv[n] = NULL;
 }
 
-typedef struct {
-    const char *case_path; /* as listed in the run, relative to the source tree */
-    const char *src_root;
-    const char *out; /* this case's scratch folder */
-    double timeout_s;
-    const char *target; /* the cell's device target ("sm_90"), or NULL */
-} CaseSpec;
-
 static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c, Tick *t,
-                       cJSON *statement, cJSON *files) {
-    char src[4096], prog[4096], blog[4096], rlog[4096], obs_log[4096], raw[4096];
-    char receipt[4200], name[4200], sha[SHA256_HEX_LEN];
-    snprintf(src, sizeof src, "%s/%s", c->src_root, c->case_path);
-    snprintf(prog, sizeof prog, "%s/prog", c->out);
-    snprintf(blog, sizeof blog, "%s/build.log", c->out);
-    snprintf(rlog, sizeof rlog, "%s/run.log", c->out);
-    snprintf(obs_log, sizeof obs_log, "%s/observe.jsonl", c->out);
-    snprintf(raw, sizeof raw, "%s/raw", c->out);
-    snprintf(receipt, sizeof receipt, "%s.receipt.json", prog);
+                       Bundle *b) {
+    CasePaths p;
+    case_paths(c, &p);
+    char *prog = p.prog, *blog = p.blog, *rlog = p.rlog, *obs_log = p.obs_log;
+    char *raw = p.raw, *receipt = p.receipt;
+    char name[4200], sha[SHA256_HEX_LEN];
     fs_mkdirs(raw, NULL);
     cJSON *r = cJSON_CreateObject(), *checks = cJSON_CreateArray();
     cJSON_AddStringToObject(r, "case", c->case_path);
     double start = timing_now_seconds();
-    char *argv[16];
-    build_argv(env, cell, c->target, src, prog, argv);
-    int build = proc_watch(argv, c->src_root, NULL, blog, c->timeout_s, t->every_s, tick, t);
+    char *argv[BUILD_ARGV_MAX];
+    build_argv(env, cell, c, &p, argv);
+    ProcWatch watch = {c->src_root, NULL, blog, c->timeout_s, t->every_s, tick, t};
+    int build = proc_watch(argv, &watch);
     cJSON_AddNumberToObject(r, "build_status", build);
     add_check(checks, "build", build == 0, build == PROC_TIMEOUT ? "timed out" : NULL);
     snprintf(name, sizeof name, "%s/receipt.json", c->case_path);
-    if (build == 0 && add_subject(statement, files, name, receipt, (size_t)-1, sha) == 0) {
+    if (build == 0 && add_subject(b, name, receipt, (size_t)-1, sha) == 0) {
         cJSON *rj = json_parse_file(receipt, NULL);
         cJSON_AddStringToObject(r, "receipt", name);
         cJSON_AddBoolToObject(r, "unordered", rj && evidence_receipt_is_unordered(rj));
@@ -267,8 +286,9 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
         snprintf(env_raw, sizeof env_raw, "CAIRN_OBSERVE_RAW=%s", raw);
         char *child_env[] = {env_obs, env_raw, NULL};
         char *run_argv[] = {prog, NULL};
-        int status =
-            proc_watch(run_argv, c->src_root, child_env, rlog, c->timeout_s, t->every_s, tick, t);
+        ProcWatch run = watch;
+        run.env = child_env, run.log = rlog;
+        int status = proc_watch(run_argv, &run);
         char *trap = trap_line(rlog);
         cJSON_AddNumberToObject(r, "exit_status", status);
         if (trap) cJSON_AddStringToObject(r, "trap", trap);
@@ -280,21 +300,20 @@ static cJSON *run_case(const SuiteEnv *env, const Cell *cell, const CaseSpec *c,
             char *check_argv[] = {
                 (char *)env->opts->checker, "append", (char *)c->case_path, obs_log, raw, NULL};
             snprintf(name, sizeof name, "%s/checker.log", c->out);
-            add_check(checks, "checker",
-                      proc_watch(check_argv, c->src_root, NULL, name, c->timeout_s, t->every_s,
-                                 tick, t) == 0,
-                      NULL);
+            ProcWatch check = watch;
+            check.log = name;
+            add_check(checks, "checker", proc_watch(check_argv, &check) == 0, NULL);
         }
         read_observations(obs_log, obs, checks, cJSON_AddArrayToObject(r, "bounds"),
                           cJSON_AddArrayToObject(r, "fixed"));
-        int raw_ok = add_raw(raw, c->case_path, obs, statement, files, checks);
+        int raw_ok = add_raw(raw, c->case_path, obs, b, checks);
         add_check(checks, "raw_bits_match_digests", raw_ok != 0,
                   raw_ok < 0 ? "no raw bits written" : NULL);
         snprintf(name, sizeof name, "%s/run.log", c->case_path);
-        add_subject(statement, files, name, rlog, MAX_LOG_SUBJECT, sha);
+        add_subject(b, name, rlog, MAX_LOG_SUBJECT, sha);
     } else {
         snprintf(name, sizeof name, "%s/build.log", c->case_path);
-        add_subject(statement, files, name, blog, MAX_LOG_SUBJECT, sha);
+        add_subject(b, name, blog, MAX_LOG_SUBJECT, sha);
     }
     cJSON_AddItemToObject(r, "checks", checks);
     cJSON_AddNumberToObject(r, "duration_ms", (timing_now_seconds() - start) * 1000.0);
@@ -340,7 +359,8 @@ static int fetch_source(const SuiteEnv *env, const ProtoJob *job, const char *de
     return n < 0 ? -1 : 0;
 }
 
-int suite_run(const SuiteEnv *env, const ProtoJob *job, cJSON **statement, cJSON **files, Err *e) {
+int suite_run(const SuiteEnv *env, const ProtoJob *job, Bundle *bundle, Err *e) {
+    cJSON **statement = &bundle->statement, **files = &bundle->files;
     long id = job->job;
     Cell cell;
     char dir[2048], src[2200];
@@ -366,7 +386,7 @@ int suite_run(const SuiteEnv *env, const ProtoJob *job, cJSON **statement, cJSON
         snprintf(t.progress, sizeof t.progress, "case %d/%d %s", i, n, c->valuestring);
         fprintf(stderr, "agent: job %ld %s: %s\n", id, job->cell_id, t.progress);
         CaseSpec spec = {c->valuestring, src, out, job->timeout_s, json_str(job->cell, "target")};
-        cJSON *r = run_case(env, &cell, &spec, &t, *statement, *files);
+        cJSON *r = run_case(env, &cell, &spec, &t, bundle);
         cJSON_AddItemToArray(results, r);
         fprintf(stderr, "agent: job %ld   build %.0f exit %.0f observations %d%s\n", id,
                 json_num(r, "build_status", -1), json_num(r, "exit_status", -1),
@@ -374,6 +394,7 @@ int suite_run(const SuiteEnv *env, const ProtoJob *job, cJSON **statement, cJSON
                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "unordered")) ? " (unordered)"
                                                                                : "");
     }
+    assert(cJSON_GetArraySize(results) == i); /* one result for every case begun */
     evidence_add_test_result(*statement);
     if (!env->opts->keep) fs_remove_tree(dir);
     if (!t.stop) {

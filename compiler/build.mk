@@ -22,7 +22,11 @@ $(OBJ)/compiler/%.o $(OBJ)/gen/%.o: CFLAGS += -Icompiler
 # The runtime travels inside bin/cairn (back end: compiler/driver/driver.c writes it into the
 # build cache): scripts/embed_runtime.py turns runtime/*.h and runtime/*.c into one C file.
 RUNTIME_EMBED_FILES := $(sort $(wildcard runtime/*.h runtime/*.c))
-$(OBJ)/gen/runtime_embed.c: scripts/embed_runtime.py $(RUNTIME_EMBED_FILES)
+# The list itself is a prerequisite, so a runtime file removed (or a branch switched) re-embeds.
+RUNTIME_EMBED_LIST := $(OBJ)/gen/runtime_embed.list
+$(shell mkdir -p $(OBJ)/gen && echo '$(RUNTIME_EMBED_FILES)' | cmp -s - $(RUNTIME_EMBED_LIST) || \
+  echo '$(RUNTIME_EMBED_FILES)' > $(RUNTIME_EMBED_LIST))
+$(OBJ)/gen/runtime_embed.c: scripts/embed_runtime.py $(RUNTIME_EMBED_FILES) $(RUNTIME_EMBED_LIST)
 	@mkdir -p $(dir $@)
 	$(PYTHON) scripts/embed_runtime.py $@ $(RUNTIME_EMBED_FILES)
 $(OBJ)/gen/runtime_embed.o: $(OBJ)/gen/runtime_embed.c compiler/base/base.h
@@ -50,3 +54,12 @@ $(TBIN)/intsys_check: $(OBJ)/tests/c/intsys_check.o $(OBJ)/compiler/base/intsys.
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 $(OBJ)/tests/c/intsys_check.o: CFLAGS += -Icompiler -I.
+
+# tests/c/ast_verify_check.c breaks checked trees on purpose (tests/frontend/
+# test_ast_verify.py): it links the front end (base, syntax, grad, check) and lib/.
+AST_VERIFY_OBJS := $(filter $(OBJ)/compiler/base/% $(OBJ)/compiler/syntax/% \
+                   $(OBJ)/compiler/grad/% $(OBJ)/compiler/check/%,$(CAIRN_OBJS))
+$(TBIN)/ast_verify_check: $(OBJ)/tests/c/ast_verify_check.o $(AST_VERIFY_OBJS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+$(OBJ)/tests/c/ast_verify_check.o: CFLAGS += -Icompiler -I.

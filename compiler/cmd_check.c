@@ -1,6 +1,6 @@
 /* cmd_check.c: `cairn check FILE`: parse and check; exit 0 accepted, 1 refused, 2 usage
  * or I/O error. Diagnostics go to stderr; --codes also prints the codes, one a line, on
- * stdout (for scripts and the test suite). */
+ * stdout (for scripts and the test suite); --dump prints the checked tree. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include "lib/fs.h"
 
 const char cmd_check_help[] =
-    "usage: cairn check [--codes] FILE\n"
+    "usage: cairn check [--codes] [--print | --dump] FILE\n"
     "\n"
     "Parses and checks a CAIRN program: names, types, and every rule of the language.\n"
     "Each refusal prints as file:line:col: error[E-CODE]: message, the source line, a caret\n"
@@ -19,6 +19,8 @@ const char cmd_check_help[] =
     "\n"
     "  --codes    also print the code of each error on stdout, one a line\n"
     "  --print    parse only, and print the program back as CAIRN source on stdout\n"
+    "  --dump     print the checked tree on stdout: every node with its type, what each\n"
+    "             name and call resolves to, and where each region and buffer runs\n"
     "\n"
     "exit status: 0 accepted, 1 refused, 2 usage or I/O error\n";
 
@@ -51,10 +53,11 @@ static int print_parsed(const char *path) {
 
 int cmd_check(int argc, char **argv) {
     const char *path = NULL;
-    bool codes = false, print = false;
+    bool codes = false, print = false, dump = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--codes") == 0) codes = true;
         else if (strcmp(argv[i], "--print") == 0) print = true;
+        else if (strcmp(argv[i], "--dump") == 0) dump = true;
         else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "cairn check: error: unknown option '%s' (cairn check --help)\n",
                     argv[i]);
@@ -81,6 +84,11 @@ int cmd_check(int argc, char **argv) {
         return 2;
     }
     int rc = p ? 0 : 1;
+    if (p && dump) {
+        char *text = cairn_dump_program(p);
+        fputs(text, stdout);
+        free(text);
+    }
     if (!p) {
         diags_print(&d, stderr);
         if (codes) {

@@ -36,3 +36,29 @@ $(FUZZ_FARM_REPLAY): $(OBJ)/tests/fuzz/fuzz_farm.o $(filter-out %/farm/main.o,$(
 	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)
 
 ALL_TARGETS += $(FUZZ_FARM_REPLAY)
+
+# tests/c/farm_two_servers.c: two coordinators in one process, sharing nothing
+# (tests/farm/test_two_servers.py).
+FARM_TWO_SERVERS := $(TBIN)/farm_two_servers
+$(OBJ)/tests/c/farm_two_servers.o: CFLAGS += -I. -Ifarm
+$(FARM_TWO_SERVERS): $(OBJ)/tests/c/farm_two_servers.o $(filter-out %/farm/main.o,$(FARM_OBJS)) $(PROTO_OBJS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)
+
+ALL_TARGETS += $(FARM_TWO_SERVERS)
+
+# The coordinator with its test pauses (serve/pause.c, FARM_TEST_PAUSES): the same objects
+# but the files that hold pause points, built again apart. Tests that drive an
+# interleaving run it (tests/farm/farmlib.py, FARM_PAUSES); bin/cairn-farm never pauses.
+FARM_PAUSES := $(TBIN)/cairn-farm-pauses
+PAUSE_SRCS := farm/serve/pause.c farm/serve/gc.c farm/serve/handlers.c
+PAUSE_OBJS := $(PAUSE_SRCS:%.c=$(OBJ)/pauses/%.o)
+$(OBJ)/pauses/%.o: CFLAGS += -I. -Ifarm -DFARM_TEST_PAUSES
+$(OBJ)/pauses/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+$(FARM_PAUSES): $(filter-out $(PAUSE_SRCS:%.c=$(OBJ)/%.o),$(FARM_OBJS)) $(PAUSE_OBJS) $(PROTO_OBJS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)
+
+ALL_TARGETS += $(FARM_PAUSES)

@@ -8,10 +8,12 @@
  * bundle's SHA-256), and each bundle written is verified again from the disk. */
 #include "export.h"
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "lib/fs.h"
@@ -26,7 +28,7 @@ static char *fetch(Http *h, const char *evidence, const char *name, const char *
     snprintf(path, sizeof path, "/files/%s/%s", evidence, name);
     HttpResponse r;
     ProtoError pe;
-    long status = proto_send(h, "GET", path, NULL, NULL, 0, 300, &r, &pe);
+    long status = proto_send(h, &(HttpRequest){"GET", path, NULL, NULL, 0, 300}, &r, &pe);
     if (status != 200) {
         if (status >= 0) http_response_free(&r);
         proto_fail(e, path, &pe);
@@ -43,19 +45,13 @@ static char *fetch(Http *h, const char *evidence, const char *name, const char *
     return r.body; /* NUL-terminated: the client's */
 }
 
-/* Writes LEN bytes of DATA to DIR/EVIDENCE/NAME (its folders made); 0 or -1 with E. */
-static int write_out(const char *dir, const char *evidence, const char *name, const char *data,
-                     size_t len, Err *e) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s/%s", dir, evidence, name);
-    char *slash = strrchr(path, '/');
-    *slash = '\0';
-    if (fs_mkdirs(path, e) != 0) return -1;
-    *slash = '/';
-    FILE *f = fopen(path, "wb"); /* a copy: the coordinator keeps the durable one */
-    int ok = f && fwrite(data, 1, len, f) == len;
-    if (f && fclose(f) != 0) ok = 0;
-    return ok ? 0 : err_set(e, "cannot write %s", path);
+/* Writes LEN bytes of DATA to DIR/EVIDENCE/NAME as a new file (fs_create_beneath: no
+ * link planted under DIR is followed, no file there overwritten); 0 or -1 with E. */
+static int write_out(int dir, const char *evidence, const char *name, const char *data, size_t len,
+                     Err *e) {
+    char rel[4200];
+    snprintf(rel, sizeof rel, "%s/%s", evidence, name);
+    return fs_create_beneath(dir, rel, data, len, e); /* a copy: the coordinator keeps its own */
 }
 
 static char *read_beside(void *ctx, const char *name, size_t *len) {
@@ -94,7 +90,8 @@ static cJSON *statement_of(const char *env_text, size_t len, Err *e) {
 }
 
 /* One filed bundle (a result row of the run) into DIR; its files counted into *FILES. */
-static int export_bundle(Http *h, const cJSON *res, const char *dir, long *files, Err *e) {
+static int export_bundle(Http *h, const cJSON *res, const char *dir, int dir_fd, long *files,
+                         Err *e) {
     const char *evidence = json_str(res, "evidence"), *sha = json_str(res, "bundle_sha256");
     if (!evidence || strncmp(evidence, "evidence/", 9) != 0 || !util_is_safe_relpath(evidence) ||
         !sha256_is_hex(sha))
@@ -102,7 +99,7 @@ static int export_bundle(Http *h, const cJSON *res, const char *dir, long *files
     size_t len = 0;
     char *env = fetch(h, evidence, "bundle.dsse.json", sha, &len, e);
     cJSON *st = env ? statement_of(env, len, e) : NULL;
-    int rc = st && write_out(dir, evidence, "bundle.dsse.json", env, len, e) == 0 ? 0 : -1;
+    int rc = st && write_out(dir_fd, evidence, "bundle.dsse.json", env, len, e) == 0 ? 0 : -1;
     free(env);
     const cJSON *x;
     const cJSON *subjects = rc == 0 ? cJSON_GetObjectItemCaseSensitive(st, "subject") : NULL;
@@ -114,13 +111,14 @@ static int export_bundle(Http *h, const cJSON *res, const char *dir, long *files
             break;
         }
         char *data = fetch(h, evidence, name, want, &len, e);
-        rc = data && write_out(dir, evidence, name, data, len, e) == 0 ? 0 : -1;
+        rc = data && write_out(dir_fd, evidence, name, data, len, e) == 0 ? 0 : -1;
         free(data);
         if (rc != 0) break;
         (*files)++;
     }
     char *pem = rc == 0 ? fetch(h, evidence, "agent.pub.pem", NULL, &len, e) : NULL;
-    if (rc == 0 && (!pem || write_out(dir, evidence, "agent.pub.pem", pem, len, e) != 0)) rc = -1;
+    if (rc == 0 && (!pem || write_out(dir_fd, evidence, "agent.pub.pem", pem, len, e) != 0))
+        rc = -1;
     free(pem);
     cJSON_Delete(st);
     if (rc == 0) {
@@ -137,18 +135,20 @@ int export_run(Http *h, const char *run, const char *dir, long *bundles, long *f
     snprintf(path, sizeof path, "/api/v1/runs/%s/results", run);
     cJSON *results = NULL;
     ProtoError pe;
-    long status = proto_call(h, "GET", path, NULL, 60, &results, &pe);
+    long status = proto_call(h, &(ProtoCall){"GET", path, NULL, 60}, &results, &pe);
     if (status != 200 || !cJSON_IsArray(results)) {
         cJSON_Delete(results);
         return status != 200 ? proto_fail(e, path, &pe) : err_set(e, "%s: not a list", path);
     }
     *bundles = *files = 0;
-    int rc = 0;
+    int fd = fs_mkdirs(dir, e) == 0 ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    int rc = fd >= 0 ? 0 : err_set(e, "cannot open the folder %s", dir);
     const cJSON *res;
     cJSON_ArrayForEach(res, results) {
-        if ((rc = export_bundle(h, res, dir, files, e)) != 0) break;
+        if (rc != 0 || (rc = export_bundle(h, res, dir, fd, files, e)) != 0) break;
         (*bundles)++;
     }
+    if (fd >= 0) close(fd);
     cJSON_Delete(results);
     return rc;
 }

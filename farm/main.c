@@ -91,7 +91,7 @@ static cJSON *get_json(Http *h, const char *path, const char *verb) {
     cJSON *answer = NULL;
     ProtoError pe;
     Err e = {{0}};
-    long status = proto_call(h, "GET", path, NULL, 60, &answer, &pe);
+    long status = proto_call(h, &(ProtoCall){"GET", path, NULL, 60}, &answer, &pe);
     if (status < 0 || status >= 300) proto_fail(&e, path, &pe);
     else if (!answer) err_set(&e, "%s: no JSON answer", path);
     if (!e.msg[0]) return answer;
@@ -233,12 +233,30 @@ static int follow_run(Http *h, long run) {
 }
 
 /* What git says of DIR with ARGS (NULL-ended, at most 6): its first line (malloc'd), or
- * NULL when DIR is not in a checkout (or git is missing). */
+ * NULL when DIR is not in a checkout (or git is missing). The tree is the submitter's
+ * but its .git/config may be anyone's: `git status` ran its core.fsmonitor command as the
+ * submitter, with CAIRN_FARM_TOKEN in its environment. So git runs with the fsmonitor
+ * and hooks off, no system or global config, no optional locks, and an environment of
+ * PATH and git's own settings alone (docs/farm.md, "Submitting"). */
 static char *git_says(const char *dir, const char *const *args) {
-    char *argv[10] = {"git", "-C", (char *)dir};
-    for (int i = 0; i < 6 && args[i]; i++) argv[3 + i] = (char *)args[i];
+    char *argv[20] = {"git", "--no-optional-locks",
+                      "-c",  "core.fsmonitor=false",
+                      "-c",  "core.hooksPath=/dev/null",
+                      "-c",  "core.untrackedCache=false",
+                      "-C",  (char *)dir};
+    for (int i = 0; i < 6 && args[i]; i++) argv[10 + i] = (char *)args[i];
+    const char *path = getenv("PATH");
+    char path_env[4096];
+    snprintf(path_env, sizeof path_env, "PATH=%s", path ? path : "/usr/bin:/bin");
+    char *env[] = {path_env,
+                   "HOME=/nonexistent",
+                   "GIT_CONFIG_NOSYSTEM=1",
+                   "GIT_CONFIG_GLOBAL=/dev/null",
+                   "GIT_TERMINAL_PROMPT=0",
+                   "LC_ALL=C",
+                   NULL};
     char *out = NULL;
-    int status = proc_output(argv, &out, NULL);
+    int status = proc_output_env(argv, env, &out, NULL);
     if (status != 0 || !out) {
         free(out);
         return NULL;
@@ -285,8 +303,8 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, const Opts 
     ProtoError pe;
     ProtoBlob stored;
     Err why = {{0}};
-    long status =
-        proto_send(h, "PUT", path, "application/octet-stream", archive, len, 300, &r, &pe);
+    long status = proto_send(
+        h, &(HttpRequest){"PUT", path, "application/octet-stream", archive, len, 300}, &r, &pe);
     free(archive);
     cJSON *blob = status == 200 ? cJSON_ParseWithLength(r.body, r.len) : NULL;
     if (status >= 0) http_response_free(&r);
@@ -308,7 +326,7 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, const Opts 
     ProtoRunCreated created;
     cJSON *req = proto_run_create_build(&m);
     for (int i = 0; i < 3; i++) free(owned[i]);
-    status = proto_call(h, "POST", "/api/v1/runs", req, 60, &answer, &pe);
+    status = proto_call(h, &(ProtoCall){"POST", "/api/v1/runs", req, 60}, &answer, &pe);
     cJSON_Delete(req);
     cJSON_Delete(own_cases);
     if (status != 201) proto_fail(&e, "POST /api/v1/runs", &pe);
@@ -437,7 +455,7 @@ static int post_verb(int argc, char **argv, const char *fmt) {
     cJSON *answer = NULL;
     ProtoError pe;
     Err e = {{0}};
-    long status = proto_call(h, "POST", path, NULL, 60, &answer, &pe);
+    long status = proto_call(h, &(ProtoCall){"POST", path, NULL, 60}, &answer, &pe);
     http_free(h);
     if (status != 200) proto_fail(&e, path, &pe);
     int ok = status == 200 && proto_ack_parse(answer, flag, &e) == 0;
@@ -528,7 +546,7 @@ static int cmd_gc(int argc, char **argv) {
     cJSON *answer = NULL;
     ProtoError pe;
     Err e = {{0}};
-    long status = proto_call(h, "POST", "/api/v1/gc", NULL, 3600, &answer, &pe);
+    long status = proto_call(h, &(ProtoCall){"POST", "/api/v1/gc", NULL, 3600}, &answer, &pe);
     http_free(h);
     if (status != 200 || !answer) {
         proto_fail(&e, "POST /api/v1/gc", &pe);
@@ -551,6 +569,8 @@ static const char EXPORT_HELP[] =
     "Writes every bundle filed for RUN under DIR/evidence/<version>/<run>/<machine>/<cell>/:\n"
     "bundle.dsse.json, agent.pub.pem and every file its statement names, each checked\n"
     "against its SHA-256 as it arrives, then each bundle verified from what was written.\n"
+    "Nothing under DIR is overwritten and no link there is followed: a file or link in\n"
+    "the way fails the export.\n"
     "`cairn-farm verify`, farm/verify_openssl.sh and plain openssl check the result with\n"
     "no coordinator (docs/farm.md, \"Verifying offline\").\n";
 

@@ -2,7 +2,7 @@
  * as a value (a one-line message, plus the status a function returns) up to the one place
  * that reports it; nothing in lib/ prints.
  *
- * lib/ is what the three binaries share (DESIGN.md section 2): err (this), fs (whole
+ * lib/ is what the three binaries share (docs/design.md, "Folders are passes"): err (this), fs (whole
  * files, crash-safe writes, folders), hex, json (cJSON field access), proc (child
  * processes), sha256, timing, command (subcommand dispatch), version, obs (observation
  * values decoded) and obs_set (observation sets read and written). Naming: every external name of lib/ starts with its

@@ -125,6 +125,41 @@ int fs_mkdirs(const char *path, Err *e) {
     return 0;
 }
 
+int fs_create_beneath(int dir, const char *rel, const void *data, size_t len, Err *e) {
+    char part[PATH_MAX];
+    if (snprintf(part, sizeof part, "%s", rel) >= (int)sizeof part || rel[0] == '/')
+        return err_set(e, "cannot create %s: not a short relative path", rel);
+    int at = fcntl(dir, F_DUPFD_CLOEXEC, 0);
+    char *name = part, *slash;
+    while (at >= 0 && (slash = strchr(name, '/')) != NULL) {
+        *slash = '\0';
+        int next = mkdirat(at, name, 0755) != 0 && errno != EEXIST
+                       ? -1
+                       : openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int saved = errno;
+        close(at);
+        errno = saved;
+        at = next;
+        name = slash + 1;
+    }
+    int fd =
+        at >= 0 ? openat(at, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
+    int saved = errno;
+    if (at >= 0) close(at);
+    size_t done = 0;
+    while (fd >= 0 && done < len) {
+        ssize_t n = write(fd, (const char *)data + done, len - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += (size_t)n;
+    }
+    if (fd >= 0) saved = done == len ? saved : errno;
+    int ok = fd >= 0 && done == len;
+    if (fd >= 0 && close(fd) != 0) ok = 0;
+    errno = saved;
+    return ok ? 0 : err_set(e, "cannot create %s: %s", rel, strerror(saved));
+}
+
 static _Thread_local int remove_failed;
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {

@@ -25,6 +25,11 @@ int fs_sync_dir(const char *dir);
 
 /* mkdir -p PATH (mode 0755). 0 or -1. */
 int fs_mkdirs(const char *path, Err *e);
+/* Writes a new file REL (a relative path) under the folder open as DIR: its folders are
+ * made where missing and opened without following links, and the file is created
+ * O_EXCL|O_NOFOLLOW, so nothing planted in DIR (a link to a folder or a file outside
+ * it, or a file already there) is followed or overwritten. 0 or -1. */
+int fs_create_beneath(int dir, const char *rel, const void *data, size_t len, Err *e);
 /* rm -r PATH, links not followed; a missing PATH is no error. Removes what it can; 0 when
  * all of it went, -1 otherwise. */
 int fs_remove_tree(const char *path);

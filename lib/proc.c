@@ -25,6 +25,7 @@ typedef struct {
     int out_fd;    /* stdout and stderr to this descriptor instead, when >= 0 */
     bool watched;  /* own process group, dies with its parent, stdin from /dev/null */
     pid_t parent;
+    bool clean; /* env is the child's whole environment, not additions to this one's */
 } ChildSetup;
 
 static void redirect(int fd_target, const char *path, int flags) {
@@ -52,6 +53,7 @@ static void exec_child(char *const argv[], const ChildSetup *s) {
     } else if (s->log) {
         redirect(1, s->log, O_WRONLY | O_CREAT | s->log_flags);
     }
+    if (s->clean) clearenv();
     for (int i = 0; s->env && s->env[i]; i++) putenv(s->env[i]);
     execvp(argv[0], argv);
     fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
@@ -72,7 +74,7 @@ static int status_of(int status) {
 }
 
 pid_t proc_start(char *const argv[], const char *cwd, const char *log) {
-    ChildSetup s = {cwd, NULL, log, O_TRUNC, -1, false, getpid()};
+    ChildSetup s = {cwd, NULL, log, O_TRUNC, -1, false, getpid(), false};
     return start_child(argv, &s);
 }
 
@@ -89,10 +91,14 @@ int proc_run(char *const argv[], const char *cwd, const char *log) {
 }
 
 int proc_output(char *const argv[], char **out, size_t *len) {
+    return proc_output_env(argv, NULL, out, len);
+}
+
+int proc_output_env(char *const argv[], char *const env[], char **out, size_t *len) {
     *out = NULL;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return PROC_FAILED;
-    ChildSetup s = {NULL, NULL, NULL, 0, fds[1], false, getpid()};
+    ChildSetup s = {NULL, env, NULL, 0, fds[1], false, getpid(), env != NULL};
     pid_t pid = start_child(argv, &s); /* dup2 leaves the child's copies open at exec */
     close(fds[1]);
     size_t cap = 4096, n = 0;
@@ -117,9 +123,12 @@ int proc_output(char *const argv[], char **out, size_t *len) {
     return status;
 }
 
-int proc_watch(char *const argv[], const char *cwd, char *const env[], const char *log,
-               double timeout_s, double tick_s, ProcTick tick, void *ctx) {
-    ChildSetup s = {cwd, env, log ? log : "/dev/null", O_APPEND, -1, true, getpid()};
+int proc_watch(char *const argv[], const ProcWatch *w) {
+    const double timeout_s = w->timeout_s, tick_s = w->tick_s;
+    const ProcTick tick = w->tick;
+    void *ctx = w->ctx;
+    ChildSetup s = {w->cwd,   w->env, w->log ? w->log : "/dev/null", O_APPEND, -1, true,
+                    getpid(), false};
     pid_t pid = start_child(argv, &s);
     if (pid < 0) return PROC_FAILED;
     setpgid(pid, pid); /* also here: the group exists before any kill(-pid) below */

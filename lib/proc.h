@@ -24,15 +24,25 @@ int proc_run(char *const argv[], const char *cwd, const char *log);
  * wrote, NUL-terminated and malloc'd (*len its length when LEN is not NULL), even when
  * it failed; the status as above. */
 int proc_output(char *const argv[], char **out, size_t *len);
+/* The same with ENV (NAME=VALUE list, NULL-ended) as the child's whole environment
+ * (NULL: this process's): nothing else of this one's reaches it. */
+int proc_output_env(char *const argv[], char *const env[], char **out, size_t *len);
 
-/* Runs ARGV in CWD with the extra environment ENV (NAME=VALUE list, NULL-ended, or NULL),
- * stdin from /dev/null and stdout and stderr appended to LOG (NULL: discarded), in its
- * own process group that dies with this process (even by SIGKILL), so a timeout or a
- * cancellation stops all of it and a killed parent leaves nothing running. Every TICK_S
- * seconds calls TICK(CTX) (when TICK is not NULL), which may ask to stop by returning
- * nonzero. TIMEOUT_S <= 0: no time limit. */
+/* Runs ARGV in W->cwd with the extra environment W->env (NAME=VALUE list, NULL-ended, or
+ * NULL), stdin from /dev/null and stdout and stderr appended to W->log (NULL: discarded),
+ * in its own process group that dies with this process (even by SIGKILL), so a timeout
+ * or a cancellation stops all of it and a killed parent leaves nothing running. Every
+ * W->tick_s seconds calls W->tick(W->ctx) (when tick is not NULL), which may ask to stop
+ * by returning nonzero. W->timeout_s <= 0: no time limit. */
 typedef int (*ProcTick)(void *ctx);
-int proc_watch(char *const argv[], const char *cwd, char *const env[], const char *log,
-               double timeout_s, double tick_s, ProcTick tick, void *ctx);
+typedef struct ProcWatch {
+    const char *cwd;
+    char *const *env;
+    const char *log;
+    double timeout_s, tick_s;
+    ProcTick tick;
+    void *ctx;
+} ProcWatch;
+int proc_watch(char *const argv[], const ProcWatch *w);
 
 #endif

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
@@ -28,28 +29,51 @@ void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN]) {
     hex_encode(md, n, out);
 }
 
+struct Sha256 {
+    EVP_MD_CTX *ctx;
+    int bad;
+};
+
+Sha256 *sha256_begin(void) {
+    Sha256 *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->ctx = EVP_MD_CTX_new();
+    h->bad = !h->ctx || EVP_DigestInit_ex(h->ctx, sha256(), NULL) != 1;
+    return h;
+}
+
+int sha256_add(Sha256 *h, const void *data, size_t len) {
+    h->bad = h->bad || EVP_DigestUpdate(h->ctx, data, len) != 1;
+    return h->bad ? -1 : 0;
+}
+
+int sha256_end(Sha256 *h, char out[SHA256_HEX_LEN]) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned mdlen = 0;
+    int bad = !h || h->bad || EVP_DigestFinal_ex(h->ctx, md, &mdlen) != 1;
+    if (h) EVP_MD_CTX_free(h->ctx);
+    free(h);
+    if (!bad) hex_encode(md, mdlen, out);
+    return bad ? -1 : 0;
+}
+
 int sha256_file_hex(const char *path, char out[SHA256_HEX_LEN], size_t *size, Err *e) {
     FILE *f = fopen(path, "rb");
     if (!f) return err_set(e, "cannot open %s: %s", path, strerror(errno));
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    int bad = !ctx || EVP_DigestInit_ex(ctx, sha256(), NULL) != 1;
+    Sha256 *h = sha256_begin();
+    int bad = !h;
     unsigned char buf[65536];
     size_t n, total = 0;
     while (!bad && (n = fread(buf, 1, sizeof buf, f)) > 0) {
-        bad = EVP_DigestUpdate(ctx, buf, n) != 1;
+        bad = sha256_add(h, buf, n) != 0;
         total += n;
     }
     bad = bad || ferror(f);
     fclose(f);
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned mdlen = 0;
-    bad = bad || EVP_DigestFinal_ex(ctx, md, &mdlen) != 1;
-    EVP_MD_CTX_free(ctx);
-    if (bad) {
+    if (sha256_end(h, out) != 0 || bad) {
         errno = EIO;
         return err_set(e, "cannot read %s", path);
     }
-    hex_encode(md, mdlen, out);
     if (size) *size = total;
     return 0;
 }

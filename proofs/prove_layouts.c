@@ -11,7 +11,8 @@
  *
  * Each fact is a claim "for all variables: pre -> post". Z3 is asked for variables that
  * satisfy pre and not post; none (unsat) proves the claim. The layouts are encoded here
- * from their definitions (runtime/cairn_layout.h, DESIGN.md section 8), independently of
+ * from their definitions (runtime/cairn_layout.h; the PTX ISA's m16n8k16 fragment tables as docs/numerics.md
+ * gives them), independently of
  * the compiler's enumeration, which proves the same layouts the other way. Domains are
  * small, so 32-bit arithmetic never wraps. */
 #include <stdbool.h>
@@ -122,7 +123,7 @@ static Claim spread_is_isa(bool wrong) {
     return (Claim){and2(lt(t, 32), lt(v, 4)), and2(eq(r, isa_r), eq(c, isa_c))};
 }
 
-/* The same share written as DESIGN.md section 8 gives the accumulator: c_i is row g
+/* The same share written as the PTX ISA gives the accumulator (docs/numerics.md): c_i is row g
  * for i < 2 else g + 8, column 2t + (i & 1), with g = lane >> 2, t = lane % 4. */
 static Claim c_share_is_spread(bool wrong) {
     Lay l = share_c();

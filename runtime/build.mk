@@ -9,11 +9,13 @@ $(RUNTIME_LIB): $(RUNTIME_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-# tests/c/NAME.c -> $(TBIN)/NAME, linked with the runtime. A harness that needs more
+# tests/c/NAME.c -> $(TBIN)/NAME, linked with the runtime (bench_kernels.c is not one:
+# bench_kernels.sh builds it around the C that cairn generates). A harness that needs more
 # libraries sets them with a target-specific variable, e.g.
 #   $(TBIN)/bench_enclose: LDLIBS += -lopenblas
 TEST_HARNESSES := $(patsubst tests/c/%.c,$(TBIN)/%,$(wildcard tests/c/*.c)) \
-                  $(patsubst tests/bench/%.c,$(TBIN)/%,$(wildcard tests/bench/*.c))
+                  $(patsubst tests/bench/%.c,$(TBIN)/%,$(filter-out tests/bench/bench_kernels.c,\
+                      $(wildcard tests/bench/*.c)))
 
 $(TBIN)/%: $(OBJ)/tests/c/%.o $(RUNTIME_LIB)
 	@mkdir -p $(dir $@)

@@ -31,12 +31,16 @@
  *   it is unbiased to within 2^-32 of a unit, and the same noise gives the same bits.
  *   It saturates and traps like quantize.
  *
- * How: every rounding works on integer bit patterns only, with no floating-point
- * instruction on its path, so the host and a CUDA lane give the same bits whatever
- * the FPU's modes. Every routine is static inline and CAIRN_HD, so generated host C
- * and device code (nvcc --fmad=false) share this one text.
+ * How: every conversion and quantize_stochastic work on integer bit patterns only, with
+ * no floating-point instruction on their path, so the host and a CUDA lane give the same
+ * bits whatever the FPU's modes. quantize (nearest) divides in f64 and rounds with f64
+ * adds (no integer division: issue 33), which needs only IEEE round-to-nearest, the
+ * mode CAIRN code always runs in, on the host and in CUDA alike (cairn__quotient_f64
+ * has the proof that this rounds as the exact quotient does). Every routine is static
+ * inline and CAIRN_HD, so generated host C and device code (nvcc --fmad=false) share
+ * this one text.
  *
- * Why quantize rounds the exact quotient once: x = mx * 2^ex and scale = ms * 2^es
+ * Why quantize_stochastic rounds the exact quotient once: x = mx * 2^ex and scale = ms * 2^es
  * with 24-bit significands normalized to [2^23, 2^24). The integer division
  * (mx * 2^39) / ms gives a quotient Q in (2^38, 2^40) and a remainder r, so
  * x / scale = (Q + r / ms) * 2^(ex - es - 39) exactly, with 0 <= r / ms < 1. Rounding
@@ -376,16 +380,23 @@ CAIRN__COLD_FN void cairn__trap_scale(float scale, cairn_loc loc) {
 
 /* ---- quantize ---- */
 
-/* The exact quotient x / scale as (sig + sticky) * 2^exp (see the header comment).
- * Returns 0 when it is zero, 1 when finite and nonzero, 2 when x is infinite. Traps on
- * a scale that is not positive and finite, and on a NaN x. */
-CAIRN_FLOAT_FN int cairn__quotient(float x, float scale, cairn_loc loc, uint64_t *sig, int *exp,
-                                   int *sticky) {
+/* The checks every quantize makes, once per call: traps on a scale that is not
+ * positive and finite, and on a NaN x. Returns |x|'s bits. */
+CAIRN_FLOAT_FN uint32_t cairn__quantize_args(float x, float scale, cairn_loc loc) {
     uint32_t xu = cairn__f32_bits(x) & 0x7FFFFFFFu, su = cairn__f32_bits(scale);
-    if (su == 0 || su >= 0x7F800000u) /* zero, negative (sign bit set), inf or NaN */
+    if (su - 1u >= 0x7F7FFFFFu) /* zero, negative (sign bit set), inf or NaN */
         cairn__trap_scale(scale, loc);
     if (xu > 0x7F800000u)
         cairn_trap_at("quantize of NaN: the result would have no nearest value", loc);
+    return xu;
+}
+
+/* The exact quotient x / scale as (sig + sticky) * 2^exp (see the header comment), for
+ * quantize_stochastic, which needs 32 bits below the unit. Returns 0 when it is zero,
+ * 1 when finite and nonzero, 2 when x is infinite. */
+CAIRN_FLOAT_FN int cairn__quotient(float x, float scale, cairn_loc loc, uint64_t *sig, int *exp,
+                                   int *sticky) {
+    uint32_t xu = cairn__quantize_args(x, scale, loc), su = cairn__f32_bits(scale);
     if (xu == 0x7F800000u) return 2;
     if (xu == 0) return 0;
     /* significands with the implicit bit, normalized to [2^23, 2^24) */
@@ -401,13 +412,79 @@ CAIRN_FLOAT_FN int cairn__quotient(float x, float scale, cairn_loc loc, uint64_t
     return 1;
 }
 
+/* quantize's quotient |x| / scale rounded once to f64 (one IEEE division of exact f64
+ * operands, no integer division), after quantize's checks; +inf for an infinite x.
+ *
+ * Why rounding this to any quantize target T gives the bits the exact quotient Q gives.
+ * Q lies in [2^-149 / 2^128, 2^128 / 2^-149] = [2^-277, 2^277], inside f64's normal
+ * range, so the f64 quotient q has |q - Q| <= 2^-53 Q. Rounding to T (nearest, ties to
+ * even, then clamping) is monotonic in the value and changes only at T's boundaries: the
+ * midpoints h between neighbours of T (for an integer T the half-integers j + 1/2; f16,
+ * bf16, f8e4m3, f8e5m2 midpoints, subnormal ones included). Every boundary is
+ * h = H * 2^c with H odd and at most 18 bits (u16's 65535.5 is 131071 * 2^-1; a float
+ * format with p fraction bits has H < 2^(p+2) <= 2^12), so h is an f64 and:
+ * - Q = h: the division is exact, q = h, the tie goes to even either way.
+ * - Q != h: write x = mx 2^a, scale = ms 2^b with integers mx, ms < 2^24. Then
+ *   Q - h = (mx 2^(a-b) - H ms 2^c) / ms, and the numerator is a nonzero multiple of
+ *   2^k, k = min(a - b, c). If k = a - b: |Q - h| >= 2^(a-b) / ms > Q / mx > 2^-24 Q.
+ *   If k = c: |Q - h| >= 2^c / ms > h 2^-24 / H >= h 2^-42; where Q < 2h that is more
+ *   than Q 2^-43 (and where Q >= 2h, |Q - h| >= Q / 2). Either way |Q - h| > 2^-53 Q
+ *   >= |q - Q|, so q lies strictly on Q's side of h.
+ * So q and Q lie strictly between the same two boundaries, or are the same boundary, and
+ * round to the same T value, saturation included (the clamp is monotonic too). The
+ * operands are widened on the integers (an f32 subnormal is exact in f64 and meets no
+ * flush-to-zero conversion), and the division is IEEE round-to-nearest on the host
+ * (SSE2) and in CUDA (div.rn.f64; --fmad and --ftz touch neither). tests/runtime/
+ * test_quantize_fast.py holds it to the exact routine over every tie and boundary. */
+CAIRN_FLOAT_FN double cairn__quotient_f64(float x, float scale, cairn_loc loc) {
+    uint32_t xu = cairn__quantize_args(x, scale, loc), su = cairn__f32_bits(scale);
+    return cairn__f64_from_bits(cairn__widen_f32_bits(xu)) /
+           cairn__f64_from_bits(cairn__widen_f32_bits(su)); /* +inf for an infinite x */
+}
+
+/* q >= 0 (the f64 quotient, or +inf) rounded to nearest-even in f's magnitudes and held
+ * at f's largest finite value, without a branch. q is first held at f's largest value
+ * (a monotonic step that rounding would end at anyway). Normal range (q >= 2^emin):
+ * q's f64 bits rebiased to f's exponent, the dropped 52 - man bits rounded by adding
+ * half a unit less one plus the kept lsb (a carry runs into the exponent), as in
+ * cairn_f32_to_f16. Below: q * 2^(man - emin) (exact: a power of two) counts units of
+ * f's smallest subnormal, rounded to an integer by (v + 2^52) - 2^52, which is exact
+ * nearest-even for 0 <= v < 2^52 (the sum lies where f64's spacing is 1); a count of
+ * 2^man is the smallest normal's bits, as it should be. */
+CAIRN_FLOAT_FN uint32_t cairn__nearest_fmt(double q, cairn__fmt f) {
+    uint64_t efield = f.max_bits >> f.man, frac = f.max_bits & ((1u << f.man) - 1);
+    double top = cairn__f64_from_bits(((efield + (uint64_t)(f.emin + 1022)) << 52) |
+                                      (frac << (52 - f.man)));
+    double min_normal = cairn__f64_from_bits((uint64_t)(1023 + f.emin) << 52);
+    double units = cairn__f64_from_bits((uint64_t)(1023 + f.man - f.emin) << 52);
+    q = q < top ? q : top;
+    int shift = 52 - f.man;
+    uint64_t v = cairn__f64_bits(q) - ((uint64_t)(1022 + f.emin) << 52);
+    uint64_t normal = (v + (UINT64_C(1) << (shift - 1)) - 1 + ((v >> shift) & 1)) >> shift;
+    double small = q < min_normal ? q : 0.0;
+    uint64_t sub = (uint64_t)((small * units + 0x1p52) - 0x1p52);
+    return (uint32_t)(q < min_normal ? sub : normal);
+}
+
+/* q >= 0 rounded to nearest-even as an integer, with the sign, held to lo..hi. q is
+ * held at 2^31 first (past every integer T's range; monotonic), then (q + 2^52) - 2^52
+ * rounds it to nearest-even exactly (see cairn__nearest_fmt). */
+CAIRN_FLOAT_FN int64_t cairn__nearest_int(double q, int negative, int64_t lo, int64_t hi) {
+    q = q < 0x1p31 ? q : 0x1p31;
+    int64_t mag = (int64_t)((q + 0x1p52) - 0x1p52);
+    int64_t v = negative ? -mag : mag;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+
 /* quantize into a storage float: saturates at f's largest finite value. */
 CAIRN_FLOAT_FN uint32_t cairn__quantize_fmt(float x, float scale, cairn__fmt f, int stochastic,
                                             uint32_t noise, cairn_loc loc) {
+    uint32_t sign_bits = cairn__f32_bits(x) >> 31 ? f.sign_bit : 0;
+    if (!stochastic) return sign_bits | cairn__nearest_fmt(cairn__quotient_f64(x, scale, loc), f);
     uint64_t sig = 0;
     int exp = 0, sticky = 0;
     int kind = cairn__quotient(x, scale, loc, &sig, &exp, &sticky);
-    uint32_t sign_bits = cairn__f32_bits(x) >> 31 ? f.sign_bit : 0;
     if (kind != 1) return sign_bits | (kind == 2 ? f.max_bits : 0);
     uint32_t bits = cairn__round_to_fmt(sig, exp, sticky, f, stochastic, noise);
     return sign_bits | (bits > f.max_bits ? f.max_bits : bits);
@@ -416,10 +493,11 @@ CAIRN_FLOAT_FN uint32_t cairn__quantize_fmt(float x, float scale, cairn__fmt f, 
 /* quantize into the integers lo..hi: saturates at either end. */
 CAIRN_FLOAT_FN int64_t cairn__quantize_int(float x, float scale, int64_t lo, int64_t hi,
                                            int stochastic, uint32_t noise, cairn_loc loc) {
+    int negative = cairn__f32_bits(x) >> 31;
+    if (!stochastic) return cairn__nearest_int(cairn__quotient_f64(x, scale, loc), negative, lo, hi);
     uint64_t sig = 0;
     int exp = 0, sticky = 0;
     int kind = cairn__quotient(x, scale, loc, &sig, &exp, &sticky);
-    int negative = cairn__f32_bits(x) >> 31;
     if (kind == 0) return 0;
     /* the unit lies below the quotient's last bit only when the quotient is >= 2^38 */
     uint64_t mag =

@@ -810,8 +810,9 @@ static void check_signature(Checker *c, Item *fn) {
  * user function and no builtin with an effect, and hold no reduction (E-REQUIRES). */
 static void refuse_in_requires(Expr *e, void *ctx) {
     Checker *c = ctx;
-    bool pure_call = e->kind == EXPR_CALL && e->u.call.builtin >= BI_TO_BITS &&
-                     e->u.call.builtin <= BI_MAX && e->u.call.builtin != BI_NONE;
+    OpFamily family = e->kind == EXPR_CALL ? ast_op(e->u.call.builtin)->family : FAM_FN;
+    bool pure_call = e->kind == EXPR_CALL && e->u.call.builtin != BI_NONE &&
+                     (family == FAM_BITS || family == FAM_EXACT);
     if ((e->kind == EXPR_CALL && !pure_call) || e->kind == EXPR_REDUCE)
         diag_error(c->d, e->span, E_REQUIRES,
                    "state the promise on the parameters with operators, "
@@ -937,6 +938,7 @@ static void check_derive(Checker *c, Item *it, bool *checked) {
             checked[idx] = true;
         }
         if (c->d->len == errors) ok = cairn_derive_grad(c->prog, it, c->d);
+        if (c->d->len == errors && ok) ast_verify_or_die(c->prog, AST_SHAPE, "derive grad");
     }
     /* Declare what derive made; when it failed, poison f_grad so calls stay quiet. */
     for (int i = before; i < c->prog->nitems; i++) {
@@ -1087,6 +1089,7 @@ bool cairn_check(Program *p, Diags *d) {
         if (it->kind == ITEM_FN && !(i < n0 && checked[i])) check_body(&c, it);
     }
     free(checked);
+    if (!diags_has_errors(d)) check_record_facts(&c);
     for (int i = 0; i < p->nitems; i++) {
         Item *it = p->items[i];
         if (it->kind != ITEM_FN) continue;
@@ -1098,5 +1101,6 @@ bool cairn_check(Program *p, Diags *d) {
         if (p->items[i]->kind == ITEM_FN)
             ast_visit_exprs(p->items[i]->u.fn.body, require_typed, &c);
     p->checked = !diags_has_errors(d);
+    if (p->checked) ast_verify_or_die(p, AST_CHECKED, "checking");
     return p->checked;
 }

@@ -2,8 +2,9 @@
  * program (parse, then check; derive grad runs inside the check).
  *
  *   Diags d; diags_init(&d, NULL);
- *   Program *p = cairn_load(path, &d);     // parse + check
- *   if (!p) { diags_print(&d, stderr); ... exit 1 (or 2 when the file is unreadable) }
+ *   LoadStatus status;
+ *   Program *p = cairn_load(path, &d, &status);     // read + parse + check
+ *   if (!p) { diags_print(&d, stderr); ... exit 1 (2 when status == LOAD_IO_ERROR) }
  *   ... walk p (ast.h), then ast_program_free(p); diags_free(&d);
  */
 #ifndef CAIRN_CHECK_H
@@ -24,5 +25,54 @@ Program *cairn_load_text(const char *path, const char *text, size_t len, Diags *
 
 /* The stages, for tools that need only some (cairn_parse: syntax/syntax.h). */
 bool cairn_check(Program *p, Diags *d);
+
+/* ---- what each checked function does, recorded once (check_facts.c) ----
+ * The checker records on every function item of an accepted program (Item.u.fn.facts)
+ * its roundings and its guards as typed entries, from ops.def's columns, in the order of
+ * the function's text (children before the operation). Passes after the checker read
+ * them instead of deciding again: E-IMPL-NUMERICS compares roundings through calls.
+ * Walk a function's callees for what it does through them. */
+
+typedef enum CheckRoundKind {
+    ROUND_ARITH,   /* + - * / on a compute float, or its compound assignment: type */
+    ROUND_CONVERT, /* T(x) with a float on either side, from != to: from, type */
+    ROUND_BUILTIN, /* a builtin whose rounding column rounds (builtin): type, as signed */
+    ROUND_REDUCE   /* reduce/scan + or * over a compute float: op, mode, on_device, type */
+} CheckRoundKind;
+
+typedef struct CheckRounding {
+    CheckRoundKind kind;
+    const Type *from; /* ROUND_CONVERT */
+    const Type *type; /* the result's type (ROUND_BUILTIN: the one the signature names) */
+    Builtin builtin;  /* ROUND_BUILTIN */
+    ReduceOp op;      /* ROUND_REDUCE */
+    ReduceMode mode;
+    bool on_device;
+    const Expr *node; /* the operation (a compound assignment: its target) */
+    Span span;
+} CheckRounding;
+
+/* One guard site: where the generated code checks and traps (ops.def's guards columns). */
+typedef struct CheckGuard {
+    GuardKind kind;
+    Span span;               /* line:col of the operation */
+    const Item *fn;          /* the function holding it */
+    const void *node;        /* the Expr (or, for ALLOC, the Stmt) it guards */
+    const Expr *operands[2]; /* binary: lhs, rhs; index: base, index; convert: arg; call:
+                              * its first two arguments (NULL when absent) */
+    const Item *callee;      /* EXTENT and REQUIRES of a user call: the function called */
+} CheckGuard;
+
+typedef struct CheckFacts {
+    CheckRounding *roundings;
+    int nroundings;
+    CheckGuard *guards;
+    int nguards;
+    const Item **callees; /* the user functions it calls, each once, in first-call order */
+    int ncallees;
+} CheckFacts;
+
+/* The facts of a function item of a checked program (never NULL for one). */
+const CheckFacts *check_facts(const Item *fn);
 
 #endif

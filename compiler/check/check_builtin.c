@@ -1,4 +1,4 @@
-/* check_builtin.c: the rules of every builtin call (builtins.def): storage floats and
+/* check_builtin.c: the rules of every builtin call (ops.def's rule column): storage floats and
  * quantize, exact float functions, std.math, observe, atomics, the tensor-core multiply
  * and fragments, the exact bracket GEMM, layouts, wide access and shuffles. */
 #include <string.h>
@@ -8,34 +8,27 @@
 
 #define ERR type_scalar(TY_ERROR)
 
-static const struct {
-    int min, max, generics;
-} arity[BI_COUNT] = {
-#define BUILTIN(id, spelling, minargs, maxargs, generics) [id] = {minargs, maxargs, generics},
-#include "syntax/builtins.def"
-#undef BUILTIN
-};
-
 static Expr *arg(Expr *e, int i) { return e->u.call.args[i]; }
 
 static bool check_arity(Checker *c, Expr *e, Builtin b) {
+    const OpInfo *op = ast_op(b);
     int n = e->u.call.nargs;
-    if (n < arity[b].min || n > arity[b].max || (b == BI_MMA_UNORDERED && n != 3 && n != 6)) {
+    if (n < op->min_args || n > op->max_args || (b == BI_MMA_UNORDERED && n != 3 && n != 6)) {
         if (b == BI_MMA_UNORDERED)
             diag_error(c->d, e->span, E_ARG_COUNT,
                        "mma_unordered(m, n, k, c, a, b) or mma_unordered(acc, a, b)",
                        "mma_unordered takes 6 arguments (matrices) or 3 (fragments), %d given", n);
         else
             diag_error(c->d, e->span, E_ARG_COUNT, "see docs/language.md for the builtins",
-                       "%s takes %d argument%s, %d given", ast_builtin_name(b), arity[b].min,
-                       arity[b].min == 1 ? "" : "s", n);
+                       "%s takes %d argument%s, %d given", ast_builtin_name(b), op->min_args,
+                       op->min_args == 1 ? "" : "s", n);
         check_args_loosely(c, e);
         return false;
     }
-    if (e->u.call.ngenerics != arity[b].generics) {
+    if (e->u.call.ngenerics != op->generics) {
         diag_error(c->d, e->span, E_ARG_COUNT, "e.g. quantize[f8e4m3](x, scale)",
-                   "%s takes %d type argument%s, %d given", ast_builtin_name(b), arity[b].generics,
-                   arity[b].generics == 1 ? "" : "s", e->u.call.ngenerics);
+                   "%s takes %d type argument%s, %d given", ast_builtin_name(b), op->generics,
+                   op->generics == 1 ? "" : "s", e->u.call.ngenerics);
         check_args_loosely(c, e);
         return false;
     }
@@ -580,24 +573,24 @@ static const Type *check_layout_call(Checker *c, Expr *e, Builtin b, Expr *recei
     return receiver ? type_scalar(TY_USIZE) : layout;
 }
 
+/* The rule of ops.def's rule column; a float function that may not run in a lane (its
+ * where column) is refused there first. */
 const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const Type *expected) {
     if (!check_arity(c, e, b)) return ERR;
-    if (ast_builtin_is_atomic(b)) return check_atomic(c, e, b);
-    switch (b) {
-    case BI_QUANTIZE:
-    case BI_QUANTIZE_STOCHASTIC: return check_quantize(c, e, b);
-    case BI_TO_BITS:
-    case BI_FROM_BITS: return check_bits(c, e, b);
-    case BI_SQRT:
-    case BI_ABS:
-    case BI_FLOOR:
-    case BI_CEIL:
-    case BI_TRUNC: return check_math1(c, e, b, expected, arg(e, 0));
-    case BI_MIN:
-    case BI_MAX: return check_math2(c, e, b, expected);
-    case BI_OBSERVE: return check_observe(c, e);
-    case BI_COPY: return check_copy(c, e);
-    case BI_MMA_UNORDERED:
+    const OpInfo *op = ast_op(b);
+    switch (op->rule) {
+    case RULE_ATOMIC: return check_atomic(c, e, b);
+    case RULE_QUANTIZE: return check_quantize(c, e, b);
+    case RULE_BITS: return check_bits(c, e, b);
+    case RULE_FLOAT1:
+    case RULE_FLOAT2:
+        if (!(op->where & W_LANE) && refuse_in_lane(c, e, ast_builtin_name(b))) return ERR;
+        if (op->rule == RULE_FLOAT2) return check_math2(c, e, b, expected);
+        return check_math1(c, e, b, expected, arg(e, 0));
+    case RULE_CR: return check_cr(c, e, b, expected);
+    case RULE_OBSERVE: return check_observe(c, e);
+    case RULE_COPY: return check_copy(c, e);
+    case RULE_MMA:
         if (check_in_lane(c) && !check_in_coop(c)) {
             diag_error(c->d, e->span, E_PARALLEL_NEST, "call mma_unordered outside the region",
                        "a tensor-core multiply inside a lane");
@@ -605,35 +598,14 @@ const Type *check_builtin(Checker *c, Expr *e, Builtin b, Expr *receiver, const 
             return ERR;
         }
         return e->u.call.nargs == 6 ? check_matrix_mma(c, e) : check_fragment_mma(c, e);
-    case BI_MMA_LOAD:
-    case BI_MMA_STORE:
-    case BI_MMA_GET:
-    case BI_MMA_SET: return check_mma_access(c, e, b);
-    case BI_MM_ENCLOSE: return check_mm_enclose(c, e);
-    case BI_SHUFFLE:
-    case BI_SHUFFLE_XOR: return check_shuffle(c, e, b);
-    case BI_LOAD_WIDE:
-    case BI_STORE_WIDE: return check_wide(c, e, b);
-    case BI_LAYOUT_ROWS:
-    case BI_LAYOUT_COLS:
-    case BI_LAYOUT_PAD:
-    case BI_LAYOUT_SWIZZLE:
-    case BI_LAYOUT_SPREAD:
-    case BI_LAYOUT_COSIZE:
-    case BI_LAYOUT_SIZE:
-    case BI_LAYOUT_AT:
-    case BI_LAYOUT_ROW:
-    case BI_LAYOUT_COL: return check_layout_call(c, e, b, receiver);
-    default:
-        if (ast_builtin_is_cr(b)) return check_cr(c, e, b, expected);
-        if (ast_builtin_is_math(b)) {
-            if (refuse_in_lane(c, e, ast_builtin_name(b))) return ERR;
-            if (e->u.call.nargs == 2) return check_math2(c, e, b, expected);
-            return check_math1(c, e, b, expected, arg(e, 0));
-        }
-        diag_error(c->d, e->span, E_UNSUPPORTED, NULL,
-                   "the builtin %s has no rule (internal error)", ast_builtin_name(b));
-        check_args_loosely(c, e);
-        return ERR;
+    case RULE_MMA_ACCESS: return check_mma_access(c, e, b);
+    case RULE_ENCLOSE: return check_mm_enclose(c, e);
+    case RULE_SHUFFLE: return check_shuffle(c, e, b);
+    case RULE_WIDE: return check_wide(c, e, b);
+    case RULE_LAYOUT: return check_layout_call(c, e, b, receiver);
     }
+    diag_error(c->d, e->span, E_UNSUPPORTED, NULL, "the builtin %s has no rule (internal error)",
+               ast_builtin_name(b));
+    check_args_loosely(c, e);
+    return ERR;
 }

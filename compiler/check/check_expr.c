@@ -1,5 +1,5 @@
 /* check_expr.c: types of expressions, literals in context, operators, conversions and
- * calls (user functions and every builtin of builtins.def).
+ * calls (user functions and every builtin of ops.def).
  *
  * check_expr(e, expected) returns e's type and stores it in e->type. `expected` is only
  * a hint for literals (an exact constant takes the type its context gives, rounded once);
@@ -36,7 +36,7 @@ bool check_untyped_literal(const Expr *e) {
     case EXPR_FLOAT: return true;
     case EXPR_UNARY: return e->u.unary.op == UN_NEG && check_untyped_literal(e->u.unary.operand);
     case EXPR_BINARY:
-        return e->u.binary.op <= BIN_REM && check_untyped_literal(e->u.binary.lhs) &&
+        return ast_binop_is_arith(e->u.binary.op) && check_untyped_literal(e->u.binary.lhs) &&
                check_untyped_literal(e->u.binary.rhs);
     default: return false;
     }
@@ -124,8 +124,8 @@ static const Type *check_float_literal(Checker *c, Expr *e, const Type *expected
 
 /* ---- operators ---- */
 
-static bool is_arith(BinaryOp op) { return op <= BIN_REM; }
-static bool is_compare(BinaryOp op) { return op >= BIN_EQ && op <= BIN_GE; }
+static bool is_arith(BinaryOp op) { return ast_binop_is_arith(op); }
+static bool is_compare(BinaryOp op) { return ast_binop_is_compare(op); }
 static bool is_logic(BinaryOp op) { return op == BIN_AND || op == BIN_OR; }
 
 const Type *check_operator_error(Checker *c, Expr *e, const Type *t, const char *op) {
@@ -382,9 +382,7 @@ static Builtin resolve_builtin(Checker *c, const Expr *callee, Expr **receiver) 
     } else {
         return BI_NONE;
     }
-    for (int b = 1; b < BI_COUNT; b++)
-        if (strcmp(ast_builtin_name((Builtin)b), spelling) == 0) return (Builtin)b;
-    return BI_NONE;
+    return ast_builtin_lookup(spelling);
 }
 
 const Type *check_args_loosely(Checker *c, Expr *e) {
@@ -561,7 +559,7 @@ static const Type *check_call(Checker *c, Expr *e, const Type *expected) {
     Builtin b = resolve_builtin(c, callee, &receiver);
     e->u.call.builtin = b;
     if (b != BI_NONE) {
-        if (c->in_const && !(b >= BI_LAYOUT_ROWS && b <= BI_LAYOUT_COL)) {
+        if (c->in_const && ast_op(b)->rule != RULE_LAYOUT) {
             diag_error(c->d, e->span, E_CONST, "a const is made of literals and other consts",
                        "a const cannot call %s", ast_builtin_name(b));
             return check_set_type(e, ERR);

@@ -107,6 +107,10 @@ void check_lane_effects(Checker *c);
  * comma-separated list (malloc'ed), for E-IMPL-NUMERICS. */
 char *check_rounding_signature(const Item *fn);
 
+/* check_facts.c */
+/* Records every function's facts (check.h) once its body is checked without errors. */
+void check_record_facts(Checker *c);
+
 /* check_phase.c */
 /* The phase rule of a checked cooperative region (E-COOP-PHASE, see the file's top). */
 void check_phases(Checker *c, Stmt *blocks);

@@ -4,8 +4,9 @@
  * made its functions): whether a function starts
  * parallel work or uses what only the host has, so that a lane calling it is refused
  * (E-PARALLEL-NEST, E-PARALLEL-CALL). Rounding signatures (after checking): the kinds of
- * rounding a function performs, which an implementation must share with its reference
- * (E-IMPL-NUMERICS).
+ * rounding a function performs, from the entries the checker recorded on it and on the
+ * functions it calls (check_facts.c), which an implementation must share with its
+ * reference (E-IMPL-NUMERICS).
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -33,8 +34,25 @@ static void add_callee(FnFacts *f, Item *callee) {
     f->callees[f->ncallees++] = callee;
 }
 
-static bool callee_is(const Expr *callee, const char *name) {
-    return callee->kind == EXPR_NAME && strcmp(callee->u.name.name, name) == 0;
+/* The builtin a callee not bound to a symbol spells: a plain name or a std.X.Y path. */
+static Builtin callee_builtin(const Expr *callee) {
+    char spelling[64];
+    if (callee->kind == EXPR_NAME) return ast_builtin_lookup(callee->u.name.name);
+    const Expr *path = callee->kind == EXPR_MEMBER ? callee->u.member.base : NULL;
+    if (!path || path->kind != EXPR_MEMBER || path->u.member.base->kind != EXPR_NAME)
+        return BI_NONE;
+    snprintf(spelling, sizeof spelling, "%s.%s.%s", path->u.member.base->u.name.name,
+             path->u.member.field, callee->u.member.field);
+    return ast_builtin_lookup(spelling);
+}
+
+/* What a builtin does to its caller's lanes, from its where column: one that starts
+ * parallel work nests; one that runs in host code only needs the host. */
+static unsigned builtin_effects(Builtin b) {
+    unsigned where = ast_op(b)->where;
+    if (b == BI_NONE) return 0;
+    if (where & W_SPAWNS) return LANE_EFFECT_PARALLEL;
+    return where & (W_LANE | W_DEVICE | W_REGION) ? 0 : LANE_EFFECT_HOST_ONLY;
 }
 
 static void facts_expr(Checker *c, FnFacts *f, const Expr *e);
@@ -67,15 +85,7 @@ static void facts_expr(Checker *c, FnFacts *f, const Expr *e) {
         const Expr *callee = e->u.call.callee;
         Symbol *s = callee->kind == EXPR_NAME ? check_lookup(c, callee->u.name.name) : NULL;
         if (s && s->kind == SYM_FN) add_callee(f, s->decl.item);
-        else if (!s && (callee_is(callee, "mma_unordered") || callee_is(callee, "mm_enclose")))
-            f->direct |= LANE_EFFECT_PARALLEL;
-        else if (!s && (callee_is(callee, "observe") || callee_is(callee, "copy")))
-            f->direct |= LANE_EFFECT_HOST_ONLY;
-        else if (callee->kind == EXPR_MEMBER && callee->u.member.base->kind == EXPR_MEMBER &&
-                 callee->u.member.base->u.member.base->kind == EXPR_NAME &&
-                 strcmp(callee->u.member.base->u.member.base->u.name.name, "std") == 0 &&
-                 strcmp(callee->u.member.base->u.member.field, "cr") != 0)
-            f->direct |= LANE_EFFECT_HOST_ONLY; /* std.math; std.cr runs in lanes */
+        else if (!s) f->direct |= builtin_effects(callee_builtin(callee));
         facts_exprs(c, f, e->u.call.args, e->u.call.nargs);
         break;
     }
@@ -172,13 +182,12 @@ static void set_add(StrSet *s, const char *text) {
     s->len++;
 }
 
+/* A function's signature from its recorded roundings (check_facts.c) and its callees'. */
 typedef struct SigWalk {
     StrSet set;
     const Item **visited;
     int nvisited, cap;
 } SigWalk;
-
-static void sig_fn(SigWalk *w, const Item *fn);
 
 static void sig_add(SigWalk *w, const char *kind, const Type *t) {
     char buf[96];
@@ -186,86 +195,35 @@ static void sig_add(SigWalk *w, const char *kind, const Type *t) {
     set_add(&w->set, buf);
 }
 
-static void sig_expr(SigWalk *w, const Expr *e) {
-    if (!e) return;
-    switch (e->kind) {
-    case EXPR_UNARY: sig_expr(w, e->u.unary.operand); break;
-    case EXPR_BINARY:
-        if (e->u.binary.op <= BIN_DIV && type_is_compute_float(e->type))
-            sig_add(w, "arithmetic", e->type);
-        sig_expr(w, e->u.binary.lhs);
-        sig_expr(w, e->u.binary.rhs);
-        break;
-    case EXPR_INDEX: sig_expr(w, e->u.index.index); break;
-    case EXPR_CONVERT: {
-        const Type *from = e->u.convert.arg->type, *to = e->u.convert.to;
-        if (from && to && !type_equal(from, to) && (type_is_float(to) || type_is_float(from))) {
-            char buf[96];
-            snprintf(buf, sizeof buf, "convert %s", check_type_text(from));
-            sig_add(w, buf, to);
-        }
-        sig_expr(w, e->u.convert.arg);
-        break;
-    }
-    case EXPR_REDUCE: {
-        const Type *t = e->u.reduce.body->type;
-        if (type_is_compute_float(t) && (e->u.reduce.op == RED_ADD || e->u.reduce.op == RED_MUL))
-            sig_add(w,
-                    e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD
-                        ? (e->u.reduce.on_device ? "unordered sum" : "exact sum")
-                    : e->u.reduce.mode == MODE_WARP ? "warp reduction"
-                                                    : "arithmetic",
-                    t);
-        sig_expr(w, e->u.reduce.count);
-        sig_expr(w, e->u.reduce.body);
-        break;
-    }
-    case EXPR_CALL: {
-        Builtin b = e->u.call.builtin;
-        if (b == BI_NONE && e->u.call.fn) sig_fn(w, e->u.call.fn);
-        else if (b == BI_MM_ENCLOSE && e->u.call.nargs == 7 && e->u.call.args[5]->type &&
-                 e->u.call.args[5]->type->kind == TY_VIEW)
-            sig_add(w, "mm_enclose", e->u.call.args[5]->type->u.view.elem);
-        else if (b == BI_QUANTIZE || b == BI_QUANTIZE_STOCHASTIC || b == BI_SQRT ||
-                 b == BI_ATOMIC_ADD_UNORDERED || b == BI_MMA_UNORDERED || ast_builtin_is_math(b))
-            sig_add(w, ast_builtin_name(b),
-                    e->type && e->type->kind != TY_VOID ? e->type
-                    : e->u.call.nargs                   ? e->u.call.args[e->u.call.nargs - 1]->type
-                                                        : e->type);
-        for (int i = 0; i < e->u.call.nargs; i++) sig_expr(w, e->u.call.args[i]);
-        break;
-    }
-    default: break;
-    }
+/* The rounding classes a signature names by the builtin's name and type: those whose
+ * bits depend on how the machine computes them. A correctly rounded function has one
+ * answer, so it is not named. */
+static bool sig_rounds(OpRounding r) {
+    return r == RND_ONCE || r == RND_STOCHASTIC || r == RND_UNORDERED || r == RND_LIBM ||
+           r == RND_OUTWARD;
 }
 
-static void sig_block(SigWalk *w, const Block *b);
-
-static void sig_stmt(SigWalk *w, const Stmt *s) {
-    switch (s->kind) {
-    case STMT_LET: sig_expr(w, s->u.let.init); break;
-    case STMT_ASSIGN:
-        if (s->u.assign.op != ASSIGN_SET && type_is_compute_float(s->u.assign.target->type))
-            sig_add(w, "arithmetic", s->u.assign.target->type);
-        sig_expr(w, s->u.assign.value);
+static void sig_rounding(SigWalk *w, const CheckRounding *r) {
+    char buf[96];
+    switch (r->kind) {
+    case ROUND_ARITH: sig_add(w, "arithmetic", r->type); break;
+    case ROUND_CONVERT:
+        snprintf(buf, sizeof buf, "convert %s", check_type_text(r->from));
+        sig_add(w, buf, r->type);
         break;
-    case STMT_EXPR: sig_expr(w, s->u.expr); break;
-    case STMT_IF:
-        sig_expr(w, s->u.if_.cond);
-        sig_block(w, s->u.if_.then);
-        if (s->u.if_.els) sig_stmt(w, s->u.if_.els);
+    case ROUND_BUILTIN:
+        if (sig_rounds(ast_op(r->builtin)->rounding))
+            sig_add(w, ast_builtin_name(r->builtin), r->type);
         break;
-    case STMT_FOR: sig_block(w, s->u.for_.body); break;
-    case STMT_RETURN: sig_expr(w, s->u.ret.value); break;
-    case STMT_PARALLEL: sig_block(w, s->u.parallel.body); break;
-    case STMT_BLOCKS: sig_block(w, s->u.blocks.body); break;
-    case STMT_BLOCK: sig_block(w, s->u.block); break;
-    default: break;
+    case ROUND_REDUCE:
+        sig_add(w,
+                r->mode == MODE_PARALLEL && r->op == RED_ADD
+                    ? (r->on_device ? "unordered sum" : "exact sum")
+                : r->mode == MODE_WARP ? "warp reduction"
+                                       : "arithmetic",
+                r->type);
+        break;
     }
-}
-
-static void sig_block(SigWalk *w, const Block *b) {
-    for (int i = 0; i < b->nstmts; i++) sig_stmt(w, b->stmts[i]);
 }
 
 static void sig_fn(SigWalk *w, const Item *fn) {
@@ -277,7 +235,9 @@ static void sig_fn(SigWalk *w, const Item *fn) {
         if (!w->visited) abort();
     }
     w->visited[w->nvisited++] = fn;
-    sig_block(w, fn->u.fn.body);
+    const CheckFacts *f = check_facts(fn);
+    for (int i = 0; i < f->nroundings; i++) sig_rounding(w, &f->roundings[i]);
+    for (int i = 0; i < f->ncallees; i++) sig_fn(w, f->callees[i]);
 }
 
 static int cmp_str(const void *a, const void *b) {

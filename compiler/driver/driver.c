@@ -12,6 +12,7 @@
  * never see half a file. */
 #include "driver/driver.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -38,6 +39,35 @@ typedef struct CcInfo {
     char version[64]; /* e.g. "12.2.0" */
     char banner[256]; /* first line of --version, part of the cache keys */
 } CcInfo;
+
+/* nvcc as found on this machine (a CUDA build). */
+typedef struct NvccInfo {
+    char *path;       /* NULL: not a CUDA build, or --emit-only (nvcc never runs) */
+    char version[32]; /* e.g. "13.0.48", from `nvcc --version` */
+} NvccInfo;
+
+/* One build, from its options to its receipt: what every step reads, set up once
+ * (build_open, build_into) and released by build_close. The source is read once, here:
+ * the bytes that are parsed are the bytes the cache key and the receipt hash. */
+typedef struct Build {
+    const BuildOptions *opt;
+    CcInfo cc;
+    NvccInfo nv;
+    StrVec flags;    /* what the program and its runtime are compiled with */
+    StrVec nv_flags; /* what nvcc compiles the device half with (a CUDA build) */
+    char *source;    /* the source's bytes */
+    size_t source_len;
+    char source_sha256[65];
+    char stem[256];        /* the source's file name without folders or .cairn */
+    const char *output;    /* OUT as the user named it */
+    char *out_abs;         /* its absolute path */
+    LibNames names;        /* --lib: the symbols' prefix and the header's file name */
+    LowerOutput lo;        /* the lowered program */
+    char rt_digest[65];    /* SHA-256 of the runtime carried inside this binary */
+    char rt_dir[PATH_MAX]; /* rt/KEY: the runtime and its objects */
+    char c_dir[PATH_MAX];  /* c/KEY: the generated code */
+    StrVec objects;        /* the runtime objects the program links */
+} Build;
 
 /* snprintf into a PATH_MAX buffer; an over-long path is cut (and then fails to open). */
 static int pathf(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -195,6 +225,42 @@ static int cache_dir(const char *sub, char out[PATH_MAX], Err *err) {
     return 0;
 }
 
+/* A line derived from FILE that changes only when FILE does (the digest of this binary,
+ * a compiler's --version banner), remembered in the cache under FILE's identity: device,
+ * inode, size and modification time to the nanosecond, so a rebuilt or reinstalled
+ * FILE is looked at afresh (issue 33: a cached `cairn run` spent most of its time
+ * hashing cairn itself and running gcc --version). memo_path gives the memo's file;
+ * -1 when FILE cannot be examined or the cache cannot be created (then nothing is
+ * remembered and the caller computes the line every time). */
+static int memo_path(const char *kind, const char *file, char out[PATH_MAX]) {
+    struct stat st;
+    char root[PATH_MAX], hex[65];
+    Err ignored = {0};
+    if (stat(file, &st) != 0 || cache_dir("memo", root, &ignored) != 0) return -1;
+    StrBuf key = {0};
+    sb_printf(&key, "cairn-memo-1\n%s\n%s\n%ju %ju %jd %jd.%09ld\n", kind, file,
+              (uintmax_t)st.st_dev, (uintmax_t)st.st_ino, (intmax_t)st.st_size,
+              (intmax_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+    sha256_hex(key.data, key.len, hex);
+    sb_free(&key);
+    return pathf(out, "%s/%.32s", root, hex) < PATH_MAX ? 0 : -1;
+}
+
+/* The remembered line (at most size - 1 bytes, no newline) into out: 1, else 0. */
+static int memo_get(const char *path, char *out, size_t size) {
+    size_t len = 0;
+    char *text = fs_read(path, &len, NULL);
+    int ok = text && len > 0 && len < size && !memchr(text, '\n', len);
+    if (ok) memcpy(out, text, len), out[len] = '\0';
+    free(text);
+    return ok;
+}
+
+static void memo_put(const char *path, const char *line) {
+    Err ignored = {0};
+    (void)fs_write_atomic(path, line, strlen(line), &ignored);
+}
+
 static int exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
@@ -223,17 +289,23 @@ static int cc_discover(const char *requested, CcInfo *cc, Err *err) {
                          : err_fail(err, DRIVER_NO_TOOL,
                                     "no C compiler found on PATH (install gcc "
                                     "or clang, or pass --cc PATH)");
-    char *text = version_text(cc->path);
-    if (!text)
-        return err_fail(err, DRIVER_USAGE, "'%s --version' failed: is it a C compiler?", cc->path);
-    snprintf(cc->banner, sizeof cc->banner, "%.*s", (int)strcspn(text, "\n"), text);
+    char memo[PATH_MAX];
+    int memo_ok = memo_path("cc-banner", cc->path, memo) == 0;
+    if (!memo_ok || !memo_get(memo, cc->banner, sizeof cc->banner)) {
+        char *text = version_text(cc->path);
+        if (!text)
+            return err_fail(err, DRIVER_USAGE, "'%s --version' failed: is it a C compiler?",
+                            cc->path);
+        snprintf(cc->banner, sizeof cc->banner, "%.*s", (int)strcspn(text, "\n"), text);
+        free(text);
+        if (memo_ok && cc->banner[0]) memo_put(memo, cc->banner);
+    }
     snprintf(cc->name, sizeof cc->name, "%s", strstr(cc->banner, "clang") ? "clang" : "gcc");
     const char *v = cc->banner;
     while (*v && !(v[0] >= '0' && v[0] <= '9' && strchr(v, '.') &&
                    (v == cc->banner || v[-1] == ' ' || v[-1] == '(')))
         v++;
     snprintf(cc->version, sizeof cc->version, "%.*s", (int)strspn(v, "0123456789."), v);
-    free(text);
     return 0;
 }
 
@@ -246,11 +318,6 @@ int driver_compile_failure(const char *what, const char *log, Err *err) {
 }
 
 /* ---- nvcc (CUDA builds) ---------------------------------------------------------- */
-
-typedef struct NvccInfo {
-    char *path;
-    char version[32]; /* e.g. "13.0.48", from `nvcc --version` */
-} NvccInfo;
 
 /* $CAIRN_NVCC when set (tests point it at a missing file), else nvcc on PATH, in
  * $CUDA_HOME/bin, or in /usr/local/cuda/bin. */
@@ -319,11 +386,11 @@ static void runtime_digest(char hex[65]) {
 }
 
 /* Which runtime sources a program needs: the lowering records the runtime modules its
- * code calls (LowerOutput.modules, lower/lower.h), and this table says which source each
- * module is and which modules that source calls in turn; those are linked too. Only
- * what is needed is compiled, so e.g. the bracket GEMM costs nothing to a program
- * without one. Every runtime source has a row (runtime_needed refuses to link without
- * one), so a new source cannot be forgotten silently. */
+ * code calls (LowerOutput.modules, lower/lower.h), and the MODULE rows of
+ * syntax/ops.def say which sources each module is and which modules those call in turn;
+ * those are linked too. Only what is needed is compiled, so e.g. the bracket GEMM costs
+ * nothing to a program without one. Every runtime source has a row (runtime_needed
+ * refuses to link without one), so a new source cannot be forgotten silently. */
 typedef struct RuntimeModule {
     unsigned module;    /* LOWER_MODULE_* */
     const char *source; /* NULL: a header only */
@@ -331,30 +398,9 @@ typedef struct RuntimeModule {
 } RuntimeModule;
 
 static const RuntimeModule runtime_modules[] = {
-    {LOWER_MODULE_TRAP, "cairn_trap.c", 0},
-    {LOWER_MODULE_POOL, "cairn_pool.c", 0},
-    {LOWER_MODULE_SUM, "cairn_sum.c", LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
-    {LOWER_MODULE_FLOAT, "cairn_float.c", 0},
-    {LOWER_MODULE_OBSERVE, "cairn_observe.c", LOWER_MODULE_TRAP},
-    {LOWER_MODULE_ENCLOSE, "cairn_enclose.c", LOWER_MODULE_POOL},
-    {LOWER_MODULE_ENCLOSE, "cairn_enclose_x86.c", 0}, /* its x86-64 kernels */
-    {LOWER_MODULE_ENCLOSE, "cairn_enclose_amx.c", 0}, /* and its AMX-INT8 path */
-    /* the GPU's residue algorithm on the host: mm_enclose on emulated @device views */
-    {LOWER_MODULE_ENCLOSE, "cairn_enclose_residue.c", LOWER_MODULE_POOL},
-    {LOWER_MODULE_ENCLOSE_DIGEST, "cairn_enclose_digest.c", 0},
-    {LOWER_MODULE_MM_ENCLOSE, "cairn_mm_enclose.c", LOWER_MODULE_ENCLOSE | LOWER_MODULE_TRAP},
-    {LOWER_MODULE_MMA, "cairn_mma.c", LOWER_MODULE_TRAP},
-    {LOWER_MODULE_MMA_TILED, "cairn_mma_tiled.c",
-     LOWER_MODULE_MMA | LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
-    /* cairn_device_cuda.h, in every CUDA build's .cu: its launch helpers trap, and
-     * cairn_device_observe copies a device view back for cairn_observe. */
-    {LOWER_MODULE_DEVICE, NULL, LOWER_MODULE_TRAP | LOWER_MODULE_OBSERVE},
-    {LOWER_MODULE_ARGS, "cairn_args.c", LOWER_MODULE_NPY},
-    {LOWER_MODULE_NPY, "cairn_npy.c", 0},
-    {LOWER_MODULE_LIB, "cairn_lib.c", LOWER_MODULE_TRAP},
-    /* cairn_cr.h: std.cr, all static inline (its accurate path too). */
-    {LOWER_MODULE_CR, NULL, 0},
-    {LOWER_MODULE_DSUM, "cairn_dsum.c", LOWER_MODULE_SUM | LOWER_MODULE_POOL | LOWER_MODULE_TRAP},
+#define MODULE(id, source, calls)      {LOWER_MODULE_##id, source, calls},
+#define MODULE_FILE(id, source, calls) {LOWER_MODULE_##id, source, calls},
+#include "syntax/ops.def"
 };
 enum { RUNTIME_MODULE_COUNT = sizeof runtime_modules / sizeof runtime_modules[0] };
 
@@ -384,7 +430,7 @@ static int runtime_needed(unsigned modules, bool needed[], Err *err) {
             m++;
         if (is_c_source(name) && m == RUNTIME_MODULE_COUNT)
             return err_fail(err, DRIVER_INTERNAL,
-                            "runtime source %s has no row in driver.c's module table", name);
+                            "runtime source %s has no MODULE row in syntax/ops.def", name);
         needed[k] = is_c_source(name) && (all & runtime_modules[m].module);
     }
     return 0;
@@ -402,74 +448,73 @@ static int runtime_write(const char *dir, Err *err) {
     return 0;
 }
 
-/* Starts compiling NAME.c into NAME.o.tmp.PID (log NAME.o.log), unless NAME.o exists. */
-static pid_t runtime_compile_start(const CcInfo *cc, const StrVec *flags, const char *dir,
-                                   const char *name, StrVec *objects) {
+/* Starts compiling NAME.c into NAME.o.tmp.PID (log NAME.o.log) in b->rt_dir, unless
+ * NAME.o exists; the object's name goes to *names. */
+static pid_t runtime_compile_start(const Build *b, const char *name, StrVec *names) {
     size_t n = strlen(name);
     char object[256], tmp[300], path[PATH_MAX], log[PATH_MAX];
     snprintf(object, sizeof object, "%.*s.o", (int)(n - 2), name);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", object, (long)getpid());
-    pathf(path, "%s/%s", dir, object);
-    pathf(log, "%s/%s.log", dir, object);
-    sv_push(objects, object);
+    pathf(path, "%s/%s", b->rt_dir, object);
+    pathf(log, "%s/%s.log", b->rt_dir, object);
+    sv_push(names, object);
     if (exists(path)) return 0;
     StrVec argv = {0};
-    sv_push(&argv, cc->path);
-    for (size_t f = 0; f < flags->len; f++) /* the project's own build vets warnings */
-        if (strcmp(flags->items[f], "-Werror") != 0) sv_push(&argv, flags->items[f]);
+    sv_push(&argv, b->cc.path);
+    for (size_t f = 0; f < b->flags.len; f++) /* the project's own build vets warnings */
+        if (strcmp(b->flags.items[f], "-Werror") != 0) sv_push(&argv, b->flags.items[f]);
     const char *tail[] = {"-D_GNU_SOURCE", "-I.", "-c", name, "-o", tmp};
     for (size_t t = 0; t < 6; t++) sv_push(&argv, tail[t]);
-    pid_t pid = proc_start(argv.items, dir, log);
+    pid_t pid = proc_start(argv.items, b->rt_dir, log);
     sv_free(&argv);
     return pid;
 }
 
-/* Compiles the needed runtime sources in `dir` at once (those not compiled before) and
- * lists their objects' paths in *objects. */
-static int runtime_compile(const CcInfo *cc, const StrVec *flags, const char *dir,
-                           const bool needed[], StrVec *objects, Err *err) {
+/* Compiles the needed runtime sources in b->rt_dir at once (those not compiled before)
+ * and lists their objects' paths in b->objects. */
+static int runtime_compile(Build *b, const bool needed[], Err *err) {
     StrVec names = {0};
     pid_t pids[64];
     size_t started = 0;
     for (size_t k = 0; k < cairn_runtime_file_count && started < 64; k++)
         if (needed[k] && is_c_source(cairn_runtime_files[k].name))
-            pids[started++] =
-                runtime_compile_start(cc, flags, dir, cairn_runtime_files[k].name, &names);
+            pids[started++] = runtime_compile_start(b, cairn_runtime_files[k].name, &names);
+    assert(names.len == started);
     int status = 0;
     for (size_t k = 0; k < started; k++) {
         char path[PATH_MAX], tmp[PATH_MAX], log[PATH_MAX];
-        pathf(path, "%s/%s", dir, names.items[k]);
+        pathf(path, "%s/%s", b->rt_dir, names.items[k]);
         pathf(tmp, "%s.tmp.%ld", path, (long)getpid());
         pathf(log, "%s.log", path);
         int rc = pids[k] == 0 ? 0 : pids[k] < 0 ? -1 : proc_wait(pids[k]);
         if (rc == 0 && pids[k] > 0 && rename(tmp, path) != 0) rc = -1;
         if (rc != 0 && status == 0) status = driver_compile_failure(names.items[k], log, err);
-        sv_push(objects, path);
+        sv_push(&b->objects, path);
     }
     sv_free(&names);
     return status;
 }
 
-/* The runtime objects this program needs, compiled for this compiler and these flags
- * (cached in rt/KEY/); their paths go to *objects, the folder to rt_dir. */
-static int runtime_ensure(const CcInfo *cc, const StrVec *flags, const char *digest,
-                          unsigned modules, char rt_dir[PATH_MAX], StrVec *objects, Err *err) {
+/* The runtime objects this program needs (b->lo.modules), compiled for this compiler
+ * and these flags (cached in rt/KEY/, which becomes b->rt_dir); their paths go to
+ * b->objects. */
+static int runtime_ensure(Build *b, Err *err) {
     StrBuf key = {0};
-    sb_printf(&key, "cairn-runtime-2\n%s\n%s\n%s\n", cc->path, cc->banner, digest);
-    for (size_t k = 0; k < flags->len; k++) sb_printf(&key, "%s\n", flags->items[k]);
+    sb_printf(&key, "cairn-runtime-2\n%s\n%s\n%s\n", b->cc.path, b->cc.banner, b->rt_digest);
+    for (size_t k = 0; k < b->flags.len; k++) sb_printf(&key, "%s\n", b->flags.items[k]);
     char hex[65], root[PATH_MAX];
     sha256_hex(key.data, key.len, hex);
     sb_free(&key);
     if (cache_dir("rt", root, err)) return DRIVER_USAGE;
-    pathf(rt_dir, "%s/%.32s", root, hex);
-    if (fs_mkdirs(rt_dir, NULL) != 0)
-        return err_fail(err, DRIVER_USAGE, "cannot create %s: %s", rt_dir, strerror(errno));
+    pathf(b->rt_dir, "%s/%.32s", root, hex);
+    if (fs_mkdirs(b->rt_dir, NULL) != 0)
+        return err_fail(err, DRIVER_USAGE, "cannot create %s: %s", b->rt_dir, strerror(errno));
     bool needed[256] = {0};
     if (cairn_runtime_file_count > 256)
         return err_fail(err, DRIVER_INTERNAL, "too many runtime files");
-    int status = runtime_needed(modules, needed, err);
-    if (status == 0) status = runtime_write(rt_dir, err);
-    if (status == 0) status = runtime_compile(cc, flags, rt_dir, needed, objects, err);
+    int status = runtime_needed(b->lo.modules, needed, err);
+    if (status == 0) status = runtime_write(b->rt_dir, err);
+    if (status == 0) status = runtime_compile(b, needed, err);
     return status;
 }
 
@@ -484,11 +529,15 @@ static void source_stem(const char *source, char stem[256]) {
     snprintf(stem, 256, "%.*s", (int)n, base);
 }
 
+/* A library's header file name, or NULL when the build is not a library. */
+static const char *build_header(const Build *b) { return b->opt->lib ? b->names.header : NULL; }
+
 /* Writes the generated C to c/KEY/STEM.c, a CUDA build's device half to
  * c/KEY/STEM_dev.cu and a library's header to c/KEY/HEADER (and all to --emit-c DIR);
- * c_dir gets c/KEY. */
-static int write_c(const BuildOptions *opt, const LowerOutput *lo, const char *stem,
-                   const char *header, char c_dir[PATH_MAX], Err *err) {
+ * b->c_dir gets c/KEY. */
+static int write_c(Build *b, Err *err) {
+    const LowerOutput *lo = &b->lo;
+    const char *header = build_header(b);
     char hex[65], root[PATH_MAX], path[PATH_MAX];
     StrBuf all = {0};
     sb_append(&all, lo->c.data ? lo->c.data : "", lo->c.len);
@@ -497,15 +546,16 @@ static int write_c(const BuildOptions *opt, const LowerOutput *lo, const char *s
     sha256_hex(all.data ? all.data : "", all.len, hex);
     sb_free(&all);
     if (cache_dir("c", root, err)) return DRIVER_USAGE;
-    pathf(c_dir, "%s/%.32s", root, hex);
-    const char *dirs[] = {c_dir, opt->emit_c_dir};
+    pathf(b->c_dir, "%s/%.32s", root, hex);
+    const char *dirs[] = {b->c_dir, b->opt->emit_c_dir};
     for (int d = 0; d < 2 && dirs[d]; d++) {
         const char *what = d ? "--emit-c: " : "";
         for (int part = 0; part < 3; part++) {
             const StrBuf *text = part == 2 ? &lo->h : part ? &lo->cu : &lo->c;
             if (part && !text->len) continue;
+            assert(part != 2 || header); /* only a library has a header */
             if (part == 2) pathf(path, "%s/%s", dirs[d], header);
-            else pathf(path, "%s/%s%s", dirs[d], stem, part ? "_dev.cu" : ".c");
+            else pathf(path, "%s/%s%s", dirs[d], b->stem, part ? "_dev.cu" : ".c");
             if (fs_mkdirs(dirs[d], NULL) != 0 ||
                 fs_write_atomic(path, text->data, text->len, NULL) != 0)
                 return err_fail(err, DRIVER_USAGE, "%scannot write %s: %s", what, path,
@@ -515,83 +565,90 @@ static int write_c(const BuildOptions *opt, const LowerOutput *lo, const char *s
     return 0;
 }
 
+/* Appends the runtime's -I, then SOURCE, OBJECT (-c SOURCE -o OBJECT when OBJECT is
+ * given; else SOURCE alone, the link that follows naming its own output). */
+static void push_compile(const Build *b, StrVec *argv, const char *source, const char *object) {
+    char include[PATH_MAX];
+    pathf(include, "-I%s", b->rt_dir);
+    sv_push(argv, include);
+    if (object) sv_push(argv, "-c");
+    sv_push(argv, source);
+    if (object) {
+        sv_push(argv, "-o");
+        sv_push(argv, object);
+    }
+}
+
+/* Runs argv in b->c_dir with its log at c_dir/STEM + LOG; a failure names WHAT. */
+static int run_step(const Build *b, const StrVec *argv, const char *log_suffix, const char *what,
+                    Err *err) {
+    char log[PATH_MAX];
+    pathf(log, "%s/%s%s.log", b->c_dir, b->stem, log_suffix);
+    return proc_run(argv->items, b->c_dir, log) == 0 ? 0 : driver_compile_failure(what, log, err);
+}
+
 /* Compiles and links c_dir/STEM.c with the runtime objects into `out` (absolute). */
-static int compile_program(const CcInfo *cc, const StrVec *flags, const char *rt_dir,
-                           const StrVec *objects, const char *c_dir, const char *stem,
-                           const char *out, Err *err) {
-    char source[300], include[PATH_MAX], log[PATH_MAX];
-    snprintf(source, sizeof source, "%s.c", stem);
-    pathf(include, "-I%s", rt_dir);
-    pathf(log, "%s/%s.log", c_dir, stem);
+static int compile_program(const Build *b, const char *out, Err *err) {
+    char source[300];
+    snprintf(source, sizeof source, "%s.c", b->stem);
     StrVec argv = {0};
-    sv_push(&argv, cc->path);
-    for (size_t k = 0; k < flags->len; k++) sv_push(&argv, flags->items[k]);
-    sv_push(&argv, include);
-    sv_push(&argv, source);
-    for (size_t k = 0; k < objects->len; k++) sv_push(&argv, objects->items[k]);
+    sv_push(&argv, b->cc.path);
+    for (size_t k = 0; k < b->flags.len; k++) sv_push(&argv, b->flags.items[k]);
+    push_compile(b, &argv, source, NULL);
+    for (size_t k = 0; k < b->objects.len; k++) sv_push(&argv, b->objects.items[k]);
     sv_push(&argv, "-o");
     sv_push(&argv, out);
     push_link_args(&argv, false);
-    int status = proc_run(argv.items, c_dir, log);
+    int status = run_step(b, &argv, "", "the generated C", err);
     sv_free(&argv);
-    return status == 0 ? 0 : driver_compile_failure("the generated C", log, err);
+    return status;
 }
 
 /* A CUDA build: STEM.c with the C compiler, STEM_dev.cu with nvcc, and nvcc links both
  * with the runtime objects into `out`. */
-static int compile_cuda(const CcInfo *cc, const NvccInfo *nv, const StrVec *flags,
-                        const StrVec *nv_flags, const char *rt_dir, const StrVec *objects,
-                        const char *c_dir, const char *stem, const char *out, Err *err) {
-    char include[PATH_MAX], log[PATH_MAX], src[300], obj[300], dev_src[300], dev_obj[300];
-    pathf(include, "-I%s", rt_dir);
-    snprintf(src, sizeof src, "%s.c", stem);
-    snprintf(obj, sizeof obj, "%s.o", stem);
-    snprintf(dev_src, sizeof dev_src, "%s_dev.cu", stem);
-    snprintf(dev_obj, sizeof dev_obj, "%s_dev.o", stem);
+static int compile_cuda(const Build *b, const char *out, Err *err) {
+    assert(b->nv.path && b->nv_flags.len > 0);
+    char src[300], obj[300], dev_src[300], dev_obj[300];
+    snprintf(src, sizeof src, "%s.c", b->stem);
+    snprintf(obj, sizeof obj, "%s.o", b->stem);
+    snprintf(dev_src, sizeof dev_src, "%s_dev.cu", b->stem);
+    snprintf(dev_obj, sizeof dev_obj, "%s_dev.o", b->stem);
     StrVec host = {0}, dev = {0}, link = {0};
-    sv_push(&host, cc->path);
-    for (size_t k = 0; k < flags->len; k++) sv_push(&host, flags->items[k]);
-    const char *host_tail[] = {include, "-c", src, "-o", obj};
-    for (size_t k = 0; k < 5; k++) sv_push(&host, host_tail[k]);
-    sv_push(&dev, nv->path);
-    for (size_t k = 0; k < nv_flags->len; k++) sv_push(&dev, nv_flags->items[k]);
-    const char *dev_tail[] = {include, "-c", dev_src, "-o", dev_obj};
-    for (size_t k = 0; k < 5; k++) sv_push(&dev, dev_tail[k]);
-    sv_push(&link, nv->path);
-    sv_push(&link, nv_flags->items[0]); /* -arch=sm_NN */
+    sv_push(&host, b->cc.path);
+    for (size_t k = 0; k < b->flags.len; k++) sv_push(&host, b->flags.items[k]);
+    push_compile(b, &host, src, obj);
+    sv_push(&dev, b->nv.path);
+    for (size_t k = 0; k < b->nv_flags.len; k++) sv_push(&dev, b->nv_flags.items[k]);
+    push_compile(b, &dev, dev_src, dev_obj);
+    sv_push(&link, b->nv.path);
+    sv_push(&link, b->nv_flags.items[0]); /* -arch=sm_NN */
     sv_push(&link, obj);
     sv_push(&link, dev_obj);
-    for (size_t k = 0; k < objects->len; k++) sv_push(&link, objects->items[k]);
+    for (size_t k = 0; k < b->objects.len; k++) sv_push(&link, b->objects.items[k]);
     sv_push(&link, "-o");
     sv_push(&link, out);
     push_link_args(&link, true);
-    int status = 0;
-    pathf(log, "%s/%s.log", c_dir, stem);
-    if (proc_run(host.items, c_dir, log) != 0)
-        status = driver_compile_failure("the generated C", log, err);
-    pathf(log, "%s/%s_dev.log", c_dir, stem);
-    if (!status && proc_run(dev.items, c_dir, log) != 0)
-        status = driver_compile_failure("the generated CUDA C++ (nvcc)", log, err);
-    pathf(log, "%s/%s_link.log", c_dir, stem);
-    if (!status && proc_run(link.items, c_dir, log) != 0)
-        status = driver_compile_failure("the CUDA link (nvcc)", log, err);
+    int status = run_step(b, &host, "", "the generated C", err);
+    if (!status) status = run_step(b, &dev, "_dev", "the generated CUDA C++ (nvcc)", err);
+    if (!status) status = run_step(b, &link, "_link", "the CUDA link (nvcc)", err);
     sv_free(&host);
     sv_free(&dev);
     sv_free(&link);
     return status;
 }
 
-/* Checks the output can be written before any work is done; out_abs gets its path. */
-static int probe_output(const char *output, char **out_abs, Err *err) {
-    *out_abs = fs_absolute(output);
-    if (!*out_abs)
+/* Checks the output can be written before any work is done; b->out_abs gets its path. */
+static int probe_output(Build *b, Err *err) {
+    const char *output = b->output;
+    b->out_abs = fs_absolute(output);
+    if (!b->out_abs)
         return err_fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
     struct stat st;
-    if (stat(*out_abs, &st) == 0 && S_ISDIR(st.st_mode))
+    if (stat(b->out_abs, &st) == 0 && S_ISDIR(st.st_mode))
         return err_fail(err, DRIVER_USAGE, "cannot write %s: it is a folder (give -o a file name)",
                         output);
     char probe[PATH_MAX];
-    pathf(probe, "%s.probe.%ld", *out_abs, (long)getpid());
+    pathf(probe, "%s.probe.%ld", b->out_abs, (long)getpid());
     FILE *f = fopen(probe, "w");
     if (!f) return err_fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
     fclose(f);
@@ -599,62 +656,64 @@ static int probe_output(const char *output, char **out_abs, Err *err) {
     return 0;
 }
 
-/* What a receipt describes: the output as named and its file, where the receipt goes
- * (BASE.receipt.json) and, for a library, its files and entries. */
+/* What a receipt describes: the output as named and the file it hashes (an executable,
+ * or a library's OUT.so) and, for a library, its files and entries. The receipt goes to
+ * b->out_abs + ".receipt.json". */
 typedef struct ReceiptFiles {
-    const char *output, *out_abs, *base_abs;
+    const char *shown, *path;
     const cJSON *library;
 } ReceiptFiles;
 
-static int write_receipt(const BuildOptions *opt, const ReceiptFiles *files, const CcInfo *cc,
-                         const StrVec *flags, const char *rt_digest, const LowerOutput *lo,
-                         const NvccInfo *nv, const StrVec *nv_flags, Err *err) {
-    const char *output = files->output;
-    char src_sha[65], out_sha[65];
-    if (sha256_file_hex(opt->source, src_sha, NULL, NULL) != 0 ||
-        sha256_file_hex(files->out_abs, out_sha, NULL, NULL) != 0)
-        return err_fail(err, DRIVER_USAGE, "cannot read back %s: %s", output, strerror(errno));
+/* Writes OUT.receipt.json: the source's digest is that of the bytes parsed (b->source),
+ * never a later read of the file. */
+static int write_receipt(const Build *b, const ReceiptFiles *files, Err *err) {
+    const BuildOptions *opt = b->opt;
+    char out_sha[65];
+    if (sha256_file_hex(files->path, out_sha, NULL, NULL) != 0)
+        return err_fail(err, DRIVER_USAGE, "cannot read back %s: %s", files->shown,
+                        strerror(errno));
     StrVec link = {0};
     push_link_args(&link, false);
-    ReceiptInfo info = {opt->source,
-                        src_sha,
-                        output,
-                        out_sha,
-                        rt_digest,
-                        cc->name,
-                        cc->version,
-                        flags,
-                        &link,
-                        opt->sanitize,
-                        lo->numerics,
-                        opt->target ? opt->target : "host",
-                        opt->emulate || (lo->has_device && !nv->path),
-                        nv->path ? nv->version : NULL,
-                        nv_flags,
-                        files->library};
+    ReceiptInfo info = {
+        .source_path = opt->source,
+        .source_sha256 = b->source_sha256,
+        .output_path = files->shown,
+        .output_sha256 = out_sha,
+        .runtime_sha256 = b->rt_digest,
+        .cc_name = b->cc.name,
+        .cc_version = b->cc.version,
+        .flags = &b->flags,
+        .link = &link,
+        .sanitize = opt->sanitize,
+        .numerics = b->lo.numerics,
+        .target = opt->target ? opt->target : "host",
+        .emulate = opt->emulate || (b->lo.has_device && !b->nv.path),
+        .nvcc_version = b->nv.path ? b->nv.version : NULL,
+        .nvcc_flags = &b->nv_flags,
+        .library = files->library,
+    };
     char *text = receipt_render(&info);
     sv_free(&link);
     char path[PATH_MAX];
-    pathf(path, "%s.receipt.json", files->base_abs);
+    pathf(path, "%s.receipt.json", b->out_abs);
     int ok = fs_write_atomic(path, text, strlen(text), NULL) == 0;
     free(text);
     return ok ? 0
-              : err_fail(err, DRIVER_USAGE, "cannot write %s.receipt.json: %s", output,
+              : err_fail(err, DRIVER_USAGE, "cannot write %s.receipt.json: %s", b->output,
                          strerror(errno));
 }
 
-/* Loads and checks the program once, then lowers the checked program. */
-static int lower_source(const BuildOptions *opt, bool cuda, const LibNames *lib, LowerOutput *out,
-                        Err *err) {
+/* Checks the program once, from the bytes read (b->source), then lowers it into b->lo. */
+static int lower_source(Build *b, Err *err) {
+    const BuildOptions *opt = b->opt;
     Diags d;
     diags_init(&d, NULL);
-    LoadStatus load;
-    Program *p = cairn_load(opt->source, &d, &load);
-    LowerOptions lopt = {.cuda = cuda,
+    Program *p = cairn_load_text(opt->source, b->source, b->source_len, &d);
+    LowerOptions lopt = {.cuda = cuda_build(opt),
                          .device = opt->target,
-                         .lib_prefix = lib ? lib->prefix : NULL,
-                         .lib_header = lib ? lib->header : NULL};
-    int refused = p ? lower_program(p, &d, &lopt, out) : 1;
+                         .lib_prefix = opt->lib ? b->names.prefix : NULL,
+                         .lib_header = build_header(b)};
+    int refused = p ? lower_program(p, &d, &lopt, &b->lo) : 1;
     if (refused) diags_print(&d, stderr);
     if (p) ast_program_free(p);
     diags_free(&d);
@@ -662,40 +721,30 @@ static int lower_source(const BuildOptions *opt, bool cuda, const LibNames *lib,
 }
 
 /* Compiles the lowered program (the runtime it needs, the host C, a CUDA build's device
- * half), links it into `out_abs` and writes the receipt. */
-static int compile_and_link(const BuildOptions *opt, const char *output, const CcInfo *cc,
-                            const LowerOutput *lo, const NvccInfo *nv, const StrVec *flags,
-                            const StrVec *nv_flags, const char *out_abs, Err *err) {
-    bool cuda = nv->path != NULL;
-    char rt_digest[65], rt_dir[PATH_MAX], c_dir[PATH_MAX], stem[256], tmp_out[PATH_MAX];
-    runtime_digest(rt_digest);
-    source_stem(opt->source, stem);
-    StrVec objects = {0};
-    int status = runtime_ensure(cc, flags, rt_digest, lo->modules, rt_dir, &objects, err);
-    if (status == 0) status = write_c(opt, lo, stem, NULL, c_dir, err);
-    pathf(tmp_out, "%s.tmp.%ld", out_abs, (long)getpid());
-    if (status == 0 && cuda)
-        status = compile_cuda(cc, nv, flags, nv_flags, rt_dir, &objects, c_dir, stem, tmp_out, err);
-    else if (status == 0)
-        status = compile_program(cc, flags, rt_dir, &objects, c_dir, stem, tmp_out, err);
-    sv_free(&objects);
-    if (status == 0 && rename(tmp_out, out_abs) != 0)
-        status = err_fail(err, DRIVER_USAGE, "cannot write %s: %s", output, strerror(errno));
-    ReceiptFiles files = {output, out_abs, out_abs, NULL};
-    if (status == 0)
-        status = write_receipt(opt, &files, cc, flags, rt_digest, lo, nv, nv_flags, err);
+ * half), links it into b->out_abs and writes the receipt. */
+static int compile_and_link(Build *b, Err *err) {
+    char tmp_out[PATH_MAX];
+    int status = runtime_ensure(b, err);
+    if (status == 0) status = write_c(b, err);
+    pathf(tmp_out, "%s.tmp.%ld", b->out_abs, (long)getpid());
+    if (status == 0 && b->nv.path) status = compile_cuda(b, tmp_out, err);
+    else if (status == 0) status = compile_program(b, tmp_out, err);
+    if (status == 0 && rename(tmp_out, b->out_abs) != 0)
+        status = err_fail(err, DRIVER_USAGE, "cannot write %s: %s", b->output, strerror(errno));
+    ReceiptFiles files = {b->output, b->out_abs, NULL};
+    if (status == 0) status = write_receipt(b, &files, err);
     unlink(tmp_out);
     return status;
 }
 
 /* ---- libraries ------------------------------------------------------------------- */
 
-/* {"path": NAME + ext, "sha256": ...} of the file out_abs + ext; NULL when unreadable. */
-static cJSON *library_file(const char *name, const char *out_abs, const char *ext) {
+/* {"path": OUT + ext, "sha256": ...} of the file out_abs + ext; NULL when unreadable. */
+static cJSON *library_file(const Build *b, const char *ext) {
     char path[PATH_MAX], hex[65];
-    pathf(path, "%s%s", out_abs, ext);
+    pathf(path, "%s%s", b->out_abs, ext);
     if (sha256_file_hex(path, hex, NULL, NULL) != 0) return NULL;
-    pathf(path, "%s%s", name, ext);
+    pathf(path, "%s%s", b->output, ext);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "path", path);
     cJSON_AddStringToObject(o, "sha256", hex);
@@ -703,13 +752,12 @@ static cJSON *library_file(const char *name, const char *out_abs, const char *ex
 }
 
 /* The receipt's "library": the prefix, the three files and the entries. */
-static cJSON *library_section(const char *output, const char *out_abs, const LibNames *names,
-                              const LowerOutput *lo) {
+static cJSON *library_section(const Build *b) {
     cJSON *lib = cJSON_CreateObject();
-    cJSON_AddStringToObject(lib, "prefix", names->prefix);
+    cJSON_AddStringToObject(lib, "prefix", b->names.prefix);
     const char *keys[] = {"shared", "static", "header"}, *exts[] = {".so", ".a", ".h"};
     for (int k = 0; k < 3; k++) {
-        cJSON *file = library_file(output, out_abs, exts[k]);
+        cJSON *file = library_file(b, exts[k]);
         if (!file) {
             cJSON_Delete(lib);
             return NULL;
@@ -717,104 +765,58 @@ static cJSON *library_section(const char *output, const char *out_abs, const Lib
         cJSON_AddItemToObject(lib, keys[k], file);
     }
     char last[LIBRARY_PREFIX_MAX + 16];
-    snprintf(last, sizeof last, "%s_last_error", names->prefix);
+    snprintf(last, sizeof last, "%s_last_error", b->names.prefix);
     cJSON_AddStringToObject(lib, "last_error", last);
-    cJSON_AddItemToObject(lib, "entries", cJSON_Duplicate(lo->library, 1));
+    cJSON_AddItemToObject(lib, "entries", cJSON_Duplicate(b->lo.library, 1));
     return lib;
 }
 
 /* Moves the library's temporary files into place: OUT.so, OUT.a, and OUT.h written. */
-static int library_install(const char *output, const char *out_abs, const char *tmp_so,
-                           const char *tmp_a, const LowerOutput *lo, Err *err) {
+static int library_install(const Build *b, const char *tmp_so, const char *tmp_a, Err *err) {
     char path[PATH_MAX];
-    pathf(path, "%s.so", out_abs);
+    pathf(path, "%s.so", b->out_abs);
     if (rename(tmp_so, path) != 0)
-        return err_fail(err, DRIVER_USAGE, "cannot write %s.so: %s", output, strerror(errno));
-    pathf(path, "%s.a", out_abs);
+        return err_fail(err, DRIVER_USAGE, "cannot write %s.so: %s", b->output, strerror(errno));
+    pathf(path, "%s.a", b->out_abs);
     if (rename(tmp_a, path) != 0)
-        return err_fail(err, DRIVER_USAGE, "cannot write %s.a: %s", output, strerror(errno));
-    pathf(path, "%s.h", out_abs);
-    if (fs_write_atomic(path, lo->h.data, lo->h.len, NULL) != 0)
-        return err_fail(err, DRIVER_USAGE, "cannot write %s.h: %s", output, strerror(errno));
+        return err_fail(err, DRIVER_USAGE, "cannot write %s.a: %s", b->output, strerror(errno));
+    pathf(path, "%s.h", b->out_abs);
+    if (fs_write_atomic(path, b->lo.h.data, b->lo.h.len, NULL) != 0)
+        return err_fail(err, DRIVER_USAGE, "cannot write %s.h: %s", b->output, strerror(errno));
     return 0;
 }
 
 /* cairn build --lib: the runtime with -fPIC -fvisibility=hidden -DCAIRN_LIB=1, the
  * program, then OUT.so, OUT.a, OUT.h and OUT.receipt.json (library.c links). */
-static int compile_library(const BuildOptions *opt, const char *output, const CcInfo *cc,
-                           const LowerOutput *lo, const StrVec *flags, const char *out_abs,
-                           const LibNames *names, Err *err) {
-    char rt_digest[65], rt_dir[PATH_MAX], c_dir[PATH_MAX], stem[256], include[PATH_MAX];
-    char tmp_so[PATH_MAX], tmp_a[PATH_MAX], shared[PATH_MAX];
-    runtime_digest(rt_digest);
-    source_stem(opt->source, stem);
-    StrVec objects = {0}, link = {0};
-    int status = runtime_ensure(cc, flags, rt_digest, lo->modules, rt_dir, &objects, err);
-    if (status == 0) status = write_c(opt, lo, stem, names->header, c_dir, err);
-    pathf(include, "-I%s", rt_dir);
-    pathf(tmp_so, "%s.so.tmp.%ld", out_abs, (long)getpid());
-    pathf(tmp_a, "%s.a.tmp.%ld", out_abs, (long)getpid());
+static int compile_library(Build *b, Err *err) {
+    char include[PATH_MAX], tmp_so[PATH_MAX], tmp_a[PATH_MAX], shared[PATH_MAX];
+    StrVec link = {0};
+    int status = runtime_ensure(b, err);
+    if (status == 0) status = write_c(b, err);
+    pathf(include, "-I%s", b->rt_dir);
+    pathf(tmp_so, "%s.so.tmp.%ld", b->out_abs, (long)getpid());
+    pathf(tmp_a, "%s.a.tmp.%ld", b->out_abs, (long)getpid());
     push_link_args(&link, false);
-    LibraryLink l = {cc->path, flags, include, &objects, &link, c_dir, stem, out_abs};
+    LibraryLink l = {b->cc.path, &b->flags, include, &b->objects,
+                     &link,      b->c_dir,  b->stem, b->out_abs};
     if (status == 0) status = library_link(&l, tmp_so, tmp_a, err);
-    if (status == 0) status = library_install(output, out_abs, tmp_so, tmp_a, lo, err);
-    cJSON *section = status == 0 ? library_section(output, out_abs, names, lo) : NULL;
+    if (status == 0) status = library_install(b, tmp_so, tmp_a, err);
+    cJSON *section = status == 0 ? library_section(b) : NULL;
     if (status == 0 && !section)
-        status = err_fail(err, DRIVER_USAGE, "cannot read back %s: %s", output, strerror(errno));
-    pathf(shared, "%s.so", out_abs);
+        status = err_fail(err, DRIVER_USAGE, "cannot read back %s: %s", b->output, strerror(errno));
     char shown[PATH_MAX];
-    pathf(shown, "%s.so", output);
-    ReceiptFiles files = {shown, shared, out_abs, section};
-    NvccInfo none = {0};
-    if (status == 0)
-        status = write_receipt(opt, &files, cc, flags, rt_digest, lo, &none, NULL, err);
+    pathf(shared, "%s.so", b->out_abs);
+    pathf(shown, "%s.so", b->output);
+    ReceiptFiles files = {shown, shared, section};
+    if (status == 0) status = write_receipt(b, &files, err);
     cJSON_Delete(section);
     unlink(tmp_so);
     unlink(tmp_a);
-    sv_free(&objects);
     sv_free(&link);
     return status;
 }
 
-/* Everything after the options are settled: lower, then compile, link and write the
- * receipt (or, with --emit-only, write the generated files and stop). */
-static int build_into(const BuildOptions *opt, const char *output, const CcInfo *cc, Err *err) {
-    char *out_abs = NULL;
-    int status = probe_output(output, &out_abs, err);
-    bool cuda = cuda_build(opt);
-    LowerOutput lo = {.numerics = cJSON_CreateObject()};
-    NvccInfo nv = {0};
-    StrVec flags = {0}, nv_flags = {0};
-    LibNames names = {{0}, {0}};
-    compile_flags(opt, &flags);
-    if (cuda) nvcc_flags(opt, &nv_flags);
-    if (status == 0 && opt->lib) {
-        status = library_prefix(opt->prefix, output, names.prefix, err);
-        const char *base = strrchr(output, '/') ? strrchr(output, '/') + 1 : output;
-        snprintf(names.header, sizeof names.header, "%s.h", base);
-    }
-    if (status == 0 && cuda && !opt->emit_only) status = nvcc_discover(&nv, err);
-    if (status == 0) status = lower_source(opt, cuda, opt->lib ? &names : NULL, &lo, err);
-    if (status == 0 && opt->emit_only) {
-        char c_dir[PATH_MAX], stem[256];
-        source_stem(opt->source, stem);
-        status = write_c(opt, &lo, stem, opt->lib ? names.header : NULL, c_dir, err);
-    } else if (status == 0 && opt->lib) {
-        status = compile_library(opt, output, cc, &lo, &flags, out_abs, &names, err);
-    } else if (status == 0) {
-        status = compile_and_link(opt, output, cc, &lo, &nv, &flags, &nv_flags, out_abs, err);
-    }
-    sv_free(&flags);
-    sv_free(&nv_flags);
-    free(nv.path);
-    cJSON_Delete(lo.numerics);
-    cJSON_Delete(lo.library);
-    sb_free(&lo.c);
-    sb_free(&lo.cu);
-    sb_free(&lo.h);
-    free(out_abs);
-    return status;
-}
+/* ---- a build from start to end ---------------------------------------------------- */
 
 static int check_source(const BuildOptions *opt, Err *err) {
     if (!opt->source) return err_fail(err, DRIVER_USAGE, "no source file given (see --help)");
@@ -838,30 +840,100 @@ static int check_source(const BuildOptions *opt, Err *err) {
     return 0;
 }
 
-int driver_build(const BuildOptions *opt, Err *err) {
+/* Settles what every build needs before the output is known: the options checked, the
+ * C compiler found, the flags, and the source read (once) with its digest. */
+static int build_open(Build *b, const BuildOptions *opt, Err *err) {
+    *b = (Build){.opt = opt, .lo = {.numerics = cJSON_CreateObject()}};
     int status = check_source(opt, err);
+    if (status == 0) status = cc_discover(opt->cc, &b->cc, err);
     if (status) return status;
-    CcInfo cc = {0};
-    status = cc_discover(opt->cc, &cc, err);
-    char stem[256], output[PATH_MAX];
-    source_stem(opt->source, stem);
+    b->source = fs_read(opt->source, &b->source_len, NULL);
+    if (!b->source)
+        return err_fail(err, DRIVER_USAGE, "cannot read %s: %s", opt->source, strerror(errno));
+    sha256_hex(b->source, b->source_len, b->source_sha256);
+    source_stem(opt->source, b->stem);
+    compile_flags(opt, &b->flags);
+    if (cuda_build(opt)) nvcc_flags(opt, &b->nv_flags);
+    runtime_digest(b->rt_digest);
+    return 0;
+}
+
+static void build_close(Build *b) {
+    free(b->cc.path);
+    free(b->nv.path);
+    sv_free(&b->flags);
+    sv_free(&b->nv_flags);
+    sv_free(&b->objects);
+    free(b->source);
+    free(b->out_abs);
+    cJSON_Delete(b->lo.numerics);
+    cJSON_Delete(b->lo.library);
+    sb_free(&b->lo.c);
+    sb_free(&b->lo.cu);
+    sb_free(&b->lo.h);
+}
+
+/* Everything after the options are settled: lower, then compile, link and write the
+ * receipt (or, with --emit-only, write the generated files and stop) into OUTPUT. */
+static int build_into(Build *b, const char *output, Err *err) {
+    const BuildOptions *opt = b->opt;
+    assert(b->source && b->cc.path && !b->out_abs);
+    b->output = output;
+    int status = probe_output(b, err);
+    if (status == 0 && opt->lib) {
+        status = library_prefix(opt->prefix, output, b->names.prefix, err);
+        const char *base = strrchr(output, '/') ? strrchr(output, '/') + 1 : output;
+        snprintf(b->names.header, sizeof b->names.header, "%s.h", base);
+    }
+    if (status == 0 && cuda_build(opt) && !opt->emit_only) status = nvcc_discover(&b->nv, err);
+    if (status == 0) status = lower_source(b, err);
+    if (status == 0 && opt->emit_only) status = write_c(b, err);
+    else if (status == 0 && opt->lib) status = compile_library(b, err);
+    else if (status == 0) status = compile_and_link(b, err);
+    return status;
+}
+
+int driver_build(const BuildOptions *opt, Err *err) {
+    Build b;
+    int status = build_open(&b, opt, err);
+    char output[PATH_MAX];
     pathf(output, "%s%s",
           opt->output ? ""
           : opt->lib  ? "lib"
                       : "",
-          opt->output ? opt->output : stem);
-    size_t n = strlen(output); /* a library's OUT: libk for libk.so, libk.a and libk.h */
+          opt->output ? opt->output : b.stem);
+    size_t n = strlen(output); /* a library's OUT: libk for libk.so, libk.a and its header */
     if (opt->lib && n > 3 && strcmp(output + n - 3, ".so") == 0) output[n - 3] = '\0';
     else if (opt->lib && n > 2 && strcmp(output + n - 2, ".a") == 0) output[n - 2] = '\0';
-    if (status == 0) status = build_into(opt, output, &cc, err);
-    free(cc.path);
+    if (status == 0) status = build_into(&b, output, err);
+    build_close(&b);
     return status;
 }
 
 /* SHA-256 of this very binary, so a rebuilt cairn never reuses an old cache entry. */
 static void self_digest(char hex[65]) {
-    if (sha256_file_hex("/proc/self/exe", hex, NULL, NULL) != 0)
+    char memo[PATH_MAX];
+    int memo_ok = memo_path("self-sha256", "/proc/self/exe", memo) == 0;
+    if (memo_ok && memo_get(memo, hex, 65) && strlen(hex) == 64) return;
+    if (sha256_file_hex("/proc/self/exe", hex, NULL, NULL) != 0) {
         sha256_hex(CAIRN_VERSION, strlen(CAIRN_VERSION), hex);
+        return;
+    }
+    if (memo_ok) memo_put(memo, hex);
+}
+
+/* bin/KEY's KEY: this binary, the source's path and bytes, the compiler and flags. */
+static void cached_key(const Build *b, char hex[65]) {
+    const BuildOptions *opt = b->opt;
+    char self[65];
+    self_digest(self);
+    StrBuf key = {0};
+    sb_printf(&key, "cairn-run-2\n%s\n%s\n%s\n%s\n%s\n%d\n", self, opt->source, b->cc.path,
+              b->cc.banner, opt->target ? opt->target : "host", opt->emulate);
+    for (size_t k = 0; k < b->flags.len; k++) sb_printf(&key, "%s\n", b->flags.items[k]);
+    sb_append(&key, b->source, b->source_len);
+    sha256_hex(key.data, key.len, hex);
+    sb_free(&key);
 }
 
 int driver_build_cached(const BuildOptions *opt, char **exe, Err *err) {
@@ -871,33 +943,18 @@ int driver_build_cached(const BuildOptions *opt, char **exe, Err *err) {
         return err_fail(err, DRIVER_USAGE,
                         "--lib builds a library, which cairn run cannot run: "
                         "use cairn build --lib");
-    CcInfo cc = {0};
-    status = cc_discover(opt->cc, &cc, err);
-    if (status) return status;
-    size_t len;
-    char *source = fs_read(opt->source, &len, NULL);
-    char self[65], hex[65], root[PATH_MAX], stem[256];
-    self_digest(self);
-    StrVec flags = {0};
-    compile_flags(opt, &flags);
-    StrBuf key = {0};
-    sb_printf(&key, "cairn-run-2\n%s\n%s\n%s\n%s\n%s\n%d\n", self, opt->source, cc.path, cc.banner,
-              opt->target ? opt->target : "host", opt->emulate);
-    for (size_t k = 0; k < flags.len; k++) sb_printf(&key, "%s\n", flags.items[k]);
-    sb_append(&key, source ? source : "", source ? len : 0);
-    sha256_hex(key.data, key.len, hex);
-    sb_free(&key);
-    sv_free(&flags);
-    free(source);
-    source_stem(opt->source, stem);
-    status = cache_dir("bin", root, err);
+    Build b;
+    status = build_open(&b, opt, err);
+    char hex[65] = "", root[PATH_MAX] = "";
+    if (status == 0) cached_key(&b, hex);
+    if (status == 0) status = cache_dir("bin", root, err);
     StrBuf path = {0};
     sb_printf(&path, "%s/%.32s", root, hex);
     if (status == 0 && fs_mkdirs(path.data, NULL) != 0)
         status = err_fail(err, DRIVER_USAGE, "cannot create %s: %s", path.data, strerror(errno));
-    sb_printf(&path, "/%s", stem);
-    if (status == 0 && !exists(path.data)) status = build_into(opt, path.data, &cc, err);
-    free(cc.path);
+    sb_printf(&path, "/%s", b.stem);
+    if (status == 0 && !exists(path.data)) status = build_into(&b, path.data, err);
+    build_close(&b);
     if (status == 0) *exe = path.data;
     else sb_free(&path);
     return status;

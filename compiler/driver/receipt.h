@@ -17,7 +17,7 @@ typedef struct ReceiptInfo {
     const StrVec *flags;      /* exactly what the program was compiled with */
     const StrVec *link;       /* the libraries it was linked with */
     const char *sanitize;     /* "address,undefined", "thread" or NULL */
-    const cJSON *numerics;    /* {"function": [entry, ...], ...} (numerics.h) */
+    const cJSON *numerics;    /* {"function": [entry, ...], ...} (lower/numerics.c) */
     const char *target;       /* "host" or "sm_NN" */
     int emulate;              /* device work ran on host threads */
     const char *nvcc_version; /* a CUDA build: nvcc's release ("13.0.48"), else NULL */

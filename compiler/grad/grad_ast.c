@@ -4,6 +4,7 @@
  * f's own checked nodes are never shared with f_grad. */
 #include "grad/grad_internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ void *grad_grow(void *v, int *cap, size_t elem) {
 }
 
 void grad_stmts_push(StmtList *l, Stmt *s) {
+    assert(s && l->n <= l->cap);
     if (l->n == l->cap) l->v = grad_grow(l->v, &l->cap, sizeof *l->v);
     l->v[l->n++] = s;
 }
@@ -36,6 +38,7 @@ Block *grad_stmts_block(Grad *g, StmtList *l, Span span) {
 }
 
 Expr *grad_mk_name(Grad *g, const char *name, Span sp) {
+    assert(name && *name);
     Expr *e = ast_new_expr(g->arena, EXPR_NAME, sp);
     e->u.name.name = name;
     return e;
@@ -48,6 +51,7 @@ Expr *grad_mk_float(Grad *g, const char *text, Span sp) {
 }
 
 Expr *grad_mk_binary(Grad *g, BinaryOp op, Expr *lhs, Expr *rhs) {
+    assert(lhs && rhs);
     Expr *e = ast_new_expr(g->arena, EXPR_BINARY, lhs->span);
     e->u.binary.op = op;
     e->u.binary.lhs = lhs;
@@ -89,6 +93,8 @@ Stmt *grad_mk_let(Grad *g, const char *name, bool mut, const Type *declared, Exp
 }
 
 Stmt *grad_mk_assign(Grad *g, AssignOp op, Expr *target, Expr *value) {
+    /* an adjoint is added into a name or an element, never into an expression */
+    assert(value && (target->kind == EXPR_NAME || target->kind == EXPR_INDEX));
     Stmt *s = ast_new_stmt(g->arena, STMT_ASSIGN, target->span);
     s->u.assign.op = op;
     s->u.assign.target = target;
@@ -245,6 +251,7 @@ const char *grad_fresh_name(Grad *g, const char *base) {
     const char *name = base;
     for (int k = 1; name_taken(g, name); k++) name = arena_printf(g->arena, "%s_%d", base, k);
     if (name != base) name = arena_strdup(g->arena, name);
+    assert(!name_taken(g, name)); /* fresh: no name f or f_grad uses already */
     grad_names_use(g, name);
     return name;
 }

@@ -21,6 +21,7 @@
  */
 #include "grad/grad_internal.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,7 @@ static bool add_active(Grad *g, const Symbol *sym, const char *adj, const void *
     if (grad_active_of(g, sym)) return false;
     if (g->nact == g->capact) g->act = grad_grow(g->act, &g->capact, sizeof *g->act);
     if (!adj) adj = grad_fresh_name(g, arena_printf(g->arena, "d_%s", sym->name));
+    assert(sym && g->nact < g->capact);
     g->act[g->nact++] = (Active){sym, adj, region};
     return true;
 }

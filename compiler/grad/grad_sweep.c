@@ -10,6 +10,7 @@
  */
 #include "grad/grad_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,7 @@ static void add_into(Grad *g, Expr *target, Expr *adj, StmtList *out) {
 
 static void backprop_name(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     const Active *a = grad_active_of(g, e->u.name.sym);
+    assert(a && a->adj); /* backprop walks only active expressions: a name has an adjoint */
     if (g->region && a->region != g->region) {
         grad_refuse(g, e->span, E_GRAD_RACE,
                     "read inputs at [i] in the region (pass a value every lane needs as a "
@@ -127,6 +129,7 @@ static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out);
 
 static void backprop_builtin(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     const Expr *x = e->u.call.nargs ? e->u.call.args[0] : NULL;
+    if (ast_op(e->u.call.builtin)->grad == GRAD_ZERO) return; /* ops.def: derivative 0 */
     switch (e->u.call.builtin) {
     case BI_SQRT: /* d sqrt(x) = dx / (2 sqrt(x)) */
         backprop(g, x,
@@ -136,9 +139,6 @@ static void backprop_builtin(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
                  out);
         return;
     case BI_ABS: backprop_abs(g, x, adj, out); return;
-    case BI_FLOOR:
-    case BI_CEIL:
-    case BI_TRUNC: return; /* derivative 0 */
     case BI_MATH_EXP:
         backprop(g, x, grad_mk_binary(g, BIN_MUL, adj, grad_clone_expr(g, e)), out);
         return;
@@ -147,7 +147,7 @@ static void backprop_builtin(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
         return;
     case BI_NONE: backprop_call(g, e, adj, out); return;
     default:
-        if (ast_builtin_is_cr(e->u.call.builtin)) {
+        if (ast_builtin_is_cr(e->u.call.builtin)) { /* grad_cr.c */
             backprop(g, x, grad_cr_adjoint(g, e, adj), out);
             return;
         }
@@ -625,6 +625,7 @@ static void sweep_stmts(Grad *g, Stmt *const *v, int n, StmtList *out) {
 }
 
 void grad_sweep_path(Grad *g, Stmt *const *path, int npath, const Expr *ret, StmtList *out) {
+    assert(npath >= 0 && (npath == 0 || path) && (!g->has_seed || g->seed));
     declare_adjoints(g, path, npath, out);
     if (ret && g->has_seed) backprop(g, ret, grad_mk_name(g, g->seed, ret->span), out);
     sweep_stmts(g, path, npath, out);

@@ -1,7 +1,7 @@
 /* lower.h: checked CAIRN programs to C11 for the host, and to C11 plus CUDA C++ for a
  * GPU target.
  *
- * The pipeline: the driver loads and checks the program once (frontend.h), then hands
+ * The pipeline: the driver loads and checks the program once (check/check.h), then hands
  * the checked Program here. For the host target (and --emulate) everything becomes one
  * C file; device work runs on host threads (lower_emulate.c: device parallel regions on
  * the pool, blocks over the pool with each block's threads phase by phase). For a CUDA
@@ -24,27 +24,20 @@
 #include "syntax/syntax.h"
 #include "base/base.h"
 
-/* The runtime modules a lowered program calls (LowerOutput.modules): each place in the
- * lowering that emits a call into a runtime source records its module with
- * lower_use_runtime (lower_c_internal.h), as it records roundings, and the driver links
- * exactly those sources and the modules they call in turn (driver.c's table). */
+/* The runtime modules a lowered program calls (LowerOutput.modules), one bit per MODULE
+ * row of syntax/ops.def: each place in the lowering that emits a call into a runtime
+ * source records its module with lower_use_runtime (lower_c_internal.h), as does every
+ * call of a builtin whose module column names one, and the driver links exactly those
+ * sources and the modules they call in turn (the same rows). */
 enum {
-    LOWER_MODULE_TRAP = 1u << 0,           /* cairn_trap.c: every program (its guards) */
-    LOWER_MODULE_POOL = 1u << 1,           /* cairn_pool.c: parallel regions, pooled reduces */
-    LOWER_MODULE_SUM = 1u << 2,            /* cairn_sum.c: reduce + parallel over floats */
-    LOWER_MODULE_FLOAT = 1u << 3,          /* cairn_float.c: array conversions (no caller) */
-    LOWER_MODULE_OBSERVE = 1u << 4,        /* cairn_observe.c: observe */
-    LOWER_MODULE_ENCLOSE = 1u << 5,        /* cairn_enclose.c: the exact bracket GEMM */
-    LOWER_MODULE_ENCLOSE_DIGEST = 1u << 6, /* cairn_enclose_digest.c (no caller) */
-    LOWER_MODULE_MM_ENCLOSE = 1u << 7,     /* cairn_mm_enclose.c: mm_enclose */
-    LOWER_MODULE_MMA = 1u << 8,            /* cairn_mma.c: mma, mma_unordered's checks */
-    LOWER_MODULE_MMA_TILED = 1u << 9,      /* cairn_mma_tiled.c: emulated mma_unordered */
-    LOWER_MODULE_DEVICE = 1u << 10,        /* cairn_device_cuda.h: a CUDA build's device work */
-    LOWER_MODULE_ARGS = 1u << 11,          /* cairn_args.c: main's command-line parameters */
-    LOWER_MODULE_NPY = 1u << 12,           /* cairn_npy.c: .npy files (through args) */
-    LOWER_MODULE_LIB = 1u << 13,           /* cairn_lib.c: a library's traps as statuses */
-    LOWER_MODULE_CR = 1u << 14,            /* cairn_cr.h (header only): std.cr in either file */
-    LOWER_MODULE_DSUM = 1u << 15,          /* cairn_dsum.c: a device reduce + over floats */
+#define MODULE(id, source, calls) LOWER_MODULE_INDEX_##id,
+#include "syntax/ops.def"
+    LOWER_MODULE_COUNT
+};
+enum {
+    LOWER_MODULE_NONE = 0,
+#define MODULE(id, source, calls) LOWER_MODULE_##id = 1u << LOWER_MODULE_INDEX_##id,
+#include "syntax/ops.def"
 };
 
 /* A place the generated code can trap at, and the function or constant holding it (NULL:
@@ -61,7 +54,7 @@ typedef struct LowerOptions {
      * ("sm_90", ...; NULL or "host": the device a host build emulates, sm_90). */
     const char *device;
     /* A library (cairn build --lib): the prefix of its exported names ("k": k_dot,
-     * k_last_error) and the file name of its header, which the C includes ("libk.h").
+     * k_last_error) and the file name of its header, which the C includes (OUT's file name plus .h).
      * NULL: an executable, whose C has a main. */
     const char *lib_prefix, *lib_header;
 } LowerOptions;

@@ -210,7 +210,7 @@ const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, con
     }
     if (op == BIN_REM) /* fmod is exact */
         return lower_bind(L, t, FMT("%s(%s, %s)", t->kind == TY_F32 ? "fmodf" : "fmod", a, b));
-    assert(type_is_compute_float(t) && op <= BIN_DIV); /* the checker's float arithmetic */
+    assert(type_is_compute_float(t) && ast_binop(op)->rounding == RND_ONCE); /* the checker's */
     numerics_arith(L, t);
     return lower_bind(L, t, FMT("%s %s %s", a, c_ops[op], b));
 }
@@ -236,7 +236,7 @@ static const char *lower_binary(Lower *L, const Expr *e) {
     const char *a = lower_expr(L, e->u.binary.lhs);
     const char *b = lower_expr(L, e->u.binary.rhs);
     const Type *t = e->u.binary.lhs->type;
-    if (op >= BIN_EQ && op <= BIN_GE) { /* see lower_opaque */
+    if (ast_binop_is_compare(op)) { /* see lower_opaque */
         a = lower_opaque(L, t, a);
         b = strcmp(a, b) == 0 ? lower_bind(L, e->u.binary.rhs->type, b)
                               : lower_opaque(L, e->u.binary.rhs->type, b);
@@ -297,7 +297,7 @@ const char *lower_convert(Lower *L, const char *v, const Type *from, const Type 
 
 /* ---- builtins ---- */
 
-static const char *lower_observe(Lower *L, Expr *e) {
+const char *lower_emit_observe(Lower *L, Expr *e) {
     Expr *name = e->u.call.args[0], *x = e->u.call.args[1];
     StrBuf sb = {0};
     sb_puts(&sb, "\"");
@@ -309,7 +309,6 @@ static const char *lower_observe(Lower *L, Expr *e) {
     sb_puts(&sb, "\"");
     const char *cname = arena_strdup(L->arena, sb.data);
     sb_free(&sb);
-    lower_use_runtime(L, LOWER_MODULE_OBSERVE);
     const Symbol *s = lower_expr_sym(x);
     if (s && (lower_is_view(s->type) || lower_is_scalar_ref(s->type))) {
         const Type *elem = s->type->u.view.elem;
@@ -325,12 +324,11 @@ static const char *lower_observe(Lower *L, Expr *e) {
 }
 
 /* std.math.NAME (host libm): the f32 forms take C's f suffix. */
-static const char *lower_math(Lower *L, Expr *e) {
+const char *lower_emit_math(Lower *L, Expr *e) {
     const char *name = ast_builtin_name(e->u.call.builtin) + strlen("std.math.");
     const Type *t = e->type;
     const char *a = lower_expr(L, e->u.call.args[0]);
     const char *b = e->u.call.nargs > 1 ? lower_expr(L, e->u.call.args[1]) : NULL;
-    numerics_fn(L, ast_builtin_name(e->u.call.builtin), t, "libm");
     const char *suffix = t->kind == TY_F32 ? "f" : "";
     if (b) return lower_bind(L, t, FMT("%s%s(%s, %s)", name, suffix, a, b));
     return lower_bind(L, t, FMT("%s%s(%s)", name, suffix, a));
@@ -338,18 +336,18 @@ static const char *lower_math(Lower *L, Expr *e) {
 
 /* std.cr.NAME: the correctly rounded runtime (runtime/cairn_cr.h, CAIRN_HD), the same
  * text in host C, an emulated lane and a CUDA lane: cairn_cr_NAMEf (f32), cairn_cr_NAME
- * (f64). Both files include the header when the program uses it (LOWER_MODULE_CR). */
-static const char *lower_cr(Lower *L, Expr *e) {
+ * (f64). Both files include the header when the program uses it (LOWER_MODULE_CR, its
+ * module column). */
+const char *lower_emit_cr(Lower *L, Expr *e) {
     const char *name = ast_builtin_name(e->u.call.builtin) + strlen("std.cr.");
     const Type *t = e->type;
     const char *a = lower_expr(L, e->u.call.args[0]);
-    numerics_fn(L, ast_builtin_name(e->u.call.builtin), t, "correctly-rounded");
-    lower_use_runtime(L, LOWER_MODULE_CR);
     return lower_bind(L, t, FMT("cairn_cr_%s%s(%s)", name, t->kind == TY_F32 ? "f" : "", a));
 }
 
 /* sqrt, abs, floor, ceil, trunc, min, max: exact but for sqrt (rounded once). */
-static const char *lower_exact_fn(Lower *L, Expr *e, const char *name) {
+const char *lower_emit_exact(Lower *L, Expr *e) {
+    const char *name = ast_builtin_name(e->u.call.builtin);
     const Type *t = e->type;
     const char *a = lower_expr(L, e->u.call.args[0]);
     if (e->u.call.nargs == 2) {
@@ -362,12 +360,13 @@ static const char *lower_exact_fn(Lower *L, Expr *e, const char *name) {
                 L, t, FMT("cairn_abs_%s(%s, %s)", lower_helper_suffix(t), a, lower_at(L, e->span)));
         return a; /* floor, ceil, trunc and abs of an unsigned integer change nothing */
     }
-    if (strcmp(name, "sqrt") == 0) numerics_fn(L, "sqrt", t, "nearest-even");
     if (strcmp(name, "abs") == 0) name = "fabs";
     return lower_bind(L, t, FMT("%s%s(%s)", name, t->kind == TY_F32 ? "f" : "", a));
 }
 
-static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
+/* quantize[T](x, s), quantize_stochastic[T](x, s, noise) */
+const char *lower_emit_quantize(Lower *L, Expr *e) {
+    bool stochastic = ast_op(e->u.call.builtin)->rounding == RND_STOCHASTIC;
     const Type *to = e->u.call.generics[0];
     const char *x = lower_expr_out(L, e->u.call.args[0]);
     const char *scale = lower_expr(L, e->u.call.args[1]);
@@ -382,7 +381,7 @@ static const char *lower_quantize(Lower *L, Expr *e, bool stochastic) {
  * the extents, runs the bracket GEMM and traps on its errors: on the pool for host
  * views; for @device views the residue algorithm, through the target's entry (on the GPU
  * in a CUDA build, on the host where device work is emulated). */
-static const char *lower_mm_enclose(Lower *L, Expr *e) {
+const char *lower_emit_mm_enclose(Lower *L, Expr *e) {
     StrBuf args = {0};
     bool device = false;
     for (int i = 0; i < 7; i++) {
@@ -392,7 +391,6 @@ static const char *lower_mm_enclose(Lower *L, Expr *e) {
     }
     const Type *t = e->u.call.args[5]->type->u.view.elem;
     numerics_matmul(L, t);
-    lower_use_runtime(L, LOWER_MODULE_MM_ENCLOSE);
     const char *entry = device ? L->target->enclose_device(L) : "";
     const char *call = FMT("cairn_mm_enclose_%s%s(%s%s)", entry, lower_type_word(t), args.data,
                            lower_at(L, e->span));
@@ -400,7 +398,9 @@ static const char *lower_mm_enclose(Lower *L, Expr *e) {
     return lower_bind(L, e->type, call);
 }
 
-static const char *lower_bits(Lower *L, Expr *e, bool to_bits) {
+/* to_bits(x), from_bits[T](u) */
+const char *lower_emit_bits(Lower *L, Expr *e) {
+    bool to_bits = ast_op(e->u.call.builtin)->generics == 0;
     const Type *t = to_bits ? e->u.call.args[0]->type : e->u.call.generics[0];
     const char *v = lower_expr_out(L, e->u.call.args[0]);
     if (type_is_storage_float(t))
@@ -427,7 +427,8 @@ AtomicSpace lower_atomic_space(const Lower *L, const Expr *e) {
  * element's old value. An f32 add in a device lane on global memory flushes subnormals,
  * as PTX's atom.global.add.f32 does, in its emulation too (cairn_device.h); on a shared
  * array it keeps them, as atom.shared.add.f32 does. */
-static const char *lower_atomic(Lower *L, Expr *e, Builtin b) {
+const char *lower_emit_atomic(Lower *L, Expr *e) {
+    Builtin b = e->u.call.builtin;
     const Type *t = e->u.call.args[0]->type;
     const char *v = lower_expr_out(L, e->u.call.args[1]); /* its bits may be stored */
     const char *w = b == BI_ATOMIC_CAS ? lower_expr_out(L, e->u.call.args[2]) : NULL;
@@ -495,36 +496,64 @@ static const char *lower_user_call(Lower *L, Expr *e) {
     return lower_bind(L, e->type, call);
 }
 
+const char *lower_emit_copy(Lower *L, Expr *e) {
+    lower_copy(L, e);
+    return NULL;
+}
+
+const char *lower_emit_wide(Lower *L, Expr *e) {
+    lower_wide(L, e);
+    return NULL;
+}
+
+const char *lower_emit_shuffle(Lower *L, Expr *e) { return L->target->warp_op(L, e); }
+
+/* A build's extra emitters, for the extra rows of CAIRN_OPS_EXTRA (syntax/ops.def): the
+ * tests' fixture, tests/build/ops_fixture/. */
+#ifdef CAIRN_OPS_EXTRA_C
+#include CAIRN_OPS_EXTRA_C
+#endif
+
+/* ops.def's columns for the C back end: each builtin's emitter and runtime module. */
+static LowerEmitter *const c_emitters[BI_COUNT] = {
+#define OP(id, spelling, amin, amax, generics, family, rule, rounding, where, guards, grad, cost,  \
+           module)                                                                                 \
+    [id] =
+#define EMIT_C(emitter) emitter,
+#include "syntax/ops.def"
+};
+
+static const unsigned c_modules[BI_COUNT] = {
+#define OP(id, spelling, amin, amax, generics, family, rule, rounding, where, guards, grad, cost,  \
+           module)                                                                                 \
+    [id] = LOWER_MODULE_##module,
+#include "syntax/ops.def"
+};
+
+/* The receipt's entry of a float function that rounds (its rounding column): sqrt,
+ * std.math, std.cr and any other of the FLOAT rules. */
+static void numerics_float_fn(Lower *L, Builtin b, const Type *t) {
+    const OpInfo *op = ast_op(b);
+    if (!t || !type_is_compute_float(t)) return;
+    if (op->rule != RULE_FLOAT1 && op->rule != RULE_FLOAT2 && op->rule != RULE_CR) return;
+    const char *rounding = op->rounding == RND_ONCE   ? "nearest-even"
+                           : op->rounding == RND_LIBM ? "libm"
+                           : op->rounding == RND_CR   ? "correctly-rounded"
+                                                      : NULL;
+    if (rounding) numerics_fn(L, op->spelling, t, rounding);
+}
+
 static const char *lower_call(Lower *L, Expr *e) {
     Builtin b = e->u.call.builtin;
     if (b == BI_NONE) return lower_user_call(L, e);
-    if (ast_builtin_is_math(b)) return lower_math(L, e);
-    if (ast_builtin_is_cr(b)) return lower_cr(L, e);
-    if (LOWER_MMA_BUILTIN(b)) return lower_mma_call(L, e); /* lower_mma.c */
-    if (ast_builtin_is_atomic(b)) return lower_atomic(L, e, b);
-    switch (b) {
-    case BI_QUANTIZE: return lower_quantize(L, e, false);
-    case BI_QUANTIZE_STOCHASTIC: return lower_quantize(L, e, true);
-    case BI_TO_BITS: return lower_bits(L, e, true);
-    case BI_FROM_BITS: return lower_bits(L, e, false);
-    case BI_SQRT: return lower_exact_fn(L, e, "sqrt");
-    case BI_ABS: return lower_exact_fn(L, e, "abs");
-    case BI_FLOOR: return lower_exact_fn(L, e, "floor");
-    case BI_CEIL: return lower_exact_fn(L, e, "ceil");
-    case BI_TRUNC: return lower_exact_fn(L, e, "trunc");
-    case BI_MIN: return lower_exact_fn(L, e, "min");
-    case BI_MAX: return lower_exact_fn(L, e, "max");
-    case BI_OBSERVE: return lower_observe(L, e);
-    case BI_MM_ENCLOSE: return lower_mm_enclose(L, e);
-    case BI_SHUFFLE:
-    case BI_SHUFFLE_XOR: return L->target->warp_op(L, e);
-    case BI_COPY: lower_copy(L, e); return NULL;
-    case BI_LOAD_WIDE:
-    case BI_STORE_WIDE: lower_wide(L, e); return NULL;
-    default:
+    if (!c_emitters[b]) {
         lower_unsupported(L, e->span, arena_printf(L->arena, "`%s`", ast_builtin_name(b)));
         return "0";
     }
+    lower_use_runtime(L, c_modules[b]);
+    const char *v = c_emitters[b](L, e);
+    numerics_float_fn(L, b, e->type);
+    return v;
 }
 
 const char *lower_expr(Lower *L, Expr *e) {

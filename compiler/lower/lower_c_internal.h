@@ -239,6 +239,12 @@ void lower_lane_limit(Lower *L, const char *n, Span s);
 void lower_blocks(Lower *L, const Stmt *s);
 /* The type of a loop binder's variable (the bound's type for `_`). */
 const Type *lower_binder_type(const Binder *b);
+/* The C back end's emitter of a builtin call (ops.def's EMIT_C column: one per row,
+ * lower_c_expr.c's table): the call's C value, or NULL for a statement call, after
+ * emitting what it needs. Host C, emulation and CUDA share them (through L->target). */
+typedef const char *LowerEmitter(Lower *L, Expr *e);
+#define EMIT_C(emitter) LowerEmitter emitter;
+#include "syntax/ops.def"
 /* copy(dst, src), load_wide(dst, src, i) and store_wide(dst, src, i). */
 void lower_copy(Lower *L, Expr *e);
 void lower_wide(Lower *L, Expr *e);

@@ -253,7 +253,10 @@ static cJSON *library_entry(Lower *L, const Item *fn, StrBuf *h) {
     sb_printf(h, "/* pub fn %s\n * at %s:%d:%d */\nint %s_%s(%s);\n\n", sig, L->prog->src.path,
               fn->name_span.line, fn->name_span.col, prefix, fn->name, hp.data);
     L->out = &L->defs;
-    lower_emit(L, "static void cairn_entry_%s(%s) {", fn->name, cp.data);
+    /* noinline: the entry below calls setjmp, and a function that does is compiled with
+     * its locals kept in memory (returns_twice); -O3 would otherwise inline the kernel
+     * into it and run slower than -O2 (issue 33). */
+    lower_emit(L, "static __attribute__((noinline)) void cairn_entry_%s(%s) {", fn->name, cp.data);
     L->indent = 1;
     entry_body(L, fn, at);
     L->indent = 0;

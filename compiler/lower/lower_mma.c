@@ -209,8 +209,8 @@ static const char *lower_fragment_element(Lower *L, Expr *e) {
 const char *lower_mma_call(Lower *L, Expr *e) {
     Builtin b = e->u.call.builtin;
     if (b == BI_MMA_UNORDERED && e->u.call.nargs == 6) return lower_matrix_mma(L, e);
-    if (b >= BI_LAYOUT_COSIZE && b <= BI_LAYOUT_COL) return lower_layout_method(L, e);
-    if (b >= BI_LAYOUT_ROWS && b <= BI_LAYOUT_SPREAD) return "0"; /* a layout's value is folded */
+    if (ast_builtin_is_method(b)) return lower_layout_method(L, e);
+    if (ast_op(b)->family == FAM_LAYOUT) return "0"; /* a layout's value is folded */
     if (!L->target->frag_ready(L, call_fragment(e), e->span)) return b == BI_MMA_STORE ? NULL : "0";
     switch (b) {
     case BI_MMA_UNORDERED: return lower_fragment_mma(L, e);

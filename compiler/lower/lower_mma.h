@@ -5,13 +5,8 @@
 
 #include "lower/lower_c_internal.h"
 
-/* True for the builtins lower_mma_call lowers. */
-#define LOWER_MMA_BUILTIN(b)                                                                       \
-    (((b) >= BI_MMA_UNORDERED && (b) <= BI_MMA_SET) ||                                             \
-     ((b) >= BI_LAYOUT_ROWS && (b) <= BI_LAYOUT_COL))
-
-/* The C value of the call (NULL for a statement call), after emitting what it needs. */
-const char *lower_mma_call(Lower *L, Expr *e);
+/* The emitter of mma_unordered, the fragment accesses and the layouts (ops.def):
+ * lower_mma_call, declared with the others in lower_c_internal.h. */
 
 /* A fragment fill, WmmaAcc[f32, 16, 16, 16](0.0) (an EXPR_CONVERT to a fragment type). */
 const char *lower_fragment_fill(Lower *L, Expr *e);

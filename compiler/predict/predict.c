@@ -426,12 +426,13 @@ static void call(Pred *P, Expr *e) {
         user_call(P, e);
         return;
     }
-    if (b == BI_MMA_UNORDERED) {
+    OpCost cost = ast_op(b)->cost; /* ops.def's cost column */
+    if (cost == COST_MATMUL) {
         matmul(P, e);
         return;
     }
     for (int i = 0; i < e->u.call.nargs; i++) expr(P, e->u.call.args[i]);
-    if (b == BI_MM_ENCLOSE) { /* the bracket GEMM: counted as two f64 operations a product */
+    if (cost == COST_GEMM) { /* the bracket GEMM: counted as two f64 operations a product */
         Poly m = value_poly(P, e->u.call.args[0]), n = value_poly(P, e->u.call.args[1]),
              k = value_poly(P, e->u.call.args[2]);
         Poly mn = predict_poly_mul(&m, &n), mnk = predict_poly_mul(&mn, &k), saved = P->mult;
@@ -443,10 +444,8 @@ static void call(Pred *P, Expr *e) {
             predict_poly_free(&mnk);
         return;
     }
-    int k =
-        b == BI_QUANTIZE || b == BI_QUANTIZE_STOCHASTIC ? OP_F32 : op_kind(e->type); /* x / scale */
-    if (k >= 0 && b != BI_TO_BITS && b != BI_FROM_BITS && b != BI_OBSERVE)
-        count(&P->c->ops[k], P, 1);
+    int k = cost == COST_F32 ? OP_F32 : op_kind(e->type); /* quantize: x / scale */
+    if (k >= 0 && cost != COST_NONE) count(&P->c->ops[k], P, 1);
 }
 
 static void expr(Pred *P, Expr *e) {
@@ -458,7 +457,7 @@ static void expr(Pred *P, Expr *e) {
         expr(P, e->u.binary.rhs);
         BinaryOp op = e->u.binary.op;
         int k = op_kind(e->u.binary.lhs->type);
-        if (k >= 0 && !(op >= BIN_EQ && op <= BIN_OR)) count(&P->c->ops[k], P, 1);
+        if (k >= 0 && ast_binop(op)->cost != COST_NONE) count(&P->c->ops[k], P, 1);
         break;
     }
     case EXPR_CALL: call(P, e); break;

@@ -8,7 +8,9 @@
  * `(n / 16)` is a number under --size n=4096. Anything else is an opaque atom spelled as
  * the source, never bound. Sums over a loop variable use Faulhaber's formulas: the sum
  * of i^e for i in lo..hi is F_e(hi) - F_e(lo), with F_e(m) = sum of i^e for i in 0..m. */
+#include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +69,10 @@ Poly predict_poly_mul(const Poly *a, const Poly *b) {
     for (int i = 0; i < a->n; i++)
         for (int j = 0; j < b->n; j++) {
             PTerm t = {.coef = a->t[i].coef * b->t[j].coef};
-            for (int k = 0; k < PRED_MAX_ATOMS; k++)
+            for (int k = 0; k < PRED_MAX_ATOMS; k++) {
+                assert(a->t[i].pow[k] + b->t[j].pow[k] <= UCHAR_MAX); /* powers never wrap */
                 t.pow[k] = (unsigned char)(a->t[i].pow[k] + b->t[j].pow[k]);
+            }
             add_term(&p, &t);
         }
     return p;
@@ -86,6 +90,7 @@ bool predict_poly_const_value(const Poly *p, double *out) {
 }
 
 bool predict_poly_uses(const Poly *p, int atom) {
+    assert(atom >= 0 && atom < PRED_MAX_ATOMS);
     for (int i = 0; i < p->n; i++)
         if (p->t[i].coef != 0 && p->t[i].pow[atom]) return true;
     return false;
@@ -108,6 +113,7 @@ bool predict_poly_eval(const Poly *p, const double *values, double *out) {
 
 /* p with atom a replaced by the polynomial v. */
 Poly predict_poly_subst(const Poly *p, int a, const Poly *v) {
+    assert(a >= 0 && a < PRED_MAX_ATOMS);
     Poly out = {0};
     for (int i = 0; i < p->n; i++) {
         PTerm rest = p->t[i];
@@ -136,6 +142,7 @@ static const double FAULHABER[5][6] = {
 };
 
 static Poly faulhaber(int e, const Poly *m) {
+    assert(e >= 0 && e < (int)(sizeof FAULHABER / sizeof FAULHABER[0])); /* the table's rows */
     Poly out = {0}, power = predict_poly_const(1);
     for (int j = 0; j <= e + 1; j++) {
         predict_poly_add(&out, &power, FAULHABER[e][j]);
@@ -148,6 +155,7 @@ static Poly faulhaber(int e, const Poly *m) {
 }
 
 bool predict_poly_sum(const Poly *p, int a, const Poly *lo, const Poly *hi, Poly *out) {
+    assert(a >= 0 && a < PRED_MAX_ATOMS && !predict_poly_uses(lo, a) && !predict_poly_uses(hi, a));
     *out = (Poly){0};
     for (int i = 0; i < p->n; i++) {
         PTerm rest = p->t[i];
@@ -225,6 +233,7 @@ int predict_atom(PAtoms *atoms, const char *name, PAtomKind kind, const Poly *a,
 
 Poly predict_atom_poly(int k) {
     if (k < 0) return predict_poly_const(1);
+    assert(k < PRED_MAX_ATOMS);
     PTerm t = {.coef = 1};
     t.pow[k] = 1;
     Poly p = {0};
@@ -233,6 +242,7 @@ Poly predict_atom_poly(int k) {
 }
 
 void predict_atoms_eval(const PAtoms *atoms, double *values) {
+    assert(atoms->n >= 0 && atoms->n <= PRED_MAX_ATOMS);
     for (int k = 0; k < atoms->n; k++) {
         PAtomKind kind = atoms->kind[k];
         if (kind == PA_NAME) continue;

@@ -1,6 +1,7 @@
 /* ast.c: syntax tree constructors and the spelling of operators (see ast.h). */
 #include "syntax/ast.h"
 
+#include <assert.h>
 #include <string.h>
 
 Expr *ast_new_expr(Arena *a, ExprKind kind, Span span) {
@@ -60,7 +61,7 @@ static void visit_expr(const Visitor *v, Expr *e) {
         visit_expr(v, e->u.binary.rhs);
         break;
     case EXPR_CALL:
-        if (e->u.call.builtin >= BI_LAYOUT_COSIZE && e->u.call.builtin <= BI_LAYOUT_COL)
+        if (ast_builtin_is_method(e->u.call.builtin))
             visit_expr(v, e->u.call.callee->u.member.base); /* a layout method's receiver */
         for (int i = 0; i < e->u.call.nargs; i++) visit_expr(v, e->u.call.args[i]);
         break;
@@ -138,18 +139,9 @@ void ast_visit_expr(Expr *e, void (*visit)(Expr *e, void *ctx), void *ctx) {
     visit_expr(&v, e);
 }
 
-const char *ast_binary_op_text(BinaryOp op) {
-    static const char *const text[] = {
-        [BIN_ADD] = "+",  [BIN_SUB] = "-",    [BIN_MUL] = "*",   [BIN_DIV] = "/",
-        [BIN_REM] = "%",  [BIN_EQ] = "==",    [BIN_NE] = "!=",   [BIN_LT] = "<",
-        [BIN_LE] = "<=",  [BIN_GT] = ">",     [BIN_GE] = ">=",   [BIN_AND] = "&&",
-        [BIN_OR] = "||",  [BIN_BITAND] = "&", [BIN_BITOR] = "|", [BIN_BITXOR] = "^",
-        [BIN_SHL] = "<<", [BIN_SHR] = ">>",
-    };
-    return text[op];
-}
+const char *ast_binary_op_text(BinaryOp op) { return ast_binop(op)->spelling; }
 
-const char *ast_unary_op_text(UnaryOp op) { return op == UN_NEG ? "-" : "!"; }
+const char *ast_unary_op_text(UnaryOp op) { return ast_unop(op)->spelling; }
 
 const char *ast_reduce_op_text(ReduceOp op) {
     static const char *const text[] = {
@@ -171,12 +163,63 @@ const char *ast_assign_op_text(AssignOp op) {
     return text[op];
 }
 
-const char *ast_builtin_name(Builtin b) {
-    static const char *const names[] = {
-        [BI_NONE] = "",
-#define BUILTIN(id, spelling, minargs, maxargs, generics) [id] = spelling,
-#include "syntax/builtins.def"
-#undef BUILTIN
+/* ---- the operation table (ops.def) ---- */
+
+static const OpInfo op_rows[BI_COUNT] = {
+    [BI_NONE] = {.spelling = "", .family = FAM_FN},
+#define OP(id, spelling, amin, amax, generics, family, rule, rounding, where, guards, grad, cost,  \
+           module)                                                                                 \
+    [id] = {spelling, amin, amax, generics, family, rule, rounding, where, guards, grad, cost},
+#include "syntax/ops.def"
+};
+
+const OpInfo *ast_op(Builtin b) { return &op_rows[(unsigned)b < BI_COUNT ? b : BI_NONE]; }
+
+const char *ast_builtin_name(Builtin b) { return ast_op(b)->spelling; }
+
+Builtin ast_builtin_lookup(const char *spelling) {
+    for (int b = 1; b < BI_COUNT; b++)
+        if (strcmp(op_rows[b].spelling, spelling) == 0) return (Builtin)b;
+    return BI_NONE;
+}
+
+static const OperatorInfo binop_rows[BIN_COUNT] = {
+#define BINOP(id, spelling, opclass, rounding, guards, grad, cost)                                 \
+    [id] = {spelling, opclass, rounding, guards, grad, cost},
+#include "syntax/ops.def"
+};
+
+static const OperatorInfo unop_rows[UN_COUNT] = {
+#define UNOP(id, spelling, rounding, guards, grad, cost)                                           \
+    [id] = {spelling, OPC_ARITH, rounding, guards, grad, cost},
+#include "syntax/ops.def"
+};
+
+const OperatorInfo *ast_binop(BinaryOp op) {
+    assert((unsigned)op < BIN_COUNT);
+    return &binop_rows[op];
+}
+
+const OperatorInfo *ast_unop(UnaryOp op) {
+    assert((unsigned)op < UN_COUNT);
+    return &unop_rows[op];
+}
+
+static const struct {
+    OpRounding rounding;
+    unsigned guards;
+} form_rows[FORM_COUNT] = {
+#define FORM(id, spelling, rounding, guards, cost) [id] = {rounding, guards},
+#include "syntax/ops.def"
+};
+
+OpRounding ast_form_rounding(OpForm f) { return form_rows[f].rounding; }
+unsigned ast_form_guards(OpForm f) { return form_rows[f].guards; }
+
+const char *ast_guard_text(GuardKind k) {
+    static const char *const text[GK_COUNT] = {
+#define GUARD(kind, wording) [GK_##kind] = wording,
+#include "syntax/ops.def"
     };
-    return (unsigned)b < BI_COUNT ? names[b] : "";
+    return (unsigned)k < GK_COUNT ? text[k] : "";
 }

@@ -99,28 +99,88 @@ typedef enum ExprKind {
     EXPR_ZEROED   /* the `zeroed` initialiser of buffer and shared */
 } ExprKind;
 
-typedef enum UnaryOp { UN_NEG, UN_NOT } UnaryOp;
+/* What an operation means, in one table (syntax/ops.def): each row's columns, for the
+ * passes that read them. */
+typedef enum OpFamily {
+    FAM_STORAGE, /* quantize */
+    FAM_BITS,    /* to_bits, from_bits */
+    FAM_EXACT,   /* sqrt, abs, floor, ceil, trunc, min, max */
+    FAM_MATH,    /* std.math */
+    FAM_CR,      /* std.cr */
+    FAM_OBSERVE,
+    FAM_COPY,
+    FAM_ATOMIC,
+    FAM_MMA,     /* mma_unordered and the fragment accesses */
+    FAM_ENCLOSE, /* mm_enclose */
+    FAM_WIDE,    /* load_wide, store_wide */
+    FAM_SHUFFLE,
+    FAM_LAYOUT, /* layout constructors */
+    FAM_METHOD, /* layout methods */
+    FAM_FN      /* another float function, with no family of its own */
+} OpFamily;
+
+typedef enum OpRule {
+    RULE_QUANTIZE,
+    RULE_BITS,
+    RULE_FLOAT1,
+    RULE_FLOAT2,
+    RULE_CR,
+    RULE_OBSERVE,
+    RULE_COPY,
+    RULE_ATOMIC,
+    RULE_MMA,
+    RULE_MMA_ACCESS,
+    RULE_ENCLOSE,
+    RULE_WIDE,
+    RULE_SHUFFLE,
+    RULE_LAYOUT
+} OpRule;
+
+typedef enum OpRounding {
+    RND_NONE,
+    RND_EXACT,
+    RND_ONCE,
+    RND_STOCHASTIC,
+    RND_OUTWARD,
+    RND_UNORDERED,
+    RND_CR,
+    RND_LIBM,
+    RND_STORE
+} OpRounding;
+
+enum { W_HOST = 1u, W_LANE = 2u, W_DEVICE = 4u, W_REGION = 8u, W_SPAWNS = 16u };
+#define W_ANY (W_HOST | W_LANE | W_DEVICE | W_REGION)
+
+/* The trap kinds of guards (GUARD rows); GB(KIND) is a kind's bit in a guards column. */
+typedef enum GuardKind {
+#define GUARD(kind, wording) GK_##kind,
+#include "syntax/ops.def"
+    GK_COUNT
+} GuardKind;
+#define GB(kind) (1u << GK_##kind)
+
+typedef enum OpGrad { GRAD_NONE, GRAD_ZERO, GRAD_RULE } OpGrad;
+typedef enum OpCost { COST_NONE, COST_RESULT, COST_F32, COST_MATMUL, COST_GEMM } OpCost;
+typedef enum OpClass { OPC_ARITH, OPC_COMPARE, OPC_LOGIC, OPC_BITS, OPC_SHIFT } OpClass;
+
+typedef enum UnaryOp {
+#define UNOP(id, spelling, rounding, guards, grad, cost) id,
+#include "syntax/ops.def"
+    UN_COUNT
+} UnaryOp;
 
 typedef enum BinaryOp {
-    BIN_ADD,
-    BIN_SUB,
-    BIN_MUL,
-    BIN_DIV,
-    BIN_REM,
-    BIN_EQ,
-    BIN_NE,
-    BIN_LT,
-    BIN_LE,
-    BIN_GT,
-    BIN_GE,
-    BIN_AND,
-    BIN_OR, /* && || on bool */
-    BIN_BITAND,
-    BIN_BITOR,
-    BIN_BITXOR,
-    BIN_SHL,
-    BIN_SHR
+#define BINOP(id, spelling, opclass, rounding, guards, grad, cost) id,
+#include "syntax/ops.def"
+    BIN_COUNT
 } BinaryOp;
+
+/* The forms besides calls and operators that round or guard (FORM rows). */
+typedef enum OpForm {
+#define FORM(id, spelling, rounding, guards, cost) id,
+#include "syntax/ops.def"
+    FORM_COUNT
+} OpForm;
 
 typedef enum ReduceOp {
     RED_ADD,
@@ -137,29 +197,63 @@ typedef enum ReduceOp {
 typedef enum ReduceMode { MODE_FOR, MODE_PARALLEL, MODE_WARP } ReduceMode;
 
 /* Builtin functions a Call may resolve to; BI_NONE is a user function (Call.fn). The
- * table, with names and arities, is builtins.def (shared with lowering). */
+ * table is ops.def (OP rows). */
 typedef enum Builtin {
     BI_NONE = 0,
-#define BUILTIN(id, spelling, minargs, maxargs, generics) id,
-#include "syntax/builtins.def"
-#undef BUILTIN
+#define OP(id, spelling, amin, amax, generics, family, rule, rounding, where, guards, grad, cost,  \
+           module)                                                                                 \
+    id,
+#include "syntax/ops.def"
     BI_COUNT
 } Builtin;
 
-/* The atomic family: builtins.def lists them in one run, and the checker, the lowering
- * and the verifier each treat the run as one case. */
-static inline bool ast_builtin_is_atomic(Builtin b) {
-    return b >= BI_ATOMIC_ADD_UNORDERED && b <= BI_ATOMIC_CAS;
+/* One row of ops.def, its columns but the module (lower/ reads that one) and the
+ * per-target ones. */
+typedef struct OpInfo {
+    const char *spelling;
+    int min_args, max_args, generics;
+    OpFamily family;
+    OpRule rule;
+    OpRounding rounding;
+    unsigned where;  /* W_* bits */
+    unsigned guards; /* GB(...) bits */
+    OpGrad grad;
+    OpCost cost;
+} OpInfo;
+
+typedef struct OperatorInfo {
+    const char *spelling;
+    OpClass opclass; /* binary operators */
+    OpRounding rounding;
+    unsigned guards;
+    OpGrad grad;
+    OpCost cost;
+} OperatorInfo;
+
+/* The row of builtin b (BI_NONE: an empty row), of an operator, of a form. */
+const OpInfo *ast_op(Builtin b);
+const OperatorInfo *ast_binop(BinaryOp op);
+const OperatorInfo *ast_unop(UnaryOp op);
+OpRounding ast_form_rounding(OpForm f);
+unsigned ast_form_guards(OpForm f);
+/* The builtin spelt SPELLING ("sqrt", "std.math.exp", ".col"), or BI_NONE. */
+Builtin ast_builtin_lookup(const char *spelling);
+/* How the guards of kind k trap ("integer overflow"). */
+const char *ast_guard_text(GuardKind k);
+
+static inline bool ast_builtin_is_atomic(Builtin b) { return ast_op(b)->family == FAM_ATOMIC; }
+static inline bool ast_builtin_is_cr(Builtin b) { return ast_op(b)->family == FAM_CR; }
+/* The exact float functions (sqrt, abs, floor, ceil, trunc, min, max). */
+static inline bool ast_builtin_is_exact(Builtin b) { return ast_op(b)->family == FAM_EXACT; }
+/* std.math, host only. */
+static inline bool ast_builtin_is_math(Builtin b) { return ast_op(b)->family == FAM_MATH; }
+/* A layout's method (.cosize, .row, ...), whose callee holds its receiver. */
+static inline bool ast_builtin_is_method(Builtin b) { return ast_op(b)->family == FAM_METHOD; }
+/* An arithmetic operator (+ - * / %), a comparison (== ... >=). */
+static inline bool ast_binop_is_arith(BinaryOp op) { return ast_binop(op)->opclass == OPC_ARITH; }
+static inline bool ast_binop_is_compare(BinaryOp op) {
+    return ast_binop(op)->opclass == OPC_COMPARE;
 }
-
-/* std.cr, the correctly rounded functions: likewise one run. */
-static inline bool ast_builtin_is_cr(Builtin b) { return b >= BI_CR_EXP && b <= BI_CR_COS; }
-
-/* The exact float functions (sqrt, abs, floor, ceil, trunc, min, max): one run. */
-static inline bool ast_builtin_is_exact(Builtin b) { return b >= BI_SQRT && b <= BI_MAX; }
-
-/* std.math, host only: one run. */
-static inline bool ast_builtin_is_math(Builtin b) { return b >= BI_MATH_EXP && b <= BI_MATH_HYPOT; }
 
 struct Expr {
     ExprKind kind;
@@ -357,11 +451,12 @@ struct Item {
             bool expr_body;         /* written `= e;`: body is { return e; } */
             const char *implements; /* `implements ref`; NULL when none */
             Span implements_span;
-            Item *implements_fn;   /* checker */
-            Expr *requires;        /* `requires e`: what callers promise; NULL when none */
-            Item *derived_from;    /* set on functions derive made (grad), else NULL */
-            int nlocals;           /* checker: symbols numbered 0..nlocals-1 */
-            unsigned lane_effects; /* checker: LANE_EFFECT_* bits, through its calls */
+            Item *implements_fn;      /* checker */
+            Expr *requires;           /* `requires e`: what callers promise; NULL when none */
+            Item *derived_from;       /* set on functions derive made (grad), else NULL */
+            int nlocals;              /* checker: symbols numbered 0..nlocals-1 */
+            unsigned lane_effects;    /* checker: LANE_EFFECT_* bits, through its calls */
+            struct CheckFacts *facts; /* checker: its roundings and guards (check/check.h) */
         } fn;
         struct {
             const Type *type;

@@ -24,7 +24,7 @@
  * inductive argument, docs/tools.md). Lanes of a parallel region run concurrently: each
  * starts from the region's entry state, and none assumes another passed its guards.
  *
- * Properties. Each guard the lowering emits (compiler/lower_c*.c, runtime/cairn_checked.h)
+ * Properties. Each guard the lowering emits (compiler/lower/lower_c*.c, runtime/cairn_checked.h)
  * is a site, told apart by its tree node (two guards at one line:col are two sites); the
  * property "this guard never fails" holds when no input reaches it with its condition
  * false. An `implements` declaration is the property "g returns the same bits as its

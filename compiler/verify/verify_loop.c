@@ -21,7 +21,7 @@
  * t]` checked at t - 1 keeps `b + t` from overflowing at t). Lanes assume nothing of
  * each other.
  *
- * Reductions and scans follow the lowering (compiler/lower_c_region.c): integer folds
+ * Reductions and scans follow the lowering (compiler/lower/lower_c_region.c): integer folds
  * combine in written order with checked + and * (a pooled integer + is exact in 128 bits,
  * checked once at the end; a pooled integer * is the index-order fold, the rule the
  * runtime keeps); a scan stores each prefix at `out[i - lo]` after an index check at

@@ -12,7 +12,7 @@
  *                        in an unordered operation no cell measured (never agreement)
  * Observations are matched by name and occurrence ("acc", "acc#2", ...). */
 #include "core/compare.h"
-#include "core/fields.h"
+#include "core/results.h"
 
 #include <assert.h>
 #include <math.h>
@@ -21,11 +21,6 @@
 #include <string.h>
 
 #include "proto/util.h"
-
-/* Verdicts from best to worst: a case takes the worst of its observations'. */
-static const char *const VERDICTS[] = {"identical", "within-bound", "no-evidence",
-                                       "violates-contract", "differs-where-fixed"};
-enum { V_IDENTICAL, V_WITHIN, V_NO_EVIDENCE, V_VIOLATES, V_DIFFERS, V_COUNT };
 
 #define P_FIXED                                                                                    \
     "fixed bits: the receipt lists only roundings the language fixes, so "                         \
@@ -52,71 +47,51 @@ static int is_run_check(const char *name) {
     return 0;
 }
 
-static int is_true(const cJSON *o, const char *key) {
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
-}
-
-/* An exit or build status as an int. Uploads bound both since they were checked at the
- * door (farm/core/fields.c), but a results file or a bundle filed before then may carry
- * anything: out of range reads as STATUS_MALFORMED, never an unchecked cast. */
-#define STATUS_MALFORMED (FIELD_STATUS_MIN - 1)
-static int status_field(const cJSON *c, const char *key) {
-    long v = 0;
-    return json_int(c, key, FIELD_STATUS_MIN, FIELD_STATUS_MAX, &v) < 0 ? STATUS_MALFORMED : (int)v;
-}
-
 /* One cell's value for a case: a digest over every observation plus the exit status. */
-static cJSON *cell_value(const cJSON *c, const cJSON *res) {
+static cJSON *cell_value(const CaseResult *c, const Evidence *cell) {
     cJSON *v = cJSON_CreateObject();
-    const cJSON *obs = cJSON_GetObjectItemCaseSensitive(c, "observations"), *o;
     char *text = NULL;
     size_t len = 0;
     FILE *lines = open_memstream(&text, &len); /* grows with every field, however long */
-    cJSON_ArrayForEach(o, obs) {
-        const char *name = json_str(o, "name"), *type = json_str(o, "type");
-        const char *sha = json_str(o, "sha256");
-        fprintf(lines, "%s %s %.0f %s\n", name ? name : "", type ? type : "",
-                json_num(o, "count", 0), sha ? sha : "");
+    for (size_t i = 0; i < c->n_obs; i++) {
+        const Observation *o = &c->obs[i];
+        fprintf(lines, "%s %s %.0f %s\n", o->name, o->type, o->count, o->sha256 ? o->sha256 : "");
     }
     fclose(lines);
     char digest[SHA256_HEX_LEN], shown[64];
     sha256_hex(text, len, digest);
     free(text);
-    int build = status_field(c, "build_status"), status = status_field(c, "exit_status");
+    int build = c->build_status, status = c->exit_status;
     if (build == -2) /* the agent's mark for a build it stopped at the job's timeout */
         snprintf(shown, sizeof shown, "build-timeout");
     else if (build != 0) snprintf(shown, sizeof shown, "build-failed(%d)", build);
-    else snprintf(shown, sizeof shown, "%.12s", cJSON_GetArraySize(obs) ? digest : "no-obs");
+    else snprintf(shown, sizeof shown, "%.12s", c->n_obs ? digest : "no-obs");
     if (build == 0 && status != 0) {
         size_t n = strlen(shown);
         snprintf(shown + n, sizeof shown - n, " exit=%d", status);
     }
     cJSON_AddStringToObject(v, "value", shown);
-    cJSON_AddNumberToObject(v, "observations", cJSON_GetArraySize(obs));
+    cJSON_AddNumberToObject(v, "observations", (double)c->n_obs);
     int checks_ok = build == 0;
-    const cJSON *chk;
-    cJSON_ArrayForEach(chk, cJSON_GetObjectItemCaseSensitive(c, "checks")) {
-        checks_ok &= is_true(chk, "ok");
-    }
+    for (size_t i = 0; i < c->n_checks; i++) checks_ok &= c->checks[i].ok;
     cJSON_AddBoolToObject(v, "checks_ok", checks_ok);
-    cJSON_AddBoolToObject(v, "unordered", is_true(c, "unordered"));
+    cJSON_AddBoolToObject(v, "unordered", c->unordered);
     /* Where the dashboard links: the filed folder, its bundle and this case's receipt. */
-    static const char *const links[] = {"evidence", "bundle_sha256", NULL};
-    for (int i = 0; links[i]; i++)
-        if (json_str(res, links[i])) cJSON_AddStringToObject(v, links[i], json_str(res, links[i]));
-    if (json_str(c, "receipt")) cJSON_AddStringToObject(v, "receipt", json_str(c, "receipt"));
+    if (cell->evidence) cJSON_AddStringToObject(v, "evidence", cell->evidence);
+    if (cell->bundle_sha256) cJSON_AddStringToObject(v, "bundle_sha256", cell->bundle_sha256);
+    if (c->receipt) cJSON_AddStringToObject(v, "receipt", c->receipt);
     return v;
 }
 
 /* A judgement: one verdict with the promise it checked, and the worst error/bound. */
 typedef struct {
-    int verdict;
+    Verdict verdict;
     const char *promise;
     char detail[200];
     double ratio; /* < 0: none measured */
 } Judgement;
 
-static void judge(Judgement *j, int verdict, const char *promise, const char *detail) {
+static void judge(Judgement *j, Verdict verdict, const char *promise, const char *detail) {
     j->verdict = verdict;
     j->promise = promise;
     snprintf(j->detail, sizeof j->detail, "%s", detail ? detail : "");
@@ -129,118 +104,46 @@ static void worse(Judgement *worst, const Judgement *j) {
     worst->ratio = ratio;
 }
 
-/* One cell's result for a case, indexed once (a case may observe thousands of things,
- * and the comparison looks each one up in every cell): its observations by key (the name,
- * then "#2", "#3" for repeats; the first of two equal keys wins), the last bound entry
- * measured for each observation name, and the names it declares fixed. Building it is
- * linear in the case's size; every lookup after is constant time. */
-typedef struct {
-    const cJSON *c;
-    const cJSON **objs; /* observations, in order */
-    char **keys;        /* their keys (malloc'd) */
-    size_t n;
-    NameSet by_key; /* key -> index in objs */
-    NameSet bounds; /* observation name -> the entry's index in bound_items */
-    const cJSON **bound_items;
-    NameSet fixed;
-} CellIndex;
-
-/* KEY of the K-th observation named NAME (K from 1): NAME, then NAME#K (malloc'd). */
-static char *obs_key(const char *name, size_t k) {
-    if (k == 1) return strdup(name);
-    size_t cap = strlen(name) + 24;
-    char *key = malloc(cap);
-    snprintf(key, cap, "%s#%zu", name, k);
-    return key;
-}
-
-static void index_observations(CellIndex *x) {
-    const cJSON *obs = cJSON_GetObjectItemCaseSensitive(x->c, "observations"), *o;
-    size_t n = (size_t)cJSON_GetArraySize(obs), distinct = 0;
-    x->objs = calloc(n + 1, sizeof *x->objs);
-    x->keys = calloc(n + 1, sizeof *x->keys);
-    size_t *seen = calloc(n + 1, sizeof *seen); /* occurrences so far, per distinct name */
-    NameSet names = {0};                        /* name -> its slot in seen */
-    cJSON_ArrayForEach(o, obs) {
-        const char *name = json_str(o, "name") ? json_str(o, "name") : "";
-        size_t slot;
-        if (!util_nameset_get(&names, name, &slot))
-            util_nameset_add(&names, name, slot = distinct++);
-        assert(slot < n && x->n < n);
-        x->keys[x->n] = obs_key(name, ++seen[slot]);
-        util_nameset_add(&x->by_key, x->keys[x->n], x->n);
-        x->objs[x->n++] = o;
-    }
-    util_nameset_free(&names);
-    free(seen);
-}
-
-static void index_cell(CellIndex *x, const cJSON *c) {
-    *x = (CellIndex){.c = c};
-    index_observations(x);
-    const cJSON *bounds = cJSON_GetObjectItemCaseSensitive(c, "bounds"), *b, *f;
-    int nb = cJSON_GetArraySize(bounds);
-    x->bound_items = calloc((size_t)nb + 1, sizeof *x->bound_items);
-    int i = 0;
-    cJSON_ArrayForEach(b, bounds) x->bound_items[i++] = b;
-    for (i = nb - 1; i >= 0; i--) { /* from the last: a name's last entry is the one kept */
-        const char *o = json_str(x->bound_items[i], "observation");
-        if (o) util_nameset_add(&x->bounds, o, (size_t)i);
-    }
-    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(c, "fixed")) {
-        if (cJSON_IsString(f)) util_nameset_add(&x->fixed, f->valuestring, 0);
-    }
-}
-
-static void cell_index_free(CellIndex *x) {
-    for (size_t i = 0; i < x->n; i++) free(x->keys[i]);
-    free(x->keys);
-    free(x->objs);
-    free(x->bound_items);
-    util_nameset_free(&x->by_key);
-    util_nameset_free(&x->bounds);
-    util_nameset_free(&x->fixed);
-}
-
 cJSON *compare_observation_keys(const cJSON *case_result) {
-    CellIndex x = {.c = case_result};
-    index_observations(&x);
+    CaseResult c;
+    results_case_parse(case_result, &c);
     cJSON *out = cJSON_CreateObject();
-    static const char *const fields[] = {"type", "count", "sha256", NULL};
-    for (size_t i = 0; i < x.n; i++) {
-        size_t first;
-        if (util_nameset_get(&x.by_key, x.keys[i], &first) && first != i) continue; /* linear */
-        cJSON *o = cJSON_AddObjectToObject(out, x.keys[i]);
+    for (size_t i = 0; i < c.n_obs; i++) {
+        const Observation *o = &c.obs[i];
+        if (results_observation(&c, o->key) != o) continue; /* the first of equal keys */
+        const cJSON *src = cJSON_GetArrayItem(
+            cJSON_GetObjectItemCaseSensitive(case_result, "observations"), (int)i);
+        cJSON *x = cJSON_AddObjectToObject(out, o->key);
+        static const char *const fields[] = {"type", "count", "sha256", NULL};
         for (int k = 0; fields[k]; k++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(x.objs[i], fields[k]);
-            if (v) cJSON_AddItemToObject(o, fields[k], cJSON_Duplicate(v, 1));
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, fields[k]);
+            if (v) cJSON_AddItemToObject(x, fields[k], cJSON_Duplicate(v, 1));
         }
     }
-    cell_index_free(&x);
+    results_case_free(&c);
     return out;
 }
 
-static const cJSON *find_obs(const CellIndex *x, const char *key) {
-    size_t i;
-    return util_nameset_get(&x->by_key, key, &i) ? x->objs[i] : NULL;
-}
+/* The cells that ran one case, side by side: each one's result and column name. */
+typedef struct {
+    const CaseResult **cases;
+    const char **cols;
+    int n;
+} Row;
 
 /* The bound entries cells measured for observation NAME: a failed one is a violation;
  * returns how many cells measured it, with the promise they checked in *PROMISE. */
-static int bound_entries(const CellIndex *cells, int n, const char *name, Judgement *j,
-                         const char **promise) {
+static int bound_entries(const Row *row, const char *name, Judgement *j, const char **promise) {
     int measured = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < row->n; i++) {
         size_t at;
-        if (!util_nameset_get(&cells[i].bounds, name, &at)) continue;
-        const cJSON *found = cells[i].bound_items[at];
+        if (!util_nameset_get(&row->cases[i]->bound_of, name, &at)) continue;
+        const Bound *b = &row->cases[i]->bounds[at];
         measured++;
-        const cJSON *r = cJSON_GetObjectItemCaseSensitive(found, "ratio");
-        double ratio = cJSON_IsNumber(r) ? r->valuedouble : INFINITY;
-        *promise = json_str(found, "promise") ? json_str(found, "promise") : "the contract's bound";
-        if ((!is_true(found, "ok") || !(ratio <= 1.0)) && j->verdict < V_VIOLATES)
-            judge(j, V_VIOLATES, *promise, json_str(found, "detail"));
-        if (ratio > j->ratio) j->ratio = ratio;
+        *promise = b->promise ? b->promise : "the contract's bound";
+        if ((!b->ok || !(b->ratio <= 1.0)) && j->verdict < VERDICT_VIOLATES_CONTRACT)
+            judge(j, VERDICT_VIOLATES_CONTRACT, *promise, b->detail);
+        if (b->ratio > j->ratio) j->ratio = b->ratio;
     }
     return measured;
 }
@@ -248,214 +151,189 @@ static int bound_entries(const CellIndex *cells, int n, const char *name, Judgem
 /* Whether some cell declares observation KEY's bits fixed although its receipt lists an
  * unordered operation (make gpu's checker does for every observation no contract names).
  * A declaration can only make the judgement stricter. */
-static int declared_fixed(const CellIndex *cells, int n, const char *key) {
-    for (int i = 0; i < n; i++)
-        if (util_nameset_get(&cells[i].fixed, key, NULL)) return 1;
+static int declared_fixed(const Row *row, const char *key) {
+    for (int i = 0; i < row->n; i++)
+        if (util_nameset_get(&row->cases[i]->fixed, key, NULL)) return 1;
     return 0;
 }
 
-/* One observation across the cells that ran the case. */
-static cJSON *judge_obs(const CellIndex *cells, const char *const *cols, int n, const char *key,
-                        int unordered, Judgement *j) {
-    cJSON *row = cJSON_CreateObject(), *digests = cJSON_CreateObject();
-    int present = 0, same = 1;
-    unordered &= !declared_fixed(cells, n, key);
-    const char *first = NULL;
-    for (int i = 0; i < n; i++) {
-        const cJSON *o = find_obs(&cells[i], key);
-        const char *sha = o ? json_str(o, "sha256") : NULL;
-        cJSON_AddStringToObject(digests, cols[i], sha ? sha : "-");
-        present += o != NULL;
-        if (!first) first = sha ? sha : "";
-        same &= sha && !strcmp(sha, first);
-    }
-    *j = (Judgement){V_IDENTICAL, unordered ? P_UNORDERED_SAME : P_FIXED, "", -1};
-    const char *base = strchr(key, '#') ? NULL : key; /* bounds name unrepeated ones */
-    const char *promise = NULL;
-    int measured = base ? bound_entries(cells, n, base, j, &promise) : 0;
-    if (present < n) judge(j, V_DIFFERS, P_SAME_LIST, "observed in some cells only");
-    else if (!same && !unordered) judge(j, V_DIFFERS, P_FIXED, "the bits differ");
-    else if (!same && j->verdict < V_VIOLATES)
-        judge(j, measured == n ? V_WITHIN : V_NO_EVIDENCE, measured == n ? promise : P_MEASURED,
-              measured == n ? NULL : "the bits differ and are not measured in every cell");
-    cJSON_AddStringToObject(row, "observation", key);
-    cJSON_AddStringToObject(row, "verdict", VERDICTS[j->verdict]);
+/* J as a report row's fields: verdict, promise, detail, worst error/bound. */
+static void add_judgement(cJSON *row, const Judgement *j) {
+    cJSON_AddStringToObject(row, "verdict", results_verdict_name(j->verdict));
     cJSON_AddStringToObject(row, "promise", j->promise);
     if (j->detail[0]) cJSON_AddStringToObject(row, "detail", j->detail);
     if (j->ratio >= 0)
         cJSON_AddNumberToObject(row, "error_over_bound", isfinite(j->ratio) ? j->ratio : 1e308);
+}
+
+/* One observation across the cells that ran the case. */
+static cJSON *judge_obs(const Row *cells, const char *key, int unordered, Judgement *j) {
+    cJSON *row = cJSON_CreateObject(), *digests = cJSON_CreateObject();
+    int present = 0, same = 1, n = cells->n;
+    unordered &= !declared_fixed(cells, key);
+    const char *first = NULL;
+    for (int i = 0; i < n; i++) {
+        const Observation *o = results_observation(cells->cases[i], key);
+        const char *sha = o ? o->sha256 : NULL;
+        cJSON_AddStringToObject(digests, cells->cols[i], sha ? sha : "-");
+        present += o != NULL;
+        if (!first) first = sha ? sha : "";
+        same &= sha && !strcmp(sha, first);
+    }
+    *j = (Judgement){VERDICT_IDENTICAL, unordered ? P_UNORDERED_SAME : P_FIXED, "", -1};
+    const char *base = strchr(key, '#') ? NULL : key; /* bounds name unrepeated ones */
+    const char *promise = NULL;
+    int measured = base ? bound_entries(cells, base, j, &promise) : 0;
+    if (present < n)
+        judge(j, VERDICT_DIFFERS_WHERE_FIXED, P_SAME_LIST, "observed in some cells only");
+    else if (!same && !unordered) judge(j, VERDICT_DIFFERS_WHERE_FIXED, P_FIXED, "the bits differ");
+    else if (!same && j->verdict < VERDICT_VIOLATES_CONTRACT)
+        judge(j, measured == n ? VERDICT_WITHIN_BOUND : VERDICT_NO_EVIDENCE,
+              measured == n ? promise : P_MEASURED,
+              measured == n ? NULL : "the bits differ and are not measured in every cell");
+    cJSON_AddStringToObject(row, "observation", key);
+    add_judgement(row, j);
     cJSON_AddItemToObject(row, "digests", digests);
     return row;
 }
 
 /* The run itself: build, exit status and trap the same in every cell and clean; every
  * contract check (a check that is not one of the run's own) held. */
-static void judge_run(cJSON *const *cases, int n, Judgement *j) {
+static void judge_run(const Row *row, Judgement *j) {
     int clean = 1, same = 1;
-    for (int i = 0; i < n; i++) {
-        const cJSON *chk;
-        cJSON_ArrayForEach(chk, cJSON_GetObjectItemCaseSensitive(cases[i], "checks")) {
-            const char *name = json_str(chk, "name");
-            if (is_true(chk, "ok")) continue;
-            if (is_run_check(name)) clean = 0;
-            else if (j->verdict < V_VIOLATES)
-                judge(j, V_VIOLATES, "a contract check the program made", name);
+    const CaseResult *first = row->n ? row->cases[0] : NULL;
+    for (int i = 0; i < row->n; i++) {
+        const CaseResult *c = row->cases[i];
+        for (size_t k = 0; k < c->n_checks; k++) {
+            if (c->checks[k].ok) continue;
+            if (is_run_check(c->checks[k].name)) clean = 0;
+            else if (j->verdict < VERDICT_VIOLATES_CONTRACT)
+                judge(j, VERDICT_VIOLATES_CONTRACT, "a contract check the program made",
+                      c->checks[k].name);
         }
-        clean &= json_num(cases[i], "build_status", 0) == 0;
-        same &= json_num(cases[i], "build_status", 0) == json_num(cases[0], "build_status", 0) &&
-                json_num(cases[i], "exit_status", 0) == json_num(cases[0], "exit_status", 0) &&
-                !json_str(cases[i], "trap") == !json_str(cases[0], "trap");
+        clean &= c->build_status == 0;
+        same &= c->build_status == first->build_status && c->exit_status == first->exit_status &&
+                !c->trap == !first->trap;
     }
-    if (!same) judge(j, V_DIFFERS, P_RUN, "builds, exit statuses or traps differ");
-    else if (!clean && j->verdict < V_VIOLATES)
-        judge(j, V_VIOLATES, P_CLEAN, "a run check failed in every cell alike");
+    if (!same)
+        judge(j, VERDICT_DIFFERS_WHERE_FIXED, P_RUN, "builds, exit statuses or traps differ");
+    else if (!clean && j->verdict < VERDICT_VIOLATES_CONTRACT)
+        judge(j, VERDICT_VIOLATES_CONTRACT, P_CLEAN, "a run check failed in every cell alike");
 }
 
 /* The verdict of one case over the cells that ran it; fills ROW. */
-static int judge_case(cJSON *row, cJSON *const *cases, const char *const *cols, int n) {
-    Judgement worst = {V_IDENTICAL, P_FIXED, "", -1}, j = {V_IDENTICAL, P_FIXED, "", -1};
+static Verdict judge_case(cJSON *row, const Row *cells) {
+    Judgement worst = {VERDICT_IDENTICAL, P_FIXED, "", -1}, j = worst;
     cJSON *list = cJSON_AddArrayToObject(row, "observations");
-    int unordered = 0, observed = 0;
+    int unordered = 0, observed = 0, n = cells->n;
     for (int i = 0; i < n; i++) {
-        unordered |= is_true(cases[i], "unordered");
-        const cJSON *obs = cJSON_GetObjectItemCaseSensitive(cases[i], "observations");
-        observed |= cJSON_GetArraySize(obs) > 0;
+        unordered |= cells->cases[i]->unordered;
+        observed |= cells->cases[i]->n_obs > 0;
     }
-    if (n == 0) judge(&worst, V_NO_EVIDENCE, P_OBSERVES, "no cell filed this case");
-    else if (!observed) judge(&worst, V_NO_EVIDENCE, P_OBSERVES, "the case observes nothing");
-    judge_run(cases, n, &j);
+    if (n == 0) judge(&worst, VERDICT_NO_EVIDENCE, P_OBSERVES, "no cell filed this case");
+    else if (!observed) judge(&worst, VERDICT_NO_EVIDENCE, P_OBSERVES, "the case observes nothing");
+    judge_run(cells, &j);
     worse(&worst, &j);
     /* Every key any cell observed, each judged once, in the order first observed. */
-    CellIndex *cells = calloc((size_t)n + 1, sizeof *cells);
-    for (int i = 0; i < n; i++) index_cell(&cells[i], cases[i]);
     NameSet done = {0};
     for (int i = 0; i < n; i++) {
-        for (size_t k = 0; k < cells[i].n; k++) {
-            const char *key = cells[i].keys[k];
+        for (size_t k = 0; k < cells->cases[i]->n_obs; k++) {
+            const char *key = cells->cases[i]->obs[k].key;
             if (util_nameset_add(&done, key, 0)) continue;
-            cJSON_AddItemToArray(list, judge_obs(cells, cols, n, key, unordered, &j));
+            cJSON_AddItemToArray(list, judge_obs(cells, key, unordered, &j));
             worse(&worst, &j);
         }
     }
     util_nameset_free(&done);
-    for (int i = 0; i < n; i++) cell_index_free(&cells[i]);
-    free(cells);
-    if (n == 1 && worst.verdict == V_IDENTICAL)
-        judge(&worst, V_IDENTICAL, worst.promise, "one cell ran it: nothing to compare with");
-    cJSON_AddStringToObject(row, "verdict", VERDICTS[worst.verdict]);
-    cJSON_AddStringToObject(row, "promise", worst.promise);
-    if (worst.detail[0]) cJSON_AddStringToObject(row, "detail", worst.detail);
-    if (worst.ratio >= 0)
-        cJSON_AddNumberToObject(row, "error_over_bound",
-                                isfinite(worst.ratio) ? worst.ratio : 1e308);
+    if (n == 1 && worst.verdict == VERDICT_IDENTICAL)
+        judge(&worst, VERDICT_IDENTICAL, worst.promise, "one cell ran it: nothing to compare with");
+    add_judgement(row, &worst);
     return worst.verdict;
 }
 
-/* The observations and bound entries RESULTS hold, over all their cases: what a
- * comparison reads (it is linear in them). */
-static double compare_work(const cJSON *results) {
+/* The observations and bound entries R holds, over all its cases: what a comparison
+ * reads (it is linear in them). */
+static double compare_work(const Results *r) {
     double work = 0;
-    const cJSON *res, *c;
-    cJSON_ArrayForEach(res, results) {
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-                                  cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases")) {
-            work += 1 + cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "observations")) +
-                    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "bounds"));
-        }
-    }
+    for (size_t i = 0; i < r->n; i++)
+        for (size_t k = 0; k < r->cells[i].n_cases; k++)
+            work += 1 + (double)r->cells[i].cases[k].n_obs + (double)r->cells[i].cases[k].n_bounds;
     return work;
 }
 
-/* Each result's cases by name (the first of two equal names wins). */
-static NameSet *index_cases(const cJSON *results, int n) {
-    NameSet *by_case = calloc((size_t)n + 1, sizeof *by_case);
-    const cJSON *res, *c;
-    int i = 0;
-    cJSON_ArrayForEach(res, results) {
-        size_t k = 0;
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-                                  cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases")) {
-            if (json_str(c, "case")) util_nameset_add(&by_case[i], json_str(c, "case"), k);
-            k++;
-        }
-        i++;
-    }
-    return by_case;
-}
-
 /* Row ROW of case NAME: a cell per result that ran it (the first result of a column). */
-static int compare_case(cJSON *row, const char *name, const cJSON *results, const cJSON *columns,
-                        const NameSet *by_case, cJSON **found, const char **names) {
-    cJSON *cells = cJSON_AddObjectToObject(row, "cells");
-    const cJSON *col = columns->child, *res;
+static Verdict compare_case(cJSON *row, const char *name, const Results *r, Row *cells) {
+    cJSON *values = cJSON_AddObjectToObject(row, "cells");
     NameSet filled = {0};
-    int n = 0, i = 0;
-    cJSON_ArrayForEach(res, results) {
-        size_t k;
-        if (util_nameset_get(&by_case[i], name, &k) &&
-            !util_nameset_add(&filled, col->valuestring, 0)) {
-            const cJSON *pc =
-                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
-                                       cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases"),
-                                   (int)k);
-            cJSON_AddItemToObject(cells, col->valuestring, cell_value(pc, res));
-            found[n] = (cJSON *)pc;
-            names[n++] = col->valuestring;
-        }
-        col = col->next;
-        i++;
+    cells->n = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const Evidence *cell = &r->cells[i];
+        const CaseResult *c = results_case(cell, name);
+        if (!c || util_nameset_add(&filled, cell->column, 0)) continue;
+        cJSON_AddItemToObject(values, cell->column, cell_value(c, cell));
+        cells->cases[cells->n] = c;
+        cells->cols[cells->n++] = cell->column;
     }
     util_nameset_free(&filled);
-    return judge_case(row, found, names, n);
+    return judge_case(row, cells);
+}
+
+static void add_refusal(cJSON *report, double work, double max_work) {
+    char why[200];
+    snprintf(why, sizeof why,
+             "not compared: its results hold %.0f observations and measurements, over "
+             "max_compare_observations (%.0f)",
+             work, max_work);
+    cJSON_AddStringToObject(report, "refused", why);
 }
 
 cJSON *compare_results(const cJSON *results, const cJSON *cases, double max_work) {
+    Results r;
+    results_parse(results, &r);
     cJSON *report = cJSON_CreateObject();
     cJSON *columns = cJSON_AddArrayToObject(report, "columns");
-    const cJSON *res;
-    int ncols = cJSON_GetArraySize(results);
-    cJSON_ArrayForEach(res, results) {
-        char col[400];
-        snprintf(col, sizeof col, "%s/%s", json_str(res, "machine"), json_str(res, "cell_id"));
-        cJSON_AddItemToArray(columns, cJSON_CreateString(col));
-    }
+    for (size_t i = 0; i < r.n; i++)
+        cJSON_AddItemToArray(columns, cJSON_CreateString(r.cells[i].column));
     cJSON *rows = cJSON_AddArrayToObject(report, "cases");
-    int counts[V_COUNT] = {0};
-    double work = compare_work(results);
+    int counts[VERDICT_COUNT] = {0};
+    double work = compare_work(&r);
     if (work > max_work) {
-        char why[200];
-        snprintf(why, sizeof why,
-                 "not compared: its results hold %.0f observations and measurements, over "
-                 "max_compare_observations (%.0f)",
-                 work, max_work);
-        cJSON_AddStringToObject(report, "refused", why);
+        add_refusal(report, work, max_work);
     } else {
-        NameSet *by_case = index_cases(results, ncols);
-        cJSON **found = calloc((size_t)ncols + 1, sizeof *found);
-        const char **names = calloc((size_t)ncols + 1, sizeof *names);
+        Row cells = {calloc(r.n + 1, sizeof *cells.cases), calloc(r.n + 1, sizeof *cells.cols), 0};
         const cJSON *c;
         cJSON_ArrayForEach(c, cases) {
             if (!cJSON_IsString(c)) continue;
             cJSON *row = cJSON_CreateObject();
             cJSON_AddStringToObject(row, "case", c->valuestring);
-            counts[compare_case(row, c->valuestring, results, columns, by_case, found, names)]++;
+            counts[compare_case(row, c->valuestring, &r, &cells)]++;
             cJSON_AddItemToArray(rows, row);
         }
-        for (int i = 0; i < ncols; i++) util_nameset_free(&by_case[i]);
-        free(by_case);
-        free(found);
-        free(names);
+        free(cells.cases);
+        free(cells.cols);
     }
+    results_free(&r);
     cJSON *summary = cJSON_AddObjectToObject(report, "counts");
-    for (int v = 0; v < V_COUNT; v++) cJSON_AddNumberToObject(summary, VERDICTS[v], counts[v]);
+    for (int v = 0; v < VERDICT_COUNT; v++)
+        cJSON_AddNumberToObject(summary, results_verdict_name((Verdict)v), counts[v]);
     cJSON_AddBoolToObject(report, "ok",
-                          work <= max_work && counts[V_VIOLATES] + counts[V_DIFFERS] == 0);
+                          work <= max_work && counts[VERDICT_VIOLATES_CONTRACT] +
+                                                      counts[VERDICT_DIFFERS_WHERE_FIXED] ==
+                                                  0);
     return report;
 }
 
 int compare_verdict_fails(const char *verdict) {
-    return verdict &&
-           (!strcmp(verdict, VERDICTS[V_VIOLATES]) || !strcmp(verdict, VERDICTS[V_DIFFERS]));
+    Verdict v;
+    return results_verdict_parse(verdict, &v) == 0 && results_verdict_fails(v);
+}
+
+void compare_print_counts(FILE *out, const cJSON *counts, const char *no_evidence_note) {
+    for (int v = 0; v < VERDICT_COUNT; v++) {
+        const char *name = results_verdict_name((Verdict)v);
+        fprintf(out, "%s%.0f %s%s", v ? ", " : "", json_num(counts, name, 0), name,
+                v == VERDICT_NO_EVIDENCE ? no_evidence_note : "");
+    }
 }
 
 static void print_table(FILE *out, const cJSON *report) {
@@ -495,24 +373,21 @@ void compare_print(FILE *out, const cJSON *report) {
     const cJSON *row, *o;
     int header = 0;
     cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(report, "cases")) {
-        if (!strcmp(json_str(row, "verdict"), "identical")) continue;
+        if (!strcmp(json_str(row, "verdict"), results_verdict_name(VERDICT_IDENTICAL))) continue;
         if (!header++) fprintf(out, "\nwhy (each verdict names the promise it checked):\n");
         fprintf(out, "  %s: %s: %s%s%s\n", json_str(row, "case"), json_str(row, "verdict"),
                 json_str(row, "promise"), json_str(row, "detail") ? " -- " : "",
                 json_str(row, "detail") ? json_str(row, "detail") : "");
         cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(row, "observations")) {
-            if (strcmp(json_str(o, "verdict"), "identical") != 0)
+            if (strcmp(json_str(o, "verdict"), results_verdict_name(VERDICT_IDENTICAL)) != 0)
                 fprintf(out, "    observation %s: %s\n", json_str(o, "observation"),
                         json_str(o, "verdict"));
         }
     }
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(report, "counts");
-    fprintf(out,
-            "\n%.0f identical, %.0f within-bound, %.0f no-evidence, %.0f violates-contract, "
-            "%.0f differs-where-fixed\n",
-            json_num(counts, "identical", 0), json_num(counts, "within-bound", 0),
-            json_num(counts, "no-evidence", 0), json_num(counts, "violates-contract", 0),
-            json_num(counts, "differs-where-fixed", 0));
+    fputc('\n', out);
+    compare_print_counts(out, counts, "");
+    fputc('\n', out);
     fprintf(out, "%s\n",
             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "ok"))
                 ? "compare: no case breaks a promise (no-evidence cases prove nothing)"
@@ -540,16 +415,16 @@ int compare_emit(const cJSON *report, int as_json) {
 static cJSON *cases_of(const cJSON *results) {
     cJSON *cases = cJSON_CreateArray();
     NameSet seen = {0};
-    const cJSON *res, *c;
-    cJSON_ArrayForEach(res, results) {
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-                                  cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases")) {
-            const char *name = json_str(c, "case");
+    Results r;
+    results_parse(results, &r);
+    for (size_t i = 0; i < r.n; i++)
+        for (size_t k = 0; k < r.cells[i].n_cases; k++) {
+            const char *name = r.cells[i].cases[k].path;
             if (name && !util_nameset_add(&seen, name, 0))
                 cJSON_AddItemToArray(cases, cJSON_CreateString(name));
         }
-    }
     util_nameset_free(&seen);
+    results_free(&r);
     return cases;
 }
 

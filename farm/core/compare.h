@@ -23,6 +23,8 @@ cJSON *compare_observation_keys(const cJSON *case_result);
 /* True for the verdicts that fail a run: violates-contract, differs-where-fixed. */
 int compare_verdict_fails(const char *verdict);
 void compare_print(FILE *out, const cJSON *report);
+/* A report's "counts" in words: "3 identical, 0 within-bound, 1 no-evidence" NOTE ", ...". */
+void compare_print_counts(FILE *out, const cJSON *counts, const char *no_evidence_note);
 /* Prints REPORT to stdout (JSON with AS_JSON), or why it was refused to stderr; returns
  * `cairn-farm compare`'s exit status: 0 ok, 1 a failing verdict, 2 refused. */
 int compare_emit(const cJSON *report, int as_json);

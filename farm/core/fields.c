@@ -120,6 +120,23 @@ int fields_check_predicate(const cJSON *pred, Err *e) {
     return check_each(pred, "cases", "predicate", e, check_case);
 }
 
+size_t fields_json_values(const char *text, size_t len) {
+    size_t n = 1;
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\') i++;
+            else if (c == '"') in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else {
+            n += c == ',' || c == '[' || c == '{';
+        }
+    }
+    return n;
+}
+
 int fields_has_nul(const char *text, size_t len) {
     for (size_t i = 0; i + 1 < len; i++) {
         if (text[i] == '\0') return 1;

@@ -210,6 +210,7 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
                          " WHERE token_hash=$1",
                          DB_ARGS(DB_TEXT(token_hash)));
     int found = db->be->next(r);
+    int failed = !found && db->be->failed(r);
     if (found) {
         memset(out, 0, sizeof *out);
         out->id = db_col_long(db, r, 0);
@@ -223,6 +224,7 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
     }
     db->be->finish(r);
     db->be->release(db, c, 0);
+    if (failed) return DB_UNAVAILABLE;
     return found && !out->revoked ? 1 : (found ? (db_agent_free(out), 0) : 0);
 }
 
@@ -454,17 +456,21 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
     DbConn *c = db->be->acquire(db, 0);
     double until = timing_now_seconds() + lease_s;
     int rc = -1;
-    if (db_exec(db, c,
-                "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
-                " AND agent_id=$5 AND state='running'",
-                DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""),
-                        DB_REAL(timing_now_seconds()), DB_INT(job_id), DB_INT(agent_id))) == 1) {
+    long n = db_exec(db, c,
+                     "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
+                     " AND agent_id=$5 AND state='running'",
+                     DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""),
+                             DB_REAL(timing_now_seconds()), DB_INT(job_id), DB_INT(agent_id)));
+    if (n == 1) {
         *expires = until;
         rc = 0;
+    } else if (n < 0) {
+        rc = DB_UNAVAILABLE; /* the store failed: the lease may well be this agent's */
     } else {
         DbRows *r = db_query(db, c, "SELECT state FROM jobs WHERE id=$1 AND agent_id=$2",
                              DB_ARGS(DB_INT(job_id), DB_INT(agent_id)));
         if (db->be->next(r) && !strcmp(db_col_text(db, r, 0), "cancelled")) rc = 1;
+        else if (db->be->failed(r)) rc = DB_UNAVAILABLE;
         db->be->finish(r);
     }
     db->be->release(db, c, 0);
@@ -523,6 +529,7 @@ int db_job_get(Db *db, long job_id, Job *out) {
         db_query(db, c, "SELECT " DB_JOB_COLS " FROM jobs WHERE id=$1", DB_ARGS(DB_INT(job_id)));
     int found = db->be->next(r);
     if (found) db_job_from_row(db, r, out);
+    else if (db->be->failed(r)) found = DB_UNAVAILABLE;
     db->be->finish(r);
     db->be->release(db, c, 0);
     return found;
@@ -635,7 +642,15 @@ int db_run_of_job(Db *db, long run_id, char source_sha[SHA256_HEX_LEN], cJSON **
 }
 
 void db_checkpoint(Db *db) {
-    if (db->be->checkpoint) db->be->checkpoint(db);
+    if (db->be->checkpoint) db->be->checkpoint(db, 0);
+}
+
+void db_checkpoint_final(Db *db) {
+    if (db->be->checkpoint) db->be->checkpoint(db, 1);
+}
+
+void db_set_wal_pages(Db *db, long pages) {
+    if (db->be->limit_wal) db->be->limit_wal(db, pages);
 }
 
 /* --- views ------------------------------------------------------------------------- */

@@ -13,6 +13,11 @@
 
 typedef struct Db Db;
 
+/* What a lookup returns when the store itself failed (a PostgreSQL backend terminated,
+ * the server restarting): nothing is known, which is not an absence. The API answers it
+ * 503 store_unavailable, and agents retry. */
+#define DB_UNAVAILABLE (-9)
+
 /* An agent's capabilities, parsed once and shared, read-only, by every copy of the
  * agent (the agent cache's and each request's: a thousand long polls of one agent hold
  * one copy). */
@@ -54,6 +59,7 @@ void db_job_free(Job *j);
  * and fresh capabilities). Tokens are stored only as their SHA-256. */
 int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
                    const char *caps_json, const char *token_hash, long *id, Err *e);
+/* 1 found (OUT filled), 0 no live agent has the token, DB_UNAVAILABLE. */
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out);
 int db_agent_revoke(Db *db, long id);
 
@@ -90,13 +96,15 @@ int db_run_cancel(Db *db, long run_id);
  * the store says AGENT is revoked (the statement checks it: a coordinator's cache of
  * agents may be a moment behind a revocation made at another). */
 int db_claim(Db *db, const Agent *agent, double lease_s, Job *out);
-/* Extends the lease; returns 0 ok, 1 cancelled, -1 when the lease is not this agent's. */
+/* Extends the lease; returns 0 ok, 1 cancelled, -1 when the lease is not this agent's,
+ * DB_UNAVAILABLE. */
 int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char *progress,
                  double *expires);
 /* Returns the number of jobs whose lease ran out (requeued or failed as agent_lost),
  * plus 1 when another coordinator said that jobs may have become claimable; on a
  * shared store it also renews this coordinator's sign of life. */
 int db_reap(Db *db, int max_attempts);
+/* 1 found (OUT filled), 0 no such job, DB_UNAVAILABLE. */
 int db_job_get(Db *db, long job_id, Job *out);
 /* Marks a running job of AGENT done, its bundle filed under the evidence path
  * EVIDENCE_PATH (evidence/<version>/<run>/<machine>/<cell>: the name its files are
@@ -126,8 +134,23 @@ void db_peers_forget_dead(Db *db);
 int db_shared(const Db *db);
 const char *db_coordinator(const Db *db);
 int db_peers_alive(Db *db);
-/* Copies the WAL back into the database (passive: never waits for, or blocks, a writer). */
+/* One collection at a time across the farm (serve/gc.c): the collector's lock, held by
+ * one process among all those sharing the store (on PostgreSQL a session advisory lock on
+ * a connection the holder keeps, on SQLite an flock beside the database file), released
+ * by db_collector_unlock or by the holder's death. 1 taken, 0 another process holds it,
+ * -1 the store failed. Not reentrant: a process's threads take turns outside it. */
+int db_collector_lock(Db *db);
+void db_collector_unlock(Db *db);
+/* Whether the store names blob SHA now (a manifest, a pin or a source archive's row), read
+ * afresh: 1 yes, 0 no, -1 the statement failed (then it must be kept). */
+int db_blob_named(Db *db, const char *sha);
+/* Copies the WAL back into the database (passive: never waits for, or blocks, a writer);
+ * the final one, as the coordinator stops, waits for writers and empties the WAL. */
 void db_checkpoint(Db *db);
+void db_checkpoint_final(Db *db);
+/* SQLite: once checkpointed, the WAL is cut back to PAGES pages when it starts over (it
+ * otherwise keeps the size of its longest stretch). */
+void db_set_wal_pages(Db *db, long pages);
 
 /* Views for the client verbs (malloc'd cJSON). */
 cJSON *db_run_view(Db *db, long run_id);

@@ -49,7 +49,12 @@ typedef struct {
     /* On the reaper's tick: > 0 when another coordinator said that jobs may have become
      * claimable (db_reap passes that on); NULL when there are no others. */
     int (*news)(Db *db);
-    void (*checkpoint)(Db *db); /* background upkeep, off the request path; or NULL */
+    /* Background upkeep, off the request path (FINAL: as the coordinator stops); or NULL. */
+    void (*checkpoint)(Db *db, int final);
+    void (*limit_wal)(Db *db, long pages); /* db_set_wal_pages; or NULL */
+    /* The collector's lock across every process sharing the store (db_collector_lock):
+     * TAKE 1 tries to take it (1 taken, 0 held by another, -1 failure), 0 gives it back. */
+    int (*collector)(Db *db, int take);
     /* Tells the other coordinators that jobs were queued (inside the committing
      * transaction); NULL when there are none. */
     void (*announce)(DbConn *c);

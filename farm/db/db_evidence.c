@@ -36,6 +36,26 @@ int db_blob_refs(Db *db, void (*each)(void *ctx, char kind, const char *text), v
     return rc;
 }
 
+int db_blob_named(Db *db, const char *sha) {
+    char quoted[SHA256_HEX_LEN + 8];
+    snprintf(quoted, sizeof quoted, "%%\"%s\"%%", sha); /* a digest in JSON text: "SHA" */
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r = db_query(db, c,
+                         "SELECT CASE WHEN EXISTS (SELECT 1 FROM jobs WHERE manifest LIKE $1)"
+                         " OR EXISTS (SELECT 1 FROM filings WHERE digests LIKE $1)"
+                         " OR EXISTS (SELECT 1 FROM blobs WHERE sha256=$2) THEN 1 ELSE 0 END",
+                         DB_ARGS(DB_TEXT(quoted), DB_TEXT(sha)));
+    int named = db->be->next(r) ? (int)db_col_long(db, r, 0) : -1;
+    if (db->be->failed(r)) named = -1;
+    db->be->finish(r);
+    db->be->release(db, c, 0);
+    return named;
+}
+
+int db_collector_lock(Db *db) { return db->be->collector(db, 1); }
+
+void db_collector_unlock(Db *db) { db->be->collector(db, 0); }
+
 cJSON *db_legacy_filed(Db *db, long after, int limit) {
     static const char *const cols[] = {"job", "evidence", NULL};
     return db_rows_json(db,

@@ -38,6 +38,10 @@
     " AND l.objid=c.lock_key::oid AND l.database=(SELECT oid FROM pg_database"                     \
     " WHERE datname=current_database())) OR (c.lock_key IS NULL AND c.seen > $1)"
 
+/* The collector's lock (db_collector_lock): one collection at a time among every
+ * coordinator on this database. "cairg" in ASCII. */
+#define COLLECTOR_LOCK 0x6361697267L
+
 #define CHANNEL "cairn_farm_jobs"
 
 /* Statements each connection keeps prepared (parsed and planned once), by SQL text. */
@@ -56,8 +60,9 @@ typedef struct {
     PgConn conns[PG_POOL];
     pthread_mutex_t lock; /* guards busy flags */
     pthread_cond_t freed;
-    PGconn *listen; /* LISTENs on CHANNEL and holds the life lock; the reaper's alone */
-    long life_key;  /* this coordinator's life lock's second key (0: none held) */
+    PGconn *listen;    /* LISTENs on CHANNEL and holds the life lock; the reaper's alone */
+    long life_key;     /* this coordinator's life lock's second key (0: none held) */
+    PgConn *collector; /* the pool's connection holding the collector's lock, or NULL */
 } PgDb;
 
 typedef struct {
@@ -227,6 +232,30 @@ static void pg_enlist(Db *db) {
                          3, NULL, values, NULL, NULL, 0));
 }
 
+/* Takes the collector's lock on a connection borrowed from the pool and kept until it
+ * is given back (a session lock: PostgreSQL drops it with the connection, so a holder
+ * killed mid-collection holds nothing). */
+static int pg_collector(Db *db, int take) {
+    PgDb *p = (PgDb *)db;
+    char sql[96];
+    if (!take) {
+        if (!p->collector) return 0;
+        snprintf(sql, sizeof sql, "SELECT pg_advisory_unlock(%ld)", COLLECTOR_LOCK);
+        PQclear(PQexec(p->collector->pg, sql));
+        pg_release(db, (DbConn *)p->collector, 0);
+        p->collector = NULL;
+        return 0;
+    }
+    PgConn *c = (PgConn *)pg_acquire(db, 0);
+    snprintf(sql, sizeof sql, "SELECT pg_try_advisory_lock(%ld)", COLLECTOR_LOCK);
+    PGresult *res = PQexec(c->pg, sql);
+    int got = PQresultStatus(res) != PGRES_TUPLES_OK ? -1 : !strcmp(PQgetvalue(res, 0, 0), "t");
+    PQclear(res);
+    if (got == 1) p->collector = c;
+    else pg_release(db, (DbConn *)c, 0);
+    return got;
+}
+
 /* Whether any coordinator announced jobs since the last tick (this one's own
  * announcements included: its waiters were woken already, one more wake is harmless). */
 static int pg_news(Db *db) {
@@ -341,6 +370,8 @@ static const DbBackend PG_BACKEND = {
     .error = pg_error,
     .news = pg_news,
     .checkpoint = NULL,
+    .limit_wal = NULL,
+    .collector = pg_collector,
     .announce = pg_announce,
     .close = pg_close,
     .begin = "BEGIN",

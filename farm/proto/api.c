@@ -48,11 +48,10 @@ void proto_error_parse(long status, const char *body, ProtoError *out) {
     cJSON_Delete(j);
 }
 
-long proto_send(Http *h, const char *method, const char *path, const char *content_type,
-                const void *body, size_t len, long timeout_s, HttpResponse *out, ProtoError *err) {
+long proto_send(Http *h, const HttpRequest *req, HttpResponse *out, ProtoError *err) {
     Err e = {{0}};
     *err = (ProtoError){0};
-    if (http_request(h, method, path, content_type, body, len, timeout_s, out, &e) != 0) {
+    if (http_request(h, req, out, &e) != 0) {
         err->status = -1;
         snprintf(err->message, sizeof err->message, "%.*s", (int)sizeof err->message - 1, e.msg);
         return -1;
@@ -61,12 +60,12 @@ long proto_send(Http *h, const char *method, const char *path, const char *conte
     return out->status;
 }
 
-long proto_call(Http *h, const char *method, const char *path, const cJSON *req, long timeout_s,
-                cJSON **answer, ProtoError *err) {
-    char *text = req ? cJSON_PrintUnformatted(req) : NULL;
+long proto_call(Http *h, const ProtoCall *call, cJSON **answer, ProtoError *err) {
+    char *text = call->req ? cJSON_PrintUnformatted(call->req) : NULL;
     HttpResponse r;
-    long status =
-        proto_send(h, method, path, NULL, text, text ? strlen(text) : 0, timeout_s, &r, err);
+    HttpRequest req = {call->method,   call->path, NULL, text, text ? strlen(text) : 0,
+                       call->timeout_s};
+    long status = proto_send(h, &req, &r, err);
     free(text);
     if (answer) *answer = NULL;
     if (status < 0) return -1;

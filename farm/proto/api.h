@@ -48,6 +48,7 @@
     X(FILING_BUSY, "filing_busy", 409, "another upload of this job is being filed: retry")         \
     X(REPLAYED, "replayed", 409, "the statement is about another job, cell or machine")            \
     X(NAME_TAKEN, "name_taken", 409, "another agent's key is enrolled under this machine name")    \
+    X(GC_RUNNING, "gc_running", 409, "another collection is running in this farm: retry later")    \
     X(TOO_LARGE, "too_large", 413, "the body is over max_body_bytes, or the route takes none")     \
     X(BUNDLE_REJECTED, "bundle_rejected", 422, "a signature, subject, claim or field is refused")  \
     X(RESERVED_NAME, "reserved_name", 422, "a file name the coordinator writes itself")            \
@@ -55,7 +56,8 @@
     X(MISSING_BLOB, "missing_blob", 422, "the run's source archive has not been uploaded")         \
     X(TOO_MANY_REQUESTS, "too_many_requests", 429, "this client or agent is at one of its limits") \
     X(INTERNAL, "internal", 500, "the coordinator failed (its log says why)")                      \
-    X(BUSY, "busy", 503, "the coordinator is at one of its limits in all: retry later")
+    X(BUSY, "busy", 503, "the coordinator is at one of its limits in all: retry later")            \
+    X(STORE_UNAVAILABLE, "store_unavailable", 503, "the store failed: nothing is known, retry")
 
 typedef enum {
     PROTO_E_NONE = 0, /* no error, or one whose code this client does not know */
@@ -81,16 +83,20 @@ cJSON *proto_error_build(ProtoErrorCode code, const char *message);
  * status, PROTO_E_NONE and the body's first bytes as the message). */
 void proto_error_parse(long status, const char *body, ProtoError *out);
 
-/* One request to the coordinator with BODY (LEN bytes of CONTENT_TYPE, JSON when NULL;
- * BODY may be NULL). Returns the HTTP status with the answer in *OUT (the caller frees
- * it), ERR filled for statuses >= 400; or -1 on transport failure (ERR's message says
- * why, its code NONE, its status -1). */
-long proto_send(Http *h, const char *method, const char *path, const char *content_type,
-                const void *body, size_t len, long timeout_s, HttpResponse *out, ProtoError *err);
-/* The same with REQ (or NULL) as a JSON body and the answer parsed into *ANSWER (NULL
- * when empty, not JSON or an error). */
-long proto_call(Http *h, const char *method, const char *path, const cJSON *req, long timeout_s,
-                cJSON **answer, ProtoError *err);
+/* One request to the coordinator (http.h's HttpRequest: its body, of its content type,
+ * JSON when NULL, may be NULL). Returns the HTTP status with the answer in *OUT (the
+ * caller frees it), ERR filled for statuses >= 400; or -1 on transport failure (ERR's
+ * message says why, its code NONE, its status -1). */
+long proto_send(Http *h, const HttpRequest *req, HttpResponse *out, ProtoError *err);
+/* A call with a JSON body: METHOD PATH with REQ (or NULL), given up after timeout_s. */
+typedef struct ProtoCall {
+    const char *method, *path;
+    const cJSON *req;
+    long timeout_s;
+} ProtoCall;
+/* Sends CALL with proto_send and parses the answer into *ANSWER (NULL when empty, not
+ * JSON or an error). */
+long proto_call(Http *h, const ProtoCall *call, cJSON **answer, ProtoError *err);
 /* E = "WHAT: HTTP 409 lease_lost: MESSAGE" (or "WHAT: " and the transport error); -1. */
 int proto_fail(Err *e, const char *what, const ProtoError *err);
 

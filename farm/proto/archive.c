@@ -2,6 +2,7 @@
  * (see archive.h). Paths are checked on the way in and on the way out. */
 #include "proto/archive.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,8 @@ char *archive_pack(const char *root, size_t *len, Err *e) {
     char *text = NULL;
     if (list_files(root, "", &list, e) == 0) {
         qsort(list.paths, list.n, sizeof *list.paths, cmp_str);
+        for (size_t i = 1; i < list.n; i++) /* one entry a path: the archive is canonical */
+            assert(strcmp(list.paths[i - 1], list.paths[i]) < 0);
         cJSON *doc = cJSON_CreateObject();
         cJSON_AddStringToObject(doc, "format", ARCHIVE_FORMAT);
         cJSON *files = cJSON_AddArrayToObject(doc, "files");

@@ -2,6 +2,7 @@
  * Every cryptographic step is OpenSSL's EVP interface; JSON is cJSON. */
 #include "proto/dsse.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,7 @@ cJSON *dsse_sign(EVP_PKEY *key, const char *payload_type, const void *payload, s
         err_set(e, "signing failed");
         return NULL;
     }
+    assert(sig_len == sizeof sig); /* an Ed25519 signature is 64 bytes */
     char *payload_b64 = util_b64_encode(payload, len);
     char *sig_b64 = util_b64_encode(sig, sig_len);
     cJSON *env = cJSON_CreateObject();

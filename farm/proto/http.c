@@ -50,10 +50,11 @@ static size_t collect(char *data, size_t size, size_t n, void *user) {
     return add;
 }
 
-int http_request(Http *h, const char *method, const char *path, const char *content_type,
-                 const void *body, size_t len, long timeout_s, HttpResponse *out, Err *e) {
+int http_request(Http *h, const HttpRequest *req, HttpResponse *out, Err *e) {
+    const char *method = req->method, *content_type = req->content_type;
+    const void *body = req->body;
     char url[2048], ctype[128];
-    snprintf(url, sizeof url, "%s%s", h->base, path);
+    snprintf(url, sizeof url, "%s%s", h->base, req->path);
     snprintf(ctype, sizeof ctype, "Content-Type: %s",
              content_type ? content_type : "application/json");
     memset(out, 0, sizeof *out);
@@ -67,12 +68,12 @@ int http_request(Http *h, const char *method, const char *path, const char *cont
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, req->timeout_s);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     if (body) {
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->len);
     }
     CURLcode rc = curl_easy_perform(c);
     curl_slist_free_all(headers);

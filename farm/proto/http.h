@@ -18,11 +18,19 @@ typedef struct {
 Http *http_new(const char *base_url, const char *token);
 void http_set_token(Http *h, const char *token);
 void http_free(Http *h);
-/* METHOD PATH with an optional body (JSON unless content_type says otherwise).
- * Returns 0 when an HTTP answer arrived (any status), -1 on transport failure. The
- * API's calls go through proto_send (api.h), which reads its error answers. */
-int http_request(Http *h, const char *method, const char *path, const char *content_type,
-                 const void *body, size_t len, long timeout_s, HttpResponse *out, Err *e);
+/* One request: METHOD PATH with an optional body of LEN bytes (JSON unless content_type
+ * says otherwise), given up after timeout_s seconds. */
+typedef struct HttpRequest {
+    const char *method, *path;
+    const char *content_type; /* NULL: application/json */
+    const void *body;         /* NULL: none */
+    size_t len;
+    long timeout_s;
+} HttpRequest;
+/* Sends REQ. Returns 0 when an HTTP answer arrived (any status), -1 on transport
+ * failure. The API's calls go through proto_send (api.h), which reads its error
+ * answers. */
+int http_request(Http *h, const HttpRequest *req, HttpResponse *out, Err *e);
 void http_response_free(HttpResponse *r);
 
 #endif

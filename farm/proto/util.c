@@ -2,6 +2,7 @@
  * coordinator and the agent (see util.h). */
 #include "proto/util.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +12,13 @@
 #include <openssl/evp.h>
 
 char *util_b64_encode(const void *data, size_t len) {
+    assert(len <= (size_t)INT_MAX / 4 * 3); /* EVP_EncodeBlock counts in int */
     char *out = malloc(4 * ((len + 2) / 3) + 1);
-    if (out) EVP_EncodeBlock((unsigned char *)out, data, (int)len);
+    if (out) {
+        int n = EVP_EncodeBlock((unsigned char *)out, data, (int)len);
+        assert((size_t)n == 4 * ((len + 2) / 3)); /* every 3 bytes 4 characters, padded */
+        (void)n;
+    }
     return out;
 }
 
@@ -75,6 +81,7 @@ static size_t name_hash(const char *s) {
 
 /* The slot holding NAME, or the empty slot where it would go. */
 static size_t name_slot(const NameSet *set, const char *name) {
+    assert(set->cap > 0 && (set->cap & (set->cap - 1)) == 0 && set->n < set->cap);
     size_t i = name_hash(name) & (set->cap - 1);
     while (set->names[i] && strcmp(set->names[i], name) != 0) i = (i + 1) & (set->cap - 1);
     return i;
@@ -90,6 +97,7 @@ int util_nameset_add(NameSet *set, const char *name, size_t value) {
         util_nameset_free(set);
         *set = bigger;
     }
+    assert(2 * (set->n + 1) <= set->cap); /* at most half full after growing */
     size_t i = name_slot(set, name);
     if (set->names[i]) return 1;
     set->names[i] = name;

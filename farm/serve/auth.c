@@ -79,81 +79,70 @@ int auth_open(Server *s, Err *e) {
  * HTTP thread, ahead of the claim it admits. One at another coordinator sharing the
  * store reaches this cache when its entry gets older than AGENT_CACHE_SECONDS, so a
  * revoked token works nowhere for longer than that. */
-#define AGENT_CACHE         4096 /* a slot per agent of a large fleet: a miss costs a database read */
 #define AGENT_CACHE_SECONDS 2.0
-static struct {
-    char hash[SHA256_HEX_LEN];
-    double read_at; /* timing_monotonic_seconds() when the database said so */
-    Agent agent;
-} agent_cache[AGENT_CACHE];
-static pthread_mutex_t agent_cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long agent_epoch; /* bumped by every flush, under agent_cache_lock */
-/* What the latest flushes forgot, at [epoch % FORGOTTEN]: an agent's id, or 0 for all. */
-#define FORGOTTEN 64
-static long forgotten[FORGOTTEN];
 
 static size_t cache_slot(const char *hash) {
     return (size_t)strtoul(
                (char[9]){hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7], 0},
                NULL, 16) %
-           AGENT_CACHE;
+           AUTH_CACHE;
 }
 
 /* A hit copies the agent into OUT; a miss returns the epoch to hand remember_agent. */
-static int cached_agent(const char *hash, Agent *out, unsigned long *epoch) {
+static int cached_agent(AuthCache *c, const char *hash, Agent *out, unsigned long *epoch) {
     size_t i = cache_slot(hash);
-    pthread_mutex_lock(&agent_cache_lock);
-    int hit = !strcmp(agent_cache[i].hash, hash) &&
-              timing_monotonic_seconds() - agent_cache[i].read_at < AGENT_CACHE_SECONDS;
-    if (hit) db_agent_copy(out, &agent_cache[i].agent);
-    *epoch = agent_epoch;
-    pthread_mutex_unlock(&agent_cache_lock);
+    pthread_mutex_lock(&c->lock);
+    int hit = !strcmp(c->slot[i].hash, hash) &&
+              timing_monotonic_seconds() - c->slot[i].read_at < AGENT_CACHE_SECONDS;
+    if (hit) db_agent_copy(out, &c->slot[i].agent);
+    *epoch = c->epoch;
+    pthread_mutex_unlock(&c->lock);
     return hit;
 }
 
-/* Whether a flush since EPOCH forgot agent ID (or all); under agent_cache_lock. */
-static int forgotten_since(unsigned long epoch, long id) {
-    if (agent_epoch - epoch >= FORGOTTEN) return 1; /* too many to tell: assume so */
-    for (unsigned long e = epoch + 1; e != agent_epoch + 1; e++)
-        if (forgotten[e % FORGOTTEN] == 0 || forgotten[e % FORGOTTEN] == id) return 1;
+/* Whether a flush since EPOCH forgot agent ID (or all); under C's lock. */
+static int forgotten_since(const AuthCache *c, unsigned long epoch, long id) {
+    if (c->epoch - epoch >= AUTH_CACHE_FORGOTTEN) return 1; /* too many to tell: assume so */
+    for (unsigned long e = epoch + 1; e != c->epoch + 1; e++) {
+        long gone = c->forgotten[e % AUTH_CACHE_FORGOTTEN];
+        if (gone == 0 || gone == id) return 1;
+    }
     return 0;
 }
 
 /* Caches what the database said, unless a flush of this agent came in between (the
  * answer may be from before a revocation or a new token). */
-static void remember_agent(const char *hash, const Agent *a, unsigned long epoch) {
+static void remember_agent(AuthCache *c, const char *hash, const Agent *a, unsigned long epoch) {
     assert(a->id > 0 && !a->revoked); /* db_agent_by_token finds no revoked agent */
     size_t i = cache_slot(hash);
-    pthread_mutex_lock(&agent_cache_lock);
-    if (!forgotten_since(epoch, a->id)) {
-        if (agent_cache[i].hash[0]) db_agent_free(&agent_cache[i].agent);
-        snprintf(agent_cache[i].hash, SHA256_HEX_LEN, "%s", hash);
-        agent_cache[i].read_at = timing_monotonic_seconds();
-        db_agent_copy(&agent_cache[i].agent, a);
+    pthread_mutex_lock(&c->lock);
+    if (!forgotten_since(c, epoch, a->id)) {
+        if (c->slot[i].hash[0]) db_agent_free(&c->slot[i].agent);
+        snprintf(c->slot[i].hash, SHA256_HEX_LEN, "%s", hash);
+        c->slot[i].read_at = timing_monotonic_seconds();
+        db_agent_copy(&c->slot[i].agent, a);
     }
-    pthread_mutex_unlock(&agent_cache_lock);
+    pthread_mutex_unlock(&c->lock);
 }
 
-void auth_forget_agent(long id) {
-    pthread_mutex_lock(&agent_cache_lock);
-    for (size_t i = 0; i < AGENT_CACHE; i++)
-        if (agent_cache[i].hash[0] && agent_cache[i].agent.id == id) {
-            db_agent_free(&agent_cache[i].agent);
-            agent_cache[i].hash[0] = '\0';
+/* Forgets agent ID's entries, or every entry when ID is 0. */
+static void forget(AuthCache *c, long id) {
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < AUTH_CACHE; i++)
+        if (c->slot[i].hash[0] && (id == 0 || c->slot[i].agent.id == id)) {
+            db_agent_free(&c->slot[i].agent);
+            c->slot[i].hash[0] = '\0';
         }
-    forgotten[++agent_epoch % FORGOTTEN] = id; /* nor a read from before its commit */
-    pthread_mutex_unlock(&agent_cache_lock);
+    c->forgotten[++c->epoch % AUTH_CACHE_FORGOTTEN] = id; /* nor a read from before its commit */
+    pthread_mutex_unlock(&c->lock);
 }
 
-void auth_forget_agents(void) {
-    pthread_mutex_lock(&agent_cache_lock);
-    for (size_t i = 0; i < AGENT_CACHE; i++) {
-        if (agent_cache[i].hash[0]) db_agent_free(&agent_cache[i].agent);
-        agent_cache[i].hash[0] = '\0';
-    }
-    forgotten[++agent_epoch % FORGOTTEN] = 0;
-    pthread_mutex_unlock(&agent_cache_lock);
+void auth_forget_agent(Server *s, long id) {
+    assert(id > 0);
+    forget(&s->agents, id);
 }
+
+void auth_forget_agents(Server *s) { forget(&s->agents, 0); }
 
 int auth_check(Server *s, AuthKind need, Request *q, Reply *r) {
     if (need == AUTH_NONE) return 0;
@@ -169,9 +158,11 @@ int auth_check(Server *s, AuthKind need, Request *q, Reply *r) {
         return admin ? 0 : reply_error(r, PROTO_E_WRONG_TOKEN, "this route needs the admin token");
     if (admin && need == AUTH_AGENT_OR_ADMIN) return 0;
     unsigned long epoch;
-    if (cached_agent(hash, &q->agent, &epoch)) return 0;
-    if (!db_agent_by_token(s->db, hash, &q->agent))
-        return reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
-    remember_agent(hash, &q->agent, epoch);
+    if (cached_agent(&s->agents, hash, &q->agent, &epoch)) return 0;
+    int found = db_agent_by_token(s->db, hash, &q->agent);
+    if (found == DB_UNAVAILABLE)
+        return reply_error(r, PROTO_E_STORE_UNAVAILABLE, "the store failed: retry");
+    if (!found) return reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
+    remember_agent(&s->agents, hash, &q->agent, epoch);
     return 0;
 }

@@ -30,6 +30,9 @@ typedef struct {
 
 static const ConfigBound BOUNDS[] = {
     COUNT(max_body_bytes, 64L << 20, 1024, 1e12),
+    COUNT(max_small_body_bytes, 65536, 1024, 1e12),
+    COUNT(max_enrol_body_bytes, 256L << 10, 4096, 1e12),
+    COUNT(max_json_values, 200000, 1000, 1e9),
     COUNT(max_subjects, 10000, 1, 1e7),
     COUNT(max_path_depth, 32, 2, 512),
     COUNT(max_bundle_inodes, 30000, 16, 1e7),
@@ -52,6 +55,7 @@ static const ConfigBound BOUNDS[] = {
     COUNT(max_compare_observations, 1000000, 1000, 1e9),
     COUNT(max_decode_bytes, 64L << 20, 0, 1e12),
     COUNT(max_attempts, 3, 1, 1000),
+    COUNT(wal_pages, 1000, 16, 1e7),
     SECONDS(header_timeout_seconds, 10, 0.001, 86400),
     SECONDS(body_timeout_seconds, 300, 0.001, 86400),
     SECONDS(anonymous_timeout_seconds, 120, 0.001, 86400),

@@ -50,6 +50,7 @@ typedef struct AgentConns {
 } AgentConns;
 
 typedef struct Conn {
+    Conns *table; /* the server's, which it is in */
     struct Conn *prev, *next;
     struct Conn *anon_prev, *anon_next; /* in the anonymous list, oldest request first */
     int anonymous;                      /* in that list */
@@ -67,19 +68,33 @@ typedef struct Conn {
 
 #define BUCKETS 4096
 
-static ConnLimits limits;
-static Conn *conns;
-/* Anonymous connections, oldest request first (each joins at the end when a request of
- * it begins): the caps look at these alone, so that a new connection costs the same
- * with 5,000 agents connected as with none. */
-static Conn *anon_head, *anon_tail;
-static unsigned anon_count;
-static size_t queued_total;
-static Peer *peers[BUCKETS];
-static AgentConns *agents[BUCKETS];
-static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
+/* One server's connections (Server.conns): a process may hold several servers, each
+ * with its own table and caps. Every field is under lock. */
+struct Conns {
+    ConnLimits limits;
+    Conn *list;
+    /* Anonymous connections, oldest request first (each joins at the end when a request
+     * of it begins): the caps look at these alone, so that a new connection costs the
+     * same with 5,000 agents connected as with none. */
+    Conn *anon_head, *anon_tail;
+    unsigned anon_count;
+    size_t queued_total;
+    Peer *peers[BUCKETS];
+    AgentConns *agents[BUCKETS];
+    pthread_mutex_t lock;
+};
 
-void conns_init(const ConnLimits *l) { limits = *l; }
+Conns *conns_new(void) {
+    Conns *t = calloc(1, sizeof *t);
+    if (t) pthread_mutex_init(&t->lock, NULL);
+    return t;
+}
+
+void conns_init(Conns *t, const ConnLimits *l) {
+    pthread_mutex_lock(&t->lock);
+    t->limits = *l;
+    pthread_mutex_unlock(&t->lock);
+}
 
 static int same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b) {
     if (a->ss_family != b->ss_family) return 0;
@@ -104,8 +119,8 @@ static size_t address_bucket(const struct sockaddr_storage *a) {
 }
 
 /* The record of ADDR, made when missing (NULL only when out of memory). */
-static Peer *peer_of(const struct sockaddr_storage *addr) {
-    Peer **at = &peers[address_bucket(addr)];
+static Peer *peer_of(Conns *t, const struct sockaddr_storage *addr) {
+    Peer **at = &t->peers[address_bucket(addr)];
     for (Peer *p = *at; p; p = p->next)
         if (same_address(&p->addr, addr)) return p;
     Peer *p = calloc(1, sizeof *p);
@@ -117,18 +132,18 @@ static Peer *peer_of(const struct sockaddr_storage *addr) {
 }
 
 /* Drops P's record once no connection of it is left. */
-static void peer_release(Peer *p) {
+static void peer_release(Conns *t, Peer *p) {
     if (p->conns) return;
     assert(!p->anonymous && !p->pages && !p->queued); /* each connection gave back its share */
-    Peer **at = &peers[address_bucket(&p->addr)];
+    Peer **at = &t->peers[address_bucket(&p->addr)];
     while (*at != p) at = &(*at)->next;
     *at = p->next;
     free(p);
 }
 
 /* AGENT's record (made when MAKE), or NULL. */
-static AgentConns *agent_of(long agent, int make) {
-    AgentConns **at = &agents[(unsigned long)agent % BUCKETS];
+static AgentConns *agent_of(Conns *t, long agent, int make) {
+    AgentConns **at = &t->agents[(unsigned long)agent % BUCKETS];
     for (AgentConns *a = *at; a; a = a->next)
         if (a->agent == agent) return a;
     AgentConns *a = make ? calloc(1, sizeof *a) : NULL;
@@ -139,8 +154,8 @@ static AgentConns *agent_of(long agent, int make) {
     return a;
 }
 
-static void agent_release(long agent) {
-    AgentConns **at = &agents[(unsigned long)agent % BUCKETS];
+static void agent_release(Conns *t, long agent) {
+    AgentConns **at = &t->agents[(unsigned long)agent % BUCKETS];
     while (*at && (*at)->agent != agent) at = &(*at)->next;
     AgentConns *a = *at;
     assert(a && a->conns > 0);
@@ -152,13 +167,14 @@ static void agent_release(long agent) {
 
 static void anon_leave(Conn *c) {
     if (!c->anonymous) return;
+    Conns *t = c->table;
     if (c->anon_prev) c->anon_prev->anon_next = c->anon_next;
-    else anon_head = c->anon_next;
+    else t->anon_head = c->anon_next;
     if (c->anon_next) c->anon_next->anon_prev = c->anon_prev;
-    else anon_tail = c->anon_prev;
+    else t->anon_tail = c->anon_prev;
     c->anon_prev = c->anon_next = NULL;
     c->anonymous = 0;
-    anon_count--;
+    t->anon_count--;
     c->peer->anonymous--;
 }
 
@@ -167,12 +183,13 @@ static void anon_leave(Conn *c) {
 static void anon_update(Conn *c) {
     anon_leave(c);
     if (c->trusted || c->closing) return;
-    c->anon_prev = anon_tail;
-    if (anon_tail) anon_tail->anon_next = c;
-    else anon_head = c;
-    anon_tail = c;
+    Conns *t = c->table;
+    c->anon_prev = t->anon_tail;
+    if (t->anon_tail) t->anon_tail->anon_next = c;
+    else t->anon_head = c;
+    t->anon_tail = c;
     c->anonymous = 1;
-    anon_count++;
+    t->anon_count++;
     c->peer->anonymous++;
 }
 
@@ -187,17 +204,17 @@ static void shut(Conn *c) {
  * the address holding the most, so a flood from a few addresses never pushes out a lone
  * client (an agent whose headers are not yet read) however fast it reconnects. The list
  * holds about the cap in all, so each search is short. */
-static void make_room(const Peer *peer, unsigned cap) {
+static void make_room(Conns *t, const Peer *peer, unsigned cap) {
     if (!peer) {
-        if (anon_count <= cap) return;
-        Conn *victim = anon_head;
-        for (Conn *c = anon_head; c; c = c->anon_next)
+        if (t->anon_count <= cap) return;
+        Conn *victim = t->anon_head;
+        for (Conn *c = t->anon_head; c; c = c->anon_next)
             if (c->peer->anonymous > victim->peer->anonymous) victim = c;
         shut(victim);
         return;
     }
     if (peer->anonymous <= cap) return;
-    for (Conn *c = anon_head; c; c = c->anon_next) {
+    for (Conn *c = t->anon_head; c; c = c->anon_next) {
         if (c->peer == peer) {
             shut(c);
             return;
@@ -205,7 +222,7 @@ static void make_room(const Peer *peer, unsigned cap) {
     }
 }
 
-static void on_started(struct MHD_Connection *mc, void **socket_context) {
+static void on_started(Conns *t, struct MHD_Connection *mc, void **socket_context) {
     const union MHD_ConnectionInfo *fd =
         MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
     const union MHD_ConnectionInfo *ad =
@@ -216,33 +233,35 @@ static void on_started(struct MHD_Connection *mc, void **socket_context) {
                ad->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                                                       : sizeof(struct sockaddr_in));
     Conn *c = fd ? calloc(1, sizeof *c) : NULL;
-    pthread_mutex_lock(&conns_lock);
-    Peer *peer = c ? peer_of(&addr) : NULL;
+    pthread_mutex_lock(&t->lock);
+    Peer *peer = c ? peer_of(t, &addr) : NULL;
     if (!peer) {
-        pthread_mutex_unlock(&conns_lock);
+        pthread_mutex_unlock(&t->lock);
         free(c);
         return;
     }
+    c->table = t;
     c->fd = fd->connect_fd;
     c->peer = peer;
     peer->conns++;
     c->phase = PHASE_HEADERS;
     c->since = timing_now_seconds();
-    c->next = conns;
-    if (conns) conns->prev = c;
-    conns = c;
+    c->next = t->list;
+    if (t->list) t->list->prev = c;
+    t->list = c;
     anon_update(c);
-    make_room(peer, limits.max_anonymous_per_address);
-    make_room(NULL, limits.max_anonymous);
-    pthread_mutex_unlock(&conns_lock);
+    make_room(t, peer, t->limits.max_anonymous_per_address);
+    make_room(t, NULL, t->limits.max_anonymous);
+    pthread_mutex_unlock(&t->lock);
     *socket_context = c;
 }
 
 /* What C's request held, given back (under the lock). */
 static void give_back(Conn *c) {
-    assert(c->peer->queued >= c->queued && queued_total >= c->queued);
+    Conns *t = c->table;
+    assert(c->peer->queued >= c->queued && t->queued_total >= c->queued);
     c->peer->queued -= c->queued;
-    queued_total -= c->queued;
+    t->queued_total -= c->queued;
     c->queued = 0;
     if (c->paged) c->peer->pages--;
     c->paged = 0;
@@ -250,23 +269,23 @@ static void give_back(Conn *c) {
 
 void conns_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
                   enum MHD_ConnectionNotificationCode code) {
-    (void)cls;
+    Conns *t = cls;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        on_started(mc, socket_context);
+        on_started(t, mc, socket_context);
         return;
     }
     Conn *c = *socket_context;
     if (!c) return;
-    pthread_mutex_lock(&conns_lock);
+    pthread_mutex_lock(&t->lock);
     anon_leave(c);
     give_back(c);
-    if (c->agent) agent_release(c->agent);
+    if (c->agent) agent_release(t, c->agent);
     c->peer->conns--;
-    peer_release(c->peer);
+    peer_release(t, c->peer);
     if (c->prev) c->prev->next = c->next;
-    else conns = c->next;
+    else t->list = c->next;
     if (c->next) c->next->prev = c->prev;
-    pthread_mutex_unlock(&conns_lock);
+    pthread_mutex_unlock(&t->lock);
     free(c);
     *socket_context = NULL;
 }
@@ -286,33 +305,34 @@ int conns_headers_done(struct MHD_Connection *mc, int trusted, long agent) {
     Conn *c = conn_of(mc);
     if (!c) return 0;
     int rc = 0;
-    pthread_mutex_lock(&conns_lock);
+    Conns *t = c->table;
+    pthread_mutex_lock(&t->lock);
     set_phase(c, PHASE_BODY);
     c->asked = c->since;
     c->trusted |= trusted;
     if (trusted) anon_leave(c);
     if (agent > 0 && c->agent == 0) {
-        AgentConns *a = agent_of(agent, 1);
+        AgentConns *a = agent_of(t, agent, 1);
         if (a) c->agent = agent, a->conns++;
     }
     if (c->agent) {
-        AgentConns *a = agent_of(c->agent, 0);
-        rc = a && a->conns > limits.max_per_agent ? -1 : 0;
+        AgentConns *a = agent_of(t, c->agent, 0);
+        rc = a && a->conns > t->limits.max_per_agent ? -1 : 0;
     }
-    pthread_mutex_unlock(&conns_lock);
+    pthread_mutex_unlock(&t->lock);
     return rc;
 }
 
 static void conns_set(struct MHD_Connection *mc, Phase phase) {
     Conn *c = conn_of(mc);
     if (!c) return;
-    pthread_mutex_lock(&conns_lock);
+    pthread_mutex_lock(&c->table->lock);
     set_phase(c, phase);
     if (phase == PHASE_HEADERS) {
         give_back(c);
         anon_update(c); /* its next request is the newest */
     }
-    pthread_mutex_unlock(&conns_lock);
+    pthread_mutex_unlock(&c->table->lock);
 }
 
 void conns_handling(struct MHD_Connection *c) { conns_set(c, PHASE_HANDLING); }
@@ -325,15 +345,16 @@ int conns_queue_bytes(struct MHD_Connection *mc, size_t bytes) {
     Conn *c = conn_of(mc);
     if (!c) return 0;
     int rc = 0;
-    pthread_mutex_lock(&conns_lock);
-    if (c->peer->queued && c->peer->queued + bytes > limits.max_queued_per_address) rc = -1;
-    else if (queued_total && queued_total + bytes > limits.max_queued) rc = -2;
+    Conns *t = c->table;
+    pthread_mutex_lock(&t->lock);
+    if (c->peer->queued && c->peer->queued + bytes > t->limits.max_queued_per_address) rc = -1;
+    else if (t->queued_total && t->queued_total + bytes > t->limits.max_queued) rc = -2;
     else {
         c->queued += bytes;
         c->peer->queued += bytes;
-        queued_total += bytes;
+        t->queued_total += bytes;
     }
-    pthread_mutex_unlock(&conns_lock);
+    pthread_mutex_unlock(&t->lock);
     return rc;
 }
 
@@ -341,11 +362,11 @@ int conns_page_start(struct MHD_Connection *mc) {
     Conn *c = conn_of(mc);
     if (!c) return 0;
     int rc = 0;
-    pthread_mutex_lock(&conns_lock);
+    pthread_mutex_lock(&c->table->lock);
     assert(!c->paged); /* one request at a time per connection */
-    if (c->peer->pages >= limits.max_pages_per_address) rc = -1;
+    if (c->peer->pages >= c->table->limits.max_pages_per_address) rc = -1;
     else c->paged = 1, c->peer->pages++;
-    pthread_mutex_unlock(&conns_lock);
+    pthread_mutex_unlock(&c->table->lock);
     return rc;
 }
 
@@ -363,11 +384,11 @@ void conns_peer(struct MHD_Connection *mc, char *out, size_t cap) {
 int conns_client_gone(struct MHD_Connection *mc) {
     Conn *c = conn_of(mc);
     if (!c) return 0;
-    pthread_mutex_lock(&conns_lock);
+    pthread_mutex_lock(&c->table->lock);
     int closing = c->closing;
     struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
     int gone = closing || (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
-    pthread_mutex_unlock(&conns_lock);
+    pthread_mutex_unlock(&c->table->lock);
     return gone;
 }
 
@@ -375,22 +396,23 @@ int conns_client_gone(struct MHD_Connection *mc) {
  * left to libmicrohttpd's inactivity timeout, and its handling (a long poll) to hub.c;
  * an anonymous request is answered, last byte out, within anonymous_timeout_s. */
 static double deadline(const Conn *c) {
-    if (c->phase == PHASE_HEADERS) return c->trusted ? 0 : c->since + limits.header_timeout_s;
-    if (!c->trusted) return c->asked + limits.anonymous_timeout_s;
-    return c->phase == PHASE_HANDLING ? 0 : c->since + limits.body_timeout_s;
+    const ConnLimits *limits = &c->table->limits;
+    if (c->phase == PHASE_HEADERS) return c->trusted ? 0 : c->since + limits->header_timeout_s;
+    if (!c->trusted) return c->asked + limits->anonymous_timeout_s;
+    return c->phase == PHASE_HANDLING ? 0 : c->since + limits->body_timeout_s;
 }
 
-int conns_sweep(void) {
+int conns_sweep(Conns *t) {
     double now = timing_now_seconds();
     int closed = 0;
-    pthread_mutex_lock(&conns_lock);
-    for (Conn *c = conns; c; c = c->next) {
+    pthread_mutex_lock(&t->lock);
+    for (Conn *c = t->list; c; c = c->next) {
         double d = deadline(c);
         if (!c->closing && d > 0 && now > d) {
             shut(c);
             closed++;
         }
     }
-    pthread_mutex_unlock(&conns_lock);
+    pthread_mutex_unlock(&t->lock);
     return closed;
 }

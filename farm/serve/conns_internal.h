@@ -27,9 +27,15 @@ typedef struct {
     double anonymous_timeout_s; /* an anonymous request's headers to its answer sent */
 } ConnLimits;
 
-void conns_init(const ConnLimits *limits);
+/* One server's connections and what each address and agent holds (Server.conns). */
+typedef struct Conns Conns;
 
-/* MHD_OPTION_NOTIFY_CONNECTION: registers and unregisters every connection. */
+/* An empty table (NULL when out of memory); conns_init sets its caps before it serves. */
+Conns *conns_new(void);
+void conns_init(Conns *t, const ConnLimits *limits);
+
+/* MHD_OPTION_NOTIFY_CONNECTION, with the server's table as CLS: registers and
+ * unregisters every connection. */
 void conns_notify(void *cls, struct MHD_Connection *c, void **socket_context,
                   enum MHD_ConnectionNotificationCode code);
 
@@ -59,6 +65,6 @@ int conns_client_gone(struct MHD_Connection *c);
 
 /* Closes every connection past its deadline; the reaper calls it a few times a second.
  * Returns how many it closed. */
-int conns_sweep(void);
+int conns_sweep(Conns *t);
 
 #endif

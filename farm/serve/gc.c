@@ -12,6 +12,14 @@
  *      manifest) is in this second reading;
  *   3. a trashed blob named now goes back; the rest are removed.
  *
+ * The argument holds for one collector. Two at once do not: B, settling trash/ with
+ * references it read before a filing pinned a blob, removes that blob after A trashed
+ * it (an acknowledged bundle lost files). So one collection runs at a time across the
+ * farm: every collection, and the settling of trash/ at start, holds the collector's
+ * lock (db_collector_lock: a PostgreSQL advisory lock, an flock beside SQLite's file),
+ * and a collection that finds it held is refused (gc_running). And step 3 reads the
+ * references of each blob once more, just before removing it.
+ *
  * A collector stopped between 1 and 3 (a crash) leaves blobs in trash/: gc_recover puts
  * back the named ones before the coordinator serves anything and before every
  * collection, and removes the rest. Temp files of dead writes older than ten minutes go
@@ -122,7 +130,14 @@ static int settle_trash(Server *s, int trash, long *restored, long *removed, lon
         char sha[SHA256_HEX_LEN];
         struct stat st;
         if (ent->d_name[0] == '.') continue;
-        if (trash_digest(ent->d_name, sha) == 0 && util_nameset_get(&refs.names, sha, NULL)) {
+        int digest = trash_digest(ent->d_name, sha) == 0;
+        /* named in the reading, or (read again just before removing it) named now; a
+         * reading that fails keeps the blob in trash/ for the next settling */
+        int named = !digest                                    ? 0
+                    : util_nameset_get(&refs.names, sha, NULL) ? 1
+                                                               : db_blob_named(s->db, sha);
+        if (named < 0) continue;
+        if (named) {
             if (put_back(s, trash, ent->d_name, sha) == 1 && restored) (*restored)++;
             continue;
         }
@@ -138,12 +153,31 @@ static int settle_trash(Server *s, int trash, long *restored, long *removed, lon
     return rc;
 }
 
+/* Takes the collector's lock: 1, or 0 with E (and *BUSY set when another holds it). */
+static int lock_collector(Server *s, int *busy, Err *e) {
+    int got = db_collector_lock(s->db);
+    *busy = got == 0;
+    if (got == 0) err_set(e, "another collection is running in this farm: try again later");
+    if (got < 0) err_set(e, "cannot take the collector's lock: the store failed");
+    return got == 1;
+}
+
 int gc_recover(Server *s, Err *e) {
+    int busy = 0;
+    pthread_mutex_lock(&gc_lock);
+    if (!lock_collector(s, &busy, e)) {
+        pthread_mutex_unlock(&gc_lock);
+        /* the collection running settles its own trash/, or (killed) the next one does */
+        fprintf(stderr, "farm: gc: trash/ not settled at start: %s\n", e->msg);
+        return 0;
+    }
     int trash = statedir_open_dir(s->state_fd, "trash", 1);
-    if (trash < 0) return err_set(e, "cannot open %s/trash: %s", s->state, strerror(errno));
     long restored = 0;
-    int rc = settle_trash(s, trash, &restored, NULL, NULL, e);
-    close(trash);
+    int rc = trash < 0 ? err_set(e, "cannot open %s/trash: %s", s->state, strerror(errno))
+                       : settle_trash(s, trash, &restored, NULL, NULL, e);
+    if (trash >= 0) close(trash);
+    db_collector_unlock(s->db);
+    pthread_mutex_unlock(&gc_lock);
     if (restored)
         fprintf(stderr, "farm: gc: put back %ld blob(s) a stopped collection had taken\n",
                 restored);
@@ -214,8 +248,12 @@ static void trash_all_unnamed(Server *s, int trash, const Refs *refs, long *seen
     closedir(d);
 }
 
-cJSON *gc_collect(Server *s, Err *e) {
+cJSON *gc_collect(Server *s, int *busy, Err *e) {
     pthread_mutex_lock(&gc_lock);
+    if (!lock_collector(s, busy, e)) {
+        pthread_mutex_unlock(&gc_lock);
+        return NULL;
+    }
     double t0 = timing_now_seconds();
     long seen = 0, moved = 0, restored = 0, removed = 0;
     long long bytes = 0;
@@ -227,8 +265,10 @@ cJSON *gc_collect(Server *s, Err *e) {
     } else if (load_refs(s, &refs) != 0) {
         err_set(e, "cannot read the store's references: nothing collected");
     } else {
+        pause_point("gc-read"); /* a test's filings commit between the readings */
         trash_all_unnamed(s, trash, &refs, &seen, &moved);
         refs_free(&refs);
+        pause_point("gc-trashed"); /* a test's filings find their blobs gone */
         if (settle_trash(s, trash, &restored, &removed, &bytes, e) != 0) {
             put_back_all(s, trash);
         } else {
@@ -242,6 +282,7 @@ cJSON *gc_collect(Server *s, Err *e) {
         }
     }
     if (trash >= 0) close(trash);
+    db_collector_unlock(s->db);
     pthread_mutex_unlock(&gc_lock);
     return out;
 }

@@ -41,19 +41,17 @@ static void insert_claim(Hub *h, Exchange *x) {
     assert(!x->next || x->q.wait_until <= x->next->q.wait_until);
 }
 
-/* Parked claims per agent, for max_claims_per_agent: a bucket per agent id modulo
- * CLAIM_BUCKETS, each a short chain (under the hub's lock). */
-#define CLAIM_BUCKETS 1024
+/* One agent's parked claims, for max_claims_per_agent: in a chain of Hub.parked, under
+ * the hub's lock. */
 typedef struct Parked {
     struct Parked *next;
     long agent;
     long claims;
 } Parked;
-static Parked *parked[CLAIM_BUCKETS];
 
 /* AGENT's count of parked claims (made when missing with MAKE), or NULL. */
-static Parked *parked_of(long agent, int make) {
-    Parked **at = &parked[(unsigned long)agent % CLAIM_BUCKETS];
+static Parked *parked_of(Hub *h, long agent, int make) {
+    Parked **at = &h->parked[(unsigned long)agent % HUB_CLAIM_BUCKETS];
     for (Parked *p = *at; p; p = p->next)
         if (p->agent == agent) return p;
     Parked *p = make ? calloc(1, sizeof *p) : NULL;
@@ -61,8 +59,8 @@ static Parked *parked_of(long agent, int make) {
     return p;
 }
 
-static void parked_leave(long agent) {
-    Parked **at = &parked[(unsigned long)agent % CLAIM_BUCKETS];
+static void parked_leave(Hub *h, long agent) {
+    Parked **at = &h->parked[(unsigned long)agent % HUB_CLAIM_BUCKETS];
     while (*at && (*at)->agent != agent) at = &(*at)->next;
     Parked *p = *at;
     assert(p && p->claims > 0); /* every parked claim was counted */
@@ -84,7 +82,7 @@ static void resume_claims(Hub *h, double until) {
         else h->claims_tail = NULL;
         x->prev = x->next = NULL;
         x->parking = PARK_NONE;
-        parked_leave(x->q.agent.id);
+        parked_leave(h, x->q.agent.id);
         MHD_resume_connection(x->conn);
     }
 }
@@ -117,7 +115,7 @@ int hub_park_claim(Server *s, Exchange *x, unsigned long seen) {
     pthread_mutex_lock(&h->lock);
     int park = h->generation == seen && !h->stopping;
     assert(x->parking == PARK_NONE && x->q.agent.id > 0); /* an agent's claim, in no list */
-    Parked *mine = park ? parked_of(x->q.agent.id, 1) : NULL;
+    Parked *mine = park ? parked_of(h, x->q.agent.id, 1) : NULL;
     if (park && (!mine || mine->claims >= s->cfg.max_claims_per_agent)) {
         park = -1; /* one agent's long polls may not crowd out the others' */
     } else if (park) {

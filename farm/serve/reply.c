@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...) {
@@ -33,8 +34,17 @@ void reply_raw(Reply *r, char *data, size_t len, const char *type) {
     r->status = 200;
 }
 
-void reply_file(Reply *r, int fd, size_t len, const char *type) {
-    assert(fd >= 0 && !r->file);
+void reply_file(Reply *r, int fd, size_t len, const char *sha, const char *type) {
+    assert(fd >= 0 && !r->file && sha256_is_hex(sha));
+    char empty[SHA256_HEX_LEN];
+    sha256_hex("", 0, empty);
+    if (len == 0 && strcmp(sha, empty) != 0) { /* no piece to hold back: refused whole */
+        close(fd);
+        fprintf(stderr, "farm: blob %s is damaged (empty): not served\n", sha);
+        reply_error(r, PROTO_E_INTERNAL, "blob %.16s... is damaged in the store", sha);
+        return;
+    }
+    memcpy(r->file_sha, sha, SHA256_HEX_LEN);
     free(r->raw);
     r->raw = NULL;
     r->file = fd + 1;

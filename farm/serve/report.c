@@ -1,14 +1,17 @@
 /* report.c: each run's comparison (farm/core/compare.c) with every cell's worst
  * error/bound, as the dashboard shows it. While any of a run's jobs is queued or running
  * its comparison may change, and a page about that run compares it on request (one run,
- * within max_compare_observations). Once all have finished it never changes again: the
+ * within max_compare_observations), kept (Interims) until the run's jobs change: views
+ * take turns and compare it once per change, not once each. Once all have finished it never changes again: the
  * reporter thread computes it once and stores it (db_report_put) with a summary and a
  * history row per case, so that no page compares across runs on request. The index
  * reads the summaries, a case's history its rows, a finished run's page its report. */
 #include "serve/serve_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,38 +26,85 @@
  * {column: {case: ratio}}. A case's first entry in a column is the one kept. */
 static cJSON *cell_ratios(const cJSON *results) {
     cJSON *all = cJSON_CreateObject();
-    const cJSON *res, *c, *b;
-    cJSON_ArrayForEach(res, results) {
-        char col[400];
-        snprintf(col, sizeof col, "%s/%s", json_str(res, "machine"), json_str(res, "cell_id"));
-        cJSON *mine = cJSON_AddObjectToObject(all, col);
+    Results r;
+    results_parse(results, &r);
+    for (size_t i = 0; i < r.n; i++) {
+        const Evidence *cell = &r.cells[i];
+        cJSON *mine = cJSON_AddObjectToObject(all, cell->column);
         NameSet seen = {0};
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-                                  cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases")) {
+        for (size_t k = 0; k < cell->n_cases; k++) {
+            const CaseResult *c = &cell->cases[k];
             double worst = -1;
-            cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(c, "bounds")) {
-                double v = json_num(b, "ratio", INFINITY);
-                worst = v > worst ? v : worst;
-            }
-            const char *name = json_str(c, "case");
-            if (worst >= 0 && name && !util_nameset_add(&seen, name, 0))
-                cJSON_AddNumberToObject(mine, name, isfinite(worst) ? worst : 1e308);
+            for (size_t b = 0; b < c->n_bounds; b++)
+                worst = c->bounds[b].ratio > worst ? c->bounds[b].ratio : worst;
+            if (worst >= 0 && c->path && !util_nameset_add(&seen, c->path, 0))
+                cJSON_AddNumberToObject(mine, c->path, isfinite(worst) ? worst : 1e308);
         }
         util_nameset_free(&seen);
     }
+    results_free(&r);
     return all;
 }
 
-/* Compares run RUN now (its view into *RUN_VIEW when not NULL); NULL when there is none. */
-static cJSON *report_compute(Server *s, long run, cJSON **run_view) {
-    cJSON *view = db_run_view(s->db, run);
-    if (!view) return NULL;
+/* Compares run RUN, whose view is VIEW, now. */
+static cJSON *report_compare(Server *s, long run, const cJSON *view) {
     cJSON *results = db_run_results(s->db, run);
     cJSON *report = compare_results(results, cJSON_GetObjectItemCaseSensitive(view, "cases"),
                                     (double)s->cfg.max_compare_observations);
     cJSON_AddItemToObject(report, "ratios", cell_ratios(results));
     if (!json_str(report, "refused")) report_values(s, report, results);
     cJSON_Delete(results);
+    return report;
+}
+
+/* Compares run RUN now (its view into *RUN_VIEW when not NULL); NULL when there is none. */
+static cJSON *report_compute(Server *s, long run, cJSON **run_view) {
+    cJSON *view = db_run_view(s->db, run);
+    cJSON *report = view ? report_compare(s, run, view) : NULL;
+    if (run_view) *run_view = view;
+    else cJSON_Delete(view);
+    return report;
+}
+
+/* What an unfinished run's comparison is made of: its jobs' states and filed bundles
+ * (not their progress lines or lease times, which each heartbeat moves). */
+static void interim_stamp(const cJSON *view, char out[SHA256_HEX_LEN]) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    const cJSON *j;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(view, "jobs")) {
+        const char *state = json_str(j, "state"), *evidence = json_str(j, "evidence");
+        fprintf(f, "%.0f %s %s\n", json_num(j, "job", 0), state ? state : "",
+                evidence ? evidence : "");
+    }
+    fclose(f);
+    sha256_hex(text, len, out);
+    free(text);
+}
+
+/* Run RUN's comparison while it is not stored: the one kept (Interims) when its jobs have
+ * not changed since, else compared now and kept. */
+static cJSON *report_interim(Server *s, long run, cJSON **run_view) {
+    cJSON *view = db_run_view(s->db, run), *report = NULL;
+    if (!view) return NULL;
+    char stamp[SHA256_HEX_LEN];
+    interim_stamp(view, stamp);
+    Interims *c = &s->interims;
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < INTERIM_RUNS && !report; i++)
+        if (c->slot[i].report && c->slot[i].run == run && !strcmp(c->slot[i].stamp, stamp))
+            report = cJSON_Duplicate(c->slot[i].report, 1);
+    if (!report) {
+        report = report_compare(s, run, view);
+        fprintf(stderr, "farm: compared unfinished run %ld for a page\n", run);
+        unsigned at = c->next++ % INTERIM_RUNS;
+        cJSON_Delete(c->slot[at].report);
+        c->slot[at].run = run;
+        memcpy(c->slot[at].stamp, stamp, sizeof stamp);
+        c->slot[at].report = cJSON_Duplicate(report, 1);
+    }
+    pthread_mutex_unlock(&c->lock);
     if (run_view) *run_view = view;
     else cJSON_Delete(view);
     return report;
@@ -62,7 +112,7 @@ static cJSON *report_compute(Server *s, long run, cJSON **run_view) {
 
 cJSON *report_run(Server *s, long run, cJSON **run_view) {
     cJSON *stored = db_report_get(s->db, run);
-    if (!stored) return report_compute(s, run, run_view);
+    if (!stored) return report_interim(s, run, run_view);
     if (run_view && !(*run_view = db_run_view(s->db, run))) {
         cJSON_Delete(stored); /* cannot happen: runs are never deleted */
         return NULL;

@@ -8,15 +8,17 @@
  * named too, and whether it is empty.
  *
  * An observation's raw bits are the blob named by its digest, read only when that cell's
- * own bundle filed it (its manifest names the digest) and only when its size is the
- * type's size times the count; at most max_decode_bytes are read for one comparison,
- * then the report says what was left undecoded. */
+ * own bundle filed it (its manifest names the digest) and only when its size, looked at
+ * before reading, is the type's size times the count; every read is charged to the
+ * comparison's max_decode_bytes, and once they are spent the report says what was left
+ * undecoded. */
 #include "serve/serve_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "lib/obs.h"
@@ -47,17 +49,24 @@ static unsigned char *load(Decoder *d, const Column *c, const cJSON *o, ObsType 
     if (!sha || !type || obs_type_parse(type, t) != 0 ||
         json_int(o, "count", 0, 1e12, &count) <= 0 || !util_nameset_get(&c->filed, sha, NULL))
         return NULL;
-    size_t want = (size_t)count * obs_type_size(*t), len = 0;
+    size_t want = (size_t)count * obs_type_size(*t), len = 0, size = 0;
+    /* The size first, from the file: a blob of another size is never read. Before, it
+     * was read whole, found the wrong size and charged nothing (one 8 MiB blob named by
+     * 4,096 observations each one element longer made a comparison read 32 GiB). */
+    int fd = store_open_blob(d->s, sha, &size);
+    if (fd < 0) return NULL;
+    close(fd);
+    if (size != want) return NULL;
     if ((long long)want > d->budget) {
         d->over = 1;
         return NULL;
     }
+    d->budget -= (long long)want; /* charged before the read, whatever comes of it */
     unsigned char *bytes = (unsigned char *)store_read_blob(d->s, sha, want, &len);
     if (bytes && len != want) {
         free(bytes);
         return NULL;
     }
-    d->budget -= (long long)want;
     *n = (size_t)count;
     return bytes;
 }

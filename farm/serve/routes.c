@@ -20,21 +20,30 @@ static const Route ROUTES[] = {
     {"GET", "/machines/*", AUTH_NONE, web_machine, POOL_PAGE, BODY_NONE},
     {"GET", "/badge/*", AUTH_NONE, web_badge, POOL_PAGE, BODY_NONE},
     {"GET", "/favicon.ico", AUTH_NONE, web_icon, POOL_HTTP, BODY_NONE},
-    {"POST", "/api/v1/agents/challenge", AUTH_ENROL, handlers_challenge, POOL_HTTP, BODY_TAKEN},
-    {"POST", "/api/v1/agents/enrol", AUTH_ENROL, handlers_enrol, POOL_WORK, BODY_TAKEN},
-    {"POST", "/api/v1/agents/*/revoke", AUTH_ADMIN, handlers_revoke, POOL_WORK, BODY_TAKEN},
-    {"POST", "/api/v1/claim", AUTH_AGENT, handlers_claim, POOL_HTTP, BODY_TAKEN},
-    {"POST", "/api/v1/jobs/*/heartbeat", AUTH_AGENT, handlers_heartbeat, POOL_HTTP, BODY_TAKEN},
+    {"POST", "/api/v1/agents/challenge", AUTH_ENROL, handlers_challenge, POOL_HTTP, BODY_SMALL},
+    {"POST", "/api/v1/agents/enrol", AUTH_ENROL, handlers_enrol, POOL_WORK, BODY_ENROL},
+    {"POST", "/api/v1/agents/*/revoke", AUTH_ADMIN, handlers_revoke, POOL_WORK, BODY_SMALL},
+    {"POST", "/api/v1/claim", AUTH_AGENT, handlers_claim, POOL_HTTP, BODY_SMALL},
+    {"POST", "/api/v1/jobs/*/heartbeat", AUTH_AGENT, handlers_heartbeat, POOL_HTTP, BODY_SMALL},
     {"POST", "/api/v1/jobs/*/bundle", AUTH_AGENT, handlers_upload, POOL_WORK, BODY_TAKEN},
     {"PUT", "/api/v1/blobs/*", AUTH_ADMIN, handlers_blob_put, POOL_WORK, BODY_TAKEN},
     {"GET", "/api/v1/blobs/*", AUTH_AGENT_OR_ADMIN, handlers_blob_get, POOL_HTTP, BODY_NONE},
     {"POST", "/api/v1/runs", AUTH_ADMIN, handlers_run_create, POOL_WORK, BODY_TAKEN},
     {"GET", "/api/v1/runs/*", AUTH_ADMIN, handlers_run_get, POOL_WORK, BODY_NONE},
     {"GET", "/api/v1/runs/*/results", AUTH_ADMIN, handlers_run_results, POOL_WORK, BODY_NONE},
-    {"POST", "/api/v1/runs/*/cancel", AUTH_ADMIN, handlers_run_cancel, POOL_WORK, BODY_TAKEN},
+    {"POST", "/api/v1/runs/*/cancel", AUTH_ADMIN, handlers_run_cancel, POOL_WORK, BODY_SMALL},
     {"GET", "/api/v1/status", AUTH_ADMIN, handlers_status, POOL_WORK, BODY_NONE},
-    {"POST", "/api/v1/gc", AUTH_ADMIN, handlers_gc, POOL_WORK, BODY_TAKEN},
+    {"POST", "/api/v1/gc", AUTH_ADMIN, handlers_gc, POOL_WORK, BODY_SMALL},
 };
+
+long route_body_limit(const Server *s, const Route *route, const char **setting) {
+    if (route->body == BODY_SMALL)
+        return *setting = "max_small_body_bytes", s->cfg.max_small_body_bytes;
+    if (route->body == BODY_ENROL)
+        return *setting = "max_enrol_body_bytes", s->cfg.max_enrol_body_bytes;
+    *setting = route->body == BODY_NONE ? "no body" : "max_body_bytes";
+    return route->body == BODY_NONE ? 0 : s->cfg.max_body_bytes;
+}
 
 /* Matches PATH against PATTERN; on a match, the "*" segment is copied into ARG. */
 static int match(const char *pattern, const char *path, char *arg, size_t cap) {
@@ -86,9 +95,10 @@ void serve_route(Server *s, Request *q, Reply *r) {
         return;
     }
     if (auth_check(s, route->auth, q, r) != 0) return;
-    if (q->len > (size_t)s->cfg.max_body_bytes)
-        reply_error(r, PROTO_E_TOO_LARGE, "body larger than max_body_bytes (%ld)",
-                    s->cfg.max_body_bytes);
+    const char *setting;
+    long limit = route_body_limit(s, route, &setting);
+    if (q->len > (size_t)limit)
+        reply_error(r, PROTO_E_TOO_LARGE, "body larger than %s (%ld)", setting, limit);
     else route->handle(s, q, r);
     if (r->park) r->park = 0, r->status = 204; /* nothing waits here: an empty long poll */
 }

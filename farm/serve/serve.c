@@ -28,6 +28,8 @@ static const char SERVE_HELP[] =
     "evidence store, all kept in DIR (farm.db, blobs/, tmp/, trash/). FILE is JSON:\n"
     "  {\"listen\": \"127.0.0.1:8470\", \"enrol_token\": \"...\", \"admin_token\": \"...\",\n"
     "   \"max_body_bytes\": 67108864, \"max_subjects\": 10000, \"lease_seconds\": 60,\n"
+    "   \"max_small_body_bytes\": 65536, \"max_enrol_body_bytes\": 262144,\n"
+    "   \"max_json_values\": 200000,\n"
     "   \"max_path_depth\": 32, \"max_bundle_inodes\": 30000,\n"
     "   \"max_capabilities_bytes\": 65536, \"max_challenges\": 1024,\n"
     "   \"max_challenges_per_address\": 16,\n"
@@ -41,6 +43,7 @@ static const char SERVE_HELP[] =
     "   \"http_threads\": 4, \"work_threads\": 8, \"page_threads\": 2,\n"
     "   \"max_queued_pages\": 64, \"max_pages_per_address\": 4,\n"
     "   \"max_compare_observations\": 1000000, \"max_decode_bytes\": 67108864,\n"
+    "   \"wal_pages\": 1000,\n"
     "   \"store\": \"sqlite\"}\n"
     "store \"sqlite\" (default) keeps the database in DIR/farm.db; \"postgresql://...\" (a\n"
     "libpq URI) keeps it in PostgreSQL, which several coordinators may share along with\n"
@@ -77,7 +80,7 @@ static void *reaper(void *arg) {
     Server *s = arg;
     for (;;) {
         timing_sleep_ms(200);
-        conns_sweep();
+        conns_sweep(s->conns);
         if (db_reap(s->db, s->cfg.max_attempts) > 0) {
             hub_notify(s);
             report_wake(s); /* a job failed as agent_lost may have ended its run */
@@ -99,7 +102,20 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
     pthread_mutex_init(&s->filing_lock, NULL);
     pthread_mutex_init(&s->report_lock, NULL);
     pthread_mutex_init(&s->nonces_lock, NULL);
+    pthread_mutex_init(&s->agents.lock, NULL);
+    pthread_mutex_init(&s->runs.lock, NULL);
+    pthread_mutex_init(&s->keys.lock, NULL);
+    pthread_mutex_init(&s->seen.lock, NULL);
+    pthread_mutex_init(&s->interims.lock, NULL);
+    s->conns = conns_new();
     s->nonces = calloc((size_t)cfg->max_challenges + 1, sizeof *s->nonces);
+    if (!s->conns || !s->nonces) {
+        err_set(e, "out of memory");
+        free(s->conns);
+        free(s->nonces);
+        free(s);
+        return NULL;
+    }
     pthread_cond_init(&s->report_cond, NULL);
     sem_init(&s->filers, 0, FILERS);
     char path[1200];
@@ -113,6 +129,7 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
         err_set(e, "cannot open %s/blobs and %s/tmp: %s", s->state, s->state, strerror(errno));
     else if (s->state_fd >= 0) s->db = db_open(s->cfg.store[0] ? s->cfg.store : path, e);
     if (s->db) db_set_sync(s->db, s->cfg.sync_full);
+    if (s->db) db_set_wal_pages(s->db, s->cfg.wal_pages);
     if (s->db && auth_open(s, e) == 0 && store_reconcile(s, e) == 0) return s;
     free(s); /* an open store stays (its connections, a PostgreSQL life lock): the caller exits */
     return NULL;
@@ -190,6 +207,7 @@ static int run(Server *s, sigset_t *stop) {
         return 1;
     }
     server_stop(daemon);
+    db_checkpoint_final(s->db); /* nothing is left in a WAL that outlives the process */
     return 0;
 }
 

@@ -46,6 +46,10 @@ typedef struct {
     long max_bundle_inodes;          /* files and folders one bundle may make */
     long max_challenges;             /* enrolment challenges outstanding, in all */
     long max_challenges_per_address; /* ... and from one client address */
+    long wal_pages;                  /* SQLite's WAL is cut back to this many pages */
+    long max_small_body_bytes;       /* claims, heartbeats, challenges, admin verbs */
+    long max_enrol_body_bytes;       /* enrolments */
+    long max_json_values;            /* values one request's JSON body may hold */
     int sync_full;                   /* "sync": "full" (default): acknowledged bundles survive power
                                  loss; "process": they survive the coordinator's crash */
     char store[1024];                /* "": SQLite in the state folder; else a postgresql:// URI */
@@ -80,7 +84,8 @@ typedef struct {
     size_t raw_len;
     const char *raw_type;
     int file;        /* an open file's descriptor + 1 (0: none), streamed from disk as the */
-    size_t file_len; /* client reads (never held in memory), its first file_len bytes */
+    size_t file_len; /* client reads (never held in memory), its first file_len bytes, */
+    char file_sha[SHA256_HEX_LEN]; /* which must have this digest (or the answer is cut) */
     char error[256]; /* for the log when status >= 400 */
     int park;        /* nothing to answer yet: the server sets the request aside, holding no
                  thread, and calls the handler again once jobs may have become claimable

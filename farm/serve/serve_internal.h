@@ -12,7 +12,8 @@
  *               the values cells hold, and how far apart they are)
  *   store.c     blobs by content on disk; gc.c the collector; migrate.c the layout before
  *   statedir.c  paths under the state folder, opened without following links
- *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h) */
+ *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h)
+ *   pause.c     points where a test build waits for its test (FARM_TEST_PAUSES) */
 #ifndef CAIRN_FARM_SERVE_INTERNAL_H
 #define CAIRN_FARM_SERVE_INTERNAL_H
 
@@ -20,6 +21,8 @@
 #include <semaphore.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include <openssl/types.h>
 
 #include "proto/api.h"
 #include "serve/serve.h"
@@ -37,9 +40,12 @@ typedef enum { AUTH_NONE, AUTH_ENROL, AUTH_AGENT, AUTH_ADMIN, AUTH_AGENT_OR_ADMI
  * never hold the threads every connection needs, and pages never the farm's work. */
 typedef enum { POOL_HTTP, POOL_WORK, POOL_PAGE } Pool;
 
-/* Whether a route takes a body: a request with one for a route that takes none is
- * refused from its headers (413), before a byte of the body is read. */
-typedef enum { BODY_NONE, BODY_TAKEN } Body;
+/* Whether a route takes a body, and how large: a request with one for a route that takes
+ * none, or that declares more than its route's limit, is refused from its headers (413),
+ * before a byte of the body is read. Claims, heartbeats, challenges and the admin's
+ * small verbs take max_small_body_bytes, enrolments max_enrol_body_bytes, uploads, runs
+ * and source archives max_body_bytes (route_body_limit). */
+typedef enum { BODY_NONE, BODY_SMALL, BODY_ENROL, BODY_TAKEN } Body;
 
 typedef void (*Handler)(Server *s, Request *q, Reply *r);
 
@@ -56,6 +62,8 @@ typedef struct {
 /* The route for Q's method and path, its variable segment copied into ARG (CAP bytes)
  * and Q->arg pointed at it; otherwise NULL with the 404 or 405 in R. */
 const Route *route_find(Request *q, char *arg, size_t cap, Reply *r);
+/* The most bytes of body ROUTE takes, and the name of the setting that says so. */
+long route_body_limit(const Server *s, const Route *route, const char **setting);
 
 /* --- one request between libmicrohttpd's calls (server.c, hub.c) ------------------ */
 
@@ -98,6 +106,10 @@ typedef struct {
     pthread_cond_t ready; /* its threads': a request queued */
 } WorkQueue;
 
+/* Parked claims per agent, for max_claims_per_agent: a bucket per agent id modulo this,
+ * each a short chain. */
+#define HUB_CLAIM_BUCKETS 1024
+
 /* The requests set aside without a thread (hub.c): long-polling claims and requests
  * queued for the work pool or the page pool. Every field is under lock. */
 typedef struct {
@@ -108,6 +120,7 @@ typedef struct {
     int stopping;                   /* serve is shutting down: nothing is parked any more */
     Exchange *claims, *claims_tail; /* parked claims, soonest deadline first */
     WorkQueue work, pages;
+    struct Parked *parked[HUB_CLAIM_BUCKETS]; /* parked claims per agent (hub.c) */
 } Hub;
 
 #define MAX_FILING 256
@@ -119,6 +132,77 @@ typedef struct {
     double expires; /* 0: a free slot */
 } Nonce;
 
+/* Agents by token hash (auth.c), so that most requests authenticate without the
+ * database; see auth.c for when an entry is forgotten. Every field is under lock. */
+#define AUTH_CACHE           4096 /* a slot per agent of a large fleet: a miss costs a database read */
+#define AUTH_CACHE_FORGOTTEN 64
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        char hash[SHA256_HEX_LEN];
+        double read_at; /* timing_monotonic_seconds() when the database said so */
+        Agent agent;
+    } slot[AUTH_CACHE];
+    unsigned long epoch; /* bumped by every flush */
+    /* What the latest flushes forgot, at [epoch % AUTH_CACHE_FORGOTTEN]: an agent's id,
+     * or 0 for all. */
+    long forgotten[AUTH_CACHE_FORGOTTEN];
+} AuthCache;
+
+/* What a claim answer says about its run (handlers.c): runs never change once made, so
+ * this is read from the database once per run rather than once per claim. */
+#define RUN_CACHE 64
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        long run;
+        char sha[SHA256_HEX_LEN];
+        long size;
+        double timeout_s;
+        cJSON *cases;
+    } slot[RUN_CACHE];
+} RunCache;
+
+/* Agents' keys, decoded once (handlers.c): PEM decoding goes through OpenSSL 3's decoder
+ * framework, far slower than the signature check itself. Keyed by agent id and key id. */
+#define KEY_CACHE 1024
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        long agent;
+        char keyid[SHA256_HEX_LEN];
+        EVP_PKEY *key;
+    } slot[KEY_CACHE];
+} KeyCache;
+
+/* When agents were last heard from (any authenticated request), for the dashboard
+ * (web.c): a slot per agent id modulo WEB_SEEN_SLOTS. */
+#define WEB_SEEN_SLOTS 1024
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        long id;
+        double at;
+    } slot[WEB_SEEN_SLOTS];
+} WebSeen;
+
+/* Unfinished runs' comparisons (report.c), each kept until the run's jobs change (a
+ * state, a filed bundle), so that views of an unfinished run do not compare it again
+ * each: before, two anonymous views that disconnected held both page threads comparing
+ * one run over and over. Computed under the lock: views take turns. */
+#define INTERIM_RUNS 4
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        long run;
+        char stamp[SHA256_HEX_LEN]; /* what the comparison was made of (report.c) */
+        cJSON *report;
+    } slot[INTERIM_RUNS];
+    unsigned next; /* the slot the next new comparison replaces */
+} Interims;
+
+/* One coordinator. Everything it holds is here, none of it in a file's statics, so that
+ * one process may hold two servers (tests/c/farm_two_servers.c). */
 struct Server {
     Db *db;
     FarmConfig cfg;
@@ -136,6 +220,12 @@ struct Server {
     sem_t filers;                /* uploads verifying or writing files at once */
     pthread_mutex_t nonces_lock; /* guards nonces[] (cfg.max_challenges of them) */
     Nonce *nonces;
+    AuthCache agents;    /* agents by token (auth.c) */
+    RunCache runs;       /* claims' run facts (handlers.c) */
+    KeyCache keys;       /* agents' decoded keys (handlers.c) */
+    WebSeen seen;        /* when agents were last heard from (web.c) */
+    Interims interims;   /* unfinished runs' comparisons (report.c) */
+    struct Conns *conns; /* open connections and their caps (conns.c) */
 };
 
 /* --- the config (config.c) -------------------------------------------------------- */
@@ -154,8 +244,10 @@ int reply_error(Reply *r, ProtoErrorCode code, const char *fmt, ...)
 void reply_json(Reply *r, int status, cJSON *json);
 /* A 200 of raw bytes (R owns DATA, malloc'd) of the given content type. */
 void reply_raw(Reply *r, char *data, size_t len, const char *type);
-/* A 200 of the first LEN bytes of the open file FD (R owns it), streamed from disk. */
-void reply_file(Reply *r, int fd, size_t len, const char *type);
+/* A 200 of the first LEN bytes of the open file FD (R owns it), streamed from disk and
+ * hashed as it goes: when they are not SHA's, the answer is cut before its last piece
+ * (the client sees fewer bytes than its Content-Length) and the damage is logged. */
+void reply_file(Reply *r, int fd, size_t len, const char *sha, const char *type);
 /* Frees what R owns. */
 void reply_free(Reply *r);
 
@@ -168,9 +260,9 @@ int auth_open(Server *s, Err *e);
  * otherwise -1 with the 401 in R. */
 int auth_check(Server *s, AuthKind need, Request *q, Reply *r);
 /* Empties the cache of agents by token (after a revocation). */
-void auth_forget_agents(void);
+void auth_forget_agents(Server *s);
 /* Forgets agent ID's cached tokens (after it enrolled: its old token means nothing). */
-void auth_forget_agent(long id);
+void auth_forget_agent(Server *s, long id);
 
 /* --- requests set aside (hub.c) --------------------------------------------------- */
 
@@ -301,11 +393,21 @@ int store_reconcile(Server *s, Err *e);
 
 /* The collector (gc.c): removes every blob nothing names, safely while filings go on
  * here and at other coordinators; {"blobs", "removed", "bytes_removed", "put_back",
- * "temps_removed", "seconds"}, or NULL with E (then nothing named was removed). */
-cJSON *gc_collect(Server *s, Err *e);
+ * "temps_removed", "seconds"}, or NULL with E (then nothing named was removed), *BUSY
+ * set when another collection in the farm holds the collector's lock. */
+cJSON *gc_collect(Server *s, int *busy, Err *e);
 /* Puts back the blobs in trash/ that something names, removes the rest (a collection
- * stopped half way); 0, or -1 with E. */
+ * stopped half way), under the collector's lock (left alone, with a word, while another
+ * collection holds it); 0, or -1 with E. */
 int gc_recover(Server *s, Err *e);
+
+/* A point NAME where the test build of the coordinator (FARM_TEST_PAUSES) waits while
+ * its test holds the gate (pause.c); nothing in every other build. */
+#ifdef FARM_TEST_PAUSES
+void pause_point(const char *name);
+#else
+static inline void pause_point(const char *name) { (void)name; }
+#endif
 
 /* The layout before issue 28 (migrate.c): folders per bundle, the journal, source
  * archives one level deep, migrated to blobs and manifests. 0, or -1 with E. */

@@ -16,16 +16,71 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
+
+/* A file answered as the client reads it, hashed as it goes (reply_file). */
+typedef struct {
+    int fd;
+    size_t len;
+    Sha256 *hash;
+    char sha[SHA256_HEX_LEN];
+} FileStream;
+
+#define FILE_PIECE (256 << 10)
+
+static ssize_t file_piece(void *cls, uint64_t at, char *buf, size_t max) {
+    FileStream *f = cls;
+    if (at >= f->len) return MHD_CONTENT_READER_END_OF_STREAM;
+    size_t want = f->len - at < max ? (size_t)(f->len - at) : max;
+    ssize_t n = pread(f->fd, buf, want, (off_t)at);
+    if (n <= 0 || !f->hash || sha256_add(f->hash, buf, (size_t)n) != 0)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    if (at + (uint64_t)n < f->len) return n;
+    char got[SHA256_HEX_LEN];
+    int ok = sha256_end(f->hash, got) == 0 && !strcmp(got, f->sha);
+    f->hash = NULL;
+    if (ok) return n;
+    /* the last piece is held back: no client gets all of a blob that is not its name's */
+    fprintf(stderr, "farm: blob %s is damaged (its bytes hash to %.16s...): its answer was cut\n",
+            f->sha, got);
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void file_done(void *cls) {
+    FileStream *f = cls;
+    close(f->fd);
+    if (f->hash) {
+        char ignored[SHA256_HEX_LEN];
+        sha256_end(f->hash, ignored);
+    }
+    free(f);
+}
+
+/* The response streaming R's file (it owns the descriptor from now on). */
+static struct MHD_Response *file_response(Reply *r) {
+    FileStream *f = calloc(1, sizeof *f);
+    int fd = r->file - 1;
+    r->file = 0;
+    if (!f) {
+        close(fd);
+        return NULL;
+    }
+    *f = (FileStream){.fd = fd, .len = r->file_len, .hash = sha256_begin()};
+    memcpy(f->sha, r->file_sha, SHA256_HEX_LEN);
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(f->len, FILE_PIECE, file_piece, f, file_done);
+    if (!resp) file_done(f);
+    return resp;
+}
 
 /* The answer as libmicrohttpd's response (R gives up what it owned). CLOSE: the
  * connection closes once it is sent (a body declared and left unread). */
 static struct MHD_Response *response_of(Reply *r, int close) {
     struct MHD_Response *resp;
     if (r->file) {
-        resp = MHD_create_response_from_fd64(r->file_len, r->file - 1); /* it closes the fd */
-        r->file = 0;
+        resp = file_response(r);
     } else if (r->raw) {
         resp = MHD_create_response_from_buffer(r->raw_len, r->raw, MHD_RESPMEM_MUST_FREE);
         r->raw = NULL;
@@ -139,14 +194,17 @@ static int admit(Server *s, struct MHD_Connection *conn, Exchange *x, Reply *r) 
         ok = reply_error(r, PROTO_E_TOO_LARGE, "%s %s takes no body", x->q.method,
                          x->route->pattern) == 0;
     ok = ok && auth_check(s, x->route->auth, &x->q, r) == 0;
-    if (ok && x->q.agent.id) web_agent_seen(x->q.agent.id); /* the dashboard's "last heard from" */
+    if (ok && x->q.agent.id)
+        web_agent_seen(s, x->q.agent.id); /* the dashboard's "last heard from" */
     if (conns_headers_done(conn, ok && x->route->auth != AUTH_NONE, x->q.agent.id) != 0 && ok)
         ok = reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
                          "agent %ld has max_connections_per_agent (%ld) connections open",
                          x->q.agent.id, s->cfg.max_connections_per_agent) == 0;
-    if (ok && length && strtod(length, NULL) > (double)s->cfg.max_body_bytes)
-        ok = reply_error(r, PROTO_E_TOO_LARGE, "Content-Length %s is over max_body_bytes (%ld)",
-                         length, s->cfg.max_body_bytes) == 0;
+    const char *setting;
+    long limit = ok ? route_body_limit(s, x->route, &setting) : 0;
+    if (ok && length && strtod(length, NULL) > (double)limit)
+        ok = reply_error(r, PROTO_E_TOO_LARGE, "Content-Length %s is over %s (%ld)", length,
+                         setting, limit) == 0;
     return ok ? 0 : -1; /* refused with a body declared: the connection closes (answer) */
 }
 
@@ -187,8 +245,9 @@ static enum MHD_Result dispatch(Server *s, Exchange *x) {
     if (parking == PARK_WORK_DONE) return answer(x->conn, x, &x->reply);
     Reply r = {0};
     if (x->too_big) {
-        reply_error(&r, PROTO_E_TOO_LARGE, "body larger than max_body_bytes (%ld)",
-                    s->cfg.max_body_bytes);
+        const char *setting;
+        long limit = route_body_limit(s, x->route, &setting);
+        reply_error(&r, PROTO_E_TOO_LARGE, "body larger than %s (%ld)", setting, limit);
         return answer(x->conn, x, &r);
     }
     if (x->route->pool == POOL_PAGE && page_refused(s, x, &r) != 0) return answer(x->conn, x, &r);
@@ -243,7 +302,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (*upload_size) {
         if (x->answered) return MHD_NO; /* a body left unread: close, read nothing */
-        if (take_body(x, upload_data, *upload_size, s->cfg.max_body_bytes) != 0) return MHD_NO;
+        const char *setting;
+        long limit = route_body_limit(s, x->route, &setting);
+        if (take_body(x, upload_data, *upload_size, limit) != 0) return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
@@ -321,14 +382,14 @@ struct MHD_Daemon *server_start(Server *s, char *url, size_t cap, Err *e) {
                          s->cfg.header_timeout_seconds,
                          s->cfg.body_timeout_seconds,
                          s->cfg.anonymous_timeout_seconds};
-    conns_init(&limits);
+    conns_init(s->conns, &limits);
     /* epoll where the system has it; each pool thread waits on its own connections. */
     struct MHD_Daemon *daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
             MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->cfg.http_threads, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, conns_notify, NULL,
+        on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, conns_notify, s->conns,
         MHD_OPTION_CONNECTION_LIMIT, limits.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         limits.max_per_address, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY, MHD_OPTION_END);

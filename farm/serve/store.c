@@ -54,17 +54,42 @@ static int fanout(const Server *s, const char *sha, int make) {
     return leaf;
 }
 
+/* 1 when blob SHA in DIR holds exactly the LEN bytes of DATA; 0 when it is missing, and
+ * -1 when it is there but damaged (another size, other bytes, not a plain file). */
+static int holds(int dir, const char *sha, const void *data, size_t len) {
+    int fd = openat(dir, sha, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? 0 : -1;
+    struct stat st;
+    int same =
+        fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && (size_t)st.st_size == len;
+    char buf[65536];
+    for (size_t at = 0; same && at < len;) {
+        size_t want = len - at < sizeof buf ? len - at : sizeof buf;
+        ssize_t n = pread(fd, buf, want, (off_t)at);
+        if (n < 0 && errno == EINTR) continue;
+        same = n > 0 && memcmp(buf, (const char *)data + at, (size_t)n) == 0;
+        at += n > 0 ? (size_t)n : 0;
+    }
+    close(fd);
+    return same ? 1 : -1;
+}
+
 int store_put(Server *s, const char *sha, const void *data, size_t len, Err *e) {
     assert(sha256_is_hex(sha)); /* a digest the caller computed or checked */
     int dir = fanout(s, sha, 1);
     if (dir < 0)
         return err_set(e, "cannot make the folder of blob %.16s...: %s", sha, strerror(errno));
-    struct stat st;
-    if (fstatat(dir, sha, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-        (size_t)st.st_size == len) {
+    /* The bytes there are compared, not only their size: a blob damaged in place (a bit
+     * flipped, truncated and padded) was taken as stored, and a new bundle naming it was
+     * acknowledged and did not verify. A damaged one is replaced by these bytes. */
+    int there = holds(dir, sha, data, len);
+    if (there == 1) {
         close(dir);
         return 0; /* stored once: a file of this content is there */
     }
+    if (there < 0)
+        fprintf(stderr, "farm: blob %s was damaged in the store: replaced by an upload's bytes\n",
+                sha);
     char name[200], prefix[128];
     snprintf(prefix, sizeof prefix, "blob-%s-", db_coordinator(s->db));
     statedir_random_name(prefix, name, sizeof name);

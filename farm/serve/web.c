@@ -127,30 +127,24 @@ void web_machine_link(FILE *out, const char *name) {
 
 /* --- when agents were last heard from -------------------------------------------------- */
 
-#define SEEN_SLOTS 1024
-static struct {
-    long id;
-    double at;
-} seen[SEEN_SLOTS];
-static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void web_agent_seen(long id) {
-    pthread_mutex_lock(&seen_lock);
-    seen[(unsigned long)id % SEEN_SLOTS].id = id;
-    seen[(unsigned long)id % SEEN_SLOTS].at = timing_now_seconds();
-    pthread_mutex_unlock(&seen_lock);
+void web_agent_seen(Server *s, long id) {
+    WebSeen *w = &s->seen;
+    size_t slot = (unsigned long)id % WEB_SEEN_SLOTS;
+    pthread_mutex_lock(&w->lock);
+    w->slot[slot].id = id;
+    w->slot[slot].at = timing_now_seconds();
+    pthread_mutex_unlock(&w->lock);
 }
 
-static double agent_seen(long id, double fallback) {
-    size_t slot = (unsigned long)id % SEEN_SLOTS;
-    pthread_mutex_lock(&seen_lock);
-    double at = seen[slot].id == id ? seen[slot].at : fallback;
-    pthread_mutex_unlock(&seen_lock);
+double web_last_heard(Server *s, const cJSON *agent) {
+    WebSeen *w = &s->seen;
+    long id = (long)json_num(agent, "id", 0);
+    double fallback = json_num(agent, "last_seen", 0);
+    size_t slot = (unsigned long)id % WEB_SEEN_SLOTS;
+    pthread_mutex_lock(&w->lock);
+    double at = w->slot[slot].id == id ? w->slot[slot].at : fallback;
+    pthread_mutex_unlock(&w->lock);
     return at > fallback ? at : fallback;
-}
-
-double web_last_heard(const cJSON *agent) {
-    return agent_seen((long)json_num(agent, "id", 0), json_num(agent, "last_seen", 0));
 }
 
 void web_utc(FILE *out, double t) {
@@ -199,7 +193,8 @@ static void run_result(FILE *out, const cJSON *summary, int busy) {
     else if (!summary) fprintf(out, "<td class=pending>comparing</tr>");
     else if (json_str(summary, "refused")) fprintf(out, "<td class=no-evidence>not compared</tr>");
     else
-        fprintf(out, "<td class=%s>%s</tr>", ok ? "identical" : "differs-where-fixed",
+        fprintf(out, "<td class=%s>%s</tr>",
+                results_verdict_name(ok ? VERDICT_IDENTICAL : VERDICT_DIFFERS_WHERE_FIXED),
                 ok ? "no promise broken" : "FAILED");
 }
 
@@ -289,7 +284,7 @@ int web_labels(FILE *out, const cJSON *caps) {
     return n;
 }
 
-static void machines_table(FILE *out, const cJSON *agents) {
+static void machines_table(Server *s, FILE *out, const cJSON *agents) {
     fprintf(out, "<h2 id=machines>Machines</h2><table><tr><th>machine<th>GPUs<th>compilers"
                  "<th>CPU<th>labels<th>cairn<th>last heard from</tr>");
     const cJSON *a;
@@ -309,7 +304,7 @@ static void machines_table(FILE *out, const cJSON *agents) {
         fprintf(out, "<td>");
         web_esc(out, json_str(caps, "cairn"));
         fprintf(out, "<td>");
-        web_time(out, web_last_heard(a));
+        web_time(out, web_last_heard(s, a));
         fprintf(out, "</tr>");
     }
     fprintf(out, "</table>");
@@ -326,7 +321,7 @@ void web_index(Server *s, Request *q, Reply *r) {
                  "<a href=\"/grid\">cases by run</a> shows each case across recent runs, "
                  "with the flaky ones marked.</p>");
     runs_table(s, out, cJSON_GetObjectItemCaseSensitive(status, "runs"));
-    machines_table(out, cJSON_GetObjectItemCaseSensitive(status, "agents"));
+    machines_table(s, out, cJSON_GetObjectItemCaseSensitive(status, "agents"));
     cJSON_Delete(status);
     web_page_close(out, &html, &len, r);
 }
@@ -376,7 +371,7 @@ void web_file(Server *s, Request *q, Reply *r) {
     if (manifest && !strcmp(name, "bundle.dsse.json") && envelope)
         reply_raw(r, strdup(envelope), strlen(envelope), content_type(name));
     else if (sha && (fd = store_open_blob(s, sha, &len)) >= 0)
-        reply_file(r, fd, len, content_type(name));
+        reply_file(r, fd, len, sha, content_type(name));
     else if (sha)
         reply_error(r, PROTO_E_INTERNAL, "%s names blob %.16s..., missing from the store", q->arg,
                     sha);

@@ -73,7 +73,8 @@ static void values_row(FILE *out, const cJSON *row, const char **cols, int n) {
         }
         int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "checks_ok"));
         const char *evidence = json_str(v, "evidence"), *log = json_str(v, "log");
-        fprintf(out, "<td class=%s><code>", ok ? verdict : "violates-contract");
+        fprintf(out, "<td class=%s><code>",
+                ok ? verdict : results_verdict_name(VERDICT_VIOLATES_CONTRACT));
         web_esc(out, json_str(v, "value"));
         fprintf(out, "</code><br><span class=small>");
         if (evidence && log) {

@@ -17,12 +17,9 @@
 
 /* One verdict as one mark in a small cell. */
 static const char *mark(const char *verdict) {
-    static const char *const marks[][2] = {{"identical", "="},           {"within-bound", "~"},
-                                           {"no-evidence", "?"},         {"violates-contract", "!"},
-                                           {"differs-where-fixed", "X"}, {NULL, NULL}};
-    for (int i = 0; verdict && marks[i][0]; i++)
-        if (!strcmp(marks[i][0], verdict)) return marks[i][1];
-    return "-";
+    static const char *const marks[VERDICT_COUNT] = {"=", "~", "?", "!", "X"};
+    Verdict v;
+    return results_verdict_parse(verdict, &v) == 0 ? marks[v] : "-";
 }
 
 typedef struct {

@@ -10,6 +10,8 @@
 #define CAIRN_FARM_WEB_INTERNAL_H
 
 #include <stdio.h>
+
+#include "core/core.h"
 #include "serve/serve_internal.h"
 
 void web_index(Server *s, Request *q, Reply *r);
@@ -24,7 +26,7 @@ void web_machine(Server *s, Request *q, Reply *r);
 void web_badge(Server *s, Request *q, Reply *r);
 
 /* Remembers when agent ID was last heard from (any authenticated request). */
-void web_agent_seen(long id);
+void web_agent_seen(Server *s, long id);
 
 /* Shared by the pages (web.c) and the plot (web_plot.c). */
 void web_esc(FILE *out, const char *s); /* HTML-escaped text; NULL prints nothing */
@@ -37,13 +39,13 @@ void web_span(FILE *out, const cJSON *row, const char *from, const char *to);
 /* A job's row from its attempt on: claimed, how long it took, its result, NOTE (a
  * failure or progress), and the row's end. */
 void web_job_cells(FILE *out, const cJSON *job, const char *note);
-void web_text(FILE *out, const char *s);          /* escaped, or "-" for none or "" */
-void web_machine_link(FILE *out, const char *n);  /* a link to the machine's page */
-void web_gpus(FILE *out, const cJSON *caps);      /* an agent's GPUs, driver and CUDA */
-void web_compilers(FILE *out, const cJSON *caps); /* its compilers and their sanitizers */
-int web_labels(FILE *out, const cJSON *caps);     /* its labels; returns how many */
-double web_last_heard(const cJSON *agent);        /* when the agent was last heard from */
-long web_run_id(const char *arg);                 /* a positive run id, or 0 */
+void web_text(FILE *out, const char *s);              /* escaped, or "-" for none or "" */
+void web_machine_link(FILE *out, const char *n);      /* a link to the machine's page */
+void web_gpus(FILE *out, const cJSON *caps);          /* an agent's GPUs, driver and CUDA */
+void web_compilers(FILE *out, const cJSON *caps);     /* its compilers and their sanitizers */
+int web_labels(FILE *out, const cJSON *caps);         /* its labels; returns how many */
+double web_last_heard(Server *s, const cJSON *agent); /* when the agent was last heard from */
+long web_run_id(const char *arg);                     /* a positive run id, or 0 */
 /* URL argument KEY of Q (a page's filter), or NULL when absent or empty. */
 const char *web_arg(const Request *q, const char *key);
 /* A page in a memory stream: head (no script, nothing fetched), navigation, title. */

@@ -12,7 +12,7 @@
 
 #define MACHINE_JOBS 50 /* jobs and failures shown */
 
-static void facts(FILE *out, const cJSON *agent) {
+static void facts(Server *s, FILE *out, const cJSON *agent) {
     const cJSON *caps = cJSON_GetObjectItemCaseSensitive(agent, "caps");
     fprintf(out, "<dl id=facts><dt>GPUs<dd>");
     web_gpus(out, caps);
@@ -29,7 +29,7 @@ static void facts(FILE *out, const cJSON *agent) {
     fprintf(out, "</code><dt>enrolled<dd>");
     web_time(out, json_num(agent, "enrolled_at", 0));
     fprintf(out, "<dt>last heard from<dd id=last-heard>");
-    web_time(out, web_last_heard(agent));
+    web_time(out, web_last_heard(s, agent));
     if (json_num(agent, "revoked", 0)) fprintf(out, "<dt>revoked<dd><b>yes</b>");
     fprintf(out, "</dl>");
 }
@@ -71,7 +71,7 @@ static void counts(FILE *out, const char *id, const cJSON *held) {
 
 /* The agents that held the name before the one shown: each its key, its times and its
  * own jobs (by agent id, never by name). */
-static void earlier_holders(FILE *out, const char *name, const cJSON *previous) {
+static void earlier_holders(Server *s, FILE *out, const char *name, const cJSON *previous) {
     if (!cJSON_GetArraySize(previous)) return;
     fprintf(out, "<h2 id=earlier>Earlier holders of this name</h2><p class=small>Agents that "
                  "enrolled as ");
@@ -87,7 +87,7 @@ static void earlier_holders(FILE *out, const char *name, const cJSON *previous) 
         fprintf(out, "</code>%s</h3><p>enrolled ", json_num(a, "revoked", 0) ? " (revoked)" : "");
         web_time(out, json_num(a, "enrolled_at", 0));
         fprintf(out, "; last heard from ");
-        web_time(out, web_last_heard(a));
+        web_time(out, web_last_heard(s, a));
         fprintf(out, "</p>");
         char tag[48];
         snprintf(tag, sizeof tag, "counts-%ld", id);
@@ -107,7 +107,7 @@ void web_machine(Server *s, Request *q, Reply *r) {
     size_t len = 0;
     snprintf(title, sizeof title, "machine %s", q->arg);
     FILE *out = web_page_open(&html, &len, title, 10);
-    facts(out, cJSON_GetObjectItemCaseSensitive(m, "agent"));
+    facts(s, out, cJSON_GetObjectItemCaseSensitive(m, "agent"));
     counts(out, "counts", m);
     fprintf(out, "<h2>Latest jobs</h2>");
     jobs_table(out, "jobs", cJSON_GetObjectItemCaseSensitive(m, "jobs"), "No job yet.");
@@ -124,7 +124,7 @@ void web_machine(Server *s, Request *q, Reply *r) {
         }
         fprintf(out, "</table>");
     }
-    earlier_holders(out, q->arg, cJSON_GetObjectItemCaseSensitive(m, "previous"));
+    earlier_holders(s, out, q->arg, cJSON_GetObjectItemCaseSensitive(m, "previous"));
     cJSON_Delete(m);
     web_page_close(out, &html, &len, r);
 }

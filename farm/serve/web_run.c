@@ -133,7 +133,8 @@ static void matrix_cell(FILE *out, const cJSON *row, const char *col, long run, 
         return;
     }
     int checks_ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "checks_ok"));
-    fprintf(out, "<td class=%s><code>", checks_ok ? verdict : "violates-contract");
+    fprintf(out, "<td class=%s><code>",
+            checks_ok ? verdict : results_verdict_name(VERDICT_VIOLATES_CONTRACT));
     web_esc(out, json_str(v, "value"));
     char ulp[96];
     largest_ulp(row, col, ulp, sizeof ulp);
@@ -167,9 +168,6 @@ static int row_shown(const cJSON *row, const Filters *f) {
 }
 
 void web_filter_form(FILE *out, const char *action, const Request *q, const cJSON *machines) {
-    static const char *const verdicts[] = {"identical",           "within-bound",
-                                           "no-evidence",         "violates-contract",
-                                           "differs-where-fixed", NULL};
     Filters f = filters_of(q);
     fprintf(out, "<form method=get action=\"%s\"><label>case <input name=case value=\"", action);
     web_esc(out, f.case_part);
@@ -181,9 +179,11 @@ void web_filter_form(FILE *out, const char *action, const Request *q, const cJSO
         web_esc(out, m->valuestring);
     }
     fprintf(out, "</select></label> <label>verdict <select name=verdict><option value=\"\">any");
-    for (int i = 0; verdicts[i]; i++)
-        fprintf(out, "<option%s>%s",
-                f.verdict && !strcmp(f.verdict, verdicts[i]) ? " selected" : "", verdicts[i]);
+    for (int i = 0; i < VERDICT_COUNT; i++) {
+        const char *name = results_verdict_name((Verdict)i);
+        fprintf(out, "<option%s>%s", f.verdict && !strcmp(f.verdict, name) ? " selected" : "",
+                name);
+    }
     fprintf(out, "</select></label> <button>show</button> <a href=\"%s\">all</a></form>", action);
 }
 
@@ -388,15 +388,12 @@ void web_run(Server *s, Request *q, Reply *r) {
     FILE *out = web_page_open(&html, &len, title, 10);
     run_facts(out, view);
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(report, "counts");
-    fprintf(out,
-            "<p>%s: %.0f identical, %.0f within-bound, %.0f no-evidence (proves nothing), "
-            "%.0f violates-contract, %.0f differs-where-fixed.</p>",
+    fprintf(out, "<p>%s: ",
             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "ok"))
                 ? "No case breaks a promise"
-                : "FAILED: a case breaks a promise",
-            json_num(counts, "identical", 0), json_num(counts, "within-bound", 0),
-            json_num(counts, "no-evidence", 0), json_num(counts, "violates-contract", 0),
-            json_num(counts, "differs-where-fixed", 0));
+                : "FAILED: a case breaks a promise");
+    compare_print_counts(out, counts, " (proves nothing)");
+    fprintf(out, ".</p>");
     if (json_str(report, "refused")) {
         fprintf(out, "<p class=no-evidence>");
         web_esc(out, json_str(report, "refused"));

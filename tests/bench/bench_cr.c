@@ -9,8 +9,15 @@
  * same for both sides. Each side sums its results so no call is dropped; the rounds
  * alternate between the two sides and the best of REPS rounds is reported, which keeps
  * a shared machine's noise out of the ratio. Targets (issue 26): exp and log within
- * 1.5x of glibc, the other f32 functions within 2x, f64 exp and log within 2x. */
+ * 1.5x of glibc, the other f32 functions within 2x, f64 exp and log within 2x.
+ *
+ *   bench_cr array [REPS]   elements per ns of the array forms (cairn_cr_array.h) of
+ *                           exp, log and tanh over 4K, 256K and 16M f32, and of glibc's
+ *                           scalar function in a loop over the same arrays: one line
+ *                           "array FUNC N KERNEL cairn-el/ns glibc-el/ns" each (bench_cr.sh
+ *                           adds numpy's figures). */
 #include "cairn_cr.h"
+#include "cairn_cr_array.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -110,7 +117,51 @@ static void fill64(const bench64 *b, double *in, int n) {
     }
 }
 
+typedef struct bench_array {
+    const char *name;
+    void (*ours)(const float *, float *, size_t);
+    float (*glibc)(float);
+    double lo, hi;
+} bench_array;
+
+static const bench_array BA[] = {{"exp", cairn_cr_expf_array, expf, -87, 88},
+                                 {"log", cairn_cr_logf_array, logf, 0, 0},
+                                 {"tanh", cairn_cr_tanhf_array, tanhf, -10, 10}};
+
+/* Elements per ns of the array form and of glibc's loop, best of reps alternating. */
+static void time_array(const bench_array *b, const float *in, float *out, size_t n, int reps) {
+    double a = 1e30, g = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t = now();
+        b->ours(in, out, n);
+        double ta = now() - t;
+        t = now();
+        for (size_t i = 0; i < n; i++) out[i] = b->glibc(in[i]);
+        double tg = now() - t;
+        a = ta < a ? ta : a;
+        g = tg < g ? tg : g;
+    }
+    printf("array %s %zu %s %.4f %.4f\n", b->name, n, cairn_cr_array_kernel(), n / a * 1e-9,
+           n / g * 1e-9);
+}
+
+static int main_array(int reps) {
+    static const size_t sizes[] = {4096, 262144, 16777216};
+    float *in = malloc(sizes[2] * sizeof *in), *out = malloc(sizes[2] * sizeof *out);
+    if (!in || !out) return 2;
+    for (size_t k = 0; k < sizeof BA / sizeof BA[0]; k++) {
+        bench32 range = {BA[k].name, 0, 0, BA[k].lo, BA[k].hi, 0};
+        fill32(&range, in, (int)sizes[2]);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) /* fewer rounds at 16M */
+            time_array(&BA[k], in, out, sizes[s], s == 2 ? (reps + 3) / 4 : reps * 4);
+    }
+    free(in);
+    free(out);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "array") == 0) return main_array(argc > 2 ? atoi(argv[2]) : 15);
     int n = argc > 1 ? atoi(argv[1]) : 1 << 16, reps = argc > 2 ? atoi(argv[2]) : 15;
     if (n < 1 || reps < 1) return 2;
     float *in = malloc((size_t)n * sizeof *in), sink = 0;

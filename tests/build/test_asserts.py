@@ -1,5 +1,6 @@
-"""The assert()s that state invariants (compiler/base, syntax, check, lower; the farm's
-store job states and server invariants; the exact sum in runtime/cairn_sum.c) are
+"""The assert()s that state invariants (compiler/base, syntax, check, lower, grad,
+predict, driver; the farm's store job states, server and protocol invariants; the
+agent's; the exact sum in runtime/cairn_sum.c) are
 compiled in: the project's objects and the runtime a program
 built by cairn links both call glibc's __assert_fail, and no build defines NDEBUG. The
 runtime's asserts were measured to cost nothing (the commit that added them gives the
@@ -30,7 +31,16 @@ def undefined(path):
                                  "compiler/lower/lower_c_region.o", "runtime/cairn_sum.o",
                                  "farm/db/db.o", "farm/serve/hub.o", "farm/serve/server.o",
                                  "farm/serve/handlers.o", "farm/serve/auth.o",
-                                 "farm/serve/config.o"])
+                                 "farm/serve/config.o",
+                                 # grad's fresh names and adjoints, predict's polynomial
+                                 # powers and atoms, the driver's build steps, the
+                                 # protocol's base64 and name sets, the archive's order
+                                 # and signature length, the agent's argv and results
+                                 "compiler/grad/grad_ast.o", "compiler/grad/grad_sweep.o",
+                                 "compiler/grad/grad_forms.o", "compiler/predict/predict_poly.o",
+                                 "compiler/driver/driver.o", "farm/proto/util.o",
+                                 "farm/proto/dsse.o", "farm/proto/archive.o", "agent/suite.o",
+                                 "agent/client.o"])
 def test_project_objects_keep_their_asserts(obj):
     assert "__assert_fail" in undefined(OBJ / obj)
 

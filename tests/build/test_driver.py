@@ -152,3 +152,42 @@ def test_host_and_nvcc_links_name_the_same_libraries(tmp_path):
     nvcc_tail = link_tail(calls, "nvcc", dev)
     assert [a for a in nvcc_tail if a != "-Xcompiler"] == libs
     assert nvcc_tail[nvcc_tail.index("-pthread") - 1] == "-Xcompiler"
+
+
+# A C compiler whose --version banner names NAME, logging each --version it answers.
+BANNER_CC = """#!/usr/bin/python3
+import os, sys
+if sys.argv[1:] == ["--version"]:
+    open(os.environ["BANNER_LOG"], "a").write("version\\n")
+    print("gcc (NAME) 12.2.0")
+else:
+    os.execvp("gcc", ["gcc", *sys.argv[1:]])
+"""
+
+
+def test_a_cached_run_remembers_the_banner_until_the_compiler_changes(tmp_path):
+    """Issue 33: a cached `cairn run` neither hashes cairn nor runs CC --version again;
+    both are remembered under the file's identity (device, inode, size, mtime), so a
+    compiler rewritten in place is asked again, and its new banner gives a new cache
+    entry (the banner is part of the key)."""
+    cc, log = tmp_path / "mycc", tmp_path / "log"
+    cc.write_text(BANNER_CC.replace("NAME", "first"))
+    cc.chmod(0o755)
+    (tmp_path / "p.cairn").write_text("fn main() -> i32 { return 3; }\n")
+    env = dict(os.environ, **SAN_ENV)
+    env.update(CAIRN_CACHE=str(tmp_path / "cache"), BANNER_LOG=str(log))
+
+    def run():
+        r = subprocess.run([str(CAIRN), "run", "p.cairn", "--cc", str(cc)], cwd=tmp_path,
+                           env=env, capture_output=True, text=True)
+        assert r.returncode == 3, r.stderr
+        return log.read_text().count("version")
+
+    assert run() == 1 and run() == 1 and run() == 1
+    assert len(list((tmp_path / "cache" / "bin").iterdir())) == 1
+    cc.write_text(BANNER_CC.replace("NAME", "second"))  # a new size and mtime
+    assert run() == 2 and run() == 2
+    assert len(list((tmp_path / "cache" / "bin").iterdir())) == 2
+    memos = sorted(p.read_text() for p in (tmp_path / "cache" / "memo").iterdir())
+    assert len(memos) == 3  # cairn's digest, then each banner
+    assert any(len(m) == 64 and all(c in "0123456789abcdef" for c in m) for m in memos)

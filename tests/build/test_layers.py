@@ -179,6 +179,8 @@ def test_the_word_room_is_gone_from_code_and_build_files():
 def test_the_tree_is_formatted():
     tracked = subprocess.run(["git", "ls-files", "*.c", "*.h", "*.cu"], cwd=ROOT,
                              capture_output=True, text=True, check=True).stdout.split()
+    # The C goldens are cairn's output as it is, kept byte for byte: not ours to format.
+    tracked = [p for p in tracked if not p.startswith("tests/build/c_goldens/")]
     out = subprocess.run(["clang-format", "--dry-run", "-Werror", *tracked], cwd=ROOT,
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-4000:]

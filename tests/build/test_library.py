@@ -169,6 +169,17 @@ def test_the_receipt_sits_beside_the_library_and_lists_its_entries(kern):
     assert "-fPIC" in receipt["compiler"]["flags"] and "-DCAIRN_LIB=1" in receipt["compiler"]["flags"]
 
 
+def test_the_kernel_is_not_inlined_into_the_setjmp_entry(tmp_path):
+    """The exported entry calls setjmp, and a function that does keeps its locals in
+    memory; so each pub fn's work lives in its own cairn_entry_NAME, kept out of line at
+    -O3 too (issue 33: -O3 was slower than -O2 when the kernel was inlined there)."""
+    lib = build_lib(HERE / "kern.cairn", tmp_path / "libkern", "-O3")
+    names = subprocess.run(["nm", f"{lib}.a"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    for fn in ("dot", "axpy", "widen", "pick", "stride", "add"):
+        assert f"cairn_entry_{fn}" in names, fn
+
+
 def test_the_header_is_c_and_cpp(kern, tmp_path):
     for compiler, lang in ((CC, "c"), ("g++" if shutil.which("g++") else None, "c++")):
         if not compiler:

@@ -104,3 +104,26 @@ def test_inexact_literals_listed(tmp_path):
             exact32 = exact64 and as32 == float(text)
             listed = {"op": "literal", "to": "f32", "rounding": "nearest-even"} in numerics[f"s{k}"]
             assert listed == (not exact32), text
+
+
+def test_receipt_hashes_the_bytes_parsed(tmp_path):
+    """The source is read once: the receipt's digest is that of the bytes that were
+    parsed and built, even when the file changes while the C compiler runs (here a --cc
+    wrapper rewrites it before compiling the generated program), not a later read."""
+    import hashlib
+    import os
+    import stat
+    source = tmp_path / "moving.cairn"
+    original = SOURCE.read_bytes()
+    source.write_bytes(original)
+    wrapper = tmp_path / "cc-that-edits"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        "# compiling moving.c: the source changes under the build\n"
+        f'case " $* " in *" moving.c "*) echo "// edited" >> "{source}" ;; esac\n'
+        'exec gcc "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    r = json.loads(receipt_bytes(source, tmp_path / "moving", "--cc", wrapper))
+    assert source.read_bytes() != original, "the wrapper did not edit the source"
+    assert r["source"]["sha256"] == hashlib.sha256(original).hexdigest()
+    assert r["compiler"]["name"] == "gcc"

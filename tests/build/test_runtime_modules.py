@@ -1,5 +1,5 @@
 """The runtime a program links is what its lowering recorded (lower_use_runtime), plus
-what those runtime sources call in turn (driver.c's table): one program per runtime
+what those runtime sources call in turn (syntax/ops.def's MODULE rows): one program per runtime
 module builds, links and runs, and its executable holds exactly the modules expected.
 
 The expected sets below are written from the runtime's own needs (which source calls

@@ -4,7 +4,7 @@ fs_read in fs.c, util_b64_encode in util.c; the module its name starts with: db_
 in db_pg.c, lower_emit in lower_c.c, diags_init in diag.c; or its folder's: proto_call
 in farm/proto/api.c), so one binary never links two things of one name and a reader
 knows where a call lands. Two families are named by what they are, not by their file:
-the compiler's front-end API (cairn_parse, cairn_check ...: frontend.h) and the string
+the compiler's front-end API (cairn_parse, cairn_check ...: syntax/syntax.h, check/check.h) and the string
 buffers of strbuf.c (sb_, sv_). The
 package script cites only files that exist; the language guide speaks to users."""
 import pathlib

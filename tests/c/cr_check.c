@@ -18,6 +18,8 @@
  *                                          f32|f64 FUNC INBITS OUTBITS (hex)
  *
  * FUNC: exp exp2 expm1 log log2 log1p tanh sigmoid sin cos (f32), exp log (f64).
+ * With CR_CHECK_ARRAY set, f32 and sample check the array form (cairn_cr_array.h, the
+ * kernel CAIRN_CR_KERNEL picks) on each block of inputs instead of the scalar function.
  *
  * The reference for an f32 input x: glibc's double function at x (sigmoid: 1 / (1 +
  * exp(-x)) in double) is trusted to within 2^-45 relative, 64 times the 2 ulps glibc
@@ -33,6 +35,7 @@
  * difference. */
 #define CAIRN_CR_STATS 1
 #include "cairn_cr.h"
+#include "cairn_cr_array.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -49,21 +52,22 @@ typedef struct func32 {
     float (*ours)(float);
     double (*filter)(double);
     int (*exact)(mpfr_t, const mpfr_t, mpfr_rnd_t); /* NULL: sigmoid */
+    void (*array)(const float *, float *, size_t);  /* the array form (cairn_cr_array.h) */
 } func32;
 
 static double filter_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 static const func32 FUNCS32[] = {
-    {"exp", cairn_cr_expf, exp, mpfr_exp},
-    {"exp2", cairn_cr_exp2f, exp2, mpfr_exp2},
-    {"expm1", cairn_cr_expm1f, expm1, mpfr_expm1},
-    {"log", cairn_cr_logf, log, mpfr_log},
-    {"log2", cairn_cr_log2f, log2, mpfr_log2},
-    {"log1p", cairn_cr_log1pf, log1p, mpfr_log1p},
-    {"tanh", cairn_cr_tanhf, tanh, mpfr_tanh},
-    {"sigmoid", cairn_cr_sigmoidf, filter_sigmoid, 0},
-    {"sin", cairn_cr_sinf, sin, mpfr_sin},
-    {"cos", cairn_cr_cosf, cos, mpfr_cos},
+    {"exp", cairn_cr_expf, exp, mpfr_exp, cairn_cr_expf_array},
+    {"exp2", cairn_cr_exp2f, exp2, mpfr_exp2, cairn_cr_exp2f_array},
+    {"expm1", cairn_cr_expm1f, expm1, mpfr_expm1, cairn_cr_expm1f_array},
+    {"log", cairn_cr_logf, log, mpfr_log, cairn_cr_logf_array},
+    {"log2", cairn_cr_log2f, log2, mpfr_log2, cairn_cr_log2f_array},
+    {"log1p", cairn_cr_log1pf, log1p, mpfr_log1p, cairn_cr_log1pf_array},
+    {"tanh", cairn_cr_tanhf, tanh, mpfr_tanh, cairn_cr_tanhf_array},
+    {"sigmoid", cairn_cr_sigmoidf, filter_sigmoid, 0, cairn_cr_sigmoidf_array},
+    {"sin", cairn_cr_sinf, sin, mpfr_sin, cairn_cr_sinf_array},
+    {"cos", cairn_cr_cosf, cos, mpfr_cos, cairn_cr_cosf_array},
 };
 
 static const func32 *find32(const char *name) {
@@ -174,6 +178,7 @@ typedef struct job {
     const func32 *f;
     uint64_t first, last, stride; /* f32 patterns first, first+stride, ... <= last */
     int log2n, threads;           /* sample mode when log2n > 0 */
+    int array;                    /* check the array form (CR_CHECK_ARRAY set) */
     _Atomic uint64_t next, checked, asked, differ, slow, undecided;
 } job;
 
@@ -186,9 +191,9 @@ static uint64_t splitmix(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
-/* Checks one f32 input; returns 1 when MPFR was asked. */
-static int check_one32(job *jb, uint32_t u) {
-    float x = u2f(u), got = jb->f->ours(x), want;
+/* Checks one f32 input, got the result under test; returns 1 when MPFR was asked. */
+static int check_one32(job *jb, uint32_t u, float got) {
+    float x = u2f(u), want;
     int ok, asked = 0;
     want = filter_ref32(jb->f, x, &ok);
     if (!ok || (u & 0xFFFF) == 0x1234) {
@@ -210,6 +215,7 @@ static void *worker32(void *arg) {
     job *jb = arg;
     uint64_t count = jb->log2n ? (1ull << jb->log2n) : (jb->last - jb->first) / jb->stride + 1;
     uint64_t asked = 0, done = 0;
+    static _Thread_local float ins[BLOCK], outs[BLOCK];
     cairn__cr_stats[0] = cairn__cr_stats[1] = 0;
     for (;;) {
         uint64_t b = atomic_fetch_add(&jb->next, BLOCK);
@@ -224,7 +230,13 @@ static void *worker32(void *arg) {
             } else {
                 u = (uint32_t)(jb->first + i * jb->stride);
             }
-            asked += (uint64_t)check_one32(jb, u);
+            ins[i - b] = u2f(u);
+        }
+        /* the array form on the whole block (CR_CHECK_ARRAY), or the scalar function */
+        if (jb->array) jb->f->array(ins, outs, (size_t)(end - b));
+        for (uint64_t i = b; i < end; i++) {
+            float x = ins[i - b];
+            asked += (uint64_t)check_one32(jb, f2u(x), jb->array ? outs[i - b] : jb->f->ours(x));
             done++;
         }
     }
@@ -749,6 +761,7 @@ static int main32(int argc, char **argv) {
     if (!jb.f) return usage();
     set_range32();
     jb.stride = 1;
+    jb.array = getenv("CR_CHECK_ARRAY") != NULL;
     jb.differ = check_specials32(jb.f);
     if (strcmp(argv[1], "f32") == 0) {
         if (argc != 6) return usage();

@@ -112,7 +112,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(verb, "watch") && argc > 3) { /* watch TIMEOUT ARGV... */
-        printf("%d\n", proc_watch(argv + 3, NULL, NULL, NULL, atof(argv[2]), 0.05, NULL, NULL));
+        ProcWatch w = {.timeout_s = atof(argv[2]), .tick_s = 0.05};
+        printf("%d\n", proc_watch(argv + 3, &w));
         return 0;
     }
     return 2;

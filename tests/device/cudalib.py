@@ -17,7 +17,7 @@ needs_nvcc = pytest.mark.skipif(not NVCC, reason="nvcc not found: the CUDA toolk
 
 
 def emit(src, folder, target="sm_90"):
-    """The generated files of src for a CUDA target: {name: text} (.c and _dev.cu)."""
+    """The generated files of src for a CUDA target: {name: text} (STEM.c and STEM_dev.cu)."""
     folder = pathlib.Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     src = pathlib.Path(src)

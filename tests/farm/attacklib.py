@@ -124,9 +124,15 @@ def history_reader(farm, i, stop, served):
             pass
 
 
+# How long a claim beside an attack may take before it counts as starved: a guard
+# against hanging (a starved claim never gets an answer), never a latency a loaded
+# machine could miss.
+CLAIM_LIMIT_S = 60
+
+
 def claims_answered(farm, token, seconds, limit):
     """Claims (wait_s 0) one after the other for SECONDS; returns [(status or error,
-    seconds it took)], each given LIMIT seconds."""
+    seconds it took)], each given LIMIT seconds (then its status is the timeout error)."""
     results, end = [], time.time() + seconds
     while time.time() < end:
         started = time.time()

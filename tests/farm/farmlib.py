@@ -19,12 +19,14 @@ import time
 import urllib.parse
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-from cairntest import BIN  # noqa: E402
+from cairntest import BIN, TBIN  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 FAKE_CAIRN = HERE / "fake_cairn.py"
 PG_THROWAWAY = HERE / "pg_throwaway.sh"
 FARM = BIN / "cairn-farm"
+# The coordinator built with its test pauses (farm/serve/pause.c; see Pauses).
+FARM_PAUSES = TBIN / "cairn-farm-pauses"
 AGENT = BIN / "cairn-agent"
 ENROL = "enrol-token-for-tests-0123456789"
 ADMIN = "admin-token-for-tests-0123456789"
@@ -93,6 +95,33 @@ def wait_for(pred, timeout, what, step=0.05):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+class Pauses:
+    """The gates of a test build's pause points (farm/serve/pause.c), in FOLDER: while a
+    point's gate is closed, every coordinator thread that reaches it waits there, and
+    leaves a file saying it arrived; opening the gate lets them all go on. A test that
+    needs threads to overlap makes them: close, start the one, wait for it to arrive, run
+    the others, open."""
+
+    def __init__(self, folder):
+        self.folder = pathlib.Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def close(self, point):
+        (self.folder / point).touch()
+
+    def open(self, point):
+        (self.folder / point).unlink(missing_ok=True)
+
+    def arrived(self, point):
+        """How many threads have reached POINT while its gate was closed, all told."""
+        return len(list(self.folder.glob(f"{point}.reached.*")))
+
+    def wait(self, point, count, timeout=120):
+        """Until COUNT threads in all have reached POINT (a generous guard: it hung)."""
+        wait_for(lambda: self.arrived(point) >= count, timeout,
+                 f"{count} coordinator thread(s) at pause point {point}: hung?")
+
+
 class ThrowawayPostgres:
     """A PostgreSQL server of its own (tests/farm/pg_throwaway.sh), one database per
     coordinator's store. Its folder is made directly under the system's temp folder:
@@ -135,8 +164,9 @@ def store_config():
 
 class Farm:
     def __init__(self, tmp, lease=3.0, max_attempts=3, max_body=1 << 20, claim_wait=5,
-                 store=None):
+                 store=None, pauses=None):
         self.tmp = pathlib.Path(tmp)
+        self.pauses = pauses   # a Pauses: the coordinator is the test build that pauses
         self.state = self.tmp / "state"
         self.config = self.tmp / "farm.json"
         self.store = store if store is not None else store_config()
@@ -155,10 +185,12 @@ class Farm:
         if info.exists():
             info.unlink()
         self.log = open(self.tmp / "farm.log", "a")
+        env = {**os.environ, "CAIRN_FARM_PAUSES": str(self.pauses.folder)} if self.pauses \
+            else None
         self.server = subprocess.Popen(
-            [FARM, "serve", "--state", self.state, "--config", self.config,
-             "--listen", f"127.0.0.1:{self.port}"], stderr=self.log)
-        wait_for(info.exists, 10, "serve.json")
+            [FARM_PAUSES if self.pauses else FARM, "serve", "--state", self.state, "--config",
+             self.config, "--listen", f"127.0.0.1:{self.port}"], stderr=self.log, env=env)
+        wait_for(info.exists, 60, "serve.json: the coordinator never started?")
         self.url = json.loads(info.read_text())["url"]
         self.port = urllib.parse.urlparse(self.url).port
         return self
@@ -312,6 +344,42 @@ class Farm:
         status, body = self.get_bytes(f"/files/{evidence}/{name}")
         assert status == 200, (evidence, name, status, body[:200])
         return body
+
+
+# The collector's lock on PostgreSQL (farm/db/db_pg.c, COLLECTOR_LOCK: "cairg").
+COLLECTOR_LOCK = 0x6361697267
+
+
+class CollectorLock:
+    """Holds FARM's collector lock as another coordinator's collection would: an
+    advisory lock on a psql session of its own (PostgreSQL), or an flock of
+    STATE/farm.db-collector (SQLite). A context manager; released on leaving."""
+
+    def __init__(self, farm):
+        self.farm = farm
+        self.psql = self.fd = None
+
+    def __enter__(self):
+        if "store" in self.farm.store:
+            self.psql = subprocess.Popen(
+                ["psql", "-qAtX", self.farm.store["store"]], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, text=True)
+            self.psql.stdin.write(f"SELECT pg_try_advisory_lock({COLLECTOR_LOCK});\n")
+            self.psql.stdin.flush()
+            assert self.psql.stdout.readline().strip() == "t"
+        else:
+            import fcntl
+            self.fd = os.open(self.farm.state / "farm.db-collector", os.O_RDWR | os.O_CREAT,
+                              0o600)
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return self
+
+    def __exit__(self, *exc):
+        if self.psql:
+            self.psql.stdin.close()
+            self.psql.wait(30)
+        else:
+            os.close(self.fd)
 
 
 def enrol_request(farm, name, key, pub_key=None, proof_name=None, nonce=None,

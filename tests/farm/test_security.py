@@ -248,9 +248,12 @@ def test_headers_are_timed_by_total_time_not_inactivity(tmp_path):
     with farm:
         with SlowLoris(farm.port, 5, drip=0.3, max_opens=5) as attack:
             started = time.time()
-            wait_for(lambda: attack.closed_by_server == 5, 15, "the slow connections to close")
+            # Timed by inactivity they would never close (a line every 0.3 s): the guard
+            # is generous, the lower bound says they were not closed before their time.
+            wait_for(lambda: attack.closed_by_server == 5, 60,
+                     "the slow connections to close: timed by inactivity?")
             took = time.time() - started
-        assert 1.0 < took < 6.0, took
+        assert took > 1.0, took
         status, _ = farm.request("GET", "/healthz")
         assert status == 200
 

@@ -18,7 +18,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from attacklib import claims_answered, configure  # noqa: E402
+from attacklib import CLAIM_LIMIT_S, claims_answered, configure  # noqa: E402
 from farmlib import (ENROL, HERE, RECEIPT, Farm, claim, enrol, enrol_request,  # noqa: E402
                      read_answer, rss_mib, signed_upload)
 
@@ -33,12 +33,15 @@ def caps_of_size(size):
 # --- Medium 7: capabilities are bounded, and shared, not copied per request -------------
 
 def test_capabilities_over_their_bound_are_refused(tmp_path):
-    """Capabilities of 1 MiB (the prober's are about 1 KiB) are refused at enrolment,
-    naming the bound (19 MiB of them were accepted, and GET / grew to 19 MiB)."""
+    """Capabilities of 160 KiB (the prober's are about 1 KiB) are refused at enrolment,
+    naming the bound (19 MiB of them were accepted, and GET / grew to 19 MiB); 300 KiB
+    of them are over max_enrol_body_bytes, refused from the declared length (issue 39)."""
     with Farm(tmp_path, max_body=8 << 20) as farm:
-        status, answer = enrol_request(farm, "big", farm.keygen("big"), caps=caps_of_size(1 << 20))
+        status, answer = enrol_request(farm, "big", farm.keygen("big"), caps=caps_of_size(160 << 10))
         assert status == 400 and "capabilities" in answer["error"], (status, answer)
         assert "max_capabilities_bytes" in answer["error"], answer
+        status, answer = enrol_request(farm, "big", farm.keygen("big"), caps=caps_of_size(300 << 10))
+        assert status == 413 and "max_enrol_body_bytes" in answer["error"], (status, answer)
         status, page = farm.request("GET", "/", token=None)
         assert status == 200 and len(page) < 100_000
 
@@ -48,7 +51,8 @@ def test_an_agents_capabilities_are_held_once_for_all_its_requests(tmp_path):
     and 40 of its long polls parked: the coordinator holds its capabilities once (each
     request held its own copy: 40 long polls with 19 MiB of them took a GiB)."""
     farm = configure(Farm(tmp_path, max_body=8 << 20, claim_wait=30),
-                     max_capabilities_bytes=4 << 20, max_claims_per_agent=100)
+                     max_capabilities_bytes=4 << 20, max_enrol_body_bytes=8 << 20,
+                     max_claims_per_agent=100)
     with farm:
         status, answer = enrol_request(farm, "big", farm.keygen("big"),
                                        caps=caps_of_size(3_500_000))
@@ -98,7 +102,7 @@ def test_one_agent_cannot_lock_out_another(tmp_path):
             socks.append(s)
         try:
             time.sleep(1)
-            results = claims_answered(farm, victim, 5, 5)
+            results = claims_answered(farm, victim, 5, CLAIM_LIMIT_S)
             refused = 0
             for s in socks:
                 s.settimeout(0.05)
@@ -108,7 +112,7 @@ def test_one_agent_cannot_lock_out_another(tmp_path):
             for s in socks:
                 s.close()
         print(f"victim's claims beside 1,000 hostile long polls: {results}; {refused} refused")
-        assert results and all(status == 204 and took < 5 for status, took in results), results
+        assert results and all(status == 204 for status, _ in results), results
         assert refused >= 900, refused
 
 

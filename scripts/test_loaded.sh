@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# scripts/test_loaded.sh (`make test-loaded`): runs its arguments (make passes `make
+# test` with the cell's settings) beside a CPU hog of HOG_PER_CORE busy processes per
+# core (default 2), so that a test which counts on the machine's speed or load (a rate,
+# a latency, a count of what happened "meanwhile", a short timeout) fails here rather
+# than at random in CI (docs/design.md, "Tests that hold on a loaded machine"). The hog
+# is stopped when the command ends, fails or is interrupted; the exit status is the
+# command's.
+set -u
+per_core=${HOG_PER_CORE:-2}
+cores=$(nproc)
+hogs=()
+stop_hogs() {
+    for pid in "${hogs[@]}"; do kill "$pid" 2>/dev/null; done
+    for pid in "${hogs[@]}"; do wait "$pid" 2>/dev/null; done
+    hogs=()
+}
+child=
+# On an interrupt the command goes too (Ctrl-C reaches the whole process group anyway;
+# a signal sent to this script alone must not leave the suite running).
+on_signal() {
+    [ -n "$child" ] && kill -TERM "$child" 2>/dev/null
+    stop_hogs
+    exit "$1"
+}
+trap stop_hogs EXIT
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+for _ in $(seq $((per_core * cores))); do
+    (trap - INT TERM; while :; do :; done) &
+    hogs+=($!)
+done
+echo "== test-loaded: ${#hogs[@]} busy processes beside: $*"
+"$@" &
+child=$!
+wait "$child"
+rc=$?
+child=
+stop_hogs
+exit $rc

@@ -1,0 +1,145 @@
+"""Comments that cite a file or a section name one that exists, so a reader who follows
+a pointer finds what it points at. A file named with a folder (`compiler/lower/lower.h`,
+`runtime/cairn_sum.c`, `docs/tools.md`) must exist from the tree's root, from the citing
+file's folder or one above it, or from compiler/ or runtime/ (where includes are written
+from); a bare name (`verify.h`, `builtins.def`) must name a file somewhere in the tree;
+a glob (`compiler/lower/lower_c*.c`) must match one. `DESIGN.md section N` must be a
+section of a DESIGN.md in the tree (the design card is kept outside it: cite docs/).
+Names written in capitals are placeholders (`OUT.receipt.json`, `c/KEY/STEM.c`) and
+file names of data (.json, .cairn, .txt) are what a program writes or reads, not
+citations: both are passed over."""
+import io
+import pathlib
+import re
+import subprocess
+import tokenize
+
+import pytest
+
+from cairntest import ROOT
+
+CITED = re.compile(r"(?<![\w./%<>$-])((?:\.\./|[\w.*-]+/)*[\w*-]+(?:\.[\w-]+)*"
+                   r"\.(?:c|h|cu|cuh|cpp|def|md|py|sh|mk))(?![\w/*(])")
+SECTION = re.compile(r"\b([\w./-]*DESIGN\.md),? sections? (\d+)")
+PLACEHOLDER = re.compile(r"(^|[/_.])[A-Z][A-Z0-9_]+([/_.]|$)")
+C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+C_LIKE = {".c", ".h", ".cu", ".cuh", ".cpp", ".def"}
+FOLDERS = ("compiler", "runtime", "farm", "agent", "lib", "proofs", "tests", "scripts",
+           "python", "tools", "examples")
+SKIP = ("tests/build/c_goldens/",)  # generated code, recorded as text
+# Stale, and known: the runtime travels inside every build, so its bytes (comments
+# included) are the receipts' runtime_sha256; these wait for a change that records
+# tests/build/example_digests.json anyway. Nothing may join this list.
+KNOWN_STALE = {
+    ("runtime/cairn_checked.h", "compiler/lower_c.c"),
+    ("runtime/cairn_device.h", "compiler/types.h"),
+    ("runtime/cairn_dsum.h", "cairn_dsum_cuda.h"),
+    ("runtime/cairn_fragment_cuda.h", "compiler/lower_mma.c"),
+    ("runtime/cairn_fragment_cuda.h", "compiler/lower_cuda.c"),
+    ("runtime/cairn_mma.h", "cairn_mma_device.cuh"),
+    ("runtime/cairn_mma_tiled.c", "cairn_mma_device.cuh"),
+}
+EXTERNAL = {"math_constants.h"}  # the CUDA toolkit's
+DIRECTIVE = re.compile(r"^\s*#\s*(include|define|if|ifdef|ifndef|endif|else|pragma)\b")
+
+
+def tracked():
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return [p for p in out.splitlines() if (ROOT / p).is_file()]
+
+
+FILES = tracked()
+BASENAMES = {pathlib.PurePath(p).name for p in FILES}
+
+
+def comments(rel):
+    """(line, text) of each comment in the file: C comments, Python comments and
+    docstrings, # lines of shell scripts and makefiles."""
+    path = ROOT / rel
+    text = path.read_text(errors="replace")
+    if path.suffix in C_LIKE:
+        for m in C_COMMENT.finditer(text):
+            yield text.count("\n", 0, m.start()) + 1, m.group()
+    elif path.suffix == ".py":
+        prev = tokenize.INDENT
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT or (tok.type == tokenize.STRING and prev in (
+                    tokenize.INDENT, tokenize.NEWLINE, tokenize.NL, tokenize.DEDENT)):
+                yield tok.start[0], tok.string
+            if tok.type not in (tokenize.COMMENT, tokenize.NL):
+                prev = tok.type
+    elif path.suffix in (".sh", ".mk") or path.name == "Makefile":
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.lstrip().startswith("#") and not DIRECTIVE.match(line):
+                yield n, line
+
+
+def resolves(rel, cited):
+    """Whether a file cited from file REL exists (see the module's docstring)."""
+    if "/" not in cited:
+        if "*" in cited:
+            return any(pathlib.PurePath(p).match(cited) for p in FILES)
+        return cited in BASENAMES
+    here = (ROOT / rel).parent
+    bases = [ROOT, ROOT / "compiler", ROOT / "runtime"]
+    while here != ROOT:
+        bases.append(here)
+        here = here.parent
+    return any(list(b.glob(cited)) if "*" in cited else (b / cited).exists() for b in bases)
+
+
+def design_sections():
+    """{path of a DESIGN.md in the tree: its numbered sections}."""
+    out = {}
+    for p in FILES:
+        if pathlib.PurePath(p).name == "DESIGN.md":
+            out[p] = set(re.findall(r"^#+\s*(\d+)\.", (ROOT / p).read_text(), re.M))
+    return out
+
+
+def stale_citations(files=None):
+    designs = design_sections()
+    stale = []
+    for rel in files or FILES:
+        if rel.startswith(SKIP):
+            continue
+        for line, text in comments(rel):
+            for m in SECTION.finditer(text):
+                if not any(m.group(2) in s for s in designs.values()):
+                    at = line + text.count("\n", 0, m.start())
+                    stale.append(f"{rel}:{at}: {m.group(1)} section {m.group(2)}")
+            for m in CITED.finditer(text):
+                cited = m.group(1)
+                if PLACEHOLDER.search(cited) or cited.startswith(("http", "www.")):
+                    continue
+                if "/" in cited and cited.split("/")[0] not in FOLDERS + ("docs", ".."):
+                    continue  # a path on another machine (/usr/include/..., STATE/...)
+                if cited in EXTERNAL or (rel, cited) in KNOWN_STALE:
+                    continue
+                if not resolves(rel, cited):
+                    at = line + text.count("\n", 0, m.start())
+                    stale.append(f"{rel}:{at}: {cited}")
+    return stale
+
+
+def test_cited_files_and_sections_exist():
+    stale = stale_citations()
+    assert not stale, "comments cite what does not exist:\n" + "\n".join(stale)
+
+
+@pytest.mark.parametrize("rel,text,ok", [
+    ("compiler/driver/driver.h", "/* see receipt.h */", True),
+    ("compiler/driver/driver.h", "/* see lib/err.h and check/check.h */", True),
+    ("compiler/driver/driver.h", "/* see compiler/lower/lower_c*.c */", True),
+    ("compiler/driver/driver.h", "/* see compiler/lower_c*.c */", False),
+    ("compiler/driver/driver.h", "/* see frontend.h */", False),
+    ("compiler/driver/driver.h", "/* see compiler/lower_c.c */", False),
+    ("compiler/driver/driver.h", "/* DESIGN.md section 8 */", False),
+    ("compiler/driver/driver.h", "/* writes OUT.receipt.json and c/KEY/STEM.c */", True),
+])
+def test_the_rule_itself(rel, text, ok, monkeypatch):
+    """The check can fail: a stale path, a stale glob, a file gone, a section of a
+    design card not in the tree; placeholders pass."""
+    monkeypatch.setattr(pathlib.Path, "read_text", lambda self, errors=None: text)
+    assert (stale_citations([rel]) == []) == ok
