@@ -66,38 +66,18 @@ static bool number(const char *s, double lo, double hi, double *out) {
     return true;
 }
 
-/* Whether every error is E-UNSUPPORTED: the program is checked, and only waits for a
- * later stage of the back end (diag.h's deferred diagnostics). */
-static bool only_pending(const Diags *d) {
-    Code codes[64];
-    int n = diags_codes(d, codes, 64);
-    for (int i = 0; i < n; i++)
-        if (codes[i] != E_UNSUPPORTED) return false;
-    return n > 0 && n < 64 && d->dropped == 0;
-}
-
-Program *cmd_verify_load(const char *cmd, const char *path, int *rc) {
+Program *cmd_load_program(const char *cmd, const char *path, int *rc) {
     Diags d;
     diags_init(&d, NULL);
-    size_t len;
-    char *text = fs_read(path, &len, NULL);
-    if (!text) {
+    LoadStatus st;
+    Program *p = cairn_load(path, &d, &st, LOAD_PENDING_OK);
+    if (st == LOAD_IO_ERROR) {
         fprintf(stderr, "cairn %s: error: cannot read %s: %s\n", cmd, path, strerror(errno));
-        diags_free(&d);
         *rc = 2;
-        return NULL;
-    }
-    Program *p = cairn_parse(path, text, len, &d);
-    free(text);
-    bool ok = !diags_has_errors(&d) && cairn_check(p, &d);
-    if (!ok && !only_pending(&d)) {
-        d.src = p ? &p->src : NULL;
+    } else if (st == LOAD_REFUSED) {
         diags_print(&d, stderr);
-        ast_program_free(p);
-        p = NULL;
         *rc = 1;
-    } else if (
-        !ok) { /* checked, but for constructs the back end does not lower yet: the model can */
+    } else if (st == LOAD_PENDING) { /* checked, but for constructs not lowered yet */
         fprintf(stderr,
                 "cairn %s: note: %s uses constructs not lowered yet (cairn check says which); "
                 "modelling it anyway\n",
@@ -176,7 +156,7 @@ int cmd_verify(int argc, char **argv) {
     }
     if (!path) return usage("%s", "no file given");
     int rc = 0;
-    Program *p = cmd_verify_load("verify", path, &rc);
+    Program *p = cmd_load_program("verify", path, &rc);
     if (!p) return rc;
     trap_sites(p, &o);
     rc = verify_program(p, &o);

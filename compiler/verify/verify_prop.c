@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "base/base.h"
-#include "verify/verify.h"
+#include "verify/verify_internal.h"
 #include "lib/timing.h"
 
 static const char *const VK_NAMES[VK_COUNT] = {

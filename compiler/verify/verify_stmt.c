@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verify/verify.h"
+#include "verify/verify_internal.h"
 
 #define VERIFY_MAX_DEPTH 16
 
