@@ -3,7 +3,7 @@
  *
  *   Diags d; diags_init(&d, NULL);
  *   LoadStatus status;
- *   Program *p = cairn_load(path, &d, &status);     // read + parse + check
+ *   Program *p = cairn_load(path, &d, &status, 0);  // read + parse + check
  *   if (!p) { diags_print(&d, stderr); ... exit 1 (2 when status == LOAD_IO_ERROR) }
  *   ... walk p (ast.h), then ast_program_free(p); diags_free(&d);
  */
@@ -12,14 +12,20 @@
 
 #include "syntax/syntax.h"
 
-typedef enum LoadStatus { LOAD_OK, LOAD_REFUSED, LOAD_IO_ERROR } LoadStatus;
+typedef enum LoadStatus { LOAD_OK, LOAD_REFUSED, LOAD_IO_ERROR, LOAD_PENDING } LoadStatus;
+
+/* cairn_load's flags. LOAD_PENDING_OK: a program refused only with E-UNSUPPORTED (checked,
+ * waiting only for a later stage of the back end: diag.h's deferred diagnostics) is
+ * returned too, with status LOAD_PENDING and the reasons left in d; a model (verify,
+ * predict) does not need the back end. */
+enum { LOAD_PENDING_OK = 1u };
 
 /* Reads, parses and checks path. Returns the checked program, or NULL with the reasons
  * in d (and *status, when given, saying whether the file could not be read). d->src is
  * pointed at the program's source so diags_print can show lines; keep the returned
  * program (or call diags_print) before program_free. On refusal the source stays alive
  * inside d until diags_free. */
-Program *cairn_load(const char *path, Diags *d, LoadStatus *status);
+Program *cairn_load(const char *path, Diags *d, LoadStatus *status, unsigned flags);
 /* The same from text in memory (path only names it in messages). */
 Program *cairn_load_text(const char *path, const char *text, size_t len, Diags *d);
 

@@ -44,9 +44,12 @@ typedef struct Lower {
     Arena *arena;
     StrBuf *out; /* where statements go now */
     StrBuf protos, lanes, defs;
-    cJSON *numerics; /* {"function": [entry, ...]} */
-    const Item *fn;  /* the function being lowered */
-    int tmp;         /* numbers temporaries, lane functions and lane contexts */
+    cJSON *numerics;  /* {"function": [entry, ...]} */
+    const Item *fn;   /* the function being lowered */
+    const Item *item; /* the function or constant being lowered (its sites') */
+    LowerSite *sites; /* every place lower_at named (LowerOutput.sites) */
+    int nsites, capsites;
+    int tmp; /* numbers temporaries, lane functions and lane contexts */
     int indent;
     const Symbol *live[LOWER_MAX_LIVE]; /* buffers allocated so far, innermost last */
     int nlive;
@@ -78,7 +81,10 @@ void lower_use_runtime(Lower *L, unsigned module);
 /* ---- emitting ---- */
 void lower_emit(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *lower_new_tmp(Lower *L);
-const char *lower_at(Lower *L, Span s); /* CAIRN_AT(line, col) */
+const char *lower_at(Lower *L, Span s);
+/* The same for a trap that is no guard (the machine's, or one the checker rules out): no
+ * trap site. */
+const char *lower_at_unguarded(Lower *L, Span s); /* CAIRN_AT(line, col) */
 /* Reports something the checker accepts but the host lowering cannot do. */
 void lower_unsupported(Lower *L, Span s, const char *what);
 

@@ -550,7 +550,7 @@ const char *lower_reduce_partials(Lower *L, Expr *e, const Type *it, const char 
     lower_use_runtime(L, LOWER_MODULE_POOL);
     lower_emit(L, "const unsigned %s = cairn_pool_width();", width);
     lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", acc_t, parts, acc_t, width,
-               acc_t, lower_at(L, e->span));
+               acc_t, lower_at_unguarded(L, e->span)); /* the pool's scratch: the machine's */
     lower_emit(L, "for (unsigned k = 0; k < %s; k++) %s[k] = %s;", width, parts,
                identity(L, op, t));
     const char *ctx = lower_lane_context(L, &ln, lo, FMT(", .cairn_parts = %s", parts));

@@ -96,6 +96,7 @@ static void main_with_params(Lower *L, const Item *fn) {
 
 void lower_main_entry(Lower *L, const Item *fn) {
     assert(fn->kind == ITEM_FN && strcmp(fn->name, "main") == 0);
+    L->item = NULL; /* the entry's own checks of its command line belong to no function */
     if (fn->u.fn.nparams == 0) {
         sb_puts(&L->defs, "int main(void) {\n    return (int)cairn_fn_main();\n}\n");
         return;
@@ -332,6 +333,7 @@ static void last_error_entry(Lower *L) {
 void lower_library_entries(Lower *L, LowerOutput *out) {
     assert(L->opt->lib_prefix && L->opt->lib_header);
     lower_use_runtime(L, LOWER_MODULE_LIB);
+    L->item = NULL; /* the entries' checks of their callers' arguments: no function's */
     char *guard = arena_printf(L->arena, "CAIRN_LIB_%s_H", L->opt->lib_prefix);
     for (char *c = guard; *c; c++)
         if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
