@@ -236,17 +236,17 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
     return found && !out->revoked ? 1 : (found ? (db_agent_free(out), 0) : 0);
 }
 
-int db_enrol_room(Db *db, const char *keyid, long max) {
+int db_enrol_allowed(Db *db, const char *keyid, long max) {
     DbConn *c = db->be->acquire(db, 0);
     DbRows *r = db_query(db, c,
                          "SELECT (SELECT COUNT(*) FROM agents WHERE keyid=$1),"
                          " (SELECT COUNT(*) FROM agents WHERE revoked=0)",
                          DB_ARGS(DB_TEXT(keyid)));
-    int room = DB_UNAVAILABLE;
-    if (db->be->next(r)) room = db_col_long(db, r, 0) > 0 || db_col_long(db, r, 1) < max;
+    int allowed = DB_UNAVAILABLE;
+    if (db->be->next(r)) allowed = db_col_long(db, r, 0) > 0 || db_col_long(db, r, 1) < max;
     db->be->finish(r);
     db->be->release(db, c, 0);
-    return room;
+    return allowed;
 }
 
 int db_agent_revoke(Db *db, long id) {

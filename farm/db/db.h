@@ -66,7 +66,7 @@ int db_agent_enrol(Db *db, const DbEnrolment *a, long *id, Err *e);
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out);
 /* Whether key KEYID may enrol while at most MAX agents may be live: 1 (a key enrolled
  * before, or fewer than MAX live agents), 0 (MAX live agents already), DB_UNAVAILABLE. */
-int db_enrol_room(Db *db, const char *keyid, long max);
+int db_enrol_allowed(Db *db, const char *keyid, long max);
 int db_agent_revoke(Db *db, long id);
 
 /* The farm a store belongs to: an id made once, and a fingerprint of its enrolment and

@@ -164,9 +164,9 @@ static void enrol_key(Server *s, const ProtoEnrol *m, const char *caps_text, Pro
     char hash[SHA256_HEX_LEN];
     sha256_hex(out->token, strlen(out->token), hash);
     snprintf(out->farm, sizeof out->farm, "%s", s->farm_id);
-    int room = db_enrol_room(s->db, out->keyid, s->cfg.max_agents);
-    if (room != 1) { /* the one enrolment token may not make agents without end */
-        if (room == DB_UNAVAILABLE)
+    int allowed = db_enrol_allowed(s->db, out->keyid, s->cfg.max_agents);
+    if (allowed != 1) { /* the one enrolment token may not make agents without end */
+        if (allowed == DB_UNAVAILABLE)
             reply_error(r, PROTO_E_STORE_UNAVAILABLE, "the store failed: retry");
         else
             reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
