@@ -8,7 +8,14 @@ include lib/build.mk
 
 CAIRN_SRCS := $(wildcard compiler/*.c compiler/*/*.c)
 CAIRN_OBJS := $(CAIRN_SRCS:%.c=$(OBJ)/%.o)
-CAIRN_LIBS := $(shell pkg-config --libs libcjson openssl 2>/dev/null || echo -lcjson -lcrypto) -lz3
+# libz3 is not linked: cairn verify loads it when it runs (compiler/verify/verify_z3.c),
+# the one the build would have linked, named by its SONAME.
+CAIRN_LIBS := $(shell pkg-config --libs libcjson openssl 2>/dev/null || echo -lcjson -lcrypto) -ldl
+Z3_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libz3.so)" 2>/dev/null | \
+                     awk '/SONAME/ { print $$2 }')
+ifneq ($(Z3_SONAME),)
+$(OBJ)/compiler/verify/verify_z3.o: CFLAGS += -DVERIFY_Z3_SONAME='"$(Z3_SONAME)"'
+endif
 
 $(BIN)/cairn: $(CAIRN_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -27,7 +27,6 @@
 #include "check/check.h"
 #include "driver/driver.h"
 #include "predict/predict.h"
-#include "verify/verify.h"
 #include "lib/fs.h"
 #include "lib/timing.h"
 
@@ -352,7 +351,7 @@ int cmd_bench(int argc, char **argv) {
     BenchOptions o = {.fill = "one"};
     int rc = parse(argc, argv, &o);
     if (rc) return rc;
-    Program *p = cmd_verify_load("bench", o.build.source, &rc);
+    Program *p = cmd_load_program("bench", o.build.source, &rc);
     if (!p) return rc;
     Bench B = {.prog = p, .o = &o};
     for (int i = 0; i < p->nitems && !B.fn; i++)

@@ -77,7 +77,7 @@ int cmd_check(int argc, char **argv) {
     Diags d;
     diags_init(&d, NULL);
     LoadStatus status;
-    Program *p = cairn_load(path, &d, &status);
+    Program *p = cairn_load(path, &d, &status, 0);
     if (status == LOAD_IO_ERROR) {
         fprintf(stderr, "cairn check: error: cannot read %s: %s\n", path, strerror(errno));
         diags_free(&d);

@@ -43,7 +43,7 @@ int cmd_expand(int argc, char **argv) {
     Diags d;
     diags_init(&d, NULL);
     LoadStatus status = LOAD_OK;
-    Program *p = cairn_load(argv[1], &d, &status);
+    Program *p = cairn_load(argv[1], &d, &status, 0);
     if (status == LOAD_IO_ERROR) {
         fprintf(stderr, "cairn expand: error: cannot read %s: %s\n", argv[1], strerror(errno));
         diags_free(&d);

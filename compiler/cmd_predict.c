@@ -13,7 +13,6 @@
 #include "commands.h"
 #include "check/check.h"
 #include "predict/predict.h"
-#include "verify/verify.h"
 
 const char cmd_predict_help[] =
     "usage: cairn predict FILE --device NAME [--size NAME=VALUE ...] [--function NAME] [--json]\n"
@@ -328,7 +327,7 @@ int cmd_predict(int argc, char **argv) {
         fprintf(stderr, "cairn predict: error: %s\n", err);
         return 2;
     }
-    Program *p = cmd_verify_load("predict", o.path, &rc);
+    Program *p = cmd_load_program("predict", o.path, &rc);
     if (p) rc = predict_program(p, &o, &d);
     ast_program_free(p);
     predict_device_free(&d);

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "check/check.h"
+#include "lower/lower.h"
 #include "verify/verify.h"
 #include "lib/fs.h"
 
@@ -42,6 +43,8 @@ const char cmd_verify_help[] =
     "  --unwind N      loop iterations modelled, 1..1024 (default 8); a guard proved for one\n"
     "                  arbitrary iteration needs none (docs/tools.md: the inductive step)\n"
     "  --function NAME verify only this function\n"
+    "  --coverage      decide nothing: list the trap sites of the built program without a\n"
+    "                  property and the properties at no trap site (exit 0: none)\n"
     "  --cex-dir DIR   where replay programs go (default cairn-cex, made with parents)\n"
     "\n"
     "exit status: 0 all verified, 10 a counterexample, 5 inconclusive (unknown or bounded),\n"
@@ -63,38 +66,18 @@ static bool number(const char *s, double lo, double hi, double *out) {
     return true;
 }
 
-/* Whether every error is E-UNSUPPORTED: the program is checked, and only waits for a
- * later stage of the back end (diag.h's deferred diagnostics). */
-static bool only_pending(const Diags *d) {
-    Code codes[64];
-    int n = diags_codes(d, codes, 64);
-    for (int i = 0; i < n; i++)
-        if (codes[i] != E_UNSUPPORTED) return false;
-    return n > 0 && n < 64 && d->dropped == 0;
-}
-
-Program *cmd_verify_load(const char *cmd, const char *path, int *rc) {
+Program *cmd_load_program(const char *cmd, const char *path, int *rc) {
     Diags d;
     diags_init(&d, NULL);
-    size_t len;
-    char *text = fs_read(path, &len, NULL);
-    if (!text) {
+    LoadStatus st;
+    Program *p = cairn_load(path, &d, &st, LOAD_PENDING_OK);
+    if (st == LOAD_IO_ERROR) {
         fprintf(stderr, "cairn %s: error: cannot read %s: %s\n", cmd, path, strerror(errno));
-        diags_free(&d);
         *rc = 2;
-        return NULL;
-    }
-    Program *p = cairn_parse(path, text, len, &d);
-    free(text);
-    bool ok = !diags_has_errors(&d) && cairn_check(p, &d);
-    if (!ok && !only_pending(&d)) {
-        d.src = p ? &p->src : NULL;
+    } else if (st == LOAD_REFUSED) {
         diags_print(&d, stderr);
-        ast_program_free(p);
-        p = NULL;
         *rc = 1;
-    } else if (
-        !ok) { /* checked, but for constructs the back end does not lower yet: the model can */
+    } else if (st == LOAD_PENDING) { /* checked, but for constructs not lowered yet */
         fprintf(stderr,
                 "cairn %s: note: %s uses constructs not lowered yet (cairn check says which); "
                 "modelling it anyway\n",
@@ -103,6 +86,38 @@ Program *cmd_verify_load(const char *cmd, const char *path, int *rc) {
     d.src = NULL;
     diags_free(&d);
     return p;
+}
+
+/* The trap sites of one lowering (LowerOutput.sites), into o: verify gives each a
+ * verdict. False when the program does not lower so. */
+static bool lowered_sites(Program *p, VerifyOpts *o, const LowerOptions *lo) {
+    Diags d;
+    diags_init(&d, NULL);
+    LowerOutput out = {0};
+    out.numerics = cJSON_CreateObject();
+    bool ok = lower_program(p, &d, lo, &out) == 0;
+    if (ok && out.nsites > 0) {
+        VerifySite *sites = arena_alloc(p->arena, sizeof *sites * (size_t)out.nsites);
+        for (int i = 0; i < out.nsites; i++)
+            sites[i] = (VerifySite){out.sites[i].span, out.sites[i].item};
+        o->sites = sites;
+        o->nsites = out.nsites;
+    }
+    cJSON_Delete(out.numerics);
+    cJSON_Delete(out.library);
+    sb_free(&out.c);
+    sb_free(&out.cu);
+    sb_free(&out.h);
+    diags_free(&d);
+    return ok;
+}
+
+/* The trap sites of the program as `cairn run` builds it (the host, device work
+ * emulated), or, for one without a main, as `cairn build --lib` does. */
+static void trap_sites(Program *p, VerifyOpts *o) {
+    if (!p->checked) return;
+    LowerOptions exe = {0}, lib = {.lib_prefix = "cairn_verify", .lib_header = "cairn_verify.h"};
+    if (!lowered_sites(p, o, &exe)) lowered_sites(p, o, &lib);
 }
 
 int cmd_verify(int argc, char **argv) {
@@ -120,6 +135,7 @@ int cmd_verify(int argc, char **argv) {
                       strcmp(a, "--cex-dir") == 0;
         if (valued && i + 1 >= argc) return usage("%s needs a value", a);
         if (strcmp(a, "--json") == 0) o.json = true;
+        else if (strcmp(a, "--coverage") == 0) o.coverage = true;
         else if (strcmp(a, "--timeout") == 0) {
             if (!number(argv[++i], 0.001, 86400, &v))
                 return usage("--timeout takes seconds, not '%s'", argv[i]);
@@ -140,8 +156,9 @@ int cmd_verify(int argc, char **argv) {
     }
     if (!path) return usage("%s", "no file given");
     int rc = 0;
-    Program *p = cmd_verify_load("verify", path, &rc);
+    Program *p = cmd_load_program("verify", path, &rc);
     if (!p) return rc;
+    trap_sites(p, &o);
     rc = verify_program(p, &o);
     ast_program_free(p);
     return rc;

@@ -31,6 +31,13 @@ COMMANDS(DECLARE_COMMAND)
 #include <stdio.h>
 
 #include "lib/obs_set.h"
+#include "syntax/syntax.h"
+
+/* cmd_verify.c: reads, parses and checks path for `cairn CMD` (cairn_load with
+ * LOAD_PENDING_OK: a program refused only with E-UNSUPPORTED is returned too, with a note,
+ * since a model does not need the back end). NULL with *rc = 1 (refused, printed) or 2
+ * (unreadable). verify, predict and bench share it. */
+Program *cmd_load_program(const char *cmd, const char *path, int *rc);
 
 /* cmd_show.c: SET's observations decoded, as `cairn show` prints them (ALL: every element
  * too); `cairn run --show` prints with it. */

@@ -68,7 +68,8 @@ static int verify_written(const char *folder, Err *e) {
     snprintf(path, sizeof path, "%s/bundle.dsse.json", folder);
     cJSON *env = key ? json_parse_file(path, e) : NULL, *statement = NULL;
     BundleVerdict v =
-        env ? bundle_check(env, key, read_beside, (void *)folder, NULL, SIZE_MAX, &statement, e)
+        env ? bundle_check(env, key, &(BundleFiles){read_beside, (void *)folder, NULL, SIZE_MAX},
+                           &statement, e)
             : BUNDLE_MALFORMED;
     cJSON_Delete(statement);
     cJSON_Delete(env);

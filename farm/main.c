@@ -18,11 +18,15 @@
 #include "lib/proc.h"
 #include "lib/version.h"
 #include "serve/serve.h"
+#include "ci.h"
 #include "export.h"
+#include "junit.h"
 
 typedef struct {
     const char *url, *token, *matrix, *key, *positional, *second;
     const char *submitter, *commit, *branch; /* submit's */
+    const char *junit;                       /* --junit FILE: compare's and submit --wait's */
+    double timeout;                          /* --timeout S: submit --wait's bound (0: none) */
     int wait, json;
 } Opts;
 
@@ -61,6 +65,15 @@ static int parse_opts(int argc, char **argv, Opts *o) {
             o->commit = argv[++i];
         } else if (!strcmp(a, "--branch") && next) {
             o->branch = argv[++i];
+        } else if (!strcmp(a, "--junit") && next) {
+            o->junit = argv[++i];
+        } else if (!strcmp(a, "--timeout") && next) {
+            char *end;
+            o->timeout = strtod(argv[++i], &end);
+            if (*end || !(o->timeout > 0 && o->timeout <= 1e7)) {
+                fprintf(stderr, "cairn-farm %s: --timeout takes seconds in (0, 1e7]\n", argv[0]);
+                return -1;
+            }
         } else if (!strcmp(a, "--wait")) {
             o->wait = 1;
         } else if (!strcmp(a, "--json")) {
@@ -86,31 +99,24 @@ static Http *connect_or_complain(const Opts *o, const char *verb) {
     return http_new(o->url, o->token);
 }
 
-/* GET PATH as JSON; NULL (reported) unless the answer is 2xx JSON. */
-static cJSON *get_json(Http *h, const char *path, const char *verb) {
-    cJSON *answer = NULL;
-    ProtoError pe;
-    Err e = {{0}};
-    long status = proto_call(h, &(ProtoCall){"GET", path, NULL, 60}, &answer, &pe);
-    if (status < 0 || status >= 300) proto_fail(&e, path, &pe);
-    else if (!answer) err_set(&e, "%s: no JSON answer", path);
-    if (!e.msg[0]) return answer;
-    fprintf(stderr, "cairn-farm %s: %s\n", verb, e.msg);
-    cJSON_Delete(answer);
-    return NULL;
-}
-
 /* --- submit ------------------------------------------------------------------------ */
 
 static const char SUBMIT_HELP[] =
-    "usage: cairn-farm submit [--matrix FILE] [--wait] [--commit SHA] [--branch NAME]\n"
-    "                         [--submitter NAME] [--coordinator URL --token-file FILE] [DIR]\n"
+    "usage: cairn-farm submit [--matrix FILE] [--wait [--junit FILE] [--timeout S]]\n"
+    "                         [--commit SHA] [--branch NAME] [--submitter NAME]\n"
+    "                         [--coordinator URL --token-file FILE] [DIR]\n"
     "\n"
     "Packs the source tree DIR (default .; .git, build, bin and hidden folders left out)\n"
     "into one content-addressed archive, uploads it, and starts a run over the matrix\n"
     "(default configs/matrix.json under DIR when present, else gcc plain). The cases are\n"
     "the matrix's \"cases\" list, or every examples/*.cairn in DIR. Prints the run id;\n"
-    "with --wait, follows the run until every job has finished.\n"
+    "with --wait, follows the run until every job has finished (at most --timeout S\n"
+    "seconds), then prints its comparison as `compare` does, and with --junit FILE also\n"
+    "writes it as JUnit XML (one testsuite per cell, one testcase per case).\n"
+    "Exit status (for pipelines): 0 every case kept its promise, 1 a case violates its\n"
+    "contract or differs where the bits are fixed, 2 usage (arguments, matrix, source, a\n"
+    "request the coordinator refused with 4xx), 3 infrastructure (the coordinator\n"
+    "unreachable or failing, the run cancelled, --timeout reached).\n"
     "The run records who submitted it (--submitter, else CAIRN_FARM_SUBMITTER, else\n"
     "USER@HOST) and the source's commit and branch (--commit, --branch; when DIR is a git\n"
     "checkout, read from git unless given: HEAD's commit and branch). The dashboard shows\n"
@@ -182,15 +188,6 @@ static void print_progress(const cJSON *run) {
     fflush(stdout);
 }
 
-static int run_finished(const cJSON *run) {
-    const cJSON *at = NULL;
-    ProtoJobRow job;
-    while (next_job(run, &at, &job)) {
-        if (!strcmp(job.state, "queued") || !strcmp(job.state, "running")) return 0;
-    }
-    return 1;
-}
-
 /* Prints each job whose state or progress moved since the last look. */
 static void print_moves(const cJSON *view, cJSON *last) {
     const cJSON *at = NULL;
@@ -210,20 +207,39 @@ static void print_moves(const cJSON *view, cJSON *last) {
     fflush(stdout);
 }
 
-static int follow_run(Http *h, long run) {
+/* Whether any job of a finished run was cancelled (the run was, or its jobs were). */
+static int run_cancelled(const cJSON *run) {
+    const cJSON *at = NULL;
+    ProtoJobRow job;
+    while (next_job(run, &at, &job))
+        if (!strcmp(job.state, "cancelled")) return 1;
+    return 0;
+}
+
+/* Follows RUN until every job has finished, at most TIMEOUT seconds (0: no bound): 0,
+ * or CI_INFRA (reported) when the coordinator stopped answering, the run was cancelled
+ * or the wait ran out. */
+static int follow_run(Http *h, long run, double timeout) {
     char path[64];
     snprintf(path, sizeof path, "/api/v1/runs/%ld", run);
     cJSON *last = cJSON_CreateObject();
-    int rc = 1;
+    double until = timing_monotonic_seconds() + timeout;
+    int rc = CI_INFRA;
     for (;;) {
-        cJSON *view = get_json(h, path, "submit");
+        cJSON *view = ci_get_json(h, path, "submit");
         if (!view) break;
         print_moves(view, last);
-        int done = run_finished(view);
+        int done = ci_run_finished(view), cancelled = done && run_cancelled(view);
         if (done) print_progress(view);
         cJSON_Delete(view);
+        if (cancelled) fprintf(stderr, "cairn-farm submit: run %ld was cancelled\n", run);
         if (done) {
-            rc = 0;
+            rc = cancelled ? CI_INFRA : 0;
+            break;
+        }
+        if (timeout > 0 && timing_monotonic_seconds() >= until) {
+            fprintf(stderr, "cairn-farm submit: run %ld did not finish within --timeout %g s\n",
+                    run, timeout);
             break;
         }
         timing_sleep_ms(500);
@@ -288,13 +304,19 @@ static void run_meta(const Opts *o, const char *dir, ProtoRunCreate *m, char *ow
                 dir, m->commit);
 }
 
+/* The exit status for an answer STATUS that refused a request: a 4xx is the caller's
+ * (a token, a matrix), anything else (no answer, 5xx) the coordinator's. */
+static int refused_status(long status) {
+    return status >= 400 && status < 500 ? CI_USAGE : CI_INFRA;
+}
+
 static int upload_and_start(Http *h, const char *dir, cJSON *matrix, const Opts *o, long *run) {
     Err e = {{0}};
     size_t len = 0;
     char *archive = archive_pack(dir, &len, &e);
     if (!archive) {
         fprintf(stderr, "cairn-farm submit: %s\n", e.msg);
-        return 1;
+        return CI_USAGE;
     }
     char sha[SHA256_HEX_LEN], path[128];
     sha256_hex(archive, len, sha);
@@ -316,7 +338,7 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, const Opts 
     cJSON_Delete(blob);
     if (e.msg[0]) {
         fprintf(stderr, "cairn-farm submit: %s\n", e.msg);
-        return 1;
+        return status == 200 ? CI_INFRA : refused_status(status);
     }
     cJSON *cases = cJSON_GetObjectItemCaseSensitive(matrix, "cases");
     cJSON *own_cases = cases ? NULL : default_cases(dir), *answer = NULL;
@@ -334,7 +356,7 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, const Opts 
     cJSON_Delete(answer);
     if (!ok) {
         fprintf(stderr, "cairn-farm submit: %s\n", e.msg);
-        return 1;
+        return status == 201 ? CI_INFRA : refused_status(status);
     }
     *run = created.run;
     printf("run %ld: %ld jobs, source %.16s... (%zu bytes)\n", *run, created.jobs, sha, len);
@@ -345,6 +367,8 @@ static int upload_and_start(Http *h, const char *dir, cJSON *matrix, const Opts 
 static int cmd_submit(int argc, char **argv) {
     Opts o;
     if (parse_opts(argc, argv, &o) != 0) return 2;
+    if ((o.junit || o.timeout > 0) && !o.wait)
+        return usage_error("submit", "--junit and --timeout go with --wait");
     Http *h = connect_or_complain(&o, "submit");
     if (!h) return 2;
     const char *dir = o.positional ? o.positional : ".";
@@ -353,7 +377,8 @@ static int cmd_submit(int argc, char **argv) {
     long run = 0;
     int rc = !matrix ? (fprintf(stderr, "cairn-farm submit: %s\n", e.msg), 2)
                      : upload_and_start(h, dir, matrix, &o, &run);
-    if (rc == 0 && o.wait) rc = follow_run(h, run);
+    if (rc == 0 && o.wait) rc = follow_run(h, run, o.timeout);
+    if (rc == 0 && o.wait) rc = ci_judge_run(h, run, &(CiJudge){"submit", o.url, o.junit, o.json});
     cJSON_Delete(matrix);
     http_free(h);
     return rc;
@@ -417,7 +442,7 @@ static int cmd_status(int argc, char **argv) {
     char path[128];
     snprintf(path, sizeof path, o.positional ? "/api/v1/runs/%s" : "/api/v1/status%s",
              o.positional ? o.positional : "");
-    cJSON *answer = get_json(h, path, "status");
+    cJSON *answer = ci_get_json(h, path, "status");
     http_free(h);
     if (!answer) return 1;
     if (o.json) {
@@ -479,8 +504,8 @@ static int cmd_revoke(int argc, char **argv) {
 /* --- compare ----------------------------------------------------------------------- */
 
 static const char COMPARE_HELP[] =
-    "usage: cairn-farm compare RUN [--json] [--coordinator URL --token-file FILE]\n"
-    "       cairn-farm compare RESULTS.json [--json]\n"
+    "usage: cairn-farm compare RUN [--json] [--junit FILE] [--coordinator URL --token-file FILE]\n"
+    "       cairn-farm compare RESULTS.json [--json] [--junit FILE]\n"
     "\n"
     "Prints per case a row and per machine/cell a column: a digest over every observation\n"
     "(name, type, count, SHA-256) and the exit status when not 0, then a verdict that names\n"
@@ -493,39 +518,39 @@ static const char COMPARE_HELP[] =
     "  differs-where-fixed  bits, statuses or observations differ where the language fixes them\n"
     "A RESULTS file (make gpu writes one) is compared offline, without a coordinator.\n"
     "The comparison is linear in the observations and measurements the results hold;\n"
-    "over a million of them it compares nothing and says so (exit 2).\n"
-    "Exits 1 when any case violates-contract or differs-where-fixed, 0 otherwise.\n";
+    "over a million of them it compares nothing and says so (exit 2 for a file, 3 for a\n"
+    "run).\n"
+    "--junit FILE also writes the comparison as JUnit XML: one testsuite per cell, one\n"
+    "testcase per case, failures with the first differing value (docs/farm.md, \"CI and\n"
+    "monitoring\").\n"
+    "Exits 1 when any case violates-contract or differs-where-fixed, 0 otherwise; 2 for\n"
+    "usage errors, 3 when the coordinator cannot be read.\n";
+
+/* `compare RESULTS.json --junit FILE`: the JUnit file of a comparison made offline. */
+static int compare_file_junit(const char *path, const Opts *o) {
+    Err e = {{0}};
+    cJSON *doc = NULL;
+    const cJSON *results = NULL;
+    cJSON *report = compare_load_file(path, &doc, &results, &e);
+    int status = report ? compare_emit(report, o->json) : 2;
+    if (!report) fprintf(stderr, "cairn-farm compare: %s\n", e.msg);
+    else if (status != 2 && junit_write(o->junit, &(JunitInput){report, results, NULL, 0}, &e))
+        status = (fprintf(stderr, "cairn-farm compare: --junit %s\n", e.msg), CI_INFRA);
+    cJSON_Delete(report);
+    cJSON_Delete(doc);
+    return status;
+}
 
 static int cmd_compare(int argc, char **argv) {
     Opts o;
     if (parse_opts(argc, argv, &o) != 0) return 2;
     if (!o.positional) return usage_error("compare", "needs a run id");
     if (o.positional[strspn(o.positional, "0123456789")]) /* not a run id: a results file */
-        return compare_file(o.positional, o.json);
+        return o.junit ? compare_file_junit(o.positional, &o) : compare_file(o.positional, o.json);
     Http *h = connect_or_complain(&o, "compare");
     if (!h) return 2;
-    char path[128];
-    snprintf(path, sizeof path, "/api/v1/runs/%s", o.positional);
-    cJSON *run = get_json(h, path, "compare");
-    snprintf(path, sizeof path, "/api/v1/runs/%s/results", o.positional);
-    cJSON *results = run ? get_json(h, path, "compare") : NULL;
+    int status = ci_judge_run(h, atol(o.positional), &(CiJudge){"compare", o.url, o.junit, o.json});
     http_free(h);
-    if (!results) {
-        cJSON_Delete(run);
-        return 2;
-    }
-    ProtoRunView view;
-    Err e = {{0}};
-    cJSON *report = compare_results(
-        results, proto_run_view_parse(run, &view, &e) == 0 ? view.cases : NULL, COMPARE_MAX_WORK);
-    if (report && !run_finished(run))
-        cJSON_AddStringToObject(report, "note", "the run is not finished yet");
-    int status = compare_emit(report, o.json);
-    if (status != 2 && !o.json && !run_finished(run))
-        printf("note: run %s is not finished yet\n", o.positional);
-    cJSON_Delete(report);
-    cJSON_Delete(results);
-    cJSON_Delete(run);
     return status;
 }
 
@@ -630,7 +655,8 @@ static int cmd_verify(int argc, char **argv) {
     if (slash) *slash = '\0';
     else snprintf(dir, sizeof dir, ".");
     cJSON *statement = NULL;
-    BundleVerdict v = bundle_check(env, key, read_beside, dir, NULL, SIZE_MAX, &statement, &e);
+    BundleVerdict v =
+        bundle_check(env, key, &(BundleFiles){read_beside, dir, NULL, SIZE_MAX}, &statement, &e);
     if (v == BUNDLE_OK) {
         const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
         printf("verified: %s\n  signed by key %s\n  %d subjects match their files\n"
@@ -656,7 +682,7 @@ static int cmd_verify(int argc, char **argv) {
 #define FARM_VERBS(VERB)                                                                           \
     VERB(serve, serve_main, NULL, "--state DIR --config FILE [--listen H:P]: the coordinator")     \
     VERB(submit, cmd_submit, SUBMIT_HELP,                                                          \
-         "[--matrix FILE] [--wait] [DIR]: upload DIR, start a run")                                \
+         "[--matrix FILE] [--wait [--junit FILE]] [DIR]: upload DIR, start a run")                 \
     VERB(status, cmd_status, STATUS_HELP, "[RUN]: agents, runs and jobs")                          \
     VERB(compare, cmd_compare, COMPARE_HELP, "RUN [--json]: digests per case and machine/cell")    \
     VERB(cancel, cmd_cancel, CANCEL_HELP, "RUN: cancel a run (reaches running agents)")            \

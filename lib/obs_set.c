@@ -14,6 +14,12 @@
 
 enum { HEADER_MAX = 1 << 16 }; /* the longest log line a file may hold */
 
+/* Bytes in memory: a line of an index, an observation file's text, a record's bits. */
+typedef struct Bytes {
+    const char *data;
+    size_t len;
+} Bytes;
+
 void obs_set_free(ObsSet *set) {
     for (size_t i = 0; i < set->len; i++) {
         free(set->items[i].name);
@@ -44,9 +50,10 @@ static int parse_line(const cJSON *line, const char *where, ObsRecord *r, Err *e
     return 0;
 }
 
-/* Copies LEN bytes into R after checking their length and digest; adds R to SET. */
-static int add_record(ObsSet *set, ObsRecord *r, const unsigned char *bytes, size_t len,
-                      const char *where, Err *e) {
+/* Copies BITS into R after checking their length and digest; adds R to SET. */
+static int add_record(ObsSet *set, ObsRecord *r, Bytes bits, const char *where, Err *e) {
+    const char *bytes = bits.data;
+    size_t len = bits.len;
     char hex[SHA256_HEX_LEN];
     int rc = 0;
     if (len != r->count * obs_type_size(r->type))
@@ -72,12 +79,11 @@ static int add_record(ObsSet *set, ObsRecord *r, const unsigned char *bytes, siz
     return 0;
 }
 
-/* One line of DIR/index.jsonl: the record and the bits of its file. */
-static int read_indexed(const char *dir, const char *text, size_t len, int lineno, ObsSet *set,
-                        Err *e) {
+/* One LINE of DIR/index.jsonl (number LINENO): the record and the bits of its file. */
+static int read_indexed(const char *dir, Bytes text, int lineno, ObsSet *set, Err *e) {
     char where[4200], path[4200];
     snprintf(where, sizeof where, "%s/index.jsonl:%d", dir, lineno);
-    cJSON *line = cJSON_ParseWithLength(text, len);
+    cJSON *line = cJSON_ParseWithLength(text.data, text.len);
     ObsRecord r = {0};
     int rc = line ? parse_line(line, where, &r, e) : err_set(e, "%s: not a JSON line", where);
     const char *file = line ? json_str(line, "file") : NULL;
@@ -87,16 +93,16 @@ static int read_indexed(const char *dir, const char *text, size_t len, int linen
         free(r.name);
     }
     size_t size = 0;
-    unsigned char *bits = NULL;
+    char *bits = NULL;
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/%s", dir, file);
-        bits = (unsigned char *)fs_read(path, &size, NULL);
+        bits = fs_read(path, &size, NULL);
         if (!bits) {
             rc = err_set(e, "cannot read %s: %s", path, strerror(errno));
             free(r.name);
         }
     }
-    if (rc == 0) rc = add_record(set, &r, bits, size, path, e);
+    if (rc == 0) rc = add_record(set, &r, (Bytes){bits, size}, path, e);
     free(bits);
     cJSON_Delete(line);
     return rc;
@@ -114,16 +120,18 @@ static int read_folder(const char *dir, ObsSet *set, Err *e) {
     for (char *line = text; rc == 0 && line < text + len; lineno++) {
         char *end = memchr(line, '\n', (size_t)(text + len - line));
         size_t n = end ? (size_t)(end - line) : (size_t)(text + len - line);
-        if (n > 0) rc = read_indexed(dir, line, n, lineno + 1, set, e);
+        if (n > 0) rc = read_indexed(dir, (Bytes){line, n}, lineno + 1, set, e);
         line += n + 1;
     }
     free(text);
     return rc;
 }
 
-/* The next observation of an observation file, at *pos: its line, its bits and the newline. */
-static int read_framed(const char *path, const char *text, size_t len, size_t *pos, ObsSet *set,
-                       Err *e) {
+/* The next observation of the observation file PATH (whose text is FILE), at *pos: its
+ * line, its bits and the newline. */
+static int read_framed(const char *path, Bytes file, size_t *pos, ObsSet *set, Err *e) {
+    const char *text = file.data;
+    size_t len = file.len;
     char where[4200];
     snprintf(where, sizeof where, "%s: observation %zu", path, set->len + 1);
     const char *start = text + *pos, *nl = memchr(start, '\n', len - *pos);
@@ -141,7 +149,7 @@ static int read_framed(const char *path, const char *text, size_t len, size_t *p
         return -1;
     }
     *pos = at + size + 1;
-    return add_record(set, &r, (const unsigned char *)text + at, size, path, e);
+    return add_record(set, &r, (Bytes){text + at, size}, path, e);
 }
 
 static int read_file(const char *path, ObsSet *set, Err *e) {
@@ -152,7 +160,8 @@ static int read_file(const char *path, ObsSet *set, Err *e) {
     if (len < magic || memcmp(text, OBS_SET_MAGIC, magic) != 0)
         rc = err_set(e, "%s is not an observation file (it does not begin with %.*s)", path,
                      (int)magic - 1, OBS_SET_MAGIC);
-    for (size_t pos = magic; rc == 0 && pos < len;) rc = read_framed(path, text, len, &pos, set, e);
+    for (size_t pos = magic; rc == 0 && pos < len;)
+        rc = read_framed(path, (Bytes){text, len}, &pos, set, e);
     free(text);
     return rc;
 }

@@ -6,7 +6,7 @@
  * a view. Each guard takes the .cairn location the trap names. Floats need no guard;
  * the helpers here give min and max an answer that does not depend on argument order
  * (so a pooled min/max reduction has fixed bits) and move f32/f64 to and from bits.
- * Only compiler/lower_c.c's output uses this header. */
+ * Only compiler/lower/lower_c.c's output uses this header. */
 #ifndef CAIRN_CHECKED_H
 #define CAIRN_CHECKED_H
 

@@ -110,6 +110,11 @@ typedef __m128 VF32;
 #define V_NEG(x)           _mm256_xor_pd(x, _mm256_set1_pd(-0.0))
 #define V_PICKNEG(x, a, b) _mm256_blendv_pd(b, a, _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_LT_OQ))
 #define V_XORSIGN(f, b)    _mm_xor_ps(f, _mm_castsi128_ps(V_AND32(b, 0x80000000u)))
+#define V_SETF             _mm_set1_ps
+#define V_SELECT_GT32(x, c, a, b)                                                                  \
+    _mm_blendv_ps(b, a,                                                                            \
+                  _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_xor_si128(x, V_SET32(0x80000000u)),         \
+                                                   V_SET32((c) ^ 0x80000000u))))
 #include "cairn_cr_array_body.h"
 #undef V_ATTR
 #undef VF
@@ -149,6 +154,10 @@ typedef __m128 VF32;
 #undef V_NEG
 #undef V_PICKNEG
 #undef V_XORSIGN
+#undef V_SETF
+#undef V_SELECT_GT32
+#undef V_SETF
+#undef V_SELECT_GT32
 #define VD   VD512
 #define VI   VI512
 #define VH   VH512
@@ -197,7 +206,11 @@ typedef __m256 VF32;
 #define V_NEG(x)             _mm512_xor_pd(x, _mm512_set1_pd(-0.0))
 #define V_PICKNEG(x, a, b)                                                                         \
     _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_LT_OQ), b, a)
-#define V_XORSIGN(f, b) _mm256_xor_ps(f, _mm256_castsi256_ps(V_AND32(b, 0x80000000u)))
+#define V_XORSIGN(f, b)           _mm256_xor_ps(f, _mm256_castsi256_ps(V_AND32(b, 0x80000000u)))
+#define V_SETF                    _mm256_set1_ps
+#define V_SELECT_GT32(x, c, a, b) _mm256_mask_blend_ps(_mm256_cmpgt_epu32_mask(x, V_SET32(c)), b, a)
+#define V_SETF                    _mm256_set1_ps
+#define V_SELECT_GT32(x, c, a, b) _mm256_mask_blend_ps(_mm256_cmpgt_epu32_mask(x, V_SET32(c)), b, a)
 #include "cairn_cr_array_body.h"
 
 /* What the CPU can run: AVX-512 needs F, DQ and VL (the OS saving the ZMM state, which

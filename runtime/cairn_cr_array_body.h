@@ -86,13 +86,16 @@ static inline V_ATTR unsigned VF(expm1f_step)(const float *p, VF32 *res) {
     return m | VF(unsure_rel)(y);
 }
 
+/* tanh: as cairn_cr_tanhf, and the edge's 9.1 <= |x| <= inf (the result +-1) here too */
 static inline V_ATTR unsigned VF(tanhf_step)(const float *p, VF32 *res) {
-    VH b = V_LOADBITS(p), ab = V_AND32(b, 0x7FFFFFFFu); /* 0, |x| >= 9.1, NaN: the edge */
-    unsigned m = V_GT32(V_SUB32(ab, 1), 0x4111999Au - 2);
+    VH b = V_LOADBITS(p), ab = V_AND32(b, 0x7FFFFFFFu);
+    unsigned sat = V_GT32(ab, 0x4111999Au - 1) & ~V_GT32(ab, 0x7F800000u);
+    unsigned m = V_GT32(V_SUB32(ab, 1), 0x4111999Au - 2) & ~sat; /* 0 and NaN: the edge */
     VD e = VF(expm1_d)(V_MUL(V_SET(2.0), V_WIDENF(ab)));
     VD y = V_DIV(e, V_ADD(e, V_SET(2.0)));
-    *res = V_XORSIGN(V_NARROW(y), b); /* -(float)y for negative x */
-    return m | VF(unsure_rel)(y);
+    VF32 t = V_SELECT_GT32(ab, 0x4111999Au - 1, V_SETF(1.0f), V_NARROW(y));
+    *res = V_XORSIGN(t, b); /* -(float)y, or -1, for negative x */
+    return m | (VF(unsure_rel)(y) & ~sat);
 }
 
 static inline V_ATTR unsigned VF(sigmoidf_step)(const float *p, VF32 *res) {

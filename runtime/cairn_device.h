@@ -2,7 +2,7 @@
  * buffers, observations of device views, and the f32 atomic add a device lane does.
  *
  * Placements (docs/memory.md): 0 host, 1 device, 2 unified (the numbering of
- * compiler/types.h's Placement). In a program built for the host (device work
+ * compiler/syntax/types.h's Placement). In a program built for the host (device work
  * emulated) every placement is host memory and everything here is plain C. In a CUDA
  * build (CAIRN_CUDA defined) the functions declared at the bottom are defined by
  * cairn_device_cuda.h inside the program's .cu file: device buffers come from

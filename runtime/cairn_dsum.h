@@ -113,7 +113,7 @@ CAIRN__DS void cairn_dsum_digits_add(int64_t *dig, int digits, unsigned skip, do
 }
 
 /* One term into a thread's expansion; the slow path adds into dig plainly (a GPU's lanes
- * spell their own, with atomics on shared memory: cairn_dsum_cuda.h). */
+ * spell their own, with atomics on shared memory: cairn_dred_cuda.h). */
 CAIRN__DS void cairn_dsum_take(cairn_dsum_thread *s, int64_t *dig, int digits, unsigned skip,
                                double x) {
     s->count++;

@@ -453,8 +453,8 @@ CAIRN_FLOAT_FN double cairn__quotient_f64(float x, float scale, cairn_loc loc) {
  * 2^man is the smallest normal's bits, as it should be. */
 CAIRN_FLOAT_FN uint32_t cairn__nearest_fmt(double q, cairn__fmt f) {
     uint64_t efield = f.max_bits >> f.man, frac = f.max_bits & ((1u << f.man) - 1);
-    double top = cairn__f64_from_bits(((efield + (uint64_t)(f.emin + 1022)) << 52) |
-                                      (frac << (52 - f.man)));
+    double top =
+        cairn__f64_from_bits(((efield + (uint64_t)(f.emin + 1022)) << 52) | (frac << (52 - f.man)));
     double min_normal = cairn__f64_from_bits((uint64_t)(1023 + f.emin) << 52);
     double units = cairn__f64_from_bits((uint64_t)(1023 + f.man - f.emin) << 52);
     q = q < top ? q : top;
@@ -476,7 +476,6 @@ CAIRN_FLOAT_FN int64_t cairn__nearest_int(double q, int negative, int64_t lo, in
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-
 /* quantize into a storage float: saturates at f's largest finite value. */
 CAIRN_FLOAT_FN uint32_t cairn__quantize_fmt(float x, float scale, cairn__fmt f, int stochastic,
                                             uint32_t noise, cairn_loc loc) {
@@ -494,7 +493,8 @@ CAIRN_FLOAT_FN uint32_t cairn__quantize_fmt(float x, float scale, cairn__fmt f, 
 CAIRN_FLOAT_FN int64_t cairn__quantize_int(float x, float scale, int64_t lo, int64_t hi,
                                            int stochastic, uint32_t noise, cairn_loc loc) {
     int negative = cairn__f32_bits(x) >> 31;
-    if (!stochastic) return cairn__nearest_int(cairn__quotient_f64(x, scale, loc), negative, lo, hi);
+    if (!stochastic)
+        return cairn__nearest_int(cairn__quotient_f64(x, scale, loc), negative, lo, hi);
     uint64_t sig = 0;
     int exp = 0, sticky = 0;
     int kind = cairn__quotient(x, scale, loc, &sig, &exp, &sticky);

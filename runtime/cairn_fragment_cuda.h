@@ -1,5 +1,5 @@
 /* cairn_fragment_cuda.h: tensor-core fragments for a CUDA target (docs/numerics.md,
- * "Tensor-core fragments"; compiler/lower_mma.c emits the calls). nvcc only; the .cu
+ * "Tensor-core fragments"; compiler/lower/lower_mma.c emits the calls). nvcc only; the .cu
  * file a CUDA build generates includes it once when a kernel uses fragments.
  *
  * A fragment is the lane's registers, nothing more: cairn_frag128/256/512 (the names the
@@ -20,7 +20,7 @@
  * A fragment outside its layout, or an offset past the array, traps (one corner check
  * for WMMA's strided rows, each lane's own offsets for mma.sync), and so does a WMMA
  * fragment whose first element is not 32-byte aligned (load_matrix_sync's rule; shared
- * arrays are 32-byte aligned, compiler/lower_cuda.c). */
+ * arrays are 32-byte aligned, compiler/lower/lower_cuda.c). */
 #ifndef CAIRN_FRAGMENT_CUDA_H
 #define CAIRN_FRAGMENT_CUDA_H
 

@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-/* The device tiling (cairn_mma_device.cuh, emulated by cairn_mma_tiled.c): a block of
+/* The device tiling (cairn_mma_device_cuda.h, emulated by cairn_mma_tiled.c): a block of
  * four warps computes a 64 x 64 tile of c, each warp a 32 x 32 quarter as 2 x 2 WMMA
  * 16 x 16 x 16 fragments; k advances in steps of 32 through two shared-memory stages of
  * a (64 x 32, rows padded by 8 elements: pad(rows(64, 32), 8)) and b (32 x 64:

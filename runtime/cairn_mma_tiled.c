@@ -1,5 +1,5 @@
 /* cairn_mma_tiled.c: mma_unordered on @device views when device work is emulated: the
- * device tiling of cairn_mma_device.cuh run on the host pool, block by block and warp by
+ * device tiling of cairn_mma_device_cuda.h run on the host pool, block by block and warp by
  * warp (cairn_mma.h has the tiling).
  *
  * Every thread of a warp would hold each fragment whole and add in increasing k; the

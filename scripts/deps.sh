@@ -40,6 +40,8 @@ TEST=(
   python3-yaml                 # tests/farm/test_fleet.py parses the Kubernetes manifest
   chromium python3-websocket   # the dashboard's browser tests (headless, DevTools protocol)
   valgrind                     # tests/farm: token comparison counted in instructions
+  libxml2-utils                # tests/farm/test_ci.py: xmllint checks JUnit files against the schema
+  prometheus                   # GET /metrics checked by promtool and scraped by a real Prometheus
 )
 GPU=()                          # make gpu: python3's standard library and the build's packages
 GPU_COMMANDS=(nvcc nvidia-smi)  # a CUDA toolkit and its driver (not from Debian's archive here)

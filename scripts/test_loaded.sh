@@ -16,10 +16,10 @@ stop_hogs() {
     hogs=()
 }
 child=
-# On an interrupt the command goes too (Ctrl-C reaches the whole process group anyway;
-# a signal sent to this script alone must not leave the suite running).
+# On an interrupt or a TERM the command's whole process group goes too (make, pytest and
+# the coordinators they started), then the hog.
 on_signal() {
-    [ -n "$child" ] && kill -TERM "$child" 2>/dev/null
+    [ -n "$child" ] && kill -TERM -- "-$child" 2>/dev/null
     stop_hogs
     exit "$1"
 }
@@ -31,8 +31,10 @@ for _ in $(seq $((per_core * cores))); do
     hogs+=($!)
 done
 echo "== test-loaded: ${#hogs[@]} busy processes beside: $*"
+set -m # the command in a process group of its own, so that a signal reaches all of it
 "$@" &
 child=$!
+set +m
 wait "$child"
 rc=$?
 child=

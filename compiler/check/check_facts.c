@@ -4,6 +4,9 @@
  * reasons later. The walk visits every expression of the body, children before the
  * operation, in the order of the text. */
 #include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +14,7 @@
 
 typedef struct FactWalk {
     const Item *fn;
+    bool in_device, prologue; /* where the walk is (CheckRounding) */
     CheckRounding *r;
     int nr, capr;
     CheckGuard *g;
@@ -28,6 +32,8 @@ static void *grow(void *items, int *cap, int len, size_t size) {
 }
 
 static void add_rounding(FactWalk *w, CheckRounding r) {
+    r.in_device = w->in_device;
+    r.prologue = w->prologue;
     w->r = grow(w->r, &w->capr, w->nr, sizeof *w->r);
     w->r[w->nr++] = r;
 }
@@ -48,6 +54,63 @@ static void add_callee(FactWalk *w, const Item *fn) {
     w->callees = grow(w->callees, &w->capc, w->nc, sizeof *w->callees);
     w->callees[w->nc++] = fn;
 }
+
+/* ---- literals ---- */
+
+/* A decimal number as its significant digits and a power of ten: value = D * 10^exp,
+ * D without leading or trailing zeros ("" for zero). Reads "12.50e-3" and printf's
+ * "%.Ne" output alike. */
+static void decimal_normal(const char *s, char *digits, size_t cap, long *exp) {
+    size_t n = 0;
+    long frac = 0;
+    bool after_point = false;
+    for (; *s && *s != 'e' && *s != 'E'; s++) {
+        if (*s == '.') after_point = true;
+        if (*s < '0' || *s > '9' || (n == 0 && *s == '0')) {
+            if (*s == '0' && after_point) frac++; /* a leading zero after the point */
+            continue;
+        }
+        if (n + 1 < cap) digits[n++] = *s;
+        frac += after_point;
+    }
+    *exp = (*s ? strtol(s + 1, NULL, 10) : 0) - frac;
+    while (n > 0 && digits[n - 1] == '0') n--, (*exp)++;
+    digits[n] = '\0';
+}
+
+/* Is the decimal literal exactly the double d (which holds the rounded literal)?
+ * glibc's printf writes a double's exact decimal expansion (at most 767 digits). */
+static bool literal_exact(const char *text, double d) {
+    char want[1200], have[1200], printed[1300];
+    long e1, e2;
+    decimal_normal(text, want, sizeof want, &e1);
+    snprintf(printed, sizeof printed, "%.1100e", fabs(d));
+    decimal_normal(printed, have, sizeof have, &e2);
+    return strcmp(want, have) == 0 && (want[0] == '\0' || e1 == e2);
+}
+
+/* A literal of a compute-float type is rounded once into it (strtod/strtof round
+ * correctly to nearest; the lowering writes the result as a hex float): a rounding
+ * unless the type holds its value exactly. An overflow to infinity is not listed. */
+static void literal(FactWalk *w, const Expr *e, const Expr *lit) {
+    const Type *t = e->type;
+    if (!t || !type_is_compute_float(t)) return;
+    bool rounded;
+    if (lit->kind == EXPR_INT) {
+        uint64_t v = lit->u.int_lit.value;
+        int bits = 64 - (v ? __builtin_clzll(v) + __builtin_ctzll(v) : 64);
+        rounded = bits > (t->kind == TY_F32 ? 24 : 53);
+    } else {
+        const char *text = lit->u.float_lit.text;
+        double d = t->kind == TY_F32 ? (double)strtof(text, NULL) : strtod(text, NULL);
+        rounded = !isinf(d) && !literal_exact(text, d);
+    }
+    if (rounded)
+        add_rounding(w,
+                     (CheckRounding){.kind = ROUND_LITERAL, .type = t, .node = e, .span = e->span});
+}
+
+/* ---- expressions ---- */
 
 static void walk_expr(FactWalk *w, const Expr *e);
 
@@ -90,14 +153,44 @@ static const Type *builtin_type(const Expr *e) {
 
 static bool rounds(OpRounding r) {
     return r == RND_ONCE || r == RND_STOCHASTIC || r == RND_UNORDERED || r == RND_LIBM ||
-           r == RND_OUTWARD;
+           r == RND_OUTWARD || r == RND_CR;
+}
+
+/* The arguments in the order the generated code evaluates them: an atomic's element
+ * (its index) after its operands. */
+static void walk_args(FactWalk *w, const Expr *e) {
+    int n = e->u.call.nargs;
+    bool atomic = ast_builtin_is_atomic(e->u.call.builtin);
+    for (int i = atomic ? 1 : 0; i < n; i++) walk_expr(w, e->u.call.args[i]);
+    if (atomic && n) walk_expr(w, e->u.call.args[0]);
+}
+
+/* A rounding builtin's entry: the operand type its contract names in from (an atomic's
+ * element, a multiply's inputs) and the mma's instruction family. */
+static CheckRounding builtin_rounding(const Expr *e, const Type *t) {
+    CheckRounding r = {
+        .kind = ROUND_BUILTIN, .type = t, .builtin = e->u.call.builtin, .node = e, .span = e->span};
+    Expr *const *a = e->u.call.args;
+    if (r.builtin == BI_ATOMIC_ADD_UNORDERED) {
+        r.from = a[0]->type;
+        const Expr *base = a[0]->kind == EXPR_INDEX ? a[0]->u.index.base : NULL;
+        const Symbol *s = base && base->kind == EXPR_NAME ? base->u.name.sym : NULL;
+        r.shared =
+            s && s->type && s->type->kind == TY_VIEW && s->type->u.view.origin == VIEW_SHARED;
+    } else if (r.builtin == BI_MMA_UNORDERED && e->u.call.nargs == 6) {
+        r.from = a[4]->type->u.view.elem;
+    } else if (r.builtin == BI_MMA_UNORDERED) {
+        r.from = a[1]->type->u.frag.elem;
+        r.mma_sync = a[0]->type->u.frag.family == FRAG_MMA;
+    }
+    return r;
 }
 
 static void walk_call(FactWalk *w, const Expr *e) {
     Builtin b = e->u.call.builtin;
     const Expr *a = e->u.call.nargs ? e->u.call.args[0] : NULL;
     const Expr *a2 = e->u.call.nargs > 1 ? e->u.call.args[1] : NULL;
-    for (int i = 0; i < e->u.call.nargs; i++) walk_expr(w, e->u.call.args[i]);
+    walk_args(w, e);
     if (b == BI_NONE) {
         const Item *fn = e->u.call.fn;
         if (!fn) return;
@@ -111,35 +204,50 @@ static void walk_call(FactWalk *w, const Expr *e) {
     }
     const OpInfo *op = ast_op(b);
     const Type *t = builtin_type(e);
-    if (rounds(op->rounding) && t)
-        add_rounding(
-            w, (CheckRounding){
-                   .kind = ROUND_BUILTIN, .type = t, .builtin = b, .node = e, .span = e->span});
+    if (rounds(op->rounding) && t) add_rounding(w, builtin_rounding(e, t));
     unsigned bits = op->guards;
     if (op->family == FAM_EXACT && !(e->type && type_is_signed(e->type))) bits &= ~GB(OVERFLOW);
     add_guards(w, bits, e, e->span, a, a2, NULL);
 }
 
+/* A reduction: its bounds (a warp's has none), then its terms and its rounding; a device
+ * sum's terms run on the device, after the rounding is named. */
 static void walk_reduce(FactWalk *w, const Expr *e) {
-    walk_expr(w, e->u.reduce.lo);
-    walk_expr(w, e->u.reduce.count);
-    walk_expr(w, e->u.reduce.body);
-    walk_expr(w, e->u.reduce.into);
     const Type *t = e->u.reduce.body->type;
-    if (type_is_compute_float(t) && (e->u.reduce.op == RED_ADD || e->u.reduce.op == RED_MUL))
-        add_rounding(w, (CheckRounding){.kind = ROUND_REDUCE,
-                                        .type = t,
-                                        .op = e->u.reduce.op,
-                                        .mode = e->u.reduce.mode,
-                                        .on_device = e->u.reduce.on_device,
-                                        .node = e,
-                                        .span = e->span});
+    bool floats =
+        type_is_compute_float(t) && (e->u.reduce.op == RED_ADD || e->u.reduce.op == RED_MUL);
+    CheckRounding r = {.kind = ROUND_REDUCE,
+                       .type = t,
+                       .op = e->u.reduce.op,
+                       .mode = e->u.reduce.mode,
+                       .on_device = e->u.reduce.on_device,
+                       .scan = e->u.reduce.scan,
+                       .node = e,
+                       .span = e->span};
+    if (e->u.reduce.mode != MODE_WARP) {
+        walk_expr(w, e->u.reduce.lo);
+        walk_expr(w, e->u.reduce.count);
+    }
+    bool device_sum = e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.on_device;
+    if (device_sum && floats) add_rounding(w, r);
+    bool was = w->in_device;
+    if (e->u.reduce.mode == MODE_PARALLEL) w->in_device = e->u.reduce.on_device;
+    walk_expr(w, e->u.reduce.body);
+    w->in_device = was;
+    walk_expr(w, e->u.reduce.into);
+    if (!device_sum && floats) add_rounding(w, r);
 }
 
 static void walk_expr(FactWalk *w, const Expr *e) {
     if (!e) return;
     switch (e->kind) {
+    case EXPR_INT:
+    case EXPR_FLOAT: literal(w, e, e); break;
     case EXPR_UNARY:
+        if (e->u.unary.op == UN_NEG && e->u.unary.operand->kind == EXPR_INT) {
+            literal(w, e, e->u.unary.operand); /* one constant, of the negation's type */
+            break;
+        }
         walk_expr(w, e->u.unary.operand);
         if (e->u.unary.op == UN_NEG && e->type && type_is_signed(e->type) &&
             e->u.unary.operand->kind != EXPR_INT)
@@ -179,6 +287,18 @@ static void walk_assign(FactWalk *w, const Stmt *s) {
                    s->u.assign.value, NULL);
 }
 
+/* A parallel region (a, device: its placement) or a cooperative one (a and b). */
+static void walk_region(FactWalk *w, const Binder *a, const Binder *b, bool device,
+                        const Block *body) {
+    walk_expr(w, a->lo);
+    walk_expr(w, a->count);
+    if (b) walk_expr(w, b->lo), walk_expr(w, b->count);
+    bool was = w->in_device;
+    w->in_device = device;
+    walk_block(w, body);
+    w->in_device = was;
+}
+
 static void walk_stmt(FactWalk *w, const Stmt *s) {
     switch (s->kind) {
     case STMT_LET: walk_expr(w, s->u.let.init); break;
@@ -196,13 +316,10 @@ static void walk_stmt(FactWalk *w, const Stmt *s) {
         break;
     case STMT_RETURN: walk_expr(w, s->u.ret.value); break;
     case STMT_PARALLEL:
-        walk_expr(w, s->u.parallel.b.count);
-        walk_block(w, s->u.parallel.body);
+        walk_region(w, &s->u.parallel.b, NULL, s->u.parallel.on_device, s->u.parallel.body);
         break;
     case STMT_BLOCKS:
-        walk_expr(w, s->u.blocks.grid.count);
-        walk_expr(w, s->u.blocks.threads.count);
-        walk_block(w, s->u.blocks.body);
+        walk_region(w, &s->u.blocks.grid, &s->u.blocks.threads, true, s->u.blocks.body);
         break;
     case STMT_BUFFER:
         walk_expr(w, s->u.alloc.count);
@@ -226,25 +343,49 @@ static void *keep(Arena *a, void *items, int n, size_t size) {
     return kept;
 }
 
+static CheckFacts *kept_facts(Arena *a, FactWalk *w) {
+    CheckFacts *f = arena_alloc(a, sizeof *f);
+    f->roundings = keep(a, w->r, w->nr, sizeof *w->r);
+    f->nroundings = w->nr;
+    f->guards = keep(a, w->g, w->ng, sizeof *w->g);
+    f->nguards = w->ng;
+    f->callees = keep(a, (void *)w->callees, w->nc, sizeof *w->callees);
+    f->ncallees = w->nc;
+    return f;
+}
+
+/* A function: what its entry checks (each view parameter's extent, then the requires
+ * clause), then its body. */
+static void walk_fn(FactWalk *w, const Item *it) {
+    w->prologue = true;
+    for (int i = 0; i < it->u.fn.nparams; i++) {
+        const Type *t = it->u.fn.params[i]->type;
+        if (t && t->kind == TY_VIEW && t->u.view.extent) walk_expr(w, t->u.view.extent);
+    }
+    walk_expr(w, it->u.fn.requires);
+    w->prologue = false;
+    walk_block(w, it->u.fn.body);
+}
+
 void check_record_facts(Checker *c) {
     Program *p = c->prog;
     for (int i = 0; i < p->nitems; i++) {
         Item *it = p->items[i];
-        if (it->kind != ITEM_FN) continue;
         FactWalk w = {.fn = it};
-        walk_block(&w, it->u.fn.body);
-        CheckFacts *f = arena_alloc(p->arena, sizeof *f);
-        f->roundings = keep(p->arena, w.r, w.nr, sizeof *w.r);
-        f->nroundings = w.nr;
-        f->guards = keep(p->arena, w.g, w.ng, sizeof *w.g);
-        f->nguards = w.ng;
-        f->callees = keep(p->arena, (void *)w.callees, w.nc, sizeof *w.callees);
-        f->ncallees = w.nc;
-        it->u.fn.facts = f;
+        if (it->kind == ITEM_FN) {
+            walk_fn(&w, it);
+            it->u.fn.facts = kept_facts(p->arena, &w);
+        } else if (it->kind == ITEM_CONST) {
+            walk_expr(&w, it->u.const_.value);
+            it->u.const_.facts = kept_facts(p->arena, &w);
+        }
     }
 }
 
-const CheckFacts *check_facts(const Item *fn) {
-    assert(fn->kind == ITEM_FN && fn->u.fn.facts && "a function of a checked program");
-    return fn->u.fn.facts;
+const CheckFacts *check_facts(const Item *it) {
+    const CheckFacts *f = it->kind == ITEM_FN      ? it->u.fn.facts
+                          : it->kind == ITEM_CONST ? it->u.const_.facts
+                                                   : NULL;
+    assert(f && "a function or const of a checked program");
+    return f;
 }

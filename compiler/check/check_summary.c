@@ -205,7 +205,9 @@ static bool sig_rounds(OpRounding r) {
 
 static void sig_rounding(SigWalk *w, const CheckRounding *r) {
     char buf[96];
+    if (r->prologue) return; /* what callers promise, not what the function computes */
     switch (r->kind) {
+    case ROUND_LITERAL: break; /* a constant: the same in any implementation */
     case ROUND_ARITH: sig_add(w, "arithmetic", r->type); break;
     case ROUND_CONVERT:
         snprintf(buf, sizeof buf, "convert %s", check_type_text(r->from));

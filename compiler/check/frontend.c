@@ -20,7 +20,17 @@ Program *cairn_load_text(const char *path, const char *text, size_t len, Diags *
     return p;
 }
 
-Program *cairn_load(const char *path, Diags *d, LoadStatus *status) {
+/* Whether every error is E-UNSUPPORTED: the program is checked, and only waits for a
+ * later stage of the back end. */
+static bool only_pending(const Diags *d) {
+    Code codes[64];
+    int n = diags_codes(d, codes, 64);
+    for (int i = 0; i < n; i++)
+        if (codes[i] != E_UNSUPPORTED) return false;
+    return n > 0 && n < 64 && d->dropped == 0;
+}
+
+Program *cairn_load(const char *path, Diags *d, LoadStatus *status, unsigned flags) {
     size_t len = 0;
     char *text = fs_read(path, &len, NULL);
     if (!text) {
@@ -29,6 +39,12 @@ Program *cairn_load(const char *path, Diags *d, LoadStatus *status) {
     }
     Program *p = cairn_load_text(path, text, len, d);
     free(text);
-    if (status) *status = p ? LOAD_OK : LOAD_REFUSED;
+    LoadStatus st = p ? LOAD_OK : LOAD_REFUSED;
+    if (!p && (flags & LOAD_PENDING_OK) && d->keep && only_pending(d)) {
+        p = d->keep; /* the caller owns it now; d keeps the reasons, not the program */
+        d->keep = NULL;
+        st = LOAD_PENDING;
+    }
+    if (status) *status = st;
     return p;
 }

@@ -254,10 +254,18 @@ static Expr *zeroed_buffer(Grad *g, const Expr *call, const Expr *arg, const cha
     return grad_mk_name(g, tmp, arg->span);
 }
 
+/* Where the adjoint arguments of a call to f_grad put their statements: `before` the
+ * call (fresh adjoints, zeroed buffers) and `after` it (what propagates them into the
+ * arguments' own adjoints). */
+typedef struct CallSides {
+    StmtList *before, *after;
+} CallSides;
+
 /* The adjoint argument for parameter p of the callee, bound to arg; after the call,
  * `after` propagates it into arg's own adjoint. */
-static Expr *call_adjoint(Grad *g, const Expr *call, const Param *p, const Expr *arg, StmtList *out,
-                          StmtList *after) {
+static Expr *call_adjoint(Grad *g, const Expr *call, const Param *p, const Expr *arg,
+                          const CallSides *sides) {
+    StmtList *out = sides->before, *after = sides->after;
     bool active = grad_expr_active(g, arg);
     const Type *t = p->type;
     if (t->kind == TY_VIEW && t->u.view.extent) {
@@ -290,8 +298,9 @@ static bool passed_before(Expr *const *v, int n, const Expr *adj) {
 /* The adjoint view adj is already passed to one rw parameter of the call, and the
  * checker refuses one view in two rw parameters (E-ALIAS): this one gets a fresh zeroed
  * buffer, which `after` adds into adj element by element (adding, never assigning). */
-static Expr *alias_part(Grad *g, const Expr *call, const Expr *arg, Expr *adj, StmtList *out,
-                        StmtList *after) {
+static Expr *alias_part(Grad *g, const Expr *call, const Expr *arg, Expr *adj,
+                        const CallSides *sides) {
+    StmtList *out = sides->before, *after = sides->after;
     const char *name = adj->u.name.name;
     Expr *part = zeroed_buffer(g, call, arg, arena_printf(g->arena, "%s_part", name), out);
     const char *k = grad_fresh_name(g, "k");
@@ -343,13 +352,14 @@ static void backprop_call(Grad *g, const Expr *e, Expr *adj, StmtList *out) {
     /* A scalar adjoint is always a fresh `let mut`; a view's is f's own adjoint, which
      * one call may name only once. */
     int first_adjoint = nargs;
+    const CallSides sides = {out, &after};
     for (int i = 0; i < n && !g->failed; i++) {
         if (!mask[i]) continue;
         const Expr *arg = e->u.call.args[i];
-        Expr *a = call_adjoint(g, e, callee->u.fn.params[i], arg, out, &after);
+        Expr *a = call_adjoint(g, e, callee->u.fn.params[i], arg, &sides);
         if (a && arg->type->kind == TY_VIEW &&
             passed_before(args + first_adjoint, nargs - first_adjoint, a))
-            a = alias_part(g, e, arg, a, out, &after);
+            a = alias_part(g, e, arg, a, &sides);
         args[nargs++] = a;
     }
     free(mask);

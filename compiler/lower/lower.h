@@ -12,8 +12,9 @@
  * The generated C includes "cairn.h" and compiles without warnings under gcc and clang
  * with -std=c11 -Wall -Wextra -Werror -ffp-contract=off -fno-fast-math. Every guard the
  * language demands is explicit in it (overflow, division by zero, bounds, extents), each
- * trapping with the .cairn location. Alongside, it collects the program's roundings for
- * the receipt (numerics.c) and the runtime modules it calls. */
+ * trapping with the .cairn location. Alongside, it writes the program's roundings for
+ * the receipt from the entries the checker recorded (numerics.c serializes them) and
+ * collects the runtime modules it calls. */
 #ifndef CAIRN_LOWER_H
 #define CAIRN_LOWER_H
 
@@ -40,6 +41,13 @@ enum {
 #include "syntax/ops.def"
 };
 
+/* A place the generated code can trap at, and the function or constant holding it (NULL:
+ * an entry's checks of its command line or its caller's arguments). */
+typedef struct LowerSite {
+    Span span;
+    const Item *item;
+} LowerSite;
+
 /* What to lower for. */
 typedef struct LowerOptions {
     bool cuda; /* a CUDA target: device work as kernels; else emulated on the host */
@@ -59,7 +67,11 @@ typedef struct LowerOutput {
     cJSON *library;   /* a library: its entries for the receipt (made here); else NULL */
     cJSON *numerics;  /* caller's object: {"function": [entries...]} is added */
     unsigned modules; /* LOWER_MODULE_* bits: the runtime modules it calls */
-    bool has_device;  /* the program holds device work */
+    /* Every source place the generated code can trap at (each guard's location, as
+     * lower_at writes it), in the program's arena: cairn verify gives each a verdict. */
+    const LowerSite *sites;
+    int nsites;
+    bool has_device; /* the program holds device work */
 } LowerOutput;
 
 /* Lowers the checked program p (p->checked) for the host (opt->cuda false: device work

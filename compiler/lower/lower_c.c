@@ -45,7 +45,23 @@ void lower_emit(Lower *L, const char *fmt, ...) {
 
 const char *lower_new_tmp(Lower *L) { return arena_printf(L->arena, "t%d", ++L->tmp); }
 
+/* Every trap the generated code can raise names its place through here, so the places
+ * recorded are the program's trap sites (LowerOutput.sites). */
 const char *lower_at(Lower *L, Span s) {
+    if (L->nsites == L->capsites) {
+        int cap = L->capsites ? 2 * L->capsites : 64;
+        LowerSite *more = arena_alloc(L->arena, sizeof *more * (size_t)cap);
+        if (L->nsites) memcpy(more, L->sites, sizeof *more * (size_t)L->nsites);
+        L->sites = more, L->capsites = cap;
+    }
+    L->sites[L->nsites++] = (LowerSite){s, L->item};
+    return lower_at_unguarded(L, s);
+}
+
+/* The place of a trap that is no guard of the language: the machine's (the pool's own
+ * scratch memory not allocated), or one the checker rules out (the end of a function
+ * with a result, E-MISSING-RETURN): no trap site. */
+const char *lower_at_unguarded(Lower *L, Span s) {
     return arena_printf(L->arena, "CAIRN_AT(%d, %d)", s.line, s.col);
 }
 
@@ -202,6 +218,9 @@ static void lower_assign(Lower *L, const Stmt *s) {
 }
 
 static void lower_if(Lower *L, const Stmt *s) {
+#ifdef CAIRN_PLANT_GUARD /* tests/verify/test_coverage.py: a guard cairn verify cannot know */
+    lower_emit(L, "if (0) cairn_trap_at(\"planted\", %s);", lower_at(L, s->span));
+#endif
     const char *cond = lower_expr(L, s->u.if_.cond);
     lower_emit(L, "if (%s) {", cond);
     L->indent++;
@@ -343,8 +362,9 @@ static void lower_fn(Lower *L, const Item *fn, const char *device) {
     const char *q = device ? device : "static";
     sb_printf(device ? &L->dev_protos : &L->protos, "%s %s __attribute__((unused));\n", q, sig);
     L->fn = fn;
-    cJSON *scratch = device ? cJSON_CreateArray() : NULL;
-    L->entries = device ? scratch : cJSON_AddArrayToObject(L->numerics, fn->name);
+    L->item = fn;
+    if (!device) /* the receipt's entries: what the checker recorded (check/check.h) */
+        numerics_serialize(cJSON_AddArrayToObject(L->numerics, fn->name), check_facts(fn));
     L->out = device ? &L->dev : &L->defs;
     L->nlive = L->live_base = 0;
     lower_emit(L, "%s %s {", q, sig);
@@ -353,12 +373,11 @@ static void lower_fn(Lower *L, const Item *fn, const char *device) {
     lower_block(L, fn->u.fn.body);
     if (fn->u.fn.ret && fn->u.fn.ret->kind != TY_VOID)
         lower_emit(L, "cairn_trap_at(\"reached the end of a function without a return\", %s);",
-                   lower_at(L, fn->span));
+                   lower_at_unguarded(L, fn->span)); /* E-MISSING-RETURN rules it out */
     assert(L->nlive == 0 && L->nthread_syms == 0 && L->nwarp == 0 && !L->coop_thread);
     L->indent = 0;
     lower_emit(L, "}\n");
     L->in_device = false;
-    cJSON_Delete(scratch);
 }
 
 /* A constant becomes a function computing it, so any checked expression may define it
@@ -368,12 +387,13 @@ static void lower_const(Lower *L, const Item *it, const char *device) {
     const char *q = device ? device : "static";
     L->in_device = device != NULL;
     const char *name = lower_item_name(L, "const", it->name);
+    L->item = it;
     sb_printf(device ? &L->dev_protos : &L->protos, "%s %s %s(void) __attribute__((unused));\n", q,
               t, name);
-    cJSON *scratch = device ? cJSON_CreateArray() : NULL;
-    L->entries =
-        device ? scratch
-               : cJSON_AddArrayToObject(L->numerics, arena_printf(L->arena, "const %s", it->name));
+    if (!device)
+        numerics_serialize(
+            cJSON_AddArrayToObject(L->numerics, arena_printf(L->arena, "const %s", it->name)),
+            check_facts(it));
     L->out = device ? &L->dev : &L->defs;
     lower_emit(L, "%s %s %s(void) {", q, t, name);
     L->indent = 1;
@@ -381,7 +401,6 @@ static void lower_const(Lower *L, const Item *it, const char *device) {
     L->indent = 0;
     lower_emit(L, "}\n");
     L->in_device = false;
-    cJSON_Delete(scratch);
 }
 
 /* What device lanes may call (constants, and functions without regions or host-only
@@ -402,6 +421,7 @@ static void prelude(StrBuf *out, const Program *p, unsigned modules, const char 
     sb_puts(out, ": do not edit. */\n#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
                  "#include <stdlib.h>\n\n#include \"cairn.h\"\n#include \"cairn_checked.h\"\n");
     if (modules & LOWER_MODULE_CR) sb_puts(out, "#include \"cairn_cr.h\"\n");
+    if (modules & LOWER_MODULE_CR_ARRAY) sb_puts(out, "#include \"cairn_cr_array.h\"\n");
     sb_puts(out, "\nstatic const char cairn_source[] = ");
     lower_c_string(out, p->src.path);
     sb_puts(out, ";\n#define CAIRN_AT(line, col) ((cairn_loc){cairn_source, (line), (col)})\n\n");
@@ -474,6 +494,8 @@ int lower_program(Program *p, Diags *d, const LowerOptions *opt, LowerOutput *ou
     if (!refused) assemble(&L, out);
     out->modules = L.modules;
     out->has_device = L.has_device;
+    out->sites = L.sites;
+    out->nsites = L.nsites;
     sb_free(&L.protos);
     sb_free(&L.lanes);
     sb_free(&L.defs);

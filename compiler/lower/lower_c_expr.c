@@ -42,45 +42,11 @@ const char *lower_opaque(Lower *L, const Type *t, const char *v) {
 
 static const char *int_constant(Lower *L, const Type *t, uint64_t value, bool negative) {
     if (type_is_compute_float(t)) { /* an integer literal in a float context: one rounding */
-        int bits = 64 - (value ? __builtin_clzll(value) + __builtin_ctzll(value) : 64);
-        if (bits > (t->kind == TY_F32 ? 24 : 53)) numerics_literal(L, t);
         return FMT("(%s(%s)UINT64_C(%" PRIu64 "))", negative ? "-" : "", lower_c_scalar(t), value);
     }
     if (!negative) return FMT("((%s)UINT64_C(%" PRIu64 "))", lower_c_scalar(t), value);
     if (value == (uint64_t)1 << 63) return "INT64_MIN";
     return FMT("((%s)-INT64_C(%" PRIu64 "))", lower_c_scalar(t), value);
-}
-
-/* A decimal number as its significant digits and a power of ten: value = D * 10^exp,
- * D without leading or trailing zeros ("" for zero). Reads "12.50e-3" and printf's
- * "%.Ne" output alike. */
-static void decimal_normal(const char *s, char *digits, size_t cap, long *exp) {
-    size_t n = 0;
-    long frac = 0;
-    bool after_point = false;
-    for (; *s && *s != 'e' && *s != 'E'; s++) {
-        if (*s == '.') after_point = true;
-        if (*s < '0' || *s > '9' || (n == 0 && *s == '0')) {
-            if (*s == '0' && after_point) frac++; /* a leading zero after the point */
-            continue;
-        }
-        if (n + 1 < cap) digits[n++] = *s;
-        frac += after_point;
-    }
-    *exp = (*s ? strtol(s + 1, NULL, 10) : 0) - frac;
-    while (n > 0 && digits[n - 1] == '0') n--, (*exp)++;
-    digits[n] = '\0';
-}
-
-/* Is the decimal literal exactly the double d (which holds the rounded literal)?
- * glibc's printf writes a double's exact decimal expansion (at most 767 digits). */
-static bool literal_exact(const char *text, double d) {
-    char want[1200], have[1200], printed[1300];
-    long e1, e2;
-    decimal_normal(text, want, sizeof want, &e1);
-    snprintf(printed, sizeof printed, "%.1100e", fabs(d));
-    decimal_normal(printed, have, sizeof have, &e2);
-    return strcmp(want, have) == 0 && (want[0] == '\0' || e1 == e2);
 }
 
 /* The literal rounded once into its type (strtod/strtof round correctly to nearest),
@@ -90,7 +56,6 @@ static const char *float_constant(Lower *L, const Expr *e) {
     const char *text = e->u.float_lit.text;
     bool f32 = e->type->kind == TY_F32;
     double d = f32 ? (double)strtof(text, NULL) : strtod(text, NULL);
-    if (!isinf(d) && !literal_exact(text, d)) numerics_literal(L, e->type);
     if (f32) return isinf(d) ? "INFINITY" : FMT("%af", d);
     return isinf(d) ? "(double)INFINITY" : FMT("%a", d);
 }
@@ -211,7 +176,6 @@ const char *lower_arith(Lower *L, BinaryOp op, const char *a, const char *b, con
     if (op == BIN_REM) /* fmod is exact */
         return lower_bind(L, t, FMT("%s(%s, %s)", t->kind == TY_F32 ? "fmodf" : "fmod", a, b));
     assert(type_is_compute_float(t) && ast_binop(op)->rounding == RND_ONCE); /* the checker's */
-    numerics_arith(L, t);
     return lower_bind(L, t, FMT("%s %s %s", a, c_ops[op], b));
 }
 
@@ -272,7 +236,6 @@ const char *lower_convert(Lower *L, const char *v, const Type *from, const Type 
                                       FMT("cairn_%s_to_f32(%s)", lower_type_word(from), v));
         return lower_convert(L, wide, type_scalar(TY_F32), to, s);
     }
-    numerics_convert(L, from, to);
     if (type_is_storage_float(to)) {
         const char *src =
             type_is_int(from) ? lower_bind(L, type_scalar(TY_F32), FMT("(float)%s", v)) : v;
@@ -371,7 +334,6 @@ const char *lower_emit_quantize(Lower *L, Expr *e) {
     const char *x = lower_expr_out(L, e->u.call.args[0]);
     const char *scale = lower_expr(L, e->u.call.args[1]);
     const char *noise = stochastic ? FMT("%s, ", lower_expr(L, e->u.call.args[2])) : "";
-    numerics_quantize(L, to, stochastic);
     return lower_bind(L, to,
                       FMT("cairn_quantize_%s%s(%s, %s, %s%s)", stochastic ? "stochastic_" : "",
                           lower_type_word(to), x, scale, noise, lower_at(L, e->span)));
@@ -390,7 +352,6 @@ const char *lower_emit_mm_enclose(Lower *L, Expr *e) {
         device |= i >= 3 && a->type->u.view.place == PLACE_DEVICE;
     }
     const Type *t = e->u.call.args[5]->type->u.view.elem;
-    numerics_matmul(L, t);
     const char *entry = device ? L->target->enclose_device(L) : "";
     const char *call = FMT("cairn_mm_enclose_%s%s(%s%s)", entry, lower_type_word(t), args.data,
                            lower_at(L, e->span));
@@ -429,13 +390,11 @@ AtomicSpace lower_atomic_space(const Lower *L, const Expr *e) {
  * array it keeps them, as atom.shared.add.f32 does. */
 const char *lower_emit_atomic(Lower *L, Expr *e) {
     Builtin b = e->u.call.builtin;
-    const Type *t = e->u.call.args[0]->type;
     const char *v = lower_expr_out(L, e->u.call.args[1]); /* its bits may be stored */
     const char *w = b == BI_ATOMIC_CAS ? lower_expr_out(L, e->u.call.args[2]) : NULL;
     const char *place = lower_place(L, e->u.call.args[0]);
     if (!place) return "0";
     const char *p = FMT("&%s", place);
-    if (b == BI_ATOMIC_ADD_UNORDERED) numerics_atomic_add(L, t, lower_atomic_space(L, e));
     if (L->in_device) return L->target->device_atomic(L, e, b, p, v, w);
     return lower_atomic_host(L, e, b, p, v, w);
 }
@@ -530,19 +489,6 @@ static const unsigned c_modules[BI_COUNT] = {
 #include "syntax/ops.def"
 };
 
-/* The receipt's entry of a float function that rounds (its rounding column): sqrt,
- * std.math, std.cr and any other of the FLOAT rules. */
-static void numerics_float_fn(Lower *L, Builtin b, const Type *t) {
-    const OpInfo *op = ast_op(b);
-    if (!t || !type_is_compute_float(t)) return;
-    if (op->rule != RULE_FLOAT1 && op->rule != RULE_FLOAT2 && op->rule != RULE_CR) return;
-    const char *rounding = op->rounding == RND_ONCE   ? "nearest-even"
-                           : op->rounding == RND_LIBM ? "libm"
-                           : op->rounding == RND_CR   ? "correctly-rounded"
-                                                      : NULL;
-    if (rounding) numerics_fn(L, op->spelling, t, rounding);
-}
-
 static const char *lower_call(Lower *L, Expr *e) {
     Builtin b = e->u.call.builtin;
     if (b == BI_NONE) return lower_user_call(L, e);
@@ -551,9 +497,7 @@ static const char *lower_call(Lower *L, Expr *e) {
         return "0";
     }
     lower_use_runtime(L, c_modules[b]);
-    const char *v = c_emitters[b](L, e);
-    numerics_float_fn(L, b, e->type);
-    return v;
+    return c_emitters[b](L, e);
 }
 
 const char *lower_expr(Lower *L, Expr *e) {

@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "syntax/syntax.h"
+#include "check/check.h"
 #include "lower/lower.h"
 
 #define LOWER_MAX_LIVE     256
@@ -43,10 +44,12 @@ typedef struct Lower {
     Arena *arena;
     StrBuf *out; /* where statements go now */
     StrBuf protos, lanes, defs;
-    cJSON *numerics; /* {"function": [entry, ...]} */
-    cJSON *entries;  /* the current function's array */
-    const Item *fn;  /* the function being lowered */
-    int tmp;         /* numbers temporaries, lane functions and lane contexts */
+    cJSON *numerics;  /* {"function": [entry, ...]} */
+    const Item *fn;   /* the function being lowered */
+    const Item *item; /* the function or constant being lowered (its sites') */
+    LowerSite *sites; /* every place lower_at named (LowerOutput.sites) */
+    int nsites, capsites;
+    int tmp; /* numbers temporaries, lane functions and lane contexts */
     int indent;
     const Symbol *live[LOWER_MAX_LIVE]; /* buffers allocated so far, innermost last */
     int nlive;
@@ -78,7 +81,10 @@ void lower_use_runtime(Lower *L, unsigned module);
 /* ---- emitting ---- */
 void lower_emit(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *lower_new_tmp(Lower *L);
-const char *lower_at(Lower *L, Span s); /* CAIRN_AT(line, col) */
+const char *lower_at(Lower *L, Span s);
+/* The same for a trap that is no guard (the machine's, or one the checker rules out): no
+ * trap site. */
+const char *lower_at_unguarded(Lower *L, Span s); /* CAIRN_AT(line, col) */
 /* Reports something the checker accepts but the host lowering cannot do. */
 void lower_unsupported(Lower *L, Span s, const char *what);
 
@@ -181,6 +187,13 @@ typedef struct Lane {
 void lower_lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield, const Symbol *var,
                      const Type *index_type, const char *extra_field, const char *fourth_param);
 void lower_lane_close(Lower *L, Lane *ln, const char *tail);
+/* lower_lane_open with the indices in blocks of `block` (cairn_b, cairn_m, cairn_v,
+ * cairn_w, cairn_at; lower_c_region.c), for lower_array_lane (lower_c_array.c): a
+ * host region `v[i] = F(e)`, F std.cr or an f32 <-> f16/bf16 conversion, through the
+ * runtime's array form; false: not that shape. */
+void lower_lane_open_blocks(Lower *L, Lane *ln, const Block *body, const Symbol *var,
+                            const Type *index_type, int block, const char *in_t, const char *out_t);
+bool lower_array_lane(Lower *L, const Stmt *s, Lane *ln, const Type *index_type);
 /* The pieces lane functions and CUDA kernels share: each capture's local copy from the
  * context (`prefix` "c->" or "c."), and moving output into the function (lane_enter)
  * and back to the caller (lane_leave). */
@@ -244,24 +257,11 @@ void lower_copy(Lower *L, Expr *e);
 void lower_wide(Lower *L, Expr *e);
 
 /* ---- numerics (numerics.c) ---- */
-/* Adds an entry to the current function's list unless an equal one is there. */
-void numerics_add(Lower *L, cJSON *entry);
-void numerics_arith(Lower *L, const Type *t);
-void numerics_convert(Lower *L, const Type *from, const Type *to);
-void numerics_quantize(Lower *L, const Type *to, bool stochastic);
-void numerics_fn(Lower *L, const char *op, const Type *t, const char *rounding);
-void numerics_sum(Lower *L, const Type *t, const char *sum);
-void numerics_product(Lower *L, const Type *t);
-void numerics_matmul(Lower *L, const Type *t);
-void numerics_unordered(Lower *L, const char *op, const Type *t);
-/* atomic_add_unordered with its memory space and bound (numerics.md): a device f32 add
- * on global memory flushes subnormals, one on a shared array or a host one does not. */
+/* Where an atomic's element lives (the code of an f32 add differs by it): host memory,
+ * a device lane's global memory, or a block's shared array. */
 typedef enum AtomicSpace { ATOMIC_HOST, ATOMIC_GLOBAL, ATOMIC_SHARED } AtomicSpace;
 AtomicSpace lower_atomic_space(const Lower *L, const Expr *e);
-void numerics_atomic_add(Lower *L, const Type *t, AtomicSpace space);
-/* A warp reduction (its butterfly order) and a device float reduction (unordered). */
-void numerics_warp(Lower *L, ReduceOp op, const Type *t);
-void numerics_device_sum(Lower *L, const Type *t, bool exact);
-void numerics_literal(Lower *L, const Type *t);
+/* The receipt's entries of an item's roundings (check.h) into the array ENTRIES. */
+void numerics_serialize(cJSON *entries, const CheckFacts *f);
 
 #endif

@@ -212,6 +212,29 @@ void lower_lane_open(Lower *L, Lane *ln, const Block *body, const Expr *yield, c
     lane_index(L, ln);
 }
 
+/* As lower_lane_open, its indices in blocks of `block`: for each block, cairn_b its
+ * first index and cairn_m its count, cairn_v (C type in_t), cairn_w (out_t) and cairn_at
+ * (out_t *) block-sized arrays, then the per-index loop the body goes into
+ * (lower_c_array.c closes it). */
+void lower_lane_open_blocks(Lower *L, Lane *ln, const Block *body, const Symbol *var,
+                            const Type *index_type, int block, const char *in_t,
+                            const char *out_t) {
+    lane_head(L, ln, body, NULL, var, index_type, "",
+              "static void lane%d(void *cairn_ctx, size_t cairn_begin, size_t cairn_end, "
+              "unsigned cairn_worker) {\n");
+    lower_emit(L, "(void)cairn_worker;");
+    lower_emit(L, "for (size_t cairn_b = cairn_begin; cairn_b < cairn_end; cairn_b += %d) {",
+               block);
+    L->indent = 2;
+    lower_emit(L, "const size_t cairn_m = cairn_end - cairn_b < %d ? cairn_end - cairn_b : %d;",
+               block, block);
+    lower_emit(L, "%s cairn_v[%d];", in_t, block);
+    lower_emit(L, "%s cairn_w[%d], *cairn_at[%d];", out_t, block, block);
+    lower_emit(L, "for (size_t cairn_k = cairn_b; cairn_k < cairn_b + cairn_m; cairn_k++) {");
+    L->indent = 3;
+    lane_index(L, ln);
+}
+
 /* Ends the function: `tail` (a statement, or NULL), its brace, and back to the caller. */
 static void lane_finish(Lower *L, Lane *ln, const char *tail) {
     assert(L->out == &ln->text && "lanes close innermost first");
@@ -274,13 +297,15 @@ void lower_parallel_pool(Lower *L, const Stmt *s) {
     const char *n = lower_index_count(L, lo, hi);
     if (s->u.parallel.on_device) lower_lane_limit(L, n, s->span); /* as a device launch */
     Lane ln;
-    lower_lane_open(L, &ln, s->u.parallel.body, NULL, b->sym, it, "", "unsigned cairn_worker");
-    lower_emit(L, "(void)cairn_worker;");
-    bool was_device = L->in_device;
-    L->in_device = s->u.parallel.on_device;
-    lower_block(L, s->u.parallel.body);
-    L->in_device = was_device;
-    lower_lane_close(L, &ln, NULL);
+    if (!lower_array_lane(L, s, &ln, it)) { /* std.cr, a conversion: the array form */
+        lower_lane_open(L, &ln, s->u.parallel.body, NULL, b->sym, it, "", "unsigned cairn_worker");
+        lower_emit(L, "(void)cairn_worker;");
+        bool was_device = L->in_device;
+        L->in_device = s->u.parallel.on_device;
+        lower_block(L, s->u.parallel.body);
+        L->in_device = was_device;
+        lower_lane_close(L, &ln, NULL);
+    }
     const char *ctx = lower_lane_context(L, &ln, lo, "");
     lower_use_runtime(L, LOWER_MODULE_POOL);
     lower_emit(L, "if (%s) cairn_pool_run((size_t)%s, 0, lane%d, &%s);", n, n, ln.id, ctx);
@@ -360,8 +385,6 @@ static const char *fold_in_order(Lower *L, Expr *e, const Type *it, const char *
                    lower_at(L, e->u.reduce.into->span), lower_dnan(L, t, acc)); /* bits leave */
     L->indent--;
     lower_emit(L, "}");
-    if (type_is_float(t) && op == RED_ADD) numerics_sum(L, t, "ordered");
-    if (type_is_float(t) && op == RED_MUL) numerics_product(L, t);
     return acc;
 }
 
@@ -472,7 +495,6 @@ static const char *reduce_exact(Lower *L, Expr *e, const Type *it, const char *l
     sb_printf(&L->lanes, "CAIRN_SUM_CHECKED(lane%d, cairn_sum%s, lane%d_term, lane%d_covers)\n\n",
               ln.id, w, ln.id, ln.id);
     const char *ctx = lower_lane_context(L, &ln, lo, "");
-    numerics_sum(L, t, "exact");
     lower_use_runtime(L, LOWER_MODULE_SUM);
     return FMT("(%s ? lane%d_sum(&%s, (size_t)%s) : 0.0%s)", n, ln.id, ctx, n,
                t->kind == TY_F32 ? "f" : "");
@@ -528,7 +550,7 @@ const char *lower_reduce_partials(Lower *L, Expr *e, const Type *it, const char 
     lower_use_runtime(L, LOWER_MODULE_POOL);
     lower_emit(L, "const unsigned %s = cairn_pool_width();", width);
     lower_emit(L, "%s *%s = (%s *)cairn_zeroed(%s, sizeof(%s), %s);", acc_t, parts, acc_t, width,
-               acc_t, lower_at(L, e->span));
+               acc_t, lower_at_unguarded(L, e->span)); /* the pool's scratch: the machine's */
     lower_emit(L, "for (unsigned k = 0; k < %s; k++) %s[k] = %s;", width, parts,
                identity(L, op, t));
     const char *ctx = lower_lane_context(L, &ln, lo, FMT(", .cairn_parts = %s", parts));

@@ -246,7 +246,6 @@ static const char *cuda_warp_op(Lower *L, Expr *e) {
         lower_warp_scan_store(L, e, lane, FMT("cairn_shfl_idx(%s, j)", x));
         return NULL;
     }
-    numerics_warp(L, e->u.reduce.op, e->type);
     const char *w = lower_warp_acc_type(e->u.reduce.op, e->type);
     const char *r = lower_new_tmp(L), *other = lower_new_tmp(L);
     lower_emit(L, "%s %s = (%s)%s;", w, r, w, lower_expr(L, e->u.reduce.body));
@@ -336,7 +335,6 @@ static const char *red_acc(ReduceOp op, const Type *t) {
 static const char *device_fsum(Lower *L, Expr *e, const Type *it, const char *lo, const char *n) {
     const Type *t = e->type;
     bool f32 = t->kind == TY_F32;
-    numerics_device_sum(L, t, true);
     Lane k;
     device_yield(L, &k, e, it, lower_c_scalar(t), "",
                  FMT("    cairn_dsum_record all;\n"

@@ -183,7 +183,6 @@ static void emulate_warp_op(Lower *L, Emu *emu, const Expr *e) {
         L->warp[L->nwarp++] = (WarpSlot){e, in};
         return;
     } else {
-        numerics_warp(L, e->u.reduce.op, e->type);
         butterfly(L, emu, e, in, out);
     }
     L->warp[L->nwarp++] = (WarpSlot){e, FMT("%s[cairn_t]", out)};
@@ -398,7 +397,6 @@ const char *lower_emulate_reduce(Lower *L, Expr *e, const Type *it, const char *
     if (!type_is_float(e->type) || e->u.reduce.op != RED_ADD)
         return lower_reduce_partials(L, e, it, lo, n);
     L->has_device = true;
-    numerics_device_sum(L, e->type, true);
     const char *w = e->type->kind == TY_F32 ? "32" : "64";
     Lane ln;
     lower_sum_terms(L, e, it, true, &ln);

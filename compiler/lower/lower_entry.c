@@ -60,8 +60,6 @@ static void main_with_params(Lower *L, const Item *fn) {
     L->out = &L->defs;
     L->fn = fn;
     L->nlive = L->live_base = 0;
-    cJSON *scratch = cJSON_CreateArray(); /* extents round nothing; main listed its own */
-    L->entries = scratch;
     lower_emit(L, "int main(int argc, char **argv) {");
     L->indent = 1;
     lower_emit(L, "cairn_arg cairn_argv[%d];", n);
@@ -94,11 +92,11 @@ static void main_with_params(Lower *L, const Item *fn) {
     L->indent = 0;
     lower_emit(L, "}");
     sb_free(&call);
-    cJSON_Delete(scratch);
 }
 
 void lower_main_entry(Lower *L, const Item *fn) {
     assert(fn->kind == ITEM_FN && strcmp(fn->name, "main") == 0);
+    L->item = NULL; /* the entry's own checks of its command line belong to no function */
     if (fn->u.fn.nparams == 0) {
         sb_puts(&L->defs, "int main(void) {\n    return (int)cairn_fn_main();\n}\n");
         return;
@@ -335,13 +333,12 @@ static void last_error_entry(Lower *L) {
 void lower_library_entries(Lower *L, LowerOutput *out) {
     assert(L->opt->lib_prefix && L->opt->lib_header);
     lower_use_runtime(L, LOWER_MODULE_LIB);
+    L->item = NULL; /* the entries' checks of their callers' arguments: no function's */
     char *guard = arena_printf(L->arena, "CAIRN_LIB_%s_H", L->opt->lib_prefix);
     for (char *c = guard; *c; c++)
         if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
     header_open(L, &out->h, guard);
     out->library = cJSON_CreateArray();
-    cJSON *scratch = cJSON_CreateArray(); /* an entry rounds nothing of its own */
-    L->entries = scratch;
     for (int i = 0; i < L->prog->nitems; i++) {
         const Item *it = L->prog->items[i];
         if (it->kind != ITEM_FN || !it->pub) continue;
@@ -349,7 +346,6 @@ void lower_library_entries(Lower *L, LowerOutput *out) {
         L->nlive = L->live_base = 0;
         cJSON_AddItemToArray(out->library, library_entry(L, it, &out->h));
     }
-    cJSON_Delete(scratch);
     last_error_entry(L);
     sb_printf(&out->h, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
     if (cJSON_GetArraySize(out->library) == 0) {

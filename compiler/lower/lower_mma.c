@@ -28,39 +28,6 @@
 
 #define FMT(...) arena_printf(L->arena, __VA_ARGS__)
 
-/* The device instruction a format's multiply uses on every CUDA target CAIRN lowers to
- * (sm_80 and later): WMMA 16 x 16 x 16 with f32 accumulation. fp8 is widened to f16
- * first (exactly): Ada's and Hopper's fp8 tensor cores keep about 14 bits of the f32
- * accumulation, which breaks the contract's bound, and sm_80 has none. */
-static void mma_instruction(cJSON *e, const Type *t, bool mma_sync) {
-    bool bf = t->kind == TY_BF16; /* PTX spells the f16 WMMA form with its f32 types only */
-    const char *wmma = mma_sync ? (bf ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
-                                      : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
-                       : bf     ? "wmma.mma.sync.aligned.row.row.m16n16k16.f32.bf16.bf16.f32"
-                                : "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32";
-    cJSON *by = cJSON_AddObjectToObject(e, "instruction");
-    cJSON_AddStringToObject(by, "host", "reference loop, increasing k");
-    static const char *const targets[] = {"sm_80", "sm_89", "sm_90", "sm_120"};
-    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
-        cJSON_AddStringToObject(by, targets[i], wmma);
-    if (t->kind == TY_F8E4M3 || t->kind == TY_F8E5M2)
-        cJSON_AddStringToObject(e, "widen", "to f16 (exact) before the f16 instruction");
-}
-
-static void numerics_mma(Lower *L, const Type *t, bool mma_sync) {
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddStringToObject(e, "op", "mma");
-    cJSON_AddStringToObject(e, "from", lower_type_word(t));
-    cJSON_AddStringToObject(e, "to", "f32");
-    cJSON_AddStringToObject(e, "rounding", "nearest-even");
-    cJSON_AddStringToObject(e, "order", "unordered");
-    cJSON_AddStringToObject(e, "products", "exact");
-    cJSON_AddStringToObject(e, "emulated_order", "increasing k");
-    cJSON_AddStringToObject(e, "bound", "(k + 1) * 2^-22 * (|c| + sum |a b|)");
-    mma_instruction(e, t, mma_sync);
-    numerics_add(L, e);
-}
-
 /* mma_unordered(m, n, k, c, a, b): all views on the host, or all @device (the checker
  * made sure). */
 static const char *lower_matrix_mma(Lower *L, Expr *e) {
@@ -78,7 +45,6 @@ static const char *lower_matrix_mma(Lower *L, Expr *e) {
     const char *entry = "";
     if (device) entry = L->target->matrix_mma_device(L);
     else lower_use_runtime(L, LOWER_MODULE_MMA);
-    numerics_mma(L, t, false);
     lower_emit(L, "cairn_mma_%s%s(%s%s);", entry, lower_type_word(t), args.data,
                lower_at(L, e->span));
     sb_free(&args);
@@ -134,11 +100,10 @@ const char *lower_fragment_ctype(const Type *t) {
 
 /* F(x): every element x, an operand's rounded once to its f16 or bf16. */
 const char *lower_fragment_fill(Lower *L, Expr *e) {
-    const Type *f = e->type, *el = f->u.frag.elem;
+    const Type *f = e->type;
     if (!L->target->frag_ready(L, f, e->span)) return "0";
     const char *v = lower_expr_out(L, e->u.convert.arg);
     const char *x = lower_new_tmp(L);
-    if (el->kind != TY_F32) numerics_convert(L, type_scalar(TY_F32), el);
     lower_emit(L, "%s %s;", lower_fragment_ctype(f), x);
     L->target->frag_fill(L, f, x, v);
     return x;
@@ -179,12 +144,11 @@ static const char *lower_fragment_store(Lower *L, Expr *e) {
 }
 
 static const char *lower_fragment_mma(Lower *L, Expr *e) {
-    const Type *acc = e->u.call.args[0]->type, *a = e->u.call.args[1]->type;
+    const Type *acc = e->u.call.args[0]->type;
     const char *c = lower_expr(L, e->u.call.args[0]);
     const char *x = lower_expr(L, e->u.call.args[1]);
     const char *y = lower_expr(L, e->u.call.args[2]);
     const char *r = lower_new_tmp(L);
-    numerics_mma(L, a->u.frag.elem, acc->u.frag.family == FRAG_MMA);
     lower_emit(L, "%s %s = %s;", lower_fragment_ctype(acc), r, c);
     L->target->frag_mma(L, e, r, x, y);
     return r;

@@ -461,6 +461,7 @@ struct Item {
         struct {
             const Type *type;
             Expr *value;
+            struct CheckFacts *facts; /* checker: the roundings of its value (check/check.h) */
         } const_;
         struct {
             Expr *value;

@@ -118,6 +118,12 @@ static void verify_binder(Verifier *v, const Binder *b, Span at) {
     if (checked(v)) verify_symbol(v, b->sym, at, "a loop binder unresolved");
 }
 
+/* A for loop or a parallel region: its binder, then its body. */
+static void verify_loop(Verifier *v, const Binder *b, const Block *body, Span at) {
+    verify_binder(v, b, at);
+    verify_block(v, body, at);
+}
+
 static void verify_stmt(Verifier *v, const Stmt *s, Span at) {
     if (!need(v, s != NULL, at, "a missing statement")) return;
     switch (s->kind) {
@@ -138,17 +144,11 @@ static void verify_stmt(Verifier *v, const Stmt *s, Span at) {
                  "an else that is neither a block nor an if");
         if (s->u.if_.els) verify_stmt(v, s->u.if_.els, s->span);
         break;
-    case STMT_FOR:
-        verify_binder(v, &s->u.for_.b, s->span);
-        verify_block(v, s->u.for_.body, s->span);
-        break;
+    case STMT_FOR: verify_loop(v, &s->u.for_.b, s->u.for_.body, s->span); break;
     case STMT_RETURN:
         if (s->u.ret.value) verify_expr(v, s->u.ret.value, s->span);
         break;
-    case STMT_PARALLEL:
-        verify_binder(v, &s->u.parallel.b, s->span);
-        verify_block(v, s->u.parallel.body, s->span);
-        break;
+    case STMT_PARALLEL: verify_loop(v, &s->u.parallel.b, s->u.parallel.body, s->span); break;
     case STMT_BLOCKS:
         verify_binder(v, &s->u.blocks.grid, s->span);
         verify_binder(v, &s->u.blocks.threads, s->span);

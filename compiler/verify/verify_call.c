@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verify/verify.h"
+#include "verify/verify_internal.h"
 
 #define VERIFY_MAX_DEPTH 16
 
@@ -86,7 +86,11 @@ VVal verify_call(Verifier *V, Expr *e) {
     free(vals);
     if (!bound) {
         V->nenv = mark;
-        return unmodelled_call(V, e, recursive ? "a recursive call" : "this call's arguments");
+        const char *why = !recursive                     ? "this call's arguments"
+                          : V->depth >= VERIFY_MAX_DEPTH ? "a call chain deeper than 16"
+                                                         : "a recursive call";
+        if (recursive) verify_skipped(V, fn, NULL, e->span, why);
+        return unmodelled_call(V, e, why);
     }
     Z3_ast saved_pc = V->pc, saved_returned = V->returned, saved_ret = V->ret;
     unsigned saved_ret_taint = V->ret_taint;

@@ -24,7 +24,7 @@
 
 #include "base/base.h"
 #include "lib/fs.h"
-#include "verify/verify.h"
+#include "verify/verify_internal.h"
 
 #define CEX_SHOWN 8 /* elements of a view printed */
 

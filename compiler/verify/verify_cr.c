@@ -14,7 +14,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "verify/verify.h"
+#include "verify/verify_internal.h"
 
 /* Short names for the FP predicates. */
 static Z3_ast fp(Verifier *V, const Type *t, double v) {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verify/verify.h"
+#include "verify/verify_internal.h"
 
 /* ---- sorts, constants, state ---- */
 

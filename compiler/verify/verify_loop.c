@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verify/verify.h"
+#include "verify/verify_internal.h"
 
 typedef struct Loop {
     const Binder *b;

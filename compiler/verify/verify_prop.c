@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "base/base.h"
-#include "verify/verify.h"
+#include "verify/verify_internal.h"
 #include "lib/timing.h"
 
 static const char *const VK_NAMES[VK_COUNT] = {
@@ -141,6 +141,11 @@ static void report(Verifier *V, const VProp *p, Verdict vd, double secs, const O
     Outcome expired = {NULL, NULL, NULL, NULL, NULL};
     if (V->expired) {
         expired.reason = expired_reason(V);
+        vd = VD_UNKNOWN, o = &expired;
+    } else if (V->skip_why && (vd == VD_VERIFIED || vd == VD_BOUNDED)) {
+        /* a counterexample stands (its run is a real one); a proof does not cover the
+         * unwalked paths to the guard */
+        expired.reason = V->skip_why;
         vd = VD_UNKNOWN, o = &expired;
     }
     if (V->opt->json) {
@@ -307,6 +312,8 @@ static Z3_lbool search(Verifier *V, Z3_ast violation, int *within, Z3_model *m, 
  * values the real one cannot reach. One reached through such a value (a branch on it)
  * is decided over every value the fresh term can take: unsat proves it, and a model
  * through it is no counterexample. */
+static const char *skipped_reason(const Verifier *V, const VProp *p);
+
 static Verdict decide_queries(Verifier *V, const VProp *p, double t0) {
     if (z3_failed) return unknown(V, p, t0, "the model could not be built (Z3 error)");
     unsigned hard = (p->taint | V->assume_taint) & ~(V->loop_bit | V->nan_bit | V->range_bits);
@@ -359,8 +366,11 @@ static Verdict decide(Verifier *V, const VProp *p) {
     double t0 = timing_monotonic_seconds();
     start_clock(V);
     V->expired = V->prologue_expired;
+    V->skip_why = p->kind == VK_UNMODELLED ? NULL : skipped_reason(V, p);
     Verdict vd = decide_queries(V, p, t0); /* report() turns it unknown if expired */
-    return V->expired ? VD_UNKNOWN : vd;
+    bool held = V->skip_why && (vd == VD_VERIFIED || vd == VD_BOUNDED);
+    V->skip_why = NULL;
+    return V->expired || held ? VD_UNKNOWN : vd;
 }
 
 /* Two stored values of type t differ: floats as SMT values (all NaNs one, +0 and -0 two). */
@@ -466,6 +476,170 @@ static void number_sites(Verifier *V) {
     }
 }
 
+/* ---- every trap site has a verdict ----
+ * The lowering names each place the built program can trap at (opt->sites). A function
+ * reaches the sites of itself, of every function it calls and of every constant it
+ * reads, transitively; each such site with no property in its run (a guard the model
+ * does not know, or one only in code the model does not walk) is reported unknown, so
+ * nothing the built program checks is left without a verdict. */
+
+typedef struct Reach {
+    const Item **items;
+    int n, cap;
+} Reach;
+
+static bool reach_has(const Reach *r, const Item *it) {
+    for (int i = 0; i < r->n; i++)
+        if (r->items[i] == it) return true;
+    return false;
+}
+
+static void reach_add(Reach *r, const Item *it) {
+    if (!it || reach_has(r, it)) return;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 16;
+        r->items = realloc(r->items, sizeof *r->items * (size_t)r->cap);
+        if (!r->items) abort();
+    }
+    r->items[r->n++] = it;
+}
+
+static void reach_visit(Expr *e, void *ctx) {
+    if (e->kind == EXPR_CALL && e->u.call.builtin == BI_NONE) reach_add(ctx, e->u.call.fn);
+    if (e->kind == EXPR_NAME && e->u.name.sym && e->u.name.sym->kind == SYM_CONST)
+        reach_add(ctx, e->u.name.sym->decl.item);
+}
+
+/* fn and everything it reaches (a worklist over r). */
+static void reach_from(Reach *r, const Item *fn) {
+    reach_add(r, fn);
+    for (int k = 0; k < r->n; k++) {
+        const Item *it = r->items[k];
+        if (it->kind == ITEM_CONST) {
+            ast_visit_expr(it->u.const_.value, reach_visit, r);
+            continue;
+        }
+        if (it->kind != ITEM_FN) continue;
+        for (int i = 0; i < it->u.fn.nparams; i++) {
+            const Type *t = it->u.fn.params[i]->type;
+            if (t->kind == TY_VIEW && t->u.view.extent)
+                ast_visit_expr(t->u.view.extent, reach_visit, r);
+        }
+        if (it->u.fn.requires) ast_visit_expr(it->u.fn.requires, reach_visit, r);
+        ast_visit_exprs(it->u.fn.body, reach_visit, r);
+    }
+}
+
+/* ---- code the model does not walk ---- */
+
+static void add_skip(Verifier *V, Span range, const char *why) {
+    if (V->nskips == V->capskips) {
+        V->capskips = V->capskips ? 2 * V->capskips : 16;
+        V->skips = realloc(V->skips, sizeof *V->skips * (size_t)V->capskips);
+        if (!V->skips) abort();
+    }
+    V->skips[V->nskips++] = (struct VSkip){range.off, range.len, why};
+}
+
+void verify_skipped(Verifier *V, const Item *callee, Block *region, Span at, const char *why) {
+    const char *text =
+        arena_printf(V->prog->arena, "reached through %s (line %d), which the model does not walk",
+                     why, at.line);
+    Reach r = {0};
+    if (callee) reach_from(&r, callee);
+    if (region) {
+        add_skip(V, at, text);
+        ast_visit_exprs(region, reach_visit, &r);
+        if (r.n) reach_from(&r, r.items[0]); /* the worklist runs over every item found */
+    }
+    for (int k = 0; k < r.n; k++) add_skip(V, r.items[k]->span, text);
+    free(r.items);
+}
+
+/* Why p's guard lies in code the run did not walk somewhere, or NULL. */
+static const char *skipped_reason(const Verifier *V, const VProp *p) {
+    for (int i = 0; i < V->nskips; i++)
+        if (p->span.off >= V->skips[i].off && p->span.off < V->skips[i].off + V->skips[i].len)
+            return V->skips[i].why;
+    return NULL;
+}
+
+static bool same_place(Span a, Span b) { return a.line == b.line && a.col == b.col; }
+
+/* Whether a property of this run stands at s (the implements property is no guard's). */
+static bool has_prop(const Verifier *V, Span s) {
+    for (int i = 0; i < V->nprops; i++)
+        if (V->props[i].kind != VK_IMPLEMENTS && same_place(V->props[i].span, s)) return true;
+    return false;
+}
+
+/* Whether site k is the first of the sites fn reaches at its place (one verdict each). */
+static bool first_reached(const VerifyOpts *o, const Reach *r, int k) {
+    if (!o->sites[k].item || !reach_has(r, o->sites[k].item)) return false;
+    for (int j = 0; j < k; j++)
+        if (o->sites[j].item && same_place(o->sites[j].span, o->sites[k].span) &&
+            reach_has(r, o->sites[j].item))
+            return false;
+    return true;
+}
+
+/* Whether s lies in fn's own requires: its guards are the callers' promise, assumed in
+ * fn's run and checked in each caller's (docs/tools.md, "What verified means"). */
+static bool promised(const Item *fn, Span s) {
+    const Expr *r = fn->u.fn.requires;
+    return r && s.off >= r->span.off && s.off < r->span.off + r->span.len;
+}
+
+static const char *const UNCOVERED =
+    "the built program checks here and can trap, and the model has no property for this "
+    "guard in this function's run (a guard it does not know, or one reached only through "
+    "code it does not walk): not verified";
+
+/* The sites fn reaches without a property: each unknown (or, --coverage, listed).
+ * Returns how many. */
+static int uncovered_sites(Verifier *V, const Item *fn) {
+    const VerifyOpts *o = V->opt;
+    if (!o->sites) return 0;
+    Reach r = {0};
+    reach_from(&r, fn);
+    int n = 0;
+    for (int k = 0; k < o->nsites; k++) {
+        if (!first_reached(o, &r, k) || has_prop(V, o->sites[k].span) ||
+            promised(fn, o->sites[k].span))
+            continue;
+        VProp p = {.kind = VK_UNMODELLED,
+                   .span = o->sites[k].span,
+                   .detail = "a guard the model has no property for"};
+        const char *skipped = skipped_reason(V, &p);
+        if (o->coverage && skipped) /* known unwalked: unknown in a run, and says why */
+            fprintf(o->out, "%s: unwalked: a trap site at %s:%d:%d: %s\n", fn->name, p.span.file,
+                    p.span.line, p.span.col, skipped);
+        else if (o->coverage)
+            fprintf(o->out, "%s: uncovered: a trap site at %s:%d:%d has no property\n", fn->name,
+                    p.span.file, p.span.line, p.span.col);
+        else unknown(V, &p, timing_monotonic_seconds(), skipped ? skipped : UNCOVERED);
+        n += !(o->coverage && skipped);
+    }
+    free(r.items);
+    return n;
+}
+
+/* --coverage: the properties no trap site stands at (a guard the model invents). */
+static int unsited_props(Verifier *V, const Item *fn) {
+    int n = 0;
+    for (int i = 0; i < V->nprops; i++) {
+        const VProp *p = &V->props[i];
+        bool sited = p->kind == VK_UNMODELLED || p->kind == VK_IMPLEMENTS;
+        for (int k = 0; k < V->opt->nsites && !sited; k++)
+            sited = same_place(V->opt->sites[k].span, p->span);
+        if (sited) continue;
+        n++;
+        fprintf(V->opt->out, "%s: unsited: %s at %s:%d:%d stands at no trap site\n", fn->name,
+                prop_title(V, p), p->span.file, p->span.line, p->span.col);
+    }
+    return n;
+}
+
 /* Both runs of fn: the unrolled one (properties, V->assume) and, when it met a loop, the
  * inductive one (V->assume_ind). */
 static void run_both(Verifier *V, const Item *fn) {
@@ -498,10 +672,14 @@ static void verify_function(Program *prog, const Item *fn, const VerifyOpts *opt
     V.side = Z3_mk_true(z);
     run_both(&V, fn);
     number_sites(&V);
-    if (vacuous(&V, fn, "every property")) {
+    if (opt->coverage) { /* a program that does not build has no trap sites to compare */
+        if (opt->sites) tally->n[VD_UNKNOWN] += uncovered_sites(&V, fn) + unsited_props(&V, fn);
+        tally->n[VD_VERIFIED] += V.nprops;
+    } else if (vacuous(&V, fn, "every property")) {
         tally->n[VD_VACUOUS]++;
     } else {
         for (int i = 0; i < V.nprops; i++) tally->n[decide(&V, &V.props[i])]++;
+        tally->n[VD_UNKNOWN] += uncovered_sites(&V, fn);
         if (fn->u.fn.implements_fn) {
             VProp p = implements_prop(&V, fn);
             if (vacuous(&V, fn->u.fn.implements_fn, "the implements property"))
@@ -515,6 +693,7 @@ static void verify_function(Program *prog, const Item *fn, const VerifyOpts *opt
     tally->unwritten += V.unwritten;
     free(V.props);
     free(V.env);
+    free(V.skips);
     Z3_del_context(z);
 }
 
@@ -522,6 +701,11 @@ int verify_program(Program *p, const VerifyOpts *opt) {
     Tally t = {{0}, 0, {{0}}};
     double t0 = timing_monotonic_seconds();
     int seen = 0;
+    char why[256];
+    if (!verify_z3_load(why, sizeof why)) {
+        fprintf(stderr, "cairn verify: error: %s\n", why);
+        return 2;
+    }
     for (int i = 0; i < p->nitems; i++) {
         const Item *it = p->items[i];
         if (it->kind != ITEM_FN || (opt->only && strcmp(opt->only, it->name) != 0)) continue;
@@ -531,6 +715,15 @@ int verify_program(Program *p, const VerifyOpts *opt) {
     if (opt->only && !seen) {
         fprintf(stderr, "cairn verify: error: no function '%s' in %s\n", opt->only, p->src.path);
         return 2;
+    }
+    if (opt->coverage && !opt->sites) {
+        fprintf(opt->out, "coverage: the program does not lower: no trap sites to compare\n");
+        return 0;
+    }
+    if (opt->coverage) { /* n[VERIFIED]: properties; n[UNKNOWN]: sites and properties apart */
+        fprintf(opt->out, "coverage: %d trap sites, %d properties, %d apart\n", opt->nsites,
+                t.n[VD_VERIFIED], t.n[VD_UNKNOWN]);
+        return t.n[VD_UNKNOWN] ? 5 : 0;
     }
     if (!opt->json) {
         fprintf(opt->out,

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "verify/verify.h"
+#include "verify/verify_internal.h"
 #include "lib/timing.h"
 
 /* A set of AST ids (open addressing), for walking a formula's DAG once per node. */

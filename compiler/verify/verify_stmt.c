@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verify/verify.h"
+#include "verify/verify_internal.h"
 
 #define VERIFY_MAX_DEPTH 16
 
@@ -258,7 +258,10 @@ static void coop_stmt(Verifier *V, Stmt *s) {
     verify_unmodelled(V, s, s->span, what);
     unsigned bit =
         verify_taint_bit(V, s->span, arena_printf(V->prog->arena, "%s is not modelled", what));
-    if (s->kind == STMT_BLOCKS) verify_havoc_writes(V, s->u.blocks.body, NULL, bit);
+    if (s->kind == STMT_BLOCKS) {
+        verify_skipped(V, NULL, s->u.blocks.body, s->span, what);
+        verify_havoc_writes(V, s->u.blocks.body, NULL, bit);
+    }
     V->alive_taint |= bit;
 }
 

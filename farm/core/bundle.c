@@ -31,13 +31,13 @@ static BundleVerdict index_subjects(const cJSON *statement, size_t max, NameSet 
 }
 
 static BundleVerdict check_subjects(const cJSON *statement, const NameSet *subjects,
-                                    SubjectReader read, void *ctx, const cJSON *extras, Err *e) {
+                                    const BundleFiles *files, Err *e) {
     const cJSON *s;
     cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(statement, "subject")) {
         const char *name = json_str(s, "name");
         const char *want = json_str(cJSON_GetObjectItemCaseSensitive(s, "digest"), "sha256");
         size_t len = 0;
-        char *data = read(ctx, name, &len);
+        char *data = files->read(files->ctx, name, &len);
         if (!data) {
             err_set(e, "subject %s: no such file with the bundle", name);
             return BUNDLE_BAD_SUBJECT;
@@ -52,7 +52,7 @@ static BundleVerdict check_subjects(const cJSON *statement, const NameSet *subje
         }
     }
     const cJSON *x;
-    cJSON_ArrayForEach(x, extras) {
+    cJSON_ArrayForEach(x, files->extras) {
         if (!util_nameset_get(subjects, x->string, NULL)) {
             err_set(e, "file %.200s is not a subject of the signed statement", x->string);
             return BUNDLE_BAD_SUBJECT;
@@ -63,7 +63,7 @@ static BundleVerdict check_subjects(const cJSON *statement, const NameSet *subje
 
 /* Each case's "unordered" claim must be what its (signed) receipt says. */
 static BundleVerdict check_claims(const cJSON *statement, const NameSet *subjects,
-                                  SubjectReader read, void *ctx, Err *e) {
+                                  const BundleFiles *files, Err *e) {
     const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
     const cJSON *c;
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(pred, "cases")) {
@@ -74,7 +74,7 @@ static BundleVerdict check_claims(const cJSON *statement, const NameSet *subject
             return BUNDLE_BAD_CLAIM;
         }
         size_t len = 0;
-        char *text = read(ctx, receipt_name, &len);
+        char *text = files->read(files->ctx, receipt_name, &len);
         cJSON *receipt = text ? cJSON_ParseWithLength(text, len) : NULL;
         free(text);
         int claimed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "unordered"));
@@ -92,8 +92,8 @@ static BundleVerdict check_claims(const cJSON *statement, const NameSet *subject
     return BUNDLE_OK;
 }
 
-BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader read, void *ctx,
-                           const cJSON *extras, size_t max_subjects, cJSON **statement, Err *e) {
+BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, const BundleFiles *files,
+                           cJSON **statement, Err *e) {
     *statement = NULL;
     if (!cJSON_IsObject(envelope) || !json_str(envelope, "payload") ||
         !json_str(envelope, "payloadType") ||
@@ -125,9 +125,9 @@ BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader r
     free(payload);
     if (!st) return BUNDLE_MALFORMED;
     NameSet subjects = {0};
-    BundleVerdict v = index_subjects(st, max_subjects, &subjects, e);
-    if (v == BUNDLE_OK) v = check_subjects(st, &subjects, read, ctx, extras, e);
-    if (v == BUNDLE_OK) v = check_claims(st, &subjects, read, ctx, e);
+    BundleVerdict v = index_subjects(st, files->max_subjects, &subjects, e);
+    if (v == BUNDLE_OK) v = check_subjects(st, &subjects, files, e);
+    if (v == BUNDLE_OK) v = check_claims(st, &subjects, files, e);
     util_nameset_free(&subjects);
     if (v != BUNDLE_OK) {
         cJSON_Delete(st);

@@ -20,12 +20,20 @@ typedef enum {
     BUNDLE_BAD_CLAIM,     /* the predicate says something its receipts contradict */
 } BundleVerdict;
 
-/* Verifies ENVELOPE with KEY, then every subject through READ (and, when EXTRAS is
- * not NULL, that every name in the object EXTRAS is a subject). A statement with more
- * than MAX_SUBJECTS subjects, or one subject twice, is refused before any is read.
- * Linear in the subjects. On success returns BUNDLE_OK and the statement (owned by
- * the caller) in *statement. */
-BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, SubjectReader read, void *ctx,
-                           const cJSON *extras, size_t max_subjects, cJSON **statement, Err *e);
+/* Where a bundle's subject files come from: READ (with CTX) gives each one's bytes; when
+ * EXTRAS is not NULL, every name in the object EXTRAS must be a subject; a statement with
+ * more than MAX_SUBJECTS subjects is refused before any is read. */
+typedef struct {
+    SubjectReader read;
+    void *ctx;
+    const cJSON *extras;
+    size_t max_subjects;
+} BundleFiles;
+
+/* Verifies ENVELOPE with KEY, then every subject through FILES. A statement with one
+ * subject twice is refused before any is read. Linear in the subjects. On success
+ * returns BUNDLE_OK and the statement (owned by the caller) in *statement. */
+BundleVerdict bundle_check(const cJSON *envelope, EVP_PKEY *key, const BundleFiles *files,
+                           cJSON **statement, Err *e);
 
 #endif

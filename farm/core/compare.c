@@ -436,21 +436,27 @@ static cJSON *cases_of(const cJSON *results) {
     return cases;
 }
 
+cJSON *compare_load_file(const char *path, cJSON **doc, const cJSON **results, Err *e) {
+    if (!(*doc = json_parse_file(path, e))) return NULL;
+    *results = cJSON_IsArray(*doc) ? *doc : cJSON_GetObjectItemCaseSensitive(*doc, "results");
+    const cJSON *given = cJSON_GetObjectItemCaseSensitive(*doc, "cases");
+    cJSON *cases = cJSON_IsArray(given) ? cJSON_Duplicate(given, 1) : cases_of(*results);
+    cJSON *report = compare_results(*results, cases, COMPARE_MAX_WORK);
+    cJSON_Delete(cases);
+    return report;
+}
+
 int compare_file(const char *path, int as_json) {
     Err e = {{0}};
-    cJSON *doc = json_parse_file(path, &e);
-    if (!doc) {
+    cJSON *doc = NULL;
+    const cJSON *results = NULL;
+    cJSON *report = compare_load_file(path, &doc, &results, &e);
+    if (!report) {
         fprintf(stderr, "cairn-farm compare: %s\n", e.msg);
         return 2;
     }
-    const cJSON *results =
-        cJSON_IsArray(doc) ? doc : cJSON_GetObjectItemCaseSensitive(doc, "results");
-    const cJSON *given = cJSON_GetObjectItemCaseSensitive(doc, "cases");
-    cJSON *cases = cJSON_IsArray(given) ? cJSON_Duplicate(given, 1) : cases_of(results);
-    cJSON *report = compare_results(results, cases, COMPARE_MAX_WORK);
     int status = compare_emit(report, as_json);
     cJSON_Delete(report);
-    cJSON_Delete(cases);
     cJSON_Delete(doc);
     return status;
 }

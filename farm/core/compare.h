@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <cjson/cJSON.h>
 
+#include "proto/util.h"
+
 /* The work a comparison may do when nobody says otherwise (the client verbs; the
  * coordinator's is max_compare_observations): observations and bound entries read. */
 #define COMPARE_MAX_WORK 1e6
@@ -32,5 +34,8 @@ int compare_emit(const cJSON *report, int as_json);
  * predicate}] or {"results": [...], "cases": [...]}), e.g. make gpu's; 0 ok, 1 a
  * failing verdict, 2 an unreadable file or one over COMPARE_MAX_WORK. */
 int compare_file(const char *path, int as_json);
+/* The report over the results file PATH (read into *DOC, owned by the caller, its
+ * results array at *RESULTS), or NULL with E when it does not parse. */
+cJSON *compare_load_file(const char *path, cJSON **doc, const cJSON **results, Err *e);
 
 #endif

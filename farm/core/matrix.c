@@ -44,8 +44,16 @@ static int valid_target(const char *t) {
     return t && (n == 5 || n == 6) && !strncmp(t, "sm_", 3) && strspn(t + 3, "0123456789") == n - 3;
 }
 
-static int add_jobs(cJSON *jobs, const char *cc, const char *san, const char *mode,
-                    const char *target, const cJSON *labels, int repeats, Err *e) {
+/* One cell of a matrix before its repeats: compiler, sanitizer, mode, device target (or
+ * NULL) and machine labels. */
+typedef struct {
+    const char *cc, *san, *mode, *target;
+    const cJSON *labels;
+} CellSpec;
+
+static int add_jobs(cJSON *jobs, const CellSpec *spec, int repeats, Err *e) {
+    const char *cc = spec->cc, *san = spec->san, *mode = spec->mode, *target = spec->target;
+    const cJSON *labels = spec->labels;
     if (target && !valid_target(target))
         return err_set(e, "matrix target \"%.40s\" must be sm_ and two or three digits", target);
     for (int r = 0; r < repeats; r++) {
@@ -111,8 +119,10 @@ static cJSON *expand_cells(const cJSON *cells, int repeat, Err *e) {
         else if (labels && !string_array(labels, 1))
             ok = err_set(e, "a cell's \"labels\" must be an array of strings") == 0;
         else
-            ok = add_jobs(jobs, json_str(c, "compiler"), san ? san : "none",
-                          mode ? mode : "emulated", json_str(c, "target"), labels ? labels : none,
+            ok = add_jobs(jobs,
+                          &(CellSpec){json_str(c, "compiler"), san ? san : "none",
+                                      mode ? mode : "emulated", json_str(c, "target"),
+                                      labels ? labels : none},
                           repeat, e) == 0;
         cJSON_Delete(none);
     }
@@ -186,9 +196,10 @@ static cJSON *expand(const cJSON *matrix, Err *e) {
             for (m = modes->child; m; m = m->next)
                 for (t = targets->child; t; t = t->next)
                     for (l = machines->child; ok && l; l = l->next)
-                        ok = add_jobs(jobs, c->valuestring, s->valuestring, m->valuestring,
-                                      *t->valuestring ? t->valuestring : NULL, l, (int)repeat,
-                                      e) == 0;
+                        ok = add_jobs(jobs,
+                                      &(CellSpec){c->valuestring, s->valuestring, m->valuestring,
+                                                  *t->valuestring ? t->valuestring : NULL, l},
+                                      (int)repeat, e) == 0;
     if (!ok) {
         cJSON_Delete(jobs);
         jobs = NULL;

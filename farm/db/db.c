@@ -164,8 +164,8 @@ static int name_taken(Db *db, DbConn *c, const char *name, const char *keyid) {
     return taken;
 }
 
-int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
-                   const char *caps_json, const char *token_hash, long *id, Err *e) {
+int db_agent_enrol(Db *db, const DbEnrolment *a, long *id, Err *e) {
+    const char *name = a->name, *keyid = a->keyid;
     DbConn *c = db->be->acquire(db, 1);
     DbRows *r =
         db_query(db, c, "SELECT revoked FROM agents WHERE keyid=$1", DB_ARGS(DB_TEXT(keyid)));
@@ -187,8 +187,9 @@ int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *publ
                      " last_seen) VALUES($1,$2,$3,$4,$5,$6,$6) ON CONFLICT(keyid) DO UPDATE SET"
                      " name=excluded.name, public_pem=excluded.public_pem, caps=excluded.caps,"
                      " token_hash=excluded.token_hash, last_seen=excluded.last_seen RETURNING id",
-                     DB_ARGS(DB_TEXT(name), DB_TEXT(keyid), DB_TEXT(public_pem), DB_TEXT(caps_json),
-                             DB_TEXT(token_hash), DB_REAL(timing_now_seconds())));
+                     DB_ARGS(DB_TEXT(name), DB_TEXT(keyid), DB_TEXT(a->public_pem),
+                             DB_TEXT(a->caps_json), DB_TEXT(a->token_hash),
+                             DB_REAL(timing_now_seconds())));
         if (db->be->next(r)) {
             *id = db_col_long(db, r, 0);
             rc = 0;
@@ -329,26 +330,27 @@ static int insert_jobs(Db *db, DbConn *c, long run, const cJSON *jobs) {
     return ok;
 }
 
-long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJSON *cases,
-                   const cJSON *jobs, const RunMeta *meta, Err *e) {
-    char *matrix_text = cJSON_PrintUnformatted(matrix);
-    char *cases_text = cJSON_PrintUnformatted(cases);
+long db_run_create(Db *db, const DbRun *run_in, Err *e) {
+    const RunMeta *meta = run_in->meta;
+    char *matrix_text = cJSON_PrintUnformatted(run_in->matrix);
+    char *cases_text = cJSON_PrintUnformatted(run_in->cases);
     char matrix_id[SHA256_HEX_LEN];
     sha256_hex(matrix_text, strlen(matrix_text), matrix_id);
     matrix_id[16] = '\0';
     DbConn *c = db->be->acquire(db, 1);
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
-    DbRows *r = db_query(db, c,
-                         "INSERT INTO runs(source_sha, matrix, cases, created_at, submitter,"
-                         " commit_sha, branch, matrix_id) VALUES($1,$2,$3,$4,$5,$6,$7,$8)"
-                         " RETURNING id",
-                         DB_ARGS(DB_TEXT(source_sha), DB_TEXT(matrix_text), DB_TEXT(cases_text),
-                                 DB_REAL(timing_now_seconds()), DB_TEXT(meta->submitter),
-                                 DB_TEXT(meta->commit), DB_TEXT(meta->branch), DB_TEXT(matrix_id)));
+    DbRows *r =
+        db_query(db, c,
+                 "INSERT INTO runs(source_sha, matrix, cases, created_at, submitter,"
+                 " commit_sha, branch, matrix_id) VALUES($1,$2,$3,$4,$5,$6,$7,$8)"
+                 " RETURNING id",
+                 DB_ARGS(DB_TEXT(run_in->source_sha), DB_TEXT(matrix_text), DB_TEXT(cases_text),
+                         DB_REAL(timing_now_seconds()), DB_TEXT(meta->submitter),
+                         DB_TEXT(meta->commit), DB_TEXT(meta->branch), DB_TEXT(matrix_id)));
     int ok = db->be->next(r);
     long run = ok ? db_col_long(db, r, 0) : -1;
     db->be->finish(r);
-    ok = ok && insert_jobs(db, c, run, jobs);
+    ok = ok && insert_jobs(db, c, run, run_in->jobs);
     if (ok) announce(db, c);
     if (!ok) err_set(e, "run not stored: %s", db->be->error(c));
     ok = ok && db_exec(db, c, "COMMIT", DB_NO_ARGS) >= 0;
@@ -610,14 +612,18 @@ static void commit_batch(Db *db, DoneReq *batch) {
     db->be->release(db, c, 1);
 }
 
-int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
-                const char *evidence_path, const char *predicate_json, const char *manifest,
-                const char *result) {
+int db_job_done(Db *db, const DbFiling *f) {
     /* running -> done only with what a filed job carries: its bundle and its manifest */
-    assert(job_id > 0 && agent_id > 0 && sha256_is_hex(bundle_sha));
-    assert(evidence_path && evidence_path[0] && predicate_json && manifest);
-    DoneReq req = {job_id, agent_id, bundle_sha, evidence_path, predicate_json, manifest,
-                   result, -1,       0,          NULL};
+    assert(f->job_id > 0 && f->agent_id > 0 && sha256_is_hex(f->bundle_sha));
+    assert(f->evidence_path && f->evidence_path[0] && f->predicate_json && f->manifest);
+    DoneReq req = {.job = f->job_id,
+                   .agent = f->agent_id,
+                   .sha = f->bundle_sha,
+                   .rel = f->evidence_path,
+                   .pred = f->predicate_json,
+                   .manifest = f->manifest,
+                   .test_result = f->result,
+                   .result = -1};
     /* The first filing to find no commit running commits its own row and every one
      * queued meanwhile (a leader, no thread of its own to wake); the others wait for it. */
     pthread_mutex_lock(&db->qlock);

@@ -57,8 +57,11 @@ void db_job_free(Job *j);
 
 /* Agents: enrol by public key (the same key re-enrols the same agent with a new token
  * and fresh capabilities). Tokens are stored only as their SHA-256. */
-int db_agent_enrol(Db *db, const char *name, const char *keyid, const char *public_pem,
-                   const char *caps_json, const char *token_hash, long *id, Err *e);
+typedef struct {
+    const char *name, *keyid, *public_pem, *caps_json, *token_hash;
+} DbEnrolment;
+/* 0 with the agent's id in *ID; -2 a revoked key, -3 a name another key holds, -1 (E). */
+int db_agent_enrol(Db *db, const DbEnrolment *a, long *id, Err *e);
 /* 1 found (OUT filled), 0 no live agent has the token, DB_UNAVAILABLE. */
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out);
 /* Whether key KEYID may enrol while at most MAX agents may be live: 1 (a key enrolled
@@ -91,8 +94,12 @@ typedef struct {
 /* Runs: the jobs array holds {cell_id, cell} objects made by the matrix expansion. The
  * run's matrix id (the first 16 hex digits of its canonical text's SHA-256, which its
  * badge is named by) is stored with it. */
-long db_run_create(Db *db, const char *source_sha, const cJSON *matrix, const cJSON *cases,
-                   const cJSON *jobs, const RunMeta *meta, Err *e);
+typedef struct {
+    const char *source_sha;
+    const cJSON *matrix, *cases, *jobs;
+    const RunMeta *meta;
+} DbRun;
+long db_run_create(Db *db, const DbRun *run, Err *e);
 int db_run_cancel(Db *db, long run_id);
 
 /* Claims the first queued job AGENT can run; 1 when claimed, 0 when none fits, -1 when
@@ -119,9 +126,26 @@ int db_job_get(Db *db, long job_id, Job *out);
  * agent's lease), DB_DONE_REVOKED (the agent was revoked), DB_DONE_NOT_OURS (another
  * coordinator took the reservation over), DB_DONE_FAILED (the commit failed). */
 enum { DB_DONE_MOVED_ON = -1, DB_DONE_REVOKED = -2, DB_DONE_NOT_OURS = -3, DB_DONE_FAILED = -4 };
-int db_job_done(Db *db, long job_id, long agent_id, const char *bundle_sha,
-                const char *evidence_path, const char *predicate_json, const char *manifest,
-                const char *result);
+typedef struct {
+    long job_id, agent_id;
+    const char *bundle_sha, *evidence_path, *predicate_json, *manifest, *result;
+} DbFiling;
+int db_job_done(Db *db, const DbFiling *f);
+/* What GET /metrics reads from the store: jobs by state (queued, running, done, failed,
+ * cancelled), runs by state, agents enrolled and revoked, filed bundles, source archives
+ * and their bytes, and the waits for a pooled connection since start. */
+typedef struct {
+    long jobs[5];
+    long runs_active, runs_finished, runs_cancelled;
+    long agents, agents_revoked;
+    long bundles, sources, source_bytes;
+    unsigned long pool_waits;
+    double pool_wait_seconds;
+} DbMetrics;
+/* The job states DbMetrics.jobs counts, in its order. */
+extern const char *const db_job_states[5];
+/* 0 with OUT filled, or -1 when the store did not answer. */
+int db_metrics(Db *db, DbMetrics *out);
 /* Reserves the evidence path REL for this coordinator's filing of JOB (db_peers.c),
  * pinning the blobs DIGESTS (a JSON array of SHA-256s) against the collector until the
  * job's row commits or the reservation is released: 1 when it is this coordinator's now

@@ -83,12 +83,14 @@ typedef struct DoneReq {
 /* The part of every back end's handle that db.c uses; back ends embed it first. */
 struct Db {
     const DbBackend *be;
-    int sync_full;            /* acknowledging commits are durable against power loss */
-    char coordinator[96];     /* this process: host-pid, in temp names and journal rows */
-    pthread_mutex_t qlock;    /* guards pending, committing and the finished flags */
-    pthread_cond_t committed; /* a group commit ended */
-    DoneReq *pending;         /* filings waiting for the next group commit */
-    int committing;           /* a filing is committing a group now (its leader) */
+    int sync_full;             /* acknowledging commits are durable against power loss */
+    char coordinator[96];      /* this process: host-pid, in temp names and journal rows */
+    pthread_mutex_t qlock;     /* guards pending, committing and the finished flags */
+    pthread_cond_t committed;  /* a group commit ended */
+    DoneReq *pending;          /* filings waiting for the next group commit */
+    atomic_ulong pool_waits;   /* acquisitions that found no connection free (db_metrics) */
+    atomic_ulong pool_wait_us; /* ... and how long they waited, in microseconds */
+    int committing;            /* a filing is committing a group now (its leader) */
 };
 
 /* Statements over a borrowed connection, for db.c and the store's other files (db_*.c):
@@ -105,6 +107,10 @@ cJSON *db_rows_json(Db *db, const char *sql, const DbArg *args, int n, const cha
                     const char *json_cols);
 /* Whether AGENT is revoked (or unknown) in the store. */
 int db_agent_revoked(Db *db, DbConn *c, long agent);
+
+/* A back end's acquire found no connection free at STARTED (timing_monotonic_seconds()):
+ * counts the wait now that it has one (GET /metrics). */
+void db_note_pool_wait(Db *db, double started);
 
 /* Back ends' constructors, called by db_open.c alone: each connects, creates the schema
  * when missing and sets its table in the handle's be; db_open then calls

@@ -83,12 +83,15 @@ static DbConn *pg_acquire(Db *db, int durable) {
     int want = durable && db->sync_full;
     pthread_mutex_lock(&p->lock);
     PgConn *c = NULL;
+    double waited = 0;
     for (;;) {
         for (int i = 0; i < PG_POOL; i++)
             if (!p->conns[i].busy && (!c || p->conns[i].sync_on == want)) c = &p->conns[i];
         if (c) break;
+        if (!waited) waited = timing_monotonic_seconds();
         pthread_cond_wait(&p->freed, &p->lock);
     }
+    if (waited) db_note_pool_wait(db, waited);
     c->busy = 1;
     pthread_mutex_unlock(&p->lock);
     if (PQstatus(c->pg) != CONNECTION_OK) {

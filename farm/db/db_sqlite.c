@@ -64,7 +64,11 @@ static const char PRAGMAS[] = "PRAGMA journal_mode=WAL;"
 static DbConn *sq_acquire(Db *db, int durable) {
     (void)durable;
     SqliteDb *s = (SqliteDb *)db;
-    pthread_mutex_lock(&s->lock);
+    if (pthread_mutex_trylock(&s->lock) != 0) {
+        double started = timing_monotonic_seconds();
+        pthread_mutex_lock(&s->lock);
+        db_note_pool_wait(db, started);
+    }
     return (DbConn *)s;
 }
 

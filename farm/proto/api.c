@@ -3,6 +3,7 @@
  * fraction, NaN or an overlong string is an error naming the field, never a cast. */
 #include "proto/api.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,8 +83,27 @@ int proto_fail(Err *e, const char *what, const ProtoError *err) {
 
 /* --- checked getters: 1 present, 0 absent (and not REQUIRED), -1 with E set -------- */
 
-static int get_str(const cJSON *j, const char *key, size_t max, int required, const char **out,
-                   Err *e) {
+/* What a field must be: its key, whether it must be present, and its bounds (numbers:
+ * lo..hi; strings: at most max bytes, and what `check` accepts, said as `what`). */
+typedef struct Field {
+    const char *key;
+    int required;
+    double lo, hi;
+    size_t max;
+    int (*check)(const char *);
+    const char *what;
+} Field;
+enum { OPTIONAL = 0, REQUIRED = 1 };
+#define NUMBER(k, from, to, req) (&(Field){.key = (k), .required = (req), .lo = (from), .hi = (to)})
+#define TEXT(k, most, req)       (&(Field){.key = (k), .required = (req), .max = (most)})
+#define CHECKED(k, test, said)   (&(Field){.key = (k), .check = (test), .what = (said)})
+#define OPTIONAL_TEXT(k, most, test, said)                                                         \
+    (&(Field){.key = (k), .max = (most), .check = (test), .what = (said)})
+
+static int get_str(const cJSON *j, const Field *f, const char **out, Err *e) {
+    const char *key = f->key;
+    const size_t max = f->max;
+    const int required = f->required;
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
     *out = NULL;
     if (!x && !required) return 0;
@@ -93,30 +113,27 @@ static int get_str(const cJSON *j, const char *key, size_t max, int required, co
     return 1;
 }
 
-/* A string copied into OUT (CAP bytes) that CHECK accepts. */
-static int get_copy(const cJSON *j, const char *key, int (*check)(const char *), const char *what,
-                    char *out, size_t cap, Err *e) {
-    const char *s = json_str(j, key);
-    if (!s || strlen(s) >= cap || (check && !check(s)))
-        return err_set(e, "\"%s\" must be %s", key, what);
+/* A string copied into OUT (CAP bytes) that F's check accepts. */
+static int get_copy(const cJSON *j, const Field *f, char *out, size_t cap, Err *e) {
+    const char *s = json_str(j, f->key);
+    if (!s || strlen(s) >= cap || (f->check && !f->check(s)))
+        return err_set(e, "\"%s\" must be %s", f->key, f->what);
     memcpy(out, s, strlen(s) + 1);
     return 0;
 }
 
-static int get_int(const cJSON *j, const char *key, double lo, double hi, int required, long *out,
-                   Err *e) {
-    int rc = json_int(j, key, lo, hi, out);
-    if (rc < 0 || (rc == 0 && required))
-        return err_set(e, "\"%s\" must be an integer in [%.0f, %.0f]", key, lo, hi);
+static int get_int(const cJSON *j, const Field *f, long *out, Err *e) {
+    int rc = json_int(j, f->key, f->lo, f->hi, out);
+    if (rc < 0 || (rc == 0 && f->required))
+        return err_set(e, "\"%s\" must be an integer in [%.0f, %.0f]", f->key, f->lo, f->hi);
     return rc;
 }
 
-static int get_num(const cJSON *j, const char *key, double lo, double hi, int required, double *out,
-                   Err *e) {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
-    if (!x && !required) return 0;
-    if (!cJSON_IsNumber(x) || !(x->valuedouble >= lo && x->valuedouble <= hi))
-        return err_set(e, "\"%s\" must be a number in [%g, %g]", key, lo, hi);
+static int get_num(const cJSON *j, const Field *f, double *out, Err *e) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, f->key);
+    if (!x && !f->required) return 0;
+    if (!cJSON_IsNumber(x) || !(x->valuedouble >= f->lo && x->valuedouble <= f->hi))
+        return err_set(e, "\"%s\" must be a number in [%g, %g]", f->key, f->lo, f->hi);
     *out = x->valuedouble;
     return 1;
 }
@@ -161,9 +178,10 @@ cJSON *proto_challenge_build(const ProtoChallenge *m) {
 int proto_challenge_parse(const cJSON *j, ProtoChallenge *m, Err *e) {
     *m = (ProtoChallenge){0};
     if (is_object(j, e) ||
-        get_copy(j, "nonce", is_sha, "64 hex digits", m->nonce, sizeof m->nonce, e) ||
-        get_copy(j, "proof_type", NULL, "a string", m->proof_type, sizeof m->proof_type, e) ||
-        get_num(j, "expires_in_s", 0, 1e9, 1, &m->expires_in_s, e) < 0)
+        get_copy(j, CHECKED("nonce", is_sha, "64 hex digits"), m->nonce, sizeof m->nonce, e) ||
+        get_copy(j, CHECKED("proof_type", NULL, "a string"), m->proof_type, sizeof m->proof_type,
+                 e) ||
+        get_num(j, NUMBER("expires_in_s", 0, 1e9, REQUIRED), &m->expires_in_s, e) < 0)
         return -1;
     return 0;
 }
@@ -185,7 +203,7 @@ int proto_enrol_parse(const cJSON *j, ProtoEnrol *m, Err *e) {
     if (!util_is_safe_component(m->name))
         return err_set(e, "\"name\" must be a string of [A-Za-z0-9._+-], at most %d",
                        PROTO_MAX_NAME);
-    if (get_str(j, "public_key", PROTO_MAX_TEXT, 1, &m->public_key, e) < 0 ||
+    if (get_str(j, TEXT("public_key", PROTO_MAX_TEXT, REQUIRED), &m->public_key, e) < 0 ||
         get_obj(j, "capabilities", &m->capabilities, e) < 0 ||
         get_obj(m->capabilities, "compilers", &compilers, e) < 0)
         return -1;
@@ -214,11 +232,13 @@ cJSON *proto_enrolled_build(const ProtoEnrolled *m) {
 
 int proto_enrolled_parse(const cJSON *j, ProtoEnrolled *m, Err *e) {
     *m = (ProtoEnrolled){0};
-    if (is_object(j, e) || get_int(j, "agent", 1, PROTO_MAX_ID, 1, &m->agent, e) < 0 ||
-        get_copy(j, "token", NULL, "a string of at most 64 bytes", m->token, sizeof m->token, e) ||
-        get_copy(j, "keyid", is_sha, "64 hex digits", m->keyid, sizeof m->keyid, e) ||
-        get_num(j, "lease_seconds", 0, 1e9, 1, &m->lease_seconds, e) < 0 ||
-        get_copy(j, "farm", is_farm_id, "32 hex digits", m->farm, sizeof m->farm, e))
+    if (is_object(j, e) ||
+        get_int(j, NUMBER("agent", 1, PROTO_MAX_ID, REQUIRED), &m->agent, e) < 0 ||
+        get_copy(j, CHECKED("token", NULL, "a string of at most 64 bytes"), m->token,
+                 sizeof m->token, e) ||
+        get_copy(j, CHECKED("keyid", is_sha, "64 hex digits"), m->keyid, sizeof m->keyid, e) ||
+        get_num(j, NUMBER("lease_seconds", 0, 1e9, REQUIRED), &m->lease_seconds, e) < 0 ||
+        get_copy(j, CHECKED("farm", is_farm_id, "32 hex digits"), m->farm, sizeof m->farm, e))
         return -1;
     return 0;
 }
@@ -233,7 +253,9 @@ cJSON *proto_claim_build(const ProtoClaim *m) {
 
 int proto_claim_parse(const cJSON *j, ProtoClaim *m, Err *e) {
     *m = (ProtoClaim){0};
-    return is_object(j, e) || get_num(j, "wait_s", -1e9, 1e9, 0, &m->wait_s, e) < 0 ? -1 : 0;
+    return is_object(j, e) || get_num(j, NUMBER("wait_s", -1e9, 1e9, OPTIONAL), &m->wait_s, e) < 0
+               ? -1
+               : 0;
 }
 
 cJSON *proto_job_build(const ProtoJob *m) {
@@ -271,23 +293,24 @@ static int valid_cases(const cJSON *cases, Err *e) {
 int proto_job_parse(const cJSON *j, ProtoJob *m, Err *e) {
     const cJSON *src;
     *m = (ProtoJob){0};
-    if (is_object(j, e) || get_int(j, "job", 1, PROTO_MAX_ID, 1, &m->job, e) < 0 ||
-        get_int(j, "run", 1, PROTO_MAX_ID, 1, &m->run, e) < 0 ||
-        get_int(j, "attempt", 0, 1e9, 1, &m->attempt, e) < 0 ||
-        get_copy(j, "cell_id", util_is_safe_component, "a safe folder name", m->cell_id,
+    if (is_object(j, e) || get_int(j, NUMBER("job", 1, PROTO_MAX_ID, REQUIRED), &m->job, e) < 0 ||
+        get_int(j, NUMBER("run", 1, PROTO_MAX_ID, REQUIRED), &m->run, e) < 0 ||
+        get_int(j, NUMBER("attempt", 0, 1e9, REQUIRED), &m->attempt, e) < 0 ||
+        get_copy(j, CHECKED("cell_id", util_is_safe_component, "a safe folder name"), m->cell_id,
                  sizeof m->cell_id, e) ||
         get_obj(j, "cell", &m->cell, e) || get_obj(j, "source", &src, e) ||
-        get_copy(src, "sha256", is_sha, "64 hex digits", m->source_sha256, sizeof m->source_sha256,
-                 e) ||
-        get_int(src, "size", 0, PROTO_MAX_ID, 0, &m->source_size, e) < 0 ||
-        get_copy(j, "farm", is_farm_id, "32 hex digits", m->farm, sizeof m->farm, e))
+        get_copy(src, CHECKED("sha256", is_sha, "64 hex digits"), m->source_sha256,
+                 sizeof m->source_sha256, e) ||
+        get_int(src, NUMBER("size", 0, PROTO_MAX_ID, OPTIONAL), &m->source_size, e) < 0 ||
+        get_copy(j, CHECKED("farm", is_farm_id, "32 hex digits"), m->farm, sizeof m->farm, e))
         return -1;
     m->cases = cJSON_GetObjectItemCaseSensitive(j, "cases");
     m->timeout_s = 300;
     m->lease_seconds = 60;
-    if (valid_cases(m->cases, e) || get_num(j, "timeout_s", 0, 1e9, 0, &m->timeout_s, e) < 0 ||
-        get_num(j, "lease_seconds", 0, 1e9, 0, &m->lease_seconds, e) < 0 ||
-        get_num(j, "lease_expires", 0, 1e12, 0, &m->lease_expires, e) < 0)
+    if (valid_cases(m->cases, e) ||
+        get_num(j, NUMBER("timeout_s", 0, 1e9, OPTIONAL), &m->timeout_s, e) < 0 ||
+        get_num(j, NUMBER("lease_seconds", 0, 1e9, OPTIONAL), &m->lease_seconds, e) < 0 ||
+        get_num(j, NUMBER("lease_expires", 0, 1e12, OPTIONAL), &m->lease_expires, e) < 0)
         return -1;
     return 0;
 }
@@ -300,8 +323,10 @@ cJSON *proto_heartbeat_build(const ProtoHeartbeat *m) {
 
 int proto_heartbeat_parse(const cJSON *j, ProtoHeartbeat *m, Err *e) {
     *m = (ProtoHeartbeat){0};
-    return is_object(j, e) || get_str(j, "progress", PROTO_MAX_TEXT, 0, &m->progress, e) < 0 ? -1
-                                                                                             : 0;
+    return is_object(j, e) ||
+                   get_str(j, TEXT("progress", PROTO_MAX_TEXT, OPTIONAL), &m->progress, e) < 0
+               ? -1
+               : 0;
 }
 
 cJSON *proto_lease_build(const ProtoLease *m) {
@@ -314,7 +339,7 @@ cJSON *proto_lease_build(const ProtoLease *m) {
 int proto_lease_parse(const cJSON *j, ProtoLease *m, Err *e) {
     *m = (ProtoLease){0};
     if (is_object(j, e) || get_bool(j, "cancel", 1, &m->cancel, e) < 0 ||
-        get_num(j, "lease_expires", 0, 1e12, 0, &m->lease_expires, e) < 0)
+        get_num(j, NUMBER("lease_expires", 0, 1e12, OPTIONAL), &m->lease_expires, e) < 0)
         return -1;
     return 0;
 }
@@ -351,8 +376,8 @@ int proto_filed_parse(const cJSON *j, ProtoFiled *m, Err *e) {
     *m = (ProtoFiled){0};
     if (is_object(j, e) || get_bool(j, "filed", 1, &m->filed, e) < 0 ||
         get_bool(j, "duplicate", 0, &m->duplicate, e) < 0 ||
-        get_str(j, "evidence", PROTO_MAX_PATH, m->filed, &m->evidence, e) < 0 ||
-        get_copy(j, "bundle_sha256", is_sha, "64 hex digits", m->bundle_sha256,
+        get_str(j, TEXT("evidence", PROTO_MAX_PATH, m->filed), &m->evidence, e) < 0 ||
+        get_copy(j, CHECKED("bundle_sha256", is_sha, "64 hex digits"), m->bundle_sha256,
                  sizeof m->bundle_sha256, e))
         return -1;
     return 0;
@@ -368,8 +393,8 @@ cJSON *proto_blob_build(const ProtoBlob *m) {
 int proto_blob_parse(const cJSON *j, ProtoBlob *m, Err *e) {
     *m = (ProtoBlob){0};
     if (is_object(j, e) ||
-        get_copy(j, "sha256", is_sha, "64 hex digits", m->sha256, sizeof m->sha256, e) ||
-        get_int(j, "size", 0, PROTO_MAX_ID, 1, &m->size, e) < 0)
+        get_copy(j, CHECKED("sha256", is_sha, "64 hex digits"), m->sha256, sizeof m->sha256, e) ||
+        get_int(j, NUMBER("size", 0, PROTO_MAX_ID, REQUIRED), &m->size, e) < 0)
         return -1;
     return 0;
 }
@@ -396,10 +421,11 @@ static int printable(const char *s) {
 }
 
 /* An optional string of at most MAX bytes that CHECK accepts, into *OUT (NULL when absent). */
-static int get_optional(const cJSON *j, const char *key, size_t max, int (*check)(const char *),
-                        const char *what, const char **out, Err *e) {
-    if (get_str(j, key, max, 0, out, e) < 0) return -1;
-    if (*out && (!**out || !check(*out))) return err_set(e, "\"%s\" must be %s", key, what);
+static int get_optional(const cJSON *j, const Field *f, const char **out, Err *e) {
+    assert(!f->required && f->check);
+    if (get_str(j, f, out, e) < 0) return -1;
+    if (*out && (!**out || !f->check(*out)))
+        return err_set(e, "\"%s\" must be %s", f->key, f->what);
     return 0;
 }
 
@@ -415,11 +441,12 @@ int proto_run_create_parse(const cJSON *j, ProtoRunCreate *m, Err *e) {
     m->matrix = cJSON_GetObjectItemCaseSensitive(j, "matrix");
     m->cases = cJSON_GetObjectItemCaseSensitive(j, "cases");
     if (!sha256_is_hex(m->source)) return err_set(e, "\"source\" must be the archive's sha256");
-    if (get_optional(j, "submitter", PROTO_MAX_NAME, printable, "printable text", &m->submitter,
-                     e) < 0 ||
-        get_optional(j, "commit", 64, is_commit, "7 to 64 lowercase hex digits", &m->commit, e) <
-            0 ||
-        get_optional(j, "branch", PROTO_MAX_BRANCH, printable, "printable text", &m->branch, e) < 0)
+    if (get_optional(j, OPTIONAL_TEXT("submitter", PROTO_MAX_NAME, printable, "printable text"),
+                     &m->submitter, e) < 0 ||
+        get_optional(j, OPTIONAL_TEXT("commit", 64, is_commit, "7 to 64 lowercase hex digits"),
+                     &m->commit, e) < 0 ||
+        get_optional(j, OPTIONAL_TEXT("branch", PROTO_MAX_BRANCH, printable, "printable text"),
+                     &m->branch, e) < 0)
         return -1;
     return valid_cases(m->cases, e);
 }
@@ -433,8 +460,8 @@ cJSON *proto_run_created_build(const ProtoRunCreated *m) {
 
 int proto_run_created_parse(const cJSON *j, ProtoRunCreated *m, Err *e) {
     *m = (ProtoRunCreated){0};
-    if (is_object(j, e) || get_int(j, "run", 1, PROTO_MAX_ID, 1, &m->run, e) < 0 ||
-        get_int(j, "jobs", 0, PROTO_MAX_ID, 1, &m->jobs, e) < 0)
+    if (is_object(j, e) || get_int(j, NUMBER("run", 1, PROTO_MAX_ID, REQUIRED), &m->run, e) < 0 ||
+        get_int(j, NUMBER("jobs", 0, PROTO_MAX_ID, REQUIRED), &m->jobs, e) < 0)
         return -1;
     return 0;
 }
@@ -457,14 +484,14 @@ int proto_ack_parse(const cJSON *j, const char *flag, Err *e) {
 static int get_count(const cJSON *j, const char *key, long *out, Err *e) {
     *out = 0;
     if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, key))) return 0;
-    return get_int(j, key, 0, PROTO_MAX_ID, 0, out, e);
+    return get_int(j, NUMBER(key, 0, PROTO_MAX_ID, OPTIONAL), out, e);
 }
 
 /* A text column: a string of at most MAX bytes, or null or absent for NULL. */
 static int get_text(const cJSON *j, const char *key, size_t max, const char **out, Err *e) {
     *out = NULL;
     if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, key))) return 0;
-    return get_str(j, key, max, 0, out, e);
+    return get_str(j, TEXT(key, max, OPTIONAL), out, e);
 }
 
 static int get_array(const cJSON *j, const char *key, const cJSON **out, Err *e) {
@@ -474,7 +501,7 @@ static int get_array(const cJSON *j, const char *key, const cJSON **out, Err *e)
 
 int proto_run_view_parse(const cJSON *j, ProtoRunView *m, Err *e) {
     *m = (ProtoRunView){0};
-    if (is_object(j, e) || get_int(j, "id", 1, PROTO_MAX_ID, 1, &m->id, e) < 0 ||
+    if (is_object(j, e) || get_int(j, NUMBER("id", 1, PROTO_MAX_ID, REQUIRED), &m->id, e) < 0 ||
         get_array(j, "jobs", &m->jobs, e) || get_array(j, "cases", &m->cases, e))
         return -1;
     m->matrix = cJSON_GetObjectItemCaseSensitive(j, "matrix");
@@ -483,10 +510,10 @@ int proto_run_view_parse(const cJSON *j, ProtoRunView *m, Err *e) {
 
 int proto_job_row_parse(const cJSON *j, ProtoJobRow *m, Err *e) {
     *m = (ProtoJobRow){0};
-    if (is_object(j, e) || get_int(j, "job", 1, PROTO_MAX_ID, 1, &m->job, e) < 0 ||
+    if (is_object(j, e) || get_int(j, NUMBER("job", 1, PROTO_MAX_ID, REQUIRED), &m->job, e) < 0 ||
         get_count(j, "attempt", &m->attempt, e) < 0 || get_count(j, "lost", &m->lost, e) < 0 ||
-        get_str(j, "cell_id", PROTO_MAX_NAME, 1, &m->cell_id, e) < 0 ||
-        get_str(j, "state", PROTO_MAX_NAME, 1, &m->state, e) < 0 ||
+        get_str(j, TEXT("cell_id", PROTO_MAX_NAME, REQUIRED), &m->cell_id, e) < 0 ||
+        get_str(j, TEXT("state", PROTO_MAX_NAME, REQUIRED), &m->state, e) < 0 ||
         get_text(j, "agent", PROTO_MAX_NAME, &m->agent, e) < 0 ||
         get_text(j, "progress", PROTO_MAX_TEXT, &m->progress, e) < 0 ||
         get_text(j, "failure", PROTO_MAX_TEXT, &m->failure, e) < 0 ||
@@ -506,8 +533,8 @@ int proto_status_parse(const cJSON *j, ProtoStatus *m, Err *e) {
 int proto_agent_row_parse(const cJSON *j, ProtoAgentRow *m, Err *e) {
     long revoked = 0;
     *m = (ProtoAgentRow){0};
-    if (is_object(j, e) || get_int(j, "id", 1, PROTO_MAX_ID, 1, &m->id, e) < 0 ||
-        get_str(j, "name", PROTO_MAX_NAME, 1, &m->name, e) < 0 ||
+    if (is_object(j, e) || get_int(j, NUMBER("id", 1, PROTO_MAX_ID, REQUIRED), &m->id, e) < 0 ||
+        get_str(j, TEXT("name", PROTO_MAX_NAME, REQUIRED), &m->name, e) < 0 ||
         get_count(j, "revoked", &revoked, e) < 0)
         return -1;
     m->revoked = revoked != 0;
@@ -517,7 +544,7 @@ int proto_agent_row_parse(const cJSON *j, ProtoAgentRow *m, Err *e) {
 
 int proto_run_row_parse(const cJSON *j, ProtoRunRow *m, Err *e) {
     *m = (ProtoRunRow){0};
-    if (is_object(j, e) || get_int(j, "id", 1, PROTO_MAX_ID, 1, &m->id, e) < 0 ||
+    if (is_object(j, e) || get_int(j, NUMBER("id", 1, PROTO_MAX_ID, REQUIRED), &m->id, e) < 0 ||
         get_count(j, "jobs", &m->jobs, e) < 0 || get_count(j, "queued", &m->queued, e) < 0 ||
         get_count(j, "running", &m->running, e) < 0 || get_count(j, "done", &m->done, e) < 0 ||
         get_count(j, "failed", &m->failed, e) < 0 ||
@@ -530,7 +557,7 @@ int proto_event_row_parse(const cJSON *j, ProtoEventRow *m, Err *e) {
     *m = (ProtoEventRow){0};
     if (is_object(j, e) || get_count(j, "job", &m->job, e) < 0 ||
         get_count(j, "agent", &m->agent, e) < 0 ||
-        get_str(j, "kind", PROTO_MAX_NAME, 1, &m->kind, e) < 0)
+        get_str(j, TEXT("kind", PROTO_MAX_NAME, REQUIRED), &m->kind, e) < 0)
         return -1;
     return 0;
 }

@@ -67,7 +67,8 @@ int auth_open(Server *s, Err *e) {
                        "farm, or, if that farm's tokens changed on purpose, start once with "
                        "--accept-new-tokens",
                        stored.id);
-    fprintf(stderr, "farm: farm %s takes this config's tokens (--accept-new-tokens)\n", stored.id);
+    log_event(s, &(LogFields){"warn", "new_tokens", .duration_ms = -1},
+              "farm %s takes this config's tokens (--accept-new-tokens)", stored.id);
     return db_farm_tokens(s->db, mine) == 0 ? 0 : err_set(e, "cannot store the farm's tokens");
 }
 

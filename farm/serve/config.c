@@ -96,18 +96,33 @@ static void read_bounds(const cJSON *j, FarmConfig *c, char *range, size_t cap) 
     }
 }
 
-/* The settings that are words: listen, the tokens, sync and store. The message for
- * what is wrong, or NULL. */
+/* KEY of J, one of two words: *SECOND set when it is the second (FIRST when absent);
+ * 0, or -1 for any other value. */
+static int either(const cJSON *j, const char *key, const char *first, const char *second,
+                  int *is_second) {
+    const char *v = json_str(j, key);
+    *is_second = v && !strcmp(v, second);
+    int absent = !cJSON_GetObjectItemCaseSensitive(j, key);
+    return absent || (v && (!strcmp(v, first) || *is_second)) ? 0 : -1;
+}
+
+/* The settings that are words: listen, the tokens, sync, store, metrics and log_format.
+ * The message for what is wrong, or NULL. */
 static const char *read_words(const cJSON *j, FarmConfig *c) {
     const char *listen = json_str(j, "listen"), *enrol = json_str(j, "enrol_token");
-    const char *admin = json_str(j, "admin_token"), *sync = json_str(j, "sync");
+    const char *admin = json_str(j, "admin_token");
     const char *store = json_str(j, "store"), *bad = NULL;
     if (listen) snprintf(c->listen, sizeof c->listen, "%s", listen);
     snprintf(c->enrol_token, sizeof c->enrol_token, "%s", enrol ? enrol : "");
     snprintf(c->admin_token, sizeof c->admin_token, "%s", admin ? admin : "");
-    if (sync && strcmp(sync, "full") != 0 && strcmp(sync, "process") != 0)
+    int process;
+    if (either(j, "log_format", "text", "json", &c->log_json) != 0)
+        bad = "\"log_format\" must be \"text\" or \"json\"";
+    if (either(j, "metrics", "open", "admin", &c->metrics_admin) != 0)
+        bad = "\"metrics\" must be \"open\" or \"admin\"";
+    if (either(j, "sync", "full", "process", &process) != 0)
         bad = "\"sync\" must be \"full\" or \"process\"";
-    c->sync_full = !sync || !strcmp(sync, "full");
+    c->sync_full = !process;
     if (store && strcmp(store, "sqlite") != 0 && strncmp(store, "postgresql://", 13) != 0 &&
         strncmp(store, "postgres://", 11) != 0)
         bad = "\"store\" must be \"sqlite\" or a postgresql:// URI";

@@ -81,6 +81,7 @@ struct Conns {
     size_t queued_total;
     Peer *peers[BUCKETS];
     AgentConns *agents[BUCKETS];
+    unsigned long closed_anonymous[2]; /* by the cap on all, and the per-address cap */
     pthread_mutex_t lock;
 };
 
@@ -211,12 +212,14 @@ static void make_room(Conns *t, const Peer *peer, unsigned cap) {
         for (Conn *c = t->anon_head; c; c = c->anon_next)
             if (c->peer->anonymous > victim->peer->anonymous) victim = c;
         shut(victim);
+        t->closed_anonymous[0]++;
         return;
     }
     if (peer->anonymous <= cap) return;
     for (Conn *c = t->anon_head; c; c = c->anon_next) {
         if (c->peer == peer) {
             shut(c);
+            t->closed_anonymous[1]++;
             return;
         }
     }
@@ -400,6 +403,13 @@ static double deadline(const Conn *c) {
     if (c->phase == PHASE_HEADERS) return c->trusted ? 0 : c->since + limits->header_timeout_s;
     if (!c->trusted) return c->asked + limits->anonymous_timeout_s;
     return c->phase == PHASE_HANDLING ? 0 : c->since + limits->body_timeout_s;
+}
+
+void conns_closed_anonymous(Conns *t, unsigned long *all, unsigned long *per_address) {
+    pthread_mutex_lock(&t->lock);
+    *all = t->closed_anonymous[0];
+    *per_address = t->closed_anonymous[1];
+    pthread_mutex_unlock(&t->lock);
 }
 
 int conns_sweep(Conns *t) {

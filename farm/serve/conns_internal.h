@@ -66,5 +66,8 @@ int conns_client_gone(struct MHD_Connection *c);
 /* Closes every connection past its deadline; the reaper calls it a few times a second.
  * Returns how many it closed. */
 int conns_sweep(Conns *t);
+/* How many connections the caps on anonymous ones closed so far: over max_anonymous
+ * (ALL) and over max_anonymous_per_address (PER_ADDRESS). GET /metrics reads them. */
+void conns_closed_anonymous(Conns *t, unsigned long *all, unsigned long *per_address);
 
 #endif

@@ -36,8 +36,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static pthread_mutex_t gc_lock = PTHREAD_MUTEX_INITIALIZER; /* one collection at a time here */
-
 /* The digests the store names, each held once (the set keeps pointers into OWNED). */
 typedef struct {
     NameSet names;
@@ -174,9 +172,9 @@ static int lock_collector(Server *s, int *busy, Err *e) {
 
 int gc_recover(Server *s, Err *e) {
     int busy = 0;
-    pthread_mutex_lock(&gc_lock);
+    pthread_mutex_lock(&s->gc_lock);
     if (!lock_collector(s, &busy, e)) {
-        pthread_mutex_unlock(&gc_lock);
+        pthread_mutex_unlock(&s->gc_lock);
         /* the collection running settles its own trash/, or (killed) the next one does */
         fprintf(stderr, "farm: gc: trash/ not settled at start: %s\n", e->msg);
         return 0;
@@ -187,7 +185,7 @@ int gc_recover(Server *s, Err *e) {
                        : settle_trash(s, trash, &restored, NULL, NULL, e);
     if (trash >= 0) close(trash);
     db_collector_unlock(s->db);
-    pthread_mutex_unlock(&gc_lock);
+    pthread_mutex_unlock(&s->gc_lock);
     if (restored)
         fprintf(stderr, "farm: gc: put back %ld blob(s) a stopped collection had taken\n",
                 restored);
@@ -259,9 +257,9 @@ static void trash_all_unnamed(Server *s, int trash, const Refs *refs, long *seen
 }
 
 cJSON *gc_collect(Server *s, int *busy, Err *e) {
-    pthread_mutex_lock(&gc_lock);
+    pthread_mutex_lock(&s->gc_lock);
     if (!lock_collector(s, busy, e)) {
-        pthread_mutex_unlock(&gc_lock);
+        pthread_mutex_unlock(&s->gc_lock);
         return NULL;
     }
     double t0 = timing_now_seconds();
@@ -293,6 +291,6 @@ cJSON *gc_collect(Server *s, int *busy, Err *e) {
     }
     if (trash >= 0) close(trash);
     db_collector_unlock(s->db);
-    pthread_mutex_unlock(&gc_lock);
+    pthread_mutex_unlock(&s->gc_lock);
     return out;
 }

@@ -113,6 +113,9 @@ static int nonce_take(Server *s, const char *nonce) {
 void handlers_challenge(Server *s, Request *q, Reply *r) {
     ProtoChallenge m = {.proof_type = ENROL_PROOF_TYPE, .expires_in_s = NONCE_LIFE_S};
     int rc = nonce_issue(s, q->peer ? q->peer : "", m.nonce);
+    if (rc < 0)
+        metrics_refused(s, rc == -1 ? REFUSED_MAX_CHALLENGES_PER_ADDRESS : REFUSED_MAX_CHALLENGES,
+                        1);
     if (rc == -1)
         reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
                     "your address holds max_challenges_per_address (%ld) challenges: use them,"
@@ -171,16 +174,16 @@ static void enrol_key(Server *s, const ProtoEnrol *m, const char *caps_text, Pro
                         s->cfg.max_agents);
         return;
     }
-    int rc =
-        db_agent_enrol(s->db, m->name, out->keyid, m->public_key, caps_text, hash, &out->agent, &e);
+    DbEnrolment a = {m->name, out->keyid, m->public_key, caps_text, hash};
+    int rc = db_agent_enrol(s->db, &a, &out->agent, &e);
     if (rc == 0) auth_forget_agent(s, out->agent); /* its old token means nothing now */
     if (rc == -2) reply_error(r, PROTO_E_KEY_REVOKED, "%s", e.msg);
     else if (rc == -3) reply_error(r, PROTO_E_NAME_TAKEN, "%s", e.msg);
     else if (rc != 0) reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
     else {
         reply_json(r, 200, proto_enrolled_build(out));
-        fprintf(stderr, "farm: agent %ld (%s) enrolled, key %.16s...\n", out->agent, m->name,
-                out->keyid);
+        log_event(s, &(LogFields){.event = "enrolled", .agent = out->agent, .duration_ms = -1},
+                  "agent %ld (%s) enrolled, key %.16s...", out->agent, m->name, out->keyid);
     }
 }
 
@@ -290,7 +293,9 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
     }
     int stopping = hub_stopping(s);
     Job job;
+    double began = timing_monotonic_seconds();
     int claimed = stopping ? 0 : db_claim(s->db, &q->agent, s->cfg.lease_seconds, &job);
+    if (!stopping) metrics_claim(s, timing_monotonic_seconds() - began, claimed > 0);
     if (claimed > 0) {
         /* read back as agents read it: an answer missing a field (an allocation that
          * failed, the run's row unread) is a 500, the job left to its lease */
@@ -593,34 +598,51 @@ static const char *test_result(const cJSON *pred) {
                : NULL;
 }
 
+/* An upload whose bundle was checked, on its way to be filed. */
+typedef struct {
+    const Job *job;
+    const Agent *agent;
+    const cJSON *pred, *statement;
+    const char *env_text, *bundle_sha;
+    Files *files;
+} Upload;
+
+/* A bundle's files and the job row they commit with. */
+typedef struct {
+    const Files *files;
+    DbFiling row;
+} Filing;
+
 /* Files the checked bundle under its evidence path's reservation (db_filing_reserve),
  * which pins its blobs: they are stored (or found stored) by content, then the job's row
  * commits with the manifest. Across coordinators only the holder commits; a filing that
  * fails removes nothing (blobs are shared: the collector takes what nothing names). */
-static void file_reserved(Server *s, const Job *job, const Agent *agent, const char *rel,
-                          const Files *files, const char *pred_text, const char *manifest,
-                          const char *bundle_sha, const char *result, Reply *r) {
+static void file_reserved(Server *s, const Filing *f, Reply *r) {
     Err e = {{0}};
-    if (write_blobs(s, files, &e) != 0) {
+    const char *rel = f->row.evidence_path;
+    if (write_blobs(s, f->files, &e) != 0) {
         reply_error(r, PROTO_E_INTERNAL, "filing failed: %s", e.msg);
         db_filing_release(s->db, rel);
         return;
     }
     pause_point("filing-stored"); /* a test's collection runs while the pins alone hold */
-    int done = db_job_done(s->db, job->id, agent->id, bundle_sha, rel, pred_text, manifest, result);
+    int done = db_job_done(s->db, &f->row);
     if (done == 0) {
         ProtoFiled m = {.filed = 1, .evidence = rel};
-        snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", bundle_sha);
+        snprintf(m.bundle_sha256, sizeof m.bundle_sha256, "%s", f->row.bundle_sha);
         reply_json(r, 200, proto_filed_build(&m));
         report_wake(s); /* the run's last job, maybe */
         return;
     }
     if (done != DB_DONE_NOT_OURS) db_filing_release(s->db, rel); /* still this filing's */
     if (done == DB_DONE_REVOKED)
-        reply_error(r, PROTO_E_UNKNOWN_AGENT, "agent %ld was revoked", agent->id);
+        reply_error(r, PROTO_E_UNKNOWN_AGENT, "agent %ld was revoked", f->row.agent_id);
     else if (done == DB_DONE_FAILED)
-        reply_error(r, PROTO_E_STORE_UNAVAILABLE, "job %ld's row did not commit: retry", job->id);
-    else reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed", job->id);
+        reply_error(r, PROTO_E_STORE_UNAVAILABLE, "job %ld's row did not commit: retry",
+                    f->row.job_id);
+    else
+        reply_error(r, PROTO_E_LEASE_LOST, "job %ld moved on while its bundle was filed",
+                    f->row.job_id);
 }
 
 /* Each file's SHA-256 from the statement's subjects (bundle_check compared every one
@@ -636,13 +658,18 @@ static void subject_digests(const cJSON *statement, Files *files) {
     for (size_t i = 0; i < files->n; i++) assert(sha256_is_hex(files->items[i].sha));
 }
 
-static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJSON *pred,
-                        const cJSON *statement, const char *env_text, const char *bundle_sha,
-                        Files *files, Reply *r) {
+/* Files an upload's checked bundle: the job and agent it is for, its statement, its
+ * predicate (checked), its envelope's text and digest, and its files. */
+static void file_bundle(Server *s, const Upload *u, Reply *r) {
+    const Job *job = u->job;
+    const Agent *agent = u->agent;
+    const cJSON *pred = u->pred;
+    const char *bundle_sha = u->bundle_sha;
+    Files *files = u->files;
     char rel[1024];
     snprintf(rel, sizeof rel, "evidence/%s/%ld/%s/%s", json_str(pred, "cairn_version"), job->run_id,
              agent->name, job->cell_id);
-    subject_digests(statement, files);
+    subject_digests(u->statement, files);
     FileItem *key = &files->items[files->n++];
     *key = (FileItem){.name = "agent.pub.pem",
                       .data = (const unsigned char *)agent->public_pem,
@@ -652,7 +679,7 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
     unsigned long failures = util_json_failures();
     char *pred_text = cJSON_PrintUnformatted(pred);
     char *digests = store_digests(files->items, files->n);
-    char *manifest = store_manifest(env_text, files->items, files->n);
+    char *manifest = store_manifest(u->env_text, files->items, files->n);
     if (!pred_text || !digests || !manifest || util_json_failures() != failures) {
         /* out of memory: a manifest missing a file must never be filed */
         reply_error(r, PROTO_E_INTERNAL, "out of memory filing job %ld's bundle", job->id);
@@ -665,8 +692,9 @@ static void file_bundle(Server *s, const Job *job, const Agent *agent, const cJS
         reply_error(r, PROTO_E_FILING_BUSY,
                     "another coordinator is filing job %ld's bundle right now", job->id);
     } else {
-        file_reserved(s, job, agent, rel, files, pred_text, manifest, bundle_sha, test_result(pred),
-                      r);
+        Filing f = {files,
+                    {job->id, agent->id, bundle_sha, rel, pred_text, manifest, test_result(pred)}};
+        file_reserved(s, &f, r);
     }
     if (slot >= 0) filing_leave(s, slot, job->id);
     free(pred_text);
@@ -706,9 +734,11 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
     if (check_lease(&job, &q->agent, bundle_sha, r) != 0) goto out;
     key = agent_key(s, &q->agent, &e);
     sem_wait(&s->filers);
-    BundleVerdict v = key ? bundle_check(m.envelope, key, read_item, &files, m.files,
-                                         (size_t)s->cfg.max_subjects, &statement, &e)
-                          : BUNDLE_WRONG_KEY;
+    BundleVerdict v =
+        key ? bundle_check(m.envelope, key,
+                           &(BundleFiles){read_item, &files, m.files, (size_t)s->cfg.max_subjects},
+                           &statement, &e)
+            : BUNDLE_WRONG_KEY;
     sem_post(&s->filers);
     if (v != BUNDLE_OK) {
         reply_error(r, verdict_code(v), "bundle rejected: %s", e.msg);
@@ -720,8 +750,10 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         goto out;
     }
     if (check_predicate(s, pred, &job, &q->agent, r) == 0)
-        file_bundle(s, &job, &q->agent, pred, statement, env_text, bundle_sha, &files, r);
+        file_bundle(s, &(Upload){&job, &q->agent, pred, statement, env_text, bundle_sha, &files},
+                    r);
 out:
+    metrics_filing(s, r->status == 200);
     EVP_PKEY_free(key);
     cJSON_Delete(statement);
     free(env_text);
@@ -781,14 +813,17 @@ void handlers_run_create(Server *s, Request *q, Reply *r) {
     else if (!db_blob_exists(s->db, m.source, NULL))
         reply_error(r, PROTO_E_MISSING_BLOB, "source blob %s has not been uploaded", m.source);
     else if (!(jobs = matrix_expand(m.matrix, &e))) reply_error(r, PROTO_E_BAD_FIELD, "%s", e.msg);
-    else if ((out.run = db_run_create(s->db, m.source, m.matrix, m.cases, jobs,
-                                      &(RunMeta){m.submitter, m.commit, m.branch}, &e)) < 0)
+    else if ((out.run = db_run_create(s->db,
+                                      &(DbRun){m.source, m.matrix, m.cases, jobs,
+                                               &(RunMeta){m.submitter, m.commit, m.branch}},
+                                      &e)) < 0)
         reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
     else {
         out.jobs = cJSON_GetArraySize(jobs);
         reply_json(r, 201, proto_run_created_build(&out));
-        fprintf(stderr, "farm: run %ld: %ld jobs over %d cases\n", out.run, out.jobs,
-                cJSON_GetArraySize(m.cases));
+        log_event(s, &(LogFields){.event = "run_created", .run = out.run, .duration_ms = -1},
+                  "run %ld: %ld jobs over %d cases", out.run, out.jobs,
+                  cJSON_GetArraySize(m.cases));
         hub_notify(s);
     }
     cJSON_Delete(jobs);
@@ -811,6 +846,18 @@ void handlers_run_get(Server *s, Request *q, Reply *r) { run_view(s, q, r, db_ru
 
 void handlers_run_results(Server *s, Request *q, Reply *r) { run_view(s, q, r, db_run_results); }
 
+/* The run's comparison as the dashboard has it: with each cell's decoded values and
+ * how the bits differ (report.c), what the JUnit file's failure messages quote. */
+void handlers_run_report(Server *s, Request *q, Reply *r) {
+    long id;
+    cJSON *report = NULL;
+    if (parse_id(q->arg, &id) != 0)
+        reply_error(r, PROTO_E_BAD_ID, "run id must be a positive integer");
+    else if (!(report = report_run(s, id, NULL)))
+        reply_error(r, PROTO_E_NOT_FOUND, "no run %s", q->arg);
+    else reply_json(r, 200, report);
+}
+
 void handlers_run_cancel(Server *s, Request *q, Reply *r) {
     long id;
     if (parse_id(q->arg, &id) != 0)
@@ -832,11 +879,12 @@ void handlers_gc(Server *s, Request *q, Reply *r) {
     Err e = {{0}};
     int busy = 0;
     cJSON *done = gc_collect(s, &busy, &e);
+    if (done) metrics_gc(s, done);
     if (!done) reply_error(r, busy ? PROTO_E_GC_RUNNING : PROTO_E_INTERNAL, "gc: %s", e.msg);
     else {
         reply_json(r, 200, done);
-        fprintf(stderr, "farm: gc: %.0f blob(s) removed (%.0f bytes), %.0f kept\n",
-                json_num(done, "removed", 0), json_num(done, "bytes_removed", 0),
-                json_num(done, "blobs", 0));
+        log_event(s, &(LogFields){.event = "gc", .duration_ms = json_num(done, "seconds", 0) * 1e3},
+                  "gc: %.0f blob(s) removed (%.0f bytes), %.0f kept", json_num(done, "removed", 0),
+                  json_num(done, "bytes_removed", 0), json_num(done, "blobs", 0));
     }
 }

@@ -170,9 +170,11 @@ typedef struct {
  * for and abandoned costs nothing (32 clients asking and leaving kept the pools busy). */
 static void run_queued(Server *s, Exchange *x) {
     Reply r = {0};
+    if (x->route->pool == POOL_PAGE) pause_point("page"); /* a test holds the page pool */
     if (conns_client_gone(x->conn)) {
         x->dropped = 1;
-        fprintf(stderr, "farm: %s %s: dropped, its client left\n", x->q.method, x->q.path);
+        log_event(s, &(LogFields){.event = "dropped", .agent = x->q.agent.id, .duration_ms = -1},
+                  "%s %s: dropped, its client left", x->q.method, x->q.path);
     } else {
         x->route->handle(s, &x->q, &r);
     }

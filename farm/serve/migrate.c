@@ -85,7 +85,8 @@ static int migrate_bundle(Server *s, const char *rel, long job, SubjectReader re
     EVP_PKEY *key = pem ? dsse_key_from_public_pem(pem, e) : NULL;
     int rc = -1;
     if (!env || !key) err_set(e, "%s: no readable bundle.dsse.json and agent.pub.pem", rel);
-    else if (bundle_check(env, key, read, ctx, NULL, SIZE_MAX, &statement, e) != BUNDLE_OK)
+    else if (bundle_check(env, key, &(BundleFiles){read, ctx, NULL, SIZE_MAX}, &statement, e) !=
+             BUNDLE_OK)
         err_set(e, "%s: the bundle does not verify", rel);
     else {
         FileItem *items = bundle_items(statement, read, ctx, pem, &n);
@@ -134,7 +135,12 @@ static int migrate_journal(Server *s, int *dropped) {
 static int migrate_folders(Server *s) {
     int migrated = 0;
     long after = 0;
-    for (cJSON *page; cJSON_GetArraySize(page = db_legacy_filed(s->db, after, 64)) > 0;) {
+    for (;;) {
+        cJSON *page = db_legacy_filed(s->db, after, 64);
+        if (cJSON_GetArraySize(page) == 0) {
+            cJSON_Delete(page); /* the last page, empty, is freed too */
+            break;
+        }
         const cJSON *row;
         cJSON_ArrayForEach(row, page) {
             const char *rel = json_str(row, "evidence");

@@ -10,6 +10,7 @@
 
 static const Route ROUTES[] = {
     {"GET", "/healthz", AUTH_NONE, handlers_health, POOL_HTTP, BODY_NONE},
+    {"GET", "/metrics", AUTH_NONE, metrics_route, POOL_HTTP, BODY_NONE},
     {"GET", "/", AUTH_NONE, web_index, POOL_PAGE, BODY_NONE},
     {"GET", "/runs/*", AUTH_NONE, web_run, POOL_PAGE, BODY_NONE},
     {"GET", "/runs/*/plot.svg", AUTH_NONE, web_plot, POOL_PAGE, BODY_NONE},
@@ -31,6 +32,7 @@ static const Route ROUTES[] = {
     {"POST", "/api/v1/runs", AUTH_ADMIN, handlers_run_create, POOL_WORK, BODY_TAKEN},
     {"GET", "/api/v1/runs/*", AUTH_ADMIN, handlers_run_get, POOL_WORK, BODY_NONE},
     {"GET", "/api/v1/runs/*/results", AUTH_ADMIN, handlers_run_results, POOL_WORK, BODY_NONE},
+    {"GET", "/api/v1/runs/*/report", AUTH_ADMIN, handlers_run_report, POOL_WORK, BODY_NONE},
     {"POST", "/api/v1/runs/*/cancel", AUTH_ADMIN, handlers_run_cancel, POOL_WORK, BODY_SMALL},
     {"GET", "/api/v1/status", AUTH_ADMIN, handlers_status, POOL_WORK, BODY_NONE},
     {"POST", "/api/v1/gc", AUTH_ADMIN, handlers_gc, POOL_WORK, BODY_SMALL},
@@ -68,6 +70,12 @@ static int match(const char *pattern, const char *path, char *arg, size_t cap) {
     }
     return *pattern == '\0' && *path == '\0';
 }
+
+int route_count(void) { return (int)(sizeof ROUTES / sizeof ROUTES[0]); }
+
+const Route *route_at(int i) { return i >= 0 && i < route_count() ? &ROUTES[i] : NULL; }
+
+int route_index(const Route *r) { return (int)(r - ROUTES); }
 
 const Route *route_find(Request *q, char *arg, size_t cap, Reply *r) {
     int path_known = 0;

@@ -44,7 +44,7 @@ static const char SERVE_HELP[] =
     "   \"max_queued_pages\": 64, \"max_pages_per_address\": 4,\n"
     "   \"max_compare_observations\": 1000000, \"max_decode_bytes\": 67108864,\n"
     "   \"wal_pages\": 1000,\n"
-    "   \"store\": \"sqlite\"}\n"
+    "   \"store\": \"sqlite\", \"metrics\": \"open\", \"log_format\": \"text\"}\n"
     "store \"sqlite\" (default) keeps the database in DIR/farm.db; \"postgresql://...\" (a\n"
     "libpq URI) keeps it in PostgreSQL, which several coordinators may share along with\n"
     "one DIR (docs/farm.md, \"Several coordinators\").\n"
@@ -65,6 +65,8 @@ static const char SERVE_HELP[] =
     "sync \"full\" fsyncs every acknowledged bundle (it survives power loss); \"process\"\n"
     "only guarantees survival of the coordinator's own crash (kill -9), and is faster.\n"
     "Port 0 picks a free port. Once listening it writes DIR/serve.json ({\"url\", \"pid\"}).\n"
+    "metrics \"open\" serves GET /metrics (Prometheus' text format) to anyone, \"admin\" only\n"
+    "with the admin token; log_format \"json\" writes one JSON object a log line.\n"
     "SIGINT or SIGTERM stops it; kill -9 loses nothing acknowledged.\n";
 
 /* Uploads verifying signatures or writing files at once (see store_files in handlers.c),
@@ -80,7 +82,7 @@ static void *reaper(void *arg) {
     Server *s = arg;
     for (;;) {
         timing_sleep_ms(200);
-        conns_sweep(s->conns);
+        metrics_refused(s, REFUSED_DEADLINES, (unsigned long)conns_sweep(s->conns));
         if (db_reap(s->db, s->cfg.max_attempts) > 0) {
             hub_notify(s);
             report_wake(s); /* a job failed as agent_lost may have ended its run */
@@ -107,6 +109,7 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
     pthread_mutex_init(&s->runs.lock, NULL);
     pthread_mutex_init(&s->keys.lock, NULL);
     pthread_mutex_init(&s->seen.lock, NULL);
+    pthread_mutex_init(&s->gc_lock, NULL);
     pthread_mutex_init(&s->interims.lock, NULL);
     s->conns = conns_new();
     s->nonces = calloc((size_t)cfg->max_challenges + 1, sizeof *s->nonces);
@@ -198,13 +201,15 @@ static int run(Server *s, sigset_t *stop) {
         return 1;
     }
     write_info(s, url);
-    fprintf(stderr, "farm: listening on %s, state in %s\n", url, s->state);
+    log_event(s, &(LogFields){.event = "listening", .duration_ms = -1},
+              "listening on %s, state in %s", url, s->state);
     int sig = 0;
     sigwait(stop, &sig);
-    fprintf(stderr, "farm: stopping (signal %d)\n", sig);
+    log_event(s, &(LogFields){.event = "stopping", .duration_ms = -1}, "stopping (signal %d)", sig);
     if (hub_settle(s) != 0) {
         /* libmicrohttpd cannot stop with a request suspended: leave it to exit */
-        fprintf(stderr, "farm: the work pool did not finish within 30 s; exiting\n");
+        log_event(s, &(LogFields){"error", "stopping", .duration_ms = -1},
+                  "the work pool did not finish within 30 s; exiting");
         return 1;
     }
     server_stop(daemon);

@@ -56,6 +56,8 @@ typedef struct {
                                  loss; "process": they survive the coordinator's crash */
     char store[1024];                /* "": SQLite in the state folder; else a postgresql:// URI */
     int accept_new_tokens;           /* --accept-new-tokens: the store's farm changed its tokens */
+    int metrics_admin;               /* "metrics": "admin": GET /metrics needs the admin token */
+    int log_json;                    /* "log_format": "json": one JSON object a log line */
 } FarmConfig;
 
 /* Every setting at its default (config.c's table); the tokens empty. */

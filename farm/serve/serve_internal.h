@@ -13,12 +13,15 @@
  *   store.c     blobs by content on disk; gc.c the collector; migrate.c the layout before
  *   statedir.c  paths under the state folder, opened without following links
  *   conns.c     every connection's deadlines and the anonymous caps (conns_internal.h)
+ *   metrics.c   GET /metrics: counters kept as requests run, the store's counts on request
+ *   log.c       the log's lines: text for people, or one JSON object a line
  *   pause.c     points where a test build waits for its test (FARM_TEST_PAUSES) */
 #ifndef CAIRN_FARM_SERVE_INTERNAL_H
 #define CAIRN_FARM_SERVE_INTERNAL_H
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -62,6 +65,10 @@ typedef struct {
 /* The route for Q's method and path, its variable segment copied into ARG (CAP bytes)
  * and Q->arg pointed at it; otherwise NULL with the 404 or 405 in R. */
 const Route *route_find(Request *q, char *arg, size_t cap, Reply *r);
+/* The route table's rows, and R's position in it. */
+int route_count(void);
+const Route *route_at(int i);
+int route_index(const Route *r);
 /* The most bytes of body ROUTE takes, and the name of the setting that says so. */
 long route_body_limit(const Server *s, const Route *route, const char **setting);
 
@@ -186,6 +193,34 @@ typedef struct {
     } slot[WEB_SEEN_SLOTS];
 } WebSeen;
 
+/* What GET /metrics counts as it happens (metrics.c); every field a relaxed atomic. */
+#define METRICS_ROUTES  48 /* at least the route table's rows, plus one for none */
+#define METRICS_CODES   16 /* the statuses counted by name, plus one for any other */
+#define METRICS_BUCKETS 13 /* the claim latency histogram's finite buckets */
+/* The bounds whose refusals are counted (docs/farm.md, "Limits and security"). */
+typedef enum {
+    REFUSED_MAX_BODY_BYTES,
+    REFUSED_MAX_CONNECTIONS_PER_AGENT,
+    REFUSED_MAX_CLAIMS_PER_AGENT,
+    REFUSED_MAX_QUEUED_BYTES,
+    REFUSED_MAX_QUEUED_BYTES_PER_ADDRESS,
+    REFUSED_MAX_QUEUED_PAGES,
+    REFUSED_MAX_PAGES_PER_ADDRESS,
+    REFUSED_MAX_CHALLENGES,
+    REFUSED_MAX_CHALLENGES_PER_ADDRESS,
+    REFUSED_DEADLINES, /* connections closed past a header, body or anonymous deadline */
+    REFUSED_COUNT
+} MetricsBound;
+typedef struct {
+    atomic_ulong http[METRICS_ROUTES][METRICS_CODES];
+    atomic_ulong claim_buckets[METRICS_BUCKETS + 1]; /* the last: over every bound */
+    atomic_ulong claim_us;                           /* the durations' sum, microseconds */
+    atomic_ulong claims_job, claims_none, filed, filings_refused;
+    atomic_ulong refused[REFUSED_COUNT];
+    atomic_ulong blobs_written, blob_bytes_written;
+    atomic_ulong gc_runs, gc_removed, gc_bytes_removed;
+    atomic_long gc_kept; /* blobs the latest collection kept (-1: none ran) */
+} Metrics;
 /* Unfinished runs' comparisons (report.c), each kept until the run's jobs change (a
  * state, a filed bundle), so that views of an unfinished run do not compare it again
  * each: before, two anonymous views that disconnected held both page threads comparing
@@ -220,13 +255,49 @@ struct Server {
     sem_t filers;                /* uploads verifying or writing files at once */
     pthread_mutex_t nonces_lock; /* guards nonces[] (cfg.max_challenges of them) */
     Nonce *nonces;
-    AuthCache agents;    /* agents by token (auth.c) */
-    RunCache runs;       /* claims' run facts (handlers.c) */
-    KeyCache keys;       /* agents' decoded keys (handlers.c) */
-    WebSeen seen;        /* when agents were last heard from (web.c) */
-    Interims interims;   /* unfinished runs' comparisons (report.c) */
-    struct Conns *conns; /* open connections and their caps (conns.c) */
+    AuthCache agents;        /* agents by token (auth.c) */
+    RunCache runs;           /* claims' run facts (handlers.c) */
+    KeyCache keys;           /* agents' decoded keys (handlers.c) */
+    WebSeen seen;            /* when agents were last heard from (web.c) */
+    Metrics metrics;         /* what GET /metrics counts (metrics.c) */
+    Interims interims;       /* unfinished runs' comparisons (report.c) */
+    pthread_mutex_t gc_lock; /* one collection at a time here (gc.c) */
+    struct Conns *conns;     /* open connections and their caps (conns.c) */
 };
+
+/* --- the log (log.c) -------------------------------------------------------------- */
+
+/* What a log line is about, beside its message: 0, NULL or a negative duration when it
+ * has no such field. */
+typedef struct {
+    const char *level; /* "info" (NULL), "warn", "error" */
+    const char *event; /* "request", "enrolled", "run_created", ... */
+    long run, job, agent;
+    const char *route; /* the route's method and pattern */
+    int status;
+    double duration_ms;
+} LogFields;
+/* One log line: "farm: MESSAGE" as text, or a JSON object with F's fields. */
+void log_event(const Server *s, const LogFields *f, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* --- metrics (metrics.c) ---------------------------------------------------------- */
+
+/* Counts an answer of STATUS to ROUTE (NULL: none matched). */
+void metrics_http(Server *s, const Route *route, int status);
+/* Counts a claim's try that took SECONDS and found a job (CLAIMED) or none. */
+void metrics_claim(Server *s, double seconds, int claimed);
+/* Counts an upload filed (FILED) or refused. */
+void metrics_filing(Server *s, int filed);
+/* Counts N refusals (or closures) by bound B. */
+void metrics_refused(Server *s, MetricsBound b, unsigned long n);
+/* Counts a blob written (not one found stored already) of BYTES. */
+void metrics_blob_written(Server *s, size_t bytes);
+/* Counts a collection (gc_collect's answer DONE). */
+void metrics_gc(Server *s, const cJSON *done);
+/* GET /metrics: the Prometheus text format (open, or the admin token's with "metrics":
+ * "admin"). */
+void metrics_route(Server *s, Request *q, Reply *r);
 
 /* --- the config (config.c) -------------------------------------------------------- */
 
@@ -309,6 +380,7 @@ void handlers_blob_get(Server *s, Request *q, Reply *r);
 void handlers_run_create(Server *s, Request *q, Reply *r);
 void handlers_run_get(Server *s, Request *q, Reply *r);
 void handlers_run_results(Server *s, Request *q, Reply *r);
+void handlers_run_report(Server *s, Request *q, Reply *r);
 void handlers_run_cancel(Server *s, Request *q, Reply *r);
 void handlers_status(Server *s, Request *q, Reply *r);
 void handlers_gc(Server *s, Request *q, Reply *r);

@@ -101,13 +101,30 @@ static struct MHD_Response *response_of(Reply *r, int close) {
     return resp;
 }
 
-static void log_request(const Request *q, const Reply *r, double started) {
-    double ms = (timing_now_seconds() - started) * 1000.0;
+/* Refusals always, every answer with CAIRN_FARM_LOG_ALL set: its route, status, time,
+ * agent, and the run or job its path names. */
+static void log_request(const Server *s, const Exchange *x, const Reply *r) {
+    const Request *q = &x->q;
+    double ms = (timing_now_seconds() - x->started) * 1000.0;
+    if (r->status < 400 && !getenv("CAIRN_FARM_LOG_ALL")) return;
+    char route[160] = "";
+    if (x->route) snprintf(route, sizeof route, "%s %s", x->route->method, x->route->pattern);
+    long id = q->arg ? strtol(q->arg, NULL, 10) : 0;
+    int jobs = x->route && strstr(x->route->pattern, "/jobs/*"),
+        runs = x->route && strstr(x->route->pattern, "/runs/*");
+    LogFields f = {r->status >= 500   ? "error"
+                   : r->status >= 400 ? "warn"
+                                      : "info",
+                   "request",
+                   runs ? id : 0,
+                   jobs ? id : 0,
+                   q->agent.id,
+                   route[0] ? route : NULL,
+                   r->status,
+                   ms};
     if (r->status >= 400)
-        fprintf(stderr, "farm: %s %s -> %d (%.1f ms): %s\n", q->method, q->path, r->status, ms,
-                r->error);
-    else if (getenv("CAIRN_FARM_LOG_ALL"))
-        fprintf(stderr, "farm: %s %s -> %d (%.1f ms)\n", q->method, q->path, r->status, ms);
+        log_event(s, &f, "%s %s -> %d (%.1f ms): %s", q->method, q->path, r->status, ms, r->error);
+    else log_event(s, &f, "%s %s -> %d (%.1f ms)", q->method, q->path, r->status, ms);
 }
 
 static int take_body(Exchange *x, const char *data, size_t size, long max) {
@@ -148,12 +165,14 @@ static void print_json(Reply *r) {
 /* An answer kept in memory until sent counts against its client's address and all
  * (conns.c): over either bound it is refused instead (the short refusal is not counted;
  * a file streamed from disk costs no memory and is not counted either). */
-static void bound_memory(struct MHD_Connection *conn, Reply *r) {
+static void bound_memory(Server *s, struct MHD_Connection *conn, Reply *r) {
     print_json(r);
     int rc = r->raw ? conns_queue_bytes(conn, r->raw_len) : 0;
     if (rc == 0) return;
     free(r->raw);
     r->raw = NULL;
+    metrics_refused(s, rc == -1 ? REFUSED_MAX_QUEUED_BYTES_PER_ADDRESS : REFUSED_MAX_QUEUED_BYTES,
+                    1);
     if (rc == -1)
         reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
                     "answers kept for your address are over max_queued_bytes_per_address: "
@@ -162,11 +181,12 @@ static void bound_memory(struct MHD_Connection *conn, Reply *r) {
     print_json(r);
 }
 
-static enum MHD_Result answer(struct MHD_Connection *conn, Exchange *x, Reply *r) {
+static enum MHD_Result answer(Server *s, struct MHD_Connection *conn, Exchange *x, Reply *r) {
     assert(!x->answered && !r->park); /* one answer per request, never a parked one */
     x->answered = 1;
-    bound_memory(conn, r);
-    log_request(&x->q, r, x->started);
+    bound_memory(s, conn, r);
+    log_request(s, x, r);
+    metrics_http(s, x->route, r->status);
     conns_answering(conn);
     /* A body left unread (a refusal from the headers) is never read: the connection
      * closes once the answer is out. */
@@ -201,15 +221,19 @@ static int admit(Server *s, struct MHD_Connection *conn, Exchange *x, Reply *r) 
     ok = ok && auth_check(s, x->route->auth, &x->q, r) == 0;
     if (ok && x->q.agent.id)
         web_agent_seen(s, x->q.agent.id); /* the dashboard's "last heard from" */
-    if (conns_headers_done(conn, ok && x->route->auth != AUTH_NONE, x->q.agent.id) != 0 && ok)
+    if (conns_headers_done(conn, ok && x->route->auth != AUTH_NONE, x->q.agent.id) != 0 && ok) {
+        metrics_refused(s, REFUSED_MAX_CONNECTIONS_PER_AGENT, 1);
         ok = reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
                          "agent %ld has max_connections_per_agent (%ld) connections open",
                          x->q.agent.id, s->cfg.max_connections_per_agent) == 0;
+    }
     const char *setting;
     long limit = ok ? route_body_limit(s, x->route, &setting) : 0;
-    if (ok && length && strtod(length, NULL) > (double)limit)
+    if (ok && length && strtod(length, NULL) > (double)limit) {
+        metrics_refused(s, REFUSED_MAX_BODY_BYTES, 1);
         ok = reply_error(r, PROTO_E_TOO_LARGE, "Content-Length %s is over %s (%ld)", length,
                          setting, limit) == 0;
+    }
     return ok ? 0 : -1; /* refused with a body declared: the connection closes (answer) */
 }
 
@@ -220,50 +244,54 @@ static enum MHD_Result run_here(Server *s, Exchange *x) {
         Reply r = {0};
         unsigned long seen = hub_generation(s);
         x->route->handle(s, &x->q, &r);
-        if (!r.park) return answer(x->conn, x, &r);
+        if (!r.park) return answer(s, x->conn, x, &r);
         assert(x->q.wait_until > 0); /* only a long poll parks, with its deadline set */
         int parked = hub_park_claim(s, x, seen);
         if (parked > 0) return MHD_YES;
         if (parked < 0) {
             r.park = 0;
+            metrics_refused(s, REFUSED_MAX_CLAIMS_PER_AGENT, 1);
             reply_error(&r, PROTO_E_TOO_MANY_REQUESTS,
                         "agent %ld has max_claims_per_agent (%ld) long polls waiting",
                         x->q.agent.id, s->cfg.max_claims_per_agent);
-            return answer(x->conn, x, &r);
+            return answer(s, x->conn, x, &r);
         }
     }
 }
 
 /* A page request: one of its address's page slots, then a place in the page pool. */
 static int page_refused(Server *s, Exchange *x, Reply *r) {
-    if (conns_page_start(x->conn) != 0)
-        return reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
-                           "your address has max_pages_per_address (%ld) pages asked for",
-                           s->cfg.max_pages_per_address);
-    return 0;
+    if (conns_page_start(x->conn) == 0) return 0;
+    metrics_refused(s, REFUSED_MAX_PAGES_PER_ADDRESS, 1);
+    return reply_error(r, PROTO_E_TOO_MANY_REQUESTS,
+                       "your address has max_pages_per_address (%ld) pages asked for",
+                       s->cfg.max_pages_per_address);
 }
 
 /* The body is in (or the request resumed): answer, run, queue or park it. */
 static enum MHD_Result dispatch(Server *s, Exchange *x) {
     Parking parking = hub_parking(s, x);
     if (parking == PARK_WORK_DONE && x->dropped) return MHD_NO; /* its client left */
-    if (parking == PARK_WORK_DONE) return answer(x->conn, x, &x->reply);
+    if (parking == PARK_WORK_DONE) return answer(s, x->conn, x, &x->reply);
     Reply r = {0};
     if (x->too_big) {
+        metrics_refused(s, REFUSED_MAX_BODY_BYTES, 1);
         const char *setting;
         long limit = route_body_limit(s, x->route, &setting);
         reply_error(&r, PROTO_E_TOO_LARGE, "body larger than %s (%ld)", setting, limit);
-        return answer(x->conn, x, &r);
+        return answer(s, x->conn, x, &r);
     }
-    if (x->route->pool == POOL_PAGE && page_refused(s, x, &r) != 0) return answer(x->conn, x, &r);
+    if (x->route->pool == POOL_PAGE && page_refused(s, x, &r) != 0)
+        return answer(s, x->conn, x, &r);
     conns_handling(x->conn);
     if (x->route->pool == POOL_HTTP) return run_here(s, x);
     int queued = hub_queue_work(s, x);
     if (queued > 0) return MHD_YES;
     if (queued == 0) return run_here(s, x);
+    metrics_refused(s, REFUSED_MAX_QUEUED_PAGES, 1);
     reply_error(&r, PROTO_E_BUSY, "the page pool holds max_queued_pages (%ld) requests",
                 s->cfg.max_queued_pages);
-    return answer(x->conn, x, &r);
+    return answer(s, x->conn, x, &r);
 }
 
 /* Copies one URL argument into the exchange's query ("key\0value\0...\0"); one that
@@ -303,7 +331,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         x->q.peer = x->peer;
         Reply r = {0};
         if (admit(s, conn, x, &r) == 0) return MHD_YES;
-        return answer(conn, x, &r);
+        return answer(s, conn, x, &r);
     }
     if (*upload_size) {
         if (x->answered) return MHD_NO; /* a body left unread: close, read nothing */

@@ -100,6 +100,7 @@ int store_put(Server *s, const char *sha, const void *data, size_t len, Err *e) 
     int saved = errno;
     if (rc != 0) unlinkat(s->tmp_fd, name, 0);
     close(dir);
+    if (rc == 0) metrics_blob_written(s, len);
     return rc == 0 ? 1
                    : err_set(e, "cannot store blob %s under %s/blobs: %s", sha, s->state,
                              strerror(saved));

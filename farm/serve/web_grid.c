@@ -74,9 +74,21 @@ static void grid_head(FILE *out, const GridRun *runs, int n) {
     fprintf(out, "</tr>");
 }
 
-/* One case's row: its cells in RUNS (ROWS[i] or none), the row marked when flaky. */
-static void grid_row(FILE *out, const char *case_path, const GridRun *runs,
-                     const cJSON *const *rows, const int *flaky, int any, int n) {
+/* One case across the runs: its row in each (or NULL), which cells are flaky, and
+ * whether any is. */
+typedef struct {
+    const char *path;
+    const cJSON **rows;
+    int *flaky;
+    int any;
+} GridCase;
+
+/* One case's row: its cells in the N RUNS, the row marked when flaky. */
+static void grid_row(FILE *out, const GridRun *runs, int n, const GridCase *g) {
+    const char *case_path = g->path;
+    const cJSON *const *rows = g->rows;
+    const int *flaky = g->flaky;
+    int any = g->any;
     fprintf(out, "<tr data-case=\"");
     web_esc(out, case_path);
     fprintf(out, "\"%s><td style=\"text-align:left\"><a href=\"/history/",
@@ -152,7 +164,7 @@ static int grid_body(FILE *out, const cJSON *history, const GridRun *runs, int n
         if (part && !strstr(case_path, part)) continue;
         int any = flaky_cells(runs, rows, n, flaky);
         if (!case_shown(rows, n, verdict, flaky_only != NULL, any)) continue;
-        grid_row(out, case_path, runs, rows, flaky, any, n);
+        grid_row(out, runs, n, &(GridCase){case_path, rows, flaky, any});
         shown++;
     }
     free(rows);

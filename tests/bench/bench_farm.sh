@@ -16,6 +16,10 @@
 # LOADGEN_CPUS=LIST pins it with taskset as well (e.g. LOADGEN_CPUS=1 on 2 cores).
 # BENCH_FARM_CONFIG='"KEY": VALUE, ...' adds keys to the coordinator's config (e.g.
 # '"http_threads": 12', which shortens PostgreSQL's claim queue: docs/farm.md).
+# BENCH_FARM_SCRAPE_PAIRS=N: the cost of GET /metrics scraped every second (issue 40).
+# After the first load, N pairs of the same AGENTS x JOBS load back to back, one without
+# a scraper and one with `curl URL/metrics` every second, interleaved, so that the
+# machine's load moves both halves alike; prints each pair's jobs/s and their ratio.
 #   usage: tests/bench/bench_farm.sh [AGENTS] [JOBS] [MANY]   (defaults 50, 2000, 1000)
 set -euo pipefail
 failed=0 # a loadgen that did not file every job: the figures print, then the bench fails
@@ -126,6 +130,38 @@ rss_max=$(rss_max)
 m1=$(mark)
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
+# The scrape's cost: pairs of loads without and with a scraper, interleaved.
+scrape_pairs=()
+for pair in $(seq "${BENCH_FARM_SCRAPE_PAIRS:-0}"); do
+    for scraped in 0 1; do
+        "$BIN/cairn-farm" submit --matrix "$work/matrix.json" "$work/src" >/dev/null
+        scraper=""
+        if [ "$scraped" = 1 ]; then
+            ( while kill -0 "$farm_pid" 2>/dev/null; do
+                  curl -sf "$url/metrics" -o /dev/null || echo "scrape failed" >&2; sleep 1
+              done ) &
+            scraper=$!
+        fi
+        out=$(load "$AGENTS" "$((half * 2))") || failed=1
+        [ -n "$scraper" ] && kill "$scraper" 2>/dev/null
+        scrape_pairs+=("$(echo "$out" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs_per_s"])')")
+    done
+    echo "bench_farm: /metrics pair $pair: jobs/s without ${scrape_pairs[-2]}, scraped every second ${scrape_pairs[-1]}"
+done
+
+# And what one scrape costs the coordinator in CPU, over 200 of them one after the other
+# with every job of the loads above in the store: set beside its CPU per job, the share a
+# scrape every second takes at the measured jobs/s (a figure the machine's load does not
+# move as it moves jobs/s).
+scrape_ms=""
+if [ "${BENCH_FARM_SCRAPE_PAIRS:-0}" -gt 0 ]; then
+    t0=$(ticks)
+    for _ in $(seq 200); do curl -sf "$url/metrics" -o /dev/null; done
+    t1=$(ticks)
+    scrape_ms=$(echo "$t0 $t1 $TCK" | awk '{printf "%.3f", ($2 - $1) * 1000 / $3 / 200}')
+    echo "bench_farm: /metrics: the coordinator's CPU per scrape ${scrape_ms} ms (200 scrapes)"
+fi
+
 # Baseline: one agent alone through 200 jobs.
 echo '{"compilers": ["gcc"], "repeat": 200}' > "$work/matrix1.json"
 "$BIN/cairn-farm" submit --matrix "$work/matrix1.json" "$work/src" >/dev/null
@@ -165,4 +201,22 @@ print(f"bench_farm: {m['agents']} agents: RSS max {rss:.0f} MiB (target < 100 Mi
       f"{rss / 100:.2f}), claim p99 {m['claim_p99_ms']:.1f} ms (target < 100 ms: ratio "
       f"{m['claim_p99_ms'] / 100:.2f}), jobs/s {m['jobs_per_s']:.0f}")
 PY
+if [ ${#scrape_pairs[@]} -gt 0 ]; then
+    /usr/bin/python3 - "${scrape_pairs[@]}" <<'PY'
+import sys
+v = [float(x) for x in sys.argv[1:]]
+off, on = v[0::2], v[1::2]
+ratios = [b / a for a, b in zip(off, on)]
+print(f"bench_farm: /metrics every second: jobs/s ratio scraped/unscraped per pair "
+      f"{', '.join(f'{r:.3f}' for r in ratios)}; totals {sum(on) / sum(off):.3f}")
+PY
+    /usr/bin/python3 - "$result" "$scrape_ms" <<'PY'
+import json, sys
+r, scrape = json.loads(sys.argv[1]), float(sys.argv[2])
+busy = r["coordinator_cpu_ms_per_job"] * r["jobs_per_s"]   # CPU ms per second at that rate
+print(f"bench_farm: /metrics every second: {scrape:.3f} ms of CPU a second against {busy:.0f} ms "
+      f"the coordinator spends a second at {r['jobs_per_s']:.0f} jobs/s: "
+      f"{100 * scrape / (busy + scrape):.3f}% of its CPU")
+PY
+fi
 exit $failed

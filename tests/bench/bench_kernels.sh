@@ -3,7 +3,8 @@
 # in C (issue 33), in one harness: the generated C (`cairn build --emit-c`) is included
 # into a C file that also holds the hand-written versions, and one process times both,
 # interleaved (each round times every kernel CAIRN then C), median of R rounds (at least
-# 7) of the thread's CPU time, at an L1, an L2 and a RAM size. Prints cairn_ns, c_ns and
+# 7) of the thread's CPU time (wall time when CAIRN_THREADS > 1), at an L1, an L2 and a
+# RAM size. Prints cairn_ns, c_ns and
 # the median of the per-round ratios cairn / C (1.00 = as fast as hand C).
 #
 # Hand C is what a careful C programmer writes: the same loops, the same operation order
@@ -95,7 +96,8 @@ cp "$ROOT/tests/bench/bench_kernels.c" "$W/timing.c"
 "$CAIRN" build "$W/kernels.cairn" -o "$W/kernels" --cc "$CC" --emit-c "$W" >/dev/null
 $CC $FLAGS -Wno-unused-function -I"$ROOT/runtime" -I"$W" "$W/timing.c" "$RTLIB" -o "$W/timing" $LIBS
 echo "CAIRN / hand-written C, $CC $OPT -ffp-contract=off, CAIRN_THREADS=$CAIRN_THREADS," \
-     "median of ${BENCH_KERNELS_ROUNDS:-7} interleaved rounds, thread CPU time" \
+     "median of ${BENCH_KERNELS_ROUNDS:-7} interleaved rounds," \
+     "$([ "$CAIRN_THREADS" = 1 ] && echo "thread CPU time" || echo "wall time")" \
      "(load $(cut -d' ' -f1-3 /proc/loadavg))"
 "$W/timing" "${BENCH_KERNELS_LEVELS:-l1 l2 ram}" "${BENCH_KERNELS_ONLY:-}" \
     "${BENCH_KERNELS_ROUNDS:-7}" "${BENCH_KERNELS_MS:-4}"

@@ -191,3 +191,15 @@ def test_a_cached_run_remembers_the_banner_until_the_compiler_changes(tmp_path):
     memos = sorted(p.read_text() for p in (tmp_path / "cache" / "memo").iterdir())
     assert len(memos) == 3  # cairn's digest, then each banner
     assert any(len(m) == 64 and all(c in "0123456789abcdef" for c in m) for m in memos)
+
+
+def test_cairn_loads_libz3_only_to_verify(tmp_path):
+    """Issue 33: libz3 (and the libstdc++ it needs) is not among cairn's NEEDED libraries,
+    so no command but cairn verify pays for loading it; verify dlopens it and answers."""
+    needed = subprocess.run(["readelf", "-d", str(CAIRN)], capture_output=True, text=True,
+                            check=True).stdout
+    assert "libcrypto" in needed and "libz3" not in needed and "libstdc++" not in needed
+    (tmp_path / "v.cairn").write_text("fn f(x:i32) -> i32 = x / 2;\nfn main() -> i32 { return 0; }\n")
+    r = cairn("verify", tmp_path / "v.cairn")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "verified" in r.stdout

@@ -25,6 +25,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 FAKE_CAIRN = HERE / "fake_cairn.py"
 PG_THROWAWAY = HERE / "pg_throwaway.sh"
 FARM = BIN / "cairn-farm"
+# The least time a test waits for a run to finish (Farm.wait_run): a guard only.
+RUN_GUARD_S = 600
 # The coordinator built with its test pauses (farm/serve/pause.c; see Pauses).
 FARM_PAUSES = TBIN / "cairn-farm-pauses"
 AGENT = BIN / "cairn-agent"
@@ -253,10 +255,12 @@ class Farm:
         return view
 
     def wait_run(self, run, timeout):
+        """Until RUN's jobs are all done or failed. TIMEOUT is a guard against hanging,
+        and never under RUN_GUARD_S: beside a CPU hog twelve fake jobs took over 120 s."""
         def finished():
             jobs = self.run_view(run)["jobs"]
             return all(j["state"] not in ("queued", "running") for j in jobs)
-        wait_for(finished, timeout, f"run {run} to finish", step=0.2)
+        wait_for(finished, max(timeout, RUN_GUARD_S), f"run {run} to finish: hung?", step=0.2)
         return self.run_view(run)
 
     # --- client verbs ----------------------------------------------------------------

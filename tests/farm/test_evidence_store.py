@@ -36,9 +36,11 @@ def test_files_many_bundles_name_are_stored_once(tmp_path):
     raw observations every cell shares, and each agent's key, are one blob each; every
     blob holds exactly the bytes its name is the digest of, and nothing else is there."""
     with Farm(tmp_path, lease=30) as farm:
-        farm.agent("box", idle=4)
+        # The agent after the submits: one that starts first may go idle (4 s) while a
+        # submit is slow on a loaded machine, and leave the runs unfinished.
         runs = [farm.submit(HERE / "cases", {"compilers": ["gcc", "clang"], "repeat": 3})
                 for _ in range(2)]
+        farm.agent("box", idle=4)
         for run in runs:
             farm.wait_run(run, 120)
         folders = farm.exported(tmp_path / "export")
@@ -63,8 +65,8 @@ def test_export_writes_the_folder_layout_that_openssl_verifies(tmp_path):
     cairn-farm verify, farm/verify_openssl.sh and sha256sum -c check each bundle; an
     export of a run the coordinator does not have fails."""
     with Farm(tmp_path, lease=30) as farm:
-        farm.agent("box", idle=3)
         run = farm.submit(HERE / "cases", {"compilers": ["gcc", "clang"]})
+        farm.agent("box", idle=3)   # after the submit, as above
         farm.wait_run(run, 90)
         r = farm.cli("export", run, tmp_path / "out")
         assert r.returncode == 0 and "2 bundle(s)" in r.stdout and "each verified" in r.stdout, \

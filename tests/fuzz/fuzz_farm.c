@@ -332,8 +332,9 @@ static void check_bundle(const char *text, size_t len, int sign) {
         free(payload);
     }
     const cJSON *envelope = sign ? env : j;
-    if (envelope && bundle_check(envelope, agent_key_, read_subject, (void *)files, files, 64,
-                                 &statement, &e) == BUNDLE_OK)
+    if (envelope &&
+        bundle_check(envelope, agent_key_, &(BundleFiles){read_subject, (void *)files, files, 64},
+                     &statement, &e) == BUNDLE_OK)
         fields_check_predicate(cJSON_GetObjectItemCaseSensitive(statement, "predicate"), &e);
     cJSON_Delete(statement);
     cJSON_Delete(env);

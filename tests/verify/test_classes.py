@@ -153,3 +153,25 @@ def test_the_lane_limit_of_a_device_launch_is_a_property(verdicts, tmp_path):
             "  return 0;\n}")
     r, _ = concrete(tmp_path, PROGRAMS / "lanes35.cairn", main)
     assert traps_at(r, "too many lanes for one device launch", 25, 3), r.stderr
+
+
+# ---- 6. guards in code the model does not walk ----
+
+UNWALKED = [("mixed", "return mixed(1);", "recursive call"),
+            ("in_region", "buffer o:i32[32] @unified = zeroed;\n  return in_region(o);", "blocks region")]
+
+
+@pytest.mark.parametrize("function,main,why", UNWALKED, ids=[u[0] for u in UNWALKED])
+def test_a_guard_also_reached_through_unwalked_code_is_never_verified(verdicts, tmp_path, function, main,
+                                                                       why):
+    """h's `100 / d` is reached from mixed both directly (d = 1) and through a recursive
+    call the model does not walk (d = 0 at depth 2); in in_region both directly and from a
+    blocks region's lanes (d = t). The old model verified the guard from the walked call
+    alone. Now it is unknown, naming the unwalked code, in every context that reaches it;
+    a counterexample a walked run finds still stands (down)."""
+    _, props = verdicts("unwalked")
+    p = only(props, function, "division by zero", 3)
+    assert p["verdict"] == "unknown" and why in p["reason"] and "does not walk" in p["reason"], p
+    assert only(props, "down", "division by zero", 3)["verdict"] == "counterexample"
+    r, _ = concrete(tmp_path, PROGRAMS / "unwalked.cairn", "fn main() -> i32 {\n  " + main + "\n}")
+    assert traps_at(r, "division by zero: 100 / 0", 3, 22), r.stderr

@@ -20,7 +20,7 @@ from verifylib import TRAPS, replay_text  # noqa: E402  the runtime's trap messa
 PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
 CAIRN = BIN / "cairn"
 
-def verify(path, tmp_path, *args, timeout=300):
+def verify(path, tmp_path, *args, timeout=1800):
     r = run([CAIRN, "verify", path, "--json", "--cex-dir", tmp_path / "cex", *args], timeout=timeout)
     assert r.returncode in (0, 5, 10), r.stderr
     props = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
