@@ -1,9 +1,11 @@
 # CAIRN: top-level build.
 #
-#   make            build bin/cairn, bin/cairn-farm, bin/cairn-agent and the runtime
-#   make test       install missing packages, build, run the whole suite (pytest)
+#   make            build bin/cairn, bin/cairn-farm, bin/cairn-agent and the runtime; installs
+#                   nothing: names what is missing and the command (scripts/deps.sh build)
+#   make test       install missing packages (scripts/deps.sh test), build, run the suite
 #   make demo       the main job: coordinator + agent on loopback, examples compared
-#   make gpu        device checks on this GPU host: signed bundle under evidence/ (scripts/gpu.sh)
+#   make gpu        device checks on this GPU host, no network, installs nothing: one folder
+#                   build/gpu, a summary and a signed bundle under evidence/ (scripts/gpu.sh)
 #   make test-loaded  the suite beside a CPU hog of two busy processes per core
 #   make matrix     the suite under gcc and clang, each plain, ASan+UBSan and TSan,
 #                   plus the long sweeps (exhaustive conversions ...), and loaded
@@ -24,7 +26,17 @@ TBIN    := $(OBJ)/tbin
 PREFIX  ?= /usr/local
 PYTHON  := /usr/bin/python3
 PYTEST_ARGS ?= tests
-DEPS_STAMP := build/.deps-stamp
+# The packages: goals that run tests install what they need (scripts/deps.sh test, as CI's
+# .ci/run does on a fresh machine); every other goal only checks the build's packages and
+# names the one command that installs what is missing (scripts/deps.sh --check build).
+DEPS_INSTALL_GOALS := test test-loaded matrix fuzz bench deps
+ifneq ($(filter $(DEPS_INSTALL_GOALS),$(MAKECMDGOALS)),)
+DEPS_STAMP := $(OBJ)/.deps-test-stamp
+DEPS_CMD   := scripts/deps.sh test
+else
+DEPS_STAMP := $(OBJ)/.deps-build-stamp
+DEPS_CMD   := scripts/deps.sh --check build
+endif
 
 # Strict floating point everywhere: a contracted multiply-add would change bits the
 # language fixes (and would break the error-free transformations of the exact sum).
@@ -43,8 +55,10 @@ LDLIBS  := -lm
 .PHONY: all test test-loaded matrix fuzz bench demo gpu install clean deps
 .DELETE_ON_ERROR:
 
-# Everything a folder wants built by `make` goes into ALL_TARGETS.
+# Everything a folder wants built by `make` goes into ALL_TARGETS; what needs the test
+# packages (scripts/deps.sh test) into TEST_TARGETS, built by make test and make bench.
 ALL_TARGETS :=
+TEST_TARGETS :=
 
 include $(sort $(wildcard */build.mk))
 
@@ -52,7 +66,7 @@ all: $(ALL_TARGETS)
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/deps.sh
-	@scripts/deps.sh
+	@$(DEPS_CMD)
 	@mkdir -p $(dir $@) && touch $@
 
 # Every compile waits for the packages (order-only: a new stamp rebuilds nothing).
@@ -64,7 +78,8 @@ $(OBJ)/%.o: %.c | $(DEPS_STAMP)
 
 # The suite: pytest from Debian's python3 over tests/, told where this cell's builds are.
 TEST_ENV = CAIRN_BIN=$(abspath $(BIN)) CAIRN_TBIN=$(abspath $(TBIN)) CAIRN_CC=$(CC) CAIRN_SAN=$(SAN)
-test: all
+# TEST_TARGETS: what only the tests and benches use (harnesses linking MPFR, OpenBLAS).
+test: all $(TEST_TARGETS)
 	$(TEST_ENV) $(PYTHON) -m pytest $(PYTEST_ARGS)
 
 # The same suite beside a CPU hog (scripts/test_loaded.sh, HOG_PER_CORE busy processes per
@@ -95,7 +110,7 @@ gpu: all
 	@BIN=$(abspath $(BIN)) CC=$(CC) scripts/gpu.sh
 
 # Benchmarks and fuzzers are the scripts in tests/bench and tests/fuzz.
-bench: all
+bench: all $(TEST_TARGETS)
 	@set -e; for b in $(sort $(wildcard tests/bench/bench_*.sh tests/bench/bench_*.py)); do \
 	  echo "== $$b"; $(TEST_ENV) $$b; done
 

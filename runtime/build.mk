@@ -24,7 +24,10 @@ $(TBIN)/%: $(OBJ)/tests/bench/%.o $(RUNTIME_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-ALL_TARGETS += $(RUNTIME_LIB) $(TEST_HARNESSES)
+# The harnesses that link a test package (MPFR, OpenBLAS) are built by make test only.
+TEST_ONLY_HARNESSES := $(filter $(TBIN)/cr_check $(TBIN)/cr_check_slow $(TBIN)/bench_enclose,$(TEST_HARNESSES))
+ALL_TARGETS += $(RUNTIME_LIB) $(filter-out $(TEST_ONLY_HARNESSES),$(TEST_HARNESSES))
+TEST_TARGETS += $(TEST_ONLY_HARNESSES)
 
 # The .npy reader's fuzz target (tests/fuzz/fuzz_npy.c) with a main that replays files:
 # tests/fuzz/test_fuzz_npy.py runs the kept corpus (tests/fuzz/corpus_npy) through it in

@@ -234,12 +234,18 @@ def fixed_names(case, observations, contracts):
     return sorted({o["name"] for o in observations} - set(contracts[case]))
 
 
+def expected_trap(case, contracts):
+    """The trap line CASE must end with (contracts.json "_trap"), or None: a program that
+    proves a device trap reports like the host's (tests/device/programs/trap_lane.cairn)."""
+    return contracts.get(case, {}).get("_trap")
+
+
 def case_bounds(case, observations, contracts):
     """Bound entries for the contracted observations of CASE (by name; the last one wins)."""
     by_name = {o["name"]: o for o in observations if o["bits"] is not None}
     entries = []
     for name, contract in contracts.get(case, {}).items():
-        if name in by_name:
+        if name in by_name and not name.startswith("_"):
             entries.append(measure(contract, by_name, name))
     return entries
 
@@ -257,12 +263,17 @@ def case_result(folder, contracts):
         r["unordered"] = any(e.get("order") == "unordered" for fn in numerics.values() for e in fn)
     if meta["build_status"] == 0:
         r["exit_status"] = meta["exit_status"]
-        r["checks"].append({"name": "exit_status_0", "ok": meta["exit_status"] == 0})
         trap = [line for line in (folder / "run.log").read_text(errors="replace").splitlines()
                 if "trap:" in line] if (folder / "run.log").exists() else []
         if trap:
             r["trap"] = trap[0]
-        r["checks"].append({"name": "no_trap", "ok": not trap})
+        want = expected_trap(meta["case"], contracts)
+        if want is None:
+            r["checks"].append({"name": "exit_status_0", "ok": meta["exit_status"] == 0})
+            r["checks"].append({"name": "no_trap", "ok": not trap})
+        else:
+            r["checks"].append({"name": "traps_as_expected",
+                                "ok": meta["exit_status"] != 0 and bool(trap) and trap[0].endswith(want)})
         r["bounds"] = case_bounds(meta["case"], observations, contracts)
         fixed = fixed_names(meta["case"], observations, contracts)
         if fixed is not None:
