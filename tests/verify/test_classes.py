@@ -10,26 +10,13 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # verifylib.py
-from verifylib import PROGRAMS, concrete, of, place, replay, trap, verify  # noqa: E402
+from verifylib import PROGRAMS, concrete, only, place, replay, trap, verdict_cache  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory):
     """Every program here verified once (module scope)."""
-    cache = {}
-
-    def get(name, *args):
-        key = (name, args)
-        if key not in cache:
-            cache[key] = verify(PROGRAMS / f"{name}.cairn", tmp_path_factory.mktemp(name) / "cex", *args)
-        return cache[key]
-    return get
-
-
-def only(props, function, prop, line=None):
-    found = of(props, function, prop, line)
-    assert len(found) == 1, (function, prop, line, found)
-    return found[0]
+    return verdict_cache(tmp_path_factory)
 
 
 def traps_at(r, message, line, col):

@@ -15,27 +15,13 @@ import pytest
 from cairntest import run
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # verifylib.py
-from verifylib import CAIRN, PROGRAMS, concrete, of, place, replay, trap, verify  # noqa: E402
+from verifylib import CAIRN, PROGRAMS, concrete, of, only, place, replay, trap, verdict_cache, verify  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory):
-    """Every program here verified once (module scope), with its replays' folder."""
-    cache = {}
-
-    def get(name, *args):
-        key = (name, args)
-        if key not in cache:
-            tmp = tmp_path_factory.mktemp(name)
-            cache[key] = verify(PROGRAMS / f"{name}.cairn", tmp / "cex", *args)
-        return cache[key]
-    return get
-
-
-def only(props, function, prop, line=None):
-    found = of(props, function, prop, line)
-    assert len(found) == 1, (function, prop, line, found)
-    return found[0]
+    """Every program here verified once (module scope)."""
+    return verdict_cache(tmp_path_factory)
 
 
 def traps_at(r, message, line, col):

@@ -105,3 +105,22 @@ def replay_text(stdout, cwd=None, timeout=300):
             (line, sites, r.stderr[-2000:])
     return count
 
+
+def verdict_cache(tmp_path_factory):
+    """get(name, *args): PROGRAMS/name.cairn verified once per module, its replays in a
+    folder of its own (the `verdicts` fixtures of test_classes.py and test_soundness.py)."""
+    cache = {}
+
+    def get(name, *args):
+        key = (name, args)
+        if key not in cache:
+            cache[key] = verify(PROGRAMS / f"{name}.cairn", tmp_path_factory.mktemp(name) / "cex", *args)
+        return cache[key]
+    return get
+
+
+def only(props, function, prop, line=None):
+    """The one property of FUNCTION named PROP (at LINE): exactly one, or the test fails."""
+    found = of(props, function, prop, line)
+    assert len(found) == 1, (function, prop, line, found)
+    return found[0]
