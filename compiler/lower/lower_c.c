@@ -55,6 +55,7 @@ const char *lower_at(Lower *L, Span s) {
         L->sites = more, L->capsites = cap;
     }
     L->sites[L->nsites++] = (LowerSite){s, L->item};
+    lower_guard_kept(L, s);
     return lower_at_unguarded(L, s);
 }
 
@@ -66,6 +67,7 @@ const char *lower_at_unguarded(Lower *L, Span s) {
 }
 
 void lower_unsupported(Lower *L, Span s, const char *what) {
+    if (L->fallback) return; /* a loop's checked copy: its first copy said so */
     diag_error(L->diags, s, E_UNSUPPORTED, L->target->unsupported_hint,
                "%s: not lowered for %s yet", what, L->target->unsupported_where);
 }
@@ -237,17 +239,34 @@ static void lower_if(Lower *L, const Stmt *s) {
     lower_emit(L, "}");
 }
 
+/* A `for` loop's C, its bounds evaluated before (lower_for). */
+typedef struct ForLoop {
+    const Stmt *s;
+    const Type *t;
+    const char *lo, *hi;
+} ForLoop;
+
+static void emit_for(Lower *L, void *ctx) {
+    const ForLoop *f = ctx;
+    const Binder *b = &f->s->u.for_.b;
+    const char *i = b->sym ? lower_sym_c(L, b->sym) : lower_new_tmp(L);
+    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(f->t), i, f->lo, i, f->hi,
+               i);
+    L->indent++;
+    lower_block(L, f->s->u.for_.body);
+    L->indent--;
+    lower_emit(L, "}");
+}
+
 static void lower_for(Lower *L, const Stmt *s) {
     const Binder *b = &s->u.for_.b;
     const Type *t = b->sym ? b->sym->type : b->count->type;
     const char *lo = b->lo ? lower_expr(L, b->lo) : "0";
     const char *hi = lower_opaque(L, t, lower_expr(L, b->count)); /* `for i in 0..0` */
-    const char *i = b->sym ? lower_sym_c(L, b->sym) : lower_new_tmp(L);
-    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(t), i, lo, i, hi, i);
-    L->indent++;
-    lower_block(L, s->u.for_.body);
-    L->indent--;
-    lower_emit(L, "}");
+    ForLoop f = {s, t, lo, hi};
+    GuardLoop g = {.var = b->sym, .type = t, .lo = lo, .hi = hi, .body = s->u.for_.body,
+                   .span = s->span};
+    lower_guarded_loop(L, &g, emit_for, &f);
 }
 
 static void lower_return(Lower *L, const Stmt *s) {
@@ -488,6 +507,7 @@ int lower_program(Program *p, Diags *d, const LowerOptions *opt, LowerOutput *ou
                .target = target,
                .opt = opt,
                .device = lower_device_limits(opt->device)};
+    L.guards = out->guards = cJSON_CreateObject();
     lower_use_runtime(&L, LOWER_MODULE_TRAP); /* guards are everywhere, in the headers too */
     lower_program_items(&L, out);
     int refused = diags_has_errors(d);
