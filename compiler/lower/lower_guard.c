@@ -22,7 +22,11 @@
  *
  * The second copy is lowered with nothing new elided (L->fallback), so a nest of depth d
  * has at most d + 1 copies of its innermost body. Loops holding lanes (parallel
- * regions, pooled reductions, blocks) are not copied. Each elided guard is listed in
+ * regions, pooled reductions, blocks) are not copied, nor loops calling a user
+ * function: a second call site changes what the C compiler inlines, and with it the
+ * order it gives the operands of a commutative float operation, which decides the
+ * host's NaN when both operands are NaNs (x86 keeps the first one's payload and sign;
+ * tests/device/programs/lanes_exact.cairn's ref_f32 showed it). Each elided guard is listed in
  * the receipt as proved ("guards": per function, what was proved and what is kept,
  * line:col); every site stays recorded through lower_at (the second copy names them),
  * so cairn verify --coverage sees the same places. cairn build --no-elide lowers every
@@ -236,6 +240,7 @@ static bool walk_expr(Plan *P, const Expr *e, Range *out) {
     case EXPR_CONVERT: walk_expr(P, e->u.convert.arg, out); return false;
     case EXPR_REDUCE: return walk_reduce(P, e);
     case EXPR_CALL: {
+        if (e->u.call.fn) P->refused = true; /* a user function: see the file's comment */
         Range r;
         for (int k = 0; k < e->u.call.nargs; k++) walk_expr(P, e->u.call.args[k], &r);
         return false;

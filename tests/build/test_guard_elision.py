@@ -11,13 +11,15 @@ order), not only to the unelided build. And the receipt's guard list (what was p
 what is kept) is held to a hand count."""
 import json
 import pathlib
+import shutil
+import subprocess
 import sys
 
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # buildlib.py
 from buildlib import cairn, read_log  # noqa: E402
-from cairntest import cairn_cell_flags  # noqa: E402
+from cairntest import ROOT, cairn_cell_flags  # noqa: E402
 
 U64 = 2**64
 
@@ -278,3 +280,38 @@ fn main() -> i32 { return 0; }
     c = (tmp_path / "g.c").read_text()
     assert c.count("static void lane") == 1, c
     assert "f: 0 guards proved" in out, out
+
+
+SAXPY = """fn saxpy(n:usize, a:f32, x:ro<f32>[n], y:rw<f32>[n]) {
+  for i in 0..n { y[i] = a * x[i] + y[i]; }
+}
+fn main() -> i32 { return 0; }
+"""
+
+
+def vectorized_loops(tmp_path, *flags):
+    """The loops gcc -O3 reports vectorized in the generated C (static functions kept)."""
+    guards(tmp_path, SAXPY, *flags)
+    res = subprocess.run(["gcc", "-std=c11", "-O3", "-fkeep-static-functions", "-ffp-contract=off",
+                          "-fno-fast-math", f"-I{ROOT / 'runtime'}", "-c", tmp_path / "g.c", "-o",
+                          tmp_path / "g.o", "-fopt-info-vec-optimized"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return [ln for ln in res.stderr.splitlines() if "loop vectorized" in ln]
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_a_proved_loop_on_restrict_views_vectorizes(tmp_path):
+    assert vectorized_loops(tmp_path), "saxpy's proved loop did not vectorize"
+    c = (tmp_path / "g.c").read_text()
+    assert "const float *restrict v_x_2" in c and "float *restrict v_y_3" in c, c
+    assert vectorized_loops(tmp_path, "--no-elide") == []  # the checks keep it scalar
+
+
+def test_a_library_gets_no_restrict(tmp_path):
+    """A library's C callers may pass overlapping arrays: nothing checks them."""
+    src = tmp_path / "k.cairn"
+    src.write_text(SAXPY.replace("fn saxpy", "pub fn saxpy").replace("fn main() -> i32 { return 0; }\n", ""))
+    res = cairn("build", src, "--lib", "-o", tmp_path / "libk", "--emit-c", tmp_path, "--emit-only")
+    assert res.returncode == 0, res.stderr
+    assert "restrict" not in (tmp_path / "k.c").read_text()
