@@ -80,6 +80,7 @@ void receipt_print_guards(FILE *f, const char *source, const cJSON *guards) {
                     cJSON_GetObjectItemCaseSensitive(g, "guard")->valuestring,
                     cJSON_GetObjectItemCaseSensitive(g, "by")->valuestring);
         }
-        cJSON_ArrayForEach(g, kept) fprintf(f, "  %s  kept    (checked where it runs)\n", g->valuestring);
+        cJSON_ArrayForEach(g, kept)
+            fprintf(f, "  %s  kept    (checked where it runs)\n", g->valuestring);
     }
 }

@@ -64,10 +64,10 @@ typedef struct LowerOptions {
 } LowerOptions;
 
 typedef struct LowerOutput {
-    StrBuf c;         /* the host C file */
-    StrBuf cu;        /* CUDA: kernels and launchers; empty for the host */
-    StrBuf h;         /* a library's C header: one entry per pub fn; empty otherwise */
-    cJSON *library;   /* a library: its entries for the receipt (made here); else NULL */
+    StrBuf c;       /* the host C file */
+    StrBuf cu;      /* CUDA: kernels and launchers; empty for the host */
+    StrBuf h;       /* a library's C header: one entry per pub fn; empty otherwise */
+    cJSON *library; /* a library: its entries for the receipt (made here); else NULL */
     /* The receipt's guard list (made here; the caller deletes it): per function or
      * constant, {"proved": [{"at": "L:C", "guard": KIND, "by": WHY}], "kept": ["L:C"]}. */
     cJSON *guards;

@@ -250,8 +250,7 @@ static void emit_for(Lower *L, void *ctx) {
     const ForLoop *f = ctx;
     const Binder *b = &f->s->u.for_.b;
     const char *i = b->sym ? lower_sym_c(L, b->sym) : lower_new_tmp(L);
-    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(f->t), i, f->lo, i, f->hi,
-               i);
+    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(f->t), i, f->lo, i, f->hi, i);
     L->indent++;
     lower_block(L, f->s->u.for_.body);
     L->indent--;
@@ -264,8 +263,8 @@ static void lower_for(Lower *L, const Stmt *s) {
     const char *lo = b->lo ? lower_expr(L, b->lo) : "0";
     const char *hi = lower_opaque(L, t, lower_expr(L, b->count)); /* `for i in 0..0` */
     ForLoop f = {s, t, lo, hi};
-    GuardLoop g = {.var = b->sym, .type = t, .lo = lo, .hi = hi, .body = s->u.for_.body,
-                   .span = s->span};
+    GuardLoop g = {
+        .var = b->sym, .type = t, .lo = lo, .hi = hi, .body = s->u.for_.body, .span = s->span};
     lower_guarded_loop(L, &g, emit_for, &f);
 }
 

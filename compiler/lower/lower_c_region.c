@@ -404,8 +404,13 @@ static const char *fold_in_order(Lower *L, Expr *e, const Type *it, const char *
     const char *acc = lower_new_tmp(L);
     lower_emit(L, "%s %s = %s;", lower_c_scalar(t), acc, identity(L, e->u.reduce.op, t));
     Fold f = {e, it, lo, hi, acc, out};
-    GuardLoop g = {.var = e->u.reduce.var_sym, .type = it, .lo = lo, .hi = hi,
-                   .yield = e->u.reduce.body, .scan = out ? e : NULL, .span = e->span};
+    GuardLoop g = {.var = e->u.reduce.var_sym,
+                   .type = it,
+                   .lo = lo,
+                   .hi = hi,
+                   .yield = e->u.reduce.body,
+                   .scan = out ? e : NULL,
+                   .span = e->span};
     lower_guarded_loop(L, &g, emit_fold, &f);
     return acc;
 }

@@ -37,7 +37,7 @@
 
 #include "lower/lower_c_internal.h"
 
-#define FMT(...) arena_printf(L->arena, __VA_ARGS__)
+#define FMT(...)       arena_printf(L->arena, __VA_ARGS__)
 #define GUARD_MAX_SYMS 256
 
 /* An integer interval as two C expressions of the node's type. */
@@ -102,9 +102,7 @@ bool lower_guard_proved(const Lower *L, const Expr *e) {
 
 /* ---- the check's text ---- */
 
-static void require(Plan *P, const char *cond) {
-    lower_emit(P->L, "%s &= %s;", P->ok, cond);
-}
+static void require(Plan *P, const char *cond) { lower_emit(P->L, "%s &= %s;", P->ok, cond); }
 
 /* A new variable of type t set by an overflow builtin: "!__builtin_OP_overflow(a, b, &v)". */
 static const char *checked(Plan *P, const char *t, const char *op, const char *a, const char *b,
@@ -316,8 +314,9 @@ static void list_proved(Plan *P) {
         cJSON *g = cJSON_CreateObject();
         cJSON_AddStringToObject(g, "at", FMT("%d:%d", s.line, s.col));
         cJSON_AddStringToObject(g, "guard", guard_kind(e));
-        cJSON_AddStringToObject(g, "by", FMT("loop bounds, checked once before the loop at %d:%d",
-                                             P->loop.line, P->loop.col));
+        cJSON_AddStringToObject(
+            g, "by",
+            FMT("loop bounds, checked once before the loop at %d:%d", P->loop.line, P->loop.col));
         cJSON_AddItemToArray(proved, g);
     }
 }
