@@ -315,3 +315,4 @@ def test_a_library_gets_no_restrict(tmp_path):
     res = cairn("build", src, "--lib", "-o", tmp_path / "libk", "--emit-c", tmp_path, "--emit-only")
     assert res.returncode == 0, res.stderr
     assert "restrict" not in (tmp_path / "k.c").read_text()
+
