@@ -104,19 +104,19 @@ bool lower_guard_proved(const Lower *L, const Expr *e) {
 
 static void require(Plan *P, const char *cond) { lower_emit(P->L, "%s &= %s;", P->ok, cond); }
 
-/* A new variable of type t set by an overflow builtin: "!__builtin_OP_overflow(a, b, &v)". */
-static const char *checked(Plan *P, const char *t, const char *op, const char *a, const char *b,
-                           const char **v) {
+/* A new variable of type t holding a OP b (OP "add", "sub" or "mul"), the check
+ * requiring that it did not overflow; returns its name. */
+static const char *checked(Plan *P, const char *t, const char *op, const char *a, const char *b) {
     Lower *L = P->L;
-    *v = lower_new_tmp(L);
-    lower_emit(L, "%s %s;", t, *v);
-    return FMT("!__builtin_%s_overflow(%s, %s, &%s)", op, a, b, *v);
+    const char *v = lower_new_tmp(L);
+    lower_emit(L, "%s %s;", t, v);
+    require(P, FMT("!__builtin_%s_overflow(%s, %s, &%s)", op, a, b, v));
+    return v;
 }
 
 /* The interval a binder takes over [lo, hi) (the check requires lo < hi). */
 static Range binder_range(Plan *P, const char *t, const char *lo, const char *hi) {
-    const char *last;
-    require(P, checked(P, t, "sub", hi, "1", &last));
+    const char *last = checked(P, t, "sub", hi, "1");
     require(P, arena_printf(P->L->arena, "(%s < %s)", lo, hi));
     return (Range){lo, last};
 }
@@ -127,19 +127,19 @@ static Range op_range(Plan *P, const Type *type, BinaryOp op, Range a, Range b) 
     Range r;
     if (op == BIN_ADD || op == BIN_SUB) {
         const char *name = op == BIN_ADD ? "add" : "sub";
-        require(P, checked(P, t, name, a.lo, op == BIN_ADD ? b.lo : b.hi, &r.lo));
-        require(P, checked(P, t, name, a.hi, op == BIN_ADD ? b.hi : b.lo, &r.hi));
+        r.lo = checked(P, t, name, a.lo, op == BIN_ADD ? b.lo : b.hi);
+        r.hi = checked(P, t, name, a.hi, op == BIN_ADD ? b.hi : b.lo);
         return r;
     }
     assert(op == BIN_MUL);
     if (!type_is_signed(type)) { /* both operands at least 0: the product grows with each */
-        require(P, checked(P, t, "mul", a.lo, b.lo, &r.lo));
-        require(P, checked(P, t, "mul", a.hi, b.hi, &r.hi));
+        r.lo = checked(P, t, "mul", a.lo, b.lo);
+        r.hi = checked(P, t, "mul", a.hi, b.hi);
         return r;
     }
     const char *p[4];
     const char *ends[4][2] = {{a.lo, b.lo}, {a.lo, b.hi}, {a.hi, b.lo}, {a.hi, b.hi}};
-    for (int k = 0; k < 4; k++) require(P, checked(P, t, "mul", ends[k][0], ends[k][1], &p[k]));
+    for (int k = 0; k < 4; k++) p[k] = checked(P, t, "mul", ends[k][0], ends[k][1]);
     r.lo = lower_new_tmp(L), r.hi = lower_new_tmp(L);
     lower_emit(L, "%s %s = %s < %s ? %s : %s, %s = %s > %s ? %s : %s;", t, r.lo, p[0], p[1], p[0],
                p[1], r.hi, p[0], p[1], p[0], p[1]);
@@ -346,8 +346,7 @@ static bool plan_loop(Lower *L, const GuardLoop *g, Plan *P, StrBuf *check) {
     Range r;
     if (g->yield) walk_expr(P, g->yield, &r);
     if (g->scan) { /* out[i - lo]: the count of indices within out's extent */
-        const char *n;
-        require(P, checked(P, "uint64_t", "sub", g->hi, g->lo, &n));
+        const char *n = checked(P, "uint64_t", "sub", g->hi, g->lo);
         require(P, FMT("(%s <= %s)", n, lower_sym_len(L, lower_expr_sym(g->scan->u.reduce.into))));
         prove(P, g->scan);
     }
