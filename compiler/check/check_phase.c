@@ -227,6 +227,16 @@ static int walk_args(Phase *p, Expr *e, int from, int cur) {
 
 static Symbol *base_sym(const Expr *e) { return e && e->kind == EXPR_NAME ? e->u.name.sym : NULL; }
 
+/* An access to the one element v[i] that index expression x names, at span. */
+static int add_element(Phase *p, int cur, const Expr *x, AccKind kind, Span span) {
+    return add_access(p, cur,
+                      (Touch){.array = base_sym(x->u.index.base),
+                              .kind = kind,
+                              .index = x->u.index.index,
+                              .width = 1,
+                              .span = span});
+}
+
 /* Elements a wide access moves at once: 16 bytes. */
 static int wide_width(const Type *elem) {
     int bits = type_bits(elem);
@@ -258,12 +268,7 @@ static int walk_call(Phase *p, Expr *e, int cur) {
     if (ast_builtin_is_atomic(b) && a[0]->kind == EXPR_INDEX) {
         cur = walk_expr(p, a[0]->u.index.index, cur);
         cur = walk_args(p, e, 1, cur);
-        return add_access(p, cur,
-                          (Touch){.array = base_sym(a[0]->u.index.base),
-                                  .kind = ACC_ATOMIC,
-                                  .index = a[0]->u.index.index,
-                                  .width = 1,
-                                  .span = e->span});
+        return add_element(p, cur, a[0], ACC_ATOMIC, e->span);
     }
     if (b == BI_LOAD_WIDE || b == BI_STORE_WIDE) {
         cur = walk_expr(p, a[2], cur);
@@ -319,12 +324,7 @@ static int walk_expr(Phase *p, Expr *e, int cur) {
     case EXPR_CONVERT: return walk_expr(p, e->u.convert.arg, cur);
     case EXPR_INDEX:
         cur = walk_expr(p, e->u.index.index, cur);
-        return add_access(p, cur,
-                          (Touch){.array = base_sym(e->u.index.base),
-                                  .kind = ACC_READ,
-                                  .index = e->u.index.index,
-                                  .width = 1,
-                                  .span = e->span});
+        return add_element(p, cur, e, ACC_READ, e->span);
     case EXPR_CALL: return walk_call(p, e, cur);
     case EXPR_REDUCE: {
         cur = walk_expr(p, e->u.reduce.count, walk_expr(p, e->u.reduce.lo, cur));
@@ -377,12 +377,7 @@ static int walk_stmt(Phase *p, Stmt *s, int cur) {
         cur = walk_expr(p, s->u.assign.value, cur);
         if (t->kind != EXPR_INDEX) return cur;
         cur = walk_expr(p, t->u.index.index, cur);
-        return add_access(p, cur,
-                          (Touch){.array = base_sym(t->u.index.base),
-                                  .kind = ACC_WRITE,
-                                  .index = t->u.index.index,
-                                  .width = 1,
-                                  .span = t->span});
+        return add_element(p, cur, t, ACC_WRITE, t->span);
     }
     case STMT_EXPR: return walk_expr(p, s->u.expr, cur);
     case STMT_IF: {
