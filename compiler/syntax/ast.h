@@ -160,7 +160,15 @@ typedef enum GuardKind {
 #define GB(kind) (1u << GK_##kind)
 
 typedef enum OpGrad { GRAD_NONE, GRAD_ZERO, GRAD_RULE } OpGrad;
-typedef enum OpCost { COST_NONE, COST_RESULT, COST_F32, COST_MATMUL, COST_GEMM } OpCost;
+typedef enum OpCost {
+    COST_NONE,
+    COST_RESULT,
+    COST_F32,
+    COST_MATMUL,
+    COST_GEMM,
+    COST_COPY,
+    COST_ATOMIC
+} OpCost;
 typedef enum OpClass { OPC_ARITH, OPC_COMPARE, OPC_LOGIC, OPC_BITS, OPC_SHIFT } OpClass;
 
 typedef enum UnaryOp {
