@@ -319,14 +319,19 @@ class ClassGen:
                 f"  parallel i in 4 {{ let y = from_bits[f32]({hex(bits)}); "
                 f"out[i] = 100 / (to_bits({op}) ^ 0x7fffffff); }}\n}}\n")
 
+    @staticmethod
+    def spin(cond, count):
+        """Statements that keep a lane busy when cond holds (s stays 0 for the caller)."""
+        return (f"  let mut s:usize = 0;\n"
+                f"  if {cond} {{ for j in 0..{count} {{ s = (s + j) % 1000; }} }}\n")
+
     def pooled(self):
         """Class 4: term i divides by its atomic's old value - i + lanes/2; a worker that
         reaches term lanes/2 first sees 0 (term 0 spins, so the other worker does)."""
         r = self.r
         spin, fn = self.name("spin"), self.name("pooled")
         lanes = r.choice([64, 128])
-        return (f"fn {spin}(i:usize) -> i64 {{\n  let mut s:usize = 0;\n"
-                f"  if i == 0 {{ for j in 0..30000000 {{ s = (s + j) % 1000; }} }}\n"
+        return (f"fn {spin}(i:usize) -> i64 {{\n" + self.spin("i == 0", 30000000) +
                 f"  return i64(s) - i64(s);\n}}\n"
                 f"fn {fn}(x:rw<u32>[1]) -> i64 {{\n  x[0] = 0;\n"
                 f"  return reduce + parallel i in {lanes} yield {spin}(i) + 10 / "
@@ -349,8 +354,7 @@ class ClassGen:
         r = self.r
         at, fn = self.name("at"), self.name("neighbour")
         off = r.choice([1, 2])
-        return (f"fn {at}(v:ro<i32>[64], k:usize) -> i32 {{\n  let mut s:usize = 0;\n"
-                f"  if k % 32 == 31 {{ for j in 0..50000000 {{ s = (s + j) % 1000; }} }}\n"
+        return (f"fn {at}(v:ro<i32>[64], k:usize) -> i32 {{\n" + self.spin("k % 32 == 31", 50000000) +
                 f"  return v[k + {off}] + i32(s) - i32(s);\n}}\n"
                 f"fn {fn}(y:rw<i32>[64]) {{\n  for k in 0..64 {{ y[k] = 2; }}\n"
                 f"  parallel i in {64 - off} {{ let d = 10 / ({at}(y, i) - 1); y[i] = d - 9; }}\n}}\n")
