@@ -247,9 +247,10 @@ static cJSON *json_function(const Item *fn, const PCounts *c, const PAtoms *atom
         cJSON_AddStringToObject(o, "bound", r.binds);
     } else {
         cJSON_AddNullToObject(o, "time_s");
-        cJSON_AddStringToObject(o, "bound", c->cut           ? "recursion"
-                                            : r.missing_unit ? "unavailable"
-                                                             : "unbound sizes");
+        cJSON_AddStringToObject(o, "bound",
+                                c->cut           ? "recursion"
+                                : r.missing_unit ? "unavailable"
+                                                 : "unbound sizes");
     }
     free_roof(&r);
     return o;

@@ -12,7 +12,6 @@ const char *const predict_space_names[SP_COUNT] = {"host", "device", "unified", 
 const char *const predict_op_names[OP_COUNT] = {"f32",        "f64",         "int",
                                                 "tensor_f16", "tensor_bf16", "tensor_fp8"};
 
-
 /* ---- atoms and bindings ---- */
 
 typedef struct PBind {
@@ -262,8 +261,7 @@ static bool nonneg_over(Pred *P, const Poly *p, const PLoop *L) {
         predict_poly_free(&down);
     }
     predict_poly_free(&at_lo), predict_poly_free(&at_hi), predict_poly_free(&p1),
-        predict_poly_free(&p2),
-        predict_poly_free(&step), predict_poly_free(&bend);
+        predict_poly_free(&p2), predict_poly_free(&step), predict_poly_free(&bend);
     return ok;
 }
 
@@ -281,7 +279,8 @@ static Poly largest(Pred *P, const Poly *p) {
     for (int l = P->nloops - 1; l >= 0; l--) {
         const PLoop *L = &P->loops[l];
         if (!predict_poly_uses(&r, L->atom)) continue;
-        Poly at_lo = predict_poly_subst(&r, L->atom, &L->lo), p1 = at_offset(&r, L->atom, &L->lo, 1);
+        Poly at_lo = predict_poly_subst(&r, L->atom, &L->lo),
+             p1 = at_offset(&r, L->atom, &L->lo, 1);
         predict_poly_add(&p1, &at_lo, -1); /* the step: rising (j in 1..i) or falling (j in i..n) */
         bool rising = surely_nonneg(P, &p1);
         predict_poly_free(&p1);
