@@ -254,7 +254,7 @@ void check_region_record_call(Checker *c, const Expr *call, const Item *fn) {
             arg->kind != EXPR_NAME || !arg->u.name.sym || prm->reads == PARAM_READS_NONE)
             continue;
         Expr *index = prm->reads == PARAM_READS_AT ? call->u.call.args[prm->reads_at] : NULL;
-        check_region_record(c, arg->u.name.sym, false, index, false, arg->span);
+        check_region_record(c, arg->u.name.sym, 0, index, arg->span);
     }
 }
 
