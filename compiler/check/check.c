@@ -245,6 +245,19 @@ static void record_index_read(Expr *e, void *ctx) {
         check_region_record(c, e->u.index.base->u.name.sym, 0, e->u.index.index, e->span);
 }
 
+void check_region_record_call(Checker *c, const Expr *call, const Item *fn) {
+    for (int i = 0; c->region && i < call->u.call.nargs && i < fn->u.fn.nparams; i++) {
+        const Param *prm = fn->u.fn.params[i];
+        Expr *arg = call->u.call.args[i];
+        const Type *pt = prm->type;
+        if (pt->kind != TY_VIEW || !pt->u.view.extent || pt->u.view.access != ACCESS_RO ||
+            arg->kind != EXPR_NAME || !arg->u.name.sym || prm->reads == PARAM_READS_NONE)
+            continue;
+        Expr *index = prm->reads == PARAM_READS_AT ? call->u.call.args[prm->reads_at] : NULL;
+        check_region_record(c, arg->u.name.sym, 0, index, arg->span);
+    }
+}
+
 void check_region_record_atomic(Checker *c, Expr *target) {
     ast_visit_expr(target->u.index.index, record_index_read, c);
     Symbol *s = target->u.index.base->kind == EXPR_NAME ? target->u.index.base->u.name.sym : NULL;
@@ -1072,6 +1085,7 @@ bool cairn_check(Program *p, Diags *d) {
         else if (it->kind == ITEM_FN) check_signature(&c, it);
     }
     check_lane_effects(&c);
+    check_param_reads(&c);
     bool *checked = calloc((size_t)n0 + 1, sizeof(bool));
     if (!checked) abort();
     for (int i = 0; i < n0; i++) {
@@ -1081,7 +1095,7 @@ bool cairn_check(Program *p, Diags *d) {
         /* again, now that `derive grad` has made functions: a derived function that runs
          * a region has the effect, and so does every function that calls it (a later
          * derive's target, checked next, among them) */
-        if (p->nitems > before) check_lane_effects(&c);
+        if (p->nitems > before) check_lane_effects(&c), check_param_reads(&c);
     }
     for (int i = 0; i < p->nitems; i++) {
         Item *it = p->items[i];

@@ -555,6 +555,7 @@ void check_call_args_against(Checker *c, Expr *e, Item *fn) {
         }
     }
     check_aliases(c, e, fn);
+    check_region_record_call(c, e, fn);
     if (fn->u.fn.derived_from) check_grad_roles(c, e, fn);
 }
 

@@ -154,7 +154,15 @@ typedef enum GuardKind {
 #define GB(kind) (1u << GK_##kind)
 
 typedef enum OpGrad { GRAD_NONE, GRAD_ZERO, GRAD_RULE } OpGrad;
-typedef enum OpCost { COST_NONE, COST_RESULT, COST_F32, COST_MATMUL, COST_GEMM } OpCost;
+typedef enum OpCost {
+    COST_NONE,
+    COST_RESULT,
+    COST_F32,
+    COST_MATMUL,
+    COST_GEMM,
+    COST_COPY,
+    COST_ATOMIC
+} OpCost;
 typedef enum OpClass { OPC_ARITH, OPC_COMPARE, OPC_LOGIC, OPC_BITS, OPC_SHIFT } OpClass;
 
 typedef enum UnaryOp {
@@ -432,12 +440,22 @@ typedef enum ItemKind {
     ITEM_DERIVE  /* derive grad[w, b] for f; */
 } ItemKind;
 
+/* Which elements a function reads of a view parameter, through its calls (Param.reads:
+ * the checker's summary for the race rule). The zero value is the conservative one. */
+typedef enum ParamReads {
+    PARAM_READS_ANY = 0, /* any element (or not summarised) */
+    PARAM_READS_NONE,    /* none */
+    PARAM_READS_AT       /* only [params[reads_at]], a scalar parameter */
+} ParamReads;
+
 struct Param {
     const char *name;
     Span span; /* the whole `name:T` */
     Span name_span;
     const Type *type;
-    Symbol *sym; /* checker */
+    Symbol *sym;      /* checker */
+    ParamReads reads; /* checker: what the function reads of a view parameter */
+    int reads_at;     /* PARAM_READS_AT: the index parameter */
 };
 
 struct Item {

@@ -89,3 +89,16 @@ def test_budget_usage(tmp_path):
         assert r.returncode == 2 and "--budget takes" in r.stderr, (bad, r.stderr)
     help_text = subprocess.run([str(CAIRN), "verify", "--help"], capture_output=True, text=True).stdout
     assert "--budget N" in help_text and "--timeout S" in help_text
+
+
+def test_a_triangles_index_is_verified_by_the_budget(tmp_path):
+    """a[i * n + j] over `for j in 0..i` with no upper bound on n: the old verdict was
+    "bounded" or "unknown" by how loaded the machine was (a 10 s wall-clock limit per
+    query). The budget alone decides it now (the wall-clock bound set far away): the
+    index is verified, and n * n's overflow (the extent) has its counterexample."""
+    _, props = verify(ROOT / "tests/verify/programs/triangle35.cairn", tmp_path / "cex", "--timeout", "3600",
+                      timeout=3600)
+    index = [p for p in props if p["property"] == "index out of bounds"]
+    assert [p["verdict"] for p in index] == ["verified"], index
+    over = [p for p in props if p["property"] == "integer overflow" and p["at"].endswith(":2:27")]
+    assert [p["verdict"] for p in over] == ["counterexample"], over
