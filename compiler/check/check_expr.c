@@ -153,6 +153,66 @@ void check_pair(Checker *c, Expr *l, Expr *r, const Type *hint, const Type **lt,
     }
 }
 
+/* Whether every value of `from` is a value of `to` (the conversion to(x) is exact). */
+static bool check_widens_exactly(const Type *from, const Type *to) {
+    int fb = type_bits(from), tb = type_bits(to);
+    if (type_is_compute_float(from)) return type_is_compute_float(to) && fb < tb;
+    if (!type_is_int(from)) return false;
+    int mag = fb - type_is_signed(from); /* magnitude bits */
+    if (type_is_compute_float(to)) return mag <= (to->kind == TY_F32 ? 24 : 53);
+    if (!type_is_int(to) || (type_is_signed(from) && !type_is_signed(to))) return false;
+    return mag < tb - type_is_signed(to) + 1 && fb < tb;
+}
+
+/* The help for two operands of different types: the exact widening of one side, written
+ * out (f64(x[i])), where one exists; else a conversion on one side. Malloc'ed. */
+static char *mismatch_help(const Expr *l, const Type *lt, const Expr *r, const Type *rt) {
+    const Expr *narrow = check_widens_exactly(lt, rt) ? l : check_widens_exactly(rt, lt) ? r : NULL;
+    const Type *wide = narrow == l ? rt : lt;
+    char *out = malloc(256);
+    if (!narrow) {
+        snprintf(out, 256, "nothing converts implicitly: write %s(...) on one side",
+                 check_type_text(lt));
+        return out;
+    }
+    char *text = cairn_print_expr(narrow);
+    snprintf(out, 256, "nothing converts implicitly: widen the %s side exactly: %s(%s)",
+             check_type_text(narrow == l ? lt : rt), check_type_text(wide), text);
+    free(text);
+    return out;
+}
+
+/* Checks a binary operator's operands (check_pair), except that a storage float beside
+ * an untyped literal (x[i] > 0.0) is refused here: a storage float has no literals and
+ * never computes, so the fix is to widen it (f32(x[i]) > 0.0). False after that error. */
+static bool check_operands(Checker *c, Expr *e, const Type *hint, const Type **lt,
+                           const Type **rt) {
+    Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
+    bool lit_l = check_untyped_literal(l), lit_r = check_untyped_literal(r);
+    if (lit_l == lit_r) {
+        check_pair(c, l, r, hint, lt, rt);
+        return true;
+    }
+    Expr *other = lit_l ? r : l, *lit = lit_l ? l : r;
+    const Type *t = check_expr(c, other, hint);
+    if (!type_is_storage_float(t)) {
+        const Type *u = check_expr(c, lit, type_is_error(t) ? hint : t);
+        *lt = lit_l ? u : t;
+        *rt = lit_l ? t : u;
+        return true;
+    }
+    const char *op = ast_binary_op_text(e->u.binary.op);
+    char *x = cairn_print_expr(other), *k = cairn_print_expr(lit), help[256];
+    if (lit_l) snprintf(help, sizeof help, "widen it and compute in f32: %s %s f32(%s)", k, op, x);
+    else snprintf(help, sizeof help, "widen it and compute in f32: f32(%s) %s %s", x, op, k);
+    diag_error(c->d, e->span, E_OPERATOR, help, "'%s' on the storage float %s", op,
+               check_type_text(t));
+    free(x);
+    free(k);
+    check_set_type(lit, ERR);
+    return false;
+}
+
 static const Type *check_binary(Checker *c, Expr *e, const Type *expected) {
     BinaryOp op = e->u.binary.op;
     const char *text = ast_binary_op_text(op);
@@ -163,7 +223,8 @@ static const Type *check_binary(Checker *c, Expr *e, const Type *expected) {
         return check_set_type(e,
                               type_is_error(lt) || type_is_error(rt) ? ERR : type_scalar(TY_BOOL));
     }
-    check_pair(c, e->u.binary.lhs, e->u.binary.rhs, is_compare(op) ? NULL : expected, &lt, &rt);
+    if (!check_operands(c, e, is_compare(op) ? NULL : expected, &lt, &rt))
+        return check_set_type(e, ERR);
     if (type_is_error(lt) || type_is_error(rt)) return check_set_type(e, ERR);
     if (type_is_storage_float(lt)) return check_operator_error(c, e, lt, text);
     if (type_is_storage_float(rt)) return check_operator_error(c, e, rt, text);
@@ -178,11 +239,10 @@ static const Type *check_binary(Checker *c, Expr *e, const Type *expected) {
         return check_operator_error(c, e, lt, text);
     }
     if (!type_equal(lt, rt)) {
-        char help[128];
-        snprintf(help, sizeof help, "nothing converts implicitly: write %s(...) on one side",
-                 check_type_text(lt));
+        char *help = mismatch_help(e->u.binary.lhs, lt, e->u.binary.rhs, rt);
         diag_error(c->d, e->span, E_TYPE_MISMATCH, help, "'%s' between %s and %s", text,
                    check_type_text(lt), check_type_text(rt));
+        free(help);
         return check_set_type(e, ERR);
     }
     return check_set_type(e, is_compare(op) ? type_scalar(TY_BOOL) : lt);
@@ -243,6 +303,9 @@ static const Type *check_convert(Checker *c, Expr *e) {
     /* An exact constant converts by taking the target's type directly when it can. */
     const Type *hint = type_is_storage_float(to) ? NULL : to;
     if (check_untyped_literal(arg) && type_is_storage_float(to)) hint = type_scalar(TY_F64);
+    /* i32(2.5): a float literal is an f64 that the conversion truncates */
+    const Expr *lit = arg->kind == EXPR_UNARY ? arg->u.unary.operand : arg;
+    if (lit->kind == EXPR_FLOAT && type_is_int(to)) hint = type_scalar(TY_F64);
     const Type *from = check_expr(c, arg, hint);
     if (type_is_error(from)) return check_set_type(e, ERR);
     if (!type_is_scalar(from) || !cast_allowed(from, to)) {

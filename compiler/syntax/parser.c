@@ -895,7 +895,8 @@ static Item *parse_item(Parser *p) {
     const Token *t = advance_tok(p);
     if (pub && t->kind != TOK_FN && t->kind != TOK_DERIVE) {
         p->pos--;
-        fail_at(p, t, "pub marks what a library exports: write `pub fn` or `pub derive`",
+        fail_at(p, t,
+                "a library exports functions only: drop pub, or write `pub fn` or `pub derive`",
                 "'fn' or 'derive' after 'pub'");
     }
     Item *it;
