@@ -1093,6 +1093,9 @@ bool cairn_check(Program *p, Diags *d) {
     Checker c = {.prog = p, .arena = p->arena, .d = d, .nitems_written = n0};
     for (int i = 0; i < n0; i++)
         if (p->items[i]->kind != ITEM_DERIVE) declare_item(&c, p->items[i]);
+    for (int i = 0; i < p->nbroken; i++) /* abandoned by a syntax error: uses stay quiet */
+        if (p->broken[i] && !lookup_global(&c, p->broken[i]))
+            add_global(&c, check_new_symbol(&c, SYM_POISON, p->broken[i], ERR, (Span){0}));
     for (int i = 0; i < n0; i++) {
         Item *it = p->items[i];
         if (it->kind == ITEM_CONST) check_const(&c, it);

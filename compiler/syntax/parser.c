@@ -767,6 +767,20 @@ static bool sync_to_stmt(Parser *p, int stmt_start, int error_pos) {
     }
 }
 
+/* An item keyword at column 1 inside a block (a `fn` after a missing `}`): the block
+ * that is still open is the cause, reported first and at its '{'; the item loop then
+ * reads the item (never skipped as a statement, so one '}' gives one error). */
+static _Noreturn void unclosed_before_item(Parser *p, int start, jmp_buf outer) {
+    const Token *t = peek(p);
+    diag_error(p->d, tok_span(p, &p->toks[start]), E_SYNTAX,
+               "close the block with '}' before the next item",
+               "this '{' is not closed before line %d, where '%.*s' starts the next item", t->line,
+               t->len, p->src->text + t->off);
+    diag_note(p->d, tok_span(p, t), "the next item starts here");
+    memcpy(p->on_error, outer, sizeof(jmp_buf));
+    longjmp(p->on_error, 1);
+}
+
 /* The statements of a block, each parsed under this block's recovery (see the top). */
 static Block *parse_block(Parser *p) {
     int start = p->pos;
@@ -776,6 +790,8 @@ static Block *parse_block(Parser *p) {
     memcpy(outer, p->on_error, sizeof outer);
     int depth = p->depth;
     while (!lower_at(p, TOK_RBRACE)) {
+        if (peek(p)->col == 1 && starts_item(peek(p)->kind) && !lower_at(p, TOK_EOF))
+            unclosed_before_item(p, start, outer);
         if (lower_at(p, TOK_EOF)) { /* say where the unclosed block began */
             diag_error(p->d, tok_span(p, peek(p)), E_SYNTAX, "close the block with '}'",
                        "expected '}', found end of file");
@@ -954,6 +970,23 @@ static void sync_to_item(Parser *p, int item_start, int error_pos) {
     while (!starts_item(peek(p)->kind)) advance_tok(p);
 }
 
+/* Whether one of the first `n` diagnostics (the lexer's) lies within span. */
+static bool lexer_error_within(const Diags *d, int n, Span span) {
+    for (int i = 0; i < n; i++)
+        if (d->items[i].span.off >= span.off && d->items[i].span.off < span.off + span.len)
+            return true;
+    return false;
+}
+
+/* The name of the item that begins at token `start` ([pub] fn|const|layout NAME), or NULL. */
+static const char *item_name_at(Parser *p, int start) {
+    int i = start + (p->toks[start].kind == TOK_PUB);
+    if (i + 1 >= p->ntoks || p->toks[i + 1].kind != TOK_IDENT) return NULL;
+    TokKind k = p->toks[i].kind;
+    if (k != TOK_FN && k != TOK_CONST && k != TOK_LAYOUT) return NULL;
+    return tok_text(p, &p->toks[i + 1]);
+}
+
 Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d) {
     Arena *arena = arena_new();
     Program *prog = arena_alloc(arena, sizeof *prog);
@@ -969,12 +1002,17 @@ Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d) {
     p->ntoks = tl.len;
     assert(tl.len > 0 && tl.toks[tl.len - 1].kind == TOK_EOF); /* lexer.h: always ends so */
     p->items = arena_alloc(arena, sizeof(PtrVec));
+    PtrVec *broken = arena_alloc(arena, sizeof(PtrVec)); /* in memory: longjmp keeps it */
+    int lexed = d->len;                                  /* the lexer's errors come first */
     while (!lower_at(p, TOK_EOF)) {
-        int item_start = p->pos;
+        int item_start = p->pos, errors = d->len;
         if (setjmp(p->on_error) == 0) {
             Item *it = parse_item(p);
-            vec_push(p, p->items, it);
+            if (d->len == errors && !lexer_error_within(d, lexed, it->span))
+                vec_push(p, p->items, it);
+            else vec_push(p, broken, (void *)it->name); /* a statement was abandoned */
         } else {
+            vec_push(p, broken, (void *)item_name_at(p, item_start));
             p->depth = 0;
             p->resume_here = false;
             sync_to_item(p, item_start, p->pos);
@@ -982,6 +1020,8 @@ Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d) {
     }
     prog->items = (Item **)p->items->items;
     prog->nitems = p->items->len;
+    prog->broken = (const char **)broken->items;
+    prog->nbroken = broken->len;
     free(tl.toks);
     return prog;
 }

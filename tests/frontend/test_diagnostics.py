@@ -297,3 +297,32 @@ def test_color_reaches_build_and_a_bad_value_is_refused(bad_file, tmp_path):
     ok = tmp_path / "ok.cairn"
     ok.write_text("fn main() -> i32 { return 3; }\n")
     assert run([CAIRN, "run", ok, "--", "--color=sometimes"]).returncode == 3
+
+
+def test_one_missing_brace_is_one_error_cause_first(tmp_path):
+    """Issue 38: dropping one '}' in a 150-line file gave one 'expected an expression,
+    found fn' per later function, the useful note last. A `fn` at column 1 closes what is
+    open: one error, at the '{' still open, and the note names the next item."""
+    fns = [f"fn g{k}(x:f64) -> f64 {{\n  let y:f64 = x * 2.0;\n  return y;\n}}\n" for k in range(30)]
+    fns[3] = "fn g3(x:f64) -> f64 {\n  if x > 0.0 {\n    return x;\n  return 0.0;\n}\n"
+    src = tmp_path / "f.cairn"
+    src.write_text("".join(fns) + "fn main() -> i32 { let v:f64 = g3(1.0); return 0; }\n")
+    assert len(src.read_text().splitlines()) > 120
+    rc, found, err = check(src)
+    assert rc == 1 and found == [("E-SYNTAX", 13, 21)], err
+    lines = err.splitlines()
+    assert "this '{' is not closed before line 18, where 'fn' starts the next item" in lines[0]
+    assert "18:1: note: the next item starts here" in lines[4]
+
+
+def test_a_syntax_error_hides_no_type_error(tmp_path):
+    """docs/language.md: after a syntax error the items that parsed are still checked;
+    the item the error abandoned is not (its name stays quiet where it is used)."""
+    src = tmp_path / "f.cairn"
+    src.write_text("const K:i32 = 3 +;\n"
+                   "fn bad() -> i32 { let x:i32 = ; return x; }\n"
+                   "fn g(a:f32) -> f64 { return a; }\n"
+                   "fn main() -> i32 { return K + bad() + nope; }\n")
+    rc, found, err = check(src)
+    assert [f[:2] for f in found] == [("E-SYNTAX", 1), ("E-SYNTAX", 2), ("E-TYPE-MISMATCH", 3),
+                                      ("E-UNKNOWN-NAME", 4)], err
