@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check/check_internal.h"
+#include "lib/near.h"
 
 #define ERR type_scalar(TY_ERROR)
 
@@ -322,50 +323,50 @@ static const Type *check_convert(Checker *c, Expr *e) {
 
 /* ---- names, indexing, members ---- */
 
-/* The edit distance of a and b (an insertion, deletion, substitution or swap of two
- * neighbours per step: `LIMTI` is one step from `LIMIT`), or cap + 1 once it is known
- * to exceed cap. Names are short: three rows of the table suffice. */
-static int edit_distance(const char *a, const char *b, int cap) {
-    enum { MAXLEN = 64 };
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > MAXLEN || lb > MAXLEN || (la > lb ? la - lb : lb - la) > (size_t)cap) return cap + 1;
-    int rows[3][MAXLEN + 1];
-    for (size_t j = 0; j <= lb; j++) rows[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++) { /* row i of the table lives in rows[i % 3] */
-        int *older = rows[(i + 1) % 3], *prev = rows[(i + 2) % 3], *cur = rows[i % 3];
-        int best = cur[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int v = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            if (prev[j] + 1 < v) v = prev[j] + 1;
-            if (cur[j - 1] + 1 < v) v = cur[j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                older[j - 2] + 1 < v)
-                v = older[j - 2] + 1;
-            cur[j] = v;
-            if (v < best) best = v;
-        }
-        if (best > cap) return cap + 1;
+/* The builtin nearest `name` (within cap, closer than *best), compared by the tail of its
+ * spelling: with a prefix ("std.math."), only builtins under it; without, every function
+ * builtin (sqrt, and std.math.log for `log`). Methods (.rows) never. NULL if none. */
+static const char *near_builtin(const char *name, const char *prefix, int cap, int *best) {
+    const char *found = NULL;
+    size_t np = prefix ? strlen(prefix) : 0;
+    for (int b = 1; b < BI_COUNT; b++) {
+        const char *sp = ast_builtin_name((Builtin)b), *dot = strrchr(sp, '.');
+        if (!sp || sp[0] == '.' || (prefix && strncmp(sp, prefix, np) != 0)) continue;
+        const char *tail = prefix ? sp + np : dot ? dot + 1 : sp;
+        if (strchr(tail, '.')) continue;
+        int dist = near_distance(name, tail, cap);
+        if (dist <= cap && dist < *best) *best = dist, found = sp;
     }
-    return rows[la % 3][lb];
+    return found;
 }
 
 /* The help for an unknown name: the nearest name in scope, within a third of its
- * letters (one at least), locals first (innermost wins a tie), then the top level;
- * functions when a call wants one, values otherwise. NULL when nothing is near. */
+ * letters (one at least), locals first (innermost wins a tie), then the top level, then
+ * (for a call) the builtins and the standard library when nearer still; functions when
+ * a call wants one, values otherwise. NULL when nothing is near. */
 static const char *near_name_help(Checker *c, const char *name, bool want_fn) {
-    int cap = (int)strlen(name) / 3, best = INT_MAX;
-    if (cap < 1) cap = 1;
+    int cap = near_cap(name), best = INT_MAX;
     const char *found = NULL;
     for (int pass = 0; pass < 2; pass++) {
         Symbol **syms = pass == 0 ? c->locals : c->globals;
         for (int i = (pass == 0 ? c->nlocals : c->nglobals) - 1; i >= 0; i--) {
             const Symbol *s = syms[i];
             if (s->kind == SYM_POISON || (s->kind == SYM_FN) != want_fn) continue;
-            int dist = edit_distance(name, s->name, cap);
+            int dist = near_distance(name, s->name, cap);
             if (dist <= cap && dist < best) best = dist, found = s->name;
         }
     }
+    const char *builtin = want_fn ? near_builtin(name, NULL, cap, &best) : NULL;
+    if (builtin) found = builtin;
     return found ? arena_printf(c->arena, "a name that exists: %s", found) : NULL;
+}
+
+/* The help for std.math.X or std.cr.X that does not exist: the nearest one, else the list. */
+static const char *near_std_help(Checker *c, const char *field, const char *prefix,
+                                 const char *otherwise) {
+    int best = INT_MAX;
+    const char *found = near_builtin(field, prefix, near_cap(field), &best);
+    return found ? arena_printf(c->arena, "a name that exists: %s", found) : otherwise;
 }
 
 static const Type *check_name(Checker *c, Expr *e) {
@@ -631,12 +632,16 @@ static const Type *check_call(Checker *c, Expr *e, const Type *expected) {
     }
     if (callee->kind != EXPR_NAME) {
         if (callee->kind == EXPR_MEMBER && is_path(callee->u.member.base, "std", "math"))
-            diag_error(c->d, callee->span, E_UNKNOWN_NAME, "see docs/language.md for std.math",
+            diag_error(c->d, callee->span, E_UNKNOWN_NAME,
+                       near_std_help(c, callee->u.member.field, "std.math.",
+                                     "see docs/language.md for std.math"),
                        "std.math has no function '%s'", callee->u.member.field);
         else if (callee->kind == EXPR_MEMBER && is_path(callee->u.member.base, "std", "cr"))
             diag_error(c->d, callee->span, E_UNKNOWN_NAME,
-                       "std.cr has exp, exp2, expm1, log, log2, log1p, tanh, sigmoid, sin and "
-                       "cos (docs/language.md); std.math has the rest, on the host",
+                       near_std_help(c, callee->u.member.field, "std.cr.",
+                                     "std.cr has exp, exp2, expm1, log, log2, log1p, tanh, "
+                                     "sigmoid, sin and cos (docs/language.md); std.math has "
+                                     "the rest, on the host"),
                        "std.cr has no function '%s'", callee->u.member.field);
         else
             diag_error(c->d, callee->span, E_UNKNOWN_NAME, "call a function by its name",

@@ -829,8 +829,19 @@ static Param *parse_param(Parser *p) {
     return pr;
 }
 
+/* A function's name; a type's keyword there (fn f16(...)) says it is a type. */
+static const Token *expect_fn_name(Parser *p) {
+    const Token *t = peek(p);
+    if (t->kind != TOK_IDENT && t->kind != TOK_EOF && t->kind != TOK_ERROR &&
+        type_kind_from_keyword(p->src->text + t->off, (size_t)t->len) != TY_ERROR)
+        fail_at(p, t, "a type's name is no function's: name it otherwise (fn to_f16(...))",
+                arena_printf(p->arena, "a function's name (%.*s is a type)", t->len,
+                             p->src->text + t->off));
+    return expect(p, TOK_IDENT);
+}
+
 static void parse_fn(Parser *p, Item *it) {
-    const Token *name = expect(p, TOK_IDENT);
+    const Token *name = expect_fn_name(p);
     it->name = tok_text(p, name);
     it->name_span = tok_span(p, name);
     expect(p, TOK_LPAREN);

@@ -326,3 +326,39 @@ def test_a_syntax_error_hides_no_type_error(tmp_path):
     rc, found, err = check(src)
     assert [f[:2] for f in found] == [("E-SYNTAX", 1), ("E-SYNTAX", 2), ("E-TYPE-MISMATCH", 3),
                                       ("E-UNKNOWN-NAME", 4)], err
+
+
+@pytest.mark.parametrize("call,near", [("log(x)", "std.math.log"), ("sqroot(x)", "sqrt"),
+                                       ("std.math.expp(x)", "std.math.exp"), ("std.cr.lg2(x)", "std.cr.log2")])
+def test_did_you_mean_reaches_builtins_and_the_standard_library(tmp_path, call, near):
+    """Issue 38: `log(x)` in fn lg suggested lg itself; sqroot, std.math.expp got nothing."""
+    src = tmp_path / "f.cairn"
+    src.write_text(f"fn lg(x:f64) -> f64 = {call};\n")
+    rc, found, err = check(src)
+    assert [f[0] for f in found] == ["E-UNKNOWN-NAME"], err
+    assert f"help: a name that exists: {near}\n" in err
+
+
+def test_a_type_keyword_as_a_function_name_says_it_is_a_type(tmp_path):
+    src = tmp_path / "f.cairn"
+    src.write_text("fn f16(x:f32) -> f32 = x;\n")
+    rc, found, err = check(src)
+    assert found == [("E-SYNTAX", 1, 4)]
+    assert "expected a function's name (f16 is a type), found 'f16'" in err
+
+
+def test_observe_in_a_lane_says_how_to_observe_a_lane(tmp_path):
+    src = tmp_path / "f.cairn"
+    src.write_text("fn g(n:usize, x:ro<f32>[n]) {\n  parallel i in 0..n { observe(\"v\", x[i]); }\n}\n")
+    rc, found, err = check(src)
+    assert [f[0] for f in found] == ["E-PARALLEL-CALL"]
+    assert "help: observe a lane's values through an array" in err and "sqrt" not in err
+
+
+def test_an_unknown_command_gets_the_nearest_one():
+    from cairntest import BIN, run
+    r = run([BIN / "cairn", "chek", "x.cairn"])
+    assert r.returncode == 2
+    assert "unknown command 'chek': did you mean 'check'?" in r.stderr
+    r = run([BIN / "cairn", "zzzzzz"])
+    assert r.returncode == 2 and "did you mean" not in r.stderr
