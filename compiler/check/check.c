@@ -184,7 +184,8 @@ static void check_races(Checker *c, Region *r) {
         }
         if (!w->at_lane_index) {
             diag_error(c->d, w->span, E_LANE_RACE,
-                       "a lane writes only its own element: index with the lane's variable",
+                       "a lane writes only its own element [i]: to write a neighbour, shift "
+                       "the range instead (parallel i in 1..n { y[i] = x[i - 1]; })",
                        "a lane writes '%s' at another lane's element", w->array->name);
             continue;
         }

@@ -362,3 +362,11 @@ def test_an_unknown_command_gets_the_nearest_one():
     assert "unknown command 'chek': did you mean 'check'?" in r.stderr
     r = run([BIN / "cairn", "zzzzzz"])
     assert r.returncode == 2 and "did you mean" not in r.stderr
+
+
+def test_explain_lane_race_shows_the_shifted_range():
+    """Issue 38: y[i + 1] in a lane; the help and `cairn explain` shift the range."""
+    from cairntest import BIN, run
+    out = run([BIN / "cairn", "explain", "E-LANE-RACE"], check=True).stdout
+    assert "parallel i in 0..n - 1 { y[i + 1] = x[i]; }" in out
+    assert "parallel i in 1..n { y[i] = x[i - 1]; }" in out.split("Accepted:")[1]

@@ -23,7 +23,7 @@ CASES = sorted((ROOT / "tests/golden/check").glob("*.cairn")) + sorted((ROOT / "
 DIAG = re.compile(r"^[^\n:]+:(?P<line>\d+):\d+: error\[(?P<code>E-[A-Z0-9-]+)\]: .*?^help: (?P<help>.*?)$",
                   re.M | re.S)
 # help lines that propose code to write, with the code written out in group 1 when it is
-PROPOSES = re.compile(r"(?:exactly|in f32|you mean): (.+)$|(?:add|with) `([^`]+)`|`|convert explicitly: |on one side|"
+PROPOSES = re.compile(r"(?:exactly|in f32|you mean): (.+)$|range instead \(|(?:add|with) `([^`]+)`|`|convert explicitly: |on one side|"
                       r"write the conversion|float literal with a point|converts with ")
 FIX = re.compile(r"^\s*//\s*FIX\s+(\d+):\s?(.*)$", re.M)
 
