@@ -184,7 +184,8 @@ static void check_races(Checker *c, Region *r) {
         }
         if (!w->at_lane_index) {
             diag_error(c->d, w->span, E_LANE_RACE,
-                       "a lane writes only its own element: index with the lane's variable",
+                       "a lane writes only its own element [i]: to write a neighbour, shift "
+                       "the range instead (parallel i in 1..n { y[i] = x[i - 1]; })",
                        "a lane writes '%s' at another lane's element", w->array->name);
             continue;
         }
@@ -541,6 +542,31 @@ static void check_let(Checker *c, Stmt *s) {
 
 static bool is_float_assign_op(AssignOp op) { return op != ASSIGN_SET; }
 
+/* Whether target names a `let` whose type its untyped literal gave (let mut s = 0.0;). */
+static bool defaulted_let(const Expr *target) {
+    if (target->kind != EXPR_NAME || !target->u.name.sym) return false;
+    const Symbol *sym = target->u.name.sym;
+    return sym->kind == SYM_LOCAL && sym->decl.stmt && sym->decl.stmt->kind == STMT_LET &&
+           !sym->decl.stmt->u.let.declared && check_untyped_literal(sym->decl.stmt->u.let.init);
+}
+
+/* The value assigned to a let whose literal defaulted its type: a mismatch points at the
+ * let, whose type is what to change (let mut s:f32 = 0.0;), not at the value. */
+static const Type *check_assign_to_defaulted(Checker *c, Stmt *s, Stmt *let, const Type *t) {
+    const Type *v = check_expr(c, s->u.assign.value, t);
+    if (type_is_error(v) || type_equal(v, t)) return v;
+    if (!type_is_scalar(v)) return check_expr_as(c, s->u.assign.value, t, "the assigned value");
+    char *init = cairn_print_expr(let->u.let.init), help[256];
+    snprintf(help, sizeof help, "give the let the type you mean: let %s%s:%s = %s;",
+             let->u.let.mut ? "mut " : "", let->u.let.name, check_type_text(v), init);
+    diag_error(c->d, s->u.assign.value->span, E_TYPE_MISMATCH, help,
+               "the assigned value: expected %s, found %s", check_type_text(t), check_type_text(v));
+    diag_note(c->d, let->span, "'%s' is %s because its literal %s defaulted to %s", let->u.let.name,
+              check_type_text(t), init, check_type_text(t));
+    free(init);
+    return ERR;
+}
+
 static void check_assign(Checker *c, Stmt *s) {
     Expr *target = s->u.assign.target;
     const Type *t;
@@ -580,8 +606,10 @@ static void check_assign(Checker *c, Stmt *s) {
         t = ERR;
         check_expr(c, target, NULL);
     }
-    const Type *v =
-        check_expr_as(c, s->u.assign.value, type_is_error(t) ? NULL : t, "the assigned value");
+    const Type *v = defaulted_let(target) && !type_is_error(t)
+                        ? check_assign_to_defaulted(c, s, target->u.name.sym->decl.stmt, t)
+                        : check_expr_as(c, s->u.assign.value, type_is_error(t) ? NULL : t,
+                                        "the assigned value");
     if (type_is_error(t) || type_is_error(v)) return;
     if (is_float_assign_op(s->u.assign.op) && !type_is_int(t) && !type_is_compute_float(t))
         check_operator_error(c, target, t, ast_assign_op_text(s->u.assign.op));
@@ -1078,6 +1106,9 @@ bool cairn_check(Program *p, Diags *d) {
     Checker c = {.prog = p, .arena = p->arena, .d = d, .nitems_written = n0};
     for (int i = 0; i < n0; i++)
         if (p->items[i]->kind != ITEM_DERIVE) declare_item(&c, p->items[i]);
+    for (int i = 0; i < p->nbroken; i++) /* abandoned by a syntax error: uses stay quiet */
+        if (p->broken[i] && !lookup_global(&c, p->broken[i]))
+            add_global(&c, check_new_symbol(&c, SYM_POISON, p->broken[i], ERR, (Span){0}));
     for (int i = 0; i < n0; i++) {
         Item *it = p->items[i];
         if (it->kind == ITEM_CONST) check_const(&c, it);

@@ -126,7 +126,10 @@ static const Type *check_math2(Checker *c, Expr *e, Builtin b, const Type *expec
 static bool refuse_in_lane(Checker *c, Expr *e, const char *what) {
     if (!check_in_lane(c)) return false;
     diag_error(c->d, e->span, E_PARALLEL_CALL,
-               "compute it before the region, or use sqrt, abs, floor, ceil, trunc, min, max",
+               strcmp(what, "observe") == 0
+                   ? "observe a lane's values through an array: write each lane's value into "
+                     "an rw view (v[i] = ...) and observe(\"v\", v) after the region"
+                   : "compute it before the region, or use sqrt, abs, floor, ceil, trunc, min, max",
                "a lane cannot call %s", what);
     check_args_loosely(c, e);
     return true;

@@ -520,6 +520,11 @@ typedef struct Program {
     Item **items;
     int nitems;
     bool checked; /* the checker accepted it */
+    /* Items a syntax error abandoned, by name (NULL where none was read): the checker
+     * declares them poisoned, so the items that parsed are checked without false
+     * unknown names (cairn_parse). */
+    const char **broken;
+    int nbroken;
 } Program;
 
 /* Node constructors: zeroed nodes from the program's arena. */
