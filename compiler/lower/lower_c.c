@@ -200,20 +200,16 @@ static void lower_let(Lower *L, const Stmt *s) {
 }
 
 static void lower_assign(Lower *L, const Stmt *s) {
-    static const BinaryOp ops[] = {[ASSIGN_ADD] = BIN_ADD,
-                                   [ASSIGN_SUB] = BIN_SUB,
-                                   [ASSIGN_MUL] = BIN_MUL,
-                                   [ASSIGN_DIV] = BIN_DIV};
     const Expr *target = s->u.assign.target;
     assert(s->u.assign.op >= ASSIGN_SET && s->u.assign.op <= ASSIGN_DIV);
     const char *v = lower_expr_out(L, s->u.assign.value);
     const char *place = lower_place(L, s->u.assign.target);
     if (!v || !place) return;
     if (s->u.assign.op != ASSIGN_SET) /* an operation: its NaN is a device lane's */
-        v = lower_bind(
-            L, target->type,
-            lower_dnan(L, target->type,
-                       lower_arith(L, ops[s->u.assign.op], place, v, target->type, s->span)));
+        v = lower_bind(L, target->type,
+                       lower_dnan(L, target->type,
+                                  lower_arith(L, ast_assign_binop(s->u.assign.op), place, v,
+                                              target->type, s->span)));
     lower_emit(L, "%s = %s;", place, v);
 }
 

@@ -152,8 +152,7 @@ static bool float_operation(const Expr *e) {
     case EXPR_UNARY: return true;  /* negation */
     case EXPR_CONVERT: return type_is_compute_float(e->u.convert.arg->type);
     case EXPR_REDUCE: return e->u.reduce.mode != MODE_PARALLEL; /* the exact sum's NaN is fixed */
-    case EXPR_CALL:
-        return ast_builtin_is_exact(e->u.call.builtin) || ast_builtin_is_math(e->u.call.builtin);
+    case EXPR_CALL: return ast_builtin_makes_float(e->u.call.builtin);
     default: return false;
     }
 }
