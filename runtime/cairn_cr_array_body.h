@@ -139,17 +139,19 @@ static inline V_ATTR unsigned VF(log2f_step)(const float *p, VF32 *res) {
 
 /* cairn__cr_sincos_poly(r, 1) and (r, 0) */
 static inline V_ATTR VD VF(cos_poly)(VD z) {
-    VD c = V_ADD(V_SET(CAIRN__CR_COS4),
-                 V_MUL(z, V_ADD(V_SET(CAIRN__CR_COS5),
-                                V_MUL(z, V_ADD(V_SET(CAIRN__CR_COS6), V_MUL(z, V_SET(CAIRN__CR_COS7)))))));
+    VD c = V_ADD(
+        V_SET(CAIRN__CR_COS4),
+        V_MUL(z, V_ADD(V_SET(CAIRN__CR_COS5),
+                       V_MUL(z, V_ADD(V_SET(CAIRN__CR_COS6), V_MUL(z, V_SET(CAIRN__CR_COS7)))))));
     VD q = V_ADD(V_SET(CAIRN__CR_COS2), V_MUL(z, V_ADD(V_SET(CAIRN__CR_COS3), V_MUL(z, c))));
     return V_ADD(V_SET(1.0), V_MUL(z, V_ADD(V_SET(CAIRN__CR_COS1), V_MUL(z, q))));
 }
 
 static inline V_ATTR VD VF(sin_poly)(VD r, VD z) {
-    VD c = V_ADD(V_SET(CAIRN__CR_SIN4),
-                 V_MUL(z, V_ADD(V_SET(CAIRN__CR_SIN5),
-                                V_MUL(z, V_ADD(V_SET(CAIRN__CR_SIN6), V_MUL(z, V_SET(CAIRN__CR_SIN7)))))));
+    VD c = V_ADD(
+        V_SET(CAIRN__CR_SIN4),
+        V_MUL(z, V_ADD(V_SET(CAIRN__CR_SIN5),
+                       V_MUL(z, V_ADD(V_SET(CAIRN__CR_SIN6), V_MUL(z, V_SET(CAIRN__CR_SIN7)))))));
     VD q = V_ADD(V_SET(CAIRN__CR_SIN2), V_MUL(z, V_ADD(V_SET(CAIRN__CR_SIN3), V_MUL(z, c))));
     return V_ADD(r, V_MUL(V_MUL(r, z), V_ADD(V_SET(CAIRN__CR_SIN1), V_MUL(z, q))));
 }
@@ -165,8 +167,9 @@ static inline V_ATTR unsigned VF(sincosf_step)(const float *p, VF32 *res, int wa
     VD x = V_WIDENF(ab), big = V_CMPGT(x, V_SET((double)0x1.921fb4p-1f)); /* 0x3F490FDA */
     VD s = V_ADD(V_MUL(x, V_SET(CAIRN__CR_2_PI)), V_SET(0x1.8p52));
     VD k = V_AND(V_SUB(s, V_SET(0x1.8p52)), big);
-    VD r = V_SUB(V_SUB(V_SUB(x, V_MUL(k, V_SET(CAIRN__CR_PIO2_1))), V_MUL(k, V_SET(CAIRN__CR_PIO2_2))),
-                 V_MUL(k, V_SET(CAIRN__CR_PIO2_3)));
+    VD r =
+        V_SUB(V_SUB(V_SUB(x, V_MUL(k, V_SET(CAIRN__CR_PIO2_1))), V_MUL(k, V_SET(CAIRN__CR_PIO2_2))),
+              V_MUL(k, V_SET(CAIRN__CR_PIO2_3)));
     VD z = V_MUL(r, r);
     m |= V_MASK(V_AND(big, V_CMPLT(V_ABS(r), V_SET(0x1p-40))));
     /* q + want_cos: the quadrant is k mod 4, the low bits of k + 1.5 2^52 */
