@@ -9,6 +9,7 @@ import concurrent.futures
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -203,6 +204,16 @@ def big_results(farm, tmp):
     return f"/api/v1/runs/{run}/results"
 
 
+def wait_answered(farm, path, count, guard_s=600):
+    """Waits until farm.log holds COUNT answers (or refusals) to GET PATH: a guard against
+    hanging only."""
+    line = re.compile(rf"GET {re.escape(path)} -> \d{{3}}")
+    deadline = time.monotonic() + guard_s
+    while len(line.findall((farm.tmp / "farm.log").read_text())) < count:
+        assert time.monotonic() < deadline, f"GET {path} not answered {count} times"
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("bound,addresses,refusal", [
     ("max_queued_bytes_per_address", ["127.0.0.5"], 429),
     ("max_queued_bytes", [f"127.0.0.{i}" for i in range(5, 9)], 503)])
@@ -218,11 +229,15 @@ def test_answers_kept_for_slow_readers_are_bounded(tmp_path, bound, addresses, r
                      **({"max_queued_bytes_per_address": 1 << 30} if len(addresses) > 1 else {}))
     # One malloc arena: what the work threads free is reused, not kept once per thread,
     # so that the memory measured is the answers kept, not each thread's last answer made.
-    os.environ["MALLOC_ARENA_MAX"] = "1"
+    # Every answer logged: each GET below is sent only once the one before it was answered
+    # or refused (its line in farm.log), so that at most one answer is being made at a
+    # time on any machine (sleeps between them let a loaded machine make several at once:
+    # 78 MiB once at load 20).
+    os.environ.update(MALLOC_ARENA_MAX="1", CAIRN_FARM_LOG_ALL="1")
     try:
         farm.start()
     finally:
-        del os.environ["MALLOC_ARENA_MAX"]
+        del os.environ["MALLOC_ARENA_MAX"], os.environ["CAIRN_FARM_LOG_ALL"]
     try:
         path = big_results(farm, tmp_path)
         status, results = farm.request("GET", path, timeout=60)
@@ -233,8 +248,7 @@ def test_answers_kept_for_slow_readers_are_bounded(tmp_path, bound, addresses, r
             for i in range(12):
                 socks += never_read(farm.port, [path], [addresses[i % len(addresses)]],
                                     token=farmlib.ADMIN)
-                time.sleep(0.7)
-            time.sleep(2)
+                wait_answered(farm, path, i + 2)   # the first GET above, and these
             grew = rss_mib(farm.server.pid) - before
             statuses = []
             for s in socks:
