@@ -87,13 +87,26 @@ const char *const db_added_columns[] = {
     "jobs claimed_at DOUBLE PRECISION", /* the standing attempt's claim */
     "jobs finished_at DOUBLE PRECISION", "jobs result TEXT", /* the predicate's test result */
     "runs submitter TEXT", "runs commit_sha TEXT", "runs branch TEXT",
-    "runs matrix_id TEXT",     /* its badge's name */
-    "filings digests TEXT",    /* the blobs a filing pins */
-    "reports version INTEGER", /* DB_REPORT_VERSION: what a stored comparison holds */
+    "runs matrix_id TEXT",         /* its badge's name */
+    "filings digests TEXT",        /* the blobs a filing pins */
+    "reports version INTEGER",     /* DB_REPORT_VERSION: what a stored comparison holds */
+    "agents superseded_hash TEXT", /* issue 39: the token an enrolment of its key replaced */
     NULL};
 
 /* What needs the added columns: run after them. */
 const char db_schema_late[] = "CREATE INDEX IF NOT EXISTS jobs_evidence ON jobs(evidence);"
+                              /* One live agent a name (issue 39: sixteen enrolments at once
+                               * under one free name on PostgreSQL made 2-8 live holders,
+                               * each having seen the name free). Holders made so before
+                               * the index are revoked but the first enrolled, as an
+                               * enrolment after it would have been refused. */
+                              "UPDATE agents SET revoked=1, token_hash=NULL WHERE revoked=0"
+                              " AND EXISTS (SELECT 1 FROM agents o WHERE o.name=agents.name"
+                              " AND o.revoked=0 AND o.id<agents.id);"
+                              "CREATE UNIQUE INDEX IF NOT EXISTS agents_live_name ON agents(name)"
+                              " WHERE revoked=0;"
+                              "CREATE INDEX IF NOT EXISTS agents_superseded ON"
+                              " agents(superseded_hash);"
                               "CREATE INDEX IF NOT EXISTS jobs_agent ON jobs(agent_id, id);"
                               "CREATE INDEX IF NOT EXISTS runs_matrix ON runs(matrix_id, id);";
 
@@ -106,10 +119,17 @@ void db_agent_free(Agent *a) {
     memset(a, 0, sizeof *a);
 }
 
-void db_agent_copy(Agent *to, const Agent *from) {
+int db_agent_copy(Agent *to, const Agent *from) {
     *to = *from;
-    to->public_pem = strdup(from->public_pem);
+    to->caps = NULL;
+    to->public_pem = from->public_pem ? strdup(from->public_pem) : NULL;
+    if (!to->public_pem) {
+        memset(to, 0, sizeof *to);
+        return -1; /* out of memory (or FROM half made): nothing to free */
+    }
+    to->caps = from->caps;
     if (to->caps) atomic_fetch_add(&to->caps->refs, 1);
+    return 0;
 }
 
 void db_job_free(Job *j) {
@@ -186,7 +206,8 @@ int db_agent_enrol(Db *db, const DbEnrolment *a, long *id, Err *e) {
                      "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
                      " last_seen) VALUES($1,$2,$3,$4,$5,$6,$6) ON CONFLICT(keyid) DO UPDATE SET"
                      " name=excluded.name, public_pem=excluded.public_pem, caps=excluded.caps,"
-                     " token_hash=excluded.token_hash, last_seen=excluded.last_seen RETURNING id",
+                     " superseded_hash=agents.token_hash, token_hash=excluded.token_hash,"
+                     " last_seen=excluded.last_seen RETURNING id",
                      DB_ARGS(DB_TEXT(name), DB_TEXT(keyid), DB_TEXT(a->public_pem),
                              DB_TEXT(a->caps_json), DB_TEXT(a->token_hash),
                              DB_REAL(timing_now_seconds())));
@@ -203,6 +224,16 @@ int db_agent_enrol(Db *db, const DbEnrolment *a, long *id, Err *e) {
     }
     db->be->release(db, c, 1);
     return rc;
+}
+
+/* DB_SUPERSEDED when TOKEN_HASH was a live agent's token until its key enrolled again,
+ * else 0 (or DB_UNAVAILABLE). */
+static int superseded(Db *db, DbConn *c, const char *token_hash) {
+    DbRows *r = db_query(db, c, "SELECT 1 FROM agents WHERE superseded_hash=$1 AND revoked=0",
+                         DB_ARGS(DB_TEXT(token_hash)));
+    int found = db->be->next(r) ? DB_SUPERSEDED : db->be->failed(r) ? DB_UNAVAILABLE : 0;
+    db->be->finish(r);
+    return found;
 }
 
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
@@ -228,11 +259,13 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
         out->revoked = (int)db_col_long(db, r, 5);
     }
     db->be->finish(r);
+    if (!found && !failed) found = superseded(db, c, token_hash);
     db->be->release(db, c, 0);
-    if (failed) {
-        if (found) db_agent_free(out);
+    if (failed || found == DB_UNAVAILABLE) {
+        if (found == 1) db_agent_free(out);
         return DB_UNAVAILABLE;
     }
+    if (found == DB_SUPERSEDED) return DB_SUPERSEDED;
     return found && !out->revoked ? 1 : (found ? (db_agent_free(out), 0) : 0);
 }
 
@@ -251,7 +284,9 @@ int db_enrol_allowed(Db *db, const char *keyid, long max) {
 
 int db_agent_revoke(Db *db, long id) {
     DbConn *c = db->be->acquire(db, 1);
-    long changed = db_exec(db, c, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=$1",
+    long changed = db_exec(db, c,
+                           "UPDATE agents SET revoked=1, token_hash=NULL, superseded_hash=NULL"
+                           " WHERE id=$1",
                            DB_ARGS(DB_INT(id)));
     /* Its running jobs go back to the queue now rather than when their leases end. */
     if (db_exec(db, c,
@@ -334,6 +369,12 @@ long db_run_create(Db *db, const DbRun *run_in, Err *e) {
     const RunMeta *meta = run_in->meta;
     char *matrix_text = cJSON_PrintUnformatted(run_in->matrix);
     char *cases_text = cJSON_PrintUnformatted(run_in->cases);
+    if (!matrix_text || !cases_text) { /* out of memory: nothing stored */
+        free(matrix_text);
+        free(cases_text);
+        err_set(e, "run not stored: out of memory");
+        return -1;
+    }
     char matrix_id[SHA256_HEX_LEN];
     sha256_hex(matrix_text, strlen(matrix_text), matrix_id);
     matrix_id[16] = '\0';

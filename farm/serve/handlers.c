@@ -436,6 +436,7 @@ static int check_paths(Server *s, const cJSON *obj, Reply *r) {
 static int decode_files(const cJSON *obj, Files *f, Reply *r) {
     f->items = calloc((size_t)cJSON_GetArraySize(obj) + 2, sizeof *f->items);
     f->n = 0;
+    if (!f->items) return reply_error(r, PROTO_E_INTERNAL, "out of memory reading the files");
     const cJSON *x;
     cJSON_ArrayForEach(x, obj) {
         if (strlen(x->string) > FIELD_MAX_PATH)
@@ -731,6 +732,10 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         goto out;
     }
     sha256_hex(env_text, strlen(env_text), bundle_sha);
+    if (!sha256_is_hex(bundle_sha)) { /* hashing failed (out of memory) */
+        reply_error(r, PROTO_E_INTERNAL, "out of memory hashing job %ld's bundle", id);
+        goto out;
+    }
     if (check_lease(&job, &q->agent, bundle_sha, r) != 0) goto out;
     key = agent_key(s, &q->agent, &e);
     sem_wait(&s->filers);
