@@ -487,7 +487,7 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
     int found, copied;
     if ((copied = found = claim_scan(db, c, agent, out))) {
-        double now = timing_now_seconds();
+        double now = timing_steady_seconds();
         out->attempt += 1;
         out->agent_id = agent->id;
         out->lease_expires = now + lease_s;
@@ -517,13 +517,13 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
                  double *expires) {
     assert(lease_s > 0);
     DbConn *c = db->be->acquire(db, 0);
-    double until = timing_now_seconds() + lease_s;
+    double until = timing_steady_seconds() + lease_s;
     int rc = -1;
     long n = db_exec(db, c,
                      "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
                      " AND agent_id=$5 AND state='running'",
                      DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""),
-                             DB_REAL(timing_now_seconds()), DB_INT(job_id), DB_INT(agent_id)));
+                             DB_REAL(until - lease_s), DB_INT(job_id), DB_INT(agent_id)));
     if (n == 1) {
         *expires = until;
         rc = 0;
@@ -548,10 +548,16 @@ static void renew_presence(Db *db, DbConn *c) {
             DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds())));
 }
 
-int db_reap(Db *db, int max_attempts) {
-    assert(max_attempts >= 1);
+int db_reap(Db *db, int max_attempts, double lease_s) {
+    assert(max_attempts >= 1 && lease_s > 0);
+    double now = timing_steady_seconds();
     DbConn *c = db->be->acquire(db, 0);
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
+    /* A lease ends within lease_s of now: one that ends later was given before the wall
+     * clock stepped back (or by a coordinator whose clock is ahead), and would strand a
+     * dead agent's job for as long as the step. */
+    db_exec(db, c, "UPDATE jobs SET lease_expires=$1 WHERE state='running' AND lease_expires > $1",
+            DB_ARGS(DB_REAL(now + lease_s)));
     /* One statement decides which leases ran out, so that two coordinators' reapers
      * never count one loss twice. */
     DbRows *r = db_query(
@@ -561,7 +567,7 @@ int db_reap(Db *db, int max_attempts) {
         " state=CASE WHEN attempt >= $2 THEN 'failed' ELSE 'queued' END,"
         " failure=CASE WHEN attempt >= $2 THEN 'agent_lost' ELSE failure END"
         " WHERE state='running' AND lease_expires < $1 RETURNING id, agent_id, state, attempt",
-        DB_ARGS(DB_REAL(timing_now_seconds()), DB_INT(max_attempts)));
+        DB_ARGS(DB_REAL(now), DB_INT(max_attempts)));
     long *lost = NULL; /* job, agent pairs */
     int n = 0;
     while (db->be->next(r)) {

@@ -117,8 +117,9 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
                  double *expires);
 /* Returns the number of jobs whose lease ran out (requeued or failed as agent_lost),
  * plus 1 when another coordinator said that jobs may have become claimable; on a
- * shared store it also renews this coordinator's sign of life. */
-int db_reap(Db *db, int max_attempts);
+ * shared store it also renews this coordinator's sign of life. Leases are kept on
+ * timing_steady_seconds(), and one ending over LEASE_S from now is cut to LEASE_S. */
+int db_reap(Db *db, int max_attempts, double lease_s);
 /* 1 found (OUT filled), 0 no such job, DB_UNAVAILABLE. */
 int db_job_get(Db *db, long job_id, Job *out);
 /* Marks a running job of AGENT done, its bundle filed under the evidence path

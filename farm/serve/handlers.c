@@ -75,7 +75,7 @@ static int random_token(char out[SHA256_HEX_LEN]) {
 /* Issues a nonce to PEER: 0, or -1 when PEER holds its share, -2 when all are taken. */
 static int nonce_issue(Server *s, const char *peer, char out[SHA256_HEX_LEN]) {
     if (random_token(out) != 0) return -2;
-    double now = timing_now_seconds();
+    double now = timing_steady_seconds();
     long free_slot = -1, mine = 0;
     pthread_mutex_lock(&s->nonces_lock);
     for (long i = 0; i < s->cfg.max_challenges; i++) {
@@ -98,7 +98,7 @@ static int nonce_issue(Server *s, const char *peer, char out[SHA256_HEX_LEN]) {
 /* 1 when NONCE was issued, has not expired and was not used; it is used up now. */
 static int nonce_take(Server *s, const char *nonce) {
     int found = 0;
-    double now = timing_now_seconds();
+    double now = timing_steady_seconds();
     pthread_mutex_lock(&s->nonces_lock);
     for (long i = 0; i < s->cfg.max_challenges && !found; i++) {
         if (s->nonces[i].expires > now && !strcmp(s->nonces[i].nonce, nonce)) {
@@ -289,7 +289,7 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
         double wait = m.wait_s;
         if (!(wait >= 0) || wait > s->cfg.claim_wait_max_seconds)
             wait = wait > 0 ? s->cfg.claim_wait_max_seconds : 0;
-        q->wait_until = timing_now_seconds() + wait;
+        q->wait_until = timing_steady_seconds() + wait; /* the waker's clock (hub.c) */
     }
     int stopping = hub_stopping(s);
     Job job;
@@ -311,7 +311,7 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
     } else if (claimed < 0) {
         auth_forget_agents(s); /* revoked at another coordinator: its cached token too */
         reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
-    } else if (stopping || timing_now_seconds() >= q->wait_until) {
+    } else if (stopping || timing_steady_seconds() >= q->wait_until) {
         r->status = 204;
     } else {
         r->park = 1;
