@@ -173,7 +173,11 @@ static void print_text(const Item *fn, const PCounts *c, const PAtoms *atoms, co
     for (int k = 0; k < OP_COUNT; k++)
         print_line(predict_op_names[k], &c->ops[k], atoms, values, "op");
     Roof r = roofline(c, atoms, values, d);
-    if (r.missing_unit)
+    if (c->cut)
+        printf("    time         none: a call chain deeper than %d calls (recursion) is not "
+               "counted past that depth\n",
+               PRED_MAX_DEPTH);
+    else if (r.missing_unit)
         printf("    time         none: %s has no unit for an operation this function needs\n",
                d->name);
     else if (r.bound && d->host_bandwidth.value > 0 && strcmp(d->name, "host") != 0)
@@ -234,7 +238,7 @@ static cJSON *json_function(const Item *fn, const PCounts *c, const PAtoms *atom
         cJSON_AddItemToObject(ops, predict_op_names[k], json_poly(&c->ops[k], atoms, values));
     Roof r = roofline(c, atoms, values, d);
     cJSON_AddStringToObject(o, "global_bytes", r.bytes.formula);
-    if (r.bound && !r.missing_unit) {
+    if (r.bound && !r.missing_unit && !c->cut) {
         cJSON_AddNumberToObject(o, "memory_s", r.memory_s);
         if (strcmp(d->name, "host") != 0)
             cJSON_AddNumberToObject(o, "host_memory_s", r.host_memory_s);
@@ -243,7 +247,10 @@ static cJSON *json_function(const Item *fn, const PCounts *c, const PAtoms *atom
         cJSON_AddStringToObject(o, "bound", r.binds);
     } else {
         cJSON_AddNullToObject(o, "time_s");
-        cJSON_AddStringToObject(o, "bound", r.missing_unit ? "unavailable" : "unbound sizes");
+        cJSON_AddStringToObject(o, "bound",
+                                c->cut           ? "recursion"
+                                : r.missing_unit ? "unavailable"
+                                                 : "unbound sizes");
     }
     free_roof(&r);
     return o;

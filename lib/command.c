@@ -1,6 +1,8 @@
 /* command.c: subcommand dispatch (see command.h). */
 #include "lib/command.h"
 
+#include "lib/near.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,8 +37,18 @@ static void usage(const CommandSet *set, FILE *out) {
 }
 
 static int unknown(const CommandSet *set, const char *name) {
-    fprintf(stderr, "%s: error: unknown %s '%s' (%s --help lists them)\n", set->program, set->noun,
-            name, set->program);
+    const char *near = NULL;
+    int best = near_cap(name) + 1;
+    for (size_t i = 0; i < set->count; i++) {
+        int d = near_distance(name, set->commands[i].name, best - 1);
+        if (d < best) best = d, near = set->commands[i].name;
+    }
+    if (near)
+        fprintf(stderr, "%s: error: unknown %s '%s': did you mean '%s'? (%s --help lists them)\n",
+                set->program, set->noun, name, near, set->program);
+    else
+        fprintf(stderr, "%s: error: unknown %s '%s' (%s --help lists them)\n", set->program,
+                set->noun, name, set->program);
     return 2;
 }
 

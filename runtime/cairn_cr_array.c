@@ -6,8 +6,8 @@
  * CAIRN_CR_KERNEL) chooses one at the first call, as the exact sum and the bracket GEMM
  * choose their kernels. The ISAs' fused multiply-add is never used: the intrinsics
  * written are separate multiplies and adds, and the build's -ffp-contract=off keeps the
- * compiler from fusing them. exp, exp2, expm1, log, log2, tanh and sigmoid have vector
- * steps; log1p, sin and cos run the scalar functions in a loop on every kernel. */
+ * compiler from fusing them. exp, exp2, expm1, log, log2, tanh, sigmoid, sin and cos
+ * have vector steps; log1p runs the scalar function in a loop on every kernel. */
 #include "cairn_cr_array.h"
 
 #include <stdatomic.h>
@@ -115,6 +115,15 @@ typedef __m128 VF32;
     _mm_blendv_ps(b, a,                                                                            \
                   _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_xor_si128(x, V_SET32(0x80000000u)),         \
                                                    V_SET32((c) ^ 0x80000000u))))
+#define V_CMPGT(a, b) _mm256_cmp_pd(a, b, _CMP_GT_OQ)
+#define V_CMPLT(a, b) _mm256_cmp_pd(a, b, _CMP_LT_OQ)
+#define V_AND         _mm256_and_pd
+#define V_ABS(x)      _mm256_andnot_pd(_mm256_set1_pd(-0.0), x)
+#define V_MASK(c)     ((unsigned)_mm256_movemask_pd(c))
+#define V_AND64V      _mm256_and_si256
+#define V_ANDNOT64V   _mm256_andnot_si256
+#define V_OR64V       _mm256_or_si256
+#define V_XOR64V      _mm256_xor_si256
 #include "cairn_cr_array_body.h"
 #undef V_ATTR
 #undef VF
@@ -156,6 +165,15 @@ typedef __m128 VF32;
 #undef V_XORSIGN
 #undef V_SETF
 #undef V_SELECT_GT32
+#undef V_CMPGT
+#undef V_CMPLT
+#undef V_AND
+#undef V_ABS
+#undef V_MASK
+#undef V_AND64V
+#undef V_ANDNOT64V
+#undef V_OR64V
+#undef V_XOR64V
 #undef V_SETF
 #undef V_SELECT_GT32
 #define VD   VD512
@@ -211,6 +229,16 @@ typedef __m256 VF32;
 #define V_SELECT_GT32(x, c, a, b) _mm256_mask_blend_ps(_mm256_cmpgt_epu32_mask(x, V_SET32(c)), b, a)
 #define V_SETF                    _mm256_set1_ps
 #define V_SELECT_GT32(x, c, a, b) _mm256_mask_blend_ps(_mm256_cmpgt_epu32_mask(x, V_SET32(c)), b, a)
+/* a double-lane condition as all-ones bits (AVX-512 compares give masks) */
+#define V_CMPGT(a, b) _mm512_castsi512_pd(_mm512_movm_epi64(_mm512_cmp_pd_mask(a, b, _CMP_GT_OQ)))
+#define V_CMPLT(a, b) _mm512_castsi512_pd(_mm512_movm_epi64(_mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)))
+#define V_AND         _mm512_and_pd
+#define V_ABS(x)      _mm512_andnot_pd(_mm512_set1_pd(-0.0), x)
+#define V_MASK(c)     ((unsigned)_mm512_movepi64_mask(_mm512_castpd_si512(c)))
+#define V_AND64V      _mm512_and_si512
+#define V_ANDNOT64V   _mm512_andnot_si512
+#define V_OR64V       _mm512_or_si512
+#define V_XOR64V      _mm512_xor_si512
 #include "cairn_cr_array_body.h"
 
 /* What the CPU can run: AVX-512 needs F, DQ and VL (the OS saving the ZMM state, which
@@ -277,5 +305,5 @@ CAIRN__CR_ARRAY(log2f)
 CAIRN__CR_ARRAY(tanhf)
 CAIRN__CR_ARRAY(sigmoidf)
 CAIRN__CR_ARRAY_SCALAR(log1pf)
-CAIRN__CR_ARRAY_SCALAR(sinf)
-CAIRN__CR_ARRAY_SCALAR(cosf)
+CAIRN__CR_ARRAY(sinf)
+CAIRN__CR_ARRAY(cosf)

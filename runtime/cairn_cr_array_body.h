@@ -137,6 +137,61 @@ static inline V_ATTR unsigned VF(log2f_step)(const float *p, VF32 *res) {
     return m | VF(unsure)(y);
 }
 
+/* cairn__cr_sincos_poly(r, 1) and (r, 0) */
+static inline V_ATTR VD VF(cos_poly)(VD z) {
+    VD c = V_ADD(
+        V_SET(CAIRN__CR_COS4),
+        V_MUL(z, V_ADD(V_SET(CAIRN__CR_COS5),
+                       V_MUL(z, V_ADD(V_SET(CAIRN__CR_COS6), V_MUL(z, V_SET(CAIRN__CR_COS7)))))));
+    VD q = V_ADD(V_SET(CAIRN__CR_COS2), V_MUL(z, V_ADD(V_SET(CAIRN__CR_COS3), V_MUL(z, c))));
+    return V_ADD(V_SET(1.0), V_MUL(z, V_ADD(V_SET(CAIRN__CR_COS1), V_MUL(z, q))));
+}
+
+static inline V_ATTR VD VF(sin_poly)(VD r, VD z) {
+    VD c = V_ADD(
+        V_SET(CAIRN__CR_SIN4),
+        V_MUL(z, V_ADD(V_SET(CAIRN__CR_SIN5),
+                       V_MUL(z, V_ADD(V_SET(CAIRN__CR_SIN6), V_MUL(z, V_SET(CAIRN__CR_SIN7)))))));
+    VD q = V_ADD(V_SET(CAIRN__CR_SIN2), V_MUL(z, V_ADD(V_SET(CAIRN__CR_SIN3), V_MUL(z, c))));
+    return V_ADD(r, V_MUL(V_MUL(r, z), V_ADD(V_SET(CAIRN__CR_SIN1), V_MUL(z, q))));
+}
+
+/* cairn__cr_sincosf's fast path for |x| < 2^20 (0, the rest and NaN: the edge). Lanes
+ * with |x| <= pi/4 take k = 0, for which the reduction's three steps give r = x exactly
+ * (x - 0 - 0 - 0), as the scalar's r = x; the others cairn__cr_reduce_mid's k and r.
+ * Both polynomials are evaluated and one picked by bits, as the scalar does; a reduced
+ * lane with |r| < 2^-40 goes to the scalar function (its edge). */
+static inline V_ATTR unsigned VF(sincosf_step)(const float *p, VF32 *res, int want_cos) {
+    VH b = V_LOADBITS(p), ab = V_AND32(b, 0x7FFFFFFFu);
+    unsigned m = V_GT32(V_SUB32(ab, 1), 0x49800000u - 2);
+    VD x = V_WIDENF(ab), big = V_CMPGT(x, V_SET((double)0x1.921fb4p-1f)); /* 0x3F490FDA */
+    VD s = V_ADD(V_MUL(x, V_SET(CAIRN__CR_2_PI)), V_SET(0x1.8p52));
+    VD k = V_AND(V_SUB(s, V_SET(0x1.8p52)), big);
+    VD r =
+        V_SUB(V_SUB(V_SUB(x, V_MUL(k, V_SET(CAIRN__CR_PIO2_1))), V_MUL(k, V_SET(CAIRN__CR_PIO2_2))),
+              V_MUL(k, V_SET(CAIRN__CR_PIO2_3)));
+    VD z = V_MUL(r, r);
+    m |= V_MASK(V_AND(big, V_CMPLT(V_ABS(r), V_SET(0x1p-40))));
+    /* q + want_cos: the quadrant is k mod 4, the low bits of k + 1.5 2^52 */
+    VI qw = V_ADD64(V_BITS(V_ADD(k, V_SET(0x1.8p52))), V_SET64(want_cos));
+    VI which = V_SUB64(V_SET64(0), V_AND64(qw, 1)); /* all ones: the cos polynomial */
+    VD y = V_FROMBITS(V_OR64V(V_AND64V(V_BITS(VF(cos_poly)(z)), which),
+                              V_ANDNOT64V(which, V_BITS(VF(sin_poly)(r, z)))));
+    m |= VF(unsure_rel)(y);
+    VI neg = V_SLLI64(V_SRLI64(qw, 1), 63);
+    if (!want_cos) neg = V_XOR64V(neg, V_AND64(V_BITS(V_WIDENF(b)), 0x8000000000000000u));
+    *res = V_NARROW(V_FROMBITS(V_XOR64V(V_BITS(y), neg)));
+    return m;
+}
+
+static inline V_ATTR unsigned VF(sinf_step)(const float *p, VF32 *res) {
+    return VF(sincosf_step)(p, res, 0);
+}
+
+static inline V_ATTR unsigned VF(cosf_step)(const float *p, VF32 *res) {
+    return VF(sincosf_step)(p, res, 1);
+}
+
 /* The array loop of one function: a vector of lanes at a time, the lanes a step (or
  * the tests' mask) rejects through the scalar function (cairn__cr_fallback), the tail
  * scalar (cairn__cr_tail; both out of line, baseline ISA). The result
@@ -170,4 +225,6 @@ V_ARRAY(logf)
 V_ARRAY(log2f)
 V_ARRAY(tanhf)
 V_ARRAY(sigmoidf)
+V_ARRAY(sinf)
+V_ARRAY(cosf)
 #undef V_ARRAY

@@ -184,7 +184,8 @@ static void check_races(Checker *c, Region *r) {
         }
         if (!w->at_lane_index) {
             diag_error(c->d, w->span, E_LANE_RACE,
-                       "a lane writes only its own element: index with the lane's variable",
+                       "a lane writes only its own element [i]: to write a neighbour, shift "
+                       "the range instead (parallel i in 1..n { y[i] = x[i - 1]; })",
                        "a lane writes '%s' at another lane's element", w->array->name);
             continue;
         }
@@ -212,8 +213,8 @@ void check_pop_region(Checker *c, Region *r) {
 /* Records an array access inside a lane (the innermost parallel region). In a
  * cooperative region the phase rule judges arrays (check_phase.c); only a thread's
  * write of a variable declared outside the region is refused here. */
-void check_region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole,
-                         Span span) {
+void check_region_record(Checker *c, Symbol *array, unsigned how, Expr *index, Span span) {
+    bool write = how & REC_WRITE, whole = how & REC_WHOLE;
     Region *r = c->region;
     if (!r || c->no_record || !(r->lane || r->coop)) return;
     bool outside = false;
@@ -242,8 +243,20 @@ void check_region_record(Checker *c, Symbol *array, bool write, Expr *index, boo
 static void record_index_read(Expr *e, void *ctx) {
     Checker *c = ctx;
     if (e->kind == EXPR_INDEX && e->u.index.base->kind == EXPR_NAME && e->u.index.base->u.name.sym)
-        check_region_record(c, e->u.index.base->u.name.sym, false, e->u.index.index, false,
-                            e->span);
+        check_region_record(c, e->u.index.base->u.name.sym, 0, e->u.index.index, e->span);
+}
+
+void check_region_record_call(Checker *c, const Expr *call, const Item *fn) {
+    for (int i = 0; c->region && i < call->u.call.nargs && i < fn->u.fn.nparams; i++) {
+        const Param *prm = fn->u.fn.params[i];
+        Expr *arg = call->u.call.args[i];
+        const Type *pt = prm->type;
+        if (pt->kind != TY_VIEW || !pt->u.view.extent || pt->u.view.access != ACCESS_RO ||
+            arg->kind != EXPR_NAME || !arg->u.name.sym || prm->reads == PARAM_READS_NONE)
+            continue;
+        Expr *index = prm->reads == PARAM_READS_AT ? call->u.call.args[prm->reads_at] : NULL;
+        check_region_record(c, arg->u.name.sym, 0, index, arg->span);
+    }
 }
 
 void check_region_record_atomic(Checker *c, Expr *target) {
@@ -251,7 +264,7 @@ void check_region_record_atomic(Checker *c, Expr *target) {
     Symbol *s = target->u.index.base->kind == EXPR_NAME ? target->u.index.base->u.name.sym : NULL;
     if (!s || c->no_record) return;
     c->recording_atomic = true;
-    check_region_record(c, s, false, target->u.index.index, false, target->span);
+    check_region_record(c, s, 0, target->u.index.index, target->span);
     c->recording_atomic = false;
 }
 
@@ -478,8 +491,8 @@ Symbol *check_bind_var(Checker *c, const char *var, Span span, const Type *t) {
 void check_binder(Checker *c, Binder *b) {
     const Type *t;
     if (b->lo) {
-        const Type *lt, *ht;
-        check_pair(c, b->lo, b->count, type_scalar(TY_USIZE), &lt, &ht);
+        CheckTypes both = check_pair(c, b->lo, b->count, type_scalar(TY_USIZE));
+        const Type *lt = both.l, *ht = both.r;
         t = type_is_error(lt) || type_is_error(ht) ? ERR : lt;
         if (!type_is_error(t) && !type_equal(lt, ht)) {
             diag_error(c->d, b->count->span, E_TYPE_MISMATCH, "write both bounds in one type",
@@ -529,6 +542,31 @@ static void check_let(Checker *c, Stmt *s) {
 
 static bool is_float_assign_op(AssignOp op) { return op != ASSIGN_SET; }
 
+/* Whether target names a `let` whose type its untyped literal gave (let mut s = 0.0;). */
+static bool defaulted_let(const Expr *target) {
+    if (target->kind != EXPR_NAME || !target->u.name.sym) return false;
+    const Symbol *sym = target->u.name.sym;
+    return sym->kind == SYM_LOCAL && sym->decl.stmt && sym->decl.stmt->kind == STMT_LET &&
+           !sym->decl.stmt->u.let.declared && check_untyped_literal(sym->decl.stmt->u.let.init);
+}
+
+/* The value assigned to a let whose literal defaulted its type: a mismatch points at the
+ * let, whose type is what to change (let mut s:f32 = 0.0;), not at the value. */
+static const Type *check_assign_to_defaulted(Checker *c, Stmt *s, Stmt *let, const Type *t) {
+    const Type *v = check_expr(c, s->u.assign.value, t);
+    if (type_is_error(v) || type_equal(v, t)) return v;
+    if (!type_is_scalar(v)) return check_expr_as(c, s->u.assign.value, t, "the assigned value");
+    char *init = cairn_print_expr(let->u.let.init), help[256];
+    snprintf(help, sizeof help, "give the let the type you mean: let %s%s:%s = %s;",
+             let->u.let.mut ? "mut " : "", let->u.let.name, check_type_text(v), init);
+    diag_error(c->d, s->u.assign.value->span, E_TYPE_MISMATCH, help,
+               "the assigned value: expected %s, found %s", check_type_text(t), check_type_text(v));
+    diag_note(c->d, let->span, "'%s' is %s because its literal %s defaulted to %s", let->u.let.name,
+              check_type_text(t), init, check_type_text(t));
+    free(init);
+    return ERR;
+}
+
 static void check_assign(Checker *c, Stmt *s) {
     Expr *target = s->u.assign.target;
     const Type *t;
@@ -543,7 +581,7 @@ static void check_assign(Checker *c, Stmt *s) {
             diag_error(c->d, target->span, E_IMMUTABLE, help, "'%s' cannot be assigned", sym->name);
             t = ERR;
         } else if (sym && c->region) {
-            check_region_record(c, sym, true, NULL, false, target->span);
+            check_region_record(c, sym, REC_WRITE, NULL, target->span);
         }
     } else if (target->kind == EXPR_INDEX) {
         bool saved = c->no_record;
@@ -560,7 +598,7 @@ static void check_assign(Checker *c, Stmt *s) {
         }
         Expr *base = target->u.index.base;
         if (base->kind == EXPR_NAME && base->u.name.sym)
-            check_region_record(c, base->u.name.sym, true, target->u.index.index, false,
+            check_region_record(c, base->u.name.sym, REC_WRITE, target->u.index.index,
                                 target->span);
     } else {
         diag_error(c->d, target->span, E_IMMUTABLE,
@@ -568,8 +606,10 @@ static void check_assign(Checker *c, Stmt *s) {
         t = ERR;
         check_expr(c, target, NULL);
     }
-    const Type *v =
-        check_expr_as(c, s->u.assign.value, type_is_error(t) ? NULL : t, "the assigned value");
+    const Type *v = defaulted_let(target) && !type_is_error(t)
+                        ? check_assign_to_defaulted(c, s, target->u.name.sym->decl.stmt, t)
+                        : check_expr_as(c, s->u.assign.value, type_is_error(t) ? NULL : t,
+                                        "the assigned value");
     if (type_is_error(t) || type_is_error(v)) return;
     if (is_float_assign_op(s->u.assign.op) && !type_is_int(t) && !type_is_compute_float(t))
         check_operator_error(c, target, t, ast_assign_op_text(s->u.assign.op));
@@ -600,8 +640,8 @@ static void check_alloc(Checker *c, Stmt *s) {
     if (shared && s->u.alloc.place != PLACE_HOST)
         diag_error(c->d, s->span, E_PLACEMENT, "shared arrays live in the block's shared memory",
                    "a shared array takes no placement");
-    Type *t = type_new_view(c->arena, ACCESS_RW, el, s->u.alloc.count, place,
-                            shared ? VIEW_SHARED : VIEW_BUFFER);
+    Type *t = type_new_view(c->arena, (TypeView){ACCESS_RW, el, s->u.alloc.count, place,
+                                                 shared ? VIEW_SHARED : VIEW_BUFFER});
     Symbol *sym = check_new_symbol(c, SYM_BUFFER, s->u.alloc.name, t, s->u.alloc.name_span);
     sym->decl.stmt = s;
     check_declare_local(c, sym);
@@ -1066,6 +1106,9 @@ bool cairn_check(Program *p, Diags *d) {
     Checker c = {.prog = p, .arena = p->arena, .d = d, .nitems_written = n0};
     for (int i = 0; i < n0; i++)
         if (p->items[i]->kind != ITEM_DERIVE) declare_item(&c, p->items[i]);
+    for (int i = 0; i < p->nbroken; i++) /* abandoned by a syntax error: uses stay quiet */
+        if (p->broken[i] && !lookup_global(&c, p->broken[i]))
+            add_global(&c, check_new_symbol(&c, SYM_POISON, p->broken[i], ERR, (Span){0}));
     for (int i = 0; i < n0; i++) {
         Item *it = p->items[i];
         if (it->kind == ITEM_CONST) check_const(&c, it);
@@ -1073,6 +1116,7 @@ bool cairn_check(Program *p, Diags *d) {
         else if (it->kind == ITEM_FN) check_signature(&c, it);
     }
     check_lane_effects(&c);
+    check_param_reads(&c);
     bool *checked = calloc((size_t)n0 + 1, sizeof(bool));
     if (!checked) abort();
     for (int i = 0; i < n0; i++) {
@@ -1082,7 +1126,7 @@ bool cairn_check(Program *p, Diags *d) {
         /* again, now that `derive grad` has made functions: a derived function that runs
          * a region has the effect, and so does every function that calls it (a later
          * derive's target, checked next, among them) */
-        if (p->nitems > before) check_lane_effects(&c);
+        if (p->nitems > before) check_lane_effects(&c), check_param_reads(&c);
     }
     for (int i = 0; i < p->nitems; i++) {
         Item *it = p->items[i];

@@ -108,8 +108,8 @@ static const Type *check_cr(Checker *c, Expr *e, Builtin b, const Type *expected
 }
 
 static const Type *check_math2(Checker *c, Expr *e, Builtin b, const Type *expected) {
-    const Type *lt, *rt;
-    check_pair(c, arg(e, 0), arg(e, 1), expected, &lt, &rt);
+    CheckTypes both = check_pair(c, arg(e, 0), arg(e, 1), expected);
+    const Type *lt = both.l, *rt = both.r;
     if (type_is_error(lt) || type_is_error(rt)) return ERR;
     bool ints_ok = b == BI_MIN || b == BI_MAX;
     if (type_is_storage_float(lt) || type_is_storage_float(rt))
@@ -126,7 +126,10 @@ static const Type *check_math2(Checker *c, Expr *e, Builtin b, const Type *expec
 static bool refuse_in_lane(Checker *c, Expr *e, const char *what) {
     if (!check_in_lane(c)) return false;
     diag_error(c->d, e->span, E_PARALLEL_CALL,
-               "compute it before the region, or use sqrt, abs, floor, ceil, trunc, min, max",
+               strcmp(what, "observe") == 0
+                   ? "observe a lane's values through an array: write each lane's value into "
+                     "an rw view (v[i] = ...) and observe(\"v\", v) after the region"
+                   : "compute it before the region, or use sqrt, abs, floor, ceil, trunc, min, max",
                "a lane cannot call %s", what);
     check_args_loosely(c, e);
     return true;
@@ -320,7 +323,7 @@ static const Type *check_matrix_mma(Checker *c, Expr *e) {
         return ERR;
     }
     if (arg(e, 3)->kind == EXPR_NAME && arg(e, 3)->u.name.sym)
-        check_region_record(c, arg(e, 3)->u.name.sym, true, NULL, true, arg(e, 3)->span);
+        check_region_record(c, arg(e, 3)->u.name.sym, REC_WRITE | REC_WHOLE, NULL, arg(e, 3)->span);
     return type_scalar(TY_VOID);
 }
 

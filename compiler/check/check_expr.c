@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check/check_internal.h"
+#include "lib/near.h"
 
 #define ERR type_scalar(TY_ERROR)
 
@@ -143,14 +144,70 @@ const Type *check_operator_error(Checker *c, Expr *e, const Type *t, const char 
 }
 
 /* Checks both operands, giving an untyped literal side the other side's type. */
-void check_pair(Checker *c, Expr *l, Expr *r, const Type *hint, const Type **lt, const Type **rt) {
+CheckTypes check_pair(Checker *c, Expr *l, Expr *r, const Type *hint) {
+    CheckTypes t;
     if (check_untyped_literal(l) && !check_untyped_literal(r)) {
-        *rt = check_expr(c, r, hint);
-        *lt = check_expr(c, l, type_is_error(*rt) ? hint : *rt);
+        t.r = check_expr(c, r, hint);
+        t.l = check_expr(c, l, type_is_error(t.r) ? hint : t.r);
     } else {
-        *lt = check_expr(c, l, hint);
-        *rt = check_expr(c, r, type_is_error(*lt) ? hint : *lt);
+        t.l = check_expr(c, l, hint);
+        t.r = check_expr(c, r, type_is_error(t.l) ? hint : t.l);
     }
+    return t;
+}
+
+/* Whether every value of `from` is a value of `to` (the conversion to(x) is exact). */
+static bool check_widens_exactly(const Type *from, const Type *to) {
+    int fb = type_bits(from), tb = type_bits(to);
+    if (type_is_compute_float(from)) return type_is_compute_float(to) && fb < tb;
+    if (!type_is_int(from)) return false;
+    int mag = fb - type_is_signed(from); /* magnitude bits */
+    if (type_is_compute_float(to)) return mag <= (to->kind == TY_F32 ? 24 : 53);
+    if (!type_is_int(to) || (type_is_signed(from) && !type_is_signed(to))) return false;
+    return mag < tb - type_is_signed(to) + 1 && fb < tb;
+}
+
+/* The help for two operands of different types: the exact widening of one side, written
+ * out (f64(x[i])), where one exists; else a conversion on one side. Malloc'ed. */
+static char *mismatch_help(const Expr *l, const Type *lt, const Expr *r, const Type *rt) {
+    const Expr *narrow = check_widens_exactly(lt, rt) ? l : check_widens_exactly(rt, lt) ? r : NULL;
+    const Type *wide = narrow == l ? rt : lt;
+    char *out = malloc(256);
+    if (!narrow) {
+        snprintf(out, 256, "nothing converts implicitly: write %s(...) on one side",
+                 check_type_text(lt));
+        return out;
+    }
+    char *text = cairn_print_expr(narrow);
+    snprintf(out, 256, "nothing converts implicitly: widen the %s side exactly: %s(%s)",
+             check_type_text(narrow == l ? lt : rt), check_type_text(wide), text);
+    free(text);
+    return out;
+}
+
+/* Checks a binary operator's operands (check_pair), except that a storage float beside
+ * an untyped literal (x[i] > 0.0) is refused here: a storage float has no literals and
+ * never computes, so the fix is to widen it (f32(x[i]) > 0.0). Both ERR after that error. */
+static CheckTypes check_operands(Checker *c, Expr *e, const Type *hint) {
+    Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
+    bool lit_l = check_untyped_literal(l), lit_r = check_untyped_literal(r);
+    if (lit_l == lit_r) return check_pair(c, l, r, hint);
+    Expr *other = lit_l ? r : l, *lit = lit_l ? l : r;
+    const Type *t = check_expr(c, other, hint);
+    if (!type_is_storage_float(t)) {
+        const Type *u = check_expr(c, lit, type_is_error(t) ? hint : t);
+        return lit_l ? (CheckTypes){u, t} : (CheckTypes){t, u};
+    }
+    const char *op = ast_binary_op_text(e->u.binary.op);
+    char *x = cairn_print_expr(other), *k = cairn_print_expr(lit), help[256];
+    if (lit_l) snprintf(help, sizeof help, "widen it and compute in f32: %s %s f32(%s)", k, op, x);
+    else snprintf(help, sizeof help, "widen it and compute in f32: f32(%s) %s %s", x, op, k);
+    diag_error(c->d, e->span, E_OPERATOR, help, "'%s' on the storage float %s", op,
+               check_type_text(t));
+    free(x);
+    free(k);
+    check_set_type(lit, ERR);
+    return (CheckTypes){ERR, ERR};
 }
 
 static const Type *check_binary(Checker *c, Expr *e, const Type *expected) {
@@ -163,7 +220,8 @@ static const Type *check_binary(Checker *c, Expr *e, const Type *expected) {
         return check_set_type(e,
                               type_is_error(lt) || type_is_error(rt) ? ERR : type_scalar(TY_BOOL));
     }
-    check_pair(c, e->u.binary.lhs, e->u.binary.rhs, is_compare(op) ? NULL : expected, &lt, &rt);
+    CheckTypes both = check_operands(c, e, is_compare(op) ? NULL : expected);
+    lt = both.l, rt = both.r;
     if (type_is_error(lt) || type_is_error(rt)) return check_set_type(e, ERR);
     if (type_is_storage_float(lt)) return check_operator_error(c, e, lt, text);
     if (type_is_storage_float(rt)) return check_operator_error(c, e, rt, text);
@@ -178,11 +236,10 @@ static const Type *check_binary(Checker *c, Expr *e, const Type *expected) {
         return check_operator_error(c, e, lt, text);
     }
     if (!type_equal(lt, rt)) {
-        char help[128];
-        snprintf(help, sizeof help, "nothing converts implicitly: write %s(...) on one side",
-                 check_type_text(lt));
+        char *help = mismatch_help(e->u.binary.lhs, lt, e->u.binary.rhs, rt);
         diag_error(c->d, e->span, E_TYPE_MISMATCH, help, "'%s' between %s and %s", text,
                    check_type_text(lt), check_type_text(rt));
+        free(help);
         return check_set_type(e, ERR);
     }
     return check_set_type(e, is_compare(op) ? type_scalar(TY_BOOL) : lt);
@@ -243,6 +300,9 @@ static const Type *check_convert(Checker *c, Expr *e) {
     /* An exact constant converts by taking the target's type directly when it can. */
     const Type *hint = type_is_storage_float(to) ? NULL : to;
     if (check_untyped_literal(arg) && type_is_storage_float(to)) hint = type_scalar(TY_F64);
+    /* i32(2.5): a float literal is an f64 that the conversion truncates */
+    const Expr *lit = arg->kind == EXPR_UNARY ? arg->u.unary.operand : arg;
+    if (lit->kind == EXPR_FLOAT && type_is_int(to)) hint = type_scalar(TY_F64);
     const Type *from = check_expr(c, arg, hint);
     if (type_is_error(from)) return check_set_type(e, ERR);
     if (!type_is_scalar(from) || !cast_allowed(from, to)) {
@@ -259,50 +319,50 @@ static const Type *check_convert(Checker *c, Expr *e) {
 
 /* ---- names, indexing, members ---- */
 
-/* The edit distance of a and b (an insertion, deletion, substitution or swap of two
- * neighbours per step: `LIMTI` is one step from `LIMIT`), or cap + 1 once it is known
- * to exceed cap. Names are short: three rows of the table suffice. */
-static int edit_distance(const char *a, const char *b, int cap) {
-    enum { MAXLEN = 64 };
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > MAXLEN || lb > MAXLEN || (la > lb ? la - lb : lb - la) > (size_t)cap) return cap + 1;
-    int rows[3][MAXLEN + 1];
-    for (size_t j = 0; j <= lb; j++) rows[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++) { /* row i of the table lives in rows[i % 3] */
-        int *older = rows[(i + 1) % 3], *prev = rows[(i + 2) % 3], *cur = rows[i % 3];
-        int best = cur[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int v = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            if (prev[j] + 1 < v) v = prev[j] + 1;
-            if (cur[j - 1] + 1 < v) v = cur[j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                older[j - 2] + 1 < v)
-                v = older[j - 2] + 1;
-            cur[j] = v;
-            if (v < best) best = v;
-        }
-        if (best > cap) return cap + 1;
+/* The builtin nearest `name` (within cap, closer than *best), compared by the tail of its
+ * spelling: with a prefix ("std.math."), only builtins under it; without, every function
+ * builtin (sqrt, and std.math.log for `log`). Methods (.rows) never. NULL if none. */
+static const char *near_builtin(const char *name, const char *prefix, int cap, int *best) {
+    const char *found = NULL;
+    size_t np = prefix ? strlen(prefix) : 0;
+    for (int b = 1; b < BI_COUNT; b++) {
+        const char *sp = ast_builtin_name((Builtin)b), *dot = strrchr(sp, '.');
+        if (!sp || sp[0] == '.' || (prefix && strncmp(sp, prefix, np) != 0)) continue;
+        const char *tail = prefix ? sp + np : dot ? dot + 1 : sp;
+        if (strchr(tail, '.')) continue;
+        int dist = near_distance(name, tail, cap);
+        if (dist <= cap && dist < *best) *best = dist, found = sp;
     }
-    return rows[la % 3][lb];
+    return found;
 }
 
 /* The help for an unknown name: the nearest name in scope, within a third of its
- * letters (one at least), locals first (innermost wins a tie), then the top level;
- * functions when a call wants one, values otherwise. NULL when nothing is near. */
+ * letters (one at least), locals first (innermost wins a tie), then the top level, then
+ * (for a call) the builtins and the standard library when nearer still; functions when
+ * a call wants one, values otherwise. NULL when nothing is near. */
 static const char *near_name_help(Checker *c, const char *name, bool want_fn) {
-    int cap = (int)strlen(name) / 3, best = INT_MAX;
-    if (cap < 1) cap = 1;
+    int cap = near_cap(name), best = INT_MAX;
     const char *found = NULL;
     for (int pass = 0; pass < 2; pass++) {
         Symbol **syms = pass == 0 ? c->locals : c->globals;
         for (int i = (pass == 0 ? c->nlocals : c->nglobals) - 1; i >= 0; i--) {
             const Symbol *s = syms[i];
             if (s->kind == SYM_POISON || (s->kind == SYM_FN) != want_fn) continue;
-            int dist = edit_distance(name, s->name, cap);
+            int dist = near_distance(name, s->name, cap);
             if (dist <= cap && dist < best) best = dist, found = s->name;
         }
     }
+    const char *builtin = want_fn ? near_builtin(name, NULL, cap, &best) : NULL;
+    if (builtin) found = builtin;
     return found ? arena_printf(c->arena, "a name that exists: %s", found) : NULL;
+}
+
+/* The help for std.math.X or std.cr.X that does not exist: the nearest one, else the list. */
+static const char *near_std_help(Checker *c, const char *field, const char *prefix,
+                                 const char *otherwise) {
+    int best = INT_MAX;
+    const char *found = near_builtin(field, prefix, near_cap(field), &best);
+    return found ? arena_printf(c->arena, "a name that exists: %s", found) : otherwise;
 }
 
 static const Type *check_name(Checker *c, Expr *e) {
@@ -353,7 +413,7 @@ static const Type *check_index(Checker *c, Expr *e) {
     }
     check_note_placement(c, bt, e->span);
     if (base->kind == EXPR_NAME && base->u.name.sym)
-        check_region_record(c, base->u.name.sym, false, e->u.index.index, false, e->span);
+        check_region_record(c, base->u.name.sym, 0, e->u.index.index, e->span);
     (void)it;
     return check_set_type(e, bt->u.view.elem);
 }
@@ -392,8 +452,8 @@ const Type *check_args_loosely(Checker *c, Expr *e) {
 }
 
 /* A view argument for a view parameter: element, access, placement, constant extent. */
-static void check_view_arg(Checker *c, Expr *arg, const Type *at, const Type *pt, Item *fn,
-                           Param *prm) {
+static void check_view_arg(Checker *c, Expr *arg, const Type *at, Item *fn, Param *prm) {
+    const Type *pt = prm->type;
     if (at->kind != TY_VIEW || !at->u.view.extent) {
         diag_error(c->d, arg->span, E_TYPE_MISMATCH,
                    "pass an array (a view, buffer or shared array)",
@@ -430,12 +490,12 @@ static void check_view_arg(Checker *c, Expr *arg, const Type *at, const Type *pt
                    (long long)want, (long long)have);
     if (c->region) check_note_placement(c, at, arg->span); /* a lane's callee reaches it there */
     if (pt->u.view.access == ACCESS_RW && arg->kind == EXPR_NAME && arg->u.name.sym)
-        check_region_record(c, arg->u.name.sym, true, NULL, true, arg->span);
+        check_region_record(c, arg->u.name.sym, REC_WRITE | REC_WHOLE, NULL, arg->span);
 }
 
 /* A scalar rw<T> parameter takes a mutable variable by reference. */
-static void check_ref_arg(Checker *c, Expr *arg, const Type *at, const Type *pt, Item *fn,
-                          Param *prm) {
+static void check_ref_arg(Checker *c, Expr *arg, const Type *at, Item *fn, Param *prm) {
+    const Type *pt = prm->type;
     Symbol *s = arg->kind == EXPR_NAME ? arg->u.name.sym : NULL;
     if (!s) {
         diag_error(c->d, arg->span, E_TYPE_MISMATCH, "pass a `let mut` variable",
@@ -454,7 +514,7 @@ static void check_ref_arg(Checker *c, Expr *arg, const Type *at, const Type *pt,
                    "'%s' cannot change, and %s takes it as rw", s->name, fn->name);
         return;
     }
-    check_region_record(c, s, true, NULL, true, arg->span);
+    check_region_record(c, s, REC_WRITE | REC_WHOLE, NULL, arg->span);
 }
 
 /* E-ALIAS: an argument bound to an rw parameter is not also another argument. */
@@ -542,8 +602,8 @@ void check_call_args_against(Checker *c, Expr *e, Item *fn) {
         if (pt->kind == TY_VIEW) {
             const Type *at = check_expr(c, arg, NULL);
             if (type_is_error(at)) continue;
-            if (pt->u.view.extent) check_view_arg(c, arg, at, pt, fn, prm);
-            else check_ref_arg(c, arg, at, pt, fn, prm);
+            if (pt->u.view.extent) check_view_arg(c, arg, at, fn, prm);
+            else check_ref_arg(c, arg, at, fn, prm);
         } else {
             char what[128];
             snprintf(what, sizeof what, "argument '%s' of %s", prm->name, fn->name);
@@ -551,6 +611,7 @@ void check_call_args_against(Checker *c, Expr *e, Item *fn) {
         }
     }
     check_aliases(c, e, fn);
+    check_region_record_call(c, e, fn);
     if (fn->u.fn.derived_from) check_grad_roles(c, e, fn);
 }
 
@@ -568,12 +629,16 @@ static const Type *check_call(Checker *c, Expr *e, const Type *expected) {
     }
     if (callee->kind != EXPR_NAME) {
         if (callee->kind == EXPR_MEMBER && is_path(callee->u.member.base, "std", "math"))
-            diag_error(c->d, callee->span, E_UNKNOWN_NAME, "see docs/language.md for std.math",
+            diag_error(c->d, callee->span, E_UNKNOWN_NAME,
+                       near_std_help(c, callee->u.member.field, "std.math.",
+                                     "see docs/language.md for std.math"),
                        "std.math has no function '%s'", callee->u.member.field);
         else if (callee->kind == EXPR_MEMBER && is_path(callee->u.member.base, "std", "cr"))
             diag_error(c->d, callee->span, E_UNKNOWN_NAME,
-                       "std.cr has exp, exp2, expm1, log, log2, log1p, tanh, sigmoid, sin and "
-                       "cos (docs/language.md); std.math has the rest, on the host",
+                       near_std_help(c, callee->u.member.field, "std.cr.",
+                                     "std.cr has exp, exp2, expm1, log, log2, log1p, tanh, "
+                                     "sigmoid, sin and cos (docs/language.md); std.math has "
+                                     "the rest, on the host"),
                        "std.cr has no function '%s'", callee->u.member.field);
         else
             diag_error(c->d, callee->span, E_UNKNOWN_NAME, "call a function by its name",
@@ -709,7 +774,7 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
     }
     if (mode != MODE_PARALLEL) check_note_placement(c, it, into->span);
     if (into->kind == EXPR_NAME && into->u.name.sym)
-        check_region_record(c, into->u.name.sym, true, NULL, true, into->span);
+        check_region_record(c, into->u.name.sym, REC_WRITE | REC_WHOLE, NULL, into->span);
     return check_set_type(e, type_scalar(TY_VOID));
 }
 

@@ -72,9 +72,15 @@ Symbol *check_lookup(Checker *c, const char *name);
 Symbol *check_new_symbol(Checker *c, SymKind kind, const char *name, const Type *t, Span span);
 void check_declare_local(Checker *c, Symbol *s);
 void check_defer_later(Checker *c, Later what, Span span, const char *construct);
-void check_region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole, Span span);
+/* How a region uses an array: REC_WRITE a write (else a read), REC_WHOLE all of it (a view
+ * passed on, else the element at index or a scalar). */
+enum { REC_WRITE = 1u, REC_WHOLE = 2u };
+void check_region_record(Checker *c, Symbol *array, unsigned how, Expr *index, Span span);
 /* Records an atomic's target element and the reads in its index. */
 void check_region_record_atomic(Checker *c, Expr *target);
+/* Records, in a lane, what a call of fn reads of the arrays it is passed (the read sets
+ * of fn's view parameters, check_param_reads). */
+void check_region_record_call(Checker *c, const Expr *call, const Item *fn);
 void check_note_placement(Checker *c, const Type *view, Span span);
 bool check_region_on_device(const Region *r);
 bool check_in_lane(const Checker *c);
@@ -98,11 +104,16 @@ const Type *check_set_type(Expr *e, const Type *t);
 const Type *check_operator_error(Checker *c, Expr *e, const Type *t, const char *op);
 const Type *check_args_loosely(Checker *c, Expr *e);
 /* Checks two operands that must share a type, an untyped literal taking the other's. */
-void check_pair(Checker *c, Expr *l, Expr *r, const Type *hint, const Type **lt, const Type **rt);
+typedef struct CheckTypes {
+    const Type *l, *r;
+} CheckTypes;
+CheckTypes check_pair(Checker *c, Expr *l, Expr *r, const Type *hint);
 
 /* check_summary.c */
 /* Sets every function's lane_effects (what it does, directly or through calls). */
 void check_lane_effects(Checker *c);
+/* Sets Param.reads of every function's view parameters (through its calls). */
+void check_param_reads(Checker *c);
 /* The kinds of rounding a checked function performs, through its calls, as a sorted
  * comma-separated list (malloc'ed), for E-IMPL-NUMERICS. */
 char *check_rounding_signature(const Item *fn);

@@ -3,7 +3,9 @@
  * Lane effects (syntactic, before bodies are checked, and again once `derive grad` has
  * made its functions): whether a function starts
  * parallel work or uses what only the host has, so that a lane calling it is refused
- * (E-PARALLEL-NEST, E-PARALLEL-CALL). Rounding signatures (after checking): the kinds of
+ * (E-PARALLEL-NEST, E-PARALLEL-CALL). View reads (syntactic too): which elements a
+ * function reads of each view parameter, so that a lane passing an array another lane
+ * writes reads it where the callee does (E-LANE-RACE). Rounding signatures (after checking): the kinds of
  * rounding a function performs, from the entries the checker recorded on it and on the
  * functions it calls (check_facts.c), which an implementation must share with its
  * reference (E-IMPL-NUMERICS).
@@ -160,6 +162,103 @@ void check_lane_effects(Checker *c) {
     }
     for (int i = 0; i < n; i++) free(facts[i].callees);
     free(facts);
+}
+
+/* ---- view reads ---- */
+
+/* One pass over a function's body. Names resolve by spelling: a local never reuses a
+ * parameter's name (E-DUPLICATE), so a name spelled as a parameter is that parameter. A
+ * view parameter's name seen anywhere but as an index's base or a user call's argument
+ * (a builtin's argument, a method's receiver, an alias) reads any element. */
+typedef struct ReadWalk {
+    Checker *c;
+    Item *fn;
+    int *uses, *counted; /* per parameter: names seen, and those an index or call explains */
+    bool changed;
+} ReadWalk;
+
+/* The parameter e names (-1: none), when it is a view (views) or a plain scalar. */
+static int param_named(const Item *fn, const Expr *e, bool views) {
+    if (e->kind != EXPR_NAME) return -1;
+    for (int k = 0; k < fn->u.fn.nparams; k++) {
+        const Param *p = fn->u.fn.params[k];
+        bool view = p->type->kind == TY_VIEW;
+        if (strcmp(p->name, e->u.name.name) != 0) continue;
+        if (views ? view && p->type->u.view.extent : !view) return k;
+        return -1;
+    }
+    return -1;
+}
+
+/* Joins "reads at [params[at]]" (at >= 0) or "reads any element" (at < 0) into p's set. */
+static void reads_join(ReadWalk *w, int p, int at) {
+    Param *prm = w->fn->u.fn.params[p];
+    if (prm->reads == PARAM_READS_ANY) return;
+    if (prm->reads == PARAM_READS_AT && prm->reads_at == at) return;
+    if (prm->reads == PARAM_READS_NONE && at >= 0) prm->reads = PARAM_READS_AT, prm->reads_at = at;
+    else prm->reads = PARAM_READS_ANY;
+    w->changed = true;
+}
+
+/* A user call passing a view parameter reads what the callee reads of its parameter. */
+static void reads_call(ReadWalk *w, const Expr *e) {
+    const Expr *callee = e->u.call.callee;
+    if (callee->kind == EXPR_MEMBER && param_named(w->fn, callee->u.member.base, true) >= 0)
+        reads_join(w, param_named(w->fn, callee->u.member.base, true), -1); /* a receiver */
+    Symbol *s = callee->kind == EXPR_NAME ? check_lookup(w->c, callee->u.name.name) : NULL;
+    if (!s || s->kind != SYM_FN) return; /* a builtin's view arguments stay unexplained */
+    const Item *g = s->decl.item;
+    for (int i = 0; i < e->u.call.nargs && i < g->u.fn.nparams; i++) {
+        int p = param_named(w->fn, e->u.call.args[i], true);
+        const Param *q = g->u.fn.params[i];
+        if (p < 0 || q->type->kind != TY_VIEW || !q->type->u.view.extent) continue;
+        w->counted[p]++;
+        if (q->reads == PARAM_READS_NONE) continue;
+        int at = -1;
+        if (q->reads == PARAM_READS_AT && q->reads_at < e->u.call.nargs)
+            at = param_named(w->fn, e->u.call.args[q->reads_at], false);
+        reads_join(w, p, at);
+    }
+}
+
+static void reads_visit(Expr *e, void *ctx) {
+    ReadWalk *w = ctx;
+    int p;
+    if (e->kind == EXPR_NAME && (p = param_named(w->fn, e, true)) >= 0) w->uses[p]++;
+    else if (e->kind == EXPR_INDEX && (p = param_named(w->fn, e->u.index.base, true)) >= 0) {
+        w->counted[p]++;
+        reads_join(w, p, param_named(w->fn, e->u.index.index, false));
+    } else if (e->kind == EXPR_CALL) reads_call(w, e);
+}
+
+static void reads_fn(ReadWalk *w) {
+    int n = w->fn->u.fn.nparams;
+    w->uses = calloc((size_t)n + 1, sizeof(int));
+    w->counted = calloc((size_t)n + 1, sizeof(int));
+    if (!w->uses || !w->counted) abort();
+    ast_visit_exprs(w->fn->u.fn.body, reads_visit, w);
+    for (int p = 0; p < n; p++)
+        if (w->uses[p] > w->counted[p]) reads_join(w, p, -1);
+    free(w->uses);
+    free(w->counted);
+}
+
+void check_param_reads(Checker *c) {
+    Program *prog = c->prog;
+    for (int i = 0; i < prog->nitems; i++)
+        if (prog->items[i]->kind == ITEM_FN)
+            for (int k = 0; k < prog->items[i]->u.fn.nparams; k++)
+                prog->items[i]->u.fn.params[k]->reads = PARAM_READS_NONE;
+    /* Until nothing changes: a set only grows (none, one index, any), so this ends. */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < prog->nitems; i++) {
+            if (prog->items[i]->kind != ITEM_FN) continue;
+            ReadWalk w = {.c = c, .fn = prog->items[i]};
+            reads_fn(&w);
+            changed |= w.changed;
+        }
+    }
 }
 
 /* ---- rounding signatures ---- */

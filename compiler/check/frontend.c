@@ -10,7 +10,7 @@
 Program *cairn_load_text(const char *path, const char *text, size_t len, Diags *d) {
     Program *p = cairn_parse(path, text, len, d);
     d->src = &p->src;
-    if (!diags_has_errors(d)) cairn_check(p, d);
+    cairn_check(p, d); /* after a syntax error, the items that parsed (docs/language.md) */
     if (diags_has_errors(d)) {
         /* Keep the source readable for diags_print: the refused program's arena stays
          * alive until diags_free (it is small, and a refused program ends the run). */

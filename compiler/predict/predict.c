@@ -12,8 +12,6 @@ const char *const predict_space_names[SP_COUNT] = {"host", "device", "unified", 
 const char *const predict_op_names[OP_COUNT] = {"f32",        "f64",         "int",
                                                 "tensor_f16", "tensor_bf16", "tensor_fp8"};
 
-#define PRED_MAX_DEPTH 16
-
 /* ---- atoms and bindings ---- */
 
 typedef struct PBind {
@@ -39,6 +37,8 @@ typedef struct Pred {
     int depth;
     PLoop loops[PRED_MAX_LOOPS];
     int nloops;
+    const Item *fn; /* the function whose body is walked (a callee's, in a call) */
+    bool cut;       /* a call chain reached PRED_MAX_DEPTH: what lies past it is not counted */
 } Pred;
 
 static Poly named(Pred *P, const char *name, PAtomKind kind, const Poly *a, const Poly *b) {
@@ -64,38 +64,50 @@ static void unbind_to(Pred *P, int mark) {
     while (P->nenv > mark) predict_poly_free(&P->env[--P->nenv].value);
 }
 
-/* a OP b for / % << >> min max: folded when both are numbers (integer semantics), a
+/* The operations derived() folds or names, each spelt by its ops.def row. */
+typedef enum DerivedOp { D_DIV, D_REM, D_SHL, D_SHR, D_MIN, D_MAX } DerivedOp;
+
+static DerivedOp derived_op(const Expr *e) {
+    if (e->kind == EXPR_CALL) return e->u.call.builtin == BI_MIN ? D_MIN : D_MAX;
+    BinaryOp op = e->u.binary.op;
+    return op == BIN_DIV ? D_DIV : op == BIN_REM ? D_REM : op == BIN_SHL ? D_SHL : D_SHR;
+}
+
+/* e = a OP b for / % << >> min max: folded when both are numbers (integer semantics), a
  * product for a shift left by a number, else a derived atom named after its text. */
-static Poly derived(Pred *P, const char *op, Poly a, Poly b) {
+static Poly derived(Pred *P, const Expr *e, Poly a, Poly b) {
+    DerivedOp op = derived_op(e);
+    const char *text = e->kind == EXPR_CALL ? ast_builtin_name(e->u.call.builtin)
+                                            : ast_binop(e->u.binary.op)->spelling;
     double x, y;
     bool cx = predict_poly_const_value(&a, &x), cy = predict_poly_const_value(&b, &y);
     Poly r;
-    if (cx && cy && !(y == 0 && (op[0] == '/' || op[0] == '%'))) {
-        double v = op[0] == '/'             ? trunc(x / y)
-                   : op[0] == '%'           ? fmod(x, y)
-                   : strcmp(op, "<<") == 0  ? ldexp(x, (int)y)
-                   : strcmp(op, ">>") == 0  ? trunc(ldexp(x, -(int)y))
-                   : strcmp(op, "min") == 0 ? (x < y ? x : y)
-                                            : (x < y ? y : x);
+    if (cx && cy && !(y == 0 && (op == D_DIV || op == D_REM))) {
+        double v = op == D_DIV   ? trunc(x / y)
+                   : op == D_REM ? fmod(x, y)
+                   : op == D_SHL ? ldexp(x, (int)y)
+                   : op == D_SHR ? trunc(ldexp(x, -(int)y))
+                   : op == D_MIN ? (x < y ? x : y)
+                                 : (x < y ? y : x);
         r = predict_poly_const(v);
-    } else if (cy && strcmp(op, "<<") == 0) {
+    } else if (cy && op == D_SHL) {
         Poly k = predict_poly_const(ldexp(1, (int)y));
         r = predict_poly_mul(&a, &k);
         predict_poly_free(&k);
     } else {
-        if (cy && strcmp(op, ">>") == 0) { /* a >> y is a / 2^y */
+        if (cy && op == D_SHR) { /* a >> y is a / 2^y */
             predict_poly_free(&b);
             b = predict_poly_const(ldexp(1, (int)y));
-            op = "/";
+            op = D_DIV, text = ast_binop(BIN_DIV)->spelling;
         }
         char *ta = predict_poly_text(&a, P->atoms), *tb = predict_poly_text(&b, P->atoms);
-        bool fn = strcmp(op, "min") == 0 || strcmp(op, "max") == 0;
-        char *name = fn ? arena_printf(P->prog->arena, "%s(%s, %s)", op, ta, tb)
-                        : arena_printf(P->prog->arena, "(%s %s %s)", ta, op, tb);
-        PAtomKind kind = op[0] == '/'             ? PA_DIV
-                         : op[0] == '%'           ? PA_REM
-                         : strcmp(op, "min") == 0 ? PA_MIN
-                                                  : PA_MAX;
+        bool fn = op == D_MIN || op == D_MAX;
+        char *name = fn ? arena_printf(P->prog->arena, "%s(%s, %s)", text, ta, tb)
+                        : arena_printf(P->prog->arena, "(%s %s %s)", ta, text, tb);
+        PAtomKind kind = op == D_DIV   ? PA_DIV
+                         : op == D_REM ? PA_REM
+                         : op == D_MIN ? PA_MIN
+                                       : PA_MAX;
         r = named(P, name, kind, &a, &b);
         free(ta), free(tb);
     }
@@ -114,6 +126,9 @@ static Poly value_poly(Pred *P, const Expr *e) {
         const Poly *bound = s ? check_lookup(P, s) : NULL;
         if (bound) return predict_poly_copy(bound);
         if (s && s->kind == SYM_CONST) return value_poly(P, s->decl.item->u.const_.value);
+        if (s && (s->kind != SYM_PARAM || P->depth > 0)) /* a variable: its function's own */
+            return named(P, arena_printf(P->prog->arena, "(%s.%s)", P->fn->name, e->u.name.name),
+                         PA_OPAQUE, NULL, NULL);
         return named(P, e->u.name.name, PA_NAME, NULL, NULL);
     }
     case EXPR_UNARY:
@@ -126,8 +141,6 @@ static Poly value_poly(Pred *P, const Expr *e) {
         break;
     case EXPR_BINARY: {
         BinaryOp op = e->u.binary.op;
-        static const char *const ops[] = {
-            [BIN_DIV] = "/", [BIN_REM] = "%", [BIN_SHL] = "<<", [BIN_SHR] = ">>"};
         if (op != BIN_ADD && op != BIN_SUB && op != BIN_MUL && op != BIN_DIV && op != BIN_REM &&
             op != BIN_SHL && op != BIN_SHR)
             break;
@@ -136,7 +149,7 @@ static Poly value_poly(Pred *P, const Expr *e) {
         else if (op == BIN_ADD || op == BIN_SUB) {
             predict_poly_add(&r, &a, 1);
             predict_poly_add(&r, &b, op == BIN_ADD ? 1 : -1);
-        } else return derived(P, ops[op], a, b);
+        } else return derived(P, e, a, b);
         predict_poly_free(&a);
         predict_poly_free(&b);
         return r;
@@ -144,8 +157,8 @@ static Poly value_poly(Pred *P, const Expr *e) {
     case EXPR_CALL:
         if ((e->u.call.builtin == BI_MIN || e->u.call.builtin == BI_MAX) && e->type &&
             type_is_int(e->type))
-            return derived(P, e->u.call.builtin == BI_MIN ? "min" : "max",
-                           value_poly(P, e->u.call.args[0]), value_poly(P, e->u.call.args[1]));
+            return derived(P, e, value_poly(P, e->u.call.args[0]),
+                           value_poly(P, e->u.call.args[1]));
         break;
     default: break;
     }
@@ -159,6 +172,13 @@ static Poly value_poly(Pred *P, const Expr *e) {
 
 static void count(Poly *slot, Pred *P, double per_run) {
     predict_poly_add(slot, &P->mult, per_run);
+}
+
+/* Counts per_run `times` times each time the current statement runs. */
+static void count_times(Poly *slot, Pred *P, const Poly *times, double per_run) {
+    Poly t = predict_poly_mul(&P->mult, times);
+    predict_poly_add(slot, &t, per_run);
+    predict_poly_free(&t);
 }
 
 static PSpace space_of(const Symbol *s) {
@@ -223,21 +243,42 @@ static void repeat(Pred *P, Poly trips, void (*body)(Pred *, void *), void *ctx)
     P->mult = saved;
 }
 
-/* Whether p >= 0 for every value of the enclosing loops' variables it uses (checked at
- * both ends of each range: p is linear in them in every loop the language writes). */
-static bool surely_nonneg(Pred *P, const Poly *p) {
-    for (int l = P->nloops - 1; l >= 0; l--) {
-        const PLoop *L = &P->loops[l];
-        if (!predict_poly_uses(p, L->atom)) continue;
-        Poly last = predict_poly_copy(&L->hi), one = predict_poly_const(1);
-        predict_poly_add(&last, &one, -1);
-        Poly at_lo = predict_poly_subst(p, L->atom, &L->lo),
-             at_hi = predict_poly_subst(p, L->atom, &last);
-        bool ok = surely_nonneg(P, &at_lo) && surely_nonneg(P, &at_hi);
-        predict_poly_free(&last), predict_poly_free(&one), predict_poly_free(&at_lo),
-            predict_poly_free(&at_hi);
-        return ok;
+static bool surely_nonneg(Pred *P, const Poly *p);
+
+/* p at end + k for the loop variable a. */
+static Poly at_offset(const Poly *p, int a, const Poly *end, double k) {
+    Poly v = predict_poly_copy(end), d = predict_poly_const(k);
+    predict_poly_add(&v, &d, 1);
+    Poly r = predict_poly_subst(p, a, &v);
+    predict_poly_free(&v), predict_poly_free(&d);
+    return r;
+}
+
+/* Whether p >= 0 over one enclosing loop's range, which is not empty when p is asked
+ * about (the loop runs): at both ends; or, p linear in the variable, at one end and
+ * moving away from it (`for j in 0..i`: i is 0 at the start and rises). */
+static bool nonneg_over(Pred *P, const Poly *p, const PLoop *L) {
+    Poly at_lo = predict_poly_subst(p, L->atom, &L->lo), at_hi = at_offset(p, L->atom, &L->hi, -1);
+    Poly p1 = at_offset(p, L->atom, &L->lo, 1), p2 = at_offset(p, L->atom, &L->lo, 2);
+    Poly step = predict_poly_copy(&p1), bend = predict_poly_copy(&p2);
+    predict_poly_add(&step, &at_lo, -1);
+    predict_poly_add(&bend, &p1, -2), predict_poly_add(&bend, &at_lo, 1);
+    bool lo_ok = surely_nonneg(P, &at_lo), hi_ok = surely_nonneg(P, &at_hi), ok = lo_ok && hi_ok;
+    if (!ok && predict_poly_is_zero(&bend)) { /* linear: p = p(lo) + step * (a - lo) */
+        Poly down = {0};
+        predict_poly_add(&down, &step, -1);
+        ok = (lo_ok && surely_nonneg(P, &step)) || (hi_ok && surely_nonneg(P, &down));
+        predict_poly_free(&down);
     }
+    predict_poly_free(&at_lo), predict_poly_free(&at_hi), predict_poly_free(&p1),
+        predict_poly_free(&p2), predict_poly_free(&step), predict_poly_free(&bend);
+    return ok;
+}
+
+/* Whether p >= 0 for every value of the enclosing loops' variables it uses. */
+static bool surely_nonneg(Pred *P, const Poly *p) {
+    for (int l = P->nloops - 1; l >= 0; l--)
+        if (predict_poly_uses(p, P->loops[l].atom)) return nonneg_over(P, p, &P->loops[l]);
     return predict_poly_surely_nonneg(p, P->atoms);
 }
 
@@ -248,16 +289,29 @@ static Poly largest(Pred *P, const Poly *p) {
     for (int l = P->nloops - 1; l >= 0; l--) {
         const PLoop *L = &P->loops[l];
         if (!predict_poly_uses(&r, L->atom)) continue;
-        Poly at_lo = predict_poly_subst(&r, L->atom, &L->lo);
+        Poly at_lo = predict_poly_subst(&r, L->atom, &L->lo),
+             p1 = at_offset(&r, L->atom, &L->lo, 1);
+        predict_poly_add(&p1, &at_lo, -1); /* the step: rising (j in 1..i) or falling (j in i..n) */
+        bool rising = surely_nonneg(P, &p1);
+        predict_poly_free(&p1);
+        if (rising) predict_poly_free(&at_lo), at_lo = at_offset(&r, L->atom, &L->hi, -1);
         predict_poly_free(&r);
-        r = at_lo; /* trip counts fall as an outer index rises (j in i..n) */
+        r = at_lo;
     }
     return r;
 }
 
 /* Adds scale * (the sum of `per` over the loop's variable a in lo..hi) into acc. */
-static void add_summed(Pred *P, Poly *acc, const Poly *per, int a, const Poly *lo, const Poly *hi,
-                       const Poly *scale) {
+/* A loop's range as add_summed sums over it: its variable's atom (-1: none), its bounds
+ * and the factor every count is scaled by. */
+typedef struct LoopSum {
+    int a;
+    const Poly *lo, *hi, *scale;
+} LoopSum;
+
+static void add_summed(Poly *acc, const Poly *per, const LoopSum *r) {
+    int a = r->a;
+    const Poly *lo = r->lo, *hi = r->hi, *scale = r->scale;
     Poly s = {0};
     if (a < 0 || !predict_poly_uses(per, a) || !predict_poly_sum(per, a, lo, hi, &s)) {
         Poly trips = predict_poly_copy(hi),
@@ -269,13 +323,14 @@ static void add_summed(Pred *P, Poly *acc, const Poly *per, int a, const Poly *l
     Poly t = predict_poly_mul(&s, scale);
     predict_poly_add(acc, &t, 1);
     predict_poly_free(&s), predict_poly_free(&t);
-    (void)P;
 }
 
-/* Counts body(ctx) once per index of `var in lo..hi`: the body's counts are polynomials
- * in the variable, summed exactly; a range that may be empty is gated by [hi - lo > 0]. */
-static void loop(Pred *P, const Symbol *var, Expr *lo_e, Expr *hi_e, void (*body)(Pred *, void *),
-                 void *ctx) {
+static void loop_body(Pred *P, void *ctx);
+
+/* Counts loop_body(ctx) once per index of `var in lo..hi`: the body's counts are
+ * polynomials in the variable, summed exactly; a range that may be empty is gated by
+ * [hi - lo > 0]. */
+static void loop(Pred *P, const Symbol *var, Expr *lo_e, Expr *hi_e, void *ctx) {
     if (lo_e) expr(P, lo_e);
     expr(P, hi_e);
     Poly lo = lo_e ? value_poly(P, lo_e) : predict_poly_const(0), hi = value_poly(P, hi_e);
@@ -309,19 +364,19 @@ static void loop(Pred *P, const Symbol *var, Expr *lo_e, Expr *hi_e, void (*body
             P->loops[P->nloops++] = (PLoop){a, lo, hi};
         }
     }
-    body(P, ctx);
+    loop_body(P, ctx);
     if (a >= 0) P->nloops--;
     unbind_to(P, mark);
     predict_poly_free(&P->mult);
     P->c = outer;
     P->mult = saved;
     Poly scale = predict_poly_mul(&saved, &gate);
+    LoopSum range = {a, &lo, &hi, &scale};
     for (int s = 0; s < SP_COUNT; s++) {
-        add_summed(P, &outer->read[s], &inner.read[s], a, &lo, &hi, &scale);
-        add_summed(P, &outer->written[s], &inner.written[s], a, &lo, &hi, &scale);
+        add_summed(&outer->read[s], &inner.read[s], &range);
+        add_summed(&outer->written[s], &inner.written[s], &range);
     }
-    for (int k = 0; k < OP_COUNT; k++)
-        add_summed(P, &outer->ops[k], &inner.ops[k], a, &lo, &hi, &scale);
+    for (int k = 0; k < OP_COUNT; k++) add_summed(&outer->ops[k], &inner.ops[k], &range);
     predict_counts_free(&inner);
     predict_poly_free(&lo), predict_poly_free(&hi), predict_poly_free(&trips),
         predict_poly_free(&gate), predict_poly_free(&scale);
@@ -344,7 +399,7 @@ static void loop_body(Pred *P, void *ctx) {
     bool exact =
         type_is_float(e->type) && e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD;
     if (exact) count(&P->c->ops[OP_F64], P, 12); /* TwoSum steps: about twelve additions a term */
-    else if (k >= 0) count(&P->c->ops[k], P, 1);
+    else if (k >= 0 && ast_form_cost(FORM_REDUCE) != COST_NONE) count(&P->c->ops[k], P, 1);
     if (e->u.reduce.scan && e->u.reduce.into) {
         const Symbol *s = e->u.reduce.into->kind == EXPR_NAME ? e->u.reduce.into->u.name.sym : NULL;
         count(&P->c->written[space_of(s)], P, elem_bytes(s ? s->type : NULL));
@@ -353,7 +408,7 @@ static void loop_body(Pred *P, void *ctx) {
 
 static void reduce(Pred *P, Expr *e) {
     LoopCtx lc = {NULL, e};
-    loop(P, e->u.reduce.var_sym, e->u.reduce.lo, e->u.reduce.count, loop_body, &lc);
+    loop(P, e->u.reduce.var_sym, e->u.reduce.lo, e->u.reduce.count, &lc);
 }
 
 static int tensor_kind(const Type *t) {
@@ -363,6 +418,30 @@ static int tensor_kind(const Type *t) {
     if (t->kind == TY_BF16) return OP_TENSOR_BF16;
     if (t->kind == TY_F8E4M3 || t->kind == TY_F8E5M2) return OP_TENSOR_FP8;
     return OP_TENSOR_F16;
+}
+
+/* A whole matrix an argument names, read or written: its elements' bytes, `elems` times. */
+typedef struct MatPart {
+    int elems; /* 0: m*k, 1: k*n, 2: m*n */
+    int arg;
+    bool write;
+} MatPart;
+
+/* Counts the matrices of a call taking (m, n, k, ...) and returns m*n*k. */
+static Poly matrices(Pred *P, Expr *e, const MatPart *parts, int nparts) {
+    Expr **a = e->u.call.args;
+    Poly m = value_poly(P, a[0]), n = value_poly(P, a[1]), k = value_poly(P, a[2]);
+    Poly elems[3] = {predict_poly_mul(&m, &k), predict_poly_mul(&k, &n), predict_poly_mul(&m, &n)};
+    for (int i = 0; i < nparts; i++) {
+        const Expr *x = a[parts[i].arg];
+        const Symbol *s = x->kind == EXPR_NAME ? x->u.name.sym : NULL;
+        Poly *slot = parts[i].write ? &P->c->written[space_of(s)] : &P->c->read[space_of(s)];
+        count_times(slot, P, &elems[parts[i].elems], elem_bytes(s ? s->type : NULL));
+    }
+    Poly mnk = predict_poly_mul(&elems[2], &k);
+    predict_poly_free(&m), predict_poly_free(&n), predict_poly_free(&k);
+    for (int i = 0; i < 3; i++) predict_poly_free(&elems[i]);
+    return mnk;
 }
 
 /* mma_unordered(m, n, k, c, a, b): 2mnk operations; a and b read, c read and written. */
@@ -376,47 +455,51 @@ static void matmul(Pred *P, Expr *e) {
         count(&P->c->ops[tensor_kind(a[1]->type)], P, flops);
         return;
     }
-    Poly m = value_poly(P, a[0]), n = value_poly(P, a[1]), k = value_poly(P, a[2]);
-    Poly mn = predict_poly_mul(&m, &n), mk = predict_poly_mul(&m, &k),
-         kn = predict_poly_mul(&k, &n), mnk = predict_poly_mul(&mn, &k);
-    Poly saved = P->mult;
-    const Symbol *sc = a[3]->kind == EXPR_NAME ? a[3]->u.name.sym : NULL;
+    static const MatPart parts[] = {{0, 4, false}, {1, 5, false}, {2, 3, false}, {2, 3, true}};
+    Poly mnk = matrices(P, e, parts, 4);
     const Symbol *sa = a[4]->kind == EXPR_NAME ? a[4]->u.name.sym : NULL;
-    const Symbol *sb = a[5]->kind == EXPR_NAME ? a[5]->u.name.sym : NULL;
-    struct {
-        Poly *elems;
-        const Symbol *s;
-        bool write;
-    } parts[] = {{&mk, sa, false}, {&kn, sb, false}, {&mn, sc, false}, {&mn, sc, true}};
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        P->mult = predict_poly_mul(&saved, parts[i].elems);
-        Poly *slot = parts[i].write ? &P->c->written[space_of(parts[i].s)]
-                                    : &P->c->read[space_of(parts[i].s)];
-        count(slot, P, elem_bytes(parts[i].s ? parts[i].s->type : NULL));
-        predict_poly_free(&P->mult);
-    }
-    P->mult = predict_poly_mul(&saved, &mnk);
-    count(&P->c->ops[tensor_kind(sa ? sa->type : NULL)], P, 2);
-    predict_poly_free(&P->mult);
-    P->mult = saved;
-    predict_poly_free(&m), predict_poly_free(&n), predict_poly_free(&k), predict_poly_free(&mn),
-        predict_poly_free(&mk), predict_poly_free(&kn), predict_poly_free(&mnk);
+    count_times(&P->c->ops[tensor_kind(sa ? sa->type : NULL)], P, &mnk, 2);
+    predict_poly_free(&mnk);
+}
+
+/* mm_enclose(m, n, k, lo, hi, a, b), the bracket GEMM: two f64 operations a product; a
+ * and b read, lo and hi written. */
+static void enclose(Pred *P, Expr *e) {
+    static const MatPart parts[] = {{0, 5, false}, {1, 6, false}, {2, 3, true}, {2, 4, true}};
+    Poly mnk = matrices(P, e, parts, 4);
+    count_times(&P->c->ops[OP_F64], P, &mnk, 2);
+    predict_poly_free(&mnk);
+}
+
+/* Every element of the view an argument names, read or written (copy's two sides). */
+static void whole_view(Pred *P, const Expr *x, bool write) {
+    const Symbol *s = x->kind == EXPR_NAME ? x->u.name.sym : NULL;
+    const Type *t = s ? s->type : x->type;
+    if (!t || t->kind != TY_VIEW || !t->u.view.extent) return;
+    Poly n = value_poly(P, t->u.view.extent);
+    count_times(write ? &P->c->written[space_of(s)] : &P->c->read[space_of(s)], P, &n,
+                elem_bytes(t));
+    predict_poly_free(&n);
 }
 
 static void user_call(Pred *P, Expr *e) {
     const Item *fn = e->u.call.fn;
     for (int i = 0; i < e->u.call.nargs; i++)
         if (e->u.call.args[i]->kind != EXPR_NAME) expr(P, e->u.call.args[i]);
-    if (P->depth >= PRED_MAX_DEPTH) return;
+    if (P->depth >= PRED_MAX_DEPTH) {
+        P->cut = true;
+        return;
+    }
     Poly *vals = calloc((size_t)fn->u.fn.nparams + 1, sizeof *vals);
     if (!vals) abort();
     for (int i = 0; i < fn->u.fn.nparams; i++) vals[i] = value_poly(P, e->u.call.args[i]);
     int mark = P->nenv;
     for (int i = 0; i < fn->u.fn.nparams; i++) bind(P, fn->u.fn.params[i]->sym, vals[i]);
     free(vals);
-    P->depth++;
+    const Item *caller = P->fn;
+    P->depth++, P->fn = fn;
     block(P, fn->u.fn.body);
-    P->depth--;
+    P->depth--, P->fn = caller;
     unbind_to(P, mark);
 }
 
@@ -432,17 +515,20 @@ static void call(Pred *P, Expr *e) {
         return;
     }
     for (int i = 0; i < e->u.call.nargs; i++) expr(P, e->u.call.args[i]);
-    if (cost == COST_GEMM) { /* the bracket GEMM: counted as two f64 operations a product */
-        Poly m = value_poly(P, e->u.call.args[0]), n = value_poly(P, e->u.call.args[1]),
-             k = value_poly(P, e->u.call.args[2]);
-        Poly mn = predict_poly_mul(&m, &n), mnk = predict_poly_mul(&mn, &k), saved = P->mult;
-        P->mult = predict_poly_mul(&saved, &mnk);
-        count(&P->c->ops[OP_F64], P, 2);
-        predict_poly_free(&P->mult);
-        P->mult = saved;
-        predict_poly_free(&m), predict_poly_free(&n), predict_poly_free(&k), predict_poly_free(&mn),
-            predict_poly_free(&mnk);
+    if (cost == COST_GEMM) {
+        enclose(P, e);
         return;
+    }
+    if (cost == COST_COPY) { /* copy(dst, src) */
+        whole_view(P, e->u.call.args[1], false);
+        whole_view(P, e->u.call.args[0], true);
+        return;
+    }
+    const Expr *target = e->u.call.args[0]; /* an atomic's element: read above, and written */
+    if (cost == COST_ATOMIC && target->kind == EXPR_INDEX) {
+        const Expr *base = target->u.index.base;
+        const Symbol *s = base->kind == EXPR_NAME ? base->u.name.sym : NULL;
+        count(&P->c->written[space_of(s)], P, elem_bytes(s ? s->type : NULL));
     }
     int k = cost == COST_F32 ? OP_F32 : op_kind(e->type); /* quantize: x / scale */
     if (k >= 0 && cost != COST_NONE) count(&P->c->ops[k], P, 1);
@@ -451,7 +537,12 @@ static void call(Pred *P, Expr *e) {
 static void expr(Pred *P, Expr *e) {
     if (!e) return;
     switch (e->kind) {
-    case EXPR_UNARY: expr(P, e->u.unary.operand); break;
+    case EXPR_UNARY: {
+        expr(P, e->u.unary.operand);
+        int k = op_kind(e->type);
+        if (k >= 0 && ast_unop(e->u.unary.op)->cost != COST_NONE) count(&P->c->ops[k], P, 1);
+        break;
+    }
     case EXPR_BINARY: {
         expr(P, e->u.binary.lhs);
         expr(P, e->u.binary.rhs);
@@ -462,7 +553,11 @@ static void expr(Pred *P, Expr *e) {
     }
     case EXPR_CALL: call(P, e); break;
     case EXPR_INDEX: access(P, e, false, true); break;
-    case EXPR_CONVERT: expr(P, e->u.convert.arg); break;
+    case EXPR_CONVERT:
+        expr(P, e->u.convert.arg);
+        if (op_kind(e->type) >= 0 && ast_form_cost(FORM_CONVERT) != COST_NONE)
+            count(&P->c->ops[op_kind(e->type)], P, 1);
+        break;
     case EXPR_REDUCE: reduce(P, e); break;
     case EXPR_MEMBER: expr(P, e->u.member.base); break;
     default: break;
@@ -482,7 +577,8 @@ static void stmt(Pred *P, Stmt *s) {
         bool compound = s->u.assign.op != ASSIGN_SET;
         if (t->kind == EXPR_INDEX) access(P, t, true, compound);
         int k = op_kind(t->type);
-        if (compound && k >= 0) count(&P->c->ops[k], P, 1);
+        if (compound && k >= 0 && ast_binop(ast_assign_binop(s->u.assign.op))->cost != COST_NONE)
+            count(&P->c->ops[k], P, 1);
         break;
     }
     case STMT_EXPR: expr(P, s->u.expr); break;
@@ -495,7 +591,7 @@ static void stmt(Pred *P, Stmt *s) {
     case STMT_PARALLEL: {
         const Binder *b = s->kind == STMT_FOR ? &s->u.for_.b : &s->u.parallel.b;
         LoopCtx lc = {s->kind == STMT_FOR ? s->u.for_.body : s->u.parallel.body, NULL};
-        loop(P, b->sym, b->lo, b->count, loop_body, &lc);
+        loop(P, b->sym, b->lo, b->count, &lc);
         break;
     }
     case STMT_BLOCKS: {
@@ -532,8 +628,9 @@ static void block(Pred *P, Block *b) {
 
 bool predict_function(Program *p, const Item *fn, PAtoms *atoms, PCounts *out) {
     memset(out, 0, sizeof *out);
-    Pred P = {.prog = p, .atoms = atoms, .c = out, .mult = predict_poly_const(1)};
+    Pred P = {.prog = p, .atoms = atoms, .c = out, .mult = predict_poly_const(1), .fn = fn};
     block(&P, fn->u.fn.body);
+    out->cut = P.cut;
     predict_poly_free(&P.mult);
     unbind_to(&P, 0);
     free(P.env);

@@ -28,6 +28,7 @@
 #include "syntax/syntax.h"
 
 #define PRED_MAX_ATOMS 48
+#define PRED_MAX_DEPTH 16 /* calls deep: a longer chain (recursion) is cut there */
 
 /* coef * prod(atom_i ^ pow[i]) */
 typedef struct PTerm {
@@ -56,6 +57,7 @@ extern const char *const predict_op_names[OP_COUNT];
 
 typedef struct PCounts {
     Poly read[SP_COUNT], written[SP_COUNT], ops[OP_COUNT];
+    bool cut; /* a call chain deeper than PRED_MAX_DEPTH calls: what lies past it is not counted */
 } PCounts;
 
 /* What an atom is: a parameter (bound by --size), a loop variable (summed out), derived

@@ -137,15 +137,9 @@ typedef enum OpRule {
 } OpRule;
 
 typedef enum OpRounding {
-    RND_NONE,
-    RND_EXACT,
-    RND_ONCE,
-    RND_STOCHASTIC,
-    RND_OUTWARD,
-    RND_UNORDERED,
-    RND_CR,
-    RND_LIBM,
-    RND_STORE
+#define ROUNDING(id, receipt, wording) RND_##id,
+#include "syntax/ops.def"
+    RND_COUNT
 } OpRounding;
 
 enum { W_HOST = 1u, W_LANE = 2u, W_DEVICE = 4u, W_REGION = 8u, W_SPAWNS = 16u };
@@ -160,7 +154,15 @@ typedef enum GuardKind {
 #define GB(kind) (1u << GK_##kind)
 
 typedef enum OpGrad { GRAD_NONE, GRAD_ZERO, GRAD_RULE } OpGrad;
-typedef enum OpCost { COST_NONE, COST_RESULT, COST_F32, COST_MATMUL, COST_GEMM } OpCost;
+typedef enum OpCost {
+    COST_NONE,
+    COST_RESULT,
+    COST_F32,
+    COST_MATMUL,
+    COST_GEMM,
+    COST_COPY,
+    COST_ATOMIC
+} OpCost;
 typedef enum OpClass { OPC_ARITH, OPC_COMPARE, OPC_LOGIC, OPC_BITS, OPC_SHIFT } OpClass;
 
 typedef enum UnaryOp {
@@ -236,6 +238,11 @@ const OperatorInfo *ast_binop(BinaryOp op);
 const OperatorInfo *ast_unop(UnaryOp op);
 OpRounding ast_form_rounding(OpForm f);
 unsigned ast_form_guards(OpForm f);
+OpCost ast_form_cost(OpForm f);
+/* A rounding class's ROUNDING row: the receipt's name (NULL: none of its own), and how
+ * cairn verify says a value it does not know was rounded ("the C library's rounding"). */
+const char *ast_rounding_receipt(OpRounding r);
+const char *ast_rounding_text(OpRounding r);
 /* The builtin spelt SPELLING ("sqrt", "std.math.exp", ".col"), or BI_NONE. */
 Builtin ast_builtin_lookup(const char *spelling);
 /* How the guards of kind k trap ("integer overflow"). */
@@ -247,6 +254,13 @@ static inline bool ast_builtin_is_cr(Builtin b) { return ast_op(b)->family == FA
 static inline bool ast_builtin_is_exact(Builtin b) { return ast_op(b)->family == FAM_EXACT; }
 /* std.math, host only. */
 static inline bool ast_builtin_is_math(Builtin b) { return ast_op(b)->family == FAM_MATH; }
+/* Whether a call's compute-float value is made by the machine's float arithmetic: a
+ * function of numbers by the rule column (the exact functions, std.math), so a device
+ * lane's NaN from it has the device's bits ("NaN bits" in docs/devices.md); moves
+ * (to_bits, std.cr, atomics, fragments) keep theirs. The lowering and verify read it. */
+static inline bool ast_builtin_makes_float(Builtin b) {
+    return ast_op(b)->rule == RULE_FLOAT1 || ast_op(b)->rule == RULE_FLOAT2;
+}
 /* A layout's method (.cosize, .row, ...), whose callee holds its receiver. */
 static inline bool ast_builtin_is_method(Builtin b) { return ast_op(b)->family == FAM_METHOD; }
 /* An arithmetic operator (+ - * / %), a comparison (== ... >=). */
@@ -426,12 +440,22 @@ typedef enum ItemKind {
     ITEM_DERIVE  /* derive grad[w, b] for f; */
 } ItemKind;
 
+/* Which elements a function reads of a view parameter, through its calls (Param.reads:
+ * the checker's summary for the race rule). The zero value is the conservative one. */
+typedef enum ParamReads {
+    PARAM_READS_ANY = 0, /* any element (or not summarised) */
+    PARAM_READS_NONE,    /* none */
+    PARAM_READS_AT       /* only [params[reads_at]], a scalar parameter */
+} ParamReads;
+
 struct Param {
     const char *name;
     Span span; /* the whole `name:T` */
     Span name_span;
     const Type *type;
-    Symbol *sym; /* checker */
+    Symbol *sym;      /* checker */
+    ParamReads reads; /* checker: what the function reads of a view parameter */
+    int reads_at;     /* PARAM_READS_AT: the index parameter */
 };
 
 struct Item {
@@ -496,6 +520,11 @@ typedef struct Program {
     Item **items;
     int nitems;
     bool checked; /* the checker accepted it */
+    /* Items a syntax error abandoned, by name (NULL where none was read): the checker
+     * declares them poisoned, so the items that parsed are checked without false
+     * unknown names (cairn_parse). */
+    const char **broken;
+    int nbroken;
 } Program;
 
 /* Node constructors: zeroed nodes from the program's arena. */
@@ -522,6 +551,8 @@ const char *ast_unary_op_text(UnaryOp op);
 const char *ast_reduce_op_text(ReduceOp op);
 const char *ast_reduce_mode_text(ReduceMode m);
 const char *ast_assign_op_text(AssignOp op);
+/* The operator a compound assignment applies (+= is +); not for ASSIGN_SET. */
+BinaryOp ast_assign_binop(AssignOp op);
 const char *ast_builtin_name(Builtin b); /* as written, e.g. "std.math.exp" */
 
 #endif

@@ -225,7 +225,8 @@ static const Type *parse_fragment_type(Parser *p) {
         dims[k] = (int)parse_small_int(p, "a fragment dimension (an integer)");
     }
     expect(p, TOK_RBRACKET);
-    return type_new_fragment(p->arena, fams[i].fam, fams[i].role, elem, dims[0], dims[1], dims[2]);
+    return type_new_fragment(
+        p->arena, (TypeFrag){fams[i].fam, fams[i].role, elem, dims[0], dims[1], dims[2]});
 }
 
 static const Type *parse_view_type(Parser *p) {
@@ -239,7 +240,7 @@ static const Type *parse_view_type(Parser *p) {
         expect(p, TOK_RBRACKET);
     }
     Placement place = parse_placement(p);
-    return type_new_view(p->arena, acc, elem, extent, place, VIEW_PARAM);
+    return type_new_view(p->arena, (TypeView){acc, elem, extent, place, VIEW_PARAM});
 }
 
 static const Type *parse_type(Parser *p) {
@@ -767,6 +768,20 @@ static bool sync_to_stmt(Parser *p, int stmt_start, int error_pos) {
     }
 }
 
+/* An item keyword at column 1 inside a block (a `fn` after a missing `}`): the block
+ * that is still open is the cause, reported first and at its '{'; the item loop then
+ * reads the item (never skipped as a statement, so one '}' gives one error). */
+static _Noreturn void unclosed_before_item(Parser *p, int start, jmp_buf outer) {
+    const Token *t = peek(p);
+    diag_error(p->d, tok_span(p, &p->toks[start]), E_SYNTAX,
+               "close the block with '}' before the next item",
+               "this '{' is not closed before line %d, where '%.*s' starts the next item", t->line,
+               t->len, p->src->text + t->off);
+    diag_note(p->d, tok_span(p, t), "the next item starts here");
+    memcpy(p->on_error, outer, sizeof(jmp_buf));
+    longjmp(p->on_error, 1);
+}
+
 /* The statements of a block, each parsed under this block's recovery (see the top). */
 static Block *parse_block(Parser *p) {
     int start = p->pos;
@@ -776,6 +791,8 @@ static Block *parse_block(Parser *p) {
     memcpy(outer, p->on_error, sizeof outer);
     int depth = p->depth;
     while (!lower_at(p, TOK_RBRACE)) {
+        if (peek(p)->col == 1 && starts_item(peek(p)->kind) && !lower_at(p, TOK_EOF))
+            unclosed_before_item(p, start, outer);
         if (lower_at(p, TOK_EOF)) { /* say where the unclosed block began */
             diag_error(p->d, tok_span(p, peek(p)), E_SYNTAX, "close the block with '}'",
                        "expected '}', found end of file");
@@ -813,8 +830,19 @@ static Param *parse_param(Parser *p) {
     return pr;
 }
 
+/* A function's name; a type's keyword there (fn f16(...)) says it is a type. */
+static const Token *expect_fn_name(Parser *p) {
+    const Token *t = peek(p);
+    if (t->kind != TOK_IDENT && t->kind != TOK_EOF && t->kind != TOK_ERROR &&
+        type_kind_from_keyword(p->src->text + t->off, (size_t)t->len) != TY_ERROR)
+        fail_at(p, t, "a type's name is no function's: name it otherwise (fn to_f16(...))",
+                arena_printf(p->arena, "a function's name (%.*s is a type)", t->len,
+                             p->src->text + t->off));
+    return expect(p, TOK_IDENT);
+}
+
 static void parse_fn(Parser *p, Item *it) {
-    const Token *name = expect(p, TOK_IDENT);
+    const Token *name = expect_fn_name(p);
     it->name = tok_text(p, name);
     it->name_span = tok_span(p, name);
     expect(p, TOK_LPAREN);
@@ -895,7 +923,8 @@ static Item *parse_item(Parser *p) {
     const Token *t = advance_tok(p);
     if (pub && t->kind != TOK_FN && t->kind != TOK_DERIVE) {
         p->pos--;
-        fail_at(p, t, "pub marks what a library exports: write `pub fn` or `pub derive`",
+        fail_at(p, t,
+                "a library exports functions only: drop pub, or write `pub fn` or `pub derive`",
                 "'fn' or 'derive' after 'pub'");
     }
     Item *it;
@@ -953,6 +982,23 @@ static void sync_to_item(Parser *p, int item_start, int error_pos) {
     while (!starts_item(peek(p)->kind)) advance_tok(p);
 }
 
+/* Whether one of the first `n` diagnostics (the lexer's) lies within span. */
+static bool lexer_error_within(const Diags *d, int n, Span span) {
+    for (int i = 0; i < n; i++)
+        if (d->items[i].span.off >= span.off && d->items[i].span.off < span.off + span.len)
+            return true;
+    return false;
+}
+
+/* The name of the item that begins at token `start` ([pub] fn|const|layout NAME), or NULL. */
+static const char *item_name_at(Parser *p, int start) {
+    int i = start + (p->toks[start].kind == TOK_PUB);
+    if (i + 1 >= p->ntoks || p->toks[i + 1].kind != TOK_IDENT) return NULL;
+    TokKind k = p->toks[i].kind;
+    if (k != TOK_FN && k != TOK_CONST && k != TOK_LAYOUT) return NULL;
+    return tok_text(p, &p->toks[i + 1]);
+}
+
 Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d) {
     Arena *arena = arena_new();
     Program *prog = arena_alloc(arena, sizeof *prog);
@@ -968,12 +1014,17 @@ Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d) {
     p->ntoks = tl.len;
     assert(tl.len > 0 && tl.toks[tl.len - 1].kind == TOK_EOF); /* lexer.h: always ends so */
     p->items = arena_alloc(arena, sizeof(PtrVec));
+    PtrVec *broken = arena_alloc(arena, sizeof(PtrVec)); /* in memory: longjmp keeps it */
+    int lexed = d->len;                                  /* the lexer's errors come first */
     while (!lower_at(p, TOK_EOF)) {
-        int item_start = p->pos;
+        int item_start = p->pos, errors = d->len;
         if (setjmp(p->on_error) == 0) {
             Item *it = parse_item(p);
-            vec_push(p, p->items, it);
+            if (d->len == errors && !lexer_error_within(d, lexed, it->span))
+                vec_push(p, p->items, it);
+            else vec_push(p, broken, (void *)it->name); /* a statement was abandoned */
         } else {
+            vec_push(p, broken, (void *)item_name_at(p, item_start));
             p->depth = 0;
             p->resume_here = false;
             sync_to_item(p, item_start, p->pos);
@@ -981,6 +1032,8 @@ Program *cairn_parse(const char *path, const char *text, size_t len, Diags *d) {
     }
     prog->items = (Item **)p->items->items;
     prog->nitems = p->items->len;
+    prog->broken = (const char **)broken->items;
+    prog->nbroken = broken->len;
     free(tl.toks);
     return prog;
 }

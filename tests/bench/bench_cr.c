@@ -12,7 +12,7 @@
  * 1.5x of glibc, the other f32 functions within 2x, f64 exp and log within 2x.
  *
  *   bench_cr array [REPS]   elements per ns of the array forms (cairn_cr_array.h) of
- *                           exp, log and tanh over 4K, 256K and 16M f32, and of glibc's
+ *                           exp, log, tanh and sin over 4K, 256K and 16M f32, and of glibc's
  *                           scalar function in a loop over the same arrays: one line
  *                           "array FUNC N KERNEL cairn-el/ns glibc-el/ns" each (bench_cr.sh
  *                           adds numpy's figures). */
@@ -126,7 +126,8 @@ typedef struct bench_array {
 
 static const bench_array BA[] = {{"exp", cairn_cr_expf_array, expf, -87, 88},
                                  {"log", cairn_cr_logf_array, logf, 0, 0},
-                                 {"tanh", cairn_cr_tanhf_array, tanhf, -10, 10}};
+                                 {"tanh", cairn_cr_tanhf_array, tanhf, -10, 10},
+                                 {"sin", cairn_cr_sinf_array, sinf, -10, 10}};
 
 /* Elements per ns of the array form and of glibc's loop, best of reps alternating. */
 static void time_array(const bench_array *b, const float *in, float *out, size_t n, int reps) {

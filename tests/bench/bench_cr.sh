@@ -1,9 +1,9 @@
 #!/bin/sh
 # bench_cr.sh: ns per call of the correctly rounded math (runtime/cairn_cr.h) against
 # glibc's expf, logf, tanhf, ..., exp and log, as ratios measured in this one run
-# (tests/bench/bench_cr.c); then the array forms (cairn_cr_array.h) of exp, log and tanh
+# (tests/bench/bench_cr.c); then the array forms (cairn_cr_array.h) of exp, log, tanh, sin
 # in elements per ns over 4K, 256K and 16M f32 against glibc's scalar loop and numpy's
-# np.exp/np.log/np.tanh on float32 (out= given), in the same run. `make bench` runs it
+# np.exp/np.log/np.tanh/np.sin on float32 (out= given), in the same run. `make bench` runs it
 # with CAIRN_TBIN set. numpy runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset.
 # Usage: bench_cr.sh [N [REPS]]   (default: 65536 inputs per function, best of 15 rounds)
 set -eu
@@ -21,7 +21,8 @@ import sys, timeit
 import numpy as np
 reps = int(sys.argv[1])
 r = np.random.default_rng(1)
-for name, f, lo, hi in [("exp", np.exp, -87, 88), ("log", np.log, 0, 0), ("tanh", np.tanh, -10, 10)]:
+for name, f, lo, hi in [("exp", np.exp, -87, 88), ("log", np.log, 0, 0), ("tanh", np.tanh, -10, 10),
+                       ("sin", np.sin, -10, 10)]:
     for n in (4096, 262144, 16777216):
         if lo == hi:  # any positive finite f32 pattern, as bench_cr.c
             x = r.integers(1, 0x7F800000, n, dtype=np.uint32).view(np.float32)

@@ -145,3 +145,144 @@ def test_conversion_regions_give_the_scalar_bits(tmp_path, storage):
     text = (out / "v.c").read_text()
     assert text.count(f"cairn_f32_to_{storage}_array(") == 1
     assert text.count(f"cairn_{storage}_to_f32_array(") == 1
+
+
+# NaN payloads and pool widths through the lowering. The inputs reach F unchanged (no
+# arithmetic first, so a signalling NaN stays signalling): every third one a NaN with
+# both signs, quiet and signalling, and payload bits spread over all 22; the rest bit
+# patterns as above. N is no multiple of 256, so pools of 1, 2, 7 and 16 threads cut it
+# into unequal shares with a short last block.
+NAN_N = 4133
+NAN_INPUTS = """  for i in 0..N {{
+    if i % 3 == 0 {{
+      x[i] = from_bits[f32](u32((i / 3 % 2) * 2147483648 + 2139095040 + (i / 6 % 2) * 4194304
+                                + (i * 2654435761 % 4194303) + 1));
+    }} else {{
+      x[i] = from_bits[f32](u32(i * 4099 * 17 % 4294967291));
+    }}
+  }}
+"""
+NAN_PROGRAM = """const N:usize = {n};
+fn region(x:ro<f32>[N], y:rw<f32>[N]) {{ parallel i in N {{ y[i] = std.cr.{f}(x[i]); }} }}
+fn ordered(x:ro<f32>[N], z:rw<f32>[N]) {{ for i in 0..N {{ z[i] = std.cr.{f}(x[i]); }} }}
+fn main() -> i32 {{
+  buffer x:f32[N] = zeroed;
+  buffer y:f32[N] = zeroed;
+  buffer z:f32[N] = zeroed;
+{inputs}  region(x, y);
+  ordered(x, z);
+  observe("x", x);
+  observe("region", y);
+  observe("ordered", z);
+  return 0;
+}}
+"""
+NAN_CONVERT = """const N:usize = {n};
+fn narrow(x:ro<f32>[N], h:rw<{t}>[N]) {{ parallel i in N {{ h[i] = {t}(x[i]); }} }}
+fn widen(h:ro<{t}>[N], y:rw<f32>[N]) {{ parallel i in N {{ y[i] = f32(h[i]); }} }}
+fn main() -> i32 {{
+  buffer x:f32[N] = zeroed;
+  buffer h:{t}[N] = zeroed;
+  buffer g:{t}[N] = zeroed;
+  buffer y:f32[N] = zeroed;
+  buffer z:f32[N] = zeroed;
+{inputs}  narrow(x, h);
+  for i in 0..N {{ g[i] = {t}(x[i]); }}
+  widen(h, y);
+  for i in 0..N {{ z[i] = f32(g[i]); }}
+  observe("x", x);
+  observe("region", h);
+  observe("ordered", g);
+  observe("wide_region", y);
+  observe("wide_ordered", z);
+  return 0;
+}}
+"""
+WIDTHS = (1, 2, 7, 16)
+
+
+def raw_words(exe, folder, env, size):
+    """The program's observations as lists of unsigned words (CAIRN_OBSERVE_RAW)."""
+    folder.mkdir()
+    res = run_exe(exe, env={"CAIRN_OBSERVE_RAW": str(folder), **env})
+    assert res.returncode == 0, res.stderr
+    out = {}
+    for o in read_log(folder / "index.jsonl"):
+        data = (folder / o["file"]).read_bytes()
+        out[o["name"]] = [int.from_bytes(data[k:k + size], "little") for k in range(0, len(data), size)]
+    return out
+
+
+def is_nan32(b):
+    return b & 0x7FFFFFFF > 0x7F800000
+
+
+def test_the_nan_inputs_are_what_the_test_means():
+    # the program's own formula, in Python: a third NaN, half signalling, both signs
+    pats = [((i // 3 % 2) << 31) + 0x7F800000 + (i // 6 % 2 << 22) + i * 2654435761 % 4194303 + 1
+            for i in range(0, NAN_N, 3)]
+    assert all(is_nan32(b) for b in pats)
+    assert {b >> 31 for b in pats} == {0, 1} and {b >> 22 & 1 for b in pats} == {0, 1}
+    assert all(pats.count(b) == 1 for b in pats[:200])
+
+
+@pytest.mark.parametrize("func", F32)
+def test_nan_payloads_and_pool_widths_give_the_one_nan(tmp_path, func):
+    src = tmp_path / "n.cairn"
+    src.write_text(NAN_PROGRAM.format(n=NAN_N, f=func, inputs=NAN_INPUTS))
+    build(src, tmp_path / "n")
+    seen = set()
+    for kernel in ("avx512", "avx2", "scalar"):
+        for w in WIDTHS:
+            env = {"CAIRN_CR_KERNEL": kernel, "CAIRN_THREADS": str(w)}
+            obs = raw_words(tmp_path / "n", tmp_path / f"raw-{kernel}-{w}", env, 4)
+            x, y = obs["x"], obs["region"]
+            assert y == obs["ordered"], (kernel, w)
+            nans = [k for k, b in enumerate(x) if is_nan32(b)]
+            assert len(nans) > NAN_N // 3 and any(x[k] >> 22 & 1 == 0 for k in nans)
+            # docs/numerics.md: every NaN result of std.cr is 0x7FFFFFFF, payload dropped
+            assert all(y[k] == 0x7FFFFFFF for k in nans), (kernel, w)
+            seen.add(tuple(y))
+    assert len(seen) == 1
+    assert lowered(src, tmp_path, f"cairn_cr_{func}f_array(")
+
+
+def f16_of_nan(b):
+    # quiet, the sign, the top 9 payload bits (docs/numerics.md: what F16C does)
+    return (b >> 16 & 0x8000) | 0x7E00 | (b >> 13 & 0x1FF)
+
+
+def bf16_of_nan(b):
+    return (b >> 16) | 0x0040
+
+
+@pytest.mark.parametrize("storage", ["f16", "bf16"])
+def test_conversion_nan_payloads_and_pool_widths(tmp_path, storage):
+    src = tmp_path / "c.cairn"
+    src.write_text(NAN_CONVERT.format(n=NAN_N, t=storage, inputs=NAN_INPUTS))
+    build(src, tmp_path / "c")
+    model = f16_of_nan if storage == "f16" else bf16_of_nan
+    for w in WIDTHS:
+        f32s = raw_words(tmp_path / "c", tmp_path / f"raw32-{w}", {"CAIRN_THREADS": str(w)}, 4)
+        f16s = raw_words(tmp_path / "c", tmp_path / f"raw16-{w}", {"CAIRN_THREADS": str(w)}, 2)
+        x, h = f32s["x"], f16s["region"]
+        assert h == f16s["ordered"] and f32s["wide_region"] == f32s["wide_ordered"], w
+        nans = [k for k, b in enumerate(x) if is_nan32(b)]
+        assert [h[k] for k in nans] == [model(x[k]) for k in nans], w
+        # widening: the payload shifted into place, not made quiet (16 - 3 or 16 bits)
+        shift = 13 if storage == "f16" else 16
+        exp_bits = 0x7C00 if storage == "f16" else 0x7F80
+        frac_mask = 0x3FF if storage == "f16" else 0x7F
+        for k in nans:
+            assert h[k] & exp_bits == exp_bits
+            wide = (h[k] >> 15 << 31) | 0x7F800000 | (h[k] & frac_mask) << shift
+            assert f32s["wide_region"][k] == wide, (w, k)
+    assert lowered(src, tmp_path, f"cairn_f32_to_{storage}_array(")
+
+
+def lowered(src, folder, call):
+    """Whether the region of src is lowered to the array form `call` (the C emitted)."""
+    out = folder / "emitted"
+    res = cairn("build", src, "-o", folder / "q", "--emit-c", out, "--emit-only")
+    assert res.returncode == 0, res.stderr
+    return "".join(p.read_text() for p in out.iterdir()).count(call) == 1

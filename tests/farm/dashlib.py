@@ -8,6 +8,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from farmlib import HERE, Farm, wait_for  # noqa: E402
+from farmlib import AGENT_IDLE_S  # noqa: E402
 
 CASES = HERE / "cases_verdicts"
 GPU_PATH = {"PATH": f"{HERE / 'fake_gpu'}:{os.environ['PATH']}"}
@@ -45,7 +46,7 @@ def seeded_farm(tmp_path):
     farm = Farm(tmp_path, lease=15).start()
     try:
         env = dict(GPU_PATH, FAKE_CAIRN_COUNTER=str(tmp_path / "builds"))
-        farm.agent("gpu-box", env=env, idle=4)
+        farm.agent("gpu-box", env=env, idle=AGENT_IDLE_S)
         runs = [farm.submit(CASES, {"compilers": ["gcc", "clang"]}),
                 farm.submit(CASES, {"compilers": ["gcc"]}),
                 farm.submit(VALUES, SIDE_BY_SIDE, "--commit", "0123456789abcdef0123",

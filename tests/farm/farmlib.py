@@ -27,6 +27,10 @@ PG_THROWAWAY = HERE / "pg_throwaway.sh"
 FARM = BIN / "cairn-farm"
 # The least time a test waits for a run to finish (Farm.wait_run): a guard only.
 RUN_GUARD_S = 600
+# An agent's --exit-when-idle where its exit decides nothing (Farm.close kills it): a
+# guard only. A short one decided tests under load: an agent started before its run's
+# submit, or waiting out a dead agent's lease, exited before the work came.
+AGENT_IDLE_S = 600
 # The coordinator built with its test pauses (farm/serve/pause.c; see Pauses).
 FARM_PAUSES = TBIN / "cairn-farm-pauses"
 AGENT = BIN / "cairn-agent"

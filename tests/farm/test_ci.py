@@ -15,6 +15,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from farmlib import ADMIN, FARM, Farm, wait_for  # noqa: E402
+from farmlib import AGENT_IDLE_S  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 XSD = os.path.join(HERE, "junit-jenkins.xsd")
@@ -118,7 +119,7 @@ def test_a_run_gives_junit_with_values_and_pipeline_exit_statuses(tmp_path):
     mixed = tree(tmp_path, "mixed", {"pass.cairn": PASS, "fail.cairn": FAIL, "skip.cairn": SKIP})
     kept = tree(tmp_path, "kept", {"pass.cairn": PASS, "skip.cairn": SKIP})
     with Farm(tmp_path, lease=15) as farm:
-        farm.agent("ci-box", idle=30)
+        farm.agent("ci-box", idle=AGENT_IDLE_S)
         junit = tmp_path / "submit.xml"
         r = submit_wait(farm, mixed, BOTH, "--junit", junit)
         assert r.returncode == 1, r.stdout + r.stderr

@@ -17,6 +17,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from farmlib import ADMIN, FARM, Farm  # noqa: E402
+from farmlib import AGENT_IDLE_S  # noqa: E402
 from test_ci import FAIL, PASS, validate  # noqa: E402
 
 yaml = pytest.importorskip("yaml")
@@ -93,7 +94,7 @@ def test_the_ci_example_runs_against_a_coordinator_and_follows_the_verdicts(tmp_
     kept = checkout(tmp_path, "kept", {"pass.cairn": PASS})
     broken = checkout(tmp_path, "broken", {"pass.cairn": PASS, "fail.cairn": FAIL})
     with Farm(tmp_path, lease=15) as farm:
-        farm.agent("ci-runner-box", idle=60)
+        farm.agent("ci-runner-box", idle=AGENT_IDLE_S)
         status, junit, r = system(farm, kept, tmp_path)
         assert status == 0, r.stdout + r.stderr
         root = validate(junit)

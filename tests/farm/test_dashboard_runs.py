@@ -17,6 +17,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from dashlib import Page  # noqa: E402
 from farmlib import HERE, Farm, wait_for  # noqa: E402
+from farmlib import AGENT_IDLE_S  # noqa: E402
 
 
 def get(farm, path):
@@ -40,7 +41,7 @@ def test_a_finished_runs_comparison_is_computed_once_and_kept(tmp_path):
     comparison is dropped, as a coordinator from before kept none, the reporter compares
     the run again (once) and every page says what was filed now."""
     with Farm(tmp_path, lease=30) as farm:
-        farm.agent("box", idle=3)
+        farm.agent("box", idle=AGENT_IDLE_S)
         run = farm.submit(HERE / "cases_verdicts", {"compilers": ["gcc", "clang"]})
         farm.wait_run(run, 90)
         wait_for(lambda: stored(farm, run), 30, "the run's comparison to be stored")
@@ -125,8 +126,8 @@ def test_the_machine_filter_and_pages_tell_two_machines_apart(tmp_path):
     filtered by one machine shows only the runs where that machine ran the case; each
     machine's page lists its own jobs and not the other's."""
     with Farm(tmp_path, lease=30) as farm:
-        farm.agent("box-a", "--labels", "a", idle=4)
-        farm.agent("box-b", "--labels", "b", idle=4)
+        farm.agent("box-a", "--labels", "a", idle=AGENT_IDLE_S)
+        farm.agent("box-b", "--labels", "b", idle=AGENT_IDLE_S)
         runs = []
         for label in ("a", "b"):
             runs.append(farm.submit(HERE / "cases", {"compilers": ["gcc"],

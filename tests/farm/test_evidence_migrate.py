@@ -14,6 +14,7 @@ import tarfile
 sys.path.insert(0, os.path.dirname(__file__))
 import farmlib  # noqa: E402
 from farmlib import HERE, Farm  # noqa: E402
+from farmlib import AGENT_IDLE_S  # noqa: E402
 
 LEGACY = HERE / "legacy"
 OLD_RUN1 = {"evidence/0.1.0/1/old-box/gcc-none-emulated",
@@ -80,7 +81,7 @@ def test_a_state_folder_in_the_folder_layout_is_migrated_at_start(tmp_path, farm
         assert farm.cli("gc").returncode == 0
         assert set(farm.filed()) == OLD_RUN1 | {JOURNALLED}
         farm.exported(tmp_path / "export-after-gc")
-        farm.agent("new-box", idle=3)
+        farm.agent("new-box", idle=AGENT_IDLE_S)
         run = farm.submit(HERE / "cases", {"compilers": ["gcc"]})
         assert farm.wait_run(run, 90)["jobs"][0]["state"] == "done"
     # A second start has nothing left to migrate.

@@ -16,6 +16,7 @@ import threading
 sys.path.insert(0, os.path.dirname(__file__))
 from farmlib import (FARM, HERE, RECEIPT, CollectorLock, Farm, Pauses, claim,  # noqa: E402
                      enrol, sign_envelope, statement, upload_body)
+from farmlib import AGENT_IDLE_S  # noqa: E402
 
 VERIFY_OPENSSL = HERE.parent.parent / "farm" / "verify_openssl.sh"
 
@@ -40,7 +41,7 @@ def test_files_many_bundles_name_are_stored_once(tmp_path):
         # submit is slow on a loaded machine, and leave the runs unfinished.
         runs = [farm.submit(HERE / "cases", {"compilers": ["gcc", "clang"], "repeat": 3})
                 for _ in range(2)]
-        farm.agent("box", idle=4)
+        farm.agent("box", idle=AGENT_IDLE_S)
         for run in runs:
             farm.wait_run(run, 120)
         folders = farm.exported(tmp_path / "export")

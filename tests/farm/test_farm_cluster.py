@@ -13,6 +13,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from farmlib import AGENT, ENROL, FARM, HERE, Farm, wait_for  # noqa: E402
+from farmlib import AGENT_IDLE_S  # noqa: E402
 
 CASES = HERE / "cases"
 
@@ -38,9 +39,9 @@ def fits(caps, cell):
 
 def test_three_agents_each_job_once_on_a_fitting_agent(tmp_path):
     with Farm(tmp_path, lease=15) as farm:
-        farm.agent("a-gcc", "--compilers", "gcc", idle=4)
-        farm.agent("b-clang", "--compilers", "clang", "--labels", "big", idle=4)
-        farm.agent("c-both", "--compilers", "gcc,clang", sanitizers="asan", idle=4)
+        farm.agent("a-gcc", "--compilers", "gcc", idle=AGENT_IDLE_S)
+        farm.agent("b-clang", "--compilers", "clang", "--labels", "big", idle=AGENT_IDLE_S)
+        farm.agent("c-both", "--compilers", "gcc,clang", sanitizers="asan", idle=AGENT_IDLE_S)
         run1 = farm.submit(CASES, {"compilers": ["gcc", "clang"], "sanitizers": ["none", "asan"]})
         run2 = farm.submit(CASES, {"compilers": ["clang"], "machines": [["big"]]})
         for run in (run1, run2):
@@ -111,7 +112,7 @@ def check_offline_verification(farm, folder, tmp):
 
 def test_compare_flags_a_fixed_case_that_differs(tmp_path):
     with Farm(tmp_path) as farm:
-        farm.agent("m", idle=3)
+        farm.agent("m", idle=AGENT_IDLE_S)
         run = farm.submit(HERE / "cases_differ", {"compilers": ["gcc", "clang"]})
         farm.wait_run(run, 60)
         r = farm.cli("compare", run, "--json")
@@ -137,7 +138,7 @@ def test_agent_killed_mid_job_is_requeued_and_finished_elsewhere(tmp_path):
         time.sleep(1.5)                       # heartbeats have extended the lease by now
         slow.send_signal(signal.SIGKILL)
         slow.wait(10)
-        farm.agent("rescue", idle=3)
+        farm.agent("rescue", idle=AGENT_IDLE_S)
         view = farm.wait_run(run, 40)
         [j] = view["jobs"]
         assert j["state"] == "done" and j["agent"] == "rescue"
@@ -162,8 +163,9 @@ def test_lost_job_fails_as_agent_lost_after_the_retry_limit(tmp_path):
 
 def test_cancellation_reaches_a_running_agent(tmp_path):
     with Farm(tmp_path, lease=3) as farm:
-        agent = farm.agent("busy", env={"FAKE_CAIRN_SLEEP": "60"}, idle=2)
         run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc"]})
+        # Started after the submit: its short idle counts from the cancellation on.
+        agent = farm.agent("busy", env={"FAKE_CAIRN_SLEEP": "60"}, idle=2)
         wait_progress(farm, run, "case 1/1")
         r = farm.cli("cancel", run)
         assert r.returncode == 0, r.stderr
@@ -198,7 +200,7 @@ def test_coordinator_killed_during_uploads_loses_nothing_acknowledged(tmp_path):
     farm = Farm(tmp_path, lease=3, max_body=16 << 20)
     try:
         farm.start()
-        agents = [farm.agent(f"w{i}", idle=6) for i in range(2)]
+        agents = [farm.agent(f"w{i}", idle=AGENT_IDLE_S) for i in range(2)]
         run = farm.submit(HERE / "cases_bulky", {"compilers": ["gcc", "clang"], "repeat": 15})
         wait_for(lambda: sum(j["state"] == "done" for j in farm.run_view(run)["jobs"]) >= 6,
                  60, "6 filed bundles")

@@ -8,6 +8,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from farmlib import AGENT, FAKE_CAIRN, HERE, Farm  # noqa: E402
+from farmlib import AGENT_IDLE_S  # noqa: E402
 
 GPU_PATH = {"PATH": f"{HERE / 'fake_gpu'}:{os.environ['PATH']}"}
 NO_GPU_PATH = {"PATH": "/usr/bin:/bin"}   # no nvidia-smi there (this machine has none)
@@ -29,8 +30,8 @@ def test_probe_reads_gpus_driver_and_cuda(tmp_path):
 
 def test_device_cells_go_to_the_gpu_agent(tmp_path):
     with Farm(tmp_path, lease=15) as farm:
-        farm.agent("cpu-only", env=NO_GPU_PATH, idle=4)
-        farm.agent("gpu-host", env=GPU_PATH, idle=4)
+        farm.agent("cpu-only", env=NO_GPU_PATH, idle=AGENT_IDLE_S)
+        farm.agent("gpu-host", env=GPU_PATH, idle=AGENT_IDLE_S)
         run = farm.submit(HERE / "cases_slow", {"compilers": ["gcc"],
                                                 "modes": ["emulated", "device"]})
         view = farm.wait_run(run, 60)

@@ -13,6 +13,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from farmlib import BIN, FARM, HERE, Farm  # noqa: E402
+from farmlib import AGENT_IDLE_S  # noqa: E402
 
 CAIRN = BIN / "cairn"
 
@@ -32,7 +33,7 @@ def model_digests():
 @pytest.mark.skipif(not CAIRN.exists(), reason=f"{CAIRN} not built (the compiler is absent)")
 def test_real_cairn_on_gcc_and_clang(tmp_path):
     with Farm(tmp_path, lease=30) as farm:
-        farm.agent("real", "--compilers", "gcc,clang", cairn=CAIRN, idle=5)
+        farm.agent("real", "--compilers", "gcc,clang", cairn=CAIRN, idle=AGENT_IDLE_S)
         run = farm.submit(HERE / "real", {"compilers": ["gcc", "clang"]})
         view = farm.wait_run(run, 200)
         assert all(j["state"] == "done" for j in view["jobs"]), view["jobs"]

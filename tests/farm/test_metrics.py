@@ -16,6 +16,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from farmlib import ADMIN, ENROL, FARM, Farm, connect_from, enrol, wait_for  # noqa: E402
+from farmlib import AGENT_IDLE_S  # noqa: E402
 from test_ci import FAIL, PASS, tree  # noqa: E402
 
 PROMTOOL, PROMETHEUS = shutil.which("promtool"), shutil.which("prometheus")
@@ -52,7 +53,7 @@ def test_metrics_pass_promtool_and_count_what_a_run_did(tmp_path):
         status, body = metrics(farm)
         assert status == 200
         promtool_check(body.decode())          # an empty farm's page too
-        farm.agent("metrics-box", idle=30)
+        farm.agent("metrics-box", idle=AGENT_IDLE_S)
         run = farm.submit(source, {"compilers": ["gcc", "clang"]})
         farm.wait_run(run, 90)
         farm.request("GET", "/no/such/route")
@@ -139,7 +140,7 @@ def test_a_real_prometheus_scrapes_a_coordinator_under_load(tmp_path):
             stdout=subprocess.DEVNULL, stderr=open(tmp_path / "prometheus.log", "w"))
         try:
             for _ in range(2):     # scraped while agents claim, run and file
-                farm.agent(f"load-{_}", idle=30)
+                farm.agent(f"load-{_}", idle=AGENT_IDLE_S)
             runs = [farm.submit(source, {"compilers": ["gcc", "clang"], "repeat": 3})
                     for _ in range(2)]
             for run in runs:
@@ -168,7 +169,7 @@ def test_json_logs_are_one_object_a_line_with_the_fields(tmp_path):
         farm.stop_server()
         farm.config.write_text(json.dumps(dict(config, log_format="json")))
         farm.start()
-        farm.agent("log-box", idle=30)
+        farm.agent("log-box", idle=AGENT_IDLE_S)
         run = farm.submit(source, {"compilers": ["gcc"]})
         farm.wait_run(run, 90)
         job = farm.run_view(run)["jobs"][0]["job"]

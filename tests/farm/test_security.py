@@ -23,6 +23,7 @@ from attacklib import Flood  # noqa: E402
 from farmlib import (ENROL, FARM, HERE, RECEIPT, Farm, claim, enrol, enrol_request,  # noqa: E402
                      one_filed_bundle, sign_envelope, signed_upload, statement, upload_body,
                      wait_for)
+from farmlib import AGENT_IDLE_S, RUN_GUARD_S  # noqa: E402
 
 
 def model_cell_digest(observations):
@@ -208,9 +209,10 @@ def wait_run_retrying(farm, run, timeout):
 
 def test_slow_connections_do_not_lock_agents_out(tmp_path):
     """2,000 half-sent connections from loopback (past the ~1,020 that used to lock the
-    coordinator) while an agent works: every job still completes, at about its normal
-    rate, and the coordinator closes the slow connections (oldest first, and each
-    after header_timeout_seconds)."""
+    coordinator) while an agent works: every job still completes, and the coordinator
+    closes the slow connections (oldest first, and each after header_timeout_seconds).
+    A locked-out agent never finishes: the wait is a guard against that hang, not a
+    rate (about 10 s alone; how long depends on the load)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     count = 2000
     if hard != resource.RLIM_INFINITY and hard < count + 300:
@@ -221,15 +223,14 @@ def test_slow_connections_do_not_lock_agents_out(tmp_path):
             run = farm.submit(HERE / "cases", {"compilers": ["gcc", "clang"], "repeat": 3})
             with SlowLoris(farm.port, count) as attack:
                 started = time.time()
-                farm.agent("a", idle=3)
-                view = wait_run_retrying(farm, run, 150)
+                farm.agent("a", idle=AGENT_IDLE_S)
+                view = wait_run_retrying(farm, run, RUN_GUARD_S)
                 took = time.time() - started
             assert all(j["state"] == "done" for j in view["jobs"]), view["jobs"]
             assert attack.closed_by_server > 0
             assert farm.server.poll() is None
             print(f"6 jobs under {count} slow connections: {took:.1f} s, "
                   f"{attack.opened} opened, {attack.closed_by_server} closed by the coordinator")
-            assert took < 120   # about 10 s alone; a locked-out agent never finishes
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
@@ -421,9 +422,20 @@ def test_subjects_per_bundle_are_capped(farm1):
     assert status == 422 and "at most 10000" in answer["error"], (status, answer)
 
 
+def cpu_seconds(pid):
+    """The CPU time process PID has used, all its threads, user and system (/proc/PID/stat):
+    the work it did, which other processes' load does not stretch as it does the wall
+    clock."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def test_upload_time_is_linear_in_subjects(tmp_path):
-    """Four times the subjects take about four times as long (the names were searched
-    once per subject: 10k, 20k, 40k took 3.9, 14.6, 70 s on this machine under load)."""
+    """Four times the subjects cost the coordinator about four times the work (the names
+    were searched once per subject: 10k, 20k, 40k took 3.9, 14.6, 70 s on this machine
+    under load). The work is the coordinator's CPU time for the upload, not the wall
+    clock, which a loaded machine stretches at random (this test compared wall times,
+    and a rate of the machine's load decided it)."""
     farm = Farm(tmp_path, lease=600, max_body=32 << 20)
     configure(farm, max_subjects=50000, sync="process")
     with farm:
@@ -434,13 +446,14 @@ def test_upload_time_is_linear_in_subjects(tmp_path):
         for n in (4000, 16000):
             job = claim(farm, token)
             raw = many_subjects_body(farm, job, key, n)
-            started = time.time()
+            started = cpu_seconds(farm.server.pid)
             status, answer = farm.request("POST", f"/api/v1/jobs/{job['job']}/bundle",
-                                          raw=raw, token=token, timeout=300)
-            took[n] = time.time() - started
+                                          raw=raw, token=token, timeout=RUN_GUARD_S)
+            took[n] = cpu_seconds(farm.server.pid) - started
             assert status == 200, answer
-        print(f"upload of 4000 subjects {took[4000]:.2f} s, 16000 {took[16000]:.2f} s")
-        assert took[16000] < 8 * took[4000], took
+        print(f"upload of 4000 subjects: {took[4000]:.2f} CPU s, 16000: {took[16000]:.2f}")
+        # linear: 4x the work; searched once per subject: 16x
+        assert took[16000] < 8 * max(took[4000], 0.05), took
 
 
 # --- Low ---------------------------------------------------------------------------
@@ -497,7 +510,7 @@ def test_agent_keeps_long_observation_lines_and_fails_oversized_ones_loudly(tmp_
     8 MiB each fail their case with a check that says so, and the bundle is still filed."""
     with Farm(tmp_path, lease=20, max_body=32 << 20) as farm:
         run = farm.submit(HERE / "cases_limits", {"compilers": ["gcc"]})
-        farm.agent("a", idle=3)
+        farm.agent("a", idle=AGENT_IDLE_S)
         view = farm.wait_run(run, 90)
         assert [j["state"] for j in view["jobs"]] == ["done"], view["jobs"]
         status, results = farm.request("GET", f"/api/v1/runs/{run}/results")

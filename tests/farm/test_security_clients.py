@@ -8,6 +8,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from farmlib import ADMIN, FARM, HERE, Farm  # noqa: E402
+from farmlib import AGENT_IDLE_S  # noqa: E402
 
 
 def git(repo, *args):
@@ -55,7 +56,7 @@ def test_export_follows_no_link_planted_in_its_folder(tmp_path):
     and writes nothing outside. Before, it followed both and exited 0. A file already
     there is not overwritten either; into a fresh folder the same export succeeds."""
     with Farm(tmp_path, lease=30) as farm:
-        farm.agent("box", idle=3)
+        farm.agent("box", idle=AGENT_IDLE_S)
         run = farm.submit(HERE / "cases", {"compilers": ["gcc"]})
         farm.wait_run(run, 90)
         (evidence,) = farm.filed()

@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from farmlib import HERE, Farm, wait_for  # noqa: E402
+from farmlib import AGENT_IDLE_S  # noqa: E402
 
 GPU_PATH = {"PATH": f"{HERE / 'fake_gpu'}:{os.environ['PATH']}"}
 NO_GPU_PATH = {"PATH": "/usr/bin:/bin"}
@@ -16,8 +17,8 @@ NO_GPU_PATH = {"PATH": "/usr/bin:/bin"}
 
 def test_device_cells_go_to_the_gpu_of_their_target(tmp_path):
     with Farm(tmp_path, lease=15) as farm:
-        farm.agent("cpu-only", env=NO_GPU_PATH, idle=6)
-        farm.agent("h200", env=GPU_PATH, idle=6)
+        farm.agent("cpu-only", env=NO_GPU_PATH, idle=AGENT_IDLE_S)
+        farm.agent("h200", env=GPU_PATH, idle=AGENT_IDLE_S)
         run = farm.submit(HERE / "cases", {"compilers": ["gcc"], "modes": ["emulated", "device"],
                                            "targets": ["sm_90", "sm_120"]})
 
@@ -73,7 +74,7 @@ def test_agents_measure_bounds_with_the_checker(tmp_path):
     env = dict(GPU_PATH, GPU_CONTRACTS=str(cases / "contracts.json"))
     checker = HERE.parent / "gpu" / "gpucheck.py"
     with Farm(tmp_path, lease=15) as farm:
-        farm.agent("h200", "--checker", checker, env=env, idle=4)
+        farm.agent("h200", "--checker", checker, env=env, idle=AGENT_IDLE_S)
         run = farm.submit(cases, {"compilers": ["gcc"], "modes": ["emulated", "device"],
                                   "targets": ["sm_90"]})
         farm.wait_run(run, 60)

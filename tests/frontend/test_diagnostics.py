@@ -297,3 +297,76 @@ def test_color_reaches_build_and_a_bad_value_is_refused(bad_file, tmp_path):
     ok = tmp_path / "ok.cairn"
     ok.write_text("fn main() -> i32 { return 3; }\n")
     assert run([CAIRN, "run", ok, "--", "--color=sometimes"]).returncode == 3
+
+
+def test_one_missing_brace_is_one_error_cause_first(tmp_path):
+    """Issue 38: dropping one '}' in a 150-line file gave one 'expected an expression,
+    found fn' per later function, the useful note last. A `fn` at column 1 closes what is
+    open: one error, at the '{' still open, and the note names the next item."""
+    fns = [f"fn g{k}(x:f64) -> f64 {{\n  let y:f64 = x * 2.0;\n  return y;\n}}\n" for k in range(30)]
+    fns[3] = "fn g3(x:f64) -> f64 {\n  if x > 0.0 {\n    return x;\n  return 0.0;\n}\n"
+    src = tmp_path / "f.cairn"
+    src.write_text("".join(fns) + "fn main() -> i32 { let v:f64 = g3(1.0); return 0; }\n")
+    assert len(src.read_text().splitlines()) > 120
+    rc, found, err = check(src)
+    assert rc == 1 and found == [("E-SYNTAX", 13, 21)], err
+    lines = err.splitlines()
+    assert "this '{' is not closed before line 18, where 'fn' starts the next item" in lines[0]
+    assert "18:1: note: the next item starts here" in lines[4]
+
+
+def test_a_syntax_error_hides_no_type_error(tmp_path):
+    """docs/language.md: after a syntax error the items that parsed are still checked;
+    the item the error abandoned is not (its name stays quiet where it is used)."""
+    src = tmp_path / "f.cairn"
+    src.write_text("const K:i32 = 3 +;\n"
+                   "fn bad() -> i32 { let x:i32 = ; return x; }\n"
+                   "fn g(a:f32) -> f64 { return a; }\n"
+                   "fn main() -> i32 { return K + bad() + nope; }\n")
+    rc, found, err = check(src)
+    assert [f[:2] for f in found] == [("E-SYNTAX", 1), ("E-SYNTAX", 2), ("E-TYPE-MISMATCH", 3),
+                                      ("E-UNKNOWN-NAME", 4)], err
+
+
+@pytest.mark.parametrize("call,near", [("log(x)", "std.math.log"), ("sqroot(x)", "sqrt"),
+                                       ("std.math.expp(x)", "std.math.exp"), ("std.cr.lg2(x)", "std.cr.log2")])
+def test_did_you_mean_reaches_builtins_and_the_standard_library(tmp_path, call, near):
+    """Issue 38: `log(x)` in fn lg suggested lg itself; sqroot, std.math.expp got nothing."""
+    src = tmp_path / "f.cairn"
+    src.write_text(f"fn lg(x:f64) -> f64 = {call};\n")
+    rc, found, err = check(src)
+    assert [f[0] for f in found] == ["E-UNKNOWN-NAME"], err
+    assert f"help: a name that exists: {near}\n" in err
+
+
+def test_a_type_keyword_as_a_function_name_says_it_is_a_type(tmp_path):
+    src = tmp_path / "f.cairn"
+    src.write_text("fn f16(x:f32) -> f32 = x;\n")
+    rc, found, err = check(src)
+    assert found == [("E-SYNTAX", 1, 4)]
+    assert "expected a function's name (f16 is a type), found 'f16'" in err
+
+
+def test_observe_in_a_lane_says_how_to_observe_a_lane(tmp_path):
+    src = tmp_path / "f.cairn"
+    src.write_text("fn g(n:usize, x:ro<f32>[n]) {\n  parallel i in 0..n { observe(\"v\", x[i]); }\n}\n")
+    rc, found, err = check(src)
+    assert [f[0] for f in found] == ["E-PARALLEL-CALL"]
+    assert "help: observe a lane's values through an array" in err and "sqrt" not in err
+
+
+def test_an_unknown_command_gets_the_nearest_one():
+    from cairntest import BIN, run
+    r = run([BIN / "cairn", "chek", "x.cairn"])
+    assert r.returncode == 2
+    assert "unknown command 'chek': did you mean 'check'?" in r.stderr
+    r = run([BIN / "cairn", "zzzzzz"])
+    assert r.returncode == 2 and "did you mean" not in r.stderr
+
+
+def test_explain_lane_race_shows_the_shifted_range():
+    """Issue 38: y[i + 1] in a lane; the help and `cairn explain` shift the range."""
+    from cairntest import BIN, run
+    out = run([BIN / "cairn", "explain", "E-LANE-RACE"], check=True).stdout
+    assert "parallel i in 0..n - 1 { y[i + 1] = x[i]; }" in out
+    assert "parallel i in 1..n { y[i] = x[i - 1]; }" in out.split("Accepted:")[1]

@@ -231,3 +231,60 @@ def test_host_views_at_the_host_bandwidth(tmp_path):
     assert f["bound"] == "host memory" and f["time_s"] == pytest.approx(4 * n / 1e10)
     _, host = shapes("--device", "host", "--size", f"n={n}", "--function", "both")
     assert "host_memory_s" not in host["both"]  # on the host there is one memory
+
+
+# ---- issue 35: the counts the old predict got wrong ----
+
+def enumerate_rise(n, lo):
+    """Python's own count of `for i in 0..n { for j in lo..i { ... } }` iterations."""
+    return sum(1 for i in range(n) for _ in range(lo, i))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 100])
+def test_rising_triangle_counts_its_iterations(n):
+    """for j in 0..i counts n(n-1)/2 iterations (x[j] read and written, an addition);
+    the old count was 0 B, 0 ops, 0 s (the range was priced at i = 0). for j in 1..i,
+    empty at i = 0, is never below the exact count nor above n*n iterations."""
+    _, fns = shapes("--device", "h200", "--size", f"n={n}")
+    t = enumerate_rise(n, 0)
+    f = fns["rise"]
+    assert (f["read"]["host"]["value"], f["written"]["host"]["value"]) == (8 * t, 8 * t)
+    assert f["ops"]["f64"]["value"] == t and (t == 0 or f["time_s"] > 0)
+    g = fns["rise1"]
+    assert enumerate_rise(n, 1) <= g["ops"]["f64"]["value"] <= n * n
+    assert g["read"]["host"]["value"] == 8 * g["ops"]["f64"]["value"]
+
+
+def test_copy_mm_enclose_and_atomics_count_their_memory():
+    """copy(b, a) reads a's n elements on the device and writes b's on the host;
+    mm_enclose reads a (m*k) and b (k*n) and writes lo and hi (m*n each), beside its
+    2mnk operations; an atomic reads and writes its element. The old counts: nothing for
+    copy, only the operations of mm_enclose, only the read of an atomic."""
+    n, m, k = 1000, 3, 5
+    _, fns = shapes("--device", "h200", "--size", f"n={n},m={m},k={k}")
+    assert values(fns["move"]["read"]) == {"device": 4 * n}
+    assert values(fns["move"]["written"]) == {"host": 4 * n}
+    assert values(fns["bracket"]["read"]) == {"host": 8 * (m * k + k * n)}
+    assert values(fns["bracket"]["written"]) == {"host": 2 * 8 * m * n}
+    assert values(fns["bracket"]["ops"]) == {"f64": 2 * m * n * k}
+    assert values(fns["hist"]["read"]) == {"host": (4 + 4) * n}  # x[i] and the bin
+    assert values(fns["hist"]["written"]) == {"host": 4 * n}
+
+
+def test_a_callees_own_variable_is_not_the_callers_size():
+    """three's `let mut n = 3` bounds its loop; calls_three has a parameter n. The old
+    count spelled both `n`, so --size n=1000 priced three's loop at 1000 iterations and
+    calls_three at n*n. Now three's n is its own, never bound by --size."""
+    _, fns = shapes("--device", "h200", "--size", "n=1000")
+    assert fns["three"]["written"]["host"] == {"formula": "8*(three.n)", "value": None}
+    assert fns["calls_three"]["written"]["host"]["formula"] == "8*(three.n)*n"
+    assert fns["calls_three"]["time_s"] is None
+
+
+def test_recursion_past_the_depth_says_so():
+    """deep calls itself d times, d unbound: the old count priced 17 calls (136 B) as
+    the function's time. Now the time is none, and says why."""
+    _, fns = shapes("--device", "h200", "--size", "n=10")
+    assert fns["deep"]["time_s"] is None and fns["deep"]["bound"] == "recursion"
+    r = run([CAIRN, "predict", SHAPES, "--device", "h200", "--function", "deep"], check=True)
+    assert "a call chain deeper than 16 calls (recursion)" in r.stdout, r.stdout

@@ -23,7 +23,8 @@ again into the next batch. A case whose `requires` does not hold is skipped in m
 before the call (the requires is evaluated there as written), and so is one whose views
 would be larger than the harness allows.
 
-    differential.py [--seeds A..B] [--programs FILE ...] [--seconds S] [--json]
+    differential.py [--seeds A..B] [--classes A..B] [--programs FILE ...] [--seconds S]
+                    [--json]
         prints what it tried and every wrong verdict; exit 1 when one is wrong.
 
 tests/verify/test_differential.py runs a bounded sweep in `make test`;
@@ -261,6 +262,112 @@ class Gen:
         return "".join(parts) + "fn main() -> i32 { return 0; }\n"
 
 
+class ClassGen:
+    """Random programs for each class of issue 35, where the old model said "verified"
+    and a run trapped: calls that write through an rw reference in a nested loop's bound,
+    a buffer's count or a region's count (1); a blocks region's grid or threads (2); a
+    device lane's NaN bits through -, abs, min, max (3); an atomic's old value in a
+    pooled reduction (4, two workers racing); a lane reading a neighbour through a
+    helper (5, the races program: the checker must refuse it); a guard reached through
+    recursion as well as directly (6). Constants, operators and shapes vary with the
+    seed; every function traps on the inputs the harness gives it (4 and 5 when the
+    workers race)."""
+
+    NANS = [0x7fc00001, 0xffc00001, 0x7fc12345, 0xffd00000, 0x7fa00000]
+
+    def __init__(self, seed):
+        self.r = random.Random(seed)
+        self.n = 0
+
+    def name(self, stem):
+        self.n += 1
+        return f"{stem}{self.n}"
+
+    def binder(self):
+        """Class 1: c written in a binder of a loop the model steps inductively (n
+        symbolic, past what it unrolls); c = step * n, so `4 - min(c, 4 step) / step` is 0
+        from four trips on. The old model kept c at its last unrolled trip's: verified."""
+        r = self.r
+        bump, fn = self.name("bump"), self.name("binder")
+        step, width = r.randint(1, 3), r.randint(1, 3)
+        shape = r.choice(["for j in 0..{b} {{ }}", "buffer b:u8[{b}] = zeroed;", "parallel j in {b} {{ }}"])
+        return (f"fn {bump}(c:rw<i32>) -> usize {{ c += {step}; return {width}; }}\n"
+                f"fn {fn}(n:usize) -> i32 requires n <= {r.choice([100, 1000])} {{\n  let mut c:i32 = 0;\n"
+                f"  for i in 0..n {{ {shape.format(b=bump + '(c)')} }}\n"
+                f"  return 10 / (4 - min(c, {4 * step}) / {step});\n}}\n")
+
+    def blocks(self):
+        """Class 2: a blocks region whose grid or threads count resets c, then `10 / c`."""
+        r = self.r
+        reset, fn = self.name("reset"), self.name("grid")
+        start = r.choice([1, 5, 7, -3])
+        if r.random() < 0.5:
+            region = f"blocks g in {reset}(c) threads t in 32 {{ o[g * 32 + t] = 0; }}"
+        else:
+            region = f"blocks g in 1 threads t in 31 + {reset}(c) {{ o[t] = 0; }}"
+        return (f"fn {reset}(c:rw<i32>) -> usize {{ c = 0; return 1; }}\n"
+                f"fn {fn}(o:rw<i32>[32]@unified) -> i32 {{\n  let mut c:i32 = {start};\n"
+                f"  {region}\n  return 10 / c;\n}}\n")
+
+    def device_nan(self):
+        """Class 3: a divisor from the device NaN's bits (0x7fffffff there, the host's
+        exact bits in the old model)."""
+        r = self.r
+        fn, bits = self.name("dnan"), r.choice(self.NANS)
+        op = r.choice(["-y", "abs(y)", "min(y, y)", "max(y, y)", "-abs(y)"])
+        return (f"fn {fn}(out:rw<u32>[4]@device) {{\n"
+                f"  parallel i in 4 {{ let y = from_bits[f32]({hex(bits)}); "
+                f"out[i] = 100 / (to_bits({op}) ^ 0x7fffffff); }}\n}}\n")
+
+    @staticmethod
+    def spin(cond, count):
+        """Statements that keep a lane busy when cond holds (s stays 0 for the caller)."""
+        return (f"  let mut s:usize = 0;\n"
+                f"  if {cond} {{ for j in 0..{count} {{ s = (s + j) % 1000; }} }}\n")
+
+    def pooled(self):
+        """Class 4: term i divides by its atomic's old value - i + lanes/2; a worker that
+        reaches term lanes/2 first sees 0 (term 0 spins, so the other worker does)."""
+        r = self.r
+        spin, fn = self.name("spin"), self.name("pooled")
+        lanes = r.choice([64, 128])
+        return (f"fn {spin}(i:usize) -> i64 {{\n" + self.spin("i == 0", 30000000) +
+                f"  return i64(s) - i64(s);\n}}\n"
+                f"fn {fn}(x:rw<u32>[1]) -> i64 {{\n  x[0] = 0;\n"
+                f"  return reduce + parallel i in {lanes} yield {spin}(i) + 10 / "
+                f"(i64(atomic_add_wrap(x[0], 1)) - i64(i) + {lanes // 2});\n}}\n")
+
+    def recursion(self):
+        """Class 6: h's guard reached directly (d = 1) and through recursion (d = 1 - k)."""
+        r = self.r
+        h, down, fn = self.name("h"), self.name("down"), self.name("mixed")
+        c = r.choice([100, 7, 1])
+        return (f"fn {h}(d:i32) -> i32 = {c} / d;\n"
+                f"fn {down}(k:u32, d:i32) -> i32 requires k <= 8 {{\n"
+                f"  if k == 0 {{ return {h}(d); }}\n  return {down}(k - 1, d - 1);\n}}\n"
+                f"fn {fn}(k:u32) -> i32 requires k <= {r.choice([2, 3, 5])} {{\n"
+                f"  let a = {h}(1);\n  return a + {down}(k, 1);\n}}\n")
+
+    def neighbour(self):
+        """Class 5: lanes write y[i] = 1 and read y[i + off] (2 before any lane runs)
+        through a helper; the lane before a chunk's end spins first, so it reads 1."""
+        r = self.r
+        at, fn = self.name("at"), self.name("neighbour")
+        off = r.choice([1, 2])
+        return (f"fn {at}(v:ro<i32>[64], k:usize) -> i32 {{\n" + self.spin("k % 32 == 31", 50000000) +
+                f"  return v[k + {off}] + i32(s) - i32(s);\n}}\n"
+                f"fn {fn}(y:rw<i32>[64]) {{\n  for k in 0..64 {{ y[k] = 2; }}\n"
+                f"  parallel i in {64 - off} {{ let d = 10 / ({at}(y, i) - 1); y[i] = d - 9; }}\n}}\n")
+
+    def programs(self):
+        """(the classes' program, the races program)."""
+        parts = [self.binder(), self.blocks(), self.device_nan(), self.recursion()]
+        if self.r.random() < 0.5:
+            parts.append(self.pooled())
+        main = "fn main() -> i32 { return 0; }\n"
+        return "".join(parts) + main, self.neighbour() + main
+
+
 # ---------------------------------------------------------------- signatures and inputs
 
 PARAM = re.compile(r"(\w+)\s*:\s*(ro|rw)?\s*(<\s*(\w+)\s*>)?\s*(\w+)?\s*(\[(.*)\])?\s*(@\w+)?")
@@ -442,6 +549,7 @@ class Tally:
         self.verdicts = {}
         self.cases = self.runs = self.builds = self.skipped = 0
         self.replays = self.replay_runs = 0
+        self.refused = 0  # generated programs the checker refuses (issue 35's races)
         self.traps = self.traps_at_verified = self.explained = 0
         self.wrong = []
 
@@ -450,7 +558,8 @@ class Tally:
                 "verdicts": self.verdicts, "cases": self.cases, "runs": self.runs, "builds": self.builds,
                 "skipped_by_requires_or_size": self.skipped, "traps": self.traps,
                 "signals_in_unmodelled_code": self.explained,
-                "replays": self.replays, "replay_runs": self.replay_runs, "wrong": len(self.wrong)}
+                "replays": self.replays, "replay_runs": self.replay_runs, "refused": self.refused,
+                "wrong": len(self.wrong)}
 
 
 def sh(cmd, env=None, timeout=120):
@@ -590,10 +699,29 @@ def attack(tally, program, work, seed, cases_per_fn, budget):
     return True
 
 
+def attack_classes(tally, seed, base, cases_per_fn, budget):
+    """ClassGen(seed)'s two programs: the classes' one must check and is attacked; the
+    races one must be refused with E-LANE-RACE (accepted, as the old checker did, it is
+    attacked too, and its verified guards trap when the lanes race)."""
+    work = base / f"classes{seed}"
+    work.mkdir(parents=True, exist_ok=True)
+    for stem, text in zip(("classes", "races"), ClassGen(seed).programs()):
+        prog = work / f"{stem}{seed}.cairn"
+        prog.write_text(text)
+        c = sh([CAIRN, "check", prog])
+        if c.returncode == 0:
+            attack(tally, prog, work, seed, cases_per_fn, budget)
+        elif stem == "races" and "E-LANE-RACE" in c.stderr:
+            tally.refused += 1
+        else:
+            tally.wrong.append({"program": str(prog), "check": c.stderr[-800:]})
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="1..3", help="random programs A..B (inclusive)")
     ap.add_argument("--programs", nargs="*", default=[], help="hand-written programs too")
+    ap.add_argument("--classes", help="issue 35's class programs for seeds A..B (ClassGen)")
     ap.add_argument("--seconds", type=float, default=0, help="keep taking seeds until this many seconds")
     ap.add_argument("--cases", type=int, default=12, help="input cases per function")
     ap.add_argument("--budget", type=int, default=12000000, help="cairn verify --budget")
@@ -608,6 +736,10 @@ def main(argv=None):
         work = base / pathlib.Path(path).stem
         work.mkdir(parents=True, exist_ok=True)
         attack(tally, pathlib.Path(path), work, 0, a.cases, a.budget)
+    if a.classes:
+        clo, chi = (int(x) for x in a.classes.split(".."))
+        for cseed in range(clo, chi + 1):
+            attack_classes(tally, cseed, base, a.cases, a.budget)
     seed = lo
     while seed <= hi or (a.seconds and time.monotonic() - t0 < a.seconds):
         work = base / f"seed{seed}"

@@ -5,12 +5,13 @@ verdict, and a concrete `cairn run` of the same function that traps at the same 
 column. Every counterexample's replay is run. Each failed on the code before the fix
 (main at 6390c68; the docstrings say what that code answered)."""
 import pathlib
+import re
 import sys
 
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # verifylib.py
-from verifylib import PROGRAMS, concrete, only, place, replay, trap, verdict_cache  # noqa: E402
+from verifylib import CAIRN, PROGRAMS, concrete, only, place, replay, run, trap, verdict_cache  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +123,37 @@ def test_a_pooled_reductions_terms_are_lanes(verdicts, tmp_path):
     r, _ = concrete(tmp_path, PROGRAMS / "lanes35.cairn", main.replace("400000000", "0"),
                     env={"CAIRN_THREADS": "1"})
     assert r.returncode == 0, r.stderr  # one worker: index order, every divisor 64
+
+
+# ---- 5. a lane reading another lane's element through a helper ----
+
+def test_a_helpers_reads_are_its_callers_lanes_reads():
+    """neighbour's lanes write y[i] and read y[i + 1] through next, which hands k + 1
+    to at; counted's lanes update x atomically and read x[0] through first. Both race
+    (lane i + 1 may write 1 before lane i reads it, and 10 / (1 - 1) traps), yet the old
+    checker accepted both (a view passed as ro was no access at all), and verify, running
+    lanes in index order, verified neighbour's `10 / (next(y, i) - 1)`. Now each
+    function's read set by parameter (check_summary.c) is part of its call: refused."""
+    r = run([CAIRN, "check", PROGRAMS / "races35.cairn"], timeout=300)
+    got = re.findall(r"races35\.cairn:(\d+):(\d+): error\[(E-[A-Z-]+)\]: (.*)", r.stderr)
+    assert r.returncode != 0 and [(int(a), int(b), code) for a, b, code, _ in got] == \
+        [(8, 40, "E-LANE-RACE"), (13, 78, "E-LANE-RACE")], r.stderr
+    assert "reads 'y' at another lane's element" in got[0][3], got
+    assert "touches 'x' plainly while lanes update it atomically" in got[1][3], got
+
+
+def test_a_helper_reading_the_lanes_own_element_is_accepted(verdicts, tmp_path):
+    """The read set names the index parameter: own reads y only at [i] through mid and
+    at, and other reads a neighbour of an array no lane writes; both are accepted, and
+    the division gets a counterexample that replays and a run that traps there."""
+    _, props = verdicts("helpers35")
+    for function, line in (("own", 7), ("other", 10)):
+        p = only(props, function, "division by zero", line)
+        assert p["verdict"] == "counterexample" and place(p["at"]) == (line, 28), p
+        replay(p)
+    r, _ = concrete(tmp_path, PROGRAMS / "helpers35.cairn",
+                    "fn main() -> i32 {\n  buffer y:i32[8] = zeroed;\n  own(y);\n  return 0;\n}")
+    assert traps_at(r, "division by zero: 10 / 0", 7, 28), r.stderr
 
 
 # ---- 7. the device launch's lane limit ----

@@ -64,14 +64,15 @@ def test_verdicts_the_same_under_a_cpu_hog(tmp_path):
 
 def test_the_wall_clock_bound_says_so(tmp_path):
     """f64 multiplication commuted: too hard for 0.5 s of wall clock, whose expiry the
-    reason names (not the budget's), and promptly."""
+    reason names (not the budget's: which bound stopped it is the reason's to say, not a
+    time; how long it took depends on the load, and is bounded only against hanging)."""
     t0 = time.monotonic()
     rc, props = verify(ROOT / "tests/verify/programs/unknown.cairn", tmp_path, "--function", "ratio_swapped",
                        "--timeout", "0.5", "--budget", "4000000000")
     took = time.monotonic() - t0
     assert rc == 5 and props[0]["verdict"] == "unknown", props
     assert "wall-clock bound (--timeout 0.5 s)" in props[0]["reason"] and "depends on the machine" in props[0]["reason"]
-    assert props[0]["seconds"] < 5 and took < 60
+    assert took < 600, f"verify took {took:.0f} s with --timeout 0.5: hung?"
 
 
 def test_the_budget_decides(tmp_path):
@@ -89,3 +90,16 @@ def test_budget_usage(tmp_path):
         assert r.returncode == 2 and "--budget takes" in r.stderr, (bad, r.stderr)
     help_text = subprocess.run([str(CAIRN), "verify", "--help"], capture_output=True, text=True).stdout
     assert "--budget N" in help_text and "--timeout S" in help_text
+
+
+def test_a_triangles_index_is_verified_by_the_budget(tmp_path):
+    """a[i * n + j] over `for j in 0..i` with no upper bound on n: the old verdict was
+    "bounded" or "unknown" by how loaded the machine was (a 10 s wall-clock limit per
+    query). The budget alone decides it now (the wall-clock bound set far away): the
+    index is verified, and n * n's overflow (the extent) has its counterexample."""
+    _, props = verify(ROOT / "tests/verify/programs/triangle35.cairn", tmp_path / "cex", "--timeout", "3600",
+                      timeout=3600)
+    index = [p for p in props if p["property"] == "index out of bounds"]
+    assert [p["verdict"] for p in index] == ["verified"], index
+    over = [p for p in props if p["property"] == "integer overflow" and p["at"].endswith(":2:27")]
+    assert [p["verdict"] for p in over] == ["counterexample"], over
