@@ -65,7 +65,8 @@ int client_enrol(Session *s, const Enrolment *en, Err *e);
 void client_close(Session *s);
 /* 1 with a job in *JOB (pointing into *ANSWER, which the caller deletes), 0 when the
  * long poll ended empty, -1 on error (e->msg), -2 when the coordinator no longer knows
- * this agent's token (enrol again). */
+ * this agent's token (enrol again), -3 when its key was enrolled again since (another
+ * process holds it: stop). */
 int client_claim(Session *s, double wait_s, cJSON **answer, ProtoJob *job, Err *e);
 /* 0 keep going, 1 cancelled, -1 the lease is gone (or the coordinator is unreachable). */
 int client_heartbeat(Session *s, long job, const char *progress);

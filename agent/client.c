@@ -80,7 +80,8 @@ int client_claim(Session *s, double wait_s, cJSON **answer, ProtoJob *job, Err *
     *answer = NULL;
     if (status == 204) return 0;
     failed("claim", status, &pe, e);
-    /* forgotten or revoked: the caller enrols again (or stops) */
+    /* forgotten or revoked: the caller enrols again (or stops); superseded: it stops */
+    if (pe.code == PROTO_E_TOKEN_SUPERSEDED) return -3;
     return pe.code == PROTO_E_UNKNOWN_AGENT || pe.code == PROTO_E_NO_TOKEN ? -2 : -1;
 }
 

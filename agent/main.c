@@ -243,6 +243,14 @@ static int job_loop(const AgentOptions *o, EVP_PKEY *key, const cJSON *caps, con
             }
             continue;
         }
+        if (rc == -3) { /* enrolling again would take the other agent's token: a livelock */
+            fprintf(stderr,
+                    "cairn-agent: another agent enrolled with this key (%s): stopping; give each"
+                    " machine its own key (cairn-agent keygen)\n",
+                    e.msg);
+            client_close(&s);
+            return 1;
+        }
         if (rc < 0) {
             fprintf(stderr, "agent: claim failed (%s), retry in %ld ms\n", e.msg, backoff);
             if (rc == -2) { /* forgotten or revoked: enrol again (or stop) */

@@ -64,7 +64,7 @@ ALL_TARGETS += $(FARM_TWO_SERVERS)
 # interleaving run it (tests/farm/farmlib.py, FARM_PAUSES); bin/cairn-farm never pauses.
 FARM_PAUSES := $(TBIN)/cairn-farm-pauses
 PAUSE_SRCS := farm/serve/pause.c farm/serve/gc.c farm/serve/handlers.c farm/serve/hub.c \
-	farm/serve/serve.c
+              farm/serve/serve.c
 PAUSE_OBJS := $(PAUSE_SRCS:%.c=$(OBJ)/pauses/%.o)
 $(OBJ)/pauses/%.o: CFLAGS += -I. -Ifarm -DFARM_TEST_PAUSES
 $(OBJ)/pauses/%.o: %.c | $(DEPS_STAMP)
@@ -75,3 +75,13 @@ $(FARM_PAUSES): $(filter-out $(PAUSE_SRCS:%.c=$(OBJ)/%.o),$(FARM_OBJS)) $(PAUSE_
 	$(CC) $(LDFLAGS) $^ -o $@ $(FARM_LIBS) $(PG_LIBS) $(LDLIBS)
 
 ALL_TARGETS += $(FARM_PAUSES)
+
+# tests/farm/clock_shift.c: an LD_PRELOAD library that steps a coordinator's wall clock
+# (tests/farm/test_clock_steps.py). Built without the sanitizers: it is preloaded into
+# sanitized coordinators too (the test tells ASan not to mind the link order).
+CLOCK_SHIFT := $(TBIN)/clock_shift.so
+$(CLOCK_SHIFT): tests/farm/clock_shift.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) -fPIC -shared $< -o $@ -ldl
+
+ALL_TARGETS += $(CLOCK_SHIFT)

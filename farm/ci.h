@@ -20,6 +20,10 @@ enum {
 /* GET PATH as JSON; NULL (reported as cairn-farm VERB's error) unless a 2xx JSON. */
 cJSON *ci_get_json(Http *h, const char *path, const char *verb);
 
+/* Run RUN's view (GET /api/v1/runs/RUN), held to the API's shape; NULL (reported as
+ * cairn-farm VERB's error) when the coordinator did not answer one. */
+cJSON *ci_get_view(Http *h, long run, const char *verb);
+
 /* Whether no job of the run view RUN is queued or running any more. */
 int ci_run_finished(const cJSON *run);
 

@@ -220,13 +220,11 @@ static int run_cancelled(const cJSON *run) {
  * or CI_INFRA (reported) when the coordinator stopped answering, the run was cancelled
  * or the wait ran out. */
 static int follow_run(Http *h, long run, double timeout) {
-    char path[64];
-    snprintf(path, sizeof path, "/api/v1/runs/%ld", run);
     cJSON *last = cJSON_CreateObject();
     double until = timing_monotonic_seconds() + timeout;
     int rc = CI_INFRA;
     for (;;) {
-        cJSON *view = ci_get_json(h, path, "submit");
+        cJSON *view = ci_get_view(h, run, "submit");
         if (!view) break;
         print_moves(view, last);
         int done = ci_run_finished(view), cancelled = done && run_cancelled(view);

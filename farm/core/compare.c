@@ -53,6 +53,12 @@ static cJSON *cell_value(const CaseResult *c, const Evidence *cell) {
     char *text = NULL;
     size_t len = 0;
     FILE *lines = open_memstream(&text, &len); /* grows with every field, however long */
+    if (!v || !lines) {                        /* out of memory: the caller knows from the NULL */
+        if (lines) fclose(lines);
+        free(text);
+        cJSON_Delete(v);
+        return NULL;
+    }
     for (size_t i = 0; i < c->n_obs; i++) {
         const Observation *o = &c->obs[i];
         fprintf(lines, "%s %s %.0f %s\n", o->name, o->type, o->count, o->sha256 ? o->sha256 : "");
@@ -109,6 +115,7 @@ typedef struct {
     const CaseResult **cases;
     const char **cols;
     int n;
+    int failed; /* an allocation failed: the comparison is not to be used */
 } Row;
 
 /* The bound entries cells measured for observation NAME: a failed one is a violation;
@@ -250,7 +257,9 @@ static Verdict compare_case(cJSON *row, const char *name, const Results *r, Row 
         const Evidence *cell = &r->cells[i];
         const CaseResult *c = results_case(cell, name);
         if (!c || util_nameset_add(&filled, cell->column, 0)) continue;
-        cJSON_AddItemToObject(values, cell->column, cell_value(c, cell));
+        cJSON *value = cell_value(c, cell);
+        if (!value) cells->failed = 1;
+        cJSON_AddItemToObject(values, cell->column, value);
         cells->cases[cells->n] = c;
         cells->cols[cells->n++] = cell->column;
     }
@@ -281,10 +290,13 @@ cJSON *compare_results(const cJSON *results, const cJSON *cases, double max_work
     cJSON *rows = cJSON_AddArrayToObject(report, "cases");
     int counts[VERDICT_COUNT] = {0};
     double work = compare_work(&r);
+    int failed = 0;
     if (work > max_work) {
         add_refusal(report, work, max_work);
     } else {
-        Row cells = {calloc(r.n + 1, sizeof *cells.cases), calloc(r.n + 1, sizeof *cells.cols), 0};
+        Row cells = {calloc(r.n + 1, sizeof *cells.cases), calloc(r.n + 1, sizeof *cells.cols), 0,
+                     0};
+        failed = !cells.cases || !cells.cols;
         const cJSON *c;
         cJSON_ArrayForEach(c, (cells.cases && cells.cols ? cases : NULL)) {
             if (!cJSON_IsString(c)) continue;
@@ -295,8 +307,13 @@ cJSON *compare_results(const cJSON *results, const cJSON *cases, double max_work
         }
         free(cells.cases);
         free(cells.cols);
+        failed |= cells.failed;
     }
     results_free(&r);
+    if (failed) { /* out of memory: no comparison, rather than one missing rows */
+        cJSON_Delete(report);
+        return NULL;
+    }
     cJSON *summary = cJSON_AddObjectToObject(report, "counts");
     for (int v = 0; v < VERDICT_COUNT; v++)
         cJSON_AddNumberToObject(summary, results_verdict_name((Verdict)v), counts[v]);

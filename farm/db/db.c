@@ -87,13 +87,26 @@ const char *const db_added_columns[] = {
     "jobs claimed_at DOUBLE PRECISION", /* the standing attempt's claim */
     "jobs finished_at DOUBLE PRECISION", "jobs result TEXT", /* the predicate's test result */
     "runs submitter TEXT", "runs commit_sha TEXT", "runs branch TEXT",
-    "runs matrix_id TEXT",     /* its badge's name */
-    "filings digests TEXT",    /* the blobs a filing pins */
-    "reports version INTEGER", /* DB_REPORT_VERSION: what a stored comparison holds */
+    "runs matrix_id TEXT",         /* its badge's name */
+    "filings digests TEXT",        /* the blobs a filing pins */
+    "reports version INTEGER",     /* DB_REPORT_VERSION: what a stored comparison holds */
+    "agents superseded_hash TEXT", /* issue 39: the token an enrolment of its key replaced */
     NULL};
 
 /* What needs the added columns: run after them. */
 const char db_schema_late[] = "CREATE INDEX IF NOT EXISTS jobs_evidence ON jobs(evidence);"
+                              /* One live agent a name (issue 39: sixteen enrolments at once
+                               * under one free name on PostgreSQL made 2-8 live holders,
+                               * each having seen the name free). Holders made so before
+                               * the index are revoked but the first enrolled, as an
+                               * enrolment after it would have been refused. */
+                              "UPDATE agents SET revoked=1, token_hash=NULL WHERE revoked=0"
+                              " AND EXISTS (SELECT 1 FROM agents o WHERE o.name=agents.name"
+                              " AND o.revoked=0 AND o.id<agents.id);"
+                              "CREATE UNIQUE INDEX IF NOT EXISTS agents_live_name ON agents(name)"
+                              " WHERE revoked=0;"
+                              "CREATE INDEX IF NOT EXISTS agents_superseded ON"
+                              " agents(superseded_hash);"
                               "CREATE INDEX IF NOT EXISTS jobs_agent ON jobs(agent_id, id);"
                               "CREATE INDEX IF NOT EXISTS runs_matrix ON runs(matrix_id, id);";
 
@@ -106,10 +119,17 @@ void db_agent_free(Agent *a) {
     memset(a, 0, sizeof *a);
 }
 
-void db_agent_copy(Agent *to, const Agent *from) {
+int db_agent_copy(Agent *to, const Agent *from) {
     *to = *from;
-    to->public_pem = strdup(from->public_pem);
+    to->caps = NULL;
+    to->public_pem = from->public_pem ? strdup(from->public_pem) : NULL;
+    if (!to->public_pem) {
+        memset(to, 0, sizeof *to);
+        return -1; /* out of memory (or FROM half made): nothing to free */
+    }
+    to->caps = from->caps;
     if (to->caps) atomic_fetch_add(&to->caps->refs, 1);
+    return 0;
 }
 
 void db_job_free(Job *j) {
@@ -186,7 +206,8 @@ int db_agent_enrol(Db *db, const DbEnrolment *a, long *id, Err *e) {
                      "INSERT INTO agents(name, keyid, public_pem, caps, token_hash, enrolled_at,"
                      " last_seen) VALUES($1,$2,$3,$4,$5,$6,$6) ON CONFLICT(keyid) DO UPDATE SET"
                      " name=excluded.name, public_pem=excluded.public_pem, caps=excluded.caps,"
-                     " token_hash=excluded.token_hash, last_seen=excluded.last_seen RETURNING id",
+                     " superseded_hash=agents.token_hash, token_hash=excluded.token_hash,"
+                     " last_seen=excluded.last_seen RETURNING id",
                      DB_ARGS(DB_TEXT(name), DB_TEXT(keyid), DB_TEXT(a->public_pem),
                              DB_TEXT(a->caps_json), DB_TEXT(a->token_hash),
                              DB_REAL(timing_now_seconds())));
@@ -203,6 +224,16 @@ int db_agent_enrol(Db *db, const DbEnrolment *a, long *id, Err *e) {
     }
     db->be->release(db, c, 1);
     return rc;
+}
+
+/* DB_SUPERSEDED when TOKEN_HASH was a live agent's token until its key enrolled again,
+ * else 0 (or DB_UNAVAILABLE). */
+static int superseded(Db *db, DbConn *c, const char *token_hash) {
+    DbRows *r = db_query(db, c, "SELECT 1 FROM agents WHERE superseded_hash=$1 AND revoked=0",
+                         DB_ARGS(DB_TEXT(token_hash)));
+    int found = db->be->next(r) ? DB_SUPERSEDED : db->be->failed(r) ? DB_UNAVAILABLE : 0;
+    db->be->finish(r);
+    return found;
 }
 
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
@@ -228,11 +259,13 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
         out->revoked = (int)db_col_long(db, r, 5);
     }
     db->be->finish(r);
+    if (!found && !failed) found = superseded(db, c, token_hash);
     db->be->release(db, c, 0);
-    if (failed) {
-        if (found) db_agent_free(out);
+    if (failed || found == DB_UNAVAILABLE) {
+        if (found == 1) db_agent_free(out);
         return DB_UNAVAILABLE;
     }
+    if (found == DB_SUPERSEDED) return DB_SUPERSEDED;
     return found && !out->revoked ? 1 : (found ? (db_agent_free(out), 0) : 0);
 }
 
@@ -251,7 +284,9 @@ int db_enrol_allowed(Db *db, const char *keyid, long max) {
 
 int db_agent_revoke(Db *db, long id) {
     DbConn *c = db->be->acquire(db, 1);
-    long changed = db_exec(db, c, "UPDATE agents SET revoked=1, token_hash=NULL WHERE id=$1",
+    long changed = db_exec(db, c,
+                           "UPDATE agents SET revoked=1, token_hash=NULL, superseded_hash=NULL"
+                           " WHERE id=$1",
                            DB_ARGS(DB_INT(id)));
     /* Its running jobs go back to the queue now rather than when their leases end. */
     if (db_exec(db, c,
@@ -334,6 +369,12 @@ long db_run_create(Db *db, const DbRun *run_in, Err *e) {
     const RunMeta *meta = run_in->meta;
     char *matrix_text = cJSON_PrintUnformatted(run_in->matrix);
     char *cases_text = cJSON_PrintUnformatted(run_in->cases);
+    if (!matrix_text || !cases_text) { /* out of memory: nothing stored */
+        free(matrix_text);
+        free(cases_text);
+        err_set(e, "run not stored: out of memory");
+        return -1;
+    }
     char matrix_id[SHA256_HEX_LEN];
     sha256_hex(matrix_text, strlen(matrix_text), matrix_id);
     matrix_id[16] = '\0';
@@ -446,7 +487,7 @@ int db_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
     int found, copied;
     if ((copied = found = claim_scan(db, c, agent, out))) {
-        double now = timing_now_seconds();
+        double now = timing_steady_seconds();
         out->attempt += 1;
         out->agent_id = agent->id;
         out->lease_expires = now + lease_s;
@@ -476,13 +517,13 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
                  double *expires) {
     assert(lease_s > 0);
     DbConn *c = db->be->acquire(db, 0);
-    double until = timing_now_seconds() + lease_s;
+    double until = timing_steady_seconds() + lease_s;
     int rc = -1;
     long n = db_exec(db, c,
                      "UPDATE jobs SET lease_expires=$1, progress=$2, updated_at=$3 WHERE id=$4"
                      " AND agent_id=$5 AND state='running'",
                      DB_ARGS(DB_REAL(until), DB_TEXT(progress ? progress : ""),
-                             DB_REAL(timing_now_seconds()), DB_INT(job_id), DB_INT(agent_id)));
+                             DB_REAL(until - lease_s), DB_INT(job_id), DB_INT(agent_id)));
     if (n == 1) {
         *expires = until;
         rc = 0;
@@ -507,10 +548,16 @@ static void renew_presence(Db *db, DbConn *c) {
             DB_ARGS(DB_TEXT(db->coordinator), DB_REAL(timing_now_seconds())));
 }
 
-int db_reap(Db *db, int max_attempts) {
-    assert(max_attempts >= 1);
+int db_reap(Db *db, int max_attempts, double lease_s) {
+    assert(max_attempts >= 1 && lease_s > 0);
+    double now = timing_steady_seconds();
     DbConn *c = db->be->acquire(db, 0);
     db_exec(db, c, db->be->begin, DB_NO_ARGS);
+    /* A lease ends within lease_s of now: one that ends later was given before the wall
+     * clock stepped back (or by a coordinator whose clock is ahead), and would strand a
+     * dead agent's job for as long as the step. */
+    db_exec(db, c, "UPDATE jobs SET lease_expires=$1 WHERE state='running' AND lease_expires > $1",
+            DB_ARGS(DB_REAL(now + lease_s)));
     /* One statement decides which leases ran out, so that two coordinators' reapers
      * never count one loss twice. */
     DbRows *r = db_query(
@@ -520,7 +567,7 @@ int db_reap(Db *db, int max_attempts) {
         " state=CASE WHEN attempt >= $2 THEN 'failed' ELSE 'queued' END,"
         " failure=CASE WHEN attempt >= $2 THEN 'agent_lost' ELSE failure END"
         " WHERE state='running' AND lease_expires < $1 RETURNING id, agent_id, state, attempt",
-        DB_ARGS(DB_REAL(timing_now_seconds()), DB_INT(max_attempts)));
+        DB_ARGS(DB_REAL(now), DB_INT(max_attempts)));
     long *lost = NULL; /* job, agent pairs */
     int n = 0;
     while (db->be->next(r)) {

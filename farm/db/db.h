@@ -17,6 +17,8 @@ typedef struct Db Db;
  * the server restarting): nothing is known, which is not an absence. The API answers it
  * 503 store_unavailable, and agents retry. */
 #define DB_UNAVAILABLE (-9)
+/* A token that was a live agent's until its key enrolled again (db_agent_by_token). */
+#define DB_SUPERSEDED (-8)
 
 /* An agent's capabilities, parsed once and shared, read-only, by every copy of the
  * agent (the agent cache's and each request's: a thousand long polls of one agent hold
@@ -51,8 +53,9 @@ void db_close(Db *db);
 /* 1: acknowledged commits survive power loss (fsync); 0: they survive kill -9 only. */
 void db_set_sync(Db *db, int full);
 void db_agent_free(Agent *a);
-/* TO becomes a copy of FROM (its capabilities shared). */
-void db_agent_copy(Agent *to, const Agent *from);
+/* TO becomes a copy of FROM (its capabilities shared): 0, or -1 with TO zeroed when out of
+ * memory. */
+int db_agent_copy(Agent *to, const Agent *from);
 void db_job_free(Job *j);
 
 /* Agents: enrol by public key (the same key re-enrols the same agent with a new token
@@ -62,7 +65,9 @@ typedef struct {
 } DbEnrolment;
 /* 0 with the agent's id in *ID; -2 a revoked key, -3 a name another key holds, -1 (E). */
 int db_agent_enrol(Db *db, const DbEnrolment *a, long *id, Err *e);
-/* 1 found (OUT filled), 0 no live agent has the token, DB_UNAVAILABLE. */
+/* 1 found (OUT filled), 0 no live agent has the token, DB_SUPERSEDED (it was the live
+ * agent's last token before its key enrolled again: another process holds the key),
+ * DB_UNAVAILABLE. */
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out);
 /* Whether key KEYID may enrol while at most MAX agents may be live: 1 (a key enrolled
  * before, or fewer than MAX live agents), 0 (MAX live agents already), DB_UNAVAILABLE. */
@@ -112,8 +117,9 @@ int db_heartbeat(Db *db, long job_id, long agent_id, double lease_s, const char 
                  double *expires);
 /* Returns the number of jobs whose lease ran out (requeued or failed as agent_lost),
  * plus 1 when another coordinator said that jobs may have become claimable; on a
- * shared store it also renews this coordinator's sign of life. */
-int db_reap(Db *db, int max_attempts);
+ * shared store it also renews this coordinator's sign of life. Leases are kept on
+ * timing_steady_seconds(), and one ending over LEASE_S from now is cut to LEASE_S. */
+int db_reap(Db *db, int max_attempts, double lease_s);
 /* 1 found (OUT filled), 0 no such job, DB_UNAVAILABLE. */
 int db_job_get(Db *db, long job_id, Job *out);
 /* Marks a running job of AGENT done, its bundle filed under the evidence path

@@ -328,7 +328,7 @@ static int pg_claim(Db *db, const Agent *agent, double lease_s, Job *out) {
     while (claimed == 0) {
         int seen = claim_candidates(c, agent, &after, ids, sizeof ids, &fitting);
         if (fitting) {
-            double now = timing_now_seconds();
+            double now = timing_steady_seconds(); /* leases: no wall-clock step moves them */
             DbRows *r = pg_query(
                 c,
                 "UPDATE jobs SET state='running', agent_id=$1, attempt=attempt+1,"

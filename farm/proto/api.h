@@ -37,6 +37,8 @@
     X(NO_TOKEN, "no_token", 401, "the request has no Authorization: Bearer token")                 \
     X(WRONG_TOKEN, "wrong_token", 401, "the token is not this route's (enrolment or admin)")       \
     X(UNKNOWN_AGENT, "unknown_agent", 401, "the agent token is unknown or revoked: enrol again")   \
+    X(TOKEN_SUPERSEDED, "token_superseded", 401,                                                   \
+      "this key was enrolled again: two agents share one key?")                                    \
     X(PROOF_REFUSED, "proof_refused", 401, "the proof of key possession or its nonce is refused")  \
     X(KEY_REVOKED, "key_revoked", 403, "the key belongs to a revoked agent")                       \
     X(WRONG_KEY, "wrong_key", 403, "the bundle is not signed by this agent's key")                 \

@@ -95,7 +95,7 @@ static int cached_agent(AuthCache *c, const char *hash, Agent *out, unsigned lon
     pthread_mutex_lock(&c->lock);
     int hit = !strcmp(c->slot[i].hash, hash) &&
               timing_monotonic_seconds() - c->slot[i].read_at < AGENT_CACHE_SECONDS;
-    if (hit) db_agent_copy(out, &c->slot[i].agent);
+    if (hit) hit = db_agent_copy(out, &c->slot[i].agent) == 0; /* else: read the store */
     *epoch = c->epoch;
     pthread_mutex_unlock(&c->lock);
     return hit;
@@ -119,9 +119,10 @@ static void remember_agent(AuthCache *c, const char *hash, const Agent *a, unsig
     pthread_mutex_lock(&c->lock);
     if (!forgotten_since(c, epoch, a->id)) {
         if (c->slot[i].hash[0]) db_agent_free(&c->slot[i].agent);
-        snprintf(c->slot[i].hash, SHA256_HEX_LEN, "%s", hash);
+        c->slot[i].hash[0] = '\0';
+        if (db_agent_copy(&c->slot[i].agent, a) == 0) /* out of memory: not cached */
+            snprintf(c->slot[i].hash, SHA256_HEX_LEN, "%s", hash);
         c->slot[i].read_at = timing_monotonic_seconds();
-        db_agent_copy(&c->slot[i].agent, a);
     }
     pthread_mutex_unlock(&c->lock);
 }
@@ -163,6 +164,9 @@ int auth_check(Server *s, AuthKind need, Request *q, Reply *r) {
     int found = db_agent_by_token(s->db, hash, &q->agent);
     if (found == DB_UNAVAILABLE)
         return reply_error(r, PROTO_E_STORE_UNAVAILABLE, "the store failed: retry");
+    if (found == DB_SUPERSEDED) /* two agents share a key: this one stops (issue 39) */
+        return reply_error(r, PROTO_E_TOKEN_SUPERSEDED,
+                           "this agent's key was enrolled again since: another agent has it");
     if (!found) return reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
     remember_agent(&s->agents, hash, &q->agent, epoch);
     return 0;

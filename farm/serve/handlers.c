@@ -75,7 +75,7 @@ static int random_token(char out[SHA256_HEX_LEN]) {
 /* Issues a nonce to PEER: 0, or -1 when PEER holds its share, -2 when all are taken. */
 static int nonce_issue(Server *s, const char *peer, char out[SHA256_HEX_LEN]) {
     if (random_token(out) != 0) return -2;
-    double now = timing_now_seconds();
+    double now = timing_steady_seconds();
     long free_slot = -1, mine = 0;
     pthread_mutex_lock(&s->nonces_lock);
     for (long i = 0; i < s->cfg.max_challenges; i++) {
@@ -98,7 +98,7 @@ static int nonce_issue(Server *s, const char *peer, char out[SHA256_HEX_LEN]) {
 /* 1 when NONCE was issued, has not expired and was not used; it is used up now. */
 static int nonce_take(Server *s, const char *nonce) {
     int found = 0;
-    double now = timing_now_seconds();
+    double now = timing_steady_seconds();
     pthread_mutex_lock(&s->nonces_lock);
     for (long i = 0; i < s->cfg.max_challenges && !found; i++) {
         if (s->nonces[i].expires > now && !strcmp(s->nonces[i].nonce, nonce)) {
@@ -290,7 +290,7 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
         double wait = m.wait_s;
         if (!(wait >= 0) || wait > s->cfg.claim_wait_max_seconds)
             wait = wait > 0 ? s->cfg.claim_wait_max_seconds : 0;
-        q->wait_until = timing_now_seconds() + wait;
+        q->wait_until = timing_steady_seconds() + wait; /* the waker's clock (hub.c) */
     }
     int stopping = hub_stopping(s);
     Job job;
@@ -312,7 +312,7 @@ void handlers_claim(Server *s, Request *q, Reply *r) {
     } else if (claimed < 0) {
         auth_forget_agents(s); /* revoked at another coordinator: its cached token too */
         reply_error(r, PROTO_E_UNKNOWN_AGENT, "unknown or revoked agent token");
-    } else if (stopping || timing_now_seconds() >= q->wait_until) {
+    } else if (stopping || timing_steady_seconds() >= q->wait_until) {
         r->status = 204;
     } else {
         r->park = 1;
@@ -437,6 +437,7 @@ static int check_paths(Server *s, const cJSON *obj, Reply *r) {
 static int decode_files(const cJSON *obj, Files *f, Reply *r) {
     f->items = calloc((size_t)cJSON_GetArraySize(obj) + 2, sizeof *f->items);
     f->n = 0;
+    if (!f->items) return reply_error(r, PROTO_E_INTERNAL, "out of memory reading the files");
     const cJSON *x;
     cJSON_ArrayForEach(x, obj) {
         if (strlen(x->string) > FIELD_MAX_PATH)
@@ -732,6 +733,10 @@ void handlers_upload(Server *s, Request *q, Reply *r) {
         goto out;
     }
     sha256_hex(env_text, strlen(env_text), bundle_sha);
+    if (!sha256_is_hex(bundle_sha)) { /* hashing failed (out of memory) */
+        reply_error(r, PROTO_E_INTERNAL, "out of memory hashing job %ld's bundle", id);
+        goto out;
+    }
     if (check_lease(&job, &q->agent, bundle_sha, r) != 0) goto out;
     key = agent_key(s, &q->agent, &e);
     sem_wait(&s->filers);

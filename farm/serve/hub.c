@@ -20,8 +20,8 @@
 void hub_init(Hub *h) {
     *h = (Hub){0};
     pthread_mutex_init(&h->lock, NULL);
-    pthread_cond_init(&h->wake, NULL);
-    pthread_cond_init(&h->settled, NULL);
+    timing_cond_init(&h->wake); /* claims wait on the monotonic clock: a step moves none */
+    timing_cond_init(&h->settled);
     pthread_cond_init(&h->work.ready, NULL);
     pthread_cond_init(&h->pages.ready, NULL);
 }
@@ -134,9 +134,9 @@ static void *waker(void *arg) {
     Hub *h = &((Server *)arg)->hub;
     pthread_mutex_lock(&h->lock);
     for (;;) {
-        resume_claims(h, timing_now_seconds());
-        double d = h->claims ? h->claims->q.wait_until : timing_now_seconds() + 1;
-        struct timespec until = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+        double now = timing_steady_seconds();
+        resume_claims(h, now);
+        struct timespec until = timing_cond_deadline(h->claims ? h->claims->q.wait_until - now : 1);
         pthread_cond_timedwait(&h->wake, &h->lock, &until);
     }
     return NULL;
@@ -237,14 +237,14 @@ Parking hub_parking(Server *s, const Exchange *x) {
 /* libmicrohttpd refuses to stop with a connection suspended. */
 int hub_settle(Server *s) {
     Hub *h = &s->hub;
-    double give_up = timing_now_seconds() + 30;
+    double give_up = timing_monotonic_seconds() + 30;
     pthread_mutex_lock(&h->lock);
     h->stopping = 1;
     h->generation++;
     resume_claims(h, INFINITY);
     assert(!h->claims && !h->claims_tail); /* and none parks from now on */
-    while (h->work.held + h->pages.held > 0 && timing_now_seconds() < give_up) {
-        struct timespec until = {(time_t)give_up, 0};
+    while (h->work.held + h->pages.held > 0 && timing_monotonic_seconds() < give_up) {
+        struct timespec until = timing_cond_deadline(give_up - timing_monotonic_seconds());
         pthread_cond_timedwait(&h->settled, &h->lock, &until);
     }
     long left = h->work.held + h->pages.held;

@@ -192,9 +192,7 @@ static void *reporter(void *arg) {
     pthread_mutex_lock(&s->report_lock);
     for (;;) {
         if (!s->report_due) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_sec += 1;
+            struct timespec until = timing_cond_deadline(1);
             pthread_cond_timedwait(&s->report_cond, &s->report_lock, &until);
         }
         s->report_due = 0;

@@ -85,12 +85,14 @@ static void *reaper(void *arg) {
     for (;;) {
         timing_sleep_ms(200);
         pause_point("sweep"); /* a test lets deadlines pass before a sweep */
+        pause_point("reaping"); /* with "reaped": a test holds a pass at either end */
         metrics_refused(s, REFUSED_DEADLINES, (unsigned long)conns_sweep(s->conns));
-        if (db_reap(s->db, s->cfg.max_attempts) > 0) {
+        if (db_reap(s->db, s->cfg.max_attempts, s->cfg.lease_seconds) > 0) {
             hub_notify(s);
             report_wake(s); /* a job failed as agent_lost may have ended its run */
         }
         db_checkpoint(s->db);
+        pause_point("reaped"); /* tests/farm/test_clock_steps.py: a whole pass ran */
     }
     return NULL;
 }
@@ -123,7 +125,7 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
         free(s);
         return NULL;
     }
-    pthread_cond_init(&s->report_cond, NULL);
+    timing_cond_init(&s->report_cond); /* the reporter's second: monotonic */
     sem_init(&s->filers, 0, FILERS);
     char path[1200];
     snprintf(path, sizeof path, "%s/farm.db", s->state);

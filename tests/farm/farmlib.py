@@ -170,9 +170,10 @@ def store_config():
 
 class Farm:
     def __init__(self, tmp, lease=3.0, max_attempts=3, max_body=1 << 20, claim_wait=5,
-                 store=None, pauses=None):
+                 store=None, pauses=None, env=None):
         self.tmp = pathlib.Path(tmp)
         self.pauses = pauses   # a Pauses: the coordinator is the test build that pauses
+        self.env = env or {}   # more environment for the coordinator (LD_PRELOAD ...)
         self.state = self.tmp / "state"
         self.config = self.tmp / "farm.json"
         self.store = store if store is not None else store_config()
@@ -191,8 +192,9 @@ class Farm:
         if info.exists():
             info.unlink()
         self.log = open(self.tmp / "farm.log", "a")
-        env = {**os.environ, "CAIRN_FARM_PAUSES": str(self.pauses.folder)} if self.pauses \
-            else None
+        env = {**os.environ, **self.env}
+        if self.pauses:
+            env["CAIRN_FARM_PAUSES"] = str(self.pauses.folder)
         self.server = subprocess.Popen(
             [FARM_PAUSES if self.pauses else FARM, "serve", "--state", self.state, "--config",
              self.config, "--listen", f"127.0.0.1:{self.port}"], stderr=self.log, env=env)

@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import ADMIN, FARM, Farm, connect_from, wait_for  # noqa: E402
+from farmlib import ADMIN, ENROL, FARM, Farm, connect_from, enrol, wait_for  # noqa: E402
 from farmlib import AGENT_IDLE_S  # noqa: E402
 from test_ci import FAIL, PASS, tree  # noqa: E402
 
@@ -83,13 +83,20 @@ def test_metrics_pass_promtool_and_count_what_a_run_did(tmp_path):
 
 
 def test_metrics_behind_the_admin_token_when_the_config_says_so(tmp_path):
+    """With "metrics": "admin" only the admin token reads /metrics: an anonymous client, a
+    wrong token, the enrolment token and an enrolled agent's token are all refused (the
+    page names every agent, run and route of the farm)."""
     with Farm(tmp_path) as farm:
         config = json.loads(farm.config.read_text())
         farm.stop_server()
         farm.config.write_text(json.dumps(dict(config, metrics="admin")))
         farm.start()
-        assert metrics(farm)[0] == 401
-        assert metrics(farm, token="wrong-token-0123456789")[0] == 401
+        agent_token, _ = enrol(farm, "metrics-agent", farm.keygen("metrics-agent"))
+        assert farm.request("POST", "/api/v1/claim", {"wait_s": 0}, token=agent_token)[0] == 204
+        for token in (None, "wrong-token-0123456789", ENROL, agent_token):
+            status, body = metrics(farm, token=token)
+            assert status in (401, 403) and b"cairn_farm" not in repr(body).encode(), \
+                (token, status, body)
         status, body = metrics(farm, token=ADMIN)
         assert status == 200 and b"cairn_farm_jobs" in body
     for key, value in (("metrics", "closed"), ("log_format", "xml"), ("metrics", 1)):
