@@ -10,7 +10,8 @@
  * readable after __trap() has stopped the kernel.
  *
  * Waiting. A launch does not wait for the device (cairn_device_launched checks only that
- * it started); the host waits where it reads what lanes wrote or must report a trap
+ * it started) unless the device cannot share managed memory with the host while it runs
+ * (cudaDevAttrConcurrentManagedAccess 0: WSL2), when every launch waits; the host waits where it reads what lanes wrote or must report a trap
  * (cairn_device_sync): after a region that touches @unified memory (the host may read
  * it next), when a device view is copied or observed (copies come back through
  * cudaMemcpy, then the record is read), before any observation (so a run that trapped
@@ -56,6 +57,9 @@
 
 static cairn_device_trap_record *cairn__trap_host;
 static cairn_loc cairn__last_region; /* the last region launched, for a failure's message */
+/* cudaDevAttrConcurrentManagedAccess of the device: 0 (WSL2, Windows, some Jetsons) means
+ * the host may not touch any managed memory while a kernel runs, so every launch waits. */
+static int cairn__managed_concurrent = 1;
 
 #define CAIRN__HOST static inline __attribute__((unused))
 
@@ -167,6 +171,11 @@ CAIRN__HOST void cairn_device_start(void) {
         (e = cudaMemcpyToSymbol(cairn__device_trap, &dev, sizeof dev)) != cudaSuccess)
         cairn_device_fail("cannot map the trap record", e);
     cairn__trap_host = (cairn_device_trap_record *)host;
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&cairn__managed_concurrent, cudaDevAttrConcurrentManagedAccess,
+                               device) != cudaSuccess)
+        cairn__managed_concurrent = 0; /* unknown: the safe side */
     cairn_trap_set_earlier(cairn__device_earlier);
 #ifndef CAIRN_LIB /* a library's caller owns the process and its exit */
     atexit(cairn__device_at_exit); /* after CUDA's own: it runs first */
@@ -178,8 +187,24 @@ CAIRN__HOST void cairn_device_start(void) {
 CAIRN__HOST void cairn_device_launched(cairn_loc region, int sync) {
     cairn__last_region = region;
     cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess && sync) e = cudaDeviceSynchronize();
+    if (e == cudaSuccess && (sync || !cairn__managed_concurrent)) e = cudaDeviceSynchronize();
     cairn__device_report(e, region);
+}
+
+/* Before a block region's launch: a block of `threads` is no more than the kernel
+ * launches with on this device (cudaFuncGetAttributes: its registers, its launch
+ * bounds), else the trap the emulation gives past 1024 threads, with this limit. */
+CAIRN__HOST void cairn_device_check_block(const void *kern, uint64_t threads, cairn_loc at) {
+    struct cudaFuncAttributes a;
+    cudaError_t e = cudaFuncGetAttributes(&a, kern);
+    if (e != cudaSuccess) cairn__device_report(e, at);
+    if (threads <= (uint64_t)a.maxThreadsPerBlock) return;
+    char reason[160];
+    snprintf(reason, sizeof reason,
+             "a block of more than %d threads (this kernel's most on this device: %d registers "
+             "a thread)",
+             a.maxThreadsPerBlock, a.numRegs);
+    cairn_trap_at(reason, at);
 }
 
 /* Blocks of a grid of n lanes, 256 threads each (the lowering has checked n against the
