@@ -359,6 +359,35 @@ __device__ inline double cairn_device_atomic_add_shared(double *p, double v) {
     return old;
 }
 
+/* atomic_add_unordered on an f32 the lowering classes as global memory: a @device or
+ * @unified view, or a function's view parameter, which a caller may give a block's
+ * shared array. On global memory it is atom.global.add.f32, which flushes subnormal
+ * operands and results; on a shared array reached that way it flushes them too (a
+ * compare-and-swap loop), so the device agrees with the emulation's
+ * cairn_atomic_add_f32_ftz and the receipt's "flush_subnormals": true wherever the
+ * element lives. */
+__device__ inline float cairn_device_atomic_add_f32_ftz(float *p, float v) {
+    float old;
+    if (!__isShared(p)) {
+        asm volatile("atom.global.add.f32 %0, [%1], %2;"
+                     : "=f"(old)
+                     : "l"(__cvta_generic_to_global(p)), "f"(v)
+                     : "memory");
+        return old;
+    }
+    unsigned *word = (unsigned *)p, seen = *(volatile unsigned *)word, expect;
+    do {
+        expect = seen;
+        unsigned a = expect, b = __float_as_uint(v), r;
+        if ((a & 0x7f800000u) == 0) a &= 0x80000000u; /* a subnormal to its signed zero */
+        if ((b & 0x7f800000u) == 0) b &= 0x80000000u;
+        r = __float_as_uint(__uint_as_float(a) + __uint_as_float(b));
+        if ((r & 0x7f800000u) == 0) r &= 0x80000000u;
+        seen = atomicCAS(word, expect, r);
+    } while (seen != expect);
+    return __uint_as_float(seen);
+}
+
 /* ---- device: integer atomics (old value back) ---- */
 
 /* The 32- or 64-bit unsigned word type of a T of that size (the native atomics take it). */

@@ -451,12 +451,17 @@ static void cuda_device_scan(Lower *L, Expr *e, const Type *it, const char *lo, 
 /* ---- atomics and wide accesses in a lane ---- */
 
 /* The runtime's templates (cairn_device_cuda.h); an unordered add is PTX's
- * atom.global.add.f32 / .f64. */
+ * atom.global.add.f64, or for f32 cairn_device_atomic_add_f32_ftz (atom.global.add.f32,
+ * and the same flushing on a shared array a function's parameter reaches). */
 static const char *cuda_atomic(Lower *L, Expr *e, Builtin b, const char *p, const char *v,
                                const char *w) {
     const Type *t = e->u.call.args[0]->type;
     if (b == BI_ATOMIC_ADD_UNORDERED && lower_atomic_space(L, e) == ATOMIC_SHARED) {
         lower_emit(L, "cairn_device_atomic_add_shared(%s, %s);", p, v); /* atom.shared.add */
+        return NULL;
+    }
+    if (b == BI_ATOMIC_ADD_UNORDERED && t->kind == TY_F32) { /* global, or shared via a fn */
+        lower_emit(L, "cairn_device_atomic_add_f32_ftz(%s, %s);", p, v);
         return NULL;
     }
     if (b == BI_ATOMIC_ADD_UNORDERED) {

@@ -111,3 +111,32 @@ def test_a_block_past_the_kernels_limit_traps_before_the_launch(standin):
     assert r.returncode != 0 and "launches" not in r.stdout
     assert r.stderr.startswith("trap: a block of more than 640 threads (this kernel's most on "
                                "this device: 96 registers a thread) at standin.cairn:3:7\n")
+
+
+SHARED_VIA_FN = HERE / "shared_via_fn.cairn"
+
+
+def test_a_shared_f32_atomic_through_a_function_flushes_in_the_emulation(tmp_path):
+    """Two adds of 1e-39 (subnormal in f32) into a shared element: flushed, 0 + 0 = 0,
+    in every block."""
+    import struct
+    from devicelib import build, observe
+    exe = build(SHARED_VIA_FN, tmp_path / "sa", "--emulate")
+    got = observe(exe, tmp_path / "obs", 2)
+    assert struct.unpack("<4f", got["out"][3]) == (0.0, 0.0, 0.0, 0.0)
+
+
+@needs_nvcc
+def test_a_shared_f32_atomic_through_a_function_flushes_on_the_device(tmp_path):
+    """The device's add takes any pointer: atom.global.add.f32 (which flushes) for global
+    memory (test_cuda.py holds that), and for a shared one a compare-and-swap loop that
+    flushes too, never atom.shared.add.f32 (which would keep the subnormal the emulation
+    flushes)."""
+    emit(SHARED_VIA_FN, tmp_path)
+    ptx = tmp_path / "k.ptx"
+    r = run([NVCC, "-ptx", "-arch=sm_90", *PTX_FLAGS, f"-I{ROOT / 'runtime'}",
+             tmp_path / "shared_via_fn_dev.cu", "-o", ptx], timeout=900)
+    assert r.returncode == 0, r.stderr
+    text = ptx.read_text()
+    assert "atom.shared.add.f32" not in text and "atom.add.f32" not in text
+    assert "atom.shared.cas.b32" in text  # nvcc sees the shared array: the flushing loop
