@@ -210,9 +210,18 @@ static char *harness(Program *p, const Item *fn, const BenchOptions *o, long rep
     return sb.data;
 }
 
+typedef struct Bench {
+    Program *prog;
+    const Item *fn;
+    const BenchOptions *o;
+    char dir[64];
+} Bench;
+
 /* The program's text with main blanked (lines kept), then the harness's main. */
-static int write_harness(Program *p, const Item *fn, const BenchOptions *o, long repeat,
-                         const char *path, Err *err) {
+static int write_harness(const Bench *B, long repeat, const char *path, Err *err) {
+    Program *p = B->prog;
+    const Item *fn = B->fn;
+    const BenchOptions *o = B->o;
     char *text = strdup(p->src.text);
     for (int i = 0; i < p->nitems; i++) {
         const Item *it = p->items[i];
@@ -269,20 +278,13 @@ static int time_runs(const char *exe, int runs, const char *err_log, Timed *best
     return 0;
 }
 
-typedef struct Bench {
-    Program *prog;
-    const Item *fn;
-    const BenchOptions *o;
-    char dir[64];
-} Bench;
-
 /* Builds the harness with `repeat` calls and times it. */
 static int build_and_time(Bench *B, long repeat, int runs, Timed *t, Err *err) {
     char src[128], exe[128], log[128];
     snprintf(src, sizeof src, "%s/bench_%ld.cairn", B->dir, repeat);
     snprintf(exe, sizeof exe, "%s/bench_%ld", B->dir, repeat);
     snprintf(log, sizeof log, "%s/bench_%ld.stderr", B->dir, repeat);
-    if (write_harness(B->prog, B->fn, B->o, repeat, src, err) != 0) return 2;
+    if (write_harness(B, repeat, src, err) != 0) return 2;
     BuildOptions opt = B->o->build;
     opt.source = src;
     opt.output = exe;

@@ -105,6 +105,7 @@ static bool lowered_sites(Program *p, VerifyOpts *o, const LowerOptions *lo) {
     }
     cJSON_Delete(out.numerics);
     cJSON_Delete(out.library);
+    cJSON_Delete(out.guards);
     sb_free(&out.c);
     sb_free(&out.cu);
     sb_free(&out.h);

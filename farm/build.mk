@@ -63,7 +63,8 @@ ALL_TARGETS += $(FARM_TWO_SERVERS)
 # but the files that hold pause points, built again apart. Tests that drive an
 # interleaving run it (tests/farm/farmlib.py, FARM_PAUSES); bin/cairn-farm never pauses.
 FARM_PAUSES := $(TBIN)/cairn-farm-pauses
-PAUSE_SRCS := farm/serve/pause.c farm/serve/gc.c farm/serve/handlers.c farm/serve/hub.c
+PAUSE_SRCS := farm/serve/pause.c farm/serve/gc.c farm/serve/handlers.c farm/serve/hub.c \
+	farm/serve/serve.c
 PAUSE_OBJS := $(PAUSE_SRCS:%.c=$(OBJ)/pauses/%.o)
 $(OBJ)/pauses/%.o: CFLAGS += -I. -Ifarm -DFARM_TEST_PAUSES
 $(OBJ)/pauses/%.o: %.c | $(DEPS_STAMP)

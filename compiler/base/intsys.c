@@ -89,9 +89,17 @@ static bool mul_add(int64_t *dst, int64_t x, int64_t y, int64_t z) {
            *dst != INT64_MIN;
 }
 
-/* out = p * x + q * y, checked (out may be x or y). */
-static bool combine(IntRow *out, const IntRow *x, int64_t p, const IntRow *y, int64_t q, int nv) {
-    int64_t u;
+/* A row times a factor, one side of combine(). */
+typedef struct Scaled {
+    const IntRow *row;
+    int64_t by;
+} Scaled;
+
+/* out = p * x + q * y for xs = (x, p), ys = (y, q), checked (out may be x or y). */
+
+static bool combine(IntRow *out, Scaled xs, Scaled ys, int nv) {
+    const IntRow *x = xs.row, *y = ys.row;
+    int64_t p = xs.by, q = ys.by, u;
     for (int i = 0; i < nv; i++) {
         if (__builtin_mul_overflow(x->a[i], p, &u) || !mul_add(&out->a[i], u, y->a[i], q))
             return false;
@@ -107,7 +115,9 @@ static bool substitute(IntSys *s, int ei, int v) {
         if (i == ei || s->rows[i].a[v] == 0) continue;
         IntRow out = s->rows[i];
         /* row - (b / a) * e, with a = +-1: row * 1 + e * (-b * a) */
-        if (!combine(&out, &s->rows[i], 1, &e, -s->rows[i].a[v] * e.a[v], s->nv)) return false;
+        if (!combine(&out, (Scaled){&s->rows[i], 1}, (Scaled){&e, -s->rows[i].a[v] * e.a[v]},
+                     s->nv))
+            return false;
         assert(out.a[v] == 0);
         out.eq = s->rows[i].eq;
         s->rows[i] = out;
@@ -301,7 +311,8 @@ static int eliminate_variable(IntSys *s, int v) {
             if (s->rows[j].a[v] >= 0) continue;
             if (s->n >= MAXROWS) return 0;
             IntRow *r = intsys_row(s, false);
-            if (!combine(r, &s->rows[i], -s->rows[j].a[v], &s->rows[j], s->rows[i].a[v], s->nv)) {
+            if (!combine(r, (Scaled){&s->rows[i], -s->rows[j].a[v]},
+                         (Scaled){&s->rows[j], s->rows[i].a[v]}, s->nv)) {
                 s->overflow = true;
                 return 0;
             }

@@ -212,8 +212,8 @@ void check_pop_region(Checker *c, Region *r) {
 /* Records an array access inside a lane (the innermost parallel region). In a
  * cooperative region the phase rule judges arrays (check_phase.c); only a thread's
  * write of a variable declared outside the region is refused here. */
-void check_region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole,
-                         Span span) {
+void check_region_record(Checker *c, Symbol *array, unsigned how, Expr *index, Span span) {
+    bool write = how & REC_WRITE, whole = how & REC_WHOLE;
     Region *r = c->region;
     if (!r || c->no_record || !(r->lane || r->coop)) return;
     bool outside = false;
@@ -242,8 +242,7 @@ void check_region_record(Checker *c, Symbol *array, bool write, Expr *index, boo
 static void record_index_read(Expr *e, void *ctx) {
     Checker *c = ctx;
     if (e->kind == EXPR_INDEX && e->u.index.base->kind == EXPR_NAME && e->u.index.base->u.name.sym)
-        check_region_record(c, e->u.index.base->u.name.sym, false, e->u.index.index, false,
-                            e->span);
+        check_region_record(c, e->u.index.base->u.name.sym, 0, e->u.index.index, e->span);
 }
 
 void check_region_record_atomic(Checker *c, Expr *target) {
@@ -251,7 +250,7 @@ void check_region_record_atomic(Checker *c, Expr *target) {
     Symbol *s = target->u.index.base->kind == EXPR_NAME ? target->u.index.base->u.name.sym : NULL;
     if (!s || c->no_record) return;
     c->recording_atomic = true;
-    check_region_record(c, s, false, target->u.index.index, false, target->span);
+    check_region_record(c, s, 0, target->u.index.index, target->span);
     c->recording_atomic = false;
 }
 
@@ -478,8 +477,8 @@ Symbol *check_bind_var(Checker *c, const char *var, Span span, const Type *t) {
 void check_binder(Checker *c, Binder *b) {
     const Type *t;
     if (b->lo) {
-        const Type *lt, *ht;
-        check_pair(c, b->lo, b->count, type_scalar(TY_USIZE), &lt, &ht);
+        CheckTypes both = check_pair(c, b->lo, b->count, type_scalar(TY_USIZE));
+        const Type *lt = both.l, *ht = both.r;
         t = type_is_error(lt) || type_is_error(ht) ? ERR : lt;
         if (!type_is_error(t) && !type_equal(lt, ht)) {
             diag_error(c->d, b->count->span, E_TYPE_MISMATCH, "write both bounds in one type",
@@ -543,7 +542,7 @@ static void check_assign(Checker *c, Stmt *s) {
             diag_error(c->d, target->span, E_IMMUTABLE, help, "'%s' cannot be assigned", sym->name);
             t = ERR;
         } else if (sym && c->region) {
-            check_region_record(c, sym, true, NULL, false, target->span);
+            check_region_record(c, sym, REC_WRITE, NULL, target->span);
         }
     } else if (target->kind == EXPR_INDEX) {
         bool saved = c->no_record;
@@ -560,7 +559,7 @@ static void check_assign(Checker *c, Stmt *s) {
         }
         Expr *base = target->u.index.base;
         if (base->kind == EXPR_NAME && base->u.name.sym)
-            check_region_record(c, base->u.name.sym, true, target->u.index.index, false,
+            check_region_record(c, base->u.name.sym, REC_WRITE, target->u.index.index,
                                 target->span);
     } else {
         diag_error(c->d, target->span, E_IMMUTABLE,
@@ -600,8 +599,8 @@ static void check_alloc(Checker *c, Stmt *s) {
     if (shared && s->u.alloc.place != PLACE_HOST)
         diag_error(c->d, s->span, E_PLACEMENT, "shared arrays live in the block's shared memory",
                    "a shared array takes no placement");
-    Type *t = type_new_view(c->arena, ACCESS_RW, el, s->u.alloc.count, place,
-                            shared ? VIEW_SHARED : VIEW_BUFFER);
+    Type *t = type_new_view(c->arena, (TypeView){ACCESS_RW, el, s->u.alloc.count, place,
+                                                 shared ? VIEW_SHARED : VIEW_BUFFER});
     Symbol *sym = check_new_symbol(c, SYM_BUFFER, s->u.alloc.name, t, s->u.alloc.name_span);
     sym->decl.stmt = s;
     check_declare_local(c, sym);

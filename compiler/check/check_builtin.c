@@ -108,8 +108,8 @@ static const Type *check_cr(Checker *c, Expr *e, Builtin b, const Type *expected
 }
 
 static const Type *check_math2(Checker *c, Expr *e, Builtin b, const Type *expected) {
-    const Type *lt, *rt;
-    check_pair(c, arg(e, 0), arg(e, 1), expected, &lt, &rt);
+    CheckTypes both = check_pair(c, arg(e, 0), arg(e, 1), expected);
+    const Type *lt = both.l, *rt = both.r;
     if (type_is_error(lt) || type_is_error(rt)) return ERR;
     bool ints_ok = b == BI_MIN || b == BI_MAX;
     if (type_is_storage_float(lt) || type_is_storage_float(rt))
@@ -320,7 +320,7 @@ static const Type *check_matrix_mma(Checker *c, Expr *e) {
         return ERR;
     }
     if (arg(e, 3)->kind == EXPR_NAME && arg(e, 3)->u.name.sym)
-        check_region_record(c, arg(e, 3)->u.name.sym, true, NULL, true, arg(e, 3)->span);
+        check_region_record(c, arg(e, 3)->u.name.sym, REC_WRITE | REC_WHOLE, NULL, arg(e, 3)->span);
     return type_scalar(TY_VOID);
 }
 

@@ -143,14 +143,16 @@ const Type *check_operator_error(Checker *c, Expr *e, const Type *t, const char 
 }
 
 /* Checks both operands, giving an untyped literal side the other side's type. */
-void check_pair(Checker *c, Expr *l, Expr *r, const Type *hint, const Type **lt, const Type **rt) {
+CheckTypes check_pair(Checker *c, Expr *l, Expr *r, const Type *hint) {
+    CheckTypes t;
     if (check_untyped_literal(l) && !check_untyped_literal(r)) {
-        *rt = check_expr(c, r, hint);
-        *lt = check_expr(c, l, type_is_error(*rt) ? hint : *rt);
+        t.r = check_expr(c, r, hint);
+        t.l = check_expr(c, l, type_is_error(t.r) ? hint : t.r);
     } else {
-        *lt = check_expr(c, l, hint);
-        *rt = check_expr(c, r, type_is_error(*lt) ? hint : *lt);
+        t.l = check_expr(c, l, hint);
+        t.r = check_expr(c, r, type_is_error(t.l) ? hint : t.l);
     }
+    return t;
 }
 
 static const Type *check_binary(Checker *c, Expr *e, const Type *expected) {
@@ -163,7 +165,9 @@ static const Type *check_binary(Checker *c, Expr *e, const Type *expected) {
         return check_set_type(e,
                               type_is_error(lt) || type_is_error(rt) ? ERR : type_scalar(TY_BOOL));
     }
-    check_pair(c, e->u.binary.lhs, e->u.binary.rhs, is_compare(op) ? NULL : expected, &lt, &rt);
+    CheckTypes both =
+        check_pair(c, e->u.binary.lhs, e->u.binary.rhs, is_compare(op) ? NULL : expected);
+    lt = both.l, rt = both.r;
     if (type_is_error(lt) || type_is_error(rt)) return check_set_type(e, ERR);
     if (type_is_storage_float(lt)) return check_operator_error(c, e, lt, text);
     if (type_is_storage_float(rt)) return check_operator_error(c, e, rt, text);
@@ -353,7 +357,7 @@ static const Type *check_index(Checker *c, Expr *e) {
     }
     check_note_placement(c, bt, e->span);
     if (base->kind == EXPR_NAME && base->u.name.sym)
-        check_region_record(c, base->u.name.sym, false, e->u.index.index, false, e->span);
+        check_region_record(c, base->u.name.sym, 0, e->u.index.index, e->span);
     (void)it;
     return check_set_type(e, bt->u.view.elem);
 }
@@ -392,8 +396,8 @@ const Type *check_args_loosely(Checker *c, Expr *e) {
 }
 
 /* A view argument for a view parameter: element, access, placement, constant extent. */
-static void check_view_arg(Checker *c, Expr *arg, const Type *at, const Type *pt, Item *fn,
-                           Param *prm) {
+static void check_view_arg(Checker *c, Expr *arg, const Type *at, Item *fn, Param *prm) {
+    const Type *pt = prm->type;
     if (at->kind != TY_VIEW || !at->u.view.extent) {
         diag_error(c->d, arg->span, E_TYPE_MISMATCH,
                    "pass an array (a view, buffer or shared array)",
@@ -430,12 +434,12 @@ static void check_view_arg(Checker *c, Expr *arg, const Type *at, const Type *pt
                    (long long)want, (long long)have);
     if (c->region) check_note_placement(c, at, arg->span); /* a lane's callee reaches it there */
     if (pt->u.view.access == ACCESS_RW && arg->kind == EXPR_NAME && arg->u.name.sym)
-        check_region_record(c, arg->u.name.sym, true, NULL, true, arg->span);
+        check_region_record(c, arg->u.name.sym, REC_WRITE | REC_WHOLE, NULL, arg->span);
 }
 
 /* A scalar rw<T> parameter takes a mutable variable by reference. */
-static void check_ref_arg(Checker *c, Expr *arg, const Type *at, const Type *pt, Item *fn,
-                          Param *prm) {
+static void check_ref_arg(Checker *c, Expr *arg, const Type *at, Item *fn, Param *prm) {
+    const Type *pt = prm->type;
     Symbol *s = arg->kind == EXPR_NAME ? arg->u.name.sym : NULL;
     if (!s) {
         diag_error(c->d, arg->span, E_TYPE_MISMATCH, "pass a `let mut` variable",
@@ -454,7 +458,7 @@ static void check_ref_arg(Checker *c, Expr *arg, const Type *at, const Type *pt,
                    "'%s' cannot change, and %s takes it as rw", s->name, fn->name);
         return;
     }
-    check_region_record(c, s, true, NULL, true, arg->span);
+    check_region_record(c, s, REC_WRITE | REC_WHOLE, NULL, arg->span);
 }
 
 /* E-ALIAS: an argument bound to an rw parameter is not also another argument. */
@@ -542,8 +546,8 @@ void check_call_args_against(Checker *c, Expr *e, Item *fn) {
         if (pt->kind == TY_VIEW) {
             const Type *at = check_expr(c, arg, NULL);
             if (type_is_error(at)) continue;
-            if (pt->u.view.extent) check_view_arg(c, arg, at, pt, fn, prm);
-            else check_ref_arg(c, arg, at, pt, fn, prm);
+            if (pt->u.view.extent) check_view_arg(c, arg, at, fn, prm);
+            else check_ref_arg(c, arg, at, fn, prm);
         } else {
             char what[128];
             snprintf(what, sizeof what, "argument '%s' of %s", prm->name, fn->name);
@@ -709,7 +713,7 @@ static const Type *check_reduce(Checker *c, Expr *e, const Type *expected) {
     }
     if (mode != MODE_PARALLEL) check_note_placement(c, it, into->span);
     if (into->kind == EXPR_NAME && into->u.name.sym)
-        check_region_record(c, into->u.name.sym, true, NULL, true, into->span);
+        check_region_record(c, into->u.name.sym, REC_WRITE | REC_WHOLE, NULL, into->span);
     return check_set_type(e, type_scalar(TY_VOID));
 }
 

@@ -38,13 +38,15 @@ static void add_rounding(FactWalk *w, CheckRounding r) {
     w->r[w->nr++] = r;
 }
 
-/* One entry per trap kind of BITS, all of node. */
-static void add_guards(FactWalk *w, unsigned bits, const void *node, Span span, const Expr *a,
-                       const Expr *b, const Item *callee) {
+/* One entry per trap kind of BITS, each the site (its node, span, operands, callee) in
+ * the walk's function. */
+static void add_guards(FactWalk *w, unsigned bits, CheckGuard site) {
+    site.fn = w->fn;
     for (int k = 0; k < GK_COUNT; k++) {
         if (!(bits & (1u << k))) continue;
         w->g = grow(w->g, &w->capg, w->ng, sizeof *w->g);
-        w->g[w->ng++] = (CheckGuard){(GuardKind)k, span, w->fn, node, {a, b}, callee};
+        site.kind = (GuardKind)k;
+        w->g[w->ng++] = site;
     }
 }
 
@@ -122,7 +124,8 @@ static void walk_binary(FactWalk *w, const Expr *e) {
     if (op->rounding == RND_ONCE && type_is_compute_float(e->type))
         add_rounding(
             w, (CheckRounding){.kind = ROUND_ARITH, .type = e->type, .node = e, .span = e->span});
-    if (l->type && type_is_int(l->type)) add_guards(w, op->guards, e, e->span, l, r, NULL);
+    if (l->type && type_is_int(l->type))
+        add_guards(w, op->guards, (CheckGuard){.node = e, .span = e->span, .operands = {l, r}});
 }
 
 static void walk_convert(FactWalk *w, const Expr *e) {
@@ -136,7 +139,8 @@ static void walk_convert(FactWalk *w, const Expr *e) {
     unsigned bits = 0;
     if (type_is_int(to)) bits = type_is_float(from) ? GB(FLOAT_CONVERT) : GB(CONVERT);
     if (to->kind == TY_F8E4M3) bits = GB(E4M3);
-    add_guards(w, bits, e, e->span, e->u.convert.arg, NULL, NULL);
+    add_guards(w, bits,
+               (CheckGuard){.node = e, .span = e->span, .operands = {e->u.convert.arg, NULL}});
 }
 
 /* The type a signature names for a rounding builtin: its result's, or (a statement
@@ -198,8 +202,8 @@ static void walk_call(FactWalk *w, const Expr *e) {
         bool views = false;
         for (int i = 0; i < fn->u.fn.nparams; i++)
             views |= fn->u.fn.params[i]->type && fn->u.fn.params[i]->type->kind == TY_VIEW;
-        add_guards(w, (views ? GB(EXTENT) : 0) | (fn->u.fn.requires ? GB(REQUIRES) : 0), e, e->span,
-                   a, a2, fn);
+        add_guards(w, (views ? GB(EXTENT) : 0) | (fn->u.fn.requires ? GB(REQUIRES) : 0),
+                   (CheckGuard){.node = e, .span = e->span, .operands = {a, a2}, .callee = fn});
         return;
     }
     const OpInfo *op = ast_op(b);
@@ -207,7 +211,7 @@ static void walk_call(FactWalk *w, const Expr *e) {
     if (rounds(op->rounding) && t) add_rounding(w, builtin_rounding(e, t));
     unsigned bits = op->guards;
     if (op->family == FAM_EXACT && !(e->type && type_is_signed(e->type))) bits &= ~GB(OVERFLOW);
-    add_guards(w, bits, e, e->span, a, a2, NULL);
+    add_guards(w, bits, (CheckGuard){.node = e, .span = e->span, .operands = {a, a2}});
 }
 
 /* A reduction: its bounds (a warp's has none), then its terms and its rounding; a device
@@ -251,13 +255,17 @@ static void walk_expr(FactWalk *w, const Expr *e) {
         walk_expr(w, e->u.unary.operand);
         if (e->u.unary.op == UN_NEG && e->type && type_is_signed(e->type) &&
             e->u.unary.operand->kind != EXPR_INT)
-            add_guards(w, ast_unop(UN_NEG)->guards, e, e->span, e->u.unary.operand, NULL, NULL);
+            add_guards(
+                w, ast_unop(UN_NEG)->guards,
+                (CheckGuard){.node = e, .span = e->span, .operands = {e->u.unary.operand, NULL}});
         break;
     case EXPR_BINARY: walk_binary(w, e); break;
     case EXPR_INDEX:
         walk_expr(w, e->u.index.index);
-        add_guards(w, ast_form_guards(FORM_INDEX), e, e->span, e->u.index.base, e->u.index.index,
-                   NULL);
+        add_guards(w, ast_form_guards(FORM_INDEX),
+                   (CheckGuard){.node = e,
+                                .span = e->span,
+                                .operands = {e->u.index.base, e->u.index.index}});
         break;
     case EXPR_CONVERT: walk_convert(w, e); break;
     case EXPR_CALL: walk_call(w, e); break;
@@ -270,10 +278,6 @@ static void walk_expr(FactWalk *w, const Expr *e) {
 static void walk_block(FactWalk *w, const Block *b);
 
 static void walk_assign(FactWalk *w, const Stmt *s) {
-    static const BinaryOp ops[] = {[ASSIGN_ADD] = BIN_ADD,
-                                   [ASSIGN_SUB] = BIN_SUB,
-                                   [ASSIGN_MUL] = BIN_MUL,
-                                   [ASSIGN_DIV] = BIN_DIV};
     const Expr *target = s->u.assign.target;
     walk_expr(w, s->u.assign.value);
     walk_expr(w, target);
@@ -283,8 +287,9 @@ static void walk_assign(FactWalk *w, const Stmt *s) {
             w, (CheckRounding){
                    .kind = ROUND_ARITH, .type = target->type, .node = target, .span = s->span});
     if (type_is_int(target->type))
-        add_guards(w, ast_binop(ops[s->u.assign.op])->guards, target, s->span, target,
-                   s->u.assign.value, NULL);
+        add_guards(
+            w, ast_binop(ast_assign_binop(s->u.assign.op))->guards,
+            (CheckGuard){.node = target, .span = s->span, .operands = {target, s->u.assign.value}});
 }
 
 /* A parallel region (a, device: its placement) or a cooperative one (a and b). */
@@ -323,7 +328,8 @@ static void walk_stmt(FactWalk *w, const Stmt *s) {
         break;
     case STMT_BUFFER:
         walk_expr(w, s->u.alloc.count);
-        add_guards(w, ast_form_guards(FORM_BUFFER), s, s->span, s->u.alloc.count, NULL, NULL);
+        add_guards(w, ast_form_guards(FORM_BUFFER),
+                   (CheckGuard){.node = s, .span = s->span, .operands = {s->u.alloc.count, NULL}});
         break;
     case STMT_SHARED: walk_expr(w, s->u.alloc.count); break;
     case STMT_BARRIER: break;

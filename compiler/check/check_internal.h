@@ -72,7 +72,10 @@ Symbol *check_lookup(Checker *c, const char *name);
 Symbol *check_new_symbol(Checker *c, SymKind kind, const char *name, const Type *t, Span span);
 void check_declare_local(Checker *c, Symbol *s);
 void check_defer_later(Checker *c, Later what, Span span, const char *construct);
-void check_region_record(Checker *c, Symbol *array, bool write, Expr *index, bool whole, Span span);
+/* How a region uses an array: REC_WRITE a write (else a read), REC_WHOLE all of it (a view
+ * passed on, else the element at index or a scalar). */
+enum { REC_WRITE = 1u, REC_WHOLE = 2u };
+void check_region_record(Checker *c, Symbol *array, unsigned how, Expr *index, Span span);
 /* Records an atomic's target element and the reads in its index. */
 void check_region_record_atomic(Checker *c, Expr *target);
 void check_note_placement(Checker *c, const Type *view, Span span);
@@ -98,7 +101,10 @@ const Type *check_set_type(Expr *e, const Type *t);
 const Type *check_operator_error(Checker *c, Expr *e, const Type *t, const char *op);
 const Type *check_args_loosely(Checker *c, Expr *e);
 /* Checks two operands that must share a type, an untyped literal taking the other's. */
-void check_pair(Checker *c, Expr *l, Expr *r, const Type *hint, const Type **lt, const Type **rt);
+typedef struct CheckTypes {
+    const Type *l, *r;
+} CheckTypes;
+CheckTypes check_pair(Checker *c, Expr *l, Expr *r, const Type *hint);
 
 /* check_summary.c */
 /* Sets every function's lane_effects (what it does, directly or through calls). */

@@ -174,24 +174,20 @@ static void index_through_layout(const Phase *p, Touch *a) {
     a->at_j = at->u.call.args[1];
 }
 
-/* Appends an access node after `cur`; returns the new node. */
-static int add_access(Phase *p, int cur, Symbol *array, AccKind kind, Expr *index, int width,
-                      Span span) {
-    if (!is_array(array)) return cur;
-    assert(width >= 1); /* elements index .. index + width - 1 */
+/* Appends an access node after `cur` (t: its array, kind, index, width and span; the
+ * rest is the walk's now); returns the new node. */
+static int add_access(Phase *p, int cur, Touch t) {
+    if (!is_array(t.array)) return cur;
+    assert(t.width >= 1); /* elements index .. index + width - 1 */
     if (p->nacc == p->capacc) {
         p->capacc = p->capacc ? p->capacc * 2 : 16;
         p->acc = realloc(p->acc, sizeof(Touch) * (size_t)p->capacc);
         if (!p->acc) abort();
     }
     Touch *a = &p->acc[p->nacc];
-    *a = (Touch){.array = array,
-                 .kind = kind,
-                 .index = index,
-                 .width = width,
-                 .nguards = p->nguards,
-                 .nloops = p->nloopstack,
-                 .span = span};
+    *a = t;
+    a->nguards = p->nguards;
+    a->nloops = p->nloopstack;
     a->guards = arena_alloc(p->c->arena, sizeof(Guard) * (size_t)(p->nguards + 1));
     memcpy(a->guards, p->guards, sizeof(Guard) * (size_t)p->nguards);
     a->loops = arena_alloc(p->c->arena, sizeof(int) * (size_t)(p->nloopstack + 1));
@@ -204,10 +200,10 @@ static int add_access(Phase *p, int cur, Symbol *array, AccKind kind, Expr *inde
 }
 
 /* Opens a loop: its head follows `cur`; the body starts at the returned head. */
-static int open_loop(Phase *p, int cur, Symbol *var, Expr *lo, Expr *count, int *id) {
+static int open_loop(Phase *p, int cur, Loop loop, int *id) {
     *id = p->nloops < MAXLOOPS ? p->nloops++ : MAXLOOPS;
     if (*id == MAXLOOPS) p->too_many_loops = true;
-    p->loops[*id] = (Loop){var, lo, count};
+    p->loops[*id] = loop;
     p->loopstack[p->nloopstack++] = *id;
     int head = new_node(p);
     edge(p, cur, head, -1, false);
@@ -262,21 +258,33 @@ static int walk_call(Phase *p, Expr *e, int cur) {
     if (ast_builtin_is_atomic(b) && a[0]->kind == EXPR_INDEX) {
         cur = walk_expr(p, a[0]->u.index.index, cur);
         cur = walk_args(p, e, 1, cur);
-        return add_access(p, cur, base_sym(a[0]->u.index.base), ACC_ATOMIC, a[0]->u.index.index, 1,
-                          e->span);
+        return add_access(p, cur,
+                          (Touch){.array = base_sym(a[0]->u.index.base),
+                                  .kind = ACC_ATOMIC,
+                                  .index = a[0]->u.index.index,
+                                  .width = 1,
+                                  .span = e->span});
     }
     if (b == BI_LOAD_WIDE || b == BI_STORE_WIDE) {
         cur = walk_expr(p, a[2], cur);
         Symbol *dst = base_sym(a[0]), *src = base_sym(a[1]);
         int w = dst && dst->type->kind == TY_VIEW ? wide_width(dst->type->u.view.elem) : 1;
-        cur = add_access(p, cur, src, ACC_READ, a[2], w, e->span);
-        return add_access(p, cur, dst, ACC_WRITE, a[2], w, e->span);
+        cur = add_access(
+            p, cur,
+            (Touch){.array = src, .kind = ACC_READ, .index = a[2], .width = w, .span = e->span});
+        return add_access(
+            p, cur,
+            (Touch){.array = dst, .kind = ACC_WRITE, .index = a[2], .width = w, .span = e->span});
     }
     if (b == BI_MMA_LOAD || b == BI_MMA_STORE) {
         cur = walk_args(p, e, 1, cur);
         int before = p->nacc;
-        cur = add_access(p, cur, base_sym(a[0]), b == BI_MMA_LOAD ? ACC_WARP_READ : ACC_WARP_WRITE,
-                         NULL, 1, e->span);
+        cur = add_access(p, cur,
+                         (Touch){.array = base_sym(a[0]),
+                                 .kind = b == BI_MMA_LOAD ? ACC_WARP_READ : ACC_WARP_WRITE,
+                                 .index = NULL,
+                                 .width = 1,
+                                 .span = e->span});
         if (p->nacc > before) fragment_elements(&p->acc[before], e, b);
         return cur;
     }
@@ -290,7 +298,12 @@ static int walk_call(Phase *p, Expr *e, int cur) {
                              : e->u.call.fn && i < e->u.call.fn->u.fn.nparams &&
                                    e->u.call.fn->u.fn.params[i]->type->kind == TY_VIEW &&
                                    e->u.call.fn->u.fn.params[i]->type->u.view.access == ACCESS_RW;
-            cur = add_access(p, cur, s, write ? ACC_WRITE : ACC_READ, NULL, 1, a[i]->span);
+            cur = add_access(p, cur,
+                             (Touch){.array = s,
+                                     .kind = write ? ACC_WRITE : ACC_READ,
+                                     .index = NULL,
+                                     .width = 1,
+                                     .span = a[i]->span});
         } else {
             cur = walk_expr(p, a[i], cur);
         }
@@ -306,13 +319,18 @@ static int walk_expr(Phase *p, Expr *e, int cur) {
     case EXPR_CONVERT: return walk_expr(p, e->u.convert.arg, cur);
     case EXPR_INDEX:
         cur = walk_expr(p, e->u.index.index, cur);
-        return add_access(p, cur, base_sym(e->u.index.base), ACC_READ, e->u.index.index, 1,
-                          e->span);
+        return add_access(p, cur,
+                          (Touch){.array = base_sym(e->u.index.base),
+                                  .kind = ACC_READ,
+                                  .index = e->u.index.index,
+                                  .width = 1,
+                                  .span = e->span});
     case EXPR_CALL: return walk_call(p, e, cur);
     case EXPR_REDUCE: {
         cur = walk_expr(p, e->u.reduce.count, walk_expr(p, e->u.reduce.lo, cur));
         if (e->u.reduce.var_sym) {
-            int id, head = open_loop(p, cur, e->u.reduce.var_sym, e->u.reduce.lo, e->u.reduce.count,
+            int id, head = open_loop(p, cur,
+                                     (Loop){e->u.reduce.var_sym, e->u.reduce.lo, e->u.reduce.count},
                                      &id);
             cur = close_loop(p, head, walk_expr(p, e->u.reduce.body, head), id);
         } else {
@@ -320,7 +338,12 @@ static int walk_expr(Phase *p, Expr *e, int cur) {
         }
         if (e->u.reduce.into) { /* a warp scan: thread t writes into[t]; a for scan all of it */
             int before = p->nacc;
-            cur = add_access(p, cur, base_sym(e->u.reduce.into), ACC_WRITE, NULL, 1, e->span);
+            cur = add_access(p, cur,
+                             (Touch){.array = base_sym(e->u.reduce.into),
+                                     .kind = ACC_WRITE,
+                                     .index = NULL,
+                                     .width = 1,
+                                     .span = e->span});
             if (p->nacc > before) p->acc[before].at_thread = e->u.reduce.mode == MODE_WARP;
         }
         return cur;
@@ -354,8 +377,12 @@ static int walk_stmt(Phase *p, Stmt *s, int cur) {
         cur = walk_expr(p, s->u.assign.value, cur);
         if (t->kind != EXPR_INDEX) return cur;
         cur = walk_expr(p, t->u.index.index, cur);
-        return add_access(p, cur, base_sym(t->u.index.base), ACC_WRITE, t->u.index.index, 1,
-                          t->span);
+        return add_access(p, cur,
+                          (Touch){.array = base_sym(t->u.index.base),
+                                  .kind = ACC_WRITE,
+                                  .index = t->u.index.index,
+                                  .width = 1,
+                                  .span = t->span});
     }
     case STMT_EXPR: return walk_expr(p, s->u.expr, cur);
     case STMT_IF: {
@@ -375,7 +402,7 @@ static int walk_stmt(Phase *p, Stmt *s, int cur) {
     case STMT_FOR: {
         Binder *b = &s->u.for_.b;
         cur = walk_expr(p, b->count, walk_expr(p, b->lo, cur));
-        int id, head = open_loop(p, cur, b->sym, b->lo, b->count, &id);
+        int id, head = open_loop(p, cur, (Loop){b->sym, b->lo, b->count}, &id);
         return close_loop(p, head, walk_block(p, s->u.for_.body, head), id);
     }
     case STMT_BARRIER: {
@@ -824,8 +851,20 @@ static bool warp_position(Phase *p, int64_t *lo) {
     return !first || check_const_int(p->c, first, lo, 0);
 }
 
-static bool may_collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned tied,
-                        Laps la, Laps lb, int order) {
+/* Two accesses that may meet: in one block or two, the loops they share (tied) and the
+ * laps each has gone round them. */
+typedef struct Meeting {
+    const Touch *a, *b;
+    bool same_block;
+    unsigned tied;
+    Laps la, lb;
+} Meeting;
+
+static bool may_collide(Phase *p, const Meeting *m, int order) {
+    const Touch *a = m->a, *b = m->b;
+    bool same_block = m->same_block;
+    unsigned tied = m->tied;
+    Laps la = m->la, lb = m->lb;
     Pair q = {.p = p, .same_block = same_block, .tied = tied};
     for (int id = 0; id < MAXLOOPS; id++) {
         q.laps[0][id] = (int)laps_of(la, id);
@@ -874,10 +913,8 @@ static bool conflicting_kinds(AccKind x, AccKind y) {
     return wx || wy;
 }
 
-static bool collide(Phase *p, const Touch *a, const Touch *b, bool same_block, unsigned tied,
-                    Laps la, Laps lb) {
-    return may_collide(p, a, b, same_block, tied, la, lb, -1) ||
-           may_collide(p, a, b, same_block, tied, la, lb, +1);
+static bool collide(Phase *p, Meeting m) {
+    return may_collide(p, &m, -1) || may_collide(p, &m, +1);
 }
 
 /* ---- which accesses share a phase ---- */
@@ -994,7 +1031,7 @@ static void check_pairs_in_phase(Phase *p, Reach *r, int n, Symbol ***done, int 
             const Touch *a = &p->acc[r[i].access], *b = &p->acc[r[j].access];
             if (a->array != b->array || !conflicting_kinds(a->kind, b->kind)) continue;
             unsigned tied = common_loops(a, b, r[i].laps, r[j].laps);
-            if (collide(p, a, b, true, tied, r[i].laps, r[j].laps) &&
+            if (collide(p, (Meeting){a, b, true, tied, r[i].laps, r[j].laps}) &&
                 first_report(done, ndone, a->array))
                 report(p, a, b, true);
         }
@@ -1009,7 +1046,7 @@ static void check_across_blocks(Phase *p, Symbol ***done, int *ndone) {
             const Touch *a = &p->acc[i], *b = &p->acc[j];
             if (a->array != b->array || is_shared(a->array) || !conflicting_kinds(a->kind, b->kind))
                 continue;
-            if (collide(p, a, b, false, 0, 0, 0) && first_report(done, ndone, a->array))
+            if (collide(p, (Meeting){a, b, false, 0, 0, 0}) && first_report(done, ndone, a->array))
                 report(p, a, b, false);
         }
 }

@@ -10,24 +10,13 @@
 
 static Expr *arg(const Expr *e, int i) { return e->u.call.args[i]; }
 
-/* Which constructor a call spells (by name: a layout item's value is folded before its
- * names are resolved), or BI_NONE. */
+/* Which constructor a call spells (by name, ops.def's FAM_LAYOUT rows and their arity: a
+ * layout item's value is folded before its names are resolved), or BI_NONE. */
 static Builtin constructor_of(const Expr *e) {
     if (e->kind != EXPR_CALL || e->u.call.callee->kind != EXPR_NAME) return BI_NONE;
-    static const struct {
-        const char *name;
-        Builtin b;
-        int nargs;
-    } ctors[] = {
-        {"rows", BI_LAYOUT_ROWS, 2},     {"cols", BI_LAYOUT_COLS, 2},
-        {"pad", BI_LAYOUT_PAD, 2},       {"swizzle", BI_LAYOUT_SWIZZLE, 4},
-        {"spread", BI_LAYOUT_SPREAD, 5},
-    };
-    for (size_t i = 0; i < sizeof ctors / sizeof ctors[0]; i++)
-        if (strcmp(e->u.call.callee->u.name.name, ctors[i].name) == 0 &&
-            e->u.call.nargs == ctors[i].nargs)
-            return ctors[i].b;
-    return BI_NONE;
+    Builtin b = ast_builtin_lookup(e->u.call.callee->u.name.name);
+    const OpInfo *op = ast_op(b);
+    return op->family == FAM_LAYOUT && e->u.call.nargs == op->min_args ? b : BI_NONE;
 }
 
 static const Layout *fold(Checker *c, Expr *e, int depth);
@@ -42,40 +31,49 @@ static const Layout *keep(Checker *c, Expr *e, const Layout *l) {
  * error already reported where that layout is written, so nothing more is said. */
 static const char INNER_FAILED[] = "the layout it builds on has no value";
 
-/* Builds (not yet proves) the layout a constructor call makes. *why is set when the
- * arguments make none; a NULL result with *why NULL means an argument is not constant
+/* What build() makes: the layout, the words of why there is none, and whether the
+ * arguments were constants. */
+typedef struct Built {
+    Layout l;
+    char msg[256];
+    bool constant;
+} Built;
+
+/* Builds (not yet proves) the layout a constructor call makes. The result says why the
+ * arguments make none; NULL with out->constant false means an argument is not constant
  * (or its layout failed, reported where it is written). */
-static const char *build(Checker *c, Expr *e, Builtin b, Layout *out, char *msg, size_t cap,
-                         int depth, bool *constant) {
+static const char *build(Checker *c, Expr *e, Builtin b, Built *out, int depth) {
     int64_t v[5] = {0};
     int first = b == BI_LAYOUT_ROWS || b == BI_LAYOUT_COLS ? 0 : 1;
-    *constant = true;
+    out->constant = true;
     for (int i = first; i < e->u.call.nargs; i++)
         if (!check_const_int(c, arg(e, i), &v[i], depth + 1)) {
-            *constant = false;
+            out->constant = false;
             return NULL;
         }
-    if (!first) return layout_rows(v[0], v[1], b == BI_LAYOUT_COLS, out, msg, cap);
+    Layout *l = &out->l;
+    char *msg = out->msg;
+    size_t cap = sizeof out->msg;
+    if (!first) return layout_rows(v, b == BI_LAYOUT_COLS, l, msg, cap);
     const Layout *inner = fold(c, arg(e, 0), depth + 1); /* depth bounds a cycle of layouts */
     if (!inner) /* never prove `out` unset: a cycle of layouts, or an inner error */
         return INNER_FAILED;
-    if (b == BI_LAYOUT_PAD) return layout_pad(inner, v[1], out, msg, cap);
-    if (b == BI_LAYOUT_SWIZZLE) return layout_swizzle(inner, v[1], v[2], v[3], out, msg, cap);
-    return layout_spread(inner, &v[1], out, msg, cap);
+    if (b == BI_LAYOUT_PAD) return layout_pad(inner, v[1], l, msg, cap);
+    if (b == BI_LAYOUT_SWIZZLE) return layout_swizzle(inner, &v[1], l, msg, cap);
+    return layout_spread(inner, &v[1], l, msg, cap);
 }
 
 /* Folds and proves a constructor call; reports what is wrong when `report`. */
 static const Layout *fold_call(Checker *c, Expr *e, Builtin b, bool report, int depth) {
     if (e->layout) return e->layout;
-    Layout l;
-    char msg[256];
-    bool constant;
-    const char *why = build(c, e, b, &l, msg, sizeof msg, depth, &constant);
+    Built built;
+    Layout *l = &built.l;
+    const char *why = build(c, e, b, &built, depth);
     if (!report) {
         LayoutClash clash;
-        return !why && constant && layout_prove(&l, &clash) ? keep(c, e, &l) : NULL;
+        return !why && built.constant && layout_prove(l, &clash) ? keep(c, e, l) : NULL;
     }
-    if (!constant) {
+    if (!built.constant) {
         diag_error(c->d, e->span, E_CONST, "write a layout's sizes as literals or consts",
                    "a layout's arguments are constants");
         return NULL;
@@ -86,7 +84,7 @@ static const Layout *fold_call(Checker *c, Expr *e, Builtin b, bool report, int 
         return NULL;
     }
     LayoutClash k;
-    if (!layout_prove(&l, &k)) {
+    if (!layout_prove(l, &k)) {
         if (k.outside)
             diag_error(c->d, e->span, E_LAYOUT,
                        "swizzle bits inside the tile: m + s + b at most the bits of its cosize",
@@ -108,7 +106,7 @@ static const Layout *fold_call(Checker *c, Expr *e, Builtin b, bool report, int 
                        k.a0, k.a1, k.b0, k.b1, k.at);
         return NULL;
     }
-    return keep(c, e, &l);
+    return keep(c, e, l);
 }
 
 static const Layout *fold(Checker *c, Expr *e, int depth) {
@@ -125,19 +123,27 @@ static const Layout *fold(Checker *c, Expr *e, int depth) {
 
 const Layout *layout_check_value(Checker *c, Expr *e) { return fold(c, e, 0); }
 
+/* A method call's receiver layout, its arguments and whether they are all constants. */
+typedef struct MethodArgs {
+    const Layout *l;
+    int64_t v[2];
+    bool constant;
+} MethodArgs;
+
 /* The receiver's layout and the method's constant arguments. */
-static bool method_args(Checker *c, const Expr *e, Expr *receiver, const Layout **l, int64_t v[2],
-                        bool *constant, int depth) {
-    *l = fold(c, receiver, depth + 1);
-    *constant = true;
+static bool method_args(Checker *c, const Expr *e, Expr *receiver, MethodArgs *m, int depth) {
+    m->l = fold(c, receiver, depth + 1);
+    m->constant = true;
     for (int i = 0; i < e->u.call.nargs && i < 2; i++)
-        *constant = *constant && check_const_int(c, arg(e, i), &v[i], depth + 1);
-    return *l != NULL;
+        m->constant = m->constant && check_const_int(c, arg(e, i), &m->v[i], depth + 1);
+    return m->l != NULL;
 }
 
 /* The value of a method with constant arguments, or why it has none. */
-static const char *method_value(const Layout *l, Builtin b, const int64_t v[2], uint64_t *out,
-                                char *msg, size_t cap) {
+static const char *method_value(const MethodArgs *m, Builtin b, uint64_t *out, char *msg,
+                                size_t cap) {
+    const Layout *l = m->l;
+    const int64_t *v = m->v;
     switch (b) {
     case BI_LAYOUT_COSIZE: *out = l->cosize; return NULL;
     case BI_LAYOUT_SIZE: *out = l->rows * l->cols; return NULL;
@@ -165,53 +171,42 @@ static const char *method_value(const Layout *l, Builtin b, const int64_t v[2], 
     }
 }
 
+/* Which layout method a call spells (ops.def's FAM_METHOD rows, spelt ".X"), or BI_NONE. */
 static Builtin method_of(const Expr *e, Expr **receiver) {
     const Expr *callee = e->u.call.callee;
     if (e->kind != EXPR_CALL || callee->kind != EXPR_MEMBER) return BI_NONE;
-    static const struct {
-        const char *name;
-        Builtin b;
-    } methods[] = {
-        {"cosize", BI_LAYOUT_COSIZE}, {"size", BI_LAYOUT_SIZE}, {"at", BI_LAYOUT_AT},
-        {"row", BI_LAYOUT_ROW},       {"col", BI_LAYOUT_COL},
-    };
-    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
-        if (strcmp(callee->u.member.field, methods[i].name) == 0) {
-            *receiver = callee->u.member.base;
-            return methods[i].b;
-        }
-    return BI_NONE;
+    char spelling[32];
+    if (snprintf(spelling, sizeof spelling, ".%s", callee->u.member.field) >= (int)sizeof spelling)
+        return BI_NONE;
+    Builtin b = ast_builtin_lookup(spelling);
+    if (!ast_builtin_is_method(b)) return BI_NONE;
+    *receiver = callee->u.member.base;
+    return b;
 }
 
 bool layout_check_fold_int(Checker *c, const Expr *e, int64_t *out, int depth) {
     Expr *receiver;
     Builtin b = method_of(e, &receiver);
-    const Layout *l;
-    int64_t v[2] = {0, 0};
-    bool constant;
-    if (b == BI_NONE || !method_args(c, e, receiver, &l, v, &constant, depth) || !constant)
-        return false;
+    MethodArgs m = {0};
+    if (b == BI_NONE || !method_args(c, e, receiver, &m, depth) || !m.constant) return false;
     uint64_t value;
     char msg[160];
-    if (method_value(l, b, v, &value, msg, sizeof msg) || value > INT64_MAX) return false;
+    if (method_value(&m, b, &value, msg, sizeof msg) || value > INT64_MAX) return false;
     *out = (int64_t)value;
     return true;
 }
 
 bool layout_check_rules(Checker *c, Expr *e, Builtin b, Expr *receiver) {
     if (!receiver) return fold_call(c, e, b, true, 0) != NULL;
-    const Layout *l;
-    int64_t v[2] = {0, 0};
-    bool constant;
-    if (!method_args(c, e, receiver, &l, v, &constant, 0))
-        return true; /* reported where it is written */
+    MethodArgs m = {0};
+    if (!method_args(c, e, receiver, &m, 0)) return true; /* reported where it is written */
     uint64_t value;
     char msg[160];
-    const char *why = method_value(l, b, v, &value, msg, sizeof msg);
+    const char *why = method_value(&m, b, &value, msg, sizeof msg);
     bool share = b == BI_LAYOUT_ROW || b == BI_LAYOUT_COL;
-    if (why && (constant || (share && !l->thr_rows))) {
+    if (why && (m.constant || (share && !m.l->thr_rows))) {
         diag_error(c->d, e->span, E_LAYOUT,
-                   share && !l->thr_rows
+                   share && !m.l->thr_rows
                        ? "name a thread share as spread(L, threads down, threads across, values "
                          "down, values across)"
                        : "coordinates count from 0 below the layout's rows and columns",

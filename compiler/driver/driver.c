@@ -137,6 +137,10 @@ int driver_parse_flag(BuildOptions *opt, int argc, char **argv, int *i, Err *err
         opt->opt_set = 1;
         return 1;
     }
+    if (strcmp(a, "--no-elide") == 0 || strcmp(a, "--explain-guards") == 0) {
+        *(strcmp(a, "--no-elide") == 0 ? &opt->no_elide : &opt->explain_guards) = 1;
+        return 1;
+    }
     if (strcmp(a, "--emulate") == 0 || strcmp(a, "--emit-only") == 0 || strcmp(a, "--lib") == 0) {
         *(strcmp(a, "--emulate") == 0 ? &opt->emulate
           : strcmp(a, "--lib") == 0   ? &opt->lib
@@ -689,6 +693,7 @@ static int write_receipt(const Build *b, const ReceiptFiles *files, Err *err) {
         .link = &link,
         .sanitize = opt->sanitize,
         .numerics = b->lo.numerics,
+        .guards = b->lo.guards,
         .target = opt->target ? opt->target : "host",
         .emulate = opt->emulate || (b->lo.has_device && !b->nv.path),
         .nvcc_version = b->nv.path ? b->nv.version : NULL,
@@ -715,9 +720,11 @@ static int lower_source(Build *b, Err *err) {
     LowerOptions lopt = {.cuda = cuda_build(opt),
                          .device = opt->target,
                          .lib_prefix = opt->lib ? b->names.prefix : NULL,
-                         .lib_header = build_header(b)};
+                         .lib_header = build_header(b),
+                         .no_elide = opt->no_elide};
     int refused = p ? lower_program(p, &d, &lopt, &b->lo) : 1;
     if (refused) diags_print(&d, stderr);
+    if (!refused && opt->explain_guards) receipt_print_guards(stdout, opt->source, b->lo.guards);
     if (p) ast_program_free(p);
     diags_free(&d);
     return refused ? err_fail(err, DRIVER_REFUSED, "%s was refused", opt->source) : 0;
@@ -868,6 +875,7 @@ static void build_close(Build *b) {
     free(b->out_abs);
     cJSON_Delete(b->lo.numerics);
     cJSON_Delete(b->lo.library);
+    cJSON_Delete(b->lo.guards);
     sb_free(&b->lo.c);
     sb_free(&b->lo.cu);
     sb_free(&b->lo.h);
@@ -928,8 +936,8 @@ static void cached_key(const Build *b, char hex[65]) {
     char self[65];
     self_digest(self);
     StrBuf key = {0};
-    sb_printf(&key, "cairn-run-2\n%s\n%s\n%s\n%s\n%s\n%d\n", self, opt->source, b->cc.path,
-              b->cc.banner, opt->target ? opt->target : "host", opt->emulate);
+    sb_printf(&key, "cairn-run-2\n%s\n%s\n%s\n%s\n%s\n%d\n%d\n", self, opt->source, b->cc.path,
+              b->cc.banner, opt->target ? opt->target : "host", opt->emulate, opt->no_elide);
     for (size_t k = 0; k < b->flags.len; k++) sb_printf(&key, "%s\n", b->flags.items[k]);
     sb_append(&key, b->source, b->source_len);
     sha256_hex(key.data, key.len, hex);

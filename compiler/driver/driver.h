@@ -45,6 +45,8 @@ typedef struct BuildOptions {
     int emit_only;      /* --emit-only: write --emit-c's files and stop (no compiler runs) */
     int lib;            /* --lib: OUT.so, OUT.a and OUT.h, one entry per pub fn */
     const char *prefix; /* --prefix P: the library's symbols are P_fn (default: from OUT) */
+    int no_elide;       /* --no-elide: every guard checked where it runs (none proved) */
+    int explain_guards; /* --explain-guards: print the receipt's guard list by line:col */
 } BuildOptions;
 
 /* Takes argv[*i] (and its value) when it is a flag `cairn build` knows; returns 1 when

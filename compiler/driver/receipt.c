@@ -55,6 +55,7 @@ char *receipt_render(const ReceiptInfo *info) {
     const char *epoch = getenv("SOURCE_DATE_EPOCH");
     if (epoch && *epoch) cJSON_AddStringToObject(r, "source_date_epoch", epoch);
     cJSON_AddItemToObject(r, "numerics", cJSON_Duplicate(info->numerics, 1));
+    if (info->guards) cJSON_AddItemToObject(r, "guards", cJSON_Duplicate(info->guards, 1));
     char *text = cJSON_Print(r);
     cJSON_Delete(r);
     size_t n = strlen(text);
@@ -63,4 +64,23 @@ char *receipt_render(const ReceiptInfo *info) {
     memcpy(out + n, "\n", 2);
     cJSON_free(text);
     return out;
+}
+
+void receipt_print_guards(FILE *f, const char *source, const cJSON *guards) {
+    const cJSON *fn, *g;
+    cJSON_ArrayForEach(fn, guards) {
+        const cJSON *proved = cJSON_GetObjectItemCaseSensitive(fn, "proved");
+        const cJSON *kept = cJSON_GetObjectItemCaseSensitive(fn, "kept");
+        fprintf(f, "%s: %s: %d guard%s proved, %d kept\n", source, fn->string,
+                cJSON_GetArraySize(proved), cJSON_GetArraySize(proved) == 1 ? "" : "s",
+                cJSON_GetArraySize(kept));
+        cJSON_ArrayForEach(g, proved) {
+            fprintf(f, "  %s  proved  %s (%s)\n",
+                    cJSON_GetObjectItemCaseSensitive(g, "at")->valuestring,
+                    cJSON_GetObjectItemCaseSensitive(g, "guard")->valuestring,
+                    cJSON_GetObjectItemCaseSensitive(g, "by")->valuestring);
+        }
+        cJSON_ArrayForEach(g, kept)
+            fprintf(f, "  %s  kept    (checked where it runs)\n", g->valuestring);
+    }
 }

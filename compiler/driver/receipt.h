@@ -5,6 +5,8 @@
 #ifndef CAIRN_RECEIPT_H
 #define CAIRN_RECEIPT_H
 
+#include <stdio.h>
+
 #include <cjson/cJSON.h>
 
 #include "base/base.h"
@@ -23,9 +25,14 @@ typedef struct ReceiptInfo {
     const char *nvcc_version; /* a CUDA build: nvcc's release ("13.0.48"), else NULL */
     const StrVec *nvcc_flags; /* what nvcc compiled the device half with */
     const cJSON *library;     /* a library (cairn build --lib): its files and entries */
+    const cJSON *guards;      /* per function, the guards proved and kept (lower.h) */
 } ReceiptInfo;
 
 /* The receipt's text (malloc'd, ends in a newline). */
 char *receipt_render(const ReceiptInfo *info);
+
+/* cairn build --explain-guards: the guard list (LowerOutput.guards) of SOURCE, per
+ * function, each guard by line:col, proved (and by what) or kept. */
+void receipt_print_guards(FILE *f, const char *source, const cJSON *guards);
 
 #endif

@@ -129,9 +129,10 @@ static Param *new_param(Grad *g, const char *name, const Type *t, Span sp) {
 
 static const Type *adjoint_type(Grad *g, const Type *t, Access acc) {
     if (t->kind != TY_VIEW)
-        return type_new_view(g->arena, ACCESS_RW, t, NULL, PLACE_HOST, VIEW_PARAM);
-    return type_new_view(g->arena, acc, t->u.view.elem, grad_clone_expr(g, t->u.view.extent),
-                         t->u.view.place, VIEW_PARAM);
+        return type_new_view(g->arena, (TypeView){ACCESS_RW, t, NULL, PLACE_HOST, VIEW_PARAM});
+    return type_new_view(g->arena,
+                         (TypeView){acc, t->u.view.elem, grad_clone_expr(g, t->u.view.extent),
+                                    t->u.view.place, VIEW_PARAM});
 }
 
 static void signature(Grad *g, Item *out) {

@@ -168,8 +168,9 @@ Expr *grad_clone_expr(Grad *g, const Expr *e) {
 /* A view type's extent is an expression over the parameters: copy it unresolved. */
 const Type *grad_clone_type(Grad *g, const Type *t) {
     if (!t || t->kind != TY_VIEW || !t->u.view.extent) return t;
-    return type_new_view(g->arena, t->u.view.access, t->u.view.elem,
-                         grad_clone_expr(g, t->u.view.extent), t->u.view.place, t->u.view.origin);
+    TypeView v = t->u.view;
+    v.extent = grad_clone_expr(g, v.extent);
+    return type_new_view(g->arena, v);
 }
 
 static Binder clone_binder(Grad *g, const Binder *b) {

@@ -58,13 +58,19 @@ typedef struct LowerOptions {
      * k_last_error) and the file name of its header, which the C includes (OUT's file name plus .h).
      * NULL: an executable, whose C has a main. */
     const char *lib_prefix, *lib_header;
+    /* cairn build --no-elide: every guard checked where it runs, none proved for a loop
+     * (lower_guard.c). */
+    bool no_elide;
 } LowerOptions;
 
 typedef struct LowerOutput {
-    StrBuf c;         /* the host C file */
-    StrBuf cu;        /* CUDA: kernels and launchers; empty for the host */
-    StrBuf h;         /* a library's C header: one entry per pub fn; empty otherwise */
-    cJSON *library;   /* a library: its entries for the receipt (made here); else NULL */
+    StrBuf c;       /* the host C file */
+    StrBuf cu;      /* CUDA: kernels and launchers; empty for the host */
+    StrBuf h;       /* a library's C header: one entry per pub fn; empty otherwise */
+    cJSON *library; /* a library: its entries for the receipt (made here); else NULL */
+    /* The receipt's guard list (made here; the caller deletes it): per function or
+     * constant, {"proved": [{"at": "L:C", "guard": KIND, "by": WHY}], "kept": ["L:C"]}. */
+    cJSON *guards;
     cJSON *numerics;  /* caller's object: {"function": [entries...]} is added */
     unsigned modules; /* LOWER_MODULE_* bits: the runtime modules it calls */
     /* Every source place the generated code can trap at (each guard's location, as

@@ -55,6 +55,7 @@ const char *lower_at(Lower *L, Span s) {
         L->sites = more, L->capsites = cap;
     }
     L->sites[L->nsites++] = (LowerSite){s, L->item};
+    lower_guard_kept(L, s);
     return lower_at_unguarded(L, s);
 }
 
@@ -66,6 +67,7 @@ const char *lower_at_unguarded(Lower *L, Span s) {
 }
 
 void lower_unsupported(Lower *L, Span s, const char *what) {
+    if (L->fallback) return; /* a loop's checked copy: its first copy said so */
     diag_error(L->diags, s, E_UNSUPPORTED, L->target->unsupported_hint,
                "%s: not lowered for %s yet", what, L->target->unsupported_where);
 }
@@ -200,20 +202,16 @@ static void lower_let(Lower *L, const Stmt *s) {
 }
 
 static void lower_assign(Lower *L, const Stmt *s) {
-    static const BinaryOp ops[] = {[ASSIGN_ADD] = BIN_ADD,
-                                   [ASSIGN_SUB] = BIN_SUB,
-                                   [ASSIGN_MUL] = BIN_MUL,
-                                   [ASSIGN_DIV] = BIN_DIV};
     const Expr *target = s->u.assign.target;
     assert(s->u.assign.op >= ASSIGN_SET && s->u.assign.op <= ASSIGN_DIV);
     const char *v = lower_expr_out(L, s->u.assign.value);
     const char *place = lower_place(L, s->u.assign.target);
     if (!v || !place) return;
     if (s->u.assign.op != ASSIGN_SET) /* an operation: its NaN is a device lane's */
-        v = lower_bind(
-            L, target->type,
-            lower_dnan(L, target->type,
-                       lower_arith(L, ops[s->u.assign.op], place, v, target->type, s->span)));
+        v = lower_bind(L, target->type,
+                       lower_dnan(L, target->type,
+                                  lower_arith(L, ast_assign_binop(s->u.assign.op), place, v,
+                                              target->type, s->span)));
     lower_emit(L, "%s = %s;", place, v);
 }
 
@@ -237,17 +235,33 @@ static void lower_if(Lower *L, const Stmt *s) {
     lower_emit(L, "}");
 }
 
+/* A `for` loop's C, its bounds evaluated before (lower_for). */
+typedef struct ForLoop {
+    const Stmt *s;
+    const Type *t;
+    const char *lo, *hi;
+} ForLoop;
+
+static void emit_for(Lower *L, void *ctx) {
+    const ForLoop *f = ctx;
+    const Binder *b = &f->s->u.for_.b;
+    const char *i = b->sym ? lower_sym_c(L, b->sym) : lower_new_tmp(L);
+    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(f->t), i, f->lo, i, f->hi, i);
+    L->indent++;
+    lower_block(L, f->s->u.for_.body);
+    L->indent--;
+    lower_emit(L, "}");
+}
+
 static void lower_for(Lower *L, const Stmt *s) {
     const Binder *b = &s->u.for_.b;
     const Type *t = b->sym ? b->sym->type : b->count->type;
     const char *lo = b->lo ? lower_expr(L, b->lo) : "0";
     const char *hi = lower_opaque(L, t, lower_expr(L, b->count)); /* `for i in 0..0` */
-    const char *i = b->sym ? lower_sym_c(L, b->sym) : lower_new_tmp(L);
-    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(t), i, lo, i, hi, i);
-    L->indent++;
-    lower_block(L, s->u.for_.body);
-    L->indent--;
-    lower_emit(L, "}");
+    ForLoop f = {s, t, lo, hi};
+    GuardLoop g = {
+        .var = b->sym, .type = t, .lo = lo, .hi = hi, .body = s->u.for_.body, .span = s->span};
+    lower_guarded_loop(L, &g, emit_for, &f);
 }
 
 static void lower_return(Lower *L, const Stmt *s) {
@@ -305,6 +319,15 @@ bool lower_fn_takes_loc(const Item *fn) {
 }
 
 /* "double cairn_fn_f(uint64_t v_n_0, const double *v_x_1, uint64_t v_x_1_n, ...)" */
+/* `restrict` on a host function's views: E-ALIAS guarantees that a function's views
+ * never overlap when one of them is written (docs/language.md), which is what C's
+ * restrict asks, so gcc and clang may keep elements in registers and vectorize. Not in
+ * a library, whose C callers nothing checks for overlapping arrays, nor in device copies
+ * (C++, where restrict is no keyword). */
+static const char *view_restrict(const Lower *L) {
+    return L->in_device || L->opt->lib_prefix ? "" : "restrict ";
+}
+
 static const char *signature(Lower *L, const Item *fn) {
     StrBuf sb = {0};
     const char *ret = fn->u.fn.ret ? lower_c_scalar(fn->u.fn.ret) : "void";
@@ -315,9 +338,9 @@ static const char *signature(Lower *L, const Item *fn) {
         const Type *t = p->type;
         const char *name = lower_sym_c(L, p->sym), *sep = i ? ", " : "";
         if (lower_is_view(t))
-            sb_printf(&sb, "%s%s%s *%s, uint64_t %s", sep,
+            sb_printf(&sb, "%s%s%s *%s%s, uint64_t %s", sep,
                       t->u.view.access == ACCESS_RO ? "const " : "", lower_c_scalar(t->u.view.elem),
-                      name, lower_sym_len(L, p->sym));
+                      view_restrict(L), name, lower_sym_len(L, p->sym));
         else if (lower_is_scalar_ref(t))
             sb_printf(&sb, "%s%s *%s", sep, lower_c_scalar(t->u.view.elem), name);
         else sb_printf(&sb, "%s%s %s", sep, lower_c_scalar(t), name);
@@ -488,6 +511,7 @@ int lower_program(Program *p, Diags *d, const LowerOptions *opt, LowerOutput *ou
                .target = target,
                .opt = opt,
                .device = lower_device_limits(opt->device)};
+    L.guards = out->guards = cJSON_CreateObject();
     lower_use_runtime(&L, LOWER_MODULE_TRAP); /* guards are everywhere, in the headers too */
     lower_program_items(&L, out);
     int refused = diags_has_errors(d);

@@ -83,6 +83,10 @@ static const char *lower_element(Lower *L, const Expr *e) {
     const char *i = lower_expr(L, e->u.index.index);
     bool sign = type_is_signed(e->u.index.index->type);
     const char *idx = lower_new_tmp(L);
+    if (lower_guard_proved(L, e)) { /* in [0, extent) for the whole loop (lower_guard.c) */
+        lower_emit(L, "const uint64_t %s = (uint64_t)%s;", idx, i);
+        return FMT("%s[%s]", lower_sym_c(L, view), idx);
+    }
     const char *check =
         FMT("cairn_index_%s((%s)%s, %s, %s)", sign ? "s" : "u", sign ? "int64_t" : "uint64_t", i,
             lower_sym_len(L, view), lower_at(L, e->span));
@@ -152,8 +156,7 @@ static bool float_operation(const Expr *e) {
     case EXPR_UNARY: return true;  /* negation */
     case EXPR_CONVERT: return type_is_compute_float(e->u.convert.arg->type);
     case EXPR_REDUCE: return e->u.reduce.mode != MODE_PARALLEL; /* the exact sum's NaN is fixed */
-    case EXPR_CALL:
-        return ast_builtin_is_exact(e->u.call.builtin) || ast_builtin_is_math(e->u.call.builtin);
+    case EXPR_CALL: return ast_builtin_makes_float(e->u.call.builtin);
     default: return false;
     }
 }
@@ -209,6 +212,8 @@ static const char *lower_binary(Lower *L, const Expr *e) {
     if (op == BIN_BITAND || op == BIN_BITOR || op == BIN_BITXOR)
         return lower_bind(L, e->type,
                           FMT("(%s)(%s %s %s)", lower_c_scalar(e->type), a, c_ops[op], b));
+    if (type_is_int(t) && lower_guard_proved(L, e)) /* no overflow in the loop (lower_guard.c) */
+        return lower_bind(L, t, FMT("(%s)(%s %s %s)", lower_c_scalar(t), a, c_ops[op], b));
     return lower_arith(L, op, a, b, t, e->span);
 }
 

@@ -71,6 +71,11 @@ typedef struct Lower {
     const LowerOptions *opt;       /* what to lower for: a library's prefix and header */
     bool has_device;               /* met device work (a device region, reduce or placement) */
     const struct Covered *covered; /* lowering a term whose block checks these indexes */
+    /* guard elision (lower_guard.c) */
+    const Expr **proved; /* nodes whose guards the enclosing loops' checks proved */
+    int nproved, capproved;
+    int fallback;  /* > 0: lowering a loop's checked copy (nothing new is elided) */
+    cJSON *guards; /* the receipt's {"function": {"proved": [...], "kept": [...]}} */
 } Lower;
 
 /* Records that the code being emitted calls into runtime module MODULE (a LOWER_MODULE_*
@@ -140,6 +145,28 @@ void lower_stmt(Lower *L, const Stmt *s);
 /* The C name of the per-thread array behind a thread-kept local ("pt_x_3"). */
 const char *lower_thread_array(Lower *L, const Symbol *s);
 bool lower_is_thread_sym(const Lower *L, const Symbol *s);
+
+/* ---- guards proved for a loop (lower_guard.c) ---- */
+/* A host loop over [lo, hi) (C values of `type`, evaluated before it) with the binder
+ * `var` (NULL for `_`), whose body is `body` or the yield `yield` (and, for a scan,
+ * `scan`, whose out[i - lo] is checked). */
+typedef struct GuardLoop {
+    const Symbol *var;
+    const Type *type;
+    const char *lo, *hi;
+    const Block *body;
+    const Expr *yield, *scan;
+    Span span;
+} GuardLoop;
+typedef void LowerLoopEmit(Lower *L, void *ctx);
+/* Emits the loop (emit(L, ctx) writes it) once, or, when a check before it proves some
+ * of its guards, twice: `if (check) { emit, those guards left out } else { emit }`. */
+void lower_guarded_loop(Lower *L, const GuardLoop *g, LowerLoopEmit *emit, void *ctx);
+/* Whether e's own guard (an element's index check, an integer operation's overflow
+ * check, a scan's out index) is proved where it is being lowered now. */
+bool lower_guard_proved(const Lower *L, const Expr *e);
+/* Records a guard kept at s for the receipt (lower_at calls it). */
+void lower_guard_kept(Lower *L, Span s);
 
 /* ---- regions and reductions (lower_c_region.c) ---- */
 void lower_parallel(Lower *L, const Stmt *s);

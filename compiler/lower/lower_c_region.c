@@ -365,26 +365,53 @@ const char *lower_combine(Lower *L, ReduceOp op, const Type *t, const char *acc,
     return combine(L, op, t, acc, v, s);
 }
 
+/* The written-order fold's loop (fold_in_order): acc = acc OP yield for each index,
+ * storing each prefix into `out` (scans) when given. */
+typedef struct Fold {
+    Expr *e;
+    const Type *it;
+    const char *lo, *hi, *acc;
+    const Symbol *out;
+} Fold;
+
+static void emit_fold(Lower *L, void *ctx) {
+    const Fold *f = ctx;
+    Expr *e = f->e;
+    const Type *t = e->u.reduce.body->type;
+    const char *i = e->u.reduce.var_sym ? lower_sym_c(L, e->u.reduce.var_sym) : lower_new_tmp(L);
+    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(f->it), i, f->lo, i, f->hi,
+               i);
+    L->indent++;
+    const char *v = lower_expr(L, e->u.reduce.body);
+    lower_emit(L, "%s = %s;", f->acc, combine(L, e->u.reduce.op, t, f->acc, v, e->span));
+    if (f->out && lower_guard_proved(L, e)) /* out holds the loop's count (lower_guard.c) */
+        lower_emit(L, "%s[(uint64_t)%s - (uint64_t)%s] = %s;", lower_sym_c(L, f->out), i, f->lo,
+                   lower_dnan(L, t, f->acc));
+    else if (f->out)
+        lower_emit(L, "%s[cairn_index_u((uint64_t)%s - (uint64_t)%s, %s, %s)] = %s;",
+                   lower_sym_c(L, f->out), i, f->lo, lower_sym_len(L, f->out),
+                   lower_at(L, e->u.reduce.into->span), lower_dnan(L, t, f->acc)); /* bits leave */
+    L->indent--;
+    lower_emit(L, "}");
+}
+
 /* The written-order fold of `reduce OP for` and of every scan: acc = identity, then
- * acc = acc OP yield for each index, storing each prefix into `out` (scans) when given.
- * Returns the accumulator's name. */
+ * the loop (emit_fold), its guards proved for the whole loop where a check before it
+ * can (lower_guard.c). Returns the accumulator's name. */
 static const char *fold_in_order(Lower *L, Expr *e, const Type *it, const char *lo, const char *hi,
                                  const Symbol *out) {
     const Type *t = e->u.reduce.body->type;
-    ReduceOp op = e->u.reduce.op;
     const char *acc = lower_new_tmp(L);
-    lower_emit(L, "%s %s = %s;", lower_c_scalar(t), acc, identity(L, op, t));
-    const char *i = e->u.reduce.var_sym ? lower_sym_c(L, e->u.reduce.var_sym) : lower_new_tmp(L);
-    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(it), i, lo, i, hi, i);
-    L->indent++;
-    const char *v = lower_expr(L, e->u.reduce.body);
-    lower_emit(L, "%s = %s;", acc, combine(L, op, t, acc, v, e->span));
-    if (out)
-        lower_emit(L, "%s[cairn_index_u((uint64_t)%s - (uint64_t)%s, %s, %s)] = %s;",
-                   lower_sym_c(L, out), i, lo, lower_sym_len(L, out),
-                   lower_at(L, e->u.reduce.into->span), lower_dnan(L, t, acc)); /* bits leave */
-    L->indent--;
-    lower_emit(L, "}");
+    lower_emit(L, "%s %s = %s;", lower_c_scalar(t), acc, identity(L, e->u.reduce.op, t));
+    Fold f = {e, it, lo, hi, acc, out};
+    GuardLoop g = {.var = e->u.reduce.var_sym,
+                   .type = it,
+                   .lo = lo,
+                   .hi = hi,
+                   .yield = e->u.reduce.body,
+                   .scan = out ? e : NULL,
+                   .span = e->span};
+    lower_guarded_loop(L, &g, emit_fold, &f);
     return acc;
 }
 

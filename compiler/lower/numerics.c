@@ -207,10 +207,7 @@ static void serialize_builtin(cJSON *entries, const CheckRounding *r) {
     else if (r->builtin == BI_MMA_UNORDERED) numerics_mma(entries, r->from, r->mma_sync);
     else if (type_is_compute_float(r->type) &&
              (op->rule == RULE_FLOAT1 || op->rule == RULE_FLOAT2 || op->rule == RULE_CR)) {
-        const char *rounding = op->rounding == RND_ONCE   ? "nearest-even"
-                               : op->rounding == RND_LIBM ? "libm"
-                               : op->rounding == RND_CR   ? "correctly-rounded"
-                                                          : NULL;
+        const char *rounding = ast_rounding_receipt(op->rounding); /* its ROUNDING row */
         if (rounding) numerics_fn(entries, op->spelling, r->type, rounding);
     }
 }

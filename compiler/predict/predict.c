@@ -64,38 +64,50 @@ static void unbind_to(Pred *P, int mark) {
     while (P->nenv > mark) predict_poly_free(&P->env[--P->nenv].value);
 }
 
-/* a OP b for / % << >> min max: folded when both are numbers (integer semantics), a
+/* The operations derived() folds or names, each spelt by its ops.def row. */
+typedef enum DerivedOp { D_DIV, D_REM, D_SHL, D_SHR, D_MIN, D_MAX } DerivedOp;
+
+static DerivedOp derived_op(const Expr *e) {
+    if (e->kind == EXPR_CALL) return e->u.call.builtin == BI_MIN ? D_MIN : D_MAX;
+    BinaryOp op = e->u.binary.op;
+    return op == BIN_DIV ? D_DIV : op == BIN_REM ? D_REM : op == BIN_SHL ? D_SHL : D_SHR;
+}
+
+/* e = a OP b for / % << >> min max: folded when both are numbers (integer semantics), a
  * product for a shift left by a number, else a derived atom named after its text. */
-static Poly derived(Pred *P, const char *op, Poly a, Poly b) {
+static Poly derived(Pred *P, const Expr *e, Poly a, Poly b) {
+    DerivedOp op = derived_op(e);
+    const char *text = e->kind == EXPR_CALL ? ast_builtin_name(e->u.call.builtin)
+                                            : ast_binop(e->u.binary.op)->spelling;
     double x, y;
     bool cx = predict_poly_const_value(&a, &x), cy = predict_poly_const_value(&b, &y);
     Poly r;
-    if (cx && cy && !(y == 0 && (op[0] == '/' || op[0] == '%'))) {
-        double v = op[0] == '/'             ? trunc(x / y)
-                   : op[0] == '%'           ? fmod(x, y)
-                   : strcmp(op, "<<") == 0  ? ldexp(x, (int)y)
-                   : strcmp(op, ">>") == 0  ? trunc(ldexp(x, -(int)y))
-                   : strcmp(op, "min") == 0 ? (x < y ? x : y)
-                                            : (x < y ? y : x);
+    if (cx && cy && !(y == 0 && (op == D_DIV || op == D_REM))) {
+        double v = op == D_DIV   ? trunc(x / y)
+                   : op == D_REM ? fmod(x, y)
+                   : op == D_SHL ? ldexp(x, (int)y)
+                   : op == D_SHR ? trunc(ldexp(x, -(int)y))
+                   : op == D_MIN ? (x < y ? x : y)
+                                 : (x < y ? y : x);
         r = predict_poly_const(v);
-    } else if (cy && strcmp(op, "<<") == 0) {
+    } else if (cy && op == D_SHL) {
         Poly k = predict_poly_const(ldexp(1, (int)y));
         r = predict_poly_mul(&a, &k);
         predict_poly_free(&k);
     } else {
-        if (cy && strcmp(op, ">>") == 0) { /* a >> y is a / 2^y */
+        if (cy && op == D_SHR) { /* a >> y is a / 2^y */
             predict_poly_free(&b);
             b = predict_poly_const(ldexp(1, (int)y));
-            op = "/";
+            op = D_DIV, text = ast_binop(BIN_DIV)->spelling;
         }
         char *ta = predict_poly_text(&a, P->atoms), *tb = predict_poly_text(&b, P->atoms);
-        bool fn = strcmp(op, "min") == 0 || strcmp(op, "max") == 0;
-        char *name = fn ? arena_printf(P->prog->arena, "%s(%s, %s)", op, ta, tb)
-                        : arena_printf(P->prog->arena, "(%s %s %s)", ta, op, tb);
-        PAtomKind kind = op[0] == '/'             ? PA_DIV
-                         : op[0] == '%'           ? PA_REM
-                         : strcmp(op, "min") == 0 ? PA_MIN
-                                                  : PA_MAX;
+        bool fn = op == D_MIN || op == D_MAX;
+        char *name = fn ? arena_printf(P->prog->arena, "%s(%s, %s)", text, ta, tb)
+                        : arena_printf(P->prog->arena, "(%s %s %s)", ta, text, tb);
+        PAtomKind kind = op == D_DIV   ? PA_DIV
+                         : op == D_REM ? PA_REM
+                         : op == D_MIN ? PA_MIN
+                                       : PA_MAX;
         r = named(P, name, kind, &a, &b);
         free(ta), free(tb);
     }
@@ -126,8 +138,6 @@ static Poly value_poly(Pred *P, const Expr *e) {
         break;
     case EXPR_BINARY: {
         BinaryOp op = e->u.binary.op;
-        static const char *const ops[] = {
-            [BIN_DIV] = "/", [BIN_REM] = "%", [BIN_SHL] = "<<", [BIN_SHR] = ">>"};
         if (op != BIN_ADD && op != BIN_SUB && op != BIN_MUL && op != BIN_DIV && op != BIN_REM &&
             op != BIN_SHL && op != BIN_SHR)
             break;
@@ -136,7 +146,7 @@ static Poly value_poly(Pred *P, const Expr *e) {
         else if (op == BIN_ADD || op == BIN_SUB) {
             predict_poly_add(&r, &a, 1);
             predict_poly_add(&r, &b, op == BIN_ADD ? 1 : -1);
-        } else return derived(P, ops[op], a, b);
+        } else return derived(P, e, a, b);
         predict_poly_free(&a);
         predict_poly_free(&b);
         return r;
@@ -144,8 +154,8 @@ static Poly value_poly(Pred *P, const Expr *e) {
     case EXPR_CALL:
         if ((e->u.call.builtin == BI_MIN || e->u.call.builtin == BI_MAX) && e->type &&
             type_is_int(e->type))
-            return derived(P, e->u.call.builtin == BI_MIN ? "min" : "max",
-                           value_poly(P, e->u.call.args[0]), value_poly(P, e->u.call.args[1]));
+            return derived(P, e, value_poly(P, e->u.call.args[0]),
+                           value_poly(P, e->u.call.args[1]));
         break;
     default: break;
     }
@@ -256,8 +266,16 @@ static Poly largest(Pred *P, const Poly *p) {
 }
 
 /* Adds scale * (the sum of `per` over the loop's variable a in lo..hi) into acc. */
-static void add_summed(Pred *P, Poly *acc, const Poly *per, int a, const Poly *lo, const Poly *hi,
-                       const Poly *scale) {
+/* A loop's range as add_summed sums over it: its variable's atom (-1: none), its bounds
+ * and the factor every count is scaled by. */
+typedef struct LoopSum {
+    int a;
+    const Poly *lo, *hi, *scale;
+} LoopSum;
+
+static void add_summed(Poly *acc, const Poly *per, const LoopSum *r) {
+    int a = r->a;
+    const Poly *lo = r->lo, *hi = r->hi, *scale = r->scale;
     Poly s = {0};
     if (a < 0 || !predict_poly_uses(per, a) || !predict_poly_sum(per, a, lo, hi, &s)) {
         Poly trips = predict_poly_copy(hi),
@@ -269,13 +287,14 @@ static void add_summed(Pred *P, Poly *acc, const Poly *per, int a, const Poly *l
     Poly t = predict_poly_mul(&s, scale);
     predict_poly_add(acc, &t, 1);
     predict_poly_free(&s), predict_poly_free(&t);
-    (void)P;
 }
 
-/* Counts body(ctx) once per index of `var in lo..hi`: the body's counts are polynomials
- * in the variable, summed exactly; a range that may be empty is gated by [hi - lo > 0]. */
-static void loop(Pred *P, const Symbol *var, Expr *lo_e, Expr *hi_e, void (*body)(Pred *, void *),
-                 void *ctx) {
+static void loop_body(Pred *P, void *ctx);
+
+/* Counts loop_body(ctx) once per index of `var in lo..hi`: the body's counts are
+ * polynomials in the variable, summed exactly; a range that may be empty is gated by
+ * [hi - lo > 0]. */
+static void loop(Pred *P, const Symbol *var, Expr *lo_e, Expr *hi_e, void *ctx) {
     if (lo_e) expr(P, lo_e);
     expr(P, hi_e);
     Poly lo = lo_e ? value_poly(P, lo_e) : predict_poly_const(0), hi = value_poly(P, hi_e);
@@ -309,19 +328,19 @@ static void loop(Pred *P, const Symbol *var, Expr *lo_e, Expr *hi_e, void (*body
             P->loops[P->nloops++] = (PLoop){a, lo, hi};
         }
     }
-    body(P, ctx);
+    loop_body(P, ctx);
     if (a >= 0) P->nloops--;
     unbind_to(P, mark);
     predict_poly_free(&P->mult);
     P->c = outer;
     P->mult = saved;
     Poly scale = predict_poly_mul(&saved, &gate);
+    LoopSum range = {a, &lo, &hi, &scale};
     for (int s = 0; s < SP_COUNT; s++) {
-        add_summed(P, &outer->read[s], &inner.read[s], a, &lo, &hi, &scale);
-        add_summed(P, &outer->written[s], &inner.written[s], a, &lo, &hi, &scale);
+        add_summed(&outer->read[s], &inner.read[s], &range);
+        add_summed(&outer->written[s], &inner.written[s], &range);
     }
-    for (int k = 0; k < OP_COUNT; k++)
-        add_summed(P, &outer->ops[k], &inner.ops[k], a, &lo, &hi, &scale);
+    for (int k = 0; k < OP_COUNT; k++) add_summed(&outer->ops[k], &inner.ops[k], &range);
     predict_counts_free(&inner);
     predict_poly_free(&lo), predict_poly_free(&hi), predict_poly_free(&trips),
         predict_poly_free(&gate), predict_poly_free(&scale);
@@ -344,7 +363,7 @@ static void loop_body(Pred *P, void *ctx) {
     bool exact =
         type_is_float(e->type) && e->u.reduce.mode == MODE_PARALLEL && e->u.reduce.op == RED_ADD;
     if (exact) count(&P->c->ops[OP_F64], P, 12); /* TwoSum steps: about twelve additions a term */
-    else if (k >= 0) count(&P->c->ops[k], P, 1);
+    else if (k >= 0 && ast_form_cost(FORM_REDUCE) != COST_NONE) count(&P->c->ops[k], P, 1);
     if (e->u.reduce.scan && e->u.reduce.into) {
         const Symbol *s = e->u.reduce.into->kind == EXPR_NAME ? e->u.reduce.into->u.name.sym : NULL;
         count(&P->c->written[space_of(s)], P, elem_bytes(s ? s->type : NULL));
@@ -353,7 +372,7 @@ static void loop_body(Pred *P, void *ctx) {
 
 static void reduce(Pred *P, Expr *e) {
     LoopCtx lc = {NULL, e};
-    loop(P, e->u.reduce.var_sym, e->u.reduce.lo, e->u.reduce.count, loop_body, &lc);
+    loop(P, e->u.reduce.var_sym, e->u.reduce.lo, e->u.reduce.count, &lc);
 }
 
 static int tensor_kind(const Type *t) {
@@ -451,7 +470,12 @@ static void call(Pred *P, Expr *e) {
 static void expr(Pred *P, Expr *e) {
     if (!e) return;
     switch (e->kind) {
-    case EXPR_UNARY: expr(P, e->u.unary.operand); break;
+    case EXPR_UNARY: {
+        expr(P, e->u.unary.operand);
+        int k = op_kind(e->type);
+        if (k >= 0 && ast_unop(e->u.unary.op)->cost != COST_NONE) count(&P->c->ops[k], P, 1);
+        break;
+    }
     case EXPR_BINARY: {
         expr(P, e->u.binary.lhs);
         expr(P, e->u.binary.rhs);
@@ -462,7 +486,11 @@ static void expr(Pred *P, Expr *e) {
     }
     case EXPR_CALL: call(P, e); break;
     case EXPR_INDEX: access(P, e, false, true); break;
-    case EXPR_CONVERT: expr(P, e->u.convert.arg); break;
+    case EXPR_CONVERT:
+        expr(P, e->u.convert.arg);
+        if (op_kind(e->type) >= 0 && ast_form_cost(FORM_CONVERT) != COST_NONE)
+            count(&P->c->ops[op_kind(e->type)], P, 1);
+        break;
     case EXPR_REDUCE: reduce(P, e); break;
     case EXPR_MEMBER: expr(P, e->u.member.base); break;
     default: break;
@@ -482,7 +510,8 @@ static void stmt(Pred *P, Stmt *s) {
         bool compound = s->u.assign.op != ASSIGN_SET;
         if (t->kind == EXPR_INDEX) access(P, t, true, compound);
         int k = op_kind(t->type);
-        if (compound && k >= 0) count(&P->c->ops[k], P, 1);
+        if (compound && k >= 0 && ast_binop(ast_assign_binop(s->u.assign.op))->cost != COST_NONE)
+            count(&P->c->ops[k], P, 1);
         break;
     }
     case STMT_EXPR: expr(P, s->u.expr); break;
@@ -495,7 +524,7 @@ static void stmt(Pred *P, Stmt *s) {
     case STMT_PARALLEL: {
         const Binder *b = s->kind == STMT_FOR ? &s->u.for_.b : &s->u.parallel.b;
         LoopCtx lc = {s->kind == STMT_FOR ? s->u.for_.body : s->u.parallel.body, NULL};
-        loop(P, b->sym, b->lo, b->count, loop_body, &lc);
+        loop(P, b->sym, b->lo, b->count, &lc);
         break;
     }
     case STMT_BLOCKS: {

@@ -50,9 +50,9 @@ static bool figure(const cJSON *obj, const char *key, PFigure *out) {
     return true;
 }
 
-static bool parse_table(const char *text, size_t len, PDevice *d, char *err, size_t errlen,
-                        const char *what) {
-    cJSON *j = cJSON_ParseWithLength(text, len);
+/* A device table's JSON text (f: its name in messages, its bytes) into d. */
+static bool parse_table(const EmbeddedFile *f, PDevice *d, char *err, size_t errlen) {
+    cJSON *j = cJSON_ParseWithLength((const char *)f->data, f->size);
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
     const cJSON *desc = cJSON_GetObjectItemCaseSensitive(j, "description");
     const cJSON *peak = cJSON_GetObjectItemCaseSensitive(j, "peak");
@@ -70,7 +70,7 @@ static bool parse_table(const char *text, size_t len, PDevice *d, char *err, siz
             "%s is not a device table: it needs name, description, memory_bandwidth "
             "{value, source} and peak {f32, f64, int, tensor_f16, tensor_bf16, tensor_fp8}, each "
             "{value, source} (see configs/devices/h200.json)",
-            what);
+            f->name);
     }
     cJSON_Delete(j);
     return ok;
@@ -161,7 +161,8 @@ bool predict_device(const char *name, PDevice *out, char *err, size_t errlen) {
             snprintf(err, errlen, "cannot read the device table %s", name);
             return false;
         }
-        bool ok = parse_table(text, len, out, err, errlen, name);
+        bool ok =
+            parse_table(&(EmbeddedFile){name, (const unsigned char *)text, len}, out, err, errlen);
         free(text);
         return ok;
     }
@@ -169,7 +170,7 @@ bool predict_device(const char *name, PDevice *out, char *err, size_t errlen) {
         const EmbeddedFile *f = &cairn_device_tables[i];
         if (strncmp(f->name, name, strlen(name)) == 0 &&
             strcmp(f->name + strlen(name), ".json") == 0)
-            return parse_table((const char *)f->data, f->size, out, err, errlen, f->name);
+            return parse_table(f, out, err, errlen);
     }
     snprintf(err, errlen, "no device table '%s' (known devices: %s)", name, predict_device_names());
     return false;

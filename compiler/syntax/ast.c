@@ -163,6 +163,15 @@ const char *ast_assign_op_text(AssignOp op) {
     return text[op];
 }
 
+BinaryOp ast_assign_binop(AssignOp op) {
+    static const BinaryOp ops[] = {[ASSIGN_ADD] = BIN_ADD,
+                                   [ASSIGN_SUB] = BIN_SUB,
+                                   [ASSIGN_MUL] = BIN_MUL,
+                                   [ASSIGN_DIV] = BIN_DIV};
+    assert(op > ASSIGN_SET && op <= ASSIGN_DIV);
+    return ops[op];
+}
+
 /* ---- the operation table (ops.def) ---- */
 
 static const OpInfo op_rows[BI_COUNT] = {
@@ -208,13 +217,32 @@ const OperatorInfo *ast_unop(UnaryOp op) {
 static const struct {
     OpRounding rounding;
     unsigned guards;
+    OpCost cost;
 } form_rows[FORM_COUNT] = {
-#define FORM(id, spelling, rounding, guards, cost) [id] = {rounding, guards},
+#define FORM(id, spelling, rounding, guards, cost) [id] = {rounding, guards, cost},
 #include "syntax/ops.def"
 };
 
 OpRounding ast_form_rounding(OpForm f) { return form_rows[f].rounding; }
 unsigned ast_form_guards(OpForm f) { return form_rows[f].guards; }
+OpCost ast_form_cost(OpForm f) { return form_rows[f].cost; }
+
+static const struct {
+    const char *receipt, *text;
+} rounding_rows[RND_COUNT] = {
+#define ROUNDING(id, receipt, wording) [RND_##id] = {receipt, wording},
+#include "syntax/ops.def"
+};
+
+const char *ast_rounding_receipt(OpRounding r) {
+    assert((unsigned)r < RND_COUNT);
+    return rounding_rows[r].receipt;
+}
+
+const char *ast_rounding_text(OpRounding r) {
+    assert((unsigned)r < RND_COUNT);
+    return rounding_rows[r].text;
+}
 
 const char *ast_guard_text(GuardKind k) {
     static const char *const text[GK_COUNT] = {

@@ -137,15 +137,9 @@ typedef enum OpRule {
 } OpRule;
 
 typedef enum OpRounding {
-    RND_NONE,
-    RND_EXACT,
-    RND_ONCE,
-    RND_STOCHASTIC,
-    RND_OUTWARD,
-    RND_UNORDERED,
-    RND_CR,
-    RND_LIBM,
-    RND_STORE
+#define ROUNDING(id, receipt, wording) RND_##id,
+#include "syntax/ops.def"
+    RND_COUNT
 } OpRounding;
 
 enum { W_HOST = 1u, W_LANE = 2u, W_DEVICE = 4u, W_REGION = 8u, W_SPAWNS = 16u };
@@ -236,6 +230,11 @@ const OperatorInfo *ast_binop(BinaryOp op);
 const OperatorInfo *ast_unop(UnaryOp op);
 OpRounding ast_form_rounding(OpForm f);
 unsigned ast_form_guards(OpForm f);
+OpCost ast_form_cost(OpForm f);
+/* A rounding class's ROUNDING row: the receipt's name (NULL: none of its own), and how
+ * cairn verify says a value it does not know was rounded ("the C library's rounding"). */
+const char *ast_rounding_receipt(OpRounding r);
+const char *ast_rounding_text(OpRounding r);
 /* The builtin spelt SPELLING ("sqrt", "std.math.exp", ".col"), or BI_NONE. */
 Builtin ast_builtin_lookup(const char *spelling);
 /* How the guards of kind k trap ("integer overflow"). */
@@ -247,6 +246,13 @@ static inline bool ast_builtin_is_cr(Builtin b) { return ast_op(b)->family == FA
 static inline bool ast_builtin_is_exact(Builtin b) { return ast_op(b)->family == FAM_EXACT; }
 /* std.math, host only. */
 static inline bool ast_builtin_is_math(Builtin b) { return ast_op(b)->family == FAM_MATH; }
+/* Whether a call's compute-float value is made by the machine's float arithmetic: a
+ * function of numbers by the rule column (the exact functions, std.math), so a device
+ * lane's NaN from it has the device's bits ("NaN bits" in docs/devices.md); moves
+ * (to_bits, std.cr, atomics, fragments) keep theirs. The lowering and verify read it. */
+static inline bool ast_builtin_makes_float(Builtin b) {
+    return ast_op(b)->rule == RULE_FLOAT1 || ast_op(b)->rule == RULE_FLOAT2;
+}
 /* A layout's method (.cosize, .row, ...), whose callee holds its receiver. */
 static inline bool ast_builtin_is_method(Builtin b) { return ast_op(b)->family == FAM_METHOD; }
 /* An arithmetic operator (+ - * / %), a comparison (== ... >=). */
@@ -522,6 +528,8 @@ const char *ast_unary_op_text(UnaryOp op);
 const char *ast_reduce_op_text(ReduceOp op);
 const char *ast_reduce_mode_text(ReduceMode m);
 const char *ast_assign_op_text(AssignOp op);
+/* The operator a compound assignment applies (+= is +); not for ASSIGN_SET. */
+BinaryOp ast_assign_binop(AssignOp op);
 const char *ast_builtin_name(Builtin b); /* as written, e.g. "std.math.exp" */
 
 #endif

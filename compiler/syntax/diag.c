@@ -70,8 +70,9 @@ static char *dup_or_null(const char *s) {
     return p;
 }
 
-static void add(Diags *d, Span span, Code code, bool deferred, const char *help, const char *fmt,
-                va_list ap) {
+/* Appends g (its code, span, whether deferred) with its message from fmt and a copy of
+ * help. */
+static void add(Diags *d, Diag g, const char *help, const char *fmt, va_list ap) {
     if (d->len >= d->limit * 4) { /* keep a bounded list; extra ones are only counted */
         d->dropped++;
         return;
@@ -81,8 +82,9 @@ static void add(Diags *d, Span span, Code code, bool deferred, const char *help,
         d->items = realloc(d->items, sizeof(Diag) * (size_t)d->cap);
         if (!d->items) abort();
     }
-    d->items[d->len++] =
-        (Diag){code, span, vformat(fmt, ap), dup_or_null(help), deferred, {0}, NULL};
+    g.message = vformat(fmt, ap);
+    g.help = dup_or_null(help);
+    d->items[d->len++] = g;
 }
 
 void diag_note(Diags *d, Span span, const char *fmt, ...) {
@@ -98,14 +100,14 @@ void diag_note(Diags *d, Span span, const char *fmt, ...) {
 void diag_error(Diags *d, Span span, Code code, const char *help, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    add(d, span, code, false, help, fmt, ap);
+    add(d, (Diag){.code = code, .span = span}, help, fmt, ap);
     va_end(ap);
 }
 
 void diag_deferred(Diags *d, Span span, Code code, const char *help, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    add(d, span, code, true, help, fmt, ap);
+    add(d, (Diag){.code = code, .span = span, .deferred = true}, help, fmt, ap);
     va_end(ap);
 }
 

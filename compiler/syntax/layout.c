@@ -24,7 +24,8 @@ static uint64_t plain_max(const Layout *l) {
     return (l->rows - 1) * l->row_stride + (l->cols - 1) * l->col_stride;
 }
 
-const char *layout_rows(int64_t r, int64_t c, bool col_major, Layout *out, char *msg, size_t cap) {
+const char *layout_rows(const int64_t rc[2], bool col_major, Layout *out, char *msg, size_t cap) {
+    int64_t r = rc[0], c = rc[1];
     if (r < 1 || c < 1)
         return say(msg, cap, "a layout of %" PRId64 " x %" PRId64 " has no elements", r, c);
     if (r > (int64_t)LAYOUT_MAX_SIZE || c > (int64_t)LAYOUT_MAX_SIZE ||
@@ -57,8 +58,9 @@ const char *layout_pad(const Layout *l, int64_t p, Layout *out, char *msg, size_
     return NULL;
 }
 
-const char *layout_swizzle(const Layout *l, int64_t b, int64_t m, int64_t s, Layout *out, char *msg,
+const char *layout_swizzle(const Layout *l, const int64_t bms[3], Layout *out, char *msg,
                            size_t cap) {
+    int64_t b = bms[0], m = bms[1], s = bms[2];
     if (l->sw_bits || l->thr_rows)
         return say(msg, cap, "swizzle a rows, cols or pad layout once, then spread it");
     if (b < 1 || m < 0 || s < 0 || b + m + s > 26)

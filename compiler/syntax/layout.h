@@ -23,9 +23,10 @@ typedef cairn_layout Layout;
 
 /* Each returns NULL and sets *out, or returns why the arguments make no layout (written
  * into msg). The results are not yet proved injective: see layout_prove. */
-const char *layout_rows(int64_t r, int64_t c, bool col_major, Layout *out, char *msg, size_t cap);
+const char *layout_rows(const int64_t rc[2], bool col_major, Layout *out, char *msg, size_t cap);
 const char *layout_pad(const Layout *l, int64_t p, Layout *out, char *msg, size_t cap);
-const char *layout_swizzle(const Layout *l, int64_t b, int64_t m, int64_t s, Layout *out, char *msg,
+/* bms: swizzle(L, b, m, s)'s b, m and s. */
+const char *layout_swizzle(const Layout *l, const int64_t bms[3], Layout *out, char *msg,
                            size_t cap);
 const char *layout_spread(const Layout *l, const int64_t share[4], Layout *out, char *msg,
                           size_t cap);

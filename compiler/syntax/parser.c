@@ -225,7 +225,8 @@ static const Type *parse_fragment_type(Parser *p) {
         dims[k] = (int)parse_small_int(p, "a fragment dimension (an integer)");
     }
     expect(p, TOK_RBRACKET);
-    return type_new_fragment(p->arena, fams[i].fam, fams[i].role, elem, dims[0], dims[1], dims[2]);
+    return type_new_fragment(
+        p->arena, (TypeFrag){fams[i].fam, fams[i].role, elem, dims[0], dims[1], dims[2]});
 }
 
 static const Type *parse_view_type(Parser *p) {
@@ -239,7 +240,7 @@ static const Type *parse_view_type(Parser *p) {
         expect(p, TOK_RBRACKET);
     }
     Placement place = parse_placement(p);
-    return type_new_view(p->arena, acc, elem, extent, place, VIEW_PARAM);
+    return type_new_view(p->arena, (TypeView){acc, elem, extent, place, VIEW_PARAM});
 }
 
 static const Type *parse_type(Parser *p) {

@@ -208,9 +208,19 @@ static void indent(Buf *b, int depth) { put(b, "%*s", depth * 2, ""); }
 
 static void print_block(Buf *b, const Block *blk, int depth);
 
-/* for / parallel / blocks ... threads ...: a keyword, binders, and a body. */
-static void print_loop(Buf *b, const char *keyword, const Binder *first, const Binder *threads,
-                       const Block *body, int depth) {
+/* for / parallel / blocks ... threads ...: a keyword, binders, and a body (s: one of
+ * the three). */
+static void print_loop(Buf *b, const Stmt *s, int depth) {
+    const char *keyword = s->kind == STMT_FOR        ? "for"
+                          : s->kind == STMT_PARALLEL ? "parallel"
+                                                     : "blocks";
+    const Binder *first = s->kind == STMT_FOR        ? &s->u.for_.b
+                          : s->kind == STMT_PARALLEL ? &s->u.parallel.b
+                                                     : &s->u.blocks.grid;
+    const Binder *threads = s->kind == STMT_BLOCKS ? &s->u.blocks.threads : NULL;
+    const Block *body = s->kind == STMT_FOR        ? s->u.for_.body
+                        : s->kind == STMT_PARALLEL ? s->u.parallel.body
+                                                   : s->u.blocks.body;
     put(b, "%s ", keyword);
     print_binder(b, first->var, first->lo, first->count);
     if (threads) {
@@ -266,13 +276,9 @@ static void print_stmt(Buf *b, const Stmt *s, int depth) {
         put(b, "\n");
         break;
     }
-    case STMT_FOR: print_loop(b, "for", &s->u.for_.b, NULL, s->u.for_.body, depth); break;
+    case STMT_FOR:
     case STMT_PARALLEL:
-        print_loop(b, "parallel", &s->u.parallel.b, NULL, s->u.parallel.body, depth);
-        break;
-    case STMT_BLOCKS:
-        print_loop(b, "blocks", &s->u.blocks.grid, &s->u.blocks.threads, s->u.blocks.body, depth);
-        break;
+    case STMT_BLOCKS: print_loop(b, s, depth); break;
     case STMT_RETURN:
         put(b, "return");
         if (s->u.ret.value) {

@@ -26,28 +26,17 @@ const Type *type_scalar(TypeKind k) {
     return &scalars[k];
 }
 
-Type *type_new_view(Arena *a, Access acc, const Type *elem, Expr *extent, Placement place,
-                    ViewOrigin origin) {
+Type *type_new_view(Arena *a, TypeView v) {
     Type *t = arena_alloc(a, sizeof *t);
     t->kind = TY_VIEW;
-    t->u.view.access = acc;
-    t->u.view.elem = elem;
-    t->u.view.extent = extent;
-    t->u.view.place = place;
-    t->u.view.origin = origin;
+    t->u.view = v;
     return t;
 }
 
-Type *type_new_fragment(Arena *a, FragFamily fam, FragRole role, const Type *elem, int m, int n,
-                        int k) {
+Type *type_new_fragment(Arena *a, TypeFrag f) {
     Type *t = arena_alloc(a, sizeof *t);
     t->kind = TY_FRAGMENT;
-    t->u.frag.family = fam;
-    t->u.frag.role = role;
-    t->u.frag.elem = elem;
-    t->u.frag.m = m;
-    t->u.frag.n = n;
-    t->u.frag.k = k;
+    t->u.frag = f;
     return t;
 }
 

@@ -54,30 +54,30 @@ typedef enum FragRole { FRAG_A, FRAG_B, FRAG_ACC } FragRole;
 typedef enum ViewOrigin { VIEW_PARAM, VIEW_BUFFER, VIEW_SHARED } ViewOrigin;
 
 typedef struct Type Type;
+typedef struct TypeView {
+    Access access;
+    const Type *elem; /* a scalar type */
+    Expr *extent;     /* n of [n]; NULL for a scalar reference rw<T> */
+    Placement place;
+    ViewOrigin origin;
+} TypeView;
+typedef struct TypeFrag {
+    FragFamily family;
+    FragRole role;
+    const Type *elem;
+    int m, n, k;
+} TypeFrag;
 struct Type {
     TypeKind kind;
     union {
-        struct {
-            Access access;
-            const Type *elem; /* a scalar type */
-            Expr *extent;     /* n of [n]; NULL for a scalar reference rw<T> */
-            Placement place;
-            ViewOrigin origin;
-        } view;
-        struct {
-            FragFamily family;
-            FragRole role;
-            const Type *elem;
-            int m, n, k;
-        } frag;
+        TypeView view;
+        TypeFrag frag;
     } u;
 };
 
 const Type *type_scalar(TypeKind k); /* TY_ERROR .. TY_STRING, and TY_LAYOUT */
-Type *type_new_view(Arena *a, Access acc, const Type *elem, Expr *extent, Placement place,
-                    ViewOrigin origin);
-Type *type_new_fragment(Arena *a, FragFamily fam, FragRole role, const Type *elem, int m, int n,
-                        int k);
+Type *type_new_view(Arena *a, TypeView v);
+Type *type_new_fragment(Arena *a, TypeFrag f);
 
 bool type_is_int(const Type *t);
 bool type_is_signed(const Type *t);

@@ -574,6 +574,13 @@ static VVal convert_value(Verifier *V, VVal v, const Type *from, const Type *to,
 
 /* ---- builtins ---- */
 
+/* Why the model does not know a builtin's value: its name and how its ROUNDING row says
+ * the value was rounded ("std.math.exp (the C library's rounding)"); ops.def decides. */
+static const char *rounding_reason(Verifier *V, Builtin b) {
+    return arena_printf(V->prog->arena, "%s (%s)", ast_builtin_name(b),
+                        ast_rounding_text(ast_op(b)->rounding));
+}
+
 /* cairn_min/max_f*: a NaN gives C's NAN (the quiet NaN 0x7fc00000 / 0x7ff8...), of two
  * zeros min takes -0 and max +0; otherwise one of its arguments, bits and all. */
 static VVal float_minmax(Verifier *V, VVal a, VVal b, const Type *t, bool is_min) {
@@ -625,6 +632,7 @@ static VVal exact_fn(Verifier *V, Expr *e, Builtin b) {
 
 static VVal quantize(Verifier *V, Expr *e, bool stochastic) {
     Z3_context z = V->z;
+    const char *why = rounding_reason(V, e->u.call.builtin);
     VVal x = verify_expr(V, e->u.call.args[0]);
     VVal scale = verify_expr(V, e->u.call.args[1]);
     unsigned taint = x.taint | scale.taint;
@@ -635,8 +643,8 @@ static VVal quantize(Verifier *V, Expr *e, bool stochastic) {
     verify_guard(V, VK_QUANT_SCALE, e, e->span, NULL, scale_ok, scale.taint);
     verify_guard(V, VK_QUANT_NAN, e, e->span, NULL, Z3_mk_not(z, Z3_mk_fpa_is_nan(z, x.t)),
                  x.taint);
-    verify_unmodelled(V, e, e->span, "quantize's rounding of the exact quotient");
-    VVal h = verify_havoc(V, e->u.call.generics[0], e->span, "quantize's exact quotient");
+    verify_unmodelled(V, e, e->span, why);
+    VVal h = verify_havoc(V, e->u.call.generics[0], e->span, why);
     h.taint |= taint;
     return h;
 }
@@ -679,7 +687,7 @@ static Z3_ast atomic_result(Verifier *V, Expr *e, Builtin b, Z3_ast old, VVal v,
     Z3_context z = V->z;
     const Type *t = e->u.call.args[0]->type;
     if (b == BI_ATOMIC_ADD_UNORDERED) {
-        const char *why = "an atomic float add (its order is the hardware's)";
+        const char *why = rounding_reason(V, b);
         verify_unmodelled(V, e, e->span, why);
         VVal h = verify_havoc(V, t, e->span, why);
         *taint |= h.taint;
@@ -720,9 +728,10 @@ static VVal atomic(Verifier *V, Expr *e, Builtin b) {
     return verify_load(V, old, t, c->taint);
 }
 
-static VVal math_fn(Verifier *V, Expr *e, Builtin b, unsigned taint) {
-    const char *why =
-        arena_printf(V->prog->arena, "%s (the C library's rounding)", ast_builtin_name(b));
+/* A function of numbers the model has no case for (std.math; a row added since): its
+ * value is fresh, for the reason its rounding column gives; it writes nothing. */
+static VVal rounded_fn(Verifier *V, Expr *e, Builtin b, unsigned taint) {
+    const char *why = rounding_reason(V, b);
     verify_unmodelled(V, e, e->span, why);
     VVal h = verify_havoc(V, e->type, e->span, why);
     h.taint |= taint;
@@ -754,18 +763,18 @@ static VVal call(Verifier *V, Expr *e) {
     case BI_OBSERVE: eval_args(V, e, &taint); return (VVal){NULL, 0, NULL};
     case BI_MMA_UNORDERED:
         eval_args(V, e, &taint);
-        verify_unmodelled(V, e, e->span, "mma_unordered (its sums are in the hardware's order)");
-        if (e->u.call.nargs == 6) havoc_array(V, e->u.call.args[3], e->span, "mma_unordered");
+        verify_unmodelled(V, e, e->span, rounding_reason(V, b));
+        if (e->u.call.nargs == 6) havoc_array(V, e->u.call.args[3], e->span, rounding_reason(V, b));
         break;
     case BI_MM_ENCLOSE:
         eval_args(V, e, &taint);
-        verify_unmodelled(V, e, e->span, "mm_enclose");
-        havoc_array(V, e->u.call.args[3], e->span, "mm_enclose");
-        havoc_array(V, e->u.call.args[4], e->span, "mm_enclose");
+        verify_unmodelled(V, e, e->span, rounding_reason(V, b));
+        havoc_array(V, e->u.call.args[3], e->span, rounding_reason(V, b));
+        havoc_array(V, e->u.call.args[4], e->span, rounding_reason(V, b));
         break;
     default:
         eval_args(V, e, &taint);
-        if (ast_builtin_is_math(b)) return math_fn(V, e, b, taint);
+        if (ast_builtin_makes_float(b)) return rounded_fn(V, e, b, taint);
         unknown_builtin(V, e, b);
         break;
     }
@@ -789,8 +798,7 @@ static bool makes_float(const Expr *e) {
     case EXPR_UNARY: return true;
     case EXPR_CONVERT: return type_is_compute_float(e->u.convert.arg->type);
     case EXPR_REDUCE: return e->u.reduce.mode != MODE_PARALLEL;
-    case EXPR_CALL:
-        return ast_builtin_is_exact(e->u.call.builtin) || ast_builtin_is_math(e->u.call.builtin);
+    case EXPR_CALL: return ast_builtin_makes_float(e->u.call.builtin);
     default: return false;
     }
 }

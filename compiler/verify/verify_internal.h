@@ -97,21 +97,13 @@ typedef struct VBind {
     VCell *cell;
 } VBind;
 
-/* The kinds of guard; VK_NAMES in verify_prop.c gives their wording. */
+/* The kinds of property: first every trap kind of ops.def's GUARD rows, in their order
+ * and with their wording (ast_guard_text), then the model's own; vk_name in
+ * verify_prop.c words those. */
 typedef enum VKind {
-    VK_OVERFLOW,
-    VK_DIVZERO,
-    VK_SHIFT,
-    VK_INDEX,
-    VK_CONVERT,
-    VK_FLOAT_CONVERT,
-    VK_EXTENT,
-    VK_QUANT_SCALE,
-    VK_QUANT_NAN,
-    VK_E4M3,
-    VK_REQUIRES,
-    VK_ALLOC,
-    VK_LAUNCH,
+#define GUARD(kind, wording) VK_##kind = GK_##kind,
+#include "syntax/ops.def"
+    VK_LAUNCH = GK_COUNT,
     VK_UNMODELLED,
     VK_IMPLEMENTS,
     VK_COUNT

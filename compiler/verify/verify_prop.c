@@ -25,23 +25,15 @@
 #include "verify/verify_internal.h"
 #include "lib/timing.h"
 
-static const char *const VK_NAMES[VK_COUNT] = {
-    [VK_OVERFLOW] = "integer overflow",
-    [VK_DIVZERO] = "division by zero",
-    [VK_SHIFT] = "shift count out of range",
-    [VK_INDEX] = "index out of bounds",
-    [VK_CONVERT] = "integer conversion out of range",
-    [VK_FLOAT_CONVERT] = "float to integer conversion out of range",
-    [VK_EXTENT] = "view extent mismatch",
-    [VK_QUANT_SCALE] = "quantize scale not positive and finite",
-    [VK_QUANT_NAN] = "quantize of NaN",
-    [VK_E4M3] = "f8e4m3 overflow",
-    [VK_REQUIRES] = "requires broken",
-    [VK_ALLOC] = "buffer too large",
-    [VK_LAUNCH] = "device launch limit",
-    [VK_UNMODELLED] = "unmodelled construct",
-    [VK_IMPLEMENTS] = "implements",
-};
+/* A property kind's wording: a guard's from its GUARD row, the model's own here. */
+static const char *vk_name(VKind k) {
+    static const char *const own[VK_COUNT] = {
+        [VK_LAUNCH] = "device launch limit",
+        [VK_UNMODELLED] = "unmodelled construct",
+        [VK_IMPLEMENTS] = "implements",
+    };
+    return k < VK_LAUNCH ? ast_guard_text((GuardKind)k) : own[k];
+}
 
 typedef enum Verdict { VD_VERIFIED, VD_BOUNDED, VD_COUNTEREXAMPLE, VD_UNKNOWN, VD_VACUOUS } Verdict;
 static const char *const VERDICT_NAMES[] = {"verified", "bounded", "counterexample", "unknown",
@@ -90,8 +82,8 @@ static const char *prop_title(Verifier *V, const VProp *p) {
     else if (p->kind == VK_EXTENT) t = arena_printf(a, "view extents of %s match", p->detail);
     else if (p->kind == VK_UNMODELLED) t = arena_printf(a, "%s", p->detail);
     else if (p->kind == VK_LAUNCH) t = arena_printf(a, "never %s", p->detail);
-    else if (p->detail) t = arena_printf(a, "no %s (%s)", VK_NAMES[p->kind], p->detail);
-    else t = arena_printf(a, "no %s", VK_NAMES[p->kind]);
+    else if (p->detail) t = arena_printf(a, "no %s (%s)", vk_name(p->kind), p->detail);
+    else t = arena_printf(a, "no %s", vk_name(p->kind));
     if (p->occurrences > 1) t = arena_printf(a, "%s [%d of %d]", t, p->occurrence, p->occurrences);
     return t;
 }
@@ -108,7 +100,7 @@ typedef struct Outcome {
 static void report_json(Verifier *V, const VProp *p, Verdict vd, double secs, const Outcome *o) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "function", V->top->name);
-    cJSON_AddStringToObject(j, "property", VK_NAMES[p->kind]);
+    cJSON_AddStringToObject(j, "property", vk_name(p->kind));
     cJSON_AddStringToObject(j, "title", prop_title(V, p));
     if (p->detail) cJSON_AddStringToObject(j, "detail", p->detail);
     if (p->occurrences > 1) {

@@ -141,10 +141,6 @@ static void let_stmt(Verifier *V, Stmt *s) {
 }
 
 static void assign_stmt(Verifier *V, Stmt *s) {
-    static const BinaryOp ops[] = {[ASSIGN_ADD] = BIN_ADD,
-                                   [ASSIGN_SUB] = BIN_SUB,
-                                   [ASSIGN_MUL] = BIN_MUL,
-                                   [ASSIGN_DIV] = BIN_DIV};
     Expr *target = s->u.assign.target;
     const Type *t = target->type;
     VVal v = verify_expr(V, s->u.assign.value);
@@ -155,7 +151,7 @@ static void assign_stmt(Verifier *V, Stmt *s) {
         VCell *c = verify_element(V, target, &i, &taint);
         if (!c) return;
         if (s->u.assign.op != ASSIGN_SET)
-            v = verify_arith(V, ops[s->u.assign.op],
+            v = verify_arith(V, ast_assign_binop(s->u.assign.op),
                              verify_load(V, Z3_mk_select(V->z, c->val, i), t, taint), v, t, s,
                              s->span);
         unsigned vt = v.taint | taint;
@@ -170,8 +166,8 @@ static void assign_stmt(Verifier *V, Stmt *s) {
         return;
     }
     if (s->u.assign.op != ASSIGN_SET)
-        v = verify_arith(V, ops[s->u.assign.op], verify_load(V, c->val, t, c->taint), v, t, s,
-                         s->span);
+        v = verify_arith(V, ast_assign_binop(s->u.assign.op), verify_load(V, c->val, t, c->taint),
+                         v, t, s, s->span);
     unsigned vt = v.taint;
     Z3_ast stored = verify_stored(V, v, t, &vt);
     write_cell(V, c, stored, vt);

@@ -104,26 +104,6 @@ static void worse(Judgement *worst, const Judgement *j) {
     worst->ratio = ratio;
 }
 
-cJSON *compare_observation_keys(const cJSON *case_result) {
-    CaseResult c;
-    results_case_parse(case_result, &c);
-    cJSON *out = cJSON_CreateObject();
-    for (size_t i = 0; i < c.n_obs; i++) {
-        const Observation *o = &c.obs[i];
-        if (results_observation(&c, o->key) != o) continue; /* the first of equal keys */
-        const cJSON *src = cJSON_GetArrayItem(
-            cJSON_GetObjectItemCaseSensitive(case_result, "observations"), (int)i);
-        cJSON *x = cJSON_AddObjectToObject(out, o->key);
-        static const char *const fields[] = {"type", "count", "sha256", NULL};
-        for (int k = 0; fields[k]; k++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, fields[k]);
-            if (v) cJSON_AddItemToObject(x, fields[k], cJSON_Duplicate(v, 1));
-        }
-    }
-    results_case_free(&c);
-    return out;
-}
-
 /* The cells that ran one case, side by side: each one's result and column name. */
 typedef struct {
     const CaseResult **cases;

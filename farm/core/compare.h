@@ -18,10 +18,6 @@
  * in the observations and bound entries the results hold; over MAX_WORK of them it
  * compares nothing and says why in "refused" (cases empty, ok false). */
 cJSON *compare_results(const cJSON *results, const cJSON *cases, double max_work);
-/* The observations of CASE_RESULT (one case of a predicate) by the key the comparison
- * matches them with across cells (the name, then "#2", "#3" for repeats): {key: {"type",
- * "count", "sha256"}}, the first of two equal keys kept (owned). */
-cJSON *compare_observation_keys(const cJSON *case_result);
 /* True for the verdicts that fail a run: violates-contract, differs-where-fixed. */
 int compare_verdict_fails(const char *verdict);
 void compare_print(FILE *out, const cJSON *report);

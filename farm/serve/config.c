@@ -61,6 +61,7 @@ static const ConfigBound BOUNDS[] = {
     SECONDS(header_timeout_seconds, 10, 0.001, 86400),
     SECONDS(body_timeout_seconds, 300, 0.001, 86400),
     SECONDS(anonymous_timeout_seconds, 120, 0.001, 86400),
+    SECONDS(idle_timeout_seconds, 120, 0.001, 86400),
     SECONDS(lease_seconds, 60, 0.001, 1e6),
     SECONDS(claim_wait_max_seconds, 30, 0, 3600),
 };

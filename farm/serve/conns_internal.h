@@ -25,6 +25,7 @@ typedef struct {
     double header_timeout_s;    /* connection (or previous answer) to complete headers */
     double body_timeout_s;      /* complete headers to the body, and the answer out */
     double anonymous_timeout_s; /* an anonymous request's headers to its answer sent */
+    double idle_timeout_s;      /* with a token: its previous answer to its next request */
 } ConnLimits;
 
 /* One server's connections and what each address and agent holds (Server.conns). */
@@ -44,6 +45,9 @@ void conns_notify(void *cls, struct MHD_Connection *c, void **socket_context,
  * (0: none). -1 when AGENT has max_per_agent connections open with this one: the
  * request is refused and the connection closed. */
 int conns_headers_done(struct MHD_Connection *c, int trusted, long agent);
+/* The first line of C's next request has been read (libmicrohttpd's URI callback): a
+ * trusted connection's idle time is over, its headers have header_timeout_s. */
+void conns_request_line(struct MHD_Connection *c);
 /* A handler runs or its request is parked (a trusted request then has no deadline: a
  * claim may long-poll), then its answer goes out. */
 void conns_handling(struct MHD_Connection *c);

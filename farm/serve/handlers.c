@@ -275,6 +275,7 @@ static cJSON *job_answer(Server *s, const Job *job) {
  * server to park the request (r->park), and is called again when jobs may have become
  * claimable or when the deadline it set on the first call has passed. */
 void handlers_claim(Server *s, Request *q, Reply *r) {
+    pause_point("claim"); /* a test holds the HTTP thread that runs it */
     if (q->wait_until == 0) {
         cJSON *body = parse_body(s, q, r, 1);
         if (!body) return;

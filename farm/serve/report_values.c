@@ -15,6 +15,7 @@
 #include "serve/serve_internal.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +27,13 @@
 #define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 #define HEAD         4 /* elements of an array shown from its start */
 
-/* One column of the report: its result row and what its bundle filed. */
+/* One column of the report: its cell's evidence (core/results.h) and what its bundle
+ * filed. */
 typedef struct {
     const char *name;
-    const cJSON *res;
+    const Evidence *ev;
     cJSON *manifest; /* owned; NULL when the bundle has none (not filed by content) */
     NameSet filed;   /* digests its bundle filed (pointers into manifest) */
-    NameSet cases;   /* case path -> its index in the predicate's cases */
 } Column;
 
 typedef struct {
@@ -43,11 +44,12 @@ typedef struct {
 
 /* The raw bits of observation O (type and count) of column C: NULL when its bundle did
  * not file them, they are not the size they should be, or the budget is spent. */
-static unsigned char *load(Decoder *d, const Column *c, const cJSON *o, ObsType *t, size_t *n) {
-    const char *sha = json_str(o, "sha256"), *type = json_str(o, "type");
-    long count = 0;
-    if (!sha || !type || obs_type_parse(type, t) != 0 ||
-        json_int(o, "count", 0, 1e12, &count) <= 0 || !util_nameset_get(&c->filed, sha, NULL))
+static unsigned char *load(Decoder *d, const Column *c, const Observation *o, ObsType *t,
+                           size_t *n) {
+    const char *sha = o->sha256;
+    double count = o->count; /* an integer in [0, 10^12], or nothing is read */
+    if (!sha || obs_type_parse(o->type, t) != 0 || !(count >= 0 && count <= 1e12) ||
+        count != floor(count) || !util_nameset_get(&c->filed, sha, NULL))
         return NULL;
     size_t want = (size_t)count * obs_type_size(*t), len = 0, size = 0;
     /* The size first, from the file: a blob of another size is never read. Before, it
@@ -125,20 +127,10 @@ static cJSON *difference(ObsType t, const unsigned char *a, const unsigned char 
     return out;
 }
 
-/* Case CASE's result in column C (its observations by key into *KEYS, owned), or NULL. */
-static const cJSON *case_of(const Column *c, const char *name, cJSON **keys) {
-    size_t at;
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(c->res, "predicate"), "cases");
-    if (!util_nameset_get(&c->cases, name, &at)) return NULL;
-    const cJSON *pc = cJSON_GetArrayItem(cases, (int)at);
-    *keys = compare_observation_keys(pc);
-    return pc;
-}
-
 /* One observation row: each column's values once per digest (into DECODED), and each
- * column's difference from the first column that has it. */
-static void observation(Decoder *d, Column *cols, int n, cJSON *const *keys, cJSON *row,
+ * column's difference from the first column that has it (cases: each column's result of
+ * the row's case, or NULL). */
+static void observation(Decoder *d, Column *cols, int n, const CaseResult *const *cases, cJSON *row,
                         cJSON *decoded_by_sha) {
     const char *key = json_str(row, "observation");
     unsigned char *ref = NULL;
@@ -147,9 +139,9 @@ static void observation(Decoder *d, Column *cols, int n, cJSON *const *keys, cJS
     const char *ref_col = NULL, *ref_sha = NULL;
     cJSON *diffs = NULL;
     for (int i = 0; i < n; i++) {
-        const cJSON *o = keys[i] ? cJSON_GetObjectItemCaseSensitive(keys[i], key) : NULL;
-        const char *sha = json_str(o, "sha256");
-        if (!o || !sha) continue;
+        const Observation *o = cases[i] && key ? results_observation(cases[i], key) : NULL;
+        const char *sha = o ? o->sha256 : NULL;
+        if (!sha) continue;
         int known = cJSON_GetObjectItemCaseSensitive(decoded_by_sha, sha) != NULL;
         int differs = ref_sha && strcmp(sha, ref_sha) != 0;
         if (ref_sha && !differs) continue; /* the reference's bits again */
@@ -194,48 +186,44 @@ static void logs(Column *cols, int n, const char *name, cJSON *row) {
     }
 }
 
-/* Column I of the report: result RES, its manifest and what it filed, its cases. */
-static void column_open(Server *s, Column *c, const char *name, const cJSON *res) {
-    *c = (Column){.name = name, .res = res};
-    const char *rel = json_str(res, "evidence");
-    c->manifest = rel ? db_evidence_manifest(s->db, rel) : NULL;
+/* A column of the report: cell EV's evidence, its manifest and what it filed. */
+static void column_open(Server *s, Column *c, const char *name, const Evidence *ev) {
+    *c = (Column){.name = name, .ev = ev};
+    c->manifest = ev->evidence ? db_evidence_manifest(s->db, ev->evidence) : NULL;
     const cJSON *f;
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(c->manifest, "files")) {
         if (cJSON_IsString(f)) util_nameset_add(&c->filed, f->valuestring, 0);
     }
-    size_t k = 0;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(
-                              cJSON_GetObjectItemCaseSensitive(res, "predicate"), "cases")) {
-        if (json_str(f, "case")) util_nameset_add(&c->cases, json_str(f, "case"), k);
-        k++;
-    }
 }
 
 void report_values(Server *s, cJSON *report, const cJSON *results) {
-    const cJSON *columns = cJSON_GetObjectItemCaseSensitive(report, "columns"), *col, *res;
+    const cJSON *columns = cJSON_GetObjectItemCaseSensitive(report, "columns"), *col;
     int n = cJSON_GetArraySize(columns), i = 0;
+    Results r;
+    results_parse(results, &r);
     Column *cols = calloc((size_t)n + 1, sizeof *cols);
-    cJSON **keys = calloc((size_t)n + 1, sizeof *keys);
-    if (!cols || !keys) { /* out of memory: digests only, said so */
+    const CaseResult **keys = calloc((size_t)n + 1, sizeof *keys);
+    if (!cols || !keys || r.incomplete) { /* out of memory: digests only, said so */
         free(cols);
         free(keys);
+        results_free(&r);
         cJSON_AddStringToObject(report, "values_note", "values were not decoded: out of memory");
         return;
     }
-    for (col = columns->child, res = results->child; col && res; col = col->next, res = res->next)
-        column_open(s, &cols[i++], col->valuestring, res);
+    col = columns->child;
+    for (size_t k = 0; col && k < r.n; col = col->next, k++)
+        column_open(s, &cols[i++], col->valuestring, &r.cells[k]);
     Decoder d = {s, s->cfg.max_decode_bytes, 0};
     cJSON *row, *o;
     cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(report, "cases")) {
         const char *name = json_str(row, "case");
-        for (int k = 0; k < i; k++) keys[k] = NULL, case_of(&cols[k], name, &keys[k]);
+        for (int k = 0; k < i; k++) keys[k] = name ? results_case(cols[k].ev, name) : NULL;
         cJSON *decoded_by_sha = cJSON_CreateObject();
         cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(row, "observations")) {
             observation(&d, cols, i, keys, o, decoded_by_sha);
         }
         cJSON_AddItemToObject(row, "decoded", decoded_by_sha);
         logs(cols, i, name, row);
-        for (int k = 0; k < i; k++) cJSON_Delete(keys[k]);
     }
     if (d.over)
         cJSON_AddStringToObject(report, "values_note",
@@ -243,9 +231,9 @@ void report_values(Server *s, cJSON *report, const cJSON *results) {
                                 "max_decode_bytes of raw bits");
     for (int k = 0; k < i; k++) {
         util_nameset_free(&cols[k].filed);
-        util_nameset_free(&cols[k].cases);
         cJSON_Delete(cols[k].manifest);
     }
     free(keys);
     free(cols);
+    results_free(&r);
 }

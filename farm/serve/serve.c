@@ -39,7 +39,7 @@ static const char SERVE_HELP[] =
     "   \"max_connections_per_agent\": 64, \"max_claims_per_agent\": 8,\n"
     "   \"max_queued_bytes\": 268435456, \"max_queued_bytes_per_address\": 33554432,\n"
     "   \"header_timeout_seconds\": 10, \"body_timeout_seconds\": 300,\n"
-    "   \"anonymous_timeout_seconds\": 120,\n"
+    "   \"anonymous_timeout_seconds\": 120, \"idle_timeout_seconds\": 120,\n"
     "   \"http_threads\": 4, \"work_threads\": 8, \"page_threads\": 2,\n"
     "   \"max_queued_pages\": 64, \"max_pages_per_address\": 4,\n"
     "   \"max_compare_observations\": 1000000, \"max_decode_bytes\": 67108864,\n"
@@ -59,7 +59,9 @@ static const char SERVE_HELP[] =
     "Connections that have shown no token are capped in all and per address (the oldest\n"
     "is closed to make space); headers must be complete within header_timeout_seconds,\n"
     "an anonymous request answered within anonymous_timeout_seconds, a body and its\n"
-    "answer within body_timeout_seconds, counted in total time; answers kept in memory\n"
+    "answer within body_timeout_seconds, counted in total time; a connection with a\n"
+    "token is closed idle_timeout_seconds after its answer unless its next request has\n"
+    "come (one that came is answered, however late it is read); answers kept in memory\n"
     "for slow readers are bounded per address and in all (docs/farm.md, \"Limits and\n"
     "security\").\n"
     "sync \"full\" fsyncs every acknowledged bundle (it survives power loss); \"process\"\n"
@@ -82,6 +84,7 @@ static void *reaper(void *arg) {
     Server *s = arg;
     for (;;) {
         timing_sleep_ms(200);
+        pause_point("sweep"); /* a test lets deadlines pass before a sweep */
         metrics_refused(s, REFUSED_DEADLINES, (unsigned long)conns_sweep(s->conns));
         if (db_reap(s->db, s->cfg.max_attempts) > 0) {
             hub_notify(s);

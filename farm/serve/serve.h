@@ -30,6 +30,7 @@ typedef struct {
     long max_attempts;
     double claim_wait_max_seconds;
     double anonymous_timeout_seconds;  /* an anonymous request, headers to answer sent */
+    double idle_timeout_seconds;       /* a connection with a token, between requests */
     long max_queued_bytes;             /* answers kept in memory for slow readers, in all */
     long max_queued_bytes_per_address; /* ... and for one client address */
     long http_threads;          /* libmicrohttpd's pool: every connection's I/O, the short routes */

@@ -347,6 +347,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return dispatch(s, x);
 }
 
+/* libmicrohttpd read a request's first line: its connection is no longer idle. The
+ * answer is the request's first state (on_request's), none yet. */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *conn) {
+    (void)cls;
+    (void)uri;
+    conns_request_line(conn);
+    return NULL;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
                          enum MHD_RequestTerminationCode code) {
     (void)cls; /* the server, for the assert only */
@@ -414,9 +423,12 @@ struct MHD_Daemon *server_start(Server *s, char *url, size_t cap, Err *e) {
                          (size_t)s->cfg.max_queued_bytes_per_address,
                          s->cfg.header_timeout_seconds,
                          s->cfg.body_timeout_seconds,
-                         s->cfg.anonymous_timeout_seconds};
+                         s->cfg.anonymous_timeout_seconds,
+                         s->cfg.idle_timeout_seconds};
     conns_init(s->conns, &limits);
-    /* epoll where the system has it; each pool thread waits on its own connections. */
+    /* No inactivity timeout of libmicrohttpd's: it closed connections whose request had
+     * come but was not yet read (its threads busy), and conns.c's deadlines cover every
+     * phase. epoll where the system has it; each pool thread waits on its own connections. */
     struct MHD_Daemon *daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
             MHD_USE_ERROR_LOG,
@@ -424,8 +436,9 @@ struct MHD_Daemon *server_start(Server *s, char *url, size_t cap, Err *e) {
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->cfg.http_threads, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, conns_notify, s->conns,
         MHD_OPTION_CONNECTION_LIMIT, limits.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        limits.max_per_address, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY, MHD_OPTION_END);
+        limits.max_per_address, MHD_OPTION_URI_LOG_CALLBACK, on_request_line, s,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)CONNECTION_MEMORY, MHD_OPTION_END);
     if (!daemon) {
         err_set(e, "cannot listen on %s: %s", s->cfg.listen, strerror(errno));
         return NULL;

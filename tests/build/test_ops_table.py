@@ -105,3 +105,44 @@ def test_the_rows_type_rule_refuses_a_storage_float(variant, tmp_path):
     (tmp_path / "p.cairn").write_text(LANE_CALL)
     r = cairn(variant, "check", "p.cairn", cwd=tmp_path)
     assert r.returncode == 1 and "error[E-" in r.stderr, r.stderr
+
+
+# verify and predict read the row too: sq's value is fresh for the reason its rounding
+# column gives (RND_ONCE's wording), a pure function of numbers (its rule), so a guard that
+# does not depend on it is still decided; predict counts one operation of its result's type
+# (its cost column). A pass that decided sq's meaning again (a switch over builtins that
+# does not know it) would say "sq is not modelled" and leave every later guard unknown.
+MODEL = """fn f(x: f64, v: rw<f64>[4], k: usize) requires k < 2 {
+  let z = sq(x);
+  v[k + 2] = z;
+  if z > 2.0 { v[k + 3] = 1.0; }
+}
+fn g(x: f64, y: f32, n: usize) -> f64 {
+  let mut s: f64 = 0.0;
+  for i in 0..n { s += sq(x) + f64(sq(y)); }
+  return s;
+}
+"""
+
+
+def test_verify_gives_the_rows_rounding_as_its_reason(variant, tmp_path):
+    (tmp_path / "p.cairn").write_text(MODEL)
+    r = cairn(variant, "verify", "p.cairn", "--json", "--function", "f", cwd=tmp_path)
+    props = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    assert props, r.stderr
+    why = "sq (rounded once to nearest even)"
+    by_line = {(p["property"], int(p["at"].split(":")[1])): p for p in props}
+    assert by_line[("unmodelled construct", 2)]["detail"] == why, props
+    assert by_line[("index out of bounds", 3)]["verdict"] == "verified", props
+    late = by_line[("index out of bounds", 4)]
+    assert late["verdict"] == "unknown" and why in late["reason"], late
+
+
+def test_predict_counts_the_rows_cost(variant, tmp_path):
+    (tmp_path / "p.cairn").write_text(MODEL)
+    r = cairn(variant, "predict", "p.cairn", "--device", "h100", "--json", "--function", "g",
+              cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    ops = json.loads(r.stdout)["functions"][0]["ops"]
+    # a term: sq(x) and sq(y) one operation each of their types, + and += one f64 each
+    assert ops["f64"]["formula"] == "3*n" and ops["f32"]["formula"] == "n", ops
