@@ -88,19 +88,22 @@ static int static_archive(const LibraryLink *l, const char *object, const char *
     return status;
 }
 
-/* A CUDA library's device half: nvcc -c STEM_dev.cu -o STEM_dev.o; object gets the name. */
-static int compile_device(const LibraryLink *l, char object[300], Err *err) {
+/* TOOL FLAGS -I... -c STEM+SUFFIX -o STEM+OBJ_SUFFIX (object gets the name): the
+ * generated C (cc), or a CUDA library's device half (nvcc); its log names a failure. */
+static int compile_one(const LibraryLink *l, const char *tool, const StrVec *flags,
+                       const char *suffix, char object[300], const char *what, Err *err) {
     char source[300], log[PATH_MAX];
-    snprintf(source, sizeof source, "%s_dev.cu", l->stem);
-    snprintf(object, 300, "%s_dev.o", l->stem);
-    snprintf(log, sizeof log, "%s/%s_dev.log", l->dir, l->stem);
-    StrVec nv = {0};
-    sv_push(&nv, l->nvcc);
-    for (size_t k = 0; k < l->nv_flags->len; k++) sv_push(&nv, l->nv_flags->items[k]);
+    bool dev = strcmp(suffix, "_dev.cu") == 0;
+    snprintf(source, sizeof source, "%s%s", l->stem, suffix);
+    snprintf(object, 300, "%s%s.o", l->stem, dev ? "_dev" : "");
+    snprintf(log, sizeof log, "%s/%s%s.log", l->dir, l->stem, dev ? "_dev" : "");
+    StrVec argv = {0};
+    sv_push(&argv, tool);
+    for (size_t k = 0; k < flags->len; k++) sv_push(&argv, flags->items[k]);
     const char *tail[] = {l->include, "-c", source, "-o", object};
-    for (size_t k = 0; k < 5; k++) sv_push(&nv, tail[k]);
-    int status = step(nv.items, l->dir, log, "the generated CUDA C++ (nvcc)", err);
-    sv_free(&nv);
+    for (size_t k = 0; k < 5; k++) sv_push(&argv, tail[k]);
+    int status = step(argv.items, l->dir, log, what, err);
+    sv_free(&argv);
     return status;
 }
 
@@ -136,18 +139,11 @@ static int link_shared(const LibraryLink *l, const char *shared, const char *obj
 }
 
 int library_link(const LibraryLink *l, const char *shared, const char *archive, Err *err) {
-    char source[300], object[300], dev_object[300], log[PATH_MAX];
-    snprintf(source, sizeof source, "%s.c", l->stem);
-    snprintf(object, sizeof object, "%s.o", l->stem);
-    snprintf(log, sizeof log, "%s/%s.log", l->dir, l->stem);
-    StrVec cc = {0};
-    sv_push(&cc, l->cc);
-    for (size_t k = 0; k < l->flags->len; k++) sv_push(&cc, l->flags->items[k]);
-    const char *tail[] = {l->include, "-c", source, "-o", object};
-    for (size_t k = 0; k < 5; k++) sv_push(&cc, tail[k]);
-    int status = step(cc.items, l->dir, log, "the generated C", err);
-    sv_free(&cc);
-    if (status == 0 && l->nvcc) status = compile_device(l, dev_object, err);
+    char object[300], dev_object[300];
+    int status = compile_one(l, l->cc, l->flags, ".c", object, "the generated C", err);
+    if (status == 0 && l->nvcc)
+        status = compile_one(l, l->nvcc, l->nv_flags, "_dev.cu", dev_object,
+                             "the generated CUDA C++ (nvcc)", err);
     const char *dev = l->nvcc ? dev_object : NULL;
     if (status == 0) status = link_shared(l, shared, object, dev, err);
     if (status == 0) status = static_archive(l, object, dev, archive, err);
