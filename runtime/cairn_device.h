@@ -67,8 +67,7 @@ static inline void cairn_atomic_add_f32_shared(float *p, float v) {
  * of the placement holding the host view's bits, cairn_device_copy_out copies one back,
  * cairn_device_drop frees it. Defined by cairn_lib.c in an emulated build (buffers
  * from cairn_zeroed, which a trap's jump frees), by cairn_device_cuda.h in a CUDA one. */
-void cairn_device_check_place(const void *p, uint64_t n, int place, const char *name,
-                              cairn_loc at);
+void cairn_device_check_place(const void *p, uint64_t n, int place, const char *name, cairn_loc at);
 void *cairn_device_copy_in(const void *host, uint64_t n, size_t size, int place, cairn_loc at);
 void cairn_device_copy_out(void *host, const void *dev, uint64_t n, size_t size, cairn_loc at);
 void cairn_device_drop(void *dev, int place);

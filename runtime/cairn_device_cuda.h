@@ -177,7 +177,7 @@ CAIRN__HOST void cairn_device_start(void) {
                                device) != cudaSuccess)
         cairn__managed_concurrent = 0; /* unknown: the safe side */
     cairn_trap_set_earlier(cairn__device_earlier);
-#ifndef CAIRN_LIB /* a library's caller owns the process and its exit */
+#ifndef CAIRN_LIB                  /* a library's caller owns the process and its exit */
     atexit(cairn__device_at_exit); /* after CUDA's own: it runs first */
 #endif
 }
@@ -262,9 +262,9 @@ extern "C" void cairn_device_check_place(const void *p, uint64_t n, int place, c
     struct cudaPointerAttributes a;
     cudaError_t e = cudaPointerGetAttributes(&a, p);
     if (e != cudaSuccess) cairn_device_fail("cannot ask where a view's pointer points", e);
-    bool ok = place == CAIRN_PLACE_UNIFIED ? a.type == cudaMemoryTypeManaged
-                                           : a.type == cudaMemoryTypeDevice ||
-                                                 a.type == cudaMemoryTypeManaged;
+    bool ok = place == CAIRN_PLACE_UNIFIED
+                  ? a.type == cudaMemoryTypeManaged
+                  : a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
     if (ok) return;
     snprintf(reason, sizeof reason, "%.64s must be %s, and its pointer is to %s", name,
              place == CAIRN_PLACE_UNIFIED ? "managed memory (@unified)" : "device memory (@device)",

@@ -808,7 +808,7 @@ static int compile_library(Build *b, Err *err) {
     pathf(tmp_a, "%s.a.tmp.%ld", b->out_abs, (long)getpid());
     push_link_args(&link, false);
     push_link_args(&nv_link, true);
-    LibraryLink l = {b->cc.path, &b->flags, include,    &b->objects, &link,   b->c_dir,
+    LibraryLink l = {b->cc.path, &b->flags,  include,    &b->objects,  &link,   b->c_dir,
                      b->stem,    b->out_abs, b->nv.path, &b->nv_flags, &nv_link};
     if (status == 0) status = library_link(&l, tmp_so, tmp_a, err);
     if (status == 0) status = library_install(b, tmp_so, tmp_a, err);

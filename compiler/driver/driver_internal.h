@@ -33,10 +33,10 @@ typedef struct LibraryLink {
     const StrVec *link;    /* the link libraries (-lm -pthread ...) */
     const char *dir;       /* the folder of STEM.c and the header it includes */
     const char *stem;
-    const char *out; /* the library's path without .so or .a: its soname's base */
-    const char *nvcc;        /* a CUDA library: nvcc's path (NULL: a host library) */
-    const StrVec *nv_flags;  /* what STEM_dev.cu is compiled with (-arch=sm_NN first) */
-    const StrVec *nv_link;   /* the link libraries spelled for nvcc's link */
+    const char *out;        /* the library's path without .so or .a: its soname's base */
+    const char *nvcc;       /* a CUDA library: nvcc's path (NULL: a host library) */
+    const StrVec *nv_flags; /* what STEM_dev.cu is compiled with (-arch=sm_NN first) */
+    const StrVec *nv_link;  /* the link libraries spelled for nvcc's link */
 } LibraryLink;
 
 /* Compiles STEM.c (and a CUDA library's STEM_dev.cu) and links the shared library at

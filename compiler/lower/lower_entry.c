@@ -248,7 +248,8 @@ static void entry_body(Lower *L, const Item *fn, const char *at, bool copies) {
             lower_emit(L, "cairn_lib_check_pointer(%s, 1, \"%s\", %s);", name, p->name, at);
         if (copies && place != PLACE_HOST) {
             const char *ct = lower_c_scalar(p->type->u.view.elem);
-            lower_emit(L, "%s *cairn_d_%s = (%s *)cairn_device_copy_in(%s, %s_n, sizeof(%s), %d, %s);",
+            lower_emit(L,
+                       "%s *cairn_d_%s = (%s *)cairn_device_copy_in(%s, %s_n, sizeof(%s), %d, %s);",
                        ct, name, ct, name, name, ct, (int)place, at);
             name = arena_printf(L->arena, "cairn_d_%s", name);
         }
@@ -256,8 +257,10 @@ static void entry_body(Lower *L, const Item *fn, const char *at, bool copies) {
         if (lower_is_view(p->type)) sb_printf(&call, ", %s_n", lower_sym_c(L, p->sym));
     }
     if (lower_fn_takes_loc(fn)) sb_printf(&call, "%s%s", fn->u.fn.nparams ? ", " : "", at);
-    if (fn->u.fn.ret->kind == TY_VOID) lower_emit(L, "cairn_fn_%s(%s);", fn->name, call.data ? call.data : "");
-    else lower_emit(L, "const %s cairn_r = cairn_fn_%s(%s);", lower_c_scalar(fn->u.fn.ret), fn->name,
+    if (fn->u.fn.ret->kind == TY_VOID)
+        lower_emit(L, "cairn_fn_%s(%s);", fn->name, call.data ? call.data : "");
+    else
+        lower_emit(L, "const %s cairn_r = cairn_fn_%s(%s);", lower_c_scalar(fn->u.fn.ret), fn->name,
                    call.data ? call.data : "");
     for (int k = 0; copies && k < fn->u.fn.nparams; k++) {
         const Param *p = fn->u.fn.params[k];
@@ -278,12 +281,15 @@ static void header_places(Lower *L, const Item *fn, StrBuf *h) {
         const Param *p = fn->u.fn.params[k];
         Placement place = param_place(p);
         if (place == PLACE_DEVICE)
-            sb_printf(h, "\n * %s: device memory (cudaMalloc or cudaMallocManaged; any "
+            sb_printf(h,
+                      "\n * %s: device memory (cudaMalloc or cudaMallocManaged; any "
                       "host memory in an --emulate build)",
                       header_name(L, p));
         else if (place == PLACE_UNIFIED)
-            sb_printf(h, "\n * %s: managed memory (cudaMallocManaged; any host memory in an "
-                      "--emulate build)", header_name(L, p));
+            sb_printf(h,
+                      "\n * %s: managed memory (cudaMallocManaged; any host memory in an "
+                      "--emulate build)",
+                      header_name(L, p));
     }
 }
 
@@ -332,8 +338,10 @@ static cJSON *library_entry(Lower *L, const Item *fn, StrBuf *h) {
     header_places(L, fn, h);
     sb_printf(h, " */\nint %s_%s(%s);\n", prefix, fn->name, hp.data);
     if (placed)
-        sb_printf(h, "/* The same with host memory for every view: copied in, and back for rw. */\n"
-                     "int %s_%s_host(%s);\n", prefix, fn->name, hp.data);
+        sb_printf(h,
+                  "/* The same with host memory for every view: copied in, and back for rw. */\n"
+                  "int %s_%s_host(%s);\n",
+                  prefix, fn->name, hp.data);
     sb_puts(h, "\n");
     L->out = &L->defs;
     if (placed) lower_use_runtime(L, LOWER_MODULE_DEVICE);

@@ -96,10 +96,10 @@ int main(int argc, char **argv) {
     }
     const float one = 1.0f, zero = 0.0f;
     /* Row-major C = A B is column-major C^T = B^T A^T: pass b first. */
-    cublasStatus_t st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, db,
-                                     CUDA_R_16F, (int)n, da, CUDA_R_16F, (int)n, &zero, dc,
-                                     CUDA_R_32F, (int)n, CUBLAS_COMPUTE_32F,
-                                     CUBLAS_GEMM_DEFAULT); /* warm up */
+    cublasStatus_t st =
+        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, db, CUDA_R_16F,
+                     (int)n, da, CUDA_R_16F, (int)n, &zero, dc, CUDA_R_32F, (int)n,
+                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT); /* warm up */
     cudaEventRecord(e2);
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, db, CUDA_R_16F,

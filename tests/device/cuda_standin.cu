@@ -26,7 +26,8 @@ static cudaError_t standin_HostGetDevicePointer(void **d, void *h, unsigned) {
     *d = h;
     return cudaSuccess;
 }
-template <class T> static cudaError_t standin_MemcpyToSymbol(const T &, const void *, size_t) {
+template <class T>
+static cudaError_t standin_MemcpyToSymbol(const T &, const void *, size_t) {
     return cudaSuccess;
 }
 static cudaError_t standin_Malloc(void **p, size_t n) {
@@ -34,7 +35,9 @@ static cudaError_t standin_Malloc(void **p, size_t n) {
     *p = malloc(n);
     return cudaSuccess;
 }
-static cudaError_t standin_MallocManaged(void **p, size_t n, unsigned) { return standin_Malloc(p, n); }
+static cudaError_t standin_MallocManaged(void **p, size_t n, unsigned) {
+    return standin_Malloc(p, n);
+}
 static cudaError_t standin_Memset(void *p, int v, size_t n) {
     memset(p, v, n);
     return cudaSuccess;
@@ -58,18 +61,18 @@ static cudaError_t standin_FuncGetAttributes(cudaFuncAttributes *a, const void *
     a->numRegs = 96;
     return cudaSuccess;
 }
-#define cudaGetDeviceCount standin_GetDeviceCount
-#define cudaHostAlloc standin_HostAlloc
+#define cudaGetDeviceCount       standin_GetDeviceCount
+#define cudaHostAlloc            standin_HostAlloc
 #define cudaHostGetDevicePointer standin_HostGetDevicePointer
-#define cudaMemcpyToSymbol standin_MemcpyToSymbol
-#define cudaMalloc standin_Malloc
-#define cudaMallocManaged standin_MallocManaged
-#define cudaMemset standin_Memset
-#define cudaGetDevice standin_GetDevice
-#define cudaDeviceGetAttribute standin_DeviceGetAttribute
-#define cudaDeviceSynchronize standin_DeviceSynchronize
-#define cudaGetLastError standin_GetLastError
-#define cudaFuncGetAttributes standin_FuncGetAttributes
+#define cudaMemcpyToSymbol       standin_MemcpyToSymbol
+#define cudaMalloc               standin_Malloc
+#define cudaMallocManaged        standin_MallocManaged
+#define cudaMemset               standin_Memset
+#define cudaGetDevice            standin_GetDevice
+#define cudaDeviceGetAttribute   standin_DeviceGetAttribute
+#define cudaDeviceSynchronize    standin_DeviceSynchronize
+#define cudaGetLastError         standin_GetLastError
+#define cudaFuncGetAttributes    standin_FuncGetAttributes
 
 #include "cairn_device_cuda.h"
 

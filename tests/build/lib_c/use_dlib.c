@@ -87,14 +87,16 @@ int main(void) {
     float a = 2.5f / 7.0f;
     printf("a %08" PRIx32 "\n", bits32(a));
     int s = dlib_saxpy_host(N, a, x, N, y2, N);
-    if (s) failed("saxpy_host", s); else print32("saxpy_host", y2, N);
+    if (s) failed("saxpy_host", s);
+    else print32("saxpy_host", y2, N);
     if (s) return 0; /* no device: the line above says why */
     float *dx = dev_alloc(sizeof x, 0), *dy = dev_alloc(sizeof y, 0);
     to_dev(dx, x, sizeof x);
     to_dev(dy, y, sizeof y);
     s = dlib_saxpy(N, a, dx, N, dy, N);
     from_dev(y, dy, sizeof y);
-    if (s) failed("saxpy", s); else print32("saxpy", y, N);
+    if (s) failed("saxpy", s);
+    else print32("saxpy", y, N);
     double *dp = dev_alloc(sizeof p, 0), *dq = dev_alloc(sizeof q, 0), r = 0, rh = 0;
     to_dev(dp, p, sizeof p);
     to_dev(dq, q, sizeof q);
@@ -114,7 +116,8 @@ int main(void) {
     float *mu = dev_alloc(sizeof u, 1);
     memcpy(mu, u, sizeof u); /* managed (or host) memory: the host writes it directly */
     s = dlib_bump(N, mu, N);
-    if (s) failed("bump", s); else print32("bump", mu, N);
+    if (s) failed("bump", s);
+    else print32("bump", mu, N);
     /* last: on a GPU a lane's trap ends the CUDA context, so later calls would fail */
     failed("pick_out", dlib_pick(N, dk, N, N + 3, dout, 1));
     return 0;
