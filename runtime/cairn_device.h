@@ -59,6 +59,19 @@ static inline void cairn_atomic_add_f32_shared(float *p, float v) {
 }
 #endif
 
+/* A library's entries (compiler/lower/lower_entry.c). cairn_device_check_place: the
+ * pointer p of n elements given for the view `name` placed `place` is memory of that
+ * placement (in a CUDA build: cudaPointerGetAttributes says device or managed memory for
+ * @device, managed memory for @unified; in an emulated build any host memory), else a
+ * trap naming the view. The host entries' copies: cairn_device_copy_in makes a buffer
+ * of the placement holding the host view's bits, cairn_device_copy_out copies one back,
+ * cairn_device_drop frees it. Defined by cairn_lib.c in an emulated build (buffers
+ * from cairn_zeroed, which a trap's jump frees), by cairn_device_cuda.h in a CUDA one. */
+void cairn_device_check_place(const void *p, uint64_t n, int place, const char *name, cairn_loc at);
+void *cairn_device_copy_in(const void *host, uint64_t n, size_t size, int place, cairn_loc at);
+void cairn_device_copy_out(void *host, const void *dev, uint64_t n, size_t size, cairn_loc at);
+void cairn_device_drop(void *dev, int place);
+
 #ifdef CAIRN_CUDA
 /* n zeroed elements of `size` bytes in `place`; traps when it cannot. */
 void *cairn_device_zeroed(uint64_t n, size_t size, int place, cairn_loc at);

@@ -10,7 +10,8 @@
  * readable after __trap() has stopped the kernel.
  *
  * Waiting. A launch does not wait for the device (cairn_device_launched checks only that
- * it started); the host waits where it reads what lanes wrote or must report a trap
+ * it started) unless the device cannot share managed memory with the host while it runs
+ * (cudaDevAttrConcurrentManagedAccess 0: WSL2), when every launch waits; the host waits where it reads what lanes wrote or must report a trap
  * (cairn_device_sync): after a region that touches @unified memory (the host may read
  * it next), when a device view is copied or observed (copies come back through
  * cudaMemcpy, then the record is read), before any observation (so a run that trapped
@@ -18,7 +19,12 @@
  * a lane's earlier trap is reported instead), and when the program exits. A recorded
  * trap is reported with the host's own cairn_trap_at (the same `trap: ... at
  * FILE:LINE:COL` line and abort as a host trap); any other CUDA error is one line and
- * exit 126 (CAIRN_EXIT_CANNOT_RUN), naming the last region launched.
+ * exit 126 (CAIRN_EXIT_CANNOT_RUN), naming the last region launched. A failed
+ * allocation is the trap "out of device memory for a buffer" only when CUDA says
+ * cudaErrorMemoryAllocation; any other error (a sticky one left by an earlier launch)
+ * is that CUDA error and exit 126. In a library (CAIRN_LIB) nothing exits: the entry
+ * returns 1 with the trap or the CUDA error as its last error, a lane's trap is
+ * reported once, and no exit handler is installed.
  *
  * Shuffles move a value's bytes in 32-bit words (one shfl.sync for a 32-bit or smaller
  * value, two for 64 bits) with __shfl_sync and __shfl_xor_sync over the full warp ("Warp
@@ -51,12 +57,29 @@
 
 static cairn_device_trap_record *cairn__trap_host;
 static cairn_loc cairn__last_region; /* the last region launched, for a failure's message */
+/* cudaDevAttrConcurrentManagedAccess of the device: 0 (WSL2, Windows, some Jetsons) means
+ * the host may not touch any managed memory while a kernel runs, so every launch waits. */
+static int cairn__managed_concurrent = 1;
 
 #define CAIRN__HOST static inline __attribute__((unused))
 
-CAIRN__HOST void cairn_device_fail(const char *what, cudaError_t e) {
-    fprintf(stderr, "cairn: %s: %s (%s)\n", what, cudaGetErrorString(e), cudaGetErrorName(e));
+/* The device cannot run the work: in a program one line on stderr and exit 126; in a
+ * library (CAIRN_LIB) the entry returns 1 with the line as its error (a trap without a
+ * place), since the process is the caller's. */
+CAIRN__HOST void cairn__device_cannot(const char *line) {
+#ifdef CAIRN_LIB
+    cairn_trap(line);
+#else
+    fprintf(stderr, "cairn: %s\n", line);
+    fflush(stderr);
     exit(CAIRN_EXIT_CANNOT_RUN);
+#endif
+}
+
+CAIRN__HOST void cairn_device_fail(const char *what, cudaError_t e) {
+    char line[400];
+    snprintf(line, sizeof line, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    cairn__device_cannot(line);
 }
 
 /* A lane's trap, published (cairn_trap.h): its reason and location in *reason, *loc. */
@@ -77,11 +100,10 @@ CAIRN__HOST int cairn__device_earlier(const char **reason, cairn_loc *loc) {
 
 /* The one line of a CUDA error that is not a lane's trap, naming the region (or copy)
  * at `at`, the last one launched. */
-CAIRN__HOST void cairn__device_failed(cudaError_t e, cairn_loc at) {
-    fprintf(stderr, "cairn: the device work up to the region at %s:%d:%d failed: %s (%s)\n",
-            at.file ? at.file : "(none)", at.line, at.col, cudaGetErrorString(e),
-            cudaGetErrorName(e));
-    fflush(stderr);
+CAIRN__HOST void cairn__device_failed(cudaError_t e, cairn_loc at, char *line, size_t size) {
+    snprintf(line, size, "the device work up to the region at %s:%d:%d failed: %s (%s)",
+             at.file ? at.file : "(none)", at.line, at.col, cudaGetErrorString(e),
+             cudaGetErrorName(e));
 }
 
 /* Reports what the device did wrong, if anything: a lane's trap (as a host trap), or
@@ -89,10 +111,19 @@ CAIRN__HOST void cairn__device_failed(cudaError_t e, cairn_loc at) {
 CAIRN__HOST void cairn__device_report(cudaError_t e, cairn_loc at) {
     const char *reason;
     cairn_loc loc;
-    if (cairn__device_trapped(&reason, &loc)) cairn_trap_at(reason, loc);
+    if (cairn__device_trapped(&reason, &loc)) {
+#ifdef CAIRN_LIB /* reported once: the next call meets the context's own error */
+        static char kept[sizeof cairn__trap_host->reason];
+        snprintf(kept, sizeof kept, "%s", reason);
+        *(volatile int *)&cairn__trap_host->ready = 0;
+        reason = kept;
+#endif
+        cairn_trap_at(reason, loc);
+    }
     if (e != cudaSuccess) {
-        cairn__device_failed(e, at);
-        exit(CAIRN_EXIT_CANNOT_RUN);
+        char line[400];
+        cairn__device_failed(e, at, line, sizeof line);
+        cairn__device_cannot(line);
     }
 }
 
@@ -111,7 +142,10 @@ CAIRN__HOST void cairn__device_at_exit(void) {
     cudaError_t e = cudaDeviceSynchronize();
     if (cairn__device_trapped(&reason, &loc)) cairn_trap_at(reason, loc);
     if (e != cudaSuccess) {
-        cairn__device_failed(e, cairn__last_region);
+        char line[400];
+        cairn__device_failed(e, cairn__last_region, line, sizeof line);
+        fprintf(stderr, "cairn: %s\n", line);
+        fflush(stderr);
         _exit(CAIRN_EXIT_CANNOT_RUN);
     }
 }
@@ -121,11 +155,13 @@ CAIRN__HOST void cairn_device_start(void) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
-        fprintf(stderr,
-                "cairn: no CUDA device to run on (%s); build with --emulate to run the "
-                "device work on host threads\n",
-                e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-        exit(CAIRN_EXIT_CANNOT_RUN);
+        char line[300];
+        snprintf(line, sizeof line,
+                 "no CUDA device to run on (%s); build with --emulate to run the device work "
+                 "on host threads",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        (void)cudaGetLastError(); /* a library's next call asks again */
+        cairn__device_cannot(line);
     }
     void *host = NULL, *dev = NULL;
     if ((e = cudaHostAlloc(&host, sizeof *cairn__trap_host, cudaHostAllocMapped)) != cudaSuccess)
@@ -135,8 +171,15 @@ CAIRN__HOST void cairn_device_start(void) {
         (e = cudaMemcpyToSymbol(cairn__device_trap, &dev, sizeof dev)) != cudaSuccess)
         cairn_device_fail("cannot map the trap record", e);
     cairn__trap_host = (cairn_device_trap_record *)host;
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&cairn__managed_concurrent, cudaDevAttrConcurrentManagedAccess,
+                               device) != cudaSuccess)
+        cairn__managed_concurrent = 0; /* unknown: the safe side */
     cairn_trap_set_earlier(cairn__device_earlier);
+#ifndef CAIRN_LIB                  /* a library's caller owns the process and its exit */
     atexit(cairn__device_at_exit); /* after CUDA's own: it runs first */
+#endif
 }
 
 /* After a launch from the region at `region`: did it start? `sync`: and wait for it
@@ -144,8 +187,24 @@ CAIRN__HOST void cairn_device_start(void) {
 CAIRN__HOST void cairn_device_launched(cairn_loc region, int sync) {
     cairn__last_region = region;
     cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess && sync) e = cudaDeviceSynchronize();
+    if (e == cudaSuccess && (sync || !cairn__managed_concurrent)) e = cudaDeviceSynchronize();
     cairn__device_report(e, region);
+}
+
+/* Before a block region's launch: a block of `threads` is no more than the kernel
+ * launches with on this device (cudaFuncGetAttributes: its registers, its launch
+ * bounds), else the trap the emulation gives past 1024 threads, with this limit. */
+CAIRN__HOST void cairn_device_check_block(const void *kern, uint64_t threads, cairn_loc at) {
+    struct cudaFuncAttributes a;
+    cudaError_t e = cudaFuncGetAttributes(&a, kern);
+    if (e != cudaSuccess) cairn__device_report(e, at);
+    if (threads <= (uint64_t)a.maxThreadsPerBlock) return;
+    char reason[160];
+    snprintf(reason, sizeof reason,
+             "a block of more than %d threads (this kernel's most on this device: %d registers "
+             "a thread)",
+             a.maxThreadsPerBlock, a.numRegs);
+    cairn_trap_at(reason, at);
 }
 
 /* Blocks of a grid of n lanes, 256 threads each (the lowering has checked n against the
@@ -165,7 +224,15 @@ extern "C" void *cairn_device_zeroed(uint64_t n, size_t size, int place, cairn_l
                         ? cudaMalloc(&p, (size_t)n * size)
                         : cudaMallocManaged(&p, (size_t)n * size, cudaMemAttachGlobal);
     if (e == cudaSuccess) e = cudaMemset(p, 0, (size_t)n * size);
-    if (e != cudaSuccess) cairn_trap_at("out of device memory for a buffer", at);
+    if (e == cudaErrorMemoryAllocation) { /* the program's own: a trap, as on the host */
+        (void)cudaGetLastError();         /* not left for the next launch to find */
+        if (p) cudaFree(p);
+        cairn_trap_at("out of device memory for a buffer", at);
+    }
+    if (e != cudaSuccess) { /* a lane's earlier trap, else the CUDA error itself (126) */
+        cairn__device_report(cudaSuccess, at);
+        cairn_device_fail("cannot allocate a device buffer", e);
+    }
     return p;
 }
 
@@ -173,6 +240,51 @@ extern "C" void cairn_device_free(void *p, int place) {
     if (place == CAIRN_PLACE_HOST) free(p);
     else if (p) cudaFree(p);
 }
+
+/* The names of the memory cudaPointerGetAttributes finds at a pointer. */
+CAIRN__HOST const char *cairn__memory_kind(enum cudaMemoryType t) {
+    return t == cudaMemoryTypeDevice    ? "device memory"
+           : t == cudaMemoryTypeManaged ? "managed memory"
+           : t == cudaMemoryTypeHost    ? "pinned host memory"
+                                        : "host memory";
+}
+
+extern "C" void cairn_device_check_place(const void *p, uint64_t n, int place, const char *name,
+                                         cairn_loc at) {
+    if (!p && n == 0) return;
+    char reason[200];
+    if (!p) {
+        snprintf(reason, sizeof reason, "%.64s is a NULL pointer with %llu elements", name,
+                 (unsigned long long)n);
+        cairn_trap_at(reason, at);
+    }
+    cairn_device_start();
+    struct cudaPointerAttributes a;
+    cudaError_t e = cudaPointerGetAttributes(&a, p);
+    if (e != cudaSuccess) cairn_device_fail("cannot ask where a view's pointer points", e);
+    bool ok = place == CAIRN_PLACE_UNIFIED
+                  ? a.type == cudaMemoryTypeManaged
+                  : a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+    if (ok) return;
+    snprintf(reason, sizeof reason, "%.64s must be %s, and its pointer is to %s", name,
+             place == CAIRN_PLACE_UNIFIED ? "managed memory (@unified)" : "device memory (@device)",
+             cairn__memory_kind(a.type));
+    cairn_trap_at(reason, at);
+}
+
+extern "C" void *cairn_device_copy_in(const void *host, uint64_t n, size_t size, int place,
+                                      cairn_loc at) {
+    void *dev = cairn_device_zeroed(n, size, place, at);
+    cairn_copy(dev, n, host, n, size, at);
+    return dev;
+}
+
+extern "C" void cairn_device_copy_out(void *host, const void *dev, uint64_t n, size_t size,
+                                      cairn_loc at) {
+    cairn_copy(host, n, dev, n, size, at);
+}
+
+extern "C" void cairn_device_drop(void *dev, int place) { cairn_device_free(dev, place); }
 
 extern "C" void cairn_copy(void *dst, uint64_t dn, const void *src, uint64_t sn, size_t size,
                            cairn_loc at) {
@@ -245,6 +357,35 @@ __device__ inline double cairn_device_atomic_add_shared(double *p, double v) {
     double old;
     asm volatile("atom.shared.add.f64 %0, [%1], %2;" : "=d"(old) : "r"(a), "d"(v) : "memory");
     return old;
+}
+
+/* atomic_add_unordered on an f32 the lowering classes as global memory: a @device or
+ * @unified view, or a function's view parameter, which a caller may give a block's
+ * shared array. On global memory it is atom.global.add.f32, which flushes subnormal
+ * operands and results; on a shared array reached that way it flushes them too (a
+ * compare-and-swap loop), so the device agrees with the emulation's
+ * cairn_atomic_add_f32_ftz and the receipt's "flush_subnormals": true wherever the
+ * element lives. */
+__device__ inline float cairn_device_atomic_add_f32_ftz(float *p, float v) {
+    float old;
+    if (!__isShared(p)) {
+        asm volatile("atom.global.add.f32 %0, [%1], %2;"
+                     : "=f"(old)
+                     : "l"(__cvta_generic_to_global(p)), "f"(v)
+                     : "memory");
+        return old;
+    }
+    unsigned *word = (unsigned *)p, seen = *(volatile unsigned *)word, expect;
+    do {
+        expect = seen;
+        unsigned a = expect, b = __float_as_uint(v), r;
+        if ((a & 0x7f800000u) == 0) a &= 0x80000000u; /* a subnormal to its signed zero */
+        if ((b & 0x7f800000u) == 0) b &= 0x80000000u;
+        r = __float_as_uint(__uint_as_float(a) + __uint_as_float(b));
+        if ((r & 0x7f800000u) == 0) r &= 0x80000000u;
+        seen = atomicCAS(word, expect, r);
+    } while (seen != expect);
+    return __uint_as_float(seen);
 }
 
 /* ---- device: integer atomics (old value back) ---- */

@@ -33,10 +33,13 @@
 
 #define CAIRN_DRED_THREADS 256
 
-/* Blocks for n terms on this GPU: as cairn_dsum_blocks, 8 a multiprocessor. */
+/* Blocks for n terms on the current GPU (cudaGetDevice: the one the launch runs on, not
+ * always device 0): as cairn_dsum_blocks, 8 a multiprocessor. */
 CAIRN__HOST uint64_t cairn_dred_blocks(uint64_t n) {
-    int sms = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess || sms < 1)
+    int sms = 0, device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        sms < 1)
         sms = 1;
     return cairn_dsum_blocks(n, CAIRN_DRED_THREADS, (unsigned)sms);
 }

@@ -33,7 +33,9 @@
 #include "cairn_layout.h"
 #include "cairn_trap.h"
 
-struct cairn_frag_regs {
+/* 8-byte aligned like the WMMA fragments cairn_frag_as views it as (their base is
+ * __align__(8) in crt/mma.h), so the cast never makes a misaligned access. */
+struct __align__(8) cairn_frag_regs {
     uint32_t r[8];
 };
 typedef cairn_frag_regs cairn_frag128;

@@ -4,6 +4,7 @@
  * and not yet released, newest first, each numbered in allocation order so that a jump
  * to a frame frees exactly those numbered after the frame's mark. */
 #include "cairn_lib.h"
+#include "cairn_device.h" /* the host entries' copies of an emulated build */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,31 @@ void cairn_lib_check_pointer(const void *p, uint64_t n, const char *name, cairn_
              (unsigned long long)n);
     cairn_trap_at(reason, at);
 }
+
+#ifndef CAIRN_CUDA /* an emulated build: every placement is host memory */
+void cairn_device_check_place(const void *p, uint64_t n, int place, const char *name,
+                              cairn_loc at) {
+    (void)place;
+    cairn_lib_check_pointer(p, n, name, at);
+}
+
+void *cairn_device_copy_in(const void *host, uint64_t n, size_t size, int place, cairn_loc at) {
+    (void)place;
+    void *dev = cairn_lib_zeroed(n, size, at);
+    if (n) memcpy(dev, host, (size_t)n * size);
+    return dev;
+}
+
+void cairn_device_copy_out(void *host, const void *dev, uint64_t n, size_t size, cairn_loc at) {
+    (void)at;
+    if (n) memcpy(host, dev, (size_t)n * size);
+}
+
+void cairn_device_drop(void *dev, int place) {
+    (void)place;
+    cairn_lib_release(dev);
+}
+#endif
 
 void *cairn_lib_zeroed(uint64_t n, size_t size, cairn_loc at) {
     if (n == 0) return NULL;

@@ -132,8 +132,9 @@ void launch(uint64_t m, uint64_t n, uint64_t k, float *c, uint64_t c_n, const ty
     cairn_mma_check_extents("mma_unordered", m, n, k, c_n, a_n, b_n, at);
     if (m == 0 || n == 0) return;
     uint64_t tiles_m = (m + TILE - 1) / TILE, tiles_n = (n + TILE - 1) / TILE;
-    if (tiles_m > 65535 || tiles_n > 0x7fffffff)
-        cairn_trap_at("mma_unordered: more than 65535 tiles of rows", at);
+    if (tiles_m > 65535) cairn_trap_at("mma_unordered: more than 65535 tiles of rows", at);
+    if (tiles_n > 0x7fffffff)
+        cairn_trap_at("mma_unordered: more than 2^31 - 1 tiles of columns", at);
     cairn_device_start();
     tile_kernel<Op><<<dim3((unsigned)tiles_n, (unsigned)tiles_m), THREADS>>>(m, n, k, c, a, b);
     cairn_device_launched(at, 1); /* waits: c may be @unified, read by the host next */

@@ -1047,10 +1047,6 @@ static void check_pub(Checker *c, Item *it) {
         if (t->kind == TY_FRAGMENT)
             diag_error(c->d, p->span, E_PUB, "take the fragment's tile as a view and mma_load it",
                        "a pub fn cannot take a fragment (%s): C has no such type", p->name);
-        else if (t->kind == TY_VIEW && t->u.view.place != PLACE_HOST)
-            diag_error(c->d, p->span, E_PUB,
-                       "take a host view and copy it into a @device buffer: copy(dst, src)",
-                       "a pub fn takes host memory; %s is placed on the device", p->name);
     }
     if (it->u.fn.ret && it->u.fn.ret->kind == TY_FRAGMENT)
         diag_error(c->d, it->name_span, E_PUB, "store the fragment into an rw view: mma_store",

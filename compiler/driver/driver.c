@@ -374,6 +374,9 @@ static void nvcc_flags(const BuildOptions *opt, StrVec *flags) {
                           "-Wall,-Wextra,-ffp-contract=off,-fno-fast-math",
                           "-DCAIRN_CUDA=1"};
     for (size_t k = 0; k < sizeof base / sizeof *base; k++) sv_push(flags, base[k]);
+    if (!opt->lib) return;
+    const char *lib[] = {"-Xcompiler", "-fPIC,-fvisibility=hidden", "-DCAIRN_LIB=1"};
+    for (size_t k = 0; k < sizeof lib / sizeof *lib; k++) sv_push(flags, lib[k]);
 }
 
 /* ---- the runtime ---------------------------------------------------------------- */
@@ -797,15 +800,16 @@ static int library_install(const Build *b, const char *tmp_so, const char *tmp_a
  * program, then OUT.so, OUT.a, OUT.h and OUT.receipt.json (library.c links). */
 static int compile_library(Build *b, Err *err) {
     char include[PATH_MAX], tmp_so[PATH_MAX], tmp_a[PATH_MAX], shared[PATH_MAX];
-    StrVec link = {0};
+    StrVec link = {0}, nv_link = {0};
     int status = runtime_ensure(b, err);
     if (status == 0) status = write_c(b, err);
     pathf(include, "-I%s", b->rt_dir);
     pathf(tmp_so, "%s.so.tmp.%ld", b->out_abs, (long)getpid());
     pathf(tmp_a, "%s.a.tmp.%ld", b->out_abs, (long)getpid());
     push_link_args(&link, false);
-    LibraryLink l = {b->cc.path, &b->flags, include, &b->objects,
-                     &link,      b->c_dir,  b->stem, b->out_abs};
+    push_link_args(&nv_link, true);
+    LibraryLink l = {b->cc.path, &b->flags,  include,    &b->objects,  &link,   b->c_dir,
+                     b->stem,    b->out_abs, b->nv.path, &b->nv_flags, &nv_link};
     if (status == 0) status = library_link(&l, tmp_so, tmp_a, err);
     if (status == 0) status = library_install(b, tmp_so, tmp_a, err);
     cJSON *section = status == 0 ? library_section(b) : NULL;
@@ -820,6 +824,7 @@ static int compile_library(Build *b, Err *err) {
     unlink(tmp_so);
     unlink(tmp_a);
     sv_free(&link);
+    sv_free(&nv_link);
     return status;
 }
 
@@ -832,11 +837,6 @@ static int check_source(const BuildOptions *opt, Err *err) {
     if (opt->emit_only && !opt->emit_c_dir)
         return err_fail(err, DRIVER_USAGE,
                         "--emit-only writes the generated code: give --emit-c DIR");
-    if (opt->lib && cuda_build(opt))
-        return err_fail(err, DRIVER_USAGE,
-                        "--lib builds a host library: add --emulate to run %s's device work on "
-                        "host threads inside it",
-                        opt->target);
     if (opt->prefix && !opt->lib)
         return err_fail(err, DRIVER_USAGE, "--prefix names a library's symbols: add --lib");
     if (cuda_build(opt) && opt->sanitize)

@@ -33,11 +33,16 @@ typedef struct LibraryLink {
     const StrVec *link;    /* the link libraries (-lm -pthread ...) */
     const char *dir;       /* the folder of STEM.c and the header it includes */
     const char *stem;
-    const char *out; /* the library's path without .so or .a: its soname's base */
+    const char *out;        /* the library's path without .so or .a: its soname's base */
+    const char *nvcc;       /* a CUDA library: nvcc's path (NULL: a host library) */
+    const StrVec *nv_flags; /* what STEM_dev.cu is compiled with (-arch=sm_NN first) */
+    const StrVec *nv_link;  /* the link libraries spelled for nvcc's link */
 } LibraryLink;
 
-/* Compiles STEM.c and links the shared library at `shared` and the static archive at
- * `archive` (temporary names the caller renames into place). */
+/* Compiles STEM.c (and a CUDA library's STEM_dev.cu) and links the shared library at
+ * `shared` and the static archive at `archive` (temporary names the caller renames into
+ * place). A CUDA library's shared object is linked by nvcc, with the CUDA runtime inside
+ * it (nvcc's default, cudart_static); its archive needs -lcudart from the caller. */
 int library_link(const LibraryLink *l, const char *shared, const char *archive, Err *err);
 
 #endif

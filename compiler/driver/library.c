@@ -7,7 +7,9 @@
  * object and the runtime objects with the project's link libraries. The static archive
  * holds one object: the same objects linked together with `cc -r`, then every hidden
  * symbol made local (`objcopy --localize-hidden`), so two CAIRN archives, each with its
- * own runtime, link into one program without a clash. */
+ * own runtime, link into one program without a clash. A CUDA library (--target sm_NN)
+ * adds the device half, STEM_dev.cu compiled by nvcc with -Xcompiler -fPIC,
+ * -fvisibility=hidden, and nvcc links the shared object. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -56,14 +58,17 @@ static int step(char **argv, const char *dir, const char *log, const char *what,
     return driver_compile_failure(what, log, err);
 }
 
-/* `cc -r` of the objects, hidden symbols localized, into an archive at `archive`. */
-static int static_archive(const LibraryLink *l, const char *object, const char *archive, Err *err) {
+/* `cc -r` of the objects (a CUDA library's device object among them), hidden symbols
+ * localized, into an archive at `archive`. */
+static int static_archive(const LibraryLink *l, const char *object, const char *dev_object,
+                          const char *archive, Err *err) {
     char joined[PATH_MAX], log[PATH_MAX];
     snprintf(joined, sizeof joined, "%s/%s_lib.o", l->dir, l->stem);
     snprintf(log, sizeof log, "%s/%s_archive.log", l->dir, l->stem);
     StrVec argv = {0};
     const char *head[] = {l->cc, "-r", "-nostdlib", "-o", joined, object};
     for (size_t k = 0; k < 6; k++) sv_push(&argv, head[k]);
+    if (dev_object) sv_push(&argv, dev_object);
     for (size_t k = 0; k < l->objects->len; k++) sv_push(&argv, l->objects->items[k]);
     int status = step(argv.items, l->dir, log, "the library's objects (cc -r)", err);
     sv_free(&argv);
@@ -83,29 +88,64 @@ static int static_archive(const LibraryLink *l, const char *object, const char *
     return status;
 }
 
-int library_link(const LibraryLink *l, const char *shared, const char *archive, Err *err) {
-    char source[300], object[300], log[PATH_MAX], soname[300];
-    snprintf(source, sizeof source, "%s.c", l->stem);
-    snprintf(object, sizeof object, "%s.o", l->stem);
-    snprintf(log, sizeof log, "%s/%s.log", l->dir, l->stem);
+/* TOOL FLAGS -I... -c STEM+SUFFIX -o STEM+OBJ_SUFFIX (object gets the name): the
+ * generated C (cc), or a CUDA library's device half (nvcc); its log names a failure. */
+static int compile_one(const LibraryLink *l, const char *tool, const StrVec *flags,
+                       const char *suffix, char object[300], const char *what, Err *err) {
+    char source[300], log[PATH_MAX];
+    bool dev = strcmp(suffix, "_dev.cu") == 0;
+    snprintf(source, sizeof source, "%s%s", l->stem, suffix);
+    snprintf(object, 300, "%s%s.o", l->stem, dev ? "_dev" : "");
+    snprintf(log, sizeof log, "%s/%s%s.log", l->dir, l->stem, dev ? "_dev" : "");
+    StrVec argv = {0};
+    sv_push(&argv, tool);
+    for (size_t k = 0; k < flags->len; k++) sv_push(&argv, flags->items[k]);
+    const char *tail[] = {l->include, "-c", source, "-o", object};
+    for (size_t k = 0; k < 5; k++) sv_push(&argv, tail[k]);
+    int status = step(argv.items, l->dir, log, what, err);
+    sv_free(&argv);
+    return status;
+}
+
+/* The shared library's link: the C compiler's, or nvcc's for a CUDA library. */
+static int link_shared(const LibraryLink *l, const char *shared, const char *object,
+                       const char *dev_object, Err *err) {
+    char log[PATH_MAX], soname[300];
     const char *base = strrchr(l->out, '/') ? strrchr(l->out, '/') + 1 : l->out;
     snprintf(soname, sizeof soname, "-Wl,-soname,%s.so", base);
-    StrVec cc = {0}, so = {0};
-    sv_push(&cc, l->cc);
-    for (size_t k = 0; k < l->flags->len; k++) sv_push(&cc, l->flags->items[k]);
-    const char *tail[] = {l->include, "-c", source, "-o", object};
-    for (size_t k = 0; k < 5; k++) sv_push(&cc, tail[k]);
-    int status = step(cc.items, l->dir, log, "the generated C", err);
-    sv_push(&so, l->cc);
-    for (size_t k = 0; k < l->flags->len; k++) sv_push(&so, l->flags->items[k]);
-    const char *link[] = {"-shared", soname, "-o", shared, object};
-    for (size_t k = 0; k < 5; k++) sv_push(&so, link[k]);
+    StrVec so = {0};
+    if (dev_object) {
+        sv_push(&so, l->nvcc);
+        sv_push(&so, l->nv_flags->items[0]); /* -arch=sm_NN */
+        sv_push(&so, "-shared");
+        sv_push(&so, "-Xlinker");
+        sv_push(&so, soname + 4); /* -soname,NAME.so */
+    } else {
+        sv_push(&so, l->cc);
+        for (size_t k = 0; k < l->flags->len; k++) sv_push(&so, l->flags->items[k]);
+        sv_push(&so, "-shared");
+        sv_push(&so, soname);
+    }
+    const char *files[] = {"-o", shared, object};
+    for (size_t k = 0; k < 3; k++) sv_push(&so, files[k]);
+    if (dev_object) sv_push(&so, dev_object);
     for (size_t k = 0; k < l->objects->len; k++) sv_push(&so, l->objects->items[k]);
-    for (size_t k = 0; k < l->link->len; k++) sv_push(&so, l->link->items[k]);
+    const StrVec *libs = dev_object ? l->nv_link : l->link;
+    for (size_t k = 0; k < libs->len; k++) sv_push(&so, libs->items[k]);
     snprintf(log, sizeof log, "%s/%s_shared.log", l->dir, l->stem);
-    if (status == 0) status = step(so.items, l->dir, log, "the shared library's link", err);
-    if (status == 0) status = static_archive(l, object, archive, err);
-    sv_free(&cc);
+    int status = step(so.items, l->dir, log, "the shared library's link", err);
     sv_free(&so);
+    return status;
+}
+
+int library_link(const LibraryLink *l, const char *shared, const char *archive, Err *err) {
+    char object[300], dev_object[300];
+    int status = compile_one(l, l->cc, l->flags, ".c", object, "the generated C", err);
+    if (status == 0 && l->nvcc)
+        status = compile_one(l, l->nvcc, l->nv_flags, "_dev.cu", dev_object,
+                             "the generated CUDA C++ (nvcc)", err);
+    const char *dev = l->nvcc ? dev_object : NULL;
+    if (status == 0) status = link_shared(l, shared, object, dev, err);
+    if (status == 0) status = static_archive(l, object, dev, archive, err);
     return status;
 }

@@ -169,6 +169,33 @@ static const char *shared_fields(Lower *L, const BlocksBounds *b, StrBuf *fields
     return text;
 }
 
+/* The value of a constant integer expression (literals, consts, + - *), when it is one. */
+static bool const_count(const Expr *e, uint64_t *out, int depth) {
+    uint64_t a, b;
+    if (!e || depth > 32) return false;
+    if (e->kind == EXPR_INT && !e->u.int_lit.overflow) return *out = e->u.int_lit.value, true;
+    if (e->kind == EXPR_NAME && e->u.name.sym && e->u.name.sym->kind == SYM_CONST)
+        return const_count(e->u.name.sym->decl.item->u.const_.value, out, depth + 1);
+    if (e->kind != EXPR_BINARY || !const_count(e->u.binary.lhs, &a, depth + 1) ||
+        !const_count(e->u.binary.rhs, &b, depth + 1))
+        return false;
+    if (e->u.binary.op == BIN_ADD) return !__builtin_add_overflow(a, b, out);
+    if (e->u.binary.op == BIN_SUB) return !__builtin_sub_overflow(a, b, out);
+    if (e->u.binary.op == BIN_MUL) return !__builtin_mul_overflow(a, b, out);
+    return false;
+}
+
+/* __launch_bounds__ of a block region's kernel: its thread count when the source fixes
+ * it (1..1024), else 1024, so that nvcc keeps the registers a block needs under what
+ * one multiprocessor holds (CUDA C++ Programming Guide, "Launch Bounds"). */
+static unsigned block_bound(const Binder *th) {
+    uint64_t count, lo = 0;
+    if (!const_count(th->count, &count, 0) || (th->lo && !const_count(th->lo, &lo, 0)) ||
+        count <= lo || count - lo > 1024)
+        return 1024;
+    return (unsigned)(count - lo);
+}
+
 static void cuda_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const Binder *g = &s->u.blocks.grid, *th = &s->u.blocks.threads;
     const Type *gt = b->grid_type, *tt = b->thread_type;
@@ -178,7 +205,10 @@ static void cuda_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
     const char *init = shared_fields(L, b, &fields);
     Lane k;
     Stmt *self = (Stmt *)s;
-    kernel_open(L, &k, &(Block){s->span, &self, 1}, NULL, g->sym, gt, fields.data, "");
+    device_fn_open(L, &k, &(Block){s->span, &self, 1}, NULL, g->sym, gt, fields.data,
+                   FMT("static __global__ void __launch_bounds__(%u) kern%%d(const struct "
+                       "lane%%d c) {\n",
+                       block_bound(th)));
     sb_free(&fields);
     lower_emit(L, "extern __shared__ __align__(32) unsigned char cairn_smem[];");
     lower_emit(L, "for (uint64_t k = threadIdx.x; k < c.cairn_smem / 16; k += blockDim.x)");
@@ -199,8 +229,10 @@ static void cuda_blocks(Lower *L, const Stmt *s, const BlocksBounds *b) {
         "    if (c->cairn_smem > 48 * 1024 &&\n"
         "        cudaFuncSetAttribute(kern%d, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->cairn_smem) != cudaSuccess)\n"
         "        cairn_trap_at(\"shared arrays past this device's shared memory for a block\", %s);\n"
+        "    cairn_device_check_block((const void *)kern%d, cairn_nt, %s);\n"
         "    kern%d<<<(unsigned)cairn_ng, (unsigned)cairn_nt, (size_t)c->cairn_smem>>>(*c);\n%s",
-        k.id, lower_at(L, s->span), k.id, launched(L, &k, s->span));
+        k.id, lower_at(L, s->span), k.id, lower_at(L, th->count->span), k.id,
+        launched(L, &k, s->span));
     kernel_close(L, &k, ", uint64_t cairn_ng, uint64_t cairn_nt", launch);
     const char *ctx =
         lower_lane_context(L, &k, b->grid_lo, FMT(", .cairn_tlo = %s%s", b->thread_lo, init));
@@ -419,12 +451,17 @@ static void cuda_device_scan(Lower *L, Expr *e, const Type *it, const char *lo, 
 /* ---- atomics and wide accesses in a lane ---- */
 
 /* The runtime's templates (cairn_device_cuda.h); an unordered add is PTX's
- * atom.global.add.f32 / .f64. */
+ * atom.global.add.f64, or for f32 cairn_device_atomic_add_f32_ftz (atom.global.add.f32,
+ * and the same flushing on a shared array a function's parameter reaches). */
 static const char *cuda_atomic(Lower *L, Expr *e, Builtin b, const char *p, const char *v,
                                const char *w) {
     const Type *t = e->u.call.args[0]->type;
     if (b == BI_ATOMIC_ADD_UNORDERED && lower_atomic_space(L, e) == ATOMIC_SHARED) {
         lower_emit(L, "cairn_device_atomic_add_shared(%s, %s);", p, v); /* atom.shared.add */
+        return NULL;
+    }
+    if (b == BI_ATOMIC_ADD_UNORDERED && t->kind == TY_F32) { /* global, or shared via a fn */
+        lower_emit(L, "cairn_device_atomic_add_f32_ftz(%s, %s);", p, v);
         return NULL;
     }
     if (b == BI_ATOMIC_ADD_UNORDERED) {

@@ -198,6 +198,9 @@ static cJSON *describe_entry(Lower *L, const Item *fn, const char *sig) {
                                 lower_type_word(t->kind == TY_VIEW ? t->u.view.elem : t));
         if (t->kind == TY_VIEW)
             cJSON_AddStringToObject(q, "access", t->u.view.access == ACCESS_RO ? "ro" : "rw");
+        if (lower_is_view(t) && t->u.view.place != PLACE_HOST)
+            cJSON_AddStringToObject(q, "place",
+                                    t->u.view.place == PLACE_DEVICE ? "device" : "unified");
         if (lower_is_view(t)) {
             char *extent = cairn_print_expr(t->u.view.extent);
             cJSON_AddStringToObject(q, "extent", extent);
@@ -213,52 +216,135 @@ static cJSON *describe_entry(Lower *L, const Item *fn, const char *sig) {
     return e;
 }
 
-/* The work of entry fn: its pointers checked, the call, the result stored. */
-static void entry_body(Lower *L, const Item *fn, const char *at) {
+/* The placement of parameter p's memory: PLACE_HOST unless a view placed off the host. */
+static Placement param_place(const Param *p) {
+    return lower_is_view(p->type) ? p->type->u.view.place : PLACE_HOST;
+}
+
+/* Whether fn takes a view placed @device or @unified: then it has a host entry too. */
+static bool takes_device_views(const Item *fn) {
+    for (int k = 0; k < fn->u.fn.nparams; k++)
+        if (param_place(fn->u.fn.params[k]) != PLACE_HOST) return true;
+    return false;
+}
+
+/* The work of entry fn: its pointers checked (a placed view's against its placement,
+ * cairn_device.h), the call, the result stored. `copies`: the host entry, whose callers
+ * give host memory for every view; each placed view is copied into a buffer of its
+ * placement, the call gets the buffer, and an rw view is copied back. */
+static void entry_body(Lower *L, const Item *fn, const char *at, bool copies) {
     StrBuf call = {0};
     for (int k = 0; k < fn->u.fn.nparams; k++) {
         const Param *p = fn->u.fn.params[k];
         const char *name = lower_sym_c(L, p->sym);
-        sb_printf(&call, "%s%s", k ? ", " : "", name);
-        if (lower_is_view(p->type)) {
+        Placement place = param_place(p);
+        if (lower_is_view(p->type) && (copies || place == PLACE_HOST))
             lower_emit(L, "cairn_lib_check_pointer(%s, %s_n, \"%s\", %s);", name, name, p->name,
                        at);
-            sb_printf(&call, ", %s_n", name);
-        } else if (lower_is_scalar_ref(p->type)) {
+        else if (lower_is_view(p->type))
+            lower_emit(L, "cairn_device_check_place(%s, %s_n, %d, \"%s\", %s);", name, name,
+                       (int)place, p->name, at);
+        else if (lower_is_scalar_ref(p->type))
             lower_emit(L, "cairn_lib_check_pointer(%s, 1, \"%s\", %s);", name, p->name, at);
+        if (copies && place != PLACE_HOST) {
+            const char *ct = lower_c_scalar(p->type->u.view.elem);
+            lower_emit(L,
+                       "%s *cairn_d_%s = (%s *)cairn_device_copy_in(%s, %s_n, sizeof(%s), %d, %s);",
+                       ct, name, ct, name, name, ct, (int)place, at);
+            name = arena_printf(L->arena, "cairn_d_%s", name);
         }
+        sb_printf(&call, "%s%s", k ? ", " : "", name);
+        if (lower_is_view(p->type)) sb_printf(&call, ", %s_n", lower_sym_c(L, p->sym));
     }
     if (lower_fn_takes_loc(fn)) sb_printf(&call, "%s%s", fn->u.fn.nparams ? ", " : "", at);
-    if (fn->u.fn.ret->kind == TY_VOID) {
+    if (fn->u.fn.ret->kind == TY_VOID)
         lower_emit(L, "cairn_fn_%s(%s);", fn->name, call.data ? call.data : "");
-    } else {
+    else
         lower_emit(L, "const %s cairn_r = cairn_fn_%s(%s);", lower_c_scalar(fn->u.fn.ret), fn->name,
                    call.data ? call.data : "");
-        lower_emit(L, "if (cairn_result) *cairn_result = cairn_r;");
+    for (int k = 0; copies && k < fn->u.fn.nparams; k++) {
+        const Param *p = fn->u.fn.params[k];
+        const char *name = lower_sym_c(L, p->sym);
+        if (param_place(p) == PLACE_HOST) continue;
+        if (p->type->u.view.access != ACCESS_RO)
+            lower_emit(L, "cairn_device_copy_out(%s, cairn_d_%s, %s_n, sizeof(*%s), %s);", name,
+                       name, name, name, at);
+        lower_emit(L, "cairn_device_drop(cairn_d_%s, %d);", name, (int)param_place(p));
     }
+    if (fn->u.fn.ret->kind != TY_VOID) lower_emit(L, "if (cairn_result) *cairn_result = cairn_r;");
     sb_free(&call);
 }
 
+/* The header's note on each placed view: which memory its pointer must be. */
+static void header_places(Lower *L, const Item *fn, StrBuf *h) {
+    for (int k = 0; k < fn->u.fn.nparams; k++) {
+        const Param *p = fn->u.fn.params[k];
+        Placement place = param_place(p);
+        if (place == PLACE_DEVICE)
+            sb_printf(h,
+                      "\n * %s: device memory (cudaMalloc or cudaMallocManaged; any "
+                      "host memory in an --emulate build)",
+                      header_name(L, p));
+        else if (place == PLACE_UNIFIED)
+            sb_printf(h,
+                      "\n * %s: managed memory (cudaMallocManaged; any host memory in an "
+                      "--emulate build)",
+                      header_name(L, p));
+    }
+}
+
+/* The exported entry SYMBOL(cparams): a trap caught (runtime/cairn_lib.h) returns 1. */
+static void export_entry(Lower *L, const char *symbol, const char *work, const char *cparams,
+                         const char *args) {
+    lower_emit(L, "__attribute__((visibility(\"default\"))) int %s(%s) {", symbol, cparams);
+    lower_emit(L, "    cairn_trap_frame cairn_frame;");
+    lower_emit(L, "    cairn_lib_push(&cairn_frame, 1);");
+    lower_emit(L, "    if (setjmp(cairn_frame.jump) != 0) return cairn_lib_caught(&cairn_frame);");
+    lower_emit(L, "    %s(%s);", work, args);
+    lower_emit(L, "    cairn_lib_leave(&cairn_frame);");
+    lower_emit(L, "    return 0;");
+    lower_emit(L, "}\n");
+}
+
+/* The work function cairn_WORK_NAME(cparams) and its exported entry. noinline: the
+ * entry calls setjmp, and a function that does is compiled with its locals kept in
+ * memory (returns_twice); -O3 would otherwise inline the kernel into it and run slower
+ * than -O2 (issue 33). */
+static void entry_pair(Lower *L, const Item *fn, const char *cparams, const char *args,
+                       bool copies) {
+    const char *at = lower_at(L, fn->name_span), *tail = copies ? "_host" : "";
+    const char *work = arena_printf(L->arena, "cairn_entry_%s%s", fn->name, tail);
+    lower_emit(L, "static __attribute__((noinline)) void %s(%s) {", work, cparams);
+    L->indent = 1;
+    entry_body(L, fn, at, copies);
+    L->indent = 0;
+    lower_emit(L, "}");
+    export_entry(L, arena_printf(L->arena, "%s_%s%s", L->opt->lib_prefix, fn->name, tail), work,
+                 cparams, args);
+}
+
 /* One pub fn: its header prototype, its work function and its exported entry, which
- * catches a trap (runtime/cairn_lib.h) and returns 1 for it. */
+ * catches a trap and returns 1 for it; a function taking placed views has a second,
+ * PREFIX_fn_host, whose caller gives host memory for them. */
 static cJSON *library_entry(Lower *L, const Item *fn, StrBuf *h) {
-    const char *prefix = L->opt->lib_prefix, *at = lower_at(L, fn->name_span);
-    StrBuf hp = {0}, cp = {0};
+    const char *prefix = L->opt->lib_prefix;
+    bool placed = takes_device_views(fn);
+    StrBuf hp = {0}, cp = {0}, args = {0};
     entry_params(L, fn, &hp, true);
     entry_params(L, fn, &cp, false);
     char *sig = source_signature(fn);
-    sb_printf(h, "/* pub fn %s\n * at %s:%d:%d */\nint %s_%s(%s);\n\n", sig, L->prog->src.path,
-              fn->name_span.line, fn->name_span.col, prefix, fn->name, hp.data);
+    sb_printf(h, "/* pub fn %s\n * at %s:%d:%d", sig, L->prog->src.path, fn->name_span.line,
+              fn->name_span.col);
+    header_places(L, fn, h);
+    sb_printf(h, " */\nint %s_%s(%s);\n", prefix, fn->name, hp.data);
+    if (placed)
+        sb_printf(h,
+                  "/* The same with host memory for every view: copied in, and back for rw. */\n"
+                  "int %s_%s_host(%s);\n",
+                  prefix, fn->name, hp.data);
+    sb_puts(h, "\n");
     L->out = &L->defs;
-    /* noinline: the entry below calls setjmp, and a function that does is compiled with
-     * its locals kept in memory (returns_twice); -O3 would otherwise inline the kernel
-     * into it and run slower than -O2 (issue 33). */
-    lower_emit(L, "static __attribute__((noinline)) void cairn_entry_%s(%s) {", fn->name, cp.data);
-    L->indent = 1;
-    entry_body(L, fn, at);
-    L->indent = 0;
-    lower_emit(L, "}");
-    StrBuf args = {0};
+    if (placed) lower_use_runtime(L, LOWER_MODULE_DEVICE);
     for (int k = 0; k < fn->u.fn.nparams; k++) {
         const Param *p = fn->u.fn.params[k];
         sb_printf(&args, "%s%s", k ? ", " : "", lower_sym_c(L, p->sym));
@@ -266,16 +352,12 @@ static cJSON *library_entry(Lower *L, const Item *fn, StrBuf *h) {
     }
     if (fn->u.fn.ret->kind != TY_VOID)
         sb_printf(&args, "%scairn_result", fn->u.fn.nparams ? ", " : "");
-    lower_emit(L, "__attribute__((visibility(\"default\"))) int %s_%s(%s) {", prefix, fn->name,
-               cp.data);
-    lower_emit(L, "    cairn_trap_frame cairn_frame;");
-    lower_emit(L, "    cairn_lib_push(&cairn_frame, 1);");
-    lower_emit(L, "    if (setjmp(cairn_frame.jump) != 0) return cairn_lib_caught(&cairn_frame);");
-    lower_emit(L, "    cairn_entry_%s(%s);", fn->name, args.data ? args.data : "");
-    lower_emit(L, "    cairn_lib_leave(&cairn_frame);");
-    lower_emit(L, "    return 0;");
-    lower_emit(L, "}\n");
+    entry_pair(L, fn, cp.data, args.data ? args.data : "", false);
+    if (placed) entry_pair(L, fn, cp.data, args.data ? args.data : "", true);
     cJSON *entry = describe_entry(L, fn, sig);
+    if (placed)
+        cJSON_AddStringToObject(entry, "host_symbol",
+                                arena_printf(L->arena, "%s_%s_host", prefix, fn->name));
     sb_free(&hp);
     sb_free(&cp);
     sb_free(&args);

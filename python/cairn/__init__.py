@@ -27,7 +27,7 @@ import tempfile
 
 import numpy as np
 
-from . import _find, _types
+from . import _device, _find, _types
 from ._runtime import exact_sum, mm_enclose
 
 __all__ = ["build", "load", "Library", "Function", "CairnError", "TrapError", "BuildError",
@@ -64,8 +64,9 @@ class _Error(ctypes.Structure):  # PREFIX_error of the generated header
 class Function:
     """One pub fn of a library: call it like the CAIRN function."""
 
-    def __init__(self, library, entry, cfunc):
+    def __init__(self, library, entry, cfunc, host_cfunc=None):
         self._library, self._entry, self._cfunc = library, entry, cfunc
+        self._host_cfunc = host_cfunc  # PREFIX_fn_host: host memory for the placed views
         self.name, self.params, self.result = entry["name"], entry["params"], entry["result"]
         self.signature = entry["signature"]
         self.__doc__ = f"pub fn {self.signature}  ({entry['at']})"
@@ -82,7 +83,9 @@ class Function:
                     argtypes.append(ctypes.c_uint64)
         if self.result:
             argtypes.append(ctypes.c_void_p)
-        cfunc.argtypes, cfunc.restype = argtypes, ctypes.c_int
+        for f in (cfunc, host_cfunc):
+            if f is not None:
+                f.argtypes, f.restype = argtypes, ctypes.c_int
 
     def __repr__(self):
         return f"<cairn function {self.signature}>"
@@ -104,16 +107,42 @@ class Function:
             given[key] = value
         return given
 
+    def _on_device(self, given):
+        """Whether the placed views' arguments are device memory (the entry itself) or
+        all host memory (the host entry copies); TypeError when they mix."""
+        places = {p["name"]: _device.where(given[p["name"]])[0] for p in self.params
+                  if p.get("place") and p["name"] in given}
+        if "device" in places.values() and set(places.values()) != {"device"}:
+            host = sorted(n for n, w in places.items() if w != "device")
+            device = sorted(n for n, w in places.items() if w == "device")
+            raise TypeError(f"{self.name}(): {', '.join(device)} device memory and "
+                            f"{', '.join(host)} host memory: pass every @device view on the "
+                            f"device, or every one as a host array (then they are copied)")
+        return bool(places) and set(places.values()) == {"device"}
+
+    def _view(self, p, value, on_device):
+        """The argument for view P: device memory (_device.Placed) or a numpy array."""
+        if p.get("place") and on_device:
+            return _device.placed(p["name"], p["type"], p["access"], p["place"], value,
+                                  self._library.emulated)
+        if not p.get("place") and _device.where(value)[0] == "device":
+            raise TypeError(f"{p['name']}: {p['access']}<{p['type']}> takes host memory (a "
+                            f"numpy array); this one is device memory")
+        value = _device.host_array(p["name"], p["type"], p["access"], value)
+        return _types.view(p["name"], p["type"], p["access"], value)
+
     def _arguments(self, given):
-        """The C arguments, and the arrays that must live through the call."""
+        """The C arguments, the arrays that must live through the call, and whether the
+        call is the host entry's (PREFIX_fn_host)."""
         views = {}
         for p in self.params:
+            if p["kind"] != "scalar" and p["name"] not in given:
+                raise TypeError(f"{self.name}() is missing {p['name']} ({p['kind']} "
+                                f"{p.get('access', '')}<{p['type']}>)")
+        on_device = self._on_device(given)
+        for p in self.params:
             if p["kind"] != "scalar":
-                if p["name"] not in given:
-                    raise TypeError(f"{self.name}() is missing {p['name']} ({p['kind']} "
-                                    f"{p.get('access', '')}<{p['type']}>)")
-                views[p["name"]] = _types.view(p["name"], p["type"], p["access"],
-                                               given[p["name"]])
+                views[p["name"]] = self._view(p, given[p["name"]], on_device)
                 if p["kind"] == "ref" and views[p["name"]].size != 1:
                     raise ValueError(f"{p['name']}: rw<{p['type']}> takes a one-element array")
         c_args = []
@@ -127,18 +156,20 @@ class Function:
                     given[name] = views[sized[0]["name"]].size
                 c_args.append(_types.scalar(name, p["type"], given[name]))
             else:
-                c_args.append(views[name].ctypes.data)
+                v = views[name]
+                c_args.append(v.pointer if isinstance(v, _device.Placed) else v.ctypes.data)
                 if p["kind"] == "view":
-                    c_args.append(views[name].size)
-        return c_args, views
+                    c_args.append(v.size)
+        host_entry = self._host_cfunc is not None and not on_device
+        return c_args, views, host_entry
 
     def __call__(self, *args, **kwargs):
-        c_args, keep = self._arguments(self._bind(args, kwargs))
+        c_args, keep, host_entry = self._arguments(self._bind(args, kwargs))
         out = None
         if self.result:
             out = _types.ctype(self.result)()
             c_args.append(ctypes.addressof(out))
-        status = self._cfunc(*c_args)
+        status = (self._host_cfunc if host_entry else self._cfunc)(*c_args)
         del keep  # the arrays lived through the call
         if status != 0:
             e = self._library._last_error().contents
@@ -169,8 +200,14 @@ class Library:
         self._dll = ctypes.CDLL(str(self.path.resolve()))
         self._last_error = getattr(self._dll, info["last_error"])
         self._last_error.argtypes, self._last_error.restype = [], ctypes.POINTER(_Error)
-        self.functions = {e["name"]: Function(self, e, getattr(self._dll, e["symbol"]))
-                          for e in info["entries"]}
+        # device memory is host memory unless the library runs on a CUDA device
+        self.emulated = self.receipt.get("emulate", True) or \
+            self.receipt.get("target", "host") == "host"
+        self.functions = {
+            e["name"]: Function(self, e, getattr(self._dll, e["symbol"]),
+                                getattr(self._dll, e["host_symbol"]) if e.get("host_symbol")
+                                else None)
+            for e in info["entries"]}
 
     def __getattr__(self, name):
         functions = self.__dict__.get("functions", {})

@@ -96,13 +96,19 @@ int main(int argc, char **argv) {
     }
     const float one = 1.0f, zero = 0.0f;
     /* Row-major C = A B is column-major C^T = B^T A^T: pass b first. */
-    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, db, CUDA_R_16F, (int)n,
-                 da, CUDA_R_16F, (int)n, &zero, dc, CUDA_R_32F, (int)n, CUBLAS_COMPUTE_32F,
-                 CUBLAS_GEMM_DEFAULT); /* warm up */
+    cublasStatus_t st =
+        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, db, CUDA_R_16F,
+                     (int)n, da, CUDA_R_16F, (int)n, &zero, dc, CUDA_R_32F, (int)n,
+                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT); /* warm up */
     cudaEventRecord(e2);
-    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, db, CUDA_R_16F, (int)n,
-                 da, CUDA_R_16F, (int)n, &zero, dc, CUDA_R_32F, (int)n, CUBLAS_COMPUTE_32F,
-                 CUBLAS_GEMM_DEFAULT);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, db, CUDA_R_16F,
+                          (int)n, da, CUDA_R_16F, (int)n, &zero, dc, CUDA_R_32F, (int)n,
+                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (st != CUBLAS_STATUS_SUCCESS) { /* its output would be stale memory, not cuBLAS's */
+        fprintf(stderr, "mma_cublas: cublasGemmEx failed: %s\n", cublasGetStatusString(st));
+        return 2;
+    }
     cudaEventRecord(e3);
     cudaEventSynchronize(e3);
     cudaMemcpy(got, dc, n * n * 4, cudaMemcpyDeviceToHost);

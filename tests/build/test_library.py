@@ -194,7 +194,8 @@ def test_the_header_is_c_and_cpp(kern, tmp_path):
 
 @pytest.mark.parametrize("args,status,message", [
     (["--lib", "NOPUB"], 1, "error[E-PUB]: a library exports its pub functions, and this program has none"),
-    (["--lib", "KERN", "--target", "sm_90"], 2, "--lib builds a host library: add --emulate"),
+    (["--lib", "KERN", "--target", "sm_90", "--sanitize", "address"], 2,
+     "--sanitize checks host builds: add --emulate"),
     (["--lib", "KERN", "--prefix", "9x"], 2, "--prefix takes a C name"),
     (["KERN", "--prefix", "k"], 2, "--prefix names a library's symbols: add --lib"),
 ])
