@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _types
 
-# DLPack's device types (dlpack.h, DLDeviceType)
+# DLPack's device types (DLDeviceType in the DLPack standard's C header)
 DL_CPU, DL_CUDA, DL_CUDA_HOST, DL_CUDA_MANAGED = 1, 2, 3, 13
 DL_NAMES = {1: "cpu", 2: "cuda", 3: "cuda pinned host", 4: "opencl", 7: "vulkan", 8: "metal",
             10: "rocm", 13: "cuda managed"}
