@@ -88,13 +88,15 @@ static int static_archive(const LibraryLink *l, const char *object, const char *
     return status;
 }
 
-/* TOOL FLAGS -I... -c STEM+SUFFIX -o STEM+OBJ_SUFFIX (object gets the name): the
- * generated C (cc), or a CUDA library's device half (nvcc); its log names a failure. */
-static int compile_one(const LibraryLink *l, const char *tool, const StrVec *flags,
-                       const char *suffix, char object[300], const char *what, Err *err) {
+/* CC FLAGS -I... -c STEM.c -o STEM.o for the generated C, or NVCC NV_FLAGS ... STEM_dev.cu
+ * -o STEM_dev.o for a CUDA library's device half (DEV); OBJECT gets the object's name,
+ * and the step's log names a failure. */
+static int compile_one(const LibraryLink *l, bool dev, char object[300], Err *err) {
     char source[300], log[PATH_MAX];
-    bool dev = strcmp(suffix, "_dev.cu") == 0;
-    snprintf(source, sizeof source, "%s%s", l->stem, suffix);
+    const char *tool = dev ? l->nvcc : l->cc;
+    const StrVec *flags = dev ? l->nv_flags : l->flags;
+    const char *what = dev ? "the generated CUDA C++ (nvcc)" : "the generated C";
+    snprintf(source, sizeof source, "%s%s", l->stem, dev ? "_dev.cu" : ".c");
     snprintf(object, 300, "%s%s.o", l->stem, dev ? "_dev" : "");
     snprintf(log, sizeof log, "%s/%s%s.log", l->dir, l->stem, dev ? "_dev" : "");
     StrVec argv = {0};
@@ -140,10 +142,8 @@ static int link_shared(const LibraryLink *l, const char *shared, const char *obj
 
 int library_link(const LibraryLink *l, const char *shared, const char *archive, Err *err) {
     char object[300], dev_object[300];
-    int status = compile_one(l, l->cc, l->flags, ".c", object, "the generated C", err);
-    if (status == 0 && l->nvcc)
-        status = compile_one(l, l->nvcc, l->nv_flags, "_dev.cu", dev_object,
-                             "the generated CUDA C++ (nvcc)", err);
+    int status = compile_one(l, false, object, err);
+    if (status == 0 && l->nvcc) status = compile_one(l, true, dev_object, err);
     const char *dev = l->nvcc ? dev_object : NULL;
     if (status == 0) status = link_shared(l, shared, object, dev, err);
     if (status == 0) status = static_archive(l, object, dev, archive, err);
