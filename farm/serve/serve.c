@@ -84,8 +84,9 @@ static void *reaper(void *arg) {
     Server *s = arg;
     for (;;) {
         timing_sleep_ms(200);
-        pause_point("sweep");   /* a test lets deadlines pass before a sweep */
-        pause_point("reaping"); /* with "reaped": a test holds a pass at either end */
+        /* tests hold a pass at either end: test_clock_steps.py (with "reaped"), and
+         * test_idle_connections.py, which lets deadlines pass before a sweep */
+        pause_point("reaping");
         metrics_refused(s, REFUSED_DEADLINES, (unsigned long)conns_sweep(s->conns));
         if (db_reap(s->db, s->cfg.max_attempts, s->cfg.lease_seconds) > 0) {
             hub_notify(s);

@@ -314,8 +314,8 @@ def test_a_request_that_came_is_answered_however_late_it_is_read(tmp_path):
         assert status == 200, answer
         claim = claim_request(answer["token"], 0)
         a, c, b = (connect_from(farm.port, "127.0.0.2", timeout=HANG_S) for _ in range(3))
-        pauses.close("sweep")
-        pauses.wait("sweep", 1)              # no deadline is swept from here on
+        pauses.close("reaping")
+        pauses.wait("reaping", 1)              # no deadline is swept from here on
         for s in (a, c):                     # A's answer first: its deadline is the earlier
             s.sendall(claim)
             assert read_answer(s)[0] == 204
@@ -326,7 +326,7 @@ def test_a_request_that_came_is_answered_however_late_it_is_read(tmp_path):
         a.sendall(claim)                     # A's next request comes, and is not read
         time.sleep(1.5)                      # at least: every deadline has passed by now
         assert time.time() - held > 1.0
-        pauses.open("sweep")
+        pauses.open("reaping")
         assert read_answer(c) is None, "the idle connection C was not closed"
         pauses.open("claim")
         assert read_answer(b)[0] == 204
