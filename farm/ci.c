@@ -37,13 +37,6 @@ cJSON *ci_get_json(Http *h, const char *path, const char *verb) {
  * held to the shape the API gives before anything is printed or written from it, so
  * that garbage ends as an error (CI_INFRA) and never as a verdict or a JUnit file. */
 
-static int known_state(const char *state) {
-    static const char *const states[] = {"queued", "running", "done", "failed", "cancelled"};
-    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
-        if (!strcmp(state, states[i])) return 1;
-    return 0;
-}
-
 /* 0 when VIEW is run RUN's view with every job row well formed; else -1 with E. */
 static int check_view(const cJSON *view, long run, Err *e) {
     ProtoRunView v;
@@ -53,7 +46,7 @@ static int check_view(const cJSON *view, long run, Err *e) {
     const cJSON *j, *c;
     cJSON_ArrayForEach(j, v.jobs) {
         if (proto_job_row_parse(j, &row, e) != 0) return -1;
-        if (!known_state(row.state))
+        if (!proto_job_state_known(row.state))
             return err_set(e, "job %ld: no state %.40s", row.job, row.state);
     }
     cJSON_ArrayForEach(c, v.cases) {

@@ -173,17 +173,17 @@ static int next_job(const cJSON *view, const cJSON **at, ProtoJobRow *row) {
 }
 
 static void print_progress(const cJSON *run) {
-    int counts[5] = {0};
-    static const char *const names[] = {"queued", "running", "done", "failed", "cancelled"};
+    int counts[PROTO_JOB_STATES] = {0};
     const cJSON *at = NULL;
     ProtoJobRow job;
     while (next_job(run, &at, &job)) {
-        for (int k = 0; k < 5; k++) counts[k] += !strcmp(job.state, names[k]);
+        for (int k = 0; k < PROTO_JOB_STATES; k++)
+            counts[k] += !strcmp(job.state, proto_job_states[k]);
     }
     ProtoRunView v;
     Err e = {{0}};
     printf("run %ld:", proto_run_view_parse(run, &v, &e) == 0 ? v.id : 0L);
-    for (int k = 0; k < 5; k++) printf(" %s %d", names[k], counts[k]);
+    for (int k = 0; k < PROTO_JOB_STATES; k++) printf(" %s %d", proto_job_states[k], counts[k]);
     printf("\n");
     fflush(stdout);
 }

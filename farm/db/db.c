@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "proto/api.h"
 
 void db_init_common(Db *db) {
     assert(db->be && db->be->acquire && db->be->query); /* the back end set its table */
@@ -415,16 +416,6 @@ int db_run_cancel(Db *db, long run_id) {
 
 /* --- jobs -------------------------------------------------------------------------- */
 
-/* The states a job moves through (db.h): queued -> running -> done | failed |
- * cancelled, and running -> queued when its lease runs out with attempts left. (This
- * and claimed_ok serve assert() only: unused where NDEBUG compiles asserts out.) */
-__attribute__((unused)) static int job_state_known(const char *state) {
-    static const char *const states[] = {"queued", "running", "done", "failed", "cancelled"};
-    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
-        if (!strcmp(state, states[i])) return 1;
-    return 0;
-}
-
 void db_job_from_row(Db *db, DbRows *r, Job *out) {
     memset(out, 0, sizeof *out);
     out->id = db_col_long(db, r, 0);
@@ -436,7 +427,7 @@ void db_job_from_row(Db *db, DbRows *r, Job *out) {
     out->attempt = (int)db_col_long(db, r, 6);
     out->lease_expires = db->be->real(r, 7);
     snprintf(out->bundle_sha, sizeof out->bundle_sha, "%s", db_col_text(db, r, 8));
-    assert(job_state_known(out->state));
+    assert(proto_job_state_known(out->state)); /* proto/api.h's states */
     /* a job is done only with its filed bundle (db_job_done); a running one has its agent */
     assert(strcmp(out->state, "done") || sha256_is_hex(out->bundle_sha));
     assert(strcmp(out->state, "running") || out->agent_id > 0);

@@ -508,6 +508,15 @@ int proto_run_view_parse(const cJSON *j, ProtoRunView *m, Err *e) {
     return 0;
 }
 
+const char *const proto_job_states[PROTO_JOB_STATES] = {"queued", "running", "done", "failed",
+                                                        "cancelled"};
+
+int proto_job_state_known(const char *state) {
+    for (int k = 0; k < PROTO_JOB_STATES; k++)
+        if (!strcmp(state, proto_job_states[k])) return 1;
+    return 0;
+}
+
 int proto_job_row_parse(const cJSON *j, ProtoJobRow *m, Err *e) {
     *m = (ProtoJobRow){0};
     if (is_object(j, e) || get_int(j, NUMBER("job", 1, PROTO_MAX_ID, REQUIRED), &m->job, e) < 0 ||

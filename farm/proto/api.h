@@ -236,6 +236,13 @@ typedef struct {
 } ProtoJobRow;
 int proto_job_row_parse(const cJSON *j, ProtoJobRow *m, Err *e);
 
+/* The states a job moves through, in this order: queued -> running -> done | failed |
+ * cancelled, and running -> queued when its lease runs out with attempts left. */
+#define PROTO_JOB_STATES 5
+extern const char *const proto_job_states[PROTO_JOB_STATES];
+/* 1 when STATE is one of them. */
+int proto_job_state_known(const char *state);
+
 typedef struct {
     const cJSON *agents, *runs, *events; /* rows for the three parsers below */
 } ProtoStatus;
