@@ -277,19 +277,15 @@ static void entry_body(Lower *L, const Item *fn, const char *at, bool copies) {
 
 /* The header's note on each placed view: which memory its pointer must be. */
 static void header_places(Lower *L, const Item *fn, StrBuf *h) {
+    static const char *const memory[] = {[PLACE_DEVICE] =
+                                             "device memory (cudaMalloc or cudaMallocManaged",
+                                         [PLACE_UNIFIED] = "managed memory (cudaMallocManaged"};
     for (int k = 0; k < fn->u.fn.nparams; k++) {
         const Param *p = fn->u.fn.params[k];
         Placement place = param_place(p);
-        if (place == PLACE_DEVICE)
-            sb_printf(h,
-                      "\n * %s: device memory (cudaMalloc or cudaMallocManaged; any "
-                      "host memory in an --emulate build)",
-                      header_name(L, p));
-        else if (place == PLACE_UNIFIED)
-            sb_printf(h,
-                      "\n * %s: managed memory (cudaMallocManaged; any host memory in an "
-                      "--emulate build)",
-                      header_name(L, p));
+        if (place != PLACE_HOST)
+            sb_printf(h, "\n * %s: %s; any host memory in an --emulate build)", header_name(L, p),
+                      memory[place]);
     }
 }
 
