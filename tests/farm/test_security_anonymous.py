@@ -204,14 +204,12 @@ def big_results(farm, tmp):
     return f"/api/v1/runs/{run}/results"
 
 
-def wait_answered(farm, path, count, guard_s=600):
-    """Waits until farm.log holds COUNT answers (or refusals) to GET PATH: a guard against
-    hanging only."""
+def wait_answered(farm, path, count):
+    """Waits until farm.log holds COUNT answers (or refusals) to GET PATH: the 600 s is a
+    guard against hanging only."""
     line = re.compile(rf"GET {re.escape(path)} -> \d{{3}}")
-    deadline = time.monotonic() + guard_s
-    while len(line.findall((farm.tmp / "farm.log").read_text())) < count:
-        assert time.monotonic() < deadline, f"GET {path} not answered {count} times"
-        time.sleep(0.05)
+    wait_for(lambda: len(line.findall((farm.tmp / "farm.log").read_text())) >= count, 600,
+             f"GET {path} answered {count} times")
 
 
 @pytest.mark.parametrize("bound,addresses,refusal", [
