@@ -25,13 +25,12 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # buildlib.py
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "device"))
 from buildlib import cairn  # noqa: E402
-from cudalib import NVCC, PTX_FLAGS, needs_nvcc  # noqa: E402
+from cudalib import NVCC, PTX_FLAGS, cuda_dirs, needs_nvcc  # noqa: E402
 from devicelib import has_gpu  # noqa: E402
 from cairntest import ROOT  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent / "lib_c"
 SRC = HERE / "dlib.cairn"
-CUDA = pathlib.Path(NVCC).resolve().parent.parent if NVCC else None
 ENTRIES = {f"dlib_{n}{t}" for n in ("saxpy", "dot", "pick", "bump") for t in ("", "_host")}
 ENTRIES.add("dlib_last_error")
 LINK = ["-lm", "-pthread", "-lcrypto", "-lcjson"]
@@ -45,7 +44,7 @@ def build(folder, *flags):
 
 
 def compile_c(exe, *args, cuda=False):
-    extra = ["-DUSE_CUDA", f"-I{CUDA / 'include'}"] if cuda else []
+    extra = ["-DUSE_CUDA", f"-I{cuda_dirs().include}"] if cuda else []
     cmd = ["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", *extra, str(HERE / "use_dlib.c"),
            *map(str, args), "-o", str(exe)]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -168,7 +167,7 @@ def test_cuda_library_from_c_shared_and_static(cuda90):
     on); with one, every output equals the emulated library's bits."""
     shared = run(shared_program(cuda90, "use_shared"))
     static = run(compile_c(cuda90.parent / "use_static", f"-I{cuda90.parent}", f"{cuda90}.a",
-                           f"-L{CUDA / 'lib64'}", "-lcudart_static", "-ldl", "-lrt", "-lstdc++",
+                           f"-L{cuda_dirs().lib}", "-lcudart_static", "-ldl", "-lrt", "-lstdc++",
                            *LINK, cuda=True))
     for lines in (shared, static):
         assert without_device(lines) or lines["saxpy"], lines
@@ -179,7 +178,7 @@ def test_cuda_library_from_c_shared_and_static(cuda90):
                     "emulated library's are checked by make gpu on a GPU host")
 def test_cuda_library_equals_the_emulated_library_bit_for_bit(cuda90, emulated):
     got = run(compile_c(cuda90.parent / "use_dev", f"-I{cuda90.parent}", f"{cuda90}.a",
-                        f"-L{CUDA / 'lib64'}", "-lcudart_static", "-ldl", "-lrt", "-lstdc++",
+                        f"-L{cuda_dirs().lib}", "-lcudart_static", "-ldl", "-lrt", "-lstdc++",
                         *LINK, cuda=True))
     assert got == emulated
 
@@ -201,7 +200,7 @@ def test_cuda_library_builds_and_its_ptx_assembles(tmp_path, target):
     text = ptx.read_text()
     assert len(re.findall(r"^\.visible \.entry|^\.entry", text, re.M)) >= 4
     assert "fma.rn" not in text
-    r = subprocess.run([str(CUDA / "bin" / "ptxas"), f"-arch={target}", str(ptx), "-o",
+    r = subprocess.run([str(cuda_dirs().bin / "ptxas"), f"-arch={target}", str(ptx), "-o",
                         str(tmp_path / "k.cubin")], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
 

@@ -1,7 +1,12 @@
 """Helpers for the CUDA tests that need no GPU: a program's generated CUDA C++ (cairn build
 --emit-only, no compiler runs) and its PTX for one target (nvcc -ptx with the flags a CUDA
 build uses), read as text."""
+import collections
+import functools
 import pathlib
+import re
+import shlex
+import subprocess
 
 import pytest
 
@@ -14,6 +19,31 @@ PTX_FLAGS = ["--fmad=false", "-prec-div=true", "-prec-sqrt=true", "-ftz=false", 
 NVCC = find_nvcc()
 needs_nvcc = pytest.mark.skipif(not NVCC, reason="nvcc not found: the CUDA toolkit is not "
                                 "installed here, so CUDA builds are not checked")
+
+
+CudaDirs = collections.namedtuple("CudaDirs", "include lib bin")
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_dirs():
+    """The include, library and program folders of the toolkit NVCC belongs to, as nvcc
+    itself says (its --dryrun TOP, INCLUDES and LIBRARIES lines): nvcc may be a wrapper
+    script outside the toolkit (/usr/local/bin/nvcc execing /usr/local/cuda-13.0/bin/nvcc),
+    so the parent of its own folder is not the toolkit's root."""
+    res = subprocess.run([NVCC, "--dryrun", "-c", "-x", "cu", "/dev/null", "-o", "/dev/null"],
+                         capture_output=True, text=True, timeout=120)
+    said = {}
+    for line in (res.stdout + res.stderr).splitlines():
+        m = re.match(r"#\$ (TOP|INCLUDES|LIBRARIES)=(.*)", line)
+        if m:
+            said[m.group(1)] = [w for w in shlex.split(m.group(2)) if not w.endswith("stubs")]
+    flag = {"INCLUDES": "-I", "LIBRARIES": "-L"}
+    found = {key: next(w[2:] for w in said.get(key, []) if w.startswith(flag[key]))
+             for key in flag}
+    dirs = CudaDirs(pathlib.Path(found["INCLUDES"]), pathlib.Path(found["LIBRARIES"]),
+                    pathlib.Path(said["TOP"][0]) / "bin")
+    assert (dirs.include / "cuda_runtime.h").is_file(), (dirs, res.stderr)
+    return dirs
 
 
 def emit(src, folder, target="sm_90"):

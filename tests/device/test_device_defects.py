@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 from cairntest import ROOT, TBIN, run
-from cudalib import NVCC, PTX_FLAGS, emit, functions, needs_nvcc
+from cudalib import NVCC, PTX_FLAGS, cuda_dirs, emit, functions, needs_nvcc
 
 PROGRAMS = ROOT / "tests" / "device" / "programs"
 HERE = pathlib.Path(__file__).resolve().parent
@@ -63,7 +63,7 @@ def test_ptxas_keeps_a_1024_thread_block_within_the_register_file(tmp_path, cr10
     bounded = [name for name, body in functions(ptx.read_text()).items()
                if ".maxntid 1024, 1, 1" in body]
     assert len(bounded) == 2
-    ptxas = pathlib.Path(NVCC).parent / "ptxas"
+    ptxas = cuda_dirs().bin / "ptxas"
     r = run([ptxas, "-v", "-arch=sm_90", ptx, "-o", tmp_path / "k.cubin"], timeout=900)
     assert r.returncode == 0, r.stderr
     regs = {}
