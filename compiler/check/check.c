@@ -321,9 +321,30 @@ static bool warp_aligned(const Checker *c, const Expr *e) {
     return e->kind == EXPR_NAME && e->u.name.sym == r->lane_var && ((lo - k) % 32 + 32) % 32 == 0;
 }
 
+/* Whether e compares a warp-aligned position against a constant that falls on a warp
+ * boundary: t < 32 * k and t >= 32 * k (t <= 32 * k - 1, t > 32 * k - 1, either side
+ * written first) split the block between warps, never inside one. t < 20 and t == 3
+ * do not. */
+static bool warp_split(const Checker *c, const Expr *e) {
+    BinaryOp op = e->u.binary.op;
+    const Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
+    int64_t k;
+    if (op != BIN_LT && op != BIN_LE && op != BIN_GT && op != BIN_GE) return false;
+    if (!warp_aligned(c, l)) { /* K op t is t op' K */
+        static const BinaryOp swap[] = {
+            [BIN_LT] = BIN_GT, [BIN_LE] = BIN_GE, [BIN_GT] = BIN_LT, [BIN_GE] = BIN_LE};
+        const Expr *x = l;
+        l = r, r = x, op = swap[op];
+        if (!warp_aligned(c, l)) return false;
+    }
+    if (!check_const_int((Checker *)c, r, &k, 0) || k == INT64_MAX) return false;
+    if (op == BIN_LE || op == BIN_GT) k += 1; /* t <= K is t < K + 1, t > K is t >= K + 1 */
+    return k % 32 == 0;
+}
+
 /* Whether a value is the same in every thread of a warp (block false) or of a block
- * (block true). Warp: t / 32 (any multiple of 32) is uniform when the threads start at a
- * multiple of 32 (warp_aligned), t and t % 2 are not, an
+ * (block true). Warp: t / 32 (any multiple of 32) and t < 32 * k are uniform when the
+ * threads start at a multiple of 32 (warp_aligned, warp_split), t and t % 2 are not, an
  * element read at a uniform index is uniform (the phase rule keeps it still), and a warp
  * reduction's result is. Block: only constants, parameters, g, uniform loop variables and
  * immutable lets of those, through operators, conversions and pure builtins (the
@@ -341,6 +362,7 @@ static bool expr_uniform(const Checker *c, const Expr *e, bool block) {
         if (!block && e->u.binary.op == BIN_DIV && check_const_int((Checker *)c, r, &k, 0) &&
             k > 0 && k % 32 == 0 && warp_aligned(c, l))
             return true;
+        if (!block && warp_split(c, e)) return true;
         return expr_uniform(c, l, block) && expr_uniform(c, r, block);
     }
     case EXPR_UNARY: return expr_uniform(c, e->u.unary.operand, block);
