@@ -24,8 +24,12 @@
  * variables and parameters: indices, loop bounds and the comparisons of enclosing ifs
  * (conjunctions; anything else is dropped, which only loses precision) are affine with
  * constant coefficients; x / C and x % C of an unsigned x add a quotient and remainder;
- * immutable lets are read through. What is not affine (an element read, a call, a let mut)
- * becomes a fresh unknown.
+ * x / d and x % d for a d that is not a constant add their ranges (d >= 1, rem < d) and,
+ * for two numerators over one d, the disjunction "quotients differ, or x1 - x2 = rem1 -
+ * rem2"; immutable lets are read through. Two indices row * n + rest over one stride n
+ * that is not a constant add "equal rows and rests, or rests n apart" (stride_split); each
+ * choice of cases is then a system of its own. What is not affine (an element read, a
+ * call, a let mut) becomes a fresh unknown.
  *
  * Layouts. L.at(i, j) of an unswizzled layout is the affine i * row_stride + j *
  * col_stride. A swizzled one is not affine, but every constant layout is proved injective
@@ -47,7 +51,7 @@
 #include "base/base.h"
 #include "check/check_internal.h"
 
-enum { MAXV = INTSYS_MAXV, MAXLOOPS = 30, MAXSTATES = 4000, MAXDIVS = 8 };
+enum { MAXV = INTSYS_MAXV, MAXLOOPS = 30, MAXSTATES = 4000, MAXDIVS = 8, MAXSPLITS = 4 };
 /* Loop sets are bits of an unsigned, and laps two bits a loop of a Laps (below). */
 _Static_assert(MAXLOOPS < 32 && 2 * MAXLOOPS <= 64, "loop sets and laps fit their words");
 
@@ -424,7 +428,15 @@ typedef struct Lin {
     bool ok;
 } Lin;
 
-/* What one pair check knows: which variable each thread's names map to. */
+/* One of the cases of a disjunction: up to two rows, each >= 0 or == 0. */
+typedef struct Alt {
+    Lin rows[2];
+    bool eq[2];
+    int n;
+} Alt;
+
+/* What one pair check knows: which variable each thread's names map to, and the
+ * disjunctions (three cases each) that hold beside the system's rows. */
 typedef struct Pair {
     Phase *p;
     IntSys sys;
@@ -446,6 +458,14 @@ typedef struct Pair {
         int qv, rv;
     } divs[MAXDIVS];
     int ndivs;
+    struct NDiv { /* x / d and x % d for a divisor d that is not a constant */
+        Lin x, d;
+        int qv, rv;
+    } nd[MAXDIVS];
+    int nnd;
+    Alt splits[MAXSPLITS][3];
+    int nsplits;
+    const Expr *zero; /* a product term linearize reads as 0 (stride_split) */
 } Pair;
 
 enum { KEY_T = 1, KEY_G, KEY_LOOP }; /* small integers as keys, distinct from pointers */
@@ -592,6 +612,9 @@ static Lin lin_name(Pair *q, Expr *e, int side, int depth) {
         check_const_int(p->c, s->decl.stmt->u.let.init, &k, 0))
         return lin_const(k);
     if (!type_is_int(s->type)) return unknown(q);
+    if (s->kind == SYM_LOCAL && s->decl.stmt && s->decl.stmt->kind == STMT_LET &&
+        s->decl.stmt->u.let.init) /* let n = tn * 32: one value, read through */
+        return linearize(q, s->decl.stmt->u.let.init, side, depth + 1);
     return lin_var(var_for(q, s, 0, &created));
 }
 
@@ -615,6 +638,51 @@ static Lin divmod_of(Pair *q, Lin x, int64_t d, bool want_rem) {
     return want_rem ? rem : quot;
 }
 
+static bool lin_equal(const Lin *x, const Lin *y) {
+    return x->ok && y->ok && x->c == y->c && memcmp(x->a, y->a, sizeof x->a) == 0;
+}
+
+static int lin_the_var(const Lin *l) {
+    for (int i = 0; i < MAXV; i++)
+        if (l->a[i]) return i;
+    return 0;
+}
+
+/* A disjunction of three cases holds beside the system (dropped when there are too many,
+ * which only makes the system larger). */
+static void add_split(Pair *q, const Alt alt[3]) {
+    if (q->nsplits == MAXSPLITS) return;
+    memcpy(q->splits[q->nsplits++], alt, sizeof(Alt) * 3);
+}
+
+/* x / d and x % d of unsigned x and a divisor d that is not a constant: d >= 1 (the
+ * division traps otherwise), 0 <= rem < d, 0 <= quot <= x. x = d * quot + rem is not
+ * linear, but of two such pairs with one divisor, either the quotients differ (two
+ * cases) or they are equal and x1 - x2 = rem1 - rem2: a disjunction. */
+static Lin ndivmod_of(Pair *q, Lin x, Lin d, bool want_rem) {
+    for (int i = 0; i < q->nnd; i++)
+        if (lin_equal(&q->nd[i].x, &x) && lin_equal(&q->nd[i].d, &d))
+            return lin_var(want_rem ? q->nd[i].rv : q->nd[i].qv);
+    Lin quot = unknown(q), rem = unknown(q);
+    if (!x.ok || !d.ok || !quot.ok || !rem.ok || q->nnd == MAXDIVS) return unknown(q);
+    constrain(q, d, -1, false);
+    constrain(q, rem, 0, false);
+    constrain(q, lin_add(d, rem, -1), -1, false);
+    constrain(q, quot, 0, false);
+    constrain(q, lin_add(x, quot, -1), 0, false);
+    for (int i = 0; i < q->nnd; i++) {
+        if (!lin_equal(&q->nd[i].d, &d)) continue;
+        Lin qd = lin_add(lin_var(q->nd[i].qv), quot, -1);
+        Lin xd = lin_add(lin_add(q->nd[i].x, x, -1), lin_add(lin_var(q->nd[i].rv), rem, -1), -1);
+        Alt alt[3] = {{{lin_add(qd, lin_const(1), -1)}, {false}, 1},
+                      {{lin_add(lin_const(-1), qd, -1)}, {false}, 1},
+                      {{qd, xd}, {true, true}, 2}};
+        add_split(q, alt);
+    }
+    q->nd[q->nnd++] = (struct NDiv){x, d, lin_the_var(&quot), lin_the_var(&rem)};
+    return want_rem ? rem : quot;
+}
+
 static Lin lin_binary(Pair *q, Expr *e, int side, int depth) {
     BinaryOp op = e->u.binary.op;
     Lin l = linearize(q, e->u.binary.lhs, side, depth + 1);
@@ -634,7 +702,9 @@ static Lin lin_binary(Pair *q, Expr *e, int side, int depth) {
     case BIN_DIV:
     case BIN_REM:
     case BIN_SHR: {
-        if (!lin_is_const(&r) || !unsig) return opaque(q, e, side);
+        if (!unsig) return opaque(q, e, side);
+        if (!lin_is_const(&r))
+            return op == BIN_SHR ? opaque(q, e, side) : ndivmod_of(q, l, r, op == BIN_REM);
         int64_t d = op == BIN_SHR ? (r.c >= 0 && r.c < 32 ? (int64_t)1 << r.c : 0) : r.c;
         if (d <= 0) return opaque(q, e, side);
         if (lin_is_const(&l)) return lin_const(op == BIN_REM ? l.c % d : l.c / d);
@@ -706,6 +776,7 @@ static Lin lin_layout_at(Pair *q, Expr *e, int side, int depth) {
 
 static Lin linearize(Pair *q, Expr *e, int side, int depth) {
     if (!e || depth > 32) return unknown(q);
+    if (e == q->zero) return lin_const(0);
     switch (e->kind) {
     case EXPR_INT:
         return e->u.int_lit.overflow || e->u.int_lit.value > INT64_MAX
@@ -817,11 +888,66 @@ static Lin element(Pair *q, const Touch *a, int side) {
 
 static bool warp_kind(AccKind k) { return k == ACC_WARP_READ || k == ACC_WARP_WRITE; }
 
+/* The first term row * n of an index's sum (read through the region's lets) whose
+ * factors are not constants, n being one that no thread, block or loop changes. */
+static Expr *product_term(const Phase *p, Expr *e, int depth) {
+    if (!e || depth > 32) return NULL;
+    if (e->kind == EXPR_NAME && e->u.name.sym && is_region_let(p, e->u.name.sym))
+        return product_term(p, e->u.name.sym->decl.stmt->u.let.init, depth + 1);
+    if (e->kind != EXPR_BINARY) return NULL;
+    if (e->u.binary.op == BIN_ADD) {
+        Expr *m = product_term(p, e->u.binary.lhs, depth + 1);
+        return m ? m : product_term(p, e->u.binary.rhs, depth + 1);
+    }
+    int64_t k;
+    if (e->u.binary.op != BIN_MUL || !e->type || !type_is_int(e->type) || type_is_signed(e->type) ||
+        check_const_int(p->c, e->u.binary.lhs, &k, 0) ||
+        check_const_int(p->c, e->u.binary.rhs, &k, 0))
+        return NULL;
+    Deps d = {0};
+    return stable(p, e->u.binary.rhs, &d, 0) && !d.t && !d.g && !d.loops ? e : NULL;
+}
+
+/* Two elements row1 * n + rest1 and row2 * n + rest2 of one stride n that is not a
+ * constant (unsigned, so n >= 0): (row1 - row2) * n = rest2 - rest1, so either the rows
+ * are equal and so are the rests, or the rows differ and the rests differ by n at least.
+ * A tile of width 32 stored at y[(32 * bj + ty) * n + 32 * bi + tx] with bi < n / 32
+ * is thus proved disjoint without n's value. False when the indices have no such form. */
+static bool stride_split(Pair *q, const Touch *a, const Touch *b) {
+    const Touch *t[2] = {a, b};
+    Expr *m[2];
+    Lin n[2], row[2], rest[2];
+    for (int k = 0; k < 2; k++) {
+        if (t[k]->via || t[k]->frag_i || t[k]->at_thread || t[k]->width != 1 || !t[k]->index)
+            return false;
+        if (!(m[k] = product_term(q->p, t[k]->index, 0))) return false;
+    }
+    for (int k = 0; k < 2; k++) n[k] = linearize(q, m[k]->u.binary.rhs, k, 0);
+    if (!lin_equal(&n[0], &n[1]) || lin_is_const(&n[0])) return false;
+    for (int k = 0; k < 2; k++) {
+        row[k] = linearize(q, m[k]->u.binary.lhs, k, 0);
+        q->zero = m[k];
+        rest[k] = linearize(q, t[k]->index, k, 0);
+        q->zero = NULL;
+        if (!row[k].ok || !rest[k].ok) return false;
+    }
+    Lin r = lin_add(row[0], row[1], -1), d = lin_add(rest[1], rest[0], -1);
+    constrain(q, n[0], 0, false);
+    Alt alt[3] = {{{r, d}, {true, true}, 2},
+                  {{lin_add(r, lin_const(1), -1), lin_add(d, n[0], -1)}, {false, false}, 2},
+                  {{lin_add(lin_const(-1), r, -1), lin_add(lin_add(lin_const(0), d, -1), n[0], -1)},
+                   {false, false},
+                   2}};
+    add_split(q, alt);
+    return true;
+}
+
 /* Adds "a (thread 0) and b (thread 1) touch one element": equal offsets; or, both through
  * one swizzled layout, equal coordinates, since a proved layout is injective (layout_prove
  * at `cairn check`). A swizzled layout against a plain index or another layout adds
  * nothing, which only makes the system larger. */
 static void same_element(Pair *q, const Touch *a, const Touch *b) {
+    if (stride_split(q, a, b)) return;
     if (!a->via && !b->via) {
         Lin ea = element(q, a, 0), eb = element(q, b, 1);
         if (ea.ok && eb.ok) constrain(q, lin_add(ea, eb, -1), 0, true);
@@ -835,6 +961,30 @@ static void same_element(Pair *q, const Touch *a, const Touch *b) {
     in_domain(q, rb, cb, b->via);
     if (ra.ok && rb.ok) constrain(q, lin_add(ra, rb, -1), 0, true);
     if (ca.ok && cb.ok) constrain(q, lin_add(ca, cb, -1), 0, true);
+}
+
+/* Whether the system has a solution in some case of its disjunctions: each choice of
+ * one case per disjunction is a system of its own. */
+static bool feasible_in_some_case(const Pair *q) {
+    int cases = 1;
+    for (int i = 0; i < q->nsplits; i++) cases *= 3;
+    for (int c = 0; c < cases; c++) {
+        IntSys s = {.nv = q->sys.nv};
+        for (int i = 0; i < q->sys.n; i++) *intsys_row(&s, false) = q->sys.rows[i];
+        for (int i = 0, k = c; i < q->nsplits; i++, k /= 3) {
+            const Alt *alt = &q->splits[i][k % 3];
+            for (int j = 0; j < alt->n; j++) {
+                if (!alt->rows[j].ok) continue; /* dropping a row is sound */
+                IntRow *r = intsys_row(&s, alt->eq[j]);
+                memcpy(r->a, alt->rows[j].a, sizeof r->a);
+                r->c = alt->rows[j].c;
+            }
+        }
+        bool maybe = intsys_feasible(&s) == INTSYS_MAYBE;
+        intsys_free(&s);
+        if (maybe) return true;
+    }
+    return false;
 }
 
 /* Whether a thread at `a` and another at `b` may touch one element. */
@@ -896,7 +1046,7 @@ static bool may_collide(Phase *p, const Meeting *m, int order) {
     if (!same_block || !warp || a == b)
         constrain(&q, order < 0 ? d : lin_add(lin_const(0), d, -1), -1, false);
     /* Every unknown taken: one may have been refused (var_for), so the answer is "maybe". */
-    bool feasible = q.sys.nv >= MAXV || intsys_feasible(&q.sys) == INTSYS_MAYBE;
+    bool feasible = q.sys.nv >= MAXV || feasible_in_some_case(&q);
     intsys_free(&q.sys);
     return feasible;
 }
