@@ -266,6 +266,16 @@ static void fragment_elements(Touch *a, Expr *e, Builtin b) {
     a->frag_j = e->u.call.args[3];
 }
 
+/* What a call touches of the array s it passes as parameter prm (NULL: a builtin's). */
+static Touch helper_touch(Expr *call, const Param *prm, Symbol *s, bool write, Span span) {
+    Touch t = {.array = s, .kind = write ? ACC_WRITE : ACC_READ, .width = 1, .span = span};
+    if (write || !prm || prm->type->kind != TY_VIEW || !prm->type->u.view.extent) return t;
+    if (prm->reads == PARAM_READS_NONE) t.array = NULL; /* reads nothing: no access */
+    else if (prm->reads == PARAM_READS_AT && prm->reads_at < call->u.call.nargs)
+        t.index = call->u.call.args[prm->reads_at];
+    return t;
+}
+
 static int walk_call(Phase *p, Expr *e, int cur) {
     Builtin b = e->u.call.builtin;
     Expr **a = e->u.call.args;
@@ -298,21 +308,19 @@ static int walk_call(Phase *p, Expr *e, int cur) {
         return cur;
     }
     /* Any other array argument: a whole-array access by this thread, a write when the
-     * callee may write it (an rw parameter, mma_unordered's c). */
+     * callee may write it (an rw parameter, mma_unordered's c); what a helper reads of
+     * an ro parameter is its read set (check_param_reads): nothing, the element at one
+     * of its scalar arguments, or any. */
     for (int i = 0; i < e->u.call.nargs; i++) {
         Symbol *s = base_sym(a[i]);
         if (is_array(s) && a[i]->type && a[i]->type->kind == TY_VIEW) {
-            bool write = b == BI_MMA_UNORDERED
-                             ? i == 3
-                             : e->u.call.fn && i < e->u.call.fn->u.fn.nparams &&
-                                   e->u.call.fn->u.fn.params[i]->type->kind == TY_VIEW &&
-                                   e->u.call.fn->u.fn.params[i]->type->u.view.access == ACCESS_RW;
-            cur = add_access(p, cur,
-                             (Touch){.array = s,
-                                     .kind = write ? ACC_WRITE : ACC_READ,
-                                     .index = NULL,
-                                     .width = 1,
-                                     .span = a[i]->span});
+            const Param *prm = e->u.call.fn && i < e->u.call.fn->u.fn.nparams
+                                   ? e->u.call.fn->u.fn.params[i]
+                                   : NULL;
+            bool write = b == BI_MMA_UNORDERED ? i == 3
+                                               : prm && prm->type->kind == TY_VIEW &&
+                                                     prm->type->u.view.access == ACCESS_RW;
+            cur = add_access(p, cur, helper_touch(e, prm, s, write, a[i]->span));
         } else {
             cur = walk_expr(p, a[i], cur);
         }
