@@ -3,7 +3,8 @@ file=NAME blocks) is written, and every command of its ```console blocks is run 
 in a fresh folder, with its output (stdout and stderr, as a terminal shows them)
 compared with what the page prints, line for line. Only verify's timings, "(0.02 s)",
 are not compared. A block that builds for a CUDA target is skipped where nvcc is not
-installed (it needs no GPU). The page must keep the steps the tutorial promises."""
+installed (it needs no GPU). The page must keep the steps the tutorial promises, the
+cooperative kernels (a layer norm, a transpose) among them, each compared with NumPy."""
 import os
 import pathlib
 import re
@@ -56,6 +57,12 @@ def test_the_page_keeps_its_steps():
     assert any(c.startswith("cairn verify") for c in cmds) and "requires" in files["mean.cairn"]
     assert "cairn.build" in files["call.py"] and any(c == "python3 call.py" for c in cmds)
     assert "tests/build/test_tutorial.py" in text
+    # cooperative kernels: a row-wise one and a 2-D one, each run emulated against numpy
+    assert "reduce + warp" in files["layernorm.cairn"] and "blocks" in files["layernorm.cairn"]
+    assert "barrier" in files["transpose.cairn"] and "shared" in files["transpose.cairn"]
+    for name, numpy in (("layernorm.cairn", "np.allclose"), ("transpose.cairn", ".T")):
+        run = [c for c in cmds if c.startswith(f"cairn run {name}") and "--emulate" in c]
+        assert run and any(numpy in c for c in cmds[cmds.index(run[0]):]), name
 
 
 def test_every_command_prints_what_the_page_says(tmp_path):
