@@ -280,8 +280,8 @@ static bool warp_op_ok(Checker *c, Expr *e, Expr *const *coords, int ncoords) {
     if (!uniform) {
         diag_error(
             c->d, e->span, E_COOP_WARP,
-            "keep it where every thread of the warp reaches it with the same coordinates (t / 32 is "
-            "warp-uniform, t % 2 is not)",
+            "keep it where every thread of the warp reaches it with the same coordinates (t / 32 and "
+            "t < 32 are warp-uniform, t % 2 and t < 20 are not)",
             "a fragment operation that differs within a warp");
         return false;
     }
@@ -426,7 +426,7 @@ static bool whole_warp(Checker *c, Expr *e) {
     if (c->region->nonuniform_depth > 0) {
         diag_error(
             c->d, e->span, E_COOP_WARP,
-            "reach warp operations with the whole warp (t / 32 is warp-uniform, t % 2 is not)",
+            "reach warp operations with the whole warp (t / 32 and t < 32 are warp-uniform, t % 2 and t < 20 are not)",
             "%s under a condition that differs within a warp", ast_builtin_name(e->u.call.builtin));
         return false;
     }
