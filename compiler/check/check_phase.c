@@ -916,6 +916,31 @@ static Expr *product_term(const Phase *p, Expr *e, int depth) {
     return stable(p, e->u.binary.rhs, &d, 0) && !d.t && !d.g && !d.loops ? e : NULL;
 }
 
+/* How often the node m occurs in e, reading lets through (at least; 2 says "more"). */
+static int occurrences(const Expr *e, const Expr *m, int depth) {
+    if (!e) return 0;
+    if (e == m) return 1;
+    if (depth > 32) return 2;
+    switch (e->kind) {
+    case EXPR_NAME: {
+        const Symbol *s = e->u.name.sym;
+        bool let = s && s->kind == SYM_LOCAL && s->decl.stmt && s->decl.stmt->kind == STMT_LET;
+        return let ? occurrences(s->decl.stmt->u.let.init, m, depth + 1) : 0;
+    }
+    case EXPR_BINARY:
+        return occurrences(e->u.binary.lhs, m, depth + 1) +
+               occurrences(e->u.binary.rhs, m, depth + 1);
+    case EXPR_UNARY: return occurrences(e->u.unary.operand, m, depth + 1);
+    case EXPR_CONVERT: return occurrences(e->u.convert.arg, m, depth + 1);
+    case EXPR_CALL: {
+        int n = 0;
+        for (int i = 0; i < e->u.call.nargs; i++) n += occurrences(e->u.call.args[i], m, depth + 1);
+        return n;
+    }
+    default: return 0;
+    }
+}
+
 /* Two elements row1 * n + rest1 and row2 * n + rest2 of one stride n that is not a
  * constant (unsigned, so n >= 0): (row1 - row2) * n = rest2 - rest1, so either the rows
  * are equal and so are the rests, or the rows differ and the rests differ by n at least.
@@ -928,7 +953,8 @@ static bool stride_split(Pair *q, const Touch *a, const Touch *b) {
     for (int k = 0; k < 2; k++) {
         if (t[k]->via || t[k]->frag_i || t[k]->at_thread || t[k]->width != 1 || !t[k]->index)
             return false;
-        if (!(m[k] = product_term(q->p, t[k]->index, 0))) return false;
+        m[k] = product_term(q->p, t[k]->index, 0);
+        if (!m[k] || occurrences(t[k]->index, m[k], 0) != 1) return false; /* once: rest exact */
     }
     for (int k = 0; k < 2; k++) n[k] = linearize(q, m[k]->u.binary.rhs, k, 0);
     if (!lin_equal(&n[0], &n[1]) || lin_is_const(&n[0])) return false;

@@ -265,3 +265,46 @@ def test_phase_rule_through_layouts_matches_the_model(tmp_path):
         counts["swizzled safe"] += not want and lay[4] is not None
         assert got == want, f"model says {'racy' if want else 'safe'}, checker {'refused' if got else 'accepted'}:\n{text}"
     assert counts["racy"] > 20 and counts["swizzled safe"] > 20, counts
+
+
+# A fourth family stores tiles over a row stride that is not a constant, n = tn * S, from
+# blocks g in tn * G0 (bi = g % tn, bj = g / tn): y[(a * bj + r * (t / w)) * n + c * bi +
+# d * (t % w) + e]. The checker must refuse every program that races for some tn, and
+# the model tries tn = 1 .. 5; programs it accepts must be safe for all of those, and it
+# must accept some (the stride rule, issue 38: before, every one was refused).
+def strided_program(rng):
+    S, w, T = rng.choice([16, 32, 64]), rng.choice([8, 16, 32]), rng.choice([32, 64])
+    a, r = rng.choice([0, 4, 8, 32]), rng.choice([0, 1, 1])
+    c, d, e = rng.choice([0, 8, 16, 32, 64]), rng.choice([0, 1, 1]), rng.choice([0, 0, 1])
+    return S, w, T, rng.choice([1, 2]), (a, r, c, d, e)
+
+
+def strided_racy(S, w, T, G0, k, tn):
+    a, r, c, d, e = k
+    seen = set()
+    for g in range(tn * G0):
+        for t in range(T):
+            bi, bj = g % tn, g // tn
+            x = (a * bj + r * (t // w)) * (tn * S) + c * bi + d * (t % w) + e
+            if x in seen:
+                return True
+            seen.add(x)
+    return False
+
+
+def test_strides_that_are_not_constants(tmp_path):
+    rng = random.Random(38)
+    accepted = 0
+    for _ in range(150):
+        S, w, T, G0, k = strided_program(rng)
+        a, r, c, d, e = k
+        text = (f"fn f(tn:usize, y:rw<f32>[tn * 1048576]@device) {{\n  let n = tn * {S};\n"
+                f"  blocks g in tn * {G0} threads t in {T} {{\n    let bi = g % tn;\n"
+                f"    let bj = g / tn;\n"
+                f"    y[({a} * bj + {r} * (t / {w})) * n + {c} * bi + {d} * (t % {w}) + {e}] = 1.0;\n"
+                f"  }}\n}}\n")
+        refused = verdict(tmp_path, text)
+        racy = any(strided_racy(S, w, T, G0, k, tn) for tn in range(1, 6))
+        assert refused or not racy, f"a race for some tn in 1..5, accepted:\n{text}"
+        accepted += not refused
+    assert accepted >= 10, accepted
