@@ -1175,7 +1175,20 @@ static void report(Phase *p, const Touch *a, const Touch *b, bool same_block) {
     static const char *const what[] = {"a read", "a write", "an atomic", "a warp's load",
                                        "a warp's store"};
     const Touch *later = a->span.off >= b->span.off ? a : b, *other = later == a ? b : a;
-    if (same_block)
+    /* a stride that is not a constant: say the limit the rule has there (stride_split) */
+    bool strided = later->index && other->index && product_term(p, later->index, 0) &&
+                   product_term(p, other->index, 0);
+    const char *stride_help =
+        "the row stride is not a constant: the phase rule tells elements row * n + rest apart "
+        "only when every rest stays below n (as 32 * (g % tn) + tx does with n = 32 * tn); "
+        "bound the rest, give the rows their own elements, or make the stride a const";
+    if (strided)
+        diag_error(p->c->d, later->span, E_COOP_PHASE, stride_help,
+                   "%s may touch one element of '%s'%s: %s here and %s at line %d",
+                   same_block ? "two threads of a block" : "two blocks", later->array->name,
+                   same_block ? " between barriers" : "", what[later->kind], what[other->kind],
+                   other->span.line);
+    else if (same_block)
         diag_error(
             p->c->d, later->span, E_COOP_PHASE,
             "between two barriers a thread touches only what no other thread writes: index with t "

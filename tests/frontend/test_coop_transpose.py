@@ -26,3 +26,13 @@ def test_transpose_is_numpys(tmp_path, tn):
 def test_the_rule_does_not_need_the_stride():
     r = run([BIN / "cairn", "check", PROGRAM])
     assert r.returncode == 0, r.stderr
+
+
+def test_a_refused_stride_says_the_limit():
+    """The near misses name what the rule needs: the rests below a stride that is not a
+    constant (the stores), or a barrier (the tile read before it is stored)."""
+    r = run([BIN / "cairn", "check", ROOT / "tests/golden/check/coop_phase_stride.cairn"])
+    helps = [line for line in r.stderr.splitlines() if line.startswith("help: ")]
+    assert len(helps) == 4, r.stderr
+    assert sum("row stride is not a constant" in h for h in helps) == 3, r.stderr
+    assert sum("put a barrier" in h for h in helps) == 1, r.stderr
