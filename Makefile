@@ -126,7 +126,7 @@ fuzz: $(DEPS_STAMP)
 # The package goes where PYTHON (make install PYTHON=...) looks under PREFIX (scripts/python_dir.py).
 PYTHON_DIR ?= $(shell $(PYTHON) scripts/python_dir.py $(PREFIX))
 # The loader finds /usr/lib and /usr/local/lib by itself; another prefix's programs carry
-# the rpath from cairn.pc (cc app.c $(pkg-config --cflags --libs cairn) starts).
+# the rpath from cairn.pc, so a program linked with pkg-config --libs cairn starts.
 PC_RPATH = $(if $(filter /usr /usr/local,$(patsubst %/,%,$(PREFIX))),, -Wl$(comma)-rpath$(comma)$${libdir})
 comma := ,
 INSTALLED_BINS = $(wildcard $(BIN)/cairn $(BIN)/cairn-farm $(BIN)/cairn-agent)
