@@ -37,17 +37,21 @@ static int npy_type(const char *path, const char *descr, ObsType *out, Err *e) {
     long size = kind ? strtol(descr + 2, &end, 10) : 0;
     int ok = kind && end && *end == '\0' && end != descr + 2;
     if (ok && order == '>' && size > 1)
-        return err_set(e, "error[E-NPY-ENDIAN]: %s holds big-endian %c%ld ('%s'); CAIRN reads "
+        return err_set(e,
+                       "error[E-NPY-ENDIAN]: %s holds big-endian %c%ld ('%s'); CAIRN reads "
                        "little-endian (numpy.save(path, a.astype(a.dtype.newbyteorder('<'))))",
                        path, kind, size, descr);
     for (size_t k = 0; ok && (order == '<' || order == '|' || order == '=') &&
-                       k < sizeof npy_types / sizeof *npy_types; k++)
+                       k < sizeof npy_types / sizeof *npy_types;
+         k++)
         if (npy_types[k].kind == kind && (long)npy_types[k].size == size) {
             *out = npy_types[k].type;
             return 0;
         }
-    return err_set(e, "%s holds dtype '%s', which CAIRN does not read (float16/32/64, "
-                   "int8..int64, uint8..uint64 and bool, little-endian)", path, descr);
+    return err_set(e,
+                   "%s holds dtype '%s', which CAIRN does not read (float16/32/64, "
+                   "int8..int64, uint8..uint64 and bool, little-endian)",
+                   path, descr);
 }
 
 /* The file's stem: "y" of "out/y.npy". */
@@ -87,8 +91,10 @@ int npy_set_read(const char *path, ObsSet *set, Err *e) {
     ObsType type = OBS_F64;
     if (npy_type(path, info.descr, &type, e) != 0) return -1;
     if (info.fortran_order && info.ndim > 1)
-        return err_set(e, "error[E-NPY-ORDER]: %s is in Fortran order; CAIRN reads C order "
-                       "(numpy.save(path, numpy.ascontiguousarray(a)))", path);
+        return err_set(e,
+                       "error[E-NPY-ORDER]: %s is in Fortran order; CAIRN reads C order "
+                       "(numpy.save(path, numpy.ascontiguousarray(a)))",
+                       path);
     data = NULL;
     if (cairn_npy_read(path, obs_type_size(type), &info, &data, err, sizeof err) != 0)
         return err_set(e, "%s: %s", path, err);
