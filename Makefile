@@ -123,7 +123,12 @@ fuzz: $(DEPS_STAMP)
 # the binaries and libcairn.so went, in cairn/_installed.py); man pages and bash
 # completion generated from the binaries' --help (scripts/help_pages.py).
 # tests/build/test_install.py installs into a temporary prefix and uses only that.
-PYTHON_DIR ?= $(PREFIX)/lib/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
+# The package goes where PYTHON (make install PYTHON=...) looks under PREFIX (scripts/python_dir.py).
+PYTHON_DIR ?= $(shell $(PYTHON) scripts/python_dir.py $(PREFIX))
+# The loader finds /usr/lib and /usr/local/lib by itself; another prefix's programs carry
+# the rpath from cairn.pc, so a program linked with pkg-config --libs cairn starts.
+PC_RPATH = $(if $(filter /usr /usr/local,$(patsubst %/,%,$(PREFIX))),, -Wl$(comma)-rpath$(comma)$${libdir})
+comma := ,
 INSTALLED_BINS = $(wildcard $(BIN)/cairn $(BIN)/cairn-farm $(BIN)/cairn-agent)
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/cairn \
@@ -133,7 +138,7 @@ install: all
 	install -m 644 $(wildcard runtime/*.h) $(DESTDIR)$(PREFIX)/include/cairn
 	install -m 755 $(OBJ)/libcairn.so $(DESTDIR)$(PREFIX)/lib
 	install -m 644 $(OBJ)/libcairn.a $(DESTDIR)$(PREFIX)/lib
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell $(BIN)/cairn --version | cut -d" " -f2)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@RPATH@|$(PC_RPATH)|' -e 's|@VERSION@|$(shell $(BIN)/cairn --version | cut -d" " -f2)|' \
 	  runtime/cairn.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cairn.pc
 	install -m 644 $(filter-out %/_installed.py,$(wildcard python/cairn/*.py)) $(DESTDIR)$(PYTHON_DIR)/cairn
 	printf '"""Written by make install."""\nBINDIR = "%s"\nLIBDIR = "%s"\n' \

@@ -17,7 +17,8 @@ ifneq ($(Z3_SONAME),)
 $(OBJ)/compiler/verify/verify_z3.o: CFLAGS += -DVERIFY_Z3_SONAME='"$(Z3_SONAME)"'
 endif
 
-$(BIN)/cairn: $(CAIRN_OBJS) $(LIB_A)
+# cairn show and cairn diff read .npy files with the runtime's parser (compiler/npy_set.c).
+$(BIN)/cairn: $(CAIRN_OBJS) $(OBJ)/runtime/cairn_npy.o $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CAIRN_LIBS) $(LDLIBS)
 

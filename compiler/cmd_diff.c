@@ -3,17 +3,21 @@
  * with both values and their distance in units in the last place, and the largest
  * distance (lib/obs.h decides all of it). Exit 0 identical, 1 different, 2 trouble. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "lib/obs_set.h"
+#include "npy_set.h"
 
 const char cmd_diff_help[] =
     "usage: cairn diff [-q|--quiet] A B\n"
     "\n"
-    "Compares two observation sets, each a raw folder (cairn run --observe-raw DIR) or an\n"
-    "observation file (cairn run --observe-file FILE). Observations are paired by name\n"
-    "and, for a name observed several times, by occurrence. For each pair it prints\n"
+    "Compares two observation sets, each a raw folder (cairn run --observe-raw DIR), an\n"
+    "observation file (cairn run --observe-file FILE) or a NumPy .npy file (one array,\n"
+    "named by the file's stem: y of y.npy). Observations are paired by name and, for a\n"
+    "name observed several times, by occurrence; a .npy array against a side of one\n"
+    "observation pairs with it whatever its name. For each pair it prints\n"
     "`identical`, or the number of elements whose bits differ, the first of them with\n"
     "both values (and bits) and their distance in ULPs, and the largest distance:\n"
     "\n"
@@ -158,6 +162,34 @@ static void print_tally(FILE *out, const Tally *t) {
     fputc('\n', out);
 }
 
+/* A and B from PATHS; an array of a .npy file pairs with the other side's only
+ * observation whatever its name (a.npy against b.npy, or run.obs of one observation). */
+static int read_pair(const char *paths[2], ObsSet *a, ObsSet *b) {
+    Err err = {{0}};
+    if (npy_set_read_any(paths[0], a, &err) != 0) {
+        npy_set_report("cairn diff", &err);
+        return -1;
+    }
+    if (npy_set_read_any(paths[1], b, &err) != 0) {
+        obs_set_free(a);
+        npy_set_report("cairn diff", &err);
+        return -1;
+    }
+    if ((npy_set_is_npy(paths[0]) || npy_set_is_npy(paths[1])) && a->len == 1 && b->len == 1 &&
+        strcmp(a->items[0].name, b->items[0].name) != 0) {
+        char *name = strdup(a->items[0].name);
+        if (!name) {
+            obs_set_free(a);
+            obs_set_free(b);
+            fprintf(stderr, "cairn diff: error: out of memory\n");
+            return -1;
+        }
+        free(b->items[0].name);
+        b->items[0].name = name;
+    }
+    return 0;
+}
+
 int cmd_diff(int argc, char **argv) {
     const char *paths[2] = {NULL, NULL};
     int quiet = 0, n = 0;
@@ -174,16 +206,7 @@ int cmd_diff(int argc, char **argv) {
         return 2;
     }
     ObsSet a, b;
-    Err err = {{0}};
-    if (obs_set_read(paths[0], &a, &err) != 0) {
-        fprintf(stderr, "cairn diff: error: %s\n", err.msg);
-        return 2;
-    }
-    if (obs_set_read(paths[1], &b, &err) != 0) {
-        obs_set_free(&a);
-        fprintf(stderr, "cairn diff: error: %s\n", err.msg);
-        return 2;
-    }
+    if (read_pair(paths, &a, &b) != 0) return 2;
     FILE *out = quiet ? fopen("/dev/null", "w") : stdout;
     Tally t = {0};
     compare_sets(out ? out : stdout, &a, &b, &t);

@@ -1,6 +1,7 @@
 /* cmd_explain.c: `cairn explain E-CODE`: the rule, a refused program and its accepted
- * fix, from codes.def (the same table the checker reports from). `--list` prints every
- * code with its title. */
+ * fix, from codes.def (the same table the checker reports from), or for the codes of
+ * files the commands read, from file_codes.def (the examples are Python writing the
+ * file). `--list` prints every code with its title. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -16,6 +17,22 @@ const char cmd_explain_help[] =
     "fixed. --list prints every code with a one-line title.\n"
     "\n"
     "exit status: 0 explained, 2 unknown code or usage error\n";
+
+static const CodeInfo file_codes[] = {
+#define FILE_CODE(id, text, title, rule, refused, accepted) {text, title, rule, refused, accepted},
+#include "file_codes.def"
+#undef FILE_CODE
+};
+enum { FILE_CODE_COUNT = sizeof file_codes / sizeof *file_codes };
+
+/* The row of TEXT ("E-CAST", "E-NPY-ORDER", case-insensitive) in either table, or NULL. */
+static const CodeInfo *find_code(const char *text) {
+    Code c = diag_code_from_text(text);
+    if (c != CODE_COUNT) return diag_code_info(c);
+    for (int k = 0; k < FILE_CODE_COUNT; k++)
+        if (strcasecmp(file_codes[k].text, text) == 0) return &file_codes[k];
+    return NULL;
+}
 
 static void print_indented(const char *text) {
     const char *line = text;
@@ -36,21 +53,22 @@ int cmd_explain(int argc, char **argv) {
     if (strcmp(argv[1], "--list") == 0) {
         for (int c = 0; c < CODE_COUNT; c++)
             printf("%-18s %s\n", diag_code_info((Code)c)->text, diag_code_info((Code)c)->title);
+        for (int k = 0; k < FILE_CODE_COUNT; k++)
+            printf("%-18s %s\n", file_codes[k].text, file_codes[k].title);
         return 0;
     }
-    Code c = diag_code_from_text(argv[1]);
-    if (c == CODE_COUNT && strncasecmp(argv[1], "E-", 2) != 0) { /* REDUCE-ORDER, reduce-order */
+    const CodeInfo *info = find_code(argv[1]);
+    if (!info && strncasecmp(argv[1], "E-", 2) != 0) { /* REDUCE-ORDER, reduce-order */
         char with_prefix[64];
         snprintf(with_prefix, sizeof with_prefix, "E-%s", argv[1]);
-        c = diag_code_from_text(with_prefix);
+        info = find_code(with_prefix);
     }
-    if (c == CODE_COUNT) {
+    if (!info) {
         fprintf(stderr,
                 "cairn explain: error: unknown code '%s' (cairn explain --list shows them)\n",
                 argv[1]);
         return 2;
     }
-    const CodeInfo *info = diag_code_info(c);
     printf("%s: %s\n\n%s\n\nRefused:\n\n", info->text, info->title, info->rule);
     print_indented(info->refused);
     printf("\nAccepted:\n\n");

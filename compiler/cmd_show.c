@@ -6,12 +6,14 @@
 
 #include "commands.h"
 #include "lib/obs_set.h"
+#include "npy_set.h"
 
 const char cmd_show_help[] =
     "usage: cairn show [--all] SET...\n"
     "\n"
     "Prints the observations of SET, a raw folder (cairn run --observe-raw DIR) or an\n"
-    "observation file (cairn run --observe-file FILE), in the order they were made:\n"
+    "observation file (cairn run --observe-file FILE), in the order they were made, or the\n"
+    "array of a NumPy .npy file (named by its stem; little-endian, C order):\n"
     "\n"
     "  a scalar     name, type, value and, for a float type, its bits in hex:\n"
     "                 exact    f64  0.0  (0x0000000000000000)\n"
@@ -116,8 +118,8 @@ int cmd_show(int argc, char **argv) {
         if (strcmp(argv[i], "--all") == 0) continue;
         ObsSet set;
         Err err = {{0}};
-        if (obs_set_read(argv[i], &set, &err) != 0) {
-            fprintf(stderr, "cairn show: error: %s\n", err.msg);
+        if (npy_set_read_any(argv[i], &set, &err) != 0) {
+            npy_set_report("cairn show", &err);
             return 2;
         }
         if (sets > 1) printf("%s%s:\n", i > first ? "\n" : "", argv[i]);

@@ -7,7 +7,7 @@
 # prints the comparison, exports the run's signed bundles as folders (cairn-farm export:
 # the coordinator stores files by content) and says where they and the agent's public key
 # lie, verifies one bundle (with cairn-farm and with the plain openssl command line),
-# prints the dashboard's URL, and stops everything it started, also on Ctrl-C or failure
+# prints the dashboard's URL while it is up (KEEP=1) or how to serve it again, and stops everything it started, also on Ctrl-C or failure
 # (KEEP=1: the coordinator stays up, serving the dashboard, until Ctrl-C).
 # tests/farm/test_demo.py runs it whole.
 set -euo pipefail
@@ -88,5 +88,7 @@ if [ "${KEEP:-0}" = 1 ]; then
   wait "${pids[0]}"
 else
   echo "demo: done (coordinator and agent stopped; make demo KEEP=1 keeps them up)."
-  echo "dashboard (while the coordinator runs): $url/   runs/$run shows this run's verdicts"
+  echo "the dashboard is down with the coordinator; to see run $run again, serve its state:"
+  echo "  $BIN/cairn-farm serve --state $state --config $DEMO/farm.json"
+  echo "  (it writes its URL to $state/serve.json; the run's verdicts are under runs/$run)"
 fi

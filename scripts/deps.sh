@@ -38,6 +38,7 @@ TEST=(
   libmpfr-dev                  # the correctly rounded math checked against MPFR (tests/c/cr_check.c)
   python3-pytest python3-numpy # test driver and exact models
   python3-yaml                 # tests/farm/test_fleet.py parses the Kubernetes manifest
+  python3-venv python3-pip python3-setuptools  # pip install ./python, tested in a venv
   chromium python3-websocket   # the dashboard's browser tests (headless, DevTools protocol)
   valgrind                     # tests/farm: token comparison counted in instructions
   libxml2-utils                # tests/farm/test_ci.py: xmllint checks JUnit files against the schema

@@ -27,7 +27,7 @@ import tempfile
 
 import numpy as np
 
-from . import _device, _find, _types
+from . import _bind, _device, _find, _types
 from ._runtime import exact_sum, mm_enclose
 
 __all__ = ["build", "load", "Library", "Function", "CairnError", "TrapError", "BuildError",
@@ -105,7 +105,8 @@ class Function:
             if key in given:
                 raise TypeError(f"{self.name}() got {key!r} twice")
             given[key] = value
-        return given
+        _bind.check(self, args, given, positional)
+        return given, positional[:len(args)]
 
     def _on_device(self, given):
         """Whether the placed views' arguments are device memory (the entry itself) or
@@ -163,8 +164,23 @@ class Function:
         host_entry = self._host_cfunc is not None and not on_device
         return c_args, views, host_entry
 
+    def _bound_arguments(self, args, kwargs):
+        """_arguments of the bound call; an error about one argument given by position
+        also shows the binding used (and why, when every parameter was bound)."""
+        given, positional = self._bind(args, kwargs)
+        try:
+            return self._arguments(dict(given))
+        except (TypeError, ValueError) as e:
+            if not positional:
+                raise
+            why = _bind.cause(self, len(args), positional, self._optional) \
+                if len(args) == len(self.params) and self._optional else ""
+            note = f" ({why})" if why else ""
+            raise type(e)(f"{e}{note}\n  {_bind.binding(self.params, given, positional, ())}") \
+                from None
+
     def __call__(self, *args, **kwargs):
-        c_args, keep, host_entry = self._arguments(self._bind(args, kwargs))
+        c_args, keep, host_entry = self._bound_arguments(args, kwargs)
         out = None
         if self.result:
             out = _types.ctype(self.result)()

@@ -3,7 +3,10 @@
 In this order: the environment (CAIRN, the binary; CAIRN_RUNTIME_LIB, libcairn.so); the
 folders `make install` recorded in _installed.py when it installed this package; a
 source checkout this package sits in (bin/cairn, build/obj/libcairn.so); then PATH for
-the binary."""
+the binary. A package installed by pip (pip install ./python) records no folders: it
+takes cairn from PATH, and libcairn.so from beside that binary, as make install lays them
+out (PREFIX/bin/cairn, PREFIX/lib/libcairn.so) or as a checkout does (bin/cairn,
+build/obj/libcairn.so)."""
 import os
 import pathlib
 import shutil
@@ -36,14 +39,25 @@ def cairn_binary():
     return found
 
 
+def _beside_binary():
+    """libcairn.so where the cairn binary's folder says: PREFIX/lib or the checkout's."""
+    try:
+        binary = cairn_binary().resolve()
+    except NotFound:
+        return []
+    top = binary.parent.parent
+    return [top / "lib" / "libcairn.so", top / "build" / "obj" / "libcairn.so"]
+
+
 def runtime_library():
     """libcairn.so, the runtime's shared library (exact_sum, mm_enclose)."""
     found = _first([os.environ.get("CAIRN_RUNTIME_LIB"),
                     _installed.LIBDIR and pathlib.Path(_installed.LIBDIR) / "libcairn.so",
-                    _CHECKOUT / "build" / "obj" / "libcairn.so"])
+                    _CHECKOUT / "build" / "obj" / "libcairn.so", *_beside_binary()])
     if not found:
         raise NotFound("libcairn.so not found: set CAIRN_RUNTIME_LIB to it, run make in the "
-                       "source tree, or install CAIRN (make install PREFIX=...)")
+                       "source tree, install CAIRN (make install PREFIX=...), or put the cairn "
+                       "beside it (PREFIX/bin) on PATH")
     return found
 
 

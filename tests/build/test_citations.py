@@ -117,6 +117,48 @@ def stale_citations(files=None):
     return stale
 
 
+DOCS = [p for p in FILES if p == "README.md" or (p.startswith(("docs/", "examples/")) and
+                                                   p.endswith(".md"))]
+
+
+def stale_in_docs(texts):
+    """What README.md and docs/*.md cite that is not in the tree: a source file named with
+    its folder (`runtime/cairn_sum.c`; a bare name is the reader's own file), the
+    numerics specification kept outside (`spec/...`), and a folder README's layout table
+    lists. {rel: text} in, "rel:line: cited" out."""
+    stale = []
+    for rel, text in sorted(texts.items()):
+        for m in CITED.finditer(text):
+            cited = m.group(1)
+            if "/" not in cited or PLACEHOLDER.search(cited):
+                continue
+            if cited.split("/")[0] not in FOLDERS + ("docs", "spec", ".."):
+                continue
+            if not resolves(rel, cited):
+                stale.append(f"{rel}:{text.count(chr(10), 0, m.start()) + 1}: {cited}")
+        layout = text.split("## Layout", 1)[1].split("\n## ", 1)[0] if rel == "README.md" \
+            else ""
+        for row in (line for line in layout.splitlines() if line.startswith("| `")):
+            for folder in re.findall(r"`([\w.-]+)/`", row.split("|")[1]):
+                if not (ROOT / folder).is_dir():
+                    stale.append(f"{rel}: layout names {folder}/")
+    return stale
+
+
+def test_docs_cite_only_what_is_in_the_tree():
+    stale = stale_in_docs({rel: (ROOT / rel).read_text() for rel in DOCS})
+    assert not stale, "the docs cite what is not in the tree:\n" + "\n".join(stale)
+
+
+def test_the_docs_rule_can_fail():
+    """The README of issue 38 (`spec/numerics.md`, `evidence/` in the layout) fails."""
+    readme = ("The contract is `spec/numerics.md`; see `runtime/cairn_nothing.c` and `app.c`.\n"
+              "## Layout\n| `configs/`, `evidence/` | x |\n## Next\n")
+    assert stale_in_docs({"README.md": readme}) == [
+        "README.md:1: spec/numerics.md", "README.md:1: runtime/cairn_nothing.c",
+        "README.md: layout names evidence/"]
+
+
 def test_cited_files_and_sections_exist():
     stale = stale_citations()
     assert not stale, "comments cite what does not exist:\n" + "\n".join(stale)

@@ -2,8 +2,10 @@
 used from there alone, in an environment whose PATH holds the prefix's bin and the
 system's, with no variable pointing back into the source tree: the binaries build and run
 a program and a library; a C program compiles against the runtime through pkg-config
-(cairn.pc), as a shared library and as the static archive; the Python package builds and
-calls a library and the runtime's exact sum; the man pages render and bash completes."""
+(cairn.pc), as a shared library (the rpath from cairn.pc) and as the static archive
+(--static); the Python package builds and calls a library and the runtime's exact sum,
+installed by make install (where the interpreter asked looks) or by pip install ./python
+into a venv; the man pages render and bash completes."""
 import os
 import pathlib
 import shutil
@@ -44,7 +46,8 @@ def prefix(tmp_path_factory):
 
 
 def python_dir(prefix):
-    [found] = list((prefix / "lib").glob("python3*/dist-packages"))
+    """Where make install put the package for Debian's python3 (scripts/python_dir.py)."""
+    [found] = list((prefix / "lib").glob("python3*/*-packages"))
     return found
 
 
@@ -74,16 +77,68 @@ def test_what_is_installed(prefix):
 
 
 def test_a_c_program_builds_against_the_installed_runtime(prefix, env, tmp_path):
+    """The documented commands verbatim: the shared build starts without LD_LIBRARY_PATH
+    (cairn.pc carries the rpath of a prefix outside the loader's path), and --static
+    links the archive."""
     (tmp_path / "app.c").write_text(APP)
-    flags = "-std=c11 -Wall -Wextra -Werror"
-    sh(f"cc {flags} app.c $(pkg-config --cflags --libs cairn) -Wl,-rpath,{prefix}/lib -o app_so",
-       env, tmp_path)
-    libs = sh("pkg-config --static --libs cairn", env, tmp_path).replace("-lcairn", "").strip()
-    sh(f"cc {flags} app.c $(pkg-config --cflags cairn) {prefix}/lib/libcairn.a {libs} -o app_a",
-       env, tmp_path)
+    sh("cc app.c $(pkg-config --cflags --libs cairn) -o app_so", env, tmp_path)
+    sh("cc app.c $(pkg-config --static --cflags --libs cairn) -o app_a", env, tmp_path)
     for exe in ("app_so", "app_a"):
         assert sh(f"./{exe}", env, tmp_path) == "1 <f8 3\n"  # the exact sum, through a .npy file
+    assert f"{prefix}/lib/libcairn.so" in sh("ldd ./app_so", env, tmp_path)
     assert "libcairn" not in sh("ldd ./app_a", env, tmp_path)
+    assert f"-Wl,-rpath,{prefix}/lib" in sh("pkg-config --libs cairn", env, tmp_path)
+
+
+def test_a_system_prefix_gets_no_rpath(tmp_path):
+    r = subprocess.run(["make", "-s", "-n", "install", "PREFIX=/usr/local", f"BIN={BIN}",
+                        f"OBJ={pathlib.Path(TBIN).parent}"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    [sed] = [line for line in r.stdout.splitlines() if "@RPATH@" in line]
+    assert "s|@RPATH@||" in sed
+
+
+def test_pip_installs_the_package_into_a_venv_and_it_finds_the_prefix(prefix, env, tmp_path):
+    """pip install ./python (offline, no build step) into a venv over Debian's numpy; the
+    package records no folders and finds cairn on PATH, libcairn.so beside it."""
+    venv = tmp_path / "venv"
+    sh(f"/usr/bin/python3 -m venv --system-site-packages {venv}", env, tmp_path)
+    shutil.copytree(ROOT / "python", tmp_path / "src", ignore=shutil.ignore_patterns(
+        "build", "*.egg-info", "__pycache__"))
+    sh(f"{venv}/bin/pip install -q --no-build-isolation --no-index ./src", env, tmp_path)
+    (tmp_path / "k.cairn").write_text("pub fn pick(n:usize, x:ro<i32>[n], k:usize) -> i32 = x[k];\n")
+    script = f"""
+import numpy as np, cairn
+assert cairn.__file__.startswith("{venv}"), cairn.__file__
+assert str(cairn._find.cairn_binary()) == "{prefix}/bin/cairn"
+assert str(cairn._find.runtime_library()) == "{prefix}/lib/libcairn.so"
+print(cairn.build("k.cairn").pick(np.array([5, 6, 7], np.int32), 2))
+print(cairn.exact_sum(np.array([1e16, 1.0, -1e16])))
+"""
+    venv_env = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+    assert sh(f"{venv}/bin/python -c '{script}'", venv_env, tmp_path) == "7\n1.0\n"
+
+
+def test_make_install_puts_the_package_where_its_python_looks(tmp_path):
+    """make install PYTHON=VENV/bin/python PREFIX=VENV: the package lands in the venv's
+    site-packages (asked of that interpreter), imported with no PYTHONPATH."""
+    venv = tmp_path / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)],
+                   check=True, timeout=600)
+    r = subprocess.run(["make", "-s", "install", f"PREFIX={venv}", f"PYTHON={venv}/bin/python",
+                        f"BIN={BIN}", f"OBJ={pathlib.Path(TBIN).parent}", f"CC={CC}",
+                        f"SAN={SAN}"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = subprocess.run([f"{venv}/bin/python", "-c", "import cairn; print(cairn.__file__); "
+                          "print(cairn._find.runtime_library())"], capture_output=True,
+                         text=True, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    site = subprocess.run([f"{venv}/bin/python", "-c", "import sysconfig; "
+                           "print(sysconfig.get_path('purelib'))"], capture_output=True,
+                          text=True, timeout=600).stdout.strip()
+    assert out.stdout.splitlines() == [f"{site}/cairn/__init__.py", f"{venv}/lib/libcairn.so"]
 
 
 def test_the_installed_cairn_builds_runs_and_links_a_library(prefix, env, tmp_path):

@@ -2,6 +2,7 @@
 and the command line: --help, --version, help CMD, check's exit statuses."""
 import pathlib
 import re
+import subprocess
 import sys
 
 import pytest
@@ -55,6 +56,15 @@ def test_explain_examples_hold(code, tmp_path):
     bad, good = tmp_path / "refused.cairn", tmp_path / "accepted.cairn"
     bad.write_text(refused)
     good.write_text(accepted)
+    if code.startswith("E-NPY-"):  # file_codes.def: Python that writes x.npy
+        for script, refused_it in ((refused, True), (accepted, False)):
+            (tmp_path / "make.py").write_text(script)
+            subprocess.run(["/usr/bin/python3", "make.py"], check=True, cwd=tmp_path, timeout=300)
+            shown = subprocess.run([str(CAIRN), "show", "x.npy"], cwd=tmp_path, timeout=300,
+                                   capture_output=True, text=True)
+            assert shown.returncode == (2 if refused_it else 0), shown.stderr
+            assert (f"error[{code}]" in shown.stderr) == refused_it, shown.stderr
+        return
     rc_bad, found_bad, err_bad = check(bad)
     if code == "E-UNSUPPORTED":   # nothing is pending in the checker: the build refuses it
         built = run([CAIRN, "build", str(bad), "-o", str(tmp_path / "refused")])
@@ -123,4 +133,12 @@ def test_check_exit_statuses(tmp_path):
 def test_language_reference_lists_every_code():
     doc = (ROOT / "docs/language.md").read_text()
     table = set(re.findall(r"^\| (E-[A-Z-]+) \|", doc, re.M))
-    assert table == set(all_codes())
+    assert table == {c for c in all_codes() if not c.startswith("E-NPY-")}
+
+
+def test_tools_reference_lists_every_file_code():
+    """The codes of .npy files (compiler/file_codes.def) are cairn show's and cairn diff's:
+    docs/tools.md lists them."""
+    doc = (ROOT / "docs/tools.md").read_text()
+    table = set(re.findall(r"^\| (E-NPY-[A-Z-]+) \|", doc, re.M))
+    assert table == {c for c in all_codes() if c.startswith("E-NPY-")} != set()
