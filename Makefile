@@ -7,6 +7,7 @@
 #   make gpu        device checks on this GPU host, no network, installs nothing: one folder
 #                   build/gpu, a summary and a signed bundle under evidence/ (scripts/gpu.sh)
 #   make test-loaded  the suite beside a CPU hog of two busy processes per core
+#                   (ONE_CORE=1: all of it on core 0, taskset -c 0)
 #   make matrix     the suite under gcc and clang, each plain, ASan+UBSan and TSan,
 #                   plus the long sweeps (exhaustive conversions ...), and loaded
 #   make fuzz       bounded fuzzing of the front end
@@ -83,9 +84,10 @@ test: all $(TEST_TARGETS)
 	$(TEST_ENV) $(PYTHON) -m pytest $(PYTEST_ARGS)
 
 # The same suite beside a CPU hog (scripts/test_loaded.sh, HOG_PER_CORE busy processes per
-# core, default 2): no test may count on the machine's speed or load (docs/design.md).
+# core, default 2; ONE_CORE=1 pins it all to core 0): no test may count on the machine's
+# speed or load (docs/design.md).
 test-loaded: all
-	@scripts/test_loaded.sh $(MAKE) --no-print-directory test CC=$(CC) SAN=$(SAN) \
+	@ONE_CORE=$(ONE_CORE) scripts/test_loaded.sh $(MAKE) --no-print-directory test CC=$(CC) SAN=$(SAN) \
 	  BIN=$(BIN) OBJ=$(OBJ) PYTEST_ARGS="$(PYTEST_ARGS)"
 
 MATRIX_CELLS := gcc-none gcc-asan gcc-tsan clang-none clang-asan clang-tsan
@@ -100,8 +102,11 @@ matrix: $(DEPS_STAMP)
 	echo "== matrix cell gcc-none, loaded"; \
 	$(MAKE) --no-print-directory test-loaded CC=gcc SAN=none \
 	  BIN=build/matrix/gcc-none/bin OBJ=build/matrix/gcc-none/obj || failed="$$failed loaded"; \
+	echo "== matrix cell gcc-none, loaded on one core"; \
+	$(MAKE) --no-print-directory test-loaded CC=gcc SAN=none ONE_CORE=1 \
+	  BIN=build/matrix/gcc-none/bin OBJ=build/matrix/gcc-none/obj || failed="$$failed one-core"; \
 	if [ -n "$$failed" ]; then echo "== matrix: failed cells:$$failed"; exit 1; fi; \
-	echo "== matrix: all $(words $(MATRIX_CELLS)) cells passed, and gcc-none loaded"
+	echo "== matrix: all $(words $(MATRIX_CELLS)) cells passed, and gcc-none loaded (all cores, one)"
 export CAIRN_MATRIX
 
 # `make gpu`: both halves of every device program on this host's GPU, checked by the

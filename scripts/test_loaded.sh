@@ -5,10 +5,17 @@
 # a latency, a count of what happened "meanwhile", a short timeout) fails here rather
 # than at random in CI (docs/design.md, "Tests that hold on a loaded machine"). The hog
 # is stopped when the command ends, fails or is interrupted; the exit status is the
-# command's.
+# command's. ONE_CORE=1 pins the command and the hog to core 0 (taskset -c 0): all the
+# suite's processes and HOG_PER_CORE busy ones share that core.
 set -u
 per_core=${HOG_PER_CORE:-2}
 cores=$(nproc)
+pin=()
+if [ "${ONE_CORE:-0}" = 1 ]; then
+    command -v taskset >/dev/null || { echo "test-loaded: ONE_CORE=1 needs taskset" >&2; exit 2; }
+    cores=1
+    pin=(taskset -c 0)
+fi
 hogs=()
 stop_hogs() {
     for pid in "${hogs[@]}"; do kill "$pid" 2>/dev/null; done
@@ -29,10 +36,11 @@ trap 'on_signal 143' TERM
 for _ in $(seq $((per_core * cores))); do
     (trap - INT TERM; while :; do :; done) &
     hogs+=($!)
+    [ ${#pin[@]} -gt 0 ] && taskset -p -c 0 "$!" >/dev/null
 done
-echo "== test-loaded: ${#hogs[@]} busy processes beside: $*"
+echo "== test-loaded: ${#hogs[@]} busy processes beside: ${pin[*]} $*"
 set -m # the command in a process group of its own, so that a signal reaches all of it
-"$@" &
+"${pin[@]}" "$@" &
 child=$!
 set +m
 wait "$child"

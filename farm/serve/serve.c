@@ -48,7 +48,7 @@ static const char SERVE_HELP[] =
     "store \"sqlite\" (default) keeps the database in DIR/farm.db; \"postgresql://...\" (a\n"
     "libpq URI) keeps it in PostgreSQL, which several coordinators may share along with\n"
     "one DIR (docs/farm.md, \"Several coordinators\").\n"
-    "No connection has a thread of its own. http_threads epoll threads read and answer\n"
+    "No connection has a thread of its own. http_threads poll threads read and answer\n"
     "every connection and run the short routes (claims, heartbeats, source downloads); a\n"
     "claim with nothing to do is suspended, holding no thread, until jobs may have become\n"
     "claimable or its wait_s runs out. work_threads run what verifies or writes files\n"

@@ -1,5 +1,5 @@
 /* server.c: the coordinator's HTTP on libmicrohttpd. No connection owns a thread
- * (docs/farm.md, "The server's threads"): libmicrohttpd's fixed pool of epoll threads
+ * (docs/farm.md, "The server's threads"): libmicrohttpd's fixed pool of poll threads
  * reads and answers every connection. A request is admitted from its headers alone
  * (route, token, declared length) before any of its body is read; then its handler runs
  * here (the short routes), or the request is handed to the work pool or parked as a
@@ -428,9 +428,14 @@ struct MHD_Daemon *server_start(Server *s, char *url, size_t cap, Err *e) {
     conns_init(s->conns, &limits);
     /* No inactivity timeout of libmicrohttpd's: it closed connections whose request had
      * come but was not yet read (its threads busy), and conns.c's deadlines cover every
-     * phase. epoll where the system has it; each pool thread waits on its own connections. */
+     * phase. poll(2), never epoll: libmicrohttpd's epoll loop (MHD_epoll, 0.9.75 to its
+     * master of 2025) takes 128 events a call and calls again while a call returned 128,
+     * with the timeout it chose before the first, when none was ready: with no inactivity
+     * timeout that is forever, and the connections whose events it took (a multiple of
+     * 128: the issue's 256 missing answers) wait for some other event on that thread.
+     * poll handles every ready connection of a pass. Each pool thread polls its own. */
     struct MHD_Daemon *daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
             MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->cfg.http_threads, MHD_OPTION_NOTIFY_COMPLETED,

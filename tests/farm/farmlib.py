@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 
@@ -99,6 +100,70 @@ def wait_for(pred, timeout, what, step=0.05):
             return value
         time.sleep(step)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class Recorder:
+    """A TCP relay on loopback to the coordinator at PORT that keeps every byte its
+    clients sent: a test reads what an agent asked for (claims()) instead of timing it."""
+
+    def __init__(self, port):
+        self.port, self.sent, self.lock = port, [], threading.Lock()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.port))
+            with self.lock:
+                self.sent.append(bytearray())
+                kept = self.sent[-1]
+            threading.Thread(target=self._pump, args=(client, upstream, kept),
+                             daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, None),
+                             daemon=True).start()
+
+    def _pump(self, src, dst, kept):
+        try:
+            while data := src.recv(65536):
+                if kept is not None:
+                    with self.lock:
+                        kept += data
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def claims(self):
+        """The wait_s of every claim the clients sent, connection by connection in order."""
+        with self.lock:
+            streams = [bytes(b) for b in self.sent]
+        waits = []
+        for data in streams:
+            while b"\r\n\r\n" in data:
+                head, _, rest = data.partition(b"\r\n\r\n")
+                lines = head.decode(errors="replace").split("\r\n")
+                length = next((int(v) for k, _, v in (l.partition(":") for l in lines[1:])
+                               if k.strip().lower() == "content-length"), 0)
+                if len(rest) < length:
+                    break
+                body, data = rest[:length], rest[length:]
+                if lines[0].startswith("POST /api/v1/claim "):
+                    waits.append(json.loads(body or b"{}").get("wait_s", 0))
+        return waits
+
+    def close(self):
+        self.sock.close()
 
 
 class Pauses:
@@ -289,9 +354,11 @@ class Farm:
             subprocess.run([AGENT, "keygen", key], check=True, capture_output=True, timeout=30)
         return key
 
-    def agent(self, name, *extra, env=None, cairn=FAKE_CAIRN, sanitizers="none", idle=None):
+    def agent(self, name, *extra, env=None, cairn=FAKE_CAIRN, sanitizers="none", idle=None,
+              url=None):
+        """An agent of this coordinator, reaching it at URL (a Recorder's) if given."""
         key = self.keygen(name)
-        args = [AGENT, "run", "--coordinator", self.url, "--token", ENROL, "--key", key,
+        args = [AGENT, "run", "--coordinator", url or self.url, "--token", ENROL, "--key", key,
                 "--cairn", cairn, "--name", name, "--work", self.tmp / f"work-{name}",
                 "--sanitizers", sanitizers, *extra]
         if idle:

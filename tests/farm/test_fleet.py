@@ -10,12 +10,12 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from farmlib import AGENT, ENROL, FAKE_CAIRN, HERE, Farm  # noqa: E402
+from cairntest import TBIN  # noqa: E402
+from farmlib import AGENT, ENROL, FAKE_CAIRN, HERE, Farm, Recorder, wait_for  # noqa: E402
 
 ROOT = HERE.parent.parent
 CONFIGS = ROOT / "configs"
@@ -66,28 +66,64 @@ def test_once_then_max_jobs_take_exactly_their_share(tmp_path):
 
 
 def test_idle_exit_leaves_an_empty_queue_on_time(tmp_path):
-    # The coordinator lets long polls wait a minute, so an agent that asked for its full
-    # 20 s poll instead of what was left of its 2 s takes over 22 s: the bound sits
-    # between, as far from 2 s as the bug allows.
+    """--idle-exit 2 with nothing to do: the agent exits, and every long poll it sent
+    asked for what was left of its 2 s, never a full 20 s poll (the coordinator would
+    hold one a minute here). What it asked is read from the bytes it sent, through a
+    Recorder: how long it took depends on the load, and bounds only the hang guard."""
     with Farm(tmp_path, claim_wait=60) as farm:
-        start = time.monotonic()
-        agent = farm.agent("idler", "--idle-exit", "2")
-        assert finish(agent, 120) == 0, agent.logpath.read_text()
-        took = time.monotonic() - start
-        assert 2 <= took < 18, took   # waited its 2 s, not a full 20 s long poll
+        recorder = Recorder(farm.port)
+        try:
+            agent = farm.agent("idler", "--idle-exit", "2", url=recorder.url)
+            assert finish(agent, 600) == 0, agent.logpath.read_text()
+            waits = recorder.claims()
+        finally:
+            recorder.close()
         assert "idle for 2 s, exiting" in agent.logpath.read_text()
+        assert waits and all(0 < w <= 2 for w in waits), waits
+
+
+def shifted_agent(farm, name, idle, shift, url):
+    """An agent whose wall clock (its idle clock) the file SHIFT steps (clock_shift.so)."""
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    env = {"LD_PRELOAD": str(TBIN / "clock_shift.so"), "CAIRN_CLOCK_SHIFT_FILE": str(shift),
+           "ASAN_OPTIONS": f"{asan}:verify_asan_link_order=0" if asan
+           else "verify_asan_link_order=0"}
+    return farm.agent(name, "--idle-exit", str(idle), env=env, url=url)
 
 
 def test_idle_exit_counts_from_the_last_job(tmp_path):
-    with Farm(tmp_path, lease=15) as farm:
-        agent = farm.agent("late", "--idle-exit", "4")
-        time.sleep(2)
-        submitted = time.monotonic()
-        run = farm.submit(CASES, {"compilers": ["gcc"]})
-        assert finish(agent, 60) == 0, agent.logpath.read_text()
-        # Counted from the start it would have left about 2 s after the submit.
-        assert time.monotonic() - submitted >= 4
-        assert jobs_by_agent(farm, [run]) == ({"late": 1}, 0)
+    """The agent's clock is stepped instead of waited for (tests/farm/clock_shift.c):
+    idle 900 of its 1000 s, it takes a job; 1800 s after its start (900 after the job)
+    it is still polling; 2000 s after its start (1100 after the job) it exits. Counted
+    from its start it would have exited at the second step. Each step is seen to be
+    acted on through the claims the agent sent after it (a Recorder), not waited out."""
+    shift = tmp_path / "clock-shift"
+    shift.write_text("0")
+    with Farm(tmp_path, lease=600, claim_wait=1) as farm:
+        recorder = Recorder(farm.port)
+        try:
+            agent = shifted_agent(farm, "late", 1000, shift, recorder.url)
+
+            def claims_after(count, more):
+                wait_for(lambda: len(recorder.claims()) >= count + more or agent.poll() is not None,
+                         600, f"{more} more claims from the agent: hung?")
+                return agent.poll() is None
+
+            assert claims_after(0, 1), agent.logpath.read_text()
+            shift.write_text("900")
+            assert claims_after(len(recorder.claims()), 2), agent.logpath.read_text()
+            run = farm.submit(CASES, {"compilers": ["gcc"]})
+            farm.wait_run(run, 600)
+            assert jobs_by_agent(farm, [run]) == ({"late": 1}, 0)
+            shift.write_text("1800")
+            # two claims begun after the step: the agent looked at its clock since
+            assert claims_after(len(recorder.claims()), 2), \
+                "the agent counted its idle time from its start: " + agent.logpath.read_text()
+            shift.write_text("2000")
+            assert finish(agent, 600) == 0, agent.logpath.read_text()
+        finally:
+            recorder.close()
+        assert "idle for 1000 s, exiting" in agent.logpath.read_text()
 
 
 @pytest.mark.parametrize("flag,value", [("--max-jobs", "0"), ("--max-jobs", "1.5"),

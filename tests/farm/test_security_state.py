@@ -114,7 +114,10 @@ def test_an_acknowledged_bundle_keeps_its_files_across_coordinators(tmp_path, pr
                 time.sleep(max(0.0, locked + 3.5 - time.time()))
             to_b = threading.Thread(target=upload, args=(b, bodies[1]))
             to_b.start()
-            time.sleep(2)             # B files, or is refused, meanwhile
+            # B is answered while A's commit is still held (its reservation decides, not
+            # the lock): waited for, not slept on (a guard: B hung on A's lock)
+            to_b.join(300)
+            assert not to_b.is_alive(), "B's upload hung while A's commit was held"
         finally:
             sql.close()
         to_a.join(60)
