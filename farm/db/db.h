@@ -156,8 +156,15 @@ int db_metrics(Db *db, DbMetrics *out);
  * pinning the blobs DIGESTS (a JSON array of SHA-256s) against the collector until the
  * job's row commits or the reservation is released: 1 when it is this coordinator's now
  * (new, or taken over from a coordinator proven gone), 0 when a live coordinator holds
- * it. Only the holder commits a manifest for REL. */
-int db_filing_reserve(Db *db, const char *rel, long job, const char *digests);
+ * it, -1 with E when the store refused to write (disk full, a read-only state folder,
+ * the store gone: a 5xx to answer, never a refusal). Only the holder commits a manifest
+ * for REL. */
+typedef struct {
+    const char *rel;
+    long job;
+    const char *digests;
+} DbReserve;
+int db_filing_reserve(Db *db, const DbReserve *w, Err *e);
 /* Gives REL's reservation back (a filing that failed); -1 when it was not held. */
 int db_filing_release(Db *db, const char *rel);
 /* Drops the reservations of coordinators proven gone (at start). */

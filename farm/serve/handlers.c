@@ -677,7 +677,8 @@ static void file_bundle(Server *s, const Upload *u, Reply *r) {
                       .data = (const unsigned char *)agent->public_pem,
                       .len = strlen(agent->public_pem)};
     sha256_hex(key->data, key->len, key->sha);
-    int slot = filing_enter(s, job->id);
+    int slot = filing_enter(s, job->id), held;
+    Err e = {{0}};
     unsigned long failures = util_json_failures();
     char *pred_text = cJSON_PrintUnformatted(pred);
     char *digests = store_digests(files->items, files->n);
@@ -690,7 +691,9 @@ static void file_bundle(Server *s, const Upload *u, Reply *r) {
     } else if (lease_still_held(s, job->id, agent, bundle_sha, r) != 0) {
         /* another upload of this job was filed and acknowledged while this one was
          * verified: its folder is not to be touched */
-    } else if (!db_filing_reserve(s->db, rel, job->id, digests)) {
+    } else if ((held = db_filing_reserve(s->db, &(DbReserve){rel, job->id, digests}, &e)) < 0) {
+        reply_error(r, PROTO_E_STORE_UNAVAILABLE, "job %ld not filed: %s", job->id, e.msg);
+    } else if (!held) {
         reply_error(r, PROTO_E_FILING_BUSY,
                     "another coordinator is filing job %ld's bundle right now", job->id);
     } else {

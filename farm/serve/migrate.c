@@ -91,7 +91,8 @@ static int migrate_bundle(Server *s, const char *rel, long job, SubjectReader re
     else {
         FileItem *items = bundle_items(statement, read, ctx, pem, &n);
         char *digests = store_digests(items, n), *manifest = store_manifest(env_text, items, n);
-        rc = !db_filing_reserve(s->db, rel, job, digests)                                       ? 0
+        int held = db_filing_reserve(s->db, &(DbReserve){rel, job, digests}, e);
+        rc = held <= 0 ? held
              : store_files(s, items, n, e) != 0 || db_legacy_migrate(s->db, rel, manifest) != 0 ? -1
                                                                                                 : 1;
         if (rc < 0) db_filing_release(s->db, rel);
