@@ -394,6 +394,27 @@ static void files_free(Files *f) {
 /* The folders and files the names in {"name": base64} would make: each name at most
  * max_path_depth components, and the distinct folders and files together at most
  * max_bundle_inodes (a 297 KiB upload of a/a/a... names made 59,983 folders). */
+/* A file name that is also another file's folder (run.log and run.log/x), or a folder
+ * of one of the two files the coordinator writes (agent.pub.pem/x): no folder can hold
+ * both, and such a bundle, filed, broke the export of its whole run. FOLDERS: every
+ * folder the names of OBJ make. */
+static int check_clashes(const cJSON *obj, const NameSet *folders, Reply *r) {
+    static const char *const ours[] = {"bundle.dsse.json", "agent.pub.pem"};
+    size_t at;
+    for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
+        if (util_nameset_get(folders, ours[i], &at))
+            return reply_error(r, PROTO_E_PATH_CLASH,
+                               "a file name makes %s, a file the coordinator writes, a folder",
+                               ours[i]);
+    const cJSON *x;
+    cJSON_ArrayForEach(x, obj) {
+        if (util_nameset_get(folders, x->string, &at))
+            return reply_error(r, PROTO_E_PATH_CLASH,
+                               "file name %.200s is also the folder of another file", x->string);
+    }
+    return 0;
+}
+
 static int check_paths(Server *s, const cJSON *obj, Reply *r) {
     NameSet folders = {0};
     char **made =
@@ -426,6 +447,7 @@ static int check_paths(Server *s, const cJSON *obj, Reply *r) {
             break;
         }
     }
+    if (rc == 0) rc = check_clashes(obj, &folders, r);
     util_nameset_free(&folders);
     for (size_t i = 0; i < nmade; i++) free(made[i]);
     free(made);
