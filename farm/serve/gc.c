@@ -105,12 +105,17 @@ static int trash_digest(const char *name, char sha[SHA256_HEX_LEN]) {
 }
 
 /* Puts trash/NAME back as blob SHA: 1 put back, 0 when a blob of that name is there
- * already (written again meanwhile: the trashed copy goes), -1 on failure. */
+ * already (written again meanwhile: the trashed copy goes) or when the trashed copy does
+ * not hash to SHA (damaged: it goes), -1 on failure. */
 static int put_back(Server *s, int trash, const char *name, const char *sha) {
     char rel[128];
     store_blob_path(sha, rel, sizeof rel);
     char *slash = strrchr(rel, '/');
     *slash = '\0';
+    if (!store_digest_is(trash, name, sha)) { /* damaged in trash/: never put back */
+        fprintf(stderr, "farm: gc: trash/%s does not hash to its name: removed\n", name);
+        return unlinkat(trash, name, 0) == 0 ? 0 : -1;
+    }
     int dir = statedir_open_dir(s->state_fd, rel, 1);
     int rc = dir >= 0 ? renameat2(trash, name, dir, sha, RENAME_NOREPLACE) : -1;
     if (rc != 0 && errno == EEXIST) rc = unlinkat(trash, name, 0) == 0 ? 0 : -1;

@@ -173,6 +173,11 @@ static int move_sources(Server *s) {
             if (!sha256_is_hex(f->d_name) ||
                 fstatat(dirfd(m), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
                 continue;
+            if (!store_digest_is(dirfd(m), f->d_name, f->d_name)) { /* not moved into its name */
+                fprintf(stderr, "farm: migrate: blobs/%s/%s does not hash to its name: left\n",
+                        a->d_name, f->d_name);
+                continue;
+            }
             char bb[3] = {f->d_name[2], f->d_name[3], 0};
             int leaf = statedir_open_dir(dirfd(m), bb, 1);
             moved += leaf >= 0 && renameat(dirfd(m), f->d_name, leaf, f->d_name) == 0;
