@@ -270,6 +270,15 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
     return found && !out->revoked ? 1 : (found ? (db_agent_free(out), 0) : 0);
 }
 
+char *db_agent_pem(Db *db, long id) {
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r = db_query(db, c, "SELECT public_pem FROM agents WHERE id=$1", DB_ARGS(DB_INT(id)));
+    char *pem = db->be->next(r) ? strdup(db_col_text(db, r, 0)) : NULL;
+    db->be->finish(r);
+    db->be->release(db, c, 0);
+    return pem;
+}
+
 int db_enrol_allowed(Db *db, const char *keyid, long max) {
     DbConn *c = db->be->acquire(db, 0);
     DbRows *r = db_query(db, c,

@@ -69,6 +69,9 @@ int db_agent_enrol(Db *db, const DbEnrolment *a, long *id, Err *e);
  * agent's last token before its key enrolled again: another process holds the key),
  * DB_UNAVAILABLE. */
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out);
+/* The public key (PEM, malloc'd) enrolled for agent ID, revoked or not; NULL when there
+ * is no such agent or the store failed. */
+char *db_agent_pem(Db *db, long id);
 /* Whether key KEYID may enrol while at most MAX agents may be live: 1 (a key enrolled
  * before, or fewer than MAX live agents), 0 (MAX live agents already), DB_UNAVAILABLE. */
 int db_enrol_allowed(Db *db, const char *keyid, long max);
