@@ -808,13 +808,14 @@ static void signed_predicate(cJSON *row) {
 }
 
 cJSON *db_run_results(Db *db, long run_id) {
-    static const char *const cols[] = {"job",       "cell_id",  "machine", "evidence", "bundle_sha256",
-                                       "predicate", "manifest", NULL};
-    cJSON *rows = db_rows_json(db,
-                               "SELECT j.id, j.cell_id, a.name, j.evidence, j.bundle_sha,"
-                               " j.predicate, j.manifest FROM jobs j JOIN agents a ON a.id=j.agent_id"
-                               " WHERE j.run_id=$1 AND j.state='done' ORDER BY j.id",
-                               DB_ARGS(DB_INT(run_id)), cols, "-----jj");
+    static const char *const cols[] = {"job",           "cell_id",   "machine",  "evidence",
+                                       "bundle_sha256", "predicate", "manifest", NULL};
+    cJSON *rows =
+        db_rows_json(db,
+                     "SELECT j.id, j.cell_id, a.name, j.evidence, j.bundle_sha,"
+                     " j.predicate, j.manifest FROM jobs j JOIN agents a ON a.id=j.agent_id"
+                     " WHERE j.run_id=$1 AND j.state='done' ORDER BY j.id",
+                     DB_ARGS(DB_INT(run_id)), cols, "-----jj");
     cJSON *row;
     cJSON_ArrayForEach(row, rows) signed_predicate(row);
     return rows;

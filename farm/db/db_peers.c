@@ -69,7 +69,8 @@ int db_filing_reserve(Db *db, const DbReserve *w, Err *e) {
     /* A failed INSERT (disk full, a read-only or immutable state folder, a store gone) is
      * not a live holder: it was answered 409 filing_busy, and the agent gave up. */
     if (added < 0) {
-        err_set(e, "the store refused the filing's reservation: %s", c ? db->be->error(c) : "no connection");
+        err_set(e, "the store refused the filing's reservation: %s",
+                c ? db->be->error(c) : "no connection");
         db->be->release(db, c, 0);
         return -1;
     }

@@ -41,7 +41,7 @@ typedef struct {
     NameSet names;
     char **owned;
     size_t n, cap;
-    int unreadable; /* a reference that does not parse: nothing may be collected */
+    int unreadable;  /* a reference that does not parse: nothing may be collected */
     long mismatched; /* manifests that are not their signed bundle's: nor then */
     char why[256];   /* the first one's */
 } Refs;

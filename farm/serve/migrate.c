@@ -78,8 +78,7 @@ static FileItem *bundle_items(const cJSON *statement, SubjectReader read, void *
 /* The key JOB's agent enrolled (the one filed beside the bundle, PEM, must be it), when
  * the envelope ENV_TEXT is the one JOB's row filed; NULL with E. A key planted beside a
  * bundle, or a bundle swapped for another, was trusted by the migration. */
-static EVP_PKEY *enrolled_key(Server *s, long job, const char *env_text, const char *pem,
-                              Err *e) {
+static EVP_PKEY *enrolled_key(Server *s, long job, const char *env_text, const char *pem, Err *e) {
     Job j = {0};
     char sha[SHA256_HEX_LEN] = "";
     sha256_hex(env_text, strlen(env_text), sha);
@@ -93,8 +92,7 @@ static EVP_PKEY *enrolled_key(Server *s, long job, const char *env_text, const c
     if (strcmp(sha, j.bundle_sha) != 0)
         err_set(e, "the bundle is not the one job %ld filed (SHA-256 %.16s..., filed %.16s...)",
                 job, sha, j.bundle_sha);
-    else if (!enrolled)
-        err_set(e, "job %ld's agent %ld has no enrolled key", job, j.agent_id);
+    else if (!enrolled) err_set(e, "job %ld's agent %ld has no enrolled key", job, j.agent_id);
     else if (key && (!beside || EVP_PKEY_eq(key, beside) != 1)) {
         err_set(e, "agent.pub.pem is not the key agent %ld enrolled", j.agent_id);
         EVP_PKEY_free(key);
@@ -134,8 +132,7 @@ static int migrate_bundle(Server *s, const char *rel, long job, SubjectReader re
     else if (bundle_check(env, key, &(BundleFiles){read, ctx, NULL, SIZE_MAX}, &statement, e) !=
              BUNDLE_OK)
         err_set(e, "%s: the bundle does not verify", rel);
-    else if (statement_fits(statement, job, &why) != 0)
-        err_set(e, "%s: %s", rel, why.msg);
+    else if (statement_fits(statement, job, &why) != 0) err_set(e, "%s: %s", rel, why.msg);
     else {
         FileItem *items = bundle_items(statement, read, ctx, pem, &n);
         char *digests = store_digests(items, n), *manifest = store_manifest(env_text, items, n);
