@@ -144,10 +144,27 @@ int export_run(Http *h, const char *run, const char *dir, long *bundles, long *f
     *bundles = *files = 0;
     int fd = fs_mkdirs(dir, e) == 0 ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     int rc = fd >= 0 ? 0 : err_set(e, "cannot open the folder %s", dir);
+    /* Each bundle on its own: one that cannot be exported (a file name that is also
+     * another's folder, filed before uploads refused them; a blob damaged) is reported
+     * and the others are still written. Before, the first failure ended the export. */
+    long failed = 0, tried = 0;
     const cJSON *res;
-    cJSON_ArrayForEach(res, results) {
-        if (rc != 0 || (rc = export_bundle(h, res, dir, fd, files, e)) != 0) break;
-        (*bundles)++;
+    cJSON_ArrayForEach(res, (rc == 0 ? results : NULL)) {
+        Err why = {{0}};
+        tried++;
+        if (export_bundle(h, res, dir, fd, files, &why) == 0) {
+            (*bundles)++;
+            continue;
+        }
+        failed++;
+        fprintf(stderr, "cairn-farm export: job %.0f not exported: %s\n", json_num(res, "job", 0),
+                why.msg);
+        if (failed == 1) *e = why;
+    }
+    if (rc == 0 && failed) {
+        char first[300];
+        snprintf(first, sizeof first, "%.299s", e->msg);
+        rc = err_set(e, "%ld of %ld bundle(s) not exported (the first: %s)", failed, tried, first);
     }
     if (fd >= 0) close(fd);
     cJSON_Delete(results);

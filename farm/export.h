@@ -8,7 +8,9 @@
 
 /* Writes every bundle filed for run RUN (its id as text) under DIR/evidence/..., each
  * file checked against its digest and each bundle verified from what was written; the
- * bundles and files written into *BUNDLES and *FILES. 0, or -1 with E. */
+ * bundles and files written into *BUNDLES and *FILES. A bundle that cannot be exported is
+ * reported on stderr and the others are still written. 0, or -1 with E (also when any
+ * bundle was not exported). */
 int export_run(Http *h, const char *run, const char *dir, long *bundles, long *files, Err *e);
 
 #endif

@@ -8,13 +8,17 @@
  *              folder on a relative name, so the output holds no cache path)
  *   bin/KEY/   `cairn run` executables and receipts, KEY = SHA-256 of this cairn
  *              binary, the source path and bytes, the compiler and the flags
- * Files are written under a private name and renamed into place, so concurrent builds
- * never see half a file. */
+ * Files are written under a private name (NAME.tmp.PID) and renamed into place, so
+ * concurrent builds never see half a file; an executable or runtime object is used only
+ * when it hashes to the digest sealed beside it (NAME.sha256), else built again, and the
+ * temporaries of builds that were killed are removed when the folder is next used. */
 #include "driver/driver.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -265,9 +269,46 @@ static void memo_put(const char *path, const char *line) {
     (void)fs_write_atomic(path, line, strlen(line), &ignored);
 }
 
-static int exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0;
+/* ---- cached outputs: sealed with their digest ------------------------------------ */
+
+/* A cached output (an executable in bin/KEY/, a runtime object in rt/KEY/) is used only
+ * when its bytes hash to the digest in PATH.sha256, written after it was renamed into
+ * place: a truncated or damaged one (a kill, a full disk, a flipped bit) broke every
+ * later `cairn run` until the cache was deleted (SIGSEGV, or "the C compiler rejected the
+ * generated C"); now it is built again and renamed over. */
+static int cache_output_ok(const char *path) {
+    char seal[PATH_MAX], want[80] = "", got[65];
+    pathf(seal, "%s.sha256", path);
+    FILE *f = fopen(seal, "r");
+    int read = f && fgets(want, sizeof want, f) != NULL;
+    if (f) fclose(f);
+    want[strcspn(want, "\n")] = '\0';
+    return read && sha256_is_hex(want) && sha256_file_hex(path, got, NULL, NULL) == 0 &&
+           strcmp(got, want) == 0;
+}
+
+/* Writes PATH.sha256 for the output just renamed into PATH (cache_output_ok). */
+static void cache_output_seal(const char *path) {
+    char seal[PATH_MAX], hex[65];
+    pathf(seal, "%s.sha256", path);
+    if (sha256_file_hex(path, hex, NULL, NULL) != 0) return;
+    hex[64] = '\n';
+    fs_write_atomic(seal, hex, 65, NULL); /* not written: the output is built again */
+}
+
+/* Removes what killed builds left in the cache folder DIR: temporaries NAME.tmp.PID[.N]
+ * whose process PID is gone (a live build's are its own). */
+static void cache_sweep(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *ent;
+    while (d && (ent = readdir(d)) != NULL) {
+        const char *at = strstr(ent->d_name, ".tmp.");
+        char *end = NULL;
+        long pid = at ? strtol(at + 5, &end, 10) : 0;
+        if (pid <= 0 || end == at + 5 || (*end && *end != '.')) continue;
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) unlinkat(dirfd(d), ent->d_name, 0);
+    }
+    if (d) closedir(d);
 }
 
 /* What `TOOL --version` prints; NULL when it fails. */
@@ -443,13 +484,24 @@ static int runtime_needed(unsigned modules, bool needed[], Err *err) {
     return 0;
 }
 
-/* Writes the embedded runtime into `dir` (identical bytes, so racing writers agree). */
+/* 1 when PATH holds exactly the LEN bytes of DATA. */
+static int holds_bytes(const char *path, const void *data, size_t len) {
+    size_t got = 0;
+    char *text = fs_read(path, &got, NULL);
+    int same = text && got == len && memcmp(text, data, len) == 0;
+    free(text);
+    return same;
+}
+
+/* Writes the embedded runtime into `dir` (identical bytes, so racing writers agree); a
+ * file there that is not those bytes (truncated, damaged) is written again. */
 static int runtime_write(const char *dir, Err *err) {
     for (size_t k = 0; k < cairn_runtime_file_count; k++) {
         const EmbeddedFile *f = &cairn_runtime_files[k];
         char path[PATH_MAX];
         pathf(path, "%s/%s", dir, f->name);
-        if (!exists(path) && fs_write_atomic(path, f->data, f->size, NULL) != 0)
+        if (!holds_bytes(path, f->data, f->size) &&
+            fs_write_atomic(path, f->data, f->size, NULL) != 0)
             return err_fail(err, DRIVER_USAGE, "cannot write %s: %s", path, strerror(errno));
     }
     return 0;
@@ -465,7 +517,7 @@ static pid_t runtime_compile_start(const Build *b, const char *name, StrVec *nam
     pathf(path, "%s/%s", b->rt_dir, object);
     pathf(log, "%s/%s.log", b->rt_dir, object);
     sv_push(names, object);
-    if (exists(path)) return 0;
+    if (cache_output_ok(path)) return 0;
     StrVec argv = {0};
     sv_push(&argv, b->cc.path);
     for (size_t f = 0; f < b->flags.len; f++) /* the project's own build vets warnings */
@@ -495,6 +547,7 @@ static int runtime_compile(Build *b, const bool needed[], Err *err) {
         pathf(log, "%s.log", path);
         int rc = pids[k] == 0 ? 0 : pids[k] < 0 ? -1 : proc_wait(pids[k]);
         if (rc == 0 && pids[k] > 0 && rename(tmp, path) != 0) rc = -1;
+        if (rc == 0 && pids[k] > 0) cache_output_seal(path);
         if (rc != 0 && status == 0) status = driver_compile_failure(names.items[k], log, err);
         sv_push(&b->objects, path);
     }
@@ -516,6 +569,7 @@ static int runtime_ensure(Build *b, Err *err) {
     pathf(b->rt_dir, "%s/%.32s", root, hex);
     if (fs_mkdirs(b->rt_dir, NULL) != 0)
         return err_fail(err, DRIVER_USAGE, "cannot create %s: %s", b->rt_dir, strerror(errno));
+    cache_sweep(b->rt_dir);
     bool needed[256] = {0};
     if (cairn_runtime_file_count > 256)
         return err_fail(err, DRIVER_INTERNAL, "too many runtime files");
@@ -554,6 +608,7 @@ static int write_c(Build *b, Err *err) {
     sb_free(&all);
     if (cache_dir("c", root, err)) return DRIVER_USAGE;
     pathf(b->c_dir, "%s/%.32s", root, hex);
+    cache_sweep(b->c_dir);
     const char *dirs[] = {b->c_dir, b->opt->emit_c_dir};
     for (int d = 0; d < 2 && dirs[d]; d++) {
         const char *what = d ? "--emit-c: " : "";
@@ -960,8 +1015,12 @@ int driver_build_cached(const BuildOptions *opt, char **exe, Err *err) {
     sb_printf(&path, "%s/%.32s", root, hex);
     if (status == 0 && fs_mkdirs(path.data, NULL) != 0)
         status = err_fail(err, DRIVER_USAGE, "cannot create %s: %s", path.data, strerror(errno));
+    if (status == 0) cache_sweep(path.data);
     sb_printf(&path, "/%s", b.stem);
-    if (status == 0 && !exists(path.data)) status = build_into(&b, path.data, err);
+    if (status == 0 && !cache_output_ok(path.data)) {
+        status = build_into(&b, path.data, err);
+        if (status == 0) cache_output_seal(path.data);
+    }
     build_close(&b);
     if (status == 0) *exe = path.data;
     else sb_free(&path);

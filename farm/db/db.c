@@ -270,6 +270,15 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
     return found && !out->revoked ? 1 : (found ? (db_agent_free(out), 0) : 0);
 }
 
+char *db_agent_pem(Db *db, long id) {
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r = db_query(db, c, "SELECT public_pem FROM agents WHERE id=$1", DB_ARGS(DB_INT(id)));
+    char *pem = db->be->next(r) ? strdup(db_col_text(db, r, 0)) : NULL;
+    db->be->finish(r);
+    db->be->release(db, c, 0);
+    return pem;
+}
+
 int db_enrol_allowed(Db *db, const char *keyid, long max) {
     DbConn *c = db->be->acquire(db, 0);
     DbRows *r = db_query(db, c,
@@ -771,14 +780,45 @@ cJSON *db_run_view(Db *db, long run_id) {
     return run;
 }
 
+/* A result row's predicate checked against its signed bundle (the row's manifest, which
+ * goes): a stored predicate that differs (a byte changed in the database) is replaced by
+ * the signed one; with no bundle to check it against (its manifest damaged too) it is
+ * served as null, with "damaged" saying why. Either way the log names the job. */
+static void signed_predicate(cJSON *row) {
+    Err e = {{0}};
+    cJSON *manifest = cJSON_DetachItemFromObjectCaseSensitive(row, "manifest");
+    cJSON *st = evidence_manifest_statement(manifest, json_str(row, "bundle_sha256"), &e);
+    cJSON_Delete(manifest);
+    const cJSON *stored = cJSON_GetObjectItemCaseSensitive(row, "predicate");
+    cJSON *signed_pred = cJSON_DetachItemFromObjectCaseSensitive(st, "predicate");
+    cJSON_Delete(st);
+    if (signed_pred && cJSON_Compare(signed_pred, stored, 1)) {
+        cJSON_Delete(signed_pred);
+        return;
+    }
+    if (!signed_pred && !e.msg[0]) err_set(&e, "its statement has no predicate");
+    fprintf(stderr, "farm: job %.0f: the stored predicate %s: %s\n", json_num(row, "job", 0),
+            signed_pred ? "differs from its signed bundle" : "cannot be checked",
+            signed_pred ? "the signed one is served" : e.msg);
+    if (!signed_pred) {
+        cJSON_AddStringToObject(row, "damaged", e.msg);
+        signed_pred = cJSON_CreateNull();
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(row, "predicate", signed_pred);
+}
+
 cJSON *db_run_results(Db *db, long run_id) {
-    static const char *const cols[] = {"job",           "cell_id",   "machine", "evidence",
-                                       "bundle_sha256", "predicate", NULL};
-    return db_rows_json(db,
-                        "SELECT j.id, j.cell_id, a.name, j.evidence, j.bundle_sha,"
-                        " j.predicate FROM jobs j JOIN agents a ON a.id=j.agent_id"
-                        " WHERE j.run_id=$1 AND j.state='done' ORDER BY j.id",
-                        DB_ARGS(DB_INT(run_id)), cols, "-----j");
+    static const char *const cols[] = {"job",           "cell_id",   "machine",  "evidence",
+                                       "bundle_sha256", "predicate", "manifest", NULL};
+    cJSON *rows =
+        db_rows_json(db,
+                     "SELECT j.id, j.cell_id, a.name, j.evidence, j.bundle_sha,"
+                     " j.predicate, j.manifest FROM jobs j JOIN agents a ON a.id=j.agent_id"
+                     " WHERE j.run_id=$1 AND j.state='done' ORDER BY j.id",
+                     DB_ARGS(DB_INT(run_id)), cols, "-----jj");
+    cJSON *row;
+    cJSON_ArrayForEach(row, rows) signed_predicate(row);
+    return rows;
 }
 
 #define COUNT_STATE(s) " SUM(CASE WHEN j.state='" s "' THEN 1 ELSE 0 END)"

@@ -69,6 +69,9 @@ int db_agent_enrol(Db *db, const DbEnrolment *a, long *id, Err *e);
  * agent's last token before its key enrolled again: another process holds the key),
  * DB_UNAVAILABLE. */
 int db_agent_by_token(Db *db, const char *token_hash, Agent *out);
+/* The public key (PEM, malloc'd) enrolled for agent ID, revoked or not; NULL when there
+ * is no such agent or the store failed. */
+char *db_agent_pem(Db *db, long id);
 /* Whether key KEYID may enrol while at most MAX agents may be live: 1 (a key enrolled
  * before, or fewer than MAX live agents), 0 (MAX live agents already), DB_UNAVAILABLE. */
 int db_enrol_allowed(Db *db, const char *keyid, long max);
@@ -156,8 +159,15 @@ int db_metrics(Db *db, DbMetrics *out);
  * pinning the blobs DIGESTS (a JSON array of SHA-256s) against the collector until the
  * job's row commits or the reservation is released: 1 when it is this coordinator's now
  * (new, or taken over from a coordinator proven gone), 0 when a live coordinator holds
- * it. Only the holder commits a manifest for REL. */
-int db_filing_reserve(Db *db, const char *rel, long job, const char *digests);
+ * it, -1 with E when the store refused to write (disk full, a read-only state folder,
+ * the store gone: a 5xx to answer, never a refusal). Only the holder commits a manifest
+ * for REL. */
+typedef struct {
+    const char *rel;
+    long job;
+    const char *digests;
+} DbReserve;
+int db_filing_reserve(Db *db, const DbReserve *w, Err *e);
 /* Gives REL's reservation back (a filing that failed); -1 when it was not held. */
 int db_filing_release(Db *db, const char *rel);
 /* Drops the reservations of coordinators proven gone (at start). */

@@ -57,18 +57,27 @@ static int alive(Db *db, DbConn *c, const char *id) {
     return yes;
 }
 
-int db_filing_reserve(Db *db, const char *rel, long job, const char *digests) {
+int db_filing_reserve(Db *db, const DbReserve *w, Err *e) {
     DbConn *c = db->be->acquire(db, 0);
     double now = timing_now_seconds();
-    int ours = db_exec(db, c,
-                       "INSERT INTO filings(evidence, coordinator, job_id, at, digests)"
-                       " VALUES($1,$2,$3,$4,$5) ON CONFLICT(evidence) DO NOTHING",
-                       DB_ARGS(DB_TEXT(rel), DB_TEXT(db->coordinator), DB_INT(job), DB_REAL(now),
-                               DB_TEXT(digests))) == 1;
+    long added = db_exec(db, c,
+                         "INSERT INTO filings(evidence, coordinator, job_id, at, digests)"
+                         " VALUES($1,$2,$3,$4,$5) ON CONFLICT(evidence) DO NOTHING",
+                         DB_ARGS(DB_TEXT(w->rel), DB_TEXT(db->coordinator), DB_INT(w->job),
+                                 DB_REAL(now), DB_TEXT(w->digests)));
+    int ours = added == 1;
+    /* A failed INSERT (disk full, a read-only or immutable state folder, a store gone) is
+     * not a live holder: it was answered 409 filing_busy, and the agent gave up. */
+    if (added < 0) {
+        err_set(e, "the store refused the filing's reservation: %s",
+                c ? db->be->error(c) : "no connection");
+        db->be->release(db, c, 0);
+        return -1;
+    }
     if (!ours) {
         char owner[sizeof db->coordinator] = "";
         DbRows *r = db_query(db, c, "SELECT coordinator FROM filings WHERE evidence=$1",
-                             DB_ARGS(DB_TEXT(rel)));
+                             DB_ARGS(DB_TEXT(w->rel)));
         if (db->be->next(r)) snprintf(owner, sizeof owner, "%s", db_col_text(db, r, 0));
         db->be->finish(r);
         /* ours already (a filing that never gave it back), or taken over from the dead;
@@ -77,11 +86,11 @@ int db_filing_reserve(Db *db, const char *rel, long job, const char *digests) {
                db_exec(db, c,
                        "UPDATE filings SET coordinator=$1, job_id=$2, at=$3, digests=$6"
                        " WHERE evidence=$4 AND coordinator=$5",
-                       DB_ARGS(DB_TEXT(db->coordinator), DB_INT(job), DB_REAL(now), DB_TEXT(rel),
-                               DB_TEXT(owner), DB_TEXT(digests))) == 1;
+                       DB_ARGS(DB_TEXT(db->coordinator), DB_INT(w->job), DB_REAL(now),
+                               DB_TEXT(w->rel), DB_TEXT(owner), DB_TEXT(w->digests))) == 1;
         if (ours && strcmp(owner, db->coordinator) != 0)
             fprintf(stderr, "farm: %s: took over the filing of coordinator %s, which is gone\n",
-                    rel, owner);
+                    w->rel, owner);
     }
     db->be->release(db, c, 0);
     return ours;

@@ -54,6 +54,7 @@
     X(TOO_LARGE, "too_large", 413, "the body is over max_body_bytes, or the route takes none")     \
     X(BUNDLE_REJECTED, "bundle_rejected", 422, "a signature, subject, claim or field is refused")  \
     X(RESERVED_NAME, "reserved_name", 422, "a file name the coordinator writes itself")            \
+    X(PATH_CLASH, "path_clash", 422, "a file name is also a folder of another (a and a/b)")        \
     X(DIGEST_MISMATCH, "digest_mismatch", 422, "the body's SHA-256 is not the one in the path")    \
     X(MISSING_BLOB, "missing_blob", 422, "the run's source archive has not been uploaded")         \
     X(TOO_MANY_REQUESTS, "too_many_requests", 429, "this client or agent is at one of its limits") \

@@ -2,7 +2,10 @@
 #include "proto/evidence.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "lib/sha256.h"
 
 static int one_of(const char *s, const char *const *allowed) {
     for (; s && *allowed; allowed++)
@@ -108,4 +111,46 @@ void evidence_add_test_result(cJSON *statement) {
         cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(pred, "failedTests"))   ? "FAILED"
         : cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(pred, "warnedTests")) ? "WARNED"
                                                                                     : "PASSED");
+}
+
+/* 0 when FILES is exactly the SUBJECTS' names with their sha256 digests plus
+ * agent.pub.pem, else -1 with E. */
+static int files_are_subjects(const cJSON *files, const cJSON *subjects, Err *e) {
+    const cJSON *s;
+    int n = 0;
+    cJSON_ArrayForEach(s, subjects) {
+        const char *name = json_str(s, "name");
+        const char *want = json_str(cJSON_GetObjectItemCaseSensitive(s, "digest"), "sha256");
+        const char *got = name ? json_str(files, name) : NULL;
+        if (!want || !got || strcmp(want, got) != 0)
+            return err_set(e, "its file %.200s is not the signed one", name ? name : "(unnamed)");
+        n++;
+    }
+    if (!json_str(files, "agent.pub.pem") || cJSON_GetArraySize(files) != n + 1)
+        return err_set(e, "it names files the signed statement does not");
+    return 0;
+}
+
+cJSON *evidence_manifest_statement(const cJSON *manifest, const char *bundle_sha, Err *e) {
+    const char *env_text = json_str(manifest, "envelope");
+    char sha[SHA256_HEX_LEN] = "";
+    if (env_text) sha256_hex(env_text, strlen(env_text), sha);
+    if (!env_text || (bundle_sha && strcmp(sha, bundle_sha) != 0)) {
+        err_set(e, "its envelope is not the filed bundle's");
+        return NULL;
+    }
+    cJSON *env = cJSON_Parse(env_text);
+    const char *payload = json_str(env, "payload");
+    size_t len = 0;
+    unsigned char *raw = payload ? util_b64_decode(payload, &len) : NULL;
+    cJSON *st = raw ? cJSON_ParseWithLength((const char *)raw, len) : NULL;
+    free(raw);
+    cJSON_Delete(env);
+    if (!st) err_set(e, "its envelope's statement does not parse");
+    else if (files_are_subjects(cJSON_GetObjectItemCaseSensitive(manifest, "files"),
+                                cJSON_GetObjectItemCaseSensitive(st, "subject"), e) != 0) {
+        cJSON_Delete(st);
+        st = NULL;
+    }
+    return st;
 }

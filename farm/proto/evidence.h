@@ -43,6 +43,13 @@ int evidence_receipt_is_unordered(const cJSON *receipt);
  * The cairn predicate carries these and strictly more (docs/farm.md). */
 void evidence_add_test_result(cJSON *statement);
 
+/* A filed bundle's manifest ({"envelope": DSSE text, "files": {name: sha256}}) checked
+ * against what was signed, for a store that may have been changed under us: the
+ * statement of MANIFEST's envelope (owned), when the envelope's SHA-256 is BUNDLE_SHA
+ * (not checked when NULL) and FILES names exactly the statement's subjects, each with
+ * its signed digest, plus agent.pub.pem; NULL with E. */
+cJSON *evidence_manifest_statement(const cJSON *manifest, const char *bundle_sha, Err *e);
+
 /* The upload body: {"envelope": DSSE, "files": {name: base64}}. Every subject of the
  * statement names one of the files. */
 

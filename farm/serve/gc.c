@@ -41,7 +41,9 @@ typedef struct {
     NameSet names;
     char **owned;
     size_t n, cap;
-    int unreadable; /* a reference that does not parse: nothing may be collected */
+    int unreadable;  /* a reference that does not parse: nothing may be collected */
+    long mismatched; /* manifests that are not their signed bundle's: nor then */
+    char why[256];   /* the first one's */
 } Refs;
 
 static void refs_add(Refs *r, const char *sha) {
@@ -83,14 +85,29 @@ static void add_ref(void *ctx, char kind, const char *text) {
     cJSON *j = cJSON_Parse(text); /* NULL also when out of memory: then unreadable */
     const cJSON *list = kind == 'm' ? cJSON_GetObjectItemCaseSensitive(j, "files") : j, *x;
     r->unreadable |= !list;
+    /* A manifest's digests are what the collector keeps: one changed in the database
+     * (not its signed statement's) made it delete the real blob. */
+    Err e = {{0}};
+    cJSON *st = kind == 'm' && list ? evidence_manifest_statement(j, NULL, &e) : NULL;
+    if (kind == 'm' && list && !st && r->mismatched++ == 0)
+        snprintf(r->why, sizeof r->why, "%.200s", e.msg);
+    cJSON_Delete(st);
     cJSON_ArrayForEach(x, list) refs_add(r, cJSON_IsString(x) ? x->valuestring : NULL);
     cJSON_Delete(j);
 }
 
-/* Every digest the store names now, into R; -1 (R empty) when they cannot all be read. */
-static int load_refs(Server *s, Refs *r) {
+/* Every digest the store names now, into R; -1 (R empty) with E when they cannot all be
+ * read, or a manifest is not its signed bundle's. */
+static int load_refs(Server *s, Refs *r, Err *e) {
     *r = (Refs){0};
-    if (db_blob_refs(s->db, add_ref, r) == 0 && !r->unreadable) return 0;
+    if (db_blob_refs(s->db, add_ref, r) == 0 && !r->unreadable && !r->mismatched) return 0;
+    if (r->mismatched)
+        err_set(e,
+                "%ld filed manifest(s) do not match their signed bundles (the first: %s):"
+                " nothing collected",
+                r->mismatched, r->why);
+    else err_set(e, "cannot read the store's references: nothing collected");
+    fprintf(stderr, "farm: gc: %s\n", e->msg);
     refs_free(r);
     *r = (Refs){0};
     return -1;
@@ -105,12 +122,17 @@ static int trash_digest(const char *name, char sha[SHA256_HEX_LEN]) {
 }
 
 /* Puts trash/NAME back as blob SHA: 1 put back, 0 when a blob of that name is there
- * already (written again meanwhile: the trashed copy goes), -1 on failure. */
+ * already (written again meanwhile: the trashed copy goes) or when the trashed copy does
+ * not hash to SHA (damaged: it goes), -1 on failure. */
 static int put_back(Server *s, int trash, const char *name, const char *sha) {
     char rel[128];
     store_blob_path(sha, rel, sizeof rel);
     char *slash = strrchr(rel, '/');
     *slash = '\0';
+    if (!store_digest_is(trash, name, sha)) { /* damaged in trash/: never put back */
+        fprintf(stderr, "farm: gc: trash/%s does not hash to its name: removed\n", name);
+        return unlinkat(trash, name, 0) == 0 ? 0 : -1;
+    }
     int dir = statedir_open_dir(s->state_fd, rel, 1);
     int rc = dir >= 0 ? renameat2(trash, name, dir, sha, RENAME_NOREPLACE) : -1;
     if (rc != 0 && errno == EEXIST) rc = unlinkat(trash, name, 0) == 0 ? 0 : -1;
@@ -131,8 +153,7 @@ static int settle_trash(Server *s, int trash, long *restored, long *removed, lon
         return err_set(e, "cannot read %s/trash: %s", s->state, strerror(errno));
     }
     Refs refs;
-    int rc = load_refs(s, &refs);
-    if (rc != 0) err_set(e, "cannot read the store's references: nothing collected");
+    int rc = load_refs(s, &refs, e);
     struct dirent *ent;
     while (rc == 0 && (ent = readdir(d)) != NULL) {
         char sha[SHA256_HEX_LEN];
@@ -161,6 +182,8 @@ static int settle_trash(Server *s, int trash, long *restored, long *removed, lon
     return rc;
 }
 
+static void put_back_all(Server *s, int trash);
+
 /* Takes the collector's lock: 1, or 0 with E (and *BUSY set when another holds it). */
 static int lock_collector(Server *s, int *busy, Err *e) {
     int got = db_collector_lock(s->db);
@@ -183,6 +206,11 @@ int gc_recover(Server *s, Err *e) {
     long restored = 0;
     int rc = trash < 0 ? err_set(e, "cannot open %s/trash: %s", s->state, strerror(errno))
                        : settle_trash(s, trash, &restored, NULL, NULL, e);
+    if (rc != 0 && trash >= 0) { /* the references unread, or a manifest damaged: keep all */
+        fprintf(stderr, "farm: gc: trash/ put back whole at start: %s\n", e->msg);
+        put_back_all(s, trash);
+        rc = 0;
+    }
     if (trash >= 0) close(trash);
     db_collector_unlock(s->db);
     pthread_mutex_unlock(&s->gc_lock);
@@ -270,8 +298,7 @@ cJSON *gc_collect(Server *s, int *busy, Err *e) {
     int trash = statedir_open_dir(s->state_fd, "trash", 1);
     if (trash < 0) err_set(e, "cannot open %s/trash: %s", s->state, strerror(errno));
     else if (settle_trash(s, trash, &restored, NULL, NULL, e) != 0) {
-    } else if (load_refs(s, &refs) != 0) {
-        err_set(e, "cannot read the store's references: nothing collected");
+    } else if (load_refs(s, &refs, e) != 0) {
     } else {
         pause_point("gc-read"); /* a test's filings commit between the readings */
         trash_all_unnamed(s, trash, &refs, &seen, &moved);

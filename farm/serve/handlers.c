@@ -394,6 +394,27 @@ static void files_free(Files *f) {
 /* The folders and files the names in {"name": base64} would make: each name at most
  * max_path_depth components, and the distinct folders and files together at most
  * max_bundle_inodes (a 297 KiB upload of a/a/a... names made 59,983 folders). */
+/* A file name that is also another file's folder (run.log and run.log/x), or a folder
+ * of one of the two files the coordinator writes (agent.pub.pem/x): no folder can hold
+ * both, and such a bundle, filed, broke the export of its whole run. FOLDERS: every
+ * folder the names of OBJ make. */
+static int check_clashes(const cJSON *obj, const NameSet *folders, Reply *r) {
+    static const char *const ours[] = {"bundle.dsse.json", "agent.pub.pem"};
+    size_t at;
+    for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
+        if (util_nameset_get(folders, ours[i], &at))
+            return reply_error(r, PROTO_E_PATH_CLASH,
+                               "a file name makes %s, a file the coordinator writes, a folder",
+                               ours[i]);
+    const cJSON *x;
+    cJSON_ArrayForEach(x, obj) {
+        if (util_nameset_get(folders, x->string, &at))
+            return reply_error(r, PROTO_E_PATH_CLASH,
+                               "file name %.200s is also the folder of another file", x->string);
+    }
+    return 0;
+}
+
 static int check_paths(Server *s, const cJSON *obj, Reply *r) {
     NameSet folders = {0};
     char **made =
@@ -426,6 +447,7 @@ static int check_paths(Server *s, const cJSON *obj, Reply *r) {
             break;
         }
     }
+    if (rc == 0) rc = check_clashes(obj, &folders, r);
     util_nameset_free(&folders);
     for (size_t i = 0; i < nmade; i++) free(made[i]);
     free(made);
@@ -677,7 +699,8 @@ static void file_bundle(Server *s, const Upload *u, Reply *r) {
                       .data = (const unsigned char *)agent->public_pem,
                       .len = strlen(agent->public_pem)};
     sha256_hex(key->data, key->len, key->sha);
-    int slot = filing_enter(s, job->id);
+    int slot = filing_enter(s, job->id), held;
+    Err e = {{0}};
     unsigned long failures = util_json_failures();
     char *pred_text = cJSON_PrintUnformatted(pred);
     char *digests = store_digests(files->items, files->n);
@@ -690,7 +713,9 @@ static void file_bundle(Server *s, const Upload *u, Reply *r) {
     } else if (lease_still_held(s, job->id, agent, bundle_sha, r) != 0) {
         /* another upload of this job was filed and acknowledged while this one was
          * verified: its folder is not to be touched */
-    } else if (!db_filing_reserve(s->db, rel, job->id, digests)) {
+    } else if ((held = db_filing_reserve(s->db, &(DbReserve){rel, job->id, digests}, &e)) < 0) {
+        reply_error(r, PROTO_E_STORE_UNAVAILABLE, "job %ld not filed: %s", job->id, e.msg);
+    } else if (!held) {
         reply_error(r, PROTO_E_FILING_BUSY,
                     "another coordinator is filing job %ld's bundle right now", job->id);
     } else {
@@ -782,10 +807,10 @@ void handlers_blob_put(Server *s, Request *q, Reply *r) {
         reply_error(r, PROTO_E_DIGEST_MISMATCH, "body's sha256 is %s, not %s", m.sha256, q->arg);
         return;
     }
-    size_t len = 0;
-    int fd = db_blob_exists(s->db, m.sha256, NULL) ? store_open_blob(s, m.sha256, &len) : -1;
-    if (fd >= 0) close(fd);
-    if ((fd < 0 || len != q->len) && store_blob(s, m.sha256, q->body, q->len, &e) != 0) {
+    /* Always through the store, which compares the bytes there with these and replaces
+     * them when they differ: a blob of the right size was trusted forever (an old
+     * archive with one bit flipped stayed served after a correct PUT). */
+    if (store_blob(s, m.sha256, q->body, q->len, &e) != 0) {
         reply_error(r, PROTO_E_INTERNAL, "%s", e.msg);
         return;
     }

@@ -4,8 +4,10 @@
  *   - source archives at blobs/<2 hex>/<sha256> move to blobs/<2 hex>/<2 hex>/<sha256>;
  *   - each bundle of the journal (`unsettled`: sync "full" kept a filed folder's files
  *     there until the file system had synced them) and each folder
- *     evidence/<version>/<run>/<machine>/<cell>/ of a done job is verified again (its
- *     signature under the key filed beside it, every subject's digest), its files are
+ *     evidence/<version>/<run>/<machine>/<cell>/ of a done job is verified again with a
+ *     live upload's checks (its envelope the one the job's row filed, jobs.bundle_sha;
+ *     the key beside it the one its agent enrolled, which verifies the signature; every
+ *     subject's digest; the predicate's fields, job and run), its files are
  *     stored as blobs and its manifest committed with the job, under the evidence path's
  *     reservation like any filing;
  *   - then the folders go: the migrated ones, and those no filed job points to (renamed
@@ -73,6 +75,46 @@ static FileItem *bundle_items(const cJSON *statement, SubjectReader read, void *
     return items;
 }
 
+/* The key JOB's agent enrolled (the one filed beside the bundle, PEM, must be it), when
+ * the envelope ENV_TEXT is the one JOB's row filed; NULL with E. A key planted beside a
+ * bundle, or a bundle swapped for another, was trusted by the migration. */
+static EVP_PKEY *enrolled_key(Server *s, long job, const char *env_text, const char *pem, Err *e) {
+    Job j = {0};
+    char sha[SHA256_HEX_LEN] = "";
+    sha256_hex(env_text, strlen(env_text), sha);
+    if (db_job_get(s->db, job, &j) != 1) {
+        err_set(e, "job %ld could not be read", job);
+        return NULL;
+    }
+    char *enrolled = strcmp(sha, j.bundle_sha) == 0 ? db_agent_pem(s->db, j.agent_id) : NULL;
+    EVP_PKEY *key = enrolled ? dsse_key_from_public_pem(enrolled, e) : NULL;
+    EVP_PKEY *beside = key ? dsse_key_from_public_pem(pem, e) : NULL;
+    if (strcmp(sha, j.bundle_sha) != 0)
+        err_set(e, "the bundle is not the one job %ld filed (SHA-256 %.16s..., filed %.16s...)",
+                job, sha, j.bundle_sha);
+    else if (!enrolled) err_set(e, "job %ld's agent %ld has no enrolled key", job, j.agent_id);
+    else if (key && (!beside || EVP_PKEY_eq(key, beside) != 1)) {
+        err_set(e, "agent.pub.pem is not the key agent %ld enrolled", j.agent_id);
+        EVP_PKEY_free(key);
+        key = NULL;
+    }
+    EVP_PKEY_free(beside);
+    free(enrolled);
+    db_job_free(&j);
+    return key;
+}
+
+/* A live upload's checks of the verified STATEMENT of JOB: its predicate's fields, and
+ * that it is about JOB. 0, or -1 with E. */
+static int statement_fits(const cJSON *statement, long job, Err *e) {
+    const cJSON *pred = cJSON_GetObjectItemCaseSensitive(statement, "predicate");
+    if (fields_check_predicate(pred, e) != 0) return -1;
+    if (json_num(pred, "job", -1) != (double)job)
+        return err_set(e, "the statement is about job %.0f, not job %ld", json_num(pred, "job", -1),
+                       job);
+    return 0;
+}
+
 /* Stores the bundle READ gives (its bundle.dsse.json and agent.pub.pem among its files)
  * by content and commits its manifest for the done job filed under REL. 1 migrated, 0
  * left (a live coordinator holds REL's reservation), -1 with E. */
@@ -82,16 +124,20 @@ static int migrate_bundle(Server *s, const char *rel, long job, SubjectReader re
     char *env_text = read(ctx, "bundle.dsse.json", &env_len);
     char *pem = read(ctx, "agent.pub.pem", &pem_len);
     cJSON *env = env_text ? cJSON_ParseWithLength(env_text, env_len) : NULL, *statement = NULL;
-    EVP_PKEY *key = pem ? dsse_key_from_public_pem(pem, e) : NULL;
+    Err why = {{0}};
+    EVP_PKEY *key = env && pem ? enrolled_key(s, job, env_text, pem, &why) : NULL;
     int rc = -1;
-    if (!env || !key) err_set(e, "%s: no readable bundle.dsse.json and agent.pub.pem", rel);
+    if (!env || !pem) err_set(e, "%s: no readable bundle.dsse.json and agent.pub.pem", rel);
+    else if (!key) err_set(e, "%s: %s", rel, why.msg);
     else if (bundle_check(env, key, &(BundleFiles){read, ctx, NULL, SIZE_MAX}, &statement, e) !=
              BUNDLE_OK)
         err_set(e, "%s: the bundle does not verify", rel);
+    else if (statement_fits(statement, job, &why) != 0) err_set(e, "%s: %s", rel, why.msg);
     else {
         FileItem *items = bundle_items(statement, read, ctx, pem, &n);
         char *digests = store_digests(items, n), *manifest = store_manifest(env_text, items, n);
-        rc = !db_filing_reserve(s->db, rel, job, digests)                                       ? 0
+        int held = db_filing_reserve(s->db, &(DbReserve){rel, job, digests}, e);
+        rc = held <= 0 ? held
              : store_files(s, items, n, e) != 0 || db_legacy_migrate(s->db, rel, manifest) != 0 ? -1
                                                                                                 : 1;
         if (rc < 0) db_filing_release(s->db, rel);
@@ -172,6 +218,11 @@ static int move_sources(Server *s) {
             if (!sha256_is_hex(f->d_name) ||
                 fstatat(dirfd(m), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
                 continue;
+            if (!store_digest_is(dirfd(m), f->d_name, f->d_name)) { /* not moved into its name */
+                fprintf(stderr, "farm: migrate: blobs/%s/%s does not hash to its name: left\n",
+                        a->d_name, f->d_name);
+                continue;
+            }
             char bb[3] = {f->d_name[2], f->d_name[3], 0};
             int leaf = statedir_open_dir(dirfd(m), bb, 1);
             moved += leaf >= 0 && renameat(dirfd(m), f->d_name, leaf, f->d_name) == 0;

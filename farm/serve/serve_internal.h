@@ -440,6 +440,9 @@ void store_blob_path(const char *sha, char *out, size_t cap);
  * there (0), else written under a random name in tmp/, fsynced (sync "full"), renamed
  * into place and its folder fsynced (1); -1 with E. */
 int store_put(Server *s, const char *sha, const void *data, size_t len, Err *e);
+/* 1 when the plain file NAME in DIR (no link followed) hashes to SHA, else 0 (other
+ * bytes, unreadable, not a plain file): checked before a blob is moved into its name. */
+int store_digest_is(int dir, const char *name, const char *sha);
 /* A source archive: its row, then its blob. */
 int store_blob(Server *s, const char *sha, const void *data, size_t len, Err *e);
 /* Opens blob SHA for reading: a regular file with no other hard link, opened from the

@@ -74,6 +74,27 @@ static int holds(int dir, const char *sha, const void *data, size_t len) {
     return same ? 1 : -1;
 }
 
+int store_digest_is(int dir, const char *name, const char *sha) {
+    int fd = openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    Sha256 *h = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? sha256_begin() : NULL;
+    char buf[65536], got[SHA256_HEX_LEN] = "";
+    int bad = !h;
+    for (off_t at = 0; !bad;) {
+        ssize_t n = pread(fd, buf, sizeof buf, at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            bad = n < 0;
+            break;
+        }
+        bad = sha256_add(h, buf, (size_t)n) != 0;
+        at += n;
+    }
+    if (h && sha256_end(h, got) != 0) bad = 1;
+    if (fd >= 0) close(fd);
+    return !bad && strcmp(got, sha) == 0;
+}
+
 int store_put(Server *s, const char *sha, const void *data, size_t len, Err *e) {
     if (!sha256_is_hex(sha)) /* a digest the caller computed: not one when hashing failed */
         return err_set(e, "blob digest not computed (out of memory?)");
