@@ -246,7 +246,7 @@ static void emit_for(Lower *L, void *ctx) {
     const ForLoop *f = ctx;
     const Binder *b = &f->s->u.for_.b;
     const char *i = b->sym ? lower_sym_c(L, b->sym) : lower_new_tmp(L);
-    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(f->t), i, f->lo, i, f->hi, i);
+    lower_loop_head(L, lower_c_scalar(f->t), i, f->lo, f->hi);
     L->indent++;
     lower_block(L, f->s->u.for_.body);
     L->indent--;

@@ -75,6 +75,7 @@ typedef struct Lower {
     const Expr **proved; /* nodes whose guards the enclosing loops' checks proved */
     int nproved, capproved;
     int fallback;  /* > 0: lowering a loop's checked copy (nothing new is elided) */
+    bool unroll;   /* the next loop emitted is an innermost loop's unchecked copy */
     cJSON *guards; /* the receipt's {"function": {"proved": [...], "kept": [...]}} */
 } Lower;
 
@@ -162,6 +163,9 @@ typedef void LowerLoopEmit(Lower *L, void *ctx);
 /* Emits the loop (emit(L, ctx) writes it) once, or, when a check before it proves some
  * of its guards, twice: `if (check) { emit, those guards left out } else { emit }`. */
 void lower_guarded_loop(Lower *L, const GuardLoop *g, LowerLoopEmit *emit, void *ctx);
+/* The `for` line of a loop being emitted (emit_for, emit_fold): `#pragma GCC unroll 4`
+ * before it when it is an innermost loop's unchecked copy (lower_guard.c says why). */
+void lower_loop_head(Lower *L, const char *type, const char *i, const char *lo, const char *hi);
 /* Whether e's own guard (an element's index check, an integer operation's overflow
  * check, a scan's out index) is proved where it is being lowered now. */
 bool lower_guard_proved(const Lower *L, const Expr *e);

@@ -379,8 +379,7 @@ static void emit_fold(Lower *L, void *ctx) {
     Expr *e = f->e;
     const Type *t = e->u.reduce.body->type;
     const char *i = e->u.reduce.var_sym ? lower_sym_c(L, e->u.reduce.var_sym) : lower_new_tmp(L);
-    lower_emit(L, "for (%s %s = %s; %s < %s; %s++) {", lower_c_scalar(f->it), i, f->lo, i, f->hi,
-               i);
+    lower_loop_head(L, lower_c_scalar(f->it), i, f->lo, f->hi);
     L->indent++;
     const char *v = lower_expr(L, e->u.reduce.body);
     lower_emit(L, "%s = %s;", f->acc, combine(L, e->u.reduce.op, t, f->acc, v, e->span));

@@ -90,6 +90,31 @@ fn main(n:usize, m:usize, v:u64) -> i32 {
   return 0;
 }
 """
+PREFIX = """fn pre(n:usize, x:ro<i64>[n], o:rw<i64>[n]) { scan + for i in n yield x[i] into o; }
+fn main(n:usize, p:usize, v:i64, w:i64) -> i32 {
+  buffer x:i64[n] = zeroed;
+  buffer o:i64[n] = zeroed;
+  for i in 0..n { x[i] = w; }
+  if p < n { x[p] = v; }
+  pre(n, x, o);
+  observe("o", o);
+  return 0;
+}
+"""
+HISTO = """fn his(n:usize, m:usize, x:ro<i64>[n], h:rw<u32>[m]) {
+  for i in 0..n { let k = usize(x[i]); h[k] = h[k] + 1; }
+}
+fn main(n:usize, m:usize, p:usize, k:i64, c:u32) -> i32 {
+  buffer x:i64[n] = zeroed;
+  buffer h:u32[m] = zeroed;
+  for i in 0..n { x[i] = i64(i % m); }
+  if p < n { x[p] = k; }
+  for j in 0..m { h[j] = c; }
+  his(n, m, x, h);
+  observe("h", h);
+  return 0;
+}
+"""
 
 
 def row_model(n, k, m, s):
@@ -158,6 +183,33 @@ def scan_model(n, m, v):
     return None
 
 
+def prefix_model(n, p, v, w):
+    """PREFIX's running i64 sum (its unchecked copy is unrolled: lower_guard.c)."""
+    acc = 0
+    for i in range(n):
+        x = v if i == p else w
+        if not -2**63 <= acc + x < 2**63:
+            return f"integer overflow: {acc} + {x} does not fit in i64 at 1:47"
+        acc += x
+    return None
+
+
+def histo_model(n, m, p, k, c):
+    """HISTO's h[k] + 1: the conversion, then the read h[k] (2:47), then the add."""
+    h = [c] * m
+    for i in range(n):
+        x = k if i == p else i % m
+        if x < 0:
+            return f"integer conversion out of range: {x} does not fit in u64 at 2:27"
+        if x >= m:
+            return f"index {x} out of bounds for extent {m} at 2:47"
+        if h[x] + 1 >= 2**32:
+            return f"integer overflow: {h[x]} + 1 does not fit in u32 at 2:47"
+        h[x] += 1
+    return None
+
+
+I64_MAX, I64_MIN, U32_MAX = 2**63 - 1, -2**63, 2**32 - 1
 BIG = U64 // 6 + 1  # 6 * BIG overflows, 5 * BIG does not
 CASES = {
     "row": (ROW, row_model, [
@@ -174,6 +226,21 @@ CASES = {
     "lanes": (LANES, lanes_model, [(16, 3, 48), (16, 3, 47), (16, 3, 46), (7, 1, 7), (1, 5, 5)]),
     "scan": (SCAN, scan_model, [(8, 8, 3), (8, 7, 3), (8, 9, 3), (3, 3, U64 // 3),
                                 (3, 3, 2**32 - 1), (3, 3, 2**32), (1, 1, 0)]),
+    # overflow at the first, a middle and the last element, n a multiple of the unrolling
+    # and not, INT64_MAX and INT64_MIN, one short of overflowing
+    "prefix": (PREFIX, prefix_model, [
+        (7, 0, I64_MAX, 1), (7, 3, I64_MAX, 1), (7, 6, I64_MAX, 1), (8, 7, I64_MAX, 1),
+        (7, 0, I64_MIN, -1), (7, 6, I64_MIN, -1), (8, 7, I64_MAX, 0), (9, 4, I64_MAX - 4, 1),
+        (9, 4, I64_MAX - 3, 1), (7, 9, 0, 1), (1, 0, I64_MIN, 0), (1, 0, I64_MAX, 0),
+    ]),
+    # index -1 and m at the first, a middle and the last element; h[k] + 1 overflowing
+    # at the first, a middle and the last element
+    "histo": (HISTO, histo_model, [
+        (7, 3, 9, 0, 0), (7, 3, 0, 3, 0), (7, 3, 3, 3, 0), (7, 3, 6, 3, 0), (7, 3, 0, -1, 0),
+        (7, 3, 3, -1, 0), (7, 3, 6, -1, 0), (7, 3, 9, 0, U32_MAX), (7, 3, 9, 0, U32_MAX - 1),
+        (7, 3, 9, 0, U32_MAX - 2), (8, 3, 9, 0, U32_MAX - 2), (6, 3, 9, 0, U32_MAX - 2),
+        (1, 1, 9, 0, 0), (1, 1, 0, 1, U32_MAX),
+    ]),
 }
 
 
@@ -189,7 +256,7 @@ def sources(tmp_path_factory):
 
 
 ARG_NAMES = {"row": "n k m s", "nest": "n p", "signed": "lo hi m d", "lanes": "n w m",
-             "scan": "n m v"}
+             "scan": "n m v", "prefix": "n p v w", "histo": "n m p k c"}
 
 
 def run(source, args, tmp, threads, *flags):
