@@ -78,9 +78,8 @@ int auth_open(Server *s, Err *e) {
  * one: emptying it for every enrolment sent every request of a fleet to the database
  * while 1,000 agents enrolled, and on PostgreSQL each such read is a round trip on the
  * HTTP thread, ahead of the claim it admits. One at another coordinator sharing the
- * store reaches this cache when its entry gets older than AGENT_CACHE_SECONDS, so a
- * revoked token works nowhere for longer than that. */
-#define AGENT_CACHE_SECONDS 2.0
+ * store reaches this cache when its entry gets older than agent_cache_seconds (2 s), so
+ * a revoked token works nowhere for longer than that. */
 
 static size_t cache_slot(const char *hash) {
     return (size_t)strtoul(
@@ -94,7 +93,7 @@ static int cached_agent(AuthCache *c, const char *hash, Agent *out, unsigned lon
     size_t i = cache_slot(hash);
     pthread_mutex_lock(&c->lock);
     int hit = !strcmp(c->slot[i].hash, hash) &&
-              timing_monotonic_seconds() - c->slot[i].read_at < AGENT_CACHE_SECONDS;
+              timing_monotonic_seconds() - c->slot[i].read_at < c->lifetime;
     if (hit) hit = db_agent_copy(out, &c->slot[i].agent) == 0; /* else: read the store */
     *epoch = c->epoch;
     pthread_mutex_unlock(&c->lock);

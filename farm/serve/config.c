@@ -62,6 +62,7 @@ static const ConfigBound BOUNDS[] = {
     SECONDS(body_timeout_seconds, 300, 0.001, 86400),
     SECONDS(anonymous_timeout_seconds, 120, 0.001, 86400),
     SECONDS(idle_timeout_seconds, 120, 0.001, 86400),
+    SECONDS(agent_cache_seconds, 2, 0.001, 3600),
     SECONDS(lease_seconds, 60, 0.001, 1e6),
     SECONDS(claim_wait_max_seconds, 30, 0, 3600),
 };

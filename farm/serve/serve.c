@@ -40,6 +40,7 @@ static const char SERVE_HELP[] =
     "   \"max_queued_bytes\": 268435456, \"max_queued_bytes_per_address\": 33554432,\n"
     "   \"header_timeout_seconds\": 10, \"body_timeout_seconds\": 300,\n"
     "   \"anonymous_timeout_seconds\": 120, \"idle_timeout_seconds\": 120,\n"
+    "   \"agent_cache_seconds\": 2,\n"
     "   \"http_threads\": 4, \"work_threads\": 8, \"page_threads\": 2,\n"
     "   \"max_queued_pages\": 64, \"max_pages_per_address\": 4,\n"
     "   \"max_compare_observations\": 1000000, \"max_decode_bytes\": 67108864,\n"
@@ -112,6 +113,7 @@ Server *serve_open(const char *state, const FarmConfig *cfg, Err *e) {
     pthread_mutex_init(&s->report_lock, NULL);
     pthread_mutex_init(&s->nonces_lock, NULL);
     pthread_mutex_init(&s->agents.lock, NULL);
+    s->agents.lifetime = cfg->agent_cache_seconds;
     pthread_mutex_init(&s->runs.lock, NULL);
     pthread_mutex_init(&s->keys.lock, NULL);
     pthread_mutex_init(&s->seen.lock, NULL);

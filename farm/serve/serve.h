@@ -31,6 +31,7 @@ typedef struct {
     double claim_wait_max_seconds;
     double anonymous_timeout_seconds;  /* an anonymous request, headers to answer sent */
     double idle_timeout_seconds;       /* a connection with a token, between requests */
+    double agent_cache_seconds;        /* an agent read from the store, trusted this long */
     long max_queued_bytes;             /* answers kept in memory for slow readers, in all */
     long max_queued_bytes_per_address; /* ... and for one client address */
     long http_threads;          /* libmicrohttpd's pool: every connection's I/O, the short routes */

@@ -154,6 +154,7 @@ typedef struct {
     /* What the latest flushes forgot, at [epoch % AUTH_CACHE_FORGOTTEN]: an agent's id,
      * or 0 for all. */
     long forgotten[AUTH_CACHE_FORGOTTEN];
+    double lifetime; /* agent_cache_seconds: an entry older than this is read again */
 } AuthCache;
 
 /* What a claim answer says about its run (handlers.c): runs never change once made, so

@@ -92,6 +92,14 @@ def read_answer(sock, limit=1 << 20):
         return None
 
 
+def cpu_seconds(pid):
+    """The CPU time process PID has used, all its threads, user and system (/proc/PID/stat):
+    the work it did, which other processes' load does not stretch as it does the wall
+    clock."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_for(pred, timeout, what, step=0.05):
     end = time.time() + timeout
     while time.time() < end:

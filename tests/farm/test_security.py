@@ -23,7 +23,7 @@ from attacklib import Flood  # noqa: E402
 from farmlib import (ENROL, FARM, HERE, RECEIPT, Farm, claim, enrol, enrol_request,  # noqa: E402
                      one_filed_bundle, sign_envelope, signed_upload, statement, upload_body,
                      wait_for)
-from farmlib import AGENT_IDLE_S, RUN_GUARD_S  # noqa: E402
+from farmlib import AGENT_IDLE_S, RUN_GUARD_S, cpu_seconds  # noqa: E402
 
 
 def model_cell_digest(observations):
@@ -40,7 +40,9 @@ def model_cell_digest(observations):
 def test_compare_survives_a_filed_huge_observation_type(tmp_path):
     """A bundle filed (by an older coordinator, before uploads were bounded) with a 3 MB
     observation type: /runs/ID and `cairn-farm compare` must answer, with the digest the
-    model gives, after a restart too. Before the fix compare.c hashed past its buffer."""
+    model gives, after a restart too. Before the fix compare.c hashed past its buffer.
+    The older coordinator filed it whole: the signed statement says so too (the store's
+    predicate is checked against its signed bundle, which must agree)."""
     with Farm(tmp_path, lease=60, max_body=8 << 20) as farm:
         run, job, _ = one_filed_bundle(farm, tmp_path)
         farm.stop_server()
@@ -48,10 +50,15 @@ def test_compare_survives_a_filed_huge_observation_type(tmp_path):
             {"name": "y", "type": "t" * (3 << 20), "count": 1, "sha256": "ab" * 32},
             {"name": "z" * 300, "type": "f64[4]", "count": 4, "sha256": "cd" * 32}]
         db = sqlite3.connect(farm.state / "farm.db")
-        pred = json.loads(db.execute("SELECT predicate FROM jobs WHERE id=?",
-                                     (job["job"],)).fetchone()[0])
-        pred["cases"][0]["observations"] = observations
-        db.execute("UPDATE jobs SET predicate=? WHERE id=?", (json.dumps(pred), job["job"]))
+        manifest = json.loads(db.execute("SELECT manifest FROM jobs WHERE id=?",
+                                         (job["job"],)).fetchone()[0])
+        st = json.loads(base64.b64decode(json.loads(manifest["envelope"])["payload"]))
+        st["predicate"]["cases"][0]["observations"] = observations
+        envelope = json.dumps(sign_envelope(farm.keygen("x"), json.dumps(st).encode(), tmp_path))
+        manifest["envelope"] = envelope
+        db.execute("UPDATE jobs SET predicate=?, manifest=?, bundle_sha=? WHERE id=?",
+                   (json.dumps(st["predicate"]), json.dumps(manifest),
+                    hashlib.sha256(envelope.encode()).hexdigest(), job["job"]))
         # An older coordinator kept no comparisons: the next one compares the run again.
         db.execute("DELETE FROM reports")
         db.execute("DELETE FROM case_history")
@@ -421,14 +428,6 @@ def test_subjects_per_bundle_are_capped(farm1):
     status, answer = farm.request("POST", f"/api/v1/jobs/{job['job']}/bundle", raw=raw,
                                   token=token)
     assert status == 422 and "at most 10000" in answer["error"], (status, answer)
-
-
-def cpu_seconds(pid):
-    """The CPU time process PID has used, all its threads, user and system (/proc/PID/stat):
-    the work it did, which other processes' load does not stretch as it does the wall
-    clock."""
-    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def test_upload_time_is_linear_in_subjects(tmp_path):
