@@ -307,10 +307,74 @@ static VVal int_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, c
     }
 }
 
+/* The k of a float constant c = (-1)^neg * 2^k (finite, not zero); false for any other
+ * value, or a value the model does not know as a constant. */
+static bool power_of_two(Verifier *V, VVal c, const Type *t, int *k, bool *neg) {
+    uint64_t u;
+    if (!c.bits || !Z3_is_numeral_ast(V->z, c.bits) || !Z3_get_numeral_uint64(V->z, c.bits, &u))
+        return false;
+    double d;
+    if (t->kind == TY_F32) {
+        uint32_t w = (uint32_t)u;
+        float f;
+        memcpy(&f, &w, 4);
+        d = f;
+    } else {
+        memcpy(&d, &u, 8);
+    }
+    int e;
+    if (!isfinite(d) || d == 0.0 || fabs(frexp(d, &e)) != 0.5) return false;
+    *k = e - 1;
+    *neg = d < 0;
+    return true;
+}
+
+/* x scaled by (-1)^neg * 2^k with one rounding, as one term for every way of writing it
+ * (issue 35): x * 2.0, 2.0 * x, x / 0.5 and x + x are all fp.add(x, x); x * 2^k and
+ * x / 2^-k are fp.mul(x, 2^k); a negative factor is fp.neg of the positive one's. Each is
+ * the exact value x * 2^k rounded once (round-to-nearest-even is symmetric, so the sign
+ * moves out), NaN for NaN, so the terms are equal, and Z3 then sees one term where it
+ * would otherwise have to prove a multiplier circuit equal to an adder. */
+static Z3_ast scaled(Verifier *V, Z3_ast x, int k, bool neg, const Type *t) {
+    Z3_context z = V->z;
+    Z3_ast r = k == 1 ? Z3_mk_fpa_add(z, rne(V), x, x)
+                      : Z3_mk_fpa_mul(z, rne(V), x, fp_of_double(V, t, ldexp(1.0, k)));
+    return neg ? Z3_mk_fpa_neg(z, r) : r;
+}
+
+/* Whether 2^k is a finite, nonzero value of t (subnormal powers included). */
+static bool holds_power(const Type *t, int k) {
+    double d = ldexp(1.0, k);
+    if (t->kind == TY_F32) return isfinite((float)d) && (double)(float)d == d;
+    return isfinite(d) && d != 0.0;
+}
+
+/* a OP b in one canonical term where an exact identity relates its spellings: a product
+ * or quotient by a power of two is scaled(), and the operands of + and * are ordered by
+ * term (a + b and b + a are one value: only a NaN's bits could differ, and those are
+ * the hardware's either way). NULL where no rewrite applies. */
+static Z3_ast canonical(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t) {
+    int k;
+    bool neg;
+    if (op == BIN_MUL && power_of_two(V, b, t, &k, &neg)) return scaled(V, a.t, k, neg, t);
+    if (op == BIN_MUL && power_of_two(V, a, t, &k, &neg)) return scaled(V, b.t, k, neg, t);
+    if (op == BIN_DIV && power_of_two(V, b, t, &k, &neg) && holds_power(t, -k))
+        return scaled(V, a.t, -k, neg, t);
+    if ((op == BIN_ADD || op == BIN_MUL) &&
+        Z3_get_ast_id(V->z, a.t) > Z3_get_ast_id(V->z, b.t)) {
+        Z3_ast lo = b.t, hi = a.t;
+        return op == BIN_ADD ? Z3_mk_fpa_add(V->z, rne(V), lo, hi)
+                             : Z3_mk_fpa_mul(V->z, rne(V), lo, hi);
+    }
+    return NULL;
+}
+
 static VVal float_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const void *node,
                         Span s) {
     Z3_context z = V->z;
     unsigned taint = a.taint | b.taint;
+    Z3_ast c = op == BIN_REM ? NULL : canonical(V, op, a, b, t);
+    if (c) return (VVal){c, taint, NULL};
     switch (op) {
     case BIN_ADD: return (VVal){Z3_mk_fpa_add(z, rne(V), a.t, b.t), taint, NULL};
     case BIN_SUB: return (VVal){Z3_mk_fpa_sub(z, rne(V), a.t, b.t), taint, NULL};
@@ -417,11 +481,15 @@ static VVal binary(Verifier *V, const Expr *e) {
     return verify_arith(V, op, a, b, t, e, e->span);
 }
 
-/* A float's sign flipped or cleared: exact on the bits too (xor / and of the sign bit). */
+/* A float's sign flipped or cleared: exact on the bits too (xor / and of the sign bit);
+ * a constant's bits stay a constant (-2.0 is a power of two for canonical()). */
 static Z3_ast sign_bits(Verifier *V, Z3_ast bits, const Type *t, bool clear) {
     if (!bits) return NULL;
     unsigned w = (unsigned)type_bits(t);
-    Z3_ast sign = bits_const(V, t, (uint64_t)1 << (w - 1));
+    uint64_t u, s = (uint64_t)1 << (w - 1);
+    if (Z3_is_numeral_ast(V->z, bits) && Z3_get_numeral_uint64(V->z, bits, &u))
+        return bits_const(V, t, clear ? u & ~s : u ^ s);
+    Z3_ast sign = bits_const(V, t, s);
     return clear ? Z3_mk_bvand(V->z, bits, Z3_mk_bvnot(V->z, sign)) : Z3_mk_bvxor(V->z, bits, sign);
 }
 
