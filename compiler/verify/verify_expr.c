@@ -360,8 +360,7 @@ static Z3_ast canonical(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t)
     if (op == BIN_MUL && power_of_two(V, a, t, &k, &neg)) return scaled(V, b.t, k, neg, t);
     if (op == BIN_DIV && power_of_two(V, b, t, &k, &neg) && holds_power(t, -k))
         return scaled(V, a.t, -k, neg, t);
-    if ((op == BIN_ADD || op == BIN_MUL) &&
-        Z3_get_ast_id(V->z, a.t) > Z3_get_ast_id(V->z, b.t)) {
+    if ((op == BIN_ADD || op == BIN_MUL) && Z3_get_ast_id(V->z, a.t) > Z3_get_ast_id(V->z, b.t)) {
         Z3_ast lo = b.t, hi = a.t;
         return op == BIN_ADD ? Z3_mk_fpa_add(V->z, rne(V), lo, hi)
                              : Z3_mk_fpa_mul(V->z, rne(V), lo, hi);
