@@ -7,10 +7,11 @@
  * cairn_float.h's (f8e4m3 past 464 or infinite, a quantize scale whose bits are zero,
  * negative, infinite or NaN, quantize of a NaN). Floats round to nearest-even in Z3's
  * floating-point theory; no fused multiply-add is ever built (Z3 4.8.12 rounds fp.fma
- * wrongly for some inputs, and the language has none). A float in a cell is its IEEE
- * bits: reading one gives the value and the bits, writing a computed float stores its
- * bits, or, for a NaN, a fresh NaN pattern carrying the NaN bit (the hardware picks a
- * NaN's payload; verify.h). Each guard is keyed by its tree node, so two guards at one
+ * wrongly for some inputs, and the language has none); spellings of one rounded value
+ * (x * 2.0 and x + x, a * b and b * a) are built as one term (canonical()). A float in
+ * a cell is its IEEE bits: reading one gives the value and the bits, writing a computed
+ * float stores its bits, or, for a NaN, a fresh NaN pattern carrying the NaN bit (the
+ * hardware picks a NaN's payload; verify.h). Each guard is keyed by its tree node, so two guards at one
  * line and column are two properties, and integer overflow names its operator. */
 #include <inttypes.h>
 #include <math.h>
