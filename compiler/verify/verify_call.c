@@ -36,7 +36,9 @@ static bool bind_args(Verifier *V, const Item *fn, Expr *call, VVal *vals) {
         } else if (modelled_scalar(p->type)) {
             unsigned taint = vals[i].taint;
             Z3_ast stored = verify_stored(V, vals[i], p->type, &taint);
-            verify_bind(V, p->sym, verify_new_cell(V, p->type, false, stored, NULL, taint));
+            verify_bind(
+                V, p->sym,
+                verify_new_cell(V, (VCell){.elem = p->type, .val = stored, .taint = taint}));
         } else {
             return false;
         }
@@ -54,11 +56,11 @@ static void prologue_checked(Verifier *V, const Item *fn, const void *node, Span
         VVal ext = verify_expr(V, p->type->u.view.extent);
         Z3_ast ok = Z3_mk_eq(V->z, c->len, verify_to_u64(V, ext.t, p->type->u.view.extent->type));
         const char *what = arena_printf(V->prog->arena, "%s (%s)", fn->name, p->name);
-        verify_guard(V, VK_EXTENT, p, at, what, ok, ext.taint);
+        verify_guard(V, (VSite){VK_EXTENT, p, at, what}, ok, ext.taint);
     }
     if (fn->u.fn.requires) {
         VVal r = verify_expr(V, fn->u.fn.requires);
-        verify_guard(V, VK_REQUIRES, node, at, fn->name, r.t, r.taint);
+        verify_guard(V, (VSite){VK_REQUIRES, node, at, fn->name}, r.t, r.taint);
     }
 }
 
@@ -182,8 +184,8 @@ Z3_ast verify_run_top(Verifier *V, const Item *fn, bool checked, VVal *result, V
     V->running = fn;
     if (!V->inputs) fresh_inputs(V, fn);
     for (int i = 0; i < fn->u.fn.nparams; i++) {
-        VCell *c = &V->inputs[i], *mine = verify_new_cell(V, c->elem, c->array, c->val, c->len, 0);
-        mine->place = c->place;
+        VCell *c = &V->inputs[i], *mine = verify_new_cell(V, *c);
+        mine->taint = 0;
         verify_bind(V, fn->u.fn.params[i]->sym, mine);
     }
     Z3_ast assumption = Z3_mk_true(V->z);

@@ -96,16 +96,7 @@ static char *value_text(Verifier *V, uint64_t u, const Type *ty, char **shown) {
         *shown = arena_printf(a, "bits 0x%" PRIx64, u);
         return arena_printf(a, "from_bits[%s](0x%" PRIx64 ")", type_kind_keyword(ty->kind), u);
     }
-    double d;
-    if (ty->kind == TY_F32) {
-        uint32_t w = (uint32_t)u;
-        float f;
-        memcpy(&f, &w, 4);
-        d = f;
-    } else {
-        memcpy(&d, &u, 8);
-    }
-    *shown = arena_printf(a, "%.17g (bits 0x%" PRIx64 ")", d, u);
+    *shown = arena_printf(a, "%.17g (bits 0x%" PRIx64 ")", verify_bits_value(ty, u), u);
     return arena_printf(a, "from_bits[%s](0x%" PRIx64 ")", type_kind_keyword(ty->kind), u);
 }
 
@@ -173,9 +164,21 @@ static uint64_t element(Verifier *V, Z3_model m, const VCell *c, uint64_t k) {
     return numeral(V, eval(V, m, Z3_mk_select(V->z, c->val, verify_u64(V, k))));
 }
 
+/* A replay being written: the model its inputs come from, the source text it adds to,
+ * and where its inputs are printed (out) and recorded (json); either may be NULL. */
+typedef struct Replay {
+    Verifier *V;
+    Z3_model m;
+    StrBuf *src;
+    FILE *out;
+    cJSON *json;
+} Replay;
+
 /* A view input: buffer NAME:T[len] (on the host for a @device view, copied over). */
-static void emit_view(Verifier *V, Z3_model m, const VCell *c, const char *role, const char *pname,
-                      StrBuf *src) {
+static void emit_view(const Replay *r, const VCell *c, const char *role, const char *pname) {
+    Verifier *V = r->V;
+    Z3_model m = r->m;
+    StrBuf *src = r->src;
     const char *ty = type_kind_keyword(c->elem->kind), *name = cex_name(V, role, pname),
                *fill = name;
     uint64_t len = numeral(V, eval(V, m, c->len));
@@ -204,8 +207,12 @@ static void emit_view(Verifier *V, Z3_model m, const VCell *c, const char *role,
 
 /* One input: declared in the replay's main as the prefix, role and its name, printed and
  * added to JSON. */
-static void emit_input(Verifier *V, Z3_model m, int i, const char *role, StrBuf *src, FILE *out,
-                       cJSON *json) {
+static void emit_input(const Replay *r, int i, const char *role) {
+    Verifier *V = r->V;
+    Z3_model m = r->m;
+    StrBuf *src = r->src;
+    FILE *out = r->out;
+    cJSON *json = r->json;
     const Param *p = V->top->u.fn.params[i];
     const VCell *c = &V->inputs[i];
     const char *ty = type_kind_keyword(c->elem->kind);
@@ -219,7 +226,7 @@ static void emit_input(Verifier *V, Z3_model m, int i, const char *role, StrBuf 
         if (json) cJSON_AddStringToObject(json, p->name, shown);
         return;
     }
-    emit_view(V, m, c, role, p->name, src);
+    emit_view(r, c, role, p->name);
     uint64_t len = numeral(V, eval(V, m, c->len));
     if (out) fprintf(out, "    %s: %" PRIu64 " elements", p->name, len);
     cJSON *elems = json ? cJSON_CreateArray() : NULL;
@@ -253,23 +260,24 @@ static void call_text(Verifier *V, const Item *fn, const char *role, StrBuf *src
     sb_puts(src, ")");
 }
 
-/* `if A and B differ { return code; }` with floats compared by bits, NaNs all one. */
-static void compare_text(StrBuf *src, const Type *t, const char *a, const char *b, int code,
-                         const char *indent) {
+/* `if A and B differ { return code; }` with floats compared by bits, NaNs all one (the
+ * caller writes the line's indent). */
+static void compare_text(StrBuf *src, const Type *t, const char *a, const char *b, int code) {
     if (type_is_compute_float(t))
-        sb_printf(src,
-                  "%sif !(%s != %s && %s != %s) && to_bits(%s) != to_bits(%s) { return %d; }\n",
-                  indent, a, a, b, b, a, b, code);
+        sb_printf(src, "if !(%s != %s && %s != %s) && to_bits(%s) != to_bits(%s) { return %d; }\n",
+                  a, a, b, b, a, b, code);
     else if (type_is_storage_float(t))
-        sb_printf(src, "%sif to_bits(%s) != to_bits(%s) { return %d; }\n", indent, a, b, code);
-    else sb_printf(src, "%sif %s != %s { return %d; }\n", indent, a, b, code);
+        sb_printf(src, "if to_bits(%s) != to_bits(%s) { return %d; }\n", a, b, code);
+    else sb_printf(src, "if %s != %s { return %d; }\n", a, b, code);
 }
 
 /* Compares a written view of the two calls element by element (a @device one through
  * host copies). */
-static void compare_view(Verifier *V, Z3_model m, const Param *p, int i, StrBuf *src) {
+static void compare_view(const Replay *r, const Param *p, int i) {
+    Verifier *V = r->V;
+    StrBuf *src = r->src;
     const Type *e = p->type->u.view.elem;
-    uint64_t len = numeral(V, eval(V, m, V->inputs[i].len));
+    uint64_t len = numeral(V, eval(V, r->m, V->inputs[i].len));
     const char *a = cex_name(V, "ref_", p->name), *b = cex_name(V, "impl_", p->name);
     if (V->inputs[i].place == PLACE_DEVICE) {
         const char *ty = type_kind_keyword(e->kind);
@@ -284,14 +292,18 @@ static void compare_view(Verifier *V, Z3_model m, const Param *p, int i, StrBuf 
     const char *k = cex_name(V, "k", ""), *ea = cex_name(V, "a", ""), *eb = cex_name(V, "b", "");
     sb_printf(src, "  for %s in 0..%" PRIu64 " {\n", k, len);
     sb_printf(src, "    let %s = %s[%s];\n    let %s = %s[%s];\n", ea, a, k, eb, b, k);
-    compare_text(src, e, ea, eb, 11, "    ");
+    sb_puts(src, "    ");
+    compare_text(src, e, ea, eb, 11);
     sb_puts(src, "  }\n");
 }
 
-static void implements_main(Verifier *V, Z3_model m, StrBuf *src, FILE *out, cJSON *json) {
+static void implements_main(const Replay *r) {
+    Verifier *V = r->V;
+    StrBuf *src = r->src;
     const Item *g = V->top, *f = g->u.fn.implements_fn;
-    for (int i = 0; i < g->u.fn.nparams; i++) emit_input(V, m, i, "ref_", src, out, json);
-    for (int i = 0; i < g->u.fn.nparams; i++) emit_input(V, m, i, "impl_", src, NULL, NULL);
+    Replay quiet = {V, r->m, src, NULL, NULL}; /* the second copy is not printed again */
+    for (int i = 0; i < g->u.fn.nparams; i++) emit_input(r, i, "ref_");
+    for (int i = 0; i < g->u.fn.nparams; i++) emit_input(&quiet, i, "impl_");
     bool value = g->u.fn.ret && g->u.fn.ret->kind != TY_VOID;
     const char *want = cex_name(V, "want", ""), *got = cex_name(V, "got", "");
     if (value) sb_printf(src, "  let %s = ", want);
@@ -301,16 +313,20 @@ static void implements_main(Verifier *V, Z3_model m, StrBuf *src, FILE *out, cJS
     else sb_puts(src, ";\n  ");
     call_text(V, g, "impl_", src);
     sb_puts(src, ";\n");
-    if (value) compare_text(src, g->u.fn.ret, want, got, 10, "  ");
+    if (value) {
+        sb_puts(src, "  ");
+        compare_text(src, g->u.fn.ret, want, got, 10);
+    }
     for (int i = 0; i < g->u.fn.nparams; i++) {
         const Param *p = g->u.fn.params[i];
         if (p->type->kind != TY_VIEW || p->type->u.view.access != ACCESS_RW) continue;
         if (p->type->u.view.extent) {
-            compare_view(V, m, p, i, src);
+            compare_view(r, p, i);
             continue;
         }
+        sb_puts(src, "  ");
         compare_text(src, p->type->u.view.elem, cex_name(V, "ref_", p->name),
-                     cex_name(V, "impl_", p->name), 11, "  ");
+                     cex_name(V, "impl_", p->name), 11);
     }
 }
 
@@ -387,10 +403,10 @@ static char *write_replay(Verifier *V, const VProp *p, const char *text, Err *e)
     return strdup(path);
 }
 
-char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char **inputs_json,
-                       Err *e) {
+VReplay verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, Err *e) {
     StrBuf src = {0};
     cJSON *json = cJSON_CreateObject();
+    Replay r = {V, m, &src, out, json};
     V->cex_prefix = pick_prefix(V);
     bool is_main = strcmp(V->top->name, "main") == 0 && V->top->u.fn.nparams == 0;
     char *text = is_main ? strdup(V->prog->src.text) : source_without_main(V);
@@ -401,10 +417,9 @@ char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char 
                   "\n// Replay written by cairn verify: %s at %s:%d:%d.\nfn main() -> i32 {\n",
                   V->top->name, p->span.file, p->span.line, p->span.col);
         if (p->kind == VK_IMPLEMENTS) {
-            implements_main(V, m, &src, out, json);
+            implements_main(&r);
         } else {
-            for (int i = 0; i < V->top->u.fn.nparams; i++)
-                emit_input(V, m, i, "in_", &src, out, json);
+            for (int i = 0; i < V->top->u.fn.nparams; i++) emit_input(&r, i, "in_");
             bool value = V->top->u.fn.ret && V->top->u.fn.ret->kind != TY_VOID;
             if (value) sb_printf(&src, "  let %s = ", cex_name(V, "result", ""));
             else sb_puts(&src, "  ");
@@ -415,9 +430,8 @@ char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char 
     } else if (out) {
         fprintf(out, "    (main takes no inputs: the program itself is the replay)\n");
     }
-    char *path = write_replay(V, p, src.data, e);
+    VReplay done = {write_replay(V, p, src.data, e), cJSON_PrintUnformatted(json)};
     sb_free(&src);
-    *inputs_json = cJSON_PrintUnformatted(json);
     cJSON_Delete(json);
-    return path;
+    return done;
 }

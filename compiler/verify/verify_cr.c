@@ -26,30 +26,42 @@ static Z3_ast is_nan(Verifier *V, Z3_ast a) { return Z3_mk_fpa_is_nan(V->z, a); 
 static Z3_ast implies(Verifier *V, Z3_ast a, Z3_ast b) { return Z3_mk_implies(V->z, a, b); }
 static Z3_ast negation(Verifier *V, Z3_ast a) { return Z3_mk_not(V->z, a); }
 
+/* A call's type, argument x and result r: what each fact is about. */
+typedef struct CrCall {
+    const Type *t;
+    Z3_ast x, r;
+} CrCall;
+
 /* lo <= r <= hi and r is a number, where x is one. */
-static Z3_ast within(Verifier *V, const Type *t, Z3_ast x, Z3_ast r, double lo, double hi) {
+static Z3_ast within(Verifier *V, const CrCall *c, double lo, double hi) {
+    const Type *t = c->t;
+    Z3_ast x = c->x, r = c->r;
     Z3_ast in = verify_and(V, ge(V, r, fp(V, t, lo)), le(V, r, fp(V, t, hi)));
     return implies(V, negation(V, is_nan(V, x)), verify_and(V, negation(V, is_nan(V, r)), in));
 }
 
 /* x >= a -> r >= ra, and x <= a -> r <= ra (the function rises through (a, ra)). */
-static Z3_ast rises_through(Verifier *V, const Type *t, Z3_ast x, Z3_ast r, double a, double ra) {
+static Z3_ast rises_through(Verifier *V, const CrCall *c, double a, double ra) {
+    const Type *t = c->t;
+    Z3_ast x = c->x, r = c->r;
     return verify_and(V, implies(V, ge(V, x, fp(V, t, a)), ge(V, r, fp(V, t, ra))),
                       implies(V, le(V, x, fp(V, t, a)), le(V, r, fp(V, t, ra))));
 }
 
 /* The facts of the exp family, and of the log family: NaN below the domain, -inf at its
  * end, finite inside it, rising through (1, 0) or (0, 0) for log1p. */
-static Z3_ast exp_facts(Verifier *V, Builtin b, const Type *t, Z3_ast x, Z3_ast r) {
+static Z3_ast exp_facts(Verifier *V, Builtin b, const CrCall *c) {
     double inf = INFINITY;
     if (b == BI_CR_EXPM1) /* e^x - 1: in [-1, inf], through (0, 0) */
-        return verify_and(V, within(V, t, x, r, -1.0, inf), rises_through(V, t, x, r, 0.0, 0.0));
+        return verify_and(V, within(V, c, -1.0, inf), rises_through(V, c, 0.0, 0.0));
     /* e^x, 2^x: in [0, inf], through (0, 1) */
-    return verify_and(V, within(V, t, x, r, 0.0, inf), rises_through(V, t, x, r, 0.0, 1.0));
+    return verify_and(V, within(V, c, 0.0, inf), rises_through(V, c, 0.0, 1.0));
 }
 
-static Z3_ast log_facts(Verifier *V, Builtin b, const Type *t, Z3_ast x, Z3_ast r) {
+static Z3_ast log_facts(Verifier *V, Builtin b, const CrCall *c) {
     Z3_context z = V->z;
+    const Type *t = c->t;
+    Z3_ast x = c->x, r = c->r;
     double one = b == BI_CR_LOG1P ? 0.0 : 1.0, low = b == BI_CR_LOG1P ? -1.0 : 0.0;
     Z3_ast below = Z3_mk_fpa_lt(z, x, fp(V, t, low)); /* outside the domain: NaN */
     Z3_ast domain = verify_and(V, negation(V, is_nan(V, x)), negation(V, below));
@@ -60,31 +72,32 @@ static Z3_ast log_facts(Verifier *V, Builtin b, const Type *t, Z3_ast x, Z3_ast 
     Z3_ast inside =
         verify_and(V, Z3_mk_fpa_gt(z, x, fp(V, t, low)), negation(V, Z3_mk_fpa_is_infinite(z, x)));
     f = verify_and(V, f, implies(V, inside, negation(V, Z3_mk_fpa_is_infinite(z, r))));
-    return verify_and(V, f, implies(V, domain, rises_through(V, t, x, r, one, 0.0)));
+    return verify_and(V, f, implies(V, domain, rises_through(V, c, one, 0.0)));
 }
 
 /* The facts for b's result r at argument x, for any x. */
-static Z3_ast cr_facts(Verifier *V, Builtin b, const Type *t, Z3_ast x, Z3_ast r) {
+static Z3_ast cr_facts(Verifier *V, Builtin b, const CrCall *c) {
     Z3_context z = V->z;
+    const Type *t = c->t;
+    Z3_ast x = c->x, r = c->r;
     Z3_ast f = implies(V, is_nan(V, x), is_nan(V, r)); /* NaN in, NaN out */
     switch (b) {
     case BI_CR_EXP:
     case BI_CR_EXP2:
-    case BI_CR_EXPM1: return verify_and(V, f, exp_facts(V, b, t, x, r));
+    case BI_CR_EXPM1: return verify_and(V, f, exp_facts(V, b, c));
     case BI_CR_LOG:
     case BI_CR_LOG2:
-    case BI_CR_LOG1P: return verify_and(V, f, log_facts(V, b, t, x, r));
+    case BI_CR_LOG1P: return verify_and(V, f, log_facts(V, b, c));
     case BI_CR_TANH: /* [-1, 1], odd, through (0, 0) */
-        return verify_and(
-            V, f,
-            verify_and(V, within(V, t, x, r, -1.0, 1.0), rises_through(V, t, x, r, 0.0, 0.0)));
+        return verify_and(V, f,
+                          verify_and(V, within(V, c, -1.0, 1.0), rises_through(V, c, 0.0, 0.0)));
     case BI_CR_SIGMOID: /* [0, 1], through (0, 1/2) */
-        return verify_and(
-            V, f, verify_and(V, within(V, t, x, r, 0.0, 1.0), rises_through(V, t, x, r, 0.0, 0.5)));
+        return verify_and(V, f,
+                          verify_and(V, within(V, c, 0.0, 1.0), rises_through(V, c, 0.0, 0.5)));
     default: { /* sin, cos: [-1, 1] for finite x, NaN for infinities; sin 0 = 0, cos 0 = 1 */
         Z3_ast inf = Z3_mk_fpa_is_infinite(z, x);
         f = verify_and(V, f, implies(V, inf, is_nan(V, r)));
-        f = verify_and(V, f, implies(V, negation(V, inf), within(V, t, x, r, -1.0, 1.0)));
+        f = verify_and(V, f, implies(V, negation(V, inf), within(V, c, -1.0, 1.0)));
         Z3_ast at0 = Z3_mk_fpa_is_zero(z, x);
         Z3_ast v0 = b == BI_CR_SIN ? Z3_mk_eq(z, r, x) : Z3_mk_fpa_eq(z, r, fp(V, t, 1.0));
         return verify_and(V, f, implies(V, at0, v0));
@@ -114,7 +127,7 @@ VVal verify_cr(Verifier *V, Expr *e) {
     Z3_ast r = Z3_mk_app(z, f, 1, &x.t);
     /* true of the real function at every argument: a fact of every query, like a fresh
      * NaN pattern's */
-    V->side = verify_and(V, V->side, cr_facts(V, b, t, x.t, r));
+    V->side = verify_and(V, V->side, cr_facts(V, b, &(CrCall){t, x.t, r}));
     const char *why = arena_printf(
         V->prog->arena, "%s's value, of which the model knows only its range", ast_builtin_name(b));
     unsigned bit = verify_taint_bit(V, e->span, why);

@@ -7,10 +7,11 @@
  * cairn_float.h's (f8e4m3 past 464 or infinite, a quantize scale whose bits are zero,
  * negative, infinite or NaN, quantize of a NaN). Floats round to nearest-even in Z3's
  * floating-point theory; no fused multiply-add is ever built (Z3 4.8.12 rounds fp.fma
- * wrongly for some inputs, and the language has none). A float in a cell is its IEEE
- * bits: reading one gives the value and the bits, writing a computed float stores its
- * bits, or, for a NaN, a fresh NaN pattern carrying the NaN bit (the hardware picks a
- * NaN's payload; verify.h). Each guard is keyed by its tree node, so two guards at one
+ * wrongly for some inputs, and the language has none); spellings of one rounded value
+ * (x * 2.0 and x + x, a * b and b * a) are built as one term (canonical()). A float in
+ * a cell is its IEEE bits: reading one gives the value and the bits, writing a computed
+ * float stores its bits, or, for a NaN, a fresh NaN pattern carrying the NaN bit (the
+ * hardware picks a NaN's payload; verify.h). Each guard is keyed by its tree node, so two guards at one
  * line and column are two properties, and integer overflow names its operator. */
 #include <inttypes.h>
 #include <math.h>
@@ -135,12 +136,12 @@ unsigned verify_taint_bit(Verifier *V, Span span, const char *reason) {
     return 1u << V->nreasons++;
 }
 
-static VProp *find_prop(Verifier *V, VKind kind, const void *node, Span span, const char *detail) {
+static VProp *find_prop(Verifier *V, VSite at) {
     for (int i = 0; i < V->nprops; i++) {
         VProp *p = &V->props[i];
-        if (p->kind == kind && p->node == node && p->span.off == span.off &&
-            p->span.len == span.len &&
-            strcmp(p->detail ? p->detail : "", detail ? detail : "") == 0)
+        if (p->kind == at.kind && p->node == at.node && p->span.off == at.span.off &&
+            p->span.len == at.span.len &&
+            strcmp(p->detail ? p->detail : "", at.detail ? at.detail : "") == 0)
             return p;
     }
     if (V->nprops == V->capprops) {
@@ -149,10 +150,10 @@ static VProp *find_prop(Verifier *V, VKind kind, const void *node, Span span, co
         if (!V->props) abort();
     }
     VProp *p = &V->props[V->nprops++];
-    *p = (VProp){.kind = kind,
-                 .span = span,
-                 .node = node,
-                 .detail = detail,
+    *p = (VProp){.kind = at.kind,
+                 .span = at.span,
+                 .node = at.node,
+                 .detail = at.detail,
                  .violation = Z3_mk_false(V->z),
                  .beyond = Z3_mk_false(V->z)};
     return p;
@@ -176,12 +177,9 @@ static void record(Verifier *V, VProp *p, Z3_ast violation, unsigned taint) {
     p->stamp = ++V->stamp;
 }
 
-void verify_guard(Verifier *V, VKind kind, const void *node, Span span, const char *detail,
-                  Z3_ast ok, unsigned taint) {
+void verify_guard(Verifier *V, VSite at, Z3_ast ok, unsigned taint) {
     Z3_ast active = verify_active(V);
-    if (V->collect)
-        record(V, find_prop(V, kind, node, span, detail),
-               verify_and(V, active, Z3_mk_not(V->z, ok)), taint);
+    if (V->collect) record(V, find_prop(V, at), verify_and(V, active, Z3_mk_not(V->z, ok)), taint);
     V->alive = verify_and(V, V->alive, verify_or(V, Z3_mk_not(V->z, active), ok));
     V->alive_taint |= taint;
 }
@@ -202,15 +200,15 @@ void verify_havoc_cell(Verifier *V, VCell *c, unsigned bit) {
 void verify_unmodelled(Verifier *V, const void *node, Span span, const char *what) {
     unsigned bit =
         verify_taint_bit(V, span, arena_printf(V->prog->arena, "%s is not modelled", what));
-    if (V->collect) record(V, find_prop(V, VK_UNMODELLED, node, span, what), verify_active(V), bit);
+    if (V->collect)
+        record(V, find_prop(V, (VSite){VK_UNMODELLED, node, span, what}), verify_active(V), bit);
 }
 
 /* ---- environment ---- */
 
-VCell *verify_new_cell(Verifier *V, const Type *elem, bool array, Z3_ast val, Z3_ast len,
-                       unsigned taint) {
+VCell *verify_new_cell(Verifier *V, VCell init) {
     VCell *c = arena_alloc(V->prog->arena, sizeof *c);
-    *c = (VCell){.elem = elem, .array = array, .val = val, .len = len, .taint = taint};
+    *c = init;
     return c;
 }
 
@@ -251,9 +249,10 @@ static Z3_ast signed_product_fits(Verifier *V, Z3_ast a, Z3_ast b, const Type *t
 /* r = a OP b, with ok: its exact value fits t (Z3's overflow predicates for + and -
  * and unsigned *; a signed product is compared in twice the width). An unsigned
  * product of two non-constant terms is noted for the abstraction (verify_solve.c). */
-static VVal checked(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const void *node,
-                    Span s, const char *detail) {
+static VVal checked(Verifier *V, VArith o, VVal a, VVal b, const char *detail) {
     Z3_context z = V->z;
+    BinaryOp op = o.op;
+    const Type *t = o.t;
     bool sign = type_is_signed(t);
     unsigned taint = a.taint | b.taint;
     Z3_ast r, ok[2];
@@ -273,24 +272,25 @@ static VVal checked(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, con
         if (!sign && !Z3_is_numeral_ast(z, a.t) && !Z3_is_numeral_ast(z, b.t))
             verify_note_mul(V, a.t, b.t, r, ok[0]);
     }
-    verify_guard(V, VK_OVERFLOW, node, s, detail ? detail : ast_binary_op_text(op),
+    verify_guard(V, (VSite){VK_OVERFLOW, o.node, o.span, detail ? detail : ast_binary_op_text(op)},
                  Z3_mk_and(z, 2, ok), taint);
     return (VVal){r, taint, NULL};
 }
 
-static VVal int_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const void *node,
-                      Span s) {
+static VVal int_arith(Verifier *V, VArith o, VVal a, VVal b) {
     Z3_context z = V->z;
+    BinaryOp op = o.op;
+    const Type *t = o.t;
     unsigned bits = (unsigned)type_bits(t), taint = a.taint | b.taint;
     bool sign = type_is_signed(t);
     switch (op) {
     case BIN_ADD:
     case BIN_SUB:
-    case BIN_MUL: return checked(V, op, a, b, t, node, s, NULL);
+    case BIN_MUL: return checked(V, o, a, b, NULL);
     case BIN_DIV:
     case BIN_REM: {
         Z3_ast zero = verify_int_const(V, t, 0), minus1 = verify_int_const(V, t, ~(uint64_t)0);
-        verify_guard(V, VK_DIVZERO, node, s, ast_binary_op_text(op),
+        verify_guard(V, (VSite){VK_DIVZERO, o.node, o.span, ast_binary_op_text(op)},
                      Z3_mk_not(z, Z3_mk_eq(z, b.t, zero)), taint);
         if (op == BIN_REM) {
             if (!sign) return (VVal){Z3_mk_bvurem(z, a.t, b.t), taint, NULL};
@@ -300,35 +300,102 @@ static VVal int_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, c
         if (!sign) return (VVal){Z3_mk_bvudiv(z, a.t, b.t), taint, NULL};
         Z3_ast min = verify_int_const(V, t, (uint64_t)1 << (bits - 1));
         Z3_ast bad = verify_and(V, Z3_mk_eq(z, a.t, min), Z3_mk_eq(z, b.t, minus1));
-        verify_guard(V, VK_OVERFLOW, node, s, "/", Z3_mk_not(z, bad), taint);
+        verify_guard(V, (VSite){VK_OVERFLOW, o.node, o.span, "/"}, Z3_mk_not(z, bad), taint);
         return (VVal){Z3_mk_bvsdiv(z, a.t, b.t), taint, NULL};
     }
     default: return (VVal){a.t, taint, NULL};
     }
 }
 
-static VVal float_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const void *node,
-                        Span s) {
+double verify_bits_value(const Type *t, uint64_t bits) {
+    if (t->kind == TY_F32) {
+        uint32_t w = (uint32_t)bits;
+        float f;
+        memcpy(&f, &w, 4);
+        return f;
+    }
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
+
+/* The k of a float constant c = (-1)^neg * 2^k (finite, not zero); false for any other
+ * value, or a value the model does not know as a constant. */
+static bool power_of_two(Verifier *V, VVal c, const Type *t, int *k, bool *neg) {
+    uint64_t u;
+    if (!c.bits || !Z3_is_numeral_ast(V->z, c.bits) || !Z3_get_numeral_uint64(V->z, c.bits, &u))
+        return false;
+    double d = verify_bits_value(t, u);
+    int e;
+    if (!isfinite(d) || d == 0.0 || fabs(frexp(d, &e)) != 0.5) return false;
+    *k = e - 1;
+    *neg = d < 0;
+    return true;
+}
+
+/* x scaled by (-1)^neg * 2^k with one rounding, as one term for every way of writing it
+ * (issue 35): x * 2.0, 2.0 * x, x / 0.5 and x + x are all fp.add(x, x); x * 2^k and
+ * x / 2^-k are fp.mul(x, 2^k); a negative factor is fp.neg of the positive one's. Each is
+ * the exact value x * 2^k rounded once (round-to-nearest-even is symmetric, so the sign
+ * moves out), NaN for NaN, so the terms are equal, and Z3 then sees one term where it
+ * would otherwise have to prove a multiplier circuit equal to an adder. */
+static Z3_ast scaled(Verifier *V, Z3_ast x, int k, bool neg, const Type *t) {
     Z3_context z = V->z;
+    Z3_ast r = k == 1 ? Z3_mk_fpa_add(z, rne(V), x, x)
+                      : Z3_mk_fpa_mul(z, rne(V), x, fp_of_double(V, t, ldexp(1.0, k)));
+    return neg ? Z3_mk_fpa_neg(z, r) : r;
+}
+
+/* Whether 2^k is a finite, nonzero value of t (subnormal powers included). */
+static bool holds_power(const Type *t, int k) {
+    double d = ldexp(1.0, k);
+    if (t->kind == TY_F32) return isfinite((float)d) && (double)(float)d == d;
+    return isfinite(d) && d != 0.0;
+}
+
+/* a OP b in one canonical term where an exact identity relates its spellings: a product
+ * or quotient by a power of two is scaled(), and the operands of + and * are ordered by
+ * term (a + b and b + a are one value: only a NaN's bits could differ, and those are
+ * the hardware's either way). NULL where no rewrite applies. */
+static Z3_ast canonical(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t) {
+    int k;
+    bool neg;
+    if (op == BIN_MUL && power_of_two(V, b, t, &k, &neg)) return scaled(V, a.t, k, neg, t);
+    if (op == BIN_MUL && power_of_two(V, a, t, &k, &neg)) return scaled(V, b.t, k, neg, t);
+    if (op == BIN_DIV && power_of_two(V, b, t, &k, &neg) && holds_power(t, -k))
+        return scaled(V, a.t, -k, neg, t);
+    if ((op == BIN_ADD || op == BIN_MUL) && Z3_get_ast_id(V->z, a.t) > Z3_get_ast_id(V->z, b.t)) {
+        Z3_ast lo = b.t, hi = a.t;
+        return op == BIN_ADD ? Z3_mk_fpa_add(V->z, rne(V), lo, hi)
+                             : Z3_mk_fpa_mul(V->z, rne(V), lo, hi);
+    }
+    return NULL;
+}
+
+static VVal float_arith(Verifier *V, VArith o, VVal a, VVal b) {
+    Z3_context z = V->z;
+    BinaryOp op = o.op;
+    const Type *t = o.t;
     unsigned taint = a.taint | b.taint;
+    Z3_ast c = op == BIN_REM ? NULL : canonical(V, op, a, b, t);
+    if (c) return (VVal){c, taint, NULL};
     switch (op) {
     case BIN_ADD: return (VVal){Z3_mk_fpa_add(z, rne(V), a.t, b.t), taint, NULL};
     case BIN_SUB: return (VVal){Z3_mk_fpa_sub(z, rne(V), a.t, b.t), taint, NULL};
     case BIN_MUL: return (VVal){Z3_mk_fpa_mul(z, rne(V), a.t, b.t), taint, NULL};
     case BIN_DIV: return (VVal){Z3_mk_fpa_div(z, rne(V), a.t, b.t), taint, NULL};
     default: { /* fmod: exact, but not IEEE's remainder (fp.rem), so not modelled */
-        verify_unmodelled(V, node, s, "float % (C's fmod)");
-        VVal h = verify_havoc(V, t, s, "float % (C's fmod)");
+        verify_unmodelled(V, o.node, o.span, "float % (C's fmod)");
+        VVal h = verify_havoc(V, t, o.span, "float % (C's fmod)");
         h.taint |= taint;
         return h;
     }
     }
 }
 
-VVal verify_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const void *node,
-                  Span s) {
-    if (type_is_int(t)) return int_arith(V, op, a, b, t, node, s);
-    return float_arith(V, op, a, b, t, node, s);
+VVal verify_arith(Verifier *V, VArith o, VVal a, VVal b) {
+    if (type_is_int(o.t)) return int_arith(V, o, a, b);
+    return float_arith(V, o, a, b);
 }
 
 /* a << b, a >> b: cairn_shl/shr take the count as an int64 in [0, bits). */
@@ -340,7 +407,7 @@ static VVal shift(Verifier *V, const Expr *e, VVal a, VVal b) {
     Z3_ast b64 = verify_to_u64(V, b.t, tb);
     Z3_ast in_range = verify_and(V, Z3_mk_bvsge(z, b64, verify_u64(V, 0)),
                                  Z3_mk_bvslt(z, b64, verify_u64(V, bits)));
-    verify_guard(V, VK_SHIFT, e, e->span, ast_binary_op_text(op), in_range, taint);
+    verify_guard(V, (VSite){VK_SHIFT, e, e->span, ast_binary_op_text(op)}, in_range, taint);
     Z3_ast amount = bits == 64 ? b64 : Z3_mk_extract(z, bits - 1, 0, b64);
     bool sign = type_is_signed(t);
     if (op == BIN_SHR)
@@ -348,7 +415,7 @@ static VVal shift(Verifier *V, const Expr *e, VVal a, VVal b) {
                       NULL};
     Z3_ast r = Z3_mk_bvshl(z, a.t, amount);
     Z3_ast back = sign ? Z3_mk_bvashr(z, r, amount) : Z3_mk_bvlshr(z, r, amount);
-    verify_guard(V, VK_OVERFLOW, e, e->span, "<<", Z3_mk_eq(z, back, a.t), taint);
+    verify_guard(V, (VSite){VK_OVERFLOW, e, e->span, "<<"}, Z3_mk_eq(z, back, a.t), taint);
     return (VVal){r, taint, NULL};
 }
 
@@ -414,14 +481,18 @@ static VVal binary(Verifier *V, const Expr *e) {
     if (op == BIN_BITAND || op == BIN_BITOR || op == BIN_BITXOR)
         return bitwise(V, op, a, b, e->type);
     if (op == BIN_SHL || op == BIN_SHR) return shift(V, e, a, b);
-    return verify_arith(V, op, a, b, t, e, e->span);
+    return verify_arith(V, (VArith){op, t, e, e->span}, a, b);
 }
 
-/* A float's sign flipped or cleared: exact on the bits too (xor / and of the sign bit). */
+/* A float's sign flipped or cleared: exact on the bits too (xor / and of the sign bit);
+ * a constant's bits stay a constant (-2.0 is a power of two for canonical()). */
 static Z3_ast sign_bits(Verifier *V, Z3_ast bits, const Type *t, bool clear) {
     if (!bits) return NULL;
     unsigned w = (unsigned)type_bits(t);
-    Z3_ast sign = bits_const(V, t, (uint64_t)1 << (w - 1));
+    uint64_t u, s = (uint64_t)1 << (w - 1);
+    if (Z3_is_numeral_ast(V->z, bits) && Z3_get_numeral_uint64(V->z, bits, &u))
+        return bits_const(V, t, clear ? u & ~s : u ^ s);
+    Z3_ast sign = bits_const(V, t, s);
     return clear ? Z3_mk_bvand(V->z, bits, Z3_mk_bvnot(V->z, sign)) : Z3_mk_bvxor(V->z, bits, sign);
 }
 
@@ -436,8 +507,8 @@ static VVal unary(Verifier *V, const Expr *e) {
     VVal v = verify_expr(V, (Expr *)x);
     if (type_is_compute_float(e->type))
         return (VVal){Z3_mk_fpa_neg(V->z, v.t), v.taint, sign_bits(V, v.bits, e->type, false)};
-    return checked(V, BIN_SUB, (VVal){verify_int_const(V, e->type, 0), 0, NULL}, v, e->type, e,
-                   e->span, "negation");
+    return checked(V, (VArith){BIN_SUB, e->type, e, e->span},
+                   (VVal){verify_int_const(V, e->type, 0), 0, NULL}, v, "negation");
 }
 
 /* ---- constants and names ---- */
@@ -476,7 +547,7 @@ VCell *verify_element(Verifier *V, Expr *e, Z3_ast *index, unsigned *taint) {
     Z3_ast i64 = verify_to_u64(V, i.t, ti);
     Z3_ast ok = Z3_mk_bvult(V->z, i64, c->len);
     if (type_is_signed(ti)) ok = verify_and(V, Z3_mk_bvsge(V->z, i64, verify_u64(V, 0)), ok);
-    verify_guard(V, VK_INDEX, e, e->span, NULL, ok, i.taint);
+    verify_guard(V, (VSite){VK_INDEX, e, e->span, NULL}, ok, i.taint);
     *index = i64;
     *taint = i.taint | c->taint;
     return c;
@@ -507,7 +578,7 @@ static VVal int_to_int(Verifier *V, VVal v, const Type *from, const Type *to, co
     Z3_ast w = ext(V, v.t, from, 128u - (unsigned)type_bits(from));
     Z3_ast ok = verify_and(V, Z3_mk_bvsge(V->z, w, int_limit(V, to, false, 128)),
                            Z3_mk_bvsle(V->z, w, int_limit(V, to, true, 128)));
-    verify_guard(V, VK_CONVERT, e, e->span, NULL, ok, v.taint);
+    verify_guard(V, (VSite){VK_CONVERT, e, e->span, NULL}, ok, v.taint);
     return (VVal){Z3_mk_extract(V->z, (unsigned)type_bits(to) - 1, 0, w), v.taint, NULL};
 }
 
@@ -521,7 +592,7 @@ static VVal float_to_int(Verifier *V, VVal v, const Type *from, const Type *to, 
            hi = ldexp(1.0, sign ? (int)bits - 1 : (int)bits);
     Z3_ast ok = verify_and(V, Z3_mk_fpa_geq(z, t, fp_of_double(V, from, lo)),
                            Z3_mk_fpa_lt(z, t, fp_of_double(V, from, hi)));
-    verify_guard(V, VK_FLOAT_CONVERT, e, e->span, NULL, ok, v.taint);
+    verify_guard(V, (VSite){VK_FLOAT_CONVERT, e, e->span, NULL}, ok, v.taint);
     Z3_ast r = sign ? Z3_mk_fpa_to_sbv(z, Z3_mk_fpa_rtz(z), v.t, bits)
                     : Z3_mk_fpa_to_ubv(z, Z3_mk_fpa_rtz(z), v.t, bits);
     return (VVal){r, v.taint, NULL};
@@ -537,7 +608,7 @@ static VVal to_storage(Verifier *V, VVal v, const Type *from, const Type *to, co
     }
     if (to->kind == TY_F8E4M3) {
         Z3_ast past = Z3_mk_fpa_gt(V->z, Z3_mk_fpa_abs(V->z, v.t), fp_of_double(V, from, 464.0));
-        verify_guard(V, VK_E4M3, e, e->span, NULL, Z3_mk_not(V->z, past), v.taint);
+        verify_guard(V, (VSite){VK_E4M3, e, e->span, NULL}, Z3_mk_not(V->z, past), v.taint);
     }
     verify_unmodelled(V, e, e->span, "a storage float conversion");
     VVal h = verify_havoc(V, to, e->span, "a storage float conversion");
@@ -614,8 +685,8 @@ static VVal exact_fn(Verifier *V, Expr *e, Builtin b) {
         Z3_ast neg = Z3_mk_bvslt(z, a.t, verify_int_const(V, t, 0));
         Z3_ast saved = V->pc;
         V->pc = verify_and(V, V->pc, neg); /* cairn_abs negates only a negative value */
-        VVal n = checked(V, BIN_SUB, (VVal){verify_int_const(V, t, 0), 0, NULL}, a, t, e, e->span,
-                         "abs");
+        VVal n = checked(V, (VArith){BIN_SUB, t, e, e->span},
+                         (VVal){verify_int_const(V, t, 0), 0, NULL}, a, "abs");
         V->pc = saved;
         return (VVal){Z3_mk_ite(z, neg, n.t, a.t), a.taint, NULL};
     }
@@ -640,8 +711,8 @@ static VVal quantize(Verifier *V, Expr *e, bool stochastic) {
     Z3_ast zero = fp_of_double(V, type_scalar(TY_F32), 0.0);
     Z3_ast scale_ok = verify_and(V, Z3_mk_fpa_gt(z, scale.t, zero),
                                  Z3_mk_not(z, Z3_mk_fpa_is_infinite(z, scale.t)));
-    verify_guard(V, VK_QUANT_SCALE, e, e->span, NULL, scale_ok, scale.taint);
-    verify_guard(V, VK_QUANT_NAN, e, e->span, NULL, Z3_mk_not(z, Z3_mk_fpa_is_nan(z, x.t)),
+    verify_guard(V, (VSite){VK_QUANT_SCALE, e, e->span, NULL}, scale_ok, scale.taint);
+    verify_guard(V, (VSite){VK_QUANT_NAN, e, e->span, NULL}, Z3_mk_not(z, Z3_mk_fpa_is_nan(z, x.t)),
                  x.taint);
     verify_unmodelled(V, e, e->span, why);
     VVal h = verify_havoc(V, e->u.call.generics[0], e->span, why);
@@ -680,12 +751,15 @@ static void havoc_array(Verifier *V, Expr *arg, Span s, const char *reason) {
     if (c && c->array) verify_havoc_cell(V, c, verify_taint_bit(V, s, reason));
 }
 
-/* The value an integer atomic stores; in a region, a compare-and-swap's outcome depends on
- * the order lanes arrive in, so it is a fresh value there. */
-static Z3_ast atomic_result(Verifier *V, Expr *e, Builtin b, Z3_ast old, VVal v, VVal w,
+/* The value an integer atomic e stores over old, with its operands (v, and w for a
+ * compare-and-swap); in a region, a compare-and-swap's outcome depends on the order lanes
+ * arrive in, so it is a fresh value there. */
+static Z3_ast atomic_result(Verifier *V, Expr *e, Z3_ast old, const VVal operand[2],
                             unsigned *taint) {
     Z3_context z = V->z;
+    Builtin b = e->u.call.builtin;
     const Type *t = e->u.call.args[0]->type;
+    VVal v = operand[0], w = operand[1];
     if (b == BI_ATOMIC_ADD_UNORDERED) {
         const char *why = rounding_reason(V, b);
         verify_unmodelled(V, e, e->span, why);
@@ -720,7 +794,7 @@ static VVal atomic(Verifier *V, Expr *e, Builtin b) {
                    : NULL;
     if (!c) return verify_havoc(V, t, e->span, "an atomic on this place");
     Z3_ast old = Z3_mk_select(V->z, c->val, i);
-    Z3_ast now = atomic_result(V, e, b, old, v, w, &taint);
+    Z3_ast now = atomic_result(V, e, old, (VVal[2]){v, w}, &taint);
     c->val = Z3_mk_ite(V->z, verify_active(V), Z3_mk_store(V->z, c->val, i, now), c->val);
     c->taint |= taint | v.taint | w.taint | V->pc_taint;
     if (V->in_parallel) /* the old value a lane sees depends on the order lanes arrive in */

@@ -208,9 +208,16 @@ Z3_ast verify_and(Verifier *V, Z3_ast a, Z3_ast b);
 Z3_ast verify_or(Verifier *V, Z3_ast a, Z3_ast b);
 /* The current activity: pc && alive && !returned. */
 Z3_ast verify_active(Verifier *V);
-/* Records a guard at node (span): where active, ok must hold; failing kills `alive`. */
-void verify_guard(Verifier *V, VKind kind, const void *node, Span span, const char *detail,
-                  Z3_ast ok, unsigned taint);
+/* A guard's site: its kind, its tree node and span (two guards at one span are two
+ * sites), and what it names (the operator, the callee of a requires, ...; or NULL). */
+typedef struct VSite {
+    VKind kind;
+    const void *node;
+    Span span;
+    const char *detail;
+} VSite;
+/* Records a guard at a site: where active, ok must hold; failing kills `alive`. */
+void verify_guard(Verifier *V, VSite at, Z3_ast ok, unsigned taint);
 /* A fresh constant of a sort, named after stem. */
 Z3_ast verify_fresh(Verifier *V, const char *stem, Z3_sort sort);
 /* A fresh unconstrained value of type t tainted with reason (formatted at span). */
@@ -223,18 +230,27 @@ void verify_havoc_cell(Verifier *V, VCell *c, unsigned bit);
 void verify_unmodelled(Verifier *V, const void *node, Span span, const char *what);
 VCell *verify_lookup(Verifier *V, const Symbol *s);
 void verify_bind(Verifier *V, const Symbol *s, VCell *c);
-VCell *verify_new_cell(Verifier *V, const Type *elem, bool array, Z3_ast val, Z3_ast len,
-                       unsigned taint);
+/* A new cell holding what init holds (in the arena). */
+VCell *verify_new_cell(Verifier *V, VCell init);
 Z3_ast verify_u64(Verifier *V, uint64_t v);
 /* Integer value v of type t widened to 64 bits (sign- or zero-extended). */
 Z3_ast verify_to_u64(Verifier *V, Z3_ast v, const Type *t);
 Z3_ast verify_int_const(Verifier *V, const Type *t, uint64_t v);
+/* The value of an f32's or f64's IEEE bits. */
+double verify_bits_value(const Type *t, uint64_t bits);
 /* v[i] as a place: the index guard, then the array's cell and the 64-bit index (NULL
  * when the base is not a view by name, reported unmodelled). */
 VCell *verify_element(Verifier *V, Expr *e, Z3_ast *index, unsigned *taint);
-/* a OP b for integers (checked) or floats, with guards at node (span). */
-VVal verify_arith(Verifier *V, BinaryOp op, VVal a, VVal b, const Type *t, const void *node,
-                  Span span);
+/* An arithmetic operation: the operator, the operands' type, and the tree node (and its
+ * span) its guards are keyed by. */
+typedef struct VArith {
+    BinaryOp op;
+    const Type *t;
+    const void *node;
+    Span span;
+} VArith;
+/* a OP b for integers (checked) or floats, with guards at o's node. */
+VVal verify_arith(Verifier *V, VArith o, VVal a, VVal b);
 
 /* ---- verify_cr.c ---- */
 /* A std.cr call: an uninterpreted function of its argument with its range facts. */
@@ -271,13 +287,19 @@ VVal verify_reduce(Verifier *V, Expr *e);
  * integer input and view length within 256 (VERIFY_SMALL_INPUTS, or'ed in: small
  * operands keep 64-bit products cheap, and most index counterexamples have them). */
 enum { VERIFY_ANY = 0, VERIFY_WITHIN_SMALL = 1, VERIFY_SMALL_INPUTS = 8 };
-/* Checks assume && side && f within `within` under `rlimit` of Z3's resource units
+/* A query: the formula f, how far it looks (VERIFY_ANY, ...), and the Z3 resource
+ * units it may spend. */
+typedef struct VQuery {
+    Z3_ast f;
+    int within;
+    unsigned rlimit;
+} VQuery;
+/* Checks assume && side && q.f within q.within under q.rlimit of Z3's resource units
  * (deterministic) and the wall clock left to V->deadline (a query that meets it sets
  * V->expired); on sat with model != NULL, *model gets the model (the caller dec-refs
  * it); *reason gets the solver's reason on unknown. An unsat answer is first sought with
  * products abstracted. */
-Z3_lbool verify_check(Verifier *V, Z3_ast f, int within, unsigned rlimit, Z3_model *model,
-                      const char **reason);
+Z3_lbool verify_check(Verifier *V, VQuery q, Z3_model *model, const char **reason);
 /* Shrinks a counterexample: first no other guard failing (`others`: their violations),
  * then the smallest view lengths, small values, views of one value and no NaN where the
  * violation allows, within a share of the resource budget. Replaces *model. */
@@ -296,12 +318,15 @@ void verify_note_mul(Verifier *V, Z3_ast x, Z3_ast y, Z3_ast p, Z3_ast ok);
 void verify_skipped(Verifier *V, const Item *callee, Block *region, Span at, const char *why);
 
 /* ---- verify_cex.c ---- */
+/* A written counterexample: the replay's path (NULL when it could not be written) and
+ * the inputs as the text of a JSON object, both malloc'ed. */
+typedef struct VReplay {
+    char *path;
+    char *inputs_json;
+} VReplay;
 /* Prints the inputs of a satisfying model to out (when not NULL) and writes a replay
- * program into --cex-dir (created with its parents); returns its path (malloc'ed), or
- * NULL with the reason in e. *inputs_json gets the inputs as the text of a JSON object
- * (malloc'ed). */
-char *verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, char **inputs_json,
-                       Err *e);
+ * program into --cex-dir (created with its parents); a NULL path has the reason in e. */
+VReplay verify_write_cex(Verifier *V, Z3_model m, const VProp *p, FILE *out, Err *e);
 /* The replay's file name for p (in the arena), without the folder. */
 const char *verify_replay_name(Verifier *V, const VProp *p);
 

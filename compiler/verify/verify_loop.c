@@ -145,7 +145,7 @@ Z3_ast verify_lane_count(Verifier *V, VVal lo, VVal hi, const Type *t) {
 static void lane_limit(Verifier *V, const Stmt *s, VVal lo, VVal hi, const Type *t) {
     Z3_ast ok = Z3_mk_bvule(V->z, verify_lane_count(V, lo, hi, t),
                             verify_u64(V, (uint64_t)0x7fffffff * 256));
-    verify_guard(V, VK_LAUNCH, s, s->span, "too many lanes for one device launch", ok,
+    verify_guard(V, (VSite){VK_LAUNCH, s, s->span, "too many lanes for one device launch"}, ok,
                  lo.taint | hi.taint);
 }
 
@@ -170,7 +170,9 @@ static void loop_body(Verifier *V, VVal i, void *ctx) {
     LoopBody *lb = ctx;
     int mark = V->nenv;
     if (lb->var)
-        verify_bind(V, lb->var, verify_new_cell(V, lb->var->type, false, i.t, NULL, i.taint));
+        verify_bind(
+            V, lb->var,
+            verify_new_cell(V, (VCell){.elem = lb->var->type, .val = i.t, .taint = i.taint}));
     verify_block(V, lb->body);
     V->nenv = mark;
 }
@@ -229,7 +231,8 @@ static Z3_ast combine(Verifier *V, const Fold *f, VVal v) {
                            type_is_signed(f->t) ? Z3_mk_sign_ext(z, pad, v.t)
                                                 : Z3_mk_zero_ext(z, pad, v.t));
     if (op == RED_ADD || op == RED_MUL)
-        return verify_arith(V, op == RED_ADD ? BIN_ADD : BIN_MUL, f->acc, v, f->t, f->e, f->e->span)
+        return verify_arith(V, (VArith){op == RED_ADD ? BIN_ADD : BIN_MUL, f->t, f->e, f->e->span},
+                            f->acc, v)
             .t;
     if (op == RED_MIN || op == RED_MAX) {
         bool sign = type_is_signed(f->t);
@@ -247,7 +250,8 @@ static const char *FLOAT_SCAN = "a float scan's prefixes (rounded sums)";
 static void scan_store(Verifier *V, Fold *f, VVal i, const Type *it) {
     Expr *into = f->e->u.reduce.into;
     Z3_ast k = Z3_mk_bvsub(V->z, verify_to_u64(V, i.t, it), f->lo64);
-    verify_guard(V, VK_INDEX, into, into->span, NULL, Z3_mk_bvult(V->z, k, f->out->len), i.taint);
+    verify_guard(V, (VSite){VK_INDEX, into, into->span, NULL}, Z3_mk_bvult(V->z, k, f->out->len),
+                 i.taint);
     unsigned taint = f->acc.taint | V->pc_taint;
     Z3_ast stored = verify_stored(V, f->acc, f->t, &taint);
     f->out->val =
@@ -261,7 +265,9 @@ static void fold_step(Verifier *V, VVal i, void *ctx) {
     int mark = V->nenv;
     const Symbol *var = e->u.reduce.var_sym;
     const Type *it = var ? var->type : e->u.reduce.count->type;
-    if (var) verify_bind(V, var, verify_new_cell(V, var->type, false, i.t, NULL, i.taint));
+    if (var)
+        verify_bind(V, var,
+                    verify_new_cell(V, (VCell){.elem = var->type, .val = i.t, .taint = i.taint}));
     VVal v = verify_expr(V, e->u.reduce.body);
     V->nenv = mark;
     if (!v.t) return;
@@ -297,8 +303,8 @@ static VVal wide_result(Verifier *V, Fold *f) {
     Z3_ast r = Z3_mk_extract(V->z, bits - 1, 0, f->acc.t);
     Z3_ast back = type_is_signed(f->t) ? Z3_mk_sign_ext(V->z, 128 - bits, r)
                                        : Z3_mk_zero_ext(V->z, 128 - bits, r);
-    verify_guard(V, VK_OVERFLOW, f->e, f->e->span, "reduce +", Z3_mk_eq(V->z, back, f->acc.t),
-                 f->acc.taint);
+    verify_guard(V, (VSite){VK_OVERFLOW, f->e, f->e->span, "reduce +"},
+                 Z3_mk_eq(V->z, back, f->acc.t), f->acc.taint);
     return (VVal){r, f->acc.taint, NULL};
 }
 

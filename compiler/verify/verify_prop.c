@@ -58,7 +58,7 @@ static void on_z3_error(Z3_context z, Z3_error_code e) {
  * --unwind (then an unsat answer only covers runs within it). */
 static bool beyond_reachable(Verifier *V, const VProp *p) {
     if (Z3_is_eq_ast(V->z, p->beyond, Z3_mk_false(V->z))) return false;
-    Z3_lbool r = verify_check(V, p->beyond, VERIFY_ANY, V->opt->budget, NULL, NULL);
+    Z3_lbool r = verify_check(V, (VQuery){p->beyond, VERIFY_ANY, V->opt->budget}, NULL, NULL);
     return r != Z3_L_FALSE; /* undecided counts as reachable */
 }
 
@@ -211,9 +211,10 @@ static const char *solver_reason(Verifier *V, const char *why) {
     return arena_printf(V->prog->arena, "the solver gave up (%s)", why);
 }
 
-/* A model of the violation, shrunk, printed and written as a replay. */
-static Verdict counterexample(Verifier *V, const VProp *p, double t0, Z3_ast violation, int within,
-                              Z3_model m) {
+/* A model m of the violation q found, shrunk, printed and written as a replay. */
+static Verdict counterexample(Verifier *V, const VProp *p, double t0, VQuery q, Z3_model m) {
+    Z3_ast violation = q.f;
+    int within = q.within;
     Z3_ast others = Z3_mk_false(V->z);
     for (int i = 0; i < V->nprops; i++)
         if (&V->props[i] != p && V->props[i].kind != VK_UNMODELLED)
@@ -227,7 +228,7 @@ static Verdict counterexample(Verifier *V, const VProp *p, double t0, Z3_ast vio
         Z3_model_dec_ref(V->z, m);
         m = NULL;
         violation = verify_and(V, violation, verify_replay_fits(V));
-        Z3_lbool r = verify_check(V, violation, within, V->opt->budget, &m, NULL);
+        Z3_lbool r = verify_check(V, (VQuery){violation, within, V->opt->budget}, &m, NULL);
         if (r != Z3_L_TRUE) {
             const char *why = r == Z3_L_FALSE
                                   ? "its counterexamples need views of more than 256 MiB, which no "
@@ -244,11 +245,12 @@ static Verdict counterexample(Verifier *V, const VProp *p, double t0, Z3_ast vio
             return unknown(V, p, t0, NULL);
         }
     }
-    char *inputs = NULL, *shown = NULL;
+    char *shown = NULL;
     size_t shown_len = 0;
     FILE *mem = V->opt->json ? NULL : open_memstream(&shown, &shown_len);
     Err e = {{0}};
-    char *replay = verify_write_cex(V, m, p, mem, &inputs, &e);
+    VReplay rp = verify_write_cex(V, m, p, mem, &e);
+    char *inputs = rp.inputs_json, *replay = rp.path;
     if (mem) fclose(mem);
     if (!replay && V->unwritten++ == 0) V->unwritten_err = e;
     Outcome o = {NULL, inputs, replay, also_failing(V, p, m), replay ? NULL : e.msg};
@@ -268,7 +270,8 @@ static bool proved_inductively(Verifier *V, const VProp *p) {
     if (!p->ind_violation || ((p->ind_taint | V->assume_taint) & ~soft)) return false;
     Z3_ast assume = V->assume;
     V->assume = V->assume_ind;
-    Z3_lbool r = verify_check(V, p->ind_violation, VERIFY_ANY, V->opt->budget, NULL, NULL);
+    Z3_lbool r =
+        verify_check(V, (VQuery){p->ind_violation, VERIFY_ANY, V->opt->budget}, NULL, NULL);
     V->assume = assume;
     return r == Z3_L_FALSE;
 }
@@ -284,7 +287,7 @@ static Z3_lbool search_small(Verifier *V, Z3_ast violation, int *within, Z3_mode
         bool looped = !Z3_is_eq_ast(V->z, V->beyond_at[s], Z3_mk_false(V->z));
         int w =
             (looped ? VERIFY_WITHIN_SMALL + s : VERIFY_ANY) | (s == 0 ? VERIFY_SMALL_INPUTS : 0);
-        if (verify_check(V, violation, w, V->opt->budget / 6, m, NULL) == Z3_L_TRUE) {
+        if (verify_check(V, (VQuery){violation, w, V->opt->budget / 6}, m, NULL) == Z3_L_TRUE) {
             *within = w;
             return Z3_L_TRUE;
         }
@@ -296,7 +299,7 @@ static Z3_lbool search_small(Verifier *V, Z3_ast violation, int *within, Z3_mode
 
 static Z3_lbool search(Verifier *V, Z3_ast violation, int *within, Z3_model *m, const char **why) {
     if (search_small(V, violation, within, m) == Z3_L_TRUE) return Z3_L_TRUE;
-    return verify_check(V, violation, VERIFY_ANY, V->opt->budget, m, why);
+    return verify_check(V, (VQuery){violation, VERIFY_ANY, V->opt->budget}, m, why);
 }
 
 /* Decides one property and prints its verdict. A property whose condition holds a value
@@ -320,7 +323,8 @@ static Verdict decide_queries(Verifier *V, const VProp *p, double t0) {
         report(V, p, VD_VERIFIED, timing_monotonic_seconds() - t0, &o);
         return VD_VERIFIED;
     }
-    if (r != Z3_L_TRUE) r = verify_check(V, violation, VERIFY_ANY, V->opt->budget, &m, &why);
+    if (r != Z3_L_TRUE)
+        r = verify_check(V, (VQuery){violation, VERIFY_ANY, V->opt->budget}, &m, &why);
     if (r == Z3_L_TRUE && ((p->taint | p->path_taint) & V->nan_bit) &&
         !Z3_is_eq_ast(V->z, V->nan_sites, Z3_mk_false(V->z))) {
         /* again, with no to_bits seeing a NaN whose bits the hardware picks */
@@ -337,7 +341,8 @@ static Verdict decide_queries(Verifier *V, const VProp *p, double t0) {
         Z3_model_dec_ref(V->z, m);
         return unknown_taint(V, p, t0, path);
     }
-    if (r == Z3_L_TRUE) return counterexample(V, p, t0, violation, within, m);
+    if (r == Z3_L_TRUE)
+        return counterexample(V, p, t0, (VQuery){violation, within, V->opt->budget}, m);
     if (r == Z3_L_UNDEF) return unknown(V, p, t0, solver_reason(V, why));
     Verdict vd = beyond_reachable(V, p) ? VD_BOUNDED : VD_VERIFIED;
     Outcome o = no_outcome(vd == VD_BOUNDED ? "a loop runs past --unwind for some input" : NULL);
@@ -371,10 +376,18 @@ static Z3_ast differ(Verifier *V, const Type *t, Z3_ast a, Z3_ast b) {
     return Z3_mk_not(V->z, Z3_mk_eq(V->z, x, y));
 }
 
-/* Whether a result or a written view or reference of g and f differ. */
-static Z3_ast outputs_differ(Verifier *V, const Item *g, Z3_ast rg, Z3_ast rf, VCell **fin_g,
-                             VCell **fin_f, unsigned *taint) {
+/* Where a function's run ended: its result (NULL for none) and its parameters' cells. */
+typedef struct RunEnd {
+    Z3_ast result;
+    VCell **finals;
+} RunEnd;
+
+/* Whether a result or a written view or reference of g's run and f's differ. */
+static Z3_ast outputs_differ(Verifier *V, const Item *g, RunEnd run_g, RunEnd run_f,
+                             unsigned *taint) {
     Z3_context z = V->z;
+    Z3_ast rg = run_g.result, rf = run_f.result;
+    VCell **fin_g = run_g.finals, **fin_f = run_f.finals;
     Z3_ast diff = rg && rf ? Z3_mk_not(z, Z3_mk_eq(z, rg, rf)) : Z3_mk_false(z);
     for (int i = 0; i < g->u.fn.nparams; i++) {
         const Type *pt = g->u.fn.params[i]->type;
@@ -414,7 +427,7 @@ static VProp implements_prop(Verifier *V, const Item *g) {
     Z3_ast alive_g = V->alive;
     taint |= rg.taint | V->alive_taint;
     Z3_context z = V->z;
-    Z3_ast diff = outputs_differ(V, g, rg.t, rf.t, fin_g, fin_f, &taint);
+    Z3_ast diff = outputs_differ(V, g, (RunEnd){rg.t, fin_g}, (RunEnd){rf.t, fin_f}, &taint);
     Z3_ast both_alive[3] = {alive_g, alive_f, diff};
     Z3_ast cases[2] = {Z3_mk_not(z, Z3_mk_eq(z, alive_g, alive_f)), Z3_mk_and(z, 3, both_alive)};
     free(fin_g);
@@ -431,7 +444,8 @@ static VProp implements_prop(Verifier *V, const Item *g) {
 /* Whether the prologue's assumption can hold at all; prints the vacuous verdict if not. */
 static bool vacuous(Verifier *V, const Item *fn, const char *what) {
     start_clock(V);
-    Z3_lbool r = verify_check(V, Z3_mk_true(V->z), VERIFY_ANY, V->opt->budget, NULL, NULL);
+    Z3_lbool r =
+        verify_check(V, (VQuery){Z3_mk_true(V->z), VERIFY_ANY, V->opt->budget}, NULL, NULL);
     if (V->expired) V->prologue_expired = true; /* its properties say so (decide) */
     if (r != Z3_L_FALSE) return false;
     const Expr *req = fn->u.fn.requires;

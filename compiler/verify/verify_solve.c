@@ -303,12 +303,11 @@ static Z3_lbool solve(Verifier *V, Z3_ast q, unsigned rlimit, Z3_model *model,
     return r;
 }
 
-Z3_lbool verify_check(Verifier *V, Z3_ast f, int within, unsigned rlimit, Z3_model *model,
-                      const char **reason) {
-    Z3_ast q = query(V, f, within);
-    Z3_ast abs = V->nmuls > 0 ? abstracted(V, q) : NULL;
-    if (abs && solve(V, abs, rlimit / 5 * 2, NULL, NULL) == Z3_L_FALSE) return Z3_L_FALSE;
-    return solve(V, q, rlimit, model, reason);
+Z3_lbool verify_check(Verifier *V, VQuery q, Z3_model *model, const char **reason) {
+    Z3_ast f = query(V, q.f, q.within);
+    Z3_ast abs = V->nmuls > 0 ? abstracted(V, f) : NULL;
+    if (abs && solve(V, abs, q.rlimit / 5 * 2, NULL, NULL) == Z3_L_FALSE) return Z3_L_FALSE;
+    return solve(V, f, q.rlimit, model, reason);
 }
 
 /* ---- shrinking a counterexample ---- */

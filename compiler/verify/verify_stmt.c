@@ -137,7 +137,8 @@ static void let_stmt(Verifier *V, Stmt *s) {
     if (!v.t) v = verify_havoc(V, sym->type, s->span, "this value");
     unsigned taint = v.taint | V->pc_taint;
     Z3_ast stored = verify_stored(V, v, sym->type, &taint);
-    verify_bind(V, sym, verify_new_cell(V, sym->type, false, stored, NULL, taint));
+    verify_bind(V, sym,
+                verify_new_cell(V, (VCell){.elem = sym->type, .val = stored, .taint = taint}));
 }
 
 static void assign_stmt(Verifier *V, Stmt *s) {
@@ -151,9 +152,8 @@ static void assign_stmt(Verifier *V, Stmt *s) {
         VCell *c = verify_element(V, target, &i, &taint);
         if (!c) return;
         if (s->u.assign.op != ASSIGN_SET)
-            v = verify_arith(V, ast_assign_binop(s->u.assign.op),
-                             verify_load(V, Z3_mk_select(V->z, c->val, i), t, taint), v, t, s,
-                             s->span);
+            v = verify_arith(V, (VArith){ast_assign_binop(s->u.assign.op), t, s, s->span},
+                             verify_load(V, Z3_mk_select(V->z, c->val, i), t, taint), v);
         unsigned vt = v.taint | taint;
         Z3_ast stored = verify_stored(V, v, t, &vt);
         write_cell(V, c, Z3_mk_store(V->z, c->val, i, stored), vt);
@@ -166,8 +166,8 @@ static void assign_stmt(Verifier *V, Stmt *s) {
         return;
     }
     if (s->u.assign.op != ASSIGN_SET)
-        v = verify_arith(V, ast_assign_binop(s->u.assign.op), verify_load(V, c->val, t, c->taint),
-                         v, t, s, s->span);
+        v = verify_arith(V, (VArith){ast_assign_binop(s->u.assign.op), t, s, s->span},
+                         verify_load(V, c->val, t, c->taint), v);
     unsigned vt = v.taint;
     Z3_ast stored = verify_stored(V, v, t, &vt);
     write_cell(V, c, stored, vt);
@@ -213,9 +213,10 @@ static void buffer_stmt(Verifier *V, Stmt *s) {
     uint64_t size = elem->kind == TY_BOOL ? 1 : (uint64_t)type_bits(elem) / 8;
     Z3_ast ok = verify_or(V, Z3_mk_eq(V->z, len, verify_u64(V, 0)),
                           Z3_mk_bvule(V->z, len, verify_u64(V, UINT64_MAX / (size ? size : 1))));
-    verify_guard(V, VK_ALLOC, s, s->span, NULL, ok, n.taint);
+    verify_guard(V, (VSite){VK_ALLOC, s, s->span, NULL}, ok, n.taint);
     Z3_ast zero = Z3_mk_const_array(V->z, Z3_mk_bv_sort(V->z, 64), zero_stored(V, elem));
-    VCell *c = verify_new_cell(V, elem, true, zero, len, n.taint);
+    VCell *c = verify_new_cell(
+        V, (VCell){.elem = elem, .array = true, .val = zero, .len = len, .taint = n.taint});
     c->place = s->u.alloc.place;
     verify_bind(V, s->u.alloc.sym, c);
 }
@@ -236,9 +237,10 @@ static void launch_shape(Verifier *V, Stmt *s) {
         taint[k] = lo.taint | hi.taint;
     }
     Expr *threads = shape[1]->count, *grid = shape[0]->count;
-    verify_guard(V, VK_LAUNCH, threads, threads->span, "a block of more than 1024 threads",
+    verify_guard(V, (VSite){VK_LAUNCH, threads, threads->span, "a block of more than 1024 threads"},
                  Z3_mk_bvule(V->z, n[1], verify_u64(V, 1024)), taint[1]);
-    verify_guard(V, VK_LAUNCH, grid, grid->span, "more blocks than one device launch holds",
+    verify_guard(V,
+                 (VSite){VK_LAUNCH, grid, grid->span, "more blocks than one device launch holds"},
                  Z3_mk_bvule(V->z, n[0], verify_u64(V, 0x7fffffff)), taint[0]);
 }
 
