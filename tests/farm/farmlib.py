@@ -508,6 +508,21 @@ def sign_envelope(key, payload: bytes, tmp, ptype="application/vnd.in-toto+json"
                             "sig": base64.b64encode(sig_path.read_bytes()).decode()}]}
 
 
+def refile_predicate(farm, db, job, change, key):
+    """What an older coordinator filed, planted in farm.db (an open sqlite3 connection DB):
+    CHANGE(predicate) edits job JOB's signed statement, which KEY signs again, and the
+    job's predicate, manifest envelope and bundle digest become the new bundle's (the
+    store's predicate is checked against its signed bundle, so both must agree)."""
+    manifest = json.loads(db.execute("SELECT manifest FROM jobs WHERE id=?",
+                                     (job,)).fetchone()[0])
+    st = json.loads(base64.b64decode(json.loads(manifest["envelope"])["payload"]))
+    change(st["predicate"])
+    manifest["envelope"] = json.dumps(sign_envelope(key, json.dumps(st).encode(), farm.tmp))
+    db.execute("UPDATE jobs SET predicate=?, manifest=?, bundle_sha=? WHERE id=?",
+               (json.dumps(st["predicate"]), json.dumps(manifest),
+                hashlib.sha256(manifest["envelope"].encode()).hexdigest(), job))
+
+
 def statement(job, machine, files, unordered=False):
     """An in-toto Statement about JOB with FILES ({name: bytes}) as subjects."""
     case = job["cases"][0]

@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from dashlib import Page  # noqa: E402
-from farmlib import HERE, Farm, wait_for  # noqa: E402
+from farmlib import HERE, Farm, refile_predicate, wait_for  # noqa: E402
 from farmlib import AGENT_IDLE_S  # noqa: E402
 
 
@@ -34,8 +34,9 @@ def stored(farm, run):
 
 @pytest.mark.sqlite_only("edits filed predicates in farm.db")
 def test_a_finished_runs_comparison_is_computed_once_and_kept(tmp_path):
-    """fixed.cairn is identical in both cells of a finished run. Its filed observation
-    digests are then changed in farm.db under a stopped coordinator: had any page compared
+    """fixed.cairn is identical in both cells of a finished run. One cell's filed
+    bundle is then replaced in farm.db under a stopped coordinator, signed again with
+    that case's observation digests changed: had any page compared
     the run again, fixed.cairn would now differ where fixed. The restarted coordinator's
     run page, history and grid still say identical (the kept comparison); once the kept
     comparison is dropped, as a coordinator from before kept none, the reporter compares
@@ -49,17 +50,14 @@ def test_a_finished_runs_comparison_is_computed_once_and_kept(tmp_path):
         assert Page(get(farm, f"/runs/{run}")[1]).verdicts[case] == "identical"
         farm.stop_server()
         db = sqlite3.connect(farm.state / "farm.db")
-        rows = db.execute("SELECT id, predicate FROM jobs WHERE run_id=?", (run,)).fetchall()
-        jobs = sorted(rows)
-        changed = 0
-        for job, text in jobs[:1]:                      # one cell of the two
-            pred = json.loads(text)
-            for c in pred["cases"]:
-                if c["case"] == case:
-                    for o in c["observations"]:
-                        o["sha256"] = "ee" * 32
-                        changed += 1
-            db.execute("UPDATE jobs SET predicate=? WHERE id=?", (json.dumps(pred), job))
+        job = min(j for (j,) in db.execute("SELECT id FROM jobs WHERE run_id=?", (run,)))
+        changed = []
+
+        def change(pred):                              # one cell of the two
+            for o in (o for c in pred["cases"] if c["case"] == case for o in c["observations"]):
+                o["sha256"] = "ee" * 32
+                changed.append(o["name"])
+        refile_predicate(farm, db, job, change, farm.keygen("box"))
         db.commit()
         assert changed
         farm.start()

@@ -21,8 +21,8 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from attacklib import Flood  # noqa: E402
 from farmlib import (ENROL, FARM, HERE, RECEIPT, Farm, claim, enrol, enrol_request,  # noqa: E402
-                     one_filed_bundle, sign_envelope, signed_upload, statement, upload_body,
-                     wait_for)
+                     one_filed_bundle, refile_predicate, sign_envelope, signed_upload,
+                     statement, upload_body, wait_for)
 from farmlib import AGENT_IDLE_S, RUN_GUARD_S, cpu_seconds  # noqa: E402
 
 
@@ -50,15 +50,9 @@ def test_compare_survives_a_filed_huge_observation_type(tmp_path):
             {"name": "y", "type": "t" * (3 << 20), "count": 1, "sha256": "ab" * 32},
             {"name": "z" * 300, "type": "f64[4]", "count": 4, "sha256": "cd" * 32}]
         db = sqlite3.connect(farm.state / "farm.db")
-        manifest = json.loads(db.execute("SELECT manifest FROM jobs WHERE id=?",
-                                         (job["job"],)).fetchone()[0])
-        st = json.loads(base64.b64decode(json.loads(manifest["envelope"])["payload"]))
-        st["predicate"]["cases"][0]["observations"] = observations
-        envelope = json.dumps(sign_envelope(farm.keygen("x"), json.dumps(st).encode(), tmp_path))
-        manifest["envelope"] = envelope
-        db.execute("UPDATE jobs SET predicate=?, manifest=?, bundle_sha=? WHERE id=?",
-                   (json.dumps(st["predicate"]), json.dumps(manifest),
-                    hashlib.sha256(envelope.encode()).hexdigest(), job["job"]))
+        refile_predicate(farm, db, job["job"],
+                         lambda pred: pred["cases"][0].update(observations=observations),
+                         farm.keygen("x"))
         # An older coordinator kept no comparisons: the next one compares the run again.
         db.execute("DELETE FROM reports")
         db.execute("DELETE FROM case_history")
