@@ -153,6 +153,25 @@ long db_exec(Db *db, DbConn *c, const char *sql, const DbArg *args, int n) {
     return changed;
 }
 
+/* The first column of SQL's first row on a connection of its own, as text the caller
+ * frees; NULL with no row (or out of memory). */
+char *db_first_text(Db *db, const char *sql, const DbArg *args, int n) {
+    DbConn *c = db->be->acquire(db, 0);
+    DbRows *r = db_query(db, c, sql, args, n);
+    char *text = db->be->next(r) ? strdup(db_col_text(db, r, 0)) : NULL;
+    db->be->finish(r);
+    db->be->release(db, c, 0);
+    return text;
+}
+
+/* The same, parsed as JSON; NULL with no row or when it does not parse. */
+cJSON *db_first_json(Db *db, const char *sql, const DbArg *args, int n) {
+    char *text = db_first_text(db, sql, args, n);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return j;
+}
+
 const char *db_col_text(Db *db, DbRows *r, int col) {
     const char *t = db->be->text(r, col);
     return t ? t : "";
@@ -271,12 +290,7 @@ int db_agent_by_token(Db *db, const char *token_hash, Agent *out) {
 }
 
 char *db_agent_pem(Db *db, long id) {
-    DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = db_query(db, c, "SELECT public_pem FROM agents WHERE id=$1", DB_ARGS(DB_INT(id)));
-    char *pem = db->be->next(r) ? strdup(db_col_text(db, r, 0)) : NULL;
-    db->be->finish(r);
-    db->be->release(db, c, 0);
-    return pem;
+    return db_first_text(db, "SELECT public_pem FROM agents WHERE id=$1", DB_ARGS(DB_INT(id)));
 }
 
 int db_enrol_allowed(Db *db, const char *keyid, long max) {

@@ -99,6 +99,10 @@ struct Db {
 DbRows *db_query(Db *db, DbConn *c, const char *sql, const DbArg *args, int n);
 long db_exec(Db *db, DbConn *c, const char *sql, const DbArg *args, int n);
 const char *db_col_text(Db *db, DbRows *r, int col);
+/* SQL's first row's first column, on a connection of their own: as text the caller frees,
+ * or parsed as JSON; NULL with no row. */
+char *db_first_text(Db *db, const char *sql, const DbArg *args, int n);
+cJSON *db_first_json(Db *db, const char *sql, const DbArg *args, int n);
 long db_col_long(Db *db, DbRows *r, int col);
 cJSON *db_col_json(Db *db, DbRows *r, int col);
 /* Rows of SQL with its ARGS as JSON objects named NAMES; JSON_COLS has a 'j' for each

@@ -9,15 +9,10 @@
 #include <string.h>
 
 cJSON *db_evidence_manifest(Db *db, const char *rel) {
-    DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = db_query(db, c,
+    return db_first_json(db,
                          "SELECT manifest FROM jobs WHERE evidence=$1 AND state='done'"
                          " AND manifest IS NOT NULL",
                          DB_ARGS(DB_TEXT(rel)));
-    cJSON *manifest = db->be->next(r) ? cJSON_Parse(db_col_text(db, r, 0)) : NULL;
-    db->be->finish(r);
-    db->be->release(db, c, 0);
-    return manifest;
 }
 
 int db_blob_refs(Db *db, void (*each)(void *ctx, char kind, const char *text), void *ctx) {

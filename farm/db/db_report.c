@@ -70,12 +70,7 @@ int db_reports_outdated_drop(Db *db) {
 }
 
 cJSON *db_report_get(Db *db, long run) {
-    DbConn *c = db->be->acquire(db, 0);
-    DbRows *r = db_query(db, c, "SELECT report FROM reports WHERE run_id=$1", DB_ARGS(DB_INT(run)));
-    cJSON *report = db->be->next(r) ? cJSON_Parse(db_col_text(db, r, 0)) : NULL;
-    db->be->finish(r);
-    db->be->release(db, c, 0);
-    return report;
+    return db_first_json(db, "SELECT report FROM reports WHERE run_id=$1", DB_ARGS(DB_INT(run)));
 }
 
 cJSON *db_report_summaries(Db *db, long first, long last) {

@@ -110,15 +110,18 @@ def wait_for(pred, timeout, what, step=0.05):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-class Recorder:
-    """A TCP relay on loopback to the coordinator at PORT that keeps every byte its
-    clients sent: a test reads what an agent asked for (claims()) instead of timing it."""
+class Relay:
+    """A TCP relay on loopback: each connection goes to the port in self.target at the
+    time it is accepted (a load balancer that a test repoints), and every byte its
+    clients sent is kept: a test reads what an agent asked for (claims()) instead of
+    timing it."""
 
-    def __init__(self, port):
-        self.port, self.sent, self.lock = port, [], threading.Lock()
+    def __init__(self, target):
+        self.target, self.sent, self.lock = target, [], threading.Lock()
         self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
+        self.sock.listen(128)
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -128,14 +131,20 @@ class Recorder:
                 client, _ = self.sock.accept()
             except OSError:
                 return
-            upstream = socket.create_connection(("127.0.0.1", self.port))
-            with self.lock:
-                self.sent.append(bytearray())
-                kept = self.sent[-1]
-            threading.Thread(target=self._pump, args=(client, upstream, kept),
-                             daemon=True).start()
-            threading.Thread(target=self._pump, args=(upstream, client, None),
-                             daemon=True).start()
+            threading.Thread(target=self._connect, args=(client,), daemon=True).start()
+
+    def _connect(self, client):
+        try:
+            upstream = socket.create_connection(("127.0.0.1", self.target), timeout=5)
+            upstream.settimeout(None)
+        except OSError:
+            client.close()
+            return
+        with self.lock:
+            self.sent.append(bytearray())
+            kept = self.sent[-1]
+        for src, dst, keep in ((client, upstream, kept), (upstream, client, None)):
+            threading.Thread(target=self._pump, args=(src, dst, keep), daemon=True).start()
 
     def _pump(self, src, dst, kept):
         try:
@@ -144,13 +153,13 @@ class Recorder:
                     with self.lock:
                         kept += data
                 dst.sendall(data)
+            dst.shutdown(socket.SHUT_WR)
         except OSError:
-            pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def claims(self):
         """The wait_s of every claim the clients sent, connection by connection in order."""
@@ -364,7 +373,7 @@ class Farm:
 
     def agent(self, name, *extra, env=None, cairn=FAKE_CAIRN, sanitizers="none", idle=None,
               url=None):
-        """An agent of this coordinator, reaching it at URL (a Recorder's) if given."""
+        """An agent of this coordinator, reaching it at URL (a Relay's) if given."""
         key = self.keygen(name)
         args = [AGENT, "run", "--coordinator", url or self.url, "--token", ENROL, "--key", key,
                 "--cairn", cairn, "--name", name, "--work", self.tmp / f"work-{name}",

@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from cairntest import TBIN  # noqa: E402
-from farmlib import AGENT, ENROL, FAKE_CAIRN, HERE, Farm, Recorder, wait_for  # noqa: E402
+from farmlib import AGENT, ENROL, FAKE_CAIRN, HERE, Farm, Relay, wait_for  # noqa: E402
 
 ROOT = HERE.parent.parent
 CONFIGS = ROOT / "configs"
@@ -69,9 +69,9 @@ def test_idle_exit_leaves_an_empty_queue_on_time(tmp_path):
     """--idle-exit 2 with nothing to do: the agent exits, and every long poll it sent
     asked for what was left of its 2 s, never a full 20 s poll (the coordinator would
     hold one a minute here). What it asked is read from the bytes it sent, through a
-    Recorder: how long it took depends on the load, and bounds only the hang guard."""
+    Relay: how long it took depends on the load, and bounds only the hang guard."""
     with Farm(tmp_path, claim_wait=60) as farm:
-        recorder = Recorder(farm.port)
+        recorder = Relay(farm.port)
         try:
             agent = farm.agent("idler", "--idle-exit", "2", url=recorder.url)
             assert finish(agent, 600) == 0, agent.logpath.read_text()
@@ -96,11 +96,11 @@ def test_idle_exit_counts_from_the_last_job(tmp_path):
     idle 900 of its 1000 s, it takes a job; 1800 s after its start (900 after the job)
     it is still polling; 2000 s after its start (1100 after the job) it exits. Counted
     from its start it would have exited at the second step. Each step is seen to be
-    acted on through the claims the agent sent after it (a Recorder), not waited out."""
+    acted on through the claims the agent sent after it (a Relay), not waited out."""
     shift = tmp_path / "clock-shift"
     shift.write_text("0")
     with Farm(tmp_path, lease=600, claim_wait=1) as farm:
-        recorder = Recorder(farm.port)
+        recorder = Relay(farm.port)
         try:
             agent = shifted_agent(farm, "late", 1000, shift, recorder.url)
 

@@ -227,15 +227,20 @@ def served_claims_ms(farm):
                   re.findall(r"POST /api/v1/claim -> 200 \(([0-9.]+) ms\)", log))
 
 
+
+def enrol_idle(farm):
+    """Enrols agent "idle", whose one compiler (tcc) no job asks for, so that its claims
+    wait; returns the enrolment's answer (its token)."""
+    caps = {"compilers": {"tcc": {"version": "t", "sanitizers": []}}, "gpus": [], "labels": []}
+    status, answer = enrol_request(farm, "idle", farm.keygen("idle"), caps=caps)
+    assert status == 200, answer
+    return answer
+
 def test_idle_connections_hold_no_threads(tmp_path, nofile):
     farm = start_farm(tmp_path)
     idle = None
     try:
-        key = farm.keygen("idle")
-        caps = {"compilers": {"tcc": {"version": "t", "sanitizers": []}}, "gpus": [],
-                "labels": []}
-        status, answer = enrol_request(farm, "idle", key, caps=caps)
-        assert status == 200, answer
+        answer = enrol_idle(farm)
         pid = farm.server.pid
 
         # 1. 5,000 long polls that find nothing: parked, each answered 204 at its deadline,
@@ -310,11 +315,7 @@ def test_a_request_that_came_is_answered_however_late_it_is_read(tmp_path):
     config.update(http_threads=1, idle_timeout_seconds=1)
     farm.config.write_text(json.dumps(config))
     with farm:
-        key = farm.keygen("idle")
-        caps = {"compilers": {"tcc": {"version": "t", "sanitizers": []}}, "gpus": [],
-                "labels": []}
-        status, answer = enrol_request(farm, "idle", key, caps=caps)
-        assert status == 200, answer
+        answer = enrol_idle(farm)
         claim = claim_request(answer["token"], 0)
         a, c, b = (connect_from(farm.port, "127.0.0.2", timeout=HANG_S) for _ in range(3))
         pauses.close("reaping")
@@ -364,11 +365,7 @@ def test_a_burst_of_requests_that_fills_whole_event_batches_is_answered(tmp_path
     farm.config.write_text(json.dumps(config))
     idle = None
     with farm:
-        key = farm.keygen("idle")
-        caps = {"compilers": {"tcc": {"version": "t", "sanitizers": []}}, "gpus": [],
-                "labels": []}
-        status, answer = enrol_request(farm, "idle", key, caps=caps)
-        assert status == 200, answer
+        answer = enrol_idle(farm)
         claim = claim_request(answer["token"], 0)
         idle = Idle(farm.port, BURST)
         try:

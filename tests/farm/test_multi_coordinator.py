@@ -20,55 +20,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 import farmlib  # noqa: E402
-from farmlib import FARM, HERE, Farm, enrol, wait_for  # noqa: E402
-
-
-class Forwarder:
-    """A TCP forwarder on loopback: each connection goes to the port in self.target at
-    the time it is accepted (a load balancer that the test repoints)."""
-
-    def __init__(self, target):
-        self.target = target
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(128)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                client, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._connect, args=(client,), daemon=True).start()
-
-    def _connect(self, client):
-        try:
-            upstream = socket.create_connection(("127.0.0.1", self.target), timeout=5)
-            upstream.settimeout(None)
-        except OSError:
-            client.close()
-            return
-        for a, b in ((client, upstream), (upstream, client)):
-            threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(src, dst):
-        try:
-            while data := src.recv(65536):
-                dst.sendall(data)
-            dst.shutdown(socket.SHUT_WR)
-        except OSError:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def close(self):
-        self.sock.close()
+from farmlib import FARM, HERE, Farm, Relay, enrol, wait_for  # noqa: E402
 
 
 def acknowledged(agent):
@@ -92,7 +44,7 @@ def test_two_coordinators_one_killed_every_job_once(tmp_path):
     state = tmp_path / "state"
     a = coordinator(tmp_path, "a", state, store).start()
     b = coordinator(tmp_path, "b", state, store).start()
-    fwd = Forwarder(a.port)
+    fwd = Relay(a.port)
     try:
         # A token enrolled at one coordinator works at the other.
         token, _ = enrol(a, "probe", a.keygen("probe"))
